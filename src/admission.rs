@@ -1,0 +1,517 @@
+//! The admission glue between the HTTP server and the engine: an `admission.k8s.io/v1`
+//! AdmissionReview in, an AdmissionReview with the AdmissionResponse out.
+//!
+//! Synchronous and free of I/O: it knows AdmissionRequest and AdmissionResponse but not HTTP. It
+//! holds the admission semantics (Kubernetes docs, "Dynamic Admission Control"):
+//! - `/validate` ([`Endpoint::Validate`]) applies the rules whose action is `deny` (AdmissionResponse
+//!   `allowed: false`, `status.code` 403) or `warn` (`warnings`), and never returns a patch (the API
+//!   server answers a validating webhook's patch with a 500);
+//! - `/mutate` ([`Endpoint::Mutate`]) applies the `mutate` rules and returns a base64 JSONPatch
+//!   (`patchType: JSONPatch`) for Pods on CREATE, and for pod templates on CREATE when the policy
+//!   says `templates: {mutate: true}`; never on UPDATE (a Pod's probes and lifecycle are immutable);
+//! - a Pod owned by a controller is warned, not denied; an UPDATE is denied only for findings the
+//!   old object did not have;
+//! - `mode: audit` never denies and never patches: findings become `probegate [audit]:` warnings
+//!   and an audit annotation `violations`;
+//! - DELETE, CONNECT, subresources and kinds without a pod template are allowed untouched.
+//!
+//! The same request always gets the same answer (`request.dryRun` included): no side effects.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use kube::core::GroupVersionKind;
+use kube::core::admission::Operation;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::engine::{self, Evaluation, Finding, Workload, WorkloadError, WorkloadKind};
+use crate::policy::{Action, Mode, Policy, RuleId};
+
+/// The only AdmissionReview API version served.
+pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
+
+/// Longest warning returned, in characters. The API server may truncate warnings over 256
+/// characters (Kubernetes docs, "Dynamic Admission Control", Response: warnings).
+pub const MAX_WARNING_CHARS: usize = 255;
+
+/// Most warnings returned for one object; the rest are counted in a last warning.
+pub const MAX_WARNINGS: usize = 12;
+
+/// Annotation that marks a mirror Pod (a static Pod's API copy): changes to it do not reach the
+/// kubelet, so it is never evaluated (Kubernetes docs, "Admission Webhook Good Practices").
+pub const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
+
+/// The two admission endpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `POST /validate`: deny and warn.
+    Validate,
+    /// `POST /mutate`: patch.
+    Mutate,
+}
+
+impl Endpoint {
+    /// `validate` or `mutate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Validate => "validate",
+            Endpoint::Mutate => "mutate",
+        }
+    }
+}
+
+/// An incoming AdmissionReview (`apiVersion`, `kind`, `request`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionReviewRequest {
+    /// Must be `admission.k8s.io/v1`.
+    #[serde(default)]
+    pub api_version: Option<String>,
+    /// Must be `AdmissionReview`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The request; absent is an error.
+    #[serde(default)]
+    pub request: Option<AdmissionRequest>,
+}
+
+/// The parts of an AdmissionRequest probegate reads. The object stays raw JSON until its kind is
+/// known, so it is parsed once, leanly.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionRequest {
+    /// Echoed in the response; required.
+    #[serde(default)]
+    pub uid: String,
+    /// The kind of the object (`group`, `version`, `kind`).
+    pub kind: GroupVersionKind,
+    /// Set for subresource requests (`status`, `scale`, `ephemeralcontainers`, ...).
+    #[serde(default)]
+    pub sub_resource: Option<String>,
+    /// Empty for a Pod created with `generateName` (every controller-made Pod) at `/mutate`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// CREATE, UPDATE, DELETE or CONNECT.
+    pub operation: Operation,
+    /// The object (null for DELETE).
+    #[serde(default)]
+    pub object: Option<Box<RawValue>>,
+    /// The object before an UPDATE.
+    #[serde(default)]
+    pub old_object: Option<Box<RawValue>>,
+    /// Server-side dry run: answered exactly like a real request.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+}
+
+/// The response AdmissionReview.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionReviewResponse {
+    /// `admission.k8s.io/v1`.
+    pub api_version: String,
+    /// `AdmissionReview`.
+    pub kind: String,
+    /// The answer.
+    pub response: AdmissionResponse,
+}
+
+/// An AdmissionResponse in its documented wire form: `patch` is the base64 of the JSON Patch array
+/// (kube-core's own type would serialize it as an array of numbers, kube-rs issue 1781).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionResponse {
+    /// The request's uid.
+    pub uid: String,
+    /// Whether the object is admitted.
+    pub allowed: bool,
+    /// On denial: `code` 403 and the message listing every violation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ResponseStatus>,
+    /// `JSONPatch` whenever `patch` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<String>,
+    /// Base64 of the RFC 6902 JSON Patch array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// Recorded in the API server's audit log, each key prefixed with the webhook name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_annotations: Option<BTreeMap<String, String>>,
+    /// Shown by kubectl as `Warning: TEXT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+}
+
+/// The `status` (a metav1.Status subset) of a denial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseStatus {
+    /// HTTP-style code: 403 for a policy denial.
+    pub code: u16,
+    /// `Forbidden`.
+    #[serde(default)]
+    pub reason: String,
+    /// The message kubectl prints after `admission webhook "NAME" denied the request:`.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// Why a request could not be reviewed (answered with HTTP 400 and this message).
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    /// The body is not JSON or does not have the AdmissionReview shape.
+    #[error("the body is not an AdmissionReview: {0}")]
+    Malformed(String),
+    /// `apiVersion` or `kind` is not `admission.k8s.io/v1` `AdmissionReview`.
+    #[error(
+        "unsupported AdmissionReview version: apiVersion {api_version:?}, kind {kind:?}; probegate serves admission.k8s.io/v1 AdmissionReview (set admissionReviewVersions: [v1])"
+    )]
+    Version {
+        /// What was sent.
+        api_version: String,
+        /// What was sent.
+        kind: String,
+    },
+    /// The review has no `request`.
+    #[error("the AdmissionReview has no request")]
+    NoRequest,
+    /// The request has no `uid`.
+    #[error("the AdmissionRequest has no uid")]
+    NoUid,
+    /// The object is not a valid instance of its kind.
+    #[error("{0}")]
+    Object(#[from] WorkloadError),
+}
+
+/// What happened, for logs and metrics. Holds names and rule ids only, never object content.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DecisionSummary {
+    /// The request's uid.
+    pub uid: String,
+    /// The object's kind (`Pod`, `Deployment`, ...).
+    pub kind: String,
+    /// The namespace, if any.
+    pub namespace: String,
+    /// The name, or `generateName*`.
+    pub name: String,
+    /// CREATE, UPDATE, DELETE or CONNECT.
+    pub operation: String,
+    /// The mode applied.
+    pub mode: Option<Mode>,
+    /// Rule ids reported (denied, warned, patched or audited), sorted, deduplicated.
+    pub rules: Vec<RuleId>,
+    /// Whether the request was denied.
+    pub denied: bool,
+    /// Number of warnings returned.
+    pub warnings: usize,
+    /// Whether a patch was returned.
+    pub patched: bool,
+    /// Why the object was not evaluated, when it was not (`subresource`, `DELETE`, ...).
+    pub skipped: Option<&'static str>,
+}
+
+impl DecisionSummary {
+    /// True when the decision denied, warned or patched: those get a log line.
+    pub fn acted(&self) -> bool {
+        self.denied || self.warnings > 0 || self.patched
+    }
+}
+
+/// A reviewed request: the response to send and its summary.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The AdmissionReview to return (HTTP 200).
+    pub review: AdmissionReviewResponse,
+    /// For logs and metrics.
+    pub summary: DecisionSummary,
+}
+
+/// Parses an AdmissionReview body and checks its envelope.
+///
+/// # Errors
+/// [`ReviewError`] for non-JSON, a non-AdmissionReview shape, another API version, no request or
+/// no uid.
+pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
+    let review: AdmissionReviewRequest =
+        serde_json::from_slice(body).map_err(|e| ReviewError::Malformed(describe_json_error(&e)))?;
+    let api_version = review.api_version.unwrap_or_default();
+    let kind = review.kind.unwrap_or_default();
+    if api_version != ADMISSION_API_VERSION || kind != "AdmissionReview" {
+        return Err(ReviewError::Version { api_version, kind });
+    }
+    let request = review.request.ok_or(ReviewError::NoRequest)?;
+    if request.uid.is_empty() {
+        return Err(ReviewError::NoUid);
+    }
+    Ok(request)
+}
+
+/// A JSON error without quoting the offending value (it could be a secret from an env var).
+fn describe_json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let what = match e.classify() {
+        serde_json::error::Category::Io => "unreadable body",
+        serde_json::error::Category::Syntax => "invalid JSON",
+        serde_json::error::Category::Eof => "truncated or empty JSON",
+        serde_json::error::Category::Data => {
+            // Data errors name the field ("missing field `kind`"); keep that, drop quoted values.
+            return redact_quoted(&text);
+        }
+    };
+    format!("{what} at line {} column {}", e.line(), e.column())
+}
+
+/// Replaces the contents of `"..."` spans with `…`.
+fn redact_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    for ch in text.chars() {
+        if ch == '"' {
+            inside = !inside;
+            out.push('"');
+            if inside {
+                out.push('…');
+            }
+        } else if !inside {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// Reviews one request at one endpoint under a policy.
+///
+/// # Errors
+/// [`ReviewError::Object`] when the object (or old object) is not a valid instance of its kind.
+pub fn review(
+    policy: &Policy,
+    endpoint: Endpoint,
+    request: &AdmissionRequest,
+) -> Result<Decision, ReviewError> {
+    let mut summary = DecisionSummary {
+        uid: request.uid.clone(),
+        kind: request.kind.kind.clone(),
+        namespace: request.namespace.clone().unwrap_or_default(),
+        name: request.name.clone().filter(|n| !n.is_empty()).unwrap_or_default(),
+        operation: operation_name(&request.operation).to_string(),
+        ..DecisionSummary::default()
+    };
+    let mut response = AdmissionResponse { uid: request.uid.clone(), allowed: true, ..Default::default() };
+
+    let skip = |why: &'static str, mut summary: DecisionSummary, response: AdmissionResponse| {
+        summary.skipped = Some(why);
+        Ok(Decision { review: wrap(response), summary })
+    };
+    if !matches!(request.operation, Operation::Create | Operation::Update) {
+        return skip("operation", summary, response);
+    }
+    if request.sub_resource.as_deref().is_some_and(|s| !s.is_empty()) {
+        return skip("subresource", summary, response);
+    }
+    let Some(kind) = WorkloadKind::from_group_kind(&request.kind.group, &request.kind.kind) else {
+        return skip("kind", summary, response);
+    };
+    let Some(object) = &request.object else {
+        return skip("no object", summary, response);
+    };
+    let mode = policy.mode;
+    summary.mode = Some(mode);
+    if mode == Mode::Off {
+        return skip("mode off", summary, response);
+    }
+    let workload = Workload::from_json(kind, object.get())?;
+    if summary.name.is_empty() {
+        summary.name = workload.metadata.display_name();
+    }
+    if workload.metadata.deletion_timestamp.is_some() {
+        return skip("being deleted", summary, response);
+    }
+    if kind.is_pod() && workload.metadata.annotation(MIRROR_POD_ANNOTATION).is_some() {
+        return skip("mirror pod", summary, response);
+    }
+    let evaluation = engine::evaluate(&policy.rules, &workload);
+
+    let mut warnings = Vec::new();
+    let mut reported: Vec<&Finding> = Vec::new();
+    let audit = mode == Mode::Audit;
+    match endpoint {
+        Endpoint::Validate => {
+            let old = match (&request.operation, &request.old_object) {
+                (Operation::Update, Some(old)) => {
+                    Some(engine::evaluate(&policy.rules, &Workload::from_json(kind, old.get())?))
+                }
+                _ => None,
+            };
+            let owner = if kind.is_pod() { workload.metadata.controller() } else { None };
+            let mut denials = Vec::new();
+            for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
+                reported.push(f);
+                let text = f.describe();
+                if audit {
+                    warnings.push(format!("probegate [audit]: {text}"));
+                } else if f.action == Action::Warn {
+                    warnings.push(format!("probegate: {text}"));
+                } else if let Some(owner) = owner {
+                    warnings.push(format!(
+                        "probegate: {text}; not denied: {} {} owns this pod",
+                        owner.kind, owner.name
+                    ));
+                } else if old.as_ref().is_some_and(|o| had_before(o, f)) {
+                    warnings
+                        .push(format!("probegate: {text}; not denied: the object had it before this update"));
+                } else {
+                    denials.push(text);
+                }
+            }
+            if !denials.is_empty() {
+                response.allowed = false;
+                summary.denied = true;
+                response.status = Some(ResponseStatus {
+                    code: 403,
+                    reason: "Forbidden".into(),
+                    message: format!(
+                        "probegate denied {} {}: {}",
+                        kind.as_str(),
+                        qualified_name(&summary),
+                        denials.join("; ")
+                    ),
+                });
+            }
+        }
+        Endpoint::Mutate => {
+            let mutable =
+                request.operation == Operation::Create && (kind.is_pod() || policy.templates.mutate);
+            if mutable {
+                let mut patch = Vec::new();
+                for f in evaluation.with_action(Action::Mutate) {
+                    reported.push(f);
+                    if audit {
+                        warnings.push(format!("probegate [audit]: {}", f.describe()));
+                    } else if f.patch.is_empty() {
+                        warnings.push(format!("probegate: {}", f.describe()));
+                    } else {
+                        patch.extend(f.patch.iter().cloned());
+                    }
+                }
+                if !patch.is_empty() {
+                    // Serializing a Patch of Values cannot fail; an error here would be a bug, and
+                    // answering without the patch is the safe side.
+                    if let Ok(bytes) = serde_json::to_vec(&json_patch::Patch(patch)) {
+                        response.patch_type = Some("JSONPatch".into());
+                        response.patch = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
+                        summary.patched = true;
+                    }
+                }
+            }
+        }
+    }
+    if audit && !reported.is_empty() {
+        response.audit_annotations =
+            Some(BTreeMap::from([("violations".to_string(), violations_json(&reported))]));
+    }
+    let mut rules: Vec<RuleId> = reported.iter().map(|f| f.rule).collect();
+    rules.sort();
+    rules.dedup();
+    summary.rules = rules;
+    let warnings = bound_warnings(warnings);
+    summary.warnings = warnings.len();
+    if !warnings.is_empty() {
+        response.warnings = Some(warnings);
+    }
+    Ok(Decision { review: wrap(response), summary })
+}
+
+fn had_before(old: &Evaluation, f: &Finding) -> bool {
+    old.findings.iter().any(|o| o.rule == f.rule && o.container == f.container)
+}
+
+fn qualified_name(s: &DecisionSummary) -> String {
+    if s.namespace.is_empty() { s.name.clone() } else { format!("{}/{}", s.namespace, s.name) }
+}
+
+fn operation_name(op: &Operation) -> &'static str {
+    match op {
+        Operation::Create => "CREATE",
+        Operation::Update => "UPDATE",
+        Operation::Delete => "DELETE",
+        Operation::Connect => "CONNECT",
+    }
+}
+
+fn wrap(response: AdmissionResponse) -> AdmissionReviewResponse {
+    AdmissionReviewResponse {
+        api_version: ADMISSION_API_VERSION.to_string(),
+        kind: "AdmissionReview".to_string(),
+        response,
+    }
+}
+
+/// The audit annotation value: a compact JSON list of `{rule, container, action}`.
+fn violations_json(findings: &[&Finding]) -> String {
+    #[derive(Serialize)]
+    struct Violation<'a> {
+        rule: &'a str,
+        container: &'a str,
+        action: &'a str,
+    }
+    let list: Vec<Violation<'_>> = findings
+        .iter()
+        .map(|f| Violation { rule: f.rule.as_str(), container: &f.container, action: f.action.as_str() })
+        .collect();
+    serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
+}
+
+/// Truncates each warning to [`MAX_WARNING_CHARS`] and keeps at most [`MAX_WARNINGS`] of them,
+/// deduplicated, the last one counting the rest.
+fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in warnings {
+        let w = truncate_chars(&w, MAX_WARNING_CHARS);
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    if out.len() > MAX_WARNINGS {
+        let more = out.len() - (MAX_WARNINGS - 1);
+        out.truncate(MAX_WARNINGS - 1);
+        out.push(format!(
+            "probegate: and {more} more findings; run `probegate check` on the manifest for all"
+        ));
+    }
+    out
+}
+
+fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_are_bounded() {
+        let long = "x".repeat(1000);
+        let out = bound_warnings((0..30).map(|i| format!("{i}{long}")).collect());
+        assert_eq!(out.len(), MAX_WARNINGS);
+        assert!(out.iter().all(|w| w.chars().count() <= MAX_WARNING_CHARS));
+        assert!(out.last().unwrap().contains("19 more"));
+    }
+
+    #[test]
+    fn json_errors_do_not_quote_values() {
+        let e = serde_json::from_str::<AdmissionReviewRequest>(r#"{"request": {"uid": 5}}"#).unwrap_err();
+        let d = describe_json_error(&e);
+        assert!(!d.contains('5') || d.contains("line"), "{d}");
+        let e = serde_json::from_str::<AdmissionReviewRequest>(r#"{"kind": ["hunter2"]}"#).unwrap_err();
+        assert!(!describe_json_error(&e).contains("hunter2"));
+    }
+}

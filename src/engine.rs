@@ -1,0 +1,102 @@
+//! The policy engine: a PodSpec and the policy's rules in, findings and a JSONPatch out.
+//!
+//! Pure and synchronous: no I/O, no clock, no globals. The HTTPS server and the CLI are shells
+//! around [`evaluate`].
+//!
+//! Containers evaluated: `spec.containers` and native sidecars (`spec.initContainers` entries with
+//! `restartPolicy: Always`, Kubernetes docs "Sidecar Containers"). Never ordinary init containers
+//! (probes are forbidden on them) nor ephemeral containers (no probes or lifecycle allowed).
+//!
+//! Patches only ever `add` object members (or `remove` one that the received object has), at
+//! paths whose parents exist in the object as received, with container indexes taken from the
+//! received arrays: every operation applies to the object exactly as the API server sent it, and
+//! members the typed model does not know are never touched.
+
+pub mod exec;
+mod rules;
+pub mod workload;
+
+use json_patch::{Patch, PatchOperation};
+
+use crate::policy::{Action, RuleId, RuleSet};
+pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
+
+/// Which list of the PodSpec a container is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContainerKind {
+    /// `spec.containers[]`.
+    App,
+    /// `spec.initContainers[]` with `restartPolicy: Always` (a native sidecar).
+    Sidecar,
+}
+
+/// One rule's verdict on one container.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// The rule that found it.
+    pub rule: RuleId,
+    /// The rule's configured action (`deny`, `warn` or `mutate`; never `off`).
+    pub action: Action,
+    /// The container's name.
+    pub container: String,
+    /// Which list the container is in.
+    pub container_kind: ContainerKind,
+    /// What is wrong and what to do instead, without the container name or rule id (the caller
+    /// formats `container NAME: MESSAGE (RULE-ID)`). Never contains env values.
+    pub message: String,
+    /// The JSONPatch operations that fix it, relative to the object root. Non-empty only when the
+    /// action is `mutate` and the fix is possible (a `prestop-sleep` with too short a grace period,
+    /// say, has none: it is reported as a warning instead).
+    pub patch: Vec<PatchOperation>,
+}
+
+impl Finding {
+    /// `container NAME: MESSAGE (RULE-ID)`, the form used in denials, warnings and reports.
+    pub fn describe(&self) -> String {
+        format!("container {}: {} ({})", self.container, self.message, self.rule)
+    }
+}
+
+/// Everything the rules found in one workload, in container order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluation {
+    /// The findings, app containers first (in array order), then native sidecars.
+    pub findings: Vec<Finding>,
+}
+
+impl Evaluation {
+    /// Findings whose configured action is `action`.
+    pub fn with_action(&self, action: Action) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.action == action)
+    }
+
+    /// The JSONPatch of every `mutate` finding, in finding order.
+    pub fn patch(&self) -> Patch {
+        Patch(self.findings.iter().flat_map(|f| f.patch.iter().cloned()).collect())
+    }
+}
+
+/// Evaluates the rules on a workload's PodSpec.
+///
+/// Rules whose action is `off` are skipped. Patch paths are rooted at the object (`/spec/...` for a
+/// Pod, `/spec/template/spec/...` for most controllers, `/spec/jobTemplate/spec/template/spec/...`
+/// for a CronJob); whether a patch is returned to the API server is the caller's decision
+/// (Pods on CREATE, templates only when the policy says so).
+pub fn evaluate(rules: &RuleSet, workload: &Workload) -> Evaluation {
+    let spec = &workload.spec;
+    let base = workload.kind.pod_spec_tokens();
+    let mut findings = Vec::new();
+    let apps = spec.containers.iter().enumerate().map(|(i, c)| (ContainerKind::App, i, c));
+    let sidecars = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, c)| c.restart_policy.as_deref() == Some("Always"))
+        .map(|(i, c)| (ContainerKind::Sidecar, i, c));
+    for (kind, index, container) in apps.chain(sidecars) {
+        let target = rules::Target { spec, container, kind, base, index };
+        rules::evaluate_container(rules, &target, &mut findings);
+    }
+    Evaluation { findings }
+}

@@ -1,0 +1,447 @@
+//! The six rules, per container. Kubernetes facts used here (Kubernetes API reference, Probe and
+//! Lifecycle; docs "Configure Liveness, Readiness and Startup Probes"):
+//! - probe defaults: `timeoutSeconds` 1, `periodSeconds` 10, `failureThreshold` 3,
+//!   `successThreshold` 1, `initialDelaySeconds` 0; `httpGet.path` `/`, `httpGet.scheme` `HTTP`;
+//! - `httpGet.host` and `tcpSocket.host` are resolved and probed by the kubelet from the node
+//!   network namespace, so any host, even `127.0.0.1`, is not the pod unless it uses `hostNetwork`;
+//! - a named probe port resolves against the same container's `ports[].name`;
+//! - `restartPolicy` defaults to `Always`; `terminationGracePeriodSeconds` to 30.
+
+use std::collections::HashMap;
+
+use json_patch::{AddOperation, PatchOperation, RemoveOperation};
+use jsonptr::PointerBuf;
+use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, Probe};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::{Value, json};
+
+use super::exec::{self, EnvValue, ExecEnv};
+use super::{ContainerKind, Finding};
+use crate::policy::{Action, RuleId, RuleSet, SleepStyle};
+
+const DEFAULT_TIMEOUT_SECONDS: i32 = 1;
+const DEFAULT_PERIOD_SECONDS: i32 = 10;
+const DEFAULT_FAILURE_THRESHOLD: i32 = 3;
+
+/// One container and where it sits in the object.
+pub(super) struct Target<'a> {
+    pub spec: &'a PodSpec,
+    pub container: &'a Container,
+    pub kind: ContainerKind,
+    /// Pointer tokens from the object root to the PodSpec.
+    pub base: &'static [&'static str],
+    /// Index in `containers` or `initContainers`.
+    pub index: usize,
+}
+
+impl Target<'_> {
+    /// JSON Pointer to a member of this container, e.g. `["livenessProbe", "timeoutSeconds"]`.
+    fn pointer(&self, rest: &[&str]) -> PointerBuf {
+        let list = match self.kind {
+            ContainerKind::App => "containers",
+            ContainerKind::Sidecar => "initContainers",
+        };
+        let index = self.index.to_string();
+        let tokens = self.base.iter().copied().chain([list, index.as_str()]).chain(rest.iter().copied());
+        PointerBuf::from_tokens(tokens)
+    }
+
+    /// True when the pod restarts its containers (`restartPolicy` `Always`, the default): a
+    /// long-running workload rather than a batch one.
+    fn long_running(&self) -> bool {
+        self.spec.restart_policy.as_deref().is_none_or(|p| p == "Always")
+    }
+
+    fn declares_ports(&self) -> bool {
+        self.container.ports.as_ref().is_some_and(|p| !p.is_empty())
+    }
+
+    fn finding(&self, rule: RuleId, action: Action, message: String, patch: Vec<PatchOperation>) -> Finding {
+        Finding {
+            rule,
+            action,
+            container: self.container.name.clone(),
+            container_kind: self.kind,
+            message,
+            patch,
+        }
+    }
+}
+
+fn add(path: PointerBuf, value: Value) -> PatchOperation {
+    PatchOperation::Add(AddOperation { path, value })
+}
+
+/// Runs every enabled rule on one container, appending findings.
+pub(super) fn evaluate_container(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    let mut coupled = false;
+    if rules.liveness_dependency.action != Action::Off
+        && let Some(message) = liveness_dependency(t)
+    {
+        coupled = true;
+        out.push(t.finding(RuleId::LivenessDependency, rules.liveness_dependency.action, message, vec![]));
+    }
+    if rules.liveness_matches_readiness.action != Action::Off
+        && let Some(message) = liveness_matches_readiness(t)
+    {
+        out.push(t.finding(
+            RuleId::LivenessMatchesReadiness,
+            rules.liveness_matches_readiness.action,
+            message,
+            vec![],
+        ));
+    }
+    if rules.readiness_missing.action != Action::Off
+        && t.kind == ContainerKind::App
+        && t.long_running()
+        && t.declares_ports()
+        && t.container.readiness_probe.is_none()
+    {
+        out.push(
+            t.finding(
+                RuleId::ReadinessMissing,
+                rules.readiness_missing.action,
+                "declares ports but has no readinessProbe, so it gets traffic before it can serve and \
+             keeps it while it cannot; add a readinessProbe"
+                    .to_string(),
+                vec![],
+            ),
+        );
+    }
+    if rules.probe_timeout.action != Action::Off {
+        probe_timeout(rules, t, out);
+    }
+    if rules.startup_probe.action != Action::Off && !coupled {
+        startup_probe(rules, t, out);
+    }
+    if rules.prestop_sleep.action != Action::Off {
+        prestop_sleep(rules, t, out);
+    }
+}
+
+// === liveness-dependency ===
+
+/// Loopback names and addresses (RFC 6890: 127.0.0.0/8, ::1).
+fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn liveness_dependency(t: &Target<'_>) -> Option<String> {
+    let probe = t.container.liveness_probe.as_ref()?;
+    let host_network = t.spec.host_network == Some(true);
+    let network_host =
+        probe.http_get.as_ref().and_then(|h| h.host.as_deref().map(|host| ("httpGet", host))).or_else(|| {
+            probe.tcp_socket.as_ref().and_then(|s| s.host.as_deref().map(|host| ("tcpSocket", host)))
+        });
+    if let Some((handler, host)) = network_host
+        && !host.is_empty()
+        && !(host_network && is_loopback(host))
+    {
+        let why = if is_loopback(host) {
+            "without hostNetwork that is the node's loopback, not this pod"
+        } else {
+            "the kubelet probes that host from the node, not this pod"
+        };
+        return Some(format!(
+            "livenessProbe.{handler}.host is {host:?}: {why}; remove host so the kubelet probes the pod's own IP, \
+             and check dependencies in the readinessProbe"
+        ));
+    }
+    let command = probe.exec.as_ref()?.command.as_ref()?;
+    let dep = exec::find_dependency(command, &exec_env(t.container))?;
+    Some(format!(
+        "livenessProbe runs `{}`, which reaches {} ({:?} via {}): an outage there restarts every replica at \
+         once; check it in the readinessProbe and keep liveness on the process itself",
+        dep.command, dep.target, dep.category, dep.program
+    ))
+}
+
+/// The container's environment as far as admission can know it (Kubernetes API reference,
+/// EnvVar and EnvVarSource: only `value` is known before the pod runs; `fieldRef` of
+/// `status.podIP`/`metadata.name` are the pod's own identity).
+pub(crate) fn exec_env(container: &Container) -> ExecEnv {
+    let mut vars = HashMap::new();
+    for EnvVar { name, value, value_from } in container.env.iter().flatten() {
+        let v = match (value, value_from) {
+            (_, Some(from)) => match from.field_ref.as_ref().map(|f| f.field_path.as_str()) {
+                Some("status.podIP" | "status.podIPs") => EnvValue::PodIp,
+                Some("metadata.name") => EnvValue::PodName,
+                _ => EnvValue::Unresolved,
+            },
+            (Some(v), None) => EnvValue::Literal(v.clone()),
+            (None, None) => EnvValue::Literal(String::new()),
+        };
+        vars.insert(name.clone(), v);
+    }
+    ExecEnv { vars, has_env_from: container.env_from.as_ref().is_some_and(|e| !e.is_empty()) }
+}
+
+// === liveness-matches-readiness ===
+
+/// A probe's handler identity: what it asks, not how often.
+#[derive(Debug, PartialEq, Eq)]
+enum Handler {
+    Http { scheme: String, host: String, port: Port, path: String, headers: Vec<(String, String)> },
+    Tcp { host: String, port: Port },
+    Grpc { port: i32, service: String },
+    Exec(Vec<String>),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Port {
+    Number(i32),
+    Name(String),
+}
+
+fn resolve_port(port: &IntOrString, container: &Container) -> Port {
+    match port {
+        IntOrString::Int(n) => Port::Number(*n),
+        IntOrString::String(name) => {
+            let declared = container.ports.iter().flatten().find(|p| p.name.as_deref() == Some(name));
+            match (declared, name.parse::<i32>()) {
+                (Some(p), _) => Port::Number(p.container_port),
+                (None, Ok(n)) => Port::Number(n),
+                (None, Err(_)) => Port::Name(name.clone()),
+            }
+        }
+    }
+}
+
+fn handler(probe: &Probe, container: &Container) -> Option<Handler> {
+    if let Some(h) = &probe.http_get {
+        let mut headers: Vec<(String, String)> = h
+            .http_headers
+            .iter()
+            .flatten()
+            .map(|hd| (hd.name.to_ascii_lowercase(), hd.value.clone()))
+            .collect();
+        headers.sort();
+        return Some(Handler::Http {
+            scheme: h.scheme.clone().unwrap_or_else(|| "HTTP".into()).to_ascii_uppercase(),
+            host: h.host.clone().unwrap_or_default(),
+            port: resolve_port(&h.port, container),
+            path: h.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into()),
+            headers,
+        });
+    }
+    if let Some(s) = &probe.tcp_socket {
+        return Some(Handler::Tcp {
+            host: s.host.clone().unwrap_or_default(),
+            port: resolve_port(&s.port, container),
+        });
+    }
+    if let Some(g) = &probe.grpc {
+        return Some(Handler::Grpc { port: g.port, service: g.service.clone().unwrap_or_default() });
+    }
+    let command = probe.exec.as_ref()?.command.as_ref()?;
+    let env = exec_env(container);
+    Some(Handler::Exec(command.iter().map(|a| exec::expand_kubelet_vars(a, &env)).collect()))
+}
+
+/// How long a probe takes to give up on a container that stopped answering, in seconds:
+/// `initialDelaySeconds + periodSeconds × failureThreshold`.
+pub(crate) fn failure_window_seconds(p: &Probe) -> i64 {
+    i64::from(p.initial_delay_seconds.unwrap_or(0))
+        + i64::from(p.period_seconds.unwrap_or(DEFAULT_PERIOD_SECONDS))
+            * i64::from(p.failure_threshold.unwrap_or(DEFAULT_FAILURE_THRESHOLD))
+}
+
+fn describe_handler(h: &Handler) -> String {
+    match h {
+        Handler::Http { path, port, .. } => format!("GET {path} on port {}", describe_port(port)),
+        Handler::Tcp { port, .. } => format!("TCP connect to port {}", describe_port(port)),
+        Handler::Grpc { port, service } if service.is_empty() => format!("gRPC health on port {port}"),
+        Handler::Grpc { port, service } => format!("gRPC health of {service:?} on port {port}"),
+        Handler::Exec(argv) => {
+            let mut s = argv.join(" ");
+            if s.chars().count() > 48 {
+                s = s.chars().take(45).collect::<String>() + "...";
+            }
+            format!("exec `{s}`")
+        }
+    }
+}
+
+fn describe_port(p: &Port) -> String {
+    match p {
+        Port::Number(n) => n.to_string(),
+        Port::Name(n) => n.clone(),
+    }
+}
+
+fn liveness_matches_readiness(t: &Target<'_>) -> Option<String> {
+    let live = t.container.liveness_probe.as_ref()?;
+    let ready = t.container.readiness_probe.as_ref()?;
+    let lh = handler(live, t.container)?;
+    if Some(&lh) != handler(ready, t.container).as_ref() {
+        return None;
+    }
+    let (wl, wr) = (failure_window_seconds(live), failure_window_seconds(ready));
+    if wl > wr {
+        // The documented pattern: same cheap endpoint, liveness more patient than readiness.
+        return None;
+    }
+    Some(format!(
+        "livenessProbe and readinessProbe both run {} and liveness gives up after {wl}s, no later than \
+         readiness ({wr}s): a slow spell restarts the container instead of taking it out of rotation; \
+         give liveness a local check or a longer window",
+        describe_handler(&lh)
+    ))
+}
+
+// === probe-timeout ===
+
+fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    let cfg = &rules.probe_timeout;
+    let mut parts = Vec::new();
+    let mut patch = Vec::new();
+    let checks = [
+        ("livenessProbe", t.container.liveness_probe.as_ref(), cfg.liveness_min_seconds),
+        ("readinessProbe", t.container.readiness_probe.as_ref(), cfg.readiness_min_seconds),
+    ];
+    for (field, probe, min) in checks {
+        let Some(probe) = probe else { continue };
+        let current = probe.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        if i64::from(current) >= i64::from(min) {
+            continue;
+        }
+        parts.push(format!("{field}.timeoutSeconds {current} is under {min}s"));
+        if cfg.action == Action::Mutate {
+            patch.push(add(t.pointer(&[field, "timeoutSeconds"]), json!(min)));
+        }
+    }
+    if parts.is_empty() {
+        return;
+    }
+    let verb = if cfg.action == Action::Mutate { "raised" } else { "raise it" };
+    let message =
+        format!("{}: a GC pause or a slow disk fails such a probe; {verb} to the minimum", parts.join(", "));
+    out.push(t.finding(RuleId::ProbeTimeout, cfg.action, message, patch));
+}
+
+// === startup-probe ===
+
+/// The liveness handler as a complete JSON object, for the startup probe. Defaults the API server
+/// would fill in (`path` `/`, `scheme` `HTTP`) are written out, so the added probe is complete.
+fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
+    if let Some(h) = &probe.http_get {
+        let mut h = h.clone();
+        h.path.get_or_insert_with(|| "/".into());
+        h.scheme.get_or_insert_with(|| "HTTP".into());
+        return Some(("httpGet", serde_json::to_value(h).ok()?));
+    }
+    if let Some(s) = &probe.tcp_socket {
+        return Some(("tcpSocket", serde_json::to_value(s).ok()?));
+    }
+    if let Some(g) = &probe.grpc {
+        return Some(("grpc", serde_json::to_value(g).ok()?));
+    }
+    Some(("exec", serde_json::to_value(probe.exec.as_ref()?).ok()?))
+}
+
+fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    let cfg = &rules.startup_probe;
+    let Some(live) = t.container.liveness_probe.as_ref() else { return };
+    if t.container.startup_probe.is_some() {
+        return;
+    }
+    let Some((handler_field, handler_value)) = handler_json(live) else { return };
+    let delay = live.initial_delay_seconds.unwrap_or(0);
+    let move_delay = i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
+    let budget = if move_delay { cfg.budget_seconds.max(delay.max(0) as u32) } else { cfg.budget_seconds };
+    let period = cfg.period_seconds.max(1);
+    let failure_threshold = budget.div_ceil(period);
+    let live_timeout = live.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS).max(1) as u32;
+    let timeout = if rules.probe_timeout.action == Action::Off {
+        live_timeout
+    } else {
+        live_timeout.max(rules.probe_timeout.liveness_min_seconds)
+    };
+    let moved = if move_delay {
+        format!("; its initialDelaySeconds {delay} moves into this budget")
+    } else {
+        String::new()
+    };
+    let message = format!(
+        "has a livenessProbe but no startupProbe, so a slow start is killed before it finishes; {} a \
+         startupProbe with the liveness handler, periodSeconds {period} and failureThreshold \
+         {failure_threshold} ({}s to boot){moved}",
+        if cfg.action == Action::Mutate { "added" } else { "add" },
+        period * failure_threshold
+    );
+    let mut patch = Vec::new();
+    if cfg.action == Action::Mutate {
+        let mut probe = serde_json::Map::new();
+        probe.insert(handler_field.to_string(), handler_value);
+        probe.insert("initialDelaySeconds".into(), json!(0));
+        probe.insert("periodSeconds".into(), json!(period));
+        probe.insert("timeoutSeconds".into(), json!(timeout));
+        probe.insert("successThreshold".into(), json!(1));
+        probe.insert("failureThreshold".into(), json!(failure_threshold));
+        patch.push(add(t.pointer(&["startupProbe"]), Value::Object(probe)));
+        if move_delay {
+            patch.push(PatchOperation::Remove(RemoveOperation {
+                path: t.pointer(&["livenessProbe", "initialDelaySeconds"]),
+            }));
+        }
+    }
+    out.push(t.finding(RuleId::StartupProbe, cfg.action, message, patch));
+}
+
+// === prestop-sleep ===
+
+fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    let cfg = &rules.prestop_sleep;
+    // Native sidecars get SIGTERM only after the app containers exited, so a sleep there only
+    // delays the pod's end (Kubernetes docs, "Sidecar Containers").
+    if t.kind != ContainerKind::App || !t.long_running() || !t.declares_ports() {
+        return;
+    }
+    let lifecycle = t.container.lifecycle.as_ref();
+    if lifecycle.is_some_and(|l| l.pre_stop.is_some()) {
+        return;
+    }
+    let seconds = cfg.seconds;
+    if let Some(grace) = t.spec.termination_grace_period_seconds
+        && grace <= i64::from(seconds)
+    {
+        // Reported, never patched: the sleep would eat the whole grace period.
+        out.push(t.finding(
+            RuleId::PrestopSleep,
+            cfg.action,
+            format!(
+                "has no preStop hook, and terminationGracePeriodSeconds {grace} leaves no room for a \
+                 {seconds}s preStop sleep, so none was added; raise the grace period above {seconds}s \
+                 so endpoint removal can propagate before SIGTERM"
+            ),
+            vec![],
+        ));
+        return;
+    }
+    let hook = match cfg.style {
+        SleepStyle::Native => json!({"sleep": {"seconds": seconds}}),
+        SleepStyle::Exec => json!({"exec": {"command": ["sleep", seconds.to_string()]}}),
+    };
+    let mut patch = Vec::new();
+    if cfg.action == Action::Mutate {
+        patch.push(match lifecycle {
+            None => add(t.pointer(&["lifecycle"]), json!({ "preStop": hook })),
+            Some(_) => add(t.pointer(&["lifecycle", "preStop"]), hook),
+        });
+    }
+    let style = match cfg.style {
+        SleepStyle::Native => "sleep action",
+        SleepStyle::Exec => "exec sleep",
+    };
+    out.push(t.finding(
+        RuleId::PrestopSleep,
+        cfg.action,
+        format!(
+            "declares ports but has no preStop hook, so SIGTERM can close its socket while endpoints still \
+             send it traffic; {} a {seconds}s preStop {style}",
+            if cfg.action == Action::Mutate { "added" } else { "add" }
+        ),
+        patch,
+    ));
+}

@@ -1,0 +1,292 @@
+//! Where the PodSpec lives in each admitted kind, and reading it out of an object.
+//!
+//! Pod template paths: Kubernetes API reference (Deployment, StatefulSet, DaemonSet, ReplicaSet and
+//! ReplicationController `spec.template`; Job `spec.template`; CronJob `spec.jobTemplate.spec.template`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::PodSpec;
+use serde::Deserialize;
+
+/// The kinds whose PodSpec probegate evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkloadKind {
+    /// `v1` Pod: `spec`.
+    Pod,
+    /// `apps/v1` Deployment: `spec.template.spec`.
+    Deployment,
+    /// `apps/v1` StatefulSet: `spec.template.spec`.
+    StatefulSet,
+    /// `apps/v1` DaemonSet: `spec.template.spec`.
+    DaemonSet,
+    /// `apps/v1` ReplicaSet: `spec.template.spec`.
+    ReplicaSet,
+    /// `v1` ReplicationController: `spec.template.spec`.
+    ReplicationController,
+    /// `batch/v1` Job: `spec.template.spec`.
+    Job,
+    /// `batch/v1` CronJob: `spec.jobTemplate.spec.template.spec`.
+    CronJob,
+}
+
+impl WorkloadKind {
+    /// Recognises a kind by API group and kind name (`""`/`Pod`, `apps`/`Deployment`, ...). The
+    /// version is not checked: `matchPolicy: Equivalent` converts requests to the version the
+    /// webhook registered for, and every served version keeps the template at the same path.
+    pub fn from_group_kind(group: &str, kind: &str) -> Option<WorkloadKind> {
+        Some(match (group, kind) {
+            ("", "Pod") => WorkloadKind::Pod,
+            ("apps", "Deployment") => WorkloadKind::Deployment,
+            ("apps", "StatefulSet") => WorkloadKind::StatefulSet,
+            ("apps", "DaemonSet") => WorkloadKind::DaemonSet,
+            ("apps", "ReplicaSet") => WorkloadKind::ReplicaSet,
+            ("", "ReplicationController") => WorkloadKind::ReplicationController,
+            ("batch", "Job") => WorkloadKind::Job,
+            ("batch", "CronJob") => WorkloadKind::CronJob,
+            _ => return None,
+        })
+    }
+
+    /// Recognises a kind from a manifest's `apiVersion` (`apps/v1`, `v1`) and `kind`.
+    pub fn from_api_version_kind(api_version: &str, kind: &str) -> Option<WorkloadKind> {
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        WorkloadKind::from_group_kind(group, kind)
+    }
+
+    /// The kind's name, e.g. `Deployment`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Pod => "Pod",
+            WorkloadKind::Deployment => "Deployment",
+            WorkloadKind::StatefulSet => "StatefulSet",
+            WorkloadKind::DaemonSet => "DaemonSet",
+            WorkloadKind::ReplicaSet => "ReplicaSet",
+            WorkloadKind::ReplicationController => "ReplicationController",
+            WorkloadKind::Job => "Job",
+            WorkloadKind::CronJob => "CronJob",
+        }
+    }
+
+    /// JSON Pointer tokens from the object root to its PodSpec.
+    pub fn pod_spec_tokens(self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::Pod => &["spec"],
+            WorkloadKind::CronJob => &["spec", "jobTemplate", "spec", "template", "spec"],
+            _ => &["spec", "template", "spec"],
+        }
+    }
+
+    /// True for a Pod; false for a controller with a pod template.
+    pub fn is_pod(self) -> bool {
+        self == WorkloadKind::Pod
+    }
+}
+
+/// The owner of an object (`metadata.ownerReferences[]`), as far as admission needs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// Kind of the owner, e.g. `ReplicaSet`.
+    #[serde(default)]
+    pub kind: String,
+    /// Name of the owner.
+    #[serde(default)]
+    pub name: String,
+    /// True when the owner is the managing controller.
+    #[serde(default)]
+    pub controller: Option<bool>,
+}
+
+/// The object metadata probegate reads. Everything else (managedFields, ...) is skipped unread,
+/// and nothing of it is ever logged.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// `metadata.name`; empty for a Pod made by a controller before the API server names it.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `metadata.generateName`.
+    #[serde(default)]
+    pub generate_name: Option<String>,
+    /// `metadata.namespace`.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// `metadata.labels`.
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// `metadata.annotations`.
+    #[serde(default)]
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// `metadata.ownerReferences`.
+    #[serde(default)]
+    pub owner_references: Option<Vec<OwnerReference>>,
+    /// `metadata.deletionTimestamp`, when the object is being deleted.
+    #[serde(default)]
+    pub deletion_timestamp: Option<String>,
+}
+
+impl ObjectMeta {
+    /// The controller owner reference (`controller: true`), if any.
+    pub fn controller(&self) -> Option<&OwnerReference> {
+        self.owner_references.as_ref()?.iter().find(|o| o.controller == Some(true))
+    }
+
+    /// The name, else the `generateName` prefix followed by `*`, else `<unnamed>`: what messages and
+    /// logs call the object.
+    pub fn display_name(&self) -> String {
+        match (&self.name, &self.generate_name) {
+            (Some(n), _) if !n.is_empty() => n.clone(),
+            (_, Some(g)) if !g.is_empty() => format!("{g}*"),
+            _ => "<unnamed>".to_string(),
+        }
+    }
+
+    /// An annotation's value.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.as_ref()?.get(key).map(String::as_str)
+    }
+}
+
+/// An admitted object reduced to what the rules read: its kind, metadata, the pod template's
+/// metadata (controllers only) and the PodSpec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// What the object is.
+    pub kind: WorkloadKind,
+    /// The object's own metadata.
+    pub metadata: ObjectMeta,
+    /// The pod template's metadata (`spec.template.metadata`); `None` for a Pod.
+    pub template_metadata: Option<ObjectMeta>,
+    /// The PodSpec the rules evaluate.
+    pub spec: PodSpec,
+}
+
+/// Why an object could not be read as a workload.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// The JSON does not have the shape of the kind (a field of the wrong type, say).
+    #[error("the object is not a valid {kind}: {source}")]
+    Invalid {
+        /// The kind it was read as.
+        kind: &'static str,
+        /// The deserialization error (names the field and position, never a value).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The object has no PodSpec where its kind keeps one.
+    #[error("the {kind} has no pod spec at {path}")]
+    NoPodSpec {
+        /// The kind it was read as.
+        kind: &'static str,
+        /// The dotted path where the spec was expected.
+        path: &'static str,
+    },
+}
+
+#[derive(Deserialize)]
+struct PodShape {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: Option<PodSpec>,
+}
+
+#[derive(Deserialize)]
+struct TemplateShape {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: Option<TemplateHolder>,
+}
+
+#[derive(Deserialize)]
+struct TemplateHolder {
+    template: Option<LeanTemplate>,
+}
+
+/// A pod template whose metadata is read leanly (k8s-openapi's `PodTemplateSpec` reads all of it).
+#[derive(Deserialize)]
+struct LeanTemplate {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: Option<PodSpec>,
+}
+
+#[derive(Deserialize)]
+struct CronJobShape {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: Option<CronJobSpecShape>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CronJobSpecShape {
+    job_template: Option<TemplateShape>,
+}
+
+impl Workload {
+    /// Reads a workload of the given kind from JSON text (an AdmissionReview's `request.object`).
+    ///
+    /// # Errors
+    /// [`WorkloadError`] when the JSON does not have the kind's shape or lacks the PodSpec.
+    pub fn from_json(kind: WorkloadKind, json: &str) -> Result<Workload, WorkloadError> {
+        let mut de = serde_json::Deserializer::from_str(json);
+        Workload::deserialize_kind(kind, &mut de)
+            .map_err(|source| WorkloadError::Invalid { kind: kind.as_str(), source })?
+    }
+
+    /// Reads a workload of the given kind from a parsed JSON value (a manifest document).
+    ///
+    /// # Errors
+    /// As [`Workload::from_json`].
+    pub fn from_value(kind: WorkloadKind, value: &serde_json::Value) -> Result<Workload, WorkloadError> {
+        Workload::deserialize_kind(kind, value)
+            .map_err(|source| WorkloadError::Invalid { kind: kind.as_str(), source })?
+    }
+
+    fn deserialize_kind<'de, D>(
+        kind: WorkloadKind,
+        de: D,
+    ) -> Result<Result<Workload, WorkloadError>, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        let no_spec = |path| Err(WorkloadError::NoPodSpec { kind: kind.as_str(), path });
+        Ok(match kind {
+            WorkloadKind::Pod => {
+                let shape = PodShape::deserialize(de)?;
+                match shape.spec {
+                    Some(spec) => {
+                        Ok(Workload { kind, metadata: shape.metadata, template_metadata: None, spec })
+                    }
+                    None => no_spec("spec"),
+                }
+            }
+            WorkloadKind::CronJob => {
+                let shape = CronJobShape::deserialize(de)?;
+                let template =
+                    shape.spec.and_then(|s| s.job_template).and_then(|j| j.spec).and_then(|s| s.template);
+                match template {
+                    Some(LeanTemplate { metadata, spec: Some(spec) }) => Ok(Workload {
+                        kind,
+                        metadata: shape.metadata,
+                        template_metadata: Some(metadata),
+                        spec,
+                    }),
+                    _ => no_spec("spec.jobTemplate.spec.template.spec"),
+                }
+            }
+            _ => {
+                let shape = TemplateShape::deserialize(de)?;
+                match shape.spec.and_then(|s| s.template) {
+                    Some(LeanTemplate { metadata, spec: Some(spec) }) => Ok(Workload {
+                        kind,
+                        metadata: shape.metadata,
+                        template_metadata: Some(metadata),
+                        spec,
+                    }),
+                    _ => no_spec("spec.template.spec"),
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,141 @@
+//! `probegate`: the command line. A thin shell: parse arguments, set up logging, dispatch.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use probegate::policy::{self, Policy};
+use probegate::server::{self, ServeConfig, tls};
+
+/// Kubernetes admission webhook that enforces health-probe standards.
+#[derive(Parser)]
+#[command(name = "probegate", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the validating (/validate) and mutating (/mutate) admission webhook over HTTPS.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:8443", env = "PROBEGATE_ADDR")]
+    addr: SocketAddr,
+    /// Policy file (YAML). Default: the policy compiled in from policies/default.yaml.
+    #[arg(long, env = "PROBEGATE_POLICY")]
+    policy: Option<PathBuf>,
+    /// PEM certificate chain. Without it, a CA and a certificate for localhost are generated.
+    #[arg(long, requires = "tls_key", env = "PROBEGATE_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert", env = "PROBEGATE_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// Where to write the generated CA certificate when no --tls-cert is given
+    /// [default: $TMPDIR/probegate-ca.pem].
+    #[arg(long)]
+    write_ca: Option<PathBuf>,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text", env = "PROBEGATE_LOG_FORMAT")]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    // One process-wide crypto provider, installed before anything uses rustls.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve(args),
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+/// Exit code for bad input: an invalid policy, an unreadable certificate, a bad address.
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn serve(args: ServeArgs) -> ExitCode {
+    init_logging(args.log_format);
+    let (policy, source) = match load_policy(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(message) => {
+            eprintln!("probegate: invalid policy: {message}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let material = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => match tls::TlsMaterial::from_files(cert, key) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("probegate: {e:#}");
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        },
+        _ => {
+            let generated = match tls::generate_localhost() {
+                Ok(g) => g,
+                Err(e) => {
+                    eprintln!("probegate: cannot generate a certificate: {e:#}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let path = args.write_ca.clone().unwrap_or_else(tls::default_ca_path);
+            if let Err(e) = std::fs::write(&path, &generated.ca_pem) {
+                eprintln!("probegate: cannot write the CA certificate to {}: {e}", path.display());
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+            tracing::info!(
+                ca = %path.display(),
+                "no --tls-cert given: serving a generated certificate for localhost and 127.0.0.1; \
+                 trust it with curl --cacert {}",
+                path.display()
+            );
+            generated.material
+        }
+    };
+    let config = ServeConfig { addr: args.addr, policy, policy_source: source, tls: material };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("probegate: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("probegate: {e:#}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn load_policy(path: Option<&std::path::Path>) -> Result<(Policy, String), String> {
+    match path {
+        None => Policy::embedded().map(|p| (p, "<embedded default>".to_string())).map_err(|e| e.to_string()),
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read: {e}"))?;
+            policy::parse(&text, &origin).map(|p| (p, origin)).map_err(|e| e.to_string())
+        }
+    }
+}
