@@ -484,12 +484,18 @@ fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
     out
 }
 
+/// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` or `; not denied: ...` tail
+/// intact when there is one, so the rule id always survives.
 fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
-    let mut t: String = s.chars().take(max - 1).collect();
+    let tail_start = s.rfind(" (").filter(|&i| s[i..].chars().count() < max / 2).unwrap_or(s.len());
+    let (head, tail) = s.split_at(tail_start);
+    let keep = max.saturating_sub(tail.chars().count() + 1);
+    let mut t: String = head.chars().take(keep).collect();
     t.push('…');
+    t.push_str(tail);
     t
 }
 

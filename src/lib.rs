@@ -9,5 +9,6 @@
 
 pub mod admission;
 pub mod engine;
+pub mod manifest;
 pub mod policy;
 pub mod server;

@@ -1,0 +1,150 @@
+//! Shared test helpers: fixtures, AdmissionReview construction, strict patch application.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+/// `tests/fixtures`.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Reads a fixture file as text.
+pub fn read(rel: &str) -> String {
+    std::fs::read_to_string(fixtures().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Parses one YAML document into JSON.
+pub fn yaml(text: &str) -> Value {
+    let mut docs =
+        probegate::manifest::parse_documents(text).unwrap_or_else(|e| panic!("bad YAML in test: {e}"));
+    assert_eq!(docs.len(), 1, "one document expected");
+    docs.remove(0)
+}
+
+/// The expected verdicts of a corpus file (its `# probegate-expect:` line).
+#[derive(Debug, serde::Deserialize)]
+pub struct Expect {
+    pub validate: String,
+    pub deny: Vec<String>,
+    pub warn: Vec<String>,
+    pub mutate: Vec<String>,
+    pub tier: String,
+    #[serde(default)]
+    pub note: String,
+}
+
+/// One corpus manifest.
+pub struct CorpusCase {
+    pub file: String,
+    pub doc: Value,
+    pub expect: Expect,
+}
+
+/// Every corpus manifest with its expectations.
+pub fn corpus() -> Vec<CorpusCase> {
+    let dir = fixtures().join("corpus");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "corpus fixtures missing from {}", dir.display());
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let line = text
+                .lines()
+                .find_map(|l| l.strip_prefix("# probegate-expect: "))
+                .unwrap_or_else(|| panic!("{}: no probegate-expect line", path.display()));
+            let expect: Expect = serde_json::from_str(line).unwrap();
+            CorpusCase {
+                file: path.file_name().unwrap().to_string_lossy().into_owned(),
+                doc: yaml(&text),
+                expect,
+            }
+        })
+        .collect()
+}
+
+/// The JSON Pointer of the pod template (or Pod spec parent) of a manifest.
+pub fn template_pointer(kind: &str) -> Option<&'static str> {
+    match kind {
+        "Pod" => None,
+        "CronJob" => Some("/spec/jobTemplate/spec/template"),
+        _ => Some("/spec/template"),
+    }
+}
+
+/// A manifest as a bare Pod: the Pod itself, or a controller's pod template wrapped as a Pod.
+pub fn as_pod(doc: &Value) -> Value {
+    let kind = doc["kind"].as_str().unwrap();
+    match template_pointer(kind) {
+        None => doc.clone(),
+        Some(ptr) => {
+            let template = doc.pointer(ptr).unwrap();
+            let mut metadata = template.get("metadata").cloned().unwrap_or_else(|| json!({}));
+            let name = doc["metadata"]["name"].as_str().unwrap_or("pod");
+            metadata["name"] = json!(format!("{name}-0"));
+            if let Some(ns) = doc["metadata"].get("namespace") {
+                metadata["namespace"] = ns.clone();
+            }
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"].clone()})
+        }
+    }
+}
+
+/// Group of a manifest's apiVersion (`apps/v1` → `apps`, `v1` → ``).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// An `admission.k8s.io/v1` AdmissionReview for an object.
+pub fn review(operation: &str, object: &Value, old: Option<&Value>, uid: &str) -> Value {
+    let api_version = object["apiVersion"].as_str().unwrap_or("v1");
+    let kind = object["kind"].as_str().unwrap_or("Pod");
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let resource = format!("{}s", kind.to_lowercase());
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version, "resource": resource},
+            "requestKind": {"group": group, "version": version, "kind": kind},
+            "requestResource": {"group": group, "version": version, "resource": resource},
+            "name": object["metadata"]["name"].clone(),
+            "namespace": object["metadata"].get("namespace").cloned().unwrap_or_else(|| json!("default")),
+            "operation": operation,
+            "userInfo": {"username": "test"},
+            "object": object,
+            "oldObject": old.cloned().unwrap_or(Value::Null),
+            "dryRun": false,
+            "options": null
+        }
+    })
+}
+
+/// Decodes a response's base64 `patch` into a JSON Patch.
+pub fn decode_patch(b64: &str) -> json_patch::Patch {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("patch is base64");
+    serde_json::from_slice(&bytes).expect("patch is a JSON Patch array")
+}
+
+/// Applies a JSON Patch strictly (RFC 6902: no parent creation, replace/remove need the member).
+pub fn apply(object: &Value, patch: &json_patch::Patch) -> Value {
+    let mut out = object.clone();
+    json_patch::patch(&mut out, patch)
+        .unwrap_or_else(|e| panic!("patch does not apply: {e}\npatch: {patch:?}"));
+    out
+}
+
+/// Parses a JSON object as a k8s-openapi Pod (what the API server would decode).
+pub fn parse_pod(v: &Value) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("not a valid Pod: {e}"))
+}

@@ -1,0 +1,172 @@
+//! Every corpus manifest against its stated verdicts, through the admission glue; every patch
+//! applied strictly to the object as sent, parsed back as a Pod, and re-sent for an empty patch.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use probegate::admission::{self, AdmissionResponse, Endpoint};
+use probegate::engine::{self, Workload, WorkloadKind};
+use probegate::policy::{Action, Mode, Policy};
+use serde_json::Value;
+
+fn respond(policy: &Policy, endpoint: Endpoint, body: &Value) -> AdmissionResponse {
+    let bytes = serde_json::to_vec(body).unwrap();
+    let request = admission::parse_review(&bytes).unwrap();
+    admission::review(policy, endpoint, &request).unwrap().review.response
+}
+
+fn workload(doc: &Value) -> Workload {
+    let kind = WorkloadKind::from_api_version_kind(
+        doc["apiVersion"].as_str().unwrap(),
+        doc["kind"].as_str().unwrap(),
+    )
+    .expect("corpus kinds are workloads");
+    Workload::from_value(kind, doc).unwrap()
+}
+
+fn set(items: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    items.into_iter().collect()
+}
+
+#[test]
+fn validate_verdicts_match_the_corpus() {
+    let policy = Policy::default();
+    let mut failures = Vec::new();
+    for case in corpus() {
+        let eval = engine::evaluate(&policy.rules, &workload(&case.doc));
+        let deny = set(eval.with_action(Action::Deny).map(|f| format!("{}@{}", f.rule, f.container)));
+        let warn = set(eval.with_action(Action::Warn).map(|f| format!("{}@{}", f.rule, f.container)));
+        let response = respond(&policy, Endpoint::Validate, &review("CREATE", &case.doc, None, "u1"));
+        let verdict = if response.allowed { "allow" } else { "deny" };
+        assert!(
+            response.patch.is_none() && response.patch_type.is_none(),
+            "{}: /validate returned a patch",
+            case.file
+        );
+        if verdict != case.expect.validate
+            || deny != set(case.expect.deny.clone())
+            || warn != set(case.expect.warn.clone())
+        {
+            failures.push(format!(
+                "{}: got {verdict} deny={deny:?} warn={warn:?}; expected {} deny={:?} warn={:?}",
+                case.file, case.expect.validate, case.expect.deny, case.expect.warn
+            ));
+        }
+        // Every warn finding reaches the response, formatted with container and rule id.
+        let warnings = response.warnings.unwrap_or_default();
+        for w in &warn {
+            let (rule, container) = w.split_once('@').unwrap();
+            assert!(
+                warnings.iter().any(|t| t.starts_with("probegate: container ")
+                    && t.contains(&format!("container {container}:"))
+                    && t.contains(&format!("({rule})"))),
+                "{}: no warning for {w} in {warnings:?}",
+                case.file
+            );
+        }
+        assert!(warnings.iter().all(|w| w.chars().count() < 256), "{}: warning too long", case.file);
+    }
+    assert!(failures.is_empty(), "corpus validate mismatches:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn mutate_patches_match_the_corpus_apply_strictly_and_are_idempotent() {
+    let policy = Policy::default();
+    let mut failures = Vec::new();
+    for case in corpus() {
+        let pod = as_pod(&case.doc);
+        let eval = engine::evaluate(&policy.rules, &workload(&pod));
+        let patched_rules = set(eval
+            .with_action(Action::Mutate)
+            .filter(|f| !f.patch.is_empty())
+            .map(|f| format!("{}@{}", f.rule, f.container)));
+        if patched_rules != set(case.expect.mutate.clone()) {
+            failures
+                .push(format!("{}: mutate {patched_rules:?}, expected {:?}", case.file, case.expect.mutate));
+        }
+        let response = respond(&policy, Endpoint::Mutate, &review("CREATE", &pod, None, "u2"));
+        assert!(response.allowed, "{}", case.file);
+        let Some(b64) = response.patch else {
+            assert!(case.expect.mutate.is_empty(), "{}: no patch returned", case.file);
+            continue;
+        };
+        assert_eq!(response.patch_type.as_deref(), Some("JSONPatch"), "{}", case.file);
+        let patch = decode_patch(&b64);
+        for op in &patch.0 {
+            let ok = match op {
+                json_patch::PatchOperation::Add(_) => true,
+                json_patch::PatchOperation::Remove(r) => {
+                    r.path.to_string().ends_with("/livenessProbe/initialDelaySeconds")
+                }
+                _ => false,
+            };
+            assert!(ok, "{}: unexpected op {op:?}", case.file);
+        }
+        let after = apply(&pod, &patch);
+        let typed = parse_pod(&after);
+        // Every probe the webhook added or touched is complete and sane.
+        for c in typed.spec.as_ref().unwrap().containers.iter() {
+            if let Some(s) = &c.startup_probe
+                && !case.doc.to_string().contains("startupProbe")
+            {
+                assert!(
+                    s.period_seconds.is_some()
+                        && s.failure_threshold.is_some()
+                        && s.timeout_seconds.is_some()
+                );
+                assert_eq!(s.success_threshold, Some(1));
+            }
+        }
+        // Reinvocation: the patched object gets no patch.
+        let again = respond(&policy, Endpoint::Mutate, &review("CREATE", &after, None, "u3"));
+        assert!(
+            again.patch.is_none(),
+            "{}: second call patched again: {:?}",
+            case.file,
+            again.patch.map(|p| decode_patch(&p))
+        );
+        // And the patched object validates without new findings from the mutate rules.
+        let eval = engine::evaluate(&policy.rules, &workload(&after));
+        assert!(eval.with_action(Action::Mutate).all(|f| f.patch.is_empty()), "{}", case.file);
+    }
+    assert!(failures.is_empty(), "corpus mutate mismatches:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn audit_mode_never_denies_or_patches_any_corpus_file() {
+    let policy = Policy { mode: Mode::Audit, ..Policy::default() };
+    for case in corpus() {
+        let pod = as_pod(&case.doc);
+        for (endpoint, obj) in
+            [(Endpoint::Validate, &case.doc), (Endpoint::Mutate, &pod), (Endpoint::Validate, &pod)]
+        {
+            let r = respond(&policy, endpoint, &review("CREATE", obj, None, "a"));
+            assert!(r.allowed && r.patch.is_none() && r.patch_type.is_none(), "{}: {r:?}", case.file);
+            for w in r.warnings.iter().flatten() {
+                assert!(w.starts_with("probegate [audit]: "), "{w}");
+            }
+        }
+    }
+}
+
+#[test]
+fn templates_are_patched_only_when_the_policy_says_so() {
+    let mut policy = Policy::default();
+    let case = corpus().into_iter().find(|c| c.file.starts_with("deployment-grafana")).unwrap();
+    let r = respond(&policy, Endpoint::Mutate, &review("CREATE", &case.doc, None, "t"));
+    assert!(r.patch.is_none());
+    policy.templates.mutate = true;
+    let r = respond(&policy, Endpoint::Mutate, &review("CREATE", &case.doc, None, "t"));
+    let patch = decode_patch(&r.patch.expect("template patched"));
+    assert!(patch.0.iter().all(|op| {
+        serde_json::to_value(op).unwrap()["path"].as_str().unwrap().starts_with("/spec/template/spec/")
+    }));
+    let after = apply(&case.doc, &patch);
+    let again = respond(&policy, Endpoint::Mutate, &review("CREATE", &after, None, "t"));
+    assert!(again.patch.is_none());
+    // Never on UPDATE, even with templates.mutate.
+    let r = respond(&policy, Endpoint::Mutate, &review("UPDATE", &case.doc, Some(&case.doc), "t"));
+    assert!(r.patch.is_none());
+}

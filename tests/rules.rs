@@ -1,0 +1,421 @@
+//! Per rule: cases that must fire and cases that must not (snippets from rules.md §5 and the issue).
+
+mod common;
+
+use probegate::engine::{self, Evaluation, Workload, WorkloadKind};
+use probegate::policy::{self, Action, Policy, RuleId};
+use serde_json::{Value, json};
+
+/// A Pod around the given `spec` YAML.
+fn pod(spec_yaml: &str) -> Value {
+    let spec = common::yaml(spec_yaml);
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+}
+
+fn eval_with(policy: &Policy, obj: &Value) -> Evaluation {
+    let kind = WorkloadKind::from_api_version_kind(
+        obj["apiVersion"].as_str().unwrap(),
+        obj["kind"].as_str().unwrap(),
+    )
+    .unwrap();
+    engine::evaluate(&policy.rules, &Workload::from_value(kind, obj).unwrap())
+}
+
+fn eval(obj: &Value) -> Evaluation {
+    eval_with(&Policy::default(), obj)
+}
+
+fn fired(e: &Evaluation, rule: RuleId) -> Vec<String> {
+    e.findings.iter().filter(|f| f.rule == rule).map(|f| f.container.clone()).collect()
+}
+
+fn message(e: &Evaluation, rule: RuleId) -> String {
+    e.findings.iter().find(|f| f.rule == rule).map(|f| f.message.clone()).unwrap_or_default()
+}
+
+// === liveness-dependency ===
+
+#[test]
+fn dependency_fires_on_remote_exec_clients_and_names_the_dependency() {
+    let cases = [
+        // T01: pg_isready against the DB Service.
+        r#"containers:
+- name: api
+  image: orders-api:4.2
+  livenessProbe: {exec: {command: ["pg_isready", "-h", "orders-db.prod.svc", "-p", "5432"]}}"#,
+        // T04: PGHOST points away.
+        r#"containers:
+- name: api
+  image: reports:7
+  env: [{name: PGHOST, value: reports-db.data.svc.cluster.local}]
+  livenessProbe: {exec: {command: ["pg_isready"]}}"#,
+        // T05: host from a ConfigMap is not local.
+        r#"containers:
+- name: api
+  image: jobs:3
+  env: [{name: REDIS_HOST, valueFrom: {configMapKeyRef: {name: cfg, key: redis_host}}}]
+  livenessProbe: {exec: {command: ["sh", "-c", "redis-cli -h \"$REDIS_HOST\" ping | grep -q PONG"]}}"#,
+        r#"containers:
+- name: api
+  image: web:1
+  livenessProbe: {exec: {command: ["sh", "-c", "curl -fsS http://localhost:8080/healthz && curl -fsS http://payments.prod.svc/health"]}}"#,
+    ];
+    for spec in cases {
+        let e = eval(&pod(spec));
+        assert_eq!(fired(&e, RuleId::LivenessDependency), vec!["api"], "{spec}");
+        let f = e.findings.iter().find(|f| f.rule == RuleId::LivenessDependency).unwrap();
+        assert_eq!(f.action, Action::Deny);
+        assert!(f.message.contains("readinessProbe"), "{}", f.message);
+        // Never copy a coupled handler into a startup probe.
+        assert!(fired(&e, RuleId::StartupProbe).is_empty(), "{spec}");
+    }
+    let e = eval(&pod(cases[0]));
+    assert!(message(&e, RuleId::LivenessDependency).contains("orders-db.prod.svc"));
+}
+
+#[test]
+fn dependency_fires_on_probe_hosts_unless_host_network_loopback() {
+    // T08: another Service; T09: loopback without hostNetwork; T12: literal variable.
+    for host in ["payments.prod.svc.cluster.local", "127.0.0.1", "$(POD_IP)", "10.0.0.7"] {
+        let spec = format!(
+            "containers:\n- name: web\n  image: nginx\n  livenessProbe: {{httpGet: {{host: {host:?}, path: /, port: 80}}}}\n"
+        );
+        assert_eq!(fired(&eval(&pod(&spec)), RuleId::LivenessDependency), vec!["web"], "{host}");
+        let spec = format!(
+            "containers:\n- name: web\n  image: redis\n  livenessProbe: {{tcpSocket: {{host: {host:?}, port: 6379}}}}\n"
+        );
+        assert_eq!(fired(&eval(&pod(&spec)), RuleId::LivenessDependency), vec!["web"], "{host}");
+    }
+    // T10: loopback with hostNetwork is the pod itself.
+    let spec = "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  livenessProbe: {httpGet: {host: 127.0.0.1, path: /healthz, port: 9099}}\n";
+    assert!(fired(&eval(&pod(spec)), RuleId::LivenessDependency).is_empty());
+    let spec = "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  livenessProbe: {httpGet: {host: localhost, path: /healthz, port: 9099}}\n";
+    assert!(fired(&eval(&pod(spec)), RuleId::LivenessDependency).is_empty());
+}
+
+#[test]
+fn dependency_does_not_fire_on_self_checks() {
+    let cases = [
+        // T02: the database checking itself.
+        r#"containers:
+- name: postgres
+  image: postgres:16
+  livenessProbe: {exec: {command: ["pg_isready", "-U", "postgres", "-h", "127.0.0.1"]}}"#,
+        r#"containers:
+- name: postgres
+  image: postgres:16
+  livenessProbe: {exec: {command: ["pg_isready", "-U", "postgres"]}}"#,
+        // T06: redis-cli ping, default host.
+        r#"containers:
+- name: redis
+  image: redis:7.2
+  livenessProbe: {exec: {command: ["redis-cli", "ping"]}}"#,
+        r#"containers:
+- name: mysql
+  image: mysql:8
+  livenessProbe: {exec: {command: ["mysqladmin", "ping", "-h", "127.0.0.1"]}}"#,
+        // The pod's own IP from the downward API.
+        r#"containers:
+- name: app
+  image: app:1
+  env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]
+  livenessProbe: {exec: {command: ["sh", "-c", "curl -f http://$POD_IP:8080/livez"]}}"#,
+        // T11: a Host header does not change the destination.
+        r#"containers:
+- name: web
+  image: web:1
+  livenessProbe: {httpGet: {path: /livez, port: 8080, httpHeaders: [{name: Host, value: shop.internal.example.com}]}}"#,
+        // Opaque scripts are not guessed at.
+        r#"containers:
+- name: redis
+  image: redis:7.2
+  livenessProbe: {exec: {command: ["sh", "-c", "/health/ping_liveness_local.sh 5"]}}"#,
+        r#"containers:
+- name: app
+  image: app:1
+  livenessProbe: {grpc: {port: 7070}}"#,
+    ];
+    for spec in cases {
+        assert!(fired(&eval(&pod(spec)), RuleId::LivenessDependency).is_empty(), "{spec}");
+    }
+}
+
+#[test]
+fn ordinary_init_containers_and_readiness_are_never_checked_for_dependencies() {
+    let spec = r#"initContainers:
+- name: wait-for-db
+  image: postgres:16
+  command: ["sh", "-c", "until pg_isready -h db; do sleep 1; done"]
+  livenessProbe: {exec: {command: ["pg_isready", "-h", "db"]}}
+containers:
+- name: api
+  image: api:1
+  readinessProbe: {exec: {command: ["pg_isready", "-h", "db"]}}"#;
+    assert!(fired(&eval(&pod(spec)), RuleId::LivenessDependency).is_empty());
+    // A native sidecar is checked.
+    let spec = r#"initContainers:
+- name: proxy
+  image: proxy:1
+  restartPolicy: Always
+  livenessProbe: {exec: {command: ["pg_isready", "-h", "db.prod.svc"]}}
+containers:
+- name: api
+  image: api:1"#;
+    assert_eq!(fired(&eval(&pod(spec)), RuleId::LivenessDependency), vec!["proxy"]);
+}
+
+// === liveness-matches-readiness ===
+
+#[test]
+fn matches_readiness_fires_when_liveness_gives_up_no_later() {
+    // T15: same endpoint, same thresholds.
+    let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /healthz, port: 8080}}\n  readinessProbe: {httpGet: {path: /healthz, port: 8080}}\n";
+    let e = eval(&pod(spec));
+    assert_eq!(fired(&e, RuleId::LivenessMatchesReadiness), vec!["web"]);
+    assert_eq!(
+        e.findings.iter().find(|f| f.rule == RuleId::LivenessMatchesReadiness).unwrap().action,
+        Action::Warn
+    );
+    // T17: named port resolving to the same number.
+    let spec = "containers:\n- name: web\n  image: w\n  ports: [{name: http, containerPort: 8080}]\n  livenessProbe: {httpGet: {path: /healthz, port: http}}\n  readinessProbe: {httpGet: {path: /healthz, port: 8080}}\n";
+    assert_eq!(fired(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness), vec!["web"]);
+    // Same exec command; liveness window shorter than readiness.
+    let spec = "containers:\n- name: zk\n  image: z\n  livenessProbe: {exec: {command: [zookeeper-ready, '2181']}, failureThreshold: 2}\n  readinessProbe: {exec: {command: [zookeeper-ready, '2181']}}\n";
+    assert_eq!(fired(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness), vec!["zk"]);
+    let spec = "containers:\n- name: r\n  image: r\n  livenessProbe: {tcpSocket: {port: 6379}}\n  readinessProbe: {tcpSocket: {port: 6379}}\n";
+    assert_eq!(fired(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness), vec!["r"]);
+}
+
+#[test]
+fn matches_readiness_does_not_fire_on_the_documented_pattern_or_different_handlers() {
+    let cases = [
+        // T16: same endpoint, liveness more tolerant (the docs' common pattern).
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /healthz, port: 8080}, failureThreshold: 6}\n  readinessProbe: {httpGet: {path: /healthz, port: 8080}, failureThreshold: 2}\n",
+        // Longer initial delay counts in the window.
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /healthz, port: 8080}, initialDelaySeconds: 15}\n  readinessProbe: {httpGet: {path: /healthz, port: 8080}}\n",
+        // Query string differs.
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: '/healthz', port: 8080}}\n  readinessProbe: {httpGet: {path: '/healthz?full=true', port: 8080}}\n",
+        // Headers differ.
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /, port: 8080, httpHeaders: [{name: Cookie, value: a=1}]}}\n  readinessProbe: {httpGet: {path: /, port: 8080, httpHeaders: [{name: Cookie, value: a=2}]}}\n",
+        // Different ports; different handler types; only one probe.
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /healthz, port: 8080}}\n  readinessProbe: {httpGet: {path: /healthz, port: 8081}}\n",
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {tcpSocket: {port: 8080}}\n  readinessProbe: {httpGet: {path: /, port: 8080}}\n",
+        "containers:\n- name: web\n  image: w\n  livenessProbe: {tcpSocket: {port: 8080}}\n",
+    ];
+    for spec in cases {
+        assert!(fired(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness).is_empty(), "{spec}");
+    }
+}
+
+// === readiness-missing ===
+
+#[test]
+fn readiness_missing_fires_only_for_serving_app_containers_of_long_running_pods() {
+    let spec = "containers:\n- name: web\n  image: w\n  ports: [{containerPort: 8080}]\n";
+    assert_eq!(fired(&eval(&pod(spec)), RuleId::ReadinessMissing), vec!["web"]);
+    let not = [
+        "containers:\n- name: worker\n  image: w\n",
+        "containers:\n- name: web\n  image: w\n  ports: [{containerPort: 8080}]\n  readinessProbe: {tcpSocket: {port: 8080}}\n",
+        "restartPolicy: Never\ncontainers:\n- name: job\n  image: w\n  ports: [{containerPort: 8080}]\n",
+        "initContainers:\n- name: side\n  image: s\n  restartPolicy: Always\n  ports: [{containerPort: 9000}]\ncontainers:\n- name: app\n  image: a\n",
+    ];
+    for spec in not {
+        assert!(fired(&eval(&pod(spec)), RuleId::ReadinessMissing).is_empty(), "{spec}");
+    }
+}
+
+// === probe-timeout ===
+
+#[test]
+fn probe_timeout_raises_low_timeouts_and_never_lowers_one() {
+    let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /livez, port: 8080}}\n  readinessProbe: {httpGet: {path: /readyz, port: 8080}, timeoutSeconds: 1}\n";
+    let e = eval(&pod(spec));
+    let f = e.findings.iter().find(|f| f.rule == RuleId::ProbeTimeout).unwrap();
+    let ops = serde_json::to_value(&f.patch).unwrap();
+    assert_eq!(
+        ops,
+        json!([
+            {"op": "add", "path": "/spec/containers/0/livenessProbe/timeoutSeconds", "value": 3},
+            {"op": "add", "path": "/spec/containers/0/readinessProbe/timeoutSeconds", "value": 2}
+        ])
+    );
+    let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /livez, port: 8080}, timeoutSeconds: 10}\n  readinessProbe: {httpGet: {path: /readyz, port: 8080}, timeoutSeconds: 2}\n";
+    assert!(fired(&eval(&pod(spec)), RuleId::ProbeTimeout).is_empty());
+    // Custom minimums from the policy.
+    let p = policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  probe-timeout: {livenessMinSeconds: 11}\n",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(fired(&eval_with(&p, &pod(spec)), RuleId::ProbeTimeout), vec!["web"]);
+}
+
+// === startup-probe ===
+
+#[test]
+fn startup_probe_is_added_with_the_liveness_handler_and_the_budget() {
+    // T20: a big initialDelaySeconds moves into the startup budget and leaves liveness.
+    let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /livez, port: 8080}, initialDelaySeconds: 300, timeoutSeconds: 3}\n";
+    let e = eval(&pod(spec));
+    let f = e.findings.iter().find(|f| f.rule == RuleId::StartupProbe).unwrap();
+    assert_eq!(
+        serde_json::to_value(&f.patch).unwrap(),
+        json!([
+            {"op": "add", "path": "/spec/containers/0/startupProbe", "value": {
+                "httpGet": {"path": "/livez", "port": 8080, "scheme": "HTTP"},
+                "initialDelaySeconds": 0, "periodSeconds": 5, "timeoutSeconds": 3,
+                "successThreshold": 1, "failureThreshold": 60}},
+            {"op": "remove", "path": "/spec/containers/0/livenessProbe/initialDelaySeconds"}
+        ])
+    );
+    // Default budget: 120 s at period 5 = 24; a small delay stays on liveness.
+    let spec = "containers:\n- name: w\n  image: w\n  livenessProbe: {exec: {command: [cat, /tmp/ok]}, initialDelaySeconds: 10}\n";
+    let e = eval(&pod(spec));
+    let f = e.findings.iter().find(|f| f.rule == RuleId::StartupProbe).unwrap();
+    let v = serde_json::to_value(&f.patch).unwrap();
+    assert_eq!(v[0]["value"]["failureThreshold"], 24);
+    assert_eq!(v[0]["value"]["exec"]["command"], json!(["cat", "/tmp/ok"]));
+    assert_eq!(v[0]["value"]["timeoutSeconds"], 3);
+    assert_eq!(f.patch.len(), 1);
+}
+
+#[test]
+fn startup_probe_is_not_added_without_liveness_or_with_one_present() {
+    let not = [
+        "containers:\n- name: w\n  image: w\n  readinessProbe: {tcpSocket: {port: 1}}\n",
+        "containers:\n- name: w\n  image: w\n  livenessProbe: {tcpSocket: {port: 1}}\n  startupProbe: {tcpSocket: {port: 1}}\n",
+    ];
+    for spec in not {
+        assert!(fired(&eval(&pod(spec)), RuleId::StartupProbe).is_empty(), "{spec}");
+    }
+}
+
+// === prestop-sleep ===
+
+#[test]
+fn prestop_sleep_adds_a_hook_creating_parents_and_keeping_other_hooks() {
+    let cases = [
+        (
+            "lifecycle: null",
+            json!({"op": "add", "path": "/spec/containers/0/lifecycle", "value": {"preStop": {"sleep": {"seconds": 5}}}}),
+        ),
+        (
+            "imagePullPolicy: IfNotPresent",
+            json!({"op": "add", "path": "/spec/containers/0/lifecycle", "value": {"preStop": {"sleep": {"seconds": 5}}}}),
+        ),
+        (
+            "lifecycle: {}",
+            json!({"op": "add", "path": "/spec/containers/0/lifecycle/preStop", "value": {"sleep": {"seconds": 5}}}),
+        ),
+        (
+            "lifecycle: {postStart: {exec: {command: [touch, /x]}}}",
+            json!({"op": "add", "path": "/spec/containers/0/lifecycle/preStop", "value": {"sleep": {"seconds": 5}}}),
+        ),
+    ];
+    for (extra, expected) in cases {
+        let spec =
+            format!("containers:\n- name: web\n  image: w\n  ports: [{{containerPort: 80}}]\n  {extra}\n");
+        let obj = pod(&spec);
+        let e = eval(&obj);
+        let f =
+            e.findings.iter().find(|f| f.rule == RuleId::PrestopSleep).unwrap_or_else(|| panic!("{spec}"));
+        assert_eq!(serde_json::to_value(&f.patch).unwrap(), json!([expected]), "{spec}");
+        let after = common::apply(&obj, &json_patch::Patch(f.patch.clone()));
+        let pod = common::parse_pod(&after);
+        let lc = pod.spec.unwrap().containers[0].lifecycle.clone().unwrap();
+        assert_eq!(lc.pre_stop.unwrap().sleep.unwrap().seconds, 5);
+        if extra.contains("postStart") {
+            assert!(lc.post_start.is_some());
+        }
+    }
+    // Exec style.
+    let p = policy::parse("apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  prestop-sleep: {style: exec, seconds: 7}\n", "t").unwrap();
+    let e = eval_with(&p, &pod("containers:\n- name: web\n  image: w\n  ports: [{containerPort: 80}]\n"));
+    let f = e.findings.iter().find(|f| f.rule == RuleId::PrestopSleep).unwrap();
+    assert_eq!(
+        serde_json::to_value(&f.patch).unwrap()[0]["value"],
+        json!({"preStop": {"exec": {"command": ["sleep", "7"]}}})
+    );
+}
+
+#[test]
+fn prestop_sleep_does_not_patch_where_it_must_not() {
+    let not = [
+        // Existing preStop (including an explicit zero sleep).
+        "containers:\n- name: web\n  image: w\n  ports: [{containerPort: 80}]\n  lifecycle: {preStop: {sleep: {seconds: 0}}}\n",
+        // No ports.
+        "containers:\n- name: worker\n  image: w\n",
+        // Batch pods.
+        "restartPolicy: OnFailure\ncontainers:\n- name: web\n  image: w\n  ports: [{containerPort: 80}]\n",
+        // Native sidecars.
+        "initContainers:\n- name: side\n  image: s\n  restartPolicy: Always\n  ports: [{containerPort: 9000}]\ncontainers:\n- name: app\n  image: a\n",
+    ];
+    for spec in not {
+        assert!(fired(&eval(&pod(spec)), RuleId::PrestopSleep).is_empty(), "{spec}");
+    }
+    // Grace period not above the sleep: reported, not patched.
+    for grace in [0, 3, 5] {
+        let spec = format!(
+            "terminationGracePeriodSeconds: {grace}\ncontainers:\n- name: web\n  image: w\n  ports: [{{containerPort: 80}}]\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = e.findings.iter().find(|f| f.rule == RuleId::PrestopSleep).unwrap();
+        assert!(f.patch.is_empty(), "{grace}");
+        assert!(f.message.contains("terminationGracePeriodSeconds"), "{}", f.message);
+    }
+    let spec = "terminationGracePeriodSeconds: 6\ncontainers:\n- name: web\n  image: w\n  ports: [{containerPort: 80}]\n";
+    assert!(
+        !eval(&pod(spec)).findings.iter().find(|f| f.rule == RuleId::PrestopSleep).unwrap().patch.is_empty()
+    );
+}
+
+// === patch paths ===
+
+#[test]
+fn patch_paths_follow_the_kind_and_container_indexes() {
+    let spec = common::yaml(
+        "initContainers:\n- name: init\n  image: i\n- name: side\n  image: s\n  restartPolicy: Always\n  livenessProbe: {tcpSocket: {port: 1}, timeoutSeconds: 5}\ncontainers:\n- name: proxy\n  image: envoy\n- name: app\n  image: a\n  livenessProbe: {tcpSocket: {port: 2}, timeoutSeconds: 5}\n",
+    );
+    let template = json!({"metadata": {"labels": {"a": "b"}}, "spec": spec});
+    let objects = [
+        (json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}), "/spec"),
+        (
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"selector": {}, "template": template}}),
+            "/spec/template/spec",
+        ),
+        (
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"}, "spec": {"template": template}}),
+            "/spec/template/spec",
+        ),
+        (
+            json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "s"}, "spec": {"template": template}}),
+            "/spec/template/spec",
+        ),
+        (
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"template": template}}),
+            "/spec/template/spec",
+        ),
+        (
+            json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}, "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}}),
+            "/spec/jobTemplate/spec/template/spec",
+        ),
+    ];
+    for (obj, base) in objects {
+        let e = eval(&obj);
+        let paths: Vec<String> = e
+            .patch()
+            .0
+            .iter()
+            .map(|op| serde_json::to_value(op).unwrap()["path"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                format!("{base}/containers/1/startupProbe"),
+                format!("{base}/initContainers/1/startupProbe")
+            ],
+            "{obj}"
+        );
+        common::apply(&obj, &e.patch());
+    }
+}
