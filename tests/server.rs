@@ -1,0 +1,384 @@
+//! The real server over real HTTPS: a certificate made in the test, a client that trusts only it,
+//! every returned JSON Patch applied to the object and the result parsed back as a Pod.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Once;
+use std::time::Duration;
+
+use common::*;
+use probegate::admission::AdmissionReviewResponse;
+use probegate::policy::Policy;
+use probegate::server::{self, ServeConfig, tls};
+use serde_json::{Value, json};
+
+static PROVIDER: Once = Once::new();
+
+struct Harness {
+    addr: SocketAddr,
+    client: reqwest::Client,
+    h1: reqwest::Client,
+    running: server::RunningServer,
+}
+
+async fn start(policy: Policy) -> Harness {
+    PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let generated = tls::generate_localhost().unwrap();
+    let running = server::start(ServeConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        policy,
+        policy_source: "test".into(),
+        tls: generated.material,
+    })
+    .await
+    .unwrap();
+    let ca = reqwest::Certificate::from_pem(generated.ca_pem.as_bytes()).unwrap();
+    let build = |h1: bool| {
+        let mut b = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(ca.clone())
+            .timeout(Duration::from_secs(10));
+        if h1 {
+            b = b.http1_only();
+        }
+        b.build().unwrap()
+    };
+    Harness { addr: running.addr, client: build(false), h1: build(true), running }
+}
+
+impl Harness {
+    fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.addr.port())
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> (reqwest::StatusCode, Value) {
+        let r = self.client.post(self.url(path)).json(body).send().await.unwrap();
+        let status = r.status();
+        let text = r.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("non-JSON answer: {text}")))
+    }
+
+    async fn review(&self, path: &str, body: &Value) -> AdmissionReviewResponse {
+        let (status, v) = self.post(path, body).await;
+        assert_eq!(status, 200, "{v}");
+        // The wire form: patch, when present, is a base64 string (not kube-core's byte array).
+        if let Some(p) = v["response"].get("patch") {
+            assert!(p.is_string(), "patch must be a base64 string: {p}");
+            assert_eq!(v["response"]["patchType"], "JSONPatch");
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    async fn healthy(&self) {
+        let r = self.client.get(self.url("/healthz")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+}
+
+fn endpoint_of(file: &str) -> &'static str {
+    if file.contains(".mutating") { "/mutate" } else { "/validate" }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_endpoints_http2_and_keep_alive() {
+    let h = start(Policy::default()).await;
+    let r = h.client.get(h.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.version(), reqwest::Version::HTTP_2, "ALPN h2 is negotiated");
+    let r = h.h1.get(h.url("/readyz")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.version(), reqwest::Version::HTTP_11);
+    // Many requests on the same keep-alive connection pool.
+    for _ in 0..20 {
+        assert_eq!(h.h1.get(h.url("/healthz")).send().await.unwrap().status(), 200);
+    }
+    h.running.state.set_ready(false);
+    assert_eq!(h.client.get(h.url("/readyz")).send().await.unwrap().status(), 503);
+    // Plain HTTP is not served on the TLS port.
+    let plain =
+        reqwest::Client::new().get(format!("http://127.0.0.1:{}/healthz", h.addr.port())).send().await;
+    assert!(plain.map(|r| r.status() != 200).unwrap_or(true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captured_reviews_get_the_contract_answers() {
+    let h = start(Policy::default()).await;
+    let dir = fixtures().join("admission");
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.retain(|f| f.ends_with(".json"));
+    files.sort();
+    assert!(files.len() >= 40);
+    let mut patched = 0;
+    for file in &files {
+        let body: Value = serde_json::from_str(&read(&format!("admission/{file}"))).unwrap();
+        let request = &body["request"];
+        let endpoint = endpoint_of(file);
+        let review = h.review(endpoint, &body).await;
+        assert_eq!(review.api_version, "admission.k8s.io/v1", "{file}");
+        assert_eq!(review.kind, "AdmissionReview", "{file}");
+        let r = review.response;
+        assert_eq!(r.uid, request["uid"].as_str().unwrap(), "{file}");
+        assert!(r.allowed, "{file}: captured objects are all admissible: {:?}", r.status);
+        if endpoint == "/validate" || request["operation"] == "UPDATE" {
+            assert!(r.patch.is_none(), "{file}: no patch on /validate or UPDATE");
+            continue;
+        }
+        let is_pod = request["kind"]["kind"] == "Pod";
+        if !is_pod {
+            assert!(r.patch.is_none(), "{file}: templates are not patched by default");
+            continue;
+        }
+        let Some(b64) = r.patch else { continue };
+        patched += 1;
+        let object = &request["object"];
+        let after = apply(object, &decode_patch(&b64));
+        let pod = parse_pod(&after);
+        // Fields our typed model does not know survive, and nothing but our members changed.
+        assert_eq!(after["metadata"], object["metadata"], "{file}");
+        for c in pod.spec.as_ref().unwrap().containers.iter() {
+            if let Some(l) = &c.liveness_probe {
+                assert!(l.timeout_seconds.unwrap_or(1) >= 3, "{file}");
+                assert!(c.startup_probe.is_some(), "{file}");
+            }
+        }
+        // Reinvocation with the patched object: no patch.
+        let mut again = body.clone();
+        again["request"]["object"] = after.clone();
+        let r2 = h.review("/mutate", &again).await.response;
+        assert!(r2.patch.is_none(), "{file}: second call patched again");
+        // The validating call on the patched object admits it.
+        let r3 = h.review("/validate", &again).await.response;
+        assert!(r3.allowed && r3.patch.is_none(), "{file}");
+    }
+    assert!(patched >= 5, "expected several captured Pods to be patched, got {patched}");
+}
+
+fn coupled_pod(owner: Option<Value>) -> Value {
+    let mut metadata = json!({"name": "api-1", "namespace": "shop"});
+    if let Some(o) = owner {
+        metadata["ownerReferences"] = json!([o]);
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+        "spec": {"containers": [{
+            "name": "api", "image": "api:1",
+            "ports": [{"containerPort": 8080}],
+            "livenessProbe": {"httpGet": {"host": "orders-db.shop.svc", "path": "/ping", "port": 5432}},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "timeoutSeconds": 2}
+        }]}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denials_warnings_owners_updates_and_dry_run() {
+    let h = start(Policy::default()).await;
+    // A bare Pod whose liveness reaches another host is denied with 403 and a message per violation.
+    let pod = coupled_pod(None);
+    let r = h.review("/validate", &review("CREATE", &pod, None, "d1")).await.response;
+    assert!(!r.allowed);
+    let status = r.status.expect("status on denial");
+    assert_eq!(status.code, 403);
+    assert!(status.message.contains("container api: "), "{}", status.message);
+    assert!(status.message.contains("orders-db.shop.svc"), "{}", status.message);
+    assert!(status.message.contains("(liveness-dependency)"), "{}", status.message);
+    assert!(r.patch.is_none());
+    // Dry run: the same answer.
+    let mut dry = review("CREATE", &pod, None, "d2");
+    dry["request"]["dryRun"] = json!(true);
+    let r2 = h.review("/validate", &dry).await.response;
+    assert_eq!((r2.allowed, r2.status.map(|s| s.message)), (false, Some(status.message.clone())));
+    // The same Pod owned by a ReplicaSet is warned, not denied.
+    let owned = coupled_pod(Some(
+        json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-6d4f", "uid": "x", "controller": true}),
+    ));
+    let r = h.review("/validate", &review("CREATE", &owned, None, "d3")).await.response;
+    assert!(r.allowed);
+    let warnings = r.warnings.unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("probegate: container api:") && w.contains("(liveness-dependency)")),
+        "{warnings:?}"
+    );
+    assert!(warnings.iter().all(|w| w.chars().count() < 256));
+    // A forged owner without controller: true does not help.
+    let forged =
+        coupled_pod(Some(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "x"})));
+    assert!(!h.review("/validate", &review("CREATE", &forged, None, "d4")).await.response.allowed);
+    // UPDATE of a Pod (a label change): never denied for what it already had.
+    let mut relabelled = pod.clone();
+    relabelled["metadata"]["labels"] = json!({"team": "b"});
+    let r = h.review("/validate", &review("UPDATE", &relabelled, Some(&pod), "d5")).await.response;
+    assert!(r.allowed, "{r:?}");
+    // A Deployment is denied at once (so kubectl apply fails, not its ReplicaSet later)...
+    let template = json!({"metadata": {"labels": {"app": "api"}}, "spec": pod["spec"].clone()});
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"selector": {"matchLabels": {"app": "api"}}, "template": template}});
+    assert!(!h.review("/validate", &review("CREATE", &deploy, None, "d6")).await.response.allowed);
+    // ...but an UPDATE that only bumps the image of a Deployment that already had it is not.
+    let mut bumped = deploy.clone();
+    bumped["spec"]["template"]["spec"]["containers"][0]["image"] = json!("api:2");
+    let r = h.review("/validate", &review("UPDATE", &bumped, Some(&deploy), "d7")).await.response;
+    assert!(r.allowed, "{r:?}");
+    // An UPDATE that introduces the coupling is denied.
+    let mut clean = deploy.clone();
+    clean["spec"]["template"]["spec"]["containers"][0]["livenessProbe"] =
+        json!({"httpGet": {"path": "/livez", "port": 8080}});
+    assert!(!h.review("/validate", &review("UPDATE", &deploy, Some(&clean), "d8")).await.response.allowed);
+    // /mutate of a Pod on UPDATE: never a patch.
+    let r = h.review("/mutate", &review("UPDATE", &relabelled, Some(&pod), "d9")).await.response;
+    assert!(r.patch.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untouched_requests_subresources_deletes_and_other_kinds() {
+    let h = start(Policy::default()).await;
+    let pod = coupled_pod(None);
+    let mut sub = review("UPDATE", &pod, Some(&pod), "s1");
+    sub["request"]["subResource"] = json!("status");
+    let mut del = review("DELETE", &pod, None, "s2");
+    del["request"]["object"] = Value::Null;
+    del["request"]["oldObject"] = pod.clone();
+    let mut connect =
+        review("CONNECT", &json!({"apiVersion": "v1", "kind": "PodExecOptions", "metadata": {}}), None, "s3");
+    connect["request"]["kind"] = json!({"group": "", "version": "v1", "kind": "PodExecOptions"});
+    connect["request"]["subResource"] = json!("exec");
+    let svc = review(
+        "CREATE",
+        &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": "weird"}}),
+        None,
+        "s4",
+    );
+    let mut eph = review("UPDATE", &pod, Some(&pod), "s5");
+    eph["request"]["subResource"] = json!("ephemeralcontainers");
+    for body in [sub, del, connect, svc, eph] {
+        for path in ["/validate", "/mutate"] {
+            let r = h.review(path, &body).await.response;
+            assert!(r.allowed && r.patch.is_none() && r.warnings.is_none(), "{path} {body}");
+            assert_eq!(r.uid, body["request"]["uid"].as_str().unwrap());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
+    let h = start(Policy::default()).await;
+    let pod = coupled_pod(None);
+    let mut no_uid = review("CREATE", &pod, None, "x");
+    no_uid["request"].as_object_mut().unwrap().remove("uid");
+    let mut beta = review("CREATE", &pod, None, "x");
+    beta["apiVersion"] = json!("admission.k8s.io/v1beta1");
+    let mut not_a_pod = review("CREATE", &pod, None, "x");
+    not_a_pod["request"]["object"]["spec"]["containers"] = json!("nope");
+    let mut no_spec = review("CREATE", &pod, None, "x");
+    no_spec["request"]["object"].as_object_mut().unwrap().remove("spec");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("not JSON", b"{{{ not json".to_vec(), "invalid JSON"),
+        ("empty body", Vec::new(), "empty"),
+        ("not an AdmissionReview", b"{\"hello\": 1}".to_vec(), "AdmissionReview"),
+        ("array", b"[1,2,3]".to_vec(), "AdmissionReview"),
+        (
+            "no request",
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#.to_vec(),
+            "no request",
+        ),
+        ("no uid", serde_json::to_vec(&no_uid).unwrap(), "uid"),
+        ("v1beta1", serde_json::to_vec(&beta).unwrap(), "admission.k8s.io/v1"),
+        ("invalid Pod", serde_json::to_vec(&not_a_pod).unwrap(), "not a valid Pod"),
+        ("Pod without spec", serde_json::to_vec(&no_spec).unwrap(), "no pod spec"),
+    ];
+    for (what, body, expect) in cases {
+        for path in ["/validate", "/mutate"] {
+            let r = h
+                .client
+                .post(h.url(path))
+                .header("content-type", "application/json")
+                .body(body.clone())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 400, "{what}");
+            let v: Value = r.json().await.unwrap_or_else(|e| panic!("{what}: error body is not JSON: {e}"));
+            let msg = v["error"].as_str().unwrap_or_default();
+            assert!(msg.contains(expect), "{what}: {msg}");
+            h.healthy().await;
+        }
+    }
+    // Wrong content type.
+    let r = h
+        .client
+        .post(h.url("/validate"))
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    // A body over the limit: 413, and the server is still up.
+    let huge = vec![b' '; server::MAX_BODY_BYTES + 1024];
+    let r = h
+        .client
+        .post(h.url("/validate"))
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    h.healthy().await;
+    // A large but legal UPDATE (two ~1.4 MiB objects) is handled normally.
+    let mut big = pod.clone();
+    big["metadata"]["annotations"] =
+        json!({"kubectl.kubernetes.io/last-applied-configuration": "x".repeat(1_400_000)});
+    let r = h.review("/validate", &review("UPDATE", &big, Some(&big), "big")).await.response;
+    assert!(r.allowed);
+    // Unknown paths: 404 with a JSON body.
+    let r = h.client.get(h.url("/nope")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    h.healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_fields_survive_and_indexes_skip_foreign_containers() {
+    let h = start(Policy::default()).await;
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": "web-", "namespace": "default", "annotations": {"a.example.com/x~y": "1"}},
+        "spec": {
+            "futureSpecField": {"keep": true},
+            "initContainers": [
+                {"name": "init", "image": "busybox", "command": ["true"]},
+                {"name": "mesh", "image": "proxy", "restartPolicy": "Always", "futureField": 1,
+                 "livenessProbe": {"tcpSocket": {"port": 15000}, "timeoutSeconds": 1, "futureProbeField": "k"}}
+            ],
+            "containers": [
+                {"name": "injected", "image": "other"},
+                {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}], "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}],
+                 "livenessProbe": {"httpGet": {"path": "/", "port": 80}, "timeoutSeconds": 1}}
+            ]
+        }
+    });
+    let r = h.review("/mutate", &review("CREATE", &pod, None, "u")).await.response;
+    let patch = decode_patch(&r.patch.unwrap());
+    let text = serde_json::to_string(&patch).unwrap();
+    assert!(text.contains("/spec/containers/1/"), "{text}");
+    assert!(text.contains("/spec/initContainers/1/"), "{text}");
+    assert!(!text.contains("/spec/containers/0/") && !text.contains("/spec/initContainers/0/"), "{text}");
+    assert!(
+        !text.contains("future") && !text.contains("resizePolicy") && !text.contains("restartPolicy"),
+        "{text}"
+    );
+    let after = apply(&pod, &patch);
+    assert_eq!(after["spec"]["futureSpecField"], json!({"keep": true}));
+    assert_eq!(after["spec"]["initContainers"][1]["futureField"], 1);
+    assert_eq!(after["spec"]["initContainers"][1]["restartPolicy"], "Always");
+    assert_eq!(after["spec"]["initContainers"][1]["livenessProbe"]["futureProbeField"], "k");
+    assert_eq!(after["spec"]["initContainers"][1]["livenessProbe"]["timeoutSeconds"], 3);
+    assert_eq!(after["spec"]["containers"][1]["lifecycle"]["preStop"]["sleep"]["seconds"], 5);
+    parse_pod(&after);
+}
