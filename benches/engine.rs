@@ -1,1 +1,78 @@
-fn main() {}
+//! Engine and in-process AdmissionReview benchmarks (divan). Run: `cargo bench --bench engine`.
+//!
+//! - `evaluate_corpus_pod`: the engine alone (`engine::evaluate`) on each corpus manifest as a Pod,
+//!   PodSpec already parsed. Target: median at most 10 µs for a typical Pod.
+//! - `review_round_trip`: body bytes → parse → engine → response bytes, for the captured Deployment
+//!   and Pod AdmissionReviews, without HTTP or TLS.
+
+use std::path::Path;
+
+use probegate::admission::{self, Endpoint};
+use probegate::engine::{self, Workload, WorkloadKind};
+use probegate::policy::Policy;
+use serde_json::{Value, json};
+
+fn main() {
+    divan::main();
+}
+
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn as_pod(doc: &Value) -> Value {
+    let kind = doc["kind"].as_str().unwrap_or("Pod");
+    let ptr = match kind {
+        "Pod" => return doc.clone(),
+        "CronJob" => "/spec/jobTemplate/spec/template",
+        _ => "/spec/template",
+    };
+    let t = doc.pointer(ptr).unwrap();
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": t["metadata"].clone(), "spec": t["spec"].clone()})
+}
+
+fn corpus_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("corpus"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn corpus_workload(name: &str) -> Workload {
+    let text = std::fs::read_to_string(fixtures().join("corpus").join(name)).unwrap();
+    let doc = probegate::manifest::parse_documents(&text).unwrap().remove(0);
+    Workload::from_value(WorkloadKind::Pod, &as_pod(&doc)).unwrap()
+}
+
+#[divan::bench(args = corpus_names())]
+fn evaluate_corpus_pod(bencher: divan::Bencher, name: &str) {
+    let policy = Policy::default();
+    let workload = corpus_workload(name);
+    bencher.bench(|| engine::evaluate(divan::black_box(&policy.rules), divan::black_box(&workload)));
+}
+
+#[divan::bench(args = ["deployment-create.validating.json", "pod-create-liveness-readiness.mutating.json", "pod-create-by-replicaset-controller.mutating.json"])]
+fn review_round_trip(bencher: divan::Bencher, file: &str) {
+    let policy = Policy::default();
+    let body = std::fs::read(fixtures().join("admission").join(file)).unwrap();
+    let endpoint = if file.contains("mutating") { Endpoint::Mutate } else { Endpoint::Validate };
+    bencher.bench(|| {
+        let request = admission::parse_review(divan::black_box(&body)).unwrap();
+        let decision = admission::review(&policy, endpoint, &request).unwrap();
+        serde_json::to_vec(&decision.review).unwrap()
+    });
+}
+
+/// The floor for the round trip: parse the body as JSON and answer `allowed: true`.
+#[divan::bench(args = ["deployment-create.validating.json"])]
+fn floor_parse_and_allow(bencher: divan::Bencher, file: &str) {
+    let body = std::fs::read(fixtures().join("admission").join(file)).unwrap();
+    bencher.bench(|| {
+        let v: Value = serde_json::from_slice(divan::black_box(&body)).unwrap();
+        let uid = v["request"]["uid"].clone();
+        serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {"uid": uid, "allowed": true}})).unwrap()
+    });
+}

@@ -14,6 +14,7 @@
 
 pub mod exec;
 mod rules;
+pub mod simulate;
 pub mod workload;
 
 use json_patch::{Patch, PatchOperation};

@@ -183,16 +183,25 @@ pub enum WorkloadError {
     },
 }
 
+/// `metadata: null` reads as empty metadata, like a missing member.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 #[derive(Deserialize)]
 struct PodShape {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<PodSpec>,
 }
 
 #[derive(Deserialize)]
 struct TemplateShape {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<TemplateHolder>,
 }
@@ -205,14 +214,14 @@ struct TemplateHolder {
 /// A pod template whose metadata is read leanly (k8s-openapi's `PodTemplateSpec` reads all of it).
 #[derive(Deserialize)]
 struct LeanTemplate {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<PodSpec>,
 }
 
 #[derive(Deserialize)]
 struct CronJobShape {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<CronJobSpecShape>,
 }
