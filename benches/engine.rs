@@ -61,7 +61,7 @@ fn review_round_trip(bencher: divan::Bencher, file: &str) {
     let endpoint = if file.contains("mutating") { Endpoint::Mutate } else { Endpoint::Validate };
     bencher.bench(|| {
         let request = admission::parse_review(divan::black_box(&body)).unwrap();
-        let decision = admission::review(&policy, endpoint, &request).unwrap();
+        let decision = admission::review(&policy, None, endpoint, &request).unwrap();
         serde_json::to_vec(&decision.review).unwrap()
     });
 }

@@ -40,9 +40,15 @@ fn serve(probegate: bool) {
         let port = if probegate {
             let running = probegate::server::start(probegate::server::ServeConfig {
                 addr: "127.0.0.1:0".parse().unwrap(),
-                policy: probegate::policy::Policy::default(),
-                policy_source: "bench".into(),
+                policy: probegate::server::LoadedPolicy::new(
+                    probegate::policy::Policy::default(),
+                    "bench",
+                    "bench",
+                ),
+                policy_path: None,
                 tls: generated.material,
+                admin_addr: None,
+                namespaces: None,
             })
             .await
             .unwrap();

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::engine::{self, Evaluation, Finding, Workload, WorkloadError, WorkloadKind};
-use crate::policy::{Action, Mode, Policy, RuleId};
+use crate::policy::{Action, Mode, Policy, RuleId, SKIP_ANNOTATION};
 
 /// The only AdmissionReview API version served.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
@@ -211,6 +211,10 @@ pub struct DecisionSummary {
     pub patched: bool,
     /// Why the object was not evaluated, when it was not (`subresource`, `DELETE`, ...).
     pub skipped: Option<&'static str>,
+    /// Names of the namespace overrides applied.
+    pub overrides: Vec<String>,
+    /// Every finding reported (denied, warned, patched or audited), with the rule's action.
+    pub violations: Vec<(RuleId, Action)>,
 }
 
 impl DecisionSummary {
@@ -288,6 +292,7 @@ fn redact_quoted(text: &str) -> String {
 /// [`ReviewError::Object`] when the object (or old object) is not a valid instance of its kind.
 pub fn review(
     policy: &Policy,
+    namespace_labels: Option<&BTreeMap<String, String>>,
     endpoint: Endpoint,
     request: &AdmissionRequest,
 ) -> Result<Decision, ReviewError> {
@@ -317,14 +322,19 @@ pub fn review(
     let Some(object) = &request.object else {
         return skip("no object", summary, response);
     };
-    let mode = policy.mode;
-    summary.mode = Some(mode);
-    if mode == Mode::Off {
-        return skip("mode off", summary, response);
-    }
     let workload = Workload::from_json(kind, object.get())?;
     if summary.name.is_empty() {
         summary.name = workload.metadata.display_name();
+    }
+    if summary.namespace.is_empty() {
+        summary.namespace = workload.metadata.namespace.clone().unwrap_or_default();
+    }
+    let mut effective = policy.effective(&summary.namespace, namespace_labels);
+    let mode = effective.mode;
+    summary.mode = Some(mode);
+    summary.overrides = std::mem::take(&mut effective.overrides);
+    if mode == Mode::Off {
+        return skip("mode off", summary, response);
     }
     if workload.metadata.deletion_timestamp.is_some() {
         return skip("being deleted", summary, response);
@@ -332,17 +342,36 @@ pub fn review(
     if kind.is_pod() && workload.metadata.annotation(MIRROR_POD_ANNOTATION).is_some() {
         return skip("mirror pod", summary, response);
     }
-    let evaluation = engine::evaluate(&policy.rules, &workload);
-
+    // Rules skipped by annotation (only those the policy lets annotations skip).
     let mut warnings = Vec::new();
+    let mut audit_annotations = BTreeMap::new();
+    let pod_meta = workload.template_metadata.as_ref().unwrap_or(&workload.metadata);
+    if let Some(value) = pod_meta.annotation(SKIP_ANNOTATION) {
+        let skip = policy.exemptions.parse_skip(value);
+        for rule in &skip.skipped {
+            effective.rules.set_action(*rule, Action::Off);
+        }
+        if !skip.skipped.is_empty() {
+            let ids: Vec<&str> = skip.skipped.iter().map(|r| r.as_str()).collect();
+            audit_annotations.insert("skipped-rules".to_string(), ids.join(","));
+        }
+        if endpoint == Endpoint::Validate {
+            warnings.extend(skip.refused.into_iter().map(|r| format!("probegate: {r}")));
+        }
+    }
+    let exempt = &policy.exemptions.containers;
+    let evaluation = engine::evaluate_with(&effective.rules, &workload, exempt);
+
     let mut reported: Vec<&Finding> = Vec::new();
     let audit = mode == Mode::Audit;
     match endpoint {
         Endpoint::Validate => {
             let old = match (&request.operation, &request.old_object) {
-                (Operation::Update, Some(old)) => {
-                    Some(engine::evaluate(&policy.rules, &Workload::from_json(kind, old.get())?))
-                }
+                (Operation::Update, Some(old)) => Some(engine::evaluate_with(
+                    &effective.rules,
+                    &Workload::from_json(kind, old.get())?,
+                    exempt,
+                )),
                 _ => None,
             };
             let owner = if kind.is_pod() { workload.metadata.controller() } else { None };

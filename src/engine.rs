@@ -84,6 +84,12 @@ impl Evaluation {
 /// for a CronJob); whether a patch is returned to the API server is the caller's decision
 /// (Pods on CREATE, templates only when the policy says so).
 pub fn evaluate(rules: &RuleSet, workload: &Workload) -> Evaluation {
+    evaluate_with(rules, workload, &[])
+}
+
+/// As [`evaluate`], skipping the containers named in `exempt_containers` (the policy's
+/// `exemptions.containers`, e.g. mesh sidecars that own their probes).
+pub fn evaluate_with(rules: &RuleSet, workload: &Workload, exempt_containers: &[String]) -> Evaluation {
     let spec = &workload.spec;
     let base = workload.kind.pod_spec_tokens();
     let mut findings = Vec::new();
@@ -95,7 +101,10 @@ pub fn evaluate(rules: &RuleSet, workload: &Workload) -> Evaluation {
         .enumerate()
         .filter(|(_, c)| c.restart_policy.as_deref() == Some("Always"))
         .map(|(i, c)| (ContainerKind::Sidecar, i, c));
-    for (kind, index, container) in apps.chain(sidecars) {
+    let in_scope = |(_, _, c): &(ContainerKind, usize, &k8s_openapi::api::core::v1::Container)| {
+        !exempt_containers.iter().any(|e| *e == c.name)
+    };
+    for (kind, index, container) in apps.chain(sidecars).filter(in_scope) {
         let target = rules::Target { spec, container, kind, base, index };
         rules::evaluate_container(rules, &target, &mut findings);
     }

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod cli;
 pub mod engine;
 pub mod manifest;
 pub mod policy;

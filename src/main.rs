@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use probegate::policy::{self, Policy};
-use probegate::server::{self, ServeConfig, tls};
+use probegate::cli;
+use probegate::server::{self, LoadedPolicy, ServeConfig, tls};
 
 /// Kubernetes admission webhook that enforces health-probe standards.
 #[derive(Parser)]
@@ -20,6 +20,35 @@ struct Cli {
 enum Command {
     /// Serve the validating (/validate) and mutating (/mutate) admission webhook over HTTPS.
     Serve(ServeArgs),
+    /// Policy file tooling.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Check policy files: exit 0, or 2 with FILE:LINE:COL: what is wrong.
+    Validate {
+        /// Policy files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the embedded default policy.
+    Default,
+    /// Print the JSON Schema of the policy file format.
+    Schema,
+    /// Print the effective policy for a namespace and which overrides made it.
+    Explain {
+        /// Policy file (default: the embedded default).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The namespace.
+        #[arg(long)]
+        namespace: String,
+        /// The namespace's labels, KEY=VALUE,...
+        #[arg(long)]
+        labels: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -40,6 +69,13 @@ struct ServeArgs {
     /// [default: $TMPDIR/probegate-ca.pem].
     #[arg(long)]
     write_ca: Option<PathBuf>,
+    /// Plain-HTTP admin address serving /metrics, /healthz, /readyz and /policy (for Prometheus and
+    /// kubelet probes), e.g. 0.0.0.0:8080.
+    #[arg(long, env = "PROBEGATE_ADMIN_ADDR")]
+    admin_addr: Option<SocketAddr>,
+    /// Do not watch Namespaces (namespaceSelector overrides then never match).
+    #[arg(long)]
+    no_namespace_watch: bool,
     /// Log format.
     #[arg(long, value_enum, default_value = "text", env = "PROBEGATE_LOG_FORMAT")]
     log_format: LogFormat,
@@ -57,6 +93,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Policy(cmd) => {
+            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+            ExitCode::from(match cmd {
+                PolicyCommand::Validate { files } => cli::policy::validate(&files, &mut out, &mut err),
+                PolicyCommand::Default => cli::policy::default(&mut out),
+                PolicyCommand::Schema => cli::policy::schema(&mut out),
+                PolicyCommand::Explain { policy, namespace, labels } => {
+                    cli::policy::explain(policy.as_deref(), &namespace, labels.as_deref(), &mut out, &mut err)
+                }
+            })
+        }
     }
 }
 
@@ -71,11 +118,11 @@ fn init_logging(format: LogFormat) {
 }
 
 /// Exit code for bad input: an invalid policy, an unreadable certificate, a bad address.
-const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_BAD_INPUT: u8 = cli::EXIT_BAD_INPUT;
 
 fn serve(args: ServeArgs) -> ExitCode {
     init_logging(args.log_format);
-    let (policy, source) = match load_policy(args.policy.as_deref()) {
+    let (policy, text, source) = match cli::load_policy(args.policy.as_deref()) {
         Ok(p) => p,
         Err(message) => {
             eprintln!("probegate: invalid policy: {message}");
@@ -112,7 +159,14 @@ fn serve(args: ServeArgs) -> ExitCode {
             generated.material
         }
     };
-    let config = ServeConfig { addr: args.addr, policy, policy_source: source, tls: material };
+    let config = ServeConfig {
+        addr: args.addr,
+        policy: LoadedPolicy::new(policy, &text, source),
+        policy_path: args.policy.clone(),
+        tls: material,
+        admin_addr: args.admin_addr,
+        namespaces: None,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -120,22 +174,11 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(server::run(config)) {
+    match runtime.block_on(server::run(config, !args.no_namespace_watch)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("probegate: {e:#}");
             ExitCode::from(EXIT_BAD_INPUT)
-        }
-    }
-}
-
-fn load_policy(path: Option<&std::path::Path>) -> Result<(Policy, String), String> {
-    match path {
-        None => Policy::embedded().map(|p| (p, "<embedded default>".to_string())).map_err(|e| e.to_string()),
-        Some(path) => {
-            let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read: {e}"))?;
-            policy::parse(&text, &origin).map(|p| (p, origin)).map_err(|e| e.to_string())
         }
     }
 }

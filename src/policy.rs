@@ -20,7 +20,11 @@
 
 use std::fmt;
 
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_saphyr::Spanned;
 
 /// The default policy as shipped in `policies/default.yaml`, compiled into the binary.
 pub const DEFAULT_POLICY_YAML: &str = include_str!("../policies/default.yaml");
@@ -36,7 +40,7 @@ pub const KIND: &str = "ProbePolicy";
 pub const MAX_SECONDS: u32 = 3600;
 
 /// How a policy (or, later, a namespace override) acts on its findings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Deny, warn and patch as each rule's action says.
@@ -86,7 +90,7 @@ impl Action {
 }
 
 /// The stable identifiers of the rules. They appear in policy files, messages, logs and metrics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RuleId {
     /// The liveness probe reaches something other than its own pod.
@@ -144,7 +148,7 @@ impl fmt::Display for RuleId {
 }
 
 /// How `prestop-sleep` writes the hook it adds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SleepStyle {
     /// `lifecycle.preStop.sleep.seconds`: the native sleep action (beta and on by default in
@@ -156,8 +160,8 @@ pub enum SleepStyle {
     Exec,
 }
 
-/// The resolved policy: every rule with its action and parameters. Built by [`parse`], or
-/// [`Policy::default`] for the shipped default.
+/// The resolved policy: every rule with its action and parameters, the namespace overrides and the
+/// exemptions. Built by [`parse`], or [`Policy::default`] for the shipped default.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Policy {
     /// The policy-wide mode.
@@ -166,6 +170,138 @@ pub struct Policy {
     pub templates: Templates,
     /// The rules.
     pub rules: RuleSet,
+    /// Per-namespace overrides, in file order.
+    pub overrides: Vec<Override>,
+    /// Containers and annotation opt-outs.
+    pub exemptions: Exemptions,
+}
+
+/// Annotation on a Pod or pod template that skips rules for it: a comma-separated list of rule ids,
+/// e.g. `probegate.dev/skip: "prestop-sleep,startup-probe"`. Only rules listed in
+/// [`Exemptions::annotation_rules`] may be skipped this way.
+pub const SKIP_ANNOTATION: &str = "probegate.dev/skip";
+
+/// A per-namespace override: where it applies, and what it changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    /// Appears in logs, metrics and `policy explain`.
+    pub name: String,
+    /// Globs on the namespace name (`billing-*`); `None` when not given.
+    pub namespaces: Option<Vec<glob::Pattern>>,
+    /// A metav1 LabelSelector on the Namespace's labels; `None` when not given.
+    pub namespace_selector: Option<LabelSelectorSpec>,
+    /// The mode inside the override, when it sets one.
+    pub mode: Option<Mode>,
+    /// Rule settings merged field by field over the result so far.
+    pub rules: RulesSpec,
+}
+
+impl Override {
+    /// Whether the override applies to a namespace: every selector it gives must match. Without the
+    /// namespace's labels (`None`: not known, e.g. no cluster), a `namespaceSelector` does not match.
+    pub fn matches(&self, namespace: &str, labels: Option<&BTreeMap<String, String>>) -> bool {
+        let by_name = self.namespaces.as_ref().is_none_or(|globs| globs.iter().any(|g| g.matches(namespace)));
+        let by_labels = match &self.namespace_selector {
+            None => true,
+            Some(sel) => labels.is_some_and(|l| sel.matches(l)),
+        };
+        by_name && by_labels
+    }
+
+    /// True when the override needs Namespace labels (it has a `namespaceSelector`).
+    pub fn needs_labels(&self) -> bool {
+        self.namespace_selector.is_some()
+    }
+}
+
+/// Who is exempt from what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exemptions {
+    /// Container names skipped by every rule (mesh sidecars own their probes). Default:
+    /// `istio-proxy`, `linkerd-proxy`.
+    pub containers: Vec<String>,
+    /// Rules that the [`SKIP_ANNOTATION`] may skip. Default: every rule except
+    /// `liveness-dependency`, so that an application team cannot opt itself out of the deny rule.
+    pub annotation_rules: Vec<RuleId>,
+}
+
+impl Default for Exemptions {
+    fn default() -> Self {
+        Exemptions {
+            containers: vec!["istio-proxy".into(), "linkerd-proxy".into()],
+            annotation_rules: RuleId::ALL.into_iter().filter(|r| *r != RuleId::LivenessDependency).collect(),
+        }
+    }
+}
+
+/// What a [`SKIP_ANNOTATION`] value asks for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkipRequest {
+    /// Rules skipped (known and allowed).
+    pub skipped: Vec<RuleId>,
+    /// Why other entries were refused, one sentence each.
+    pub refused: Vec<String>,
+}
+
+impl Exemptions {
+    /// Reads a [`SKIP_ANNOTATION`] value: rule ids separated by commas (spaces ignored).
+    pub fn parse_skip(&self, value: &str) -> SkipRequest {
+        let mut out = SkipRequest::default();
+        for id in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match RuleId::parse(id) {
+                None => out.refused.push(format!("annotation {SKIP_ANNOTATION} names unknown rule {id:?}; ignored")),
+                Some(r) if !self.annotation_rules.contains(&r) => out.refused.push(format!(
+                    "annotation {SKIP_ANNOTATION} cannot skip {r}: this policy does not let annotations skip it; ignored"
+                )),
+                Some(r) => {
+                    if !out.skipped.contains(&r) {
+                        out.skipped.push(r);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The policy in force for one namespace: the top-level settings with every matching override
+/// merged over them in file order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Effective {
+    /// The mode.
+    pub mode: Mode,
+    /// Pod template handling.
+    pub templates: Templates,
+    /// The rules after the overrides.
+    pub rules: RuleSet,
+    /// Names of the overrides that matched, in the order they were applied.
+    pub overrides: Vec<String>,
+}
+
+impl Policy {
+    /// The effective policy for a namespace. `labels` are the Namespace's labels when known;
+    /// `None` makes `namespaceSelector` overrides not match (name globs still do).
+    pub fn effective(&self, namespace: &str, labels: Option<&BTreeMap<String, String>>) -> Effective {
+        let mut eff = Effective {
+            mode: self.mode,
+            templates: self.templates,
+            rules: self.rules.clone(),
+            overrides: vec![],
+        };
+        for o in self.overrides.iter().filter(|o| o.matches(namespace, labels)) {
+            if let Some(m) = o.mode {
+                eff.mode = m;
+            }
+            eff.rules.merge(&o.rules);
+            eff.overrides.push(o.name.clone());
+        }
+        eff
+    }
+
+    /// True when some override has a `namespaceSelector` (so Namespace labels are needed).
+    pub fn needs_namespace_labels(&self) -> bool {
+        self.overrides.iter().any(Override::needs_labels)
+    }
 }
 
 /// Pod template handling.
@@ -203,6 +339,18 @@ impl RuleSet {
             RuleId::ProbeTimeout => self.probe_timeout.action,
             RuleId::StartupProbe => self.startup_probe.action,
             RuleId::PrestopSleep => self.prestop_sleep.action,
+        }
+    }
+
+    /// Sets a rule's action (used to turn rules off for an object that skips them).
+    pub fn set_action(&mut self, rule: RuleId, action: Action) {
+        match rule {
+            RuleId::LivenessDependency => self.liveness_dependency.action = action,
+            RuleId::LivenessMatchesReadiness => self.liveness_matches_readiness.action = action,
+            RuleId::ReadinessMissing => self.readiness_missing.action = action,
+            RuleId::ProbeTimeout => self.probe_timeout.action = action,
+            RuleId::StartupProbe => self.startup_probe.action = action,
+            RuleId::PrestopSleep => self.prestop_sleep.action = action,
         }
     }
 
@@ -350,7 +498,7 @@ impl Default for PrestopSleep {
 // === The file model (every field optional, merged over the defaults) ===
 
 /// Actions of a rule that only finds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckAction {
     /// Reject.
@@ -372,7 +520,7 @@ impl From<CheckAction> for Action {
 }
 
 /// Actions of a rule that can fix what it finds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FixAction {
     /// Patch the object at `/mutate`.
@@ -397,7 +545,7 @@ impl From<FixAction> for Action {
 }
 
 /// The `rules:` section of a policy file (or of a namespace override): every rule optional.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RulesSpec {
     /// `liveness-dependency`.
@@ -415,7 +563,7 @@ pub struct RulesSpec {
 }
 
 /// Settings of a rule that only has an action.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CheckSpec {
     /// `deny`, `warn` or `off`.
@@ -423,63 +571,201 @@ pub struct CheckSpec {
 }
 
 /// `probe-timeout` settings as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProbeTimeoutSpec {
     /// `mutate`, `deny`, `warn` or `off`.
     pub action: Option<FixAction>,
     /// Seconds, 1 to [`MAX_SECONDS`].
     #[serde(default, deserialize_with = "seconds")]
+    #[schemars(range(min = 1, max = 3600))]
     pub liveness_min_seconds: Option<u32>,
     /// Seconds, 1 to [`MAX_SECONDS`].
     #[serde(default, deserialize_with = "seconds")]
+    #[schemars(range(min = 1, max = 3600))]
     pub readiness_min_seconds: Option<u32>,
 }
 
 /// `startup-probe` settings as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StartupProbeSpec {
     /// `mutate`, `deny`, `warn` or `off`.
     pub action: Option<FixAction>,
     /// Seconds, 1 to [`MAX_SECONDS`].
     #[serde(default, deserialize_with = "seconds")]
+    #[schemars(range(min = 1, max = 3600))]
     pub period_seconds: Option<u32>,
     /// Seconds, 1 to [`MAX_SECONDS`].
     #[serde(default, deserialize_with = "seconds")]
+    #[schemars(range(min = 1, max = 3600))]
     pub budget_seconds: Option<u32>,
     /// Seconds, 1 to [`MAX_SECONDS`].
     #[serde(default, deserialize_with = "seconds")]
+    #[schemars(range(min = 1, max = 3600))]
     pub max_initial_delay_seconds: Option<u32>,
 }
 
 /// `prestop-sleep` settings as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PrestopSleepSpec {
     /// `mutate`, `deny`, `warn` or `off`.
     pub action: Option<FixAction>,
     /// Seconds, 1 to [`MAX_SECONDS`].
     #[serde(default, deserialize_with = "seconds")]
+    #[schemars(range(min = 1, max = 3600))]
     pub seconds: Option<u32>,
     /// `native` or `exec`.
     pub style: Option<SleepStyle>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `templates:` as written.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct TemplatesSpec {
-    mutate: Option<bool>,
+pub struct TemplatesSpec {
+    /// Patch pod templates of controllers too (default false).
+    pub mutate: Option<bool>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A metav1 LabelSelector (Kubernetes API reference, LabelSelector): every `matchLabels` pair and
+/// every `matchExpressions` requirement must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PolicyFile {
-    api_version: serde_saphyr::Spanned<String>,
-    kind: serde_saphyr::Spanned<String>,
-    mode: Option<Mode>,
-    templates: Option<TemplatesSpec>,
-    rules: Option<RulesSpec>,
+pub struct LabelSelectorSpec {
+    /// Labels that must be present with these values.
+    #[serde(default)]
+    pub match_labels: BTreeMap<String, String>,
+    /// Set-based requirements.
+    #[serde(default)]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+/// One set-based requirement of a LabelSelector.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    /// The label key.
+    pub key: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+    pub operator: SelectorOperator,
+    /// Values for `In` and `NotIn` (must be non-empty there, empty otherwise).
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+/// LabelSelector operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum SelectorOperator {
+    /// The label's value is one of `values`.
+    In,
+    /// The label is absent or its value is not one of `values`.
+    NotIn,
+    /// The label is present.
+    Exists,
+    /// The label is absent.
+    DoesNotExist,
+}
+
+impl LabelSelectorSpec {
+    /// Whether a Namespace with these labels is selected.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|e| {
+                let value = labels.get(&e.key);
+                match e.operator {
+                    SelectorOperator::In => value.is_some_and(|v| e.values.contains(v)),
+                    SelectorOperator::NotIn => value.is_none_or(|v| !e.values.contains(v)),
+                    SelectorOperator::Exists => value.is_some(),
+                    SelectorOperator::DoesNotExist => value.is_none(),
+                }
+            })
+    }
+
+    /// Why no Namespace can ever match, if that is so.
+    fn contradiction(&self) -> Option<String> {
+        for e in &self.match_expressions {
+            let needs_values = matches!(e.operator, SelectorOperator::In | SelectorOperator::NotIn);
+            if needs_values && e.values.is_empty() {
+                return Some(format!("matchExpressions {:?} {:?} has no values", e.key, e.operator));
+            }
+            if !needs_values && !e.values.is_empty() {
+                return Some(format!("matchExpressions {:?} {:?} must not have values", e.key, e.operator));
+            }
+            let fixed = self.match_labels.get(&e.key);
+            let impossible = match e.operator {
+                SelectorOperator::In => fixed.is_some_and(|v| !e.values.contains(v)),
+                SelectorOperator::NotIn => fixed.is_some_and(|v| e.values.contains(v)),
+                SelectorOperator::DoesNotExist => fixed.is_some(),
+                SelectorOperator::Exists => false,
+            };
+            if impossible {
+                return Some(format!(
+                    "matchLabels and matchExpressions contradict each other on {:?}",
+                    e.key
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// One entry of `overrides:` as written.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OverrideSpec {
+    /// Appears in logs and metrics.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// Globs on the namespace name.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub namespaces: Option<Vec<Spanned<String>>>,
+    /// A LabelSelector on the Namespace's labels.
+    pub namespace_selector: Option<LabelSelectorSpec>,
+    /// The mode inside the override.
+    pub mode: Option<Mode>,
+    /// Rule settings merged over the result so far.
+    pub rules: Option<RulesSpec>,
+}
+
+/// `exemptions:` as written.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExemptionsSpec {
+    /// Container names every rule skips.
+    pub containers: Option<Vec<String>>,
+    /// Rules the `probegate.dev/skip` annotation may skip.
+    pub annotation_rules: Option<Vec<RuleId>>,
+}
+
+/// The policy file as written (`apiVersion: probegate.dev/v1alpha1`, `kind: ProbePolicy`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "ProbePolicy", description = "probegate policy file (probegate.dev/v1alpha1)")]
+pub struct PolicyFile {
+    /// Must be `probegate.dev/v1alpha1`.
+    #[schemars(with = "String")]
+    pub api_version: Spanned<String>,
+    /// Must be `ProbePolicy`.
+    #[schemars(with = "String")]
+    pub kind: Spanned<String>,
+    /// `enforce`, `audit` or `off` (default `enforce`).
+    pub mode: Option<Mode>,
+    /// Pod template handling.
+    pub templates: Option<TemplatesSpec>,
+    /// Rule settings; a rule left out keeps its default.
+    pub rules: Option<RulesSpec>,
+    /// Per-namespace overrides, applied in file order.
+    #[serde(default)]
+    pub overrides: Vec<OverrideSpec>,
+    /// Exempt containers and annotation opt-outs.
+    pub exemptions: Option<ExemptionsSpec>,
+}
+
+/// The JSON Schema of the policy file format (what `probegate policy schema` prints and
+/// `policies/schema.json` holds).
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(PolicyFile)).unwrap_or_default()
 }
 
 /// Deserializes an optional whole number of seconds in `1..=MAX_SECONDS`.
@@ -554,7 +840,7 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
             line: loc.map(|l| l.line()).filter(|l| *l > 0),
             column: loc.map(|l| l.column()).filter(|c| *c > 0),
             field: field_path.clone(),
-            message: strip_location(&e.without_snippet().to_string()),
+            message: suggest_nearest(&strip_location(&e.without_snippet().to_string())),
         }
     })?;
 
@@ -583,7 +869,102 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
     if let Some(rules) = &file.rules {
         policy.rules.merge(rules);
     }
+    if let Some(e) = file.exemptions {
+        if let Some(c) = e.containers {
+            policy.exemptions.containers = c;
+        }
+        if let Some(r) = e.annotation_rules {
+            policy.exemptions.annotation_rules = r;
+        }
+    }
+    for (i, o) in file.overrides.into_iter().enumerate() {
+        let at = |field: String, message: String| spanned_err(&o.name, &field, message);
+        let field = |f: &str| format!("overrides[{i}].{f}");
+        if o.name.value.trim().is_empty() {
+            return Err(at(
+                field("name"),
+                "is empty: every override needs a name (it appears in logs and metrics)".into(),
+            ));
+        }
+        if policy.overrides.iter().any(|p| p.name == o.name.value) {
+            return Err(at(field("name"), format!("{:?} is used by an earlier override", o.name.value)));
+        }
+        if o.namespaces.is_none() && o.namespace_selector.is_none() {
+            return Err(at(
+                field("name"),
+                format!(
+                    "override {:?} gives neither namespaces nor namespaceSelector; to change every namespace, edit the top-level settings",
+                    o.name.value
+                ),
+            ));
+        }
+        let namespaces = match o.namespaces {
+            None => None,
+            Some(globs) => {
+                if globs.is_empty() {
+                    return Err(at(
+                        field("namespaces"),
+                        format!("override {:?} lists no namespaces, so it can never match", o.name.value),
+                    ));
+                }
+                let mut patterns = Vec::new();
+                for (j, g) in globs.iter().enumerate() {
+                    let pattern = glob::Pattern::new(&g.value).map_err(|e| {
+                        spanned_err(
+                            g,
+                            &field(&format!("namespaces[{j}]")),
+                            format!("bad glob {:?}: {}", g.value, e.msg),
+                        )
+                    })?;
+                    patterns.push(pattern);
+                }
+                Some(patterns)
+            }
+        };
+        if let Some(why) = o.namespace_selector.as_ref().and_then(LabelSelectorSpec::contradiction) {
+            return Err(at(
+                field("namespaceSelector"),
+                format!("override {:?} can never match: {why}", o.name.value),
+            ));
+        }
+        policy.overrides.push(Override {
+            name: o.name.value.clone(),
+            namespaces,
+            namespace_selector: o.namespace_selector,
+            mode: o.mode,
+            rules: o.rules.unwrap_or_default(),
+        });
+    }
     Ok(policy)
+}
+
+/// For "unknown field `x`, expected one of `a`, `b`" (and unknown variants), appends the nearest
+/// valid name: "; did you mean `a`?".
+fn suggest_nearest(message: &str) -> String {
+    // Our own location is reported separately: drop serde-saphyr's trailing " at line L, column C".
+    let message = match message.rfind(" at line ") {
+        Some(i) if message[i..].contains("column") => &message[..i],
+        _ => message,
+    };
+    let Some(rest) =
+        message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))
+    else {
+        return message.to_string();
+    };
+    let Some((given, expected)) = rest.split_once('`') else { return message.to_string() };
+    let list =
+        expected.split_once("expected one of ").or_else(|| expected.split_once("expected ")).map(|(_, l)| l);
+    let Some(list) = list else { return message.to_string() };
+    let best = list
+        .split(',')
+        .map(|c| c.trim().trim_matches('`'))
+        .filter(|c| !c.is_empty())
+        .map(|c| (strsim::damerau_levenshtein(&given.to_lowercase(), &c.to_lowercase()), c))
+        .min();
+    match best {
+        Some((d, c)) if d <= 3.max(given.len() / 3) => format!("{message}; did you mean `{c}`?"),
+        _ => message.to_string(),
+    }
 }
 
 /// serde-saphyr prefixes messages with `line L column C: `; we report the location separately.

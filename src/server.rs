@@ -8,13 +8,18 @@
 //! HTTP/1.1 keep-alive and HTTP/2 (ALPN `h2`) are both served. Bodies over [`MAX_BODY_BYTES`] get
 //! 413; every request is bounded by [`REQUEST_TIMEOUT`].
 
+pub mod metrics;
+pub mod namespaces;
+pub mod reload;
 pub mod tls;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -25,7 +30,9 @@ use serde::Serialize;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::admission::{self, Decision, Endpoint, ReviewError};
-use crate::policy::Policy;
+use crate::policy::{Action, Policy};
+use metrics::Metrics;
+use namespaces::NamespaceLabels;
 
 /// Largest AdmissionReview body accepted: 4 MiB. etcd stores objects of up to 1.5 MiB by default
 /// (etcd `--max-request-bytes`), and an UPDATE review carries the object and the old object, so a
@@ -42,33 +49,79 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 /// move to the blocking pool so that parsing them does not stall other connections.
 pub const INLINE_BODY_BYTES: usize = 64 * 1024;
 
+/// A policy with where it came from and the hash of its text.
+#[derive(Debug, Clone)]
+pub struct LoadedPolicy {
+    /// The parsed policy.
+    pub policy: Policy,
+    /// First 16 hex digits of the SHA-256 of the policy text.
+    pub hash: String,
+    /// A file path, or `<embedded default>`.
+    pub source: String,
+}
+
+impl LoadedPolicy {
+    /// Wraps a parsed policy and its text.
+    pub fn new(policy: Policy, text: &str, source: impl Into<String>) -> LoadedPolicy {
+        LoadedPolicy { policy, hash: policy_hash(text), source: source.into() }
+    }
+}
+
+/// First 16 hex digits of the SHA-256 of a policy text.
+pub fn policy_hash(text: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    digest.as_ref().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
 /// Shared state of the server.
 pub struct AppState {
-    policy: Arc<Policy>,
-    /// Where the policy came from (a path, or `<embedded default>`), for logs.
-    pub policy_source: String,
+    policy: ArcSwap<LoadedPolicy>,
+    namespaces: Arc<dyn NamespaceLabels>,
+    /// The metrics registry.
+    pub metrics: Metrics,
     ready: AtomicBool,
 }
 
 impl AppState {
     /// State serving `policy`, ready at once.
-    pub fn new(policy: Policy, policy_source: impl Into<String>) -> Arc<AppState> {
+    pub fn new(policy: LoadedPolicy, namespaces: Arc<dyn NamespaceLabels>) -> Arc<AppState> {
+        let metrics = Metrics::new();
+        metrics.policy_in_force(&policy.hash, &policy.source);
+        log_policy(&policy);
         Arc::new(AppState {
-            policy: Arc::new(policy),
-            policy_source: policy_source.into(),
+            policy: ArcSwap::from_pointee(policy),
+            namespaces,
+            metrics,
             ready: AtomicBool::new(true),
         })
     }
 
-    /// The policy in force.
-    pub fn policy(&self) -> Arc<Policy> {
-        Arc::clone(&self.policy)
+    /// The policy in force. Each request takes one snapshot and finishes under it.
+    pub fn current(&self) -> Arc<LoadedPolicy> {
+        self.policy.load_full()
+    }
+
+    /// Puts a (validated) policy in force.
+    pub fn install(&self, policy: LoadedPolicy) {
+        self.metrics.policy_in_force(&policy.hash, &policy.source);
+        log_policy(&policy);
+        self.policy.store(Arc::new(policy));
     }
 
     /// Sets readiness (false while draining, or while the policy or certificate is missing).
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::SeqCst);
     }
+
+    /// Whether `/readyz` answers 200.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+}
+
+fn log_policy(p: &LoadedPolicy) {
+    let overrides: Vec<&str> = p.policy.overrides.iter().map(|o| o.name.as_str()).collect();
+    tracing::info!(hash = %p.hash, source = %p.source, mode = p.policy.mode.as_str(), overrides = %overrides.join(","), "policy in force");
 }
 
 /// The router: admission endpoints and health endpoints.
@@ -78,6 +131,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/mutate", post(mutate_handler))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz_handler))
+        .route("/metrics", get(metrics_handler))
+        .route("/policy", get(policy_handler))
         .fallback(|| async {
             error_response(StatusCode::NOT_FOUND, "no such endpoint: use POST /validate or POST /mutate")
         })
@@ -86,8 +141,47 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// The plain-HTTP admin router (`--admin-addr`): `/metrics`, `/healthz`, `/readyz`, `/policy`.
+pub fn admin_router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz_handler))
+        .route("/metrics", get(metrics_handler))
+        .route("/policy", get(policy_handler))
+        .with_state(state)
+}
+
+async fn metrics_handler(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        state.metrics.encode(),
+    )
+        .into_response()
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyInfo<'a> {
+    source: &'a str,
+    hash: &'a str,
+    mode: &'a str,
+    overrides: Vec<&'a str>,
+}
+
+async fn policy_handler(State(state): State<Arc<AppState>>) -> Response {
+    let p = state.current();
+    let info = PolicyInfo {
+        source: &p.source,
+        hash: &p.hash,
+        mode: p.policy.mode.as_str(),
+        overrides: p.policy.overrides.iter().map(|o| o.name.as_str()).collect(),
+    };
+    ([(header::CONTENT_TYPE, "application/json")], serde_json::to_vec(&info).unwrap_or_default())
+        .into_response()
+}
+
 async fn readyz_handler(State(state): State<Arc<AppState>>) -> Response {
-    if state.ready.load(Ordering::SeqCst) {
+    if state.is_ready() {
         (StatusCode::OK, "ok\n").into_response()
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n").into_response()
@@ -129,18 +223,20 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
             "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)",
         );
     }
-    let policy = state.policy();
     let outcome = if body.len() <= INLINE_BODY_BYTES {
-        decide(&policy, endpoint, &body)
+        decide(&state, endpoint, &body)
     } else {
-        match tokio::task::spawn_blocking(move || decide(&policy, endpoint, &body)).await {
+        let st = Arc::clone(&state);
+        match tokio::task::spawn_blocking(move || decide(&st, endpoint, &body)).await {
             Ok(outcome) => outcome,
             Err(_) => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
         }
     };
     match outcome {
-        Ok(decision) => {
-            log_decision(endpoint, &decision, started.elapsed());
+        Ok((decision, dry_run)) => {
+            let elapsed = started.elapsed();
+            log_decision(endpoint, &decision, elapsed);
+            record_metrics(&state.metrics, endpoint, &decision, dry_run, elapsed);
             match serde_json::to_vec(&decision.review) {
                 Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
                 Err(_) => error_response(StatusCode::INTERNAL_SERVER_ERROR, "could not encode the response"),
@@ -148,14 +244,44 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
         }
         Err(e) => {
             tracing::warn!(endpoint = endpoint.as_str(), error = %e, "rejected a malformed admission request");
+            state.metrics.request(endpoint.as_str(), "", "", "error", started.elapsed().as_secs_f64());
             error_response(StatusCode::BAD_REQUEST, &e.to_string())
         }
     }
 }
 
-fn decide(policy: &Policy, endpoint: Endpoint, body: &[u8]) -> Result<Decision, ReviewError> {
+/// Parses, looks up the namespace's labels (never waiting) and reviews under one policy snapshot.
+fn decide(state: &AppState, endpoint: Endpoint, body: &[u8]) -> Result<(Decision, bool), ReviewError> {
     let request = admission::parse_review(body)?;
-    admission::review(policy, endpoint, &request)
+    let loaded = state.current();
+    let labels = match (&request.namespace, loaded.policy.needs_namespace_labels()) {
+        (Some(ns), true) => state.namespaces.labels(ns),
+        _ => None,
+    };
+    let decision = admission::review(&loaded.policy, labels.as_ref(), endpoint, &request)?;
+    Ok((decision, request.dry_run == Some(true)))
+}
+
+fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, elapsed: Duration) {
+    let s = &d.summary;
+    let result = if s.denied {
+        "denied"
+    } else if s.patched {
+        "patched"
+    } else if s.warnings > 0 {
+        "warned"
+    } else {
+        "allowed"
+    };
+    m.request(endpoint.as_str(), &s.kind, &s.operation, result, elapsed.as_secs_f64());
+    if dry_run {
+        return;
+    }
+    let mode = s.mode.map(|m| m.as_str()).unwrap_or("");
+    for (rule, action) in &s.violations {
+        let action = if *action == Action::Off { "off" } else { action.as_str() };
+        m.violation(rule.as_str(), action, mode, &s.namespace);
+    }
 }
 
 /// One structured line per decision that denied, warned or patched: names and rule ids only,
@@ -175,6 +301,7 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         name = %s.name,
         operation = %s.operation,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
+        overrides = %s.overrides.join(","),
         rules = %rules.join(","),
         denied = s.denied,
         warnings = s.warnings,
@@ -186,35 +313,45 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
 
 /// Everything `probegate serve` needs.
 pub struct ServeConfig {
-    /// Where to listen.
+    /// Where to listen (HTTPS).
     pub addr: SocketAddr,
-    /// The policy to enforce.
-    pub policy: Policy,
-    /// Where the policy came from, for logs.
-    pub policy_source: String,
+    /// The policy to enforce first.
+    pub policy: LoadedPolicy,
+    /// The policy file to watch for changes (`None`: the embedded default, never reloaded).
+    pub policy_path: Option<PathBuf>,
     /// The serving certificate.
     pub tls: tls::TlsMaterial,
+    /// Plain-HTTP admin address for `/metrics`, `/healthz`, `/readyz`, `/policy`.
+    pub admin_addr: Option<SocketAddr>,
+    /// Where Namespace labels come from (`None`: no labels; `namespaceSelector` overrides do not match).
+    pub namespaces: Option<Arc<dyn NamespaceLabels>>,
 }
 
 /// A started server.
 pub struct RunningServer {
-    /// The address actually bound (useful with port 0).
+    /// The HTTPS address actually bound (useful with port 0).
     pub addr: SocketAddr,
+    /// The admin address actually bound, when one was asked for.
+    pub admin_addr: Option<SocketAddr>,
     /// Stops the server: `handle.graceful_shutdown(Some(duration))`.
     pub handle: axum_server::Handle<SocketAddr>,
-    /// Shared state (readiness).
+    /// Shared state (policy, readiness, metrics).
     pub state: Arc<AppState>,
     /// Completes when the server has stopped.
     pub task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Keeps the policy file watcher alive.
+    pub watcher: Option<notify::RecommendedWatcher>,
 }
 
 /// Binds and starts serving in the background.
 ///
 /// # Errors
-/// When the certificate cannot be used or the address cannot be bound.
+/// When the certificate cannot be used, an address cannot be bound, or the policy file's directory
+/// cannot be watched.
 pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     let rustls = tls::rustls_config(&config.tls)?;
-    let state = AppState::new(config.policy, config.policy_source);
+    let namespaces = config.namespaces.unwrap_or_else(|| Arc::new(namespaces::NoNamespaceLabels));
+    let state = AppState::new(config.policy, namespaces);
     let app = router(Arc::clone(&state));
     let handle = axum_server::Handle::new();
     let listener = std::net::TcpListener::bind(config.addr)
@@ -226,17 +363,48 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     server = server.first_request_timeout(Duration::from_secs(10));
     server.http_builder().http1().header_read_timeout(Duration::from_secs(10));
     let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
-    Ok(RunningServer { addr, handle, state, task })
+
+    let admin_addr = match config.admin_addr {
+        None => None,
+        Some(a) => {
+            let listener = tokio::net::TcpListener::bind(a)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on admin address {a}: {e}"))?;
+            let bound = listener.local_addr()?;
+            let admin = admin_router(Arc::clone(&state));
+            tokio::spawn(async move { axum::serve(listener, admin).await });
+            Some(bound)
+        }
+    };
+    let watcher = match config.policy_path {
+        None => None,
+        Some(path) => Some(
+            reload::spawn(path.clone(), Arc::clone(&state))
+                .map_err(|e| anyhow::anyhow!("{}: cannot watch for changes: {e}", path.display()))?,
+        ),
+    };
+    Ok(RunningServer { addr, admin_addr, handle, state, task, watcher })
 }
 
 /// Runs `probegate serve` until SIGTERM or Ctrl-C, then drains.
 ///
 /// # Errors
 /// As [`start`], or when serving fails.
-pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
-    let source = config.policy_source.clone();
+pub async fn run(mut config: ServeConfig, watch_namespaces: bool) -> anyhow::Result<()> {
+    if config.namespaces.is_none() && watch_namespaces {
+        match namespaces::watch().await {
+            Ok(source) => {
+                tracing::info!("watching Namespaces for namespaceSelector overrides");
+                config.namespaces = Some(source);
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "no Kubernetes API reachable: overrides with a namespaceSelector will not match; overrides by namespace name keep working"
+            ),
+        }
+    }
     let running = start(config).await?;
-    tracing::info!(addr = %running.addr, policy = %source, "probegate serving /validate and /mutate over HTTPS");
+    tracing::info!(addr = %running.addr, admin = ?running.admin_addr, "probegate serving /validate and /mutate over HTTPS");
     let handle = running.handle.clone();
     let state = Arc::clone(&running.state);
     tokio::spawn(async move {
@@ -245,6 +413,7 @@ pub async fn run(config: ServeConfig) -> anyhow::Result<()> {
         state.set_ready(false);
         handle.graceful_shutdown(Some(Duration::from_secs(10)));
     });
+    let _watcher = running.watcher;
     running.task.await??;
     Ok(())
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 fn respond(policy: &Policy, endpoint: Endpoint, body: &Value) -> AdmissionResponse {
     let bytes = serde_json::to_vec(body).unwrap();
     let request = admission::parse_review(&bytes).unwrap();
-    admission::review(policy, endpoint, &request).unwrap().review.response
+    admission::review(policy, None, endpoint, &request).unwrap().review.response
 }
 
 fn workload(doc: &Value) -> Workload {

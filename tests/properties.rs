@@ -122,7 +122,7 @@ fn pod() -> impl Strategy<Value = Value> {
 fn respond(policy: &Policy, endpoint: Endpoint, object: &Value) -> admission::AdmissionResponse {
     let body = serde_json::to_vec(&common::review("CREATE", object, None, "p")).unwrap();
     let request = admission::parse_review(&body).unwrap();
-    admission::review(policy, endpoint, &request).unwrap().review.response
+    admission::review(policy, None, endpoint, &request).unwrap().review.response
 }
 
 proptest! {

@@ -29,9 +29,11 @@ async fn start(policy: Policy) -> Harness {
     let generated = tls::generate_localhost().unwrap();
     let running = server::start(ServeConfig {
         addr: "127.0.0.1:0".parse().unwrap(),
-        policy,
-        policy_source: "test".into(),
+        policy: server::LoadedPolicy::new(policy, "test", "test"),
+        policy_path: None,
         tls: generated.material,
+        admin_addr: None,
+        namespaces: None,
     })
     .await
     .unwrap();

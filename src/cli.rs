@@ -1,0 +1,34 @@
+//! The offline commands (`probegate policy ...`, later `check`, `fix`, `explain`): thin shells
+//! around the pure library. Each returns the process exit code: 0 fine, 1 findings, 2 bad input.
+
+pub mod policy;
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: findings at or above the failure level.
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code: unreadable input, invalid YAML or an invalid policy.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// Reads and parses a policy file, or the embedded default when `path` is `None`. Returns the policy,
+/// its text and where it came from.
+///
+/// # Errors
+/// A message naming the file (and, for YAML, line, column and field).
+pub fn load_policy(
+    path: Option<&std::path::Path>,
+) -> Result<(crate::policy::Policy, String, String), String> {
+    match path {
+        None => {
+            let origin = "<embedded default>".to_string();
+            crate::policy::parse(crate::policy::DEFAULT_POLICY_YAML, &origin)
+                .map(|p| (p, crate::policy::DEFAULT_POLICY_YAML.to_string(), origin))
+                .map_err(|e| e.to_string())
+        }
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read: {e}"))?;
+            crate::policy::parse(&text, &origin).map(|p| (p, text, origin)).map_err(|e| e.to_string())
+        }
+    }
+}

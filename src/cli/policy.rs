@@ -1,0 +1,135 @@
+//! `probegate policy validate | default | schema | explain`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::{EXIT_BAD_INPUT, EXIT_OK};
+use crate::policy::{self, Action, RuleId};
+
+/// `policy validate FILE...`: 0 when every file is valid; 2 with `FILE:LINE:COL: what is wrong` for
+/// each invalid one.
+pub fn validate(files: &[PathBuf], out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut code = EXIT_OK;
+    for file in files {
+        match super::load_policy(Some(file)) {
+            Ok(_) => {
+                let _ = writeln!(out, "{}: ok", file.display());
+            }
+            Err(e) => {
+                let _ = writeln!(err, "{e}");
+                code = EXIT_BAD_INPUT;
+            }
+        }
+    }
+    code
+}
+
+/// `policy default`: the embedded default policy.
+pub fn default(out: &mut dyn Write) -> u8 {
+    let _ = out.write_all(policy::DEFAULT_POLICY_YAML.as_bytes());
+    EXIT_OK
+}
+
+/// `policy schema`: the JSON Schema of the policy file format.
+pub fn schema(out: &mut dyn Write) -> u8 {
+    let text = serde_json::to_string_pretty(&policy::json_schema()).unwrap_or_default();
+    let _ = writeln!(out, "{text}");
+    EXIT_OK
+}
+
+/// Parses `k=v,k2=v2` into labels.
+///
+/// # Errors
+/// When an entry has no `=` or an empty key.
+pub fn parse_labels(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut labels = BTreeMap::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').ok_or_else(|| format!("label {pair:?} is not KEY=VALUE"))?;
+        if k.trim().is_empty() {
+            return Err(format!("label {pair:?} has an empty key"));
+        }
+        labels.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(labels)
+}
+
+/// `policy explain --namespace NS [--labels k=v,...] [--policy FILE]`: the effective policy for a
+/// namespace and which overrides made it.
+pub fn explain(
+    policy_file: Option<&std::path::Path>,
+    namespace: &str,
+    labels: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let (policy, _, origin) = match super::load_policy(policy_file) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "{e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let labels = match labels.map(parse_labels).transpose() {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = writeln!(err, "--labels: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let eff = policy.effective(namespace, labels.as_ref());
+    let _ = writeln!(out, "policy:    {origin}");
+    let _ = writeln!(out, "namespace: {namespace}");
+    match &labels {
+        Some(l) => {
+            let text: Vec<String> = l.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(out, "labels:    {}", text.join(","));
+        }
+        None => {
+            let _ = writeln!(out, "labels:    (not given: namespaceSelector overrides do not match)");
+        }
+    }
+    let _ = writeln!(out, "overrides:");
+    for o in &policy.overrides {
+        let state = if eff.overrides.contains(&o.name) { "applied" } else { "not matching" };
+        let _ = writeln!(out, "  {:<24} {state}", o.name);
+    }
+    if policy.overrides.is_empty() {
+        let _ = writeln!(out, "  (none in this policy)");
+    }
+    let _ = writeln!(out, "mode:      {}", eff.mode.as_str());
+    let _ = writeln!(out, "templates: mutate={}", eff.templates.mutate);
+    let _ = writeln!(out, "rules:");
+    let r = &eff.rules;
+    for rule in RuleId::ALL {
+        let action = r.action(rule);
+        let params = match rule {
+            RuleId::ProbeTimeout => format!(
+                "livenessMinSeconds={} readinessMinSeconds={}",
+                r.probe_timeout.liveness_min_seconds, r.probe_timeout.readiness_min_seconds
+            ),
+            RuleId::StartupProbe => format!(
+                "periodSeconds={} budgetSeconds={} maxInitialDelaySeconds={}",
+                r.startup_probe.period_seconds,
+                r.startup_probe.budget_seconds,
+                r.startup_probe.max_initial_delay_seconds
+            ),
+            RuleId::PrestopSleep => format!(
+                "seconds={} style={}",
+                r.prestop_sleep.seconds,
+                match r.prestop_sleep.style {
+                    policy::SleepStyle::Native => "native",
+                    policy::SleepStyle::Exec => "exec",
+                }
+            ),
+            _ => String::new(),
+        };
+        let action = if action == Action::Off { "off" } else { action.as_str() };
+        let _ = writeln!(out, "  {:<28} {:<7} {params}", rule.as_str(), action);
+    }
+    let _ = writeln!(out, "exemptions:");
+    let _ = writeln!(out, "  containers:      {}", policy.exemptions.containers.join(", "));
+    let ids: Vec<&str> = policy.exemptions.annotation_rules.iter().map(|r| r.as_str()).collect();
+    let _ = writeln!(out, "  annotationRules: {}", ids.join(", "));
+    EXIT_OK
+}

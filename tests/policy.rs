@@ -1,0 +1,235 @@
+//! The policy file: overrides and their precedence, exemptions, validation errors with locations,
+//! the shipped examples, the JSON Schema in sync, and the `probegate policy` commands.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use probegate::policy::{self, Action, Mode, RuleId};
+
+const HEAD: &str = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";
+
+fn parse(body: &str) -> policy::Policy {
+    policy::parse(&format!("{HEAD}{body}"), "p.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(body: &str) -> policy::PolicyError {
+    policy::parse(&format!("{HEAD}{body}"), "p.yaml").unwrap_err()
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+const ROLLOUT: &str = r#"mode: audit
+overrides:
+  - name: opted-in
+    namespaceSelector: {matchLabels: {probegate.dev/enforce: "true"}}
+    mode: enforce
+  - name: payments
+    namespaces: ["payments", "payments-*"]
+    mode: enforce
+    rules:
+      readiness-missing: {action: deny}
+  - name: legacy-billing
+    namespaces: ["billing-*", "legacy"]
+    namespaceSelector:
+      matchLabels: {probegate.dev/tier: legacy}
+    mode: audit
+    rules:
+      startup-probe: {budgetSeconds: 300}
+      prestop-sleep: {action: off}
+"#;
+
+#[test]
+fn overrides_match_by_every_selector_given_and_merge_in_file_order() {
+    let p = parse(ROLLOUT);
+    // No override: top-level audit.
+    let e = p.effective("web", Some(&labels(&[])));
+    assert_eq!((e.mode, e.overrides.len()), (Mode::Audit, 0));
+    // Name glob.
+    let e = p.effective("payments-eu", None);
+    assert_eq!(e.mode, Mode::Enforce);
+    assert_eq!(e.overrides, vec!["payments"]);
+    assert_eq!(e.rules.readiness_missing.action, Action::Deny);
+    // Label selector: needs labels.
+    assert_eq!(p.effective("shop", None).mode, Mode::Audit);
+    assert_eq!(p.effective("shop", Some(&labels(&[("probegate.dev/enforce", "true")]))).mode, Mode::Enforce);
+    // Both selectors given: both must match.
+    let legacy = labels(&[("probegate.dev/tier", "legacy"), ("probegate.dev/enforce", "true")]);
+    let e = p.effective("billing-eu", Some(&legacy));
+    assert_eq!(e.overrides, vec!["opted-in", "legacy-billing"]);
+    assert_eq!(e.mode, Mode::Audit, "later override wins");
+    assert_eq!(e.rules.startup_probe.budget_seconds, 300);
+    assert_eq!(e.rules.startup_probe.period_seconds, 5, "fields not set keep the value so far");
+    assert_eq!(e.rules.prestop_sleep.action, Action::Off);
+    let e = p.effective("billing-eu", Some(&labels(&[("probegate.dev/enforce", "true")])));
+    assert_eq!(e.overrides, vec!["opted-in"], "name matches but labels do not");
+    assert_eq!(e.mode, Mode::Enforce);
+    assert!(p.needs_namespace_labels());
+}
+
+#[test]
+fn match_expressions_follow_label_selector_semantics() {
+    let p = parse(
+        r#"overrides:
+  - name: x
+    namespaceSelector:
+      matchExpressions:
+        - {key: env, operator: In, values: [prod, staging]}
+        - {key: team, operator: Exists}
+        - {key: frozen, operator: DoesNotExist}
+        - {key: tier, operator: NotIn, values: [legacy]}
+    mode: off
+"#,
+    );
+    let m = |l: &[(&str, &str)]| p.effective("n", Some(&labels(l))).mode == Mode::Off;
+    assert!(m(&[("env", "prod"), ("team", "a")]));
+    assert!(m(&[("env", "staging"), ("team", "a"), ("tier", "gold")]));
+    assert!(!m(&[("env", "dev"), ("team", "a")]));
+    assert!(!m(&[("env", "prod")]));
+    assert!(!m(&[("env", "prod"), ("team", "a"), ("frozen", "")]));
+    assert!(!m(&[("env", "prod"), ("team", "a"), ("tier", "legacy")]));
+}
+
+#[test]
+fn invalid_overrides_are_errors_with_locations() {
+    let cases = [
+        ("overrides:\n  - name: x\n    namespaces: [\"bad[\"]\n", "bad glob", 5),
+        ("overrides:\n  - name: x\n    namespaces: []\n", "never match", 4),
+        ("overrides:\n  - name: x\n    mode: audit\n", "neither namespaces nor namespaceSelector", 4),
+        (
+            "overrides:\n  - name: x\n    namespaces: [a]\n  - name: x\n    namespaces: [b]\n",
+            "earlier override",
+            6,
+        ),
+        (
+            "overrides:\n  - name: x\n    namespaceSelector: {matchLabels: {a: b}, matchExpressions: [{key: a, operator: NotIn, values: [b]}]}\n",
+            "never match",
+            4,
+        ),
+        (
+            "overrides:\n  - name: x\n    namespaceSelector: {matchExpressions: [{key: a, operator: In, values: []}]}\n",
+            "no values",
+            4,
+        ),
+        (
+            "overrides:\n  - name: x\n    namespaceSelector: {matchExpressions: [{key: a, operator: Near}]}\n",
+            "Near",
+            5,
+        ),
+        (
+            "overrides:\n  - name: x\n    namespaces: [a]\n    rules: {startup-probe: {action: mutate, budget: 3}}\n",
+            "budget",
+            6,
+        ),
+        ("exemptions:\n  annotationRules: [startup-probes]\n", "startup-probes", 4),
+        ("exemptions:\n  containerz: [a]\n", "containerz", 4),
+    ];
+    for (body, expect, line) in cases {
+        let e = err(body);
+        assert!(e.to_string().contains(expect), "{body}: {e}");
+        assert_eq!(e.line, Some(line), "{body}: {e}");
+        assert!(e.to_string().starts_with(&format!("p.yaml:{line}:")), "{e}");
+    }
+}
+
+#[test]
+fn unknown_names_suggest_the_nearest_valid_one() {
+    let e = err("rules:\n  startup-probe: {budgetSecond: 300}\n");
+    assert!(e.message.contains("did you mean `budgetSeconds`"), "{e}");
+    let e = err("rules:\n  prestop-slep: {seconds: 3}\n");
+    assert!(e.message.contains("did you mean `prestop-sleep`"), "{e}");
+    let e = err("mode: enforcing\n");
+    assert!(e.message.contains("did you mean `enforce`"), "{e}");
+}
+
+#[test]
+fn skip_annotation_only_skips_allowed_rules() {
+    let p = policy::Policy::default();
+    let s = p.exemptions.parse_skip(" prestop-sleep, startup-probe ,liveness-dependency,bogus,prestop-sleep");
+    assert_eq!(s.skipped, vec![RuleId::PrestopSleep, RuleId::StartupProbe]);
+    assert_eq!(s.refused.len(), 2);
+    assert!(s.refused.iter().any(|r| r.contains("liveness-dependency")));
+    assert!(s.refused.iter().any(|r| r.contains("bogus")));
+    let strict = parse("exemptions:\n  annotationRules: []\n");
+    assert!(strict.exemptions.parse_skip("prestop-sleep").skipped.is_empty());
+}
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+#[test]
+fn shipped_policies_are_valid_and_carry_the_schema_comment() {
+    for name in ["default.yaml", "strict.yaml", "audit-rollout.yaml"] {
+        let text = std::fs::read_to_string(repo(&format!("policies/{name}"))).unwrap();
+        policy::parse(&text, name).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.starts_with("# yaml-language-server: $schema=./schema.json"), "{name}");
+    }
+    let rollout =
+        policy::parse(&std::fs::read_to_string(repo("policies/audit-rollout.yaml")).unwrap(), "r").unwrap();
+    assert_eq!(rollout.mode, Mode::Audit);
+    assert_eq!(rollout.effective("payments", None).mode, Mode::Enforce);
+}
+
+#[test]
+fn committed_schema_is_in_sync() {
+    let committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo("policies/schema.json")).unwrap()).unwrap();
+    assert_eq!(committed, policy::json_schema(), "run `cargo run -- policy schema > policies/schema.json`");
+    // The schema knows every rule id and rejects unknown top-level fields.
+    let text = committed.to_string();
+    for r in RuleId::ALL {
+        assert!(text.contains(r.as_str()), "{r}");
+    }
+    assert_eq!(committed["additionalProperties"], false);
+}
+
+fn probegate(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_probegate")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn policy_commands() {
+    let (code, out, _) = probegate(&["policy", "default"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, policy::DEFAULT_POLICY_YAML);
+    let (code, out, _) = probegate(&["policy", "schema"]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&out).unwrap(), policy::json_schema());
+    let files = ["policies/default.yaml", "policies/strict.yaml", "policies/audit-rollout.yaml"]
+        .map(|f| repo(f).display().to_string());
+    let (code, _, err) = probegate(&["policy", "validate", &files[0], &files[1], &files[2]]);
+    assert_eq!(code, 0, "{err}");
+    let dir = std::env::temp_dir().join(format!("probegate-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, format!("{HEAD}rules:\n  liveness-dependency: {{action: mutate}}\n")).unwrap();
+    let bad2 = dir.join("bad2.yaml");
+    std::fs::write(&bad2, format!("{HEAD}overrides:\n  - name: a\n    namespaces: ['x[']\n")).unwrap();
+    let (code, _, err) =
+        probegate(&["policy", "validate", &files[0], bad.to_str().unwrap(), bad2.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{}:4:", bad.display())) && err.contains("mutate"), "{err}");
+    assert!(err.contains(&format!("{}:5:", bad2.display())) && err.contains("bad glob"), "{err}");
+    let (code, out, _) = probegate(&[
+        "policy",
+        "explain",
+        "--policy",
+        &repo("policies/audit-rollout.yaml").display().to_string(),
+        "--namespace",
+        "billing-eu",
+        "--labels",
+        "probegate.dev/tier=legacy",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("legacy-billing") && out.contains("applied"), "{out}");
+    assert!(out.contains("budgetSeconds=300"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("mode:") && l.contains("audit")), "{out}");
+}
