@@ -438,9 +438,12 @@ pub fn review(
         }
     }
     if audit && !reported.is_empty() {
-        response.audit_annotations =
-            Some(BTreeMap::from([("violations".to_string(), violations_json(&reported))]));
+        audit_annotations.insert("violations".to_string(), violations_json(&reported));
     }
+    if !audit_annotations.is_empty() {
+        response.audit_annotations = Some(audit_annotations);
+    }
+    summary.violations = reported.iter().map(|f| (f.rule, f.action)).collect();
     let mut rules: Vec<RuleId> = reported.iter().map(|f| f.rule).collect();
     rules.sort();
     rules.dedup();
