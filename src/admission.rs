@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::engine::{self, Evaluation, Finding, Workload, WorkloadError, WorkloadKind};
-use crate::policy::{Action, Mode, Policy, RuleId, SKIP_ANNOTATION};
+use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, SkipRequest};
 
 /// The only AdmissionReview API version served.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
@@ -286,6 +286,42 @@ fn redact_quoted(text: &str) -> String {
     out
 }
 
+/// The policy applied to one object: the effective policy for its namespace, what its
+/// `probegate.dev/skip` annotation asked for, and the rules' findings (exempt containers skipped).
+#[derive(Debug, Clone)]
+pub struct ObjectEvaluation {
+    /// The policy after the namespace's overrides and the annotation's skips.
+    pub effective: Effective,
+    /// Rules skipped by annotation, and entries refused.
+    pub skip: SkipRequest,
+    /// The findings (empty in `mode: off`).
+    pub evaluation: Evaluation,
+}
+
+/// Applies a policy to a workload in a namespace: namespace overrides (with the namespace's labels
+/// when known), the pod's or pod template's skip annotation (only rules the policy lets annotations
+/// skip), exempt containers, then the rules. Used by the webhook and the offline CLI alike.
+pub fn evaluate_object(
+    policy: &Policy,
+    workload: &Workload,
+    namespace: &str,
+    labels: Option<&BTreeMap<String, String>>,
+) -> ObjectEvaluation {
+    let mut effective = policy.effective(namespace, labels);
+    let pod_meta = workload.template_metadata.as_ref().unwrap_or(&workload.metadata);
+    let skip =
+        pod_meta.annotation(SKIP_ANNOTATION).map(|v| policy.exemptions.parse_skip(v)).unwrap_or_default();
+    for rule in &skip.skipped {
+        effective.rules.set_action(*rule, Action::Off);
+    }
+    let evaluation = if effective.mode == Mode::Off {
+        Evaluation::default()
+    } else {
+        engine::evaluate_with(&effective.rules, workload, &policy.exemptions.containers)
+    };
+    ObjectEvaluation { effective, skip, evaluation }
+}
+
 /// Reviews one request at one endpoint under a policy.
 ///
 /// # Errors
@@ -329,38 +365,30 @@ pub fn review(
     if summary.namespace.is_empty() {
         summary.namespace = workload.metadata.namespace.clone().unwrap_or_default();
     }
-    let mut effective = policy.effective(&summary.namespace, namespace_labels);
-    let mode = effective.mode;
-    summary.mode = Some(mode);
-    summary.overrides = std::mem::take(&mut effective.overrides);
-    if mode == Mode::Off {
-        return skip("mode off", summary, response);
-    }
     if workload.metadata.deletion_timestamp.is_some() {
         return skip("being deleted", summary, response);
     }
     if kind.is_pod() && workload.metadata.annotation(MIRROR_POD_ANNOTATION).is_some() {
         return skip("mirror pod", summary, response);
     }
-    // Rules skipped by annotation (only those the policy lets annotations skip).
+    let object_eval = evaluate_object(policy, &workload, &summary.namespace, namespace_labels);
+    let ObjectEvaluation { effective, skip: skip_request, evaluation } = &object_eval;
+    let mode = effective.mode;
+    summary.mode = Some(mode);
+    summary.overrides = effective.overrides.clone();
+    if mode == Mode::Off {
+        return skip("mode off", summary, response);
+    }
     let mut warnings = Vec::new();
     let mut audit_annotations = BTreeMap::new();
-    let pod_meta = workload.template_metadata.as_ref().unwrap_or(&workload.metadata);
-    if let Some(value) = pod_meta.annotation(SKIP_ANNOTATION) {
-        let skip = policy.exemptions.parse_skip(value);
-        for rule in &skip.skipped {
-            effective.rules.set_action(*rule, Action::Off);
-        }
-        if !skip.skipped.is_empty() {
-            let ids: Vec<&str> = skip.skipped.iter().map(|r| r.as_str()).collect();
-            audit_annotations.insert("skipped-rules".to_string(), ids.join(","));
-        }
-        if endpoint == Endpoint::Validate {
-            warnings.extend(skip.refused.into_iter().map(|r| format!("probegate: {r}")));
-        }
+    if !skip_request.skipped.is_empty() {
+        let ids: Vec<&str> = skip_request.skipped.iter().map(|r| r.as_str()).collect();
+        audit_annotations.insert("skipped-rules".to_string(), ids.join(","));
+    }
+    if endpoint == Endpoint::Validate {
+        warnings.extend(skip_request.refused.iter().map(|r| format!("probegate: {r}")));
     }
     let exempt = &policy.exemptions.containers;
-    let evaluation = engine::evaluate_with(&effective.rules, &workload, exempt);
 
     let mut reported: Vec<&Finding> = Vec::new();
     let audit = mode == Mode::Audit;
