@@ -47,6 +47,7 @@ fn serve(probegate: bool) {
                 ),
                 policy_path: None,
                 tls: generated.material,
+                tls_files: None,
                 admin_addr: None,
                 namespaces: None,
             })

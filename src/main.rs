@@ -76,6 +76,10 @@ struct ServeArgs {
     /// Do not watch Namespaces (namespaceSelector overrides then never match).
     #[arg(long)]
     no_namespace_watch: bool,
+    /// On SIGTERM, seconds to keep serving after readiness turns false (endpoint removal propagates),
+    /// before the listener closes and in-flight requests finish.
+    #[arg(long, default_value_t = 5, env = "PROBEGATE_DRAIN_SECONDS")]
+    drain_seconds: u64,
     /// Log format.
     #[arg(long, value_enum, default_value = "text", env = "PROBEGATE_LOG_FORMAT")]
     log_format: LogFormat,
@@ -164,6 +168,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         policy: LoadedPolicy::new(policy, &text, source),
         policy_path: args.policy.clone(),
         tls: material,
+        tls_files: args.tls_cert.clone().zip(args.tls_key.clone()),
         admin_addr: args.admin_addr,
         namespaces: None,
     };
@@ -174,7 +179,11 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(server::run(config, !args.no_namespace_watch)) {
+    match runtime.block_on(server::run(
+        config,
+        !args.no_namespace_watch,
+        std::time::Duration::from_secs(args.drain_seconds),
+    )) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("probegate: {e:#}");

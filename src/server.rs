@@ -16,7 +16,7 @@ pub mod tls;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
@@ -80,6 +80,9 @@ pub struct AppState {
     /// The metrics registry.
     pub metrics: Metrics,
     ready: AtomicBool,
+    started: Instant,
+    /// Milliseconds since `started` at the serving loop's last heartbeat.
+    heartbeat_ms: AtomicU64,
 }
 
 impl AppState {
@@ -93,6 +96,8 @@ impl AppState {
             namespaces,
             metrics,
             ready: AtomicBool::new(true),
+            started: Instant::now(),
+            heartbeat_ms: AtomicU64::new(0),
         })
     }
 
@@ -113,6 +118,17 @@ impl AppState {
         self.ready.store(ready, Ordering::SeqCst);
     }
 
+    /// Records a heartbeat of the serving loop.
+    fn beat(&self) {
+        self.heartbeat_ms.store(self.started.elapsed().as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// Time since the serving loop's last heartbeat.
+    pub fn since_heartbeat(&self) -> Duration {
+        let last = Duration::from_millis(self.heartbeat_ms.load(Ordering::SeqCst));
+        self.started.elapsed().saturating_sub(last)
+    }
+
     /// Whether `/readyz` answers 200.
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::SeqCst)
@@ -129,7 +145,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/validate", post(validate_handler))
         .route("/mutate", post(mutate_handler))
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/healthz", get(healthz_handler))
         .route("/readyz", get(readyz_handler))
         .route("/metrics", get(metrics_handler))
         .route("/policy", get(policy_handler))
@@ -144,11 +160,41 @@ pub fn router(state: Arc<AppState>) -> Router {
 /// The plain-HTTP admin router (`--admin-addr`): `/metrics`, `/healthz`, `/readyz`, `/policy`.
 pub fn admin_router(state: Arc<AppState>) -> Router {
     Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/healthz", get(healthz_handler))
         .route("/readyz", get(readyz_handler))
         .route("/metrics", get(metrics_handler))
         .route("/policy", get(policy_handler))
         .with_state(state)
+}
+
+/// A heartbeat older than this fails `/healthz`.
+pub const HEARTBEAT_STALE: Duration = Duration::from_secs(10);
+
+/// Liveness: the serving loop's heartbeat is recent. Depends on nothing else (not the policy, not
+/// the certificate, not the cluster), so a restart is only asked for when a restart can help.
+async fn healthz_handler(State(state): State<Arc<AppState>>) -> Response {
+    let since = state.since_heartbeat();
+    if since <= HEARTBEAT_STALE {
+        (StatusCode::OK, "ok\n").into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("serving loop stalled: no heartbeat for {}s\n", since.as_secs()),
+        )
+            .into_response()
+    }
+}
+
+/// Ticks the heartbeat every second from the serving runtime.
+fn spawn_heartbeat(state: Arc<AppState>) {
+    state.beat();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            state.beat();
+        }
+    });
 }
 
 async fn metrics_handler(State(state): State<Arc<AppState>>) -> Response {
@@ -321,6 +367,8 @@ pub struct ServeConfig {
     pub policy_path: Option<PathBuf>,
     /// The serving certificate.
     pub tls: tls::TlsMaterial,
+    /// The certificate and key files to watch for rotation (`None`: generated or fixed material).
+    pub tls_files: Option<(PathBuf, PathBuf)>,
     /// Plain-HTTP admin address for `/metrics`, `/healthz`, `/readyz`, `/policy`.
     pub admin_addr: Option<SocketAddr>,
     /// Where Namespace labels come from (`None`: no labels; `namespaceSelector` overrides do not match).
@@ -341,6 +389,10 @@ pub struct RunningServer {
     pub task: tokio::task::JoinHandle<std::io::Result<()>>,
     /// Keeps the policy file watcher alive.
     pub watcher: Option<notify::RecommendedWatcher>,
+    /// Keeps the certificate file watcher alive.
+    pub cert_watcher: Option<notify::RecommendedWatcher>,
+    /// The live TLS configuration (reload it to rotate the certificate).
+    pub tls: axum_server::tls_rustls::RustlsConfig,
 }
 
 /// Binds and starts serving in the background.
@@ -358,7 +410,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let mut server = axum_server::from_tcp_rustls(listener, rustls)?.handle(handle.clone());
+    let mut server = axum_server::from_tcp_rustls(listener, rustls.clone())?.handle(handle.clone());
     // A connection must send its first request promptly (slow-loris bound); keep-alive after that.
     server = server.first_request_timeout(Duration::from_secs(10));
     server.http_builder().http1().header_read_timeout(Duration::from_secs(10));
@@ -383,23 +435,40 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
                 .map_err(|e| anyhow::anyhow!("{}: cannot watch for changes: {e}", path.display()))?,
         ),
     };
-    Ok(RunningServer { addr, admin_addr, handle, state, task, watcher })
+    let cert_watcher = match config.tls_files {
+        None => None,
+        Some((cert, key)) => Some(
+            tls::spawn_reloader(cert.clone(), key, rustls.clone())
+                .map_err(|e| anyhow::anyhow!("{}: cannot watch for changes: {e}", cert.display()))?,
+        ),
+    };
+    spawn_heartbeat(Arc::clone(&state));
+    Ok(RunningServer { addr, admin_addr, handle, state, task, watcher, cert_watcher, tls: rustls })
 }
 
-/// Runs `probegate serve` until SIGTERM or Ctrl-C, then drains.
+/// After the drain window, how long in-flight requests get before connections are closed.
+pub const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs `probegate serve` until SIGTERM or Ctrl-C, then drains: `/readyz` fails at once, requests
+/// are served for `drain`, then the listener closes and in-flight requests finish (up to
+/// [`IN_FLIGHT_GRACE`]).
 ///
 /// # Errors
 /// As [`start`], or when serving fails.
-pub async fn run(mut config: ServeConfig, watch_namespaces: bool) -> anyhow::Result<()> {
+pub async fn run(mut config: ServeConfig, watch_namespaces: bool, drain: Duration) -> anyhow::Result<()> {
     if config.namespaces.is_none() && watch_namespaces {
         match namespaces::watch().await {
             Ok(source) => {
                 tracing::info!("watching Namespaces for namespaceSelector overrides");
                 config.namespaces = Some(source);
             }
-            Err(e) => tracing::warn!(
+            Err(e) if config.policy.policy.needs_namespace_labels() => tracing::warn!(
                 error = %e,
                 "no Kubernetes API reachable: overrides with a namespaceSelector will not match; overrides by namespace name keep working"
+            ),
+            Err(e) => tracing::info!(
+                error = %e,
+                "no Kubernetes API reachable: Namespace labels are unknown (no override of this policy needs them)"
             ),
         }
     }
@@ -409,9 +478,13 @@ pub async fn run(mut config: ServeConfig, watch_namespaces: bool) -> anyhow::Res
     let state = Arc::clone(&running.state);
     tokio::spawn(async move {
         shutdown_signal().await;
-        tracing::info!("shutting down: readiness off, finishing in-flight requests");
+        // Readiness fails at once so endpoints stop routing here; keep serving through the drain
+        // window while that propagates, then stop accepting and let in-flight requests finish.
+        tracing::info!(drain_seconds = drain.as_secs(), "SIGTERM: readiness off, draining");
         state.set_ready(false);
-        handle.graceful_shutdown(Some(Duration::from_secs(10)));
+        tokio::time::sleep(drain).await;
+        tracing::info!("drain window over: closing the listener, finishing in-flight requests");
+        handle.graceful_shutdown(Some(IN_FLIGHT_GRACE));
     });
     let _watcher = running.watcher;
     running.task.await??;

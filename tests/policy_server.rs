@@ -40,6 +40,7 @@ async fn start_with(
         ),
         policy_path,
         tls: generated.material,
+        tls_files: None,
         admin_addr: Some("127.0.0.1:0".parse().unwrap()),
         namespaces: namespaces
             .map(|n| Arc::new(n) as Arc<dyn probegate::server::namespaces::NamespaceLabels>),

@@ -32,6 +32,7 @@ async fn start(policy: Policy) -> Harness {
         policy: server::LoadedPolicy::new(policy, "test", "test"),
         policy_path: None,
         tls: generated.material,
+        tls_files: None,
         admin_addr: None,
         namespaces: None,
     })
