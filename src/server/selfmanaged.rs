@@ -316,7 +316,10 @@ async fn ensure_secret(api: &Api<Secret>, cfg: &SelfManagedTls) -> anyhow::Resul
             Verdict::Current(contents) => return Ok(contents),
             Verdict::Update(contents, reason) => {
                 // `secret` keeps the resourceVersion that was read: the update is conditional on it.
-                secret.data = Some(contents.data());
+                // Entries other than the four are kept.
+                let mut merged = data;
+                merged.extend(contents.data());
+                secret.data = Some(merged);
                 let pp = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
                 match api.replace(&cfg.secret_name, &pp, &secret).await {
                     Ok(_) => {
