@@ -11,6 +11,7 @@
 pub mod metrics;
 pub mod namespaces;
 pub mod reload;
+pub mod selfmanaged;
 pub mod tls;
 
 use std::net::SocketAddr;
