@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use probegate::cli;
-use probegate::server::{self, LoadedPolicy, ServeConfig, tls};
+use probegate::server::{self, LoadedPolicy, ServeConfig, selfmanaged, tls};
 
 /// Kubernetes admission webhook that enforces health-probe standards.
 #[derive(Parser)]
@@ -65,6 +65,25 @@ struct ServeArgs {
     /// PEM private key of --tls-cert.
     #[arg(long, requires = "tls_cert", env = "PROBEGATE_TLS_KEY")]
     tls_key: Option<PathBuf>,
+    /// Manage the serving certificate in a Secret: create a CA and certificate on first start (one
+    /// CA for all replicas), patch the caBundle of both webhook configurations, renew before expiry.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    self_managed_tls: bool,
+    /// With --self-managed-tls: the Secret holding CA and certificate.
+    #[arg(long, default_value = "probegate-tls")]
+    tls_secret: String,
+    /// With --self-managed-tls: the webhook Service the certificate is for.
+    #[arg(long, default_value = "probegate")]
+    service_name: String,
+    /// With --self-managed-tls: the namespace of the Service and the Secret.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "probegate-system")]
+    service_namespace: String,
+    /// With --self-managed-tls: the MutatingWebhookConfiguration whose caBundle is kept current.
+    #[arg(long, default_value = "probegate")]
+    mutating_webhook_configuration: String,
+    /// With --self-managed-tls: the ValidatingWebhookConfiguration whose caBundle is kept current.
+    #[arg(long, default_value = "probegate")]
+    validating_webhook_configuration: String,
     /// Where to write the generated CA certificate when no --tls-cert is given
     /// [default: $TMPDIR/probegate-ca.pem].
     #[arg(long)]
@@ -133,7 +152,36 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("probegate: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let self_managed = args.self_managed_tls.then(|| {
+        let mut cfg =
+            selfmanaged::SelfManagedTls::new(args.service_namespace.clone(), args.service_name.clone());
+        cfg.secret_name = args.tls_secret.clone();
+        cfg.mutating_webhook_configuration = args.mutating_webhook_configuration.clone();
+        cfg.validating_webhook_configuration = args.validating_webhook_configuration.clone();
+        cfg
+    });
     let material = match (&args.tls_cert, &args.tls_key) {
+        _ if self_managed.is_some() => {
+            let cfg = self_managed.clone().unwrap_or_else(|| selfmanaged::SelfManagedTls::new("", ""));
+            let ensured = runtime.block_on(async {
+                let client = kube::Client::try_default().await?;
+                selfmanaged::ensure(&client, &cfg).await
+            });
+            match ensured {
+                Ok((material, _ca)) => material,
+                Err(e) => {
+                    eprintln!("probegate: --self-managed-tls: {e:#}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         (Some(cert), Some(key)) => match tls::TlsMaterial::from_files(cert, key) {
             Ok(m) => m,
             Err(e) => {
@@ -172,18 +220,12 @@ fn serve(args: ServeArgs) -> ExitCode {
         admin_addr: args.admin_addr,
         namespaces: None,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("probegate: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let options = server::RunOptions {
+        watch_namespaces: !args.no_namespace_watch,
+        drain: std::time::Duration::from_secs(args.drain_seconds),
+        self_managed,
     };
-    match runtime.block_on(server::run(
-        config,
-        !args.no_namespace_watch,
-        std::time::Duration::from_secs(args.drain_seconds),
-    )) {
+    match runtime.block_on(server::run(config, options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("probegate: {e:#}");

@@ -450,13 +450,28 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
 /// After the drain window, how long in-flight requests get before connections are closed.
 pub const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
 
+/// How `probegate serve` runs beyond what [`ServeConfig`] says.
+pub struct RunOptions {
+    /// Watch Namespaces with kube for `namespaceSelector` overrides.
+    pub watch_namespaces: bool,
+    /// On SIGTERM, how long to keep serving after readiness turns false.
+    pub drain: Duration,
+    /// Keep the self-managed certificate current (the serving material was read from its Secret).
+    pub self_managed: Option<selfmanaged::SelfManagedTls>,
+}
+
+/// How often the self-managed certificate's Secret is checked (renewal, other replicas' renewals).
+pub const SELF_MANAGED_CHECK_INTERVAL: Duration = Duration::from_secs(300);
+
 /// Runs `probegate serve` until SIGTERM or Ctrl-C, then drains: `/readyz` fails at once, requests
 /// are served for `drain`, then the listener closes and in-flight requests finish (up to
 /// [`IN_FLIGHT_GRACE`]).
 ///
 /// # Errors
 /// As [`start`], or when serving fails.
-pub async fn run(mut config: ServeConfig, watch_namespaces: bool, drain: Duration) -> anyhow::Result<()> {
+pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result<()> {
+    let RunOptions { watch_namespaces, drain, self_managed } = options;
+    let initial_tls = config.tls.clone();
     if config.namespaces.is_none() && watch_namespaces {
         match namespaces::watch().await {
             Ok(source) => {
@@ -475,6 +490,22 @@ pub async fn run(mut config: ServeConfig, watch_namespaces: bool, drain: Duratio
     }
     let running = start(config).await?;
     tracing::info!(addr = %running.addr, admin = ?running.admin_addr, "probegate serving /validate and /mutate over HTTPS");
+    if let Some(cfg) = self_managed {
+        let client = kube::Client::try_default().await?;
+        let rustls = running.tls.clone();
+        tokio::spawn(selfmanaged::maintain(
+            client,
+            cfg,
+            initial_tls,
+            SELF_MANAGED_CHECK_INTERVAL,
+            move |material| match tls::server_config(&material) {
+                Ok(cfg) => rustls.reload_from_config(Arc::new(cfg)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "renewed certificate is unusable; keeping the current one")
+                }
+            },
+        ));
+    }
     let handle = running.handle.clone();
     let state = Arc::clone(&running.state);
     tokio::spawn(async move {
