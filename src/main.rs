@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the validating (/validate) and mutating (/mutate) admission webhook over HTTPS.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Policy file tooling.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Policy(cmd) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(match cmd {
