@@ -401,7 +401,13 @@ fn selectors_leave_out_the_control_plane_and_probegate_itself() {
             let keys: Vec<&str> =
                 ns["matchExpressions"].as_array().unwrap().iter().filter_map(|e| e["key"].as_str()).collect();
             assert_eq!(keys, ["kubernetes.io/metadata.name"], "{at}");
-            // Belt and braces: probegate's own objects are skipped wherever they are.
+            // Labels are set by whoever owns the object: the validating webhook must not let a
+            // label switch off the deny rule, so only the mutating one has an objectSelector.
+            if kind == "ValidatingWebhookConfiguration" {
+                assert!(w.get("objectSelector").is_none(), "{at}: a label must not bypass validation");
+                continue;
+            }
+            // Belt and braces on the mutating webhook: probegate's own objects are skipped.
             let os = &w["objectSelector"];
             assert!(os.is_object(), "{at}: objectSelector present");
             assert!(!selector_matches(os, &own_pod), "{at}: matches probegate's own Pods");
@@ -758,4 +764,27 @@ fn built_in_kinds_have_only_fields_the_api_knows() {
         }
     }
     assert!(checked > 40);
+}
+
+/// Every flag the manifests pass to `probegate serve` is one the binary accepts.
+#[test]
+fn the_serve_args_are_flags_the_binary_knows() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    for target in TARGETS {
+        let docs = rendered(target);
+        let c = container(docs);
+        let args: Vec<&str> = c["args"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+        assert!(!args.is_empty(), "{target}");
+        for arg in args.iter().filter(|a| a.starts_with("--")) {
+            let flag = arg.split('=').next().unwrap();
+            assert!(
+                help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+                "{target}: `probegate serve` has no {flag}"
+            );
+        }
+    }
 }
