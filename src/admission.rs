@@ -38,6 +38,25 @@ pub const MAX_WARNING_CHARS: usize = 255;
 /// Most warnings returned for one object; the rest are counted in a last warning.
 pub const MAX_WARNINGS: usize = 12;
 
+/// Longest list of violations in a denial message, in characters; the rest are counted.
+pub const MAX_DENIAL_CHARS: usize = 8 * 1024;
+
+/// Joins messages with `; ` up to about `max` characters, then `; and N more`.
+fn join_bounded(items: &[String], max: usize) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if !out.is_empty() && out.len() + item.len() > max {
+            out.push_str(&format!("; and {} more", items.len() - i));
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(item);
+    }
+    out
+}
+
 /// Annotation that marks a mirror Pod (a static Pod's API copy): changes to it do not reach the
 /// kubelet, so it is never evaluated (Kubernetes docs, "Admission Webhook Good Practices").
 pub const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
@@ -106,6 +125,17 @@ pub struct AdmissionRequest {
     /// Server-side dry run: answered exactly like a real request.
     #[serde(default)]
     pub dry_run: Option<bool>,
+    /// Who made the request.
+    #[serde(default)]
+    pub user_info: UserInfo,
+}
+
+/// The requesting user, as far as admission needs it.
+#[derive(Debug, Default, Deserialize)]
+pub struct UserInfo {
+    /// The user name (`system:node:NAME` for a kubelet).
+    #[serde(default)]
+    pub username: String,
 }
 
 /// The response AdmissionReview.
@@ -262,28 +292,10 @@ fn describe_json_error(e: &serde_json::Error) -> String {
         serde_json::error::Category::Eof => "truncated or empty JSON",
         serde_json::error::Category::Data => {
             // Data errors name the field ("missing field `kind`"); keep that, drop quoted values.
-            return redact_quoted(&text);
+            return crate::engine::workload::redact_quoted(&text);
         }
     };
     format!("{what} at line {} column {}", e.line(), e.column())
-}
-
-/// Replaces the contents of `"..."` spans with `…`.
-fn redact_quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut inside = false;
-    for ch in text.chars() {
-        if ch == '"' {
-            inside = !inside;
-            out.push('"');
-            if inside {
-                out.push('…');
-            }
-        } else if !inside {
-            out.push(ch);
-        }
-    }
-    out
 }
 
 /// The policy applied to one object: the effective policy for its namespace, what its
@@ -356,7 +368,11 @@ pub fn review(
         return skip("kind", summary, response);
     };
     let Some(object) = &request.object else {
-        return skip("no object", summary, response);
+        return Err(ReviewError::Malformed(format!(
+            "a {} request for a {} has no object",
+            operation_name(&request.operation),
+            kind.as_str()
+        )));
     };
     let workload = Workload::from_json(kind, object.get())?;
     if summary.name.is_empty() {
@@ -368,7 +384,11 @@ pub fn review(
     if workload.metadata.deletion_timestamp.is_some() {
         return skip("being deleted", summary, response);
     }
-    if kind.is_pod() && workload.metadata.annotation(MIRROR_POD_ANNOTATION).is_some() {
+    // Only a kubelet creates mirror Pods; anyone else setting the annotation gets no pass.
+    if kind.is_pod()
+        && workload.metadata.annotation(MIRROR_POD_ANNOTATION).is_some()
+        && request.user_info.username.starts_with("system:node:")
+    {
         return skip("mirror pod", summary, response);
     }
     let object_eval = evaluate_object(policy, &workload, &summary.namespace, namespace_labels);
@@ -433,7 +453,7 @@ pub fn review(
                         "probegate denied {} {}: {}",
                         kind.as_str(),
                         qualified_name(&summary),
-                        denials.join("; ")
+                        join_bounded(&denials, MAX_DENIAL_CHARS)
                     ),
                 });
             }
@@ -484,8 +504,15 @@ pub fn review(
     Ok(Decision { review: wrap(response), summary })
 }
 
+/// The same finding (rule, container, container list and what it says, e.g. the host reached) was
+/// already in the old object.
 fn had_before(old: &Evaluation, f: &Finding) -> bool {
-    old.findings.iter().any(|o| o.rule == f.rule && o.container == f.container)
+    old.findings.iter().any(|o| {
+        o.rule == f.rule
+            && o.container == f.container
+            && o.container_kind == f.container_kind
+            && o.message == f.message
+    })
 }
 
 fn qualified_name(s: &DecisionSummary) -> String {

@@ -225,7 +225,10 @@ fn serve(args: ServeArgs) -> ExitCode {
         drain: std::time::Duration::from_secs(args.drain_seconds),
         self_managed,
     };
-    match runtime.block_on(server::run(config, options)) {
+    let result = runtime.block_on(server::run(config, options));
+    // Do not wait on a blocking task that cannot finish (a read stuck on a special file, say).
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("probegate: {e:#}");

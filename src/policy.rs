@@ -693,10 +693,13 @@ impl LabelSelectorSpec {
                 return Some(format!("matchExpressions {:?} {:?} must not have values", e.key, e.operator));
             }
             let fixed = self.match_labels.get(&e.key);
+            let required_elsewhere = self.match_expressions.iter().any(|o| {
+                o.key == e.key && matches!(o.operator, SelectorOperator::In | SelectorOperator::Exists)
+            });
             let impossible = match e.operator {
                 SelectorOperator::In => fixed.is_some_and(|v| !e.values.contains(v)),
                 SelectorOperator::NotIn => fixed.is_some_and(|v| e.values.contains(v)),
-                SelectorOperator::DoesNotExist => fixed.is_some(),
+                SelectorOperator::DoesNotExist => fixed.is_some() || required_elsewhere,
                 SelectorOperator::Exists => false,
             };
             if impossible {
@@ -827,7 +830,7 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
     let file: PolicyFile = serde_saphyr::with_deserializer_from_str(yaml, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            if path != "." && !path.is_empty() {
+            if path != "." && !path.is_empty() && !path.contains('?') {
                 field_path = Some(path);
             }
             e.into_inner()
@@ -909,6 +912,33 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
                 }
                 let mut patterns = Vec::new();
                 for (j, g) in globs.iter().enumerate() {
+                    // Namespace names are DNS labels: lowercase letters, digits and '-', at most 63.
+                    let literal_len =
+                        g.value.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']' | '!')).count();
+                    let bad_char = g
+                        .value
+                        .chars()
+                        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || "-*?[]!".contains(*c)));
+                    if let Some(c) = bad_char {
+                        return Err(spanned_err(
+                            g,
+                            &field(&format!("namespaces[{j}]")),
+                            format!(
+                                "{:?} can never match a namespace name: {c:?} is not a lowercase letter, digit or '-'",
+                                g.value
+                            ),
+                        ));
+                    }
+                    if literal_len > 63 {
+                        return Err(spanned_err(
+                            g,
+                            &field(&format!("namespaces[{j}]")),
+                            format!(
+                                "{:?} can never match: namespace names have at most 63 characters",
+                                g.value
+                            ),
+                        ));
+                    }
                     let pattern = glob::Pattern::new(&g.value).map_err(|e| {
                         spanned_err(
                             g,
@@ -941,6 +971,11 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
 /// For "unknown field `x`, expected one of `a`, `b`" (and unknown variants), appends the nearest
 /// valid name: "; did you mean `a`?".
 fn suggest_nearest(message: &str) -> String {
+    // Library hints meant for programmers, not for whoever writes the policy.
+    let cleaned = message
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace("; use from_str_multiple or from_str_multiple_with_options", "");
+    let message = cleaned.as_str();
     // Our own location is reported separately: drop serde-saphyr's trailing " at line L, column C".
     let message = match message.rfind(" at line ") {
         Some(i) if message[i..].contains("column") => &message[..i],

@@ -84,6 +84,8 @@ pub struct AppState {
     started: Instant,
     /// Milliseconds since `started` at the serving loop's last heartbeat.
     heartbeat_ms: AtomicU64,
+    /// Admits one body over [`INLINE_BODY_BYTES`] into evaluation at a time.
+    large_bodies: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -99,6 +101,7 @@ impl AppState {
             ready: AtomicBool::new(true),
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
+            large_bodies: tokio::sync::Semaphore::new(1),
         })
     }
 
@@ -273,6 +276,11 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     let outcome = if body.len() <= INLINE_BODY_BYTES {
         decide(&state, endpoint, &body)
     } else {
+        // One large body at a time: parsing a multi-MiB object into typed structs takes far more
+        // memory than its bytes, so large reviews queue instead of multiplying the peak.
+        let Ok(_permit) = state.large_bodies.acquire().await else {
+            return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+        };
         let st = Arc::clone(&state);
         match tokio::task::spawn_blocking(move || decide(&st, endpoint, &body)).await {
             Ok(outcome) => outcome,
@@ -320,7 +328,17 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
     } else {
         "allowed"
     };
-    m.request(endpoint.as_str(), &s.kind, &s.operation, result, elapsed.as_secs_f64());
+    // Only kinds probegate handles become label values (metric cardinality stays bounded).
+    let kind = if crate::engine::WorkloadKind::from_group_kind("", &s.kind)
+        .or_else(|| crate::engine::WorkloadKind::from_group_kind("apps", &s.kind))
+        .or_else(|| crate::engine::WorkloadKind::from_group_kind("batch", &s.kind))
+        .is_some()
+    {
+        s.kind.as_str()
+    } else {
+        "other"
+    };
+    m.request(endpoint.as_str(), kind, &s.operation, result, elapsed.as_secs_f64());
     if dry_run {
         return;
     }
@@ -340,12 +358,14 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         return;
     }
     let rules: Vec<&str> = s.rules.iter().map(|r| r.as_str()).collect();
+    // Request-supplied strings are logged with Debug formatting, which escapes newlines and
+    // quotes: a crafted namespace or name cannot forge log lines.
     tracing::info!(
         endpoint = endpoint.as_str(),
-        uid = %s.uid,
-        namespace = %s.namespace,
-        kind = %s.kind,
-        name = %s.name,
+        uid = ?s.uid,
+        namespace = ?s.namespace,
+        kind = ?s.kind,
+        name = ?s.name,
         operation = %s.operation,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
         overrides = %s.overrides.join(","),

@@ -233,3 +233,18 @@ fn policy_commands() {
     assert!(out.contains("budgetSeconds=300"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("mode:") && l.contains("audit")), "{out}");
 }
+
+#[test]
+fn overrides_that_can_never_match_a_namespace_name_are_errors() {
+    for (glob, expect) in [("UPPER_case!", "never match"), (&"a".repeat(70)[..], "63 characters")] {
+        let e = err(&format!("overrides:\n  - name: x\n    namespaces: [\"{glob}\"]\n"));
+        assert!(e.to_string().contains(expect), "{e}");
+        assert_eq!(e.line, Some(5), "{e}");
+    }
+    let e = err(
+        "overrides:\n  - name: x\n    namespaceSelector: {matchExpressions: [{key: a, operator: Exists}, {key: a, operator: DoesNotExist}]}\n",
+    );
+    assert!(e.to_string().contains("never match"), "{e}");
+    let e = err("mode: audit\nmode: enforce\n");
+    assert!(!e.to_string().contains("DuplicateKeyPolicy"), "{e}");
+}

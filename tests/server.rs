@@ -396,3 +396,47 @@ async fn unknown_fields_survive_and_indexes_skip_foreign_containers() {
     assert_eq!(after["spec"]["containers"][1]["lifecycle"]["preStop"]["sleep"]["seconds"], 5);
     parse_pod(&after);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hardening_secrets_mirror_pods_ratchet_and_missing_objects() {
+    let h = start(Policy::default()).await;
+    // A wrong-typed env entry: the 400 names the problem, never the value.
+    let mut bad = coupled_pod(None);
+    bad["spec"]["containers"][0]["env"] = json!(["hunter2-SECRET"]);
+    let (status, v) = h.post("/validate", &review("CREATE", &bad, None, "h1")).await;
+    assert_eq!(status, 400);
+    assert!(!v.to_string().contains("hunter2"), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("not a valid Pod"), "{v}");
+    // The mirror-Pod annotation only counts when a kubelet sends the Pod.
+    let mut mirror = coupled_pod(None);
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "x"});
+    let body = review("CREATE", &mirror, None, "h2");
+    assert!(!h.review("/validate", &body).await.response.allowed, "a user cannot claim to be a mirror Pod");
+    let mut from_node = body.clone();
+    from_node["request"]["userInfo"]["username"] = json!("system:node:worker-1");
+    assert!(h.review("/validate", &from_node).await.response.allowed);
+    // Ratcheting compares what the finding says: pointing at another host is a new violation.
+    let mut moved = coupled_pod(None);
+    moved["metadata"]["ownerReferences"] = Value::Null;
+    let template = |pod: &Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"selector": {}, "template": {"metadata": {}, "spec": pod["spec"].clone()}}})
+    };
+    let old = template(&coupled_pod(None));
+    moved["spec"]["containers"][0]["livenessProbe"]["httpGet"]["host"] = json!("payments-db.shop.svc");
+    let new = template(&moved);
+    assert!(!h.review("/validate", &review("UPDATE", &new, Some(&old), "h3")).await.response.allowed);
+    assert!(h.review("/validate", &review("UPDATE", &old, Some(&old), "h4")).await.response.allowed);
+    // A CREATE of a Pod without an object is malformed.
+    let mut empty = review("CREATE", &coupled_pod(None), None, "h5");
+    empty["request"]["object"] = Value::Null;
+    let (status, v) = h.post("/validate", &empty).await;
+    assert_eq!(status, 400, "{v}");
+    // Metric labels stay bounded: unknown kinds are counted as "other".
+    let mut weird =
+        review("CREATE", &json!({"apiVersion": "v1", "kind": "Weird", "metadata": {}}), None, "h6");
+    weird["request"]["kind"]["kind"] = json!("Weird\nKind");
+    assert!(h.review("/validate", &weird).await.response.allowed);
+    let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(!metrics.contains("Weird") && metrics.contains("kind=\"other\""), "{metrics}");
+}

@@ -165,7 +165,7 @@ pub struct Workload {
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     /// The JSON does not have the shape of the kind (a field of the wrong type, say).
-    #[error("the object is not a valid {kind}: {source}")]
+    #[error("the object is not a valid {kind}: {}", redact_quoted(&source.to_string()))]
     Invalid {
         /// The kind it was read as.
         kind: &'static str,
@@ -298,4 +298,24 @@ impl Workload {
             }
         })
     }
+}
+
+/// Replaces the contents of every `"..."` span of an error message with `…`: deserialization
+/// errors quote the offending value, which can be an env value holding a secret. Field names and
+/// positions (outside quotes) are kept.
+pub fn redact_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(512));
+    let mut inside = false;
+    for ch in text.chars() {
+        if ch == '"' {
+            inside = !inside;
+            out.push('"');
+            if inside {
+                out.push('…');
+            }
+        } else if !inside {
+            out.push(ch);
+        }
+    }
+    out
 }

@@ -53,6 +53,20 @@ pub fn spawn(path: PathBuf, state: Arc<AppState>) -> notify::Result<notify::Reco
 
 /// Re-reads the file; swaps the policy in when its content changed and it is valid.
 pub async fn reload_if_changed(path: &Path, state: &AppState, last_failed: &mut Option<String>) {
+    // Only regular files (after symlinks): opening a FIFO or a device would block.
+    match tokio::fs::metadata(path).await {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => {
+            let key = "not a regular file".to_string();
+            if last_failed.as_deref() != Some(&key) {
+                tracing::error!(file = %path.display(), "the policy path is not a regular file; keeping the policy in force");
+                state.metrics.reload(false);
+                *last_failed = Some(key);
+            }
+            return;
+        }
+        Err(_) => {} // reported by the read below
+    }
     let text = match tokio::fs::read_to_string(path).await {
         Ok(t) => t,
         Err(e) => {
