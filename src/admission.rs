@@ -610,8 +610,10 @@ fn unresolved_json(list: &[Unresolved]) -> String {
         script: &'a str,
         reason: &'a str,
     }
+    // Bounded like the warnings: a pod with dozens of unreadable scripts gets the first ones.
     let list: Vec<Entry<'_>> = list
         .iter()
+        .take(MAX_WARNINGS)
         .map(|u| Entry { container: &u.container, script: &u.script, reason: &u.reason })
         .collect();
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())

@@ -1607,10 +1607,13 @@ impl Ctx<'_> {
                         return self.run_file(&first, &text, origin, Some(script_args), false, depth);
                     }
                     FileLookup::Text { .. } | FileLookup::NotOnVolume => {}
-                    FileLookup::Unreadable(reason) => {
+                    // A shell script that cannot be read: reported, not guessed. (Another
+                    // language's file is opaque either way: its name decides below.)
+                    FileLookup::Unreadable(reason) if runs_as_shell(&first, "") => {
                         self.note_unresolved(&first, reason);
                         return None;
                     }
+                    FileLookup::Unreadable(_) => {}
                 }
             }
             let base = basename(&first).to_string();
@@ -3537,6 +3540,7 @@ mod tests {
         let out = run(&["sh", "-c", "/cm/missing.sh; /cm/missing.sh; sh /cm/other.sh"]);
         let paths: Vec<&str> = out.unresolved.iter().map(|u| u.path.as_str()).collect();
         assert_eq!(paths, ["/cm/missing.sh", "/cm/other.sh"]);
+        assert!(run(&["python3", "/cm/missing.py"]).unresolved.is_empty(), "not a shell script: opaque");
         assert_eq!(dirname("/a/b.sh"), "/a");
         assert_eq!(dirname("/b.sh"), "/");
         assert_eq!(dirname("b.sh"), ".");
