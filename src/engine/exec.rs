@@ -1698,7 +1698,10 @@ impl Ctx<'_> {
                             return Some(self.make_dependency(&base, hit, args, prefix_disp));
                         }
                     }
-                    let known = self.known.iter().find(|k| k.matches(&base, &rest) || k.matches(name, &rest));
+                    let known = self
+                        .known
+                        .iter()
+                        .find(|k| k.matches(&base, &rest) || (name != base && k.matches(name, &rest)));
                     if let Some(known) = known {
                         let hit = Hit::always(known.category, known.reaches.clone());
                         let mut d = self.make_dependency(&base, hit, args, prefix_disp);

@@ -69,19 +69,15 @@ fn non_empty_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Err
 }
 
 /// `*`-wildcard match of the whole of `s` (no other metacharacters: URLs keep their `?`).
+/// Allocation-free: it runs on every simple command of every exec liveness probe.
 pub fn wildcard(pattern: &str, s: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == s;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !s.starts_with(first) || s.len() < first.len() + last.len() || !s.ends_with(last) {
-        return false;
-    }
-    let mut rest = &s[first.len()..s.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(at) => rest = &rest[at + mid.len()..],
+    let Some((first, rest_pattern)) = pattern.split_once('*') else { return pattern == s };
+    let Some(rest) = s.strip_prefix(first) else { return false };
+    let (middle, last) = rest_pattern.rsplit_once('*').unwrap_or(("", rest_pattern));
+    let Some(mut rest) = rest.strip_suffix(last) else { return false };
+    for part in middle.split('*').filter(|p| !p.is_empty()) {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
             None => return false,
         }
     }
@@ -102,9 +98,6 @@ impl KnownCommand {
         if !program_ok {
             return false;
         }
-        if args.iter().any(|a| self.unless.iter().any(|u| arg_matches(u, a))) {
-            return false;
-        }
         let mut want = self.args.iter().peekable();
         for a in args {
             match want.peek() {
@@ -115,7 +108,7 @@ impl KnownCommand {
                 None => break,
             }
         }
-        want.peek().is_none()
+        want.peek().is_none() && !args.iter().any(|a| self.unless.iter().any(|u| arg_matches(u, a)))
     }
 }
 
@@ -320,6 +313,11 @@ mod tests {
         assert!(wildcard("kafka-*", "kafka-topics"));
         assert!(!wildcard("a*a", "a"));
         assert!(wildcard("?x", "?x"));
+        assert!(wildcard("a*b*c", "abc"));
+        assert!(wildcard("a*b*c", "a-b-b-c"));
+        assert!(!wildcard("a*b*c", "a-c"));
+        assert!(!wildcard("ab*ba", "aba"), "prefix and suffix must not overlap");
+        assert!(wildcard("**", "x"));
         assert!(!wildcard("?x", "ax"));
     }
 

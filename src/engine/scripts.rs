@@ -132,6 +132,9 @@ impl ContainerFiles<'_> {
 
 impl ScriptFiles for ContainerFiles<'_> {
     fn read(&self, path: &str) -> FileLookup {
+        if self.container.volume_mounts.as_ref().is_none_or(|m| m.is_empty()) {
+            return FileLookup::NotOnVolume;
+        }
         let Some(path) = normalize(path, self.container.working_dir.as_deref()) else {
             return FileLookup::NotOnVolume;
         };
