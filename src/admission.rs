@@ -25,7 +25,10 @@ use kube::core::admission::Operation;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::engine::{self, Evaluation, Finding, Workload, WorkloadError, WorkloadKind};
+use crate::engine::{
+    self, ConfigMapSource, Evaluation, Finding, NoConfigMaps, Unresolved, Workload, WorkloadError,
+    WorkloadKind,
+};
 use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, SkipRequest};
 
 /// The only AdmissionReview API version served.
@@ -245,6 +248,9 @@ pub struct DecisionSummary {
     pub overrides: Vec<String>,
     /// Every finding reported (denied, warned, patched or audited), with the rule's action.
     pub violations: Vec<(RuleId, Action)>,
+    /// Liveness scripts on volumes that could not be read (reported in the audit annotation
+    /// `unresolved-scripts` at /validate).
+    pub unresolved_scripts: usize,
 }
 
 impl DecisionSummary {
@@ -319,6 +325,19 @@ pub fn evaluate_object(
     namespace: &str,
     labels: Option<&BTreeMap<String, String>>,
 ) -> ObjectEvaluation {
+    evaluate_object_with_configmaps(policy, workload, namespace, labels, &NoConfigMaps)
+}
+
+/// As [`evaluate_object`], reading liveness scripts and env values from ConfigMaps through
+/// `configmaps` (ConfigMaps found in the same input, or prefetched by the server). What it cannot
+/// answer is listed in the evaluation's `unresolved`, never a finding by itself.
+pub fn evaluate_object_with_configmaps(
+    policy: &Policy,
+    workload: &Workload,
+    namespace: &str,
+    labels: Option<&BTreeMap<String, String>>,
+    configmaps: &dyn ConfigMapSource,
+) -> ObjectEvaluation {
     let mut effective = policy.effective(namespace, labels);
     let pod_meta = workload.template_metadata.as_ref().unwrap_or(&workload.metadata);
     let skip =
@@ -329,9 +348,44 @@ pub fn evaluate_object(
     let evaluation = if effective.mode == Mode::Off {
         Evaluation::default()
     } else {
-        engine::evaluate_with(&effective.rules, workload, &policy.exemptions.containers)
+        engine::evaluate_with_configmaps(
+            &effective.rules,
+            workload,
+            &policy.exemptions.containers,
+            configmaps,
+            namespace,
+        )
     };
     ObjectEvaluation { effective, skip, evaluation }
+}
+
+/// The ConfigMaps a review of this request could read (see [`engine::configmaps_needed`]), for the
+/// object and, on UPDATE, the old object, as (namespace, name): what a server prefetches before
+/// calling [`review_with_configmaps`]. Empty for requests that are not evaluated, or whose object
+/// does not parse (the review itself reports that).
+pub fn configmaps_needed(request: &AdmissionRequest) -> Vec<(String, String)> {
+    if !matches!(request.operation, Operation::Create | Operation::Update)
+        || request.sub_resource.as_deref().is_some_and(|s| !s.is_empty())
+    {
+        return Vec::new();
+    }
+    let Some(kind) = WorkloadKind::from_group_kind(&request.kind.group, &request.kind.kind) else {
+        return Vec::new();
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for object in [&request.object, &request.old_object].into_iter().flatten() {
+        let Ok(workload) = Workload::from_json(kind, object.get()) else { continue };
+        for (ns, name) in engine::configmaps_needed(&workload) {
+            let ns = request
+                .namespace
+                .clone()
+                .filter(|n| !n.is_empty())
+                .or(ns)
+                .unwrap_or_else(|| "default".into());
+            out.insert((ns, name));
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// Reviews one request at one endpoint under a policy.
@@ -343,6 +397,22 @@ pub fn review(
     namespace_labels: Option<&BTreeMap<String, String>>,
     endpoint: Endpoint,
     request: &AdmissionRequest,
+) -> Result<Decision, ReviewError> {
+    review_with_configmaps(policy, namespace_labels, endpoint, request, &NoConfigMaps)
+}
+
+/// As [`review`], reading liveness scripts and env values from ConfigMaps through `configmaps`.
+/// Scripts that could not be read are listed once, at `/validate`, in the audit annotation
+/// `unresolved-scripts` (a compact JSON list of `{container, script, reason}`), never as a warning.
+///
+/// # Errors
+/// As [`review`].
+pub fn review_with_configmaps(
+    policy: &Policy,
+    namespace_labels: Option<&BTreeMap<String, String>>,
+    endpoint: Endpoint,
+    request: &AdmissionRequest,
+    configmaps: &dyn ConfigMapSource,
 ) -> Result<Decision, ReviewError> {
     let mut summary = DecisionSummary {
         uid: request.uid.clone(),
@@ -391,7 +461,8 @@ pub fn review(
     {
         return skip("mirror pod", summary, response);
     }
-    let object_eval = evaluate_object(policy, &workload, &summary.namespace, namespace_labels);
+    let object_eval =
+        evaluate_object_with_configmaps(policy, &workload, &summary.namespace, namespace_labels, configmaps);
     let ObjectEvaluation { effective, skip: skip_request, evaluation } = &object_eval;
     let mode = effective.mode;
     summary.mode = Some(mode);
@@ -415,10 +486,12 @@ pub fn review(
     match endpoint {
         Endpoint::Validate => {
             let old = match (&request.operation, &request.old_object) {
-                (Operation::Update, Some(old)) => Some(engine::evaluate_with(
+                (Operation::Update, Some(old)) => Some(engine::evaluate_with_configmaps(
                     &effective.rules,
                     &Workload::from_json(kind, old.get())?,
                     exempt,
+                    configmaps,
+                    &summary.namespace,
                 )),
                 _ => None,
             };
@@ -442,6 +515,11 @@ pub fn review(
                 } else {
                     denials.push(text);
                 }
+            }
+            if !evaluation.unresolved.is_empty() {
+                summary.unresolved_scripts = evaluation.unresolved.len();
+                audit_annotations
+                    .insert("unresolved-scripts".to_string(), unresolved_json(&evaluation.unresolved));
             }
             if !denials.is_empty() {
                 response.allowed = false;
@@ -547,6 +625,23 @@ fn violations_json(findings: &[&Finding]) -> String {
     let list: Vec<Violation<'_>> = findings
         .iter()
         .map(|f| Violation { rule: f.rule.as_str(), container: &f.container, action: f.action.as_str() })
+        .collect();
+    serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
+}
+
+/// The `unresolved-scripts` audit annotation: a compact JSON list of `{container, script, reason}`.
+fn unresolved_json(list: &[Unresolved]) -> String {
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        container: &'a str,
+        script: &'a str,
+        reason: &'a str,
+    }
+    // Bounded like the warnings: a pod with dozens of unreadable scripts gets the first ones.
+    let list: Vec<Entry<'_>> = list
+        .iter()
+        .take(MAX_WARNINGS)
+        .map(|u| Entry { container: &u.container, script: &u.script, reason: &u.reason })
         .collect();
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
 }

@@ -12,14 +12,18 @@
 //! received arrays: every operation applies to the object exactly as the API server sent it, and
 //! members the typed model does not know are never touched.
 
+pub mod configmaps;
 pub mod exec;
+pub mod known;
 mod rules;
+mod scripts;
 pub mod simulate;
 pub mod workload;
 
 use json_patch::{Patch, PatchOperation};
 
 use crate::policy::{Action, RuleId, RuleSet};
+pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfigMaps, configmaps_needed};
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 
 /// Which list of the PodSpec a container is in.
@@ -58,11 +62,26 @@ impl Finding {
     }
 }
 
+/// A script that a liveness probe runs from a volume and that could not be read (its ConfigMap is
+/// not available, it is in a Secret, ...): its commands were not analysed, and the verdict rests on
+/// the other evidence. Reported as a note, never a finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unresolved {
+    /// The container whose liveness probe runs it.
+    pub container: String,
+    /// The script's path as run.
+    pub script: String,
+    /// Why it could not be read.
+    pub reason: String,
+}
+
 /// Everything the rules found in one workload, in container order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluation {
     /// The findings, app containers first (in array order), then native sidecars.
     pub findings: Vec<Finding>,
+    /// Liveness scripts that could not be read, each once per container.
+    pub unresolved: Vec<Unresolved>,
 }
 
 impl Evaluation {
@@ -90,6 +109,23 @@ pub fn evaluate(rules: &RuleSet, workload: &Workload) -> Evaluation {
 /// As [`evaluate`], skipping the containers named in `exempt_containers` (the policy's
 /// `exemptions.containers`, e.g. mesh sidecars that own their probes).
 pub fn evaluate_with(rules: &RuleSet, workload: &Workload, exempt_containers: &[String]) -> Evaluation {
+    evaluate_with_configmaps(rules, workload, exempt_containers, &NoConfigMaps, "")
+}
+
+/// As [`evaluate_with`], reading the ConfigMaps that liveness scripts and env values come from
+/// through `configmaps`, in `namespace` (empty: the object's own `metadata.namespace`, else
+/// `default`). What the source cannot answer is unresolved: never a finding by itself.
+pub fn evaluate_with_configmaps(
+    rules: &RuleSet,
+    workload: &Workload,
+    exempt_containers: &[String],
+    configmaps: &dyn ConfigMapSource,
+    namespace: &str,
+) -> Evaluation {
+    let namespace = match namespace {
+        "" => workload.metadata.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or("default"),
+        ns => ns,
+    };
     let spec = &workload.spec;
     let base = workload.kind.pod_spec_tokens();
     let mut findings = Vec::new();
@@ -104,9 +140,10 @@ pub fn evaluate_with(rules: &RuleSet, workload: &Workload, exempt_containers: &[
     let in_scope = |(_, _, c): &(ContainerKind, usize, &k8s_openapi::api::core::v1::Container)| {
         !exempt_containers.contains(&c.name)
     };
+    let mut unresolved = Vec::new();
     for (kind, index, container) in apps.chain(sidecars).filter(in_scope) {
-        let target = rules::Target { spec, container, kind, base, index };
-        rules::evaluate_container(rules, &target, &mut findings);
+        let target = rules::Target { spec, container, kind, base, index, configmaps, namespace };
+        rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }
-    Evaluation { findings }
+    Evaluation { findings, unresolved }
 }

@@ -95,6 +95,11 @@ struct ServeArgs {
     /// Do not watch Namespaces (namespaceSelector overrides then never match).
     #[arg(long)]
     no_namespace_watch: bool,
+    /// Read the ConfigMaps that exec liveness scripts (and env values) come from, from the API
+    /// (needs RBAC get on configmaps), within 500 ms per request, cached 30 s; what cannot be read
+    /// in time is unresolved, never denied.
+    #[arg(long, env = "PROBEGATE_RESOLVE_CONFIGMAPS")]
+    resolve_configmaps: bool,
     /// On SIGTERM, seconds to keep serving after readiness turns false (endpoint removal propagates),
     /// before the listener closes and in-flight requests finish.
     #[arg(long, default_value_t = 5, env = "PROBEGATE_DRAIN_SECONDS")]
@@ -224,6 +229,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         watch_namespaces: !args.no_namespace_watch,
         drain: std::time::Duration::from_secs(args.drain_seconds),
         self_managed,
+        resolve_configmaps: args.resolve_configmaps,
     };
     let result = runtime.block_on(server::run(config, options));
     // Do not wait on a blocking task that cannot finish (a read stuck on a special file, say).

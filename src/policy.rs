@@ -26,6 +26,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_saphyr::Spanned;
 
+pub use crate::engine::known::KnownCommand;
+
 /// The default policy as shipped in `policies/default.yaml`, compiled into the binary.
 pub const DEFAULT_POLICY_YAML: &str = include_str!("../policies/default.yaml");
 
@@ -315,8 +317,8 @@ pub struct Templates {
 /// Every rule's resolved settings.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct RuleSet {
-    /// `liveness-dependency` (default `deny`).
-    pub liveness_dependency: CheckRule<DenyDefault>,
+    /// `liveness-dependency` (default `deny`, with the built-in known commands).
+    pub liveness_dependency: LivenessDependency,
     /// `liveness-matches-readiness` (default `warn`).
     pub liveness_matches_readiness: CheckRule<WarnDefault>,
     /// `readiness-missing` (default `warn`).
@@ -358,7 +360,10 @@ impl RuleSet {
     /// wins). Used for the policy file over the defaults, and for namespace overrides.
     pub fn merge(&mut self, spec: &RulesSpec) {
         if let Some(s) = &spec.liveness_dependency {
-            merge_opt(&mut self.liveness_dependency.action, s.action.map(Action::from));
+            let r = &mut self.liveness_dependency;
+            merge_opt(&mut r.action, s.action.map(Action::from));
+            merge_opt(&mut r.default_known_commands, s.default_known_commands);
+            r.known_commands.extend(s.known_commands.iter().flatten().cloned());
         }
         if let Some(s) = &spec.liveness_matches_readiness {
             merge_opt(&mut self.liveness_matches_readiness.action, s.action.map(Action::from));
@@ -391,6 +396,33 @@ impl RuleSet {
 fn merge_opt<T: Copy>(into: &mut T, from: Option<T>) {
     if let Some(v) = from {
         *into = v;
+    }
+}
+
+/// `liveness-dependency`: its action, and the commands that reach a dependency without naming a
+/// host (`knownCommands`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LivenessDependency {
+    /// `deny`, `warn` or `off` (default `deny`).
+    pub action: Action,
+    /// Whether the built-in list ([`crate::engine::known::builtin`]) applies (default `true`).
+    pub default_known_commands: bool,
+    /// The policy's own entries, tried after the built-in ones. Namespace overrides add theirs.
+    pub known_commands: Vec<KnownCommand>,
+}
+
+impl Default for LivenessDependency {
+    fn default() -> Self {
+        LivenessDependency { action: Action::Deny, default_known_commands: true, known_commands: Vec::new() }
+    }
+}
+
+impl LivenessDependency {
+    /// Every known command in force: the built-in list (unless turned off), then the policy's.
+    pub fn known_commands(&self) -> impl Iterator<Item = &KnownCommand> {
+        let builtin: &[KnownCommand] =
+            if self.default_known_commands { crate::engine::known::builtin() } else { &[] };
+        builtin.iter().chain(self.known_commands.iter())
     }
 }
 
@@ -549,7 +581,7 @@ impl From<FixAction> for Action {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RulesSpec {
     /// `liveness-dependency`.
-    pub liveness_dependency: Option<CheckSpec>,
+    pub liveness_dependency: Option<LivenessDependencySpec>,
     /// `liveness-matches-readiness`.
     pub liveness_matches_readiness: Option<CheckSpec>,
     /// `readiness-missing`.
@@ -568,6 +600,20 @@ pub struct RulesSpec {
 pub struct CheckSpec {
     /// `deny`, `warn` or `off`.
     pub action: Option<CheckAction>,
+}
+
+/// `liveness-dependency` settings as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LivenessDependencySpec {
+    /// `deny`, `warn` or `off`.
+    pub action: Option<CheckAction>,
+    /// Use the built-in list of commands that reach a dependency without naming a host (default
+    /// true; the list is in the README). `false` keeps only `knownCommands`.
+    pub default_known_commands: Option<bool>,
+    /// More commands that reach a dependency without naming a host, added to the built-in list
+    /// (and, in a namespace override, to what the policy already has).
+    pub known_commands: Option<Vec<KnownCommand>>,
 }
 
 /// `probe-timeout` settings as written.

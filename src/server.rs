@@ -8,6 +8,7 @@
 //! HTTP/1.1 keep-alive and HTTP/2 (ALPN `h2`) are both served. Bodies over [`MAX_BODY_BYTES`] get
 //! 413; every request is bounded by [`REQUEST_TIMEOUT`].
 
+pub mod configmaps;
 pub mod metrics;
 pub mod namespaces;
 pub mod reload;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -30,8 +31,10 @@ use axum::routing::{get, post};
 use serde::Serialize;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::admission::{self, Decision, Endpoint, ReviewError};
+use crate::admission::{self, AdmissionRequest, Decision, Endpoint, ReviewError};
+use crate::engine::{ConfigMapSource, NoConfigMaps};
 use crate::policy::{Action, Policy};
+use configmaps::ConfigMapResolver;
 use metrics::Metrics;
 use namespaces::NamespaceLabels;
 
@@ -86,6 +89,8 @@ pub struct AppState {
     heartbeat_ms: AtomicU64,
     /// Admits one body over [`INLINE_BODY_BYTES`] into evaluation at a time.
     large_bodies: tokio::sync::Semaphore,
+    /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
+    configmaps: ArcSwapOption<ConfigMapResolver>,
 }
 
 impl AppState {
@@ -102,7 +107,14 @@ impl AppState {
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
             large_bodies: tokio::sync::Semaphore::new(1),
+            configmaps: ArcSwapOption::empty(),
         })
+    }
+
+    /// Reads the ConfigMaps of liveness scripts and env values through `resolver` before each
+    /// review (`None`: never; scripts on ConfigMap volumes are then unresolved).
+    pub fn set_configmap_resolver(&self, resolver: Option<Arc<ConfigMapResolver>>) {
+        self.configmaps.store(resolver);
     }
 
     /// The policy in force. Each request takes one snapshot and finishes under it.
@@ -273,19 +285,30 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
             "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)",
         );
     }
-    let outcome = if body.len() <= INLINE_BODY_BYTES {
-        decide(&state, endpoint, &body)
-    } else {
-        // One large body at a time: parsing a multi-MiB object into typed structs takes far more
-        // memory than its bytes, so large reviews queue instead of multiplying the peak.
-        let Ok(_permit) = state.large_bodies.acquire().await else {
-            return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
-        };
-        let st = Arc::clone(&state);
-        match tokio::task::spawn_blocking(move || decide(&st, endpoint, &body)).await {
-            Ok(outcome) => outcome,
-            Err(_) => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
+    // One large body at a time: parsing a multi-MiB object into typed structs takes far more
+    // memory than its bytes, so large reviews queue instead of multiplying the peak.
+    let _permit = if body.len() > INLINE_BODY_BYTES {
+        match state.large_bodies.acquire().await {
+            Ok(p) => Some(p),
+            Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
         }
+    } else {
+        None
+    };
+    let resolver = state.configmaps.load_full();
+    let outcome = match resolver {
+        None if body.len() <= INLINE_BODY_BYTES => decide(&state, endpoint, &body),
+        None => {
+            let st = Arc::clone(&state);
+            match tokio::task::spawn_blocking(move || decide(&st, endpoint, &body)).await {
+                Ok(outcome) => outcome,
+                Err(_) => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
+            }
+        }
+        Some(resolver) => match decide_resolving(&state, &resolver, endpoint, body).await {
+            Some(outcome) => outcome,
+            None => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
+        },
     };
     match outcome {
         Ok((decision, dry_run)) => {
@@ -308,13 +331,58 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
 /// Parses, looks up the namespace's labels (never waiting) and reviews under one policy snapshot.
 fn decide(state: &AppState, endpoint: Endpoint, body: &[u8]) -> Result<(Decision, bool), ReviewError> {
     let request = admission::parse_review(body)?;
+    review_parsed(state, endpoint, &request, &NoConfigMaps)
+}
+
+/// Reviews a parsed request under one policy snapshot, with the namespace's labels (never waiting)
+/// and the ConfigMaps at hand.
+fn review_parsed(
+    state: &AppState,
+    endpoint: Endpoint,
+    request: &AdmissionRequest,
+    configmaps: &dyn ConfigMapSource,
+) -> Result<(Decision, bool), ReviewError> {
     let loaded = state.current();
     let labels = match (&request.namespace, loaded.policy.needs_namespace_labels()) {
         (Some(ns), true) => state.namespaces.labels(ns),
         _ => None,
     };
-    let decision = admission::review(&loaded.policy, labels.as_ref(), endpoint, &request)?;
+    let decision =
+        admission::review_with_configmaps(&loaded.policy, labels.as_ref(), endpoint, request, configmaps)?;
     Ok((decision, request.dry_run == Some(true)))
+}
+
+/// `--resolve-configmaps`: parse, read the ConfigMaps the review could use (within the resolver's
+/// budget; what does not answer in time is unresolved), then review. Large bodies are parsed and
+/// reviewed on the blocking pool. `None` when a blocking task failed.
+async fn decide_resolving(
+    state: &Arc<AppState>,
+    resolver: &ConfigMapResolver,
+    endpoint: Endpoint,
+    body: Bytes,
+) -> Option<Result<(Decision, bool), ReviewError>> {
+    let large = body.len() > INLINE_BODY_BYTES;
+    let parse = move || {
+        admission::parse_review(&body).map(|request| {
+            let needed = admission::configmaps_needed(&request);
+            (request, needed)
+        })
+    };
+    let parsed = if large { tokio::task::spawn_blocking(parse).await.ok()? } else { parse() };
+    let (request, needed) = match parsed {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e)),
+    };
+    let (found, results) = resolver.prefetch(&needed).await;
+    for result in results {
+        state.metrics.configmap_lookup(result);
+    }
+    if large {
+        let st = Arc::clone(state);
+        tokio::task::spawn_blocking(move || review_parsed(&st, endpoint, &request, &found)).await.ok()
+    } else {
+        Some(review_parsed(state, endpoint, &request, &found))
+    }
 }
 
 fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, elapsed: Duration) {
@@ -373,6 +441,7 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         denied = s.denied,
         warnings = s.warnings,
         patched = s.patched,
+        unresolved_scripts = s.unresolved_scripts,
         latency_us = latency.as_micros() as u64,
         "admission decision"
     );
@@ -478,6 +547,9 @@ pub struct RunOptions {
     pub drain: Duration,
     /// Keep the self-managed certificate current (the serving material was read from its Secret).
     pub self_managed: Option<selfmanaged::SelfManagedTls>,
+    /// `--resolve-configmaps`: read the ConfigMaps of liveness scripts from the API (RBAC `get` on
+    /// configmaps), each request within [`configmaps::BUDGET`].
+    pub resolve_configmaps: bool,
 }
 
 /// How often the self-managed certificate's Secret is checked (renewal, other replicas' renewals).
@@ -490,7 +562,7 @@ pub const SELF_MANAGED_CHECK_INTERVAL: Duration = Duration::from_secs(300);
 /// # Errors
 /// As [`start`], or when serving fails.
 pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result<()> {
-    let RunOptions { watch_namespaces, drain, self_managed } = options;
+    let RunOptions { watch_namespaces, drain, self_managed, resolve_configmaps } = options;
     let initial_tls = config.tls.clone();
     if config.namespaces.is_none() && watch_namespaces {
         match namespaces::watch().await {
@@ -510,6 +582,23 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
     }
     let running = start(config).await?;
     tracing::info!(addr = %running.addr, admin = ?running.admin_addr, "probegate serving /validate and /mutate over HTTPS");
+    if resolve_configmaps {
+        match kube::Client::try_default().await {
+            Ok(client) => {
+                let fetch = Arc::new(configmaps::KubeConfigMaps::new(client));
+                running.state.set_configmap_resolver(Some(Arc::new(ConfigMapResolver::new(fetch))));
+                tracing::info!(
+                    budget_ms = configmaps::BUDGET.as_millis() as u64,
+                    cache_seconds = configmaps::TTL.as_secs(),
+                    "--resolve-configmaps: reading the ConfigMaps of liveness scripts from the API"
+                );
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "--resolve-configmaps: no Kubernetes API reachable; scripts on ConfigMap volumes stay unresolved"
+            ),
+        }
+    }
     if let Some(cfg) = self_managed {
         let client = kube::Client::try_default().await?;
         let rustls = running.tls.clone();

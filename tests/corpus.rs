@@ -40,18 +40,22 @@ fn validate_verdicts_match_the_corpus() {
         let warn = set(eval.with_action(Action::Warn).map(|f| format!("{}@{}", f.rule, f.container)));
         let response = respond(&policy, Endpoint::Validate, &review("CREATE", &case.doc, None, "u1"));
         let verdict = if response.allowed { "allow" } else { "deny" };
+        // A semantic file that probegate now judges as its note's ideal is held to that instead.
+        let now_ideal = SEMANTIC_NOW_IDEAL.iter().any(|(f, _)| *f == case.file);
+        assert!(!now_ideal || case.expect.tier == "semantic", "{}: only semantic files may move", case.file);
+        let (want_verdict, want_deny) = match case.expect.ideal().filter(|_| now_ideal) {
+            Some((v, d)) => (v, d),
+            None => (case.expect.validate.clone(), set(case.expect.deny.clone())),
+        };
         assert!(
             response.patch.is_none() && response.patch_type.is_none(),
             "{}: /validate returned a patch",
             case.file
         );
-        if verdict != case.expect.validate
-            || deny != set(case.expect.deny.clone())
-            || warn != set(case.expect.warn.clone())
-        {
+        if verdict != want_verdict || deny != want_deny || warn != set(case.expect.warn.clone()) {
             failures.push(format!(
-                "{}: got {verdict} deny={deny:?} warn={warn:?}; expected {} deny={:?} warn={:?}",
-                case.file, case.expect.validate, case.expect.deny, case.expect.warn
+                "{}: got {verdict} deny={deny:?} warn={warn:?}; expected {want_verdict} deny={want_deny:?} warn={:?}",
+                case.file, case.expect.warn
             ));
         }
         // Every warn finding reaches the response, formatted with container and rule id.

@@ -788,3 +788,62 @@ fn the_serve_args_are_flags_the_binary_knows() {
         }
     }
 }
+
+/// `deploy/<overlay>` with `deploy/<component>` added, as a user's kustomization would combine them
+/// (kustomize accepts only relative paths, so the temporary kustomization climbs to the repository).
+fn rendered_with_component(overlay: &str, component: &str) -> Vec<Value> {
+    let dir = std::env::temp_dir().join(format!(
+        "probegate-deploy-{}-{}",
+        std::process::id(),
+        overlay.replace('/', "-")
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let up = "../".repeat(dir.components().count() - 1);
+    let repo = root().canonicalize().unwrap();
+    let repo = repo.to_str().unwrap().trim_start_matches('/');
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [{up}{repo}/deploy/{overlay}]\n\
+             components: [{up}{repo}/deploy/{component}]\n"
+        ),
+    )
+    .unwrap();
+    let text = kubectl_kustomize(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    probegate::manifest::parse_documents(&text).unwrap()
+}
+
+#[test]
+fn the_resolve_configmaps_component_adds_get_on_configmaps_and_the_flag_and_nothing_else() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--resolve-configmaps"));
+    for overlay in ["overlays/cert-manager", "overlays/self-managed", "overlays/strict"] {
+        let docs = rendered_with_component(overlay, "components/resolve-configmaps");
+        let role = named(&docs, "ClusterRole", "probegate-configmaps");
+        assert_eq!(
+            role["rules"],
+            json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
+            "{overlay}: get only, configmaps only (never secrets, never list or watch)"
+        );
+        assert_eq!(&round_trip::<k8s_openapi::api::rbac::v1::ClusterRole>(role), role);
+        let binding = named(&docs, "ClusterRoleBinding", "probegate-configmaps");
+        assert_eq!(&round_trip::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>(binding), binding);
+        assert_eq!(binding["roleRef"]["name"], "probegate-configmaps");
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "probegate", "namespace": NAMESPACE}])
+        );
+        // Everything else is the overlay's, but for the one flag.
+        let plain = rendered(overlay);
+        assert_eq!(docs.len(), plain.len() + 2, "{overlay}");
+        let with = args(container(&docs));
+        let mut without = args(container(plain));
+        without.push("--resolve-configmaps");
+        assert_eq!(with, without, "{overlay}");
+        assert_eq!(named(&docs, "ClusterRole", "probegate"), named(plain, "ClusterRole", "probegate"));
+    }
+}

@@ -54,6 +54,26 @@ fn readme_shows_the_two_commands_and_the_embedded_default_policy() {
     }
 }
 
+#[test]
+fn readme_lists_every_built_in_known_command_and_its_example_parses() {
+    let text = readme();
+    for k in probegate::engine::known::builtin() {
+        assert!(text.contains(&format!("| `{}` |", k.name)), "README's knownCommands table lacks {}", k.name);
+    }
+    let start =
+        text.find("rules:\n  liveness-dependency:\n    action: deny\n").expect("the knownCommands example");
+    let example = &text[start..start + text[start..].find("```").unwrap()];
+    let policy = probegate::policy::parse(
+        &format!("apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n{example}"),
+        "README.md",
+    )
+    .unwrap();
+    let names: Vec<&str> =
+        policy.rules.liveness_dependency.known_commands().map(|k| k.name.as_str()).collect();
+    assert_eq!(names.len(), probegate::engine::known::builtin().len() + 1);
+    assert_eq!(names.last(), Some(&"shopctl-health"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_run_command_serves_the_examples() {
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -29,6 +29,11 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::known::KnownCommand;
+
 /// The value of one container environment variable, as far as the webhook can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvValue {
@@ -51,8 +56,11 @@ pub struct ExecEnv {
     pub has_env_from: bool,
 }
 
-/// What kind of thing a probe command reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):
+/// `database`, `cache`, `queue`, `coordination`, `search`, `service-discovery`, `secrets`, `dns`,
+/// `control-plane`, `cloud-api`, `network`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum DependencyCategory {
     /// A database (PostgreSQL, MySQL/MariaDB, MongoDB, Cassandra, ...).
     Database,
@@ -110,6 +118,60 @@ pub struct Dependency {
     /// The simple command the client was found in, re-joined, at most about 80 characters,
     /// with secrets (password flags, password assignments, URI user info) redacted as `***`.
     pub command: String,
+    /// When the command is in a script file read from a volume: the chain of scripts that ran it
+    /// and where the last one came from (`/health/a.sh → /health/b.sh (ConfigMap ns/x, key b.sh)`).
+    pub script: Option<String>,
+    /// For a command matched by a `knownCommands` entry: why it reaches the dependency.
+    pub why: Option<String>,
+}
+
+/// A script file as admission can see it (see [`ScriptFiles`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileLookup {
+    /// Its text, and where it came from (`ConfigMap ns/name, key k`).
+    Text {
+        /// The file's content.
+        text: String,
+        /// Where it came from, for messages.
+        origin: String,
+    },
+    /// On a volume, but not readable here (ConfigMap unavailable, a Secret, an emptyDir, ...): why.
+    Unreadable(String),
+    /// Not on a volume: part of the image, opaque.
+    NotOnVolume,
+}
+
+/// The files an exec probe can run: paths resolved through the container's volume mounts.
+pub trait ScriptFiles {
+    /// The file at `path` (absolute, or relative to the container's working directory).
+    fn read(&self, path: &str) -> FileLookup;
+}
+
+/// A script on a volume that could not be read, so its commands were not analysed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnresolvedScript {
+    /// The path as run.
+    pub path: String,
+    /// Why it could not be read (`ConfigMap data/health is not available`).
+    pub reason: String,
+}
+
+/// What the analysis may use beyond the command and its environment.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// Commands that reach a dependency without naming a host, tried in order.
+    pub known_commands: Vec<&'a KnownCommand>,
+    /// Script files run by the command (`None`: every file is opaque).
+    pub files: Option<&'a dyn ScriptFiles>,
+}
+
+/// The result of [`analyze`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The first dependency found, if any.
+    pub dependency: Option<Dependency>,
+    /// Scripts on volumes that could not be read, in the order met, each once.
+    pub unresolved: Vec<UnresolvedScript>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,6 +190,10 @@ const MAX_REFS: usize = 60_000;
 const MAX_DEPTH: usize = 8;
 /// Maximum number of wrapper layers unwrapped in one simple command.
 const MAX_UNWRAP: usize = 32;
+/// Maximum nesting of script files (a script running or sourcing another).
+const MAX_SCRIPT_NESTING: usize = 6;
+/// Maximum number of script files read in one analysis.
+const MAX_SCRIPT_FILES: usize = 32;
 
 /// What a reference marker stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,6 +249,16 @@ struct Ctx<'e> {
     refs: Vec<Ref>,
     shell_vars: HashMap<String, String>,
     exported: HashSet<String>,
+    known: &'e [&'e KnownCommand],
+    files: Option<&'e dyn ScriptFiles>,
+    /// `$1`, `$2`, ... of the script being analysed, when known (values may hold markers).
+    positional: Option<Vec<String>>,
+    /// `$0` of the script being analysed, when known.
+    arg0: Option<String>,
+    /// The script files being analysed, outermost first, with where each came from.
+    scripts: Vec<(String, String)>,
+    files_read: usize,
+    unresolved: Vec<UnresolvedScript>,
 }
 
 impl<'e> Ctx<'e> {
@@ -192,6 +268,13 @@ impl<'e> Ctx<'e> {
             refs: vec![Ref { kind: RefKind::Unresolved, original: "<unresolved>".to_string() }],
             shell_vars: HashMap::new(),
             exported: HashSet::new(),
+            known: &[],
+            files: None,
+            positional: None,
+            arg0: None,
+            scripts: Vec::new(),
+            files_read: 0,
+            unresolved: Vec::new(),
         }
     }
 
@@ -581,6 +664,8 @@ impl Ctx<'_> {
                 let content: String = chars[start..content_end.max(start)].iter().collect();
                 let kind = if is_hostname_command(content.trim()) {
                     RefKind::SelfHost
+                } else if let Some(v) = self.eval_substitution(&sub, depth) {
+                    RefKind::Lit(v)
                 } else {
                     RefKind::UnresolvedCmd
                 };
@@ -637,16 +722,84 @@ impl Ctx<'_> {
                 j += 1;
             }
         }
-        let kind =
-            if is_hostname_command(content.trim()) { RefKind::SelfHost } else { RefKind::UnresolvedCmd };
-        let m = self.new_ref(kind, &format!("`{}`", content.trim()));
+        let mut sub = Vec::new();
         if depth < MAX_DEPTH {
-            let mut sub = Vec::new();
             self.split_script(&content, depth + 1, &mut sub);
-            out.extend(sub);
         }
+        let kind = if is_hostname_command(content.trim()) {
+            RefKind::SelfHost
+        } else if let Some(v) = self.eval_substitution(&sub, depth) {
+            RefKind::Lit(v)
+        } else {
+            RefKind::UnresolvedCmd
+        };
+        let m = self.new_ref(kind, &format!("`{}`", content.trim()));
+        out.extend(sub);
         cur.push(m);
         end.map_or(chars.len(), |e| e + 1)
+    }
+}
+
+/// Drop redirections (`>/dev/null`, `2>&1`, `> file`) from a command's words.
+fn without_redirections(words: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip_next = false;
+    for w in words {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        let body = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
+        if body.starts_with('>') || body.starts_with('<') {
+            // A bare operator takes the next word as its file.
+            skip_next = body.trim_start_matches(['>', '<', '&', '|']).is_empty();
+            continue;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// `dirname`: everything before the last `/` (`/` for a file at the root, `.` without one).
+fn dirname(path: &str) -> String {
+    let p = path.trim_end_matches('/');
+    match p.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((dir, _)) => dir.to_string(),
+        None if path.starts_with('/') => "/".to_string(),
+        None => ".".to_string(),
+    }
+}
+
+impl Ctx<'_> {
+    /// The value of a command substitution whose output admission can know: the directory of a
+    /// known path, `$(dirname "$0")` and `$(cd "$(dirname "$0")" && pwd)`, the idioms scripts use to
+    /// find their siblings. `pieces` are the substitution's simple commands (innermost first).
+    fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
+        let words = |p: &String| without_redirections(piece_words(p));
+        let last = words(pieces.last()?);
+        let last: Vec<&str> = last.iter().map(String::as_str).collect();
+        let word = match last.as_slice() {
+            ["dirname", w] | ["dirname", "--", w] => {
+                let v = self.known_text(w, depth)?;
+                return Some(dirname(&v));
+            }
+            ["pwd"] | ["pwd", "-P" | "-L"] if pieces.len() >= 2 => {
+                let cd = words(&pieces[pieces.len() - 2]);
+                match cd.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+                    ["cd", w] | ["cd", "-P" | "-L" | "--", w] => w.to_string(),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        self.known_text(&word, depth).filter(|v| v.starts_with('/'))
+    }
+
+    /// A word's value when it is plain text known at admission (no unresolved part).
+    fn known_text(&mut self, word: &str, depth: usize) -> Option<String> {
+        let (v, _) = self.resolve_text(word, depth, true);
+        let v = self.render_lit(&v);
+        (!v.is_empty() && !v.chars().any(is_reserved_char) && !v.contains(['$', '`'])).then_some(v)
     }
 }
 
@@ -684,6 +837,9 @@ enum Lookup {
 impl Ctx<'_> {
     /// Resolve a shell variable referenced inside a script.
     fn lookup(&mut self, name: &str) -> Lookup {
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
+            return self.positional_lookup(name);
+        }
         if let Some(v) = self.shell_vars.get(name) {
             return Lookup::Val(v.clone());
         }
@@ -698,6 +854,18 @@ impl Ctx<'_> {
             None if name == "HOSTNAME" => Lookup::SelfHost,
             None if self.env.has_env_from => Lookup::Unres,
             None => Lookup::Undef,
+        }
+    }
+
+    /// `$0`, `$1`, ...: the script's path and arguments when known; past the last argument, unset.
+    fn positional_lookup(&self, name: &str) -> Lookup {
+        let n: usize = name.parse().unwrap_or(usize::MAX);
+        if n == 0 {
+            return self.arg0.clone().map_or(Lookup::Unres, Lookup::Val);
+        }
+        match &self.positional {
+            Some(v) => v.get(n - 1).cloned().map_or(Lookup::Undef, Lookup::Val),
+            None => Lookup::Unres,
         }
     }
 
@@ -784,7 +952,19 @@ impl Ctx<'_> {
                     split |= self.push_lookup(l, &format!("${name}"), quoted, &mut out);
                     i = j;
                 }
-                Some(&n) if n.is_ascii_digit() || "@*#?$!-".contains(n) => {
+                Some(&n) if n.is_ascii_digit() => {
+                    let l = self.lookup(&n.to_string());
+                    split |= self.push_lookup(l, &format!("${n}"), quoted, &mut out);
+                    i += 2;
+                }
+                Some(&n) if matches!(n, '@' | '*' | '#') && self.positional.is_some() => {
+                    let v = self.positional.clone().unwrap_or_default();
+                    let value = if n == '#' { v.len().to_string() } else { v.join(" ") };
+                    // `"$@"` would keep the words apart; splitting is close enough for hosts.
+                    split |= self.push_lookup(Lookup::Val(value), &format!("${n}"), n == '#', &mut out);
+                    i += 2;
+                }
+                Some(&n) if "@*#?$!-".contains(n) => {
                     let m = self.new_ref(RefKind::Unresolved, &format!("${n}"));
                     out.push(m);
                     i += 2;
@@ -819,7 +999,8 @@ impl Ctx<'_> {
             .find(|&(_, c)| !(c == '_' || c.is_ascii_alphanumeric()))
             .map_or(inner.len(), |(k, _)| k);
         let (name, op) = inner.split_at(name_len);
-        if !is_ident(name) {
+        let positional = !name.is_empty() && name.chars().all(|c| c.is_ascii_digit());
+        if !is_ident(name) && !positional {
             out.push(self.new_ref(RefKind::Unresolved, original));
             return false;
         }
@@ -1281,6 +1462,70 @@ fn shell_script_pos(vals: &[String]) -> Option<usize> {
     (has_c && k < vals.len()).then_some(k)
 }
 
+/// For `sh [options] FILE [args]`, the index of FILE among `vals` (`None` with `-s`, or no file).
+fn shell_file_pos(vals: &[String]) -> Option<usize> {
+    let mut k = 0;
+    while k < vals.len() {
+        let v = vals[k].as_str();
+        if v == "--" {
+            return (k + 1 < vals.len()).then_some(k + 1);
+        }
+        if v.starts_with("--") {
+            k += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
+            continue;
+        }
+        if v.len() > 1 && (v.starts_with('-') || v.starts_with('+')) {
+            if v.starts_with('-') && v.contains('s') {
+                return None;
+            }
+            k += if v[1..].contains(['o', 'O']) { 2 } else { 1 };
+            continue;
+        }
+        return Some(k);
+    }
+    None
+}
+
+/// `python`, `python3`, `python3.12`, ...
+fn is_python(name: &str) -> bool {
+    name.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// For `python [options] -m MODULE ...` or `python [options] SCRIPT ...`, the index of MODULE or
+/// SCRIPT among `vals`; `None` for `-c CODE`, an attached `-mMODULE` or nothing to run.
+fn python_target(vals: &[String]) -> Option<usize> {
+    let mut k = 0;
+    while k < vals.len() {
+        let v = vals[k].as_str();
+        match v {
+            "-m" => return (k + 1 < vals.len()).then_some(k + 1),
+            "-c" => return None,
+            "-W" | "-X" | "--check-hash-based-pycs" => k += 2,
+            "--" => return (k + 1 < vals.len()).then_some(k + 1),
+            _ if v.starts_with("-m") || v.starts_with("-c") => return None,
+            _ if v.len() > 1 && v.starts_with('-') => k += 1,
+            _ => return Some(k),
+        }
+    }
+    None
+}
+
+/// Does a file that is executed directly run as a shell script? A `#!` line naming a shell, or
+/// none at all (a shell runs such a file itself) on a name that is not another language's.
+fn runs_as_shell(path: &str, text: &str) -> bool {
+    const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "yash", "busybox"];
+    if let Some(line) = text.strip_prefix("#!") {
+        let mut words = line.lines().next().unwrap_or("").split_whitespace();
+        let mut interpreter = basename(words.next().unwrap_or(""));
+        if interpreter == "env" {
+            interpreter = words.find(|w| !w.starts_with('-') && !w.contains('=')).map_or("", basename);
+        }
+        return SHELLS.contains(&interpreter);
+    }
+    let ext = basename(path).rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    !matches!(ext.as_deref(), Some("py" | "rb" | "pl" | "js" | "php" | "lua" | "awk" | "jar" | "class"))
+}
+
 impl Ctx<'_> {
     /// Analyse a `-c` script: each simple command in turn.
     fn analyze_script(&mut self, script: &str, depth: usize) -> Option<Dependency> {
@@ -1290,7 +1535,8 @@ impl Ctx<'_> {
         let mut pieces = Vec::new();
         self.split_script(script, depth, &mut pieces);
         for piece in pieces {
-            let words = piece_words(&piece);
+            // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
+            let words = without_redirections(piece_words(&piece));
             let mut k = 0;
             let mut assigns: Overrides = Vec::new();
             let mut prefix = Vec::new();
@@ -1351,13 +1597,31 @@ impl Ctx<'_> {
         let mut i = 0;
         for _ in 0..MAX_UNWRAP {
             let first = self.render_lit(args.get(i)?);
+            if first.contains('/')
+                && !first.chars().any(is_reserved_char)
+                && let Some(files) = self.files
+            {
+                match files.read(&first) {
+                    FileLookup::Text { text, origin } if runs_as_shell(&first, &text) => {
+                        let script_args = args[i + 1..].to_vec();
+                        return self.run_file(&first, &text, origin, Some(script_args), false, depth);
+                    }
+                    FileLookup::Text { .. } | FileLookup::NotOnVolume => {}
+                    // A shell script that cannot be read: reported, not guessed. (Another
+                    // language's file is opaque either way: its name decides below.)
+                    FileLookup::Unreadable(reason) if runs_as_shell(&first, "") => {
+                        self.note_unresolved(&first, reason);
+                        return None;
+                    }
+                    FileLookup::Unreadable(_) => {}
+                }
+            }
             let base = basename(&first).to_string();
             let raw_rest = &args[i + 1..];
             let rest: Vec<String> = raw_rest.iter().map(|a| self.render_lit(a)).collect();
             let name = base.strip_suffix(".sh").unwrap_or(&base);
             match name {
                 "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh" | "mksh" | "yash" => {
-                    let pos = shell_script_pos(&rest)?;
                     if depth >= MAX_DEPTH {
                         return None;
                     }
@@ -1365,8 +1629,25 @@ impl Ctx<'_> {
                         self.exported.insert(n.clone());
                         self.shell_vars.insert(n, v);
                     }
-                    return self.analyze_script(&raw_rest[pos], depth + 1);
+                    let Some(pos) = shell_script_pos(&rest) else {
+                        // `sh FILE args`: the shell runs the file.
+                        let k = shell_file_pos(&rest)?;
+                        return self.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
+                    };
+                    // `sh -c SCRIPT [NAME [ARGS...]]`: NAME is `$0`, ARGS are `$1`...
+                    let saved = (self.positional.take(), self.arg0.take());
+                    self.arg0 = raw_rest.get(pos + 1).cloned();
+                    self.positional =
+                        Some(raw_rest.get(pos + 2..).map(<[String]>::to_vec).unwrap_or_default());
+                    let found = self.analyze_script(&raw_rest[pos], depth + 1);
+                    (self.positional, self.arg0) = saved;
+                    return found;
                 }
+                "." | "source" => {
+                    let path = rest.first()?;
+                    return self.run_named_file(path, &raw_rest[1..], true, depth);
+                }
+                n if is_python(n) => i += 1 + python_target(&rest)?,
                 "busybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
                 "env" => {
                     let mut k = 0;
@@ -1417,11 +1698,97 @@ impl Ctx<'_> {
                             return Some(self.make_dependency(&base, hit, args, prefix_disp));
                         }
                     }
+                    let known = self
+                        .known
+                        .iter()
+                        .find(|k| k.matches(&base, &rest) || (name != base && k.matches(name, &rest)));
+                    if let Some(known) = known {
+                        let hit = Hit::always(known.category, known.reaches.clone());
+                        let mut d = self.make_dependency(&base, hit, args, prefix_disp);
+                        d.why = Some(known.why.clone());
+                        return Some(d);
+                    }
                     return None;
                 }
             }
         }
         None
+    }
+
+    /// Records a script that could not be read (once per path).
+    fn note_unresolved(&mut self, path: &str, reason: String) {
+        if !self.unresolved.iter().any(|u| u.path == path) {
+            self.unresolved.push(UnresolvedScript { path: path.to_string(), reason });
+        }
+    }
+
+    /// Runs the file at `path` (a shell's operand, or sourced): analysed when it can be read.
+    fn run_named_file(
+        &mut self,
+        path: &str,
+        args: &[String],
+        source: bool,
+        depth: usize,
+    ) -> Option<Dependency> {
+        let files = self.files?;
+        if path.chars().any(is_reserved_char) {
+            // A path that depends on a value unknown here: which file runs is not known.
+            return None;
+        }
+        match files.read(path) {
+            FileLookup::Text { text, origin } => {
+                let args = (!source || !args.is_empty()).then(|| args.to_vec());
+                self.run_file(path, &text, origin, args, source, depth)
+            }
+            FileLookup::Unreadable(reason) => {
+                self.note_unresolved(path, reason);
+                None
+            }
+            FileLookup::NotOnVolume => None,
+        }
+    }
+
+    /// Analyses a script file's text. Run as a program (`source` false), it is a new shell: only
+    /// exported variables carry over, and `$0`, `$1`... are its path and `args`. Sourced, it shares
+    /// the caller's variables (and its positional parameters, unless it is given arguments).
+    /// Bounded: a file already being analysed is not entered again, nesting and the number of files
+    /// read are limited.
+    fn run_file(
+        &mut self,
+        path: &str,
+        text: &str,
+        origin: String,
+        args: Option<Vec<String>>,
+        source: bool,
+        depth: usize,
+    ) -> Option<Dependency> {
+        if depth >= MAX_DEPTH
+            || self.scripts.len() >= MAX_SCRIPT_NESTING
+            || self.files_read >= MAX_SCRIPT_FILES
+            || self.scripts.iter().any(|(p, _)| p == path)
+        {
+            return None;
+        }
+        self.files_read += 1;
+        let saved_positional = (self.positional.clone(), self.arg0.clone());
+        let saved_vars = (!source).then(|| (self.shell_vars.clone(), self.exported.clone()));
+        if !source {
+            let exported = &self.exported;
+            self.shell_vars.retain(|k, _| exported.contains(k));
+            self.arg0 = Some(path.to_string());
+            self.positional = Some(args.clone().unwrap_or_default());
+        } else if let Some(a) = args {
+            self.positional = Some(a);
+        }
+        self.scripts.push((path.to_string(), origin));
+        let found = self.analyze_script(&sanitize(text), depth + 1);
+        self.scripts.pop();
+        (self.positional, self.arg0) = saved_positional;
+        if let Some((vars, exported)) = saved_vars {
+            self.shell_vars = vars;
+            self.exported = exported;
+        }
+        found
     }
 
     /// The value a client sees for an environment variable, if set.
@@ -1464,11 +1831,17 @@ impl Ctx<'_> {
         };
         let mut words: Vec<String> = prefix_disp.to_vec();
         words.extend(args.iter().map(|a| self.render_orig(a)));
+        let script = self.scripts.last().map(|(_, origin)| {
+            let chain: Vec<&str> = self.scripts.iter().map(|(p, _)| p.as_str()).collect();
+            format!("{} ({origin})", chain.join(" → "))
+        });
         Dependency {
             program: program.to_string(),
             category: hit.category,
             target: truncate_chars(&target, 160),
             command: truncate_chars(&join_redacted(&words), 80),
+            script,
+            why: None,
         }
     }
 }
@@ -2831,9 +3204,19 @@ fn quote_word(w: &str) -> String {
     }
 }
 
-/// Analyse an exec probe's argv (`exec.command`) in the container's environment. First dependency found, or None.
+/// Analyse an exec probe's argv (`exec.command`) in the container's environment, by host only
+/// (no known commands, script files opaque). First dependency found, or None.
 pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
+    analyze(argv, env, &Options::default()).dependency
+}
+
+/// Analyse an exec probe's argv in the container's environment, with known commands and the
+/// script files the command runs: the first dependency found, and the scripts that could not be
+/// read on the way.
+pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome {
     let mut ctx = Ctx::new(env);
+    ctx.known = &options.known_commands;
+    ctx.files = options.files;
     let args: Vec<String> = argv
         .iter()
         .map(|a| {
@@ -2841,7 +3224,8 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
             ctx.kubelet_expand(&a, 0)
         })
         .collect();
-    ctx.analyze_args(&args, Vec::new(), &[], 0)
+    let dependency = ctx.analyze_args(&args, Vec::new(), &[], 0);
+    Outcome { dependency, unresolved: ctx.unresolved }
 }
 
 #[cfg(test)]
@@ -2893,6 +3277,12 @@ mod tests {
     #[track_caller]
     fn sh(script: &str) -> Option<Dependency> {
         find_dependency(&s(&["sh", "-c", script]), &no_env())
+    }
+
+    fn sh_args(script: &str, rest: &[&str]) -> Option<Dependency> {
+        let mut argv = vec!["sh", "-c", script];
+        argv.extend(rest);
+        find_dependency(&s(&argv), &no_env())
     }
 
     // ----------------------------------------------------------------------------------- fire
@@ -3075,6 +3465,88 @@ mod tests {
         assert_eq!(fires(&["aws", "sts", "get-caller-identity"]).category, C::CloudApi);
         assert_eq!(fires(&["consul", "members"]).category, C::ServiceDiscovery);
         assert_eq!(fires(&["vault", "status"]).category, C::Secrets);
+    }
+
+    #[test]
+    fn redirections_are_not_arguments() {
+        assert!(sh("curl -fsS http://localhost:8080/healthz > /dev/null 2>&1").is_none());
+        assert!(sh("curl -fsS http://localhost:8080/healthz >/dev/null").is_none());
+        assert!(sh("redis-cli ping 2> /tmp/err | grep -q PONG").is_none());
+        assert!(sh("curl -fsS http://db.prod:5432/ > /dev/null").is_some());
+    }
+
+    #[test]
+    fn positional_parameters_of_inline_scripts() {
+        let d = sh_args("pg_isready -h \"$1\"", &["probe", "db.prod.svc"]).expect("$1 is the host");
+        assert_eq!(d.target, "db.prod.svc");
+        assert!(sh_args("pg_isready -h \"${1:-127.0.0.1}\"", &["probe"]).is_none());
+        assert!(sh_args("redis-cli -h \"$1\" ping", &[]).is_some(), "an unset $1 is not provably local");
+        let d = sh_args("nc -z $@", &["probe", "cache.prod", "6379"]).expect("$@ carries the host");
+        assert_eq!(d.target, "cache.prod 6379");
+    }
+
+    #[test]
+    fn python_runs_modules_and_scripts() {
+        let celery = crate::engine::known::builtin().iter().find(|k| k.name == "celery-inspect").unwrap();
+        let django =
+            crate::engine::known::builtin().iter().find(|k| k.name == "django-check-database").unwrap();
+        let options = Options { known_commands: vec![celery, django], files: None };
+        let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options).dependency;
+        assert!(run(&["python3", "-m", "celery", "-A", "app", "inspect", "ping"]).is_some());
+        assert!(
+            run(&["python3.12", "-W", "ignore", "/app/manage.py", "check", "--database", "default"])
+                .is_some()
+        );
+        assert!(run(&["python", "-c", "import celery"]).is_none());
+        assert!(run(&["python", "manage.py", "check"]).is_none());
+    }
+
+    struct Files(HashMap<&'static str, &'static str>);
+
+    impl ScriptFiles for Files {
+        fn read(&self, path: &str) -> FileLookup {
+            match self.0.get(path) {
+                Some(t) => FileLookup::Text { text: t.to_string(), origin: "test".into() },
+                None if path.starts_with("/cm/") => FileLookup::Unreadable("not available".into()),
+                None => FileLookup::NotOnVolume,
+            }
+        }
+    }
+
+    #[test]
+    fn script_files_siblings_and_sourcing() {
+        let files = Files(HashMap::from([
+            ("/cm/all.sh", "dir=\"$(cd \"$(dirname \"$0\")\" >/dev/null && pwd)\"\n\"$dir/one.sh\" \"$1\"\n"),
+            ("/cm/one.sh", "#!/usr/bin/env bash\n. \"${0%/*}/lib.sh\"\nsource /cm/vars.sh\nping_it \"$1\"\n"),
+            ("/cm/vars.sh", "TARGET=cache.prod.svc\n"),
+            ("/cm/py.sh", "#!/usr/bin/python3\nimport os\n"),
+            ("/cm/two.sh", "#!/bin/sh\nexec redis-cli -h \"$TARGET\" ping\n"),
+        ]));
+        let options = Options { known_commands: vec![], files: Some(&files) };
+        let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options);
+        // `${0%/*}/lib.sh` is not followed (pattern removal is not evaluated): reported, not guessed.
+        let out = run(&["sh", "-c", "/cm/all.sh 5"]);
+        assert_eq!(out.dependency, None);
+        assert_eq!(out.unresolved.len(), 0, "{:?}", out.unresolved);
+        // Sourced variables are the caller's; a script run as a program only sees exported ones.
+        let out = run(&["sh", "-c", ". /cm/vars.sh; /cm/two.sh"]);
+        let d = out.dependency.expect("an unset host is not provably local");
+        assert_eq!(d.target, "$TARGET (not a literal env value)", "TARGET is not exported: unset in two.sh");
+        assert_eq!(d.script.as_deref(), Some("/cm/two.sh (test)"));
+        let out = run(&["sh", "-c", "set -a; export TARGET=cache.prod.svc; /cm/two.sh"]);
+        assert_eq!(out.dependency.expect("exported").target, "cache.prod.svc");
+        let out = run(&["bash", "-c", "source /cm/vars.sh && redis-cli -h $TARGET ping"]);
+        let d = out.dependency.expect("sourced into the same shell");
+        assert_eq!(d.script, None, "found in the inline script, after the sourced file returned");
+        // Non-shell scripts are opaque; unreadable ones are reported once.
+        assert_eq!(run(&["/cm/py.sh"]).dependency, None);
+        let out = run(&["sh", "-c", "/cm/missing.sh; /cm/missing.sh; sh /cm/other.sh"]);
+        let paths: Vec<&str> = out.unresolved.iter().map(|u| u.path.as_str()).collect();
+        assert_eq!(paths, ["/cm/missing.sh", "/cm/other.sh"]);
+        assert!(run(&["python3", "/cm/missing.py"]).unresolved.is_empty(), "not a shell script: opaque");
+        assert_eq!(dirname("/a/b.sh"), "/a");
+        assert_eq!(dirname("/b.sh"), "/");
+        assert_eq!(dirname("b.sh"), ".");
     }
 
     #[test]

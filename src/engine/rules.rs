@@ -15,8 +15,10 @@ use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, Probe};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
+use super::configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps};
 use super::exec::{self, EnvValue, ExecEnv};
-use super::{ContainerKind, Finding};
+use super::scripts::ContainerFiles;
+use super::{ContainerKind, Finding, Unresolved};
 use crate::policy::{Action, RuleId, RuleSet, SleepStyle};
 
 const DEFAULT_TIMEOUT_SECONDS: i32 = 1;
@@ -32,6 +34,10 @@ pub(super) struct Target<'a> {
     pub base: &'static [&'static str],
     /// Index in `containers` or `initContainers`.
     pub index: usize,
+    /// Where ConfigMaps (liveness scripts, env values) come from.
+    pub configmaps: &'a dyn ConfigMapSource,
+    /// The Pod's namespace, for ConfigMap lookups.
+    pub namespace: &'a str,
 }
 
 impl Target<'_> {
@@ -73,10 +79,15 @@ fn add(path: PointerBuf, value: Value) -> PatchOperation {
 }
 
 /// Runs every enabled rule on one container, appending findings.
-pub(super) fn evaluate_container(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+pub(super) fn evaluate_container(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    out: &mut Vec<Finding>,
+    unresolved: &mut Vec<Unresolved>,
+) {
     let mut coupled = false;
     if rules.liveness_dependency.action != Action::Off
-        && let Some(message) = liveness_dependency(t)
+        && let Some(message) = liveness_dependency(rules, t, unresolved)
     {
         coupled = true;
         out.push(t.finding(RuleId::LivenessDependency, rules.liveness_dependency.action, message, vec![]));
@@ -127,7 +138,7 @@ fn is_loopback(host: &str) -> bool {
     h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-fn liveness_dependency(t: &Target<'_>) -> Option<String> {
+fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unresolved>) -> Option<String> {
     let probe = t.container.liveness_probe.as_ref()?;
     let host_network = t.spec.host_network == Some(true);
     let network_host =
@@ -149,10 +160,30 @@ fn liveness_dependency(t: &Target<'_>) -> Option<String> {
         ));
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
-    let dep = exec::find_dependency(command, &exec_env(t.container))?;
+    let env = exec_env_resolved(t.container, t.configmaps, t.namespace);
+    let files = ContainerFiles {
+        container: t.container,
+        volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
+        configmaps: t.configmaps,
+        namespace: t.namespace,
+    };
+    let options = exec::Options {
+        known_commands: rules.liveness_dependency.known_commands().collect(),
+        files: Some(&files),
+    };
+    let outcome = exec::analyze(command, &env, &options);
+    for u in outcome.unresolved {
+        let entry = Unresolved { container: t.container.name.clone(), script: u.path, reason: u.reason };
+        if !unresolved.contains(&entry) {
+            unresolved.push(entry);
+        }
+    }
+    let dep = outcome.dependency?;
+    let place = dep.script.as_ref().map(|s| format!(" (in {s})")).unwrap_or_default();
+    let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
     Some(format!(
-        "livenessProbe runs `{}`, which reaches {} ({:?} via {}): an outage there restarts every replica at \
-         once; check it in the readinessProbe and keep liveness on the process itself",
+        "livenessProbe runs `{}`{place}, which reaches {} ({:?} via {}){why}: an outage there restarts every \
+         replica at once; check it in the readinessProbe and keep liveness on the process itself",
         dep.command, dep.target, dep.category, dep.program
     ))
 }
@@ -161,20 +192,58 @@ fn liveness_dependency(t: &Target<'_>) -> Option<String> {
 /// EnvVar and EnvVarSource: only `value` is known before the pod runs; `fieldRef` of
 /// `status.podIP`/`metadata.name` are the pod's own identity).
 pub(crate) fn exec_env(container: &Container) -> ExecEnv {
+    exec_env_resolved(container, &NoConfigMaps, "")
+}
+
+/// As [`exec_env`], with `valueFrom.configMapKeyRef` and `envFrom.configMapRef` resolved through a
+/// ConfigMap source (Kubernetes API reference, EnvFromSource: every key becomes a variable, with
+/// `prefix`; the last source wins, and `env` entries win over `envFrom`). A Secret, or a ConfigMap
+/// the source cannot answer, leaves its variables unknown.
+pub(crate) fn exec_env_resolved(
+    container: &Container,
+    configmaps: &dyn ConfigMapSource,
+    namespace: &str,
+) -> ExecEnv {
     let mut vars = HashMap::new();
+    let mut unknown_from = false;
+    for from in container.env_from.iter().flatten() {
+        let prefix = from.prefix.as_deref().unwrap_or("");
+        match &from.config_map_ref {
+            Some(r) => match configmaps.get(namespace, &r.name) {
+                ConfigMapLookup::Found(data) => {
+                    for (k, v) in data {
+                        vars.insert(format!("{prefix}{k}"), EnvValue::Literal(v.clone()));
+                    }
+                }
+                // An optional ConfigMap that does not exist adds nothing.
+                ConfigMapLookup::NotFound if r.optional == Some(true) => {}
+                _ => unknown_from = true,
+            },
+            None => unknown_from = true,
+        }
+    }
     for EnvVar { name, value, value_from } in container.env.iter().flatten() {
         let v = match (value, value_from) {
-            (_, Some(from)) => match from.field_ref.as_ref().map(|f| f.field_path.as_str()) {
-                Some("status.podIP" | "status.podIPs") => EnvValue::PodIp,
-                Some("metadata.name") => EnvValue::PodName,
-                _ => EnvValue::Unresolved,
+            (_, Some(from)) => match (from.config_map_key_ref.as_ref(), from.field_ref.as_ref()) {
+                (Some(r), _) => match configmaps.get(namespace, &r.name) {
+                    ConfigMapLookup::Found(data) => {
+                        data.get(&r.key).map_or(EnvValue::Unresolved, |v| EnvValue::Literal(v.clone()))
+                    }
+                    _ => EnvValue::Unresolved,
+                },
+                (None, Some(f)) => match f.field_path.as_str() {
+                    "status.podIP" | "status.podIPs" => EnvValue::PodIp,
+                    "metadata.name" => EnvValue::PodName,
+                    _ => EnvValue::Unresolved,
+                },
+                (None, None) => EnvValue::Unresolved,
             },
             (Some(v), None) => EnvValue::Literal(v.clone()),
             (None, None) => EnvValue::Literal(String::new()),
         };
         vars.insert(name.clone(), v);
     }
-    ExecEnv { vars, has_env_from: container.env_from.as_ref().is_some_and(|e| !e.is_empty()) }
+    ExecEnv { vars, has_env_from: unknown_from }
 }
 
 // === liveness-matches-readiness ===

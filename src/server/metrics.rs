@@ -6,7 +6,9 @@
 //! - `probegate_violations_total{rule,action,mode,namespace}`: every finding reported (denied,
 //!   warned, patched, audited); dry-run requests are not counted here (they admit nothing);
 //! - `probegate_policy_reloads_total{result}`: `success` or `failure`;
-//! - `probegate_policy_info{hash,source}`: 1 for the policy in force.
+//! - `probegate_policy_info{hash,source}`: 1 for the policy in force;
+//! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `cached`, `found`,
+//!   `not_found`, `failed` or `timeout` (the request's budget ran out first).
 
 use std::sync::Mutex;
 
@@ -58,6 +60,7 @@ pub struct Metrics {
     reloads: Family<ResultLabels, Counter>,
     policy: Family<PolicyLabels, Gauge>,
     policy_lock: Mutex<()>,
+    configmap_lookups: Family<ResultLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -91,7 +94,22 @@ impl Metrics {
         registry.register("policy_reloads", "Policy file reloads", reloads.clone());
         let policy = Family::<PolicyLabels, Gauge>::default();
         registry.register("policy_info", "The policy in force (value 1), by hash and source", policy.clone());
-        Metrics { registry, requests, duration, violations, reloads, policy, policy_lock: Mutex::new(()) }
+        let configmap_lookups = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "configmap_lookups",
+            "ConfigMap lookups for liveness script analysis (--resolve-configmaps), by result",
+            configmap_lookups.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            duration,
+            violations,
+            reloads,
+            policy,
+            policy_lock: Mutex::new(()),
+            configmap_lookups,
+        }
     }
 
     /// Counts one answered request and its handling time in seconds.
@@ -117,6 +135,11 @@ impl Metrics {
                 namespace: namespace.into(),
             })
             .inc();
+    }
+
+    /// Counts one ConfigMap lookup of a request.
+    pub fn configmap_lookup(&self, result: &str) {
+        self.configmap_lookups.get_or_create(&ResultLabels { result: result.into() }).inc();
     }
 
     /// Counts a reload attempt.

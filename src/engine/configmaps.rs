@@ -1,0 +1,170 @@
+//! Where ConfigMaps come from, behind one trait so that the engine stays pure.
+//!
+//! The engine reads ConfigMaps for two things: the text of exec-probe scripts mounted from
+//! ConfigMap volumes (plain `configMap` and `projected` sources), and env values from
+//! `valueFrom.configMapKeyRef` and `envFrom.configMapRef`. It never reads a Secret.
+//!
+//! - [`NoConfigMaps`]: nothing is known (every lookup is unresolved);
+//! - [`StaticConfigMaps`]: a table keyed by (namespace, name): ConfigMaps found in the same input
+//!   (Helm or kustomize output), or what the server prefetched from the API within its time budget.
+//!
+//! [`configmaps_needed`] lists what an evaluation could read, so that a server can prefetch it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use k8s_openapi::api::core::v1::{Container, Volume};
+
+use super::workload::Workload;
+
+/// The answer of a [`ConfigMapSource`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigMapLookup<'a> {
+    /// The ConfigMap exists; its `data`.
+    Found(&'a BTreeMap<String, String>),
+    /// It is known not to exist (the API answered 404).
+    NotFound,
+    /// Unknown: not in the input, not fetched (disabled, forbidden, timed out, ...).
+    Unresolved,
+}
+
+/// Where ConfigMaps come from. Implementations never block and never fail: what they cannot
+/// answer is [`ConfigMapLookup::Unresolved`].
+pub trait ConfigMapSource {
+    /// The ConfigMap `name` in `namespace`.
+    fn get(&self, namespace: &str, name: &str) -> ConfigMapLookup<'_>;
+}
+
+/// No ConfigMaps at all: every lookup is unresolved.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoConfigMaps;
+
+impl ConfigMapSource for NoConfigMaps {
+    fn get(&self, _namespace: &str, _name: &str) -> ConfigMapLookup<'_> {
+        ConfigMapLookup::Unresolved
+    }
+}
+
+/// An in-memory table of ConfigMaps keyed by (namespace, name). What is neither inserted nor marked
+/// absent is unresolved.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StaticConfigMaps {
+    found: HashMap<(String, String), BTreeMap<String, String>>,
+    absent: HashSet<(String, String)>,
+}
+
+impl StaticConfigMaps {
+    /// An empty table (everything unresolved).
+    pub fn new() -> StaticConfigMaps {
+        StaticConfigMaps::default()
+    }
+
+    /// Adds (or replaces) a ConfigMap's `data`.
+    pub fn insert(&mut self, namespace: &str, name: &str, data: BTreeMap<String, String>) {
+        let key = (namespace.to_string(), name.to_string());
+        self.absent.remove(&key);
+        self.found.insert(key, data);
+    }
+
+    /// Records that a ConfigMap does not exist.
+    pub fn mark_absent(&mut self, namespace: &str, name: &str) {
+        let key = (namespace.to_string(), name.to_string());
+        self.found.remove(&key);
+        self.absent.insert(key);
+    }
+
+    /// Number of ConfigMaps found.
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    /// True when no ConfigMap is known.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The ConfigMaps among manifest documents (`kind: ConfigMap`, `apiVersion: v1`), their `data`
+    /// only (`binaryData` is not text). A document without `metadata.namespace` is taken to be in
+    /// `default_namespace` (as `kubectl apply -n NS` would place it).
+    pub fn from_documents<'a>(
+        docs: impl IntoIterator<Item = &'a serde_json::Value>,
+        default_namespace: &str,
+    ) -> StaticConfigMaps {
+        let mut out = StaticConfigMaps::new();
+        for doc in docs {
+            if doc["kind"] != "ConfigMap" || doc["apiVersion"] != "v1" {
+                continue;
+            }
+            let Some(name) = doc["metadata"]["name"].as_str() else { continue };
+            let namespace = doc["metadata"]["namespace"].as_str().unwrap_or(default_namespace);
+            let data = doc["data"]
+                .as_object()
+                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+                .unwrap_or_default();
+            out.insert(namespace, name, data);
+        }
+        out
+    }
+}
+
+impl ConfigMapSource for StaticConfigMaps {
+    fn get(&self, namespace: &str, name: &str) -> ConfigMapLookup<'_> {
+        let key = (namespace.to_string(), name.to_string());
+        match self.found.get(&key) {
+            Some(data) => ConfigMapLookup::Found(data),
+            None if self.absent.contains(&key) => ConfigMapLookup::NotFound,
+            None => ConfigMapLookup::Unresolved,
+        }
+    }
+}
+
+/// The names of the ConfigMaps a volume reads (`configMap`, and `projected` ConfigMap sources).
+pub(crate) fn volume_configmaps(volume: &Volume) -> Vec<&str> {
+    let mut out = Vec::new();
+    if let Some(cm) = &volume.config_map {
+        out.push(cm.name.as_str());
+    }
+    if let Some(p) = &volume.projected {
+        out.extend(p.sources.iter().flatten().filter_map(|s| s.config_map.as_ref()).map(|c| c.name.as_str()));
+    }
+    out
+}
+
+/// The ConfigMaps a container's env reads (`valueFrom.configMapKeyRef`, `envFrom.configMapRef`).
+pub(crate) fn env_configmaps(container: &Container) -> Vec<&str> {
+    let refs = container
+        .env
+        .iter()
+        .flatten()
+        .filter_map(|e| e.value_from.as_ref()?.config_map_key_ref.as_ref())
+        .map(|r| r.name.as_str());
+    let from = container
+        .env_from
+        .iter()
+        .flatten()
+        .filter_map(|e| e.config_map_ref.as_ref())
+        .map(|r| r.name.as_str());
+    refs.chain(from).collect()
+}
+
+/// The ConfigMaps an evaluation of `workload` could read: for every app container and native
+/// sidecar with an exec liveness probe, the ConfigMaps of the volumes it mounts and those its env
+/// refers to. Each as (namespace from the object's metadata, when it has one; name), sorted and
+/// deduplicated. Pure: a server uses it to prefetch, then evaluates with what it got.
+pub fn configmaps_needed(workload: &Workload) -> Vec<(Option<String>, String)> {
+    let spec = &workload.spec;
+    let namespace = workload.metadata.namespace.clone().filter(|n| !n.is_empty());
+    let sidecars =
+        spec.init_containers.iter().flatten().filter(|c| c.restart_policy.as_deref() == Some("Always"));
+    let mut names = BTreeSet::new();
+    for c in spec.containers.iter().chain(sidecars) {
+        if c.liveness_probe.as_ref().and_then(|p| p.exec.as_ref()).is_none() {
+            continue;
+        }
+        for m in c.volume_mounts.iter().flatten() {
+            let volume = spec.volumes.iter().flatten().find(|v| v.name == m.name);
+            names.extend(volume.into_iter().flat_map(volume_configmaps).map(str::to_string));
+        }
+        names.extend(env_configmaps(c).into_iter().map(str::to_string));
+    }
+    names.into_iter().map(|n| (namespace.clone(), n)).collect()
+}

@@ -1,0 +1,346 @@
+//! Commands that reach a dependency without naming a host: `celery inspect ping` goes through the
+//! broker, `airflow jobs check` reads the metadata database, `curl localhost:9200/_cluster/health`
+//! asks the whole search cluster. The host analysis in [`super::exec`] cannot see these: the
+//! dependency is in what the command does, not in where it connects.
+//!
+//! The list is data (`rules.liveness-dependency.knownCommands` in the policy file): each entry
+//! matches a simple command by program and argument patterns, and says which dependency it reaches
+//! and why, for the message. probegate ships a curated list ([`builtin`]); a policy adds entries to
+//! it, and `defaultKnownCommands: false` drops the built-in ones.
+
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::exec::DependencyCategory;
+
+/// One command that reaches a dependency whatever host it names (or without naming one).
+///
+/// Matching, on one simple command after wrappers (`sh -c`, `env`, `timeout`, `exec`, `python -m`,
+/// `python script.py`, ...) are unwrapped and variables resolved:
+/// - `programs`: the program's basename is one of these (`*` wildcards allowed; `*` alone is any
+///   program);
+/// - `args`: every pattern matches some argument, in this order (other arguments may come between,
+///   so options such as `-A app` do not get in the way). `*` matches any run of characters; a
+///   pattern that starts with `-` and has no `*` also matches `PATTERN=value` (`--database` matches
+///   `--database=default`);
+/// - `unless`: no argument matches any of these patterns (`*local=true*`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct KnownCommand {
+    /// A short id, shown in `policy explain`-style listings and tests (`celery-inspect`).
+    #[serde(deserialize_with = "non_empty_string")]
+    pub name: String,
+    /// Program basenames (`celery`, `manage.py`, `kafka-*`); `*` alone matches any program.
+    #[serde(deserialize_with = "non_empty_list")]
+    #[schemars(length(min = 1))]
+    pub programs: Vec<String>,
+    /// Argument patterns that must all match, in order.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Argument patterns any of which makes the entry not match.
+    #[serde(default)]
+    pub unless: Vec<String>,
+    /// What kind of dependency it reaches.
+    pub category: DependencyCategory,
+    /// What it reaches, for the message: `the Celery broker`.
+    #[serde(deserialize_with = "non_empty_string")]
+    pub reaches: String,
+    /// Why, for the message: `celery inspect sends its request through the broker`.
+    #[serde(deserialize_with = "non_empty_string")]
+    pub why: String,
+}
+
+fn non_empty_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.trim().is_empty() {
+        return Err(serde::de::Error::custom("must not be empty"));
+    }
+    Ok(s)
+}
+
+fn non_empty_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let v = Vec::<String>::deserialize(d)?;
+    if v.is_empty() || v.iter().any(|p| p.trim().is_empty()) {
+        return Err(serde::de::Error::custom("must list at least one program, none of them empty"));
+    }
+    Ok(v)
+}
+
+/// `*`-wildcard match of the whole of `s` (no other metacharacters: URLs keep their `?`).
+/// Allocation-free: it runs on every simple command of every exec liveness probe.
+pub fn wildcard(pattern: &str, s: &str) -> bool {
+    let Some((first, rest_pattern)) = pattern.split_once('*') else { return pattern == s };
+    let Some(rest) = s.strip_prefix(first) else { return false };
+    let (middle, last) = rest_pattern.rsplit_once('*').unwrap_or(("", rest_pattern));
+    let Some(mut rest) = rest.strip_suffix(last) else { return false };
+    for part in middle.split('*').filter(|p| !p.is_empty()) {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+fn arg_matches(pattern: &str, arg: &str) -> bool {
+    wildcard(pattern, arg)
+        || (pattern.starts_with('-')
+            && !pattern.contains('*')
+            && arg.strip_prefix(pattern).is_some_and(|rest| rest.starts_with('=')))
+}
+
+impl KnownCommand {
+    /// Whether a simple command (program basename, arguments after it) is this entry's command.
+    pub fn matches(&self, program: &str, args: &[String]) -> bool {
+        let program_ok = self.programs.iter().any(|p| p == "*" || wildcard(p, program));
+        if !program_ok {
+            return false;
+        }
+        let mut want = self.args.iter().peekable();
+        for a in args {
+            match want.peek() {
+                Some(p) if arg_matches(p, a) => {
+                    want.next();
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        want.peek().is_none() && !args.iter().any(|a| self.unless.iter().any(|u| arg_matches(u, a)))
+    }
+}
+
+fn entry(
+    name: &str,
+    programs: &[&str],
+    args: &[&str],
+    unless: &[&str],
+    category: DependencyCategory,
+    reaches: &str,
+    why: &str,
+) -> KnownCommand {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    KnownCommand {
+        name: name.into(),
+        programs: strings(programs),
+        args: strings(args),
+        unless: strings(unless),
+        category,
+        reaches: reaches.into(),
+        why: why.into(),
+    }
+}
+
+/// Forms of the Elasticsearch/OpenSearch `local` parameter that make cluster health answer from
+/// the local node's cluster state (`?local`, `?local=true`, `&local=true`, ...).
+const ES_LOCAL: &[&str] = &["*local=true*", "*?local", "*&local", "*?local&*", "*&local&*"];
+
+/// The built-in list, in the order it is tried (after the user's entries are appended).
+pub fn builtin() -> &'static [KnownCommand] {
+    static LIST: OnceLock<Vec<KnownCommand>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        use DependencyCategory::*;
+        vec![
+            // Celery docs, User Guide "Workers", section "Remote control": inspect and control
+            // commands are broadcast messages sent through the broker, and the replies come back
+            // through it (docs.celeryq.dev/en/stable/userguide/workers.html#remote-control).
+            entry(
+                "celery-inspect",
+                &["celery"],
+                &["inspect"],
+                &[],
+                Queue,
+                "the Celery broker",
+                "`celery inspect` broadcasts its request through the broker and waits for replies, so a \
+                 broker outage fails every worker's probe at once",
+            ),
+            entry(
+                "celery-control",
+                &["celery"],
+                &["control"],
+                &[],
+                Queue,
+                "the Celery broker",
+                "`celery control` sends its command through the broker",
+            ),
+            // Celery docs, User Guide "Monitoring and Management Guide", command-line `status`:
+            // "List active nodes in this cluster" (a broadcast ping through the broker).
+            entry(
+                "celery-status",
+                &["celery"],
+                &["status"],
+                &[],
+                Queue,
+                "the Celery broker",
+                "`celery status` pings every node through the broker",
+            ),
+            // Airflow docs, Command Line Interface reference, `jobs check` ("Checks if job(s) are
+            // still alive"): it queries the job table of the metadata database; apache/airflow
+            // #26574 and #19001 on the restarts this causes during database incidents.
+            entry(
+                "airflow-jobs-check",
+                &["airflow"],
+                &["jobs", "check"],
+                &[],
+                Database,
+                "the Airflow metadata database",
+                "`airflow jobs check` answers from the job heartbeat rows in the metadata database, not \
+                 from this process",
+            ),
+            // Airflow docs, Command Line Interface reference, `db check`: "Check if the database can
+            // be reached".
+            entry(
+                "airflow-db-check",
+                &["airflow"],
+                &["db", "check"],
+                &[],
+                Database,
+                "the Airflow metadata database",
+                "`airflow db check` connects to the metadata database",
+            ),
+            // Django docs, django-admin and manage.py, `check --database`: "Specifies the database
+            // to run checks requiring database access".
+            entry(
+                "django-check-database",
+                &["manage.py", "django-admin", "django-admin.py"],
+                &["check", "--database"],
+                &[],
+                Database,
+                "the Django database",
+                "`check --database` runs the checks that need database access",
+            ),
+            // Elasticsearch REST API docs, "Cluster health API": the status is the cluster's (any
+            // unassigned primary shard anywhere turns it red), and the request goes to the elected
+            // master unless `local=true` (the OpenSearch API keeps both).
+            entry(
+                "elasticsearch-cluster-health",
+                &["curl", "wget"],
+                &["*/_cluster/health*"],
+                ES_LOCAL,
+                Search,
+                "the whole Elasticsearch/OpenSearch cluster",
+                "cluster health asks the elected master about every shard in the cluster; a liveness \
+                 probe on it restarts healthy nodes when another node fails (add ?local=true)",
+            ),
+            // Elasticsearch REST API docs, "cat health API": the same cluster-wide status.
+            entry(
+                "elasticsearch-cat-health",
+                &["curl", "wget"],
+                &["*/_cat/health*"],
+                ES_LOCAL,
+                Search,
+                "the whole Elasticsearch/OpenSearch cluster",
+                "`_cat/health` is the cluster-wide status, not this node's",
+            ),
+            // Apache Cassandra docs, nodetool `status` ("Print cluster information: state, load,
+            // IDs, ..."), `describecluster` (asks every node for its schema version) and `ring`:
+            // views of the whole ring, not of this node.
+            entry(
+                "cassandra-cluster-view",
+                &["nodetool"],
+                &["status"],
+                &[],
+                Database,
+                "the Cassandra ring",
+                "`nodetool status` is the whole ring as gossip sees it, and changes when other nodes \
+                 go down",
+            ),
+            entry(
+                "cassandra-describecluster",
+                &["nodetool"],
+                &["describecluster"],
+                &[],
+                Database,
+                "every Cassandra node",
+                "`nodetool describecluster` asks every node for its schema version",
+            ),
+            entry(
+                "cassandra-ring",
+                &["nodetool"],
+                &["ring"],
+                &[],
+                Database,
+                "the Cassandra ring",
+                "`nodetool ring` is the whole token ring's state",
+            ),
+            // etcd docs, etcdctl `endpoint health`: with `--cluster` it checks every endpoint of the
+            // cluster's member list, not the one given.
+            entry(
+                "etcd-cluster-health",
+                &["etcdctl"],
+                &["endpoint", "--cluster"],
+                &[],
+                Coordination,
+                "every etcd member",
+                "`endpoint ... --cluster` reads the member list and checks every member",
+            ),
+            // Redis docs, INFO command, replication section: `master_link_status` is the replica's
+            // link to its master (up/down). A liveness probe that requires it restarts every
+            // replica when the master is down.
+            entry(
+                "redis-replication-link",
+                &["*"],
+                &["*master_link_status*"],
+                &[],
+                Cache,
+                "the Redis master (the replica's replication link)",
+                "`master_link_status` is down whenever the master is",
+            ),
+        ]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn find(name: &str) -> &'static KnownCommand {
+        builtin().iter().find(|k| k.name == name).unwrap()
+    }
+
+    #[test]
+    fn wildcards() {
+        assert!(wildcard("*", ""));
+        assert!(wildcard("a*c", "abbc"));
+        assert!(wildcard("*/_cluster/health*", "http://localhost:9200/_cluster/health?pretty"));
+        assert!(!wildcard("*/_cluster/health*", "http://localhost:9200/_cat/health"));
+        assert!(wildcard("kafka-*", "kafka-topics"));
+        assert!(!wildcard("a*a", "a"));
+        assert!(wildcard("?x", "?x"));
+        assert!(wildcard("a*b*c", "abc"));
+        assert!(wildcard("a*b*c", "a-b-b-c"));
+        assert!(!wildcard("a*b*c", "a-c"));
+        assert!(!wildcard("ab*ba", "aba"), "prefix and suffix must not overlap");
+        assert!(wildcard("**", "x"));
+        assert!(!wildcard("?x", "ax"));
+    }
+
+    #[test]
+    fn builtin_entries_match_their_commands_only() {
+        let celery = find("celery-inspect");
+        assert!(celery.matches("celery", &s(&["-A", "app", "inspect", "ping", "-d", "celery@x"])));
+        assert!(!celery.matches("celery", &s(&["-A", "app", "worker"])));
+        let django = find("django-check-database");
+        assert!(django.matches("manage.py", &s(&["check", "--database", "default"])));
+        assert!(django.matches("manage.py", &s(&["check", "--database=default"])));
+        assert!(!django.matches("manage.py", &s(&["check"])));
+        let es = find("elasticsearch-cluster-health");
+        assert!(es.matches("curl", &s(&["-s", "http://localhost:9200/_cluster/health?timeout=1s"])));
+        assert!(!es.matches("curl", &s(&["-s", "http://localhost:9200/_cluster/health?local=true"])));
+        assert!(!es.matches("curl", &s(&["http://127.0.0.1:9200/_cluster/health?local"])));
+        assert!(!es.matches("curl", &s(&["http://127.0.0.1:9200/_cluster/health?pretty&local"])));
+        let airflow = find("airflow-jobs-check");
+        assert!(airflow.matches("airflow", &s(&["jobs", "check", "--job-type", "SchedulerJob", "--local"])));
+        assert!(!airflow.matches("airflow", &s(&["check", "jobs"])));
+        let redis = find("redis-replication-link");
+        assert!(redis.matches("grep", &s(&["-q", "master_link_status:up"])));
+        let names: std::collections::BTreeSet<&str> = builtin().iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names.len(), builtin().len(), "names are unique");
+    }
+}

@@ -1,0 +1,279 @@
+//! `serve --resolve-configmaps`: the ConfigMaps that liveness scripts and env values come from, read
+//! from the API before a review, so that the pure engine can see through them.
+//!
+//! For each request the server lists what the review could read ([`crate::admission::configmaps_needed`]),
+//! looks each one up here, and evaluates with a [`StaticConfigMaps`] of what it got. Bounds:
+//! - a **budget** per request ([`BUDGET`], 500 ms for all lookups together, well under the 4 s
+//!   request bound and the webhook's 5 s timeout): whatever has not answered by then is unresolved
+//!   for this request (the read goes on in the background and fills the cache for the next one);
+//! - a **cache** ([`TTL`], 30 s) of answers, shared by concurrent requests, with one read in flight
+//!   per ConfigMap; a failed read (forbidden, timed out after [`FETCH_TIMEOUT`], ...) is remembered
+//!   for [`FAILURE_TTL`] so that a broken API costs one budget, not one per request.
+//!
+//! A ConfigMap that cannot be read in time, or at all, is unresolved: never a denial, never a failed
+//! request. Secrets are never read (the engine never asks for one).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use crate::engine::StaticConfigMaps;
+
+/// Time allowed for all the ConfigMap lookups of one request.
+pub const BUDGET: Duration = Duration::from_millis(500);
+/// How long an answer (found or not found) is reused.
+pub const TTL: Duration = Duration::from_secs(30);
+/// How long a failed read is remembered before the API is asked again.
+pub const FAILURE_TTL: Duration = Duration::from_secs(5);
+/// A read still running after this is abandoned (it has long been unresolved for its request).
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most ConfigMaps cached; past it, expired entries go, then everything.
+const MAX_ENTRIES: usize = 4096;
+
+/// The answer to one ConfigMap read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fetched {
+    /// Its `data`.
+    Found(BTreeMap<String, String>),
+    /// The API answered 404.
+    NotFound,
+    /// Anything else (forbidden, unreachable, timed out): why.
+    Failed(String),
+}
+
+/// Reads one ConfigMap. The kube implementation is [`KubeConfigMaps`]; tests plug in fakes.
+pub trait ConfigMapFetch: Send + Sync + 'static {
+    /// Reads `name` in `namespace`.
+    fn fetch(&self, namespace: &str, name: &str) -> BoxFuture<'static, Fetched>;
+}
+
+/// ConfigMaps from the Kubernetes API (`Api<ConfigMap>::get`; RBAC `get` on `configmaps`).
+pub struct KubeConfigMaps {
+    client: kube::Client,
+}
+
+impl KubeConfigMaps {
+    /// Reads through `client`.
+    pub fn new(client: kube::Client) -> KubeConfigMaps {
+        KubeConfigMaps { client }
+    }
+}
+
+impl ConfigMapFetch for KubeConfigMaps {
+    fn fetch(&self, namespace: &str, name: &str) -> BoxFuture<'static, Fetched> {
+        let api: kube::Api<ConfigMap> = kube::Api::namespaced(self.client.clone(), namespace);
+        let name = name.to_string();
+        async move {
+            match api.get_opt(&name).await {
+                Ok(Some(cm)) => Fetched::Found(cm.data.unwrap_or_default()),
+                Ok(None) => Fetched::NotFound,
+                Err(e) => Fetched::Failed(e.to_string()),
+            }
+        }
+        .boxed()
+    }
+}
+
+type Key = (String, String);
+
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<Key, (Instant, Fetched)>,
+    pending: HashMap<Key, Shared<BoxFuture<'static, Fetched>>>,
+}
+
+fn fresh(at: Instant, f: &Fetched, now: Instant, ttl: Duration) -> bool {
+    let ttl = if matches!(f, Fetched::Failed(_)) { FAILURE_TTL.min(ttl) } else { ttl };
+    now.saturating_duration_since(at) < ttl
+}
+
+/// How one lookup of a prefetch went, for metrics: `cached`, `found`, `not_found`, `failed` or
+/// `timeout` (the budget ran out first).
+pub type LookupResult = &'static str;
+
+/// Cached, budgeted ConfigMap lookups for the webhook.
+pub struct ConfigMapResolver {
+    fetch: Arc<dyn ConfigMapFetch>,
+    budget: Duration,
+    ttl: Duration,
+    cache: Arc<Mutex<Cache>>,
+}
+
+impl ConfigMapResolver {
+    /// A resolver with the default [`BUDGET`] and [`TTL`].
+    pub fn new(fetch: Arc<dyn ConfigMapFetch>) -> ConfigMapResolver {
+        ConfigMapResolver::with_limits(fetch, BUDGET, TTL)
+    }
+
+    /// A resolver with a given budget per request and cache lifetime.
+    pub fn with_limits(fetch: Arc<dyn ConfigMapFetch>, budget: Duration, ttl: Duration) -> ConfigMapResolver {
+        ConfigMapResolver { fetch, budget, ttl, cache: Arc::default() }
+    }
+
+    /// The time allowed per request.
+    pub fn budget(&self) -> Duration {
+        self.budget
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts a read in the background; its answer lands in the cache whoever waits for it.
+    fn spawn(&self, key: &Key) -> Shared<BoxFuture<'static, Fetched>> {
+        let read = self.fetch.fetch(&key.0, &key.1);
+        let cache = Arc::clone(&self.cache);
+        let ttl = self.ttl;
+        let key = key.clone();
+        let task = tokio::spawn(async move {
+            let fetched = match tokio::time::timeout(FETCH_TIMEOUT, read).await {
+                Ok(f) => f,
+                Err(_) => Fetched::Failed(format!("no answer in {} s", FETCH_TIMEOUT.as_secs())),
+            };
+            if let Fetched::Failed(why) = &fetched {
+                tracing::warn!(namespace = %key.0, name = %key.1, error = %why,
+                    "cannot read a ConfigMap for liveness script analysis; scripts from it are unresolved");
+            }
+            let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+            c.pending.remove(&key);
+            if c.entries.len() >= MAX_ENTRIES {
+                let now = Instant::now();
+                c.entries.retain(|_, (at, f)| fresh(*at, f, now, ttl));
+                if c.entries.len() >= MAX_ENTRIES {
+                    c.entries.clear();
+                }
+            }
+            c.entries.insert(key, (Instant::now(), fetched.clone()));
+            fetched
+        });
+        async move { task.await.unwrap_or_else(|e| Fetched::Failed(e.to_string())) }.boxed().shared()
+    }
+
+    /// Looks up every (namespace, name) in `needed` within the budget: what answered (from the
+    /// cache or the API) is in the returned table, found or absent; the rest is unresolved.
+    pub async fn prefetch(&self, needed: &[(String, String)]) -> (StaticConfigMaps, Vec<LookupResult>) {
+        let mut out = StaticConfigMaps::new();
+        let mut results = Vec::new();
+        if needed.is_empty() {
+            return (out, results);
+        }
+        let deadline = tokio::time::Instant::now() + self.budget;
+        let mut waits = Vec::new();
+        {
+            let now = Instant::now();
+            let mut cache = self.lock();
+            for key in needed {
+                if let Some((at, f)) = cache.entries.get(key)
+                    && fresh(*at, f, now, self.ttl)
+                {
+                    apply(&mut out, key, f);
+                    results.push("cached");
+                    continue;
+                }
+                let pending = match cache.pending.get(key) {
+                    Some(p) => p.clone(),
+                    None => {
+                        let p = self.spawn(key);
+                        cache.pending.insert(key.clone(), p.clone());
+                        p
+                    }
+                };
+                waits.push((key.clone(), pending));
+            }
+        }
+        let answers = futures::future::join_all(
+            waits
+                .into_iter()
+                .map(|(key, p)| async move { (key, tokio::time::timeout_at(deadline, p).await.ok()) }),
+        )
+        .await;
+        for (key, answer) in answers {
+            match answer {
+                Some(f) => {
+                    apply(&mut out, &key, &f);
+                    results.push(match f {
+                        Fetched::Found(_) => "found",
+                        Fetched::NotFound => "not_found",
+                        Fetched::Failed(_) => "failed",
+                    });
+                }
+                None => results.push("timeout"),
+            }
+        }
+        (out, results)
+    }
+}
+
+fn apply(out: &mut StaticConfigMaps, (ns, name): &Key, f: &Fetched) {
+    match f {
+        Fetched::Found(data) => out.insert(ns, name, data.clone()),
+        Fetched::NotFound => out.mark_absent(ns, name),
+        Fetched::Failed(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::engine::{ConfigMapLookup, ConfigMapSource};
+
+    /// Answers from a table after a delay; names starting with `hang` never answer.
+    struct Fake {
+        data: BTreeMap<String, BTreeMap<String, String>>,
+        delay: Duration,
+        calls: AtomicUsize,
+    }
+
+    impl ConfigMapFetch for Fake {
+        fn fetch(&self, _namespace: &str, name: &str) -> BoxFuture<'static, Fetched> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let answer = self.data.get(name).cloned();
+            let (delay, hang) = (self.delay, name.starts_with("hang"));
+            async move {
+                if hang {
+                    futures::future::pending::<()>().await;
+                }
+                tokio::time::sleep(delay).await;
+                answer.map_or(Fetched::NotFound, Fetched::Found)
+            }
+            .boxed()
+        }
+    }
+
+    fn key(name: &str) -> (String, String) {
+        ("ns".to_string(), name.to_string())
+    }
+
+    #[tokio::test]
+    async fn answers_are_cached_shared_and_bounded_by_the_budget() {
+        let fake = Arc::new(Fake {
+            data: BTreeMap::from([("health".to_string(), BTreeMap::from([("a.sh".into(), "true".into())]))]),
+            delay: Duration::from_millis(20),
+            calls: AtomicUsize::new(0),
+        });
+        let resolver = ConfigMapResolver::with_limits(fake.clone(), Duration::from_millis(200), TTL);
+        let needed = [key("health"), key("gone"), key("hang-forever")];
+        let started = std::time::Instant::now();
+        let (a, b) = tokio::join!(resolver.prefetch(&needed), resolver.prefetch(&needed));
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_millis(600), "{elapsed:?}");
+        for (cms, results) in [&a, &b] {
+            assert!(matches!(cms.get("ns", "health"), ConfigMapLookup::Found(d) if d["a.sh"] == "true"));
+            assert_eq!(cms.get("ns", "gone"), ConfigMapLookup::NotFound);
+            assert_eq!(cms.get("ns", "hang-forever"), ConfigMapLookup::Unresolved);
+            assert_eq!(results, &vec!["found", "not_found", "timeout"]);
+        }
+        assert_eq!(fake.calls.load(Ordering::SeqCst), 3, "one read per ConfigMap for both requests");
+        // Cached now, except the hanging read, still in flight (and shared).
+        let (cms, results) = resolver.prefetch(&needed).await;
+        assert_eq!(results, vec!["cached", "cached", "timeout"]);
+        assert_eq!(cms.get("ns", "gone"), ConfigMapLookup::NotFound);
+        assert_eq!(fake.calls.load(Ordering::SeqCst), 3);
+    }
+}

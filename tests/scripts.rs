@@ -1,0 +1,398 @@
+//! Issue 6: liveness coupling hidden in ConfigMap scripts, env values from ConfigMaps, and commands
+//! that reach a dependency without naming a host (knownCommands). Inputs are multi-document
+//! manifests as Helm or kustomize print them: the workloads and their ConfigMaps together.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use probegate::admission::{self, Endpoint, ObjectEvaluation};
+use probegate::engine::{self, Finding, NoConfigMaps, StaticConfigMaps, Workload, WorkloadKind};
+use probegate::policy::{self, Action, Policy, RuleId};
+use serde_json::Value;
+
+fn load(rel: &str) -> Vec<Value> {
+    probegate::manifest::parse_documents(&read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn workload(doc: &Value) -> Workload {
+    let kind = WorkloadKind::from_api_version_kind(
+        doc["apiVersion"].as_str().unwrap(),
+        doc["kind"].as_str().unwrap(),
+    )
+    .expect("a workload");
+    Workload::from_value(kind, doc).unwrap()
+}
+
+fn named<'a>(docs: &'a [Value], name: &str) -> &'a Value {
+    docs.iter().find(|d| d["metadata"]["name"] == name).unwrap_or_else(|| panic!("no object {name}"))
+}
+
+fn namespace(doc: &Value) -> &str {
+    doc["metadata"]["namespace"].as_str().unwrap_or("default")
+}
+
+fn eval_in(policy: &Policy, doc: &Value, cms: &dyn engine::ConfigMapSource) -> ObjectEvaluation {
+    admission::evaluate_object_with_configmaps(policy, &workload(doc), namespace(doc), None, cms)
+}
+
+fn denials(e: &ObjectEvaluation) -> Vec<&Finding> {
+    e.evaluation.with_action(Action::Deny).collect()
+}
+
+/// The one liveness-dependency denial of a workload, as described in a response.
+#[track_caller]
+fn denied(e: &ObjectEvaluation) -> String {
+    let d = denials(e);
+    assert_eq!(d.len(), 1, "expected one denial, got {d:?}");
+    assert_eq!(d[0].rule, RuleId::LivenessDependency);
+    d[0].describe()
+}
+
+#[track_caller]
+fn allowed(e: &ObjectEvaluation) {
+    let d = denials(e);
+    assert!(d.is_empty(), "expected no denial, got {:?}", d.iter().map(|f| f.describe()).collect::<Vec<_>>());
+}
+
+fn with_configmaps(docs: &[Value]) -> StaticConfigMaps {
+    StaticConfigMaps::from_documents(docs, "default")
+}
+
+#[test]
+fn redis_replica_is_denied_naming_the_master_and_the_master_is_allowed() {
+    let docs = load("scripts/redis-replication.yaml");
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    let replica = eval_in(&policy, named(&docs, "cache-redis-replicas"), &cms);
+    let text = denied(&replica);
+    assert!(text.contains("cache-redis-master-0.cache-redis-headless.data.svc.cluster.local"), "{text}");
+    assert!(text.contains("redis-cli -h $REDIS_MASTER_HOST"), "{text}");
+    assert!(
+        text.contains("/health/ping_liveness_local_and_master.sh → /health/ping_liveness_master.sh"),
+        "the message says which scripts ran it: {text}"
+    );
+    assert!(text.contains("ConfigMap data/cache-redis-health"), "{text}");
+    assert!(replica.evaluation.unresolved.is_empty(), "{:?}", replica.evaluation.unresolved);
+
+    let master = eval_in(&policy, named(&docs, "cache-redis-master"), &cms);
+    allowed(&master);
+    assert!(master.evaluation.unresolved.is_empty(), "{:?}", master.evaluation.unresolved);
+    // The master's liveness is local, so its startup probe is patched in as usual; the replica's
+    // coupled liveness is never copied into a startup probe (it already has one anyway).
+    assert!(master.evaluation.findings.iter().any(|f| f.rule == RuleId::StartupProbe));
+}
+
+#[test]
+fn without_the_configmap_the_replica_is_not_denied_and_the_script_is_reported_once() {
+    let docs = load("scripts/redis-replication.yaml");
+    let replica = eval_in(&Policy::default(), named(&docs, "cache-redis-replicas"), &NoConfigMaps);
+    allowed(&replica);
+    let u = &replica.evaluation.unresolved;
+    assert_eq!(u.len(), 1, "{u:?}");
+    assert_eq!(u[0].container, "redis");
+    assert_eq!(u[0].script, "/health/ping_liveness_local_and_master.sh");
+    assert_eq!(u[0].reason, "ConfigMap data/cache-redis-health is not available");
+}
+
+#[test]
+fn through_the_admission_glue_the_denial_names_the_master_and_notes_are_audit_annotations() {
+    let docs = load("scripts/redis-replication.yaml");
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    let replica = named(&docs, "cache-redis-replicas");
+    let body = serde_json::to_vec(&review("CREATE", replica, None, "r1")).unwrap();
+    let request = admission::parse_review(&body).unwrap();
+    let answer =
+        admission::review_with_configmaps(&policy, None, Endpoint::Validate, &request, &cms).unwrap();
+    let r = answer.review.response;
+    assert!(!r.allowed);
+    let message = r.status.unwrap().message;
+    assert!(message.contains("cache-redis-master-0.cache-redis-headless"), "{message}");
+    assert!(r.audit_annotations.is_none());
+
+    // Without the ConfigMap: allowed, no warning about it, one audit annotation.
+    let answer = admission::review(&policy, None, Endpoint::Validate, &request).unwrap();
+    let r = answer.review.response;
+    assert!(r.allowed);
+    assert!(r.warnings.iter().flatten().all(|w| !w.contains("ping_liveness")), "{:?}", r.warnings);
+    let notes = r.audit_annotations.unwrap();
+    let list: Value = serde_json::from_str(&notes["unresolved-scripts"]).unwrap();
+    assert_eq!(
+        list,
+        serde_json::json!([{"container": "redis", "script": "/health/ping_liveness_local_and_master.sh",
+                            "reason": "ConfigMap data/cache-redis-health is not available"}])
+    );
+    assert_eq!(answer.summary.unresolved_scripts, 1);
+    // /mutate never carries the note (it is reported once, at /validate).
+    let answer = admission::review(&policy, None, Endpoint::Mutate, &request).unwrap();
+    assert!(answer.review.response.audit_annotations.is_none());
+}
+
+#[test]
+fn commands_that_reach_a_dependency_without_naming_a_host_are_denied_with_the_dependency_named() {
+    let docs = load("scripts/apps.yaml");
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    let cases = [
+        ("celery-worker", "the Celery broker", "celery -A shop inspect ping"),
+        ("celery-beat", "the Celery broker", "python -m celery --app=shop status"),
+        ("django-web", "the Django database", "python3 manage.py check --database default"),
+        ("search-cluster-health", "the whole Elasticsearch/OpenSearch cluster", "curl -fsS"),
+    ];
+    for (name, reaches, command) in cases {
+        let text = denied(&eval_in(&policy, named(&docs, name), &cms));
+        assert!(text.contains(&format!("which reaches {reaches}")), "{name}: {text}");
+        assert!(text.contains(command), "{name}: {text}");
+    }
+    // The corpus's Airflow scheduler: `airflow jobs check` behind /entrypoint and assignments.
+    let corpus = load("corpus/deployment-airflow-scheduler-liveness-jobs-check-reads-metadata-db.yaml");
+    let text = denied(&eval_in(&policy, &corpus[0], &NoConfigMaps));
+    assert!(text.contains("which reaches the Airflow metadata database (Database via airflow)"), "{text}");
+    assert!(text.contains("job heartbeat rows"), "the message says why: {text}");
+}
+
+#[test]
+fn scripts_that_only_reach_the_pod_are_allowed_and_sourced_libraries_are_followed() {
+    let docs = load("scripts/apps.yaml");
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    let local = eval_in(&policy, named(&docs, "web-local-script"), &cms);
+    allowed(&local);
+    assert!(local.evaluation.unresolved.is_empty());
+    // deep.sh sources lib.sh and calls a function with its own $1: the host comes from the probe's
+    // argument, two levels down.
+    let text = denied(&eval_in(&policy, named(&docs, "web-sourced-library"), &cms));
+    assert!(text.contains("payments.shop.svc"), "{text}");
+    assert!(text.contains("/probes/deep.sh"), "{text}");
+}
+
+#[test]
+fn scripts_that_cannot_be_read_are_never_denied_and_are_reported() {
+    let docs = load("scripts/apps.yaml");
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    let absent = eval_in(&policy, named(&docs, "web-absent-configmap"), &cms);
+    allowed(&absent);
+    assert_eq!(absent.evaluation.unresolved.len(), 1);
+    assert_eq!(absent.evaluation.unresolved[0].script, "/checks/alive.sh");
+    assert!(absent.evaluation.unresolved[0].reason.contains("web-checks-not-in-this-input is not available"));
+    // A ConfigMap the API says does not exist: the file would not exist either. Still no denial.
+    let mut gone = cms.clone();
+    gone.mark_absent("shop", "web-checks-not-in-this-input");
+    let e = eval_in(&policy, named(&docs, "web-absent-configmap"), &gone);
+    allowed(&e);
+    assert!(e.evaluation.unresolved[0].reason.contains("does not exist"));
+    // Secrets are never read.
+    let secret = eval_in(&policy, named(&docs, "web-secret-script"), &cms);
+    allowed(&secret);
+    assert!(secret.evaluation.unresolved[0].reason.contains("Secrets are never read"));
+}
+
+#[test]
+fn env_values_from_configmaps_carry_hosts() {
+    let docs = load("scripts/apps.yaml");
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    // valueFrom.configMapKeyRef: unknown without the ConfigMap (no host to judge), the database's
+    // host with it.
+    allowed(&eval_in(&policy, named(&docs, "web-database-url"), &NoConfigMaps));
+    let text = denied(&eval_in(&policy, named(&docs, "web-database-url"), &cms));
+    assert!(text.contains("orders-db.prod.svc"), "{text}");
+    // envFrom: without the ConfigMap the broker list is unknown (not provably local, as before);
+    // with it, the brokers are named.
+    let text = denied(&eval_in(&policy, named(&docs, "web-env-from"), &NoConfigMaps));
+    assert!(text.contains("not a literal env value"), "{text}");
+    let text = denied(&eval_in(&policy, named(&docs, "web-env-from"), &cms));
+    assert!(text.contains("kafka-0.kafka.queue.svc:9092"), "{text}");
+    // A variable the resolved envFrom does not set falls back to the script's local default.
+    denied(&eval_in(&policy, named(&docs, "web-env-from-default-local"), &NoConfigMaps));
+    allowed(&eval_in(&policy, named(&docs, "web-env-from-default-local"), &cms));
+}
+
+#[test]
+fn no_database_checking_itself_is_denied() {
+    let docs = load("scripts/databases-checking-themselves.yaml");
+    let cms = with_configmaps(&docs);
+    let e = eval_in(&Policy::default(), named(&docs, "databases"), &cms);
+    let coupled: Vec<String> = e
+        .evaluation
+        .findings
+        .iter()
+        .filter(|f| f.rule == RuleId::LivenessDependency)
+        .map(Finding::describe)
+        .collect();
+    assert!(coupled.is_empty(), "self-checks denied:\n{}", coupled.join("\n"));
+    assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
+    // And every script was read: with no ConfigMaps each one is reported instead.
+    let blind = eval_in(&Policy::default(), named(&docs, "databases"), &NoConfigMaps);
+    assert_eq!(blind.evaluation.unresolved.len(), 10, "{:?}", blind.evaluation.unresolved);
+    allowed(&blind);
+}
+
+/// Semantic corpus files whose ideal verdict is out of reach of script and command analysis, and why.
+const OUT_OF_REACH: &[(&str, &str)] = &[
+    (
+        "deployment-grafana-api-health-same-path-initialdelay60.yaml",
+        "httpGet /api/health is Grafana's own handler: its database check is code, not a script",
+    ),
+    (
+        "deployment-microservices-demo-cartservice-grpc-probe-rpc-timeout-exceeds-kubelet-timeout.yaml",
+        "grpc_health_probe -addr=:7070 is a local health RPC: its Redis ping is in the service's code",
+    ),
+];
+
+#[test]
+fn semantic_corpus_files_reach_their_ideal_verdict_with_their_configmaps() {
+    let policy = Policy::default();
+    let mut semantic = 0;
+    for case in corpus().into_iter().filter(|c| c.expect.tier == "semantic") {
+        semantic += 1;
+        let fixture = fixtures().join("configmaps").join(&case.file);
+        let text = std::fs::read_to_string(&fixture).unwrap_or_else(|e| {
+            panic!("{}: every semantic corpus file has a ConfigMaps fixture: {e}", case.file)
+        });
+        let cm_docs = probegate::manifest::parse_documents(&text).unwrap();
+        let cms = StaticConfigMaps::from_documents(&cm_docs, namespace(&case.doc));
+        let e = eval_in(&policy, &case.doc, &cms);
+        let deny: BTreeSet<String> =
+            e.evaluation.with_action(Action::Deny).map(|f| format!("{}@{}", f.rule, f.container)).collect();
+        let verdict = if deny.is_empty() { "allow" } else { "deny" };
+        assert!(e.evaluation.unresolved.is_empty(), "{}: {:?}", case.file, e.evaluation.unresolved);
+        match OUT_OF_REACH.iter().find(|(f, _)| *f == case.file) {
+            Some((_, why)) => {
+                // Still exactly the evidence verdict of the expectation line.
+                assert_eq!(verdict, case.expect.validate, "{} ({why})", case.file);
+                assert_eq!(deny, case.expect.deny.iter().cloned().collect(), "{} ({why})", case.file);
+            }
+            None => {
+                let (want, want_deny) =
+                    case.expect.ideal().unwrap_or_else(|| panic!("{}: note gives no ideal", case.file));
+                assert_eq!((verdict, &deny), (want.as_str(), &want_deny), "{}", case.file);
+            }
+        }
+    }
+    assert!(semantic >= 4, "the corpus has its semantic files");
+}
+
+#[test]
+fn configmaps_needed_lists_script_volumes_and_env_sources_of_exec_liveness_probes() {
+    let docs = load("scripts/apps.yaml");
+    let needed = |name: &str| engine::configmaps_needed(&workload(named(&docs, name)));
+    let shop = |n: &str| (Some("shop".to_string()), n.to_string());
+    assert_eq!(needed("web-local-script"), vec![shop("web-probes")]);
+    assert_eq!(needed("web-database-url"), vec![shop("web-env")]);
+    assert_eq!(needed("web-env-from"), vec![shop("web-env")]);
+    assert_eq!(needed("celery-worker"), vec![]);
+    let redis = load("scripts/redis-replication.yaml");
+    let needed = engine::configmaps_needed(&workload(named(&redis, "cache-redis-replicas")));
+    let data = |n: &str| (Some("data".to_string()), n.to_string());
+    assert_eq!(needed, vec![data("cache-redis-health"), data("cache-redis-scripts")]);
+    // Through an AdmissionRequest: the request's namespace fills in.
+    let mut pod = as_pod(named(&redis, "cache-redis-replicas"));
+    pod["metadata"].as_object_mut().unwrap().remove("namespace");
+    let mut body = review("CREATE", &pod, None, "n1");
+    body["request"]["namespace"] = "data".into();
+    let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+    assert_eq!(
+        admission::configmaps_needed(&request),
+        vec![
+            ("data".to_string(), "cache-redis-health".to_string()),
+            ("data".into(), "cache-redis-scripts".into())
+        ]
+    );
+}
+
+const HEAD: &str = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";
+
+#[test]
+fn known_commands_are_policy_data_users_extend_or_replace() {
+    let docs = load("scripts/apps.yaml");
+    let cms = with_configmaps(&docs);
+    // A team's own health CLI that asks the shared cache.
+    let extra = "    knownCommands:\n      - name: shopctl-health\n        programs: [shopctl]\n        args: [health, --deep]\n        category: cache\n        reaches: the shared session cache\n        why: \"`shopctl health --deep` reads a key from the session cache\"\n";
+    let added = policy::parse(&format!("{HEAD}rules:\n  liveness-dependency:\n{extra}"), "p.yaml").unwrap();
+    let pod: Value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x", "livenessProbe": {"exec": {"command": ["shopctl", "health", "--deep", "--timeout=2s"]}}}]}});
+    let text = denied(&eval_in(&added, &pod, &NoConfigMaps));
+    assert!(text.contains("which reaches the shared session cache (Cache via shopctl)"), "{text}");
+    allowed(&eval_in(&Policy::default(), &pod, &NoConfigMaps));
+    // Added to the built-in list: Celery is still caught.
+    denied(&eval_in(&added, named(&docs, "celery-worker"), &cms));
+    // defaultKnownCommands: false keeps only the policy's own entries.
+    let only = policy::parse(
+        &format!("{HEAD}rules:\n  liveness-dependency:\n    defaultKnownCommands: false\n{extra}"),
+        "p.yaml",
+    )
+    .unwrap();
+    allowed(&eval_in(&only, named(&docs, "celery-worker"), &cms));
+    denied(&eval_in(&only, &pod, &NoConfigMaps));
+    // In a namespace override, entries add to what the policy has, for that namespace only.
+    let scoped = policy::parse(
+        &format!(
+            "{HEAD}overrides:\n  - name: shop\n    namespaces: [shop]\n    rules:\n      liveness-dependency:\n        \
+             knownCommands:\n          - name: shopctl-health\n            programs: [shopctl]\n            \
+             args: [health, --deep]\n            category: cache\n            reaches: the shared session cache\n            \
+             why: reads a key\n"
+        ),
+        "p.yaml",
+    )
+    .unwrap();
+    denied(&eval_in(&scoped, &pod, &NoConfigMaps));
+    let mut elsewhere = pod.clone();
+    elsewhere["metadata"]["namespace"] = "other".into();
+    allowed(&eval_in(&scoped, &elsewhere, &NoConfigMaps));
+}
+
+#[test]
+fn known_command_entries_are_validated_with_locations() {
+    let e = policy::parse(
+        &format!("{HEAD}rules:\n  liveness-dependency:\n    knownCommands:\n      - name: x\n        programs: []\n        category: queue\n        reaches: a\n        why: b\n"),
+        "p.yaml",
+    )
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("rules.liveness-dependency.knownCommands[0].programs"), "{e}");
+    assert!(e.line.is_some(), "{e}");
+    let e = policy::parse(
+        &format!("{HEAD}rules:\n  liveness-dependency:\n    knownCommands:\n      - name: x\n        programs: [x]\n        category: broker\n        reaches: a\n        why: b\n"),
+        "p.yaml",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("category"), "{e}");
+    let e = policy::parse(&format!("{HEAD}rules:\n  liveness-dependency:\n    knownCommand: []\n"), "p.yaml")
+        .unwrap_err();
+    assert!(e.message.contains("did you mean `knownCommands`"), "{e}");
+}
+
+#[test]
+fn scripts_calling_each_other_in_a_loop_terminate() {
+    let pod: Value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "image": "x",
+            "livenessProbe": {"exec": {"command": ["/s/a.sh"]}},
+            "volumeMounts": [{"name": "s", "mountPath": "/s"}]}],
+            "volumes": [{"name": "s", "configMap": {"name": "loop"}}]}});
+    let mut cms = StaticConfigMaps::new();
+    cms.insert(
+        "ns",
+        "loop",
+        [
+            ("a.sh".to_string(), "#!/bin/sh\n. /s/a.sh\n/s/b.sh \"$1\"\n".to_string()),
+            ("b.sh".to_string(), "#!/bin/sh\n/s/a.sh x\nsh /s/b.sh\n$0\n".to_string()),
+        ]
+        .into(),
+    );
+    allowed(&eval_in(&Policy::default(), &pod, &cms));
+    // The same loop with a remote call at the end of the chain is still found.
+    cms.insert(
+        "ns",
+        "loop",
+        [
+            ("a.sh".to_string(), "#!/bin/sh\n. /s/a.sh\n/s/b.sh db.prod.svc\n".to_string()),
+            ("b.sh".to_string(), "#!/bin/sh\n/s/a.sh\npg_isready -h \"$1\"\n".to_string()),
+        ]
+        .into(),
+    );
+    let text = denied(&eval_in(&Policy::default(), &pod, &cms));
+    assert!(text.contains("db.prod.svc"), "{text}");
+}
