@@ -740,25 +740,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Drop redirections (`>/dev/null`, `2>&1`, `> file`) from a command's words.
-fn without_redirections(words: Vec<String>) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut skip_next = false;
-    for w in words {
-        if std::mem::take(&mut skip_next) {
-            continue;
-        }
-        let body = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
-        if body.starts_with('>') || body.starts_with('<') {
-            // A bare operator takes the next word as its file.
-            skip_next = body.trim_start_matches(['>', '<', '&', '|']).is_empty();
-            continue;
-        }
-        out.push(w);
-    }
-    out
-}
-
 /// `dirname`: everything before the last `/` (`/` for a file at the root, `.` without one).
 fn dirname(path: &str) -> String {
     let p = path.trim_end_matches('/');
@@ -775,7 +756,7 @@ impl Ctx<'_> {
     /// known path, `$(dirname "$0")` and `$(cd "$(dirname "$0")" && pwd)`, the idioms scripts use to
     /// find their siblings. `pieces` are the substitution's simple commands (innermost first).
     fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
-        let words = |p: &String| without_redirections(piece_words(p));
+        let words = |p: &String| split_redirections(&piece_words(p), Clone::clone).0;
         let last = words(pieces.last()?);
         let last: Vec<&str> = last.iter().map(String::as_str).collect();
         let word = match last.as_slice() {
@@ -1411,6 +1392,42 @@ impl Hit {
 // Engine: scripts, wrappers, dispatch
 // ---------------------------------------------------------------------------------------------
 
+/// Splits a simple command's words into the command proper and the targets of its redirections
+/// (`>f`, `2>/dev/null`, `>> f`, `< f`, `&>f`, `2>&1`; a bare operator takes the next word).
+fn split_redirections(args: &[String], lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<String>) {
+    let mut words = Vec::with_capacity(args.len());
+    let mut targets = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let text = lit(&args[k]);
+        let digits = text.chars().take_while(char::is_ascii_digit).count();
+        let op_part = &text[digits..];
+        let op_len = ["&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
+            .iter()
+            .find(|op| op_part.starts_with(**op) && !op_part.starts_with("<<"))
+            .map(|op| op.len());
+        match op_len {
+            Some(n) => {
+                let target = &op_part[n..];
+                if target.is_empty() {
+                    if let Some(next) = args.get(k + 1) {
+                        targets.push(next.clone());
+                    }
+                    k += 2;
+                } else {
+                    targets.push(target.to_string());
+                    k += 1;
+                }
+            }
+            None => {
+                words.push(args[k].clone());
+                k += 1;
+            }
+        }
+    }
+    (words, targets)
+}
+
 /// Command-level environment assignments (`PGHOST=db cmd`, `env PGHOST=db cmd`).
 type Overrides = Vec<(String, String)>;
 
@@ -1536,7 +1553,10 @@ impl Ctx<'_> {
         self.split_script(script, depth, &mut pieces);
         for piece in pieces {
             // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
-            let words = without_redirections(piece_words(&piece));
+            let (words, targets) = split_redirections(&piece_words(&piece), |w| self.render_lit(w));
+            if let Some(d) = self.dev_tcp_dependency(&targets, &words) {
+                return Some(d);
+            }
             let mut k = 0;
             let mut assigns: Overrides = Vec::new();
             let mut prefix = Vec::new();
@@ -1689,6 +1709,47 @@ impl Ctx<'_> {
                 "tini" => i += 1 + skip_opts(&rest, &["-e", "-p"]),
                 "sudo" => i += 1 + skip_opts(&rest, &["-u", "-g", "-C", "-h", "-p", "-U"]),
                 "gosu" | "su-exec" => i += 2,
+                // `eval WORDS`: the words joined are a script.
+                "eval" => {
+                    if depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    return self.analyze_script(&raw_rest.join(" "), depth + 1);
+                }
+                // `su [-] [USER] -c SCRIPT`, `runuser [-u USER] [-c SCRIPT | -- CMD...]`.
+                "su" | "runuser" => {
+                    if let Some(pos) = raw_rest.iter().position(|a| a == "-c" || a == "--command") {
+                        if depth >= MAX_DEPTH {
+                            return None;
+                        }
+                        return self.analyze_script(raw_rest.get(pos + 1)?, depth + 1);
+                    }
+                    if name == "su" {
+                        return None;
+                    }
+                    let k = skip_opts(&rest, &["-u", "--user", "-g", "--group", "-G", "--supp-group"]);
+                    i += 1 + k;
+                }
+                // `xargs [OPTS] CMD ARGS`: the command runs with extra arguments from stdin.
+                "xargs" => {
+                    i += 1 + skip_opts(
+                        &rest,
+                        &[
+                            "-n",
+                            "-I",
+                            "-i",
+                            "-L",
+                            "-P",
+                            "-d",
+                            "-s",
+                            "-E",
+                            "-a",
+                            "--max-args",
+                            "--max-procs",
+                            "--delimiter",
+                        ],
+                    );
+                }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);
                     for hit in hits {
@@ -1711,6 +1772,28 @@ impl Ctx<'_> {
                     return None;
                 }
             }
+        }
+        None
+    }
+
+    /// A redirection to bash's `/dev/tcp/HOST/PORT` (or `/dev/udp/...`) opens a connection to HOST.
+    fn dev_tcp_dependency(&self, targets: &[String], words: &[String]) -> Option<Dependency> {
+        for t in targets {
+            let lit = self.render_lit(t);
+            let Some(rest) = lit.strip_prefix("/dev/tcp/").or_else(|| lit.strip_prefix("/dev/udp/")) else {
+                continue;
+            };
+            let host = rest.split('/').next().unwrap_or_default().to_string();
+            let port = rest.split('/').nth(1).map(str::to_string);
+            if self.classify(&host) == HostClass::Local {
+                continue;
+            }
+            let category = port.as_deref().and_then(port_category).unwrap_or(DependencyCategory::Network);
+            let shown = match port {
+                Some(p) => format!("{host}:{p}"),
+                None => host.clone(),
+            };
+            return Some(self.make_dependency("/dev/tcp", Hit::new(category, vec![host], shown), words, &[]));
         }
         None
     }
@@ -3691,6 +3774,19 @@ mod tests {
     #[test]
     fn wrappers_are_unwrapped() {
         fires(&["timeout", "-s", "KILL", "5", "pg_isready", "-h", "db"]);
+        // Redirections, eval, su/runuser and xargs do not hide the client.
+        fires(&["sh", "-c", ">/dev/null pg_isready -h db"]);
+        fires(&["sh", "-c", "pg_isready -h db 2>/dev/null >&2"]);
+        fires(&["sh", "-c", "2>&1 redis-cli -h cache ping > /tmp/out"]);
+        fires(&["sh", "-c", "eval 'pg_isready -h db'"]);
+        fires(&["su", "postgres", "-c", "pg_isready -h db"]);
+        fires(&["runuser", "-u", "pg", "--", "pg_isready", "-h", "db"]);
+        fires(&["xargs", "-n", "1", "pg_isready", "-h", "db"]);
+        fires(&["bash", "-c", "echo > /dev/tcp/db/5432"]);
+        fires(&["bash", "-c", "exec 3<>/dev/tcp/cache.svc/6379"]);
+        quiet(&["bash", "-c", "echo > /dev/tcp/127.0.0.1/8080"]);
+        quiet(&["sh", "-c", "pg_isready -U postgres > /dev/null 2>&1"]);
+        quiet(&["sh", "-c", "eval 'redis-cli ping'"]);
         fires(&["/usr/bin/env", "-i", "PGHOST=db", "pg_isready"]);
         fires(&["nice", "-n", "10", "nohup", "redis-cli", "-h", "cache", "ping"]);
         fires(&["tini", "--", "busybox", "sh", "-c", "nc -z db 5432"]);
