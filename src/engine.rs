@@ -102,7 +102,7 @@ pub fn evaluate_with(rules: &RuleSet, workload: &Workload, exempt_containers: &[
         .filter(|(_, c)| c.restart_policy.as_deref() == Some("Always"))
         .map(|(i, c)| (ContainerKind::Sidecar, i, c));
     let in_scope = |(_, _, c): &(ContainerKind, usize, &k8s_openapi::api::core::v1::Container)| {
-        !exempt_containers.iter().any(|e| *e == c.name)
+        !exempt_containers.contains(&c.name)
     };
     for (kind, index, container) in apps.chain(sidecars).filter(in_scope) {
         let target = rules::Target { spec, container, kind, base, index };
