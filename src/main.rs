@@ -23,6 +23,29 @@ enum Command {
     /// Policy file tooling.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Check manifest files with the webhook's engine and policy: exit 0 clean, 1 findings at or
+    /// above --fail-on, 2 unreadable input or invalid policy.
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Policy file (default: the embedded default).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
+    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    output: cli::check::Format,
+    /// Lowest finding level that makes the exit code 1: deny, warn, or fix (anything `probegate
+    /// fix` would change).
+    #[arg(long, value_enum, default_value = "deny")]
+    fail_on: cli::input::Level,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -93,6 +116,25 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Check(args) => {
+            use std::io::IsTerminal;
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let opts = cli::check::CheckOptions {
+                policy: args.policy,
+                namespace: Some(args.namespace),
+                format: args.output,
+                fail_on: args.fail_on,
+                color,
+            };
+            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+            ExitCode::from(cli::check::run(
+                &opts,
+                &args.paths,
+                &mut std::io::stdin().lock(),
+                &mut out,
+                &mut err,
+            ))
+        }
         Command::Policy(cmd) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(match cmd {
