@@ -26,6 +26,28 @@ enum Command {
     /// Check manifest files with the webhook's engine and policy: exit 0 clean, 1 findings at or
     /// above --fail-on, 2 unreadable input or invalid policy.
     Check(CheckArgs),
+    /// Apply the policy's mutate rules to manifest files (Pods and pod templates): to standard
+    /// output, back to the files, or as a diff. Exit 0, or 2 for unreadable input.
+    Fix(FixArgs),
+}
+
+#[derive(Args)]
+struct FixArgs {
+    /// Policy file (default: the embedded default).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
+    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// Write the fixed files back in place.
+    #[arg(long, short = 'i', conflicts_with = "diff")]
+    in_place: bool,
+    /// Print a unified diff of the changes instead of the fixed files.
+    #[arg(long)]
+    diff: bool,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -128,6 +150,22 @@ fn main() -> ExitCode {
             };
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(cli::check::run(
+                &opts,
+                &args.paths,
+                &mut std::io::stdin().lock(),
+                &mut out,
+                &mut err,
+            ))
+        }
+        Command::Fix(args) => {
+            let output = match (args.in_place, args.diff) {
+                (true, _) => cli::fix::FixOutput::InPlace,
+                (_, true) => cli::fix::FixOutput::Diff,
+                _ => cli::fix::FixOutput::Stdout,
+            };
+            let opts = cli::fix::FixOptions { policy: args.policy, namespace: Some(args.namespace), output };
+            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+            ExitCode::from(cli::fix::run(
                 &opts,
                 &args.paths,
                 &mut std::io::stdin().lock(),
