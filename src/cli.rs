@@ -2,6 +2,7 @@
 //! library. Each returns the process exit code: 0 fine, 1 findings, 2 bad input.
 
 pub mod check;
+pub mod explain;
 pub mod fix;
 pub mod input;
 pub mod junit;

@@ -29,6 +29,42 @@ enum Command {
     /// Apply the policy's mutate rules to manifest files (Pods and pod templates): to standard
     /// output, back to the files, or as a diff. Exit 0, or 2 for unreadable input.
     Fix(FixArgs),
+    /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
+    /// and as fixed.
+    Explain(ExplainArgs),
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    /// Policy file (default: the embedded default): what "as fixed" applies.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
+    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// Replicas to simulate [default: spec.replicas, else 1].
+    #[arg(long)]
+    replicas: Option<u32>,
+    /// How long the dependency is down, in seconds.
+    #[arg(long, default_value_t = 90)]
+    outage: u32,
+    /// When the outage starts, in seconds after the simulation starts.
+    #[arg(long, default_value_t = 60)]
+    outage_start: u32,
+    /// Seconds from a container's start until it can serve [default: the startup probe's budget as
+    /// written, else the liveness initialDelaySeconds, else 0].
+    #[arg(long)]
+    warmup: Option<u32>,
+    /// Which probe checks the dependency that goes down [default: auto, from the manifest].
+    #[arg(long, value_enum, default_value = "auto")]
+    dependency_check: cli::explain::DependencyOverride,
+    /// Draw replicas serving over time, as written and as fixed, to this SVG file (FILE-2.svg, ...
+    /// for further workloads).
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -166,6 +202,26 @@ fn main() -> ExitCode {
             let opts = cli::fix::FixOptions { policy: args.policy, namespace: Some(args.namespace), output };
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(cli::fix::run(
+                &opts,
+                &args.paths,
+                &mut std::io::stdin().lock(),
+                &mut out,
+                &mut err,
+            ))
+        }
+        Command::Explain(args) => {
+            let opts = cli::explain::ExplainOptions {
+                policy: args.policy,
+                namespace: Some(args.namespace),
+                replicas: args.replicas,
+                outage_seconds: args.outage,
+                outage_start_seconds: args.outage_start,
+                warmup_seconds: args.warmup,
+                dependency: args.dependency_check,
+                svg: args.svg,
+            };
+            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+            ExitCode::from(cli::explain::run(
                 &opts,
                 &args.paths,
                 &mut std::io::stdin().lock(),
