@@ -184,14 +184,9 @@ fn main() -> ExitCode {
                 fail_on: args.fail_on,
                 color,
             };
-            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-            ExitCode::from(cli::check::run(
-                &opts,
-                &args.paths,
-                &mut std::io::stdin().lock(),
-                &mut out,
-                &mut err,
-            ))
+            ExitCode::from(with_output(|out, err| {
+                cli::check::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
         }
         Command::Fix(args) => {
             let output = match (args.in_place, args.diff) {
@@ -200,14 +195,9 @@ fn main() -> ExitCode {
                 _ => cli::fix::FixOutput::Stdout,
             };
             let opts = cli::fix::FixOptions { policy: args.policy, namespace: Some(args.namespace), output };
-            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-            ExitCode::from(cli::fix::run(
-                &opts,
-                &args.paths,
-                &mut std::io::stdin().lock(),
-                &mut out,
-                &mut err,
-            ))
+            ExitCode::from(with_output(|out, err| {
+                cli::fix::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
         }
         Command::Explain(args) => {
             let opts = cli::explain::ExplainOptions {
@@ -220,14 +210,9 @@ fn main() -> ExitCode {
                 dependency: args.dependency_check,
                 svg: args.svg,
             };
-            let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
-            ExitCode::from(cli::explain::run(
-                &opts,
-                &args.paths,
-                &mut std::io::stdin().lock(),
-                &mut out,
-                &mut err,
-            ))
+            ExitCode::from(with_output(|out, err| {
+                cli::explain::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
         }
         Command::Policy(cmd) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
@@ -239,6 +224,22 @@ fn main() -> ExitCode {
                     cli::policy::explain(policy.as_deref(), &namespace, labels.as_deref(), &mut out, &mut err)
                 }
             })
+        }
+    }
+}
+
+/// Runs a command with buffered standard output (reports can be megabytes of short lines) and
+/// flushes it; a failed flush (a closed pipe) is exit code 2.
+fn with_output(run: impl FnOnce(&mut dyn std::io::Write, &mut dyn std::io::Write) -> u8) -> u8 {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut err = std::io::stderr().lock();
+    let code = run(&mut out, &mut err);
+    match out.flush() {
+        Ok(()) => code,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: cannot write the output: {e}");
+            cli::EXIT_BAD_INPUT
         }
     }
 }

@@ -159,7 +159,7 @@ pub fn run(
         }
     };
     let namespace = opts.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-    let (files, errors) = input::analyze_all(&policy, paths, stdin, namespace);
+    let (files, errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Findings);
     let report = Report::new(origin, opts.fail_on, files, errors);
     for e in &report.errors {
         let _ = writeln!(err, "probegate: {e}");

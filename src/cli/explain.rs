@@ -796,7 +796,7 @@ pub fn explain_all(
     opts: &ExplainOptions,
 ) -> (Vec<Explanation>, Vec<input::InputError>) {
     let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
-    let (files, mut errors) = input::analyze_all(policy, paths, stdin, namespace);
+    let (files, mut errors) = input::analyze_all(policy, paths, stdin, namespace, input::Keep::Sources);
     let mut out = Vec::new();
     for f in &files {
         errors.extend(f.errors.iter().cloned());

@@ -472,7 +472,7 @@ pub fn run(
         return EXIT_BAD_INPUT;
     }
     let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
-    let (files, mut errors) = input::analyze_all(&policy, paths, stdin, namespace);
+    let (files, mut errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Sources);
     let mut code = EXIT_OK;
     let (mut changed_files, mut changed_objects) = (0, 0);
     let mut first = true;

@@ -221,7 +221,7 @@ pub struct Checked {
     pub evaluation: ObjectEvaluation,
     /// The findings with their levels and lines.
     pub findings: Vec<Reported>,
-    /// The workload as the engine read it.
+    /// The workload as the engine read it (its PodSpec emptied under [`Keep::Findings`]).
     pub workload: Workload,
 }
 
@@ -230,9 +230,9 @@ pub struct Checked {
 pub struct FileAnalysis {
     /// The input.
     pub input: Input,
-    /// Its text (empty when unreadable).
+    /// Its text (empty when unreadable, or not kept).
     pub text: String,
-    /// Its documents.
+    /// Its documents (empty when not kept).
     pub documents: Vec<Document>,
     /// The workload objects, in file order.
     pub objects: Vec<Checked>,
@@ -276,6 +276,16 @@ pub fn container_line(object: &Node, kind: WorkloadKind, finding: &Finding) -> O
         .filter(|l| *l > 0)
 }
 
+/// What [`analyze`] keeps beyond the findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Only what reports need: the text and documents are dropped, and the workloads' PodSpecs
+    /// emptied, as soon as each file is evaluated (`check`: less memory, less time).
+    Findings,
+    /// Also the text, documents and workloads (`fix`, `explain`).
+    Sources,
+}
+
 /// Reads, splits and evaluates one input under a policy. `default_namespace` applies to objects
 /// without `metadata.namespace`.
 pub fn analyze(
@@ -283,6 +293,7 @@ pub fn analyze(
     input: Input,
     text: Result<String, String>,
     default_namespace: &str,
+    keep: Keep,
 ) -> FileAnalysis {
     let file = input.name();
     let mut analysis = FileAnalysis {
@@ -373,8 +384,14 @@ pub fn analyze(
             });
         }
     }
-    analysis.documents = documents;
-    analysis.text = text;
+    if keep == Keep::Sources {
+        analysis.documents = documents;
+        analysis.text = text;
+    } else {
+        for o in &mut analysis.objects {
+            o.workload.spec = Default::default();
+        }
+    }
     analysis
 }
 
@@ -385,6 +402,7 @@ pub fn analyze_all(
     paths: &[PathBuf],
     stdin: &mut dyn Read,
     default_namespace: &str,
+    keep: Keep,
 ) -> (Vec<FileAnalysis>, Vec<InputError>) {
     let (inputs, errors) = expand(paths);
     let stdin_text = inputs.contains(&Input::Stdin).then(|| read(&Input::Stdin, stdin));
@@ -395,7 +413,7 @@ pub fn analyze_all(
                 Input::Stdin => stdin_text.clone().unwrap_or_else(|| Ok(String::new())),
                 Input::File(_) => read(&input, &mut std::io::empty()),
             };
-            analyze(policy, input, text, default_namespace)
+            analyze(policy, input, text, default_namespace, keep)
         })
         .collect();
     (analyses, errors)
