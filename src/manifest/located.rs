@@ -520,7 +520,7 @@ mod fast {
     use std::borrow::Cow;
 
     use serde_json::Value;
-    use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
+    use serde_saphyr::granit_parser::{Event, Options as ParserOptions, Parser, ScalarStyle, Span};
 
     use super::{Key, Node, NodeValue, Pos};
 
@@ -622,7 +622,10 @@ mod fast {
         let mut stack: Vec<Frame> = Vec::new();
         let mut root: Option<Node> = None;
         let mut documents = 0;
-        for event in Parser::new_from_str(text) {
+        // Comments carry no data: not emitted.
+        let mut options = ParserOptions::default();
+        options.emit_comments = false;
+        for event in Parser::new_from_str_with_options(text, options) {
             let (event, span) = event.ok()?;
             match event {
                 Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
