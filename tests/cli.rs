@@ -716,3 +716,15 @@ fn explain_prints_the_arithmetic_and_draws_the_chart() {
     );
     assert!(out.contains("as written: dependency checked by readiness only: 0 restarts"), "{out}");
 }
+
+#[test]
+fn env_values_never_reach_the_output() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    env:\n    - name: PASSWORD\n      value: 918273645\n    - {name: TOKEN, value: [s3cr3t-t0ken]}\n";
+    for format in ["text", "json", "sarif", "junit"] {
+        let o = lib(&["check", "-o", format, "-"], Some(pod));
+        assert_eq!(o.status.code(), Some(2));
+        let all = text(&o.stdout) + &text(&o.stderr);
+        assert!(all.contains("the object is not a valid Pod"), "{all}");
+        assert!(!all.contains("918273645") && !all.contains("s3cr3t"), "{all}");
+    }
+}

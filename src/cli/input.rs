@@ -344,7 +344,7 @@ pub fn analyze(
                         file: file.clone(),
                         line: Some(object.pos.line).filter(|l| *l > 0),
                         column: None,
-                        message: e.to_string(),
+                        message: redact_values(&e.to_string()),
                     });
                     continue;
                 }
@@ -395,6 +395,35 @@ pub fn analyze(
     analysis
 }
 
+/// A deserialization error without the values it quotes (an env value can be a secret): the
+/// contents of `"..."` and the backticked value after `integer`, `floating point`, `boolean` or
+/// `character` become `…`; field and variant names are kept.
+pub fn redact_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(['"', '`']) {
+        let (head, tail) = rest.split_at(i);
+        out.push_str(head);
+        let quote = tail.chars().next().unwrap_or('"');
+        let Some(end) = tail[1..].find(quote) else {
+            out.push_str(tail);
+            return out;
+        };
+        let value_like =
+            quote == '"' || ["integer ", "point ", "boolean ", "character "].iter().any(|w| out.ends_with(w));
+        if value_like {
+            out.push(quote);
+            out.push('…');
+            out.push(quote);
+        } else {
+            out.push_str(&tail[..end + 2]);
+        }
+        rest = &tail[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Expands, reads (standard input first, then files in parallel) and analyzes every input, in
 /// command-line order. Errors of expansion come first in the returned list.
 pub fn analyze_all(
@@ -417,4 +446,29 @@ pub fn analyze_all(
         })
         .collect();
     (analyses, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_values;
+
+    #[test]
+    fn values_are_redacted_names_kept() {
+        assert_eq!(
+            redact_values("invalid type: integer `12345`, expected a string"),
+            "invalid type: integer `…`, expected a string"
+        );
+        assert_eq!(
+            redact_values(r#"invalid type: string "hunter2", expected i32"#),
+            r#"invalid type: string "…", expected i32"#
+        );
+        assert_eq!(
+            redact_values("unknown variant `Foo`, expected one of `A`, `B`; missing field `name`"),
+            "unknown variant `Foo`, expected one of `A`, `B`; missing field `name`"
+        );
+        assert_eq!(
+            redact_values("invalid type: floating point `1.5`, unterminated \"x"),
+            "invalid type: floating point `…`, unterminated \"x"
+        );
+    }
 }
