@@ -1,7 +1,14 @@
-//! The offline commands (`probegate policy ...`, later `check`, `fix`, `explain`): thin shells
-//! around the pure library. Each returns the process exit code: 0 fine, 1 findings, 2 bad input.
+//! The offline commands (`probegate policy ...`, `check`, `fix`, `explain`): shells around the pure
+//! library. Each returns the process exit code: 0 fine, 1 findings, 2 bad input.
 
+pub mod check;
+pub mod explain;
+pub mod fix;
+pub mod input;
+pub mod junit;
 pub mod policy;
+pub mod report;
+pub mod sarif;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;

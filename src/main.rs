@@ -23,6 +23,87 @@ enum Command {
     /// Policy file tooling.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Check manifest files with the webhook's engine and policy: exit 0 clean, 1 findings at or
+    /// above --fail-on, 2 unreadable input or invalid policy.
+    Check(CheckArgs),
+    /// Apply the policy's mutate rules to manifest files (Pods and pod templates): to standard
+    /// output, back to the files, or as a diff. Exit 0, or 2 for unreadable input.
+    Fix(FixArgs),
+    /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
+    /// and as fixed.
+    Explain(ExplainArgs),
+}
+
+#[derive(Args)]
+struct ExplainArgs {
+    /// Policy file (default: the embedded default): what "as fixed" applies.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
+    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// Replicas to simulate [default: spec.replicas, else 1].
+    #[arg(long)]
+    replicas: Option<u32>,
+    /// How long the dependency is down, in seconds.
+    #[arg(long, default_value_t = 90)]
+    outage: u32,
+    /// When the outage starts, in seconds after the simulation starts.
+    #[arg(long, default_value_t = 60)]
+    outage_start: u32,
+    /// Seconds from a container's start until it can serve [default: the startup probe's budget as
+    /// written, else the liveness initialDelaySeconds, else 0].
+    #[arg(long)]
+    warmup: Option<u32>,
+    /// Which probe checks the dependency that goes down [default: auto, from the manifest].
+    #[arg(long, value_enum, default_value = "auto")]
+    dependency_check: cli::explain::DependencyOverride,
+    /// Draw replicas serving over time, as written and as fixed, to this SVG file (FILE-2.svg, ...
+    /// for further workloads).
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct FixArgs {
+    /// Policy file (default: the embedded default).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
+    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// Write the fixed files back in place.
+    #[arg(long, short = 'i', conflicts_with = "diff")]
+    in_place: bool,
+    /// Print a unified diff of the changes instead of the fixed files.
+    #[arg(long)]
+    diff: bool,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Policy file (default: the embedded default).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
+    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    output: cli::check::Format,
+    /// Lowest finding level that makes the exit code 1: deny, warn, or fix (anything `probegate
+    /// fix` would change).
+    #[arg(long, value_enum, default_value = "deny")]
+    fail_on: cli::input::Level,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -121,6 +202,46 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(*args),
+        Command::Check(args) => {
+            use std::io::IsTerminal;
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let opts = cli::check::CheckOptions {
+                policy: args.policy,
+                namespace: Some(args.namespace),
+                format: args.output,
+                fail_on: args.fail_on,
+                color,
+            };
+            ExitCode::from(with_output(|out, err| {
+                cli::check::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
+        }
+        Command::Fix(args) => {
+            let output = match (args.in_place, args.diff) {
+                (true, _) => cli::fix::FixOutput::InPlace,
+                (_, true) => cli::fix::FixOutput::Diff,
+                _ => cli::fix::FixOutput::Stdout,
+            };
+            let opts = cli::fix::FixOptions { policy: args.policy, namespace: Some(args.namespace), output };
+            ExitCode::from(with_output(|out, err| {
+                cli::fix::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
+        }
+        Command::Explain(args) => {
+            let opts = cli::explain::ExplainOptions {
+                policy: args.policy,
+                namespace: Some(args.namespace),
+                replicas: args.replicas,
+                outage_seconds: args.outage,
+                outage_start_seconds: args.outage_start,
+                warmup_seconds: args.warmup,
+                dependency: args.dependency_check,
+                svg: args.svg,
+            };
+            ExitCode::from(with_output(|out, err| {
+                cli::explain::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
+        }
         Command::Policy(cmd) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(match cmd {
@@ -131,6 +252,22 @@ fn main() -> ExitCode {
                     cli::policy::explain(policy.as_deref(), &namespace, labels.as_deref(), &mut out, &mut err)
                 }
             })
+        }
+    }
+}
+
+/// Runs a command with buffered standard output (reports can be megabytes of short lines) and
+/// flushes it; a failed flush (a closed pipe) is exit code 2.
+fn with_output(run: impl FnOnce(&mut dyn std::io::Write, &mut dyn std::io::Write) -> u8) -> u8 {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut err = std::io::stderr().lock();
+    let code = run(&mut out, &mut err);
+    match out.flush() {
+        Ok(()) => code,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: cannot write the output: {e}");
+            cli::EXIT_BAD_INPUT
         }
     }
 }

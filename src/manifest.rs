@@ -16,3 +16,5 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, serde_saphyr::Error> {
     let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, yaml_options())?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
+
+pub mod located;

@@ -1,0 +1,277 @@
+//! `probegate check [--policy FILE] [--namespace NS] [-o text|json|sarif|junit] [--fail-on deny|warn|fix]
+//! PATH...`: the webhook's verdicts on manifest files, before anything reaches a cluster.
+//!
+//! Every workload object (Pods and the pod templates of controllers, also inside `kind: List`) is
+//! evaluated with [`crate::admission::evaluate_object`], as the webhook does: namespace overrides
+//! (by the object's `metadata.namespace`, else `--namespace`, else `default`; `namespaceSelector`
+//! overrides never match, as no Namespace labels are known offline), the skip annotation and
+//! exempt containers. Each finding gets a [`Level`] as the webhook would treat it: `deny` rules
+//! are `warn` in `mode: audit` and on a Pod owned by a controller; `mutate` findings with a patch
+//! are `fix` (pod templates included, whatever `templates.mutate` says: in files, templates are
+//! what users own); `mutate` findings without one (a grace period too short for the sleep) are
+//! `warn`, as the webhook warns.
+//!
+//! Exit codes: 0 when no finding reaches `--fail-on`, 1 when one does, 2 when an input could not
+//! be read (missing file, YAML error, object not valid for its kind) or the policy is invalid;
+//! 2 wins over 1. A bad file is reported and the others are still checked.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use super::input::{self, FileAnalysis, InputError, Level};
+use super::{EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK};
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people: one aligned line per finding and a summary line.
+    Text,
+    /// The stable JSON report (see the README, "JSON output").
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// JUnit XML: one test case per object.
+    Junit,
+}
+
+/// The options of `probegate check`.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Policy file; `None` for the embedded default.
+    pub policy: Option<PathBuf>,
+    /// Namespace for objects without `metadata.namespace` (default `default`).
+    pub namespace: Option<String>,
+    /// Output format.
+    pub format: Format,
+    /// Lowest level that fails the run.
+    pub fail_on: Level,
+    /// Colour the text output (the caller decides: a terminal, and `NO_COLOR` unset).
+    pub color: bool,
+}
+
+/// The namespace objects without one are checked in when `--namespace` is not given.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// Everything `check` found.
+#[derive(Debug)]
+pub struct Report {
+    /// Where the policy came from.
+    pub policy: String,
+    /// The `--fail-on` level.
+    pub fail_on: Level,
+    /// Per input, in command-line order.
+    pub files: Vec<FileAnalysis>,
+    /// Every input error: paths that could not be expanded, then each file's, in order.
+    pub errors: Vec<InputError>,
+}
+
+/// Counts for the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Inputs read.
+    pub files: usize,
+    /// Non-empty YAML documents.
+    pub documents: usize,
+    /// Workload objects checked.
+    pub objects: usize,
+    /// Documents or list items skipped: not Pods or pod controllers.
+    pub skipped: usize,
+    /// Findings at level `deny`.
+    pub deny: usize,
+    /// Findings at level `warn`.
+    pub warn: usize,
+    /// Findings at level `fix`.
+    pub fix: usize,
+    /// Input errors.
+    pub errors: usize,
+    /// Findings at or above `--fail-on`.
+    pub failing: usize,
+}
+
+impl Report {
+    /// Builds the report of a run.
+    pub fn new(
+        policy: String,
+        fail_on: Level,
+        files: Vec<FileAnalysis>,
+        mut errors: Vec<InputError>,
+    ) -> Report {
+        errors.extend(files.iter().flat_map(|f| f.errors.iter().cloned()));
+        Report { policy, fail_on, files, errors }
+    }
+
+    /// The counts.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary { files: self.files.len(), errors: self.errors.len(), ..Summary::default() };
+        for f in &self.files {
+            s.documents += f.document_count;
+            s.skipped += f.skipped;
+            s.objects += f.objects.len();
+            for r in f.objects.iter().flat_map(|o| &o.findings) {
+                match r.level {
+                    Level::Deny => s.deny += 1,
+                    Level::Warn => s.warn += 1,
+                    Level::Fix => s.fix += 1,
+                }
+                if r.level >= self.fail_on {
+                    s.failing += 1;
+                }
+            }
+        }
+        s
+    }
+
+    /// `pass`, `fail` (a finding reaches `--fail-on`) or `error` (an input error).
+    pub fn result(&self) -> &'static str {
+        match self.exit_code() {
+            EXIT_OK => "pass",
+            EXIT_FINDINGS => "fail",
+            _ => "error",
+        }
+    }
+
+    /// The process exit code: 2 for input errors, else 1 when a finding reaches `--fail-on`, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if !self.errors.is_empty() {
+            EXIT_BAD_INPUT
+        } else if self.summary().failing > 0 {
+            EXIT_FINDINGS
+        } else {
+            EXIT_OK
+        }
+    }
+}
+
+/// Runs `check`: loads the policy, reads and evaluates every input, writes the report in the
+/// chosen format to `out` and input errors to `err`; returns the exit code.
+pub fn run(
+    opts: &CheckOptions,
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let (policy, _, origin) = match super::load_policy(opts.policy.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: invalid policy: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let namespace = opts.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    let (files, errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Findings);
+    let report = Report::new(origin, opts.fail_on, files, errors);
+    for e in &report.errors {
+        let _ = writeln!(err, "probegate: {e}");
+    }
+    let written = match opts.format {
+        Format::Text => write_text(&report, opts.color, out),
+        Format::Json => super::report::write_json(&report, out),
+        Format::Sarif => super::sarif::write(&report, out),
+        Format::Junit => super::junit::write(&report, out),
+    };
+    if let Err(e) = written {
+        let _ = writeln!(err, "probegate: cannot write the report: {e}");
+        return EXIT_BAD_INPUT;
+    }
+    report.exit_code()
+}
+
+/// ANSI colours for the text format.
+struct Paint(bool);
+
+impl Paint {
+    fn level(&self, level: Level, text: &str) -> String {
+        let code = match level {
+            Level::Deny => "1;31",
+            Level::Warn => "33",
+            Level::Fix => "36",
+        };
+        self.wrap(code, text)
+    }
+
+    fn wrap(&self, code: &str, text: &str) -> String {
+        if self.0 { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+}
+
+/// The text format: `FILE:LINE  LEVEL  KIND NAMESPACE/NAME  container NAME: MESSAGE (RULE)`, columns
+/// aligned, then notes, then one summary line.
+///
+/// # Errors
+/// When `out` fails.
+pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let paint = Paint(color);
+    struct Row {
+        location: String,
+        level: Level,
+        object: String,
+        message: String,
+    }
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for file in &report.files {
+        let name = file.input.name();
+        for o in &file.objects {
+            let object = format!("{} {}/{}", o.kind.as_str(), o.namespace, o.name);
+            for r in &o.findings {
+                let line = r.container_line.unwrap_or(o.line);
+                let mut message = r.finding.describe();
+                if let Some(note) = &r.note {
+                    message.push_str(&format!(" [{note}]"));
+                }
+                rows.push(Row {
+                    location: format!("{name}:{line}"),
+                    level: r.level,
+                    object: object.clone(),
+                    message,
+                });
+            }
+            for refused in &o.evaluation.skip.refused {
+                notes.push(format!("{name}:{}: {object}: {refused}", o.line));
+            }
+        }
+    }
+    let wl = rows.iter().map(|r| r.location.chars().count()).max().unwrap_or(0);
+    let wo = rows.iter().map(|r| r.object.chars().count()).max().unwrap_or(0);
+    for r in &rows {
+        let level = paint.level(r.level, &format!("{:<4}", r.level.as_str()));
+        writeln!(out, "{:<wl$}  {level}  {:<wo$}  {}", r.location, r.object, r.message)?;
+    }
+    for n in &notes {
+        writeln!(out, "note: {n}")?;
+    }
+    let s = report.summary();
+    let skipped = if s.skipped > 0 {
+        format!(
+            " ({} other {} skipped: not workloads)",
+            s.skipped,
+            plural(s.skipped, "document", "documents")
+        )
+    } else {
+        String::new()
+    };
+    let verdict = match report.exit_code() {
+        EXIT_OK => paint.wrap("32", "passed"),
+        EXIT_FINDINGS => paint.wrap("1;31", "failed"),
+        _ => paint.wrap("1;31", "input errors"),
+    };
+    writeln!(
+        out,
+        "{} {} in {} {}{skipped}: {} deny, {} warn, {} fix, {} {}; {verdict} (--fail-on {})",
+        s.objects,
+        plural(s.objects, "object", "objects"),
+        s.files,
+        plural(s.files, "file", "files"),
+        s.deny,
+        s.warn,
+        s.fix,
+        s.errors,
+        plural(s.errors, "error", "errors"),
+        report.fail_on.as_str()
+    )
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}

@@ -1,0 +1,855 @@
+//! `probegate explain [--replicas N] [--outage SECONDS] [--outage-start SECONDS] [--warmup SECONDS]
+//! [--dependency-check auto|liveness|readiness|none] [--svg FILE] PATH...`: what the probes of each
+//! workload mean in seconds, and what a dependency outage would do to it, as written and as `fix`
+//! leaves it.
+//!
+//! **Probe arithmetic**, per container (app containers and native sidecars; exempt ones skipped),
+//! with the Kubernetes defaults filled in and marked (`periodSeconds` 10, `timeoutSeconds` 1,
+//! `failureThreshold` 3, `successThreshold` 1, `initialDelaySeconds` 0,
+//! `terminationGracePeriodSeconds` 30):
+//! - liveness: a hang becomes a restart after at most `periodSeconds × failureThreshold +
+//!   timeoutSeconds` (at least one period less), then the stop takes up to the grace period;
+//! - readiness: a failure takes the pod out of the endpoints after at most
+//!   `periodSeconds × failureThreshold + timeoutSeconds`, and back in after at most
+//!   `successThreshold × periodSeconds`;
+//! - startup: `initialDelaySeconds + periodSeconds × failureThreshold` to boot; without a startup
+//!   probe, liveness kills a boot longer than `initialDelaySeconds + periodSeconds × failureThreshold`.
+//!
+//! **Outage simulation** ([`crate::engine::simulate`]), one per workload, for its first container
+//! whose probes check the dependency (else the first with a liveness probe, else with a readiness
+//! probe). How a manifest becomes a [`Scenario`]:
+//! - replicas: `--replicas`, else `spec.replicas` (default 1; Pods, DaemonSets, Jobs: 1);
+//! - warm-up: `--warmup`, else the startup probe's budget as written, else the liveness probe's
+//!   `initialDelaySeconds`, else 0; the same for both configurations (it is the application's boot
+//!   time, not a probe setting);
+//! - liveness and readiness `periodSeconds` and `failureThreshold` as written (defaults filled in); a
+//!   container without a readiness probe is Ready as soon as it is warm (period 1 s, threshold 1);
+//! - the dependency is down for `--outage` seconds (90) from `--outage-start` (60); probes of
+//!   consecutive replicas are 1 s apart; restart back-off 10 s doubling to 300 s (the kubelet's);
+//! - which probe checks the dependency (`--dependency-check auto`): liveness when the
+//!   `liveness-dependency` rule finds that the liveness probe reaches something outside the pod;
+//!   readiness when the same analysis finds it in the readiness probe (an exec client aimed at
+//!   another host, an `httpGet`/`tcpSocket` host). An HTTP readiness endpoint of the pod itself is
+//!   assumed not to check the dependency (its code is not visible): say `--dependency-check
+//!   readiness` when it does.
+//!
+//! "As fixed" is the object after `probegate fix` (its `fix` findings applied) with the dependency
+//! checked by readiness only, as the `liveness-dependency` denial asks (fix cannot rewrite a
+//! command): a container without a readiness probe gets one with the liveness probe's timing.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::core::v1::{Container, Probe};
+use serde_json::Value;
+
+use super::input::{self, Checked, FileAnalysis, Level};
+use super::{EXIT_BAD_INPUT, EXIT_OK};
+use crate::engine::simulate::{self, DependencyCheck, Outcome, Scenario};
+use crate::engine::{self, ContainerKind, Workload, WorkloadKind};
+use crate::policy::{Action, Policy, RuleId, RuleSet};
+
+/// Kubernetes probe defaults (API reference, Probe).
+const DEFAULT_PERIOD: i64 = 10;
+const DEFAULT_TIMEOUT: i64 = 1;
+const DEFAULT_FAILURE_THRESHOLD: i64 = 3;
+const DEFAULT_SUCCESS_THRESHOLD: i64 = 1;
+const DEFAULT_GRACE: i64 = 30;
+/// The kubelet's restart back-off (Kubernetes docs, "Pod Lifecycle").
+const BACKOFF_INITIAL: u32 = 10;
+const BACKOFF_MAX: u32 = 300;
+/// Probe phase offset between replicas, as in the article's model.
+const STAGGER: u32 = 1;
+/// The shortest horizon shown (the article's).
+const MIN_HORIZON: u32 = 300;
+
+/// `--dependency-check`: which probe checks the dependency that goes down.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DependencyOverride {
+    /// From the manifest (see the module documentation).
+    #[default]
+    Auto,
+    /// The liveness probe (and readiness) check it.
+    Liveness,
+    /// Only the readiness probe checks it.
+    Readiness,
+    /// Neither does.
+    None,
+}
+
+/// The options of `probegate explain`.
+#[derive(Clone, Debug)]
+pub struct ExplainOptions {
+    /// Policy file; `None` for the embedded default (what `fix` applies).
+    pub policy: Option<PathBuf>,
+    /// Namespace for objects without `metadata.namespace`.
+    pub namespace: Option<String>,
+    /// Replicas, instead of `spec.replicas`.
+    pub replicas: Option<u32>,
+    /// Outage length in seconds.
+    pub outage_seconds: u32,
+    /// When the outage starts, in seconds.
+    pub outage_start_seconds: u32,
+    /// Warm-up, instead of the startup budget.
+    pub warmup_seconds: Option<u32>,
+    /// Which probe checks the dependency.
+    pub dependency: DependencyOverride,
+    /// Where to draw the chart.
+    pub svg: Option<PathBuf>,
+}
+
+impl Default for ExplainOptions {
+    fn default() -> Self {
+        ExplainOptions {
+            policy: None,
+            namespace: None,
+            replicas: None,
+            outage_seconds: 90,
+            outage_start_seconds: 60,
+            warmup_seconds: None,
+            dependency: DependencyOverride::Auto,
+            svg: None,
+        }
+    }
+}
+
+/// A probe's timing with the defaults filled in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// What it runs, e.g. ``exec `pg_isready -h db` `` or `GET /healthz on port 8080`.
+    pub handler: String,
+    /// `initialDelaySeconds`.
+    pub initial_delay: i64,
+    /// `periodSeconds`.
+    pub period: i64,
+    /// `timeoutSeconds`.
+    pub timeout: i64,
+    /// `failureThreshold`.
+    pub failure_threshold: i64,
+    /// `successThreshold`.
+    pub success_threshold: i64,
+    /// Fields the manifest leaves out, filled in with the Kubernetes default.
+    pub defaulted: Vec<&'static str>,
+}
+
+impl Timing {
+    fn of(probe: &Probe) -> Timing {
+        let mut defaulted = Vec::new();
+        let mut get = |v: Option<i32>, name: &'static str, default: i64| match v {
+            Some(v) => i64::from(v),
+            None => {
+                defaulted.push(name);
+                default
+            }
+        };
+        let initial_delay = get(probe.initial_delay_seconds, "initialDelaySeconds", 0);
+        let period = get(probe.period_seconds, "periodSeconds", DEFAULT_PERIOD).max(1);
+        let timeout = get(probe.timeout_seconds, "timeoutSeconds", DEFAULT_TIMEOUT).max(1);
+        let failure_threshold =
+            get(probe.failure_threshold, "failureThreshold", DEFAULT_FAILURE_THRESHOLD).max(1);
+        let success_threshold =
+            get(probe.success_threshold, "successThreshold", DEFAULT_SUCCESS_THRESHOLD).max(1);
+        Timing {
+            handler: handler(probe),
+            initial_delay,
+            period,
+            timeout,
+            failure_threshold,
+            success_threshold,
+            defaulted,
+        }
+    }
+
+    /// Longest time from a hang (or a failure) to the last failed check: `period × threshold + timeout`.
+    pub fn detect_max(&self) -> i64 {
+        self.period * self.failure_threshold + self.timeout
+    }
+
+    /// Shortest: `period × (threshold − 1) + timeout`.
+    pub fn detect_min(&self) -> i64 {
+        self.period * (self.failure_threshold - 1) + self.timeout
+    }
+
+    /// The startup budget: `initialDelaySeconds + periodSeconds × failureThreshold`.
+    pub fn budget(&self) -> i64 {
+        self.initial_delay + self.period * self.failure_threshold
+    }
+
+    fn settings(&self) -> String {
+        let mark = |name: &str| if self.defaulted.contains(&name) { " (default)" } else { "" };
+        format!(
+            "periodSeconds {}{}, timeoutSeconds {}{}, failureThreshold {}{}, successThreshold {}{}, \
+             initialDelaySeconds {}{}",
+            self.period,
+            mark("periodSeconds"),
+            self.timeout,
+            mark("timeoutSeconds"),
+            self.failure_threshold,
+            mark("failureThreshold"),
+            self.success_threshold,
+            mark("successThreshold"),
+            self.initial_delay,
+            mark("initialDelaySeconds"),
+        )
+    }
+}
+
+fn handler(probe: &Probe) -> String {
+    let short =
+        |s: String| if s.chars().count() > 60 { s.chars().take(57).collect::<String>() + "..." } else { s };
+    let port = |p: &k8s_openapi::apimachinery::pkg::util::intstr::IntOrString| match p {
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n) => n.to_string(),
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s.clone(),
+    };
+    if let Some(h) = &probe.http_get {
+        let host = h.host.as_deref().map(|h| format!(" of host {h}")).unwrap_or_default();
+        return format!("GET {} on port {}{host}", h.path.as_deref().unwrap_or("/"), port(&h.port));
+    }
+    if let Some(t) = &probe.tcp_socket {
+        let host = t.host.as_deref().map(|h| format!(" of host {h}")).unwrap_or_default();
+        return format!("TCP connect to port {}{host}", port(&t.port));
+    }
+    if let Some(g) = &probe.grpc {
+        return format!("gRPC health on port {}", g.port);
+    }
+    match probe.exec.as_ref().and_then(|e| e.command.as_ref()) {
+        Some(argv) => format!("exec `{}`", short(argv.join(" "))),
+        None => "no handler".to_string(),
+    }
+}
+
+/// The probes of one container.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerProbes {
+    /// Its name.
+    pub name: String,
+    /// App container or native sidecar.
+    pub kind: ContainerKind,
+    /// Liveness, if any.
+    pub liveness: Option<Timing>,
+    /// Readiness, if any.
+    pub readiness: Option<Timing>,
+    /// Startup, if any.
+    pub startup: Option<Timing>,
+    /// The liveness probe reaches something outside the pod (the `liveness-dependency` analysis).
+    pub liveness_reaches_dependency: bool,
+    /// The readiness probe does (the same analysis applied to it).
+    pub readiness_reaches_dependency: bool,
+}
+
+/// One run of the simulation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Its inputs.
+    pub scenario: Scenario,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// The simulation of one workload, as written and as fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Simulation {
+    /// The container whose probes were simulated.
+    pub container: String,
+    /// Where the replica count came from.
+    pub replicas_from: String,
+    /// Where the warm-up came from.
+    pub warmup_from: String,
+    /// The probes as written.
+    pub written: Run,
+    /// As `probegate fix` leaves them, the dependency checked by readiness only.
+    pub fixed: Run,
+    /// Seconds shown (the runs go on until both are back at full capacity).
+    pub horizon: u32,
+    /// What the "as fixed" configuration assumes beyond `fix`'s patches, if anything.
+    pub fixed_assumes: Vec<String>,
+}
+
+/// What `explain` says about one workload object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    /// File and line.
+    pub location: String,
+    /// `Kind namespace/name`.
+    pub object: String,
+    /// `terminationGracePeriodSeconds`, and whether it is the default.
+    pub grace: (i64, bool),
+    /// Per container.
+    pub containers: Vec<ContainerProbes>,
+    /// The startup budget each container gets from `fix`, when fix adds one.
+    pub fixed_startup: Vec<(String, Timing)>,
+    /// The outage simulation, when a container has probes.
+    pub simulation: Option<Simulation>,
+}
+
+/// Containers in scope, as the engine sees them.
+fn containers(w: &Workload, exempt: &[String]) -> Vec<(ContainerKind, Container)> {
+    let apps = w.spec.containers.iter().map(|c| (ContainerKind::App, c.clone()));
+    let sidecars = w
+        .spec
+        .init_containers
+        .iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .map(|c| (ContainerKind::Sidecar, c.clone()));
+    apps.chain(sidecars).filter(|(_, c)| !exempt.contains(&c.name)).collect()
+}
+
+/// Rules with only `liveness-dependency` on: the dependency analysis alone.
+fn dependency_rules() -> RuleSet {
+    let mut rules = RuleSet::default();
+    for r in RuleId::ALL {
+        rules.set_action(r, Action::Off);
+    }
+    rules.set_action(RuleId::LivenessDependency, Action::Deny);
+    rules
+}
+
+/// Containers whose liveness probe reaches a dependency, and those whose readiness probe does (the
+/// same analysis, run on a copy of the workload with each readiness probe in the liveness slot).
+fn dependency_analysis(w: &Workload) -> (Vec<String>, Vec<String>) {
+    let rules = dependency_rules();
+    let names = |eval: engine::Evaluation| -> Vec<String> {
+        eval.findings
+            .into_iter()
+            .filter(|f| f.rule == RuleId::LivenessDependency)
+            .map(|f| f.container)
+            .collect()
+    };
+    let live = names(engine::evaluate(&rules, w));
+    let mut swapped = w.clone();
+    for c in swapped.spec.containers.iter_mut().chain(swapped.spec.init_containers.iter_mut().flatten()) {
+        c.liveness_probe = c.readiness_probe.clone();
+    }
+    let ready = names(engine::evaluate(&rules, &swapped));
+    (live, ready)
+}
+
+fn probes_of(w: &Workload, exempt: &[String]) -> Vec<ContainerProbes> {
+    let (live, ready) = dependency_analysis(w);
+    containers(w, exempt)
+        .into_iter()
+        .map(|(kind, c)| ContainerProbes {
+            liveness: c.liveness_probe.as_ref().map(Timing::of),
+            readiness: c.readiness_probe.as_ref().map(Timing::of),
+            startup: c.startup_probe.as_ref().map(Timing::of),
+            liveness_reaches_dependency: c.liveness_probe.is_some() && live.contains(&c.name),
+            readiness_reaches_dependency: c.readiness_probe.is_some() && ready.contains(&c.name),
+            name: c.name,
+            kind,
+        })
+        .collect()
+}
+
+fn replicas(w: &Workload, object: &Value, opts: &ExplainOptions) -> (u32, String) {
+    if let Some(n) = opts.replicas {
+        return (n, "--replicas".into());
+    }
+    match w.kind {
+        WorkloadKind::Deployment
+        | WorkloadKind::StatefulSet
+        | WorkloadKind::ReplicaSet
+        | WorkloadKind::ReplicationController => {
+            match object.pointer("/spec/replicas").and_then(Value::as_u64) {
+                Some(n) => (u32::try_from(n).unwrap_or(u32::MAX), "spec.replicas".into()),
+                None => (1, "spec.replicas unset: 1".into()),
+            }
+        }
+        k => (1, format!("a {}: 1; set --replicas", k.as_str())),
+    }
+}
+
+fn warmup(c: &ContainerProbes, opts: &ExplainOptions) -> (u32, String) {
+    let clamp = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+    if let Some(w) = opts.warmup_seconds {
+        return (w, "--warmup".into());
+    }
+    if let Some(s) = &c.startup {
+        return (clamp(s.budget()), "the startup probe's budget as written".into());
+    }
+    if let Some(l) = &c.liveness {
+        return (clamp(l.initial_delay), "the liveness initialDelaySeconds".into());
+    }
+    (0, "no startup probe or liveness delay: 0".into())
+}
+
+fn check_of(c: &ContainerProbes, o: DependencyOverride) -> DependencyCheck {
+    match o {
+        DependencyOverride::Liveness => DependencyCheck::Liveness,
+        DependencyOverride::Readiness => DependencyCheck::Readiness,
+        DependencyOverride::None => DependencyCheck::None,
+        DependencyOverride::Auto if c.liveness_reaches_dependency => DependencyCheck::Liveness,
+        DependencyOverride::Auto if c.readiness_reaches_dependency => DependencyCheck::Readiness,
+        DependencyOverride::Auto => DependencyCheck::None,
+    }
+}
+
+fn to_u32(v: i64) -> u32 {
+    u32::try_from(v.max(1)).unwrap_or(u32::MAX)
+}
+
+/// The simulation of a workload (see the module documentation for the mapping).
+fn simulation(
+    w: &Workload,
+    object: &Value,
+    probes: &[ContainerProbes],
+    opts: &ExplainOptions,
+) -> Option<Simulation> {
+    let c = probes
+        .iter()
+        .find(|c| c.liveness_reaches_dependency)
+        .or_else(|| probes.iter().find(|c| c.readiness_reaches_dependency))
+        .or_else(|| probes.iter().find(|c| c.liveness.is_some()))
+        .or_else(|| probes.iter().find(|c| c.readiness.is_some()))?;
+    let (replicas, replicas_from) = replicas(w, object, opts);
+    let (warmup, warmup_from) = warmup(c, opts);
+    let written_check = check_of(c, opts.dependency);
+    let (lp, lt) = c
+        .liveness
+        .as_ref()
+        .map_or((DEFAULT_PERIOD, DEFAULT_FAILURE_THRESHOLD), |l| (l.period, l.failure_threshold));
+    let (rp, rt) = c.readiness.as_ref().map_or((1, 1), |r| (r.period, r.failure_threshold));
+    let base = Scenario {
+        replicas,
+        stagger_seconds: STAGGER,
+        warmup_seconds: warmup,
+        liveness_period_seconds: to_u32(lp),
+        liveness_failure_threshold: to_u32(lt),
+        readiness_period_seconds: to_u32(rp),
+        readiness_failure_threshold: to_u32(rt),
+        outage_start_seconds: opts.outage_start_seconds,
+        outage_seconds: opts.outage_seconds,
+        backoff_initial_seconds: BACKOFF_INITIAL,
+        backoff_max_seconds: BACKOFF_MAX,
+        horizon_seconds: 0,
+        dependency_check: written_check,
+    };
+    let mut fixed_assumes = Vec::new();
+    let mut fixed = base.clone();
+    if written_check != DependencyCheck::None {
+        fixed.dependency_check = DependencyCheck::Readiness;
+        if written_check == DependencyCheck::Liveness {
+            fixed_assumes.push(
+                "liveness checks the process only and readiness checks the dependency, as the \
+                 liveness-dependency denial asks (fix cannot rewrite a probe's command)"
+                    .to_string(),
+            );
+        }
+        if c.readiness.is_none() {
+            fixed.readiness_period_seconds = to_u32(lp);
+            fixed.readiness_failure_threshold = to_u32(lt);
+            fixed_assumes.push(format!(
+                "a readiness probe with the liveness probe's timing (periodSeconds {lp}, failureThreshold {lt})"
+            ));
+        }
+    }
+    // Long enough for the slowest recovery: the last restart waits at most the back-off cap, then
+    // warms up and passes a readiness check.
+    let outage_end = u64::from(opts.outage_start_seconds) + u64::from(opts.outage_seconds);
+    let bound = outage_end
+        + u64::from(BACKOFF_MAX)
+        + u64::from(warmup)
+        + u64::from(to_u32(lp)) * u64::from(to_u32(lt))
+        + u64::from(to_u32(rp.max(lp))) * u64::from(to_u32(rt.max(1)))
+        + 60;
+    let horizon = u32::try_from(bound).unwrap_or(u32::MAX).min(simulate::MAX_HORIZON_SECONDS);
+    let run = |mut s: Scenario| {
+        s.horizon_seconds = horizon;
+        let outcome = simulate::simulate(&s);
+        Run { scenario: s, outcome }
+    };
+    let (written, fixed) = (run(base), run(fixed));
+    let back = |r: &Run| r.outcome.full_capacity_after_recovery_seconds.map(|s| u64::from(s) + outage_end);
+    let shown = match (back(&written), back(&fixed)) {
+        (Some(a), Some(b)) => u64::from(MIN_HORIZON).max((a.max(b) + 30).div_ceil(15) * 15),
+        _ => u64::from(horizon),
+    };
+    let shown = u32::try_from(shown).unwrap_or(horizon).min(horizon);
+    Some(Simulation {
+        container: c.name.clone(),
+        replicas_from,
+        warmup_from,
+        written,
+        fixed,
+        horizon: shown,
+        fixed_assumes,
+    })
+}
+
+/// The startup probes `fix` adds, by container (read back from the fixed object).
+fn fixed_startup(checked: &Checked, object: &Value) -> Vec<(String, Timing)> {
+    let mut value = object.clone();
+    let ops: Vec<_> = checked
+        .findings
+        .iter()
+        .filter(|r| r.level == Level::Fix && r.finding.rule == RuleId::StartupProbe)
+        .flat_map(|r| r.finding.patch.iter().cloned())
+        .collect();
+    if ops.is_empty() || json_patch::patch(&mut value, &ops).is_err() {
+        return Vec::new();
+    }
+    let Ok(fixed) = Workload::from_value(checked.kind, &value) else { return Vec::new() };
+    let before: Vec<&str> = checked
+        .findings
+        .iter()
+        .filter(|r| r.finding.rule == RuleId::StartupProbe)
+        .map(|r| r.finding.container.as_str())
+        .collect();
+    fixed
+        .spec
+        .containers
+        .iter()
+        .chain(fixed.spec.init_containers.iter().flatten())
+        .filter(|c| before.contains(&c.name.as_str()))
+        .filter_map(|c| Some((c.name.clone(), Timing::of(c.startup_probe.as_ref()?))))
+        .collect()
+}
+
+/// Explains one checked object.
+pub fn explain_object(
+    file: &FileAnalysis,
+    checked: &Checked,
+    policy: &Policy,
+    opts: &ExplainOptions,
+) -> Explanation {
+    let w = &checked.workload;
+    let object = file.documents[checked.document]
+        .node
+        .as_ref()
+        .ok()
+        .and_then(Option::as_ref)
+        .and_then(
+            |n| if checked.pointer.is_empty() { Some(n) } else { n.at(checked.pointer.split('/').skip(1)) },
+        )
+        .map(|n| n.to_value())
+        .unwrap_or(Value::Null);
+    let probes = probes_of(w, &policy.exemptions.containers);
+    let grace = match w.spec.termination_grace_period_seconds {
+        Some(g) => (g, false),
+        None => (DEFAULT_GRACE, true),
+    };
+    Explanation {
+        location: format!("{}:{}", file.input.name(), checked.line),
+        object: format!("{} {}/{}", checked.kind.as_str(), checked.namespace, checked.name),
+        grace,
+        simulation: simulation(w, &object, &probes, opts),
+        fixed_startup: fixed_startup(checked, &object),
+        containers: probes,
+    }
+}
+
+fn check_name(c: DependencyCheck) -> &'static str {
+    match c {
+        DependencyCheck::Liveness => "liveness (and readiness)",
+        DependencyCheck::Readiness => "readiness only",
+        DependencyCheck::None => "no probe",
+    }
+}
+
+fn fmt_secs(s: Option<u32>) -> String {
+    s.map_or_else(|| "never within the run".to_string(), |s| format!("{s} s"))
+}
+
+/// Writes an explanation as text.
+///
+/// # Errors
+/// When `out` fails.
+pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "{}  {}", e.object, e.location)?;
+    let (grace, grace_default) = e.grace;
+    let grace_note = if grace_default { " (default)" } else { "" };
+    for c in &e.containers {
+        let sidecar = if c.kind == ContainerKind::Sidecar { " (native sidecar)" } else { "" };
+        writeln!(out, "  container {}{sidecar}", c.name)?;
+        match &c.startup {
+            Some(s) => {
+                writeln!(out, "    startup:   {}; {}", s.handler, s.settings())?;
+                writeln!(
+                    out,
+                    "               boot budget {} s = initialDelaySeconds {} + periodSeconds {} x failureThreshold {}; \
+                     liveness and readiness start after it succeeds",
+                    s.budget(),
+                    s.initial_delay,
+                    s.period,
+                    s.failure_threshold
+                )?;
+            }
+            None => writeln!(out, "    startup:   none")?,
+        }
+        match &c.liveness {
+            Some(l) => {
+                let dep = if c.liveness_reaches_dependency {
+                    "; reaches outside the pod (liveness-dependency)"
+                } else {
+                    ""
+                };
+                writeln!(out, "    liveness:  {}; {}{dep}", l.handler, l.settings())?;
+                writeln!(
+                    out,
+                    "               a hang is a restart after at most {} s = periodSeconds {} x failureThreshold {} + \
+                     timeoutSeconds {} (at least {} s), then up to terminationGracePeriodSeconds {grace} s{grace_note} to stop",
+                    l.detect_max(),
+                    l.period,
+                    l.failure_threshold,
+                    l.timeout,
+                    l.detect_min()
+                )?;
+                if c.startup.is_none() {
+                    writeln!(
+                        out,
+                        "               without a startup probe, a boot longer than {} s = initialDelaySeconds {} + \
+                         periodSeconds {} x failureThreshold {} is killed",
+                        l.budget(),
+                        l.initial_delay,
+                        l.period,
+                        l.failure_threshold
+                    )?;
+                }
+            }
+            None => {
+                writeln!(out, "    liveness:  none (the kubelet restarts the container only when it exits)")?
+            }
+        }
+        match &c.readiness {
+            Some(r) => {
+                let dep = if c.readiness_reaches_dependency { "; reaches outside the pod" } else { "" };
+                writeln!(out, "    readiness: {}; {}{dep}", r.handler, r.settings())?;
+                writeln!(
+                    out,
+                    "               a failure takes the pod out of the endpoints after at most {} s = periodSeconds {} x \
+                     failureThreshold {} + timeoutSeconds {}; back in after at most {} s = successThreshold {} x \
+                     periodSeconds {}",
+                    r.detect_max(),
+                    r.period,
+                    r.failure_threshold,
+                    r.timeout,
+                    r.success_threshold * r.period,
+                    r.success_threshold,
+                    r.period
+                )?;
+            }
+            None => writeln!(out, "    readiness: none (Ready as soon as the container runs)")?,
+        }
+        if let Some((_, s)) = e.fixed_startup.iter().find(|(n, _)| *n == c.name) {
+            writeln!(
+                out,
+                "    after fix: a startup probe ({}) with a boot budget of {} s = periodSeconds {} x failureThreshold {}",
+                s.handler,
+                s.budget(),
+                s.period,
+                s.failure_threshold
+            )?;
+        }
+    }
+    let Some(sim) = &e.simulation else {
+        writeln!(out, "  outage simulation: no container has a liveness or readiness probe")?;
+        return writeln!(out);
+    };
+    let s = &sim.written.scenario;
+    writeln!(
+        out,
+        "  outage simulation (container {}): {} {} ({}), warm-up {} s ({}), the dependency down for {} s from t={} s, \
+         probes 1 s apart across replicas, restart back-off 10 s doubling to 300 s",
+        sim.container,
+        sim.written.outcome.replicas,
+        if sim.written.outcome.replicas == 1 { "replica" } else { "replicas" },
+        sim.replicas_from,
+        s.warmup_seconds,
+        sim.warmup_from,
+        s.outage_seconds,
+        s.outage_start_seconds
+    )?;
+    for a in &sim.fixed_assumes {
+        writeln!(out, "    as fixed assumes {a}")?;
+    }
+    let rows = [("as written", &sim.written), ("as fixed", &sim.fixed)];
+    for (name, r) in rows {
+        let o = &r.outcome;
+        writeln!(
+            out,
+            "    {:<11} dependency checked by {}: {} {}, full capacity {} after the dependency returns, {} \
+             pod-seconds lost after it returns",
+            format!("{name}:"),
+            check_name(r.scenario.dependency_check),
+            o.restarts,
+            if o.restarts == 1 { "restart" } else { "restarts" },
+            fmt_secs(o.full_capacity_after_recovery_seconds),
+            o.lost_pod_seconds_after_recovery
+        )?;
+    }
+    let start = s.outage_start_seconds.saturating_sub(15).min(sim.horizon);
+    writeln!(out, "    replicas serving requests, every 15 s from t={start} s to t={} s:", sim.horizon)?;
+    for (name, r) in rows {
+        let samples: Vec<String> = (start..sim.horizon)
+            .step_by(15)
+            .filter_map(|t| r.outcome.answering.get(t as usize).map(u32::to_string))
+            .collect();
+        writeln!(out, "      {:<11} {}", name, samples.join(" "))?;
+    }
+    writeln!(out)
+}
+
+/// Draws replicas serving requests over time for both configurations, the outage shaded.
+///
+/// # Errors
+/// A message when the chart cannot be drawn or written.
+pub fn draw_svg(e: &Explanation, path: &Path) -> Result<(), String> {
+    use plotters::prelude::*;
+    let sim = e.simulation.as_ref().ok_or("nothing simulated")?;
+    let horizon = sim.horizon;
+    let replicas = sim.written.outcome.replicas.max(1);
+    let s = &sim.written.scenario;
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let root = SVGBackend::new(path, (900, 420)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let caption = format!(
+        "{}: replicas serving requests, dependency down {}-{} s",
+        e.object,
+        s.outage_start_seconds,
+        s.outage_start_seconds.saturating_add(s.outage_seconds)
+    );
+    // Headroom above full capacity for the legend.
+    let y_max = f64::from(replicas) * 1.45 + 0.5;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(48)
+        .build_cartesian_2d(0f64..f64::from(horizon), 0f64..y_max)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc("replicas serving requests")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(|e| err(&e))?;
+    let x0 = f64::from(s.outage_start_seconds.min(horizon));
+    let x1 = f64::from(s.outage_start_seconds.saturating_add(s.outage_seconds).min(horizon));
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(x0, 0.0), (x1, y_max)],
+            RGBColor(230, 230, 230).filled(),
+        )))
+        .map_err(|e| err(&e))?
+        .label("dependency down")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], RGBColor(230, 230, 230).filled()));
+    let series = |r: &Run| -> Vec<(f64, f64)> {
+        r.outcome
+            .answering
+            .iter()
+            .take(horizon as usize)
+            .enumerate()
+            .map(|(t, &n)| (t as f64, f64::from(n)))
+            .collect()
+    };
+    let written_label = format!(
+        "as written ({}; {} restarts)",
+        check_name(sim.written.scenario.dependency_check),
+        sim.written.outcome.restarts
+    );
+    let fixed_label = format!(
+        "as fixed ({}; {} restarts)",
+        check_name(sim.fixed.scenario.dependency_check),
+        sim.fixed.outcome.restarts
+    );
+    // As written: wide and light, under the fixed line, so both show where they coincide.
+    let red = RGBColor(225, 110, 110);
+    let blue = RGBColor(30, 90, 200);
+    chart
+        .draw_series(LineSeries::new(series(&sim.written), red.stroke_width(5)))
+        .map_err(|e| err(&e))?
+        .label(written_label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], red.stroke_width(5)));
+    chart
+        .draw_series(LineSeries::new(series(&sim.fixed), blue.stroke_width(2)))
+        .map_err(|e| err(&e))?
+        .label(fixed_label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], blue.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
+}
+
+/// The path of the `n`th chart (0-based): `FILE` for the first, `STEM-N.EXT` after it.
+fn svg_path(base: &Path, n: usize) -> PathBuf {
+    if n == 0 {
+        return base.to_path_buf();
+    }
+    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = base.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "svg".into());
+    base.with_file_name(format!("{stem}-{}.{ext}", n + 1))
+}
+
+/// Explains every workload object of the inputs.
+pub fn explain_all(
+    policy: &Policy,
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    opts: &ExplainOptions,
+) -> (Vec<Explanation>, Vec<input::InputError>) {
+    let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
+    let (files, mut errors) = input::analyze_all(policy, paths, stdin, namespace, input::Keep::Sources);
+    let mut out = Vec::new();
+    for f in &files {
+        errors.extend(f.errors.iter().cloned());
+        for o in &f.objects {
+            out.push(explain_object(f, o, policy, opts));
+        }
+    }
+    (out, errors)
+}
+
+/// Runs `explain`; returns the exit code (0, or 2 for unreadable input, an invalid policy or a
+/// chart that cannot be written).
+pub fn run(
+    opts: &ExplainOptions,
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let (policy, _, _) = match super::load_policy(opts.policy.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: invalid policy: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let (explanations, errors) = explain_all(&policy, paths, stdin, opts);
+    let mut code = EXIT_OK;
+    for e in &errors {
+        let _ = writeln!(err, "probegate: {e}");
+        code = EXIT_BAD_INPUT;
+    }
+    for e in &explanations {
+        if write_explanation(e, out).is_err() {
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if explanations.is_empty() && errors.is_empty() {
+        let _ = writeln!(err, "probegate: no Pods or pod controllers in the input");
+    }
+    if let Some(base) = &opts.svg {
+        for (n, e) in explanations.iter().filter(|e| e.simulation.is_some()).enumerate() {
+            let path = svg_path(base, n);
+            match draw_svg(e, &path) {
+                Ok(()) => {
+                    let _ = writeln!(err, "probegate: wrote {} ({})", path.display(), e.object);
+                }
+                Err(m) => {
+                    let _ = writeln!(err, "probegate: cannot draw the chart: {m}");
+                    code = EXIT_BAD_INPUT;
+                }
+            }
+        }
+    }
+    code
+}

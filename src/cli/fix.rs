@@ -1,0 +1,576 @@
+//! `probegate fix [--policy FILE] [--namespace NS] [--in-place | --diff] PATH...`: applies the
+//! `mutate` rules' patches (the findings `check` reports at level `fix`) to Pods and to the pod
+//! templates of controllers in manifest files.
+//!
+//! How the files are changed, in order of preference, per YAML document:
+//! 1. **Documents without a fix come out byte for byte as they were**, comments and all.
+//! 2. **Text edits**: each patch operation becomes an edit of the document's text at the positions
+//!    the YAML parser reported: a member added at the end of its mapping with the mapping's
+//!    indentation (block style) or after its last entry (flow style and JSON), a scalar replaced in
+//!    place, a `key: value` line removed. Comments, key order, quoting and layout of everything else
+//!    are kept. The edited document is parsed again and must equal the original with the patch
+//!    applied (RFC 6902, `json-patch`); otherwise:
+//! 3. **Re-serialization** of that one document from its parsed tree, in its original key order
+//!    (YAML through serde-saphyr, JSON through serde_json): its comments (but those above it),
+//!    quoting style, flow style and anchors are lost. Reported on standard error.
+//!
+//! Added members are written in block style (YAML) or compact JSON, with their keys sorted.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use json_patch::PatchOperation;
+use serde_json::Value;
+
+use super::input::{self, FileAnalysis, Input, InputError, Level};
+use super::{EXIT_BAD_INPUT, EXIT_OK};
+use crate::manifest::located::{self, Document, Key, Node, NodeValue, Pos};
+
+/// Where `fix` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixOutput {
+    /// The fixed files to standard output, one after the other (separated by `---` lines when there
+    /// are several).
+    Stdout,
+    /// Back to each file that changed.
+    InPlace,
+    /// A unified diff of each file that changed.
+    Diff,
+}
+
+/// The options of `probegate fix`.
+#[derive(Clone, Debug)]
+pub struct FixOptions {
+    /// Policy file; `None` for the embedded default.
+    pub policy: Option<PathBuf>,
+    /// Namespace for objects without `metadata.namespace`.
+    pub namespace: Option<String>,
+    /// Where the result goes.
+    pub output: FixOutput,
+}
+
+/// One input, fixed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixedFile {
+    /// The new text (the original when nothing changed).
+    pub text: String,
+    /// Objects changed.
+    pub objects: usize,
+    /// Patch operations applied.
+    pub operations: usize,
+    /// Lines of the documents that had to be re-serialized (their comments are lost).
+    pub reserialized: Vec<u32>,
+}
+
+/// Fixes one analyzed input.
+///
+/// # Errors
+/// An [`InputError`] when a patch does not apply to its document (a bug: patches are built against
+/// the object as read) or an edited document cannot be re-read.
+pub fn fix_file(analysis: &FileAnalysis) -> Result<FixedFile, InputError> {
+    let text = &analysis.text;
+    let file = analysis.input.name();
+    let mut fixed = FixedFile { text: String::new(), objects: 0, operations: 0, reserialized: Vec::new() };
+    let mut out = String::with_capacity(text.len() + 256);
+    let mut cursor = 0;
+    for (index, doc) in analysis.documents.iter().enumerate() {
+        let Ok(Some(root)) = &doc.node else { continue };
+        let mut ops: Vec<PatchOperation> = Vec::new();
+        for o in analysis.objects.iter().filter(|o| o.document == index) {
+            let before = ops.len();
+            for r in o.findings.iter().filter(|r| r.level == Level::Fix) {
+                for op in &r.finding.patch {
+                    ops.push(prefixed(op, &o.pointer));
+                }
+            }
+            if ops.len() > before {
+                fixed.objects += 1;
+            }
+        }
+        if ops.is_empty() {
+            continue;
+        }
+        let error = |message: String| InputError {
+            file: file.clone(),
+            line: Some(root.pos.line),
+            column: None,
+            message,
+        };
+        let mut expected = root.to_value();
+        json_patch::patch(&mut expected, &ops).map_err(|e| error(format!("patch does not apply: {e}")))?;
+        let new_doc = match edit_document(text, doc, root, &ops) {
+            Some(t) if reparses_to(&t, doc, &expected) => t,
+            _ => {
+                let t = reserialize(text, doc, root, &ops)
+                    .ok_or_else(|| error("cannot apply the patch to the document".into()))?;
+                if !reparses_to(&t, doc, &expected) {
+                    return Err(error("the re-serialized document does not read back as patched".into()));
+                }
+                fixed.reserialized.push(root.pos.line);
+                t
+            }
+        };
+        fixed.operations += ops.len();
+        out.push_str(&text[cursor..doc.range.start]);
+        out.push_str(&new_doc);
+        cursor = doc.range.end;
+    }
+    out.push_str(&text[cursor..]);
+    fixed.text = out;
+    Ok(fixed)
+}
+
+/// An operation with `pointer` (the object's place in its document) put before its path.
+fn prefixed(op: &PatchOperation, pointer: &str) -> PatchOperation {
+    if pointer.is_empty() {
+        return op.clone();
+    }
+    let mut value = serde_json::to_value(op).unwrap_or(Value::Null);
+    for field in ["path", "from"] {
+        if let Some(Value::String(p)) = value.get_mut(field) {
+            *p = format!("{pointer}{p}");
+        }
+    }
+    serde_json::from_value(value).unwrap_or_else(|_| op.clone())
+}
+
+fn reparses_to(new_doc: &str, doc: &Document, expected: &Value) -> bool {
+    matches!(
+        located::parse_document_at(new_doc, doc.range.start, doc.first_line),
+        Ok(Some(n)) if n.to_value() == *expected
+    )
+}
+
+/// The decoded tokens of an operation's path, and the operation's kind and value.
+enum Op<'a> {
+    Add(Vec<String>, &'a Value),
+    Remove(Vec<String>),
+}
+
+fn decode(op: &PatchOperation) -> Option<Op<'_>> {
+    let tokens = |p: &jsonptr::Pointer| p.tokens().map(|t| t.decoded().into_owned()).collect::<Vec<_>>();
+    match op {
+        PatchOperation::Add(a) => Some(Op::Add(tokens(&a.path), &a.value)),
+        PatchOperation::Replace(r) => Some(Op::Add(tokens(&r.path), &r.value)),
+        PatchOperation::Remove(r) => Some(Op::Remove(tokens(&r.path))),
+        _ => None,
+    }
+}
+
+// === text edits ===
+
+struct Edit {
+    start: usize,
+    end: usize,
+    text: String,
+}
+
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// Offset just past the end of the line holding `offset` (its newline included).
+fn line_end(text: &str, offset: usize) -> usize {
+    text[offset..].find('\n').map_or(text.len(), |i| offset + i + 1)
+}
+
+fn is_flow(text: &str, node: &Node) -> bool {
+    text.get(node.pos.offset..).is_some_and(|t| t.starts_with('{') || t.starts_with('['))
+}
+
+/// A scalar as YAML/JSON text on one line (numbers and booleans as JSON; strings JSON-quoted, which
+/// YAML reads the same).
+fn inline(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(_) | Value::Array(_) => None,
+        v => serde_json::to_string(v).ok(),
+    }
+}
+
+/// A key as plain YAML when that is safe, else JSON-quoted.
+fn yaml_key(key: &str) -> String {
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if plain { key.to_string() } else { serde_json::to_string(key).unwrap_or_default() }
+}
+
+/// `key: value` in block style at `indent`, ending with a newline.
+fn block_member(key: &str, value: &Value, indent: &str) -> Option<String> {
+    let key = yaml_key(key);
+    if let Some(scalar) = inline(value) {
+        return Some(format!("{indent}{key}: {scalar}\n"));
+    }
+    let empty =
+        matches!(value, Value::Object(o) if o.is_empty()) || matches!(value, Value::Array(a) if a.is_empty());
+    if empty {
+        return Some(format!("{indent}{key}: {}\n", serde_json::to_string(value).ok()?));
+    }
+    let body = serde_saphyr::to_string(value).ok()?;
+    let mut s = format!("{indent}{key}:\n");
+    for line in body.lines() {
+        if line.is_empty() {
+            s.push('\n');
+        } else {
+            s.push_str(&format!("{indent}  {line}\n"));
+        }
+    }
+    Some(s)
+}
+
+/// Skips blanks, newlines and comments from `offset`.
+fn skip_blank(text: &str, mut offset: usize) -> usize {
+    let bytes = text.as_bytes();
+    while offset < bytes.len() {
+        match bytes[offset] {
+            b' ' | b'\t' | b'\r' | b'\n' => offset += 1,
+            b'#' => offset = line_end(text, offset),
+            _ => break,
+        }
+    }
+    offset
+}
+
+/// The offset just past a node's text: its last scalar or key, and the closing brackets of the flow
+/// collections it is in (a trailing comma allowed), or `None` when the text is not as expected.
+fn text_end(text: &str, node: &Node) -> Option<usize> {
+    let flow = is_flow(text, node);
+    let inner = match &node.value {
+        NodeValue::Map(entries) => match entries.last() {
+            Some((k, v)) => Some(text_end(text, v)?.max(k.pos.offset + k.pos.len)),
+            None => None,
+        },
+        NodeValue::Seq(items) => match items.last() {
+            Some(v) => Some(text_end(text, v)?),
+            None => None,
+        },
+        _ => return Some(node.end(text)),
+    };
+    if !flow {
+        return inner;
+    }
+    let mut offset = skip_blank(text, inner.unwrap_or(node.pos.offset + 1));
+    if inner.is_some() && text.as_bytes().get(offset) == Some(&b',') {
+        offset = skip_blank(text, offset + 1);
+    }
+    match text.as_bytes().get(offset) {
+        Some(b'}' | b']') => Some(offset + 1),
+        _ => None,
+    }
+}
+
+fn add_member(text: &str, map: &Node, entries: &[(Key, Node)], key: &str, value: &Value) -> Option<Edit> {
+    if is_flow(text, map) {
+        let json = serde_json::to_string(value).ok()?;
+        let quoted = serde_json::to_string(key).ok()?;
+        let Some((last_key, last_value)) = entries.last() else {
+            let at = map.pos.offset + 1;
+            return Some(Edit { start: at, end: at, text: format!("{quoted}: {json}") });
+        };
+        let at = text_end(text, last_value)?;
+        let multiline = line_start(text, last_key.pos.offset) != line_start(text, map.pos.offset);
+        let sep = if multiline {
+            let ls = line_start(text, last_key.pos.offset);
+            format!(",\n{}", &text[ls..last_key.pos.offset])
+        } else {
+            ", ".to_string()
+        };
+        return Some(Edit { start: at, end: at, text: format!("{sep}{quoted}: {json}") });
+    }
+    // Block style: after the line where the mapping's last value ends, at the column of its keys.
+    if entries.is_empty() || map.pos.column == 0 {
+        return None;
+    }
+    let indent = " ".repeat(map.pos.column as usize - 1);
+    let ls = line_start(text, map.pos.offset);
+    // The mapping's first key must sit at its column after spaces or `- ` sequence markers.
+    if !text[ls..map.pos.offset].chars().all(|c| c == ' ' || c == '-') {
+        return None;
+    }
+    let mut at = text_end(text, map)?;
+    let bytes = text.as_bytes();
+    while at < bytes.len() && matches!(bytes[at], b' ' | b'\t' | b'\r') {
+        at += 1;
+    }
+    if at < bytes.len() && bytes[at] == b'#' {
+        at = line_end(text, at);
+    } else if at < bytes.len() && bytes[at] == b'\n' {
+        at += 1;
+    } else if at < bytes.len() {
+        return None;
+    }
+    let mut member = block_member(key, value, &indent)?;
+    if at == text.len() && !text.ends_with('\n') {
+        member.insert(0, '\n');
+    }
+    Some(Edit { start: at, end: at, text: member })
+}
+
+fn remove_member(text: &str, map: &Node, key: &Key, value: &Node) -> Option<Edit> {
+    if !matches!(
+        value.value,
+        NodeValue::Null | NodeValue::Bool(_) | NodeValue::Number(_) | NodeValue::String(_)
+    ) {
+        return None;
+    }
+    let value_end = value.end(text);
+    if is_flow(text, map) {
+        let mut end = skip_blank(text, value_end);
+        if text.as_bytes().get(end) == Some(&b',') {
+            end = skip_blank(text, end + 1);
+            return Some(Edit { start: key.pos.offset, end, text: String::new() });
+        }
+        // The last entry: remove the comma before it.
+        let before = text[..key.pos.offset].trim_end();
+        let start = before.strip_suffix(',').map(str::len)?;
+        return Some(Edit { start, end: value_end, text: String::new() });
+    }
+    let ls = line_start(text, key.pos.offset);
+    if !text[ls..key.pos.offset].chars().all(|c| c == ' ') || line_start(text, value_end) != ls {
+        return None;
+    }
+    let rest = text[value_end..line_end(text, value_end)].trim();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    Some(Edit { start: ls, end: line_end(text, value_end), text: String::new() })
+}
+
+/// The document's new text from edits at parser positions, or `None` when an operation has no
+/// safe text edit.
+fn edit_document(text: &str, doc: &Document, root: &Node, ops: &[PatchOperation]) -> Option<String> {
+    let mut edits = Vec::new();
+    for op in ops {
+        let edit = match decode(op)? {
+            Op::Add(tokens, value) => {
+                let (last, parent) = tokens.split_last()?;
+                let map = root.at(parent.iter().map(String::as_str))?;
+                let NodeValue::Map(entries) = &map.value else { return None };
+                match entries.iter().find(|(k, _)| k.name == *last) {
+                    Some((_, existing)) => {
+                        let scalar = inline(value)?;
+                        if matches!(existing.value, NodeValue::Map(_) | NodeValue::Seq(_))
+                            || existing.pos.len == 0
+                        {
+                            return None;
+                        }
+                        Edit {
+                            start: existing.pos.offset,
+                            end: existing.pos.offset + existing.pos.len,
+                            text: scalar,
+                        }
+                    }
+                    None => add_member(text, map, entries, last, value)?,
+                }
+            }
+            Op::Remove(tokens) => {
+                let (last, parent) = tokens.split_last()?;
+                let map = root.at(parent.iter().map(String::as_str))?;
+                let NodeValue::Map(entries) = &map.value else { return None };
+                let (key, value) = entries.iter().find(|(k, _)| k.name == *last)?;
+                remove_member(text, map, key, value)?
+            }
+        };
+        edits.push(edit);
+    }
+    // Stable by position: insertions at one place keep the operations' order.
+    edits.sort_by_key(|e| e.start);
+    let mut out = String::new();
+    let mut cursor = doc.range.start;
+    for e in &edits {
+        if e.start < cursor || e.end > doc.range.end {
+            return None;
+        }
+        out.push_str(&text[cursor..e.start]);
+        out.push_str(&e.text);
+        cursor = e.end;
+    }
+    out.push_str(&text[cursor..doc.range.end]);
+    Some(out)
+}
+
+// === re-serialization ===
+
+fn apply_to_tree(root: &mut Node, op: &PatchOperation) -> Option<()> {
+    match decode(op)? {
+        Op::Add(tokens, value) => {
+            let (last, parent) = tokens.split_last()?;
+            let parent = root.at_mut(parent.iter().map(String::as_str))?;
+            match &mut parent.value {
+                NodeValue::Map(entries) => match entries.iter_mut().find(|(k, _)| k.name == *last) {
+                    Some((_, v)) => *v = Node::from_value(value),
+                    None => entries
+                        .push((Key { name: last.clone(), pos: Pos::default() }, Node::from_value(value))),
+                },
+                NodeValue::Seq(items) => {
+                    let index = if last == "-" { items.len() } else { last.parse().ok()? };
+                    if index > items.len() {
+                        return None;
+                    }
+                    items.insert(index, Node::from_value(value));
+                }
+                _ => return None,
+            }
+        }
+        Op::Remove(tokens) => {
+            let (last, parent) = tokens.split_last()?;
+            let parent = root.at_mut(parent.iter().map(String::as_str))?;
+            match &mut parent.value {
+                NodeValue::Map(entries) => {
+                    let i = entries.iter().position(|(k, _)| k.name == *last)?;
+                    entries.remove(i);
+                }
+                NodeValue::Seq(items) => {
+                    let i: usize = last.parse().ok()?;
+                    (i < items.len()).then(|| items.remove(i))?;
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(())
+}
+
+/// The document written anew from its tree with the operations applied, after the comments and
+/// `---` line above it.
+fn reserialize(text: &str, doc: &Document, root: &Node, ops: &[PatchOperation]) -> Option<String> {
+    let mut tree = root.clone();
+    for op in ops {
+        apply_to_tree(&mut tree, op)?;
+    }
+    let start = line_start(text, root.pos.offset).max(doc.range.start);
+    let mut prefix = text[doc.range.start..start].to_string();
+    let on_marker_line = text[start..root.pos.offset].trim_start().starts_with("---");
+    if on_marker_line {
+        prefix.push_str("---\n");
+    }
+    let body = if is_flow(text, root) {
+        serde_json::to_string_pretty(&tree).ok()? + "\n"
+    } else {
+        serde_saphyr::to_string(&tree).ok()?
+    };
+    Some(prefix + &body)
+}
+
+// === the command ===
+
+/// Runs `fix`; returns the exit code (0, or 2 when an input could not be read or fixed).
+pub fn run(
+    opts: &FixOptions,
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let (policy, _, _) = match super::load_policy(opts.policy.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: invalid policy: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if opts.output == FixOutput::InPlace && paths.iter().any(|p| p.as_os_str() == "-") {
+        let _ = writeln!(err, "probegate: --in-place cannot write back to standard input");
+        return EXIT_BAD_INPUT;
+    }
+    let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
+    let (files, mut errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Sources);
+    let mut code = EXIT_OK;
+    let (mut changed_files, mut changed_objects) = (0, 0);
+    let mut first = true;
+    for analysis in &files {
+        let name = analysis.input.name();
+        errors.extend(analysis.errors.iter().cloned());
+        // A file with a YAML error is left alone: fixing around a broken document would hide it.
+        let fixed = if analysis.errors.is_empty() {
+            match fix_file(analysis) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let new_text = fixed.as_ref().map_or(analysis.text.as_str(), |f| f.text.as_str());
+        if let Some(f) = &fixed {
+            for line in &f.reserialized {
+                let _ = writeln!(
+                    err,
+                    "probegate: {name}:{line}: document re-serialized (its comments and formatting are not kept)"
+                );
+            }
+            if f.objects > 0 {
+                changed_files += 1;
+                changed_objects += f.objects;
+            }
+        }
+        let changed = new_text != analysis.text;
+        let written = match opts.output {
+            FixOutput::Stdout => {
+                let mut w = Ok(());
+                if !first && !analysis.text.is_empty() && !new_text.starts_with("---") {
+                    w = out.write_all(b"---\n");
+                }
+                first = false;
+                w.and_then(|()| out.write_all(new_text.as_bytes())).and_then(|()| {
+                    if !new_text.is_empty() && !new_text.ends_with('\n') {
+                        out.write_all(b"\n")
+                    } else {
+                        Ok(())
+                    }
+                })
+            }
+            FixOutput::Diff if changed => write_diff(&name, &analysis.text, new_text, out),
+            FixOutput::InPlace if changed => match &analysis.input {
+                Input::File(path) => write_in_place(path, new_text),
+                Input::Stdin => Ok(()),
+            },
+            _ => Ok(()),
+        };
+        if let Err(e) = written {
+            errors.push(InputError {
+                file: name,
+                line: None,
+                column: None,
+                message: format!("cannot write: {e}"),
+            });
+        }
+    }
+    for e in &errors {
+        let _ = writeln!(err, "probegate: {e}");
+        code = EXIT_BAD_INPUT;
+    }
+    let _ = writeln!(
+        err,
+        "probegate fix: {changed_objects} {} fixed in {changed_files} {}",
+        if changed_objects == 1 { "object" } else { "objects" },
+        if changed_files == 1 { "file" } else { "files" }
+    );
+    code
+}
+
+/// A unified diff (`--- a/FILE`, `+++ b/FILE`, 3 lines of context).
+///
+/// # Errors
+/// When `out` fails.
+pub fn write_diff(name: &str, old: &str, new: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let text =
+        diff.unified_diff().context_radius(3).header(&format!("a/{name}"), &format!("b/{name}")).to_string();
+    out.write_all(text.as_bytes())
+}
+
+/// Replaces a file's content through a temporary file in the same directory and a rename, keeping
+/// its permissions.
+fn write_in_place(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.probegate-fix-{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,474 @@
+//! What the offline commands read: paths expanded to files, files (or standard input) read and split
+//! into documents, documents into objects (`kind: List` items included), and each workload object
+//! evaluated with [`admission::evaluate_object`], the webhook's own policy application.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::admission::{self, ObjectEvaluation};
+use crate::engine::{Finding, OwnerReference, Workload, WorkloadKind};
+use crate::manifest::located::{self, Document, Node, NodeValue};
+use crate::policy::{Action, Mode, Policy};
+
+/// The name standard input is reported under.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Extensions read from directories.
+const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
+
+/// One input: a file or standard input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A file, by the path it is reported under.
+    File(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+}
+
+impl Input {
+    /// The name reports use: the path as given (joined with the part found under a directory), or
+    /// `<stdin>`.
+    pub fn name(&self) -> String {
+        match self {
+            Input::File(p) => p.display().to_string(),
+            Input::Stdin => STDIN_NAME.to_string(),
+        }
+    }
+}
+
+/// A problem with the input: an unreadable file, a YAML error, an object that is not a valid
+/// instance of its kind. Any of these makes `check` exit 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    /// The file (or `<stdin>`).
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<u32>,
+    /// 1-based column, when known.
+    pub column: Option<u32>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.file, self.message),
+            (Some(l), None) => write!(f, "{}:{l}: {}", self.file, self.message),
+            _ => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Expands the command line's paths: files as given, directories recursively (`*.yaml`, `*.yml`,
+/// `*.json`, sorted by name, hidden entries skipped), `-` as standard input (once).
+///
+/// # Errors
+/// Each path that does not exist or cannot be listed, as an [`InputError`]; the others are kept.
+pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>) {
+    let mut inputs = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            if !inputs.contains(&Input::Stdin) {
+                inputs.push(Input::Stdin);
+            }
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => walk(path, &mut inputs, &mut errors),
+            Ok(_) => inputs.push(Input::File(path.clone())),
+            Err(e) => errors.push(InputError {
+                file: path.display().to_string(),
+                line: None,
+                column: None,
+                message: format!("cannot read: {e}"),
+            }),
+        }
+    }
+    (inputs, errors)
+}
+
+fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<InputError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push(InputError {
+                file: dir.display().to_string(),
+                line: None,
+                column: None,
+                message: format!("cannot list: {e}"),
+            });
+            return;
+        }
+    };
+    let mut entries: Vec<(String, PathBuf, bool)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if name.starts_with('.') {
+                return None;
+            }
+            let path = e.path();
+            // Directories are followed only when they are real ones (no symlink loops); a symlink
+            // to a file is read like a file.
+            let is_dir = e.file_type().ok()?.is_dir();
+            Some((name, path, is_dir))
+        })
+        .collect();
+    entries.sort();
+    for (name, path, is_dir) in entries {
+        if is_dir {
+            walk(&path, inputs, errors);
+        } else if EXTENSIONS.iter().any(|ext| name.rsplit_once('.').is_some_and(|(_, e)| e == *ext))
+            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+        {
+            inputs.push(Input::File(path));
+        }
+    }
+}
+
+/// Reads an input as UTF-8 text.
+///
+/// # Errors
+/// A message naming the problem (not found, permission, not UTF-8).
+pub fn read(input: &Input, stdin: &mut dyn Read) -> Result<String, String> {
+    let bytes = match input {
+        Input::File(p) => std::fs::read(p).map_err(|e| format!("cannot read: {e}"))?,
+        Input::Stdin => {
+            let mut b = Vec::new();
+            stdin.read_to_end(&mut b).map_err(|e| format!("cannot read: {e}"))?;
+            b
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+}
+
+/// A finding as the offline commands report it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reported {
+    /// The engine's finding (rule, configured action, container, message, patch).
+    pub finding: Finding,
+    /// What it amounts to (see [`Level`]).
+    pub level: Level,
+    /// 1-based line of the container in the file, when known.
+    pub container_line: Option<u32>,
+    /// Why the level differs from the action, if it does.
+    pub note: Option<String>,
+}
+
+/// How serious a finding is, for `--fail-on` and the reports; ordered `fix < warn < deny`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// A `mutate` finding with a patch: what `probegate fix` changes.
+    Fix,
+    /// The webhook would admit it with a warning (a `warn` rule; a `deny` rule in `mode: audit` or
+    /// on a Pod its controller owns; a `mutate` rule it cannot fix, which the webhook warns about).
+    Warn,
+    /// The webhook would reject it.
+    Deny,
+}
+
+impl Level {
+    /// `fix`, `warn` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Fix => "fix",
+            Level::Warn => "warn",
+            Level::Deny => "deny",
+        }
+    }
+}
+
+/// The level of a finding under the effective mode, as the webhook would treat it.
+pub fn level_of(f: &Finding, mode: Mode, owner: Option<&OwnerReference>) -> (Level, Option<String>) {
+    match f.action {
+        Action::Deny if mode == Mode::Audit => {
+            (Level::Warn, Some("mode audit: reported, not denied (enforce would deny)".to_string()))
+        }
+        Action::Deny => match owner {
+            Some(o) => (Level::Warn, Some(format!("not denied: {} {} owns this pod", o.kind, o.name))),
+            None => (Level::Deny, None),
+        },
+        Action::Mutate if f.patch.is_empty() => {
+            (Level::Warn, Some("not fixable automatically; the webhook warns".to_string()))
+        }
+        Action::Mutate => (Level::Fix, None),
+        Action::Warn | Action::Off => (Level::Warn, None),
+    }
+}
+
+/// One workload object found in a file, and what the policy made of it.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// Index of its document in [`FileAnalysis::documents`].
+    pub document: usize,
+    /// JSON Pointer from the document to the object: empty, or `/items/N` in a `kind: List`.
+    pub pointer: String,
+    /// 1-based line where the object starts.
+    pub line: u32,
+    /// Its kind.
+    pub kind: WorkloadKind,
+    /// `metadata.name` (or `generateName*`, or `<unnamed>`).
+    pub name: String,
+    /// The namespace the policy was applied for: `metadata.namespace`, else `--namespace`, else
+    /// `default`.
+    pub namespace: String,
+    /// The policy applied (effective mode, overrides, skipped rules) and the findings.
+    pub evaluation: ObjectEvaluation,
+    /// The findings with their levels and lines.
+    pub findings: Vec<Reported>,
+    /// The workload as the engine read it (its PodSpec emptied under [`Keep::Findings`]).
+    pub workload: Workload,
+}
+
+/// Everything read from one input.
+#[derive(Clone, Debug)]
+pub struct FileAnalysis {
+    /// The input.
+    pub input: Input,
+    /// Its text (empty when unreadable, or not kept).
+    pub text: String,
+    /// Its documents (empty when not kept).
+    pub documents: Vec<Document>,
+    /// The workload objects, in file order.
+    pub objects: Vec<Checked>,
+    /// Non-empty documents (or `kind: List` items) that are not Pods or pod controllers.
+    pub skipped: usize,
+    /// Non-empty documents.
+    pub document_count: usize,
+    /// What could not be read.
+    pub errors: Vec<InputError>,
+}
+
+/// The objects of a document: the document itself, or the items of a `kind: List` (or any
+/// `kind: ...List` with `items`), with their pointers.
+pub fn objects_of(node: &Node) -> Vec<(String, &Node)> {
+    let is_list = node.get("kind").and_then(Node::as_str).is_some_and(|k| k.ends_with("List"));
+    match node.get("items").and_then(Node::as_seq) {
+        Some(items) if is_list => items.iter().enumerate().map(|(i, n)| (format!("/items/{i}"), n)).collect(),
+        _ => vec![(String::new(), node)],
+    }
+}
+
+/// The workload kind of an object, from its `apiVersion` and `kind`.
+pub fn workload_kind(node: &Node) -> Option<WorkloadKind> {
+    let api_version = node.get("apiVersion")?.as_str()?;
+    let kind = node.get("kind")?.as_str()?;
+    WorkloadKind::from_api_version_kind(api_version, kind)
+}
+
+/// The line of a container of a workload object, by list and name.
+pub fn container_line(object: &Node, kind: WorkloadKind, finding: &Finding) -> Option<u32> {
+    let list = match finding.container_kind {
+        crate::engine::ContainerKind::App => "containers",
+        crate::engine::ContainerKind::Sidecar => "initContainers",
+    };
+    let spec = object.at(kind.pod_spec_tokens().iter().copied())?;
+    let containers = spec.get(list)?.as_seq()?;
+    containers
+        .iter()
+        .find(|c| c.get("name").and_then(Node::as_str) == Some(finding.container.as_str()))
+        .map(|c| c.pos.line)
+        .filter(|l| *l > 0)
+}
+
+/// What [`analyze`] keeps beyond the findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Only what reports need: the text and documents are dropped, and the workloads' PodSpecs
+    /// emptied, as soon as each file is evaluated (`check`: less memory, less time).
+    Findings,
+    /// Also the text, documents and workloads (`fix`, `explain`).
+    Sources,
+}
+
+/// Reads, splits and evaluates one input under a policy. `default_namespace` applies to objects
+/// without `metadata.namespace`.
+pub fn analyze(
+    policy: &Policy,
+    input: Input,
+    text: Result<String, String>,
+    default_namespace: &str,
+    keep: Keep,
+) -> FileAnalysis {
+    let file = input.name();
+    let mut analysis = FileAnalysis {
+        input,
+        text: String::new(),
+        documents: Vec::new(),
+        objects: Vec::new(),
+        skipped: 0,
+        document_count: 0,
+        errors: Vec::new(),
+    };
+    let text = match text {
+        Ok(t) => t,
+        Err(message) => {
+            analysis.errors.push(InputError { file, line: None, column: None, message });
+            return analysis;
+        }
+    };
+    let documents = located::parse_file(&text);
+    for (index, doc) in documents.iter().enumerate() {
+        let node = match &doc.node {
+            Ok(Some(n)) => n,
+            Ok(None) => continue,
+            Err(e) => {
+                analysis.errors.push(InputError {
+                    file: file.clone(),
+                    line: Some(e.line).filter(|l| *l > 0),
+                    column: Some(e.column).filter(|c| *c > 0),
+                    message: format!("invalid YAML: {}", e.message),
+                });
+                continue;
+            }
+        };
+        analysis.document_count += 1;
+        for (pointer, object) in objects_of(node) {
+            if !matches!(object.value, NodeValue::Map(_)) {
+                analysis.skipped += 1;
+                continue;
+            }
+            let Some(kind) = workload_kind(object) else {
+                analysis.skipped += 1;
+                continue;
+            };
+            let workload = match Workload::from_value(kind, &object.to_value()) {
+                Ok(w) => w,
+                Err(e) => {
+                    analysis.errors.push(InputError {
+                        file: file.clone(),
+                        line: Some(object.pos.line).filter(|l| *l > 0),
+                        column: None,
+                        message: redact_values(&e.to_string()),
+                    });
+                    continue;
+                }
+            };
+            let namespace = workload
+                .metadata
+                .namespace
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or(default_namespace.into());
+            let evaluation = admission::evaluate_object(policy, &workload, &namespace, None);
+            let owner = if kind.is_pod() { workload.metadata.controller().cloned() } else { None };
+            let findings = evaluation
+                .evaluation
+                .findings
+                .iter()
+                .map(|f| {
+                    let (level, note) = level_of(f, evaluation.effective.mode, owner.as_ref());
+                    Reported {
+                        finding: f.clone(),
+                        level,
+                        container_line: container_line(object, kind, f),
+                        note,
+                    }
+                })
+                .collect();
+            analysis.objects.push(Checked {
+                document: index,
+                pointer,
+                line: object.pos.line,
+                kind,
+                name: workload.metadata.display_name(),
+                namespace,
+                evaluation,
+                findings,
+                workload,
+            });
+        }
+    }
+    if keep == Keep::Sources {
+        analysis.documents = documents;
+        analysis.text = text;
+    } else {
+        for o in &mut analysis.objects {
+            o.workload.spec = Default::default();
+        }
+    }
+    analysis
+}
+
+/// A deserialization error without the values it quotes (an env value can be a secret): the
+/// contents of `"..."` and the backticked value after `integer`, `floating point`, `boolean` or
+/// `character` become `…`; field and variant names are kept.
+pub fn redact_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(['"', '`']) {
+        let (head, tail) = rest.split_at(i);
+        out.push_str(head);
+        let quote = tail.chars().next().unwrap_or('"');
+        let Some(end) = tail[1..].find(quote) else {
+            out.push_str(tail);
+            return out;
+        };
+        let value_like =
+            quote == '"' || ["integer ", "point ", "boolean ", "character "].iter().any(|w| out.ends_with(w));
+        if value_like {
+            out.push(quote);
+            out.push('…');
+            out.push(quote);
+        } else {
+            out.push_str(&tail[..end + 2]);
+        }
+        rest = &tail[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Expands, reads (standard input first, then files in parallel) and analyzes every input, in
+/// command-line order. Errors of expansion come first in the returned list.
+pub fn analyze_all(
+    policy: &Policy,
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    default_namespace: &str,
+    keep: Keep,
+) -> (Vec<FileAnalysis>, Vec<InputError>) {
+    let (inputs, errors) = expand(paths);
+    let stdin_text = inputs.contains(&Input::Stdin).then(|| read(&Input::Stdin, stdin));
+    let analyses = inputs
+        .into_par_iter()
+        .map(|input| {
+            let text = match &input {
+                Input::Stdin => stdin_text.clone().unwrap_or_else(|| Ok(String::new())),
+                Input::File(_) => read(&input, &mut std::io::empty()),
+            };
+            analyze(policy, input, text, default_namespace, keep)
+        })
+        .collect();
+    (analyses, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_values;
+
+    #[test]
+    fn values_are_redacted_names_kept() {
+        assert_eq!(
+            redact_values("invalid type: integer `12345`, expected a string"),
+            "invalid type: integer `…`, expected a string"
+        );
+        assert_eq!(
+            redact_values(r#"invalid type: string "hunter2", expected i32"#),
+            r#"invalid type: string "…", expected i32"#
+        );
+        assert_eq!(
+            redact_values("unknown variant `Foo`, expected one of `A`, `B`; missing field `name`"),
+            "unknown variant `Foo`, expected one of `A`, `B`; missing field `name`"
+        );
+        assert_eq!(
+            redact_values("invalid type: floating point `1.5`, unterminated \"x"),
+            "invalid type: floating point `…`, unterminated \"x"
+        );
+    }
+}

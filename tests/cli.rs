@@ -1,0 +1,735 @@
+//! The offline commands, `probegate check`, `fix` and `explain`: golden outputs on the corpus in
+//! every format, exit codes, standard input, `kind: List`, a broken file among good ones, namespace
+//! overrides, `fix` kept to what it changes, idempotent and re-checked clean, SARIF against its
+//! schema, and `explain` on the article's scenario.
+//!
+//! `UPDATE_GOLDEN=1 cargo test --test cli` rewrites `tests/fixtures/golden/`; review the diff.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use probegate::cli::check::{self, CheckOptions, Format};
+use probegate::cli::explain::{self, DependencyOverride, ExplainOptions};
+use probegate::cli::fix;
+use probegate::cli::input::Level;
+use probegate::engine::simulate::DependencyCheck;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the binary in the crate root (so that reported paths are relative), with `stdin`.
+fn probegate(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The same commands in process (cargo runs tests in the crate root), through the library functions
+/// `main` dispatches to, with the flags of `main`'s clap definitions that these tests use.
+/// `exit_codes` and the colour test run the real binary.
+fn lib(args: &[&str], stdin: Option<&str>) -> Out {
+    let (command, rest) = args.split_first().unwrap();
+    let mut paths = Vec::new();
+    let mut flags: std::collections::HashMap<&str, &str> = Default::default();
+    let mut it = rest.iter();
+    while let Some(&a) = it.next() {
+        match a {
+            "-i" | "--in-place" | "--diff" => {
+                flags.insert(a, "");
+            }
+            "-" => paths.push(PathBuf::from("-")),
+            f if f.starts_with('-') => {
+                flags.insert(f, it.next().unwrap());
+            }
+            p => paths.push(PathBuf::from(p)),
+        }
+    }
+    let get = |k: &str| flags.get(k).map(|v| v.to_string());
+    let mut input: &[u8] = stdin.unwrap_or("").as_bytes();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = match *command {
+        "check" => {
+            let format = match get("-o").as_deref() {
+                None | Some("text") => Format::Text,
+                Some("json") => Format::Json,
+                Some("sarif") => Format::Sarif,
+                Some(_) => Format::Junit,
+            };
+            let fail_on = match get("--fail-on").as_deref() {
+                None | Some("deny") => Level::Deny,
+                Some("warn") => Level::Warn,
+                Some(_) => Level::Fix,
+            };
+            let opts = CheckOptions {
+                policy: get("--policy").map(PathBuf::from),
+                namespace: get("--namespace"),
+                format,
+                fail_on,
+                color: false,
+            };
+            check::run(&opts, &paths, &mut input, &mut out, &mut err)
+        }
+        "fix" => {
+            let output = if flags.contains_key("-i") || flags.contains_key("--in-place") {
+                fix::FixOutput::InPlace
+            } else if flags.contains_key("--diff") {
+                fix::FixOutput::Diff
+            } else {
+                fix::FixOutput::Stdout
+            };
+            let opts =
+                fix::FixOptions { policy: get("--policy").map(PathBuf::from), namespace: None, output };
+            fix::run(&opts, &paths, &mut input, &mut out, &mut err)
+        }
+        "explain" => {
+            let num = |k: &str| get(k).map(|v| v.parse::<u32>().unwrap());
+            let opts = ExplainOptions {
+                replicas: num("--replicas"),
+                outage_seconds: num("--outage").unwrap_or(90),
+                warmup_seconds: num("--warmup"),
+                dependency: match get("--dependency-check").as_deref() {
+                    None | Some("auto") => DependencyOverride::Auto,
+                    Some("liveness") => DependencyOverride::Liveness,
+                    Some("readiness") => DependencyOverride::Readiness,
+                    Some(_) => DependencyOverride::None,
+                },
+                svg: get("--svg").map(PathBuf::from),
+                ..ExplainOptions::default()
+            };
+            explain::run(&opts, &paths, &mut input, &mut out, &mut err)
+        }
+        other => panic!("lib: {other}"),
+    };
+    Out { status: Status(code), stdout: out, stderr: err }
+}
+
+/// What [`lib`] returns, shaped like `std::process::Output`.
+struct Out {
+    status: Status,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+struct Status(u8);
+
+impl Status {
+    fn code(&self) -> Option<i32> {
+        Some(i32::from(self.0))
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).unwrap()
+}
+
+/// `check` through the library, in the crate root's relative paths.
+fn check_lib(format: Format, fail_on: Level, paths: &[&str]) -> (u8, String, String) {
+    let opts = CheckOptions { policy: None, namespace: None, format, fail_on, color: false };
+    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = check::run(&opts, &paths, &mut std::io::empty(), &mut out, &mut err);
+    (code, text(&out), text(&err))
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = root().join("tests/fixtures/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display()));
+    if expected != actual {
+        let diff = similar::TextDiff::from_lines(&expected, actual)
+            .unified_diff()
+            .header("golden", "actual")
+            .to_string();
+        panic!("{name} differs from its golden file (UPDATE_GOLDEN=1 rewrites it):\n{diff}");
+    }
+}
+
+#[test]
+fn golden_outputs_on_the_corpus_in_every_format() {
+    // The tests/rules.rs expectations decide the verdicts; these pin the presentation.
+    for (format, name) in [
+        (Format::Text, "check.txt"),
+        (Format::Json, "check.json"),
+        (Format::Sarif, "check.sarif"),
+        (Format::Junit, "check.xml"),
+    ] {
+        // One corpus file is denied: the Airflow scheduler's `airflow jobs check` liveness probe
+        // reads the metadata database (a built-in knownCommands entry; the file's note calls that
+        // verdict ideal).
+        let (code, out, err) = check_lib(format, Level::Deny, &["tests/fixtures/corpus"]);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert!(err.is_empty(), "{err}");
+        golden(name, &out);
+    }
+}
+
+#[test]
+fn json_report_is_complete_and_consistent() {
+    let (code, out, _) =
+        check_lib(Format::Json, Level::Deny, &["tests/fixtures/corpus", "tests/fixtures/cli/app.yaml"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["apiVersion"], "probegate.dev/v1alpha1");
+    assert_eq!(v["kind"], "CheckReport");
+    assert_eq!(v["result"], "fail");
+    let findings = v["findings"].as_array().unwrap();
+    let s = &v["summary"];
+    assert_eq!(s["files"], 36);
+    assert_eq!(s["objects"], 37);
+    assert_eq!(s["skipped"], 2);
+    let count = |level: &str| findings.iter().filter(|f| f["level"] == level).count();
+    assert_eq!(s["deny"], count("deny"));
+    assert_eq!(s["warn"], count("warn"));
+    assert_eq!(s["fix"], count("fix"));
+    assert_eq!(s["failing"], 2, "app.yaml and the Airflow scheduler of the corpus");
+    for f in findings {
+        for field in [
+            "file",
+            "line",
+            "kind",
+            "namespace",
+            "name",
+            "container",
+            "rule",
+            "action",
+            "level",
+            "mode",
+            "message",
+        ] {
+            assert!(!f[field].is_null(), "{field} missing in {f}");
+        }
+        assert!(f["containerLine"].as_u64().unwrap() >= f["line"].as_u64().unwrap(), "{f}");
+        assert!(f["message"].as_str().unwrap().ends_with(&format!("({})", f["rule"].as_str().unwrap())));
+    }
+    let deny =
+        findings.iter().find(|f| f["level"] == "deny" && f["file"] == "tests/fixtures/cli/app.yaml").unwrap();
+    assert_eq!(
+        (&deny["file"], &deny["line"], &deny["containerLine"], &deny["rule"]),
+        (
+            &Value::from("tests/fixtures/cli/app.yaml"),
+            &Value::from(11),
+            &Value::from(21),
+            &Value::from("liveness-dependency")
+        )
+    );
+    assert_eq!(v["objects"].as_array().unwrap().len(), 37);
+}
+
+#[test]
+fn exit_codes() {
+    // 0: nothing reaches --fail-on (deny by default); fixes and warnings alone do not fail.
+    let o = probegate(
+        &["check", "tests/fixtures/corpus/deployment-grafana-api-health-same-path-initialdelay60.yaml"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // 1: a deny; or a warn with --fail-on warn; or a fix with --fail-on fix.
+    let o = probegate(&["check", "tests/fixtures/cli/app.yaml"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let warn_only =
+        "tests/fixtures/corpus/daemonset-prometheus-node-exporter-identical-root-path-hostnetwork.yaml";
+    let o = probegate(&["check", warn_only], None);
+    assert_eq!(o.status.code(), Some(0));
+    let o = probegate(&["check", "--fail-on", "warn", warn_only], None);
+    assert_eq!(o.status.code(), Some(1));
+    let o = probegate(&["check", "--fail-on", "fix", "tests/fixtures/cli/list.yaml"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let o = probegate(&["check", "--fail-on", "warn", "tests/fixtures/cli/list.yaml"], None);
+    assert_eq!(o.status.code(), Some(0));
+    // 2: a missing file, a YAML error, an invalid policy; 2 wins over 1.
+    let o = probegate(&["check", "tests/fixtures/cli/app.yaml", "no/such/file.yaml"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no/such/file.yaml: cannot read"), "{}", text(&o.stderr));
+    let o = probegate(
+        &["check", "--policy", "tests/fixtures/cli/list.yaml", "tests/fixtures/cli/list.yaml"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).starts_with("probegate: invalid policy: tests/fixtures/cli/list.yaml:"),
+        "{}",
+        text(&o.stderr)
+    );
+    // An empty directory checks nothing and passes.
+    let dir = tempfile::tempdir().unwrap();
+    let o = probegate(&["check", dir.path().to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("0 objects in 0 files"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn a_broken_file_is_reported_and_the_others_are_still_checked() {
+    let o = probegate(
+        &[
+            "check",
+            "-o",
+            "json",
+            "tests/fixtures/cli/list.yaml",
+            "tests/fixtures/cli/broken.yaml",
+            "tests/fixtures/cli/app.yaml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("tests/fixtures/cli/broken.yaml:6:"), "{stderr}");
+    assert!(stderr.contains("invalid YAML"), "{stderr}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["result"], "error");
+    assert_eq!(v["errors"][0]["file"], "tests/fixtures/cli/broken.yaml");
+    assert_eq!(v["errors"][0]["line"], 6);
+    // The files around it are checked, and the broken file's good document is read.
+    let files: Vec<&str> =
+        v["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert!(
+        files.contains(&"tests/fixtures/cli/list.yaml") && files.contains(&"tests/fixtures/cli/app.yaml")
+    );
+    assert_eq!(
+        v["summary"]["skipped"], 4,
+        "ConfigMap of broken.yaml, Service and ConfigMap of app.yaml, list item"
+    );
+    assert_eq!(v["summary"]["deny"], 1);
+}
+
+#[test]
+fn standard_input_and_lists() {
+    let stream = std::fs::read_to_string(root().join("tests/fixtures/cli/app.yaml")).unwrap();
+    let o = lib(&["check", "-o", "json", "-"], Some(&stream));
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["objects"], 2);
+    assert!(v["findings"].as_array().unwrap().iter().all(|f| f["file"] == "<stdin>"));
+
+    // kind: List in YAML and JSON: each item is an object, at its own line.
+    for (file, name, line, container_line) in [
+        ("tests/fixtures/cli/list.yaml", "listed", 4, 11),
+        ("tests/fixtures/cli/list.json", "listed-json", 5, 11),
+    ] {
+        let (code, out, err) = check_lib(Format::Json, Level::Deny, &[file]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!((v["summary"]["objects"].as_u64(), v["summary"]["skipped"].as_u64()), (Some(1), Some(1)));
+        let f = &v["findings"][0];
+        assert_eq!(
+            (f["name"].as_str(), f["line"].as_u64(), f["containerLine"].as_u64()),
+            (Some(name), Some(line), Some(container_line)),
+            "{f}"
+        );
+    }
+    // Namespace: metadata.namespace, else --namespace, else default.
+    let o = probegate(
+        &[
+            "check",
+            "-o",
+            "json",
+            "--namespace",
+            "team-a",
+            "tests/fixtures/cli/list.yaml",
+            "tests/fixtures/cli/list.json",
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ns: Vec<&str> =
+        v["objects"].as_array().unwrap().iter().map(|o| o["namespace"].as_str().unwrap()).collect();
+    assert_eq!(ns, ["tools", "team-a"]);
+}
+
+#[test]
+fn namespace_overrides_and_audit_mode_apply_as_in_the_webhook() {
+    let o = probegate(
+        &[
+            "check",
+            "-o",
+            "json",
+            "--policy",
+            "policies/audit-rollout.yaml",
+            "tests/fixtures/cli/namespaced.yaml",
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let objects = v["objects"].as_array().unwrap();
+    assert_eq!(objects[0]["mode"], "enforce");
+    assert_eq!(objects[0]["overrides"], serde_json::json!(["payments"]));
+    assert_eq!(objects[0]["level"], "deny");
+    // billing-eu matches no override without its Namespace labels: the policy's mode audit.
+    assert_eq!(objects[1]["mode"], "audit");
+    assert_eq!(objects[1]["level"], "warn");
+    let audited = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["namespace"] == "billing-eu" && f["action"] == "deny")
+        .unwrap();
+    assert_eq!(audited["level"], "warn");
+    assert!(audited["note"].as_str().unwrap().contains("audit"));
+    assert_eq!(o.status.code(), Some(1), "payments-eu is enforced");
+}
+
+#[test]
+fn text_output_is_aligned_and_coloured_only_when_asked() {
+    let (_, plain, _) = check_lib(Format::Text, Level::Deny, &["tests/fixtures/cli/app.yaml"]);
+    assert!(!plain.contains('\x1b'));
+    let lines: Vec<&str> = plain.lines().collect();
+    let level_col: Vec<usize> =
+        lines[..lines.len() - 1].iter().map(|l| l.find("  deny  ").or(l.find("  fix   ")).unwrap()).collect();
+    assert!(level_col.windows(2).all(|w| w[0] == w[1]), "{plain}");
+    assert_eq!(
+        lines.last().unwrap(),
+        &"2 objects in 1 file (2 other documents skipped: not workloads): 1 deny, 0 warn, 4 fix, 0 errors; failed (--fail-on deny)"
+    );
+    let opts = CheckOptions {
+        policy: None,
+        namespace: None,
+        format: Format::Text,
+        fail_on: Level::Deny,
+        color: true,
+    };
+    let mut out = Vec::new();
+    check::run(
+        &opts,
+        &[PathBuf::from("tests/fixtures/cli/app.yaml")],
+        &mut std::io::empty(),
+        &mut out,
+        &mut Vec::new(),
+    );
+    assert!(text(&out).contains("\x1b[1;31mdeny\x1b[0m"));
+    // The binary's stdout is a pipe here: no colour.
+    assert!(!text(&probegate(&["check", "tests/fixtures/cli/app.yaml"], None).stdout).contains('\x1b'));
+}
+
+#[test]
+fn sarif_validates_against_the_sarif_2_1_0_schema() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/sarif/sarif-2.1.0-rtm.5.json")).unwrap();
+    // The published schema's `language` patterns end in a stray `]` (`...-[a-zA-Z]{2}]?$`), which the
+    // meta-schema's `format: regex` check of the jsonschema crate rejects. Read them as intended; the
+    // file stays as published, and probegate does not write `language`.
+    let text = text
+        .replace(r#"^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$"#, r#"^[a-zA-Z]{2}$|^[a-zA-Z]{2}-[a-zA-Z]{2}$"#);
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    // The validator does reject what GitHub would: a result level SARIF does not have.
+    let bad = serde_json::json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}},
+        "results": [{"message": {"text": "m"}, "level": "fatal"}]}]});
+    assert!(!validator.is_valid(&bad));
+    for paths in [
+        vec!["tests/fixtures/corpus", "tests/fixtures/cli/app.yaml"],
+        vec!["tests/fixtures/cli/broken.yaml", "missing.yaml"],
+    ] {
+        let (_, out, _) = check_lib(Format::Sarif, Level::Deny, &paths);
+        let log: Value = serde_json::from_str(&out).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{paths:?}: {errors:#?}");
+        // What GitHub code scanning needs: tool name, rules, each result's rule, message, file, line.
+        let run = &log["runs"][0];
+        assert_eq!(log["version"], "2.1.0");
+        assert_eq!(run["tool"]["driver"]["name"], "probegate");
+        assert_eq!(run["tool"]["driver"]["rules"].as_array().unwrap().len(), 6);
+        for r in run["results"].as_array().unwrap() {
+            let loc = &r["locations"][0]["physicalLocation"];
+            assert!(loc["artifactLocation"]["uri"].as_str().is_some_and(|u| !u.starts_with('/')));
+            assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
+            assert!(r["ruleId"].is_string() && r["message"]["text"].is_string());
+            assert!(["error", "warning", "note"].contains(&r["level"].as_str().unwrap()));
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn fix_is_idempotent_and_its_output_checks_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("tests/fixtures/corpus"), &dir.path().join("corpus"));
+    copy_dir(&root().join("tests/fixtures/cli"), &dir.path().join("cli"));
+    std::fs::remove_file(dir.path().join("cli/broken.yaml")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let before = lib(&["check", "-o", "json", d], None);
+    let before: Value = serde_json::from_slice(&before.stdout).unwrap();
+    assert!(before["summary"]["fix"].as_u64().unwrap() > 50);
+
+    let o = lib(&["fix", "--in-place", d], None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // Every document was edited as text: none had to be re-serialized.
+    assert!(!text(&o.stderr).contains("re-serialized"), "{}", text(&o.stderr));
+    // Re-checked: nothing left to fix, and the other findings are unchanged.
+    let after = lib(&["check", "-o", "json", d], None);
+    let after: Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(after["summary"]["fix"], 0, "{}", after["findings"]);
+    for level in ["deny", "warn"] {
+        assert_eq!(after["summary"][level], before["summary"][level], "{level}");
+    }
+    // A second run changes nothing.
+    let o = lib(&["fix", "--diff", d], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    let snapshot = |dir: &Path| -> Vec<(String, String)> {
+        let mut v: Vec<_> = ["corpus", "cli"]
+            .iter()
+            .flat_map(|sub| std::fs::read_dir(dir.join(sub)).unwrap().map(|e| e.unwrap().path()))
+            .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let once = snapshot(dir.path());
+    lib(&["fix", "-i", d], None);
+    assert_eq!(snapshot(dir.path()), once);
+}
+
+#[test]
+fn fix_changes_only_what_it_fixes_and_keeps_comments() {
+    let original = std::fs::read_to_string(root().join("tests/fixtures/cli/app.yaml")).unwrap();
+    let o = lib(&["fix", "-"], Some(&original));
+    assert_eq!(o.status.code(), Some(0));
+    let fixed = text(&o.stdout);
+    golden("fix-app.yaml", &fixed);
+    // Documents without a fix are unchanged byte for byte, and every comment is kept.
+    let docs = |t: &str| t.split("\n---\n").map(String::from).collect::<Vec<_>>();
+    let (a, b) = (docs(&original), docs(&fixed));
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a[0], b[0], "Service");
+    assert_eq!(a[2], b[2], "ConfigMap");
+    // (The one on the line fix removes goes with it.)
+    for comment in original
+        .lines()
+        .filter(|l| !l.contains("initialDelaySeconds"))
+        .filter_map(|l| l.find('#').map(|i| &l[i..]))
+    {
+        assert!(fixed.contains(comment), "lost comment {comment:?}");
+    }
+    // Only additions, and the one line `fix` removes (the liveness delay moved into startup).
+    let diff = similar::TextDiff::from_lines(&original, &fixed);
+    let removed: Vec<String> = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() == similar::ChangeTag::Delete)
+        .map(|c| c.value().trim().to_string())
+        .collect();
+    assert_eq!(removed, ["initialDelaySeconds: 90   # slow JVM start"]);
+
+    // --diff prints a unified diff of the same change.
+    let o = lib(&["fix", "--diff", "tests/fixtures/cli/app.yaml"], None);
+    let d = text(&o.stdout);
+    assert!(d.starts_with("--- a/tests/fixtures/cli/app.yaml\n+++ b/tests/fixtures/cli/app.yaml\n@@"), "{d}");
+    // --in-place cannot write to standard input.
+    assert_eq!(lib(&["fix", "-i", "-"], Some(&original)).status.code(), Some(2));
+}
+
+#[test]
+fn fix_edits_json_and_flow_style_in_place() {
+    let json = std::fs::read_to_string(root().join("tests/fixtures/cli/list.json")).unwrap();
+    let o = lib(&["fix", "-"], Some(&json));
+    let fixed = text(&o.stdout);
+    assert!(!text(&o.stderr).contains("re-serialized"));
+    // Still JSON, same key order, the untouched item byte for byte.
+    let v: Value = serde_json::from_str(&fixed).unwrap();
+    assert_eq!(v["items"][0]["spec"]["containers"][0]["startupProbe"]["failureThreshold"], 24);
+    assert!(v["items"][0]["spec"]["containers"][0]["livenessProbe"].get("initialDelaySeconds").is_none());
+    assert!(fixed.contains(r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}"#));
+    assert!(fixed.find("\"name\": \"app\"").unwrap() < fixed.find("\"startupProbe\"").unwrap());
+    let flow = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: a, image: b, ports: [{containerPort: 80}], readinessProbe: {tcpSocket: {port: 80}}}  # keep\n";
+    let o = lib(&["fix", "-"], Some(flow));
+    let fixed = text(&o.stdout);
+    assert!(
+        fixed.ends_with("\"lifecycle\": {\"preStop\":{\"sleep\":{\"seconds\":5}}}}  # keep\n"),
+        "{fixed}"
+    );
+}
+
+#[test]
+fn a_document_that_cannot_be_edited_as_text_is_reserialized_in_key_order() {
+    // A flow mapping spread over lines: an insertion after its last line would land inside it.
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: a\n      image: b\n      readinessProbe:\n        tcpSocket: {\n          port: 80 }\n      ports: [{containerPort: 80}]\n";
+    let o = lib(&["fix", "-"], Some(yaml));
+    let fixed = text(&o.stdout);
+    let out: Value = probegate::manifest::parse_documents(&fixed).unwrap().remove(0);
+    assert_eq!(out["spec"]["containers"][0]["readinessProbe"]["timeoutSeconds"], 2);
+    assert_eq!(out["spec"]["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"], 5);
+    let keys: Vec<usize> =
+        ["apiVersion", "kind", "metadata", "spec"].iter().map(|k| fixed.find(k).unwrap()).collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{fixed}");
+    assert!(fixed.find("name: a").unwrap() < fixed.find("image: b").unwrap());
+    let _ = o;
+}
+
+#[test]
+fn located_documents_read_the_same_values_as_the_webhook_reader() {
+    for e in std::fs::read_dir(root().join("tests/fixtures/corpus")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expected = probegate::manifest::parse_documents(&text).unwrap();
+        let got: Vec<Value> = probegate::manifest::located::parse_file(&text)
+            .into_iter()
+            .filter_map(|d| d.node.unwrap().map(|n| n.to_value()))
+            .collect();
+        assert_eq!(got, expected, "{}", path.display());
+    }
+}
+
+fn seed(dependency: DependencyOverride) -> explain::Simulation {
+    let opts = ExplainOptions { dependency, ..ExplainOptions::default() };
+    let (explanations, errors) = explain::explain_all(
+        &probegate::policy::Policy::default(),
+        &[root().join("tests/fixtures/explain/seed-scenario.yaml")],
+        &mut std::io::empty(),
+        &opts,
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(explanations.len(), 1);
+    explanations[0].simulation.clone().expect("simulated")
+}
+
+fn assert_article_table(sim: &explain::Simulation) {
+    let (a, b) = (&sim.written, &sim.fixed);
+    assert_eq!(a.scenario.dependency_check, DependencyCheck::Liveness);
+    assert_eq!(b.scenario.dependency_check, DependencyCheck::Readiness);
+    // From the manifest: 6 replicas, 45 s warm-up (startup budget), period 10 / threshold 3, readiness
+    // threshold 1, a 90 s outage from t=60.
+    assert_eq!(
+        (
+            a.scenario.replicas,
+            a.scenario.warmup_seconds,
+            a.scenario.liveness_period_seconds,
+            a.scenario.liveness_failure_threshold
+        ),
+        (6, 45, 10, 3)
+    );
+    assert_eq!((a.scenario.readiness_period_seconds, a.scenario.readiness_failure_threshold), (10, 1));
+    assert_eq!((a.scenario.outage_start_seconds, a.scenario.outage_seconds), (60, 90));
+    // The article's table.
+    assert_eq!(
+        (
+            a.outcome.restarts,
+            a.outcome.full_capacity_after_recovery_seconds,
+            a.outcome.lost_pod_seconds_after_recovery
+        ),
+        (12, Some(39), 215)
+    );
+    assert_eq!(
+        (
+            b.outcome.restarts,
+            b.outcome.full_capacity_after_recovery_seconds,
+            b.outcome.lost_pod_seconds_after_recovery
+        ),
+        (0, Some(9), 35)
+    );
+    // And its "serving pods, sampled every 15s from t=45".
+    let sampled = |o: &probegate::engine::simulate::Outcome| -> Vec<u32> {
+        (45..300).step_by(15).map(|t| o.answering[t]).collect()
+    };
+    assert_eq!(sampled(&a.outcome), [6, 0, 0, 0, 0, 0, 0, 0, 0, 1, 6, 6, 6, 6, 6, 6, 6]);
+    assert_eq!(sampled(&b.outcome), [6, 0, 0, 0, 0, 0, 0, 1, 6, 6, 6, 6, 6, 6, 6, 6, 6]);
+    assert_eq!(sim.horizon, 300);
+}
+
+#[test]
+fn explain_reproduces_the_article_from_the_seed_manifest() {
+    // Told that liveness checks the database, everything else comes from the manifest.
+    assert_article_table(&seed(DependencyOverride::Liveness));
+    // Found from the manifest: the liveness probe runs pg_isready against db.shop.svc, which the exec
+    // analysis of liveness-dependency reports, so `auto` reads "liveness checks the dependency".
+    let (_, report, _) = check_lib(Format::Json, Level::Deny, &["tests/fixtures/explain/seed-scenario.yaml"]);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert!(
+        report["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "liveness-dependency"),
+        "{report}"
+    );
+    assert_article_table(&seed(DependencyOverride::Auto));
+}
+
+#[test]
+fn explain_prints_the_arithmetic_and_draws_the_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("seed.svg");
+    let o = lib(
+        &[
+            "explain",
+            "--dependency-check",
+            "liveness",
+            "--svg",
+            svg.to_str().unwrap(),
+            "tests/fixtures/explain/seed-scenario.yaml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    golden("explain-seed.txt", &out);
+    for needle in [
+        "boot budget 45 s = initialDelaySeconds 0 + periodSeconds 5 x failureThreshold 9",
+        "a hang is a restart after at most 31 s = periodSeconds 10 x failureThreshold 3 + timeoutSeconds 1",
+        "timeoutSeconds 1 (default)",
+        "as written: dependency checked by liveness (and readiness): 12 restarts, full capacity 39 s after the dependency returns, 215 pod-seconds",
+        "as fixed:   dependency checked by readiness only: 0 restarts, full capacity 9 s after the dependency returns, 35 pod-seconds",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg") && chart.contains("<polyline"), "{}", &chart[..200.min(chart.len())]);
+    assert!(chart.contains("as written") && chart.contains("as fixed"));
+    // Flags override the manifest.
+    let o = lib(
+        &[
+            "explain",
+            "--dependency-check",
+            "readiness",
+            "--replicas",
+            "3",
+            "--outage",
+            "30",
+            "--warmup",
+            "5",
+            "tests/fixtures/explain/seed-scenario.yaml",
+        ],
+        None,
+    );
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("3 replicas (--replicas), warm-up 5 s (--warmup), the dependency down for 30 s"),
+        "{out}"
+    );
+    assert!(out.contains("as written: dependency checked by readiness only: 0 restarts"), "{out}");
+}
+
+#[test]
+fn env_values_never_reach_the_output() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    env:\n    - name: PASSWORD\n      value: 918273645\n    - {name: TOKEN, value: [s3cr3t-t0ken]}\n";
+    for format in ["text", "json", "sarif", "junit"] {
+        let o = lib(&["check", "-o", format, "-"], Some(pod));
+        assert_eq!(o.status.code(), Some(2));
+        let all = text(&o.stdout) + &text(&o.stderr);
+        assert!(all.contains("the object is not a valid Pod"), "{all}");
+        assert!(!all.contains("918273645") && !all.contains("s3cr3t"), "{all}");
+    }
+}
