@@ -733,3 +733,39 @@ fn env_values_never_reach_the_output() {
         assert!(!all.contains("918273645") && !all.contains("s3cr3t"), "{all}");
     }
 }
+
+/// `check` resolves liveness scripts through ConfigMaps in the same input (Helm or kustomize
+/// output), and notes, without a finding, a script whose ConfigMap is not in it.
+#[test]
+fn check_reads_liveness_scripts_from_configmaps_in_the_same_input() {
+    // Redis chart shape: one stream with the health ConfigMap, the master and the replicas.
+    let (code, out, _) =
+        check_lib(Format::Json, Level::Deny, &["tests/fixtures/scripts/redis-replication.yaml"]);
+    assert_eq!(code, 1, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let denied: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["level"] == "deny").collect();
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0]["name"], "cache-redis-replicas");
+    assert!(
+        denied[0]["message"].as_str().unwrap().contains("cache-redis-master"),
+        "{}",
+        denied[0]["message"]
+    );
+    // The MongoDB StatefulSet without its ConfigMap: a note, no finding; with it: analysed, clean.
+    let sts = "tests/fixtures/corpus/statefulset-bitnami-mongodb-mongosh-ping-local-port.yaml";
+    let (_, out, _) = check_lib(Format::Text, Level::Deny, &[sts]);
+    assert!(out.contains("note: ") && out.contains("not analysed"), "{out}");
+    let both = format!(
+        "{}\n---\n{}",
+        std::fs::read_to_string(
+            root().join("tests/fixtures/configmaps/statefulset-bitnami-mongodb-mongosh-ping-local-port.yaml")
+        )
+        .unwrap(),
+        std::fs::read_to_string(root().join(sts)).unwrap()
+    );
+    let o = lib(&["check", "-"], Some(&both));
+    assert_eq!(o.status.0, 0);
+    let out = text(&o.stdout);
+    assert!(!out.contains("not analysed") && !out.lines().any(|l| l.contains("  deny  ")), "{out}");
+}

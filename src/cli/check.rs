@@ -230,6 +230,12 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
             for refused in &o.evaluation.skip.refused {
                 notes.push(format!("{name}:{}: {object}: {refused}", o.line));
             }
+            for u in &o.evaluation.evaluation.unresolved {
+                notes.push(format!(
+                    "{name}:{}: {object}: container {}: liveness script {} not analysed ({}); not a finding",
+                    o.line, u.container, u.script, u.reason
+                ));
+            }
         }
     }
     let wl = rows.iter().map(|r| r.location.chars().count()).max().unwrap_or(0);

@@ -313,6 +313,16 @@ pub fn analyze(
         }
     };
     let documents = located::parse_file(&text);
+    // ConfigMaps in the same input (Helm and kustomize output carry them) resolve liveness scripts
+    // and env values, matched by namespace and name.
+    let configmap_docs: Vec<serde_json::Value> = documents
+        .iter()
+        .filter_map(|d| d.node.as_ref().ok().and_then(Option::as_ref))
+        .flat_map(|n| objects_of(n).into_iter().map(|(_, o)| o))
+        .filter(|o| o.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
+        .map(Node::to_value)
+        .collect();
+    let configmaps = crate::engine::StaticConfigMaps::from_documents(&configmap_docs, default_namespace);
     for (index, doc) in documents.iter().enumerate() {
         let node = match &doc.node {
             Ok(Some(n)) => n,
@@ -355,7 +365,8 @@ pub fn analyze(
                 .clone()
                 .filter(|n| !n.is_empty())
                 .unwrap_or(default_namespace.into());
-            let evaluation = admission::evaluate_object(policy, &workload, &namespace, None);
+            let evaluation =
+                admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, &configmaps);
             let owner = if kind.is_pod() { workload.metadata.controller().cloned() } else { None };
             let findings = evaluation
                 .evaluation
