@@ -426,14 +426,14 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         return;
     }
     let rules: Vec<&str> = s.rules.iter().map(|r| r.as_str()).collect();
-    // Request-supplied strings are logged with Debug formatting, which escapes newlines and
-    // quotes: a crafted namespace or name cannot forge log lines.
+    // Request-supplied strings have their control characters escaped: a crafted namespace or name
+    // cannot forge log lines (text format); JSON logs get plain strings.
     tracing::info!(
         endpoint = endpoint.as_str(),
-        uid = ?s.uid,
-        namespace = ?s.namespace,
-        kind = ?s.kind,
-        name = ?s.name,
+        uid = %log_safe(&s.uid),
+        namespace = %log_safe(&s.namespace),
+        kind = %log_safe(&s.kind),
+        name = %log_safe(&s.name),
         operation = %s.operation,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
         overrides = %s.overrides.join(","),
@@ -445,6 +445,19 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         latency_us = latency.as_micros() as u64,
         "admission decision"
     );
+}
+
+/// A request-supplied string for a log line: control characters (newlines, escapes) are written as
+/// `\u{..}` so that they cannot start a new line or repaint a terminal.
+pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+            .collect(),
+    )
 }
 
 /// Everything `probegate serve` needs.
@@ -581,7 +594,8 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
         }
     }
     let running = start(config).await?;
-    tracing::info!(addr = %running.addr, admin = ?running.admin_addr, "probegate serving /validate and /mutate over HTTPS");
+    let admin = running.admin_addr.map(|a| a.to_string()).unwrap_or_else(|| "none".into());
+    tracing::info!(addr = %running.addr, admin = %admin, "probegate serving /validate and /mutate over HTTPS");
     if resolve_configmaps {
         match kube::Client::try_default().await {
             Ok(client) => {
