@@ -14,6 +14,7 @@ pub mod namespaces;
 pub mod reload;
 pub mod selfmanaged;
 pub mod tls;
+pub mod watch;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -662,14 +662,7 @@ impl Ctx<'_> {
                 };
                 let content_end = if end > start && chars.get(end - 1) == Some(&')') { end - 1 } else { end };
                 let content: String = chars[start..content_end.max(start)].iter().collect();
-                let kind = if is_hostname_command(content.trim()) {
-                    RefKind::SelfHost
-                } else if let Some(v) = self.eval_substitution(&sub, depth) {
-                    RefKind::Lit(v)
-                } else {
-                    RefKind::UnresolvedCmd
-                };
-                let m = self.new_ref(kind, &format!("$({})", content.trim()));
+                let m = self.substitution_ref(&content, &sub, depth, &format!("$({})", content.trim()));
                 cur.push(m);
                 out.extend(sub);
                 end
@@ -726,14 +719,7 @@ impl Ctx<'_> {
         if depth < MAX_DEPTH {
             self.split_script(&content, depth + 1, &mut sub);
         }
-        let kind = if is_hostname_command(content.trim()) {
-            RefKind::SelfHost
-        } else if let Some(v) = self.eval_substitution(&sub, depth) {
-            RefKind::Lit(v)
-        } else {
-            RefKind::UnresolvedCmd
-        };
-        let m = self.new_ref(kind, &format!("`{}`", content.trim()));
+        let m = self.substitution_ref(&content, &sub, depth, &format!("`{}`", content.trim()));
         out.extend(sub);
         cur.push(m);
         end.map_or(chars.len(), |e| e + 1)
@@ -755,6 +741,19 @@ impl Ctx<'_> {
     /// The value of a command substitution whose output admission can know: the directory of a
     /// known path, `$(dirname "$0")` and `$(cd "$(dirname "$0")" && pwd)`, the idioms scripts use to
     /// find their siblings. `pieces` are the substitution's simple commands (innermost first).
+    /// The marker standing for a command substitution (`$(...)` or backticks): the pod's own host
+    /// name, a value known at admission, or an unknown command's output.
+    fn substitution_ref(&mut self, content: &str, pieces: &[String], depth: usize, shown: &str) -> char {
+        let kind = if is_hostname_command(content.trim()) {
+            RefKind::SelfHost
+        } else if let Some(v) = self.eval_substitution(pieces, depth) {
+            RefKind::Lit(v)
+        } else {
+            RefKind::UnresolvedCmd
+        };
+        self.new_ref(kind, shown)
+    }
+
     fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
         let words = |p: &String| split_redirections(&piece_words(p), Clone::clone).0;
         let last = words(pieces.last()?);

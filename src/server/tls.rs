@@ -138,8 +138,7 @@ pub fn rustls_config(material: &TlsMaterial) -> anyhow::Result<RustlsConfig> {
 /// Watches a certificate and key file pair and reloads the serving configuration when they
 /// change: new connections get the new certificate, existing ones keep theirs. Both files must
 /// parse and match (the key belongs to the certificate) before the switch; until then, and on any
-/// error, the previous pair stays in force. Watches the files' directories (Secret volumes update
-/// by swapping a `..data` symlink) and re-reads every [`RELOAD_POLL_INTERVAL`] as a backstop.
+/// error, the previous pair stays in force. Watched as [`super::watch`] describes.
 ///
 /// # Errors
 /// When a directory cannot be watched.
@@ -148,35 +147,11 @@ pub fn spawn_reloader(
     key: PathBuf,
     config: RustlsConfig,
 ) -> notify::Result<notify::RecommendedWatcher> {
-    use notify::{EventKind, RecursiveMode, Watcher};
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<()>(16);
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if let Ok(e) = event
-            && !matches!(e.kind, EventKind::Access(_))
-        {
-            let _ = tx.try_send(());
-        }
-    })?;
-    let dir_of =
-        |p: &Path| p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
-    let (cert_dir, key_dir) = (dir_of(&cert), dir_of(&key));
-    watcher.watch(&cert_dir, RecursiveMode::NonRecursive)?;
-    if key_dir != cert_dir {
-        watcher.watch(&key_dir, RecursiveMode::NonRecursive)?;
-    }
+    let (watcher, mut ticks) = super::watch::watch(&[&cert, &key])?;
     tokio::spawn(async move {
         let mut current = fingerprint(&cert, &key).await;
         let mut last_error: Option<String> = None;
-        let mut poll = tokio::time::interval(RELOAD_POLL_INTERVAL);
-        loop {
-            tokio::select! {
-                got = rx.recv() => {
-                    if got.is_none() { break; }
-                    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
-                    while rx.try_recv().is_ok() {}
-                }
-                _ = poll.tick() => {}
-            }
+        while ticks.next().await {
             let seen = fingerprint(&cert, &key).await;
             if seen == current {
                 continue;
@@ -201,11 +176,8 @@ pub fn spawn_reloader(
     Ok(watcher)
 }
 
-/// How often certificate files are re-read regardless of file events.
-pub const RELOAD_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
-
 async fn fingerprint(cert: &Path, key: &Path) -> Option<(Vec<u8>, Vec<u8>)> {
-    let c = tokio::fs::read(cert).await.ok()?;
-    let k = tokio::fs::read(key).await.ok()?;
+    let c = super::watch::read_regular(cert).await.ok()?;
+    let k = super::watch::read_regular(key).await.ok()?;
     Some((c, k))
 }
