@@ -13,18 +13,17 @@ use probegate::policy::Policy;
 use probegate::server::{self, LoadedPolicy, ServeConfig, tls};
 use serde_json::Value;
 
+/// A client trusting `cas`; with `fresh_connections`, a new TLS connection for every request.
 fn client(cas: &[&str], fresh_connections: bool) -> reqwest::Client {
-    let mut b = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .timeout(Duration::from_secs(5));
+    if !fresh_connections {
+        return common::https_client(cas, false);
+    }
+    let mut b =
+        reqwest::Client::builder().use_rustls_tls().tls_built_in_root_certs(false).pool_max_idle_per_host(0);
     for ca in cas {
         b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap());
     }
-    if fresh_connections {
-        b = b.pool_max_idle_per_host(0);
-    }
-    b.build().unwrap()
+    b.timeout(Duration::from_secs(5)).build().unwrap()
 }
 
 fn sample() -> Vec<u8> {

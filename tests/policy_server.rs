@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use probegate::admission::AdmissionResponse;
 use probegate::server::namespaces::StaticNamespaceLabels;
-use probegate::server::{self, LoadedPolicy, ServeConfig, tls};
+use probegate::server::{self, LoadedPolicy};
 use serde_json::{Value, json};
 
 struct Harness {
@@ -28,32 +28,18 @@ async fn start_with(
     policy_path: Option<PathBuf>,
     namespaces: Option<StaticNamespaceLabels>,
 ) -> Harness {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let policy = probegate::policy::parse(policy_text, "test.yaml").unwrap();
-    let generated = tls::generate_localhost().unwrap();
-    let running = server::start(ServeConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        policy: LoadedPolicy::new(
-            policy,
-            policy_text,
-            policy_path.as_ref().map_or("test".into(), |p| p.display().to_string()),
-        ),
-        policy_path,
-        tls: generated.material,
-        tls_files: None,
-        admin_addr: Some("127.0.0.1:0".parse().unwrap()),
-        namespaces: namespaces
-            .map(|n| Arc::new(n) as Arc<dyn probegate::server::namespaces::NamespaceLabels>),
+    let source = policy_path.as_ref().map_or("test".into(), |p| p.display().to_string());
+    let loaded = LoadedPolicy::new(policy.clone(), policy_text, source);
+    let (running, ca) = start_server(policy, |c| {
+        c.policy = loaded;
+        c.policy_path = policy_path;
+        c.admin_addr = Some("127.0.0.1:0".parse().unwrap());
+        c.namespaces =
+            namespaces.map(|n| Arc::new(n) as Arc<dyn probegate::server::namespaces::NamespaceLabels>);
     })
-    .await
-    .unwrap();
-    let client = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(generated.ca_pem.as_bytes()).unwrap())
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
+    .await;
+    let client = https_client(&[&ca], false);
     Harness {
         client,
         base: format!("https://localhost:{}", running.addr.port()),

@@ -4,16 +4,12 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::sync::Once;
-use std::time::Duration;
 
 use common::*;
 use probegate::admission::AdmissionReviewResponse;
 use probegate::policy::Policy;
-use probegate::server::{self, ServeConfig, tls};
+use probegate::server;
 use serde_json::{Value, json};
-
-static PROVIDER: Once = Once::new();
 
 struct Harness {
     addr: SocketAddr,
@@ -23,34 +19,13 @@ struct Harness {
 }
 
 async fn start(policy: Policy) -> Harness {
-    PROVIDER.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    let generated = tls::generate_localhost().unwrap();
-    let running = server::start(ServeConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        policy: server::LoadedPolicy::new(policy, "test", "test"),
-        policy_path: None,
-        tls: generated.material,
-        tls_files: None,
-        admin_addr: None,
-        namespaces: None,
-    })
-    .await
-    .unwrap();
-    let ca = reqwest::Certificate::from_pem(generated.ca_pem.as_bytes()).unwrap();
-    let build = |h1: bool| {
-        let mut b = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(ca.clone())
-            .timeout(Duration::from_secs(10));
-        if h1 {
-            b = b.http1_only();
-        }
-        b.build().unwrap()
-    };
-    Harness { addr: running.addr, client: build(false), h1: build(true), running }
+    let (running, ca) = start_server(policy, |_| {}).await;
+    Harness {
+        addr: running.addr,
+        client: https_client(&[&ca], false),
+        h1: https_client(&[&ca], true),
+        running,
+    }
 }
 
 impl Harness {

@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::{Request, Response};
@@ -17,11 +17,9 @@ use futures::future::BoxFuture;
 use kube::client::Body;
 use probegate::admission::AdmissionReviewResponse;
 use probegate::policy::Policy;
+use probegate::server;
 use probegate::server::configmaps::{ConfigMapFetch, ConfigMapResolver, Fetched, KubeConfigMaps};
-use probegate::server::{self, ServeConfig, tls};
 use serde_json::{Value, json};
-
-static PROVIDER: Once = Once::new();
 
 /// The webhook's timeout in deploy/ (timeoutSeconds: 5): every answer must come well before it.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -33,31 +31,9 @@ struct Harness {
 }
 
 async fn start(resolver: Option<ConfigMapResolver>) -> Harness {
-    PROVIDER.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    let generated = tls::generate_localhost().unwrap();
-    let running = server::start(ServeConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        policy: server::LoadedPolicy::new(Policy::default(), "test", "test"),
-        policy_path: None,
-        tls: generated.material,
-        tls_files: None,
-        admin_addr: None,
-        namespaces: None,
-    })
-    .await
-    .unwrap();
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
     running.state.set_configmap_resolver(resolver.map(Arc::new));
-    let ca = reqwest::Certificate::from_pem(generated.ca_pem.as_bytes()).unwrap();
-    let client = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(ca)
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    Harness { addr: running.addr, client, running }
+    Harness { addr: running.addr, client: https_client(&[&ca], false), running }
 }
 
 impl Harness {

@@ -169,3 +169,48 @@ pub fn apply(object: &Value, patch: &json_patch::Patch) -> Value {
 pub fn parse_pod(v: &Value) -> k8s_openapi::api::core::v1::Pod {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("not a valid Pod: {e}"))
 }
+
+/// A ServeConfig on 127.0.0.1:0 with nothing optional: no policy file, no certificate files, no
+/// admin port, no Namespace labels.
+pub fn serve_config(
+    policy: probegate::policy::Policy,
+    tls: probegate::server::tls::TlsMaterial,
+) -> probegate::server::ServeConfig {
+    probegate::server::ServeConfig {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        policy: probegate::server::LoadedPolicy::new(policy, "test", "test"),
+        policy_path: None,
+        tls,
+        tls_files: None,
+        admin_addr: None,
+        namespaces: None,
+    }
+}
+
+/// Starts the real server with a certificate made here (`edit` adjusts the config); returns it and
+/// the CA that signed its certificate.
+pub async fn start_server(
+    policy: probegate::policy::Policy,
+    edit: impl FnOnce(&mut probegate::server::ServeConfig),
+) -> (probegate::server::RunningServer, String) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let generated = probegate::server::tls::generate_localhost().unwrap();
+    let mut config = serve_config(policy, generated.material);
+    edit(&mut config);
+    (probegate::server::start(config).await.unwrap(), generated.ca_pem)
+}
+
+/// An HTTPS client that trusts only the given CAs (HTTP/2 by ALPN unless `http1_only`).
+pub fn https_client(cas: &[&str], http1_only: bool) -> reqwest::Client {
+    let mut b = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .timeout(std::time::Duration::from_secs(10));
+    for ca in cas {
+        b = b.add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap());
+    }
+    if http1_only {
+        b = b.http1_only();
+    }
+    b.build().unwrap()
+}
