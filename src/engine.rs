@@ -13,6 +13,26 @@
 //! members the typed model does not know are never touched.
 
 pub mod configmaps;
+/// Values Kubernetes fills in when a manifest leaves them out, and the kubelet's restart back-off.
+/// Sources: Kubernetes API reference (Probe: `timeoutSeconds` 1, `periodSeconds` 10,
+/// `successThreshold` 1, `failureThreshold` 3; PodSpec: `terminationGracePeriodSeconds` 30) and the
+/// docs page "Pod Lifecycle" (CrashLoopBackOff: 10 s doubling to 300 s).
+pub mod defaults {
+    /// Probe `timeoutSeconds`, in seconds.
+    pub const TIMEOUT_SECONDS: i32 = 1;
+    /// Probe `periodSeconds`, in seconds.
+    pub const PERIOD_SECONDS: i32 = 10;
+    /// Probe `successThreshold`.
+    pub const SUCCESS_THRESHOLD: i32 = 1;
+    /// Probe `failureThreshold`.
+    pub const FAILURE_THRESHOLD: i32 = 3;
+    /// Pod `terminationGracePeriodSeconds`, in seconds.
+    pub const TERMINATION_GRACE_PERIOD_SECONDS: i64 = 30;
+    /// First restart back-off of a crashing container, in seconds.
+    pub const RESTART_BACKOFF_INITIAL_SECONDS: u32 = 10;
+    /// Longest restart back-off, in seconds.
+    pub const RESTART_BACKOFF_MAX_SECONDS: u32 = 300;
+}
 pub mod exec;
 pub mod known;
 mod rules;

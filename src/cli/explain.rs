@@ -49,15 +49,14 @@ use crate::engine::simulate::{self, DependencyCheck, Outcome, Scenario};
 use crate::engine::{self, ContainerKind, Workload, WorkloadKind};
 use crate::policy::{Action, Policy, RuleId, RuleSet};
 
-/// Kubernetes probe defaults (API reference, Probe).
-const DEFAULT_PERIOD: i64 = 10;
-const DEFAULT_TIMEOUT: i64 = 1;
-const DEFAULT_FAILURE_THRESHOLD: i64 = 3;
-const DEFAULT_SUCCESS_THRESHOLD: i64 = 1;
-const DEFAULT_GRACE: i64 = 30;
-/// The kubelet's restart back-off (Kubernetes docs, "Pod Lifecycle").
-const BACKOFF_INITIAL: u32 = 10;
-const BACKOFF_MAX: u32 = 300;
+/// Kubernetes defaults ([`engine::defaults`]) in the width used here.
+const DEFAULT_PERIOD: i64 = engine::defaults::PERIOD_SECONDS as i64;
+const DEFAULT_TIMEOUT: i64 = engine::defaults::TIMEOUT_SECONDS as i64;
+const DEFAULT_FAILURE_THRESHOLD: i64 = engine::defaults::FAILURE_THRESHOLD as i64;
+const DEFAULT_SUCCESS_THRESHOLD: i64 = engine::defaults::SUCCESS_THRESHOLD as i64;
+const DEFAULT_GRACE: i64 = engine::defaults::TERMINATION_GRACE_PERIOD_SECONDS;
+const BACKOFF_INITIAL: u32 = engine::defaults::RESTART_BACKOFF_INITIAL_SECONDS;
+const BACKOFF_MAX: u32 = engine::defaults::RESTART_BACKOFF_MAX_SECONDS;
 /// Probe phase offset between replicas, as in the article's model.
 const STAGGER: u32 = 1;
 /// The shortest horizon shown (the article's).

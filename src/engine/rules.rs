@@ -21,9 +21,10 @@ use super::scripts::ContainerFiles;
 use super::{ContainerKind, Finding, Unresolved};
 use crate::policy::{Action, RuleId, RuleSet, SleepStyle};
 
-const DEFAULT_TIMEOUT_SECONDS: i32 = 1;
-const DEFAULT_PERIOD_SECONDS: i32 = 10;
-const DEFAULT_FAILURE_THRESHOLD: i32 = 3;
+use super::defaults::{
+    FAILURE_THRESHOLD as DEFAULT_FAILURE_THRESHOLD, PERIOD_SECONDS as DEFAULT_PERIOD_SECONDS,
+    TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS,
+};
 
 /// One container and where it sits in the object.
 pub(super) struct Target<'a> {

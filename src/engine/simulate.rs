@@ -69,10 +69,10 @@ pub const MAX_HORIZON_SECONDS: u32 = 86_400;
 pub const MAX_DISTINCT_PODS: u32 = 1_000;
 
 /// Kubernetes' default `periodSeconds`, used for a period of 0.
-pub const DEFAULT_PERIOD_SECONDS: u32 = 10;
+pub const DEFAULT_PERIOD_SECONDS: u32 = super::defaults::PERIOD_SECONDS as u32;
 
 /// Kubernetes' default `failureThreshold`, used for a threshold of 0.
-pub const DEFAULT_FAILURE_THRESHOLD: u32 = 3;
+pub const DEFAULT_FAILURE_THRESHOLD: u32 = super::defaults::FAILURE_THRESHOLD as u32;
 
 /// Which probe checks the dependency that goes down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -150,8 +150,8 @@ impl Scenario {
             readiness_failure_threshold: 1,
             outage_start_seconds: 60,
             outage_seconds: 90,
-            backoff_initial_seconds: 10,
-            backoff_max_seconds: 300,
+            backoff_initial_seconds: super::defaults::RESTART_BACKOFF_INITIAL_SECONDS,
+            backoff_max_seconds: super::defaults::RESTART_BACKOFF_MAX_SECONDS,
             horizon_seconds: 300,
             dependency_check,
         }
