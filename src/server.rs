@@ -398,15 +398,7 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
         "allowed"
     };
     // Only kinds probegate handles become label values (metric cardinality stays bounded).
-    let kind = if crate::engine::WorkloadKind::from_group_kind("", &s.kind)
-        .or_else(|| crate::engine::WorkloadKind::from_group_kind("apps", &s.kind))
-        .or_else(|| crate::engine::WorkloadKind::from_group_kind("batch", &s.kind))
-        .is_some()
-    {
-        s.kind.as_str()
-    } else {
-        "other"
-    };
+    let kind = crate::engine::WorkloadKind::from_kind_name(&s.kind).map_or("other", |k| k.as_str());
     m.request(endpoint.as_str(), kind, &s.operation, result, elapsed.as_secs_f64());
     if dry_run {
         return;

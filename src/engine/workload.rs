@@ -47,6 +47,11 @@ impl WorkloadKind {
         })
     }
 
+    /// Recognises a kind by its name alone (`Deployment`), whatever its API group.
+    pub fn from_kind_name(kind: &str) -> Option<WorkloadKind> {
+        ["", "apps", "batch"].into_iter().find_map(|g| WorkloadKind::from_group_kind(g, kind))
+    }
+
     /// Recognises a kind from a manifest's `apiVersion` (`apps/v1`, `v1`) and `kind`.
     pub fn from_api_version_kind(api_version: &str, kind: &str) -> Option<WorkloadKind> {
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
