@@ -495,7 +495,10 @@ pub fn review_with_configmaps(
                 )),
                 _ => None,
             };
-            let owner = if kind.is_pod() { workload.metadata.controller() } else { None };
+            // An object made by a controller (a Pod by its ReplicaSet, a ReplicaSet by its
+            // Deployment, a Job by its CronJob) is warned, not denied: its controller was the place
+            // to stop it, and denying it would only stall a rollout or a schedule, silently.
+            let owner = workload.metadata.controller();
             let mut denials = Vec::new();
             for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
                 reported.push(f);
@@ -506,12 +509,11 @@ pub fn review_with_configmaps(
                     warnings.push(format!("probegate: {text}"));
                 } else if let Some(owner) = owner {
                     warnings.push(format!(
-                        "probegate: {text}; not denied: {} {} owns this pod",
+                        "probegate: not denied ({} {} owns it): {text}",
                         owner.kind, owner.name
                     ));
                 } else if old.as_ref().is_some_and(|o| had_before(o, f)) {
-                    warnings
-                        .push(format!("probegate: {text}; not denied: the object had it before this update"));
+                    warnings.push(format!("probegate: not denied (it was there before this update): {text}"));
                 } else {
                     denials.push(text);
                 }
@@ -544,7 +546,8 @@ pub fn review_with_configmaps(
                 for f in evaluation.with_action(Action::Mutate) {
                     reported.push(f);
                     if audit {
-                        warnings.push(format!("probegate [audit]: {}", f.describe()));
+                        warnings
+                            .push(format!("probegate [audit]: not patched in audit mode: {}", f.describe()));
                     } else if f.patch.is_empty() {
                         warnings.push(format!("probegate: {}", f.describe()));
                     } else {
@@ -666,7 +669,7 @@ fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
     out
 }
 
-/// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` or `; not denied: ...` tail
+/// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` tail
 /// intact when there is one, so the rule id always survives.
 fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

@@ -769,3 +769,13 @@ fn check_reads_liveness_scripts_from_configmaps_in_the_same_input() {
     let out = text(&o.stdout);
     assert!(!out.contains("not analysed") && !out.lines().any(|l| l.contains("  deny  ")), "{out}");
 }
+
+/// `explain` sees what `check` sees: a liveness script read from a ConfigMap of the same input.
+#[test]
+fn explain_reads_liveness_scripts_from_configmaps_in_the_same_input() {
+    let o = lib(&["explain", "tests/fixtures/scripts/redis-replication.yaml"], None);
+    let out = text(&o.stdout);
+    let replicas = &out[out.find("cache-redis-replicas").expect("the replicas are explained")..];
+    assert!(replicas.contains("dependency checked by liveness"), "{out}");
+    assert!(replicas.contains("as fixed:   dependency checked by readiness only: 0 restarts"), "{out}");
+}

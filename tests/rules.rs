@@ -264,7 +264,7 @@ fn startup_probe_is_added_with_the_liveness_handler_and_the_budget() {
             {"op": "add", "path": "/spec/containers/0/startupProbe", "value": {
                 "httpGet": {"path": "/livez", "port": 8080, "scheme": "HTTP"},
                 "initialDelaySeconds": 0, "periodSeconds": 5, "timeoutSeconds": 3,
-                "successThreshold": 1, "failureThreshold": 60}},
+                "successThreshold": 1, "failureThreshold": 66}},
             {"op": "remove", "path": "/spec/containers/0/livenessProbe/initialDelaySeconds"}
         ])
     );

@@ -191,10 +191,36 @@ async fn denials_warnings_owners_updates_and_dry_run() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.starts_with("probegate: container api:") && w.contains("(liveness-dependency)")),
+            .any(|w| w.starts_with("probegate: not denied (ReplicaSet api-6d4f owns it): container api:")
+                && w.ends_with("(liveness-dependency)")),
         "{warnings:?}"
     );
     assert!(warnings.iter().all(|w| w.chars().count() < 256));
+    // So is a ReplicaSet its Deployment makes, and a Job its CronJob makes: denying them would
+    // silently stall a rollout (or a schedule) of a workload admitted before.
+    for (api_version, kind, owner_kind) in
+        [("apps/v1", "ReplicaSet", "Deployment"), ("batch/v1", "Job", "CronJob")]
+    {
+        let mut spec = pod["spec"].clone();
+        if kind == "Job" {
+            spec["restartPolicy"] = json!("Never");
+        }
+        let made = json!({"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": "api-7d9f", "namespace": "shop",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": owner_kind, "name": "api", "uid": "u", "controller": true}]},
+            "spec": {"selector": {}, "template": {"metadata": {}, "spec": spec}}});
+        let r = h.review("/validate", &review("CREATE", &made, None, "d3b")).await.response;
+        assert!(r.allowed, "{kind}: {r:?}");
+        let w = r.warnings.unwrap();
+        assert!(w.iter().any(|w| w.contains(&format!("not denied ({owner_kind} api owns it)"))), "{w:?}");
+        // Without the owner it is denied.
+        let mut bare = made.clone();
+        bare["metadata"].as_object_mut().unwrap().remove("ownerReferences");
+        assert!(
+            !h.review("/validate", &review("CREATE", &bare, None, "d3c")).await.response.allowed,
+            "{kind}"
+        );
+    }
     // A forged owner without controller: true does not help.
     let forged =
         coupled_pod(Some(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "x"})));

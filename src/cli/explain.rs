@@ -294,9 +294,10 @@ fn containers(w: &Workload, exempt: &[String]) -> Vec<(ContainerKind, Container)
     apps.chain(sidecars).filter(|(_, c)| !exempt.contains(&c.name)).collect()
 }
 
-/// Rules with only `liveness-dependency` on: the dependency analysis alone.
-fn dependency_rules() -> RuleSet {
-    let mut rules = RuleSet::default();
+/// The effective rules with only `liveness-dependency` on (the policy's knownCommands kept): the
+/// dependency analysis alone.
+fn dependency_rules(effective: &RuleSet) -> RuleSet {
+    let mut rules = effective.clone();
     for r in RuleId::ALL {
         rules.set_action(r, Action::Off);
     }
@@ -306,8 +307,10 @@ fn dependency_rules() -> RuleSet {
 
 /// Containers whose liveness probe reaches a dependency, and those whose readiness probe does (the
 /// same analysis, run on a copy of the workload with each readiness probe in the liveness slot).
-fn dependency_analysis(w: &Workload) -> (Vec<String>, Vec<String>) {
-    let rules = dependency_rules();
+fn dependency_analysis(w: &Workload, ctx: &DependencyContext<'_>) -> (Vec<String>, Vec<String>) {
+    let rules = dependency_rules(ctx.rules);
+    let evaluate =
+        |w: &Workload| engine::evaluate_with_configmaps(&rules, w, ctx.exempt, ctx.configmaps, ctx.namespace);
     let names = |eval: engine::Evaluation| -> Vec<String> {
         eval.findings
             .into_iter()
@@ -315,17 +318,27 @@ fn dependency_analysis(w: &Workload) -> (Vec<String>, Vec<String>) {
             .map(|f| f.container)
             .collect()
     };
-    let live = names(engine::evaluate(&rules, w));
+    let live = names(evaluate(w));
     let mut swapped = w.clone();
     for c in swapped.spec.containers.iter_mut().chain(swapped.spec.init_containers.iter_mut().flatten()) {
         c.liveness_probe = c.readiness_probe.clone();
     }
-    let ready = names(engine::evaluate(&rules, &swapped));
+    let ready = names(evaluate(&swapped));
     (live, ready)
 }
 
-fn probes_of(w: &Workload, exempt: &[String]) -> Vec<ContainerProbes> {
-    let (live, ready) = dependency_analysis(w);
+/// What the dependency analysis of one object reads: the effective rules, exempt containers, the
+/// ConfigMaps of the same input and the object's namespace.
+struct DependencyContext<'a> {
+    rules: &'a RuleSet,
+    exempt: &'a [String],
+    configmaps: &'a engine::StaticConfigMaps,
+    namespace: &'a str,
+}
+
+fn probes_of(w: &Workload, ctx: &DependencyContext<'_>) -> Vec<ContainerProbes> {
+    let exempt = ctx.exempt;
+    let (live, ready) = dependency_analysis(w, ctx);
     containers(w, exempt)
         .into_iter()
         .map(|(kind, c)| ContainerProbes {
@@ -522,7 +535,13 @@ pub fn explain_object(
         )
         .map(|n| n.to_value())
         .unwrap_or(Value::Null);
-    let probes = probes_of(w, &policy.exemptions.containers);
+    let ctx = DependencyContext {
+        rules: &checked.evaluation.effective.rules,
+        exempt: &policy.exemptions.containers,
+        configmaps: &file.configmaps,
+        namespace: &checked.namespace,
+    };
+    let probes = probes_of(w, &ctx);
     let grace = match w.spec.termination_grace_period_seconds {
         Some(g) => (g, false),
         None => (DEFAULT_GRACE, true),

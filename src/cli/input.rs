@@ -230,6 +230,8 @@ pub struct Checked {
 pub struct FileAnalysis {
     /// The input.
     pub input: Input,
+    /// The ConfigMaps found in it (they resolve liveness scripts and env values).
+    pub configmaps: crate::engine::StaticConfigMaps,
     /// Its text (empty when unreadable, or not kept).
     pub text: String,
     /// Its documents (empty when not kept).
@@ -298,6 +300,7 @@ pub fn analyze(
     let file = input.name();
     let mut analysis = FileAnalysis {
         input,
+        configmaps: Default::default(),
         text: String::new(),
         documents: Vec::new(),
         objects: Vec::new(),
@@ -322,7 +325,8 @@ pub fn analyze(
         .filter(|o| o.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
         .map(Node::to_value)
         .collect();
-    let configmaps = crate::engine::StaticConfigMaps::from_documents(&configmap_docs, default_namespace);
+    analysis.configmaps = crate::engine::StaticConfigMaps::from_documents(&configmap_docs, default_namespace);
+    let configmaps = &analysis.configmaps.clone();
     for (index, doc) in documents.iter().enumerate() {
         let node = match &doc.node {
             Ok(Some(n)) => n,
@@ -366,7 +370,7 @@ pub fn analyze(
                 .filter(|n| !n.is_empty())
                 .unwrap_or(default_namespace.into());
             let evaluation =
-                admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, &configmaps);
+                admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, configmaps);
             let owner = if kind.is_pod() { workload.metadata.controller().cloned() } else { None };
             let findings = evaluation
                 .evaluation

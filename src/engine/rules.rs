@@ -156,8 +156,8 @@ fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unr
             "the kubelet probes that host from the node, not this pod"
         };
         return Some(format!(
-            "livenessProbe.{handler}.host is {host:?}: {why}; remove host so the kubelet probes the pod's own IP, \
-             and check dependencies in the readinessProbe"
+            "livenessProbe.{handler}.host is {host:?}: {why}; drop host (the pod's IP is the default) and \
+             check dependencies in readinessProbe"
         ));
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
@@ -182,10 +182,14 @@ fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unr
     let dep = outcome.dependency?;
     let place = dep.script.as_ref().map(|s| format!(" (in {s})")).unwrap_or_default();
     let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
+    let mut command: String = dep.command.chars().take(40).collect();
+    if command.len() < dep.command.len() {
+        command.push('…');
+    }
     Some(format!(
-        "livenessProbe runs `{}`{place}, which reaches {} ({:?} via {}){why}: an outage there restarts every \
-         replica at once; check it in the readinessProbe and keep liveness on the process itself",
-        dep.command, dep.target, dep.category, dep.program
+        "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would restart every \
+         replica; move that check to readinessProbe",
+        dep.target, dep.category, dep.program
     ))
 }
 
@@ -353,9 +357,8 @@ fn liveness_matches_readiness(t: &Target<'_>) -> Option<String> {
         return None;
     }
     Some(format!(
-        "livenessProbe and readinessProbe both run {} and liveness gives up after {wl}s, no later than \
-         readiness ({wr}s): a slow spell restarts the container instead of taking it out of rotation; \
-         give liveness a local check or a longer window",
+        "liveness and readiness both run {} and liveness gives up no later ({wl}s vs {wr}s): a slow \
+         spell restarts it instead of shedding traffic; lengthen liveness or make it local",
         describe_handler(&lh)
     ))
 }
@@ -419,7 +422,10 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let Some((handler_field, handler_value)) = handler_json(live) else { return };
     let delay = live.initial_delay_seconds.unwrap_or(0);
     let move_delay = i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
-    let budget = if move_delay { cfg.budget_seconds.max(delay.max(0) as u32) } else { cfg.budget_seconds };
+    // A moved delay keeps all the boot time the liveness probe allowed: the delay plus its own
+    // failure window (`initialDelaySeconds + periodSeconds × failureThreshold`).
+    let allowed = u32::try_from(failure_window_seconds(live).max(0)).unwrap_or(u32::MAX);
+    let budget = if move_delay { cfg.budget_seconds.max(allowed) } else { cfg.budget_seconds };
     let period = cfg.period_seconds.max(1);
     let failure_threshold = budget.div_ceil(period);
     let live_timeout = live.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS).max(1) as u32;
@@ -434,9 +440,8 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         String::new()
     };
     let message = format!(
-        "has a livenessProbe but no startupProbe, so a slow start is killed before it finishes; {} a \
-         startupProbe with the liveness handler, periodSeconds {period} and failureThreshold \
-         {failure_threshold} ({}s to boot){moved}",
+        "no startupProbe, so a slow start is killed before it finishes; {} one with the liveness \
+         handler, periodSeconds {period}, failureThreshold {failure_threshold} ({}s to boot){moved}",
         if cfg.action == Action::Mutate { "added" } else { "add" },
         period * failure_threshold
     );
@@ -481,9 +486,8 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
             RuleId::PrestopSleep,
             cfg.action,
             format!(
-                "has no preStop hook, and terminationGracePeriodSeconds {grace} leaves no room for a \
-                 {seconds}s preStop sleep, so none was added; raise the grace period above {seconds}s \
-                 so endpoint removal can propagate before SIGTERM"
+                "terminationGracePeriodSeconds {grace} leaves no room for a {seconds}s preStop sleep, so \
+                 none was added; raise it above {seconds}s so endpoint removal propagates before SIGTERM"
             ),
             vec![],
         ));
