@@ -740,7 +740,10 @@ pub fn draw_svg(e: &Explanation, path: &Path) -> Result<(), String> {
         .x_desc("seconds")
         .y_desc("replicas serving requests")
         .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        // Whole replicas only: a tick between two integers gets no label (otherwise 0.5 and 1.5
+        // would both read as "1" or "2").
+        .y_labels((y_max.floor() as usize + 1).clamp(2, 12))
+        .y_label_formatter(&|v| if (v - v.round()).abs() < 1e-6 { format!("{v:.0}") } else { String::new() })
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(|e| err(&e))?;
