@@ -188,6 +188,9 @@ const MARKER_BASE: u32 = 0xF_0000;
 const MAX_REFS: usize = 60_000;
 /// Maximum nesting of scripts and command substitutions that is analysed.
 const MAX_DEPTH: usize = 8;
+/// Longest shell script analysed, in bytes (real probe scripts are a few hundred bytes; the
+/// analysis of pathological text grows faster than linearly, so the limit bounds its time).
+pub const MAX_SCRIPT_BYTES: usize = 16 * 1024;
 /// Maximum number of wrapper layers unwrapped in one simple command.
 const MAX_UNWRAP: usize = 32;
 /// Maximum nesting of script files (a script running or sourcing another).
@@ -259,6 +262,8 @@ struct Ctx<'e> {
     scripts: Vec<(String, String)>,
     files_read: usize,
     unresolved: Vec<UnresolvedScript>,
+    /// The length of a script too long to analyse, when one was met.
+    too_long: Option<usize>,
 }
 
 impl<'e> Ctx<'e> {
@@ -275,6 +280,7 @@ impl<'e> Ctx<'e> {
             scripts: Vec::new(),
             files_read: 0,
             unresolved: Vec::new(),
+            too_long: None,
         }
     }
 
@@ -313,6 +319,12 @@ fn truncate_chars(s: &str, max: usize) -> String {
 /// `$(` and any other `$x` are copied.
 fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> String {
     let chars: Vec<char> = arg.chars().collect();
+    // The next `)` at or after each position, found once from the end, so that text full of
+    // unclosed `$(` is read in linear time.
+    let mut next_close = vec![None; chars.len() + 1];
+    for k in (0..chars.len()).rev() {
+        next_close[k] = if chars[k] == ')' { Some(k) } else { next_close[k + 1] };
+    }
     let mut out = String::with_capacity(arg.len());
     let mut i = 0;
     while i < chars.len() {
@@ -325,7 +337,7 @@ fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Option<String>
                 continue;
             }
             if n == '(' {
-                if let Some(close) = chars[i + 2..].iter().position(|&x| x == ')') {
+                if let Some(close) = next_close[i + 2].map(|k| k - (i + 2)) {
                     let name: String = chars[i + 2..i + 2 + close].iter().collect();
                     match lookup(&name) {
                         Some(v) => out.push_str(&v),
@@ -879,6 +891,21 @@ impl Ctx<'_> {
 
     fn resolve_text(&mut self, word: &str, depth: usize, force_quoted: bool) -> (String, bool) {
         let chars: Vec<char> = word.chars().collect();
+        // The matching `}` of every `{`, found once (a stack), so that a word full of unclosed
+        // `${` is read in linear time rather than rescanned to its end at each one.
+        let mut close_of: Vec<Option<usize>> = vec![None; chars.len()];
+        let mut open = Vec::new();
+        for (k, ch) in chars.iter().enumerate() {
+            match ch {
+                '{' => open.push(k),
+                '}' => {
+                    if let Some(o) = open.pop() {
+                        close_of[o] = Some(k);
+                    }
+                }
+                _ => {}
+            }
+        }
         let mut out = String::with_capacity(word.len());
         let mut split = false;
         let mut i = 0;
@@ -897,22 +924,7 @@ impl Ctx<'_> {
             let quoted = force_quoted || c == QDOLLAR;
             match chars.get(i + 1) {
                 Some('{') => {
-                    let mut level = 0usize;
-                    let mut j = i + 1;
-                    let mut close = None;
-                    while j < chars.len() {
-                        if chars[j] == '{' {
-                            level += 1;
-                        } else if chars[j] == '}' {
-                            level -= 1;
-                            if level == 0 {
-                                close = Some(j);
-                                break;
-                            }
-                        }
-                        j += 1;
-                    }
-                    let Some(close) = close else {
+                    let Some(close) = close_of[i + 1] else {
                         out.push('$');
                         i += 1;
                         continue;
@@ -1546,6 +1558,10 @@ impl Ctx<'_> {
     /// Analyse a `-c` script: each simple command in turn.
     fn analyze_script(&mut self, script: &str, depth: usize) -> Option<Dependency> {
         if depth > MAX_DEPTH {
+            return None;
+        }
+        if script.len() > MAX_SCRIPT_BYTES {
+            self.too_long.get_or_insert(script.len());
             return None;
         }
         let mut pieces = Vec::new();
@@ -3307,6 +3323,17 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         })
         .collect();
     let dependency = ctx.analyze_args(&args, Vec::new(), &[], 0);
+    if dependency.is_none()
+        && let Some(len) = ctx.too_long
+    {
+        // Not analysed is not a finding (never deny on a guess): it is reported like a script
+        // that could not be read.
+        let shown = redact_secrets(&truncate_chars(&argv.join(" "), 60));
+        ctx.note_unresolved(
+            &shown,
+            format!("a {len}-byte script is over the {MAX_SCRIPT_BYTES} bytes probegate analyses"),
+        );
+    }
     Outcome { dependency, unresolved: ctx.unresolved }
 }
 
