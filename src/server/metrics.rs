@@ -5,11 +5,14 @@
 //! - `probegate_admission_duration_seconds{endpoint}`: histogram of handling time;
 //! - `probegate_violations_total{rule,action,mode,namespace}`: every finding reported (denied,
 //!   warned, patched, audited); dry-run requests are not counted here (they admit nothing);
+//!   `namespace` is the namespace for the first 1000 seen, then `other` (`invalid` for a name
+//!   that is not a valid namespace name);
 //! - `probegate_policy_reloads_total{result}`: `success` or `failure`;
 //! - `probegate_policy_info{hash,source}`: 1 for the policy in force;
 //! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `cached`, `found`,
 //!   `not_found`, `failed` or `timeout` (the request's budget ran out first).
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -61,6 +64,23 @@ pub struct Metrics {
     policy: Family<PolicyLabels, Gauge>,
     policy_lock: Mutex<()>,
     configmap_lookups: Family<ResultLabels, Counter>,
+    /// Namespaces given their own `namespace` label value so far (at most [`MAX_NAMESPACES`]).
+    namespaces: Mutex<HashSet<String>>,
+}
+
+/// Most distinct namespaces that get their own `namespace` label value; findings in further
+/// namespaces are counted under `other`, so a client sending made-up namespaces cannot grow the
+/// exposition without bound.
+pub const MAX_NAMESPACES: usize = 1000;
+
+/// True for a valid namespace name: an RFC 1123 label (lowercase alphanumerics and `-`, starting
+/// and ending alphanumeric, at most 63 characters; Kubernetes docs, "Object Names and IDs").
+fn is_namespace_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
 }
 
 impl Default for Metrics {
@@ -109,7 +129,29 @@ impl Metrics {
             policy,
             policy_lock: Mutex::new(()),
             configmap_lookups,
+            namespaces: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The `namespace` label value for a finding: the name itself for the first
+    /// [`MAX_NAMESPACES`] valid names seen, `other` after that, `invalid` for a name Kubernetes
+    /// would not accept, `""` for cluster-scoped objects.
+    fn namespace_label(&self, namespace: &str) -> String {
+        if namespace.is_empty() {
+            return String::new();
+        }
+        if !is_namespace_name(namespace) {
+            return "invalid".into();
+        }
+        let mut seen = self.namespaces.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.contains(namespace) {
+            return namespace.into();
+        }
+        if seen.len() < MAX_NAMESPACES {
+            seen.insert(namespace.into());
+            return namespace.into();
+        }
+        "other".into()
     }
 
     /// Counts one answered request and its handling time in seconds.
@@ -125,14 +167,14 @@ impl Metrics {
         self.duration.get_or_create(&EndpointLabels { endpoint: endpoint.into() }).observe(seconds);
     }
 
-    /// Counts one finding.
+    /// Counts one finding (the namespace label is bounded: see [`MAX_NAMESPACES`]).
     pub fn violation(&self, rule: &str, action: &str, mode: &str, namespace: &str) {
         self.violations
             .get_or_create(&ViolationLabels {
                 rule: rule.into(),
                 action: action.into(),
                 mode: mode.into(),
-                namespace: namespace.into(),
+                namespace: self.namespace_label(namespace),
             })
             .inc();
     }
@@ -160,5 +202,48 @@ impl Metrics {
         let mut out = String::new();
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn namespaces_in(m: &Metrics) -> HashSet<String> {
+        m.encode()
+            .lines()
+            .filter(|l| l.starts_with("probegate_violations_total{"))
+            .filter_map(|l| l.split("namespace=\"").nth(1)?.split('"').next().map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn the_namespace_label_is_bounded_and_never_takes_invalid_names() {
+        let m = Metrics::new();
+        m.violation("startup-probe", "mutate", "enforce", "shop");
+        m.violation("startup-probe", "mutate", "enforce", "Not_A\"Namespace\n");
+        m.violation("startup-probe", "mutate", "enforce", &"a".repeat(64));
+        let seen = namespaces_in(&m);
+        assert!(seen.contains("shop") && seen.contains("invalid"), "{seen:?}");
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        for i in 0..MAX_NAMESPACES + 50 {
+            m.violation("startup-probe", "mutate", "enforce", &format!("ns-{i}"));
+        }
+        let seen = namespaces_in(&m);
+        // `shop` took one of the places; the rest went to `other`.
+        assert!(seen.contains("other") && seen.contains("shop"), "{}", seen.len());
+        assert_eq!(seen.len(), MAX_NAMESPACES + 2, "shop..ns-998, invalid and other");
+        m.violation("startup-probe", "mutate", "enforce", "shop");
+        assert!(m.encode().contains("namespace=\"shop\"} 2"), "a known namespace keeps its label");
+    }
+
+    #[test]
+    fn namespace_names_follow_rfc_1123_labels() {
+        for ok in ["a", "shop", "team-7", &"a".repeat(63)] {
+            assert!(is_namespace_name(ok), "{ok}");
+        }
+        for bad in ["", "-a", "a-", "A", "a_b", "a.b", &"a".repeat(64)] {
+            assert!(!is_namespace_name(bad), "{bad}");
+        }
     }
 }
