@@ -322,7 +322,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
             }
         }
         Err(e) => {
-            tracing::warn!(endpoint = endpoint.as_str(), error = %e, "rejected a malformed admission request");
+            tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&e.to_string()), "rejected a malformed admission request");
             state.metrics.request(endpoint.as_str(), "", "", "error", started.elapsed().as_secs_f64());
             error_response(StatusCode::BAD_REQUEST, &e.to_string())
         }

@@ -135,7 +135,8 @@ impl ConfigMapResolver {
                 Err(_) => Fetched::Failed(format!("no answer in {} s", FETCH_TIMEOUT.as_secs())),
             };
             if let Fetched::Failed(why) = &fetched {
-                tracing::warn!(namespace = %key.0, name = %key.1, error = %why,
+                tracing::warn!(namespace = %crate::server::log_safe(&key.0), name = %crate::server::log_safe(&key.1),
+                    error = %crate::server::log_safe(why),
                     "cannot read a ConfigMap for liveness script analysis; scripts from it are unresolved");
             }
             let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
