@@ -497,8 +497,9 @@ pub fn review_with_configmaps(
             };
             // An object made by a controller (a Pod by its ReplicaSet, a ReplicaSet by its
             // Deployment, a Job by its CronJob) is warned, not denied: its controller was the place
-            // to stop it, and denying it would only stall a rollout or a schedule, silently.
-            let owner = workload.metadata.controller();
+            // to stop it, and denying it would only stall a rollout or a schedule, silently. Only
+            // controllers whose templates probegate validates count (not custom resources).
+            let owner = workload.metadata.validated_controller();
             let mut denials = Vec::new();
             for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
                 reported.push(f);

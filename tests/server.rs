@@ -201,13 +201,14 @@ async fn denials_warnings_owners_updates_and_dry_run() {
     for (api_version, kind, owner_kind) in
         [("apps/v1", "ReplicaSet", "Deployment"), ("batch/v1", "Job", "CronJob")]
     {
+        let owner_api_version = api_version;
         let mut spec = pod["spec"].clone();
         if kind == "Job" {
             spec["restartPolicy"] = json!("Never");
         }
         let made = json!({"apiVersion": api_version, "kind": kind,
             "metadata": {"name": "api-7d9f", "namespace": "shop",
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": owner_kind, "name": "api", "uid": "u", "controller": true}]},
+                "ownerReferences": [{"apiVersion": owner_api_version, "kind": owner_kind, "name": "api", "uid": "u", "controller": true}]},
             "spec": {"selector": {}, "template": {"metadata": {}, "spec": spec}}});
         let r = h.review("/validate", &review("CREATE", &made, None, "d3b")).await.response;
         assert!(r.allowed, "{kind}: {r:?}");
@@ -220,6 +221,17 @@ async fn denials_warnings_owners_updates_and_dry_run() {
             !h.review("/validate", &review("CREATE", &bare, None, "d3c")).await.response.allowed,
             "{kind}"
         );
+    }
+    // An owner whose template probegate never saw (a custom resource, a Pod, a kind in the wrong
+    // group) does not relax the denial: rules.md §4.2, enforce for unknown owners.
+    for (api_version, owner_kind) in
+        [("argoproj.io/v1alpha1", "Rollout"), ("v1", "Pod"), ("example.com/v1", "Deployment")]
+    {
+        let owned = coupled_pod(Some(
+            json!({"apiVersion": api_version, "kind": owner_kind, "name": "x", "uid": "x", "controller": true}),
+        ));
+        let r = h.review("/validate", &review("CREATE", &owned, None, "d3d")).await.response;
+        assert!(!r.allowed, "{api_version} {owner_kind}");
     }
     // A forged owner without controller: true does not help.
     let forged =

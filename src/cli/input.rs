@@ -371,7 +371,7 @@ pub fn analyze(
                 .unwrap_or(default_namespace.into());
             let evaluation =
                 admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, configmaps);
-            let owner = if kind.is_pod() { workload.metadata.controller().cloned() } else { None };
+            let owner = if kind.is_pod() { workload.metadata.validated_controller().cloned() } else { None };
             let findings = evaluation
                 .evaluation
                 .findings

@@ -91,6 +91,9 @@ impl WorkloadKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
+    /// API version of the owner, e.g. `apps/v1`.
+    #[serde(default)]
+    pub api_version: String,
     /// Kind of the owner, e.g. `ReplicaSet`.
     #[serde(default)]
     pub kind: String,
@@ -134,6 +137,21 @@ impl ObjectMeta {
     /// The controller owner reference (`controller: true`), if any.
     pub fn controller(&self) -> Option<&OwnerReference> {
         self.owner_references.as_ref()?.iter().find(|o| o.controller == Some(true))
+    }
+
+    /// The controller owner reference when its kind is one whose pod template probegate
+    /// validates (ReplicaSet, Deployment, StatefulSet, DaemonSet, ReplicationController, Job,
+    /// CronJob): the object's template was checked at that controller's admission. An owner of
+    /// another kind (a custom resource, or a Pod) is not: rules.md §4.2, "enforce for bare Pods
+    /// and unknown owners".
+    pub fn validated_controller(&self) -> Option<&OwnerReference> {
+        let owner = self.controller()?;
+        let kind = if owner.api_version.is_empty() {
+            WorkloadKind::from_kind_name(&owner.kind)
+        } else {
+            WorkloadKind::from_api_version_kind(&owner.api_version, &owner.kind)
+        };
+        kind.filter(|k| !k.is_pod()).map(|_| owner)
     }
 
     /// The name, else the `generateName` prefix followed by `*`, else `<unnamed>`: what messages and
