@@ -187,6 +187,24 @@ fn matches_readiness_fires_when_liveness_gives_up_no_later() {
 }
 
 #[test]
+fn messages_never_carry_secrets_from_probe_commands_or_paths() {
+    // The same handler twice: the message quotes it, without the token or the password.
+    let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: '/health?access_token=tok-123&x=1', port: 8080}}\n  readinessProbe: {httpGet: {path: '/health?access_token=tok-123&x=1', port: 8080}}\n";
+    let text = message(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness);
+    assert!(text.contains("/health?access_token=***&x=1"), "{text}");
+    assert!(!text.contains("tok-123"), "{text}");
+    let spec = "containers:\n- name: m\n  image: m\n  livenessProbe: {exec: {command: [mysqladmin, --password, pw-456, ping]}}\n  readinessProbe: {exec: {command: [mysqladmin, --password, pw-456, ping]}}\n";
+    let text = message(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness);
+    assert!(text.contains("mysqladmin --password *** ping"), "{text}");
+    assert!(!text.contains("pw-456"), "{text}");
+    // A denial names the remote host but not the token in its query string.
+    let spec = "containers:\n- name: c\n  image: c\n  livenessProbe: {exec: {command: [curl, -fsS, 'http://orders.shop.svc:8080/health?token=tok-789']}}\n";
+    let text = message(&eval(&pod(spec)), RuleId::LivenessDependency);
+    assert!(text.contains("orders.shop.svc"), "{text}");
+    assert!(!text.contains("tok-789"), "{text}");
+}
+
+#[test]
 fn matches_readiness_does_not_fire_on_the_documented_pattern_or_different_handlers() {
     let cases = [
         // T16: same endpoint, liveness more tolerant (the docs' common pattern).

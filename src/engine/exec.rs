@@ -3183,8 +3183,9 @@ fn is_secret_name(n: &str) -> bool {
     .any(|k| l.contains(k))
 }
 
-/// Redact `user:password@` in URIs and `password=value` pairs inside a string.
-fn redact_secrets(s: &str) -> String {
+/// Redact `user:password@` in URIs and `password=value`, `token=value`-like pairs inside a
+/// string, for messages and logs (`https://u:***@h/x?token=***`).
+pub fn redact_secrets(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(pos) = rest.find("://") {
@@ -3207,25 +3208,43 @@ fn redact_secrets(s: &str) -> String {
     redact_kv(&out)
 }
 
-/// Redact the values of `password=...`-like pairs (conninfo strings, query strings).
+/// Redact the values of `password=...`-like pairs (conninfo strings, query strings): any
+/// `key=value` at a word or parameter boundary whose key looks secret ([`is_secret_name`]:
+/// `password`, `token`, `access_token`, `api_key`, ...).
 fn redact_kv(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
     while i < chars.len() {
-        let at_boundary = i == 0 || matches!(chars[i - 1], ' ' | '?' | '&' | ';' | '\'' | '"');
+        let at_boundary = i == 0 || matches!(chars[i - 1], ' ' | '\n' | '\t' | '?' | '&' | ';' | '\'' | '"');
         if at_boundary {
-            let tail: String = chars[i..chars.len().min(i + 16)].iter().collect();
-            let lower = tail.to_ascii_lowercase();
-            if let Some(key) = ["password=", "passwd=", "pwd="].iter().find(|k| lower.starts_with(**k)) {
-                let key_len = key.chars().count();
-                out.extend(&chars[i..i + key_len]);
-                out.push_str("***");
-                i += key_len;
-                while i < chars.len() && !matches!(chars[i], ' ' | '&' | ';' | '\'' | '"') {
-                    i += 1;
+            let mut k = i;
+            while k < chars.len()
+                && k - i < 64
+                && (chars[k].is_ascii_alphanumeric() || matches!(chars[k], '_' | '-' | '.'))
+            {
+                k += 1;
+            }
+            if k > i && chars.get(k) == Some(&'=') {
+                let key: String = chars[i..k].iter().collect();
+                if is_secret_name(&key) {
+                    out.push_str(&key);
+                    out.push_str("=***");
+                    i = k + 1;
+                    if let Some(&q) = chars.get(i).filter(|c| matches!(c, '\'' | '"')) {
+                        // A quoted value: up to and including its closing quote.
+                        i += 1;
+                        while i < chars.len() && chars[i] != q {
+                            i += 1;
+                        }
+                        i = (i + 1).min(chars.len());
+                        continue;
+                    }
+                    while i < chars.len() && !matches!(chars[i], ' ' | '\n' | '&' | ';' | '\'' | '"') {
+                        i += 1;
+                    }
+                    continue;
                 }
-                continue;
             }
         }
         out.push(chars[i]);
@@ -3234,8 +3253,9 @@ fn redact_kv(s: &str) -> String {
     out
 }
 
-/// Re-join display words, quoting where needed and redacting secrets.
-fn join_redacted(words: &[String]) -> String {
+/// Re-join display words, quoting where needed and redacting secrets (`--password X`,
+/// `-a X` of redis-cli, `user:pass@`, `token=...`).
+pub(crate) fn join_redacted(words: &[String]) -> String {
     let mysql_like = words.iter().any(|w| {
         matches!(
             basename(w),
@@ -3256,7 +3276,10 @@ fn join_redacted(words: &[String]) -> String {
     let mut prev: &str = "";
     for w in words {
         let mut r = redact_secrets(w);
+        // A whole word `--password=x` or `PGPASSWORD=x` (a script's text is left to the
+        // pair-by-pair redaction above).
         if let Some((n, _)) = w.split_once('=')
+            && !w.contains(char::is_whitespace)
             && is_secret_name(n)
             && (is_ident(n) || n.starts_with('-') || n.contains('.'))
         {

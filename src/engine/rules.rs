@@ -323,12 +323,15 @@ pub(crate) fn failure_window_seconds(p: &Probe) -> i64 {
 
 fn describe_handler(h: &Handler) -> String {
     match h {
-        Handler::Http { path, port, .. } => format!("GET {path} on port {}", describe_port(port)),
+        Handler::Http { path, port, .. } => {
+            format!("GET {} on port {}", exec::redact_secrets(path), describe_port(port))
+        }
         Handler::Tcp { port, .. } => format!("TCP connect to port {}", describe_port(port)),
         Handler::Grpc { port, service } if service.is_empty() => format!("gRPC health on port {port}"),
         Handler::Grpc { port, service } => format!("gRPC health of {service:?} on port {port}"),
         Handler::Exec(argv) => {
-            let mut s = argv.join(" ");
+            // One line: a script's newlines and indentation become single spaces.
+            let mut s = exec::join_redacted(argv).split_whitespace().collect::<Vec<_>>().join(" ");
             if s.chars().count() > 48 {
                 s = s.chars().take(45).collect::<String>() + "...";
             }
