@@ -170,8 +170,57 @@ pub fn router(state: Arc<AppState>) -> Router {
             error_response(StatusCode::NOT_FOUND, "no such endpoint: use POST /validate or POST /mutate")
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(refuse_declared_oversize))
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT))
+        .layer(axum::middleware::map_response(json_errors))
         .with_state(state)
+}
+
+/// 413 at once for a body whose `Content-Length` is over [`MAX_BODY_BYTES`], before any of it is
+/// read (otherwise a client that declares a huge body and sends none waits for the timeout).
+async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
+    }
+    next.run(request).await
+}
+
+fn too_large_message() -> String {
+    format!("the body is over {} MiB, the largest AdmissionReview accepted", MAX_BODY_BYTES / (1024 * 1024))
+}
+
+/// The framework's own error answers (405, 408, 413 in plain text or empty) as the same JSON
+/// `{"error", "status"}` body as every other error.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            "method not allowed: use POST /validate or POST /mutate".to_string()
+        }
+        StatusCode::REQUEST_TIMEOUT => {
+            format!("the request was not read and answered within {} s", REQUEST_TIMEOUT.as_secs())
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => too_large_message(),
+        _ => return response,
+    };
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let mut answer = error_response(status, &message);
+    if let Some(allow) = allow {
+        answer.headers_mut().insert(header::ALLOW, allow);
+    }
+    answer
 }
 
 /// The plain-HTTP admin router (`--admin-addr`): `/metrics`, `/healthz`, `/readyz`, `/policy`.

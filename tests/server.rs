@@ -16,6 +16,8 @@ struct Harness {
     client: reqwest::Client,
     h1: reqwest::Client,
     running: server::RunningServer,
+    /// The CA (PEM) that signed the server's certificate.
+    ca: String,
 }
 
 async fn start(policy: Policy) -> Harness {
@@ -25,6 +27,7 @@ async fn start(policy: Policy) -> Harness {
         client: https_client(&[&ca], false),
         h1: https_client(&[&ca], true),
         running,
+        ca,
     }
 }
 
@@ -452,4 +455,81 @@ async fn hardening_secrets_mirror_pods_ratchet_and_missing_objects() {
     assert!(h.review("/validate", &weird).await.response.allowed);
     let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(!metrics.contains("Weird") && metrics.contains("kind=\"other\""), "{metrics}");
+}
+
+/// Writes `request` over a raw TLS connection (HTTP/1.1, as written: a client that declares a body
+/// it never sends) and returns what the server answers, up to its closing or 10 s.
+fn raw_https_exchange(addr: SocketAddr, ca_pem: &str, request: &str) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use std::io::{Read, Write};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    tls.write_all(request.as_bytes()).unwrap();
+    tls.flush().unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tls.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                answer.extend_from_slice(&buf[..n]);
+                if String::from_utf8_lossy(&answer).contains("\"status\"") {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_before_it_is_read() {
+    let h = start(Policy::default()).await;
+    // Wrong method: 405 with the JSON error body and the Allow header.
+    let r = h.client.get(h.url("/validate")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    assert!(r.headers().get("allow").is_some_and(|v| v.to_str().unwrap().contains("POST")));
+    let v: Value = r.json().await.expect("a JSON body");
+    assert_eq!(v["status"], 405);
+    assert!(v["error"].as_str().unwrap().contains("POST /validate"), "{v}");
+    // A body over the limit: the same JSON shape.
+    let r = h
+        .client
+        .post(h.url("/mutate"))
+        .header("content-type", "application/json")
+        .body(vec![b' '; server::MAX_BODY_BYTES + 1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let v: Value = r.json().await.expect("a JSON body");
+    assert!(v["error"].as_str().unwrap().contains("4 MiB"), "{v}");
+    // A client that declares 10 MB and sends one byte: 413 at once (waiting for the body would
+    // end in the request timeout's 408).
+    let (addr, ca) = (h.addr, h.ca.clone());
+    let answer = tokio::task::spawn_blocking(move || {
+        raw_https_exchange(
+            addr,
+            &ca,
+            "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n{",
+        )
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer}");
+    h.healthy().await;
 }
