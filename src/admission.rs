@@ -217,6 +217,42 @@ pub enum ReviewError {
     /// The object is not a valid instance of its kind.
     #[error("{0}")]
     Object(#[from] WorkloadError),
+    /// The body holds more JSON objects and arrays than [`MAX_JSON_CONTAINERS`].
+    #[error(
+        "the AdmissionReview holds more than {MAX_JSON_CONTAINERS} JSON objects and arrays; no real Pod does, and parsing it would take far more memory than its bytes"
+    )]
+    TooManyValues,
+}
+
+/// Most JSON objects and arrays accepted in one AdmissionReview body: 100,000. Typed parsing
+/// costs a few hundred bytes per object (an empty `env` entry becomes a full `EnvVar`), so a body
+/// of millions of `{}` would take gigabytes; a real Pod (even 50 containers with 200 env entries
+/// each, twice in an UPDATE) stays well under this. Counted in one pass before parsing.
+pub const MAX_JSON_CONTAINERS: usize = 100_000;
+
+/// Counts `{` and `[` outside strings, stopping once over `limit`. Linear, no allocation; the
+/// body's validity is left to the JSON parser.
+fn json_containers_over(body: &[u8], limit: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b'{' || b == b'[' {
+            count += 1;
+            if count > limit {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// What happened, for logs and metrics. Holds names and rule ids only, never object content.
@@ -273,8 +309,11 @@ pub struct Decision {
 ///
 /// # Errors
 /// [`ReviewError`] for non-JSON, a non-AdmissionReview shape, another API version, no request or
-/// no uid.
+/// no uid, or more than [`MAX_JSON_CONTAINERS`] objects and arrays.
 pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
+    if json_containers_over(body, MAX_JSON_CONTAINERS) {
+        return Err(ReviewError::TooManyValues);
+    }
     let review: AdmissionReviewRequest =
         serde_json::from_slice(body).map_err(|e| ReviewError::Malformed(describe_json_error(&e)))?;
     let api_version = review.api_version.unwrap_or_default();
@@ -688,6 +727,17 @@ fn truncate_chars(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_containers_are_counted_outside_strings_only() {
+        assert!(!json_containers_over(br#"{"a": [1, {"b": 2}]}"#, 3));
+        assert!(json_containers_over(br#"{"a": [1, {"b": 2}]}"#, 2));
+        // Braces inside strings (a last-applied-configuration annotation), escaped quotes too.
+        let s = format!(r#"{{"note": "{}\" {{ ["}}"#, "{[".repeat(1000));
+        assert!(!json_containers_over(s.as_bytes(), 1), "{s}");
+        let many = format!("[{}]", vec!["{}"; MAX_JSON_CONTAINERS].join(","));
+        assert!(matches!(parse_review(many.as_bytes()), Err(ReviewError::TooManyValues)));
+    }
 
     #[test]
     fn warnings_are_bounded() {

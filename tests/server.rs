@@ -307,6 +307,9 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     not_a_pod["request"]["object"]["spec"]["containers"] = json!("nope");
     let mut no_spec = review("CREATE", &pod, None, "x");
     no_spec["request"]["object"].as_object_mut().unwrap().remove("spec");
+    // 3 bytes of body per entry, a few hundred bytes each once parsed: refused before parsing.
+    let mut env_bomb = review("CREATE", &pod, None, "x");
+    env_bomb["request"]["object"]["spec"]["containers"][0]["env"] = json!(vec![json!({}); 1_000_000]);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("not JSON", b"{{{ not json".to_vec(), "invalid JSON"),
         ("empty body", Vec::new(), "empty"),
@@ -321,6 +324,7 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
         ("v1beta1", serde_json::to_vec(&beta).unwrap(), "admission.k8s.io/v1"),
         ("invalid Pod", serde_json::to_vec(&not_a_pod).unwrap(), "not a valid Pod"),
         ("Pod without spec", serde_json::to_vec(&no_spec).unwrap(), "no pod spec"),
+        ("a million empty env entries", serde_json::to_vec(&env_bomb).unwrap(), "JSON objects and arrays"),
     ];
     for (what, body, expect) in cases {
         for path in ["/validate", "/mutate"] {
