@@ -728,8 +728,21 @@ impl LabelSelectorSpec {
             })
     }
 
-    /// Why no Namespace can ever match, if that is so.
+    /// Why no Namespace can ever match, if that is so (an invalid label key or value, an
+    /// operator without its values, requirements that exclude each other).
     fn contradiction(&self) -> Option<String> {
+        let keys = self.match_labels.keys().chain(self.match_expressions.iter().map(|e| &e.key));
+        for key in keys {
+            if let Some(why) = label_key_problem(key) {
+                return Some(format!("label key {key:?} {why}"));
+            }
+        }
+        let values = self.match_labels.values().chain(self.match_expressions.iter().flat_map(|e| &e.values));
+        for value in values {
+            if let Some(why) = label_value_problem(value) {
+                return Some(format!("label value {value:?} {why}"));
+            }
+        }
         for e in &self.match_expressions {
             let needs_values = matches!(e.operator, SelectorOperator::In | SelectorOperator::NotIn);
             if needs_values && e.values.is_empty() {
@@ -757,6 +770,56 @@ impl LabelSelectorSpec {
         }
         None
     }
+}
+
+/// Why `name` is not a label name (the part after any `prefix/`): at most 63 characters,
+/// alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric (Kubernetes docs, "Labels and
+/// Selectors", syntax and character set).
+fn label_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("has an empty name");
+    }
+    if name.len() > 63 {
+        return Some("has a name over 63 characters");
+    }
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if !name.chars().all(ok_char) {
+        return Some("may only hold letters, digits, '-', '_' and '.'");
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        || !name.ends_with(|c: char| c.is_ascii_alphanumeric())
+    {
+        return Some("must start and end with a letter or digit");
+    }
+    None
+}
+
+/// Why `key` is not a label key: an optional DNS subdomain prefix (at most 253 characters,
+/// lowercase) and `/`, then a label name.
+fn label_key_problem(key: &str) -> Option<&'static str> {
+    match key.split_once('/') {
+        Some((prefix, name)) => {
+            let prefix_ok = !prefix.is_empty()
+                && prefix.len() <= 253
+                && prefix.split('.').all(|part| {
+                    !part.is_empty()
+                        && part.len() <= 63
+                        && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                        && !part.starts_with('-')
+                        && !part.ends_with('-')
+                });
+            if !prefix_ok {
+                return Some("has a prefix that is not a lowercase DNS subdomain");
+            }
+            label_name_problem(name)
+        }
+        None => label_name_problem(key),
+    }
+}
+
+/// Why `value` is not a label value: empty, or a label name.
+fn label_value_problem(value: &str) -> Option<&'static str> {
+    if value.is_empty() { None } else { label_name_problem(value) }
 }
 
 /// One entry of `overrides:` as written.

@@ -123,6 +123,21 @@ fn invalid_overrides_are_errors_with_locations() {
             "budget",
             6,
         ),
+        (
+            "overrides:\n  - name: x\n    namespaceSelector: {matchLabels: {\"team name\": a}}\n",
+            "label key \"team name\" may only hold",
+            4,
+        ),
+        (
+            "overrides:\n  - name: x\n    namespaceSelector: {matchLabels: {Probegate.dev/tier: a}}\n",
+            "not a lowercase DNS subdomain",
+            4,
+        ),
+        (
+            "overrides:\n  - name: x\n    namespaceSelector: {matchExpressions: [{key: tier, operator: In, values: [\"-legacy\"]}]}\n",
+            "label value \"-legacy\" must start and end",
+            4,
+        ),
         ("exemptions:\n  annotationRules: [startup-probes]\n", "startup-probes", 4),
         ("exemptions:\n  containerz: [a]\n", "containerz", 4),
     ];
