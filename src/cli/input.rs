@@ -130,19 +130,27 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<InputError>) {
     }
 }
 
-/// Reads an input as UTF-8 text.
+/// Largest input read, in bytes: 256 MiB. The rendered manifests of a whole platform are a few
+/// MiB; the limit turns `/dev/zero` or a runaway generator into an error instead of exhausted
+/// memory.
+pub const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads an input as UTF-8 text, at most [`MAX_INPUT_BYTES`].
 ///
 /// # Errors
-/// A message naming the problem (not found, permission, not UTF-8).
+/// A message naming the problem (not found, permission, too large, not UTF-8).
 pub fn read(input: &Input, stdin: &mut dyn Read) -> Result<String, String> {
-    let bytes = match input {
-        Input::File(p) => std::fs::read(p).map_err(|e| format!("cannot read: {e}"))?,
-        Input::Stdin => {
-            let mut b = Vec::new();
-            stdin.read_to_end(&mut b).map_err(|e| format!("cannot read: {e}"))?;
-            b
+    let mut bytes = Vec::new();
+    let read = match input {
+        Input::File(p) => {
+            std::fs::File::open(p).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
         }
+        Input::Stdin => stdin.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes),
     };
+    read.map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!("over {} MiB; split the input", MAX_INPUT_BYTES / (1024 * 1024)));
+    }
     String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
 }
 
@@ -465,7 +473,14 @@ pub fn analyze_all(
 
 #[cfg(test)]
 mod tests {
-    use super::redact_values;
+    use super::{Input, read, redact_values};
+
+    #[test]
+    fn endless_input_is_an_error_not_exhausted_memory() {
+        let e = read(&Input::Stdin, &mut std::io::repeat(b'a')).unwrap_err();
+        assert!(e.contains("over 256 MiB"), "{e}");
+        assert_eq!(read(&Input::Stdin, &mut "kind: Pod\n".as_bytes()).unwrap(), "kind: Pod\n");
+    }
 
     #[test]
     fn values_are_redacted_names_kept() {
