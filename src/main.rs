@@ -342,6 +342,12 @@ fn serve(args: ServeArgs) -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
+            // A second `serve` on a port in use must fail before it replaces the CA file that
+            // clients of the first one trust.
+            if let Err(e) = std::net::TcpListener::bind(args.addr) {
+                eprintln!("probegate: cannot listen on {}: {e}", args.addr);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
             let path = args.write_ca.clone().unwrap_or_else(tls::default_ca_path);
             if let Err(e) = std::fs::write(&path, &generated.ca_pem) {
                 eprintln!("probegate: cannot write the CA certificate to {}: {e}", path.display());

@@ -207,3 +207,19 @@ async fn sigterm_drains_readiness_first_and_exits_zero() {
     assert!(ready_off < Duration::from_secs(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_second_serve_on_a_busy_port_fails_without_replacing_the_ca_file() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, "the CA the first server's clients trust").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["serve", "--addr", &busy.local_addr().unwrap().to_string(), "--write-ca"])
+        .arg(&ca)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"));
+    assert_eq!(std::fs::read_to_string(&ca).unwrap(), "the CA the first server's clients trust");
+}
