@@ -779,3 +779,23 @@ fn explain_reads_liveness_scripts_from_configmaps_in_the_same_input() {
     assert!(replicas.contains("dependency checked by liveness"), "{out}");
     assert!(replicas.contains("as fixed:   dependency checked by readiness only: 0 restarts"), "{out}");
 }
+
+#[test]
+fn fix_in_place_through_a_symlink_rewrites_the_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("pod.yaml");
+    std::fs::copy(
+        root().join("tests/fixtures/corpus/pod-k8sdocs-tcp-liveness-readiness-identical.yaml"),
+        &target,
+    )
+    .unwrap();
+    let link = dir.path().join("link.yaml");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let before = std::fs::read_to_string(&target).unwrap();
+    let o = lib(&["fix", "--in-place", link.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    let after = std::fs::read_to_string(&target).unwrap();
+    assert_ne!(before, after, "the file it points to was fixed");
+    assert!(after.contains("preStop"), "{after}");
+}

@@ -561,8 +561,11 @@ pub fn write_diff(name: &str, old: &str, new: &str, out: &mut dyn Write) -> std:
 }
 
 /// Replaces a file's content through a temporary file in the same directory and a rename, keeping
-/// its permissions.
+/// its permissions. A symlink is followed: the file it points to is rewritten and the link stays
+/// a link (as `sed -i --follow-symlinks` does).
 fn write_in_place(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let resolved = std::fs::canonicalize(path)?;
+    let path = resolved.as_path();
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.probegate-fix-{}", std::process::id()));
