@@ -893,9 +893,11 @@ impl Ctx<'_> {
         let chars: Vec<char> = word.chars().collect();
         // The matching `}` of every `{`, found once (a stack), so that a word full of unclosed
         // `${` is read in linear time rather than rescanned to its end at each one.
-        let mut close_of: Vec<Option<usize>> = vec![None; chars.len()];
+        // (Most words have no `{`: nothing is allocated for them.)
+        let braces = chars.contains(&'{');
+        let mut close_of: Vec<Option<usize>> = if braces { vec![None; chars.len()] } else { Vec::new() };
         let mut open = Vec::new();
-        for (k, ch) in chars.iter().enumerate() {
+        for (k, ch) in chars.iter().enumerate().filter(|_| braces) {
             match ch {
                 '{' => open.push(k),
                 '}' => {
@@ -924,7 +926,7 @@ impl Ctx<'_> {
             let quoted = force_quoted || c == QDOLLAR;
             match chars.get(i + 1) {
                 Some('{') => {
-                    let Some(close) = close_of[i + 1] else {
+                    let Some(close) = close_of.get(i + 1).copied().flatten() else {
                         out.push('$');
                         i += 1;
                         continue;
