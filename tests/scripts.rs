@@ -411,16 +411,58 @@ fn scripts_over_the_length_limit_are_reported_not_analysed_and_never_denied() {
     allowed(&e);
     assert_eq!(e.evaluation.unresolved.len(), 1, "{:?}", e.evaluation.unresolved);
     assert!(
-        e.evaluation.unresolved[0].reason.contains("200000-byte script"),
+        e.evaluation.unresolved[0].reason.contains("bytes probegate analyses"),
         "{:?}",
         e.evaluation.unresolved
     );
     // A dependency inside a long script is not denied on a guess either.
     let padded = format!("{}pg_isready -h orders-db.prod.svc", ": filler\n".repeat(2_000));
-    allowed(&eval_in(&policy, &pod(padded), &NoConfigMaps));
+    let e = eval_in(&policy, &pod(padded), &NoConfigMaps);
+    allowed(&e);
+    assert!(e.evaluation.unresolved[0].reason.contains("18032-byte script"), "{:?}", e.evaluation.unresolved);
     // Just under the limit, the same script is analysed and denied.
     let short = format!("{}pg_isready -h orders-db.prod.svc", ": filler\n".repeat(1_500));
     assert!(short.len() <= probegate::engine::exec::MAX_SCRIPT_BYTES);
     let text = denied(&eval_in(&policy, &pod(short), &NoConfigMaps));
+    assert!(text.contains("orders-db.prod.svc"), "{text}");
+}
+
+#[test]
+fn expansions_that_multiply_are_bounded_reported_and_never_denied() {
+    let policy = Policy::default();
+    let pod = |command: Vec<String>, env: Value| -> Value {
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+            "spec": {"containers": [{"name": "c", "image": "x", "env": env,
+                "livenessProbe": {"exec": {"command": command}}}]}})
+    };
+    let sh = |script: String| vec!["sh".to_string(), "-c".to_string(), script];
+    let expect_noted = |e: &ObjectEvaluation, what: &str| {
+        allowed(e);
+        assert_eq!(e.evaluation.unresolved.len(), 1, "{what}: {:?}", e.evaluation.unresolved);
+        assert!(
+            e.evaluation.unresolved[0].reason.contains("probegate analyses"),
+            "{what}: {:?}",
+            e.evaluation.unresolved
+        );
+    };
+    // Shell variables: 4 KB of script that would expand to 120 MB.
+    let script = format!("A={}\nB={}\nC={}\ncurl $C\n", "a".repeat(3000), "$A".repeat(200), "$B".repeat(200));
+    let e = eval_in(&policy, &pod(sh(script), serde_json::json!([])), &NoConfigMaps);
+    expect_noted(&e, "shell variables");
+    // kubelet $(VAR) references in env values, multiplied by the command.
+    let mut env = vec![serde_json::json!({"name": "V0", "value": "x y ".repeat(25)})];
+    for i in 1..4 {
+        env.push(serde_json::json!({"name": format!("V{i}"), "value": format!("$(V{}) ", i - 1).repeat(40)}));
+    }
+    let e = eval_in(&policy, &pod(sh("$(V3) ".repeat(40)), Value::from(env)), &NoConfigMaps);
+    expect_noted(&e, "kubelet references");
+    // A command of tens of thousands of arguments.
+    let mut argv = sh("curl $1 $2 $@".into());
+    argv.extend(std::iter::repeat_n("orders-db.prod.svc".to_string(), 20_000));
+    let e = eval_in(&policy, &pod(argv, serde_json::json!([])), &NoConfigMaps);
+    expect_noted(&e, "long argv");
+    // Ordinary variable use is untouched: the same shape, small, is analysed and denied.
+    let script = "A=orders-db.prod.svc\nB=$A\nC=$B\npg_isready -h $C\n".to_string();
+    let text = denied(&eval_in(&policy, &pod(sh(script), serde_json::json!([])), &NoConfigMaps));
     assert!(text.contains("orders-db.prod.svc"), "{text}");
 }

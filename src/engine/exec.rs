@@ -191,6 +191,12 @@ const MAX_DEPTH: usize = 8;
 /// Longest shell script analysed, in bytes (real probe scripts are a few hundred bytes; the
 /// analysis of pathological text grows faster than linearly, so the limit bounds its time).
 pub const MAX_SCRIPT_BYTES: usize = 16 * 1024;
+/// Most text, in bytes, that variable expansion may produce in one analysis (kubelet `$(VAR)`,
+/// shell `$VAR` and their rendering). A few kilobytes of `B=$A$A...; C=$B$B...` expand to
+/// gigabytes; past this budget the analysis stops and the command is reported as not analysed.
+pub const MAX_EXPANSION_BYTES: usize = 1024 * 1024;
+/// Longest exec command analysed, in bytes over all its arguments.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Maximum number of wrapper layers unwrapped in one simple command.
 const MAX_UNWRAP: usize = 32;
 /// Maximum nesting of script files (a script running or sourcing another).
@@ -264,6 +270,10 @@ struct Ctx<'e> {
     unresolved: Vec<UnresolvedScript>,
     /// The length of a script too long to analyse, when one was met.
     too_long: Option<usize>,
+    /// Bytes produced by expansions so far (see [`MAX_EXPANSION_BYTES`]).
+    expanded: std::cell::Cell<usize>,
+    /// The expansion budget ran out: the analysis stops and finds nothing.
+    over_budget: std::cell::Cell<bool>,
 }
 
 impl<'e> Ctx<'e> {
@@ -281,7 +291,19 @@ impl<'e> Ctx<'e> {
             files_read: 0,
             unresolved: Vec::new(),
             too_long: None,
+            expanded: std::cell::Cell::new(0),
+            over_budget: std::cell::Cell::new(false),
         }
+    }
+
+    /// Counts `n` bytes of expanded text; false once the budget is spent.
+    fn spend(&self, n: usize) -> bool {
+        let total = self.expanded.get().saturating_add(n);
+        self.expanded.set(total);
+        if total > MAX_EXPANSION_BYTES {
+            self.over_budget.set(true);
+        }
+        !self.over_budget.get()
     }
 
     /// Allocate a marker character for a reference.
@@ -386,8 +408,12 @@ impl Ctx<'_> {
     /// when they contain shell syntax), Pod-identity fieldRefs become self markers, values
     /// unknown at admission become `Unresolved` markers.
     fn kubelet_expand(&mut self, arg: &str, depth: usize) -> String {
+        if self.over_budget.get() {
+            return String::new();
+        }
         let mut lookup = |name: &str| -> Option<String> { self.kubelet_var(name, depth) };
-        kubelet_expand_with(arg, &mut lookup)
+        let out = kubelet_expand_with(arg, &mut lookup);
+        if self.spend(out.len()) { out } else { String::new() }
     }
 
     fn kubelet_var(&mut self, name: &str, depth: usize) -> Option<String> {
@@ -890,6 +916,9 @@ impl Ctx<'_> {
     }
 
     fn resolve_text(&mut self, word: &str, depth: usize, force_quoted: bool) -> (String, bool) {
+        if self.over_budget.get() {
+            return (String::new(), false);
+        }
         let chars: Vec<char> = word.chars().collect();
         // The matching `}` of every `{`, found once (a stack), so that a word full of unclosed
         // `${` is read in linear time rather than rescanned to its end at each one.
@@ -975,6 +1004,9 @@ impl Ctx<'_> {
                     i += 1;
                 }
             }
+        }
+        if !self.spend(out.len()) {
+            return (String::new(), false);
         }
         (out, split)
     }
@@ -1078,15 +1110,22 @@ impl Ctx<'_> {
         out
     }
 
-    /// Replace `Lit` markers by their values (recursively, bounded), keeping the others.
+    /// Replace `Lit` markers by their values (recursively, bounded by depth and by the
+    /// expansion budget), keeping the others.
     fn render_lit(&self, s: &str) -> String {
         let mut cur = s.to_string();
         for _ in 0..MAX_DEPTH {
+            if self.over_budget.get() {
+                break;
+            }
             let mut changed = false;
             let mut out = String::with_capacity(cur.len());
             for c in cur.chars() {
                 match self.ref_of(c) {
                     Some(Ref { kind: RefKind::Lit(v), .. }) => {
+                        if !self.spend(v.len()) {
+                            break;
+                        }
                         out.push_str(v);
                         changed = true;
                     }
@@ -1559,7 +1598,7 @@ fn runs_as_shell(path: &str, text: &str) -> bool {
 impl Ctx<'_> {
     /// Analyse a `-c` script: each simple command in turn.
     fn analyze_script(&mut self, script: &str, depth: usize) -> Option<Dependency> {
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || self.over_budget.get() {
             return None;
         }
         if script.len() > MAX_SCRIPT_BYTES {
@@ -1631,6 +1670,9 @@ impl Ctx<'_> {
         prefix_disp: &[String],
         depth: usize,
     ) -> Option<Dependency> {
+        if self.over_budget.get() {
+            return None;
+        }
         let mut i = 0;
         for _ in 0..MAX_UNWRAP {
             let first = self.render_lit(args.get(i)?);
@@ -3333,6 +3375,12 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
     analyze(argv, env, &Options::default()).dependency
 }
 
+/// A command as notes show it: redacted, on one line, at most 60 characters.
+fn one_line_excerpt(argv: &[String]) -> String {
+    let text = redact_secrets(&argv.join(" "));
+    truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), 60)
+}
+
 /// Analyse an exec probe's argv in the container's environment, with known commands and the
 /// script files the command runs: the first dependency found, and the scripts that could not be
 /// read on the way.
@@ -3340,6 +3388,18 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     let mut ctx = Ctx::new(env);
     ctx.known = &options.known_commands;
     ctx.files = options.files;
+    let command_bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
+    if command_bytes > MAX_COMMAND_BYTES {
+        let shown = one_line_excerpt(&argv[..argv.len().min(8)]);
+        ctx.note_unresolved(
+            &shown,
+            format!(
+                "a {command_bytes}-byte command ({} arguments) is over the {MAX_COMMAND_BYTES} bytes probegate analyses",
+                argv.len()
+            ),
+        );
+        return Outcome { dependency: None, unresolved: ctx.unresolved };
+    }
     let args: Vec<String> = argv
         .iter()
         .map(|a| {
@@ -3347,13 +3407,22 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
             ctx.kubelet_expand(&a, 0)
         })
         .collect();
-    let dependency = ctx.analyze_args(&args, Vec::new(), &[], 0);
-    if dependency.is_none()
+    let mut dependency = ctx.analyze_args(&args, Vec::new(), &[], 0);
+    // Not analysed is not a finding (never deny on a guess): it is reported like a script that
+    // could not be read.
+    let shown = || one_line_excerpt(argv);
+    if ctx.over_budget.get() {
+        // Text cut short by the budget could read as anything: nothing found counts.
+        dependency = None;
+        let shown = shown();
+        ctx.note_unresolved(
+            &shown,
+            format!("its variables expand past the {MAX_EXPANSION_BYTES} bytes probegate analyses"),
+        );
+    } else if dependency.is_none()
         && let Some(len) = ctx.too_long
     {
-        // Not analysed is not a finding (never deny on a guess): it is reported like a script
-        // that could not be read.
-        let shown = redact_secrets(&truncate_chars(&argv.join(" "), 60));
+        let shown = shown();
         ctx.note_unresolved(
             &shown,
             format!("a {len}-byte script is over the {MAX_SCRIPT_BYTES} bytes probegate analyses"),
