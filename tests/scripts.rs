@@ -466,3 +466,82 @@ fn expansions_that_multiply_are_bounded_reported_and_never_denied() {
     let text = denied(&eval_in(&policy, &pod(sh(script), serde_json::json!([])), &NoConfigMaps));
     assert!(text.contains("orders-db.prod.svc"), "{text}");
 }
+
+/// Commands with credentials in them (from a break-it pass): no message, warning or note may
+/// quote the credential, whether the command is denied (remote) or only warned about (the same
+/// handler for liveness and readiness).
+#[test]
+fn credentials_in_probe_commands_never_reach_messages() {
+    let cases: &[&[&str]] = &[
+        &[r#"sh"#, r#"-c"#, r#"curl --oauth2-bearer S3CR3T1 http://api.other.svc/health"#],
+        &[r#"sh"#, r#"-c"#, r#"curl --user=admin:S3CR3T2 http://api.other.svc/health"#],
+        &[r#"sh"#, r#"-c"#, r#"curl -uadmin:S3CR3T3 http://api.other.svc/health"#],
+        &[r#"sh"#, r#"-c"#, r#"mongosh --host db.svc -u admin -p S3CR3T4 --eval 1"#],
+        &[r#"sh"#, r#"-c"#, r#"cqlsh -u cassandra -p S3CR3T5 cass.svc"#],
+        &[r#"sh"#, r#"-c"#, r#"curl -H 'X-Vault-Token: S3CR3T6' http://vault.svc:8200/v1/sys/health"#],
+        &[r#"sh"#, r#"-c"#, r#"curl -H 'PRIVATE-TOKEN: S3CR3T7' http://gitlab.svc/api"#],
+        &[r#"sh"#, r#"-c"#, r#"curl 'http://api.svc/health?key=S3CR3T8&sig=S3CR3T8b'"#],
+        &[r#"sh"#, r#"-c"#, r#"redis-cli -h redis.svc --askpass <<< S3CR3T9"#],
+        &[r#"sh"#, r#"-c"#, r#"redis-cli -h redis.svc AUTH S3CR3T10"#],
+        &[r#"sh"#, r#"-c"#, r#"psql 'host=db.svc password=S3CR3T11' -c 'select 1'"#],
+        &[r#"sh"#, r#"-c"#, r#"mysqladmin ping -h db.svc --password S3CR3T12"#],
+        &[r#"sh"#, r#"-c"#, r#"mysql -h db.svc -pS3CR3T13 -e 'select 1'"#],
+        &[r#"sh"#, r#"-c"#, r#"PGPASSWORD=S3CR3T14 pg_isready -h db.svc"#],
+        &[r#"sh"#, r#"-c"#, r#"curl http://admin:S3CR3T15@api.svc/"#],
+        &[r#"sh"#, r#"-c"#, r#"curl -H 'Authorization:Bearer S3CR3T16' http://api.svc/"#],
+        &[r#"sh"#, r#"-c"#, r#"wget --header='Authorization: Bearer S3CR3T17' -qO- http://api.svc/"#],
+        &[r#"sh"#, r#"-c"#, r#"wget --http-password=S3CR3T18 --http-user=a -qO- http://api.svc/"#],
+        &[r#"sh"#, r#"-c"#, r#"rabbitmqctl -n rabbit@mq.svc --erlang-cookie S3CR3T19 status"#],
+        &[r#"sh"#, r#"-c"#, r#"curl -d 'client_secret=S3CR3T21' http://auth.svc/token"#],
+        &[r#"sh"#, r#"-c"#, r#"curl http://api.svc/ -H "Cookie: session=S3CR3T22""#],
+        &[r#"sh"#, r#"-c"#, r#"export DB_PASS=S3CR3T23; mysqladmin ping -h db.svc -p$DB_PASS"#],
+        &[r#"curl"#, r#"-H"#, r#"Authorization: Bearer S3CR3T24"#, r#"http://api.svc/"#],
+        &[r#"sh"#, r#"-c"#, r#"mysqladmin -h db.svc -u root --password=S3CR3T25 ping"#],
+        &[r#"sh"#, r#"-c"#, r#"redis-cli -h redis.svc -aS3CR3T26 ping"#],
+        &[r#"sh"#, r#"-c"#, r#"redis-cli -u redis://default:S3CR3T27@redis.svc:6379 ping"#],
+        &[r#"sh"#, r#"-c"#, r#"mongosh mongodb://u:S3CR3T28@db.svc/admin --eval 1"#],
+        &[
+            r#"sh"#,
+            r#"-c"#,
+            r#"kafka-topics.sh --bootstrap-server kafka.svc:9092 --command-config /x --list # S3CR3T29"#,
+        ],
+        &[r#"sh"#, r#"-c"#, r#"vault status -address=http://vault.svc -token=S3CR3T30"#],
+        &[r#"sh"#, r#"-c"#, r#"curl -s http://api.svc/ --proxy-user u:S3CR3T31 "#],
+        &[r#"sh"#, r#"-c"#, r#"curl -s "http://api.svc/?access_token=S3CR3T32""#],
+        &[r#"sh"#, r#"-c"#, r#"curl -s http://api.svc/ -H"Authorization: Bearer S3CR3T33""#],
+        &[r#"sh"#, r#"-c"#, r#"curl -s http://api.svc/ --header="Authorization: Bearer S3CR3T34""#],
+        &[r#"sh"#, r#"-c"#, r#"grpc_health_probe -addr=grpc.svc:50051 -rpc-header=authorization:S3CR3T35"#],
+        &[
+            r#"sh"#,
+            r#"-c"#,
+            r#"etcdctl --endpoints=http://etcd.svc:2379 --password=S3CR3T36 endpoint health"#,
+        ],
+        &[
+            r#"sh"#,
+            r#"-c"#,
+            r#"etcdctl --endpoints=http://etcd.svc:2379 --user=root:S3CR3T37 endpoint health"#,
+        ],
+        &[r#"sh"#, r#"-c"#, r#"pg_isready -d 'postgresql://u:S3CR3T38@db.svc/x'"#],
+        &[r#"sh"#, r#"-c"#, r#"psql postgres://u:pS3CR3T39@@db.svc/x -c 1"#],
+        &[r#"sh"#, r#"-c"#, r#"psql 'postgres://u:S3CR3T40@db.svc/x?sslpassword=S3CR3T40b'"#],
+    ];
+    let policy = Policy::default();
+    let mut leaks = Vec::new();
+    for argv in cases {
+        let handler = serde_json::json!({"exec": {"command": argv}});
+        for readiness in [false, true] {
+            let mut container = serde_json::json!({"name": "c", "image": "x", "livenessProbe": handler});
+            if readiness {
+                container["readinessProbe"] = handler.clone();
+            }
+            let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+                "spec": {"containers": [container]}});
+            let e = eval_in(&policy, &pod, &NoConfigMaps);
+            let mut shown: Vec<String> = e.evaluation.findings.iter().map(|f| f.describe()).collect();
+            shown.extend(e.evaluation.unresolved.iter().map(|u| format!("{} {}", u.script, u.reason)));
+            leaks
+                .extend(shown.into_iter().filter(|t| t.contains("S3CR3T")).map(|t| format!("{argv:?}: {t}")));
+        }
+    }
+    assert!(leaks.is_empty(), "{} leaks:\n{}", leaks.len(), leaks.join("\n"));
+}

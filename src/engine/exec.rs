@@ -3222,9 +3222,28 @@ fn is_secret_name(n: &str) -> bool {
         "access_key",
         "access-key",
         "private",
+        "bearer",
+        "cookie",
+        "session",
     ]
     .iter()
     .any(|k| l.contains(k))
+        || matches!(l.as_str(), "key" | "sig" | "signature")
+}
+
+/// Is `n` a plain option or variable name (`--password`, `PGPASSWORD`, `db.password`), not a URL
+/// or other text that happens to hold `=`?
+fn is_plain_name(n: &str) -> bool {
+    !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `Name: value` of an HTTP header with a credential (`Authorization`, `X-Vault-Token`,
+/// `PRIVATE-TOKEN`, `Cookie`, ...), value redacted; `None` for other headers.
+fn redact_header(h: &str) -> Option<String> {
+    let (name, _) = h.split_once(':')?;
+    let lower = name.trim().to_ascii_lowercase();
+    let secret = is_secret_name(&lower) || ["authorization", "x-api-key"].iter().any(|k| lower == *k);
+    secret.then(|| format!("{}: ***", name.trim()))
 }
 
 /// Redact `user:password@` in URIs and `password=value`, `token=value`-like pairs inside a
@@ -3316,39 +3335,54 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         )
     });
     let redis_like = words.iter().any(|w| matches!(basename(w), "redis-cli" | "valkey-cli" | "keydb-cli"));
+    // Clients whose `-p` is the password (not the port, as for pg_isready or redis-cli).
+    let p_is_password =
+        words.iter().any(|w| matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat"));
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     let mut prev: &str = "";
     for w in words {
         let mut r = redact_secrets(w);
         // A whole word `--password=x` or `PGPASSWORD=x` (a script's text is left to the
         // pair-by-pair redaction above).
-        if let Some((n, _)) = w.split_once('=')
-            && !w.contains(char::is_whitespace)
-            && is_secret_name(n)
-            && (is_ident(n) || n.starts_with('-') || n.contains('.'))
+        let pair = w.split_once('=').filter(|_| !w.contains(char::is_whitespace));
+        if let Some((n, v)) = pair
+            && is_plain_name(n)
         {
-            r = format!("{n}=***");
+            if is_secret_name(n) {
+                r = format!("{n}=***");
+            } else if matches!(n, "--user" | "--proxy-user" | "-u") && v.contains(':') {
+                r = format!("{n}={}:***", v.split(':').next().unwrap_or(""));
+            } else if let Some(h) = redact_header(v).filter(|_| n.ends_with("header")) {
+                r = format!("{n}={h}");
+            } else if let Some((hn, _)) =
+                v.split_once(':').filter(|(hn, _)| hn.eq_ignore_ascii_case("authorization"))
+            {
+                r = format!("{n}={hn}:***");
+            }
         }
         let prev_secret = !w.starts_with('-')
             && ((prev.starts_with('-') && !prev.contains('=') && is_secret_name(prev))
                 || prev == "-pw"
-                || (redis_like && prev == "-a"));
+                || prev == "<<<"
+                || (redis_like && (prev == "-a" || prev.eq_ignore_ascii_case("auth")))
+                || (p_is_password && prev == "-p"));
         if prev_secret {
             r = "***".to_string();
         } else if matches!(prev, "-u" | "--user" | "-U" | "--proxy-user") && w.contains(':') {
             let user = w.split(':').next().unwrap_or("");
             r = format!("{user}:***");
         } else if matches!(prev, "-H" | "--header") {
-            let l = w.to_ascii_lowercase();
-            if ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"]
-                .iter()
-                .any(|h| l.starts_with(h))
-            {
-                let name = w.split(':').next().unwrap_or("");
-                r = format!("{name}: ***");
+            if let Some(h) = redact_header(w) {
+                r = h;
             }
+        } else if let Some(h) = w.strip_prefix("-H").filter(|h| !h.is_empty()).and_then(redact_header) {
+            r = format!("-H{h}");
+        } else if let Some(cred) = w.strip_prefix("-u").filter(|c| c.contains(':')) {
+            r = format!("-u{}:***", cred.split(':').next().unwrap_or(""));
         } else if mysql_like && w.starts_with("-p") && w.len() > 2 {
             r = "-p***".to_string();
+        } else if redis_like && w.starts_with("-a") && w.len() > 2 && !w.starts_with("--") {
+            r = "-a***".to_string();
         }
         out.push(quote_word(&r));
         prev = w.as_str();
@@ -3375,9 +3409,36 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
     analyze(argv, env, &Options::default()).dependency
 }
 
+/// An exec command for display, secrets redacted: the text of a `sh -c` script is split into
+/// its words and redacted like any other command (`sh -c 'redis-cli -a *** ping'`); other
+/// arguments as in [`join_redacted`].
+pub(crate) fn redact_command(argv: &[String]) -> String {
+    let mut out = Vec::new();
+    let mut run: Vec<String> = Vec::new();
+    for (k, a) in argv.iter().enumerate() {
+        let after_c = k > 0 && {
+            let p = &argv[k - 1];
+            p.starts_with('-') && !p.starts_with("--") && p.ends_with('c')
+        };
+        if after_c && let Ok(words) = shell_words::split(a) {
+            if !run.is_empty() {
+                out.push(join_redacted(&run));
+                run.clear();
+            }
+            out.push(format!("'{}'", join_redacted(&words)));
+            continue;
+        }
+        run.push(a.clone());
+    }
+    if !run.is_empty() {
+        out.push(join_redacted(&run));
+    }
+    out.join(" ")
+}
+
 /// A command as notes show it: redacted, on one line, at most 60 characters.
 fn one_line_excerpt(argv: &[String]) -> String {
-    let text = redact_secrets(&argv.join(" "));
+    let text = redact_command(argv);
     truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), 60)
 }
 
