@@ -319,7 +319,11 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
     let api_version = review.api_version.unwrap_or_default();
     let kind = review.kind.unwrap_or_default();
     if api_version != ADMISSION_API_VERSION || kind != "AdmissionReview" {
-        return Err(ReviewError::Version { api_version, kind });
+        // Echoed back, so bounded: a 3 MB apiVersion is not repeated in the answer or the log.
+        let excerpt = |s: String| -> String {
+            if s.chars().count() > 64 { s.chars().take(64).collect::<String>() + "…" } else { s }
+        };
+        return Err(ReviewError::Version { api_version: excerpt(api_version), kind: excerpt(kind) });
     }
     let request = review.request.ok_or(ReviewError::NoRequest)?;
     if request.uid.is_empty() {
@@ -569,12 +573,13 @@ pub fn review_with_configmaps(
                 response.status = Some(ResponseStatus {
                     code: 403,
                     reason: "Forbidden".into(),
-                    message: format!(
+                    message: crate::engine::display_safe(&format!(
                         "probegate denied {} {}: {}",
                         kind.as_str(),
                         qualified_name(&summary),
                         join_bounded(&denials, MAX_DENIAL_CHARS)
-                    ),
+                    ))
+                    .into_owned(),
                 });
             }
         }
@@ -694,7 +699,8 @@ fn unresolved_json(list: &[Unresolved]) -> String {
 fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in warnings {
-        let w = truncate_chars(&w, MAX_WARNING_CHARS);
+        // Names and annotation values from the object: escaped before kubectl prints them.
+        let w = truncate_chars(&crate::engine::display_safe(&w), MAX_WARNING_CHARS);
         if !out.contains(&w) {
             out.push(w);
         }

@@ -78,8 +78,30 @@ pub struct Finding {
 impl Finding {
     /// `container NAME: MESSAGE (RULE-ID)`, the form used in denials, warnings and reports.
     pub fn describe(&self) -> String {
-        format!("container {}: {} ({})", self.container, self.message, self.rule)
+        display_safe(&format!("container {}: {} ({})", self.container, self.message, self.rule)).into_owned()
     }
+}
+
+/// Is `c` unsafe to show as is: a control character (newline, ESC, BEL), a line or paragraph
+/// separator, or an invisible format character that reorders or hides text (bidi overrides and
+/// isolates, zero-width characters, the byte-order mark)?
+fn is_unsafe_to_show(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// Text from an object (names, commands) made safe for a message, a warning, a terminal or a log
+/// line: every character that could start a new line, drive a terminal or reorder the text is
+/// written as its `\u{..}` escape. Borrowed when there is nothing to escape.
+pub fn display_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_unsafe_to_show) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| if is_unsafe_to_show(c) { c.escape_unicode().to_string() } else { c.to_string() })
+            .collect(),
+    )
 }
 
 /// A script that a liveness probe runs from a volume and that could not be read (its ConfigMap is

@@ -537,3 +537,46 @@ async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_befor
     assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer}");
     h.healthy().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_is_escaped_bounded_and_values_stay_redacted() {
+    let h = start(Policy::default()).await;
+    let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{202E}' | '\u{2028}' | '\u{200B}');
+    // A container name and a Pod name with escape sequences, a newline, a bidi override and a line
+    // separator: the denial and the warnings escape them (kubectl prints both to a terminal).
+    let mut pod = coupled_pod(None);
+    pod["metadata"]["name"] = json!("api\u{1b}]0;owned\u{7}\u{202E}");
+    pod["spec"]["containers"][0]["name"] = json!("api\n\u{1b}[31mred\u{2028}x");
+    let r = h.review("/validate", &review("CREATE", &pod, None, "e1")).await.response;
+    let message = r.status.unwrap().message;
+    assert!(!message.chars().any(unsafe_char), "{message:?}");
+    assert!(message.contains("\\u{1b}[31mred"), "{message:?}");
+    let mut owned = pod.clone();
+    owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs\u{1b}[2J", "uid": "u", "controller": true}]);
+    owned["metadata"]["annotations"] = json!({"probegate.dev/skip": "nope\u{1b}[2J,liveness-dependency"});
+    let r = h.review("/validate", &review("CREATE", &owned, None, "e2")).await.response;
+    let warnings = r.warnings.unwrap_or_default();
+    assert!(warnings.len() >= 2, "{warnings:?}");
+    for w in &warnings {
+        assert!(!w.chars().any(unsafe_char), "{w:?}");
+        assert!(w.chars().count() < 256, "{w:?}");
+    }
+    // A 3 MB apiVersion is not echoed whole.
+    let mut long = review("CREATE", &coupled_pod(None), None, "e3");
+    long["apiVersion"] = json!("v".repeat(3_000_000));
+    let (status, v) = h.post("/validate", &long).await;
+    assert_eq!(status, 400);
+    assert!(v.to_string().len() < 2_000, "{} bytes", v.to_string().len());
+    // Values in type errors stay redacted, escaped quotes and enum values included.
+    let mut bad = coupled_pod(None);
+    bad["spec"]["containers"][0]["ports"] = json!([{"containerPort": "ab\"TOPSECRET"}]);
+    let (status, v) = h.post("/validate", &review("CREATE", &bad, None, "e4")).await;
+    assert_eq!(status, 400);
+    assert!(!v.to_string().contains("TOPSECRET"), "{v}");
+    let mut op = review("CREATE", &coupled_pod(None), None, "e5");
+    op["request"]["operation"] = json!("hunter2secret");
+    let (status, v) = h.post("/validate", &op).await;
+    assert_eq!(status, 400);
+    assert!(!v.to_string().contains("hunter2secret"), "{v}");
+    h.healthy().await;
+}

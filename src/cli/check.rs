@@ -201,6 +201,7 @@ impl Paint {
 /// # Errors
 /// When `out` fails.
 pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    use crate::engine::display_safe;
     let paint = Paint(color);
     struct Row {
         location: String,
@@ -213,7 +214,10 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
     for file in &report.files {
         let name = file.input.name();
         for o in &file.objects {
-            let object = format!("{} {}/{}", o.kind.as_str(), o.namespace, o.name);
+            // Names come from the files: escaped, so a newline or an escape sequence in one
+            // cannot split a row or drive the terminal.
+            let object =
+                display_safe(&format!("{} {}/{}", o.kind.as_str(), o.namespace, o.name)).into_owned();
             for r in &o.findings {
                 let line = r.container_line.unwrap_or(o.line);
                 let mut message = r.finding.describe();
@@ -221,20 +225,23 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                     message.push_str(&format!(" [{note}]"));
                 }
                 rows.push(Row {
-                    location: format!("{name}:{line}"),
+                    location: display_safe(&format!("{name}:{line}")).into_owned(),
                     level: r.level,
                     object: object.clone(),
                     message,
                 });
             }
             for refused in &o.evaluation.skip.refused {
-                notes.push(format!("{name}:{}: {object}: {refused}", o.line));
+                notes.push(display_safe(&format!("{name}:{}: {object}: {refused}", o.line)).into_owned());
             }
             for u in &o.evaluation.evaluation.unresolved {
-                notes.push(format!(
-                    "{name}:{}: {object}: container {}: liveness script {} not analysed ({}); not a finding",
-                    o.line, u.container, u.script, u.reason
-                ));
+                notes.push(
+                    display_safe(&format!(
+                        "{name}:{}: {object}: container {}: liveness script {} not analysed ({}); not a finding",
+                        o.line, u.container, u.script, u.reason
+                    ))
+                    .into_owned(),
+                );
             }
         }
     }

@@ -418,33 +418,10 @@ pub fn analyze(
     analysis
 }
 
-/// A deserialization error without the values it quotes (an env value can be a secret): the
-/// contents of `"..."` and the backticked value after `integer`, `floating point`, `boolean` or
-/// `character` become `…`; field and variant names are kept.
+/// A deserialization error without the values it quotes: see
+/// [`crate::engine::workload::redact_quoted`].
 pub fn redact_values(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(i) = rest.find(['"', '`']) {
-        let (head, tail) = rest.split_at(i);
-        out.push_str(head);
-        let quote = tail.chars().next().unwrap_or('"');
-        let Some(end) = tail[1..].find(quote) else {
-            out.push_str(tail);
-            return out;
-        };
-        let value_like =
-            quote == '"' || ["integer ", "point ", "boolean ", "character "].iter().any(|w| out.ends_with(w));
-        if value_like {
-            out.push(quote);
-            out.push('…');
-            out.push(quote);
-        } else {
-            out.push_str(&tail[..end + 2]);
-        }
-        rest = &tail[end + 2..];
-    }
-    out.push_str(rest);
-    out
+    crate::engine::workload::redact_quoted(message)
 }
 
 /// Expands, reads (standard input first, then files in parallel) and analyzes every input, in
@@ -493,12 +470,17 @@ mod tests {
             r#"invalid type: string "…", expected i32"#
         );
         assert_eq!(
-            redact_values("unknown variant `Foo`, expected one of `A`, `B`; missing field `name`"),
-            "unknown variant `Foo`, expected one of `A`, `B`; missing field `name`"
+            redact_values("unknown variant `hunter2`, expected one of `A`, `B`; missing field `name`"),
+            "unknown variant `…`, expected one of `A`, `B`; missing field `name`"
         );
         assert_eq!(
             redact_values("invalid type: floating point `1.5`, unterminated \"x"),
-            "invalid type: floating point `…`, unterminated \"x"
+            "invalid type: floating point `…`, unterminated \"…"
+        );
+        // An escaped quote inside the value does not end the redaction.
+        assert_eq!(
+            redact_values(r#"invalid type: string "ab\"TOPSECRET", expected u16"#),
+            r#"invalid type: string "…", expected u16"#
         );
     }
 }

@@ -323,21 +323,54 @@ impl Workload {
     }
 }
 
-/// Replaces the contents of every `"..."` span of an error message with `…`: deserialization
-/// errors quote the offending value, which can be an env value holding a secret. Field names and
-/// positions (outside quotes) are kept.
-pub fn redact_quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(512));
-    let mut inside = false;
-    for ch in text.chars() {
-        if ch == '"' {
-            inside = !inside;
-            out.push('"');
-            if inside {
-                out.push('…');
+/// A deserialization error without the values it quotes (an env value can be a secret): the
+/// contents of every `"..."` span (escaped quotes included), and the backticked value after
+/// `integer`, `floating point`, `boolean`, `character` or `unknown variant`, become `…`; field
+/// names, expected variants and positions are kept.
+pub fn redact_quoted(message: &str) -> String {
+    let chars: Vec<char> = message.chars().collect();
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut i = 0;
+    while i < chars.len() {
+        let quote = chars[i];
+        if quote != '"' && quote != '`' {
+            out.push(quote);
+            i += 1;
+            continue;
+        }
+        // The closing quote; inside "...", a backslash escapes the next character (`\"`).
+        let mut j = i + 1;
+        let mut end = None;
+        while j < chars.len() {
+            if quote == '"' && chars[j] == '\\' {
+                j += 2;
+                continue;
             }
-        } else if !inside {
-            out.push(ch);
+            if chars[j] == quote {
+                end = Some(j);
+                break;
+            }
+            j += 1;
+        }
+        let value_like = quote == '"'
+            || ["integer ", "point ", "boolean ", "character ", "variant "].iter().any(|w| out.ends_with(w));
+        match end {
+            Some(end) if value_like => {
+                out.push(quote);
+                out.push('…');
+                out.push(quote);
+                i = end + 1;
+            }
+            Some(end) => {
+                out.extend(&chars[i..=end]);
+                i = end + 1;
+            }
+            // Unterminated: whatever follows may be the value.
+            None => {
+                out.push(quote);
+                out.push('…');
+                break;
+            }
         }
     }
     out
