@@ -9,6 +9,7 @@
 //! 413; every request is bounded by [`REQUEST_TIMEOUT`].
 
 pub mod configmaps;
+pub mod conn;
 pub mod metrics;
 pub mod namespaces;
 pub mod reload;
@@ -559,7 +560,9 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let mut server = axum_server::from_tcp_rustls(listener, rustls.clone())?.handle(handle.clone());
+    let acceptor =
+        axum_server::tls_rustls::RustlsAcceptor::new(rustls.clone()).acceptor(conn::LimitAcceptor::default());
+    let mut server = axum_server::from_tcp(listener)?.acceptor(acceptor).handle(handle.clone());
     // A connection must send its first request promptly (slow-loris bound); keep-alive after that.
     server = server.first_request_timeout(Duration::from_secs(10));
     server.http_builder().http1().header_read_timeout(Duration::from_secs(10));
