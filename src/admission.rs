@@ -233,6 +233,11 @@ pub const MAX_JSON_CONTAINERS: usize = 100_000;
 /// Counts `{` and `[` outside strings, stopping once over `limit`. Linear, no allocation; the
 /// body's validity is left to the JSON parser.
 fn json_containers_over(body: &[u8], limit: usize) -> bool {
+    // Every object or array takes at least two bytes (`{}`): a shorter body cannot hold more,
+    // so ordinary reviews (kilobytes) are not scanned at all.
+    if body.len() <= 2 * limit {
+        return false;
+    }
     let (mut count, mut in_string, mut escaped) = (0usize, false, false);
     for &b in body {
         if in_string {
@@ -737,7 +742,9 @@ mod tests {
     #[test]
     fn json_containers_are_counted_outside_strings_only() {
         assert!(!json_containers_over(br#"{"a": [1, {"b": 2}]}"#, 3));
-        assert!(json_containers_over(br#"{"a": [1, {"b": 2}]}"#, 2));
+        // (28 bytes, 12 containers: scanned for a limit of 9; too short to hold more than 14.)
+        assert!(json_containers_over(br#"{"a":[[[[[[[[[[[]]]]]]]]]]]}"#, 9));
+        assert!(!json_containers_over(br#"{"a":[[[[[[[[[[[]]]]]]]]]]]}"#, 14));
         // Braces inside strings (a last-applied-configuration annotation), escaped quotes too.
         let s = format!(r#"{{"note": "{}\" {{ ["}}"#, "{[".repeat(1000));
         assert!(!json_containers_over(s.as_bytes(), 1), "{s}");

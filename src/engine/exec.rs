@@ -340,13 +340,13 @@ fn truncate_chars(s: &str, max: usize) -> String {
 /// escaped `$`, `$(NAME)` is looked up (`None` keeps the reference as written), an unclosed
 /// `$(` and any other `$x` are copied.
 fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> String {
-    let chars: Vec<char> = arg.chars().collect();
-    // The next `)` at or after each position, found once from the end, so that text full of
-    // unclosed `$(` is read in linear time.
-    let mut next_close = vec![None; chars.len() + 1];
-    for k in (0..chars.len()).rev() {
-        next_close[k] = if chars[k] == ')' { Some(k) } else { next_close[k + 1] };
+    if !arg.contains('$') {
+        return arg.to_string();
     }
+    let chars: Vec<char> = arg.chars().collect();
+    // Once a search for `)` from some position fails, none after it can succeed: remembered, so
+    // that text full of unclosed `$(` is read in linear time.
+    let mut no_close_from = usize::MAX;
     let mut out = String::with_capacity(arg.len());
     let mut i = 0;
     while i < chars.len() {
@@ -359,7 +359,16 @@ fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Option<String>
                 continue;
             }
             if n == '(' {
-                if let Some(close) = next_close[i + 2].map(|k| k - (i + 2)) {
+                let found = if i + 2 >= no_close_from {
+                    None
+                } else {
+                    let found = chars[i + 2..].iter().position(|&x| x == ')');
+                    if found.is_none() {
+                        no_close_from = i + 2;
+                    }
+                    found
+                };
+                if let Some(close) = found {
                     let name: String = chars[i + 2..i + 2 + close].iter().collect();
                     match lookup(&name) {
                         Some(v) => out.push_str(&v),
@@ -3249,6 +3258,9 @@ fn redact_header(h: &str) -> Option<String> {
 /// Redact `user:password@` in URIs and `password=value`, `token=value`-like pairs inside a
 /// string, for messages and logs (`https://u:***@h/x?token=***`).
 pub fn redact_secrets(s: &str) -> String {
+    if !s.contains('=') && !s.contains("://") {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(pos) = rest.find("://") {
@@ -3412,7 +3424,7 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
 /// An exec command for display, secrets redacted: the text of a `sh -c` script is split into
 /// its words and redacted like any other command (`sh -c 'redis-cli -a *** ping'`); other
 /// arguments as in [`join_redacted`].
-pub(crate) fn redact_command(argv: &[String]) -> String {
+pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
     let mut out = Vec::new();
     let mut run: Vec<String> = Vec::new();
     for (k, a) in argv.iter().enumerate() {
@@ -3420,12 +3432,36 @@ pub(crate) fn redact_command(argv: &[String]) -> String {
             let p = &argv[k - 1];
             p.starts_with('-') && !p.starts_with("--") && p.ends_with('c')
         };
-        if after_c && let Ok(words) = shell_words::split(a) {
+        if after_c {
             if !run.is_empty() {
                 out.push(join_redacted(&run));
                 run.clear();
             }
-            out.push(format!("'{}'", join_redacted(&words)));
+            // Messages show the start of a script: its first `2 * max_chars` characters are
+            // enough (the whole text of a long script costs more to split than the rest of the
+            // evaluation).
+            // A cut inside quotes is closed with the quote it needs (the last word is cut
+            // anyway); failing that the whole text is split, and a script that cannot be split
+            // at all is not shown.
+            let head: String = a.chars().take(2 * max_chars).collect();
+            let words = shell_words::split(&head)
+                .or_else(|_| shell_words::split(&format!("{head}\"")))
+                .or_else(|_| shell_words::split(&format!("{head}'")))
+                .or_else(|_| shell_words::split(a));
+            out.push(match words {
+                Ok(words) => {
+                    // Only as many words as can be shown (redaction reads them in order, so a
+                    // cut after the shown part changes nothing before it).
+                    let mut length = 0;
+                    let shown = words.iter().take_while(|w| {
+                        let keep = length <= max_chars;
+                        length += w.len() + 1;
+                        keep
+                    });
+                    format!("'{}'", join_redacted(&shown.cloned().collect::<Vec<_>>()))
+                }
+                Err(_) => "'…'".to_string(),
+            });
             continue;
         }
         run.push(a.clone());
@@ -3438,7 +3474,7 @@ pub(crate) fn redact_command(argv: &[String]) -> String {
 
 /// A command as notes show it: redacted, on one line, at most 60 characters.
 fn one_line_excerpt(argv: &[String]) -> String {
-    let text = redact_command(argv);
+    let text = redact_command(argv, 80);
     truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), 60)
 }
 

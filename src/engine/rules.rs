@@ -331,7 +331,7 @@ fn describe_handler(h: &Handler) -> String {
         Handler::Grpc { port, service } => format!("gRPC health of {service:?} on port {port}"),
         Handler::Exec(argv) => {
             // One line: a script's newlines and indentation become single spaces.
-            let mut s = exec::redact_command(argv).split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut s = exec::redact_command(argv, 64).split_whitespace().collect::<Vec<_>>().join(" ");
             if s.chars().count() > 48 {
                 s = s.chars().take(45).collect::<String>() + "...";
             }
