@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use common::*;
 use probegate::admission::{self, AdmissionResponse, Endpoint};
-use probegate::engine::{self, Workload, WorkloadKind};
+use probegate::engine;
 use probegate::policy::{Action, Mode, Policy};
 use serde_json::Value;
 
@@ -15,15 +15,6 @@ fn respond(policy: &Policy, endpoint: Endpoint, body: &Value) -> AdmissionRespon
     let bytes = serde_json::to_vec(body).unwrap();
     let request = admission::parse_review(&bytes).unwrap();
     admission::review(policy, None, endpoint, &request).unwrap().review.response
-}
-
-fn workload(doc: &Value) -> Workload {
-    let kind = WorkloadKind::from_api_version_kind(
-        doc["apiVersion"].as_str().unwrap(),
-        doc["kind"].as_str().unwrap(),
-    )
-    .expect("corpus kinds are workloads");
-    Workload::from_value(kind, doc).unwrap()
 }
 
 fn set(items: impl IntoIterator<Item = String>) -> BTreeSet<String> {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use probegate::engine::{self, Evaluation, Workload, WorkloadKind};
+use probegate::engine::{self, Evaluation};
 use probegate::policy::{self, Action, Policy, RuleId};
 use serde_json::{Value, json};
 
@@ -13,12 +13,7 @@ fn pod(spec_yaml: &str) -> Value {
 }
 
 fn eval_with(policy: &Policy, obj: &Value) -> Evaluation {
-    let kind = WorkloadKind::from_api_version_kind(
-        obj["apiVersion"].as_str().unwrap(),
-        obj["kind"].as_str().unwrap(),
-    )
-    .unwrap();
-    engine::evaluate(&policy.rules, &Workload::from_value(kind, obj).unwrap())
+    engine::evaluate(&policy.rules, &common::workload(obj))
 }
 
 fn eval(obj: &Value) -> Evaluation {

@@ -8,21 +8,12 @@ use std::collections::BTreeSet;
 
 use common::*;
 use probegate::admission::{self, Endpoint, ObjectEvaluation};
-use probegate::engine::{self, Finding, NoConfigMaps, StaticConfigMaps, Workload, WorkloadKind};
+use probegate::engine::{self, Finding, NoConfigMaps, StaticConfigMaps};
 use probegate::policy::{self, Action, Policy, RuleId};
 use serde_json::Value;
 
 fn load(rel: &str) -> Vec<Value> {
     probegate::manifest::parse_documents(&read(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
-
-fn workload(doc: &Value) -> Workload {
-    let kind = WorkloadKind::from_api_version_kind(
-        doc["apiVersion"].as_str().unwrap(),
-        doc["kind"].as_str().unwrap(),
-    )
-    .expect("a workload");
-    Workload::from_value(kind, doc).unwrap()
 }
 
 fn named<'a>(docs: &'a [Value], name: &str) -> &'a Value {

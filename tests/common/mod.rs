@@ -214,3 +214,14 @@ pub fn https_client(cas: &[&str], http1_only: bool) -> reqwest::Client {
     }
     b.build().unwrap()
 }
+
+/// The workload a manifest document describes (its `apiVersion` and `kind` must be one probegate
+/// handles).
+pub fn workload(doc: &Value) -> probegate::engine::Workload {
+    let kind = probegate::engine::WorkloadKind::from_api_version_kind(
+        doc["apiVersion"].as_str().unwrap(),
+        doc["kind"].as_str().unwrap(),
+    )
+    .expect("a kind probegate handles");
+    probegate::engine::Workload::from_value(kind, doc).unwrap()
+}
