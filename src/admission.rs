@@ -325,10 +325,8 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
     let kind = review.kind.unwrap_or_default();
     if api_version != ADMISSION_API_VERSION || kind != "AdmissionReview" {
         // Echoed back, so bounded: a 3 MB apiVersion is not repeated in the answer or the log.
-        let excerpt = |s: String| -> String {
-            if s.chars().count() > 64 { s.chars().take(64).collect::<String>() + "…" } else { s }
-        };
-        return Err(ReviewError::Version { api_version: excerpt(api_version), kind: excerpt(kind) });
+        let excerpt = |s: &str| crate::engine::excerpt(s, 64).into_owned();
+        return Err(ReviewError::Version { api_version: excerpt(&api_version), kind: excerpt(&kind) });
     }
     let request = review.request.ok_or(ReviewError::NoRequest)?;
     if request.uid.is_empty() {

@@ -90,6 +90,15 @@ fn is_unsafe_to_show(c: char) -> bool {
         || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
+/// `s` cut to at most `max` characters, with `…` added when it was cut: for text from a request
+/// that is echoed back (an error naming a 3 MB `apiVersion` repeats 64 characters of it).
+pub fn excerpt(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.chars().count() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.chars().take(max).collect::<String>() + "…")
+}
+
 /// Text from an object (names, commands) made safe for a message, a warning, a terminal or a log
 /// line: every character that could start a new line, drive a terminal or reorder the text is
 /// written as its `\u{..}` escape. Borrowed when there is nothing to escape.

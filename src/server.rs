@@ -372,9 +372,9 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
             }
         }
         Err(e) => {
-            tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&bounded(&e.to_string(), MAX_ERROR_CHARS)), "rejected a malformed admission request");
+            tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS)), "rejected a malformed admission request");
             state.metrics.request(endpoint.as_str(), "", "", "error", started.elapsed().as_secs_f64());
-            error_response(StatusCode::BAD_REQUEST, &bounded(&e.to_string(), MAX_ERROR_CHARS))
+            error_response(StatusCode::BAD_REQUEST, &crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS))
         }
     }
 }
@@ -492,14 +492,6 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
 
 /// Longest error message answered or logged for a bad request, in characters.
 const MAX_ERROR_CHARS: usize = 1024;
-
-/// `s` cut to `max` characters (with `…` when cut).
-fn bounded(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if s.chars().count() <= max {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    std::borrow::Cow::Owned(s.chars().take(max).collect::<String>() + "…")
-}
 
 /// A request-supplied string for a log line: control characters (newlines, escapes) are written as
 /// `\u{..}` so that they cannot start a new line or repaint a terminal.
