@@ -189,7 +189,7 @@ const MAX_REFS: usize = 60_000;
 /// Maximum nesting of scripts and command substitutions that is analysed.
 const MAX_DEPTH: usize = 8;
 /// Longest shell script analysed, in bytes (real probe scripts are a few hundred bytes; the
-/// analysis of pathological text grows faster than linearly, so the limit bounds its time).
+/// limit bounds the time and memory any one script can take).
 pub const MAX_SCRIPT_BYTES: usize = 16 * 1024;
 /// Most text, in bytes, that variable expansion may produce in one analysis (kubelet `$(VAR)`,
 /// shell `$VAR` and their rendering). A few kilobytes of `B=$A$A...; C=$B$B...` expand to
@@ -934,16 +934,18 @@ impl Ctx<'_> {
         // (Most words have no `{`: nothing is allocated for them.)
         let braces = chars.contains(&'{');
         let mut close_of: Vec<Option<usize>> = if braces { vec![None; chars.len()] } else { Vec::new() };
-        let mut open = Vec::new();
-        for (k, ch) in chars.iter().enumerate().filter(|_| braces) {
-            match ch {
-                '{' => open.push(k),
-                '}' => {
-                    if let Some(o) = open.pop() {
-                        close_of[o] = Some(k);
+        if braces {
+            let mut open = Vec::new();
+            for (k, ch) in chars.iter().enumerate() {
+                match ch {
+                    '{' => open.push(k),
+                    '}' => {
+                        if let Some(o) = open.pop() {
+                            close_of[o] = Some(k);
+                        }
                     }
+                    _ => {}
                 }
-                _ => {}
             }
         }
         let mut out = String::with_capacity(word.len());
