@@ -515,6 +515,10 @@ fn credentials_in_probe_commands_never_reach_messages() {
         &[r#"sh"#, r#"-c"#, r#"pg_isready -d 'postgresql://u:S3CR3T38@db.svc/x'"#],
         &[r#"sh"#, r#"-c"#, r#"psql postgres://u:pS3CR3T39@@db.svc/x -c 1"#],
         &[r#"sh"#, r#"-c"#, r#"psql 'postgres://u:S3CR3T40@db.svc/x?sslpassword=S3CR3T40b'"#],
+        // From a second break-it pass.
+        &[r#"sh"#, r#"-c"#, r#"mysqlsh --uri root:S3CR3T41@m.svc:3306 --sql -e 'select 1'"#],
+        &[r#"sh"#, r#"-c"#, r#"curl http://a.svc/h#access_token=S3CR3T42"#],
+        &[r#"sh"#, r#"-c"#, r#"wget '--header=Authorization: Bearer S3CR3T43' -qO- http://a.svc/"#],
     ];
     let policy = Policy::default();
     let mut leaks = Vec::new();
@@ -535,4 +539,46 @@ fn credentials_in_probe_commands_never_reach_messages() {
         }
     }
     assert!(leaks.is_empty(), "{} leaks:\n{}", leaks.len(), leaks.join("\n"));
+}
+
+#[test]
+fn kubelet_reference_chains_resolve_deep_and_too_deep_ones_are_not_analysed() {
+    let policy = Policy::default();
+    let pod = |env: Vec<Value>, host: &str| -> Value {
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+            "spec": {"containers": [{"name": "c", "image": "x", "env": env,
+                "livenessProbe": {"exec": {"command": ["curl", format!("http://{host}:8080/")]}}}]}})
+    };
+    let chain = |first: &str, links: usize, link: &dyn Fn(usize) -> String| -> Vec<Value> {
+        let mut env = vec![serde_json::json!({"name": "V0", "value": first})];
+        env.extend((1..=links).map(|i| serde_json::json!({"name": format!("V{i}"), "value": link(i)})));
+        env
+    };
+    // Six links to localhost: the kubelet resolves them, so it is the pod itself.
+    let e =
+        eval_in(&policy, &pod(chain("localhost", 6, &|i| format!("$(V{})", i - 1)), "$(V6)"), &NoConfigMaps);
+    allowed(&e);
+    assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
+    // ...and to another host: denied, naming it.
+    let text = denied(&eval_in(
+        &policy,
+        &pod(chain("orders-db.prod.svc", 6, &|i| format!("$(V{})", i - 1)), "$(V6)"),
+        &NoConfigMaps,
+    ));
+    assert!(text.contains("orders-db.prod.svc"), "{text}");
+    // A cycle, and a chain too deep to follow: not analysed, never denied.
+    let cycle = vec![
+        serde_json::json!({"name": "A", "value": "$(B)$(B)"}),
+        serde_json::json!({"name": "B", "value": "$(A)$(A)"}),
+    ];
+    let e = eval_in(&policy, &pod(cycle, "$(A)"), &NoConfigMaps);
+    allowed(&e);
+    assert_eq!(e.evaluation.unresolved.len(), 1, "{:?}", e.evaluation.unresolved);
+    let e = eval_in(
+        &policy,
+        &pod(chain("x", 40, &|i| format!("$(V{})$(V{})", i - 1, i - 1)), "$(V40)"),
+        &NoConfigMaps,
+    );
+    allowed(&e);
+    assert_eq!(e.evaluation.unresolved.len(), 1, "{:?}", e.evaluation.unresolved);
 }

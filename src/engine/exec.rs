@@ -195,6 +195,9 @@ pub const MAX_SCRIPT_BYTES: usize = 16 * 1024;
 /// shell `$VAR` and their rendering). A few kilobytes of `B=$A$A...; C=$B$B...` expand to
 /// gigabytes; past this budget the analysis stops and the command is reported as not analysed.
 pub const MAX_EXPANSION_BYTES: usize = 1024 * 1024;
+/// Deepest chain of kubelet `$(VAR)` references (a variable whose value refers to another) that is
+/// followed; deeper (or cyclic) chains leave the command not analysed.
+const MAX_KUBELET_DEPTH: usize = 16;
 /// Longest exec command analysed, in bytes over all its arguments.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Maximum number of wrapper layers unwrapped in one simple command.
@@ -430,7 +433,17 @@ impl Ctx<'_> {
         match self.env.vars.get(name) {
             Some(EnvValue::Literal(v)) => {
                 let v = sanitize(v);
-                let v = if depth < 4 { self.kubelet_expand(&v, depth + 1) } else { v };
+                // The kubelet resolves references to earlier variables all the way down; past
+                // MAX_KUBELET_DEPTH (a cycle, or a chain built to be expensive) the command is
+                // not analysed rather than left with an unresolved reference that reads as a host.
+                let v = if !v.contains("$(") {
+                    v
+                } else if depth < MAX_KUBELET_DEPTH {
+                    self.kubelet_expand(&v, depth + 1)
+                } else {
+                    self.over_budget.set(true);
+                    return None;
+                };
                 if is_simple_value(&v) {
                     Some(self.new_ref(RefKind::Lit(v), &original).to_string())
                 } else {
@@ -1975,7 +1988,7 @@ impl Ctx<'_> {
         args: &[String],
         prefix_disp: &[String],
     ) -> Dependency {
-        let shown = redact_secrets(&self.render_orig(&hit.target));
+        let shown = redact_bare_userinfo(&redact_secrets(&self.render_orig(&hit.target)));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
         let target = match (note, &hit.via) {
             (Some(n), _) => format!("{shown} ({n})"),
@@ -3257,6 +3270,20 @@ fn redact_header(h: &str) -> Option<String> {
     secret.then(|| format!("{}: ***", name.trim()))
 }
 
+/// `user:password@host` without a scheme (mysqlsh `--uri`, some clients' DSNs) with the password
+/// redacted; other words unchanged.
+fn redact_bare_userinfo(w: &str) -> String {
+    if let Some((userinfo, host)) = w.split_once('@')
+        && let Some((user, _)) = userinfo.split_once(':')
+        && !userinfo.contains("://")
+        && !userinfo.contains(['/', ' '])
+        && !host.is_empty()
+    {
+        return format!("{user}:***@{host}");
+    }
+    w.to_string()
+}
+
 /// Redact `user:password@` in URIs and `password=value`, `token=value`-like pairs inside a
 /// string, for messages and logs (`https://u:***@h/x?token=***`).
 pub fn redact_secrets(s: &str) -> String {
@@ -3293,7 +3320,8 @@ fn redact_kv(s: &str) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
     while i < chars.len() {
-        let at_boundary = i == 0 || matches!(chars[i - 1], ' ' | '\n' | '\t' | '?' | '&' | ';' | '\'' | '"');
+        let at_boundary =
+            i == 0 || matches!(chars[i - 1], ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"');
         if at_boundary {
             let mut k = i;
             while k < chars.len()
@@ -3358,7 +3386,8 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         let mut r = redact_secrets(w);
         // A whole word `--password=x` or `PGPASSWORD=x` (a script's text is left to the
         // pair-by-pair redaction above).
-        let pair = w.split_once('=').filter(|_| !w.contains(char::is_whitespace));
+        let pair =
+            w.split_once('=').filter(|(n, _)| !w.contains(char::is_whitespace) || n.ends_with("header"));
         if let Some((n, v)) = pair
             && is_plain_name(n)
         {
@@ -3382,7 +3411,10 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
                 || (p_is_password && prev == "-p"));
         if prev_secret {
             r = "***".to_string();
-        } else if matches!(prev, "-u" | "--user" | "-U" | "--proxy-user") && w.contains(':') {
+        } else if matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
+            && w.contains(':')
+            && !w.contains("://")
+        {
             let user = w.split(':').next().unwrap_or("");
             r = format!("{user}:***");
         } else if matches!(prev, "-H" | "--header") {
@@ -3398,6 +3430,7 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         } else if redis_like && w.starts_with("-a") && w.len() > 2 && !w.starts_with("--") {
             r = "-a***".to_string();
         }
+        r = redact_bare_userinfo(&r);
         out.push(quote_word(&r));
         prev = w.as_str();
     }
@@ -3516,7 +3549,9 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         let shown = shown();
         ctx.note_unresolved(
             &shown,
-            format!("its variables expand past the {MAX_EXPANSION_BYTES} bytes probegate analyses"),
+            format!(
+                "its variables expand past the {MAX_EXPANSION_BYTES} bytes or {MAX_KUBELET_DEPTH} levels of references probegate analyses"
+            ),
         );
     } else if dependency.is_none()
         && let Some(len) = ctx.too_long
