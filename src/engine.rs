@@ -192,8 +192,10 @@ pub fn evaluate_with_configmaps(
         !exempt_containers.contains(&c.name)
     };
     let mut unresolved = Vec::new();
+    let budget = exec::AnalysisBudget::default();
     for (kind, index, container) in apps.chain(sidecars).filter(in_scope) {
-        let target = rules::Target { spec, container, kind, base, index, configmaps, namespace };
+        let target =
+            rules::Target { spec, container, kind, base, index, configmaps, namespace, budget: &budget };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }
     Evaluation { findings, unresolved }

@@ -55,6 +55,14 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 /// move to the blocking pool so that parsing them does not stall other connections.
 pub const INLINE_BODY_BYTES: usize = 64 * 1024;
 
+/// Most bytes of large bodies (over [`INLINE_BODY_BYTES`]) being received at once, all
+/// connections together: 32 MiB, eight bodies of the largest size accepted. A request whose body
+/// is larger than [`INLINE_BODY_BYTES`] by its `Content-Length` (or of unknown length, counted as
+/// [`MAX_BODY_BYTES`]) waits for room before its body is read, within [`REQUEST_TIMEOUT`]; the
+/// small reviews that are nearly all of an API server's traffic never wait. Without it, many
+/// slow uploads of 4 MiB each hold that much memory apiece (100 of them held 510 MB).
+pub const LARGE_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+
 /// A policy with where it came from and the hash of its text.
 #[derive(Debug, Clone)]
 pub struct LoadedPolicy {
@@ -91,6 +99,8 @@ pub struct AppState {
     heartbeat_ms: AtomicU64,
     /// Admits one body over [`INLINE_BODY_BYTES`] into evaluation at a time.
     large_bodies: tokio::sync::Semaphore,
+    /// Bytes of large bodies that may be received at once (see [`LARGE_BODY_BUDGET_BYTES`]).
+    large_body_budget: tokio::sync::Semaphore,
     /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
     configmaps: ArcSwapOption<ConfigMapResolver>,
 }
@@ -109,6 +119,7 @@ impl AppState {
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
             large_bodies: tokio::sync::Semaphore::new(1),
+            large_body_budget: tokio::sync::Semaphore::new(LARGE_BODY_BUDGET_BYTES),
             configmaps: ArcSwapOption::empty(),
         })
     }
@@ -117,6 +128,11 @@ impl AppState {
     /// review (`None`: never; scripts on ConfigMap volumes are then unresolved).
     pub fn set_configmap_resolver(&self, resolver: Option<Arc<ConfigMapResolver>>) {
         self.configmaps.store(resolver);
+    }
+
+    /// Bytes of [`LARGE_BODY_BUDGET_BYTES`] not held by a large body being received or evaluated.
+    pub fn large_body_budget_available(&self) -> usize {
+        self.large_body_budget.available_permits()
     }
 
     /// The policy in force. Each request takes one snapshot and finishes under it.
@@ -171,15 +187,21 @@ pub fn router(state: Arc<AppState>) -> Router {
             error_response(StatusCode::NOT_FOUND, "no such endpoint: use POST /validate or POST /mutate")
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(refuse_declared_oversize))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), admit_body))
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT))
         .layer(axum::middleware::map_response(json_errors))
         .with_state(state)
 }
 
-/// 413 at once for a body whose `Content-Length` is over [`MAX_BODY_BYTES`], before any of it is
-/// read (otherwise a client that declares a huge body and sends none waits for the timeout).
-async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
+/// client that declares a huge body and sends none waits for the timeout), and a large body waits
+/// for its share of [`LARGE_BODY_BUDGET_BYTES`], held until its answer is made.
+async fn admit_body(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::body::HttpBody;
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -188,6 +210,19 @@ async fn refuse_declared_oversize(request: axum::extract::Request, next: axum::m
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
     }
+    // hyper's exact size hint: the Content-Length, or 0 for an HTTP/1.1 request without a body;
+    // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
+    let size = request.body().size_hint().exact().or(declared).unwrap_or(MAX_BODY_BYTES as u64);
+    let size = usize::try_from(size).unwrap_or(MAX_BODY_BYTES).min(MAX_BODY_BYTES);
+    let _share = if size > INLINE_BODY_BYTES {
+        // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
+        match state.large_body_budget.acquire_many(size as u32).await {
+            Ok(permit) => Some(permit),
+            Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+        }
+    } else {
+        None
+    };
     next.run(request).await
 }
 

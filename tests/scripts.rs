@@ -159,6 +159,48 @@ fn scripts_that_only_reach_the_pod_are_allowed_and_sourced_libraries_are_followe
     assert!(text.contains("/probes/deep.sh"), "{text}");
 }
 
+/// A Pod whose containers each run `script` as their liveness probe.
+fn pod_with_liveness_scripts(scripts: &[String]) -> Value {
+    let containers: Vec<Value> = scripts
+        .iter()
+        .enumerate()
+        .map(|(i, script)| {
+            serde_json::json!({"name": format!("c{i}"), "image": "x",
+                "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
+        })
+        .collect();
+    serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": containers}})
+}
+
+#[test]
+fn one_objects_shell_analysis_is_bounded_and_what_is_left_is_noted_not_denied() {
+    let policy = Policy::default();
+    let coupled = "pg_isready -h orders-db".to_string();
+    // Each filler expands to ~0.9 MiB (under the 1 MiB one command may expand to); three of them
+    // spend the object's 2 MiB.
+    let filler = format!("A={}; true {}", "x".repeat(3000), "$A ".repeat(300));
+    let mut scripts = vec![coupled.clone(), filler.clone(), filler.clone(), filler.clone(), coupled.clone()];
+    let e = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
+    // The first container is analysed (denied); the last, after the budget, is not: no denial on a
+    // command that was never looked at, and one note says where the analysis stopped.
+    let d = denials(&e);
+    assert_eq!(d.len(), 1, "{:?}", d.iter().map(|f| f.describe()).collect::<Vec<_>>());
+    assert_eq!(d[0].container, "c0");
+    let notes = &e.evaluation.unresolved;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].reason.contains("2 MiB") && notes[0].reason.contains("one object"), "{notes:?}");
+    // The budget is per object: the same container in a Pod of its own is denied.
+    scripts.drain(..4);
+    let alone = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
+    assert_eq!(denials(&alone).len(), 1);
+    // And two fillers fit: the coupled container after them is still analysed.
+    let fits = vec![filler.clone(), filler, coupled];
+    let e = eval_in(&policy, &pod_with_liveness_scripts(&fits), &NoConfigMaps);
+    assert_eq!(denials(&e).iter().map(|f| f.container.as_str()).collect::<Vec<_>>(), ["c2"]);
+    assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
+}
+
 #[test]
 fn scripts_that_cannot_be_read_are_never_denied_and_are_reported() {
     let docs = load("scripts/apps.yaml");

@@ -461,11 +461,13 @@ async fn hardening_secrets_mirror_pods_ratchet_and_missing_objects() {
     assert!(!metrics.contains("Weird") && metrics.contains("kind=\"other\""), "{metrics}");
 }
 
-/// Writes `request` over a raw TLS connection (HTTP/1.1, as written: a client that declares a body
-/// it never sends) and returns what the server answers, up to its closing or 10 s.
-fn raw_https_exchange(addr: SocketAddr, ca_pem: &str, request: &str) -> String {
+/// A raw TLS connection to the server (no HTTP client in between), trusting only `ca_pem`; reads
+/// time out after 10 s.
+fn raw_tls(
+    addr: SocketAddr,
+    ca_pem: &str,
+) -> rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream> {
     use rustls::pki_types::pem::PemObject;
-    use std::io::{Read, Write};
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.unwrap()).unwrap();
@@ -479,7 +481,14 @@ fn raw_https_exchange(addr: SocketAddr, ca_pem: &str, request: &str) -> String {
     let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
     let tcp = std::net::TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
-    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    rustls::StreamOwned::new(conn, tcp)
+}
+
+/// Writes `request` over a raw TLS connection (HTTP/1.1, as written: a client that declares a body
+/// it never sends) and returns what the server answers, up to its closing or 10 s.
+fn raw_https_exchange(addr: SocketAddr, ca_pem: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut tls = raw_tls(addr, ca_pem);
     tls.write_all(request.as_bytes()).unwrap();
     tls.flush().unwrap();
     let mut answer = Vec::new();
@@ -535,6 +544,65 @@ async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_befor
     .unwrap();
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer}");
+    h.healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_bodies_share_a_budget_and_small_reviews_never_wait_for_it() {
+    use std::io::Write;
+    let h = start(Policy::default()).await;
+    let state = std::sync::Arc::clone(&h.running.state);
+    let full = server::LARGE_BODY_BUDGET_BYTES;
+    assert_eq!(state.large_body_budget_available(), full);
+    let wait_for = |want: usize| {
+        let state = std::sync::Arc::clone(&state);
+        async move {
+            for _ in 0..300 {
+                if state.large_body_budget_available() == want {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            panic!("budget {} of {full}, expected {want}", state.large_body_budget_available());
+        }
+    };
+    // Slow uploads that declare the largest body accepted and send one byte of it take the whole
+    // budget between them (each is dropped by the 4 s request timeout at the latest).
+    let mut stalled = Vec::new();
+    for _ in 0..full / server::MAX_BODY_BYTES {
+        let (addr, ca) = (h.addr, h.ca.clone());
+        let upload = tokio::task::spawn_blocking(move || {
+            let mut tls = raw_tls(addr, &ca);
+            let head = format!(
+                "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{{",
+                server::MAX_BODY_BYTES
+            );
+            tls.write_all(head.as_bytes()).unwrap();
+            tls.flush().unwrap();
+            tls
+        });
+        stalled.push(upload.await.unwrap());
+    }
+    wait_for(0).await;
+    // A small review is answered while the budget is spent.
+    let r = h.review("/validate", &review("CREATE", &coupled_pod(None), None, "small")).await.response;
+    assert!(!r.allowed);
+    assert_eq!(state.large_body_budget_available(), 0, "the uploads still hold the budget");
+    // A large one (over 64 KiB) waits for room instead of being read...
+    let mut big = coupled_pod(None);
+    big["metadata"]["annotations"] = json!({"example.com/notes": "x".repeat(100 * 1024)});
+    let body = review("CREATE", &big, None, "large");
+    let (client, url) = (h.client.clone(), h.url("/validate"));
+    let large = tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!large.is_finished(), "a large body was read while the budget was spent");
+    // ... and is answered once the uploads hang up.
+    drop(stalled);
+    let answer = large.await.unwrap();
+    assert_eq!(answer.status(), 200);
+    let v: Value = answer.json().await.unwrap();
+    assert_eq!(v["response"]["allowed"], false, "{v}");
+    wait_for(full).await;
     h.healthy().await;
 }
 

@@ -163,6 +163,9 @@ pub struct Options<'a> {
     pub known_commands: Vec<&'a KnownCommand>,
     /// Script files run by the command (`None`: every file is opaque).
     pub files: Option<&'a dyn ScriptFiles>,
+    /// The object's [`AnalysisBudget`], shared by all its commands (`None`: only the
+    /// per-command limits apply).
+    pub budget: Option<&'a AnalysisBudget>,
 }
 
 /// The result of [`analyze`].
@@ -200,6 +203,53 @@ pub const MAX_EXPANSION_BYTES: usize = 1024 * 1024;
 const MAX_KUBELET_DEPTH: usize = 16;
 /// Longest exec command analysed, in bytes over all its arguments.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Most shell text, in bytes, analysed for one object's exec probes together: 2 MiB of expanded
+/// commands and of scripts each time one is analysed (an inline `sh -c` script counts twice). The limits above bound one command; this
+/// bounds a Pod with hundreds of containers each at those limits (120 containers whose 13 KB
+/// scripts each expand to 1 MiB took 3.6 s, near the webhook's 4 s request bound). Real probes
+/// use a few kilobytes. Commands met after it is spent are reported as not analysed.
+pub const MAX_OBJECT_ANALYSIS_BYTES: usize = 2 * 1024 * 1024;
+
+/// What is left of [`MAX_OBJECT_ANALYSIS_BYTES`] for one object: one per evaluation, shared by
+/// the [`analyze`] calls for its containers through [`Options::budget`].
+#[derive(Debug)]
+pub struct AnalysisBudget {
+    left: std::cell::Cell<usize>,
+    /// The note saying the budget ran out has been given (it is given once per object).
+    noted: std::cell::Cell<bool>,
+}
+
+impl Default for AnalysisBudget {
+    fn default() -> Self {
+        AnalysisBudget::new(MAX_OBJECT_ANALYSIS_BYTES)
+    }
+}
+
+impl AnalysisBudget {
+    /// A budget of `bytes` of shell text.
+    pub fn new(bytes: usize) -> AnalysisBudget {
+        AnalysisBudget { left: std::cell::Cell::new(bytes), noted: std::cell::Cell::new(false) }
+    }
+
+    /// Takes `n` bytes; false (and nothing left) when fewer than `n` remain.
+    fn take(&self, n: usize) -> bool {
+        match self.left.get().checked_sub(n) {
+            Some(left) => {
+                self.left.set(left);
+                true
+            }
+            None => {
+                self.left.set(0);
+                false
+            }
+        }
+    }
+
+    /// True once the budget is spent.
+    pub fn is_spent(&self) -> bool {
+        self.left.get() == 0
+    }
+}
 /// Maximum number of wrapper layers unwrapped in one simple command.
 const MAX_UNWRAP: usize = 32;
 /// Maximum nesting of script files (a script running or sourcing another).
@@ -277,6 +327,10 @@ struct Ctx<'e> {
     expanded: std::cell::Cell<usize>,
     /// The expansion budget ran out: the analysis stops and finds nothing.
     over_budget: std::cell::Cell<bool>,
+    /// The object's budget, shared with the other commands of the object.
+    object_budget: Option<&'e AnalysisBudget>,
+    /// It was the object's budget that ran out.
+    object_spent: std::cell::Cell<bool>,
 }
 
 impl<'e> Ctx<'e> {
@@ -296,14 +350,28 @@ impl<'e> Ctx<'e> {
             too_long: None,
             expanded: std::cell::Cell::new(0),
             over_budget: std::cell::Cell::new(false),
+            object_budget: None,
+            object_spent: std::cell::Cell::new(false),
         }
     }
 
-    /// Counts `n` bytes of expanded text; false once the budget is spent.
+    /// Counts `n` bytes of expanded text against [`MAX_EXPANSION_BYTES`] and the object's
+    /// budget; false once either is spent.
     fn spend(&self, n: usize) -> bool {
         let total = self.expanded.get().saturating_add(n);
         self.expanded.set(total);
         if total > MAX_EXPANSION_BYTES {
+            self.over_budget.set(true);
+        }
+        self.spend_object(n)
+    }
+
+    /// Counts `n` bytes of analysed text against the object's budget only.
+    fn spend_object(&self, n: usize) -> bool {
+        if let Some(budget) = self.object_budget
+            && !budget.take(n)
+        {
+            self.object_spent.set(true);
             self.over_budget.set(true);
         }
         !self.over_budget.get()
@@ -1627,6 +1695,9 @@ impl Ctx<'_> {
         }
         if script.len() > MAX_SCRIPT_BYTES {
             self.too_long.get_or_insert(script.len());
+            return None;
+        }
+        if !self.spend_object(script.len()) {
             return None;
         }
         let mut pieces = Vec::new();
@@ -3513,6 +3584,14 @@ fn one_line_excerpt(argv: &[String]) -> String {
     truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), 60)
 }
 
+/// The note for a command left unanalysed by the object's [`AnalysisBudget`].
+fn object_budget_note() -> String {
+    format!(
+        "over the {} MiB of shell text probegate analyses for one object's exec probes together; the commands after this one were not analysed either",
+        MAX_OBJECT_ANALYSIS_BYTES / (1024 * 1024)
+    )
+}
+
 /// Analyse an exec probe's argv in the container's environment, with known commands and the
 /// script files the command runs: the first dependency found, and the scripts that could not be
 /// read on the way.
@@ -3520,6 +3599,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     let mut ctx = Ctx::new(env);
     ctx.known = &options.known_commands;
     ctx.files = options.files;
+    ctx.object_budget = options.budget;
     let command_bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
     if command_bytes > MAX_COMMAND_BYTES {
         let shown = one_line_excerpt(&argv[..argv.len().min(8)]);
@@ -3530,6 +3610,15 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
                 argv.len()
             ),
         );
+        return Outcome { dependency: None, unresolved: ctx.unresolved };
+    }
+    if let Some(budget) = options.budget
+        && budget.is_spent()
+    {
+        // Spent by the object's earlier commands: said once, on the first command it stops.
+        if !budget.noted.replace(true) {
+            ctx.note_unresolved(&one_line_excerpt(argv), object_budget_note());
+        }
         return Outcome { dependency: None, unresolved: ctx.unresolved };
     }
     let args: Vec<String> = argv
@@ -3543,7 +3632,16 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     // Not analysed is not a finding (never deny on a guess): it is reported like a script that
     // could not be read.
     let shown = || one_line_excerpt(argv);
-    if ctx.over_budget.get() {
+    if ctx.object_spent.get() {
+        // The object's commands together are over the budget: this one and the rest are not
+        // analysed, and nothing this one found counts (its text was cut short).
+        dependency = None;
+        let shown = shown();
+        if let Some(budget) = options.budget {
+            budget.noted.set(true);
+        }
+        ctx.note_unresolved(&shown, object_budget_note());
+    } else if ctx.over_budget.get() {
         // Text cut short by the budget could read as anything: nothing found counts.
         dependency = None;
         let shown = shown();
@@ -3609,6 +3707,30 @@ mod tests {
     #[track_caller]
     fn quiet(argv: &[&str]) {
         quiet_in(argv, &no_env());
+    }
+
+    #[test]
+    fn the_object_budget_is_shared_by_its_commands_and_its_end_said_once() {
+        let budget = AnalysisBudget::new(16 * 1024);
+        let options = Options { budget: Some(&budget), ..Options::default() };
+        let script = format!("true {}; pg_isready -h orders-db", "x".repeat(3000));
+        let argv = s(&["sh", "-c", &script]);
+        // The first command fits (~9 KB: the script expanded, analysed, its words expanded): found.
+        let first = analyze(&argv, &no_env(), &options);
+        assert_eq!(first.dependency.map(|d| d.target), Some("orders-db".to_string()));
+        assert!(first.unresolved.is_empty());
+        // The second is over: nothing found, and a note that says why.
+        let second = analyze(&argv, &no_env(), &options);
+        assert_eq!(second.dependency, None);
+        assert_eq!(second.unresolved.len(), 1, "{:?}", second.unresolved);
+        assert!(second.unresolved[0].reason.contains("one object's exec probes"), "{:?}", second.unresolved);
+        // Later ones: not analysed, not noted again.
+        let third = analyze(&argv, &no_env(), &options);
+        assert_eq!(third, Outcome::default());
+        // The limit stopped it, not the command: with a budget of its own it is found again.
+        let fresh = AnalysisBudget::new(16 * 1024);
+        let options = Options { budget: Some(&fresh), ..Options::default() };
+        assert!(analyze(&argv, &no_env(), &options).dependency.is_some());
     }
 
     #[track_caller]
@@ -3827,7 +3949,7 @@ mod tests {
         let celery = crate::engine::known::builtin().iter().find(|k| k.name == "celery-inspect").unwrap();
         let django =
             crate::engine::known::builtin().iter().find(|k| k.name == "django-check-database").unwrap();
-        let options = Options { known_commands: vec![celery, django], files: None };
+        let options = Options { known_commands: vec![celery, django], files: None, budget: None };
         let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options).dependency;
         assert!(run(&["python3", "-m", "celery", "-A", "app", "inspect", "ping"]).is_some());
         assert!(
@@ -3859,7 +3981,7 @@ mod tests {
             ("/cm/py.sh", "#!/usr/bin/python3\nimport os\n"),
             ("/cm/two.sh", "#!/bin/sh\nexec redis-cli -h \"$TARGET\" ping\n"),
         ]));
-        let options = Options { known_commands: vec![], files: Some(&files) };
+        let options = Options { known_commands: vec![], files: Some(&files), budget: None };
         let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options);
         // `${0%/*}/lib.sh` is not followed (pattern removal is not evaluated): reported, not guessed.
         let out = run(&["sh", "-c", "/cm/all.sh 5"]);

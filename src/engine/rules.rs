@@ -39,6 +39,8 @@ pub(super) struct Target<'a> {
     pub configmaps: &'a dyn ConfigMapSource,
     /// The Pod's namespace, for ConfigMap lookups.
     pub namespace: &'a str,
+    /// The object's shell-analysis budget, shared by its containers.
+    pub budget: &'a exec::AnalysisBudget,
 }
 
 impl Target<'_> {
@@ -171,6 +173,7 @@ fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unr
     let options = exec::Options {
         known_commands: rules.liveness_dependency.known_commands().collect(),
         files: Some(&files),
+        budget: Some(t.budget),
     };
     let outcome = exec::analyze(command, &env, &options);
     for u in outcome.unresolved {
