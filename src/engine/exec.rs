@@ -3431,6 +3431,31 @@ fn redact_kv(s: &str) -> String {
 
 /// Re-join display words, quoting where needed and redacting secrets (`--password X`,
 /// `-a X` of redis-cli, `user:pass@`, `token=...`).
+/// `AUTH <credentials>` lines inside one word (Redis `AUTH [user] password`, as written by
+/// `printf` or `echo` into `nc`) with the credentials replaced by `***`, up to the line's end
+/// (a newline, or a backslash escape such as `\r\n`).
+fn redact_auth_lines(w: &str) -> String {
+    let lower = w.to_ascii_lowercase();
+    let mut out = String::with_capacity(w.len());
+    // `lower` has the same byte offsets as `w`; `done` is where `out` has copied up to.
+    let mut done = 0;
+    for (i, _) in lower.match_indices("auth ") {
+        let before = &w[..i];
+        let at_line_start =
+            before.is_empty() || before.ends_with(['\n', '\r', '\'', '"', ' ']) || before.ends_with("\\n");
+        if i < done || !at_line_start {
+            continue;
+        }
+        let start = i + "auth ".len();
+        let end = w[start..].find(['\\', '\r', '\n', '\'', '"']).map_or(w.len(), |e| start + e);
+        out.push_str(&w[done..start]);
+        out.push_str(if w[start..end].trim().is_empty() { &w[start..end] } else { "***" });
+        done = end;
+    }
+    out.push_str(&w[done..]);
+    out
+}
+
 pub(crate) fn join_redacted(words: &[String]) -> String {
     let mysql_like = words.iter().any(|w| {
         matches!(
@@ -3448,6 +3473,11 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         )
     });
     let redis_like = words.iter().any(|w| matches!(basename(w), "redis-cli" | "valkey-cli" | "keydb-cli"));
+    // Commands that write a protocol's lines themselves (`printf 'AUTH pw\r\nPING\r\n' | nc`).
+    let speaks_protocol = redis_like
+        || words.iter().any(|w| {
+            matches!(basename(w), "nc" | "ncat" | "netcat" | "socat" | "telnet" | "printf" | "echo")
+        });
     // Clients whose `-p` is the password (not the port, as for pg_isready or redis-cli).
     let p_is_password =
         words.iter().any(|w| matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat"));
@@ -3474,11 +3504,15 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
                 r = format!("{n}={hn}:***");
             }
         }
+        if speaks_protocol {
+            r = redact_auth_lines(&r);
+        }
         let prev_secret = !w.starts_with('-')
             && ((prev.starts_with('-') && !prev.contains('=') && is_secret_name(prev))
                 || prev == "-pw"
                 || prev == "<<<"
-                || (redis_like && (prev == "-a" || prev.eq_ignore_ascii_case("auth")))
+                || (redis_like && prev == "-a")
+                || (speaks_protocol && prev.eq_ignore_ascii_case("auth"))
                 || (p_is_password && prev == "-p"));
         if prev_secret {
             r = "***".to_string();
@@ -4287,6 +4321,23 @@ mod tests {
         assert!(!d.command.contains("hunter2") && !d.target.contains("hunter2"), "{d:?}");
         let d = fires(&["curl", "-H", "Authorization: Bearer hunter2", "http://svc/"]);
         assert!(!d.command.contains("hunter2"), "{}", d.command);
+        // A protocol's AUTH line written by printf or echo into nc.
+        for script in [
+            r"printf 'AUTH hunter2\r\nPING\r\n' | nc cache 6379",
+            r"printf 'PING\r\nauth app hunter2\r\n' | nc cache 6379",
+            "echo AUTH hunter2 | nc cache 6379",
+            "(echo 'AUTH hunter2'; echo PING) | nc -q1 cache 6379",
+        ] {
+            let shown = redact_command(&s(&["sh", "-c", script]), 200);
+            assert!(!shown.contains("hunter2"), "{shown}");
+            assert!(shown.to_ascii_uppercase().contains("AUTH ***") && shown.contains("nc"), "{shown}");
+        }
+        let shown =
+            redact_command(&s(&["sh", "-c", r"printf 'AUTH hunter2\r\nPING\r\n' | nc cache 6379"]), 200);
+        assert!(shown.contains(r"PING\r\n"), "the rest of the text stays: {shown}");
+        // Words that merely contain "auth" are left alone.
+        let shown = redact_command(&s(&["sh", "-c", "curl -sf http://localhost:8080/oauth/health"]), 200);
+        assert!(shown.contains("/oauth/health"), "{shown}");
         // Long commands are shortened.
         let long = format!("http://svc/{}", "x".repeat(200));
         let d = fires(&["curl", &long]);
