@@ -50,6 +50,7 @@ fn serve(probegate: bool) {
                 tls_files: None,
                 admin_addr: None,
                 namespaces: None,
+                max_connections: probegate::server::conn::MAX_CONNECTIONS,
             })
             .await
             .unwrap();

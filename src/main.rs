@@ -370,6 +370,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         tls_files: args.tls_cert.clone().zip(args.tls_key.clone()),
         admin_addr: args.admin_addr,
         namespaces: None,
+        max_connections: server::conn::MAX_CONNECTIONS,
     };
     let options = server::RunOptions {
         watch_namespaces: !args.no_namespace_watch,

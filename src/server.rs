@@ -550,6 +550,8 @@ pub struct ServeConfig {
     pub admin_addr: Option<SocketAddr>,
     /// Where Namespace labels come from (`None`: no labels; `namespaceSelector` overrides do not match).
     pub namespaces: Option<Arc<dyn NamespaceLabels>>,
+    /// Most connections served at once ([`conn::MAX_CONNECTIONS`] in `probegate serve`).
+    pub max_connections: usize,
 }
 
 /// A started server.
@@ -587,8 +589,8 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let acceptor =
-        axum_server::tls_rustls::RustlsAcceptor::new(rustls.clone()).acceptor(conn::LimitAcceptor::default());
+    let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(rustls.clone())
+        .acceptor(conn::LimitAcceptor::new(config.max_connections, conn::IDLE_TIMEOUT, conn::EVICT_AFTER));
     let mut server = axum_server::from_tcp(listener)?.acceptor(acceptor).handle(handle.clone());
     // A connection must send its first request promptly (slow-loris bound); keep-alive after that.
     server = server.first_request_timeout(Duration::from_secs(10));

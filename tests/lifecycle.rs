@@ -66,6 +66,7 @@ async fn certificate_rotation_under_load() {
         tls_files: Some((cert.clone(), key.clone())),
         admin_addr: None,
         namespaces: None,
+        max_connections: server::conn::MAX_CONNECTIONS,
     })
     .await
     .unwrap();

@@ -607,6 +607,37 @@ async fn large_bodies_share_a_budget_and_small_reviews_never_wait_for_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_connection_cap_an_idle_connection_makes_room_for_a_new_one() {
+    use tokio::io::AsyncReadExt;
+    let (running, ca) = start_server(Policy::default(), |c| c.max_connections = 4).await;
+    // Four connections that never send a byte fill the cap...
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(tokio::net::TcpStream::connect(running.addr).await.unwrap());
+    }
+    // ... and stay idle past the eviction threshold.
+    tokio::time::sleep(server::conn::EVICT_AFTER + std::time::Duration::from_millis(300)).await;
+    // A real client is answered: the longest-idle connection was closed to make room.
+    let client = https_client(&[&ca], true);
+    let url = format!("https://localhost:{}/validate", running.addr.port());
+    let r = client.post(&url).json(&review("CREATE", &coupled_pod(None), None, "cap")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let mut closed = 0;
+    for conn in &mut idle {
+        let mut buf = [0u8; 1];
+        let read = tokio::time::timeout(std::time::Duration::from_millis(200), conn.read(&mut buf)).await;
+        if matches!(read, Ok(Ok(0)) | Ok(Err(_))) {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, 1, "exactly one idle connection is closed");
+    // Keep-alive: the same client's connection is reused while it has requests (not evicted by
+    // its own next request).
+    let r = client.post(&url).json(&review("CREATE", &coupled_pod(None), None, "cap2")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_text_is_escaped_bounded_and_values_stay_redacted() {
     let h = start(Policy::default()).await;
     let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{202E}' | '\u{2028}' | '\u{200B}');

@@ -184,6 +184,7 @@ pub fn serve_config(
         tls_files: None,
         admin_addr: None,
         namespaces: None,
+        max_connections: probegate::server::conn::MAX_CONNECTIONS,
     }
 }
 
