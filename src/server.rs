@@ -52,8 +52,41 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// Bodies up to this size are evaluated on the async worker (tens of microseconds); larger ones
-/// move to the blocking pool so that parsing them does not stall other connections.
+/// move to the blocking pool so that parsing them does not stall other connections. So do small
+/// ones with exec handlers (see [`off_the_async_workers`]).
 pub const INLINE_BODY_BYTES: usize = 64 * 1024;
+
+/// Whether a body is evaluated on the blocking pool rather than inline on an async worker: a body
+/// over [`INLINE_BODY_BYTES`], or one that may hold an exec handler (an `"exec"` key, or any
+/// `\u` escape that could spell one), whose shell analysis can take up to tens of milliseconds
+/// (bounded by `exec::MAX_OBJECT_ANALYSIS_BYTES`). The async workers (one per core) then stay
+/// free for every other request and for `/healthz`.
+fn off_the_async_workers(body: &[u8]) -> bool {
+    body.len() > INLINE_BODY_BYTES
+        || memchr::memmem::find(body, b"\"exec\"").is_some()
+        || memchr::memmem::find(body, b"\\u").is_some()
+}
+
+/// Most bytes of small bodies (up to [`INLINE_BODY_BYTES`], by their `Content-Length`) being
+/// received and evaluated at once, all connections together: 64 MiB, one such body on every
+/// one of [`conn::MAX_CONNECTIONS`] HTTP/1.1 connections. HTTP/2 multiplexes up to
+/// [`H2_MAX_CONCURRENT_STREAMS`] requests on one connection; this bounds what they can hold.
+pub const SMALL_BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
+
+/// Most requests in flight on one HTTP/2 connection (`SETTINGS_MAX_CONCURRENT_STREAMS`; hyper's
+/// default is 200). Go's HTTP/2 client, the API server's, opens another connection when a
+/// server's limit is reached.
+pub const H2_MAX_CONCURRENT_STREAMS: u32 = 64;
+
+/// HTTP/2 flow-control window of one stream: 256 KiB, a quarter of the connection's 1 MiB, so
+/// that a large body waiting for [`LARGE_BODY_BUDGET_BYTES`] cannot fill the whole connection
+/// window and stall the small reviews multiplexed beside it.
+pub const H2_STREAM_WINDOW_BYTES: u32 = 256 * 1024;
+
+/// Most requests evaluated on the blocking pool at once (large bodies and bodies with exec
+/// handlers); more wait, within [`REQUEST_TIMEOUT`]. Each is bounded in time by the exec
+/// analysis budget; this bounds how many compete with the async workers for the 2 cores.
+pub const MAX_BLOCKING_EVALUATIONS: usize = 4;
 
 /// Most bytes of large bodies (over [`INLINE_BODY_BYTES`]) being received at once, all
 /// connections together: 32 MiB, eight bodies of the largest size accepted. A request whose body
@@ -101,6 +134,10 @@ pub struct AppState {
     large_bodies: tokio::sync::Semaphore,
     /// Bytes of large bodies that may be received at once (see [`LARGE_BODY_BUDGET_BYTES`]).
     large_body_budget: tokio::sync::Semaphore,
+    /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]).
+    small_body_budget: tokio::sync::Semaphore,
+    /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]).
+    blocking_evaluations: tokio::sync::Semaphore,
     /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
     configmaps: ArcSwapOption<ConfigMapResolver>,
 }
@@ -120,6 +157,8 @@ impl AppState {
             heartbeat_ms: AtomicU64::new(0),
             large_bodies: tokio::sync::Semaphore::new(1),
             large_body_budget: tokio::sync::Semaphore::new(LARGE_BODY_BUDGET_BYTES),
+            small_body_budget: tokio::sync::Semaphore::new(SMALL_BODY_BUDGET_BYTES),
+            blocking_evaluations: tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS),
             configmaps: ArcSwapOption::empty(),
         })
     }
@@ -194,8 +233,9 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 /// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
-/// client that declares a huge body and sends none waits for the timeout), and a large body waits
-/// for its share of [`LARGE_BODY_BUDGET_BYTES`], held until its answer is made.
+/// client that declares a huge body and sends none waits for the timeout), and a body waits for
+/// its share of [`LARGE_BODY_BUDGET_BYTES`] or [`SMALL_BODY_BUDGET_BYTES`], held until its answer
+/// is made.
 async fn admit_body(
     State(state): State<Arc<AppState>>,
     request: axum::extract::Request,
@@ -214,9 +254,10 @@ async fn admit_body(
     // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
     let size = request.body().size_hint().exact().or(declared).unwrap_or(MAX_BODY_BYTES as u64);
     let size = usize::try_from(size).unwrap_or(MAX_BODY_BYTES).min(MAX_BODY_BYTES);
-    let _share = if size > INLINE_BODY_BYTES {
+    let budget = if size > INLINE_BODY_BYTES { &state.large_body_budget } else { &state.small_body_budget };
+    let _share = if size > 0 {
         // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
-        match state.large_body_budget.acquire_many(size as u32).await {
+        match budget.acquire_many(size as u32).await {
             Ok(permit) => Some(permit),
             Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
         }
@@ -381,9 +422,18 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     } else {
         None
     };
+    // Then a place on the blocking pool (large bodies first queue above, one at a time).
+    let _blocking = if off_the_async_workers(&body) {
+        match state.blocking_evaluations.acquire().await {
+            Ok(p) => Some(p),
+            Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+        }
+    } else {
+        None
+    };
     let resolver = state.configmaps.load_full();
     let outcome = match resolver {
-        None if body.len() <= INLINE_BODY_BYTES => decide(&state, endpoint, &body),
+        None if !off_the_async_workers(&body) => decide(&state, endpoint, &body),
         None => {
             let st = Arc::clone(&state);
             match tokio::task::spawn_blocking(move || decide(&st, endpoint, &body)).await {
@@ -447,7 +497,7 @@ async fn decide_resolving(
     endpoint: Endpoint,
     body: Bytes,
 ) -> Option<Result<(Decision, bool), ReviewError>> {
-    let large = body.len() > INLINE_BODY_BYTES;
+    let large = off_the_async_workers(&body);
     let parse = move || {
         admission::parse_review(&body).map(|request| {
             let needed = admission::configmaps_needed(&request);
@@ -595,6 +645,11 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     // A connection must send its first request promptly (slow-loris bound); keep-alive after that.
     server = server.first_request_timeout(Duration::from_secs(10));
     server.http_builder().http1().header_read_timeout(Duration::from_secs(10));
+    server
+        .http_builder()
+        .http2()
+        .max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS)
+        .initial_stream_window_size(H2_STREAM_WINDOW_BYTES);
     let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
 
     let admin_addr = match config.admin_addr {
@@ -743,5 +798,22 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = ctrl_c.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_that_may_hold_exec_handlers_are_evaluated_off_the_async_workers() {
+        let exec = br#"{"livenessProbe":{"exec":{"command":["pg_isready"]}}}"#;
+        assert!(off_the_async_workers(exec));
+        // The same key spelled with a JSON escape.
+        assert!(off_the_async_workers(br#"{"livenessProbe":{"\u0065xec":{"command":["x"]}}}"#));
+        assert!(!off_the_async_workers(br#"{"livenessProbe":{"httpGet":{"path":"/healthz","port":8080}}}"#));
+        // A container or env value named "exec" is not a key, but is moved as well: harmless.
+        assert!(off_the_async_workers(br#"{"name":"exec"}"#));
+        assert!(off_the_async_workers(&vec![b' '; INLINE_BODY_BYTES + 1]));
     }
 }

@@ -468,11 +468,41 @@ fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Option<String>
 }
 
 /// kubelet `$(VAR)` expansion: only Literal values substituted; `$$(VAR)` → literal `$(VAR)`; unresolvable references stay as written.
+/// Values of variables named like secrets (`API_TOKEN`) are substituted as `***`.
 pub fn expand_kubelet_vars(arg: &str, env: &ExecEnv) -> String {
-    kubelet_expand_with(arg, &mut |name| match env.vars.get(name) {
-        Some(EnvValue::Literal(v)) => Some(v.clone()),
+    expand_kubelet_argv(std::slice::from_ref(&arg.to_string()), env, None).pop().unwrap_or_default()
+}
+
+/// [`expand_kubelet_vars`] over a whole command, bounded: at most [`MAX_EXPANSION_BYTES`] of
+/// values substituted over all its arguments, each also taken from `budget` (the object's, when
+/// given); references past either bound stay as written.
+pub fn expand_kubelet_argv(argv: &[String], env: &ExecEnv, budget: Option<&AnalysisBudget>) -> Vec<String> {
+    let mut total = 0usize;
+    let mut lookup = |name: &str| match env.vars.get(name) {
+        Some(EnvValue::Literal(v)) => {
+            total = total.saturating_add(v.len());
+            let within = total <= MAX_EXPANSION_BYTES && budget.is_none_or(|b| b.take(v.len()));
+            within.then(|| if is_secret_env_name(name) { "***".to_string() } else { v.clone() })
+        }
         _ => None,
-    })
+    };
+    argv.iter().map(|a| kubelet_expand_with(a, &mut lookup)).collect()
+}
+
+/// An env variable's literal value as the analysis uses it: sanitized, and `***` for a variable
+/// whose name says it holds a secret (`API_TOKEN`, `DB_PASSWORD`), so that the value never reaches
+/// a message. Such values are credentials, not hosts, so no verdict depends on them.
+fn env_literal(name: &str, value: &str) -> String {
+    if is_secret_env_name(name) { "***".to_string() } else { sanitize(value) }
+}
+
+/// Does an environment variable's name say it holds a secret? Narrower than option names
+/// (`AUTH_SERVICE_HOST` holds a host).
+fn is_secret_env_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["pass", "secret", "token", "pwd", "credential", "apikey", "api_key", "private_key", "bearer"]
+        .iter()
+        .any(|k| l.contains(k))
 }
 
 /// True when a value can be carried as one opaque token (no whitespace or shell syntax).
@@ -500,7 +530,12 @@ impl Ctx<'_> {
         let original = format!("$({name})");
         match self.env.vars.get(name) {
             Some(EnvValue::Literal(v)) => {
-                let v = sanitize(v);
+                // The value is copied and scanned for every reference (and kept in the marker
+                // table): it counts against the budgets like expanded text.
+                if !self.spend(v.len()) {
+                    return None;
+                }
+                let v = env_literal(name, v);
                 // The kubelet resolves references to earlier variables all the way down; past
                 // MAX_KUBELET_DEPTH (a cycle, or a chain built to be expensive) the command is
                 // not analysed rather than left with an unresolved reference that reads as a host.
@@ -953,7 +988,7 @@ impl Ctx<'_> {
         }
         match self.env.vars.get(name) {
             Some(EnvValue::Literal(v)) => {
-                let v = sanitize(v);
+                let v = env_literal(name, v);
                 Lookup::Val(self.kubelet_expand(&v, 1))
             }
             Some(EnvValue::PodIp) => Lookup::SelfIp,
@@ -2042,7 +2077,7 @@ impl Ctx<'_> {
         let original = format!("${name}");
         match self.env.vars.get(name)? {
             EnvValue::Literal(v) => {
-                let v = sanitize(v);
+                let v = env_literal(name, v);
                 let e = self.kubelet_expand(&v, 1);
                 Some(self.render_lit(&e))
             }
@@ -3765,6 +3800,47 @@ mod tests {
         let fresh = AnalysisBudget::new(16 * 1024);
         let options = Options { budget: Some(&fresh), ..Options::default() };
         assert!(analyze(&argv, &no_env(), &options).dependency.is_some());
+    }
+
+    #[test]
+    fn kubelet_references_to_long_values_count_against_the_budgets() {
+        // B is long; A refers to it 100 times; the command refers to A 100 times: 10,000 copies
+        // of B (200 MB) if nothing counted them.
+        let b = "x".repeat(20_000);
+        let a = "$(B)".repeat(100);
+        let e = env(&[("B", lit(&b)), ("A", lit(&a))]);
+        let command = format!("curl http://db:5432/{}", "$(A)".repeat(100));
+        // One reference to A already copies B 100 times (2 MB): over the 1 MiB a command may expand to.
+        let mut ctx = Ctx::new(&e);
+        let _ = ctx.kubelet_expand("$(A)", 0);
+        assert!(ctx.over_budget.get(), "copied values counted: {} bytes", ctx.expanded.get());
+        let budget = AnalysisBudget::default();
+        let options = Options { budget: Some(&budget), ..Options::default() };
+        let outcome = analyze(&s(&["sh", "-c", &command]), &e, &options);
+        assert_eq!(outcome.dependency, None, "text cut short by a bound is never a finding");
+        assert_eq!(outcome.unresolved.len(), 1, "{:?}", outcome.unresolved);
+        // The display expansion (liveness vs readiness) is bounded the same way.
+        let shown = expand_kubelet_argv(&s(&["sh", "-c", &command]), &e, None);
+        assert!(shown.iter().map(String::len).sum::<usize>() <= MAX_EXPANSION_BYTES + command.len());
+        // A value referred to a few times is still followed.
+        let e = env(&[("DB", lit("orders-db"))]);
+        let d = analyze(&s(&["pg_isready", "-h", "$(DB)"]), &e, &Options::default()).dependency.unwrap();
+        assert_eq!(d.target, "orders-db");
+    }
+
+    #[test]
+    fn env_values_named_like_secrets_never_reach_a_message() {
+        let e = env(&[("API_TOKEN", lit("S3cr3tXyz")), ("AUTH_HOST", lit("auth-svc"))]);
+        let d = fires_in(&["curl", "http://r/health/$(API_TOKEN)"], &e);
+        assert!(!format!("{d:?}").contains("S3cr3tXyz"), "{d:?}");
+        assert!(d.target.contains("r/health/***") || d.target == "r", "{d:?}");
+        let d = fires_in(&["sh", "-c", "curl -H \"X-Token: $API_TOKEN\" http://$AUTH_HOST/"], &e);
+        assert_eq!(d.target, "http://auth-svc/", "a host named AUTH_... is still a host");
+        assert!(!format!("{d:?}").contains("S3cr3tXyz"), "{d:?}");
+        assert_eq!(
+            expand_kubelet_vars("/bin/check $(API_TOKEN) $(AUTH_HOST)", &e),
+            "/bin/check *** auth-svc"
+        );
     }
 
     #[track_caller]

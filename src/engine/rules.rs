@@ -285,7 +285,7 @@ fn resolve_port(port: &IntOrString, container: &Container) -> Port {
     }
 }
 
-fn handler(probe: &Probe, container: &Container) -> Option<Handler> {
+fn handler(probe: &Probe, container: &Container, budget: &exec::AnalysisBudget) -> Option<Handler> {
     if let Some(h) = &probe.http_get {
         let mut headers: Vec<(String, String)> = h
             .http_headers
@@ -313,7 +313,7 @@ fn handler(probe: &Probe, container: &Container) -> Option<Handler> {
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
     let env = exec_env(container);
-    Some(Handler::Exec(command.iter().map(|a| exec::expand_kubelet_vars(a, &env)).collect()))
+    Some(Handler::Exec(exec::expand_kubelet_argv(command, &env, Some(budget))))
 }
 
 /// How long a probe takes to give up on a container that stopped answering, in seconds:
@@ -353,8 +353,8 @@ fn describe_port(p: &Port) -> String {
 fn liveness_matches_readiness(t: &Target<'_>) -> Option<String> {
     let live = t.container.liveness_probe.as_ref()?;
     let ready = t.container.readiness_probe.as_ref()?;
-    let lh = handler(live, t.container)?;
-    if Some(&lh) != handler(ready, t.container).as_ref() {
+    let lh = handler(live, t.container, t.budget)?;
+    if Some(&lh) != handler(ready, t.container, t.budget).as_ref() {
         return None;
     }
     let (wl, wr) = (failure_window_seconds(live), failure_window_seconds(ready));
