@@ -3355,10 +3355,11 @@ fn is_secret_name(n: &str) -> bool {
         "bearer",
         "cookie",
         "session",
+        "signature",
     ]
     .iter()
     .any(|k| l.contains(k))
-        || matches!(l.as_str(), "key" | "sig" | "signature")
+        || matches!(l.as_str(), "key" | "sig" | "pw")
 }
 
 /// Is `n` a plain option or variable name (`--password`, `PGPASSWORD`, `db.password`), not a URL
@@ -3464,8 +3465,6 @@ fn redact_kv(s: &str) -> String {
     out
 }
 
-/// Re-join display words, quoting where needed and redacting secrets (`--password X`,
-/// `-a X` of redis-cli, `user:pass@`, `token=...`).
 /// `AUTH <credentials>` lines inside one word (Redis `AUTH [user] password`, as written by
 /// `printf` or `echo` into `nc`) with the credentials replaced by `***`, up to the line's end
 /// (a newline, or a backslash escape such as `\r\n`).
@@ -3488,9 +3487,20 @@ fn redact_auth_lines(w: &str) -> String {
         done = end;
     }
     out.push_str(&w[done..]);
+    // The wire form, `*2\r\n$4\r\nAUTH\r\n$9\r\nPASSWORD\r\n`: everything after the AUTH line.
+    let lower = out.to_ascii_lowercase();
+    for marker in ["auth\\r\\n$", "auth\r\n$"] {
+        if let Some(i) = lower.find(marker) {
+            out.truncate(i + marker.len() - 1);
+            out.push_str("***");
+            break;
+        }
+    }
     out
 }
 
+/// Re-join display words, quoting where needed and redacting secrets (`--password X`,
+/// `-a X` of redis-cli, `user:pass@`, `token=...`).
 pub(crate) fn join_redacted(words: &[String]) -> String {
     let mysql_like = words.iter().any(|w| {
         matches!(
@@ -3515,7 +3525,15 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         });
     // Clients whose `-p` is the password (not the port, as for pg_isready or redis-cli).
     let p_is_password =
-        words.iter().any(|w| matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat"));
+        words.iter().any(|w| matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat" | "sshpass"));
+    // ldapsearch and friends: `-w PASSWORD`.
+    let w_is_password = words.iter().any(|w| basename(w).starts_with("ldap"));
+    let curl_like = words.iter().any(|w| basename(w) == "curl");
+    // httpie (`http`, `https`) and xh: `-a USER:PASSWORD`.
+    let httpie_like = words.iter().any(|w| matches!(basename(w), "http" | "https" | "xh"));
+    // Arguments of a format that writes an AUTH line (`printf 'AUTH %s\r\n' PASSWORD`), up to
+    // the end of that command.
+    let mut format_secrets = false;
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     let mut prev: &str = "";
     for w in words {
@@ -3542,16 +3560,27 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         if speaks_protocol {
             r = redact_auth_lines(&r);
         }
+        if matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&") {
+            format_secrets = false;
+        }
         let prev_secret = !w.starts_with('-')
             && ((prev.starts_with('-') && !prev.contains('=') && is_secret_name(prev))
                 || prev == "-pw"
                 || prev == "<<<"
                 || (redis_like && prev == "-a")
                 || (speaks_protocol && prev.eq_ignore_ascii_case("auth"))
-                || (p_is_password && prev == "-p"));
+                || (p_is_password && prev == "-p")
+                || (w_is_password && prev == "-w")
+                || (curl_like && matches!(prev, "-b" | "--cookie"))
+                || (format_secrets && !matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&")));
+        if speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
+            format_secrets = true;
+        }
         if prev_secret {
             r = "***".to_string();
-        } else if matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
+        } else if (matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
+            || (httpie_like && matches!(prev, "-a" | "--auth"))
+            || prev == "digest")
             && w.contains(':')
             && !w.contains("://")
         {
@@ -3565,8 +3594,14 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
             r = format!("-H{h}");
         } else if let Some(cred) = w.strip_prefix("-u").filter(|c| c.contains(':')) {
             r = format!("-u{}:***", cred.split(':').next().unwrap_or(""));
-        } else if mysql_like && w.starts_with("-p") && w.len() > 2 {
+        } else if (mysql_like || p_is_password) && w.starts_with("-p") && w.len() > 2 && !w.starts_with("--")
+        {
             r = "-p***".to_string();
+        } else if httpie_like && !w.contains("://") && !w.starts_with('-') && w.contains(':') {
+            // httpie request items: `Authorization:Bearer X` is a header.
+            if let Some(h) = redact_header(w) {
+                r = h;
+            }
         } else if redis_like && w.starts_with("-a") && w.len() > 2 && !w.starts_with("--") {
             r = "-a***".to_string();
         }
@@ -4411,6 +4446,27 @@ mod tests {
         let shown =
             redact_command(&s(&["sh", "-c", r"printf 'AUTH hunter2\r\nPING\r\n' | nc cache 6379"]), 200);
         assert!(shown.contains(r"PING\r\n"), "the rest of the text stays: {shown}");
+        // More shapes: query names, cookies, JSON-free clients' password options, httpie, the
+        // Redis wire protocol, printf formats.
+        for argv in [
+            vec!["curl", "http://svc/health?pw=hunter2"],
+            vec!["curl", "http://svc/h?X-Amz-Signature=hunter2"],
+            vec!["curl", "-b", "sid=hunter2", "http://svc/"],
+            vec!["curl", "--cookie", "hunter2", "http://svc/"],
+            vec!["http", "-a", "u:hunter2", "r:80/health"],
+            vec!["http", "r:80/health", "Authorization:Bearer hunter2"],
+            vec!["mongosh", "--host", "mongo", "-u", "admin", "-phunter2"],
+            vec!["sshpass", "-p", "hunter2", "ssh", "db"],
+            vec!["ldapsearch", "-H", "ldap://ldap", "-w", "hunter2"],
+            vec!["zkCli.sh", "-server", "zk:2181", "addauth", "digest", "u:hunter2"],
+            vec!["sh", "-c", r"printf '*2\r\n$4\r\nAUTH\r\n$7\r\nhunter2\r\n' | nc redis 6379"],
+            vec!["sh", "-c", r"printf 'AUTH %s\r\nPING\r\n' hunter2 | nc redis 6379"],
+        ] {
+            let shown = redact_command(&s(&argv), 200);
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
+        let shown = redact_command(&s(&["sh", "-c", r"printf 'AUTH %s\r\n' x | nc redis 6379"]), 200);
+        assert!(shown.contains("nc redis 6379"), "the secret ends with its command: {shown}");
         // Words that merely contain "auth" are left alone.
         let shown = redact_command(&s(&["sh", "-c", "curl -sf http://localhost:8080/oauth/health"]), 200);
         assert!(shown.contains("/oauth/health"), "{shown}");
