@@ -321,6 +321,12 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
     }
     let review: AdmissionReviewRequest =
         serde_json::from_slice(body).map_err(|e| ReviewError::Malformed(describe_json_error(&e)))?;
+    if review.api_version.is_none() && review.kind.is_none() {
+        return Err(ReviewError::Malformed(
+            "no apiVersion and no kind (expected apiVersion admission.k8s.io/v1, kind AdmissionReview)"
+                .into(),
+        ));
+    }
     let api_version = review.api_version.unwrap_or_default();
     let kind = review.kind.unwrap_or_default();
     if api_version != ADMISSION_API_VERSION || kind != "AdmissionReview" {
@@ -748,6 +754,16 @@ mod tests {
         assert!(!json_containers_over(s.as_bytes(), 1), "{s}");
         let many = format!("[{}]", vec!["{}"; MAX_JSON_CONTAINERS].join(","));
         assert!(matches!(parse_review(many.as_bytes()), Err(ReviewError::TooManyValues)));
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_admission_review_is_called_that_not_a_wrong_version() {
+        let e = parse_review(br#"{"a":1}"#).unwrap_err().to_string();
+        assert!(e.contains("not an AdmissionReview") && e.contains("no apiVersion and no kind"), "{e}");
+        let e = parse_review(br#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unsupported AdmissionReview version") && e.contains("v1beta1"), "{e}");
     }
 
     #[test]

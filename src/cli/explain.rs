@@ -379,7 +379,9 @@ fn warmup(c: &ContainerProbes, opts: &ExplainOptions) -> (u32, String) {
     if let Some(s) = &c.startup {
         return (clamp(s.budget()), "the startup probe's budget as written".into());
     }
-    if let Some(l) = &c.liveness {
+    if let Some(l) = &c.liveness
+        && l.initial_delay > 0
+    {
         return (clamp(l.initial_delay), "the liveness initialDelaySeconds".into());
     }
     (0, "no startup probe or liveness delay: 0".into())
