@@ -571,6 +571,15 @@ pub fn review_with_configmaps(
                     denials.push(text);
                 }
             }
+            // A command over an analysis bound is also a warning (kubectl shows it): the deny rule
+            // did not look at it, and only a manifest built that way gets one.
+            for u in evaluation.unresolved.iter().filter(|u| u.over_bound) {
+                let prefix = if audit { "probegate [audit]:" } else { "probegate:" };
+                warnings.push(format!(
+                    "{prefix} container {}: liveness probe not analysed for dependencies ({})",
+                    u.container, u.reason
+                ));
+            }
             if !evaluation.unresolved.is_empty() {
                 summary.unresolved_scripts = evaluation.unresolved.len();
                 audit_annotations

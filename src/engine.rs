@@ -124,6 +124,8 @@ pub struct Unresolved {
     pub script: String,
     /// Why it could not be read.
     pub reason: String,
+    /// Over one of the analysis bounds rather than unreadable (warned about as well).
+    pub over_bound: bool,
 }
 
 /// Everything the rules found in one workload, in container order.

@@ -85,6 +85,7 @@ fn without_the_configmap_the_replica_is_not_denied_and_the_script_is_reported_on
     assert_eq!(u[0].container, "redis");
     assert_eq!(u[0].script, "/health/ping_liveness_local_and_master.sh");
     assert_eq!(u[0].reason, "ConfigMap data/cache-redis-health is not available");
+    assert!(!u[0].over_bound, "unreadable, not over a bound: a note only");
 }
 
 #[test]
@@ -190,6 +191,17 @@ fn one_objects_shell_analysis_is_bounded_and_what_is_left_is_noted_not_denied() 
     let notes = &e.evaluation.unresolved;
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].reason.contains("2 MiB") && notes[0].reason.contains("one object"), "{notes:?}");
+    assert!(notes[0].over_bound);
+    // Unlike an unreadable script, a command over a bound is also a warning at /validate (a real
+    // manifest never gets one, and the deny rule did not look at it).
+    let body =
+        serde_json::to_vec(&review("CREATE", &pod_with_liveness_scripts(&scripts), None, "b1")).unwrap();
+    let request = admission::parse_review(&body).unwrap();
+    let r = admission::review(&policy, None, Endpoint::Validate, &request).unwrap().review.response;
+    let warned: Vec<&String> =
+        r.warnings.iter().flatten().filter(|w| w.contains("not analysed for dependencies")).collect();
+    assert_eq!(warned.len(), 1, "{:?}", r.warnings);
+    assert!(warned[0].starts_with("probegate: container c3:"), "where the budget ran out: {warned:?}");
     // The budget is per object: the same container in a Pod of its own is denied.
     scripts.drain(..4);
     let alone = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);

@@ -154,6 +154,9 @@ pub struct UnresolvedScript {
     pub path: String,
     /// Why it could not be read (`ConfigMap data/health is not available`).
     pub reason: String,
+    /// Not analysed because it is over one of the analysis bounds (script, command, expansion or
+    /// per-object size), rather than unreadable: rare in real manifests, so also warned about.
+    pub over_bound: bool,
 }
 
 /// What the analysis may use beyond the command and its environment.
@@ -1989,8 +1992,17 @@ impl Ctx<'_> {
 
     /// Records a script that could not be read (once per path).
     fn note_unresolved(&mut self, path: &str, reason: String) {
+        self.note(path, reason, false);
+    }
+
+    /// Notes a command left unanalysed by one of the analysis bounds.
+    fn note_over_bound(&mut self, path: &str, reason: String) {
+        self.note(path, reason, true);
+    }
+
+    fn note(&mut self, path: &str, reason: String, over_bound: bool) {
         if !self.unresolved.iter().any(|u| u.path == path) {
-            self.unresolved.push(UnresolvedScript { path: path.to_string(), reason });
+            self.unresolved.push(UnresolvedScript { path: path.to_string(), reason, over_bound });
         }
     }
 
@@ -3707,7 +3719,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     let command_bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
     if command_bytes > MAX_COMMAND_BYTES {
         let shown = one_line_excerpt(&argv[..argv.len().min(8)]);
-        ctx.note_unresolved(
+        ctx.note_over_bound(
             &shown,
             format!(
                 "a {command_bytes}-byte command ({} arguments) is over the {MAX_COMMAND_BYTES} bytes probegate analyses",
@@ -3721,7 +3733,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     {
         // Spent by the object's earlier commands: said once, on the first command it stops.
         if !budget.noted.replace(true) {
-            ctx.note_unresolved(&one_line_excerpt(argv), object_budget_note());
+            ctx.note_over_bound(&one_line_excerpt(argv), object_budget_note());
         }
         return Outcome { dependency: None, unresolved: ctx.unresolved };
     }
@@ -3744,12 +3756,12 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         if let Some(budget) = options.budget {
             budget.noted.set(true);
         }
-        ctx.note_unresolved(&shown, object_budget_note());
+        ctx.note_over_bound(&shown, object_budget_note());
     } else if ctx.over_budget.get() {
         // Text cut short by the budget could read as anything: nothing found counts.
         dependency = None;
         let shown = shown();
-        ctx.note_unresolved(
+        ctx.note_over_bound(
             &shown,
             format!(
                 "its variables expand past the {MAX_EXPANSION_BYTES} bytes or {MAX_KUBELET_DEPTH} levels of references probegate analyses"
@@ -3759,7 +3771,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         && let Some(len) = ctx.too_long
     {
         let shown = shown();
-        ctx.note_unresolved(
+        ctx.note_over_bound(
             &shown,
             format!("a {len}-byte script is over the {MAX_SCRIPT_BYTES} bytes probegate analyses"),
         );

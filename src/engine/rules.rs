@@ -177,7 +177,12 @@ fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unr
     };
     let outcome = exec::analyze(command, &env, &options);
     for u in outcome.unresolved {
-        let entry = Unresolved { container: t.container.name.clone(), script: u.path, reason: u.reason };
+        let entry = Unresolved {
+            container: t.container.name.clone(),
+            script: u.path,
+            reason: u.reason,
+            over_bound: u.over_bound,
+        };
         if !unresolved.contains(&entry) {
             unresolved.push(entry);
         }
