@@ -56,6 +56,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 /// ones with exec handlers (see [`off_the_async_workers`]).
 pub const INLINE_BODY_BYTES: usize = 64 * 1024;
 
+/// A request's places in the large-body queue and among the blocking evaluations, shared with its
+/// blocking tasks: released when the last of them ends.
+type Held = Arc<(Option<tokio::sync::OwnedSemaphorePermit>, Option<tokio::sync::OwnedSemaphorePermit>)>;
+
 /// Whether a body is evaluated on the blocking pool rather than inline on an async worker: a body
 /// over [`INLINE_BODY_BYTES`], or one that may hold an exec handler (an `"exec"` key, or any
 /// `\u` escape that could spell one), whose shell analysis can take up to tens of milliseconds
@@ -131,13 +135,13 @@ pub struct AppState {
     /// Milliseconds since `started` at the serving loop's last heartbeat.
     heartbeat_ms: AtomicU64,
     /// Admits one body over [`INLINE_BODY_BYTES`] into evaluation at a time.
-    large_bodies: tokio::sync::Semaphore,
+    large_bodies: Arc<tokio::sync::Semaphore>,
     /// Bytes of large bodies that may be received at once (see [`LARGE_BODY_BUDGET_BYTES`]).
     large_body_budget: tokio::sync::Semaphore,
     /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]).
     small_body_budget: tokio::sync::Semaphore,
     /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]).
-    blocking_evaluations: tokio::sync::Semaphore,
+    blocking_evaluations: Arc<tokio::sync::Semaphore>,
     /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
     configmaps: ArcSwapOption<ConfigMapResolver>,
 }
@@ -155,10 +159,10 @@ impl AppState {
             ready: AtomicBool::new(true),
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
-            large_bodies: tokio::sync::Semaphore::new(1),
+            large_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
             large_body_budget: tokio::sync::Semaphore::new(LARGE_BODY_BUDGET_BYTES),
             small_body_budget: tokio::sync::Semaphore::new(SMALL_BODY_BUDGET_BYTES),
-            blocking_evaluations: tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS),
+            blocking_evaluations: Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS)),
             configmaps: ArcSwapOption::empty(),
         })
     }
@@ -414,8 +418,8 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     }
     // One large body at a time: parsing a multi-MiB object into typed structs takes far more
     // memory than its bytes, so large reviews queue instead of multiplying the peak.
-    let _permit = if body.len() > INLINE_BODY_BYTES {
-        match state.large_bodies.acquire().await {
+    let large = if body.len() > INLINE_BODY_BYTES {
+        match Arc::clone(&state.large_bodies).acquire_owned().await {
             Ok(p) => Some(p),
             Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
         }
@@ -423,25 +427,35 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
         None
     };
     // Then a place on the blocking pool (large bodies first queue above, one at a time).
-    let _blocking = if off_the_async_workers(&body) {
-        match state.blocking_evaluations.acquire().await {
+    let blocking = if off_the_async_workers(&body) {
+        match Arc::clone(&state.blocking_evaluations).acquire_owned().await {
             Ok(p) => Some(p),
             Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
         }
     } else {
         None
     };
+    // The places are held by the blocking work too, not only by this request: a request that
+    // times out (408) drops this future, but its blocking task runs on to the end, and must keep
+    // its place until then, or the limits would not bound the work actually running.
+    let held: Held = Arc::new((large, blocking));
     let resolver = state.configmaps.load_full();
     let outcome = match resolver {
         None if !off_the_async_workers(&body) => decide(&state, endpoint, &body),
         None => {
             let st = Arc::clone(&state);
-            match tokio::task::spawn_blocking(move || decide(&st, endpoint, &body)).await {
+            let places = Arc::clone(&held);
+            match tokio::task::spawn_blocking(move || {
+                let _places = places;
+                decide(&st, endpoint, &body)
+            })
+            .await
+            {
                 Ok(outcome) => outcome,
                 Err(_) => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
             }
         }
-        Some(resolver) => match decide_resolving(&state, &resolver, endpoint, body).await {
+        Some(resolver) => match decide_resolving(&state, &resolver, endpoint, body, &held).await {
             Some(outcome) => outcome,
             None => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
         },
@@ -496,9 +510,12 @@ async fn decide_resolving(
     resolver: &ConfigMapResolver,
     endpoint: Endpoint,
     body: Bytes,
+    held: &Held,
 ) -> Option<Result<(Decision, bool), ReviewError>> {
     let large = off_the_async_workers(&body);
+    let places = Arc::clone(held);
     let parse = move || {
+        let _places = places;
         admission::parse_review(&body).map(|request| {
             let needed = admission::configmaps_needed(&request);
             (request, needed)
@@ -515,7 +532,13 @@ async fn decide_resolving(
     }
     if large {
         let st = Arc::clone(state);
-        tokio::task::spawn_blocking(move || review_parsed(&st, endpoint, &request, &found)).await.ok()
+        let places = Arc::clone(held);
+        tokio::task::spawn_blocking(move || {
+            let _places = places;
+            review_parsed(&st, endpoint, &request, &found)
+        })
+        .await
+        .ok()
     } else {
         Some(review_parsed(state, endpoint, &request, &found))
     }
