@@ -160,3 +160,50 @@ proptest! {
         }
     }
 }
+
+/// Shell-like text: the characters the exec analysis treats specially, words it knows, and others.
+fn shell_text() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        Just("$(".to_string()),
+        Just("${".to_string()),
+        Just(")".to_string()),
+        Just("}".to_string()),
+        Just("`".to_string()),
+        Just("\\".to_string()),
+        Just("'".to_string()),
+        Just("\"".to_string()),
+        Just(";".to_string()),
+        Just("|".to_string()),
+        Just(" ".to_string()),
+        Just("\n".to_string()),
+        Just("$1".to_string()),
+        Just("$A".to_string()),
+        Just("$(A)".to_string()),
+        Just("sh -c ".to_string()),
+        Just("pg_isready -h ".to_string()),
+        Just("curl http://".to_string()),
+        Just("localhost".to_string()),
+        Just("db".to_string()),
+        Just("<<EOF".to_string()),
+        "[a-z=:/.-]{0,4}",
+    ];
+    proptest::collection::vec(atom, 0..24).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    /// The exec analysis never panics, on a script or through a kubelet `$(A)` reference (a
+    /// panic is a 500, and under `failurePolicy: Ignore` an unchecked admission).
+    #[test]
+    fn exec_analysis_never_panics(script in shell_text(), value in shell_text()) {
+        use probegate::engine::exec::{EnvValue, ExecEnv, find_dependency};
+        let env = ExecEnv {
+            vars: [("A".to_string(), EnvValue::Literal(value))].into_iter().collect(),
+            has_env_from: false,
+        };
+        let _ = find_dependency(&["sh".to_string(), "-c".to_string(), script.clone()], &env);
+        let _ = find_dependency(&["bash".to_string(), "-c".to_string(), script.clone(), "x".into(), "db".into()], &env);
+        let _ = probegate::engine::exec::split_commands(&script);
+    }
+}

@@ -803,7 +803,8 @@ impl Ctx<'_> {
             }
         }
         flush(&mut cur, out);
-        i
+        // A backslash as the last character steps two past it.
+        i.min(chars.len())
     }
 
     /// Handle a `$` at `i` (unquoted or inside double quotes); returns the next index.
@@ -825,7 +826,8 @@ impl Ctx<'_> {
                     skip_parens(chars, start)
                 } else {
                     self.scan(chars, start, true, depth + 1, &mut sub)
-                };
+                }
+                .min(chars.len());
                 let content_end = if end > start && chars.get(end - 1) == Some(&')') { end - 1 } else { end };
                 let content: String = chars[start..content_end.max(start)].iter().collect();
                 let m = self.substitution_ref(&content, &sub, depth, &format!("$({})", content.trim()));
@@ -3406,7 +3408,7 @@ fn redact_bare_userinfo(w: &str) -> String {
 /// Redact `user:password@` in URIs and `password=value`, `token=value`-like pairs inside a
 /// string, for messages and logs (`https://u:***@h/x?token=***`).
 pub fn redact_secrets(s: &str) -> String {
-    if !s.contains('=') && !s.contains("://") {
+    if !s.contains('=') && !s.contains("://") && !s.contains("\":") {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len());
@@ -3448,6 +3450,38 @@ fn redact_kv(s: &str) -> String {
                 && (chars[k].is_ascii_alphanumeric() || matches!(chars[k], '_' | '-' | '.'))
             {
                 k += 1;
+            }
+            // A JSON member `"password": "value"` (a request body given to curl -d).
+            if k > i
+                && i > 0
+                && chars[i - 1] == '"'
+                && chars.get(k) == Some(&'"')
+                && chars.get(k + 1) == Some(&':')
+            {
+                let key: String = chars[i..k].iter().collect();
+                if is_secret_name(&key) {
+                    out.push_str(&key);
+                    out.push_str("\":");
+                    i = k + 2;
+                    while i < chars.len() && chars[i] == ' ' {
+                        out.push(' ');
+                        i += 1;
+                    }
+                    if chars.get(i) == Some(&'"') {
+                        i += 1;
+                        while i < chars.len() && chars[i] != '"' {
+                            i += if chars[i] == '\\' { 2 } else { 1 };
+                        }
+                        i = (i + 1).min(chars.len());
+                        out.push_str("\"***\"");
+                    } else {
+                        while i < chars.len() && !matches!(chars[i], ',' | '}' | ' ') {
+                            i += 1;
+                        }
+                        out.push_str("***");
+                    }
+                    continue;
+                }
             }
             if k > i && chars.get(k) == Some(&'=') {
                 let key: String = chars[i..k].iter().collect();
@@ -3888,6 +3922,19 @@ mod tests {
             expand_kubelet_vars("/bin/check $(API_TOKEN) $(AUTH_HOST)", &e),
             "/bin/check *** auth-svc"
         );
+    }
+
+    #[test]
+    fn a_trailing_backslash_inside_a_substitution_is_not_a_panic() {
+        // `sh -n` accepts this and it runs pg_isready: the rest of the script is still analysed.
+        let d = sh("true || sh -c '$(\\'; pg_isready -h orders-db -p 5432").expect("pg_isready still found");
+        assert_eq!(d.target, "orders-db");
+        for script in ["$(\\", "x $(\\", "\"$(\\", "$($(\\", "`$(\\`", "${\\", "echo \\"] {
+            let _ = sh(script);
+            let _ = split_commands(script);
+        }
+        let e = env(&[("X", lit("$(\\"))]);
+        let _ = find_dependency(&s(&["sh", "-c", "$(X)"]), &e);
     }
 
     #[track_caller]
@@ -4462,6 +4509,9 @@ mod tests {
         // Redis wire protocol, printf formats.
         for argv in [
             vec!["curl", "http://svc/health?pw=hunter2"],
+            vec!["curl", "-d", r#"{"user":"app","password":"hunter2"}"#, "http://svc/login"],
+            vec!["curl", "-d", r#"{"pass": "hunter2", "n": 1}"#, "http://svc/login"],
+            vec!["curl", "-d", r#"{"token":12345hunter2}"#, "http://svc/login"],
             vec!["curl", "http://svc/h?X-Amz-Signature=hunter2"],
             vec!["curl", "-b", "sid=hunter2", "http://svc/"],
             vec!["curl", "--cookie", "hunter2", "http://svc/"],
@@ -4479,6 +4529,9 @@ mod tests {
         }
         let shown = redact_command(&s(&["sh", "-c", r"printf 'AUTH %s\r\n' x | nc redis 6379"]), 200);
         assert!(shown.contains("nc redis 6379"), "the secret ends with its command: {shown}");
+        let shown =
+            redact_command(&s(&["curl", "-d", r#"{"user":"app","password":"x\"y"}"#, "http://svc/"]), 200);
+        assert!(shown.contains(r#""user":"app""#) && shown.contains(r#""password":"***""#), "{shown}");
         // Words that merely contain "auth" are left alone.
         let shown = redact_command(&s(&["sh", "-c", "curl -sf http://localhost:8080/oauth/health"]), 200);
         assert!(shown.contains("/oauth/health"), "{shown}");
