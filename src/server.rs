@@ -82,10 +82,17 @@ pub const SMALL_BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
 /// server's limit is reached.
 pub const H2_MAX_CONCURRENT_STREAMS: u32 = 64;
 
-/// HTTP/2 flow-control window of one stream: 256 KiB, a quarter of the connection's 1 MiB, so
-/// that a large body waiting for [`LARGE_BODY_BUDGET_BYTES`] cannot fill the whole connection
-/// window and stall the small reviews multiplexed beside it.
-pub const H2_STREAM_WINDOW_BYTES: u32 = 256 * 1024;
+/// HTTP/2 flow-control window of one stream: 64 KiB (the protocol's default), an eighth of
+/// [`H2_CONNECTION_WINDOW_BYTES`], so that large bodies waiting for [`LARGE_BODY_BUDGET_BYTES`]
+/// cannot fill the connection window (it takes eight) and stall the small reviews multiplexed
+/// beside them. A review under 64 KiB fits in one window.
+pub const H2_STREAM_WINDOW_BYTES: u32 = 64 * 1024;
+
+/// HTTP/2 flow-control window of one connection: 512 KiB (hyper's default is 1 MiB). It bounds the
+/// body data a connection can make the server hold before the server reads it: at most 512 MiB
+/// over [`conn::MAX_CONNECTIONS`] connections (with 1 MiB, 900 connections pushing unread data held
+/// 1.0 GB).
+pub const H2_CONNECTION_WINDOW_BYTES: u32 = 512 * 1024;
 
 /// Most requests evaluated on the blocking pool at once (large bodies and bodies with exec
 /// handlers); more wait, within [`REQUEST_TIMEOUT`]. Each is bounded in time by the exec
@@ -672,7 +679,8 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .http_builder()
         .http2()
         .max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS)
-        .initial_stream_window_size(H2_STREAM_WINDOW_BYTES);
+        .initial_stream_window_size(H2_STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(H2_CONNECTION_WINDOW_BYTES);
     let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
 
     let admin_addr = match config.admin_addr {
