@@ -60,6 +60,14 @@ pub const INLINE_BODY_BYTES: usize = 64 * 1024;
 /// blocking tasks: released when the last of them ends.
 type Held = Arc<(Option<tokio::sync::OwnedSemaphorePermit>, Option<tokio::sync::OwnedSemaphorePermit>)>;
 
+/// A place in `limit` when `needed` (`None` when not); an error once the semaphore is closed.
+async fn place(
+    limit: &Arc<tokio::sync::Semaphore>,
+    needed: bool,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, tokio::sync::AcquireError> {
+    if needed { Arc::clone(limit).acquire_owned().await.map(Some) } else { Ok(None) }
+}
+
 /// Whether a body is evaluated on the blocking pool rather than inline on an async worker: a body
 /// over [`INLINE_BODY_BYTES`], or one that may hold an exec handler (an `"exec"` key, or any
 /// `\u` escape that could spell one), whose shell analysis can take up to tens of milliseconds
@@ -103,7 +111,8 @@ pub const MAX_BLOCKING_EVALUATIONS: usize = 4;
 /// connections together: 32 MiB, eight bodies of the largest size accepted. A request whose body
 /// is larger than [`INLINE_BODY_BYTES`] by its `Content-Length` (or of unknown length, counted as
 /// [`MAX_BODY_BYTES`]) waits for room before its body is read, within [`REQUEST_TIMEOUT`]; the
-/// small reviews that are nearly all of an API server's traffic never wait. Without it, many
+/// small reviews that are nearly all of an API server's traffic draw on their own budget
+/// ([`SMALL_BODY_BUDGET_BYTES`]) and never wait for this one. Without it, many
 /// slow uploads of 4 MiB each hold that much memory apiece (100 of them held 510 MB).
 pub const LARGE_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
@@ -425,22 +434,13 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     }
     // One large body at a time: parsing a multi-MiB object into typed structs takes far more
     // memory than its bytes, so large reviews queue instead of multiplying the peak.
-    let large = if body.len() > INLINE_BODY_BYTES {
-        match Arc::clone(&state.large_bodies).acquire_owned().await {
-            Ok(p) => Some(p),
-            Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
-        }
-    } else {
-        None
+    let Ok(large) = place(&state.large_bodies, body.len() > INLINE_BODY_BYTES).await else {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
     };
     // Then a place on the blocking pool (large bodies first queue above, one at a time).
-    let blocking = if off_the_async_workers(&body) {
-        match Arc::clone(&state.blocking_evaluations).acquire_owned().await {
-            Ok(p) => Some(p),
-            Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
-        }
-    } else {
-        None
+    let off_async = off_the_async_workers(&body);
+    let Ok(blocking) = place(&state.blocking_evaluations, off_async).await else {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
     };
     // The places are held by the blocking work too, not only by this request: a request that
     // times out (408) drops this future, but its blocking task runs on to the end, and must keep
@@ -448,7 +448,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     let held: Held = Arc::new((large, blocking));
     let resolver = state.configmaps.load_full();
     let outcome = match resolver {
-        None if !off_the_async_workers(&body) => decide(&state, endpoint, &body),
+        None if !off_async => decide(&state, endpoint, &body),
         None => {
             let st = Arc::clone(&state);
             let places = Arc::clone(&held);

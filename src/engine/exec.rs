@@ -3606,7 +3606,9 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         if speaks_protocol {
             r = redact_auth_lines(&r);
         }
-        if matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&") {
+        // The end of a command (the script's words are split but not parsed here).
+        let separator = matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&");
+        if separator {
             format_secrets = false;
         }
         let prev_secret = !w.starts_with('-')
@@ -3618,7 +3620,7 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
                 || (p_is_password && prev == "-p")
                 || (w_is_password && prev == "-w")
                 || (curl_like && matches!(prev, "-b" | "--cookie"))
-                || (format_secrets && !matches!(w.as_str(), "|" | "||" | "&&" | ";" | "&")));
+                || (format_secrets && !separator));
         if speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
             format_secrets = true;
         }
