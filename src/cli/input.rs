@@ -195,7 +195,12 @@ impl Level {
 pub fn level_of(f: &Finding, mode: Mode, owner: Option<&OwnerReference>) -> (Level, Option<String>) {
     match f.action {
         Action::Deny if mode == Mode::Audit => {
-            (Level::Warn, Some("mode audit: reported, not denied (enforce would deny)".to_string()))
+            let note = match owner {
+                // Enforce would only warn for an owned object: say so rather than "would deny".
+                Some(o) => format!("mode audit: reported, not denied ({} {} owns this pod)", o.kind, o.name),
+                None => "mode audit: reported, not denied (enforce would deny)".to_string(),
+            };
+            (Level::Warn, Some(note))
         }
         Action::Deny => match owner {
             Some(o) => (Level::Warn, Some(format!("not denied: {} {} owns this pod", o.kind, o.name))),
@@ -451,6 +456,28 @@ pub fn analyze_all(
 #[cfg(test)]
 mod tests {
     use super::{Input, read, redact_values};
+
+    #[test]
+    fn an_owned_object_in_audit_mode_is_not_said_to_be_denied_under_enforce() {
+        use super::{Level, level_of};
+        use crate::engine::{ContainerKind, Finding, OwnerReference};
+        use crate::policy::{Action, Mode, RuleId};
+        let f = Finding {
+            rule: RuleId::LivenessDependency,
+            action: Action::Deny,
+            container: "app".into(),
+            container_kind: ContainerKind::App,
+            message: "m".into(),
+            patch: Vec::new(),
+        };
+        let rs = OwnerReference { kind: "ReplicaSet".into(), name: "rs".into(), ..Default::default() };
+        let (level, note) = level_of(&f, Mode::Audit, Some(&rs));
+        assert_eq!(level, Level::Warn);
+        let note = note.unwrap();
+        assert!(note.contains("ReplicaSet rs owns") && !note.contains("enforce would deny"), "{note}");
+        assert!(level_of(&f, Mode::Audit, None).1.unwrap().contains("enforce would deny"));
+        assert_eq!(level_of(&f, Mode::Enforce, None).0, Level::Deny);
+    }
 
     #[test]
     fn endless_input_is_an_error_not_exhausted_memory() {
