@@ -659,8 +659,11 @@ fn had_before(old: &Evaluation, f: &Finding) -> bool {
     })
 }
 
+/// `namespace/name` for a message, each part cut at 253 characters (the API's longest valid
+/// name; the webhook runs before the API server validates names).
 fn qualified_name(s: &DecisionSummary) -> String {
-    if s.namespace.is_empty() { s.name.clone() } else { format!("{}/{}", s.namespace, s.name) }
+    let cut = |v: &str| crate::engine::excerpt(v, 253).into_owned();
+    if s.namespace.is_empty() { cut(&s.name) } else { format!("{}/{}", cut(&s.namespace), cut(&s.name)) }
 }
 
 fn operation_name(op: &Operation) -> &'static str {

@@ -303,6 +303,8 @@ async fn json_errors(response: Response) -> Response {
             format!("the request was not read and answered within {} s", REQUEST_TIMEOUT.as_secs())
         }
         StatusCode::PAYLOAD_TOO_LARGE => too_large_message(),
+        // The framework's own 400 (a malformed chunked body, say); ours are JSON already.
+        StatusCode::BAD_REQUEST => "the request body could not be read".to_string(),
         _ => return response,
     };
     let is_json = response
@@ -588,10 +590,10 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
     // cannot forge log lines (text format); JSON logs get plain strings.
     tracing::info!(
         endpoint = endpoint.as_str(),
-        uid = %log_safe(&s.uid),
-        namespace = %log_safe(&s.namespace),
-        kind = %log_safe(&s.kind),
-        name = %log_safe(&s.name),
+        uid = %log_field(&s.uid),
+        namespace = %log_field(&s.namespace),
+        kind = %log_field(&s.kind),
+        name = %log_field(&s.name),
         operation = %s.operation,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
         overrides = %s.overrides.join(","),
@@ -612,6 +614,13 @@ const MAX_ERROR_CHARS: usize = 1024;
 /// `\u{..}` so that they cannot start a new line or repaint a terminal.
 pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::engine::display_safe(s)
+}
+
+/// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
+/// at 253 characters (the longest valid name), with spaces and `=` escaped too, so that a crafted
+/// name cannot add `key=value` fields to a text log line (valid names contain neither).
+fn log_field(s: &str) -> String {
+    log_safe(&crate::engine::excerpt(s, 253)).replace(' ', "\\u{20}").replace('=', "\\u{3d}")
 }
 
 /// Everything `probegate serve` needs.

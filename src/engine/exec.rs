@@ -3570,8 +3570,11 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
             matches!(basename(w), "nc" | "ncat" | "netcat" | "socat" | "telnet" | "printf" | "echo")
         });
     // Clients whose `-p` is the password (not the port, as for pg_isready or redis-cli).
-    let p_is_password =
-        words.iter().any(|w| matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat" | "sshpass"));
+    let p_is_password = words.iter().any(|w| {
+        matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat" | "sshpass" | "rabbitmqadmin")
+    });
+    // sqlcmd and bcp (SQL Server): `-P PASSWORD`.
+    let cap_p_is_password = words.iter().any(|w| matches!(basename(w), "sqlcmd" | "bcp"));
     // ldapsearch and friends: `-w PASSWORD`.
     let w_is_password = words.iter().any(|w| basename(w).starts_with("ldap"));
     let curl_like = words.iter().any(|w| basename(w) == "curl");
@@ -3619,6 +3622,7 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
                 || (speaks_protocol && prev.eq_ignore_ascii_case("auth"))
                 || (p_is_password && prev == "-p")
                 || (w_is_password && prev == "-w")
+                || (cap_p_is_password && prev == "-P")
                 || (curl_like && matches!(prev, "-b" | "--cookie"))
                 || (format_secrets && !separator));
         if speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
@@ -3626,6 +3630,18 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         }
         if prev_secret {
             r = "***".to_string();
+        } else if curl_like && matches!(prev, "-E" | "--cert") && w.contains(':') {
+            // `--cert FILE:PASSPHRASE`.
+            r = format!("{}:***", w.split(':').next().unwrap_or(""));
+        } else if curl_like
+            && let Some(flags) = w.strip_prefix('-').filter(|f| !f.starts_with('-'))
+            && let Some(at) =
+                flags.find('u').filter(|&at| at > 0 && flags[..at].chars().all(|c| c.is_ascii_alphabetic()))
+            && flags[at + 1..].contains(':')
+        {
+            // Short flags run together, the last taking the credentials: `-sfuadmin:PASSWORD`.
+            let cred = &flags[at + 1..];
+            r = format!("-{}u{}:***", &flags[..at], cred.split(':').next().unwrap_or(""));
         } else if (matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
             || (httpie_like && matches!(prev, "-a" | "--auth"))
             || prev == "digest")
@@ -4511,6 +4527,11 @@ mod tests {
         // Redis wire protocol, printf formats.
         for argv in [
             vec!["curl", "http://svc/health?pw=hunter2"],
+            vec!["sqlcmd", "-S", "db", "-U", "sa", "-P", "hunter2", "-Q", "select 1"],
+            vec!["curl", "-sfuadmin:hunter2", "http://svc/"],
+            vec!["curl", "-E", "client.pem:hunter2", "https://svc/"],
+            vec!["curl", "--cert", "client.pem:hunter2", "https://svc/"],
+            vec!["rabbitmqadmin", "-H", "mq", "-u", "admin", "-p", "hunter2", "list", "queues"],
             vec!["curl", "-d", r#"{"user":"app","password":"hunter2"}"#, "http://svc/login"],
             vec!["curl", "-d", r#"{"pass": "hunter2", "n": 1}"#, "http://svc/login"],
             vec!["curl", "-d", r#"{"token":12345hunter2}"#, "http://svc/login"],
