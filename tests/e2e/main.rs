@@ -7,3 +7,4 @@
 pub mod harness;
 
 mod smoke;
+mod webhooks;
