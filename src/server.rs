@@ -253,7 +253,8 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 /// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
-/// client that declares a huge body and sends none waits for the timeout), and a body waits for
+/// client that declares a huge body and sends none waits for the timeout), 415 at once for a
+/// review whose `Content-Type` is not `application/json`, and a body waits for
 /// its share of [`LARGE_BODY_BUDGET_BYTES`] or [`SMALL_BODY_BUDGET_BYTES`], held until its answer
 /// is made.
 async fn admit_body(
@@ -269,6 +270,14 @@ async fn admit_body(
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
+    }
+    // A review with the wrong content type is refused before its body is read (or waited for).
+    let path = request.uri().path();
+    if request.method() == axum::http::Method::POST
+        && (path == "/validate" || path == "/mutate")
+        && !is_json(request.headers())
+    {
+        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, NOT_JSON_MESSAGE);
     }
     // hyper's exact size hint: the Content-Length, or 0 for an HTTP/1.1 request without a body;
     // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
@@ -399,12 +408,12 @@ async fn readyz_handler(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn validate_handler(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    admit(state, Endpoint::Validate, headers, body).await
+async fn validate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    admit(state, Endpoint::Validate, body).await
 }
 
-async fn mutate_handler(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    admit(state, Endpoint::Mutate, headers, body).await
+async fn mutate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    admit(state, Endpoint::Mutate, body).await
 }
 
 #[derive(Serialize)]
@@ -418,6 +427,9 @@ fn error_response(status: StatusCode, message: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+const NOT_JSON_MESSAGE: &str =
+    "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)";
+
 fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
@@ -426,14 +438,9 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, body: Bytes) -> Response {
+async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {
     let started = Instant::now();
-    if !is_json(&headers) {
-        return error_response(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)",
-        );
-    }
+    // The content type was checked before the body was read (admit_body).
     // One large body at a time: parsing a multi-MiB object into typed structs takes far more
     // memory than its bytes, so large reviews queue instead of multiplying the peak.
     let Ok(large) = place(&state.large_bodies, body.len() > INLINE_BODY_BYTES).await else {
@@ -472,7 +479,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     match outcome {
         Ok((decision, dry_run)) => {
             let elapsed = started.elapsed();
-            log_decision(endpoint, &decision, elapsed);
+            log_decision(endpoint, &decision, dry_run, elapsed);
             record_metrics(&state.metrics, endpoint, &decision, dry_run, elapsed);
             match serde_json::to_vec(&decision.review) {
                 Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
@@ -481,7 +488,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
         }
         Err(e) => {
             tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS)), "rejected a malformed admission request");
-            state.metrics.request(endpoint.as_str(), "", "", "error", started.elapsed().as_secs_f64());
+            state.metrics.request(endpoint.as_str(), "", "", "error", false, started.elapsed().as_secs_f64());
             error_response(StatusCode::BAD_REQUEST, &crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS))
         }
     }
@@ -566,7 +573,7 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
     };
     // Only kinds probegate handles become label values (metric cardinality stays bounded).
     let kind = crate::engine::WorkloadKind::from_kind_name(&s.kind).map_or("other", |k| k.as_str());
-    m.request(endpoint.as_str(), kind, &s.operation, result, elapsed.as_secs_f64());
+    m.request(endpoint.as_str(), kind, &s.operation, result, dry_run, elapsed.as_secs_f64());
     if dry_run {
         return;
     }
@@ -578,11 +585,12 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
 }
 
 /// One structured line per decision that denied, warned or patched: names and rule ids only,
-/// never the object (env values can hold secrets).
-fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
+/// never the object (env values can hold secrets). `dry_run=true` marks a dry-run request (nothing
+/// was admitted: `kubectl apply --dry-run=server`, `kubectl diff`).
+fn log_decision(endpoint: Endpoint, decision: &Decision, dry_run: bool, latency: Duration) {
     let s = &decision.summary;
     if !s.acted() {
-        tracing::debug!(endpoint = endpoint.as_str(), uid = %s.uid, kind = %s.kind, skipped = ?s.skipped, "admitted");
+        tracing::debug!(endpoint = endpoint.as_str(), uid = %s.uid, kind = %s.kind, dry_run, skipped = ?s.skipped, "admitted");
         return;
     }
     let rules: Vec<&str> = s.rules.iter().map(|r| r.as_str()).collect();
@@ -595,6 +603,7 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         kind = %log_field(&s.kind),
         name = %log_field(&s.name),
         operation = %s.operation,
+        dry_run,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
         overrides = %s.overrides.join(","),
         rules = %rules.join(","),

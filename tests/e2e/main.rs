@@ -6,5 +6,6 @@
 
 pub mod harness;
 
+mod observability;
 mod smoke;
 mod webhooks;
