@@ -9,8 +9,9 @@
 //! - `/mutate` ([`Endpoint::Mutate`]) applies the `mutate` rules and returns a base64 JSONPatch
 //!   (`patchType: JSONPatch`) for Pods on CREATE, and for pod templates on CREATE when the policy
 //!   says `templates: {mutate: true}`; never on UPDATE (a Pod's probes and lifecycle are immutable);
-//! - a Pod owned by a controller is warned, not denied; an UPDATE is denied only for findings the
-//!   old object did not have;
+//! - an object owned by a controller is warned, not denied, when `request.userInfo` shows that a
+//!   trusted controller (`exemptions.trustedControllers`) creates it; anyone else is denied as for
+//!   a bare Pod. An UPDATE is denied only for findings the old object did not have;
 //! - `mode: audit` never denies and never patches: findings become `probegate [audit]:` warnings
 //!   and an audit annotation `violations`;
 //! - DELETE, CONNECT, subresources and kinds without a pod template are allowed untouched.
@@ -136,7 +137,8 @@ pub struct AdmissionRequest {
 /// The requesting user, as far as admission needs it.
 #[derive(Debug, Default, Deserialize)]
 pub struct UserInfo {
-    /// The user name (`system:node:NAME` for a kubelet).
+    /// The user name, as authenticated by the API server (`system:node:NAME` for a kubelet,
+    /// `system:serviceaccount:kube-system:replicaset-controller` for the ReplicaSet controller).
     #[serde(default)]
     pub username: String,
 }
@@ -392,8 +394,22 @@ pub fn evaluate_object_with_configmaps(
 ) -> ObjectEvaluation {
     let mut effective = policy.effective(namespace, labels);
     let pod_meta = workload.template_metadata.as_ref().unwrap_or(&workload.metadata);
-    let skip =
+    let mut skip =
         pod_meta.annotation(SKIP_ANNOTATION).map(|v| policy.exemptions.parse_skip(v)).unwrap_or_default();
+    // Whoever can create the object can write the annotation: it never lifts a denial, whatever
+    // `annotationRules` lists. Only the policy can (a namespace override, by name or by a Namespace
+    // label the platform team controls). Decided by the rule's action, not the mode, so that
+    // audit mode reports what enforce will do.
+    let refused = &mut skip.refused;
+    skip.skipped.retain(|rule| {
+        let denies = effective.rules.action(*rule) == Action::Deny;
+        if denies {
+            refused.push(format!(
+                "annotation {SKIP_ANNOTATION} cannot skip {rule}: it denies here, and only the policy can lift a denial (a namespace override); ignored"
+            ));
+        }
+        !denies
+    });
     for rule in &skip.skipped {
         effective.rules.set_action(*rule, Action::Off);
     }
@@ -532,6 +548,9 @@ pub fn review_with_configmaps(
         warnings.extend(skip_request.refused.iter().map(|r| format!("probegate: {r}")));
     }
     let exempt = &policy.exemptions.containers;
+    if !evaluation.exempted.is_empty() {
+        audit_annotations.insert("exempt-containers".to_string(), exempted_json(&evaluation.exempted));
+    }
 
     let mut reported: Vec<&Finding> = Vec::new();
     let audit = mode == Mode::Audit;
@@ -550,8 +569,12 @@ pub fn review_with_configmaps(
             // An object made by a controller (a Pod by its ReplicaSet, a ReplicaSet by its
             // Deployment, a Job by its CronJob) is warned, not denied: its controller was the place
             // to stop it, and denying it would only stall a rollout or a schedule, silently. Only
-            // controllers whose templates probegate validates count (not custom resources).
+            // controllers whose templates probegate validates count (not custom resources), and
+            // only when the API server says a trusted controller is creating it: anyone can write
+            // an ownerReference, and the API server does not check that the owner exists.
             let owner = workload.metadata.validated_controller();
+            let creator = crate::engine::excerpt(&request.user_info.username, 253);
+            let trusted = owner.is_some() && policy.exemptions.trusts(&request.user_info.username);
             let mut denials = Vec::new();
             for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
                 reported.push(f);
@@ -560,11 +583,12 @@ pub fn review_with_configmaps(
                     warnings.push(format!("probegate [audit]: {text}"));
                 } else if f.action == Action::Warn {
                     warnings.push(format!("probegate: {text}"));
-                } else if let Some(owner) = owner {
+                } else if let Some(owner) = owner.filter(|_| trusted) {
                     warnings.push(format!(
-                        "probegate: not denied ({} {} owns it): {text}",
+                        "probegate: not denied ({} {} owns it, trusted controller {creator} creates it): {text}",
                         owner.kind, owner.name
                     ));
+                    audit_annotations.insert("trusted-controller".to_string(), creator.to_string());
                 } else if old.as_ref().is_some_and(|o| had_before(o, f)) {
                     warnings.push(format!("probegate: not denied (it was there before this update): {text}"));
                 } else {
@@ -588,11 +612,21 @@ pub fn review_with_configmaps(
             if !denials.is_empty() {
                 response.allowed = false;
                 summary.denied = true;
+                // Say why an owner named in the object did not help.
+                let untrusted_owner = match owner {
+                    Some(o) => format!(
+                        " ({} {} is named as its controller, but {} is not a trusted controller (exemptions.trustedControllers): denied as if it had no owner)",
+                        crate::engine::excerpt(&o.kind, 63),
+                        crate::engine::excerpt(&o.name, 253),
+                        if creator.is_empty() { "the requesting user".into() } else { creator.clone() }
+                    ),
+                    None => String::new(),
+                };
                 response.status = Some(ResponseStatus {
                     code: 403,
                     reason: "Forbidden".into(),
                     message: crate::engine::display_safe(&format!(
-                        "probegate denied {} {}: {}",
+                        "probegate denied {} {}: {}{untrusted_owner}",
                         kind.as_str(),
                         qualified_name(&summary),
                         join_bounded(&denials, MAX_DENIAL_CHARS)
@@ -695,6 +729,19 @@ fn violations_json(findings: &[&Finding]) -> String {
         .iter()
         .map(|f| Violation { rule: f.rule.as_str(), container: &f.container, action: f.action.as_str() })
         .collect();
+    serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
+}
+
+/// The `exempt-containers` audit annotation: a compact JSON list of `{container, image}`, the
+/// containers no rule looked at because an exemption covers their name and image.
+fn exempted_json(list: &[engine::Exempted]) -> String {
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        container: &'a str,
+        image: &'a str,
+    }
+    let list: Vec<Entry<'_>> =
+        list.iter().take(MAX_WARNINGS).map(|e| Entry { container: &e.container, image: &e.image }).collect();
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
 }
 

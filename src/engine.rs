@@ -42,7 +42,7 @@ pub mod workload;
 
 use json_patch::{Patch, PatchOperation};
 
-use crate::policy::{Action, RuleId, RuleSet};
+use crate::policy::{Action, ContainerExemption, RuleId, RuleSet};
 pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfigMaps, configmaps_needed};
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 
@@ -128,6 +128,18 @@ pub struct Unresolved {
     pub over_bound: bool,
 }
 
+/// A container no rule looked at: an exemption of the policy covers its name and its image.
+/// Reported (audit annotation, `check` notes), so that a skipped rule is never silent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exempted {
+    /// The container's name.
+    pub container: String,
+    /// Which list the container is in.
+    pub container_kind: ContainerKind,
+    /// Its image, as written.
+    pub image: String,
+}
+
 /// Everything the rules found in one workload, in container order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluation {
@@ -135,6 +147,8 @@ pub struct Evaluation {
     pub findings: Vec<Finding>,
     /// Liveness scripts that could not be read, each once per container.
     pub unresolved: Vec<Unresolved>,
+    /// Containers skipped because an exemption covers them, in container order.
+    pub exempted: Vec<Exempted>,
 }
 
 impl Evaluation {
@@ -159,9 +173,14 @@ pub fn evaluate(rules: &RuleSet, workload: &Workload) -> Evaluation {
     evaluate_with(rules, workload, &[])
 }
 
-/// As [`evaluate`], skipping the containers named in `exempt_containers` (the policy's
-/// `exemptions.containers`, e.g. mesh sidecars that own their probes).
-pub fn evaluate_with(rules: &RuleSet, workload: &Workload, exempt_containers: &[String]) -> Evaluation {
+/// As [`evaluate`], skipping the containers an exemption covers by name and image (the policy's
+/// `exemptions.containers`, e.g. mesh sidecars that own their probes); they are listed in
+/// [`Evaluation::exempted`].
+pub fn evaluate_with(
+    rules: &RuleSet,
+    workload: &Workload,
+    exempt_containers: &[ContainerExemption],
+) -> Evaluation {
     evaluate_with_configmaps(rules, workload, exempt_containers, &NoConfigMaps, "")
 }
 
@@ -171,7 +190,7 @@ pub fn evaluate_with(rules: &RuleSet, workload: &Workload, exempt_containers: &[
 pub fn evaluate_with_configmaps(
     rules: &RuleSet,
     workload: &Workload,
-    exempt_containers: &[String],
+    exempt_containers: &[ContainerExemption],
     configmaps: &dyn ConfigMapSource,
     namespace: &str,
 ) -> Evaluation {
@@ -190,15 +209,24 @@ pub fn evaluate_with_configmaps(
         .enumerate()
         .filter(|(_, c)| c.restart_policy.as_deref() == Some("Always"))
         .map(|(i, c)| (ContainerKind::Sidecar, i, c));
-    let in_scope = |(_, _, c): &(ContainerKind, usize, &k8s_openapi::api::core::v1::Container)| {
-        !exempt_containers.contains(&c.name)
+    let mut exempted = Vec::new();
+    let mut in_scope = |(kind, _, c): &(ContainerKind, usize, &k8s_openapi::api::core::v1::Container)| {
+        let exempt = exempt_containers.iter().any(|e| e.covers(&c.name, c.image.as_deref()));
+        if exempt {
+            exempted.push(Exempted {
+                container: c.name.clone(),
+                container_kind: *kind,
+                image: c.image.clone().unwrap_or_default(),
+            });
+        }
+        !exempt
     };
     let mut unresolved = Vec::new();
     let budget = exec::AnalysisBudget::default();
-    for (kind, index, container) in apps.chain(sidecars).filter(in_scope) {
+    for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
         let target =
             rules::Target { spec, container, kind, base, index, configmaps, namespace, budget: &budget };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }
-    Evaluation { findings, unresolved }
+    Evaluation { findings, unresolved, exempted }
 }

@@ -180,7 +180,8 @@ pub struct Policy {
 
 /// Annotation on a Pod or pod template that skips rules for it: a comma-separated list of rule ids,
 /// e.g. `probegate.dev/skip: "prestop-sleep,startup-probe"`. Only rules listed in
-/// [`Exemptions::annotation_rules`] may be skipped this way.
+/// [`Exemptions::annotation_rules`] may be skipped this way, and never a rule whose action is `deny`
+/// where the object is evaluated (only the policy lifts a denial).
 pub const SKIP_ANNOTATION: &str = "probegate.dev/skip";
 
 /// A per-namespace override: where it applies, and what it changes.
@@ -219,20 +220,132 @@ impl Override {
 /// Who is exempt from what.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exemptions {
-    /// Container names skipped by every rule (mesh sidecars own their probes). Default:
-    /// `istio-proxy`, `linkerd-proxy`.
-    pub containers: Vec<String>,
+    /// Containers skipped by every rule: a name together with the images it must run (mesh
+    /// sidecars own their probes). Default: Istio's and Linkerd's injected proxies
+    /// ([`ContainerExemption::defaults`]).
+    pub containers: Vec<ContainerExemption>,
     /// Rules that the [`SKIP_ANNOTATION`] may skip. Default: every rule except
     /// `liveness-dependency`, so that an application team cannot opt itself out of the deny rule.
     pub annotation_rules: Vec<RuleId>,
+    /// Who may create an object that names a controller owner and have a denial relaxed to a
+    /// warning: globs on `request.userInfo.username`. Default: [`DEFAULT_TRUSTED_CONTROLLERS`].
+    pub trusted_controllers: Vec<glob::Pattern>,
+}
+
+/// The identities of the built-in controllers that create owned objects from templates probegate
+/// has already validated. With `--use-service-account-credentials` (the kubeadm default) each
+/// controller of kube-controller-manager authenticates as its own service account in
+/// `kube-system` (Kubernetes docs, "Using RBAC Authorization", controller roles
+/// `system:controller:NAME`); without it, all of them as `system:kube-controller-manager`.
+pub const DEFAULT_TRUSTED_CONTROLLERS: [&str; 8] = [
+    // Pods of ReplicaSets (and so of Deployments).
+    "system:serviceaccount:kube-system:replicaset-controller",
+    // ReplicaSets of Deployments.
+    "system:serviceaccount:kube-system:deployment-controller",
+    "system:serviceaccount:kube-system:statefulset-controller",
+    "system:serviceaccount:kube-system:daemon-set-controller",
+    // Pods of Jobs.
+    "system:serviceaccount:kube-system:job-controller",
+    // Jobs of CronJobs.
+    "system:serviceaccount:kube-system:cronjob-controller",
+    // Pods of ReplicationControllers.
+    "system:serviceaccount:kube-system:replication-controller",
+    // Every controller, when kube-controller-manager runs with one credential.
+    "system:kube-controller-manager",
+];
+
+/// One exempt container: its name and the images it must run to be exempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerExemption {
+    /// The container's name, exactly.
+    pub name: String,
+    /// Globs on the container's image ([`image_matches`]); at least one must match.
+    pub images: Vec<glob::Pattern>,
+}
+
+impl ContainerExemption {
+    /// The shipped exemptions: the proxies Istio and Linkerd inject, by name and image.
+    ///
+    /// Istio injects `istio-proxy` running `HUB/proxyv2:TAG`, with `HUB` `docker.io/istio` or
+    /// `gcr.io/istio-release` (Istio docs, "Installing the Sidecar"; `global.hub` and
+    /// `global.proxy.image` in its Helm values); `*istio*/proxyv2` also covers mirrors that keep
+    /// `istio` in the path. Linkerd injects `linkerd-proxy` running `cr.l5d.io/linkerd/proxy`
+    /// (`proxy.image.name` in its Helm values; `gcr.io/linkerd-io/proxy` before 2.9).
+    pub fn defaults() -> Vec<ContainerExemption> {
+        let entry = |name: &str, images: &[&str]| ContainerExemption {
+            name: name.to_string(),
+            images: images.iter().filter_map(|i| glob::Pattern::new(i).ok()).collect(),
+        };
+        vec![
+            entry(
+                "istio-proxy",
+                &["docker.io/istio/proxyv2", "gcr.io/istio-release/proxyv2", "*istio*/proxyv2"],
+            ),
+            entry(
+                "linkerd-proxy",
+                &["cr.l5d.io/linkerd/proxy", "gcr.io/linkerd-io/proxy", "*linkerd*/proxy"],
+            ),
+        ]
+    }
+
+    /// Whether a container with this name and image is exempt: the name is equal and the image
+    /// matches one of the patterns. A container without an image is never exempt.
+    pub fn covers(&self, name: &str, image: Option<&str>) -> bool {
+        self.name == name && image.is_some_and(|i| self.images.iter().any(|p| image_matches(p, i)))
+    }
+}
+
+/// Whether an image reference matches a glob: the reference as written, or without its `:tag`
+/// and `@digest` (so `docker.io/istio/proxyv2` matches every tag and digest), each also in its
+/// Docker Hub long form (`istio/proxyv2` is `docker.io/istio/proxyv2`, `nginx` is
+/// `docker.io/library/nginx`: distribution/reference, a first path component is a registry only
+/// when it holds `.` or `:` or is `localhost`).
+pub fn image_matches(pattern: &glob::Pattern, image: &str) -> bool {
+    let repository = image_repository(image);
+    let mut candidates = vec![image.to_string(), repository.to_string()];
+    let first = repository.split('/').next().unwrap_or("");
+    let has_registry =
+        repository.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
+    if !has_registry {
+        let prefix = if repository.contains('/') { "docker.io/" } else { "docker.io/library/" };
+        candidates.push(format!("{prefix}{image}"));
+        candidates.push(format!("{prefix}{repository}"));
+    }
+    candidates.iter().any(|c| pattern.matches(c))
+}
+
+/// The repository of an image reference: without `@digest` and without a `:tag` (a `:` after the
+/// last `/`; one before it is a registry port).
+fn image_repository(image: &str) -> &str {
+    let no_digest = image.split_once('@').map_or(image, |(r, _)| r);
+    match no_digest.rfind(':') {
+        Some(i) if !no_digest[i..].contains('/') => &no_digest[..i],
+        _ => no_digest,
+    }
 }
 
 impl Default for Exemptions {
     fn default() -> Self {
         Exemptions {
-            containers: vec!["istio-proxy".into(), "linkerd-proxy".into()],
+            containers: ContainerExemption::defaults(),
             annotation_rules: RuleId::ALL.into_iter().filter(|r| *r != RuleId::LivenessDependency).collect(),
+            trusted_controllers: DEFAULT_TRUSTED_CONTROLLERS
+                .iter()
+                .filter_map(|u| glob::Pattern::new(u).ok())
+                .collect(),
         }
+    }
+}
+
+impl Exemptions {
+    /// The exemption covering a container with this name and image, if any.
+    pub fn container(&self, name: &str, image: Option<&str>) -> Option<&ContainerExemption> {
+        self.containers.iter().find(|e| e.covers(name, image))
+    }
+
+    /// Whether `username` (an AdmissionRequest's `userInfo.username`) is a trusted controller.
+    pub fn trusts(&self, username: &str) -> bool {
+        !username.is_empty() && self.trusted_controllers.iter().any(|p| p.matches(username))
     }
 }
 
@@ -844,10 +957,55 @@ pub struct OverrideSpec {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExemptionsSpec {
-    /// Container names every rule skips.
-    pub containers: Option<Vec<String>>,
+    /// Containers every rule skips: each a name with the images it must run.
+    pub containers: Option<Vec<ContainerExemptionSpec>>,
     /// Rules the `probegate.dev/skip` annotation may skip.
     pub annotation_rules: Option<Vec<RuleId>>,
+    /// Globs on `request.userInfo.username`: who may create an object naming a controller owner
+    /// and have its denials relaxed to warnings. Replaces the default list.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub trusted_controllers: Option<Vec<Spanned<String>>>,
+}
+
+/// One entry of `exemptions.containers` as written: `{name: istio-proxy, images: [PATTERN, ...]}`.
+/// A bare name is refused: it would exempt any app container that takes the name.
+#[derive(Debug, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerExemptionSpec {
+    /// The container's name, exactly.
+    pub name: String,
+    /// Globs on the container's image; a pattern without a tag or digest matches every tag and
+    /// digest (`docker.io/istio/proxyv2`, `*istio*/proxyv2`).
+    #[schemars(with = "Vec<String>")]
+    pub images: Vec<Spanned<String>>,
+}
+
+impl<'de> Deserialize<'de> for ContainerExemptionSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            name: String,
+            images: Vec<Spanned<String>>,
+        }
+        struct Entry;
+        impl<'de> serde::de::Visitor<'de> for Entry {
+            type Value = ContainerExemptionSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map {name: CONTAINER, images: [PATTERN, ...]}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Err(E::custom(format!(
+                    "{v:?} names a container without its images, which would exempt any app container called that; write {{name: {v}, images: [PATTERN, ...]}}"
+                )))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let f = Fields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(ContainerExemptionSpec { name: f.name, images: f.images })
+            }
+        }
+        d.deserialize_any(Entry)
+    }
 }
 
 /// The policy file as written (`apiVersion: probegate.dev/v1alpha1`, `kind: ProbePolicy`).
@@ -982,11 +1140,24 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
         policy.rules.merge(rules);
     }
     if let Some(e) = file.exemptions {
-        if let Some(c) = e.containers {
-            policy.exemptions.containers = c;
+        if let Some(entries) = e.containers {
+            policy.exemptions.containers = container_exemptions(entries, origin, &spanned_err)?;
         }
         if let Some(r) = e.annotation_rules {
             policy.exemptions.annotation_rules = r;
+        }
+        if let Some(users) = e.trusted_controllers {
+            let mut patterns = Vec::new();
+            for (i, u) in users.iter().enumerate() {
+                let field = format!("exemptions.trustedControllers[{i}]");
+                if u.value.trim().is_empty() {
+                    return Err(spanned_err(u, &field, "is empty: give a user name or a glob".into()));
+                }
+                let p = glob::Pattern::new(&u.value)
+                    .map_err(|e| spanned_err(u, &field, format!("bad glob {:?}: {}", u.value, e.msg)))?;
+                patterns.push(p);
+            }
+            policy.exemptions.trusted_controllers = patterns;
         }
     }
     for (i, o) in file.overrides.into_iter().enumerate() {
@@ -1075,6 +1246,53 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
         });
     }
     Ok(policy)
+}
+
+/// The `exemptions.containers` entries as written, checked: a name, and at least one valid image
+/// glob.
+fn container_exemptions(
+    entries: Vec<ContainerExemptionSpec>,
+    origin: &str,
+    spanned_err: &dyn Fn(&Spanned<String>, &str, String) -> PolicyError,
+) -> Result<Vec<ContainerExemption>, PolicyError> {
+    let mut out = Vec::new();
+    for (i, e) in entries.into_iter().enumerate() {
+        let field = |f: &str| format!("exemptions.containers[{i}].{f}");
+        if e.name.trim().is_empty() {
+            return Err(PolicyError {
+                origin: origin.to_string(),
+                line: None,
+                column: None,
+                field: Some(field("name")),
+                message: "is empty: name the container".into(),
+            });
+        }
+        if e.images.is_empty() {
+            return Err(PolicyError {
+                origin: origin.to_string(),
+                line: None,
+                column: None,
+                field: Some(field("images")),
+                message: format!(
+                    "lists no images, so container {:?} could never be exempt; give its image, e.g. docker.io/istio/proxyv2",
+                    e.name
+                ),
+            });
+        }
+        let mut images = Vec::new();
+        for (j, g) in e.images.iter().enumerate() {
+            let f = field(&format!("images[{j}]"));
+            if g.value.trim().is_empty() {
+                return Err(spanned_err(g, &f, "is empty: give an image or a glob".into()));
+            }
+            images.push(
+                glob::Pattern::new(&g.value)
+                    .map_err(|err| spanned_err(g, &f, format!("bad glob {:?}: {}", g.value, err.msg)))?,
+            );
+        }
+        out.push(ContainerExemption { name: e.name, images });
+    }
+    Ok(out)
 }
 
 /// For "unknown field `x`, expected one of `a`, `b`" (and unknown variants), appends the nearest
@@ -1216,6 +1434,70 @@ mod tests {
         assert!(!e.message.is_empty(), "{e}");
         let e = err("- a\n- b\n");
         assert!(!e.message.is_empty(), "{e}");
+    }
+
+    #[test]
+    fn an_exempt_container_is_a_name_with_images() {
+        let e = err(&format!("{HEAD}exemptions:\n  containers: [istio-proxy]\n"));
+        assert!(e.message.contains("without its images") && e.message.contains("{name: istio-proxy"), "{e}");
+        assert!(e.line.is_some(), "{e}");
+        let e = err(&format!("{HEAD}exemptions:\n  containers: [{{name: istio-proxy, images: []}}]\n"));
+        assert_eq!(e.field.as_deref(), Some("exemptions.containers[0].images"), "{e}");
+        let e = err(&format!("{HEAD}exemptions:\n  containers: [{{name: p, images: [\"a/[b\"]}}]\n"));
+        assert_eq!(e.field.as_deref(), Some("exemptions.containers[0].images[0]"), "{e}");
+        assert_eq!(e.line, Some(4), "{e}");
+        let e = err(&format!("{HEAD}exemptions:\n  containers: [{{name: p, image: [x]}}]\n"));
+        assert!(e.message.contains("image"), "{e}");
+        let p = parse(
+            &format!(
+                "{HEAD}exemptions:\n  containers: [{{name: envoy, images: [\"ghcr.io/acme/envoy\"]}}]\n"
+            ),
+            "p.yaml",
+        )
+        .unwrap();
+        let c = &p.exemptions.containers[0];
+        assert!(c.covers("envoy", Some("ghcr.io/acme/envoy:v1")));
+        assert!(!c.covers("envoy", Some("ghcr.io/acme/envoy-debug:v1")));
+        assert!(!c.covers("envoy", None));
+        assert!(!c.covers("app", Some("ghcr.io/acme/envoy:v1")));
+    }
+
+    #[test]
+    fn images_match_with_and_without_tag_digest_and_docker_hub_prefix() {
+        let m = |p: &str, i: &str| image_matches(&glob::Pattern::new(p).unwrap(), i);
+        assert!(m("docker.io/istio/proxyv2", "docker.io/istio/proxyv2:1.24.0"));
+        assert!(m("docker.io/istio/proxyv2", "istio/proxyv2:1.24.0"));
+        assert!(m("docker.io/istio/proxyv2", "docker.io/istio/proxyv2@sha256:abc"));
+        assert!(m("docker.io/istio/proxyv2", "docker.io/istio/proxyv2:1.24.0@sha256:abc"));
+        assert!(m("docker.io/istio/proxyv2:1.2*", "istio/proxyv2:1.24.0"));
+        assert!(!m("docker.io/istio/proxyv2:1.2*", "istio/proxyv2:1.30.0"));
+        assert!(m("docker.io/library/nginx", "nginx:1.27"));
+        assert!(m("*istio*/proxyv2", "registry.local:5000/istio/proxyv2:1"));
+        assert!(!m("*istio*/proxyv2", "docker.io/istio/proxyv2-debug:1"));
+        assert!(!m("docker.io/istio/proxyv2", "evil.io/istio/proxyv2:1"));
+        // A registry port is not a tag.
+        assert!(m("localhost:5000/proxy", "localhost:5000/proxy"));
+        assert!(!m("localhost", "localhost:5000/proxy"));
+    }
+
+    #[test]
+    fn trusted_controllers_replace_the_defaults_and_take_globs() {
+        let d = Policy::default();
+        assert!(d.exemptions.trusts("system:serviceaccount:kube-system:replicaset-controller"));
+        assert!(d.exemptions.trusts("system:kube-controller-manager"));
+        assert!(!d.exemptions.trusts("system:serviceaccount:kube-system:generic-garbage-collector"));
+        assert!(!d.exemptions.trusts("alice"));
+        assert!(!d.exemptions.trusts(""));
+        let p = parse(
+            &format!("{HEAD}exemptions:\n  trustedControllers: [\"system:serviceaccount:operators:*\"]\n"),
+            "p.yaml",
+        )
+        .unwrap();
+        assert!(p.exemptions.trusts("system:serviceaccount:operators:kafka-operator"));
+        assert!(!p.exemptions.trusts("system:serviceaccount:kube-system:replicaset-controller"));
+        let e = err(&format!("{HEAD}exemptions:\n  trustedControllers: [\"\"]\n"));
+        assert_eq!(e.field.as_deref(), Some("exemptions.trustedControllers[0]"), "{e}");
+        assert_eq!(e.line, Some(4), "{e}");
     }
 
     #[test]

@@ -386,6 +386,49 @@ fn namespace_overrides_and_audit_mode_apply_as_in_the_webhook() {
 }
 
 #[test]
+fn exempt_containers_skips_and_owners_are_reported_never_silent() {
+    let file = "tests/fixtures/cli/exemptions.yaml";
+    let (code, out, err) = check_lib(Format::Json, Level::Deny, &[file]);
+    assert_eq!(code, 1, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let objects = v["objects"].as_array().unwrap();
+    // The real proxy image: exempt, and listed; the annotation skips prestop-sleep only.
+    assert_eq!(
+        objects[0]["exemptContainers"],
+        serde_json::json!([{"container": "istio-proxy", "image": "docker.io/istio/proxyv2:1.24.0"}])
+    );
+    assert_eq!(objects[0]["skippedRules"], serde_json::json!(["prestop-sleep"]));
+    assert!(
+        objects[0]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("cannot skip liveness-dependency"))
+    );
+    let findings = v["findings"].as_array().unwrap();
+    let of = |name: &str| findings.iter().filter(|f| f["name"] == name).collect::<Vec<_>>();
+    assert!(of("meshed").iter().all(|f| f["container"] == "app"), "{:?}", of("meshed"));
+    // An app container that takes the proxy's name with another image: checked, denied.
+    assert_eq!(objects[1]["exemptContainers"], serde_json::json!([]));
+    assert!(of("impostor").iter().any(|f| f["container"] == "istio-proxy" && f["level"] == "deny"));
+    // An owner in a file: denied as the webhook denies it for whoever applies the file, with a note.
+    let forged = of("forged-owner");
+    let dep = forged.iter().find(|f| f["rule"] == "liveness-dependency").unwrap();
+    assert_eq!(dep["level"], "deny");
+    assert!(
+        dep["note"].as_str().unwrap().contains("ReplicaSet web-6d4f is named as its controller"),
+        "{dep}"
+    );
+    // The text format says the same in notes.
+    let (_, text, _) = check_lib(Format::Text, Level::Deny, &[file]);
+    assert!(
+        text.contains("container istio-proxy (docker.io/istio/proxyv2:1.24.0) exempt by exemptions.containers; no rule checked it"),
+        "{text}"
+    );
+    assert!(text.contains("rules skipped by annotation probegate.dev/skip: prestop-sleep"), "{text}");
+}
+
+#[test]
 fn text_output_is_aligned_and_coloured_only_when_asked() {
     let (_, plain, _) = check_lib(Format::Text, Level::Deny, &["tests/fixtures/cli/app.yaml"]);
     assert!(!plain.contains('\x1b'));

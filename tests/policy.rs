@@ -171,6 +171,43 @@ fn skip_annotation_only_skips_allowed_rules() {
     assert!(strict.exemptions.parse_skip("prestop-sleep").skipped.is_empty());
 }
 
+#[test]
+fn the_skip_annotation_never_lifts_a_denial_only_the_policy_does() {
+    use probegate::admission::evaluate_object;
+    use probegate::engine::{Workload, WorkloadKind};
+    // A policy that lets annotations skip the deny rule and probe-timeout, and denies low probe
+    // timeouts; a namespace label (set by the platform team) turns the denial into a warning.
+    let p = parse(
+        "rules:\n  probe-timeout: {action: deny}\n\
+         overrides:\n  - name: waived\n    namespaceSelector: {matchLabels: {probegate.dev/liveness-dependency: warn}}\n\
+         \x20   rules:\n      liveness-dependency: {action: warn}\n\
+         exemptions:\n  annotationRules: [liveness-dependency, probe-timeout, prestop-sleep]\n",
+    );
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "annotations": {"probegate.dev/skip": "liveness-dependency,probe-timeout,prestop-sleep"}},
+        "spec": {"containers": [{"name": "app", "image": "x",
+            "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "db.prod.svc"]}}}]}});
+    let w = Workload::from_value(WorkloadKind::Pod, &pod).unwrap();
+    let e = evaluate_object(&p, &w, "shop", None);
+    assert_eq!(e.skip.skipped, vec![RuleId::PrestopSleep]);
+    assert_eq!(e.skip.refused.len(), 2, "{:?}", e.skip.refused);
+    assert!(
+        e.skip.refused.iter().all(|r| r.contains("only the policy can lift a denial")),
+        "{:?}",
+        e.skip.refused
+    );
+    let rules: Vec<RuleId> = e.evaluation.findings.iter().map(|f| f.rule).collect();
+    assert!(
+        rules.contains(&RuleId::LivenessDependency) && rules.contains(&RuleId::ProbeTimeout),
+        "{rules:?}"
+    );
+    // Where the policy has made the deny rule a warning, the annotation may skip it.
+    let waived = labels(&[("probegate.dev/liveness-dependency", "warn")]);
+    let e = evaluate_object(&p, &w, "shop", Some(&waived));
+    assert_eq!(e.skip.skipped, vec![RuleId::LivenessDependency, RuleId::PrestopSleep]);
+    assert!(e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency));
+}
+
 fn repo(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }

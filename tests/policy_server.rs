@@ -61,17 +61,23 @@ const HEAD: &str = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";
 
 /// A bare Pod in `namespace` with a coupled liveness probe (deny), no readiness probe though it
 /// serves (warn), a low timeout and no preStop (mutate). Containers: `app`, and `istio-proxy` with
-/// the same problems.
+/// the same problems, running Istio's proxy image.
 fn pod(namespace: &str, skip: Option<&str>) -> Value {
-    let c = |name: &str| {
-        json!({"name": name, "image": "x", "ports": [{"containerPort": 8080}],
+    pod_with_proxy_image(namespace, skip, "docker.io/istio/proxyv2:1.24.0")
+}
+
+/// As [`pod`], with the `istio-proxy` container running `proxy_image`.
+fn pod_with_proxy_image(namespace: &str, skip: Option<&str>, proxy_image: &str) -> Value {
+    let c = |name: &str, image: &str| {
+        json!({"name": name, "image": image, "ports": [{"containerPort": 8080}],
                "livenessProbe": {"httpGet": {"host": "db.data.svc", "path": "/", "port": 5432}, "timeoutSeconds": 1}})
     };
     let mut meta = json!({"name": "p", "namespace": namespace});
     if let Some(s) = skip {
         meta["annotations"] = json!({"probegate.dev/skip": s});
     }
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [c("app"), c("istio-proxy")]}})
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+           "spec": {"containers": [c("app", "x"), c("istio-proxy", proxy_image)]}})
 }
 
 fn rules_in(r: &AdmissionResponse) -> Vec<String> {
@@ -197,6 +203,57 @@ overrides:
     );
     let info: Value = plain.get(format!("{admin}/policy")).send().await.unwrap().json().await.unwrap();
     assert_eq!(info["overrides"], json!(["audited", "off", "lenient"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exempt_container_needs_its_name_and_its_image_and_is_reported() {
+    let h = start_with(&format!("{HEAD}mode: enforce\n"), None, None).await;
+    // Istio's proxy, by its real images (tags, digests, the Docker Hub short form, the release
+    // registry): exempt, and reported in the audit annotation.
+    for image in [
+        "docker.io/istio/proxyv2:1.24.0",
+        "docker.io/istio/proxyv2:1.24.0-distroless",
+        "istio/proxyv2:1.22.3",
+        "gcr.io/istio-release/proxyv2:1.26.1",
+        "gcr.io/istio-release/proxyv2@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        "registry.example.com/mirror/istio/proxyv2:1.24.0",
+    ] {
+        let body = review("CREATE", &pod_with_proxy_image("shop", None, image), None, "x1");
+        let r = h.review("/validate", &body).await;
+        let msg = r.status.clone().unwrap().message;
+        assert!(msg.contains("container app:") && !msg.contains("istio-proxy"), "{image}: {msg}");
+        let exempt: Value = serde_json::from_str(&r.audit_annotations.unwrap()["exempt-containers"]).unwrap();
+        assert_eq!(exempt, json!([{"container": "istio-proxy", "image": image}]), "{image}");
+        let m = h.review("/mutate", &body).await;
+        let patch = serde_json::to_string(&decode_patch(m.patch.as_ref().unwrap())).unwrap();
+        assert!(!patch.contains("/spec/containers/1/"), "{image}: {patch}");
+        assert!(m.audit_annotations.unwrap()["exempt-containers"].contains("istio-proxy"));
+    }
+    // An app container that only takes the name: checked like any other, and not reported exempt.
+    for image in ["x", "postgres:16", "docker.io/library/istio-proxy:1", "docker.io/istio/pilot:1.24.0"] {
+        let body = review("CREATE", &pod_with_proxy_image("shop", None, image), None, "x2");
+        let r = h.review("/validate", &body).await;
+        assert!(!r.allowed);
+        let msg = r.status.clone().unwrap().message;
+        assert!(msg.contains("container istio-proxy:") && msg.contains("db.data.svc"), "{image}: {msg}");
+        assert!(r.audit_annotations.as_ref().is_none_or(|a| !a.contains_key("exempt-containers")), "{image}");
+        let m = h.review("/mutate", &body).await;
+        let patch = serde_json::to_string(&decode_patch(m.patch.as_ref().unwrap())).unwrap();
+        assert!(patch.contains("/spec/containers/1/"), "{image}: {patch}");
+    }
+    // Linkerd's proxy as a native sidecar (an init container with restartPolicy: Always).
+    let mut p = pod_with_proxy_image("shop", None, "x");
+    p["spec"]["containers"].as_array_mut().unwrap().truncate(1);
+    p["spec"]["initContainers"] = json!([{"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-25.1.1",
+        "restartPolicy": "Always", "livenessProbe": {"httpGet": {"host": "db.data.svc", "path": "/", "port": 5432}}}]);
+    let r = h.review("/validate", &review("CREATE", &p, None, "x3")).await;
+    assert!(!r.status.unwrap().message.contains("linkerd-proxy"));
+    assert!(
+        r.audit_annotations.unwrap()["exempt-containers"].contains("cr.l5d.io/linkerd/proxy:edge-25.1.1")
+    );
+    p["spec"]["initContainers"][0]["image"] = json!("ghcr.io/acme/worker:1");
+    let r = h.review("/validate", &review("CREATE", &p, None, "x4")).await;
+    assert!(r.status.unwrap().message.contains("container linkerd-proxy:"));
 }
 
 fn write_policy_version(dir: &Path, version: usize, text: &str) -> PathBuf {

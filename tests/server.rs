@@ -184,21 +184,47 @@ async fn denials_warnings_owners_updates_and_dry_run() {
     dry["request"]["dryRun"] = json!(true);
     let r2 = h.review("/validate", &dry).await.response;
     assert_eq!((r2.allowed, r2.status.map(|s| s.message)), (false, Some(status.message.clone())));
-    // The same Pod owned by a ReplicaSet is warned, not denied.
+    // The same Pod owned by a ReplicaSet, created by the ReplicaSet controller, is warned, not
+    // denied, and the warning names the identity that made the difference.
     let owned = coupled_pod(Some(
         json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-6d4f", "uid": "x", "controller": true}),
     ));
-    let r = h.review("/validate", &review("CREATE", &owned, None, "d3")).await.response;
+    let r =
+        h.review("/validate", &review_as("CREATE", &owned, None, "d3", REPLICASET_CONTROLLER)).await.response;
     assert!(r.allowed);
     let warnings = r.warnings.unwrap();
+    let expected = format!(
+        "probegate: not denied (ReplicaSet api-6d4f owns it, trusted controller {REPLICASET_CONTROLLER} creates it): container api:"
+    );
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.starts_with("probegate: not denied (ReplicaSet api-6d4f owns it): container api:")
-                && w.ends_with("(liveness-dependency)")),
+        warnings.iter().any(|w| w.starts_with(&expected) && w.ends_with("(liveness-dependency)")),
         "{warnings:?}"
     );
     assert!(warnings.iter().all(|w| w.chars().count() < 256));
+    assert_eq!(r.audit_annotations.unwrap()["trusted-controller"], REPLICASET_CONTROLLER);
+    // The same Pod with the same ownerReference written by hand (an ordinary user) is denied like
+    // a bare Pod: the API server does not check that the owner exists. The message says why.
+    for user in ["alice", "system:serviceaccount:shop:deployer", ""] {
+        let r = h.review("/validate", &review_as("CREATE", &owned, None, "d3f", user)).await.response;
+        assert!(!r.allowed, "{user}: {r:?}");
+        let message = r.status.unwrap().message;
+        assert!(
+            message.contains("orders-db.shop.svc") && message.contains("(liveness-dependency)"),
+            "{message}"
+        );
+        assert!(
+            message.contains("ReplicaSet api-6d4f is named as its controller")
+                && message.contains("not a trusted controller"),
+            "{message}"
+        );
+        if !user.is_empty() {
+            assert!(message.contains(user), "{message}");
+        }
+    }
+    // So is a bare Pod by the controller's identity: trust relaxes owned objects only.
+    let r =
+        h.review("/validate", &review_as("CREATE", &pod, None, "d3g", REPLICASET_CONTROLLER)).await.response;
+    assert!(!r.allowed);
     // So is a ReplicaSet its Deployment makes, and a Job its CronJob makes: denying them would
     // silently stall a rollout (or a schedule) of a workload admitted before.
     for (api_version, kind, owner_kind) in
@@ -213,10 +239,27 @@ async fn denials_warnings_owners_updates_and_dry_run() {
             "metadata": {"name": "api-7d9f", "namespace": "shop",
                 "ownerReferences": [{"apiVersion": owner_api_version, "kind": owner_kind, "name": "api", "uid": "u", "controller": true}]},
             "spec": {"selector": {}, "template": {"metadata": {}, "spec": spec}}});
-        let r = h.review("/validate", &review("CREATE", &made, None, "d3b")).await.response;
+        let controller = if kind == "Job" { "cronjob-controller" } else { "deployment-controller" };
+        let made_by = format!("system:serviceaccount:kube-system:{controller}");
+        let r = h.review("/validate", &review_as("CREATE", &made, None, "d3b", &made_by)).await.response;
         assert!(r.allowed, "{kind}: {r:?}");
         let w = r.warnings.unwrap();
-        assert!(w.iter().any(|w| w.contains(&format!("not denied ({owner_kind} api owns it)"))), "{w:?}");
+        assert!(
+            w.iter().any(|w| w
+                .contains(&format!("not denied ({owner_kind} api owns it, trusted controller {made_by}"))),
+            "{w:?}"
+        );
+        // With one credential for every controller, the controller manager is trusted as well.
+        let r = h
+            .review("/validate", &review_as("CREATE", &made, None, "d3e", "system:kube-controller-manager"))
+            .await
+            .response;
+        assert!(r.allowed, "{kind}: {r:?}");
+        // Made by anyone else, it is denied.
+        assert!(
+            !h.review("/validate", &review("CREATE", &made, None, "d3h")).await.response.allowed,
+            "{kind}"
+        );
         // Without the owner it is denied.
         let mut bare = made.clone();
         bare["metadata"].as_object_mut().unwrap().remove("ownerReferences");
@@ -233,13 +276,21 @@ async fn denials_warnings_owners_updates_and_dry_run() {
         let owned = coupled_pod(Some(
             json!({"apiVersion": api_version, "kind": owner_kind, "name": "x", "uid": "x", "controller": true}),
         ));
-        let r = h.review("/validate", &review("CREATE", &owned, None, "d3d")).await.response;
+        let r = h
+            .review("/validate", &review_as("CREATE", &owned, None, "d3d", REPLICASET_CONTROLLER))
+            .await
+            .response;
         assert!(!r.allowed, "{api_version} {owner_kind}");
     }
     // A forged owner without controller: true does not help.
     let forged =
         coupled_pod(Some(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "x"})));
-    assert!(!h.review("/validate", &review("CREATE", &forged, None, "d4")).await.response.allowed);
+    assert!(
+        !h.review("/validate", &review_as("CREATE", &forged, None, "d4", REPLICASET_CONTROLLER))
+            .await
+            .response
+            .allowed
+    );
     // UPDATE of a Pod (a label change): never denied for what it already had.
     let mut relabelled = pod.clone();
     relabelled["metadata"]["labels"] = json!({"team": "b"});
@@ -667,7 +718,8 @@ async fn hostile_text_is_escaped_bounded_and_values_stay_redacted() {
     let mut owned = pod.clone();
     owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs\u{1b}[2J", "uid": "u", "controller": true}]);
     owned["metadata"]["annotations"] = json!({"probegate.dev/skip": "nope\u{1b}[2J,liveness-dependency"});
-    let r = h.review("/validate", &review("CREATE", &owned, None, "e2")).await.response;
+    let r =
+        h.review("/validate", &review_as("CREATE", &owned, None, "e2", REPLICASET_CONTROLLER)).await.response;
     let warnings = r.warnings.unwrap_or_default();
     assert!(warnings.len() >= 2, "{warnings:?}");
     for w in &warnings {

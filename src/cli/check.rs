@@ -6,7 +6,9 @@
 //! (by the object's `metadata.namespace`, else `--namespace`, else `default`; `namespaceSelector`
 //! overrides never match, as no Namespace labels are known offline), the skip annotation and
 //! exempt containers. Each finding gets a [`Level`] as the webhook would treat it: `deny` rules
-//! are `warn` in `mode: audit` and on a Pod owned by a controller; `mutate` findings with a patch
+//! are `warn` in `mode: audit`; an owner named in the file does not relax them (the webhook
+//! relaxes a denial only for an object a trusted controller creates, and whoever applies a file
+//! is not that controller), it only adds a note; `mutate` findings with a patch
 //! are `fix` (pod templates included, whatever `templates.mutate` says: in files, templates are
 //! what users own); `mutate` findings without one (a grace period too short for the sleep) are
 //! `warn`, as the webhook warns.
@@ -230,6 +232,27 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                     object: object.clone(),
                     message,
                 });
+            }
+            for e in &o.evaluation.evaluation.exempted {
+                notes.push(
+                    display_safe(&format!(
+                        "{name}:{}: {object}: container {} ({}) exempt by exemptions.containers; no rule checked it",
+                        o.line, e.container, e.image
+                    ))
+                    .into_owned(),
+                );
+            }
+            if !o.evaluation.skip.skipped.is_empty() {
+                let ids: Vec<&str> = o.evaluation.skip.skipped.iter().map(|r| r.as_str()).collect();
+                notes.push(
+                    display_safe(&format!(
+                        "{name}:{}: {object}: rules skipped by annotation {}: {}",
+                        o.line,
+                        crate::policy::SKIP_ANNOTATION,
+                        ids.join(",")
+                    ))
+                    .into_owned(),
+                );
             }
             for refused in &o.evaluation.skip.refused {
                 notes.push(display_safe(&format!("{name}:{}: {object}: {refused}", o.line)).into_owned());

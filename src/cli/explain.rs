@@ -47,7 +47,7 @@ use super::input::{self, Checked, FileAnalysis, Level};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::engine::simulate::{self, DependencyCheck, Outcome, Scenario};
 use crate::engine::{self, ContainerKind, Workload, WorkloadKind};
-use crate::policy::{Action, Policy, RuleId, RuleSet};
+use crate::policy::{Action, ContainerExemption, Policy, RuleId, RuleSet};
 
 /// Kubernetes defaults ([`engine::defaults`]) in the width used here.
 const DEFAULT_PERIOD: i64 = engine::defaults::PERIOD_SECONDS as i64;
@@ -282,7 +282,7 @@ pub struct Explanation {
 }
 
 /// Containers in scope, as the engine sees them.
-fn containers(w: &Workload, exempt: &[String]) -> Vec<(ContainerKind, Container)> {
+fn containers(w: &Workload, exempt: &[ContainerExemption]) -> Vec<(ContainerKind, Container)> {
     let apps = w.spec.containers.iter().map(|c| (ContainerKind::App, c.clone()));
     let sidecars = w
         .spec
@@ -291,7 +291,9 @@ fn containers(w: &Workload, exempt: &[String]) -> Vec<(ContainerKind, Container)
         .flatten()
         .filter(|c| c.restart_policy.as_deref() == Some("Always"))
         .map(|c| (ContainerKind::Sidecar, c.clone()));
-    apps.chain(sidecars).filter(|(_, c)| !exempt.contains(&c.name)).collect()
+    apps.chain(sidecars)
+        .filter(|(_, c)| !exempt.iter().any(|e| e.covers(&c.name, c.image.as_deref())))
+        .collect()
 }
 
 /// The effective rules with only `liveness-dependency` on (the policy's knownCommands kept): the
@@ -331,7 +333,7 @@ fn dependency_analysis(w: &Workload, ctx: &DependencyContext<'_>) -> (Vec<String
 /// ConfigMaps of the same input and the object's namespace.
 struct DependencyContext<'a> {
     rules: &'a RuleSet,
-    exempt: &'a [String],
+    exempt: &'a [ContainerExemption],
     configmaps: &'a engine::StaticConfigMaps,
     namespace: &'a str,
 }

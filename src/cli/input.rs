@@ -173,8 +173,8 @@ pub struct Reported {
 pub enum Level {
     /// A `mutate` finding with a patch: what `probegate fix` changes.
     Fix,
-    /// The webhook would admit it with a warning (a `warn` rule; a `deny` rule in `mode: audit` or
-    /// on a Pod its controller owns; a `mutate` rule it cannot fix, which the webhook warns about).
+    /// The webhook would admit it with a warning (a `warn` rule; a `deny` rule in `mode: audit`; a
+    /// `mutate` rule it cannot fix, which the webhook warns about).
     Warn,
     /// The webhook would reject it.
     Deny,
@@ -193,19 +193,24 @@ impl Level {
 
 /// The level of a finding under the effective mode, as the webhook would treat it.
 pub fn level_of(f: &Finding, mode: Mode, owner: Option<&OwnerReference>) -> (Level, Option<String>) {
+    // An owner named in a file does not relax a denial: the webhook relaxes it only when
+    // request.userInfo shows a trusted controller creating the object, and whoever applies a
+    // file (a person, a pipeline, a GitOps tool) is not the controller.
+    let owned = |o: &OwnerReference| {
+        format!(
+            "{} {} is named as its controller, but only objects a trusted controller creates are not denied",
+            o.kind, o.name
+        )
+    };
     match f.action {
         Action::Deny if mode == Mode::Audit => {
             let note = match owner {
-                // Enforce would only warn for an owned object: say so rather than "would deny".
-                Some(o) => format!("mode audit: reported, not denied ({} {} owns this pod)", o.kind, o.name),
+                Some(o) => format!("mode audit: reported, not denied (enforce would deny: {})", owned(o)),
                 None => "mode audit: reported, not denied (enforce would deny)".to_string(),
             };
             (Level::Warn, Some(note))
         }
-        Action::Deny => match owner {
-            Some(o) => (Level::Warn, Some(format!("not denied: {} {} owns this pod", o.kind, o.name))),
-            None => (Level::Deny, None),
-        },
+        Action::Deny => (Level::Deny, owner.map(owned)),
         Action::Mutate if f.patch.is_empty() => {
             (Level::Warn, Some("not fixable automatically; the webhook warns".to_string()))
         }
@@ -384,7 +389,7 @@ pub fn analyze(
                 .unwrap_or(default_namespace.into());
             let evaluation =
                 admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, configmaps);
-            let owner = if kind.is_pod() { workload.metadata.validated_controller().cloned() } else { None };
+            let owner = workload.metadata.validated_controller().cloned();
             let findings = evaluation
                 .evaluation
                 .findings
@@ -458,7 +463,7 @@ mod tests {
     use super::{Input, read, redact_values};
 
     #[test]
-    fn an_owned_object_in_audit_mode_is_not_said_to_be_denied_under_enforce() {
+    fn an_owned_object_in_a_file_is_denied_as_the_webhook_denies_it_for_whoever_applies_it() {
         use super::{Level, level_of};
         use crate::engine::{ContainerKind, Finding, OwnerReference};
         use crate::policy::{Action, Mode, RuleId};
@@ -474,9 +479,13 @@ mod tests {
         let (level, note) = level_of(&f, Mode::Audit, Some(&rs));
         assert_eq!(level, Level::Warn);
         let note = note.unwrap();
-        assert!(note.contains("ReplicaSet rs owns") && !note.contains("enforce would deny"), "{note}");
+        assert!(note.contains("enforce would deny") && note.contains("ReplicaSet rs is named"), "{note}");
         assert!(level_of(&f, Mode::Audit, None).1.unwrap().contains("enforce would deny"));
         assert_eq!(level_of(&f, Mode::Enforce, None).0, Level::Deny);
+        // A file's owner does not relax the denial: whoever applies the file is not the controller.
+        let (level, note) = level_of(&f, Mode::Enforce, Some(&rs));
+        assert_eq!(level, Level::Deny);
+        assert!(note.unwrap().contains("trusted controller"));
     }
 
     #[test]

@@ -128,8 +128,13 @@ pub fn explain(
         let _ = writeln!(out, "  {:<28} {:<7} {params}", rule.as_str(), action);
     }
     let _ = writeln!(out, "exemptions:");
-    let _ = writeln!(out, "  containers:      {}", policy.exemptions.containers.join(", "));
+    for c in &policy.exemptions.containers {
+        let images: Vec<&str> = c.images.iter().map(|p| p.as_str()).collect();
+        let _ = writeln!(out, "  container {} with image {}", c.name, images.join(" | "));
+    }
     let ids: Vec<&str> = policy.exemptions.annotation_rules.iter().map(|r| r.as_str()).collect();
     let _ = writeln!(out, "  annotationRules: {}", ids.join(", "));
+    let users: Vec<&str> = policy.exemptions.trusted_controllers.iter().map(|p| p.as_str()).collect();
+    let _ = writeln!(out, "  trustedControllers: {}", users.join(", "));
     EXIT_OK
 }

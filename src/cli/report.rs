@@ -56,9 +56,18 @@ struct JsonObject<'a> {
     mode: &'static str,
     overrides: &'a [String],
     skipped_rules: Vec<&'static str>,
+    exempt_containers: Vec<JsonExempt<'a>>,
     notes: &'a [String],
     findings: usize,
     level: Option<Level>,
+}
+
+/// A container no rule looked at: an exemption covers its name and image.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonExempt<'a> {
+    container: &'a str,
+    image: &'a str,
 }
 
 #[derive(Serialize)]
@@ -80,6 +89,13 @@ fn json_object<'a>(file: &str, o: &'a Checked) -> JsonObject<'a> {
         mode: o.evaluation.effective.mode.as_str(),
         overrides: &o.evaluation.effective.overrides,
         skipped_rules: o.evaluation.skip.skipped.iter().map(|r| r.as_str()).collect(),
+        exempt_containers: o
+            .evaluation
+            .evaluation
+            .exempted
+            .iter()
+            .map(|e| JsonExempt { container: &e.container, image: &e.image })
+            .collect(),
         notes: &o.evaluation.skip.refused,
         findings: o.findings.len(),
         level: o.findings.iter().map(|r| r.level).max(),

@@ -151,6 +151,16 @@ pub fn review(operation: &str, object: &Value, old: Option<&Value>, uid: &str) -
     })
 }
 
+/// As [`review`], made by `username` (the API server's `request.userInfo.username`).
+pub fn review_as(operation: &str, object: &Value, old: Option<&Value>, uid: &str, username: &str) -> Value {
+    let mut r = review(operation, object, old, uid);
+    r["request"]["userInfo"] = json!({"username": username, "groups": ["system:authenticated"]});
+    r
+}
+
+/// The ReplicaSet controller's identity, as a real API server reports it (kubeadm default).
+pub const REPLICASET_CONTROLLER: &str = "system:serviceaccount:kube-system:replicaset-controller";
+
 /// Decodes a response's base64 `patch` into a JSON Patch.
 pub fn decode_patch(b64: &str) -> json_patch::Patch {
     let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("patch is base64");
