@@ -4,13 +4,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use probegate::policy::Policy;
-use probegate::server::{self, LoadedPolicy, ServeConfig, tls};
+use probegate::server::tls;
 use serde_json::Value;
 
 /// A client trusting `cas`; with `fresh_connections`, a new TLS connection for every request.
@@ -51,30 +50,28 @@ async fn validate(c: &reqwest::Client, base: &str) -> Result<(), String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn certificate_rotation_under_load() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = std::env::temp_dir().join(format!("probegate-certs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
     let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
     let old = tls::generate_localhost().unwrap();
     let new = tls::generate_localhost().unwrap();
     std::fs::write(&cert, &old.material.cert_pem).unwrap();
     std::fs::write(&key, &old.material.key_pem).unwrap();
-    let running = server::start(ServeConfig {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        policy: LoadedPolicy::new(Policy::default(), "", "test"),
-        policy_path: None,
-        tls: tls::TlsMaterial::from_files(&cert, &key).unwrap(),
-        tls_files: Some((cert.clone(), key.clone())),
-        admin_addr: None,
-        namespaces: None,
-        max_connections: server::conn::MAX_CONNECTIONS,
-    })
-    .await
-    .unwrap();
-    let base = format!("https://localhost:{}", running.addr.port());
+    // The real binary, so that its log shows when it looked at the files and refused them.
+    let args: Vec<String> =
+        vec!["--addr".into(), "127.0.0.1:0".into(), "--no-namespace-watch".into(), "--tls-cert".into()];
+    let args: Vec<String> = args
+        .into_iter()
+        .chain([cert.display().to_string(), "--tls-key".into(), key.display().to_string()])
+        .collect();
+    let served = common::Served::start(&args, &[], Duration::from_secs(20));
+    let base = format!("https://localhost:{}", served.addr.port());
     let old_only = client(&[&old.ca_pem], true);
     let new_only = client(&[&new.ca_pem], true);
     validate(&old_only, &base).await.unwrap();
-    assert!(validate(&new_only, &base).await.is_err(), "the new certificate is not served yet");
+    // Refused by the client's certificate check (not a timeout or a refused connection).
+    let e = validate(&new_only, &base).await.expect_err("the new certificate is not served yet");
+    assert!(e.contains("InvalidCertificate"), "{e}");
 
     // A client that trusts both loops on fresh connections the whole time.
     let stop = Arc::new(AtomicBool::new(false));
@@ -97,7 +94,14 @@ async fn certificate_rotation_under_load() {
     };
     // Half a rotation: the new certificate with the old key. Not a matching pair: the old one stays.
     std::fs::write(&cert, &new.material.cert_pem).unwrap();
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // Evidence that the server read the changed files and refused them, not a guess at how long
+    // that takes.
+    let refused = "certificate files changed but are not usable (yet); keeping the previous pair";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !served.log().contains(refused) {
+        assert!(Instant::now() < deadline, "the half rotation was not noticed:\n{}", served.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     validate(&old_only, &base).await.expect("the previous pair must keep serving until the key matches");
     // The key arrives: new connections see the new certificate, without a restart.
     std::fs::write(&key, &new.material.key_pem).unwrap();
@@ -106,49 +110,36 @@ async fn certificate_rotation_under_load() {
         assert!(Instant::now() < deadline, "the rotated certificate was not picked up");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(validate(&old_only, &base).await.is_err(), "new connections must use the new certificate");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused_old =
+        validate(&old_only, &base).await.expect_err("new connections must use the new certificate");
+    assert!(refused_old.contains("InvalidCertificate"), "{refused_old}");
+    assert!(served.log().contains("serving certificate reloaded"), "{}", served.log());
+    // The looping client goes on through the new certificate too.
+    let before = ok.load(Ordering::SeqCst);
+    wait_for_count("requests after the rotation", &ok, before + 5).await;
     stop.store(true, Ordering::SeqCst);
     looping.await.unwrap();
     assert_eq!(failed.load(Ordering::SeqCst), 0);
     assert!(ok.load(Ordering::SeqCst) > 20, "too few requests: {}", ok.load(Ordering::SeqCst));
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_drains_readiness_first_and_exits_zero() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = std::env::temp_dir().join(format!("probegate-sigterm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ca = dir.join("ca.pem");
-    let (port, admin_port) = (free_port(), free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
-        .args([
-            "serve",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-            "--admin-addr",
-            &format!("127.0.0.1:{admin_port}"),
-        ])
-        .args(["--write-ca", ca.to_str().unwrap(), "--drain-seconds", "2", "--no-namespace-watch"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    // Both ports 0: the server binds them and names them in its log.
+    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--write-ca"]
+        .into_iter()
+        .map(String::from)
+        .chain([ca.display().to_string()])
+        .chain(["--drain-seconds", "2", "--no-namespace-watch"].into_iter().map(String::from))
+        .collect();
+    let mut served = common::Served::start(&args, &[], Duration::from_secs(20));
+    let (port, admin_port) = (served.addr.port(), served.admin.expect("an admin address").port());
     let admin = format!("http://127.0.0.1:{admin_port}");
     let plain = reqwest::Client::new();
-    loop {
-        if ca.exists() && plain.get(format!("{admin}/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "server did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert_eq!(plain.get(format!("{admin}/readyz")).send().await.unwrap().status(), 200);
     assert_eq!(plain.get(format!("{admin}/healthz")).send().await.unwrap().status(), 200);
     let https = client(&[&std::fs::read_to_string(&ca).unwrap()], false);
     let base = format!("https://localhost:{port}");
@@ -172,9 +163,9 @@ async fn sigterm_drains_readiness_first_and_exits_zero() {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_for_count("requests before the signal", &ok, 5).await;
     let signalled = Instant::now();
-    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    assert!(Command::new("kill").args(["-TERM", &served.child.id().to_string()]).status().unwrap().success());
     // Readiness goes false at once, while the webhook still answers.
     loop {
         let r = plain.get(format!("{admin}/readyz")).send().await.unwrap();
@@ -186,8 +177,11 @@ async fn sigterm_drains_readiness_first_and_exits_zero() {
     }
     let ready_off = signalled.elapsed();
     validate(&https, &base).await.expect("still serving during the drain window");
-    // The API server stops sending once endpoints drop the pod; stop the load within the window.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // The API server stops sending once endpoints drop the pod; keep the load on for a while
+    // inside the window (10 more answered requests), then stop it.
+    let before = ok.load(Ordering::SeqCst);
+    wait_for_count("requests during the drain window", &ok, before + 10).await;
+    assert!(signalled.elapsed() < Duration::from_secs(2), "the load outlasted the drain window");
     stop.store(true, Ordering::SeqCst);
     for l in load {
         l.await.unwrap();
@@ -197,7 +191,7 @@ async fn sigterm_drains_readiness_first_and_exits_zero() {
     // Then the process exits 0 by itself, after the drain window.
     let deadline = Instant::now() + Duration::from_secs(15);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
+        if let Some(s) = served.child.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "the server did not exit after draining");
@@ -206,7 +200,15 @@ async fn sigterm_drains_readiness_first_and_exits_zero() {
     assert_eq!(status.code(), Some(0));
     assert!(signalled.elapsed() >= Duration::from_secs(2), "exited before the drain window ended");
     assert!(ready_off < Duration::from_secs(1));
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Polls until `counter` reaches `at_least` (10 s deadline).
+async fn wait_for_count(what: &str, counter: &AtomicUsize, at_least: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while counter.load(Ordering::SeqCst) < at_least {
+        assert!(Instant::now() < deadline, "{what}: {} of {at_least}", counter.load(Ordering::SeqCst));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[test]

@@ -339,9 +339,15 @@ async fn reload_under_load_through_symlink_swaps() {
         swap_data(&dir, &v);
         wait_for(allows).await;
         // An invalid version is refused: the last good policy stays, and readiness too.
+        let failures_before = reload_failures(&h).await;
         let bad = write_policy_version(&dir, round * 2 + 1, &invalid);
         swap_data(&dir, &bad);
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        // Evidence that the invalid version was read and refused: the failure counter moves.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while reload_failures(&h).await <= failures_before {
+            assert!(Instant::now() < deadline, "the invalid policy was not read within 10 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         assert_eq!(
             current_allows(Arc::clone(&h)).await,
             allows,
@@ -361,4 +367,13 @@ async fn reload_under_load_through_symlink_swaps() {
     assert!(metrics.contains("probegate_policy_reloads_total{result=\"success\"}"), "{metrics}");
     assert!(metrics.contains("probegate_policy_reloads_total{result=\"failure\"}"), "{metrics}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `probegate_policy_reloads_total{result="failure"}` as the server reports it (0 before the first).
+async fn reload_failures(h: &Harness) -> u64 {
+    let metrics = h.client.get(format!("{}/metrics", h.base)).send().await.unwrap().text().await.unwrap();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("probegate_policy_reloads_total{result=\"failure\"} "))
+        .map_or(0, |v| v.trim().parse().unwrap())
 }

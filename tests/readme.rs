@@ -4,10 +4,9 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -28,18 +27,6 @@ fn readme_serve_args() -> Vec<String> {
         .find(|l| l.starts_with("cargo run --release -- serve"))
         .expect("README shows `cargo run --release -- serve`");
     line.split_once(" -- ").unwrap().1.split_whitespace().map(String::from).collect()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]
@@ -77,29 +64,16 @@ fn readme_lists_every_built_in_known_command_and_its_example_parses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_run_command_serves_the_examples() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let port = free_port();
-    let dir = tempdir();
-    let ca = dir.join("ca.pem");
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
     let mut args = readme_serve_args();
-    args.extend([
-        "--addr".into(),
-        format!("127.0.0.1:{port}"),
-        "--write-ca".into(),
-        ca.display().to_string(),
-    ]);
-    let child = Command::new(env!("CARGO_BIN_EXE_probegate"))
-        .args(&args)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = Killed(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !ca.exists() {
-        assert!(Instant::now() < deadline, "the CA file never appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert_eq!(args.first().map(String::as_str), Some("serve"));
+    args.remove(0);
+    // Port 0: the server binds a free port itself and names it in its log.
+    args.extend(["--addr".into(), "127.0.0.1:0".into(), "--write-ca".into(), ca.display().to_string()]);
+    let served = common::Served::start(&args, &[], Duration::from_secs(30));
+    let port = served.addr.port();
+    // The CA file is written before the server starts listening.
     let client = reqwest::Client::builder()
         .use_rustls_tls()
         .tls_built_in_root_certs(false)
@@ -108,13 +82,8 @@ async fn the_readme_run_command_serves_the_examples() {
         .build()
         .unwrap();
     let base = format!("https://localhost:{port}");
-    loop {
-        match client.get(format!("{base}/healthz")).send().await {
-            Ok(r) if r.status() == 200 => break,
-            _ if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(100)).await,
-            other => panic!("healthz never answered: {other:?}"),
-        }
-    }
+    // Listening before it logged the address: /healthz answers at once.
+    assert_eq!(client.get(format!("{base}/healthz")).send().await.unwrap().status(), 200);
     assert_eq!(client.get(format!("{base}/readyz")).send().await.unwrap().status(), 200);
 
     let post = |path: &'static str, file: &'static str| {
@@ -145,20 +114,17 @@ async fn the_readme_run_command_serves_the_examples() {
     assert!(denied["response"]["status"]["message"].as_str().unwrap().contains("(liveness-dependency)"));
 
     // One log line per decision that acted, naming the rules, never the object's content.
-    child.0.kill().unwrap();
-    let mut log = String::new();
-    child.0.stderr.take().unwrap().read_to_string(&mut log).unwrap();
-    assert!(log.contains("admission decision") && log.contains("startup-probe"), "{log}");
+    common::wait_until("the decisions are logged", Duration::from_secs(10), || {
+        let log = served.log();
+        log.contains("admission decision")
+            && log.contains("startup-probe")
+            && log.contains("liveness-dependency")
+    });
+    let log = served.log();
     assert!(
         !log.contains("pg_isready") && !log.contains("nginx:1.27"),
         "object content leaked into logs: {log}"
     );
-}
-
-fn tempdir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("probegate-test-{}-{}", std::process::id(), free_port()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn run_serve(args: &[&str]) -> (Option<i32>, String) {
@@ -168,7 +134,8 @@ fn run_serve(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn bad_start_up_input_exits_2_naming_the_file() {
-    let dir = tempdir();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
     let bad = dir.join("policy.yaml");
     std::fs::write(&bad, "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  startup-probe:\n    budgetSecond: 300\n").unwrap();
     let (code, err) = run_serve(&["--addr", "127.0.0.1:0", "--policy", bad.to_str().unwrap()]);

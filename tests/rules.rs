@@ -432,3 +432,91 @@ fn patch_paths_follow_the_kind_and_container_indexes() {
         common::apply(&obj, &e.patch());
     }
 }
+
+// === decision points a mutation pass found untested (issue 15) ===
+
+#[test]
+fn an_empty_probe_host_is_the_pod_itself_not_a_dependency() {
+    // `host: ""` is what the API server defaults to nothing: the kubelet probes the pod IP
+    // (core/v1 HTTPGetAction.host: "Defaults to the pod IP"). Never a denial.
+    for handler in ["httpGet: {host: '', path: /healthz, port: 8080}", "tcpSocket: {host: '', port: 8080}"] {
+        let spec = format!("containers:\n- name: web\n  image: w\n  livenessProbe: {{{handler}}}\n");
+        let e = eval(&pod(&spec));
+        assert!(fired(&e, RuleId::LivenessDependency).is_empty(), "{handler}: {:?}", e.findings);
+    }
+}
+
+#[test]
+fn matches_readiness_compares_header_names_and_schemes_without_case_and_an_empty_path_as_root() {
+    let same = |live: &str, ready: &str| {
+        let spec = format!(
+            "containers:\n- name: web\n  image: w\n  livenessProbe: {{httpGet: {{{live}}}}}\n  readinessProbe: {{httpGet: {{{ready}}}}}\n"
+        );
+        fired(&eval(&pod(&spec)), RuleId::LivenessMatchesReadiness) == vec!["web"]
+    };
+    // HTTP header names are case-insensitive (RFC 9110 §5.1): the same request.
+    assert!(same(
+        "path: /h, port: 80, httpHeaders: [{name: X-Probe, value: a}]",
+        "path: /h, port: 80, httpHeaders: [{name: x-probe, value: a}]"
+    ));
+    // Header values are compared as written.
+    assert!(!same(
+        "path: /h, port: 80, httpHeaders: [{name: X-Probe, value: a}]",
+        "path: /h, port: 80, httpHeaders: [{name: X-Probe, value: A}]"
+    ));
+    // The scheme defaults to HTTP; a lower-case spelling is the same scheme.
+    assert!(same("path: /h, port: 80, scheme: http", "path: /h, port: 80"));
+    assert!(same("path: /h, port: 443, scheme: https", "path: /h, port: 443, scheme: HTTPS"));
+    assert!(!same("path: /h, port: 443, scheme: HTTPS", "path: /h, port: 443"));
+    // An empty path is the default `/`.
+    assert!(same("path: '', port: 80", "path: /, port: 80"));
+    assert!(same("port: 80", "path: '', port: 80"));
+    assert!(!same("path: '', port: 80", "path: /h, port: 80"));
+}
+
+#[test]
+fn startup_probe_moves_the_liveness_delay_only_above_max_initial_delay_seconds() {
+    // The default maxInitialDelaySeconds is 30: a delay of 30 stays on liveness, 31 moves.
+    let delayed = |delay: u32| {
+        let spec = format!(
+            "containers:\n- name: w\n  image: w\n  livenessProbe: {{tcpSocket: {{port: 1}}, initialDelaySeconds: {delay}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f =
+            e.findings.iter().find(|f| f.rule == RuleId::StartupProbe).expect("startup-probe fires").clone();
+        let ops = serde_json::to_value(&f.patch).unwrap();
+        let removes = ops.as_array().unwrap().iter().any(|op| {
+            op["op"] == "remove" && op["path"] == "/spec/containers/0/livenessProbe/initialDelaySeconds"
+        });
+        (removes, f.message.contains("moves into this budget"), ops[0]["value"]["failureThreshold"].clone())
+    };
+    assert_eq!(delayed(30), (false, false, json!(24)), "30 s is at the bound: kept");
+    // 31 + 10 × 3 = 61 s of boot time allowed < the 120 s budget: 24 probes at period 5.
+    assert_eq!(delayed(31), (true, true, json!(24)), "31 s is over the bound: moved");
+    // The bound comes from the policy.
+    let p = policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  startup-probe: {maxInitialDelaySeconds: 5}\n",
+        "t",
+    )
+    .unwrap();
+    let spec = "containers:\n- name: w\n  image: w\n  livenessProbe: {tcpSocket: {port: 1}, initialDelaySeconds: 6}\n";
+    assert_eq!(
+        eval_with(&p, &pod(spec))
+            .patch()
+            .0
+            .iter()
+            .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
+            .count(),
+        1
+    );
+    let spec = "containers:\n- name: w\n  image: w\n  livenessProbe: {tcpSocket: {port: 1}, initialDelaySeconds: 5}\n";
+    assert_eq!(
+        eval_with(&p, &pod(spec))
+            .patch()
+            .0
+            .iter()
+            .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
+            .count(),
+        0
+    );
+}

@@ -404,6 +404,9 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
         .await
         .unwrap();
     assert_eq!(r.status(), 415);
+    let v: Value = r.json().await.expect("a JSON body");
+    assert_eq!(v["status"], 415, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("application/json"), "{v}");
     // A body over the limit: 413, and the server is still up.
     let huge = vec![b' '; server::MAX_BODY_BYTES + 1024];
     let r = h
@@ -415,6 +418,8 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
         .await
         .unwrap();
     assert_eq!(r.status(), 413);
+    let v: Value = r.json().await.expect("a JSON body");
+    assert!(v["error"].as_str().unwrap().contains("4 MiB"), "{v}");
     h.healthy().await;
     // A large but legal UPDATE (two ~1.4 MiB objects) is handled normally.
     let mut big = pod.clone();
@@ -425,6 +430,8 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     // Unknown paths: 404 with a JSON body.
     let r = h.client.get(h.url("/nope")).send().await.unwrap();
     assert_eq!(r.status(), 404);
+    let v: Value = r.json().await.expect("a JSON body");
+    assert_eq!(v["status"], 404, "{v}");
     h.healthy().await;
 }
 
@@ -731,17 +738,20 @@ async fn hostile_text_is_escaped_bounded_and_values_stay_redacted() {
     long["apiVersion"] = json!("v".repeat(3_000_000));
     let (status, v) = h.post("/validate", &long).await;
     assert_eq!(status, 400);
+    assert!(v["error"].as_str().unwrap().contains("AdmissionReview"), "{v}");
     assert!(v.to_string().len() < 2_000, "{} bytes", v.to_string().len());
     // Values in type errors stay redacted, escaped quotes and enum values included.
     let mut bad = coupled_pod(None);
     bad["spec"]["containers"][0]["ports"] = json!([{"containerPort": "ab\"TOPSECRET"}]);
     let (status, v) = h.post("/validate", &review("CREATE", &bad, None, "e4")).await;
     assert_eq!(status, 400);
+    assert!(v["error"].as_str().unwrap().contains("not a valid Pod"), "{v}");
     assert!(!v.to_string().contains("TOPSECRET"), "{v}");
     let mut op = review("CREATE", &coupled_pod(None), None, "e5");
     op["request"]["operation"] = json!("hunter2secret");
     let (status, v) = h.post("/validate", &op).await;
     assert_eq!(status, 400);
+    assert!(v["error"].as_str().unwrap().contains("expected one of `CREATE`, `UPDATE`"), "{v}");
     assert!(!v.to_string().contains("hunter2secret"), "{v}");
     h.healthy().await;
 }

@@ -236,3 +236,93 @@ pub fn workload(doc: &Value) -> probegate::engine::Workload {
     .expect("a kind probegate handles");
     probegate::engine::Workload::from_value(kind, doc).unwrap()
 }
+
+/// A `probegate serve` child process that bound its own ports (port 0) and reported them on its
+/// log line `probegate serving ... addr=ADDR admin=ADMIN`: no test reserves a port and hands it
+/// over (another test could take it in between). Killed when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    /// The HTTPS address the server bound.
+    pub addr: std::net::SocketAddr,
+    /// The admin address it bound, when `--admin-addr` was given.
+    pub admin: Option<std::net::SocketAddr>,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Served {
+    /// Starts `probegate serve ARGS` (give `--addr 127.0.0.1:0`) with the environment `env`, and
+    /// waits up to `within` for the log line naming the bound addresses; panics with the log if the
+    /// process exits or stays silent.
+    pub fn start(args: &[String], env: &[(&str, &str)], within: std::time::Duration) -> Served {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+            .arg("serve")
+            .args(args)
+            .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let log = std::sync::Arc::clone(&log);
+            // Drains the log for the child's whole life (a full pipe would block the server).
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(addrs) = bound_addresses(&line) {
+                        let _ = tx.send(addrs);
+                    }
+                    let mut l = log.lock().unwrap();
+                    l.push_str(&line);
+                    l.push('\n');
+                }
+            });
+        }
+        match rx.recv_timeout(within) {
+            Ok((addr, admin)) => Served { child, addr, admin, log },
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("probegate serve did not report its address ({e}); log:\n{}", log.lock().unwrap());
+            }
+        }
+    }
+
+    /// What the server logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `addr=` and `admin=` fields of the server's "serving" log line, text or JSON format.
+fn bound_addresses(line: &str) -> Option<(std::net::SocketAddr, Option<std::net::SocketAddr>)> {
+    if !line.contains("probegate serving") {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(line) {
+        let addr = v["addr"].as_str()?.parse().ok()?;
+        return Some((addr, v["admin"].as_str().and_then(|a| a.parse().ok())));
+    }
+    let field = |key: &str| line.split_whitespace().find_map(|w| w.strip_prefix(key));
+    Some((field("addr=")?.parse().ok()?, field("admin=").and_then(|a| a.parse().ok())))
+}
+
+/// Polls `condition` every 20 ms until it holds, or panics naming `what` after `within`.
+pub fn wait_until(what: &str, within: std::time::Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + within;
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "{what}: not within {within:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,94 @@
+//! The admission glue, in process: who may pass a Pod as a mirror Pod, where refused skip
+//! annotations are reported, and the warning bound. Each case was a surviving mutation (issue 15).
+
+mod common;
+
+use probegate::admission::{self, Decision, Endpoint, MAX_WARNINGS};
+use probegate::policy::{Policy, SKIP_ANNOTATION};
+use serde_json::{Value, json};
+
+/// A Pod whose liveness probe checks a database on another host (denied at /validate).
+fn coupled_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"}, "spec": {
+        "containers": [{"name": "api", "image": "api:1",
+            "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}}]}})
+}
+
+/// A Pod no rule fires on: one container, no ports, no probes.
+fn clean_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker", "namespace": "shop"},
+        "spec": {"containers": [{"name": "worker", "image": "w:1"}]}})
+}
+
+fn decide(endpoint: Endpoint, object: &Value, username: &str) -> Decision {
+    let mut body = common::review("CREATE", object, None, "u1");
+    body["request"]["userInfo"]["username"] = json!(username);
+    let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+    admission::review(&Policy::default(), None, endpoint, &request).unwrap()
+}
+
+#[test]
+fn only_a_node_identity_passes_a_pod_as_a_mirror_pod() {
+    let mut mirror = coupled_pod();
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "hash"});
+    // The kubelet's identity is `system:node:NODENAME` (Kubernetes docs, "Using Node Authorization").
+    for user in ["system:node:worker-1", "system:node:ip-10-0-0-1.ec2.internal"] {
+        let d = decide(Endpoint::Validate, &mirror, user);
+        assert!(d.review.response.allowed, "{user}");
+        assert_eq!(d.summary.skipped, Some("mirror pod"), "{user}");
+    }
+    // Every other identity, system ones included, is evaluated (and this Pod is denied).
+    for user in [
+        "system:admin",
+        "system:kube-scheduler",
+        "system:serviceaccount:kube-system:replicaset-controller",
+        "system:nodes",
+        "system:node",
+        "alice",
+        "",
+    ] {
+        let d = decide(Endpoint::Validate, &mirror, user);
+        assert!(!d.review.response.allowed, "{user:?} must not pass a Pod as a mirror Pod");
+        assert_eq!(d.summary.skipped, None, "{user:?}");
+        assert_eq!(d.review.response.status.as_ref().unwrap().code, 403, "{user:?}");
+    }
+    // Without the annotation a node identity gets no pass either.
+    assert!(!decide(Endpoint::Validate, &coupled_pod(), "system:node:worker-1").review.response.allowed);
+}
+
+#[test]
+fn refused_skip_entries_are_warned_at_validate_only() {
+    let mut pod = clean_pod();
+    pod["metadata"]["annotations"] = json!({SKIP_ANNOTATION: "liveness-dependency,no-such-rule"});
+    let v = decide(Endpoint::Validate, &pod, "alice").review.response;
+    let warnings = v.warnings.unwrap_or_default();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("cannot skip liveness-dependency"), "{warnings:?}");
+    assert!(warnings[1].contains("unknown rule \"no-such-rule\""), "{warnings:?}");
+    // The same request at /mutate: the API server calls both; warning twice would repeat it.
+    let m = decide(Endpoint::Mutate, &pod, "alice");
+    assert_eq!(m.review.response.warnings, None, "{:?}", m.review.response);
+    assert_eq!(m.summary.warnings, 0);
+}
+
+#[test]
+fn at_most_twelve_warnings_the_last_counting_the_rest() {
+    // Every unknown rule in the skip annotation is one warning at /validate, on a Pod with no
+    // other finding: exactly `n` warnings go into the bound.
+    let warnings_for = |n: usize| {
+        let mut pod = clean_pod();
+        let ids: Vec<String> = (1..=n).map(|i| format!("rule-{i}")).collect();
+        pod["metadata"]["annotations"] = json!({SKIP_ANNOTATION: ids.join(",")});
+        decide(Endpoint::Validate, &pod, "alice").review.response.warnings.unwrap_or_default()
+    };
+    assert_eq!(MAX_WARNINGS, 12);
+    let twelve = warnings_for(12);
+    assert_eq!(twelve.len(), 12, "{twelve:#?}");
+    assert!(twelve[11].contains("\"rule-12\""), "the twelfth warning is kept: {twelve:#?}");
+    assert!(twelve.iter().all(|w| !w.contains("more findings")), "{twelve:#?}");
+    let thirteen = warnings_for(13);
+    assert_eq!(thirteen.len(), 12, "{thirteen:#?}");
+    assert!(thirteen[10].contains("\"rule-11\""), "{thirteen:#?}");
+    assert_eq!(thirteen[11], "probegate: and 2 more findings; run `probegate check` on the manifest for all");
+    assert_eq!(warnings_for(11).len(), 11);
+}
