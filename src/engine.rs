@@ -12,6 +12,7 @@
 //! received arrays: every operation applies to the object exactly as the API server sent it, and
 //! members the typed model does not know are never touched.
 
+mod checklist;
 pub mod configmaps;
 /// Values Kubernetes fills in when a manifest leaves them out, and the kubelet's restart back-off.
 /// Sources: Kubernetes API reference (Probe: `timeoutSeconds` 1, `periodSeconds` 10,
@@ -34,7 +35,9 @@ pub mod defaults {
     pub const RESTART_BACKOFF_MAX_SECONDS: u32 = 300;
 }
 pub mod exec;
+mod hosts;
 pub mod known;
+pub mod paths;
 mod rules;
 mod scripts;
 pub mod simulate;
@@ -43,6 +46,7 @@ pub mod workload;
 use json_patch::{Patch, PatchOperation};
 
 use crate::policy::{Action, ContainerExemption, RuleId, RuleSet};
+pub use checklist::metrics_only;
 pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfigMaps, configmaps_needed};
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 

@@ -27,6 +27,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_saphyr::Spanned;
 
 pub use crate::engine::known::KnownCommand;
+pub use crate::engine::paths::KnownHttpPath;
 
 /// The default policy as shipped in `policies/default.yaml`, compiled into the binary.
 pub const DEFAULT_POLICY_YAML: &str = include_str!("../policies/default.yaml");
@@ -75,6 +76,8 @@ pub enum Action {
     Warn,
     /// `/mutate` fixes the object with a JSONPatch (fixable rules only).
     Mutate,
+    /// Reported by `probegate check` and in audit annotations only: never a warning at admission.
+    Info,
     /// The rule is not evaluated.
     Off,
 }
@@ -86,6 +89,7 @@ impl Action {
             Action::Deny => "deny",
             Action::Warn => "warn",
             Action::Mutate => "mutate",
+            Action::Info => "info",
             Action::Off => "off",
         }
     }
@@ -107,17 +111,38 @@ pub enum RuleId {
     StartupProbe,
     /// A serving container has no `lifecycle.preStop` hook.
     PrestopSleep,
+    /// A liveness `httpGet` of a framework's aggregate health endpoint (`/actuator/health`).
+    LivenessDependencyPath,
+    /// A readiness probe reaches a remote dependency.
+    ReadinessSharedDependency,
+    /// A long-running container with no ports and no liveness or readiness probe.
+    WorkerLivenessMissing,
+    /// An exec probe that only runs an HTTP client against the pod itself.
+    ExecProbeReplaceable,
+    /// A liveness probe on a container whose own `restartPolicy` is `Never`.
+    LivenessNeverRestarted,
+    /// A liveness probe on a path named for readiness, or the reverse.
+    ProbePathsSwapped,
+    /// A probe client's own deadline is longer than the probe's `timeoutSeconds`.
+    ProbeClientDeadline,
 }
 
 impl RuleId {
     /// Every rule, in catalog order.
-    pub const ALL: [RuleId; 6] = [
+    pub const ALL: [RuleId; 13] = [
         RuleId::LivenessDependency,
         RuleId::LivenessMatchesReadiness,
         RuleId::ReadinessMissing,
         RuleId::ProbeTimeout,
         RuleId::StartupProbe,
         RuleId::PrestopSleep,
+        RuleId::LivenessDependencyPath,
+        RuleId::ReadinessSharedDependency,
+        RuleId::WorkerLivenessMissing,
+        RuleId::ExecProbeReplaceable,
+        RuleId::LivenessNeverRestarted,
+        RuleId::ProbePathsSwapped,
+        RuleId::ProbeClientDeadline,
     ];
 
     /// The kebab-case id, e.g. `liveness-dependency`.
@@ -129,6 +154,13 @@ impl RuleId {
             RuleId::ProbeTimeout => "probe-timeout",
             RuleId::StartupProbe => "startup-probe",
             RuleId::PrestopSleep => "prestop-sleep",
+            RuleId::LivenessDependencyPath => "liveness-dependency-path",
+            RuleId::ReadinessSharedDependency => "readiness-shared-dependency",
+            RuleId::WorkerLivenessMissing => "worker-liveness-missing",
+            RuleId::ExecProbeReplaceable => "exec-probe-replaceable",
+            RuleId::LivenessNeverRestarted => "liveness-never-restarted",
+            RuleId::ProbePathsSwapped => "probe-paths-swapped",
+            RuleId::ProbeClientDeadline => "probe-client-deadline",
         }
     }
 
@@ -435,13 +467,27 @@ pub struct RuleSet {
     /// `liveness-matches-readiness` (default `warn`).
     pub liveness_matches_readiness: CheckRule<WarnDefault>,
     /// `readiness-missing` (default `warn`).
-    pub readiness_missing: CheckRule<WarnDefault>,
+    pub readiness_missing: ReadinessMissing,
     /// `probe-timeout` (default `mutate`).
     pub probe_timeout: ProbeTimeout,
     /// `startup-probe` (default `mutate`).
     pub startup_probe: StartupProbe,
     /// `prestop-sleep` (default `mutate`).
     pub prestop_sleep: PrestopSleep,
+    /// `liveness-dependency-path` (default `warn`, with the built-in known HTTP paths).
+    pub liveness_dependency_path: LivenessDependencyPath,
+    /// `readiness-shared-dependency` (default `warn`).
+    pub readiness_shared_dependency: CheckRule<WarnDefault>,
+    /// `worker-liveness-missing` (default `warn`).
+    pub worker_liveness_missing: CheckRule<WarnDefault>,
+    /// `exec-probe-replaceable` (default `info`).
+    pub exec_probe_replaceable: CheckRule<InfoDefault>,
+    /// `liveness-never-restarted` (default `warn`).
+    pub liveness_never_restarted: CheckRule<WarnDefault>,
+    /// `probe-paths-swapped` (default `warn`).
+    pub probe_paths_swapped: CheckRule<WarnDefault>,
+    /// `probe-client-deadline` (default `warn`).
+    pub probe_client_deadline: CheckRule<WarnDefault>,
 }
 
 impl RuleSet {
@@ -454,6 +500,13 @@ impl RuleSet {
             RuleId::ProbeTimeout => self.probe_timeout.action,
             RuleId::StartupProbe => self.startup_probe.action,
             RuleId::PrestopSleep => self.prestop_sleep.action,
+            RuleId::LivenessDependencyPath => self.liveness_dependency_path.action,
+            RuleId::ReadinessSharedDependency => self.readiness_shared_dependency.action,
+            RuleId::WorkerLivenessMissing => self.worker_liveness_missing.action,
+            RuleId::ExecProbeReplaceable => self.exec_probe_replaceable.action,
+            RuleId::LivenessNeverRestarted => self.liveness_never_restarted.action,
+            RuleId::ProbePathsSwapped => self.probe_paths_swapped.action,
+            RuleId::ProbeClientDeadline => self.probe_client_deadline.action,
         }
     }
 
@@ -466,6 +519,13 @@ impl RuleSet {
             RuleId::ProbeTimeout => self.probe_timeout.action = action,
             RuleId::StartupProbe => self.startup_probe.action = action,
             RuleId::PrestopSleep => self.prestop_sleep.action = action,
+            RuleId::LivenessDependencyPath => self.liveness_dependency_path.action = action,
+            RuleId::ReadinessSharedDependency => self.readiness_shared_dependency.action = action,
+            RuleId::WorkerLivenessMissing => self.worker_liveness_missing.action = action,
+            RuleId::ExecProbeReplaceable => self.exec_probe_replaceable.action = action,
+            RuleId::LivenessNeverRestarted => self.liveness_never_restarted.action = action,
+            RuleId::ProbePathsSwapped => self.probe_paths_swapped.action = action,
+            RuleId::ProbeClientDeadline => self.probe_client_deadline.action = action,
         }
     }
 
@@ -483,6 +543,7 @@ impl RuleSet {
         }
         if let Some(s) = &spec.readiness_missing {
             merge_opt(&mut self.readiness_missing.action, s.action.map(Action::from));
+            merge_opt(&mut self.readiness_missing.skip_metrics_only, s.skip_metrics_only);
         }
         if let Some(s) = &spec.probe_timeout {
             let r = &mut self.probe_timeout;
@@ -502,6 +563,26 @@ impl RuleSet {
             merge_opt(&mut r.action, s.action.map(Action::from));
             merge_opt(&mut r.seconds, s.seconds);
             merge_opt(&mut r.style, s.style);
+            merge_opt(&mut r.skip_metrics_only, s.skip_metrics_only);
+        }
+        if let Some(s) = &spec.liveness_dependency_path {
+            let r = &mut self.liveness_dependency_path;
+            merge_opt(&mut r.action, s.action.map(Action::from));
+            merge_opt(&mut r.default_known_http_paths, s.default_known_http_paths);
+            r.known_http_paths.extend(s.known_http_paths.iter().flatten().cloned());
+        }
+        let checks = [
+            (&spec.readiness_shared_dependency, &mut self.readiness_shared_dependency.action),
+            (&spec.worker_liveness_missing, &mut self.worker_liveness_missing.action),
+            (&spec.exec_probe_replaceable, &mut self.exec_probe_replaceable.action),
+            (&spec.liveness_never_restarted, &mut self.liveness_never_restarted.action),
+            (&spec.probe_paths_swapped, &mut self.probe_paths_swapped.action),
+            (&spec.probe_client_deadline, &mut self.probe_client_deadline.action),
+        ];
+        for (s, action) in checks {
+            if let Some(s) = s {
+                merge_opt(action, s.action.map(Action::from));
+            }
         }
     }
 }
@@ -539,6 +620,53 @@ impl LivenessDependency {
     }
 }
 
+/// `readiness-missing`: its action, and whether metrics-only containers are skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadinessMissing {
+    /// `deny`, `warn`, `info` or `off` (default `warn`).
+    pub action: Action,
+    /// Skip containers that only serve metrics (default `true`, see
+    /// [`crate::engine::metrics_only`]): Prometheus scrapes a pod whether it is Ready or not, so a
+    /// readiness probe there gates nothing.
+    pub skip_metrics_only: bool,
+}
+
+impl Default for ReadinessMissing {
+    fn default() -> Self {
+        ReadinessMissing { action: Action::Warn, skip_metrics_only: true }
+    }
+}
+
+/// `liveness-dependency-path`: its action, and the aggregate health paths (`knownHttpPaths`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LivenessDependencyPath {
+    /// `deny`, `warn`, `info` or `off` (default `warn`: the app may have no database at all).
+    pub action: Action,
+    /// Whether the built-in list ([`crate::engine::paths::builtin`]) applies (default `true`).
+    pub default_known_http_paths: bool,
+    /// The policy's own entries, tried after the built-in ones. Namespace overrides add theirs.
+    pub known_http_paths: Vec<KnownHttpPath>,
+}
+
+impl Default for LivenessDependencyPath {
+    fn default() -> Self {
+        LivenessDependencyPath {
+            action: Action::Warn,
+            default_known_http_paths: true,
+            known_http_paths: Vec::new(),
+        }
+    }
+}
+
+impl LivenessDependencyPath {
+    /// Every known HTTP path in force: the built-in list (unless turned off), then the policy's.
+    pub fn known_http_paths(&self) -> impl Iterator<Item = &KnownHttpPath> {
+        let builtin: &[KnownHttpPath] =
+            if self.default_known_http_paths { crate::engine::paths::builtin() } else { &[] };
+        builtin.iter().chain(self.known_http_paths.iter())
+    }
+}
+
 /// A rule that only finds (deny, warn or off), with its default action as a type parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CheckRule<D> {
@@ -553,6 +681,9 @@ pub struct DenyDefault;
 /// Default-action marker: `warn`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct WarnDefault;
+/// Default-action marker: `info`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct InfoDefault;
 
 /// A marker type that names a default [`Action`].
 pub trait DefaultAction {
@@ -564,6 +695,9 @@ impl DefaultAction for DenyDefault {
 }
 impl DefaultAction for WarnDefault {
     const ACTION: Action = Action::Warn;
+}
+impl DefaultAction for InfoDefault {
+    const ACTION: Action = Action::Info;
 }
 
 impl<D: DefaultAction> Default for CheckRule<D> {
@@ -632,11 +766,21 @@ pub struct PrestopSleep {
     pub seconds: u32,
     /// Native sleep action or `exec sleep`.
     pub style: SleepStyle,
+    /// Skip containers that only serve metrics (see [`crate::engine::metrics_only`]). Default
+    /// `false`: the sleep is harmless there (it delays a scrape target's exit by a few seconds), it
+    /// is patched rather than reported at admission, and a metrics port may still sit behind a
+    /// Service that sends traffic.
+    pub skip_metrics_only: bool,
 }
 
 impl Default for PrestopSleep {
     fn default() -> Self {
-        PrestopSleep { action: Action::Mutate, seconds: 5, style: SleepStyle::Native }
+        PrestopSleep {
+            action: Action::Mutate,
+            seconds: 5,
+            style: SleepStyle::Native,
+            skip_metrics_only: false,
+        }
     }
 }
 
@@ -650,6 +794,8 @@ pub enum CheckAction {
     Deny,
     /// Admit with a warning.
     Warn,
+    /// Report in `probegate check` and audit annotations only.
+    Info,
     /// Do not evaluate.
     Off,
 }
@@ -659,6 +805,7 @@ impl From<CheckAction> for Action {
         match a {
             CheckAction::Deny => Action::Deny,
             CheckAction::Warn => Action::Warn,
+            CheckAction::Info => Action::Info,
             CheckAction::Off => Action::Off,
         }
     }
@@ -698,13 +845,53 @@ pub struct RulesSpec {
     /// `liveness-matches-readiness`.
     pub liveness_matches_readiness: Option<CheckSpec>,
     /// `readiness-missing`.
-    pub readiness_missing: Option<CheckSpec>,
+    pub readiness_missing: Option<ReadinessMissingSpec>,
     /// `probe-timeout`.
     pub probe_timeout: Option<ProbeTimeoutSpec>,
     /// `startup-probe`.
     pub startup_probe: Option<StartupProbeSpec>,
     /// `prestop-sleep`.
     pub prestop_sleep: Option<PrestopSleepSpec>,
+    /// `liveness-dependency-path`.
+    pub liveness_dependency_path: Option<LivenessDependencyPathSpec>,
+    /// `readiness-shared-dependency`.
+    pub readiness_shared_dependency: Option<CheckSpec>,
+    /// `worker-liveness-missing`.
+    pub worker_liveness_missing: Option<CheckSpec>,
+    /// `exec-probe-replaceable`.
+    pub exec_probe_replaceable: Option<CheckSpec>,
+    /// `liveness-never-restarted`.
+    pub liveness_never_restarted: Option<CheckSpec>,
+    /// `probe-paths-swapped`.
+    pub probe_paths_swapped: Option<CheckSpec>,
+    /// `probe-client-deadline`.
+    pub probe_client_deadline: Option<CheckSpec>,
+}
+
+/// `readiness-missing` settings as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadinessMissingSpec {
+    /// `deny`, `warn`, `info` or `off`.
+    pub action: Option<CheckAction>,
+    /// Skip containers that only serve metrics: every declared port named for metrics
+    /// (`metrics`, `http-metrics`, `*-metrics`), or a metrics proxy image (`kube-rbac-proxy`).
+    /// Default true.
+    pub skip_metrics_only: Option<bool>,
+}
+
+/// `liveness-dependency-path` settings as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LivenessDependencyPathSpec {
+    /// `deny`, `warn`, `info` or `off`.
+    pub action: Option<CheckAction>,
+    /// Use the built-in list of aggregate health paths (default true; the list is in the README).
+    /// `false` keeps only `knownHttpPaths`.
+    pub default_known_http_paths: Option<bool>,
+    /// More aggregate health paths, added to the built-in list (and, in a namespace override, to
+    /// what the policy already has).
+    pub known_http_paths: Option<Vec<KnownHttpPath>>,
 }
 
 /// Settings of a rule that only has an action.
@@ -777,6 +964,8 @@ pub struct PrestopSleepSpec {
     pub seconds: Option<u32>,
     /// `native` or `exec`.
     pub style: Option<SleepStyle>,
+    /// Skip containers that only serve metrics (as `readiness-missing.skipMetricsOnly`). Default false.
+    pub skip_metrics_only: Option<bool>,
 }
 
 /// `templates:` as written.

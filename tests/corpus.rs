@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use common::*;
 use probegate::admission::{self, AdmissionResponse, Endpoint};
 use probegate::engine;
-use probegate::policy::{Action, Mode, Policy};
+use probegate::policy::{Action, Mode, Policy, RuleId};
 use serde_json::Value;
 
 fn respond(policy: &Policy, endpoint: Endpoint, body: &Value) -> AdmissionResponse {
@@ -21,14 +21,45 @@ fn set(items: impl IntoIterator<Item = String>) -> BTreeSet<String> {
     items.into_iter().collect()
 }
 
+/// The rules the corpus expectation lines were written for. Rules added since (issue 10's
+/// checklist) are held to [`NEW_RULE_FINDINGS`] instead: the corpus itself is read-only.
+const CORPUS_RULES: [RuleId; 6] = [
+    RuleId::LivenessDependency,
+    RuleId::LivenessMatchesReadiness,
+    RuleId::ReadinessMissing,
+    RuleId::ProbeTimeout,
+    RuleId::StartupProbe,
+    RuleId::PrestopSleep,
+];
+
+/// Every finding of the rules added after the corpus was written, as `file: level rule@container`,
+/// each checked by hand against the manifest.
+const NEW_RULE_FINDINGS: &[&str] = &[
+    // The image's `-rpc-timeout=5s` under the kubelet's 1 s: the file is named for it.
+    "deployment-microservices-demo-cartservice-grpc-probe-rpc-timeout-exceeds-kubelet-timeout.yaml: warn probe-client-deadline@server",
+    // A one-container Deployment that runs a load loop with no ports and no probes.
+    "deployment-microservices-demo-loadgenerator-no-probes-init-waits-for-frontend.yaml: warn worker-liveness-missing@main",
+    // The docs' app container writes logs in a loop; its only neighbour is a native sidecar.
+    "deployment-k8sdocs-native-sidecar-logshipper-no-probes.yaml: warn worker-liveness-missing@myapp",
+    // Liveness on /health/ready (the same handler as readiness, already warned as such).
+    "deployment-vault-agent-injector-fully-identical-probes-https.yaml: warn probe-paths-swapped@sidecar-injector",
+];
+
 #[test]
 fn validate_verdicts_match_the_corpus() {
     let policy = Policy::default();
     let mut failures = Vec::new();
+    let mut new_findings = Vec::new();
     for case in corpus() {
         let eval = engine::evaluate(&policy.rules, &workload(&case.doc));
         let deny = set(eval.with_action(Action::Deny).map(|f| format!("{}@{}", f.rule, f.container)));
-        let warn = set(eval.with_action(Action::Warn).map(|f| format!("{}@{}", f.rule, f.container)));
+        let warn = set(eval
+            .with_action(Action::Warn)
+            .filter(|f| CORPUS_RULES.contains(&f.rule))
+            .map(|f| format!("{}@{}", f.rule, f.container)));
+        for f in eval.findings.iter().filter(|f| !CORPUS_RULES.contains(&f.rule)) {
+            new_findings.push(format!("{}: {} {}@{}", case.file, f.action.as_str(), f.rule, f.container));
+        }
         let response = respond(&policy, Endpoint::Validate, &review("CREATE", &case.doc, None, "u1"));
         let verdict = if response.allowed { "allow" } else { "deny" };
         // A semantic file that probegate now judges as its note's ideal is held to that instead.
@@ -64,6 +95,10 @@ fn validate_verdicts_match_the_corpus() {
         assert!(warnings.iter().all(|w| w.chars().count() < 256), "{}: warning too long", case.file);
     }
     assert!(failures.is_empty(), "corpus validate mismatches:\n{}", failures.join("\n"));
+    new_findings.sort();
+    let mut want: Vec<String> = NEW_RULE_FINDINGS.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(new_findings, want, "findings of the rules added after the corpus");
 }
 
 #[test]

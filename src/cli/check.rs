@@ -84,6 +84,8 @@ pub struct Summary {
     pub warn: usize,
     /// Findings at level `fix`.
     pub fix: usize,
+    /// Findings at level `info`.
+    pub info: usize,
     /// Input errors.
     pub errors: usize,
     /// Findings at or above `--fail-on`.
@@ -114,6 +116,7 @@ impl Report {
                     Level::Deny => s.deny += 1,
                     Level::Warn => s.warn += 1,
                     Level::Fix => s.fix += 1,
+                    Level::Info => s.info += 1,
                 }
                 if r.level >= self.fail_on {
                     s.failing += 1;
@@ -188,6 +191,7 @@ impl Paint {
             Level::Deny => "1;31",
             Level::Warn => "33",
             Level::Fix => "36",
+            Level::Info => "2",
         };
         self.wrap(code, text)
     }

@@ -36,6 +36,11 @@
 //! "As fixed" is the object after `probegate fix` (its `fix` findings applied) with the dependency
 //! checked by readiness only, as the `liveness-dependency` denial asks (fix cannot rewrite a
 //! command): a container without a readiness probe gets one with the liveness probe's timing.
+//!
+//! "Serve degraded" is the other answer to seed 004's question: no probe checks the dependency, so
+//! every replica stays in the endpoints through the outage and answers without it (degraded
+//! responses, errors or cached data, as the application decides); its row counts replicas in the
+//! endpoints rather than replicas whose requests reach the dependency.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -258,6 +263,9 @@ pub struct Simulation {
     pub written: Run,
     /// As `probegate fix` leaves them, the dependency checked by readiness only.
     pub fixed: Run,
+    /// As fixed, but no probe checks the dependency: replicas stay in the endpoints and serve
+    /// degraded while it is down.
+    pub degraded: Run,
     /// Seconds shown (the runs go on until both are back at full capacity).
     pub horizon: u32,
     /// What the "as fixed" configuration assumes beyond `fix`'s patches, if anything.
@@ -474,7 +482,8 @@ fn simulation(
         let outcome = simulate::simulate(&s);
         Run { scenario: s, outcome }
     };
-    let (written, fixed) = (run(base), run(fixed));
+    let degraded = Scenario { dependency_check: DependencyCheck::None, ..fixed.clone() };
+    let (written, fixed, degraded) = (run(base), run(fixed), run(degraded));
     let back = |r: &Run| r.outcome.full_capacity_after_recovery_seconds.map(|s| u64::from(s) + outage_end);
     let shown = match (back(&written), back(&fixed)) {
         (Some(a), Some(b)) => u64::from(MIN_HORIZON).max((a.max(b) + 30).div_ceil(15) * 15),
@@ -487,6 +496,7 @@ fn simulation(
         warmup_from,
         written,
         fixed,
+        degraded,
         horizon: shown,
         fixed_assumes,
     })
@@ -699,14 +709,31 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
             o.lost_pod_seconds_after_recovery
         )?;
     }
+    let d = &sim.degraded.outcome;
+    let len = d.serving.len();
+    let from = (s.outage_start_seconds as usize).min(len);
+    let to = (s.outage_start_seconds.saturating_add(s.outage_seconds) as usize).min(len);
+    let fewest = d.serving[from..to].iter().min().copied().unwrap_or(d.replicas);
+    writeln!(
+        out,
+        "    serve degraded: no probe checks the dependency: {} {}, at least {fewest} of {} replicas stay in the \
+         endpoints and answer without it during the outage, full capacity {} after it returns",
+        d.restarts,
+        if d.restarts == 1 { "restart" } else { "restarts" },
+        d.replicas,
+        fmt_secs(d.full_capacity_after_recovery_seconds)
+    )?;
     let start = s.outage_start_seconds.saturating_sub(15).min(sim.horizon);
     writeln!(out, "    replicas serving requests, every 15 s from t={start} s to t={} s:", sim.horizon)?;
-    for (name, r) in rows {
+    let degraded = ("serve degraded", &sim.degraded);
+    for (name, r) in rows.into_iter().chain([degraded]) {
+        // Serving degraded means answering without the dependency: count the replicas in the endpoints.
+        let series = if name == degraded.0 { &r.outcome.serving } else { &r.outcome.answering };
         let samples: Vec<String> = (start..sim.horizon)
             .step_by(15)
-            .filter_map(|t| r.outcome.answering.get(t as usize).map(u32::to_string))
+            .filter_map(|t| series.get(t as usize).map(u32::to_string))
             .collect();
-        writeln!(out, "      {:<11} {}", name, samples.join(" "))?;
+        writeln!(out, "      {:<14} {}", name, samples.join(" "))?;
     }
     writeln!(out)
 }
@@ -793,6 +820,22 @@ pub fn draw_svg(e: &Explanation, path: &Path) -> Result<(), String> {
         .map_err(|e| err(&e))?
         .label(fixed_label)
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], blue.stroke_width(2)));
+    // Serve degraded: replicas in the endpoints, answering without the dependency.
+    let green = RGBColor(40, 150, 70);
+    let degraded: Vec<(f64, f64)> = sim
+        .degraded
+        .outcome
+        .serving
+        .iter()
+        .take(horizon as usize)
+        .enumerate()
+        .map(|(t, &n)| (t as f64, f64::from(n)))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(degraded, green.stroke_width(2)))
+        .map_err(|e| err(&e))?
+        .label(format!("serve degraded (no probe; {} restarts)", sim.degraded.outcome.restarts))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], green.stroke_width(2)));
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.9))

@@ -167,10 +167,12 @@ pub struct Reported {
     pub note: Option<String>,
 }
 
-/// How serious a finding is, for `--fail-on` and the reports; ordered `fix < warn < deny`.
+/// How serious a finding is, for `--fail-on` and the reports; ordered `info < fix < warn < deny`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// An `info` finding: reported here and in audit annotations, never a warning at admission.
+    Info,
     /// A `mutate` finding with a patch: what `probegate fix` changes.
     Fix,
     /// The webhook would admit it with a warning (a `warn` rule; a `deny` rule in `mode: audit`; a
@@ -181,9 +183,10 @@ pub enum Level {
 }
 
 impl Level {
-    /// `fix`, `warn` or `deny`.
+    /// `info`, `fix`, `warn` or `deny`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Level::Info => "info",
             Level::Fix => "fix",
             Level::Warn => "warn",
             Level::Deny => "deny",
@@ -215,6 +218,7 @@ pub fn level_of(f: &Finding, mode: Mode, owner: Option<&OwnerReference>) -> (Lev
             (Level::Warn, Some("not fixable automatically; the webhook warns".to_string()))
         }
         Action::Mutate => (Level::Fix, None),
+        Action::Info => (Level::Info, None),
         Action::Warn | Action::Off => (Level::Warn, None),
     }
 }

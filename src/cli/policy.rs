@@ -115,13 +115,18 @@ pub fn explain(
                 r.startup_probe.max_initial_delay_seconds
             ),
             RuleId::PrestopSleep => format!(
-                "seconds={} style={}",
+                "seconds={} style={} skipMetricsOnly={}",
                 r.prestop_sleep.seconds,
                 match r.prestop_sleep.style {
                     policy::SleepStyle::Native => "native",
                     policy::SleepStyle::Exec => "exec",
-                }
+                },
+                r.prestop_sleep.skip_metrics_only
             ),
+            RuleId::ReadinessMissing => format!("skipMetricsOnly={}", r.readiness_missing.skip_metrics_only),
+            RuleId::LivenessDependencyPath => {
+                format!("knownHttpPaths={}", r.liveness_dependency_path.known_http_paths().count())
+            }
             _ => String::new(),
         };
         let action = if action == Action::Off { "off" } else { action.as_str() };

@@ -23,7 +23,7 @@ fn sarif_level(level: Level) -> &'static str {
     match level {
         Level::Deny => "error",
         Level::Warn => "warning",
-        Level::Fix => "note",
+        Level::Fix | Level::Info => "note",
     }
 }
 
@@ -63,6 +63,42 @@ pub fn rule_text(rule: RuleId) -> (&'static str, &'static str) {
             "Serving container without a preStop hook",
             "A container that declares ports has no preStop hook, so SIGTERM can close its socket while \
              endpoints still send it traffic. probegate fix adds a short preStop sleep.",
+        ),
+        RuleId::LivenessDependencyPath => (
+            "Liveness probe on an aggregate health endpoint",
+            "The liveness probe gets a framework's aggregate health endpoint (Spring Boot's \
+             /actuator/health, Quarkus' /q/health, ...), which runs every health check, a database's \
+             included. Probe the framework's liveness group instead.",
+        ),
+        RuleId::ReadinessSharedDependency => (
+            "Readiness probe reaches a shared dependency",
+            "The readiness probe reaches a remote dependency: when it is down, every replica leaves the \
+             endpoints at once. Decide whether that outage should mean no traffic or degraded service.",
+        ),
+        RuleId::WorkerLivenessMissing => (
+            "Background worker without probes",
+            "A long-running container with no ports has no liveness or readiness probe: a wedged loop goes \
+             unnoticed. Add a liveness probe on a progress signal.",
+        ),
+        RuleId::ExecProbeReplaceable => (
+            "Exec probe that an httpGet probe would do",
+            "An exec probe only runs curl or wget against the pod itself: an httpGet probe does the same \
+             without forking a process per check.",
+        ),
+        RuleId::LivenessNeverRestarted => (
+            "Liveness probe on a container that is never restarted",
+            "The container's own restartPolicy is Never (container restart rules): a failing liveness \
+             probe only kills it.",
+        ),
+        RuleId::ProbePathsSwapped => (
+            "Liveness and readiness paths swapped",
+            "A liveness probe on a path named for readiness (/ready, /readyz) or a readiness probe on one \
+             named for liveness (/livez, /health/live).",
+        ),
+        RuleId::ProbeClientDeadline => (
+            "Probe client deadline above the probe timeout",
+            "An exec probe's client (grpc_health_probe -rpc-timeout, curl --max-time, wget --timeout) may \
+             run longer than the probe's timeoutSeconds, so the kubelet counts a failure first.",
         ),
     }
 }
@@ -124,7 +160,7 @@ pub fn log(report: &Report) -> Value {
             let level = match defaults.rules.action(rule) {
                 Action::Deny => "error",
                 Action::Warn => "warning",
-                Action::Mutate => "note",
+                Action::Mutate | Action::Info => "note",
                 Action::Off => "none",
             };
             json!({

@@ -17,14 +17,18 @@ use serde_json::{Value, json};
 
 use super::configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps};
 use super::exec::{self, EnvValue, ExecEnv};
+use super::hosts::{self, ProbeHost};
 use super::scripts::ContainerFiles;
 use super::{ContainerKind, Finding, Unresolved};
 use crate::policy::{Action, RuleId, RuleSet, SleepStyle};
 
 use super::defaults::{
     FAILURE_THRESHOLD as DEFAULT_FAILURE_THRESHOLD, PERIOD_SECONDS as DEFAULT_PERIOD_SECONDS,
-    TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS,
+    TERMINATION_GRACE_PERIOD_SECONDS, TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS,
 };
+
+/// Largest value of an int32 API field (`failureThreshold`, `timeoutSeconds`, ...).
+const MAX_INT32: u64 = i32::MAX as u64;
 
 /// One container and where it sits in the object.
 pub(super) struct Target<'a> {
@@ -65,7 +69,13 @@ impl Target<'_> {
         self.container.ports.as_ref().is_some_and(|p| !p.is_empty())
     }
 
-    fn finding(&self, rule: RuleId, action: Action, message: String, patch: Vec<PatchOperation>) -> Finding {
+    pub(super) fn finding(
+        &self,
+        rule: RuleId,
+        action: Action,
+        message: String,
+        patch: Vec<PatchOperation>,
+    ) -> Finding {
         Finding {
             rule,
             action,
@@ -90,10 +100,15 @@ pub(super) fn evaluate_container(
 ) {
     let mut coupled = false;
     if rules.liveness_dependency.action != Action::Off
-        && let Some(message) = liveness_dependency(rules, t, unresolved)
+        && let Some((message, maybe_self)) = liveness_dependency(rules, t, unresolved)
     {
         coupled = true;
-        out.push(t.finding(RuleId::LivenessDependency, rules.liveness_dependency.action, message, vec![]));
+        // A host that may be the node itself (hostNetwork) is never a reason to deny.
+        let action = match rules.liveness_dependency.action {
+            Action::Deny if maybe_self => Action::Warn,
+            a => a,
+        };
+        out.push(t.finding(RuleId::LivenessDependency, action, message, vec![]));
     }
     if rules.liveness_matches_readiness.action != Action::Off
         && let Some(message) = liveness_matches_readiness(t)
@@ -110,6 +125,7 @@ pub(super) fn evaluate_container(
         && t.long_running()
         && t.declares_ports()
         && t.container.readiness_probe.is_none()
+        && !(rules.readiness_missing.skip_metrics_only && super::checklist::metrics_only(t.container))
     {
         out.push(
             t.finding(
@@ -128,39 +144,78 @@ pub(super) fn evaluate_container(
     if rules.startup_probe.action != Action::Off && !coupled {
         startup_probe(rules, t, out);
     }
-    if rules.prestop_sleep.action != Action::Off {
+    if rules.prestop_sleep.action != Action::Off
+        && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
+    {
         prestop_sleep(rules, t, out);
     }
+    super::checklist::evaluate(rules, t, out);
 }
 
 // === liveness-dependency ===
 
-/// Loopback names and addresses (RFC 6890: 127.0.0.0/8, ::1).
-fn is_loopback(host: &str) -> bool {
-    let h = host.trim_start_matches('[').trim_end_matches(']');
-    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unresolved>) -> Option<String> {
+/// The liveness probe's dependency, if any: the message, and whether the target may be the pod
+/// itself after all (an IP literal of a hostNetwork pod, which can be the node's own address), in
+/// which case the finding is never a denial.
+fn liveness_dependency(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    unresolved: &mut Vec<Unresolved>,
+) -> Option<(String, bool)> {
     let probe = t.container.liveness_probe.as_ref()?;
     let host_network = t.spec.host_network == Some(true);
     let network_host =
         probe.http_get.as_ref().and_then(|h| h.host.as_deref().map(|host| ("httpGet", host))).or_else(|| {
             probe.tcp_socket.as_ref().and_then(|s| s.host.as_deref().map(|host| ("tcpSocket", host)))
         });
-    if let Some((handler, host)) = network_host
-        && !host.is_empty()
-        && !(host_network && is_loopback(host))
-    {
-        let why = if is_loopback(host) {
-            "without hostNetwork that is the node's loopback, not this pod"
-        } else {
-            "the kubelet probes that host from the node, not this pod"
+    if let Some((handler, host)) = network_host {
+        let class = hosts::classify(host, t.container);
+        let lead = format!("livenessProbe.{handler}.host is {host:?}");
+        if host_network {
+            // The pod shares the node's network: "drop host" would probe the node's address, which
+            // a server bound to 127.0.0.1 does not answer. Say what is right here instead.
+            let advice = "point host at an address this container itself listens on (127.0.0.1 when it \
+                          binds loopback) and check dependencies in readinessProbe";
+            return match class {
+                ProbeHost::PodIp | ProbeHost::Local | ProbeHost::OwnAddress => None,
+                ProbeHost::OtherIp => Some((
+                    format!(
+                        "{lead}, not an address this container binds or advertises: with hostNetwork it may \
+                         be this node (then all is well) or another machine; {advice}"
+                    ),
+                    true,
+                )),
+                ProbeHost::OtherName => Some((
+                    format!(
+                        "{lead}: the kubelet resolves it from the node, and it is not an address this \
+                         container binds or advertises; {advice}"
+                    ),
+                    true,
+                )),
+                ProbeHost::Unexpanded => {
+                    Some((format!("{lead}: the kubelet does not expand variables in host; {advice}"), false))
+                }
+                ProbeHost::ServiceName => Some((
+                    format!("{lead}: a Service name, probed from the node, is another workload; {advice}"),
+                    false,
+                )),
+            };
+        }
+        let why = match class {
+            ProbeHost::PodIp => None,
+            ProbeHost::Local => Some("without hostNetwork that is the node's loopback, not this pod"),
+            ProbeHost::Unexpanded => Some("the kubelet does not expand variables in host"),
+            _ => Some("the kubelet probes that host from the node, not this pod"),
         };
-        return Some(format!(
-            "livenessProbe.{handler}.host is {host:?}: {why}; drop host (the pod's IP is the default) and \
-             check dependencies in readinessProbe"
-        ));
+        if let Some(why) = why {
+            return Some((
+                format!(
+                    "{lead}: {why}; drop host (the pod's IP is the default) and check dependencies in \
+                     readinessProbe"
+                ),
+                false,
+            ));
+        }
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
     let env = exec_env_resolved(t.container, t.configmaps, t.namespace);
@@ -194,10 +249,13 @@ fn liveness_dependency(rules: &RuleSet, t: &Target<'_>, unresolved: &mut Vec<Unr
     if command.len() < dep.command.len() {
         command.push('…');
     }
-    Some(format!(
-        "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would restart every \
-         replica; move that check to readinessProbe",
-        dep.target, dep.category, dep.program
+    Some((
+        format!(
+            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would restart every \
+             replica; move that check to readinessProbe",
+            dep.target, dep.category, dep.program
+        ),
+        false,
     ))
 }
 
@@ -321,6 +379,15 @@ fn handler(probe: &Probe, container: &Container, budget: &exec::AnalysisBudget) 
     Some(Handler::Exec(exec::expand_kubelet_argv(command, &env, Some(budget))))
 }
 
+/// A probe's `periodSeconds` as the kubelet uses it: absent or 0 is defaulted to 10 (Kubernetes
+/// `SetDefaults_Probe`), in seconds.
+pub(crate) fn effective_period(p: &Probe) -> i32 {
+    match p.period_seconds {
+        Some(n) if n > 0 => n,
+        _ => DEFAULT_PERIOD_SECONDS,
+    }
+}
+
 /// How long a probe takes to give up on a container that stopped answering, in seconds:
 /// `initialDelaySeconds + periodSeconds × failureThreshold`.
 pub(crate) fn failure_window_seconds(p: &Probe) -> i64 {
@@ -384,23 +451,48 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         ("livenessProbe", t.container.liveness_probe.as_ref(), cfg.liveness_min_seconds),
         ("readinessProbe", t.container.readiness_probe.as_ref(), cfg.readiness_min_seconds),
     ];
+    let mut capped = false;
     for (field, probe, min) in checks {
         let Some(probe) = probe else { continue };
         let current = probe.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
         if i64::from(current) >= i64::from(min) {
             continue;
         }
-        parts.push(format!("{field}.timeoutSeconds {current} is under {min}s"));
+        // Never above the probe's own period (rules.md §2.4): a check that may run longer than the
+        // interval between checks overlaps the next one.
+        let period = effective_period(probe);
+        let target = i64::from(min).min(i64::from(period));
+        if target <= i64::from(current) {
+            capped = true;
+            parts.push(format!(
+                "{field}.timeoutSeconds {current} is under {min}s, and its periodSeconds {period} leaves no room \
+                 to raise it; lengthen periodSeconds first"
+            ));
+            continue;
+        }
+        let target = target as i32;
+        if target < min as i32 {
+            capped = true;
+            parts.push(format!(
+                "{field}.timeoutSeconds {current} is under {min}s (only up to its periodSeconds {target})"
+            ));
+        } else {
+            parts.push(format!("{field}.timeoutSeconds {current} is under {min}s"));
+        }
         if cfg.action == Action::Mutate {
-            patch.push(add(t.pointer(&[field, "timeoutSeconds"]), json!(min)));
+            patch.push(add(t.pointer(&[field, "timeoutSeconds"]), json!(target)));
         }
     }
     if parts.is_empty() {
         return;
     }
-    let verb = if cfg.action == Action::Mutate { "raised" } else { "raise it" };
-    let message =
-        format!("{}: a GC pause or a slow disk fails such a probe; {verb} to the minimum", parts.join(", "));
+    let verb = match (cfg.action == Action::Mutate, capped) {
+        (true, false) => "raised to the minimum",
+        (true, true) => "raised as far as the period allows",
+        (false, false) => "raise it to the minimum",
+        (false, true) => "raise it as far as the period allows",
+    };
+    let message = format!("{}: a GC pause or a slow disk fails such a probe; {verb}", parts.join(", "));
     out.push(t.finding(RuleId::ProbeTimeout, cfg.action, message, patch));
 }
 
@@ -435,20 +527,31 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let move_delay = i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
     // A moved delay keeps all the boot time the liveness probe allowed: the delay plus its own
     // failure window (`initialDelaySeconds + periodSeconds × failureThreshold`).
-    let allowed = u32::try_from(failure_window_seconds(live).max(0)).unwrap_or(u32::MAX);
-    let budget = if move_delay { cfg.budget_seconds.max(allowed) } else { cfg.budget_seconds };
-    let period = cfg.period_seconds.max(1);
-    let failure_threshold = budget.div_ceil(period);
-    let live_timeout = live.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS).max(1) as u32;
+    let allowed = u64::try_from(failure_window_seconds(live)).unwrap_or(0);
+    let budget =
+        if move_delay { u64::from(cfg.budget_seconds).max(allowed) } else { u64::from(cfg.budget_seconds) };
+    let period = u64::from(cfg.period_seconds.max(1));
+    // `failureThreshold` is an int32 (Kubernetes API reference, Probe): a budget past
+    // `periodSeconds × (2^31 - 1)` is cut there rather than written as a number the API rejects.
+    let wanted_threshold = budget.div_ceil(period);
+    let failure_threshold = wanted_threshold.min(MAX_INT32);
+    let cut = wanted_threshold > failure_threshold;
+    let live_timeout =
+        u64::try_from(live.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS).max(1)).unwrap_or(1);
     let timeout = if rules.probe_timeout.action == Action::Off {
         live_timeout
     } else {
-        live_timeout.max(rules.probe_timeout.liveness_min_seconds)
+        live_timeout.max(u64::from(rules.probe_timeout.liveness_min_seconds))
     };
-    let moved = if move_delay {
-        format!("; its initialDelaySeconds {delay} moves into this budget")
-    } else {
-        String::new()
+    // Never longer than the probe's own period (rules.md §2.4).
+    let timeout = timeout.min(period);
+    let moved = match (move_delay, cut) {
+        (false, _) => String::new(),
+        (true, false) => format!("; its initialDelaySeconds {delay} moves into this budget"),
+        (true, true) => format!(
+            "; its initialDelaySeconds {delay} moves into this budget, cut to the largest failureThreshold \
+             the API accepts"
+        ),
     };
     let message = format!(
         "no startupProbe, so a slow start is killed before it finishes; {} one with the liveness \
@@ -489,15 +592,18 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let seconds = cfg.seconds;
-    if let Some(grace) = t.spec.termination_grace_period_seconds
-        && grace <= i64::from(seconds)
-    {
+    // The API accepts a sleep of at most the grace period (validateSleepAction: `0 < seconds <=
+    // terminationGracePeriodSeconds`, which is 30 when left out); a sleep that long leaves the app no
+    // time for its own SIGTERM handling, so it must be shorter.
+    let grace = t.spec.termination_grace_period_seconds.unwrap_or(TERMINATION_GRACE_PERIOD_SECONDS);
+    if grace <= i64::from(seconds) {
+        let default = if t.spec.termination_grace_period_seconds.is_none() { " (the default)" } else { "" };
         // Reported, never patched: the sleep would eat the whole grace period.
         out.push(t.finding(
             RuleId::PrestopSleep,
             cfg.action,
             format!(
-                "terminationGracePeriodSeconds {grace} leaves no room for a {seconds}s preStop sleep, so \
+                "terminationGracePeriodSeconds {grace}{default} leaves no room for a {seconds}s preStop sleep, so \
                  none was added; raise it above {seconds}s so endpoint removal propagates before SIGTERM"
             ),
             vec![],

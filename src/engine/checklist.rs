@@ -1,0 +1,442 @@
+//! The seeds' review checklist beyond the six original rules (rules.md §1.2; issue 10):
+//! aggregate health paths on liveness, readiness on a shared dependency, workers nobody watches,
+//! exec probes that an `httpGet` would do, liveness on a container that is never restarted,
+//! liveness and readiness paths swapped, and probe clients whose own deadline outlives the probe.
+//!
+//! Kubernetes facts used here:
+//! - a failing readiness probe removes the pod from the Service's endpoints; every replica whose
+//!   readiness checks one shared dependency leaves at once when it is down (docs "Pod Lifecycle";
+//!   seed 004);
+//! - the kubelet gives an exec probe `timeoutSeconds` (default 1) and counts it as failed when it
+//!   runs longer (docs "Configure Liveness, Readiness and Startup Probes", exec probe timeouts,
+//!   enforced since 1.20);
+//! - a container's own `restartPolicy` (`Never`, `OnFailure`, `Always`) and `restartPolicyRules`
+//!   override the pod's for that container (KEP-5307 ContainerRestartRules, alpha 1.34, beta 1.35).
+
+use k8s_openapi::api::core::v1::{Container, Probe};
+
+use super::exec;
+use super::hosts::{self, ProbeHost};
+use super::paths;
+use super::rules::Target;
+use super::scripts::ContainerFiles;
+use super::{ContainerKind, Finding};
+use crate::policy::{Action, RuleId, RuleSet};
+
+/// Whether a container only serves metrics: it declares ports and every one of them is named for
+/// metrics (`metrics`, `http-metrics`, `https-metrics`, `prometheus`, ...), or its image is a
+/// metrics auth proxy (`kube-rbac-proxy`, which kube-prometheus puts in front of every exporter).
+/// Such a container is scraped, not sent traffic: Prometheus scrapes a pod whether or not it is
+/// Ready, and a scrape missed at shutdown loses one sample.
+pub fn metrics_only(c: &Container) -> bool {
+    let ports = c.ports.as_deref().unwrap_or(&[]);
+    if ports.is_empty() {
+        return false;
+    }
+    let image = c.image.as_deref().unwrap_or("");
+    let image = image.split('@').next().unwrap_or("");
+    let repo = image.rsplit('/').next().unwrap_or("");
+    let repo = repo.split(':').next().unwrap_or("");
+    if repo == "kube-rbac-proxy" {
+        return true;
+    }
+    ports.iter().all(|p| {
+        p.name.as_deref().is_some_and(|n| {
+            let n = n.to_ascii_lowercase();
+            n.contains("metrics") || n == "prom" || n == "prometheus"
+        })
+    })
+}
+
+/// Probe kinds with their field names.
+fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
+    [
+        ("livenessProbe", c.liveness_probe.as_ref()),
+        ("readinessProbe", c.readiness_probe.as_ref()),
+        ("startupProbe", c.startup_probe.as_ref()),
+    ]
+}
+
+/// Runs the checklist rules on one container, appending findings.
+pub(super) fn evaluate(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    let mut push = |rule: RuleId, action: Action, message: Option<String>| {
+        if let Some(message) = message {
+            out.push(t.finding(rule, action, message, vec![]));
+        }
+    };
+    let r = &rules.liveness_dependency_path;
+    if r.action != Action::Off {
+        push(RuleId::LivenessDependencyPath, r.action, aggregate_path(rules, t));
+    }
+    let a = rules.readiness_shared_dependency.action;
+    if a != Action::Off {
+        push(RuleId::ReadinessSharedDependency, a, readiness_dependency(rules, t));
+    }
+    let a = rules.worker_liveness_missing.action;
+    if a != Action::Off {
+        push(RuleId::WorkerLivenessMissing, a, worker(t));
+    }
+    let a = rules.exec_probe_replaceable.action;
+    if a != Action::Off {
+        push(RuleId::ExecProbeReplaceable, a, exec_replaceable(t));
+    }
+    let a = rules.liveness_never_restarted.action;
+    if a != Action::Off {
+        push(RuleId::LivenessNeverRestarted, a, never_restarted(t));
+    }
+    let a = rules.probe_paths_swapped.action;
+    if a != Action::Off {
+        push(RuleId::ProbePathsSwapped, a, swapped(t));
+    }
+    let a = rules.probe_client_deadline.action;
+    if a != Action::Off {
+        push(RuleId::ProbeClientDeadline, a, client_deadline(t));
+    }
+}
+
+// === liveness-dependency-path ===
+
+fn aggregate_path(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
+    let probe = t.container.liveness_probe.as_ref()?;
+    let path = probe.http_get.as_ref()?.path.as_deref().unwrap_or("/");
+    let image = t.container.image.as_deref().unwrap_or("");
+    let hits: Vec<_> = rules
+        .liveness_dependency_path
+        .known_http_paths()
+        .filter(|k| k.matches(path) && k.applies_to_image(image))
+        .collect();
+    if hits.is_empty() {
+        return None;
+    }
+    let alternatives =
+        hits.iter().map(|k| format!("{}: {}", k.framework, k.liveness_path)).collect::<Vec<_>>();
+    Some(format!(
+        "livenessProbe GET {} is an aggregate health endpoint that runs every health check, a database's \
+         included; probe the liveness group instead ({})",
+        exec::redact_secrets(paths::normalize(path)),
+        alternatives.join("; ")
+    ))
+}
+
+// === readiness-shared-dependency ===
+
+/// The question seed 004 asks of every readiness dependency.
+const SEED_QUESTION: &str = "should \"it is down\" mean \"send no traffic here\" or \"serve degraded\"?";
+
+fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
+    let probe = t.container.readiness_probe.as_ref()?;
+    let host_network = t.spec.host_network == Some(true);
+    let host = probe
+        .http_get
+        .as_ref()
+        .and_then(|h| h.host.as_deref())
+        .or_else(|| probe.tcp_socket.as_ref().and_then(|s| s.host.as_deref()));
+    if let Some(host) = host {
+        let remote = match hosts::classify(host, t.container) {
+            ProbeHost::ServiceName | ProbeHost::OtherName => true,
+            ProbeHost::OtherIp => !host_network,
+            _ => false,
+        };
+        return remote.then(|| {
+            format!(
+                "readinessProbe reaches {host:?}: when it is down every replica leaves the endpoints at once; \
+                 {SEED_QUESTION}"
+            )
+        });
+    }
+    let command = probe.exec.as_ref()?.command.as_ref()?;
+    let env = super::rules::exec_env_resolved(t.container, t.configmaps, t.namespace);
+    let files = ContainerFiles {
+        container: t.container,
+        volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
+        configmaps: t.configmaps,
+        namespace: t.namespace,
+    };
+    let options = exec::Options {
+        known_commands: rules.liveness_dependency.known_commands().collect(),
+        files: Some(&files),
+        budget: Some(t.budget),
+    };
+    let dep = exec::analyze(command, &env, &options).dependency?;
+    Some(format!(
+        "readinessProbe reaches {} ({}, via {}): when it is down every replica leaves the endpoints at \
+         once; {SEED_QUESTION}",
+        dep.target, dep.category, dep.program
+    ))
+}
+
+// === worker-liveness-missing ===
+
+/// A worker is an app container with no ports in a pod where no other app container serves or is
+/// probed: beside such a container, a port-less one is a helper (log shipper, config reloader, the
+/// CSI `livenessprobe` adapter) that the main container's probes stand for (rules.md,
+/// `worker-liveness-missing`: "not sidecar/proxy").
+fn worker(t: &Target<'_>) -> Option<String> {
+    let c = t.container;
+    let watched_neighbour = t.spec.containers.iter().any(|o| {
+        o.name != c.name
+            && (o.ports.as_ref().is_some_and(|p| !p.is_empty())
+                || o.liveness_probe.is_some()
+                || o.readiness_probe.is_some())
+    });
+    if watched_neighbour {
+        return None;
+    }
+    let long_running = t.spec.restart_policy.as_deref().is_none_or(|p| p == "Always");
+    let no_ports = c.ports.as_ref().is_none_or(|p| p.is_empty());
+    let never = c.restart_policy.as_deref().is_some_and(|p| p != "Always");
+    if t.kind != ContainerKind::App
+        || !long_running
+        || never
+        || !no_ports
+        || c.liveness_probe.is_some()
+        || c.readiness_probe.is_some()
+    {
+        return None;
+    }
+    Some(
+        "has no ports and no liveness or readiness probe: if its loop wedges (a poisoned message, a lost \
+         connection) nothing notices; add a livenessProbe on a progress signal, e.g. a heartbeat file \
+         the loop touches"
+            .to_string(),
+    )
+}
+
+// === exec-probe-replaceable ===
+
+/// The simple commands an exec probe runs: the argv itself, or the commands of a `sh -c` script.
+fn simple_commands(argv: &[String]) -> Vec<Vec<String>> {
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    if let [shell, flag, script, ..] = argv
+        && ["sh", "bash", "ash", "dash", "zsh"].contains(&base(shell).as_str())
+        && flag.starts_with('-')
+        && flag.ends_with('c')
+    {
+        return exec::split_commands(script);
+    }
+    vec![argv.to_vec()]
+}
+
+/// The host of an `http://` or `https://` URL (`[::1]` without brackets).
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next();
+    }
+    authority.split(':').next()
+}
+
+/// Options that keep an exec probe necessary: client certificates, credentials, Unix sockets,
+/// proxies and resolve overrides (rules.md, `exec-probe-replaceable` traps).
+fn needs_exec(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        let a = a.as_str();
+        let flag = a.split('=').next().unwrap_or(a);
+        matches!(
+            flag,
+            "--unix-socket"
+                | "--abstract-unix-socket"
+                | "-E"
+                | "--cert"
+                | "--key"
+                | "-u"
+                | "--user"
+                | "-H"
+                | "--header"
+                | "-x"
+                | "--proxy"
+                | "--resolve"
+                | "--connect-to"
+                | "--certificate"
+                | "--private-key"
+                | "--http-user"
+                | "--http-password"
+                | "--user-agent"
+        ) || a.starts_with("-E") && a.len() > 2
+    })
+}
+
+/// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
+/// URL with no option that needs exec.
+fn local_http_only(argv: &[String]) -> Option<(String, String)> {
+    let commands = simple_commands(argv);
+    let mut found = None;
+    for cmd in &commands {
+        let (program, args) = cmd.split_first()?;
+        let program = program.rsplit('/').next().unwrap_or(program);
+        if !["curl", "wget"].contains(&program) || needs_exec(args) {
+            return None;
+        }
+        let url = args.iter().find(|a| a.starts_with("http://") || a.starts_with("https://"))?;
+        if !url_host(url).is_some_and(hosts::is_local) {
+            return None;
+        }
+        found = Some((program.to_string(), url.clone()));
+    }
+    found
+}
+
+fn exec_replaceable(t: &Target<'_>) -> Option<String> {
+    for (field, probe) in probes(t.container) {
+        let Some(argv) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
+            continue;
+        };
+        if let Some((program, url)) = local_http_only(argv) {
+            return Some(format!(
+                "{field} only runs {program} against this pod ({}): an httpGet probe does the same without \
+                 forking a process per check; use httpGet unless the server listens only on 127.0.0.1",
+                exec::redact_secrets(&url)
+            ));
+        }
+    }
+    None
+}
+
+// === liveness-never-restarted ===
+
+fn never_restarted(t: &Target<'_>) -> Option<String> {
+    let c = t.container;
+    c.liveness_probe.as_ref()?;
+    if c.restart_policy.as_deref() != Some("Never") || t.kind != ContainerKind::App {
+        return None;
+    }
+    let rules = if c.restart_policy_rules.as_ref().is_some_and(|r| !r.is_empty()) {
+        " (unless its restartPolicyRules restart it on the kill's exit code)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "has a livenessProbe but its own restartPolicy is Never: a failing check kills it and nothing \
+         restarts it{rules}; drop the livenessProbe or let the container restart"
+    ))
+}
+
+// === probe-paths-swapped ===
+
+fn swapped(t: &Target<'_>) -> Option<String> {
+    let path = |p: Option<&Probe>| p?.http_get.as_ref().map(|h| h.path.clone().unwrap_or_else(|| "/".into()));
+    let mut parts = Vec::new();
+    if let Some(p) = path(t.container.liveness_probe.as_ref())
+        && paths::named_for_readiness(&p) == Some(true)
+    {
+        parts.push(format!("livenessProbe uses {}, a path named for readiness", exec::redact_secrets(&p)));
+    }
+    if let Some(p) = path(t.container.readiness_probe.as_ref())
+        && paths::named_for_readiness(&p) == Some(false)
+    {
+        parts.push(format!("readinessProbe uses {}, a path named for liveness", exec::redact_secrets(&p)));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}: readiness answers \"can I take traffic\" and may fail while busy, liveness only \"am I stuck\"; \
+         swapped, a busy spell restarts the container; point each probe at its own endpoint",
+        parts.join(", ")
+    ))
+}
+
+// === probe-client-deadline ===
+
+/// A Go duration (`5s`, `500ms`, `1m30s`, `1.5s`) or a number of seconds, in milliseconds.
+fn duration_ms(s: &str) -> Option<u64> {
+    if let Ok(n) = s.parse::<f64>() {
+        return (n.is_finite() && n >= 0.0).then(|| (n * 1000.0).round() as u64);
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let n: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let factor = match &rest[..unit_end] {
+            "ms" => 1.0,
+            "s" => 1000.0,
+            "m" => 60_000.0,
+            "h" => 3_600_000.0,
+            _ => return None,
+        };
+        total += n * factor;
+        rest = &rest[unit_end..];
+    }
+    (total.is_finite() && total < 1e15).then(|| total.round() as u64)
+}
+
+/// The client deadlines set in one simple command: (flag as written, milliseconds).
+fn deadlines(cmd: &[String]) -> Vec<(String, u64)> {
+    let Some((program, args)) = cmd.split_first() else { return vec![] };
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let flags: &[&str] = match program {
+        "grpc_health_probe" | "grpc-health-probe" => {
+            &["-rpc-timeout", "--rpc-timeout", "-connect-timeout", "--connect-timeout"]
+        }
+        "curl" => &["-m", "--max-time"],
+        "wget" => &["-T", "--timeout"],
+        _ => return vec![],
+    };
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let (flag, value) = match a.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (a.as_str(), args.get(i + 1).cloned()),
+        };
+        if flags.contains(&flag)
+            && let Some(ms) = value.as_deref().and_then(duration_ms)
+        {
+            out.push((format!("{program} {flag} {}", value.unwrap_or_default()), ms));
+        }
+    }
+    out
+}
+
+fn client_deadline(t: &Target<'_>) -> Option<String> {
+    for (field, probe) in probes(t.container) {
+        let Some(probe) = probe else { continue };
+        let Some(argv) = probe.exec.as_ref().and_then(|e| e.command.as_ref()) else { continue };
+        let timeout = probe.timeout_seconds.filter(|t| *t > 0).unwrap_or(super::defaults::TIMEOUT_SECONDS);
+        let limit_ms = u64::try_from(timeout).unwrap_or(0) * 1000;
+        for cmd in simple_commands(argv) {
+            if let Some((what, ms)) = deadlines(&cmd).into_iter().find(|(_, ms)| *ms > limit_ms) {
+                let seconds = ms.div_ceil(1000);
+                return Some(format!(
+                    "{field} runs `{what}` under timeoutSeconds {timeout}: the kubelet gives up first and counts \
+                     a failure while the check could still pass; raise timeoutSeconds to at least {seconds} \
+                     (within periodSeconds) or shorten the client's deadline"
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_ms("5s"), Some(5000));
+        assert_eq!(duration_ms("500ms"), Some(500));
+        assert_eq!(duration_ms("1m30s"), Some(90_000));
+        assert_eq!(duration_ms("1.5s"), Some(1500));
+        assert_eq!(duration_ms("3"), Some(3000));
+        assert_eq!(duration_ms("5x"), None);
+        assert_eq!(duration_ms("-1"), None);
+    }
+
+    #[test]
+    fn local_http_clients() {
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(local_http_only(&argv(&["curl", "-f", "http://localhost:8080/healthz"])).is_some());
+        assert!(local_http_only(&argv(&["sh", "-c", "wget -q -O- http://127.0.0.1:80/"])).is_some());
+        assert!(local_http_only(&argv(&["curl", "-f", "http://db:8080/"])).is_none());
+        assert!(local_http_only(&argv(&["curl", "--unix-socket", "/s", "http://localhost/"])).is_none());
+        assert!(
+            local_http_only(&argv(&["sh", "-c", "curl -f http://localhost/ && test -f /tmp/x"])).is_none()
+        );
+        assert!(local_http_only(&argv(&["cat", "/tmp/healthy"])).is_none());
+    }
+}

@@ -1,0 +1,386 @@
+//! Issue 10, "verdicts users can trust": each class of false deny, miss and noise, with cases that
+//! must fire and cases that must not.
+
+mod common;
+
+use probegate::engine::{self, Evaluation, Finding};
+use probegate::policy::{Action, Policy, RuleId};
+use serde_json::{Value, json};
+
+fn pod(spec_yaml: &str) -> Value {
+    let spec = common::yaml(spec_yaml);
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+}
+
+fn eval_with(policy: &Policy, obj: &Value) -> Evaluation {
+    engine::evaluate(&policy.rules, &common::workload(obj))
+}
+
+fn eval(obj: &Value) -> Evaluation {
+    eval_with(&Policy::default(), obj)
+}
+
+fn findings(e: &Evaluation, rule: RuleId) -> Vec<&Finding> {
+    e.findings.iter().filter(|f| f.rule == rule).collect()
+}
+
+// === hostNetwork pods probing their own addresses ===
+
+fn kubeadm(name: &str) -> Value {
+    common::yaml(&common::read(&format!("kubeadm/{name}.yaml")))
+}
+
+#[test]
+fn kubeadm_static_pods_are_not_denied_or_warned_for_dependencies() {
+    for name in ["kube-apiserver", "etcd", "kube-controller-manager"] {
+        let e = eval(&kubeadm(name));
+        assert!(e.with_action(Action::Deny).next().is_none(), "{name}: {:?}", e.findings);
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{name}: {:?}", e.findings);
+    }
+}
+
+#[test]
+fn kube_apiserver_probing_another_address_is_a_warning_with_host_network_advice() {
+    let mut doc = kubeadm("kube-apiserver");
+    doc["spec"]["containers"][0]["livenessProbe"]["httpGet"]["host"] = json!("192.168.56.99");
+    let e = eval(&doc);
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!(f.len(), 1, "{:?}", e.findings);
+    assert_eq!(f[0].action, Action::Warn);
+    assert!(!f[0].message.contains("drop host"), "{}", f[0].message);
+    assert!(f[0].message.contains("listens on"), "{}", f[0].message);
+    // The same probe without hostNetwork reaches another machine: denied, and "drop host" is right.
+    doc["spec"]["hostNetwork"] = json!(false);
+    let e = eval(&doc);
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{:?}", e.findings);
+    assert!(f[0].message.contains("drop host"), "{}", f[0].message);
+}
+
+#[test]
+fn host_network_local_forms_are_self() {
+    for host in ["0.0.0.0", "localhost.", "::ffff:127.0.0.1", "127.0.0.1", "::1", "localhost"] {
+        let spec = format!(
+            "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  \
+             livenessProbe: {{httpGet: {{host: {host:?}, path: /healthz, port: 9099}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{host}: {:?}", e.findings);
+        // Without hostNetwork each of them is the node, not the pod: still denied.
+        let e = eval(&pod(&spec.replace("hostNetwork: true", "hostNetwork: false")));
+        let f = findings(&e, RuleId::LivenessDependency);
+        assert_eq!(f.len(), 1, "{host}");
+        assert_eq!(f[0].action, Action::Deny, "{host}");
+    }
+}
+
+#[test]
+fn host_network_own_address_from_flags_or_env_is_self() {
+    let cases = [
+        // A node agent told to bind an address probes it.
+        "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  args: [--bind-address, 10.0.0.5]\n  \
+         livenessProbe: {tcpSocket: {host: 10.0.0.5, port: 9099}}\n",
+        "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  env: [{name: NODE_IP, value: 10.0.0.6}]\n  \
+         livenessProbe: {httpGet: {host: 10.0.0.6, path: /healthz, port: 9099}}\n",
+    ];
+    for spec in cases {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{spec}: {:?}", e.findings);
+    }
+    // A dependency's address in a flag is not its own: a warning with hostNetwork (an IP literal
+    // may be the node), never a denial.
+    let spec = "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  args: [--db-host=10.0.0.7]\n  \
+                livenessProbe: {tcpSocket: {host: 10.0.0.7, port: 5432}}\n";
+    let e = eval(&pod(spec));
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{:?}", e.findings);
+}
+
+#[test]
+fn host_network_service_names_and_variables_are_still_denied_without_drop_host() {
+    for host in ["postgres.db.svc.cluster.local", "$(NODE_IP)"] {
+        let spec = format!(
+            "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  \
+             livenessProbe: {{httpGet: {{host: {host:?}, path: /, port: 80}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::LivenessDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{host}");
+        assert!(!f[0].message.contains("drop host"), "{}", f[0].message);
+    }
+}
+
+// === knownHttpPaths: aggregate health endpoints on liveness ===
+
+fn with_liveness_path(image: &str, path: &str) -> Value {
+    pod(&format!(
+        "containers:\n- name: app\n  image: {image}\n  ports: [{{containerPort: 8080}}]\n  \
+         readinessProbe: {{httpGet: {{path: /ready-check, port: 8080}}}}\n  \
+         livenessProbe: {{httpGet: {{path: {path:?}, port: 8080}}}}\n"
+    ))
+}
+
+#[test]
+fn aggregate_health_paths_warn_and_name_the_liveness_path() {
+    let cases = [
+        ("acme/orders:1", "/actuator/health", "/actuator/health/liveness"),
+        ("acme/orders:1", "/actuator/health/", "/actuator/health/liveness"),
+        ("acme/orders:1", "/q/health", "/q/health/live"),
+        ("icr.io/appcafe/open-liberty:24.0.0.1-full-java17-openj9", "/health", "/health/live"),
+        ("quay.io/keycloak/keycloak:26.0", "/health", "/health/live"),
+        ("acme/orders:1", "/healthcheck", "/ping"),
+    ];
+    for (image, path, live) in cases {
+        let e = eval(&with_liveness_path(image, path));
+        let f = findings(&e, RuleId::LivenessDependencyPath);
+        assert_eq!(f.len(), 1, "{image} {path}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Warn);
+        assert!(f[0].message.contains(live), "{}", f[0].message);
+        assert!(e.with_action(Action::Deny).next().is_none());
+    }
+}
+
+#[test]
+fn liveness_groups_and_generic_paths_are_not_flagged() {
+    let cases = [
+        ("acme/orders:1", "/actuator/health/liveness"),
+        ("acme/orders:1", "/q/health/live"),
+        ("icr.io/appcafe/open-liberty:24", "/health/live"),
+        // `/health` is everyone's path: without a MicroProfile, Micronaut or Aspire image, no evidence.
+        ("acme/orders:1", "/health"),
+        ("acme/orders:1", "/healthz"),
+    ];
+    for (image, path) in cases {
+        let e = eval(&with_liveness_path(image, path));
+        assert!(findings(&e, RuleId::LivenessDependencyPath).is_empty(), "{image} {path}: {:?}", e.findings);
+    }
+}
+
+#[test]
+fn known_http_paths_from_the_policy_are_added_and_builtins_can_be_dropped() {
+    let policy = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency-path:\n    \
+         defaultKnownHttpPaths: false\n    knownHttpPaths:\n    - {path: /manage/health, framework: Spring Boot \
+         (management base path /manage), livenessPath: /manage/health/liveness}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let e = eval_with(&policy, &with_liveness_path("acme/orders:1", "/manage/health"));
+    let f = findings(&e, RuleId::LivenessDependencyPath);
+    assert_eq!(f.len(), 1, "{:?}", e.findings);
+    assert!(f[0].message.contains("/manage/health/liveness"), "{}", f[0].message);
+    let e = eval_with(&policy, &with_liveness_path("acme/orders:1", "/actuator/health"));
+    assert!(findings(&e, RuleId::LivenessDependencyPath).is_empty());
+    // A path that is not absolute is refused with the field named.
+    let err = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency-path:\n    \
+         knownHttpPaths: [{path: health, framework: x, livenessPath: /live}]\n",
+        "p.yaml",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("knownHttpPaths"), "{err}");
+}
+
+// === readiness-shared-dependency ===
+
+#[test]
+fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
+    let cases = [
+        "containers:\n- name: api\n  image: a\n  readinessProbe: {exec: {command: [pg_isready, -h, orders-db.prod.svc]}}\n",
+        "containers:\n- name: api\n  image: a\n  readinessProbe: {exec: {command: [sh, -c, \"redis-cli -h cache.prod.svc ping\"]}}\n",
+        "containers:\n- name: api\n  image: a\n  readinessProbe: {httpGet: {host: payments.prod.svc.cluster.local, path: /, port: 80}}\n",
+    ];
+    for spec in cases {
+        let e = eval(&pod(spec));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Warn);
+        assert!(f[0].message.contains("serve degraded"), "{}", f[0].message);
+    }
+    let quiet = [
+        "containers:\n- name: db\n  image: postgres:16\n  readinessProbe: {exec: {command: [pg_isready, -U, postgres]}}\n",
+        "containers:\n- name: api\n  image: a\n  readinessProbe: {httpGet: {path: /ready, port: 80}}\n",
+        "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  readinessProbe: {httpGet: {host: 10.0.0.5, path: /, port: 80}}\n",
+    ];
+    for spec in quiet {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::ReadinessSharedDependency).is_empty(), "{spec}: {:?}", e.findings);
+    }
+}
+
+// === worker-liveness-missing ===
+
+#[test]
+fn workers_without_ports_or_probes_are_warned() {
+    let e = eval(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n"));
+    let f = findings(&e, RuleId::WorkerLivenessMissing);
+    assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{:?}", e.findings);
+    let quiet = [
+        // A liveness probe (or a readiness one) watches it.
+        "containers:\n- name: consumer\n  image: a\n  livenessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n",
+        "containers:\n- name: consumer\n  image: a\n  readinessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n",
+        // It serves: readiness-missing's business.
+        "containers:\n- name: web\n  image: a\n  ports: [{containerPort: 80}]\n",
+        // Batch.
+        "restartPolicy: OnFailure\ncontainers:\n- name: job\n  image: a\n",
+        // A port-less helper beside a serving container (a log shipper, a config reloader).
+        "containers:\n- name: web\n  image: a\n  ports: [{containerPort: 80}]\n- name: reloader\n  image: b\n",
+        // Native sidecars.
+        "containers:\n- name: web\n  image: a\n  livenessProbe: {tcpSocket: {port: 80}}\n  ports: [{containerPort: 80}]\n  \
+         readinessProbe: {tcpSocket: {port: 80}}\ninitContainers:\n- name: shipper\n  image: b\n  restartPolicy: Always\n",
+    ];
+    for spec in quiet {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty(), "{spec}: {:?}", e.findings);
+    }
+}
+
+// === exec-probe-replaceable ===
+
+#[test]
+fn exec_probes_that_only_curl_the_pod_are_info() {
+    let fire = [
+        "containers:\n- name: web\n  image: a\n  readinessProbe: {exec: {command: [curl, -fsS, \"http://localhost:8080/healthz\"]}}\n",
+        "containers:\n- name: web\n  image: a\n  livenessProbe: {exec: {command: [sh, -c, \"wget -q -O /dev/null http://127.0.0.1:8080/\"]}}\n",
+    ];
+    for spec in fire {
+        let e = eval(&pod(spec));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!((f.len(), f[0].action), (1, Action::Info), "{spec}: {:?}", e.findings);
+        assert!(f[0].message.contains("httpGet"), "{}", f[0].message);
+    }
+    let quiet = [
+        // Client certificates, credentials, a Unix socket: exec is needed.
+        "containers:\n- name: web\n  image: a\n  readinessProbe: {exec: {command: [curl, --cert, /c.pem, \"https://localhost:8443/\"]}}\n",
+        "containers:\n- name: web\n  image: a\n  readinessProbe: {exec: {command: [curl, --unix-socket, /s.sock, \"http://localhost/\"]}}\n",
+        // More than an HTTP call.
+        "containers:\n- name: web\n  image: a\n  readinessProbe: {exec: {command: [sh, -c, \"curl -f http://localhost/ && test -f /ready\"]}}\n",
+        // Not the pod.
+        "containers:\n- name: web\n  image: a\n  readinessProbe: {exec: {command: [curl, -f, \"http://api.prod.svc/\"]}}\n",
+        "containers:\n- name: web\n  image: a\n  readinessProbe: {exec: {command: [cat, /tmp/healthy]}}\n",
+    ];
+    for spec in quiet {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{spec}: {:?}", e.findings);
+    }
+}
+
+// === liveness-never-restarted (KEP-5307) ===
+
+#[test]
+fn liveness_on_a_container_that_is_never_restarted_warns() {
+    let spec = "containers:\n- name: task\n  image: a\n  restartPolicy: Never\n  livenessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n";
+    let e = eval(&pod(spec));
+    let f = findings(&e, RuleId::LivenessNeverRestarted);
+    assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{:?}", e.findings);
+    for spec in [
+        "containers:\n- name: task\n  image: a\n  restartPolicy: Never\n",
+        "containers:\n- name: task\n  image: a\n  restartPolicy: OnFailure\n  livenessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n",
+        "containers:\n- name: task\n  image: a\n  livenessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n",
+    ] {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::LivenessNeverRestarted).is_empty(), "{spec}: {:?}", e.findings);
+    }
+}
+
+// === probe-paths-swapped ===
+
+#[test]
+fn swapped_liveness_and_readiness_paths_warn() {
+    let probes = |l: &str, r: &str| {
+        pod(&format!(
+            "containers:\n- name: web\n  image: a\n  ports: [{{containerPort: 80}}]\n  \
+             livenessProbe: {{httpGet: {{path: {l:?}, port: 80}}, failureThreshold: 6}}\n  \
+             readinessProbe: {{httpGet: {{path: {r:?}, port: 80}}}}\n"
+        ))
+    };
+    for (l, r) in
+        [("/ready", "/healthz"), ("/readyz", "/livez"), ("/health/readiness", "/"), ("/healthz", "/livez")]
+    {
+        let e = eval(&probes(l, r));
+        let f = findings(&e, RuleId::ProbePathsSwapped);
+        assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{l} {r}: {:?}", e.findings);
+    }
+    for (l, r) in [
+        ("/livez", "/readyz"),
+        ("/actuator/health/liveness", "/actuator/health/readiness"),
+        ("/healthz", "/healthz"),
+    ] {
+        let e = eval(&probes(l, r));
+        assert!(findings(&e, RuleId::ProbePathsSwapped).is_empty(), "{l} {r}: {:?}", e.findings);
+    }
+}
+
+// === probe-client-deadline ===
+
+#[test]
+fn client_deadlines_above_the_probe_timeout_warn() {
+    let fire = [
+        ("[grpc_health_probe, -addr=:50051, -rpc-timeout=5s]", 3),
+        ("[grpc_health_probe, -addr=:50051, \"-connect-timeout=2s\"]", 1),
+        ("[curl, -m, \"10\", \"http://localhost:8080/\"]", 5),
+        ("[sh, -c, \"wget -T 4 -q -O- http://localhost/\"]", 2),
+    ];
+    for (cmd, timeout) in fire {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {cmd}}}, timeoutSeconds: {timeout}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::ProbeClientDeadline);
+        assert_eq!(f.len(), 1, "{cmd}: {:?}", e.findings);
+        assert!(f[0].message.contains(&format!("timeoutSeconds {timeout}")), "{}", f[0].message);
+    }
+    for (cmd, timeout) in [
+        ("[grpc_health_probe, -addr=:50051, -rpc-timeout=2s]", 3),
+        ("[grpc_health_probe, -addr=:50051, -rpc-timeout=500ms]", 1),
+        ("[grpc_health_probe, -addr=:50051]", 1),
+        ("[curl, -m, \"3\", \"http://localhost/\"]", 3),
+    ] {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {cmd}}}, timeoutSeconds: {timeout}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        assert!(findings(&e, RuleId::ProbeClientDeadline).is_empty(), "{cmd}: {:?}", e.findings);
+    }
+}
+
+// === Noise: metrics-only containers ===
+
+#[test]
+fn metrics_only_containers_get_no_readiness_missing_and_prestop_sleep_only_as_configured() {
+    let specs = [
+        "containers:\n- name: kube-rbac-proxy\n  image: quay.io/brancz/kube-rbac-proxy:v0.18.1\n  \
+         ports: [{name: https, containerPort: 8443}]\n",
+        "containers:\n- name: exporter\n  image: prom/statsd-exporter:v0.26.0\n  \
+         ports: [{name: metrics, containerPort: 9102}, {name: http-metrics, containerPort: 9125}]\n",
+    ];
+    for spec in specs {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::ReadinessMissing).is_empty(), "{spec}: {:?}", e.findings);
+        let policy = probegate::policy::parse(
+            "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  \
+             readiness-missing: {skipMetricsOnly: false}\n  prestop-sleep: {skipMetricsOnly: false}\n",
+            "p.yaml",
+        )
+        .unwrap();
+        let e = eval_with(&policy, &pod(spec));
+        assert_eq!(findings(&e, RuleId::ReadinessMissing).len(), 1, "{spec}");
+        assert_eq!(findings(&e, RuleId::PrestopSleep).len(), 1, "{spec}");
+    }
+    // prestop-sleep keeps its sleep on metrics-only containers by default; skipMetricsOnly drops it.
+    let policy = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  prestop-sleep: {skipMetricsOnly: true}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    for spec in specs {
+        assert_eq!(findings(&eval(&pod(spec)), RuleId::PrestopSleep).len(), 1, "{spec}");
+        assert!(findings(&eval_with(&policy, &pod(spec)), RuleId::PrestopSleep).is_empty(), "{spec}");
+    }
+    // A port not named for metrics makes it a serving container.
+    let e = eval(&pod(
+        "containers:\n- name: app\n  image: a\n  ports: [{name: metrics, containerPort: 9090}, {name: http, containerPort: 80}]\n",
+    ));
+    assert_eq!(findings(&e, RuleId::ReadinessMissing).len(), 1);
+    assert_eq!(findings(&e, RuleId::PrestopSleep).len(), 1);
+}
