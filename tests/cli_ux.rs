@@ -76,3 +76,80 @@ fn a_configmap_in_one_file_resolves_the_script_of_a_workload_in_another() {
     assert!(with.contains(marker), "{with}");
     assert!(!without.contains(marker), "{without}");
 }
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `check` on one file written into a fresh directory.
+fn check_text(name: &str, text: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), text).unwrap();
+    run_in(dir.path(), &["check", name], None)
+}
+
+const POD_HEAD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: app\n    image: nginx\n";
+
+#[test]
+fn an_invalid_field_is_reported_at_its_line_with_its_path() {
+    let text =
+        format!("{POD_HEAD}    livenessProbe:\n      httpGet:\n        path: /\n        port: [1, 2]\n");
+    let o = check_text("bad.yaml", &text);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "bad.yaml:12:15: the object is not a valid Pod: spec.containers[0].livenessProbe.httpGet.port: invalid type: sequence"
+        ),
+        "{e}"
+    );
+    // A value never appears in the message (env values hold secrets).
+    let text = format!("{POD_HEAD}    env:\n    - name: TOKEN\n      value: {{hunter2: 1}}\n");
+    let e = stderr(&check_text("env.yaml", &text));
+    assert!(
+        e.contains(
+            "env.yaml:11:14: the object is not a valid Pod: spec.containers[0].env[0].value: invalid type"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+}
+
+#[test]
+fn a_duplicate_key_is_explained_without_the_libraries_advice() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  name: y\nspec:\n  containers: []\n";
+    let e = stderr(&check_text("dup.yaml", text));
+    assert!(e.contains("dup.yaml:5:3: invalid YAML: duplicate key `name`"), "{e}");
+    assert!(!e.contains("DuplicateKeyPolicy"), "{e}");
+}
+
+#[test]
+fn an_unrendered_helm_template_is_one_error_suggesting_helm_template() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.fullname\" . }}\n  labels:\n    {{- include \"x.labels\" . | nindent 4 }}\nspec:\n  template:\n    spec:\n      containers:\n      - name: {{ .Chart.Name }}\n";
+    let o = check_text("deployment.yaml", text);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("deployment.yaml:4:9: an unrendered Helm template") && e.contains("helm template"),
+        "{e}"
+    );
+    // Template-like text inside a valid manifest is just text.
+    let text = format!("{POD_HEAD}    args: [\"{{{{ not a template }}}}\"]\n");
+    let o = check_text("ok.yaml", &text);
+    assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn skip_annotations_get_did_you_mean_and_a_note_where_they_are_not_read() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    probegate.dev/skip: startup-probe\nspec:\n  template:\n    metadata:\n      annotations:\n        probegate.dev/skip: prestop-slep\n    spec:\n      containers:\n      - name: app\n        image: nginx\n        ports: [{containerPort: 80}]\n";
+    let out = stdout(&check_text("web.yaml", text));
+    assert!(out.contains(r#"unknown rule "prestop-slep" (did you mean "prestop-sleep"?)"#), "{out}");
+    assert!(out.contains("on the Deployment's own metadata is not read"), "{out}");
+    // Where it is read, it works and nothing is said.
+    let fixed = text
+        .replace("prestop-slep", "prestop-sleep")
+        .replace("  annotations:\n    probegate.dev/skip: startup-probe\n", "");
+    let out = stdout(&check_text("web.yaml", &fixed));
+    assert!(!out.contains("note:") && !out.contains("(prestop-sleep)"), "{out}");
+}

@@ -371,6 +371,10 @@ pub fn analyze_with(
         }
     };
     let documents = located::parse_file(&text);
+    if let Some(error) = unrendered_template(&file, &text, &documents) {
+        analysis.errors.push(error);
+        return analysis;
+    }
     let configmaps = &*configmaps;
     for (index, doc) in documents.iter().enumerate() {
         let node = match &doc.node {
@@ -396,15 +400,11 @@ pub fn analyze_with(
                 analysis.skipped += 1;
                 continue;
             };
-            let workload = match Workload::from_value(kind, &object.to_value()) {
+            let value = object.to_value();
+            let workload = match Workload::from_value(kind, &value) {
                 Ok(w) => w,
                 Err(e) => {
-                    analysis.errors.push(InputError {
-                        file: file.clone(),
-                        line: Some(object.pos.line).filter(|l| *l > 0),
-                        column: None,
-                        message: redact_values(&e.to_string()),
-                    });
+                    analysis.errors.push(invalid_object(&file, object, kind, &value, &e));
                     continue;
                 }
             };
@@ -453,6 +453,61 @@ pub fn analyze_with(
         }
     }
     analysis
+}
+
+/// One error for a Helm chart template given as a manifest: a file with a document that does not
+/// parse and a `{{` action (the template would give one YAML error per action, and no hint).
+/// Placed at the first line with `{{`.
+fn unrendered_template(file: &str, text: &str, documents: &[Document]) -> Option<InputError> {
+    if !documents.iter().any(|d| d.node.is_err()) {
+        return None;
+    }
+    let (index, line) = text.lines().enumerate().find(|(_, l)| l.contains("{{"))?;
+    let column = line.find("{{").map(|c| line[..c].chars().count() + 1);
+    Some(InputError {
+        file: file.to_string(),
+        line: u32::try_from(index + 1).ok(),
+        column: column.and_then(|c| u32::try_from(c).ok()),
+        message: "an unrendered Helm template (`{{ ... }}`), not a manifest: render the chart first, \
+                  e.g. `helm template RELEASE CHART | probegate check -`"
+            .to_string(),
+    })
+}
+
+/// The error for an object that is not a valid instance of its kind, placed at the bad field: its
+/// line and column, and its path (`the object is not a valid Pod: spec.containers[0].livenessProbe.
+/// httpGet.port: invalid type: sequence, expected IntOrString`). A field that is missing is placed at the nearest parent.
+fn invalid_object(
+    file: &str,
+    object: &Node,
+    kind: WorkloadKind,
+    value: &serde_json::Value,
+    error: &crate::engine::workload::WorkloadError,
+) -> InputError {
+    let at = |node: &Node| (Some(node.pos.line).filter(|l| *l > 0), Some(node.pos.column).filter(|c| *c > 0));
+    match Workload::invalid_field(kind, value) {
+        Some(field) => {
+            // The deepest node of the path that exists (a missing field: its parent).
+            let node = (0..=field.tokens.len())
+                .rev()
+                .find_map(|n| object.at(field.tokens[..n].iter().map(String::as_str)))
+                .unwrap_or(object);
+            let (line, column) = at(node);
+            let path = if field.dotted.is_empty() { String::new() } else { format!(" {}:", field.dotted) };
+            InputError {
+                file: file.to_string(),
+                line: line.or(Some(object.pos.line).filter(|l| *l > 0)),
+                column,
+                message: format!("the object is not a valid {}:{path} {}", kind.as_str(), field.message),
+            }
+        }
+        None => InputError {
+            file: file.to_string(),
+            line: Some(object.pos.line).filter(|l| *l > 0),
+            column: None,
+            message: redact_values(&error.to_string()),
+        },
+    }
 }
 
 /// A deserialization error without the values it quotes: see
