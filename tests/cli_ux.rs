@@ -153,3 +153,54 @@ fn skip_annotations_get_did_you_mean_and_a_note_where_they_are_not_read() {
     let out = stdout(&check_text("web.yaml", &fixed));
     assert!(!out.contains("note:") && !out.contains("(prestop-sleep)"), "{out}");
 }
+
+/// `serve --admin-addr localhost:PORT` (as the README writes HOST:PORT) is accepted and serves.
+#[test]
+fn serve_takes_host_names_for_its_addresses() {
+    use std::io::{BufRead, Read};
+    let dir = tempfile::tempdir().unwrap();
+    let bad = run_in(dir.path(), &["serve", "--admin-addr", "localhost"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("is not HOST:PORT"), "{}", stderr(&bad));
+    let ca = dir.path().join("ca.pem");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["serve", "--addr", "localhost:0", "--admin-addr", "localhost:0", "--no-namespace-watch"])
+        .arg("--write-ca")
+        .arg(&ca)
+        .env("PROBEGATE_LOG_FORMAT", "json")
+        .env("KUBECONFIG", dir.path().join("none"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut admin = None;
+    while admin.is_none() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else { break };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+        if let Some(a) = v["admin"].as_str().filter(|a| *a != "none") {
+            admin = Some(a.parse::<std::net::SocketAddr>().unwrap());
+        }
+    }
+    let result = admin.map(|admin| {
+        assert!(admin.ip().is_loopback(), "{admin}");
+        let mut s = std::net::TcpStream::connect(admin).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        reply
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let reply = result.expect("serve did not log its admin address within 60 s");
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}
