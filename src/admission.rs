@@ -410,6 +410,20 @@ pub fn evaluate_object_with_configmaps(
         }
         !denies
     });
+    // On a controller the annotation is read from the pod template (what the pods carry); one on
+    // the controller's own metadata does nothing, which its author should hear about.
+    if workload.template_metadata.is_some() && workload.metadata.annotation(SKIP_ANNOTATION).is_some() {
+        skip.refused.push(format!(
+            "annotation {SKIP_ANNOTATION} on the {}'s own metadata is not read; put it on the pod \
+             template ({}.metadata.annotations); ignored",
+            workload.kind.as_str(),
+            if workload.kind == crate::engine::WorkloadKind::CronJob {
+                "spec.jobTemplate.spec.template"
+            } else {
+                "spec.template"
+            }
+        ));
+    }
     for rule in &skip.skipped {
         effective.rules.set_action(*rule, Action::Off);
     }

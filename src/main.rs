@@ -134,8 +134,8 @@ enum PolicyCommand {
 
 #[derive(Args)]
 struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0:8443", env = "PROBEGATE_ADDR")]
+    /// Address to listen on, IP:PORT or HOST:PORT (a host name is resolved once, at start).
+    #[arg(long, default_value = "0.0.0.0:8443", env = "PROBEGATE_ADDR", value_parser = listen_addr)]
     addr: SocketAddr,
     /// Policy file (YAML). Default: the policy compiled in from policies/default.yaml.
     #[arg(long, env = "PROBEGATE_POLICY")]
@@ -170,8 +170,8 @@ struct ServeArgs {
     #[arg(long)]
     write_ca: Option<PathBuf>,
     /// Plain-HTTP admin address serving /metrics, /healthz, /readyz and /policy (for Prometheus and
-    /// kubelet probes), e.g. 0.0.0.0:8080.
-    #[arg(long, env = "PROBEGATE_ADMIN_ADDR")]
+    /// kubelet probes), IP:PORT or HOST:PORT, e.g. 0.0.0.0:8080 or localhost:18448.
+    #[arg(long, env = "PROBEGATE_ADMIN_ADDR", value_parser = listen_addr)]
     admin_addr: Option<SocketAddr>,
     /// Do not watch Namespaces (namespaceSelector overrides then never match).
     #[arg(long)]
@@ -188,6 +188,20 @@ struct ServeArgs {
     /// Log format.
     #[arg(long, value_enum, default_value = "text", env = "PROBEGATE_LOG_FORMAT")]
     log_format: LogFormat,
+}
+
+/// A listen address: `IP:PORT`, `[IPv6]:PORT`, or `HOST:PORT` with the host name resolved (its
+/// first address: `localhost` is usually 127.0.0.1).
+fn listen_addr(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    if text.rsplit_once(':').is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err()) {
+        return Err(format!("{text:?} is not HOST:PORT (e.g. 0.0.0.0:8443 or localhost:18448)"));
+    }
+    let mut addrs = text.to_socket_addrs().map_err(|e| format!("cannot resolve {text:?}: {e}"))?;
+    addrs.next().ok_or_else(|| format!("{text:?} resolves to no address"))
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

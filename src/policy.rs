@@ -396,7 +396,19 @@ impl Exemptions {
         let mut out = SkipRequest::default();
         for id in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match RuleId::parse(id) {
-                None => out.refused.push(format!("annotation {SKIP_ANNOTATION} names unknown rule {id:?}; ignored")),
+                None => {
+                    // The nearest rule id, as policy files get ("did you mean"): a typo here would
+                    // otherwise leave the rule on with only this note.
+                    let nearest = RuleId::ALL
+                        .iter()
+                        .map(|r| (strsim::levenshtein(&id.to_ascii_lowercase(), r.as_str()), r.as_str()))
+                        .min()
+                        .filter(|(d, _)| *d <= 4)
+                        .map(|(_, r)| format!(" (did you mean {r:?}?)"))
+                        .unwrap_or_default();
+                    out.refused
+                        .push(format!("annotation {SKIP_ANNOTATION} names unknown rule {id:?}{nearest}; ignored"))
+                }
                 Some(r) if !self.annotation_rules.contains(&r) => out.refused.push(format!(
                     "annotation {SKIP_ANNOTATION} cannot skip {r}: this policy does not let annotations skip it; ignored"
                 )),

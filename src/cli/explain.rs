@@ -338,7 +338,7 @@ fn dependency_analysis(w: &Workload, ctx: &DependencyContext<'_>) -> (Vec<String
 }
 
 /// What the dependency analysis of one object reads: the effective rules, exempt containers, the
-/// ConfigMaps of the same input and the object's namespace.
+/// ConfigMaps of the whole run and the object's namespace.
 struct DependencyContext<'a> {
     rules: &'a RuleSet,
     exempt: &'a [ContainerExemption],

@@ -252,8 +252,9 @@ pub struct Checked {
 pub struct FileAnalysis {
     /// The input.
     pub input: Input,
-    /// The ConfigMaps found in it (they resolve liveness scripts and env values).
-    pub configmaps: crate::engine::StaticConfigMaps,
+    /// The ConfigMaps of the whole run (every file and standard input: one run is one view of the
+    /// cluster); they resolve liveness scripts and env values, matched by namespace and name.
+    pub configmaps: std::sync::Arc<crate::engine::StaticConfigMaps>,
     /// Its text (empty when unreadable, or not kept).
     pub text: String,
     /// Its documents (empty when not kept).
@@ -310,8 +311,33 @@ pub enum Keep {
     Sources,
 }
 
-/// Reads, splits and evaluates one input under a policy. `default_namespace` applies to objects
-/// without `metadata.namespace`.
+/// The ConfigMaps (`v1`, also inside `kind: List`) of one text, as JSON values; nothing when the
+/// text does not mention `ConfigMap` (most files: they are not parsed twice).
+fn configmap_values(text: &str) -> Vec<serde_json::Value> {
+    if memchr::memmem::find(text.as_bytes(), b"ConfigMap").is_none() {
+        return Vec::new();
+    }
+    located::parse_file(text)
+        .iter()
+        .filter_map(|d| d.node.as_ref().ok().and_then(Option::as_ref))
+        .flat_map(|n| objects_of(n).into_iter().map(|(_, o)| o))
+        .filter(|o| o.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
+        .map(Node::to_value)
+        .collect()
+}
+
+/// The ConfigMaps of every text of a run, keyed by namespace (`metadata.namespace`, else
+/// `default_namespace`) and name; a later one of the same key replaces an earlier one.
+pub fn configmaps_of<'a>(
+    texts: impl IntoParallelIterator<Item = &'a str>,
+    default_namespace: &str,
+) -> crate::engine::StaticConfigMaps {
+    let values: Vec<Vec<serde_json::Value>> = texts.into_par_iter().map(configmap_values).collect();
+    crate::engine::StaticConfigMaps::from_documents(values.iter().flatten(), default_namespace)
+}
+
+/// Reads, splits and evaluates one input under a policy, with the ConfigMaps of that input only.
+/// `default_namespace` applies to objects without `metadata.namespace`.
 pub fn analyze(
     policy: &Policy,
     input: Input,
@@ -319,10 +345,26 @@ pub fn analyze(
     default_namespace: &str,
     keep: Keep,
 ) -> FileAnalysis {
+    let configmaps = match &text {
+        Ok(t) => configmaps_of([t.as_str()], default_namespace),
+        Err(_) => Default::default(),
+    };
+    analyze_with(policy, input, text, default_namespace, keep, std::sync::Arc::new(configmaps))
+}
+
+/// [`analyze`] with the ConfigMaps of the whole run (see [`configmaps_of`]).
+pub fn analyze_with(
+    policy: &Policy,
+    input: Input,
+    text: Result<String, String>,
+    default_namespace: &str,
+    keep: Keep,
+    configmaps: std::sync::Arc<crate::engine::StaticConfigMaps>,
+) -> FileAnalysis {
     let file = input.name();
     let mut analysis = FileAnalysis {
         input,
-        configmaps: Default::default(),
+        configmaps: configmaps.clone(),
         text: String::new(),
         documents: Vec::new(),
         objects: Vec::new(),
@@ -338,17 +380,11 @@ pub fn analyze(
         }
     };
     let documents = located::parse_file(&text);
-    // ConfigMaps in the same input (Helm and kustomize output carry them) resolve liveness scripts
-    // and env values, matched by namespace and name.
-    let configmap_docs: Vec<serde_json::Value> = documents
-        .iter()
-        .filter_map(|d| d.node.as_ref().ok().and_then(Option::as_ref))
-        .flat_map(|n| objects_of(n).into_iter().map(|(_, o)| o))
-        .filter(|o| o.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
-        .map(Node::to_value)
-        .collect();
-    analysis.configmaps = crate::engine::StaticConfigMaps::from_documents(&configmap_docs, default_namespace);
-    let configmaps = &analysis.configmaps.clone();
+    if let Some(error) = unrendered_template(&file, &text, &documents) {
+        analysis.errors.push(error);
+        return analysis;
+    }
+    let configmaps = &*configmaps;
     for (index, doc) in documents.iter().enumerate() {
         let node = match &doc.node {
             Ok(Some(n)) => n,
@@ -373,15 +409,11 @@ pub fn analyze(
                 analysis.skipped += 1;
                 continue;
             };
-            let workload = match Workload::from_value(kind, &object.to_value()) {
+            let value = object.to_value();
+            let workload = match Workload::from_value(kind, &value) {
                 Ok(w) => w,
                 Err(e) => {
-                    analysis.errors.push(InputError {
-                        file: file.clone(),
-                        line: Some(object.pos.line).filter(|l| *l > 0),
-                        column: None,
-                        message: redact_values(&e.to_string()),
-                    });
+                    analysis.errors.push(invalid_object(&file, object, kind, &value, &e));
                     continue;
                 }
             };
@@ -432,6 +464,61 @@ pub fn analyze(
     analysis
 }
 
+/// One error for a Helm chart template given as a manifest: a file with a document that does not
+/// parse and a `{{` action (the template would give one YAML error per action, and no hint).
+/// Placed at the first line with `{{`.
+fn unrendered_template(file: &str, text: &str, documents: &[Document]) -> Option<InputError> {
+    if !documents.iter().any(|d| d.node.is_err()) {
+        return None;
+    }
+    let (index, line) = text.lines().enumerate().find(|(_, l)| l.contains("{{"))?;
+    let column = line.find("{{").map(|c| line[..c].chars().count() + 1);
+    Some(InputError {
+        file: file.to_string(),
+        line: u32::try_from(index + 1).ok(),
+        column: column.and_then(|c| u32::try_from(c).ok()),
+        message: "an unrendered Helm template (`{{ ... }}`), not a manifest: render the chart first, \
+                  e.g. `helm template RELEASE CHART | probegate check -`"
+            .to_string(),
+    })
+}
+
+/// The error for an object that is not a valid instance of its kind, placed at the bad field: its
+/// line and column, and its path (`the object is not a valid Pod: spec.containers[0].livenessProbe.
+/// httpGet.port: invalid type: sequence, expected IntOrString`). A field that is missing is placed at the nearest parent.
+fn invalid_object(
+    file: &str,
+    object: &Node,
+    kind: WorkloadKind,
+    value: &serde_json::Value,
+    error: &crate::engine::workload::WorkloadError,
+) -> InputError {
+    let at = |node: &Node| (Some(node.pos.line).filter(|l| *l > 0), Some(node.pos.column).filter(|c| *c > 0));
+    match Workload::invalid_field(kind, value) {
+        Some(field) => {
+            // The deepest node of the path that exists (a missing field: its parent).
+            let node = (0..=field.tokens.len())
+                .rev()
+                .find_map(|n| object.at(field.tokens[..n].iter().map(String::as_str)))
+                .unwrap_or(object);
+            let (line, column) = at(node);
+            let path = if field.dotted.is_empty() { String::new() } else { format!(" {}:", field.dotted) };
+            InputError {
+                file: file.to_string(),
+                line: line.or(Some(object.pos.line).filter(|l| *l > 0)),
+                column,
+                message: format!("the object is not a valid {}:{path} {}", kind.as_str(), field.message),
+            }
+        }
+        None => InputError {
+            file: file.to_string(),
+            line: Some(object.pos.line).filter(|l| *l > 0),
+            column: None,
+            message: redact_values(&error.to_string()),
+        },
+    }
+}
+
 /// A deserialization error without the values it quotes: see
 /// [`crate::engine::workload::redact_quoted`].
 pub fn redact_values(message: &str) -> String {
@@ -439,7 +526,9 @@ pub fn redact_values(message: &str) -> String {
 }
 
 /// Expands, reads (standard input first, then files in parallel) and analyzes every input, in
-/// command-line order. Errors of expansion come first in the returned list.
+/// command-line order. One run is one view of the cluster: a ConfigMap in any input resolves the
+/// scripts and env values of workloads in every input (Helm output split one document per file).
+/// Errors of expansion come first in the returned list.
 pub fn analyze_all(
     policy: &Policy,
     paths: &[PathBuf],
@@ -448,16 +537,33 @@ pub fn analyze_all(
     keep: Keep,
 ) -> (Vec<FileAnalysis>, Vec<InputError>) {
     let (inputs, errors) = expand(paths);
-    let stdin_text = inputs.contains(&Input::Stdin).then(|| read(&Input::Stdin, stdin));
-    let analyses = inputs
-        .into_par_iter()
+    let mut stdin_text = inputs.contains(&Input::Stdin).then(|| read(&Input::Stdin, stdin));
+    let texts: Vec<(Input, Result<String, String>)> = inputs
+        .into_iter()
         .map(|input| {
             let text = match &input {
-                Input::Stdin => stdin_text.clone().unwrap_or_else(|| Ok(String::new())),
-                Input::File(_) => read(&input, &mut std::io::empty()),
+                Input::Stdin => stdin_text.take().unwrap_or_else(|| Ok(String::new())),
+                Input::File(_) => Ok(String::new()),
             };
-            analyze(policy, input, text, default_namespace, keep)
+            (input, text)
         })
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(input, text)| match &input {
+            Input::File(_) => {
+                let text = read(&input, &mut std::io::empty());
+                (input, text)
+            }
+            Input::Stdin => (input, text),
+        })
+        .collect();
+    let configmaps = std::sync::Arc::new(configmaps_of(
+        texts.par_iter().filter_map(|(_, t)| t.as_deref().ok()),
+        default_namespace,
+    ));
+    let analyses = texts
+        .into_par_iter()
+        .map(|(input, text)| analyze_with(policy, input, text, default_namespace, keep, configmaps.clone()))
         .collect();
     (analyses, errors)
 }

@@ -206,6 +206,17 @@ pub enum WorkloadError {
     },
 }
 
+/// Where a workload object is invalid: see [`Workload::invalid_field`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidField {
+    /// JSON Pointer tokens (unescaped) from the object to the field.
+    pub tokens: Vec<String>,
+    /// The same path dotted, `spec.containers[0].name` (empty for the object itself).
+    pub dotted: String,
+    /// What is wrong, values redacted: `invalid type: sequence, expected IntOrString`.
+    pub message: String,
+}
+
 /// `metadata: null` reads as empty metadata, like a missing member.
 fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
@@ -273,6 +284,37 @@ impl Workload {
     pub fn from_value(kind: WorkloadKind, value: &serde_json::Value) -> Result<Workload, WorkloadError> {
         Workload::deserialize_kind(kind, value)
             .map_err(|source| WorkloadError::Invalid { kind: kind.as_str(), source })?
+    }
+
+    /// Where the error of [`Workload::from_value`] on the same value is: the field's path as JSON
+    /// Pointer tokens from the object (`["spec", "containers", "0", "livenessProbe", "httpGet",
+    /// "port"]`), dotted (`spec.containers[0].livenessProbe.httpGet.port`), and the error message
+    /// without values (see [`redact_quoted`]). `None` when the value reads, or has no PodSpec.
+    /// Reads the value a second time with path tracking (serde_path_to_error): for error reports,
+    /// not the hot path.
+    pub fn invalid_field(kind: WorkloadKind, value: &serde_json::Value) -> Option<InvalidField> {
+        let mut track = serde_path_to_error::Track::new();
+        let de = serde_path_to_error::Deserializer::new(value, &mut track);
+        let error = match Workload::deserialize_kind(kind, de) {
+            Ok(_) => return None,
+            Err(e) => e,
+        };
+        let path = track.path();
+        let mut tokens = Vec::new();
+        for segment in &path {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => tokens.push(index.to_string()),
+                serde_path_to_error::Segment::Map { key } => tokens.push(key.clone()),
+                serde_path_to_error::Segment::Enum { variant } => tokens.push(variant.clone()),
+                serde_path_to_error::Segment::Unknown => break,
+            }
+        }
+        let dotted = path.to_string();
+        Some(InvalidField {
+            tokens,
+            dotted: if dotted == "." { String::new() } else { dotted },
+            message: redact_quoted(&error.to_string()),
+        })
     }
 
     fn deserialize_kind<'de, D>(

@@ -437,7 +437,19 @@ fn yaml_error(e: &serde_saphyr::Error, base: Base) -> YamlError {
     YamlError {
         line: if line == 0 { base.line + 1 } else { line + base.line },
         column,
-        message: strip_location(&e.without_snippet().to_string()),
+        message: without_library_advice(&strip_location(&e.without_snippet().to_string())),
+    }
+}
+
+/// Drops the YAML library's advice to programmers (`set DuplicateKeyPolicy in Options`): whoever
+/// reads the message writes manifests, not Rust.
+fn without_library_advice(msg: &str) -> String {
+    let msg = msg
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace("; use from_str_multiple or from_str_multiple_with_options", "");
+    match msg.strip_prefix("duplicate mapping key: ") {
+        Some(key) => format!("duplicate key `{key}` in a mapping (each key may appear once)"),
+        None => msg,
     }
 }
 

@@ -1,0 +1,206 @@
+//! The command line as people run it (the real binary): one run is one view of the cluster
+//! (ConfigMaps across files), errors placed where the problem is, `fix` keeping files as written,
+//! and the conveniences other linters have (`rules`, completions, a config file, `--skip`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the binary in `dir` with `stdin`; the configuration environment is cleared so that the
+/// tests do not depend on the caller's.
+fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PROBEGATE_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The Redis replication fixture split as Helm output often is: the health ConfigMap in one file,
+/// the two StatefulSets in another.
+fn split_redis(dir: &Path) -> (String, String) {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/scripts/redis-replication.yaml")).unwrap();
+    let (configmap, workloads) = text.split_once("\n---\n").unwrap();
+    assert!(configmap.contains("kind: ConfigMap") && !workloads.contains("kind: ConfigMap"));
+    std::fs::write(dir.join("health.yaml"), configmap).unwrap();
+    std::fs::write(dir.join("redis.yaml"), workloads).unwrap();
+    (configmap.to_string(), workloads.to_string())
+}
+
+#[test]
+fn a_configmap_in_one_file_resolves_the_script_of_a_workload_in_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let (configmap, workloads) = split_redis(dir.path());
+    // Alone, the script is unknown: a note, never a denial.
+    let alone = run_in(dir.path(), &["check", "redis.yaml"], None);
+    assert_eq!(alone.status.code(), Some(0), "{}", stdout(&alone));
+    assert!(stdout(&alone).contains("not analysed (ConfigMap data/cache-redis-health is not available)"));
+    // Two files, either order, and a file plus standard input: one view, the replica denied.
+    for args in [
+        vec!["check", "health.yaml", "redis.yaml"],
+        vec!["check", "redis.yaml", "health.yaml"],
+        vec!["check", "health.yaml", "-"],
+    ] {
+        let stdin = args.contains(&"-").then_some(workloads.as_str());
+        let o = run_in(dir.path(), &args, stdin);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {out}");
+        let deny: Vec<&str> = out.lines().filter(|l| l.contains(" deny ")).collect();
+        assert_eq!(deny.len(), 1, "{out}");
+        assert!(deny[0].contains("cache-redis-replicas") && deny[0].contains("liveness-dependency"), "{out}");
+    }
+    // The ConfigMap on standard input, the workloads in a file.
+    let o = run_in(dir.path(), &["check", "-", "redis.yaml"], Some(&configmap));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    // explain sees it too: the replica's liveness reaches outside the pod only with the ConfigMap.
+    let with = stdout(&run_in(dir.path(), &["explain", "health.yaml", "redis.yaml"], None));
+    let without = stdout(&run_in(dir.path(), &["explain", "redis.yaml"], None));
+    let marker = "reaches outside the pod (liveness-dependency)";
+    assert!(with.contains(marker), "{with}");
+    assert!(!without.contains(marker), "{without}");
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `check` on one file written into a fresh directory.
+fn check_text(name: &str, text: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), text).unwrap();
+    run_in(dir.path(), &["check", name], None)
+}
+
+const POD_HEAD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: app\n    image: nginx\n";
+
+#[test]
+fn an_invalid_field_is_reported_at_its_line_with_its_path() {
+    let text =
+        format!("{POD_HEAD}    livenessProbe:\n      httpGet:\n        path: /\n        port: [1, 2]\n");
+    let o = check_text("bad.yaml", &text);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "bad.yaml:12:15: the object is not a valid Pod: spec.containers[0].livenessProbe.httpGet.port: invalid type: sequence"
+        ),
+        "{e}"
+    );
+    // A value never appears in the message (env values hold secrets).
+    let text = format!("{POD_HEAD}    env:\n    - name: TOKEN\n      value: {{hunter2: 1}}\n");
+    let e = stderr(&check_text("env.yaml", &text));
+    assert!(
+        e.contains(
+            "env.yaml:11:14: the object is not a valid Pod: spec.containers[0].env[0].value: invalid type"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+}
+
+#[test]
+fn a_duplicate_key_is_explained_without_the_libraries_advice() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  name: y\nspec:\n  containers: []\n";
+    let e = stderr(&check_text("dup.yaml", text));
+    assert!(e.contains("dup.yaml:5:3: invalid YAML: duplicate key `name`"), "{e}");
+    assert!(!e.contains("DuplicateKeyPolicy"), "{e}");
+}
+
+#[test]
+fn an_unrendered_helm_template_is_one_error_suggesting_helm_template() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.fullname\" . }}\n  labels:\n    {{- include \"x.labels\" . | nindent 4 }}\nspec:\n  template:\n    spec:\n      containers:\n      - name: {{ .Chart.Name }}\n";
+    let o = check_text("deployment.yaml", text);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("deployment.yaml:4:9: an unrendered Helm template") && e.contains("helm template"),
+        "{e}"
+    );
+    // Template-like text inside a valid manifest is just text.
+    let text = format!("{POD_HEAD}    args: [\"{{{{ not a template }}}}\"]\n");
+    let o = check_text("ok.yaml", &text);
+    assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn skip_annotations_get_did_you_mean_and_a_note_where_they_are_not_read() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    probegate.dev/skip: startup-probe\nspec:\n  template:\n    metadata:\n      annotations:\n        probegate.dev/skip: prestop-slep\n    spec:\n      containers:\n      - name: app\n        image: nginx\n        ports: [{containerPort: 80}]\n";
+    let out = stdout(&check_text("web.yaml", text));
+    assert!(out.contains(r#"unknown rule "prestop-slep" (did you mean "prestop-sleep"?)"#), "{out}");
+    assert!(out.contains("on the Deployment's own metadata is not read"), "{out}");
+    // Where it is read, it works and nothing is said.
+    let fixed = text
+        .replace("prestop-slep", "prestop-sleep")
+        .replace("  annotations:\n    probegate.dev/skip: startup-probe\n", "");
+    let out = stdout(&check_text("web.yaml", &fixed));
+    assert!(!out.contains("note:") && !out.contains("(prestop-sleep)"), "{out}");
+}
+
+/// `serve --admin-addr localhost:PORT` (as the README writes HOST:PORT) is accepted and serves.
+#[test]
+fn serve_takes_host_names_for_its_addresses() {
+    use std::io::{BufRead, Read};
+    let dir = tempfile::tempdir().unwrap();
+    let bad = run_in(dir.path(), &["serve", "--admin-addr", "localhost"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("is not HOST:PORT"), "{}", stderr(&bad));
+    let ca = dir.path().join("ca.pem");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["serve", "--addr", "localhost:0", "--admin-addr", "localhost:0", "--no-namespace-watch"])
+        .arg("--write-ca")
+        .arg(&ca)
+        .env("PROBEGATE_LOG_FORMAT", "json")
+        .env("KUBECONFIG", dir.path().join("none"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut admin = None;
+    while admin.is_none() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else { break };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+        if let Some(a) = v["admin"].as_str().filter(|a| *a != "none") {
+            admin = Some(a.parse::<std::net::SocketAddr>().unwrap());
+        }
+    }
+    let result = admin.map(|admin| {
+        assert!(admin.ip().is_loopback(), "{admin}");
+        let mut s = std::net::TcpStream::connect(admin).unwrap();
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        reply
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let reply = result.expect("serve did not log its admin address within 60 s");
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}
