@@ -14,10 +14,11 @@ fn coupled_pod() -> Value {
             "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}}]}})
 }
 
-/// A Pod no rule fires on: one container, no ports, no probes.
+/// A Pod no rule fires on: a run-to-completion Pod (`restartPolicy: Never`, so not a long-running
+/// worker that `worker-liveness-missing` asks a liveness probe of), one container, no ports, no probes.
 fn clean_pod() -> Value {
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker", "namespace": "shop"},
-        "spec": {"containers": [{"name": "worker", "image": "w:1"}]}})
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "worker", "image": "w:1"}]}})
 }
 
 fn decide(endpoint: Endpoint, object: &Value, username: &str) -> Decision {

@@ -146,12 +146,15 @@ fn skip_annotations_get_did_you_mean_and_a_note_where_they_are_not_read() {
     let out = stdout(&check_text("web.yaml", text));
     assert!(out.contains(r#"unknown rule "prestop-slep" (did you mean "prestop-sleep"?)"#), "{out}");
     assert!(out.contains("on the Deployment's own metadata is not read"), "{out}");
-    // Where it is read, it works and nothing is said.
+    // Where it is read, it works: the rule is skipped, the skip is reported as a note (never
+    // silent), and nothing is warned about the annotation.
     let fixed = text
         .replace("prestop-slep", "prestop-sleep")
         .replace("  annotations:\n    probegate.dev/skip: startup-probe\n", "");
     let out = stdout(&check_text("web.yaml", &fixed));
-    assert!(!out.contains("note:") && !out.contains("(prestop-sleep)"), "{out}");
+    assert!(!out.contains("(prestop-sleep)"), "{out}");
+    assert!(!out.contains("unknown rule") && !out.contains("is not read"), "{out}");
+    assert!(out.contains("rules skipped by annotation probegate.dev/skip: prestop-sleep"), "{out}");
 }
 
 /// `serve --admin-addr localhost:PORT` (as the README writes HOST:PORT) is accepted and serves.
