@@ -753,6 +753,19 @@ impl Drop for Webhooks {
     }
 }
 
+/// The API server's audit events (JSON, level `Metadata`) for `resource` `namespace/name`, oldest
+/// first: their `annotations` hold the webhooks' audit annotations as `WEBHOOK-NAME/KEY`.
+pub fn audit_events(resource: &str, namespace: &str, name: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(&cluster().audit_log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| {
+            let r = &e["objectRef"];
+            r["resource"] == resource && r["namespace"] == namespace && r["name"] == name
+        })
+        .collect()
+}
+
 /// Polls `check` every 50 ms until it returns `Some`, or panics with `what` after `deadline`.
 pub async fn eventually<T, F, Fut>(deadline: Duration, what: &str, mut check: F) -> T
 where

@@ -6,6 +6,7 @@
 
 pub mod harness;
 
+mod configmaps;
 mod observability;
 mod smoke;
 mod webhooks;
