@@ -824,11 +824,18 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
     if let Some(cfg) = self_managed {
         let client = kube::Client::try_default().await?;
         let rustls = running.tls.clone();
+        let wake = Arc::new(tokio::sync::Notify::new());
+        tokio::spawn(selfmanaged::watch_webhook_configurations(
+            client.clone(),
+            cfg.clone(),
+            Arc::clone(&wake),
+        ));
         tokio::spawn(selfmanaged::maintain(
             client,
             cfg,
             initial_tls,
             SELF_MANAGED_CHECK_INTERVAL,
+            wake,
             move |material| match tls::server_config(&material) {
                 Ok(cfg) => rustls.reload_from_config(Arc::new(cfg)),
                 Err(e) => {

@@ -8,5 +8,6 @@ pub mod harness;
 
 mod configmaps;
 mod observability;
+mod selfmanaged;
 mod smoke;
 mod webhooks;
