@@ -34,7 +34,7 @@ use serde::Serialize;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::admission::{self, AdmissionRequest, Decision, Endpoint, ReviewError};
-use crate::engine::{ConfigMapSource, NoConfigMaps};
+use crate::engine::{ConfigMapSource, StaticConfigMaps};
 use crate::policy::{Action, Policy};
 use configmaps::ConfigMapResolver;
 use metrics::Metrics;
@@ -497,7 +497,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Respons
 /// Parses, looks up the namespace's labels (never waiting) and reviews under one policy snapshot.
 fn decide(state: &AppState, endpoint: Endpoint, body: &[u8]) -> Result<(Decision, bool), ReviewError> {
     let request = admission::parse_review(body)?;
-    review_parsed(state, endpoint, &request, &NoConfigMaps)
+    review_parsed(state, endpoint, &request, &NotResolving)
 }
 
 /// Reviews a parsed request under one policy snapshot, with the namespace's labels (never waiting)
@@ -519,8 +519,9 @@ fn review_parsed(
 }
 
 /// `--resolve-configmaps`: parse, read the ConfigMaps the review could use (within the resolver's
-/// budget; what does not answer in time is unresolved), then review. Large bodies are parsed and
-/// reviewed on the blocking pool. `None` when a blocking task failed.
+/// budget; what does not answer in time is unresolved), asking again with what was found (a script
+/// may run another from a second ConfigMap, up to [`CONFIGMAP_ROUNDS`] rounds), then review. Large
+/// bodies are parsed and reviewed on the blocking pool. `None` when a blocking task failed.
 async fn decide_resolving(
     state: &Arc<AppState>,
     resolver: &ConfigMapResolver,
@@ -532,19 +533,28 @@ async fn decide_resolving(
     let places = Arc::clone(held);
     let parse = move || {
         let _places = places;
-        admission::parse_review(&body).map(|request| {
-            let needed = admission::configmaps_needed(&request);
-            (request, needed)
-        })
+        admission::parse_review(&body)
     };
     let parsed = if large { tokio::task::spawn_blocking(parse).await.ok()? } else { parse() };
-    let (request, needed) = match parsed {
+    let request = match parsed {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
     };
-    let (found, results) = resolver.prefetch(&needed).await;
-    for result in results {
-        state.metrics.configmap_lookup(result);
+    let mut found = StaticConfigMaps::new();
+    found.set_default_reason(configmaps::NOT_NEEDED);
+    let mut asked = std::collections::BTreeSet::new();
+    let deadline = tokio::time::Instant::now() + resolver.budget();
+    for _ in 0..CONFIGMAP_ROUNDS {
+        let needed: Vec<(String, String)> = admission::configmaps_needed(&request, &found)
+            .into_iter()
+            .filter(|k| asked.insert(k.clone()))
+            .collect();
+        if needed.is_empty() || tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        for result in resolver.prefetch(&needed, deadline, &mut found).await {
+            state.metrics.configmap_lookup(result);
+        }
     }
     if large {
         let st = Arc::clone(state);
@@ -557,6 +567,23 @@ async fn decide_resolving(
         .ok()
     } else {
         Some(review_parsed(state, endpoint, &request, &found))
+    }
+}
+
+/// Most rounds of ConfigMap reads per request: the probe's own scripts, then scripts they name on
+/// other ConfigMaps, and so on.
+pub const CONFIGMAP_ROUNDS: usize = 3;
+
+/// Without `--resolve-configmaps`: nothing is read, and unresolved scripts say so.
+struct NotResolving;
+
+impl ConfigMapSource for NotResolving {
+    fn get(&self, _namespace: &str, _name: &str) -> crate::engine::ConfigMapLookup<'_> {
+        crate::engine::ConfigMapLookup::Unresolved
+    }
+
+    fn unresolved_reason(&self, _namespace: &str, _name: &str) -> String {
+        configmaps::NOT_RESOLVING.to_string()
     }
 }
 
@@ -785,7 +812,6 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
                 running.state.set_configmap_resolver(Some(Arc::new(ConfigMapResolver::new(fetch))));
                 tracing::info!(
                     budget_ms = configmaps::BUDGET.as_millis() as u64,
-                    cache_seconds = configmaps::TTL.as_secs(),
                     "--resolve-configmaps: reading the ConfigMaps of liveness scripts from the API"
                 );
             }
@@ -798,11 +824,18 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
     if let Some(cfg) = self_managed {
         let client = kube::Client::try_default().await?;
         let rustls = running.tls.clone();
+        let wake = Arc::new(tokio::sync::Notify::new());
+        tokio::spawn(selfmanaged::watch_webhook_configurations(
+            client.clone(),
+            cfg.clone(),
+            Arc::clone(&wake),
+        ));
         tokio::spawn(selfmanaged::maintain(
             client,
             cfg,
             initial_tls,
             SELF_MANAGED_CHECK_INTERVAL,
+            wake,
             move |material| match tls::server_config(&material) {
                 Ok(cfg) => rustls.reload_from_config(Arc::new(cfg)),
                 Err(e) => {

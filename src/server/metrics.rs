@@ -11,8 +11,9 @@
 //!   that is not a valid namespace name);
 //! - `probegate_policy_reloads_total{result}`: `success` or `failure`;
 //! - `probegate_policy_info{hash,source}`: 1 for the policy in force;
-//! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `cached`, `found`,
-//!   `not_found`, `failed` or `timeout` (the request's budget ran out first).
+//! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `found`, `not_found`,
+//!   `forbidden`, `failed`, `timeout` (the request's budget ran out first) or `cached` (a failure
+//!   remembered).
 
 use std::collections::HashSet;
 use std::sync::Mutex;

@@ -611,6 +611,9 @@ pub struct WebhookOptions {
     pub ca_bundle: Option<String>,
     /// The configurations' name; `None`: `e2e-NAMESPACE`.
     pub name: Option<String>,
+    /// Wait until the API server calls probegate (not possible when the `caBundle` does not
+    /// trust it yet).
+    pub wait_until_called: bool,
 }
 
 impl Default for WebhookOptions {
@@ -621,6 +624,7 @@ impl Default for WebhookOptions {
             failure_policy: "Fail".into(),
             ca_bundle: None,
             name: None,
+            wait_until_called: true,
         }
     }
 }
@@ -699,7 +703,9 @@ impl Webhooks {
             .validating
             .iter()
             .any(|r| r.resources.as_ref().is_some_and(|r| r.iter().any(|r| r == "pods")));
-        wait_until_called(pg, ns, pods_mutated, pods_validated).await;
+        if options.wait_until_called {
+            wait_until_called(pg, ns, pods_mutated, pods_validated).await;
+        }
         hooks
     }
 }
@@ -751,6 +757,19 @@ impl Drop for Webhooks {
         })
         .join();
     }
+}
+
+/// The API server's audit events (JSON, level `Metadata`) for `resource` `namespace/name`, oldest
+/// first: their `annotations` hold the webhooks' audit annotations as `WEBHOOK-NAME/KEY`.
+pub fn audit_events(resource: &str, namespace: &str, name: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(&cluster().audit_log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| {
+            let r = &e["objectRef"];
+            r["resource"] == resource && r["namespace"] == namespace && r["name"] == name
+        })
+        .collect()
 }
 
 /// Polls `check` every 50 ms until it returns `Some`, or panics with `what` after `deadline`.

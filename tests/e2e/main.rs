@@ -6,6 +6,8 @@
 
 pub mod harness;
 
+mod configmaps;
 mod observability;
+mod selfmanaged;
 mod smoke;
 mod webhooks;
