@@ -527,6 +527,13 @@ pub fn review_with_configmaps(
             kind.as_str()
         )));
     };
+    // `/mutate` patches only on CREATE (a Pod's probes and lifecycle are immutable, and a
+    // template is patched only with `templates.mutate`): anything else has nothing to patch and
+    // nothing to say that `/validate` does not say, so the object is not even read.
+    let mutable = request.operation == Operation::Create && (kind.is_pod() || policy.templates.mutate);
+    if endpoint == Endpoint::Mutate && !mutable {
+        return skip("nothing to patch", summary, response);
+    }
     let workload = Workload::from_json(kind, object.get())?;
     if summary.name.is_empty() {
         summary.name = workload.metadata.display_name();
@@ -569,10 +576,26 @@ pub fn review_with_configmaps(
 
     let mut reported: Vec<&Finding> = Vec::new();
     let audit = mode == Mode::Audit;
+    // What is still needed of the object; the rest of it (a large PodSpec) is freed before the old
+    // object of an UPDATE is read, so that the two are never in memory at once.
+    let owner = workload.metadata.validated_controller().cloned();
+    drop(workload);
     match endpoint {
         Endpoint::Validate => {
+            // An object made by a controller (a Pod by its ReplicaSet, a ReplicaSet by its
+            // Deployment, a Job by its CronJob) is warned, not denied: its controller was the place
+            // to stop it, and denying it would only stall a rollout or a schedule, silently. Only
+            // controllers whose templates probegate validates count (not custom resources), and
+            // only when the API server says a trusted controller is creating it: anyone can write
+            // an ownerReference, and the API server does not check that the owner exists.
+            let owner = owner.as_ref();
+            let creator = crate::engine::excerpt(&request.user_info.username, 253);
+            let trusted = owner.is_some() && policy.exemptions.trusts(&request.user_info.username);
+            // The old object of an UPDATE is read only when a finding would otherwise be denied
+            // (it may have been there before): a large UPDATE is mostly parsed once.
+            let would_deny = !audit && !trusted && evaluation.with_action(Action::Deny).next().is_some();
             let old = match (&request.operation, &request.old_object) {
-                (Operation::Update, Some(old)) => Some(engine::evaluate_with_configmaps(
+                (Operation::Update, Some(old)) if would_deny => Some(engine::evaluate_with_configmaps(
                     &effective.rules,
                     &Workload::from_json(kind, old.get())?,
                     exempt,
@@ -581,15 +604,6 @@ pub fn review_with_configmaps(
                 )),
                 _ => None,
             };
-            // An object made by a controller (a Pod by its ReplicaSet, a ReplicaSet by its
-            // Deployment, a Job by its CronJob) is warned, not denied: its controller was the place
-            // to stop it, and denying it would only stall a rollout or a schedule, silently. Only
-            // controllers whose templates probegate validates count (not custom resources), and
-            // only when the API server says a trusted controller is creating it: anyone can write
-            // an ownerReference, and the API server does not check that the owner exists.
-            let owner = workload.metadata.validated_controller();
-            let creator = crate::engine::excerpt(&request.user_info.username, 253);
-            let trusted = owner.is_some() && policy.exemptions.trusts(&request.user_info.username);
             let mut denials = Vec::new();
             for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
                 reported.push(f);
@@ -651,8 +665,6 @@ pub fn review_with_configmaps(
             }
         }
         Endpoint::Mutate => {
-            let mutable =
-                request.operation == Operation::Create && (kind.is_pod() || policy.templates.mutate);
             if mutable {
                 let mut patch = Vec::new();
                 for f in evaluation.with_action(Action::Mutate) {

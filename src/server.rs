@@ -107,14 +107,18 @@ pub const H2_CONNECTION_WINDOW_BYTES: u32 = 512 * 1024;
 /// analysis budget; this bounds how many compete with the async workers for the 2 cores.
 pub const MAX_BLOCKING_EVALUATIONS: usize = 4;
 
-/// Most bytes of large bodies (over [`INLINE_BODY_BYTES`]) being received at once, all
-/// connections together: 32 MiB, eight bodies of the largest size accepted. A request whose body
+/// Most bytes of large bodies (over [`INLINE_BODY_BYTES`]) being received or evaluated at once,
+/// all connections together: 12 MiB, three bodies of the largest size accepted (four UPDATE
+/// reviews of 2.8 MB, a Pod at etcd's limit twice). Bodies over [`INLINE_BODY_BYTES`] are
+/// evaluated one at a time, so more room only buffers more bodies that wait: with 32 MiB, sixteen
+/// concurrent 2.8 MB UPDATE reviews peaked at 121 to 137 MiB, over deploy/'s 128 MiB limit
+/// (`benches/memory.rs`). A request whose body
 /// is larger than [`INLINE_BODY_BYTES`] by its `Content-Length` (or of unknown length, counted as
 /// [`MAX_BODY_BYTES`]) waits for room before its body is read, within [`REQUEST_TIMEOUT`]; the
 /// small reviews that are nearly all of an API server's traffic draw on their own budget
 /// ([`SMALL_BODY_BUDGET_BYTES`]) and never wait for this one. Without it, many
 /// slow uploads of 4 MiB each hold that much memory apiece (100 of them held 510 MB).
-pub const LARGE_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+pub const LARGE_BODY_BUDGET_BYTES: usize = 12 * 1024 * 1024;
 
 /// A policy with where it came from and the hash of its text.
 #[derive(Debug, Clone)]

@@ -755,3 +755,30 @@ async fn hostile_text_is_escaped_bounded_and_values_stay_redacted() {
     assert!(!v.to_string().contains("hunter2secret"), "{v}");
     h.healthy().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_reads_its_old_object_only_when_a_finding_would_be_denied() {
+    let h = start(Policy::default()).await;
+    // An old object that cannot be read: a review that reads it answers 400.
+    let unreadable = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api-1"},
+        "spec": {"containers": "not a list"}});
+    let mut clean = coupled_pod(None);
+    clean["spec"]["containers"][0]["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": 8080}});
+    // Nothing that would be denied: the old object is not read (a large UPDATE is parsed once).
+    let r = h.review("/validate", &review("UPDATE", &clean, Some(&unreadable), "o1")).await.response;
+    assert!(r.allowed, "{r:?}");
+    // Made by the ReplicaSet controller, a coupled probe is a warning: not read either.
+    let mut owned = coupled_pod(Some(
+        json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-6d4f", "uid": "x", "controller": true}),
+    ));
+    owned["metadata"]["labels"] = json!({"team": "b"});
+    let body = review_as("UPDATE", &owned, Some(&unreadable), "o2", REPLICASET_CONTROLLER);
+    assert!(h.review("/validate", &body).await.response.allowed);
+    // A finding that would be denied: the old object is read, to see whether it was there before.
+    let (status, v) =
+        h.post("/validate", &review("UPDATE", &coupled_pod(None), Some(&unreadable), "o3")).await;
+    assert_eq!(status, 400, "{v}");
+    // /mutate never patches an UPDATE: the object itself is not read.
+    let r = h.review("/mutate", &review("UPDATE", &unreadable, Some(&unreadable), "o4")).await.response;
+    assert!(r.allowed && r.patch.is_none() && r.warnings.is_none(), "{r:?}");
+}
