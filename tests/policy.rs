@@ -238,6 +238,43 @@ fn committed_schema_is_in_sync() {
     assert_eq!(committed["additionalProperties"], false);
 }
 
+#[test]
+fn shipped_policies_validate_against_the_committed_schema() {
+    // What an editor with the yaml-language-server comment checks: policies/schema.json, as
+    // committed, applied to every shipped policy read as JSON the way that editor reads YAML (1.2:
+    // `off` is the string "off", not YAML 1.1's false).
+    let yaml12 = |text: &str| -> serde_json::Value {
+        serde_saphyr::from_str_with_options(text, serde_saphyr::options! { strict_booleans: true }).unwrap()
+    };
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo("policies/schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(repo("policies"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "{names:?}");
+    for name in &names {
+        let text = std::fs::read_to_string(repo(&format!("policies/{name}"))).unwrap();
+        let doc = yaml12(&text);
+        let errors: Vec<String> =
+            validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "policies/{name}: {errors:#?}");
+    }
+    // The schema is not vacuous: it refuses what the parser refuses.
+    for bad in [
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency: {action: mutate}\n",
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  startup-probe: {budgetSecond: 300}\n",
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nmode: loud\n",
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  probe-timeout: {livenessMinSeconds: 0}\n",
+    ] {
+        assert!(policy::parse(bad, "t").is_err(), "{bad}");
+        assert!(!validator.is_valid(&yaml12(bad)), "the schema accepts {bad}");
+    }
+}
+
 fn probegate(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_probegate")).args(args).output().unwrap();
     (

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Rewrites tests/fixtures/golden/ with what the current binary prints, the way tests/cli.rs runs it.
+# Tests never write goldens: run this when an output change is intended, then review
+# `git diff tests/fixtures/golden` line by line before committing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --quiet --bin probegate
+bin=target/debug/probegate
+golden=tests/fixtures/golden
+unset NO_COLOR
+# `check` exits 1 on the corpus (one file is denied); anything else is a failure here.
+for pair in text:check.txt json:check.json sarif:check.sarif junit:check.xml; do
+  code=0
+  "$bin" check -o "${pair%%:*}" tests/fixtures/corpus >"$golden/${pair#*:}" || code=$?
+  [ "$code" -eq 1 ] || { echo "check -o ${pair%%:*} exited $code (expected 1)" >&2; exit 1; }
+done
+"$bin" fix - <tests/fixtures/cli/app.yaml >"$golden/fix-app.yaml"
+svg=$(mktemp -d)
+trap 'rm -rf "$svg"' EXIT
+"$bin" explain --dependency-check liveness --svg "$svg/seed.svg" tests/fixtures/explain/seed-scenario.yaml \
+  >"$golden/explain-seed.txt"
+git --no-pager diff --stat -- "$golden"
+echo "review: git diff $golden"
