@@ -199,9 +199,19 @@ pub fn evaluate_with_configmaps(
     };
     let mut unresolved = Vec::new();
     let budget = exec::AnalysisBudget::default();
+    let bare_pod = workload.kind.is_pod() && workload.metadata.controller().is_none();
     for (kind, index, container) in apps.chain(sidecars).filter(in_scope) {
-        let target =
-            rules::Target { spec, container, kind, base, index, configmaps, namespace, budget: &budget };
+        let target = rules::Target {
+            spec,
+            container,
+            kind,
+            base,
+            index,
+            configmaps,
+            namespace,
+            budget: &budget,
+            bare_pod,
+        };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }
     Evaluation { findings, unresolved }

@@ -212,9 +212,12 @@ fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
 
 #[test]
 fn workers_without_ports_or_probes_are_warned() {
-    let e = eval(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n"));
+    let e = eval(&deployment(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n")));
     let f = findings(&e, RuleId::WorkerLivenessMissing);
     assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{:?}", e.findings);
+    // A Pod made by hand (no controller) is a demo or debug Pod, not a worker.
+    let e = eval(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n"));
+    assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty());
     let quiet = [
         // A liveness probe (or a readiness one) watches it.
         "containers:\n- name: consumer\n  image: a\n  livenessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n",
@@ -230,9 +233,31 @@ fn workers_without_ports_or_probes_are_warned() {
          readinessProbe: {tcpSocket: {port: 80}}\ninitContainers:\n- name: shipper\n  image: b\n  restartPolicy: Always\n",
     ];
     for spec in quiet {
-        let e = eval(&pod(spec));
+        let e = eval(&deployment(&pod(spec)));
         assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty(), "{spec}: {:?}", e.findings);
     }
+    // Containers that only idle have no loop to watch.
+    for cmd in [
+        "[sleep, infinity]",
+        "[sh, -c, \"sleep 3600\"]",
+        "[tail, -f, /dev/null]",
+        "[sh, -c, \"while true; do sleep 30; done\"]",
+    ] {
+        let e = eval(&deployment(&pod(&format!(
+            "containers:\n- name: idle\n  image: busybox\n  command: {cmd}\n"
+        ))));
+        assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty(), "{cmd}: {:?}", e.findings);
+    }
+    let e = eval(&deployment(&pod(
+        "containers:\n- name: w\n  image: a\n  command: [sh, -c, \"sleep 5; exec worker\"]\n",
+    )));
+    assert_eq!(findings(&e, RuleId::WorkerLivenessMissing).len(), 1);
+}
+
+/// A Pod's spec as a Deployment's template.
+fn deployment(pod: &Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": pod["spec"].clone()}}})
 }
 
 // === exec-probe-replaceable ===
