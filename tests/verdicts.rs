@@ -409,3 +409,41 @@ fn metrics_only_containers_get_no_readiness_missing_and_prestop_sleep_only_as_co
     assert_eq!(findings(&e, RuleId::ReadinessMissing).len(), 1);
     assert_eq!(findings(&e, RuleId::PrestopSleep).len(), 1);
 }
+
+/// `info` findings are reported by `check` (level `info`, counted in the summary) and never fail it
+/// at the default `--fail-on deny`, nor become admission warnings.
+#[test]
+fn info_findings_are_reported_by_check_only() {
+    use probegate::cli::check::{self, CheckOptions, Format};
+    use probegate::cli::input::Level;
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  selector: {matchLabels: {a: b}}\n  \
+        template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        \
+        readinessProbe: {exec: {command: [curl, -f, \"http://localhost:80/\"]}, timeoutSeconds: 2}\n";
+    let run = |fail_on| {
+        let opts =
+            CheckOptions { policy: None, namespace: None, format: Format::Text, fail_on, color: false };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = check::run(&opts, &["-".into()], &mut manifest.as_bytes(), &mut out, &mut err);
+        (code, String::from_utf8(out).unwrap())
+    };
+    let (code, out) = run(Level::Deny);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  info  ") && out.contains("(exec-probe-replaceable)"), "{out}");
+    assert!(out.contains("0 fix, 1 info, 0 errors"), "{out}");
+    assert_eq!(run(Level::Info).0, 1);
+    // At admission: no warning.
+    let doc = common::yaml(manifest);
+    let body = serde_json::to_vec(&common::review("CREATE", &doc, None, "i")).unwrap();
+    let request = probegate::admission::parse_review(&body).unwrap();
+    let response = probegate::admission::review(
+        &Policy::default(),
+        None,
+        probegate::admission::Endpoint::Validate,
+        &request,
+    )
+    .unwrap()
+    .review
+    .response;
+    assert!(response.allowed);
+    assert!(response.warnings.unwrap_or_default().iter().all(|w| !w.contains("exec-probe-replaceable")));
+}
