@@ -447,3 +447,24 @@ fn info_findings_are_reported_by_check_only() {
     assert!(response.allowed);
     assert!(response.warnings.unwrap_or_default().iter().all(|w| !w.contains("exec-probe-replaceable")));
 }
+
+/// The readiness analysis has its own per-object budget: readiness scripts that would spend the
+/// whole shell-analysis budget never leave a later container's liveness probe unanalysed.
+#[test]
+fn readiness_analysis_never_spends_the_liveness_budget() {
+    let script = "test -f /tmp/ready; ".repeat(700); // 14 KB, under the per-script bound
+    let mut containers: Vec<Value> = (0..100)
+        .map(|i| {
+            json!({"name": format!("r{i}"), "image": "a",
+                "readinessProbe": {"exec": {"command": ["sh", "-c", script]}}})
+        })
+        .collect();
+    containers.push(json!({"name": "api", "image": "a",
+        "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}}));
+    let doc = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": containers}});
+    let e = eval(&doc);
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!(f.len(), 1, "unresolved: {:?}", e.unresolved);
+    assert_eq!((f[0].container.as_str(), f[0].action), ("api", Action::Deny));
+}

@@ -155,7 +155,7 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
     let options = exec::Options {
         known_commands: rules.liveness_dependency.known_commands().collect(),
         files: Some(&files),
-        budget: Some(t.budget),
+        budget: Some(t.readiness_budget),
     };
     let dep = exec::analyze(command, &env, &options).dependency?;
     Some(format!(
