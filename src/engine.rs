@@ -227,9 +227,23 @@ pub fn evaluate_with_configmaps(
     };
     let mut unresolved = Vec::new();
     let budget = exec::AnalysisBudget::default();
+    // The readiness analysis has a budget of its own: a large readiness script must never spend what
+    // the liveness (deny) analysis of a later container needs.
+    let readiness_budget = exec::AnalysisBudget::default();
+    let bare_pod = workload.kind.is_pod() && workload.metadata.controller().is_none();
     for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
-        let target =
-            rules::Target { spec, container, kind, base, index, configmaps, namespace, budget: &budget };
+        let target = rules::Target {
+            spec,
+            container,
+            kind,
+            base,
+            index,
+            configmaps,
+            namespace,
+            budget: &budget,
+            readiness_budget: &readiness_budget,
+            bare_pod,
+        };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }
     Evaluation { findings, unresolved, exempted }

@@ -97,8 +97,8 @@ struct CheckArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     output: cli::check::Format,
-    /// Lowest finding level that makes the exit code 1: deny, warn, or fix (anything `probegate
-    /// fix` would change).
+    /// Lowest finding level that makes the exit code 1: deny, warn, fix (anything `probegate fix`
+    /// would change) or info (any finding).
     #[arg(long, value_enum, default_value = "deny")]
     fail_on: cli::input::Level,
     /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.

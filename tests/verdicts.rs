@@ -212,9 +212,12 @@ fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
 
 #[test]
 fn workers_without_ports_or_probes_are_warned() {
-    let e = eval(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n"));
+    let e = eval(&deployment(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n")));
     let f = findings(&e, RuleId::WorkerLivenessMissing);
     assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{:?}", e.findings);
+    // A Pod made by hand (no controller) is a demo or debug Pod, not a worker.
+    let e = eval(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n"));
+    assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty());
     let quiet = [
         // A liveness probe (or a readiness one) watches it.
         "containers:\n- name: consumer\n  image: a\n  livenessProbe: {exec: {command: [test, -f, /tmp/beat]}}\n",
@@ -230,9 +233,31 @@ fn workers_without_ports_or_probes_are_warned() {
          readinessProbe: {tcpSocket: {port: 80}}\ninitContainers:\n- name: shipper\n  image: b\n  restartPolicy: Always\n",
     ];
     for spec in quiet {
-        let e = eval(&pod(spec));
+        let e = eval(&deployment(&pod(spec)));
         assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty(), "{spec}: {:?}", e.findings);
     }
+    // Containers that only idle have no loop to watch.
+    for cmd in [
+        "[sleep, infinity]",
+        "[sh, -c, \"sleep 3600\"]",
+        "[tail, -f, /dev/null]",
+        "[sh, -c, \"while true; do sleep 30; done\"]",
+    ] {
+        let e = eval(&deployment(&pod(&format!(
+            "containers:\n- name: idle\n  image: busybox\n  command: {cmd}\n"
+        ))));
+        assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty(), "{cmd}: {:?}", e.findings);
+    }
+    let e = eval(&deployment(&pod(
+        "containers:\n- name: w\n  image: a\n  command: [sh, -c, \"sleep 5; exec worker\"]\n",
+    )));
+    assert_eq!(findings(&e, RuleId::WorkerLivenessMissing).len(), 1);
+}
+
+/// A Pod's spec as a Deployment's template.
+fn deployment(pod: &Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": pod["spec"].clone()}}})
 }
 
 // === exec-probe-replaceable ===
@@ -383,4 +408,63 @@ fn metrics_only_containers_get_no_readiness_missing_and_prestop_sleep_only_as_co
     ));
     assert_eq!(findings(&e, RuleId::ReadinessMissing).len(), 1);
     assert_eq!(findings(&e, RuleId::PrestopSleep).len(), 1);
+}
+
+/// `info` findings are reported by `check` (level `info`, counted in the summary) and never fail it
+/// at the default `--fail-on deny`, nor become admission warnings.
+#[test]
+fn info_findings_are_reported_by_check_only() {
+    use probegate::cli::check::{self, CheckOptions, Format};
+    use probegate::cli::input::Level;
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  selector: {matchLabels: {a: b}}\n  \
+        template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        \
+        readinessProbe: {exec: {command: [curl, -f, \"http://localhost:80/\"]}, timeoutSeconds: 2}\n";
+    let run = |fail_on| {
+        let opts =
+            CheckOptions { policy: None, namespace: None, format: Format::Text, fail_on, color: false };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = check::run(&opts, &["-".into()], &mut manifest.as_bytes(), &mut out, &mut err);
+        (code, String::from_utf8(out).unwrap())
+    };
+    let (code, out) = run(Level::Deny);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  info  ") && out.contains("(exec-probe-replaceable)"), "{out}");
+    assert!(out.contains("0 fix, 1 info, 0 errors"), "{out}");
+    assert_eq!(run(Level::Info).0, 1);
+    // At admission: no warning.
+    let doc = common::yaml(manifest);
+    let body = serde_json::to_vec(&common::review("CREATE", &doc, None, "i")).unwrap();
+    let request = probegate::admission::parse_review(&body).unwrap();
+    let response = probegate::admission::review(
+        &Policy::default(),
+        None,
+        probegate::admission::Endpoint::Validate,
+        &request,
+    )
+    .unwrap()
+    .review
+    .response;
+    assert!(response.allowed);
+    assert!(response.warnings.unwrap_or_default().iter().all(|w| !w.contains("exec-probe-replaceable")));
+}
+
+/// The readiness analysis has its own per-object budget: readiness scripts that would spend the
+/// whole shell-analysis budget never leave a later container's liveness probe unanalysed.
+#[test]
+fn readiness_analysis_never_spends_the_liveness_budget() {
+    let script = "test -f /tmp/ready; ".repeat(700); // 14 KB, under the per-script bound
+    let mut containers: Vec<Value> = (0..100)
+        .map(|i| {
+            json!({"name": format!("r{i}"), "image": "a",
+                "readinessProbe": {"exec": {"command": ["sh", "-c", script]}}})
+        })
+        .collect();
+    containers.push(json!({"name": "api", "image": "a",
+        "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}}));
+    let doc = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": containers}});
+    let e = eval(&doc);
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!(f.len(), 1, "unresolved: {:?}", e.unresolved);
+    assert_eq!((f[0].container.as_str(), f[0].action), ("api", Action::Deny));
 }

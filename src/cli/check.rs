@@ -1,4 +1,4 @@
-//! `probegate check [--policy FILE] [--namespace NS] [-o text|json|sarif|junit] [--fail-on deny|warn|fix]
+//! `probegate check [--policy FILE] [--namespace NS] [-o text|json|sarif|junit] [--fail-on deny|warn|fix|info]
 //! PATH...`: the webhook's verdicts on manifest files, before anything reaches a cluster.
 //!
 //! Every workload object (Pods and the pod templates of controllers, also inside `kind: List`) is
@@ -296,9 +296,11 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
         EXIT_FINDINGS => paint.wrap("1;31", "failed"),
         _ => paint.wrap("1;31", "input errors"),
     };
+    // Shown only when there are some, so the line reads as before for policies without info rules.
+    let info = if s.info > 0 { format!(", {} info", s.info) } else { String::new() };
     writeln!(
         out,
-        "{} {} in {} {}{skipped}: {} deny, {} warn, {} fix, {} {}; {verdict} (--fail-on {})",
+        "{} {} in {} {}{skipped}: {} deny, {} warn, {} fix{info}, {} {}; {verdict} (--fail-on {})",
         s.objects,
         plural(s.objects, "object", "objects"),
         s.files,

@@ -155,7 +155,7 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
     let options = exec::Options {
         known_commands: rules.liveness_dependency.known_commands().collect(),
         files: Some(&files),
-        budget: Some(t.budget),
+        budget: Some(t.readiness_budget),
     };
     let dep = exec::analyze(command, &env, &options).dependency?;
     Some(format!(
@@ -167,12 +167,42 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
 
 // === worker-liveness-missing ===
 
+/// Whether a container's command only idles (`sleep infinity`, `sleep 3600`, `tail -f /dev/null`):
+/// there is no loop to wedge, so nothing for a liveness probe to watch.
+fn idles(c: &Container) -> bool {
+    let argv: Vec<&str> =
+        c.command.iter().flatten().chain(c.args.iter().flatten()).map(String::as_str).collect();
+    let script = match argv.as_slice() {
+        [shell, flag, script, ..]
+            if shell.ends_with("sh") && flag.starts_with('-') && flag.ends_with('c') =>
+        {
+            exec::split_commands(script)
+        }
+        _ => vec![argv.iter().map(|s| s.to_string()).collect()],
+    };
+    let idle = |cmd: &Vec<String>| {
+        let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let program = words.first().map(|p| p.rsplit('/').next().unwrap_or(p));
+        matches!(
+            (program, &words[1.min(words.len())..]),
+            (Some("sleep"), [_])
+                | (Some("tail"), ["-f", "/dev/null"])
+                | (Some("while" | "do" | "done" | "true" | ":"), _)
+        )
+    };
+    !script.is_empty() && script.iter().all(|cmd| !cmd.is_empty() && idle(cmd))
+}
+
 /// A worker is an app container with no ports in a pod where no other app container serves or is
 /// probed: beside such a container, a port-less one is a helper (log shipper, config reloader, the
 /// CSI `livenessprobe` adapter) that the main container's probes stand for (rules.md,
-/// `worker-liveness-missing`: "not sidecar/proxy").
+/// `worker-liveness-missing`: "not sidecar/proxy"). Pods without a controller (made by hand: demo,
+/// debug and test Pods) and containers that only idle (`sleep infinity`) are not workers.
 fn worker(t: &Target<'_>) -> Option<String> {
     let c = t.container;
+    if t.bare_pod || idles(c) {
+        return None;
+    }
     let watched_neighbour = t.spec.containers.iter().any(|o| {
         o.name != c.name
             && (o.ports.as_ref().is_some_and(|p| !p.is_empty())

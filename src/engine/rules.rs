@@ -45,6 +45,10 @@ pub(super) struct Target<'a> {
     pub namespace: &'a str,
     /// The object's shell-analysis budget, shared by its containers.
     pub budget: &'a exec::AnalysisBudget,
+    /// The object's budget for analysing readiness commands (`readiness-shared-dependency`).
+    pub readiness_budget: &'a exec::AnalysisBudget,
+    /// A Pod with no controller: made by hand (a debug or demo Pod), not by a workload.
+    pub bare_pod: bool,
 }
 
 impl Target<'_> {
