@@ -8,6 +8,7 @@ pub mod input;
 pub mod junit;
 pub mod policy;
 pub mod report;
+pub mod rules;
 pub mod sarif;
 
 /// Exit code: success.

@@ -32,6 +32,18 @@ enum Command {
     /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
     /// and as fixed.
     Explain(ExplainArgs),
+    /// List the rules: id, default action, what each finds, and a link to its documentation.
+    Rules {
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value = "text")]
+        output: cli::rules::Format,
+    },
+    /// Print a shell completion script, e.g. `probegate completions bash >
+    /// /etc/bash_completion.d/probegate` or `probegate completions zsh > "${fpath[1]}/_probegate"`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Args)]
@@ -254,6 +266,14 @@ fn main() -> ExitCode {
             };
             ExitCode::from(with_output(|out, err| {
                 cli::explain::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+            }))
+        }
+        Command::Rules { output } => ExitCode::from(with_output(|out, _| cli::rules::run(output, out))),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            ExitCode::from(with_output(|out, _| {
+                clap_complete::generate(shell, &mut Cli::command(), "probegate", out);
+                cli::EXIT_OK
             }))
         }
         Command::Policy(cmd) => {

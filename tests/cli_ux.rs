@@ -204,3 +204,50 @@ fn serve_takes_host_names_for_its_addresses() {
     let reply = result.expect("serve did not log its admin address within 60 s");
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
 }
+
+/// `probegate rules`: every rule with its default action and a link to its section of docs/rules.md,
+/// the same link SARIF gives as `helpUri`.
+#[test]
+fn rules_lists_every_rule_with_a_link_that_sarif_shares_and_the_docs_have() {
+    let o = run_in(&root(), &["rules", "-o", "json"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let docs = std::fs::read_to_string(root().join("docs/rules.md")).unwrap();
+    let policy = probegate::policy::Policy::default();
+    assert_eq!(rules.len(), probegate::policy::RuleId::ALL.len());
+    for (rule, id) in rules.iter().zip(probegate::policy::RuleId::ALL) {
+        assert_eq!(rule["id"], id.as_str());
+        assert_eq!(rule["defaultAction"], policy.rules.action(id).as_str(), "{rule}");
+        let uri = rule["helpUri"].as_str().unwrap();
+        assert!(uri.ends_with(&format!("docs/rules.md#{}", id.as_str())), "{uri}");
+        assert!(docs.contains(&format!("\n## {}\n", id.as_str())), "docs/rules.md has no section {id}");
+    }
+    let text = stdout(&run_in(&root(), &["rules"], None));
+    assert!(text.lines().any(|l| l.starts_with("liveness-dependency") && l.contains(" deny ")), "{text}");
+    // SARIF links the same sections.
+    let sarif = run_in(&root(), &["check", "-o", "sarif", "tests/fixtures/cli/app.yaml"], None);
+    let sarif: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    let driver_rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    for (r, listed) in driver_rules.iter().zip(&rules) {
+        assert_eq!(r["helpUri"], listed["helpUri"]);
+    }
+}
+
+#[test]
+fn completions_are_scripts_for_each_shell() {
+    let bash = run_in(&root(), &["completions", "bash"], None);
+    assert_eq!(bash.status.code(), Some(0));
+    let script = stdout(&bash);
+    for word in ["check", "fix", "explain", "rules", "--fail-on"] {
+        assert!(script.contains(word), "{word}");
+    }
+    // bash itself reads it without a syntax error, where bash is installed.
+    if let Ok(o) = Command::new("bash").args(["-n", "-c", &script]).output() {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let o = run_in(&root(), &["completions", shell], None);
+        assert!(o.status.success() && o.stdout.len() > 100, "{shell}");
+    }
+    assert_eq!(run_in(&root(), &["completions", "tcsh"], None).status.code(), Some(2));
+}
