@@ -2,12 +2,14 @@
 //! library. Each returns the process exit code: 0 fine, 1 findings, 2 bad input.
 
 pub mod check;
+pub mod config;
 pub mod explain;
 pub mod fix;
 pub mod input;
 pub mod junit;
 pub mod policy;
 pub mod report;
+pub mod rules;
 pub mod sarif;
 
 /// Exit code: success.
@@ -36,6 +38,28 @@ pub fn load_policy(
             let origin = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read: {e}"))?;
             crate::policy::parse(&text, &origin).map(|p| (p, text, origin)).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// Turns `rules` off everywhere in a policy: the top-level settings and every override (an override
+/// setting their action no longer turns them back on). What `--skip RULE` does.
+pub fn skip_rules(policy: &mut crate::policy::Policy, rules: &[crate::policy::RuleId]) {
+    use crate::policy::{Action, RuleId};
+    for &rule in rules {
+        policy.rules.set_action(rule, Action::Off);
+        for o in &mut policy.overrides {
+            let r = &mut o.rules;
+            match rule {
+                RuleId::LivenessDependency => r.liveness_dependency.iter_mut().for_each(|s| s.action = None),
+                RuleId::LivenessMatchesReadiness => {
+                    r.liveness_matches_readiness.iter_mut().for_each(|s| s.action = None)
+                }
+                RuleId::ReadinessMissing => r.readiness_missing.iter_mut().for_each(|s| s.action = None),
+                RuleId::ProbeTimeout => r.probe_timeout.iter_mut().for_each(|s| s.action = None),
+                RuleId::StartupProbe => r.startup_probe.iter_mut().for_each(|s| s.action = None),
+                RuleId::PrestopSleep => r.prestop_sleep.iter_mut().for_each(|s| s.action = None),
+            }
         }
     }
 }

@@ -9,8 +9,12 @@ use probegate::cli;
 use probegate::server::{self, LoadedPolicy, ServeConfig, selfmanaged, tls};
 
 /// Kubernetes admission webhook that enforces health-probe standards.
+///
+/// check, fix and explain read defaults from $PROBEGATE_CONFIG, else from .probegate.yaml in the
+/// current folder or the nearest parent that has one (policy, namespace, failOn, output, skip,
+/// paths); flags win.
 #[derive(Parser)]
-#[command(name = "probegate", version, about)]
+#[command(name = "probegate", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +36,18 @@ enum Command {
     /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
     /// and as fixed.
     Explain(ExplainArgs),
+    /// List the rules: id, default action, what each finds, and a link to its documentation.
+    Rules {
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value = "text")]
+        output: cli::rules::Format,
+    },
+    /// Print a shell completion script, e.g. `probegate completions bash >
+    /// /etc/bash_completion.d/probegate` or `probegate completions zsh > "${fpath[1]}/_probegate"`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Args)]
@@ -39,9 +55,13 @@ struct ExplainArgs {
     /// Policy file (default: the embedded default): what "as fixed" applies.
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
-    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
-    namespace: String,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides)
+    /// [default: default].
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::parse_rule)]
+    skip: Vec<probegate::policy::RuleId>,
     /// Replicas to simulate [default: spec.replicas, else 1].
     #[arg(long)]
     replicas: Option<u32>,
@@ -62,8 +82,8 @@ struct ExplainArgs {
     /// for further workloads).
     #[arg(long)]
     svg: Option<PathBuf>,
-    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
-    #[arg(required = true)]
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input [default:
+    /// the configuration file's paths].
     paths: Vec<PathBuf>,
 }
 
@@ -72,17 +92,21 @@ struct FixArgs {
     /// Policy file (default: the embedded default).
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
-    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
-    namespace: String,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides)
+    /// [default: default].
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::parse_rule)]
+    skip: Vec<probegate::policy::RuleId>,
     /// Write the fixed files back in place.
     #[arg(long, short = 'i', conflicts_with = "diff")]
     in_place: bool,
     /// Print a unified diff of the changes instead of the fixed files.
     #[arg(long)]
     diff: bool,
-    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
-    #[arg(required = true)]
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input [default:
+    /// the configuration file's paths].
     paths: Vec<PathBuf>,
 }
 
@@ -91,18 +115,22 @@ struct CheckArgs {
     /// Policy file (default: the embedded default).
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Namespace for objects without metadata.namespace (selects the policy's overrides).
-    #[arg(long, short = 'n', default_value = cli::check::DEFAULT_NAMESPACE)]
-    namespace: String,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value = "text")]
-    output: cli::check::Format,
+    /// Namespace for objects without metadata.namespace (selects the policy's overrides)
+    /// [default: default].
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::parse_rule)]
+    skip: Vec<probegate::policy::RuleId>,
+    /// Output format [default: text].
+    #[arg(long, short = 'o', value_enum)]
+    output: Option<cli::check::Format>,
     /// Lowest finding level that makes the exit code 1: deny, warn, fix (anything `probegate fix`
-    /// would change) or info (any finding).
-    #[arg(long, value_enum, default_value = "deny")]
-    fail_on: cli::input::Level,
-    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input.
-    #[arg(required = true)]
+    /// would change) or info (any finding) [default: deny].
+    #[arg(long, value_enum)]
+    fail_on: Option<cli::input::Level>,
+    /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input [default:
+    /// the configuration file's paths].
     paths: Vec<PathBuf>,
 }
 
@@ -218,16 +246,19 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(*args),
         Command::Check(args) => {
             use std::io::IsTerminal;
+            let Some(run) = Shared::new(args.policy, args.namespace, args.skip, args.paths) else {
+                return ExitCode::from(cli::EXIT_BAD_INPUT);
+            };
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             let opts = cli::check::CheckOptions {
-                policy: args.policy,
-                namespace: Some(args.namespace),
-                format: args.output,
-                fail_on: args.fail_on,
+                policy: run.policy,
+                namespace: Some(run.namespace),
+                format: args.output.or(run.config.output).unwrap_or(cli::check::Format::Text),
+                fail_on: args.fail_on.or(run.config.fail_on).unwrap_or(cli::input::Level::Deny),
                 color,
             };
             ExitCode::from(with_output(|out, err| {
-                cli::check::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+                cli::check::run_skipping(&opts, &run.skip, &run.paths, &mut std::io::stdin().lock(), out, err)
             }))
         }
         Command::Fix(args) => {
@@ -236,15 +267,21 @@ fn main() -> ExitCode {
                 (_, true) => cli::fix::FixOutput::Diff,
                 _ => cli::fix::FixOutput::Stdout,
             };
-            let opts = cli::fix::FixOptions { policy: args.policy, namespace: Some(args.namespace), output };
+            let Some(run) = Shared::new(args.policy, args.namespace, args.skip, args.paths) else {
+                return ExitCode::from(cli::EXIT_BAD_INPUT);
+            };
+            let opts = cli::fix::FixOptions { policy: run.policy, namespace: Some(run.namespace), output };
             ExitCode::from(with_output(|out, err| {
-                cli::fix::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+                cli::fix::run_skipping(&opts, &run.skip, &run.paths, &mut std::io::stdin().lock(), out, err)
             }))
         }
         Command::Explain(args) => {
+            let Some(run) = Shared::new(args.policy, args.namespace, args.skip, args.paths) else {
+                return ExitCode::from(cli::EXIT_BAD_INPUT);
+            };
             let opts = cli::explain::ExplainOptions {
-                policy: args.policy,
-                namespace: Some(args.namespace),
+                policy: run.policy,
+                namespace: Some(run.namespace),
                 replicas: args.replicas,
                 outage_seconds: args.outage,
                 outage_start_seconds: args.outage_start,
@@ -253,7 +290,22 @@ fn main() -> ExitCode {
                 svg: args.svg,
             };
             ExitCode::from(with_output(|out, err| {
-                cli::explain::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
+                cli::explain::run_skipping(
+                    &opts,
+                    &run.skip,
+                    &run.paths,
+                    &mut std::io::stdin().lock(),
+                    out,
+                    err,
+                )
+            }))
+        }
+        Command::Rules { output } => ExitCode::from(with_output(|out, _| cli::rules::run(output, out))),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            ExitCode::from(with_output(|out, _| {
+                clap_complete::generate(shell, &mut Cli::command(), "probegate", out);
+                cli::EXIT_OK
             }))
         }
         Command::Policy(cmd) => {
@@ -267,6 +319,59 @@ fn main() -> ExitCode {
                 }
             })
         }
+    }
+}
+
+/// What check, fix and explain share, the command line merged over the configuration file.
+struct Shared {
+    config: cli::config::Config,
+    policy: Option<PathBuf>,
+    namespace: String,
+    skip: Vec<probegate::policy::RuleId>,
+    paths: Vec<PathBuf>,
+}
+
+impl Shared {
+    /// Loads the configuration file and merges the flags over it; `None` (after saying why on
+    /// standard error) when the file is invalid or no path is given anywhere.
+    fn new(
+        policy: Option<PathBuf>,
+        namespace: Option<String>,
+        mut skip: Vec<probegate::policy::RuleId>,
+        paths: Vec<PathBuf>,
+    ) -> Option<Shared> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let env = std::env::var_os(cli::config::ENV_VAR).map(PathBuf::from);
+        let config = match cli::config::load(env, &cwd) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("probegate: invalid configuration: {e}");
+                return None;
+            }
+        };
+        let paths = if paths.is_empty() { config.paths.clone() } else { paths };
+        if paths.is_empty() {
+            let hint = match &config.source {
+                Some(s) => format!("(and {} lists no paths)", s.display()),
+                None => format!("(or put paths: in a {} file)", cli::config::FILE_NAME),
+            };
+            eprintln!("probegate: name the files or directories to read, or - for standard input {hint}");
+            return None;
+        }
+        for rule in &config.skip {
+            if !skip.contains(rule) {
+                skip.push(*rule);
+            }
+        }
+        Some(Shared {
+            policy: policy.or_else(|| config.policy.clone()),
+            namespace: namespace
+                .or_else(|| config.namespace.clone())
+                .unwrap_or_else(|| cli::check::DEFAULT_NAMESPACE.to_string()),
+            skip,
+            paths,
+            config,
+        })
     }
 }
 

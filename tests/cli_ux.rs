@@ -207,3 +207,111 @@ fn serve_takes_host_names_for_its_addresses() {
     let reply = result.expect("serve did not log its admin address within 60 s");
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
 }
+
+/// `probegate rules`: every rule with its default action and a link to its section of docs/rules.md,
+/// the same link SARIF gives as `helpUri`.
+#[test]
+fn rules_lists_every_rule_with_a_link_that_sarif_shares_and_the_docs_have() {
+    let o = run_in(&root(), &["rules", "-o", "json"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let docs = std::fs::read_to_string(root().join("docs/rules.md")).unwrap();
+    let policy = probegate::policy::Policy::default();
+    assert_eq!(rules.len(), probegate::policy::RuleId::ALL.len());
+    for (rule, id) in rules.iter().zip(probegate::policy::RuleId::ALL) {
+        assert_eq!(rule["id"], id.as_str());
+        assert_eq!(rule["defaultAction"], policy.rules.action(id).as_str(), "{rule}");
+        let uri = rule["helpUri"].as_str().unwrap();
+        assert!(uri.ends_with(&format!("docs/rules.md#{}", id.as_str())), "{uri}");
+        assert!(docs.contains(&format!("\n## {}\n", id.as_str())), "docs/rules.md has no section {id}");
+    }
+    let text = stdout(&run_in(&root(), &["rules"], None));
+    assert!(text.lines().any(|l| l.starts_with("liveness-dependency") && l.contains(" deny ")), "{text}");
+    // SARIF links the same sections.
+    let sarif = run_in(&root(), &["check", "-o", "sarif", "tests/fixtures/cli/app.yaml"], None);
+    let sarif: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    let driver_rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    for (r, listed) in driver_rules.iter().zip(&rules) {
+        assert_eq!(r["helpUri"], listed["helpUri"]);
+    }
+}
+
+#[test]
+fn completions_are_scripts_for_each_shell() {
+    let bash = run_in(&root(), &["completions", "bash"], None);
+    assert_eq!(bash.status.code(), Some(0));
+    let script = stdout(&bash);
+    for word in ["check", "fix", "explain", "rules", "--fail-on"] {
+        assert!(script.contains(word), "{word}");
+    }
+    // bash itself reads it without a syntax error, where bash is installed.
+    if let Ok(o) = Command::new("bash").args(["-n", "-c", &script]).output() {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let o = run_in(&root(), &["completions", shell], None);
+        assert!(o.status.success() && o.stdout.len() > 100, "{shell}");
+    }
+    assert_eq!(run_in(&root(), &["completions", "tcsh"], None).status.code(), Some(2));
+}
+
+const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx\n        ports: [{containerPort: 80}]\n";
+
+/// `.probegate.yaml` in the current folder or a parent (or `$PROBEGATE_CONFIG`) gives defaults a CI
+/// job would otherwise pass as flags; flags win; `--skip` and the file's `skip` turn rules off.
+#[test]
+fn a_config_file_found_by_convention_replaces_flags_and_skip_turns_rules_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("k8s/sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(dir.path().join("k8s/web.yaml"), WEB).unwrap();
+    // No configuration: the defaults (readiness-missing is a warn, prestop-sleep a fix; --fail-on deny).
+    let plain = run_in(dir.path(), &["check", "k8s/web.yaml"], None);
+    assert_eq!(plain.status.code(), Some(0), "{}", stdout(&plain));
+    assert!(stdout(&plain).contains("(prestop-sleep)"));
+    // Found from a subfolder, paths relative to the file, failOn and skip applied.
+    std::fs::write(
+        dir.path().join(".probegate.yaml"),
+        "failOn: warn\nskip: [prestop-sleep]\npaths: [k8s/web.yaml]\nnamespace: shop\n",
+    )
+    .unwrap();
+    let o = run_in(&sub, &["check"], None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("../../k8s/web.yaml:9") && out.contains("Deployment shop/web"), "{out}");
+    assert!(out.contains("(readiness-missing)") && !out.contains("(prestop-sleep)"), "{out}");
+    assert!(out.contains("(--fail-on warn)"), "{out}");
+    // Flags win; --skip adds to the file's skips.
+    let o = run_in(&sub, &["check", "--fail-on", "deny", "--skip", "readiness-missing"], None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(!out.contains("(readiness-missing)") && !out.contains("(prestop-sleep)"), "{out}");
+    // fix reads it too: nothing to add once prestop-sleep is skipped.
+    let o = run_in(&sub, &["fix", "--diff"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("preStop"), "{}", stdout(&o));
+    // $PROBEGATE_CONFIG names another file; a bad one is exit 2 naming the key and the nearest rule.
+    let other = dir.path().join("ci.yaml");
+    std::fs::write(&other, "skip: [prestop-slep]\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["check", "k8s/web.yaml"])
+        .current_dir(dir.path())
+        .env("PROBEGATE_CONFIG", &other)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(r#"unknown rule "prestop-slep" (did you mean "prestop-sleep"?)"#),
+        "{}",
+        stderr(&o)
+    );
+    // No paths anywhere: a clear error.
+    let empty = tempfile::tempdir().unwrap();
+    let o = run_in(empty.path(), &["check"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("name the files or directories to read"), "{}", stderr(&o));
+    // An unknown rule on the command line: did you mean.
+    let o = run_in(dir.path(), &["check", "--skip", "readines", "k8s/web.yaml"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(r#"did you mean "readiness-missing"?"#), "{}", stderr(&o));
+}

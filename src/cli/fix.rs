@@ -460,7 +460,22 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
-    let (policy, _, _) = match super::load_policy(opts.policy.as_deref()) {
+    run_skipping(opts, &[], paths, stdin, out, err)
+}
+
+/// [`run`], with `skip` rules turned off everywhere in the policy (`--skip RULE`).
+pub fn run_skipping(
+    opts: &FixOptions,
+    skip: &[crate::policy::RuleId],
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let (policy, _, _) = match super::load_policy(opts.policy.as_deref()).map(|(mut p, t, o)| {
+        super::skip_rules(&mut p, skip);
+        (p, t, o)
+    }) {
         Ok(p) => p,
         Err(e) => {
             let _ = writeln!(err, "probegate: invalid policy: {e}");

@@ -169,6 +169,7 @@ pub fn log(report: &Report) -> Value {
                 "shortDescription": {"text": short},
                 "fullDescription": {"text": full},
                 "help": {"text": full},
+                "helpUri": super::rules::doc_url(rule),
                 "defaultConfiguration": {"level": level},
                 "properties": {"tags": ["kubernetes", "probes", "reliability"], "fixable": rule.fixable()},
             })
