@@ -59,6 +59,25 @@ pub fn skip_rules(policy: &mut crate::policy::Policy, rules: &[crate::policy::Ru
                 RuleId::ProbeTimeout => r.probe_timeout.iter_mut().for_each(|s| s.action = None),
                 RuleId::StartupProbe => r.startup_probe.iter_mut().for_each(|s| s.action = None),
                 RuleId::PrestopSleep => r.prestop_sleep.iter_mut().for_each(|s| s.action = None),
+                RuleId::LivenessDependencyPath => {
+                    r.liveness_dependency_path.iter_mut().for_each(|s| s.action = None)
+                }
+                RuleId::ReadinessSharedDependency => {
+                    r.readiness_shared_dependency.iter_mut().for_each(|s| s.action = None)
+                }
+                RuleId::WorkerLivenessMissing => {
+                    r.worker_liveness_missing.iter_mut().for_each(|s| s.action = None)
+                }
+                RuleId::ExecProbeReplaceable => {
+                    r.exec_probe_replaceable.iter_mut().for_each(|s| s.action = None)
+                }
+                RuleId::LivenessNeverRestarted => {
+                    r.liveness_never_restarted.iter_mut().for_each(|s| s.action = None)
+                }
+                RuleId::ProbePathsSwapped => r.probe_paths_swapped.iter_mut().for_each(|s| s.action = None),
+                RuleId::ProbeClientDeadline => {
+                    r.probe_client_deadline.iter_mut().for_each(|s| s.action = None)
+                }
             }
         }
     }

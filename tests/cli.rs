@@ -189,7 +189,7 @@ fn bad_flag_values_are_refused_with_exit_2_naming_the_choices() {
         (
             vec!["check", "--fail-on", "error", app],
             "--fail-on <FAIL_ON>",
-            "[possible values: fix, warn, deny]",
+            "[possible values: info, fix, warn, deny]",
         ),
         (
             vec!["explain", "--dependency-check", "startup", app],
@@ -210,7 +210,7 @@ fn bad_flag_values_are_refused_with_exit_2_naming_the_choices() {
         (vec!["explain", "--outage=-5", app], "invalid value '-5' for '--outage <OUTAGE>'"),
         (vec!["explain", "--replicas", "many", app], "--replicas <REPLICAS>"),
         (vec!["fix", "--in-place", "--diff", app], "cannot be used with"),
-        (vec!["fix"], "required arguments were not provided"),
+        (vec!["fix"], "name the files or directories to read, or - for standard input"),
         (vec!["check", "--format", "json", app], "unexpected argument '--format'"),
     ] {
         let o = probegate(&args, None);
@@ -351,7 +351,7 @@ fn namespace_overrides_and_audit_mode_apply_as_in_the_webhook() {
 #[test]
 fn exempt_containers_skips_and_owners_are_reported_never_silent() {
     let file = "tests/fixtures/cli/exemptions.yaml";
-    let (code, out, err) = check_lib(Format::Json, Level::Deny, &[file]);
+    let (code, out, err) = check_bin("json", "deny", &[file]);
     assert_eq!(code, 1, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let objects = v["objects"].as_array().unwrap();
@@ -383,7 +383,7 @@ fn exempt_containers_skips_and_owners_are_reported_never_silent() {
         "{dep}"
     );
     // The text format says the same in notes.
-    let (_, text, _) = check_lib(Format::Text, Level::Deny, &[file]);
+    let (_, text, _) = check_bin("text", "deny", &[file]);
     assert!(
         text.contains("container istio-proxy (docker.io/istio/proxyv2:1.24.0) exempt by exemptions.containers; no rule checked it"),
         "{text}"
