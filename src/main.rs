@@ -32,6 +32,57 @@ enum Command {
     /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
     /// and as fixed.
     Explain(ExplainArgs),
+    /// Check what already runs in a cluster (read-only): the same verdicts and formats as check,
+    /// with restart evidence for liveness findings. Exit codes as check's.
+    Audit(AuditArgs),
+}
+
+#[derive(Args)]
+struct AuditArgs {
+    /// Policy file (default: the embedded default).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// kubeconfig context [default: the current one; in a Pod, the service account].
+    #[arg(long)]
+    context: Option<String>,
+    /// Audit one namespace [default: the context's namespace].
+    #[arg(long, short = 'n', conflicts_with = "all_namespaces")]
+    namespace: Option<String>,
+    /// Audit every namespace.
+    #[arg(long, short = 'A')]
+    all_namespaces: bool,
+    /// Label selector on the workload objects, as kubectl's (`app=api,tier!=cache`).
+    #[arg(long, short = 'l')]
+    selector: Option<String>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    output: cli::check::Format,
+    /// Lowest finding level that makes the exit code 1: deny, warn, or fix.
+    #[arg(long, value_enum, default_value = "deny")]
+    fail_on: cli::input::Level,
+    /// Order of objects: by name, or most restarts first.
+    #[arg(long, value_enum, default_value = "name")]
+    sort: probegate::audit::Sort,
+    /// Only objects with at least this many restarts (or liveness kills) on a liveness finding.
+    #[arg(long)]
+    min_restarts: Option<u64>,
+    /// Requests per second to the API server, at most.
+    #[arg(long, default_value_t = 20.0)]
+    qps: f64,
+    /// Objects per list request (`limit`).
+    #[arg(long, default_value_t = 500)]
+    page_size: u32,
+    /// Exit 0 when there are findings (errors still exit 2): for scheduled runs whose output is
+    /// the reports.
+    #[arg(long)]
+    exit_zero: bool,
+    /// Also write one policy report per audited workload into the cluster (only those whose
+    /// content changed); needs the report CRD (deploy/components/reports).
+    #[arg(long)]
+    write_reports: bool,
+    /// The report API to write.
+    #[arg(long, value_enum, default_value = "openreports", requires = "write_reports")]
+    report_api: probegate::audit::reports::ReportApi,
 }
 
 #[derive(Args)]
@@ -242,6 +293,7 @@ fn main() -> ExitCode {
                 cli::explain::run(&opts, &args.paths, &mut std::io::stdin().lock(), out, err)
             }))
         }
+        Command::Audit(args) => audit(args),
         Command::Policy(cmd) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(match cmd {
@@ -270,6 +322,39 @@ fn with_output(run: impl FnOnce(&mut dyn std::io::Write, &mut dyn std::io::Write
             cli::EXIT_BAD_INPUT
         }
     }
+}
+
+fn audit(args: AuditArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let exit_zero = args.exit_zero;
+    let opts = probegate::audit::AuditOptions {
+        policy: args.policy,
+        cluster: probegate::audit::cluster::ClusterOptions {
+            context: args.context,
+            namespace: args.namespace,
+            all_namespaces: args.all_namespaces,
+            selector: args.selector,
+            qps: args.qps,
+            page_size: args.page_size,
+        },
+        format: args.output,
+        fail_on: args.fail_on,
+        sort: args.sort,
+        min_restarts: args.min_restarts,
+        color,
+        progress: std::io::stderr().is_terminal(),
+        reports: args.write_reports.then_some(args.report_api),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("probegate: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = with_output(|out, err| runtime.block_on(probegate::audit::run(&opts, out, err)));
+    ExitCode::from(if exit_zero && code == cli::EXIT_FINDINGS { cli::EXIT_OK } else { code })
 }
 
 fn init_logging(format: LogFormat) {

@@ -25,6 +25,9 @@ pub enum Input {
     File(PathBuf),
     /// Standard input (`-`).
     Stdin,
+    /// Objects read from a cluster by `probegate audit`, reported under this name
+    /// (`namespaces/NAME`).
+    Cluster(String),
 }
 
 impl Input {
@@ -34,6 +37,7 @@ impl Input {
         match self {
             Input::File(p) => p.display().to_string(),
             Input::Stdin => STDIN_NAME.to_string(),
+            Input::Cluster(name) => name.clone(),
         }
     }
 }
@@ -146,6 +150,7 @@ pub fn read(input: &Input, stdin: &mut dyn Read) -> Result<String, String> {
             std::fs::File::open(p).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
         }
         Input::Stdin => stdin.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes),
+        Input::Cluster(name) => return Err(format!("{name} is not a file")),
     };
     read.map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
@@ -165,6 +170,8 @@ pub struct Reported {
     pub container_line: Option<u32>,
     /// Why the level differs from the action, if it does.
     pub note: Option<String>,
+    /// What the cluster says about the container's restarts (`probegate audit` only).
+    pub evidence: Option<crate::audit::evidence::Evidence>,
 }
 
 /// How serious a finding is, for `--fail-on` and the reports; ordered `fix < warn < deny`.
@@ -396,6 +403,7 @@ pub fn analyze(
                         level,
                         container_line: container_line(object, kind, f),
                         note,
+                        evidence: None,
                     }
                 })
                 .collect();
@@ -445,7 +453,7 @@ pub fn analyze_all(
         .map(|input| {
             let text = match &input {
                 Input::Stdin => stdin_text.clone().unwrap_or_else(|| Ok(String::new())),
-                Input::File(_) => read(&input, &mut std::io::empty()),
+                Input::File(_) | Input::Cluster(_) => read(&input, &mut std::io::empty()),
             };
             analyze(policy, input, text, default_namespace, keep)
         })
