@@ -6,5 +6,6 @@
 
 pub mod harness;
 
+mod audit;
 mod smoke;
 mod webhooks;
