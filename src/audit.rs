@@ -19,6 +19,7 @@
 pub mod cluster;
 pub mod evidence;
 pub mod reports;
+pub mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -121,7 +122,7 @@ pub async fn run(opts: &AuditOptions, out: &mut dyn Write, err: &mut dyn Write) 
     let loaded = crate::server::LoadedPolicy::new(policy, &text, origin);
     let outcome = audit(&cluster, &loaded, opts, &progress).await;
     progress.finish_and_clear();
-    let (report, notes) = match outcome {
+    let Pass { report, notes, .. } = match outcome {
         Ok(r) => r,
         Err(e) => {
             let _ = writeln!(err, "probegate: {e:#}");
@@ -152,12 +153,28 @@ pub fn namespace_input(namespace: &str) -> Input {
     Input::Cluster(format!("namespaces/{namespace}"))
 }
 
-async fn audit(
+/// The outcome of one audit pass.
+pub struct Pass {
+    /// What `check`'s writers print.
+    pub report: Report,
+    /// Notes for standard error (unreadable Namespaces, Events or ConfigMaps; report writes).
+    pub notes: Vec<String>,
+    /// What report writing did, when reports were asked for and could be listed.
+    pub writes: Option<Writes>,
+}
+
+/// One audit pass over a connected cluster: list, evaluate, attach evidence, write reports (when
+/// `opts.reports` says so), sort and filter.
+///
+/// # Errors
+/// Never for a kind that cannot be listed (that is an input error of the report); reserved for
+/// failures that leave nothing to report.
+pub async fn audit(
     cluster: &Cluster,
     loaded: &crate::server::LoadedPolicy,
     opts: &AuditOptions,
     progress: &indicatif::ProgressBar,
-) -> anyhow::Result<(Report, Vec<String>)> {
+) -> anyhow::Result<Pass> {
     let policy = &loaded.policy;
     let mut notes = Vec::new();
     progress.set_message("reading namespaces");
@@ -243,17 +260,21 @@ async fn audit(
     audited.retain(|a| !a.parent.as_ref().is_some_and(|p| uids.contains(p)));
     progress.set_message("reading restarts");
     attach_evidence(cluster, &mut audited, &pods, &parents, &uids, &mut notes).await;
+    let mut writes = None;
     if let Some(api) = opts.reports {
         progress.set_message("writing reports");
         match write_reports(cluster, api, &audited, &loaded.hash).await {
-            Ok(w) => notes.push(format!(
-                "reports ({}): {} written, {} unchanged, {} failed{}",
-                api.api_version(),
-                w.written,
-                w.unchanged,
-                w.failed,
-                w.first_error.map(|e| format!(" (first: {e})")).unwrap_or_default()
-            )),
+            Ok(w) => {
+                notes.push(format!(
+                    "reports ({}): {} written, {} unchanged, {} failed{}",
+                    api.api_version(),
+                    w.written,
+                    w.unchanged,
+                    w.failed,
+                    w.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
+                ));
+                writes = Some(w);
+            }
             Err(e) => errors.push(InputError {
                 file: "cluster".into(),
                 line: None,
@@ -301,7 +322,7 @@ async fn audit(
     if let Some(first) = files.first_mut() {
         first.skipped = owned;
     }
-    Ok((Report::new(loaded.source.clone(), opts.fail_on, files, errors), notes))
+    Ok(Pass { report: Report::new(loaded.source.clone(), opts.fail_on, files, errors), notes, writes })
 }
 
 fn key(c: &Checked) -> (String, &'static str, String) {

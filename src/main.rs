@@ -80,6 +80,34 @@ struct AuditArgs {
     /// content changed); needs the report CRD (deploy/components/reports).
     #[arg(long)]
     write_reports: bool,
+    /// Keep running: re-audit when workloads, Namespaces or the policy change (and every
+    /// --resync-seconds), writing reports (implies --write-reports) while holding the Lease.
+    #[arg(long)]
+    watch: bool,
+    /// With --watch: the coordination.k8s.io Lease that elects the one writing replica.
+    #[arg(long, default_value = "probegate-audit")]
+    lease: String,
+    /// With --watch: the Lease's namespace.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "probegate-system")]
+    lease_namespace: String,
+    /// With --watch: this replica's name in the Lease [default: $POD_NAME, else the host name].
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// With --watch: quiet time after a change before a pass, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    debounce_ms: u64,
+    /// With --watch: least seconds between the starts of two passes.
+    #[arg(long, default_value_t = 10)]
+    min_interval_seconds: u64,
+    /// With --watch: a pass at least this often, in seconds.
+    #[arg(long, default_value_t = 600)]
+    resync_seconds: u64,
+    /// With --watch: plain-HTTP address for /metrics and /healthz, e.g. 0.0.0.0:8080.
+    #[arg(long)]
+    admin_addr: Option<SocketAddr>,
+    /// With --watch: log format.
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
     /// The report API to write.
     #[arg(long, value_enum, default_value = "openreports", requires = "write_reports")]
     report_api: probegate::audit::reports::ReportApi,
@@ -344,7 +372,7 @@ fn audit(args: AuditArgs) -> ExitCode {
         min_restarts: args.min_restarts,
         color,
         progress: std::io::stderr().is_terminal(),
-        reports: args.write_reports.then_some(args.report_api),
+        reports: (args.write_reports || args.watch).then_some(args.report_api),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -353,6 +381,30 @@ fn audit(args: AuditArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.watch {
+        init_logging(args.log_format);
+        let identity = args.identity.unwrap_or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_string())
+                .unwrap_or_else(|_| format!("probegate-audit-{}", std::process::id()))
+        });
+        let watch = probegate::audit::watch::WatchOptions {
+            lease: args.lease,
+            lease_namespace: args.lease_namespace,
+            identity,
+            debounce: std::time::Duration::from_millis(args.debounce_ms),
+            min_interval: std::time::Duration::from_secs(args.min_interval_seconds),
+            resync: std::time::Duration::from_secs(args.resync_seconds.max(1)),
+            admin_addr: args.admin_addr,
+        };
+        return match runtime.block_on(probegate::audit::watch::run(opts, watch)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("probegate: {e:#}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
     let code = with_output(|out, err| runtime.block_on(probegate::audit::run(&opts, out, err)));
     ExitCode::from(if exit_zero && code == cli::EXIT_FINDINGS { cli::EXIT_OK } else { code })
 }

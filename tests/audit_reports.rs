@@ -105,12 +105,21 @@ fn the_component_rbac_reads_what_the_audit_reads_and_writes_only_reports() {
             assert!(resources.iter().all(|x| x.ends_with("reports")), "{r}");
         }
     }
-    let cron = component("cronjob.yaml").remove(0);
-    let container = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
+    let deployment = component("deployment.yaml").remove(0);
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["command"], json!(["/probegate", "audit"]));
     let args: Vec<&str> = container["args"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    for a in ["--all-namespaces", "--write-reports", "--exit-zero"] {
+    for a in ["--watch", "--all-namespaces", "--admin-addr=0.0.0.0:8080"] {
         assert!(args.contains(&a), "{args:?}");
+    }
+    // The audit's own Pod passes probegate's default policy.
+    let w = Workload::from_value(WorkloadKind::Deployment, &deployment).unwrap();
+    let e = probegate::admission::evaluate_object(&Policy::default(), &w, "probegate-system", None);
+    assert!(e.evaluation.findings.is_empty(), "{:?}", e.evaluation.findings);
+    // The Lease Role: its one Lease, nothing else.
+    let lease = component("role.yaml").remove(0);
+    for r in lease["rules"].as_array().unwrap() {
+        assert_eq!(r["resources"], json!(["leases"]), "{r}");
     }
 }
 

@@ -219,6 +219,11 @@ impl Cluster {
         })
     }
 
+    /// The audited namespace; `None` for all.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
     /// The client (for writers such as reports).
     pub fn client(&self) -> &kube::Client {
         &self.client

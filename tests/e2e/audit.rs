@@ -373,3 +373,130 @@ async fn the_shipped_rbac_is_enough_and_events_are_optional() {
     assert!(dep["evidence"].get("livenessKills").is_none());
     assert!(dep["evidence"]["summary"].as_str().unwrap().ends_with("events not readable"));
 }
+
+/// A `probegate audit --watch` process, stopped when dropped.
+struct Watcher {
+    child: std::process::Child,
+    admin: String,
+}
+
+impl Watcher {
+    fn start(ns: &str, policy: &str, identity: &str) -> Watcher {
+        let port = harness::free_port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+            .args([
+                "audit",
+                "--watch",
+                "-n",
+                ns,
+                "--policy",
+                policy,
+                "--lease-namespace",
+                ns,
+                "--identity",
+                identity,
+            ])
+            .args([
+                "--debounce-ms",
+                "200",
+                "--min-interval-seconds",
+                "1",
+                "--admin-addr",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env("KUBECONFIG", &harness::cluster().kubeconfig)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start probegate audit --watch");
+        Watcher { child, admin: format!("http://127.0.0.1:{port}") }
+    }
+
+    async fn metric(&self, name: &str) -> Option<f64> {
+        let body = reqwest::get(format!("{}/metrics", self.admin)).await.ok()?.text().await.ok()?;
+        body.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rule_result(report: &Value, rule: &str) -> Option<String> {
+    report["results"].as_array()?.iter().find(|r| r["rule"] == rule)?["result"].as_str().map(String::from)
+}
+
+#[tokio::test]
+async fn watch_mode_elects_one_writer_and_follows_workload_and_policy_changes() {
+    use std::time::Duration;
+    install_crd();
+    let ns = harness::namespace("audit-watch").await;
+    seed(&ns);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), POLICY);
+    let first = Watcher::start(&ns, &policy, "first");
+    harness::eventually(Duration::from_secs(30), "the first replica leads and writes 7 reports", || async {
+        (first.metric("probegate_audit_leader").await == Some(1.0)
+            && first.metric("probegate_audit_report_writes_total{result=\"written\"}").await == Some(7.0))
+        .then_some(())
+    })
+    .await;
+    let second = Watcher::start(&ns, &policy, "second");
+    harness::eventually(Duration::from_secs(10), "the second replica serves metrics", || async {
+        second.metric("probegate_audit_leader").await.map(|_| ())
+    })
+    .await;
+
+    // A workload changes: its report follows. The Deployment's liveness probe stops reaching the
+    // database.
+    let patch = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+        "value": {"httpGet": {"path": "/live", "port": 8080}, "timeoutSeconds": 3}}]);
+    let out =
+        harness::kubectl(&["-n", &ns, "patch", "deployment", "api", "--type=json", "-p", &patch.to_string()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(Duration::from_secs(15), "the api report passes liveness-dependency", || async {
+        let reports = reports_in(&ns).await;
+        let api = reports.iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api")?;
+        (rule_result(api, "liveness-dependency").as_deref() == Some("pass")).then_some(())
+    })
+    .await;
+
+    // The policy file changes a verdict: the StatefulSet's finding becomes a warning.
+    policy_file(
+        dir.path(),
+        &POLICY.replace("mode: enforce", "mode: enforce\nrules:\n  liveness-dependency: {action: warn}"),
+    );
+    harness::eventually(Duration::from_secs(15), "the db report follows the new policy", || async {
+        let reports = reports_in(&ns).await;
+        let db = reports.iter().find(|r| r["metadata"]["name"] == "probegate-statefulset-db")?;
+        (rule_result(db, "liveness-dependency").as_deref() == Some("warn")).then_some(())
+    })
+    .await;
+
+    // Only the leader wrote: the second replica never held the Lease.
+    assert_eq!(second.metric("probegate_audit_leader").await, Some(0.0));
+    assert_eq!(second.metric("probegate_audit_passes_total{result=\"ok\"}").await, None);
+    let lease = harness::kubectl(&[
+        "-n",
+        &ns,
+        "get",
+        "lease",
+        "probegate-audit",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&lease.stdout), "first");
+
+    // The leader goes away: the second takes over and audits.
+    drop(first);
+    harness::eventually(Duration::from_secs(40), "the second replica takes the Lease and audits", || async {
+        (second.metric("probegate_audit_leader").await == Some(1.0)
+            && second.metric("probegate_audit_passes_total{result=\"ok\"}").await.is_some())
+        .then_some(())
+    })
+    .await;
+}
