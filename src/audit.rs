@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
+use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::admission;
@@ -378,6 +379,9 @@ pub struct Writes {
     pub first_error: Option<String>,
 }
 
+/// Report writes in flight at once.
+pub const WRITE_CONCURRENCY: usize = 8;
+
 /// Writes one report per audited object whose content differs from the one in the cluster.
 async fn write_reports(
     cluster: &Cluster,
@@ -390,25 +394,38 @@ async fn write_reports(
     })?;
     let now = Timestamp::now().as_second();
     let mut w = Writes::default();
-    for a in audited {
-        let subject = reports::Subject {
-            kind: a.checked.kind,
-            namespace: a.checked.namespace.clone(),
-            name: a.checked.name.clone(),
-            uid: a.uid.clone(),
-        };
-        let (mut report, hash) = reports::build(api, &subject, &a.checked, policy_hash);
-        let key = (subject.namespace.clone(), reports::report_name(&subject));
-        if existing.get(&key) == Some(&hash) {
-            w.unchanged += 1;
-            continue;
-        }
-        reports::stamp(&mut report, now);
-        match cluster.apply_report(api, &report).await {
-            Ok(()) => w.written += 1,
-            Err(e) => {
+    // Up to WRITE_CONCURRENCY writes in flight (each still waits its turn under --qps); each report
+    // is built only when its turn comes, so at most that many are held at once.
+    let outcomes = futures::stream::iter(audited)
+        .map(|a| {
+            let existing = &existing;
+            async move {
+                let subject = reports::Subject {
+                    kind: a.checked.kind,
+                    namespace: a.checked.namespace.clone(),
+                    name: a.checked.name.clone(),
+                    uid: a.uid.clone(),
+                };
+                let (mut report, hash) = reports::build(api, &subject, &a.checked, policy_hash);
+                let key = (subject.namespace.clone(), reports::report_name(&subject));
+                if existing.get(&key) == Some(&hash) {
+                    return None;
+                }
+                reports::stamp(&mut report, now);
+                Some(
+                    cluster.apply_report(api, &report).await.map_err(|e| format!("{}/{}: {e}", key.0, key.1)),
+                )
+            }
+        })
+        .buffer_unordered(WRITE_CONCURRENCY);
+    let mut outcomes = std::pin::pin!(outcomes);
+    while let Some(outcome) = outcomes.next().await {
+        match outcome {
+            None => w.unchanged += 1,
+            Some(Ok(())) => w.written += 1,
+            Some(Err(e)) => {
                 w.failed += 1;
-                w.first_error.get_or_insert_with(|| format!("{}/{}: {e}", key.0, key.1));
+                w.first_error.get_or_insert(e);
             }
         }
     }

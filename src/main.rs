@@ -66,8 +66,8 @@ struct AuditArgs {
     /// Only objects with at least this many restarts (or liveness kills) on a liveness finding.
     #[arg(long)]
     min_restarts: Option<u64>,
-    /// Requests per second to the API server, at most.
-    #[arg(long, default_value_t = 20.0)]
+    /// Requests per second to the API server, at most (kubectl's default is 50).
+    #[arg(long, default_value_t = 50.0)]
     qps: f64,
     /// Objects per list request (`limit`).
     #[arg(long, default_value_t = 500)]

@@ -160,8 +160,12 @@ pub async fn run(opts: AuditOptions, watch: WatchOptions) -> anyhow::Result<()> 
         let is_leader = *leader.borrow_and_update();
         metrics.leader.set(i64::from(is_leader));
         if pending && is_leader {
-            // Debounce: wait until nothing changed for `debounce`, then respect `min_interval`.
-            while let Ok(Some(_)) = tokio::time::timeout(watch.debounce, changes.recv()).await {}
+            // Debounce: wait until nothing changed for `debounce` (at most 10 of them: a cluster
+            // that never goes quiet is still audited), then respect `min_interval`.
+            let quiet_by = Instant::now() + watch.debounce * 10;
+            while Instant::now() < quiet_by
+                && let Ok(Some(_)) = tokio::time::timeout(watch.debounce, changes.recv()).await
+            {}
             if let Some(at) = last_start {
                 tokio::time::sleep(watch.min_interval.saturating_sub(at.elapsed())).await;
             }
