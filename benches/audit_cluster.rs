@@ -7,7 +7,8 @@
 //! second pass. A third pass after one Deployment changes measures how long a one-object update takes
 //! through a full pass.
 //!
-//! `KUBEBUILDER_ASSETS=... cargo bench --features e2e --bench audit_cluster`
+//! `KUBEBUILDER_ASSETS=... cargo bench --features e2e --bench audit_cluster` (`DEPLOYMENTS=N` for
+//! fewer; `PROBEGATE_BIN=target/release/probegate` to measure that binary).
 
 #[allow(dead_code)]
 #[path = "../tests/e2e/harness.rs"]
@@ -85,7 +86,9 @@ struct Run {
 
 fn audit(args: &[&str]) -> Run {
     let started = Instant::now();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+    // PROBEGATE_BIN: another build of the binary to measure (a release one from a dev-profile bench).
+    let binary = std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into());
+    let mut child = std::process::Command::new(binary)
         .arg("audit")
         .args(args)
         .env("KUBECONFIG", &harness::cluster().kubeconfig)
