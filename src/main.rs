@@ -48,6 +48,85 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Check what already runs in a cluster (read-only): the same verdicts and formats as check,
+    /// with restart evidence for liveness findings. Exit codes as check's.
+    Audit(AuditArgs),
+}
+
+#[derive(Args)]
+struct AuditArgs {
+    /// Policy file (default: the embedded default).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// kubeconfig context [default: the current one; in a Pod, the service account].
+    #[arg(long)]
+    context: Option<String>,
+    /// Audit one namespace [default: the context's namespace].
+    #[arg(long, short = 'n', conflicts_with = "all_namespaces")]
+    namespace: Option<String>,
+    /// Audit every namespace.
+    #[arg(long, short = 'A')]
+    all_namespaces: bool,
+    /// Label selector on the workload objects, as kubectl's (`app=api,tier!=cache`).
+    #[arg(long, short = 'l')]
+    selector: Option<String>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    output: cli::check::Format,
+    /// Lowest finding level that makes the exit code 1: deny, warn, or fix.
+    #[arg(long, value_enum, default_value = "deny")]
+    fail_on: cli::input::Level,
+    /// Order of objects: by name, or most restarts first.
+    #[arg(long, value_enum, default_value = "name")]
+    sort: probegate::audit::Sort,
+    /// Only objects with at least this many restarts (or liveness kills) on a liveness finding.
+    #[arg(long)]
+    min_restarts: Option<u64>,
+    /// Requests per second to the API server, at most (kubectl's default is 50).
+    #[arg(long, default_value_t = 50.0)]
+    qps: f64,
+    /// Objects per list request (`limit`).
+    #[arg(long, default_value_t = 500)]
+    page_size: u32,
+    /// Exit 0 when there are findings (errors still exit 2): for scheduled runs whose output is
+    /// the reports.
+    #[arg(long)]
+    exit_zero: bool,
+    /// Also write one policy report per audited workload into the cluster (only those whose
+    /// content changed); needs the report CRD (deploy/components/reports).
+    #[arg(long)]
+    write_reports: bool,
+    /// Keep running: re-audit when workloads, Namespaces or the policy change (and every
+    /// --resync-seconds), writing reports (implies --write-reports) while holding the Lease.
+    #[arg(long)]
+    watch: bool,
+    /// With --watch: the coordination.k8s.io Lease that elects the one writing replica.
+    #[arg(long, default_value = "probegate-audit")]
+    lease: String,
+    /// With --watch: the Lease's namespace.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "probegate-system")]
+    lease_namespace: String,
+    /// With --watch: this replica's name in the Lease [default: $POD_NAME, else the host name].
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// With --watch: quiet time after a change before a pass, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    debounce_ms: u64,
+    /// With --watch: least seconds between the starts of two passes.
+    #[arg(long, default_value_t = 10)]
+    min_interval_seconds: u64,
+    /// With --watch: a pass at least this often, in seconds.
+    #[arg(long, default_value_t = 600)]
+    resync_seconds: u64,
+    /// With --watch: plain-HTTP address for /metrics and /healthz, e.g. 0.0.0.0:8080.
+    #[arg(long)]
+    admin_addr: Option<SocketAddr>,
+    /// With --watch: log format.
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+    /// The report API to write.
+    #[arg(long, value_enum, default_value = "openreports", requires = "write_reports")]
+    report_api: probegate::audit::reports::ReportApi,
 }
 
 #[derive(Args)]
@@ -308,6 +387,7 @@ fn main() -> ExitCode {
                 cli::EXIT_OK
             }))
         }
+        Command::Audit(args) => audit(args),
         Command::Policy(cmd) => {
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(match cmd {
@@ -389,6 +469,63 @@ fn with_output(run: impl FnOnce(&mut dyn std::io::Write, &mut dyn std::io::Write
             cli::EXIT_BAD_INPUT
         }
     }
+}
+
+fn audit(args: AuditArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let exit_zero = args.exit_zero;
+    let opts = probegate::audit::AuditOptions {
+        policy: args.policy,
+        cluster: probegate::audit::cluster::ClusterOptions {
+            context: args.context,
+            namespace: args.namespace,
+            all_namespaces: args.all_namespaces,
+            selector: args.selector,
+            qps: args.qps,
+            page_size: args.page_size,
+        },
+        format: args.output,
+        fail_on: args.fail_on,
+        sort: args.sort,
+        min_restarts: args.min_restarts,
+        color,
+        progress: std::io::stderr().is_terminal(),
+        reports: (args.write_reports || args.watch).then_some(args.report_api),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("probegate: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.watch {
+        init_logging(args.log_format);
+        let identity = args.identity.unwrap_or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_string())
+                .unwrap_or_else(|_| format!("probegate-audit-{}", std::process::id()))
+        });
+        let watch = probegate::audit::watch::WatchOptions {
+            lease: args.lease,
+            lease_namespace: args.lease_namespace,
+            identity,
+            debounce: std::time::Duration::from_millis(args.debounce_ms),
+            min_interval: std::time::Duration::from_secs(args.min_interval_seconds),
+            resync: std::time::Duration::from_secs(args.resync_seconds.max(1)),
+            admin_addr: args.admin_addr,
+        };
+        return match runtime.block_on(probegate::audit::watch::run(opts, watch)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("probegate: {e:#}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
+    let code = with_output(|out, err| runtime.block_on(probegate::audit::run(&opts, out, err)));
+    ExitCode::from(if exit_zero && code == cli::EXIT_FINDINGS { cli::EXIT_OK } else { code })
 }
 
 fn init_logging(format: LogFormat) {

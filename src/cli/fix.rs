@@ -538,7 +538,7 @@ pub fn run_skipping(
             FixOutput::Diff if changed => write_diff(&name, &analysis.text, new_text, out),
             FixOutput::InPlace if changed => match &analysis.input {
                 Input::File(path) => write_in_place(path, new_text),
-                Input::Stdin => Ok(()),
+                Input::Stdin | Input::Cluster(_) => Ok(()),
             },
             _ => Ok(()),
         };

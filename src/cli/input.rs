@@ -25,6 +25,9 @@ pub enum Input {
     File(PathBuf),
     /// Standard input (`-`).
     Stdin,
+    /// Objects read from a cluster by `probegate audit`, reported under this name
+    /// (`namespaces/NAME`).
+    Cluster(String),
 }
 
 impl Input {
@@ -34,6 +37,7 @@ impl Input {
         match self {
             Input::File(p) => p.display().to_string(),
             Input::Stdin => STDIN_NAME.to_string(),
+            Input::Cluster(name) => name.clone(),
         }
     }
 }
@@ -146,6 +150,7 @@ pub fn read(input: &Input, stdin: &mut dyn Read) -> Result<String, String> {
             std::fs::File::open(p).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
         }
         Input::Stdin => stdin.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes),
+        Input::Cluster(name) => return Err(format!("{name} is not a file")),
     };
     read.map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
@@ -165,6 +170,8 @@ pub struct Reported {
     pub container_line: Option<u32>,
     /// Why the level differs from the action, if it does.
     pub note: Option<String>,
+    /// What the cluster says about the container's restarts (`probegate audit` only).
+    pub evidence: Option<crate::audit::evidence::Evidence>,
 }
 
 /// How serious a finding is, for `--fail-on` and the reports; ordered `info < fix < warn < deny`.
@@ -437,6 +444,7 @@ pub fn analyze_with(
                         level,
                         container_line: container_line(object, kind, f),
                         note,
+                        evidence: None,
                     }
                 })
                 .collect();
@@ -543,14 +551,14 @@ pub fn analyze_all(
         .map(|input| {
             let text = match &input {
                 Input::Stdin => stdin_text.take().unwrap_or_else(|| Ok(String::new())),
-                Input::File(_) => Ok(String::new()),
+                Input::File(_) | Input::Cluster(_) => Ok(String::new()),
             };
             (input, text)
         })
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|(input, text)| match &input {
-            Input::File(_) => {
+            Input::File(_) | Input::Cluster(_) => {
                 let text = read(&input, &mut std::io::empty());
                 (input, text)
             }

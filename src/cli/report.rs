@@ -43,6 +43,8 @@ struct JsonFinding<'a> {
     mode: &'static str,
     message: String,
     note: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<&'a crate::audit::evidence::Evidence>,
 }
 
 #[derive(Serialize)]
@@ -128,6 +130,7 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     mode: o.evaluation.effective.mode.as_str(),
                     message: r.finding.describe(),
                     note: r.note.as_deref(),
+                    evidence: r.evidence.as_ref(),
                 });
             }
         }

@@ -196,7 +196,7 @@ pub fn log(report: &Report) -> Value {
                     r.finding.container,
                     file
                 );
-                results.push(json!({
+                let mut result = json!({
                     "ruleId": rule.as_str(),
                     "ruleIndex": index,
                     "level": sarif_level(r.level),
@@ -224,7 +224,11 @@ pub fn log(report: &Report) -> Value {
                         "name": o.name,
                         "container": r.finding.container,
                     },
-                }));
+                });
+                if let Some(e) = &r.evidence {
+                    result["properties"]["evidence"] = json!(e);
+                }
+                results.push(result);
             }
         }
     }

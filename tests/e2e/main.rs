@@ -6,6 +6,7 @@
 
 pub mod harness;
 
+mod audit;
 mod configmaps;
 mod observability;
 mod selfmanaged;

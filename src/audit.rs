@@ -1,0 +1,571 @@
+//! `probegate audit`: the webhook's verdicts on what already runs in a cluster, with the restarts
+//! that back the liveness findings.
+//!
+//! A thin shell around the pure library: it lists the workload kinds the webhook admits (Pods,
+//! Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs, CronJobs) page
+//! by page (`limit`/`continue`, every request through a client-side rate limit), evaluates each with
+//! [`crate::admission::evaluate_object_with_configmaps`] under the policy in force for its namespace
+//! (the Namespace's labels read from the cluster; ConfigMaps that liveness scripts come from read
+//! with `get`; Secrets never), and reports in `check`'s formats. An object whose controller was
+//! listed too (a ReplicaSet of a Deployment, a Pod of a ReplicaSet, a Job of a CronJob) is not
+//! reported: its controller carries the finding, and its Pods' statuses become the controller's
+//! runtime evidence (see [`evidence`]).
+//!
+//! With `--write-reports`, each audited workload also gets a policy report in the cluster
+//! ([`reports`]), written only when its content changed.
+//!
+//! Pure parts: [`evidence`] (restarts and events into evidence), [`reports`] (report contents).
+
+pub mod cluster;
+pub mod evidence;
+pub mod reports;
+pub mod watch;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
+use std::path::PathBuf;
+
+use futures::StreamExt;
+use k8s_openapi::jiff::Timestamp;
+
+use crate::admission;
+use crate::cli::check::{Format, Report};
+use crate::cli::input::{self, Checked, FileAnalysis, Input, InputError, Level, Reported};
+use crate::cli::{EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK};
+use crate::engine::{StaticConfigMaps, Workload, WorkloadKind};
+use crate::policy::{Policy, RuleId};
+use cluster::Cluster;
+
+/// How findings are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sort {
+    /// By namespace, kind and name.
+    Name,
+    /// Most restarts (or liveness kills) first, then by name.
+    Restarts,
+}
+
+/// The options of `probegate audit`.
+#[derive(Clone, Debug)]
+pub struct AuditOptions {
+    /// Policy file; `None` for the embedded default.
+    pub policy: Option<PathBuf>,
+    /// Where the cluster is and which namespaces, kinds and objects to read.
+    pub cluster: cluster::ClusterOptions,
+    /// Output format.
+    pub format: Format,
+    /// Lowest level that fails the run.
+    pub fail_on: Level,
+    /// Order of objects in the output.
+    pub sort: Sort,
+    /// Report only objects with at least this many restarts (or liveness kills) on a finding.
+    pub min_restarts: Option<u64>,
+    /// Colour the text output.
+    pub color: bool,
+    /// Draw a progress bar on standard error (the caller decides: a terminal).
+    pub progress: bool,
+    /// Write a policy report per audited workload in this API.
+    pub reports: Option<reports::ReportApi>,
+}
+
+/// Rules whose findings get runtime evidence: they are about the liveness probe, whose failures
+/// restart containers.
+pub fn wants_evidence(rule: RuleId) -> bool {
+    matches!(
+        rule,
+        RuleId::LivenessDependency
+            | RuleId::LivenessMatchesReadiness
+            | RuleId::StartupProbe
+            | RuleId::ProbeTimeout
+    )
+}
+
+/// A Pod's uid, name and container restarts.
+type PodRestarts = (String, String, Vec<evidence::ContainerRestarts>);
+
+/// One evaluated object with what the audit needs beyond `check`'s [`Checked`].
+struct Audited {
+    checked: Checked,
+    uid: String,
+    /// The controller's uid, when the controller is a kind probegate audits.
+    parent: Option<String>,
+}
+
+/// Runs the audit: connects, lists, evaluates, writes the report to `out` and problems to `err`;
+/// returns the exit code (0, 1 findings at `--fail-on`, 2 errors: a kind could not be listed, an
+/// object could not be read, the policy is invalid, no cluster could be reached).
+pub async fn run(opts: &AuditOptions, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let (policy, text, origin) = match crate::cli::load_policy(opts.policy.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: invalid policy: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let cluster = match Cluster::connect(&opts.cluster).await {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: cannot reach the cluster: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let progress = if opts.progress {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let loaded = crate::server::LoadedPolicy::new(policy, &text, origin);
+    let outcome = audit(&cluster, &loaded, opts, &progress).await;
+    progress.finish_and_clear();
+    let Pass { report, notes, .. } = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(err, "probegate: {e:#}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    for n in &notes {
+        let _ = writeln!(err, "probegate: note: {n}");
+    }
+    for e in &report.errors {
+        let _ = writeln!(err, "probegate: {e}");
+    }
+    let written = match opts.format {
+        Format::Text => write_text(&report, opts.color, out),
+        Format::Json => crate::cli::report::write_json(&report, out),
+        Format::Sarif => crate::cli::sarif::write(&report, out),
+        Format::Junit => crate::cli::junit::write(&report, out),
+    };
+    if let Err(e) = written {
+        let _ = writeln!(err, "probegate: cannot write the report: {e}");
+        return EXIT_BAD_INPUT;
+    }
+    report.exit_code()
+}
+
+/// The name an audited namespace is reported under, where `check` names a file.
+pub fn namespace_input(namespace: &str) -> Input {
+    Input::Cluster(format!("namespaces/{namespace}"))
+}
+
+/// The outcome of one audit pass.
+pub struct Pass {
+    /// What `check`'s writers print.
+    pub report: Report,
+    /// Notes for standard error (unreadable Namespaces, Events or ConfigMaps; report writes).
+    pub notes: Vec<String>,
+    /// What report writing did, when reports were asked for and could be listed.
+    pub writes: Option<Writes>,
+}
+
+/// One audit pass over a connected cluster: list, evaluate, attach evidence, write reports (when
+/// `opts.reports` says so), sort and filter.
+///
+/// # Errors
+/// Never for a kind that cannot be listed (that is an input error of the report); reserved for
+/// failures that leave nothing to report.
+pub async fn audit(
+    cluster: &Cluster,
+    loaded: &crate::server::LoadedPolicy,
+    opts: &AuditOptions,
+    progress: &indicatif::ProgressBar,
+) -> anyhow::Result<Pass> {
+    let policy = &loaded.policy;
+    let mut notes = Vec::new();
+    progress.set_message("reading namespaces");
+    let labels = match cluster.namespace_labels().await {
+        Ok(l) => Some(l),
+        Err(e) => {
+            notes.push(format!(
+                "cannot read Namespaces ({e}); namespaceSelector overrides do not match, name overrides still do"
+            ));
+            None
+        }
+    };
+    let mut configmaps = StaticConfigMaps::new();
+    let mut fetched: HashSet<(String, String)> = HashSet::new();
+    let mut audited: Vec<Audited> = Vec::new();
+    let mut pods: Vec<PodRestarts> = Vec::new();
+    let mut errors: Vec<InputError> = Vec::new();
+    let mut uids: HashSet<String> = HashSet::new();
+    let mut parents: HashMap<String, String> = HashMap::new();
+    let mut count = 0usize;
+    for kind in cluster::KINDS {
+        progress.set_message(format!("listing {}s ({count} objects so far)", kind.as_str()));
+        let mut pages = cluster.list(kind);
+        loop {
+            let page = match pages.next_page().await {
+                Ok(Some(page)) => page,
+                Ok(None) => break,
+                Err(e) => {
+                    // The other kinds are still audited; the run ends with exit code 2.
+                    errors.push(InputError {
+                        file: "cluster".into(),
+                        line: None,
+                        column: None,
+                        message: format!("{e:#}"),
+                    });
+                    break;
+                }
+            };
+            for item in page {
+                count += 1;
+                let listed = match item {
+                    Ok(l) => l,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                };
+                uids.insert(listed.uid.clone());
+                if let Some(p) = &listed.parent {
+                    parents.insert(listed.uid.clone(), p.clone());
+                }
+                if let Some(status) = &listed.pod_status {
+                    pods.push((listed.uid.clone(), listed.name.clone(), evidence::pod_restarts(status)));
+                }
+                if listed.mirror {
+                    continue;
+                }
+                let namespace = listed.namespace.clone();
+                for (ns, name) in crate::engine::configmaps_needed(&listed.workload, &configmaps) {
+                    let key = (ns.unwrap_or_else(|| namespace.clone()), name);
+                    if fetched.insert(key.clone()) {
+                        match cluster.configmap(&key.0, &key.1).await {
+                            Ok(Some(data)) => configmaps.insert(&key.0, &key.1, data),
+                            Ok(None) => configmaps.mark_absent(&key.0, &key.1),
+                            Err(e) => notes.push(format!(
+                                "cannot read ConfigMap {}/{} ({e}); liveness scripts from it are not analysed",
+                                key.0, key.1
+                            )),
+                        }
+                    }
+                }
+                let ns_labels = labels
+                    .as_ref()
+                    .and_then(|l: &HashMap<String, BTreeMap<String, String>>| l.get(&namespace));
+                let checked = evaluate(policy, kind, &listed.workload, &namespace, ns_labels, &configmaps);
+                audited.push(Audited { checked, uid: listed.uid, parent: listed.parent });
+            }
+            progress.set_message(format!("listing {}s ({count} objects so far)", kind.as_str()));
+        }
+    }
+    // Objects whose controller was listed are reported through it.
+    let owned = audited.iter().filter(|a| a.parent.as_ref().is_some_and(|p| uids.contains(p))).count();
+    audited.retain(|a| !a.parent.as_ref().is_some_and(|p| uids.contains(p)));
+    progress.set_message("reading restarts");
+    attach_evidence(cluster, &mut audited, &pods, &parents, &uids, &mut notes).await;
+    let mut writes = None;
+    if let Some(api) = opts.reports {
+        progress.set_message("writing reports");
+        match write_reports(cluster, api, &audited, &loaded.hash).await {
+            Ok(w) => {
+                notes.push(format!(
+                    "reports ({}): {} written, {} unchanged, {} failed{}",
+                    api.api_version(),
+                    w.written,
+                    w.unchanged,
+                    w.failed,
+                    w.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
+                ));
+                writes = Some(w);
+            }
+            Err(e) => errors.push(InputError {
+                file: "cluster".into(),
+                line: None,
+                column: None,
+                message: format!("cannot write reports: {e:#}"),
+            }),
+        }
+    }
+    let mut objects: Vec<(Checked, u64)> = audited
+        .into_iter()
+        .map(|a| {
+            let weight =
+                a.checked.findings.iter().filter_map(|r| r.evidence.as_ref()).map(|e| e.weight()).max();
+            (a.checked, weight.unwrap_or(0))
+        })
+        .collect();
+    if let Some(min) = opts.min_restarts {
+        objects.retain(|(_, w)| *w >= min);
+    }
+    match opts.sort {
+        Sort::Name => objects.sort_by(|(a, _), (b, _)| key(a).cmp(&key(b))),
+        Sort::Restarts => objects.sort_by(|(a, wa), (b, wb)| wb.cmp(wa).then_with(|| key(a).cmp(&key(b)))),
+    }
+    // One "file" per namespace, in the order objects come (consecutive runs of a namespace).
+    let mut files: Vec<FileAnalysis> = Vec::new();
+    for (o, _) in objects {
+        let input = namespace_input(&o.namespace);
+        match files.last_mut() {
+            Some(f) if f.input == input => f.objects.push(o),
+            _ => files.push(FileAnalysis {
+                input,
+                configmaps: std::sync::Arc::new(StaticConfigMaps::new()),
+                text: String::new(),
+                documents: Vec::new(),
+                objects: vec![o],
+                skipped: 0,
+                document_count: 0,
+                errors: Vec::new(),
+            }),
+        }
+    }
+    for f in &mut files {
+        f.document_count = f.objects.len();
+    }
+    if let Some(first) = files.first_mut() {
+        first.skipped = owned;
+    }
+    Ok(Pass { report: Report::new(loaded.source.clone(), opts.fail_on, files, errors), notes, writes })
+}
+
+fn key(c: &Checked) -> (String, &'static str, String) {
+    (c.namespace.clone(), c.kind.as_str(), c.name.clone())
+}
+
+/// Evaluates one listed object as `check` does one in a file.
+pub fn evaluate(
+    policy: &Policy,
+    kind: WorkloadKind,
+    workload: &Workload,
+    namespace: &str,
+    labels: Option<&BTreeMap<String, String>>,
+    configmaps: &StaticConfigMaps,
+) -> Checked {
+    let evaluation =
+        admission::evaluate_object_with_configmaps(policy, workload, namespace, labels, configmaps);
+    let owner = if kind.is_pod() { workload.metadata.validated_controller().cloned() } else { None };
+    let findings = evaluation
+        .evaluation
+        .findings
+        .iter()
+        .map(|f| {
+            let (level, note) = input::level_of(f, evaluation.effective.mode, owner.as_ref());
+            Reported { finding: f.clone(), level, container_line: None, note, evidence: None }
+        })
+        .collect();
+    let mut workload = workload.clone();
+    workload.spec = Default::default();
+    Checked {
+        document: 0,
+        pointer: String::new(),
+        line: 0,
+        kind,
+        name: workload.metadata.display_name(),
+        namespace: namespace.to_string(),
+        evaluation,
+        findings,
+        workload,
+    }
+}
+
+/// What a pass of report writing did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Writes {
+    /// Reports created or updated.
+    pub written: usize,
+    /// Reports whose content was already in the cluster.
+    pub unchanged: usize,
+    /// Reports the API refused (not fatal).
+    pub failed: usize,
+    /// The first refusal, when there was one.
+    pub first_error: Option<String>,
+}
+
+/// Report writes in flight at once.
+pub const WRITE_CONCURRENCY: usize = 8;
+
+/// Writes one report per audited object whose content differs from the one in the cluster.
+async fn write_reports(
+    cluster: &Cluster,
+    api: reports::ReportApi,
+    audited: &[Audited],
+    policy_hash: &str,
+) -> anyhow::Result<Writes> {
+    let existing = cluster.report_hashes(api).await.map_err(|e| {
+        anyhow::anyhow!("cannot list {} {}s (are the CRDs installed?): {e}", api.api_version(), api.kind())
+    })?;
+    let now = Timestamp::now().as_second();
+    let mut w = Writes::default();
+    // Up to WRITE_CONCURRENCY writes in flight (each still waits its turn under --qps); each report
+    // is built only when its turn comes, so at most that many are held at once.
+    let outcomes = futures::stream::iter(audited)
+        .map(|a| {
+            let existing = &existing;
+            async move {
+                let subject = reports::Subject {
+                    kind: a.checked.kind,
+                    namespace: a.checked.namespace.clone(),
+                    name: a.checked.name.clone(),
+                    uid: a.uid.clone(),
+                };
+                let (mut report, hash) = reports::build(api, &subject, &a.checked, policy_hash);
+                let key = (subject.namespace.clone(), reports::report_name(&subject));
+                if existing.get(&key) == Some(&hash) {
+                    return None;
+                }
+                reports::stamp(&mut report, now);
+                Some(
+                    cluster.apply_report(api, &report).await.map_err(|e| format!("{}/{}: {e}", key.0, key.1)),
+                )
+            }
+        })
+        .buffer_unordered(WRITE_CONCURRENCY);
+    let mut outcomes = std::pin::pin!(outcomes);
+    while let Some(outcome) = outcomes.next().await {
+        match outcome {
+            None => w.unchanged += 1,
+            Some(Ok(())) => w.written += 1,
+            Some(Err(e)) => {
+                w.failed += 1;
+                w.first_error.get_or_insert(e);
+            }
+        }
+    }
+    Ok(w)
+}
+
+/// Attaches to each finding that wants it the restarts of its container across the Pods under the
+/// object (directly, or through a listed ReplicaSet or Job), and the liveness events when readable.
+async fn attach_evidence(
+    cluster: &Cluster,
+    audited: &mut [Audited],
+    pods: &[PodRestarts],
+    parents: &HashMap<String, String>,
+    uids: &HashSet<String>,
+    notes: &mut Vec<String>,
+) {
+    if !audited.iter().any(|a| a.checked.findings.iter().any(|r| wants_evidence(r.finding.rule))) {
+        return;
+    }
+    let index: HashMap<&str, usize> = audited.iter().enumerate().map(|(i, a)| (a.uid.as_str(), i)).collect();
+    let mut by_object: HashMap<usize, Vec<(String, Vec<evidence::ContainerRestarts>)>> = HashMap::new();
+    for (uid, name, statuses) in pods {
+        // Up the chain of listed controllers (Pod -> ReplicaSet -> Deployment) to the audited one.
+        let mut at = uid.as_str();
+        for _ in 0..8 {
+            if let Some(&i) = index.get(at) {
+                by_object.entry(i).or_default().push((name.clone(), statuses.clone()));
+                break;
+            }
+            match parents.get(at).filter(|p| uids.contains(*p)) {
+                Some(p) => at = p,
+                None => break,
+            }
+        }
+    }
+    let events = match cluster.liveness_events().await {
+        Ok(e) => Some(e),
+        Err(e) => {
+            notes.push(format!("cannot read Events ({e}); restart evidence comes from Pod statuses alone"));
+            None
+        }
+    };
+    let now = Timestamp::now();
+    for (i, a) in audited.iter_mut().enumerate() {
+        let containers: Vec<String> = a
+            .checked
+            .findings
+            .iter()
+            .filter(|r| wants_evidence(r.finding.rule))
+            .map(|r| r.finding.container.clone())
+            .collect();
+        if containers.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = containers.iter().map(String::as_str).collect();
+        let pods = by_object.get(&i).map(Vec::as_slice).unwrap_or_default();
+        let ns_events: Option<Vec<evidence::LivenessEvent>> =
+            events.as_ref().map(|e| e.get(&a.checked.namespace).cloned().unwrap_or_default());
+        let found = evidence::evidence(&names, pods, ns_events.as_deref(), now);
+        for r in a.checked.findings.iter_mut().filter(|r| wants_evidence(r.finding.rule)) {
+            r.evidence = found.get(&r.finding.container).cloned();
+        }
+    }
+}
+
+/// The text format of `audit`: `LEVEL  KIND NAMESPACE/NAME  container NAME: MESSAGE (RULE)`, columns
+/// aligned, the evidence of a liveness finding on the next line, notes, then one summary line.
+///
+/// # Errors
+/// When `out` fails.
+pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    use crate::engine::display_safe;
+    let paint = |code: &str, text: &str| {
+        if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    };
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut namespaces = HashSet::new();
+    for f in &report.files {
+        for o in &f.objects {
+            namespaces.insert(o.namespace.as_str());
+            let object =
+                display_safe(&format!("{} {}/{}", o.kind.as_str(), o.namespace, o.name)).into_owned();
+            for r in &o.findings {
+                let mut message = r.finding.describe();
+                if let Some(note) = &r.note {
+                    message.push_str(&format!(" [{note}]"));
+                }
+                rows.push((r.level, object.clone(), message, r.evidence.as_ref().map(|e| e.summary.clone())));
+            }
+            for u in &o.evaluation.evaluation.unresolved {
+                notes.push(
+                    display_safe(&format!(
+                        "{object}: container {}: liveness script {} not analysed ({}); not a finding",
+                        u.container, u.script, u.reason
+                    ))
+                    .into_owned(),
+                );
+            }
+        }
+    }
+    let wo = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    for (level, object, message, evidence) in &rows {
+        let code = match level {
+            Level::Deny => "1;31",
+            Level::Warn => "33",
+            Level::Fix => "36",
+            Level::Info => "2",
+        };
+        writeln!(out, "{}  {object:<wo$}  {message}", paint(code, &format!("{:<4}", level.as_str())))?;
+        if let Some(e) = evidence {
+            writeln!(out, "      {:<wo$}  runtime: {e}", "")?;
+        }
+    }
+    for n in &notes {
+        writeln!(out, "note: {n}")?;
+    }
+    let s = report.summary();
+    let verdict = match report.exit_code() {
+        EXIT_OK => paint("32", "passed"),
+        EXIT_FINDINGS => paint("1;31", "failed"),
+        _ => paint("1;31", "errors"),
+    };
+    let owned = if s.skipped > 0 {
+        format!(" ({} owned by audited controllers, not repeated)", s.skipped)
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{} {} in {} {}{owned}: {} deny, {} warn, {} fix, {} {}; {verdict} (--fail-on {})",
+        s.objects,
+        if s.objects == 1 { "object" } else { "objects" },
+        namespaces.len(),
+        if namespaces.len() == 1 { "namespace" } else { "namespaces" },
+        s.deny,
+        s.warn,
+        s.fix,
+        s.errors,
+        if s.errors == 1 { "error" } else { "errors" },
+        report.fail_on.as_str()
+    )
+}

@@ -1,0 +1,534 @@
+//! The cluster side of `probegate audit`: a kube client from the usual kubeconfig (`KUBECONFIG`,
+//! `--context`, else the in-cluster service account), paginated lists (`limit`/`continue`), and a
+//! client-side rate limit on every request.
+//!
+//! Objects are read as raw JSON page by page and reduced at once to what the rules read
+//! ([`Workload`]), their uid and controller, and for Pods their status: a page of full objects is
+//! the most held at a time. Reads only: `list` on the eight workload kinds, `list`/`get` on
+//! Namespaces, `get` on the ConfigMaps liveness scripts come from, `list` on Events (optional).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, PodStatus};
+use kube::api::ListParams;
+use kube::core::Request;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::evidence::{self, LivenessEvent};
+use super::reports::{self, ReportApi};
+use crate::cli::input::InputError;
+use crate::engine::{Workload, WorkloadKind};
+
+/// The kinds listed, controllers before what they own (the order does not change the result).
+pub const KINDS: [WorkloadKind; 8] = [
+    WorkloadKind::CronJob,
+    WorkloadKind::Job,
+    WorkloadKind::Deployment,
+    WorkloadKind::StatefulSet,
+    WorkloadKind::DaemonSet,
+    WorkloadKind::ReplicationController,
+    WorkloadKind::ReplicaSet,
+    WorkloadKind::Pod,
+];
+
+/// The API path prefix and resource name of a kind (Kubernetes API reference).
+pub fn resource(kind: WorkloadKind) -> (&'static str, &'static str) {
+    match kind {
+        WorkloadKind::Pod => ("/api/v1", "pods"),
+        WorkloadKind::ReplicationController => ("/api/v1", "replicationcontrollers"),
+        WorkloadKind::Deployment => ("/apis/apps/v1", "deployments"),
+        WorkloadKind::StatefulSet => ("/apis/apps/v1", "statefulsets"),
+        WorkloadKind::DaemonSet => ("/apis/apps/v1", "daemonsets"),
+        WorkloadKind::ReplicaSet => ("/apis/apps/v1", "replicasets"),
+        WorkloadKind::Job => ("/apis/batch/v1", "jobs"),
+        WorkloadKind::CronJob => ("/apis/batch/v1", "cronjobs"),
+    }
+}
+
+/// Where the cluster is and what to read from it.
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
+    /// kubeconfig context; `None`: the current context, else in-cluster.
+    pub context: Option<String>,
+    /// `-n`: one namespace; `None`: the context's namespace, unless `all_namespaces`.
+    pub namespace: Option<String>,
+    /// `-A`: every namespace.
+    pub all_namespaces: bool,
+    /// `-l`: a label selector on the workload objects (kubectl syntax, passed to the API server).
+    pub selector: Option<String>,
+    /// Requests per second at most (list pages, ConfigMap reads, ...).
+    pub qps: f64,
+    /// Objects per list page (`limit`).
+    pub page_size: u32,
+}
+
+/// A token-bucket-of-one rate limit: requests are spaced at least `1/qps` apart.
+struct RateLimit {
+    interval: tokio::sync::Mutex<tokio::time::Interval>,
+}
+
+impl RateLimit {
+    fn new(qps: f64) -> RateLimit {
+        let qps = if qps.is_finite() && qps > 0.0 { qps } else { 1.0 };
+        let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / qps));
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        RateLimit { interval: tokio::sync::Mutex::new(interval) }
+    }
+
+    async fn wait(&self) {
+        self.interval.lock().await.tick().await;
+    }
+}
+
+/// A connected cluster.
+pub struct Cluster {
+    client: kube::Client,
+    /// `None`: all namespaces.
+    namespace: Option<String>,
+    selector: Option<String>,
+    page_size: u32,
+    limit: RateLimit,
+}
+
+/// One listed object, reduced.
+#[derive(Debug)]
+pub struct Listed {
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// The uid of the controller owner reference, when its kind is one probegate audits.
+    pub parent: Option<String>,
+    /// A mirror Pod (never evaluated, as at admission).
+    pub mirror: bool,
+    /// What the rules read.
+    pub workload: Workload,
+    /// A Pod's status.
+    pub pod_status: Option<PodStatus>,
+}
+
+#[derive(Deserialize)]
+struct Page {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default)]
+    items: Vec<Box<RawValue>>,
+}
+
+#[derive(Deserialize, Default)]
+struct PageMeta {
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TypedPage<T> {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default = "Vec::new")]
+    items: Vec<T>,
+}
+
+#[derive(Deserialize)]
+struct Lean {
+    #[serde(default)]
+    metadata: LeanMeta,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct LeanMeta {
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    owner_references: Vec<LeanOwner>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeanOwner {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    controller: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct MetaOnly {
+    #[serde(default)]
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+
+#[derive(Deserialize)]
+struct PodLean {
+    #[serde(default)]
+    status: Option<PodStatus>,
+}
+
+/// Is `s` a namespace name (an RFC 1123 label), safe in an API path?
+fn valid_namespace(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+impl Cluster {
+    /// Connects: `--context` from the kubeconfig, else the inferred configuration (`KUBECONFIG` or
+    /// `~/.kube/config`, else in-cluster).
+    ///
+    /// # Errors
+    /// No usable configuration, or an invalid `-n`.
+    pub async fn connect(opts: &ClusterOptions) -> anyhow::Result<Cluster> {
+        let config = match &opts.context {
+            Some(context) => kube::Config::from_kubeconfig(&kube::config::KubeConfigOptions {
+                context: Some(context.clone()),
+                ..Default::default()
+            })
+            .await
+            .with_context(|| format!("kubeconfig context {context}"))?,
+            None => kube::Config::infer().await.context("no kubeconfig and not in a cluster")?,
+        };
+        let namespace = match (&opts.namespace, opts.all_namespaces) {
+            (_, true) => None,
+            (Some(ns), false) => Some(ns.clone()),
+            (None, false) => Some(config.default_namespace.clone()),
+        };
+        if let Some(ns) = &namespace
+            && !valid_namespace(ns)
+        {
+            anyhow::bail!("not a namespace name: {:?}", crate::engine::excerpt(ns, 64));
+        }
+        let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
+        Ok(Cluster {
+            client,
+            namespace,
+            selector: opts.selector.clone(),
+            page_size: opts.page_size.max(1),
+            limit: RateLimit::new(opts.qps),
+        })
+    }
+
+    /// The audited namespace; `None` for all.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The client (for writers such as reports).
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
+    fn path(&self, prefix: &str, plural: &str, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) => format!("{prefix}/namespaces/{ns}/{plural}"),
+            None => format!("{prefix}/{plural}"),
+        }
+    }
+
+    async fn get_text(
+        &self,
+        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> kube::Result<String> {
+        let request = request.map_err(kube::Error::BuildRequest)?;
+        self.limit.wait().await;
+        self.client.request_text(request).await
+    }
+
+    /// The labels of the audited namespaces (one `get` with `-n`, else a paginated list).
+    ///
+    /// # Errors
+    /// When Namespaces cannot be read (RBAC).
+    pub async fn namespace_labels(&self) -> kube::Result<HashMap<String, BTreeMap<String, String>>> {
+        let mut out = HashMap::new();
+        if let Some(ns) = &self.namespace {
+            let text = self.get_text(Request::new("/api/v1/namespaces").get(ns, &Default::default())).await?;
+            let n: Namespace = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+            out.insert(ns.clone(), n.metadata.labels.unwrap_or_default());
+            return Ok(out);
+        }
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(self.page_size);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let text = self.get_text(Request::new("/api/v1/namespaces").list(&lp)).await?;
+            let page: TypedPage<Namespace> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+            for n in page.items {
+                if let Some(name) = n.metadata.name {
+                    out.insert(name, n.metadata.labels.unwrap_or_default());
+                }
+            }
+            match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// A ConfigMap's `data`; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Any other failure (forbidden, unreachable).
+    pub async fn configmap(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> kube::Result<Option<BTreeMap<String, String>>> {
+        let path = self.path("/api/v1", "configmaps", Some(namespace));
+        match self.get_text(Request::new(path).get(name, &Default::default())).await {
+            Ok(text) => {
+                let cm: ConfigMap = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+                Ok(Some(cm.data.unwrap_or_default()))
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The pages of one kind in the audited namespaces.
+    pub fn list(&self, kind: WorkloadKind) -> Pages<'_> {
+        let (prefix, plural) = resource(kind);
+        Pages {
+            cluster: self,
+            kind,
+            path: self.path(prefix, plural, self.namespace.as_deref()),
+            token: None,
+            done: false,
+        }
+    }
+
+    /// Kubelet events that name a liveness probe (`Unhealthy`, `Killing`), by namespace.
+    ///
+    /// # Errors
+    /// When Events cannot be listed (RBAC): the caller goes on without them.
+    pub async fn liveness_events(&self) -> kube::Result<HashMap<String, Vec<LivenessEvent>>> {
+        let mut out: HashMap<String, Vec<LivenessEvent>> = HashMap::new();
+        let path = self.path("/api/v1", "events", self.namespace.as_deref());
+        for reason in ["Killing", "Unhealthy"] {
+            let mut token: Option<String> = None;
+            loop {
+                let mut lp = ListParams::default()
+                    .limit(self.page_size)
+                    .fields(&format!("involvedObject.kind=Pod,reason={reason}"));
+                if let Some(t) = &token {
+                    lp = lp.continue_token(t);
+                }
+                let text = self.get_text(Request::new(path.clone()).list(&lp)).await?;
+                let page: TypedPage<Event> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+                for e in &page.items {
+                    if let Some(ev) = evidence::liveness_event(e) {
+                        let ns = e.involved_object.namespace.clone().or_else(|| e.metadata.namespace.clone());
+                        out.entry(ns.unwrap_or_default()).or_default().push(ev);
+                    }
+                }
+                match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                    Some(t) => token = Some(t),
+                    None => break,
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Cluster {
+    /// The content hashes of the reports probegate wrote in the audited namespaces, by
+    /// (namespace, name): what [`Cluster::apply_report`] compares against.
+    ///
+    /// # Errors
+    /// When the reports cannot be listed (the CRD is missing, RBAC).
+    pub async fn report_hashes(&self, api: ReportApi) -> kube::Result<HashMap<(String, String), String>> {
+        let (prefix, plural) = match api {
+            ReportApi::Openreports => ("/apis/openreports.io/v1alpha1", "reports"),
+            ReportApi::Wgpolicyk8s => ("/apis/wgpolicyk8s.io/v1alpha2", "policyreports"),
+        };
+        let path = self.path(prefix, plural, self.namespace.as_deref());
+        let mut out = HashMap::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = ListParams::default().limit(self.page_size).labels(&format!(
+                "{}={}",
+                reports::MANAGED_BY_LABEL,
+                reports::SOURCE
+            ));
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
+            }
+            let text = self.get_text(Request::new(path.clone()).list(&lp)).await?;
+            let page: TypedPage<MetaOnly> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+            for item in page.items {
+                let m = item.metadata;
+                let hash = m.annotations.as_ref().and_then(|a| a.get(reports::HASH_ANNOTATION)).cloned();
+                if let (Some(ns), Some(name), Some(hash)) = (m.namespace, m.name, hash) {
+                    out.insert((ns, name), hash);
+                }
+            }
+            match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Creates or updates a report with server-side apply (field manager `probegate`).
+    ///
+    /// # Errors
+    /// When the API refuses it.
+    pub async fn apply_report(&self, api: ReportApi, report: &serde_json::Value) -> kube::Result<()> {
+        let namespace = report["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = report["metadata"]["name"].as_str().unwrap_or_default();
+        let params = kube::api::PatchParams::apply("probegate").force();
+        let request =
+            Request::new(api.path(namespace)).patch(name, &params, &kube::api::Patch::Apply(report));
+        self.get_text(request).await.map(drop)
+    }
+}
+
+/// The pages of a list, fetched one at a time.
+pub struct Pages<'a> {
+    cluster: &'a Cluster,
+    kind: WorkloadKind,
+    path: String,
+    token: Option<String>,
+    done: bool,
+}
+
+impl Pages<'_> {
+    /// The next page: each object reduced, or why it could not be read; `None` after the last.
+    ///
+    /// # Errors
+    /// When the list request fails (forbidden, an expired `continue` token, unreachable).
+    pub async fn next_page(&mut self) -> anyhow::Result<Option<Vec<Result<Listed, InputError>>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut lp = ListParams::default().limit(self.cluster.page_size);
+        if let Some(s) = &self.cluster.selector {
+            lp = lp.labels(s);
+        }
+        if let Some(t) = &self.token {
+            lp = lp.continue_token(t);
+        }
+        let kind = self.kind;
+        let text = self
+            .cluster
+            .get_text(Request::new(self.path.clone()).list(&lp))
+            .await
+            .with_context(|| format!("cannot list {}s", kind.as_str()))?;
+        let page: Page = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read the {} list: {}",
+                kind.as_str(),
+                crate::engine::workload::redact_quoted(&e.to_string())
+            )
+        })?;
+        drop(text);
+        self.token = page.metadata.continue_token.filter(|t| !t.is_empty());
+        self.done = self.token.is_none();
+        Ok(Some(page.items.iter().map(|raw| reduce(kind, raw)).collect()))
+    }
+}
+
+/// Reduces one raw object.
+fn reduce(kind: WorkloadKind, raw: &RawValue) -> Result<Listed, InputError> {
+    let lean: Lean = serde_json::from_str(raw.get()).map_err(|e| InputError {
+        file: "cluster".into(),
+        line: None,
+        column: None,
+        message: format!(
+            "a {} without readable metadata: {}",
+            kind.as_str(),
+            crate::engine::workload::redact_quoted(&e.to_string())
+        ),
+    })?;
+    let workload = Workload::from_json(kind, raw.get()).map_err(|e| InputError {
+        file: "cluster".into(),
+        line: None,
+        column: None,
+        message: format!(
+            "{} uid {}: {}",
+            kind.as_str(),
+            lean.metadata.uid,
+            crate::cli::input::redact_values(&e.to_string())
+        ),
+    })?;
+    let parent = lean
+        .metadata
+        .owner_references
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .filter(|o| WorkloadKind::from_api_version_kind(&o.api_version, &o.kind).is_some_and(|k| !k.is_pod()))
+        .map(|o| o.uid.clone());
+    let pod_status = if kind.is_pod() {
+        serde_json::from_str::<PodLean>(raw.get()).ok().and_then(|p| p.status)
+    } else {
+        None
+    };
+    let mirror =
+        kind.is_pod() && workload.metadata.annotation(crate::admission::MIRROR_POD_ANNOTATION).is_some();
+    Ok(Listed {
+        uid: lean.metadata.uid,
+        name: workload.metadata.name.clone().unwrap_or_default(),
+        namespace: workload.metadata.namespace.clone().unwrap_or_default(),
+        parent,
+        mirror,
+        workload,
+        pod_status,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_names_are_checked_before_they_reach_a_path() {
+        assert!(valid_namespace("shop-1"));
+        for bad in ["", "a/b", "A", "-a", "a-", "..", &"a".repeat(64)] {
+            assert!(!valid_namespace(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_object_is_reduced_to_its_workload_uid_and_audited_controller() {
+        let raw = RawValue::from_string(
+            serde_json::json!({
+                "metadata": {"name": "api-1", "namespace": "shop", "uid": "u1", "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api", "uid": "rs1", "controller": true}]},
+                "spec": {"containers": [{"name": "api", "image": "i"}]},
+                "status": {"containerStatuses": [{"name": "api", "restartCount": 2, "ready": true, "image": "i", "imageID": ""}]}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let l = reduce(WorkloadKind::Pod, &raw).unwrap();
+        assert_eq!((l.uid.as_str(), l.name.as_str(), l.namespace.as_str()), ("u1", "api-1", "shop"));
+        assert_eq!(l.parent.as_deref(), Some("rs1"));
+        assert_eq!(l.pod_status.unwrap().container_statuses.unwrap()[0].restart_count, 2);
+        // A custom resource's controller is not audited: the object carries its own findings.
+        let raw = RawValue::from_string(
+            serde_json::json!({
+                "metadata": {"name": "api", "namespace": "shop", "uid": "u2", "ownerReferences": [
+                    {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "api", "uid": "r1", "controller": true}]},
+                "spec": {"template": {"spec": {"containers": [{"name": "api", "image": "i"}]}}}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let l = reduce(WorkloadKind::ReplicaSet, &raw).unwrap();
+        assert_eq!(l.parent, None);
+        assert!(l.pod_status.is_none());
+    }
+}

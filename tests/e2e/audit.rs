@@ -1,0 +1,502 @@
+//! `probegate audit` against a real API server: workloads of every kind seeded through the API
+//! (no controllers run, so ReplicaSets, Jobs and Pods are created by hand with the owner references
+//! their controllers would set, and Pod statuses through the status subresource), audited in
+//! namespaces with different overrides; reports written, left alone when nothing changed, and
+//! updated when the policy changes a verdict; the shipped RBAC is enough, and Events are optional.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::harness;
+
+const POLICY: &str = r#"apiVersion: probegate.dev/v1alpha1
+kind: ProbePolicy
+mode: enforce
+overrides:
+  - name: relaxed
+    namespaceSelector:
+      matchLabels: {probegate-e2e/tier: relaxed}
+    rules:
+      liveness-dependency: {action: warn}
+"#;
+
+const DEPENDENT_CONTAINER: &str = r#"{"name": "api", "image": "example/api:1", "ports": [{"containerPort": 8080}],
+  "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "timeoutSeconds": 2},
+  "livenessProbe": {"exec": {"command": ["sh", "-c", "pg_isready -h postgres.db.svc"]}, "timeoutSeconds": 3},
+  "startupProbe": {"httpGet": {"path": "/live", "port": 8080}},
+  "lifecycle": {"preStop": {"sleep": {"seconds": 5}}}}"#;
+
+const CLEAN_CONTAINER: &str = r#"{"name": "job", "image": "example/job:1"}"#;
+
+fn container(dependent: bool) -> Value {
+    serde_json::from_str(if dependent { DEPENDENT_CONTAINER } else { CLEAN_CONTAINER }).unwrap()
+}
+
+fn apply(manifest: &Value) -> Value {
+    let out = harness::kubectl_apply(&manifest.to_string(), &["-o", "json"]);
+    assert!(out.status.success(), "kubectl apply: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn owner(obj: &Value) -> Value {
+    json!([{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
+        "uid": obj["metadata"]["uid"], "controller": true}])
+}
+
+fn template(dependent: bool) -> Value {
+    json!({"metadata": {"labels": {"app": "x"}}, "spec": {"restartPolicy": "Always", "containers": [container(dependent)]}})
+}
+
+/// Seeds every kind in `ns`; returns the uid of the Deployment `api`.
+fn seed(ns: &str) -> String {
+    let selector = json!({"matchLabels": {"app": "x"}});
+    let api = apply(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "api", "namespace": ns, "labels": {"app": "x"}}, "spec": {"replicas": 2, "selector": selector, "template": template(true)}}));
+    let rs = apply(&json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "api-5d8f", "namespace": ns, "labels": {"app": "x"}, "ownerReferences": owner(&api)},
+        "spec": {"replicas": 2, "selector": selector, "template": template(true)}}));
+    for (i, restarts) in [(1, 9), (2, 5)] {
+        let mut spec = template(true)["spec"].clone();
+        spec["automountServiceAccountToken"] = json!(false);
+        apply(&json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("api-5d8f-{i}"), "namespace": ns, "labels": {"app": "x"}, "ownerReferences": owner(&rs)},
+            "spec": spec}));
+        let mut status = json!({"status": {"phase": "Running", "containerStatuses": [{"name": "api", "image": "example/api:1",
+            "imageID": "", "ready": true, "restartCount": restarts, "state": {"running": {"startedAt": "2026-12-01T10:00:00Z"}}}]}});
+        if i == 1 {
+            status["status"]["containerStatuses"][0]["lastState"] = json!({"terminated":
+                {"exitCode": 137, "reason": "Error", "startedAt": "2026-12-01T09:00:00Z", "finishedAt": "2026-12-01T09:59:00Z"}});
+        }
+        let out = harness::kubectl(&[
+            "-n",
+            ns,
+            "patch",
+            "pod",
+            &format!("api-5d8f-{i}"),
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status.to_string(),
+        ]);
+        assert!(out.status.success(), "status: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let now = k8s_openapi::jiff::Timestamp::now();
+    apply(
+        &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "api-5d8f-1.kill", "namespace": ns},
+        "involvedObject": {"kind": "Pod", "name": "api-5d8f-1", "namespace": ns, "fieldPath": "spec.containers{api}"},
+        "reason": "Killing", "message": "Container api failed liveness probe, will be restarted", "count": 4,
+        "firstTimestamp": now.to_string(), "lastTimestamp": now.to_string(), "type": "Normal", "source": {"component": "kubelet"}}),
+    );
+    let mut sts_template = template(true);
+    sts_template["spec"]["containers"][0]["name"] = json!("db");
+    apply(
+        &json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": ns},
+        "spec": {"serviceName": "db", "selector": selector, "template": sts_template}}),
+    );
+    apply(
+        &json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": ns},
+        "spec": {"selector": selector, "template": template(false)}}),
+    );
+    apply(
+        &json!({"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "legacy", "namespace": ns},
+        "spec": {"selector": {"app": "x"}, "template": template(false)}}),
+    );
+    let job_template = json!({"spec": {"restartPolicy": "Never", "containers": [container(false)]}});
+    let cron = apply(
+        &json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": ns},
+        "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": job_template}}}}),
+    );
+    let mut owned_job_spec = json!({"template": job_template});
+    owned_job_spec["template"]["spec"]["containers"][0] = container(true);
+    owned_job_spec["template"]["spec"]["restartPolicy"] = json!("Never");
+    // The CronJob's Job carries a finding its CronJob does not: it is reported through the CronJob,
+    // so it must not show up on its own.
+    apply(&json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "nightly-1", "namespace": ns, "ownerReferences": owner(&cron)}, "spec": owned_job_spec}));
+    apply(&json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": ns},
+        "spec": {"template": job_template}}));
+    let mut bare = template(true)["spec"].clone();
+    bare["automountServiceAccountToken"] = json!(false);
+    bare["containers"][0]["name"] = json!("bare");
+    apply(
+        &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": ns}, "spec": bare}),
+    );
+    api["metadata"]["uid"].as_str().unwrap().to_string()
+}
+
+fn audit(kubeconfig: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .arg("audit")
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .expect("run probegate audit")
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+fn policy_file(dir: &Path, text: &str) -> String {
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn finding<'a>(report: &'a Value, kind: &str, name: &str, rule: &str) -> Option<&'a Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind && f["name"] == name && f["rule"] == rule)
+}
+
+#[tokio::test]
+async fn audit_reports_each_workload_once_with_its_namespace_policy_and_restart_evidence() {
+    let strict = harness::namespace("audit-strict").await;
+    let relaxed = harness::namespace("audit-relaxed").await;
+    let out = harness::kubectl(&["label", "namespace", &relaxed, "probegate-e2e/tier=relaxed"]);
+    assert!(out.status.success());
+    seed(&strict);
+    seed(&relaxed);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), POLICY);
+    let kubeconfig = &harness::cluster().kubeconfig;
+
+    let out = audit(kubeconfig, &["-n", &strict, "-o", "json", "--policy", &policy, "--page-size", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json_of(&out);
+    let mut objects: Vec<String> = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| format!("{}/{}", o["kind"].as_str().unwrap(), o["name"].as_str().unwrap()))
+        .collect();
+    objects.sort();
+    // The ReplicaSet, its Pods and the CronJob's Job are reported through their controllers.
+    assert_eq!(
+        objects,
+        [
+            "CronJob/nightly",
+            "DaemonSet/agent",
+            "Deployment/api",
+            "Job/once",
+            "Pod/bare",
+            "ReplicationController/legacy",
+            "StatefulSet/db"
+        ]
+    );
+    assert_eq!(report["summary"]["skipped"], 4, "RS, two Pods and the CronJob's Job");
+    let dep = finding(&report, "Deployment", "api", "liveness-dependency").expect("the Deployment's finding");
+    assert_eq!(dep["level"], "deny");
+    assert_eq!(dep["file"], format!("namespaces/{strict}"));
+    let e = &dep["evidence"];
+    assert_eq!(
+        (e["pods"].as_u64(), e["podsRestarted"].as_u64(), e["restarts"].as_u64()),
+        (Some(2), Some(2), Some(14))
+    );
+    assert_eq!(e["livenessKills"], 4);
+    assert_eq!(e["lastRestart"], json!({"at": "2026-12-01T09:59:00Z", "reason": "Error", "exitCode": 137}));
+    // A workload without Pods has no restarts to show, and the StatefulSet's finding still stands.
+    let sts =
+        finding(&report, "StatefulSet", "db", "liveness-dependency").expect("the StatefulSet's finding");
+    assert_eq!(sts["evidence"]["pods"], 0);
+    assert!(finding(&report, "Pod", "bare", "liveness-dependency").is_some());
+
+    // The relaxed namespace's labels (read from the cluster) select the override: warn, not deny.
+    let out = audit(kubeconfig, &["-n", &relaxed, "-o", "json", "--policy", &policy]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json_of(&out);
+    let dep = finding(&report, "Deployment", "api", "liveness-dependency").unwrap();
+    assert_eq!(dep["level"], "warn");
+    assert_eq!(
+        report["objects"].as_array().unwrap().iter().find(|o| o["name"] == "api").unwrap()["overrides"],
+        json!(["relaxed"])
+    );
+
+    // Text, most restarts first, with the evidence line; a label selector narrows the objects.
+    let out = audit(kubeconfig, &["-n", &strict, "--policy", &policy, "--sort", "restarts"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("Deployment") && first.contains("/api "), "{text}");
+    assert!(text.contains("runtime: 14 restarts across 2 of 2 Pods"), "{text}");
+    let out = audit(kubeconfig, &["-n", &strict, "-o", "json", "-l", "app=x", "--min-restarts", "1"]);
+    let report = json_of(&out);
+    let names: Vec<&str> =
+        report["objects"].as_array().unwrap().iter().filter_map(|o| o["name"].as_str()).collect();
+    assert_eq!(names, ["api"], "{report}");
+}
+
+async fn reports_in(ns: &str) -> Vec<Value> {
+    let out = harness::kubectl(&["-n", ns, "get", "reports.openreports.io", "-o", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    list["items"].as_array().unwrap().clone()
+}
+
+fn install_crd() {
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/components/reports/crd-openreports.yaml");
+    let out = harness::kubectl(&["apply", "-f", crd.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn reports_are_written_once_and_updated_when_the_policy_changes_a_verdict() {
+    install_crd();
+    let ns = harness::namespace("audit-reports").await;
+    let api_uid = seed(&ns);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), POLICY);
+    let kubeconfig = &harness::cluster().kubeconfig;
+    // The CRD is established within moments; retry the first write until it is.
+    let out = harness::eventually(std::time::Duration::from_secs(20), "the Report CRD serves", || async {
+        let out = audit(
+            kubeconfig,
+            &["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json"],
+        );
+        (out.status.code() == Some(0)).then_some(out)
+    })
+    .await;
+    assert!(stderr_of(&out).contains("7 written, 0 unchanged, 0 failed"), "{}", stderr_of(&out));
+    let reports = reports_in(&ns).await;
+    assert_eq!(reports.len(), 7);
+    let api =
+        reports.iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api").expect("the api report");
+    assert_eq!(api["metadata"]["ownerReferences"][0]["uid"], api_uid);
+    assert_eq!(api["metadata"]["ownerReferences"][0]["kind"], "Deployment");
+    assert_eq!(
+        api["scope"],
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "namespace": ns, "uid": api_uid})
+    );
+    assert_eq!(api["source"], "probegate");
+    let dep = api["results"].as_array().unwrap().iter().find(|r| r["rule"] == "liveness-dependency").unwrap();
+    assert_eq!((dep["result"].as_str(), dep["severity"].as_str()), (Some("fail"), Some("high")));
+    assert_eq!(dep["properties"]["restarts"], "14");
+    assert_eq!(dep["properties"]["container"], "api");
+    assert!(dep["properties"]["evidence"].as_str().unwrap().starts_with("14 restarts across 2 of 2 Pods"));
+    assert_eq!(api["summary"]["fail"], 1);
+    let versions: Vec<(String, String)> = reports
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["name"].as_str().unwrap().into(),
+                r["metadata"]["resourceVersion"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+
+    // Nothing changed: nothing written, every resourceVersion as it was.
+    let out =
+        audit(kubeconfig, &["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json"]);
+    assert!(stderr_of(&out).contains("0 written, 7 unchanged, 0 failed"), "{}", stderr_of(&out));
+    let again: Vec<(String, String)> = reports_in(&ns)
+        .await
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["name"].as_str().unwrap().into(),
+                r["metadata"]["resourceVersion"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(again, versions);
+
+    // A policy that turns liveness-dependency into a warning everywhere: the three reports with
+    // that finding (Deployment, StatefulSet, bare Pod) change, and every report's policy hash does.
+    let policy = policy_file(
+        dir.path(),
+        &POLICY.replace("mode: enforce", "mode: enforce\nrules:\n  liveness-dependency: {action: warn}"),
+    );
+    let out =
+        audit(kubeconfig, &["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json"]);
+    assert!(stderr_of(&out).contains("7 written, 0 unchanged"), "{}", stderr_of(&out));
+    let reports = reports_in(&ns).await;
+    let api = reports.iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api").unwrap();
+    let dep = api["results"].as_array().unwrap().iter().find(|r| r["rule"] == "liveness-dependency").unwrap();
+    assert_eq!((dep["result"].as_str(), dep["severity"].as_str()), (Some("warn"), Some("medium")));
+    assert_eq!(api["summary"]["fail"], 0);
+}
+
+#[tokio::test]
+async fn the_shipped_rbac_is_enough_and_events_are_optional() {
+    install_crd();
+    let ns = harness::namespace("audit-rbac").await;
+    seed(&ns);
+    let cluster = harness::cluster();
+    let role_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/components/reports/clusterrole.yaml");
+    let role: Value = serde_saphyr::from_str(&std::fs::read_to_string(role_file).unwrap()).unwrap();
+    let mut without_events = role.clone();
+    without_events["metadata"]["name"] = json!(format!("{ns}-no-events"));
+    for rule in without_events["rules"].as_array_mut().unwrap() {
+        let kept: Vec<Value> =
+            rule["resources"].as_array().unwrap().iter().filter(|r| *r != "events").cloned().collect();
+        rule["resources"] = json!(kept);
+    }
+    let mut with_events = role;
+    with_events["metadata"]["name"] = json!(format!("{ns}-audit"));
+    for (account, role) in [("auditor", &with_events), ("blind", &without_events)] {
+        apply(role);
+        apply(&json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": format!("{ns}-{account}")},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role["metadata"]["name"]},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": ns}]}));
+    }
+    let auditor = cluster.service_account_kubeconfig(&ns, "auditor").await;
+    let blind = cluster.service_account_kubeconfig(&ns, "blind").await;
+    let out =
+        harness::eventually(std::time::Duration::from_secs(20), "RBAC and the CRD in force", || async {
+            let out = audit(&auditor, &["-n", &ns, "-o", "json", "--write-reports", "--exit-zero"]);
+            (out.status.code() == Some(0)).then_some(out)
+        })
+        .await;
+    assert!(stderr_of(&out).contains("7 written"), "{}", stderr_of(&out));
+    let report = json_of(&out);
+    let dep = finding(&report, "Deployment", "api", "liveness-dependency").unwrap();
+    assert_eq!(dep["evidence"]["livenessKills"], 4);
+
+    let out = audit(&blind, &["-n", &ns, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("cannot read Events"), "{}", stderr_of(&out));
+    let report = json_of(&out);
+    let dep = finding(&report, "Deployment", "api", "liveness-dependency").expect("the finding stands");
+    assert_eq!(dep["level"], "deny");
+    assert_eq!(dep["evidence"]["restarts"], 14);
+    assert!(dep["evidence"].get("livenessKills").is_none());
+    assert!(dep["evidence"]["summary"].as_str().unwrap().ends_with("events not readable"));
+}
+
+/// A `probegate audit --watch` process, stopped when dropped.
+struct Watcher {
+    child: std::process::Child,
+    admin: String,
+}
+
+impl Watcher {
+    fn start(ns: &str, policy: &str, identity: &str) -> Watcher {
+        let port = harness::free_port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+            .args([
+                "audit",
+                "--watch",
+                "-n",
+                ns,
+                "--policy",
+                policy,
+                "--lease-namespace",
+                ns,
+                "--identity",
+                identity,
+            ])
+            .args([
+                "--debounce-ms",
+                "200",
+                "--min-interval-seconds",
+                "1",
+                "--admin-addr",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env("KUBECONFIG", &harness::cluster().kubeconfig)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start probegate audit --watch");
+        Watcher { child, admin: format!("http://127.0.0.1:{port}") }
+    }
+
+    async fn metric(&self, name: &str) -> Option<f64> {
+        let body = reqwest::get(format!("{}/metrics", self.admin)).await.ok()?.text().await.ok()?;
+        body.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rule_result(report: &Value, rule: &str) -> Option<String> {
+    report["results"].as_array()?.iter().find(|r| r["rule"] == rule)?["result"].as_str().map(String::from)
+}
+
+#[tokio::test]
+async fn watch_mode_elects_one_writer_and_follows_workload_and_policy_changes() {
+    use std::time::Duration;
+    install_crd();
+    let ns = harness::namespace("audit-watch").await;
+    seed(&ns);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), POLICY);
+    let first = Watcher::start(&ns, &policy, "first");
+    harness::eventually(Duration::from_secs(30), "the first replica leads and writes 7 reports", || async {
+        (first.metric("probegate_audit_leader").await == Some(1.0)
+            && first.metric("probegate_audit_report_writes_total{result=\"written\"}").await == Some(7.0))
+        .then_some(())
+    })
+    .await;
+    let second = Watcher::start(&ns, &policy, "second");
+    harness::eventually(Duration::from_secs(10), "the second replica serves metrics", || async {
+        second.metric("probegate_audit_leader").await.map(|_| ())
+    })
+    .await;
+
+    // A workload changes: its report follows. The Deployment's liveness probe stops reaching the
+    // database.
+    let patch = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+        "value": {"httpGet": {"path": "/live", "port": 8080}, "timeoutSeconds": 3}}]);
+    let out =
+        harness::kubectl(&["-n", &ns, "patch", "deployment", "api", "--type=json", "-p", &patch.to_string()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(Duration::from_secs(15), "the api report passes liveness-dependency", || async {
+        let reports = reports_in(&ns).await;
+        let api = reports.iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api")?;
+        (rule_result(api, "liveness-dependency").as_deref() == Some("pass")).then_some(())
+    })
+    .await;
+
+    // The policy file changes a verdict: the StatefulSet's finding becomes a warning.
+    policy_file(
+        dir.path(),
+        &POLICY.replace("mode: enforce", "mode: enforce\nrules:\n  liveness-dependency: {action: warn}"),
+    );
+    harness::eventually(Duration::from_secs(15), "the db report follows the new policy", || async {
+        let reports = reports_in(&ns).await;
+        let db = reports.iter().find(|r| r["metadata"]["name"] == "probegate-statefulset-db")?;
+        (rule_result(db, "liveness-dependency").as_deref() == Some("warn")).then_some(())
+    })
+    .await;
+
+    // Only the leader wrote: the second replica never held the Lease.
+    assert_eq!(second.metric("probegate_audit_leader").await, Some(0.0));
+    assert_eq!(second.metric("probegate_audit_passes_total{result=\"ok\"}").await, None);
+    let lease = harness::kubectl(&[
+        "-n",
+        &ns,
+        "get",
+        "lease",
+        "probegate-audit",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&lease.stdout), "first");
+
+    // The leader goes away: the second takes over and audits.
+    drop(first);
+    harness::eventually(Duration::from_secs(40), "the second replica takes the Lease and audits", || async {
+        (second.metric("probegate_audit_leader").await == Some(1.0)
+            && second.metric("probegate_audit_passes_total{result=\"ok\"}").await.is_some())
+        .then_some(())
+    })
+    .await;
+}
