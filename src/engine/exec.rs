@@ -632,6 +632,99 @@ fn skip_parens(chars: &[char], mut i: usize) -> usize {
     chars.len()
 }
 
+/// Where the analysis is in a `case` statement: after `case WORD` (expecting `in`), or in a
+/// pattern list (after `in` or `;;`, up to the `)`).
+#[derive(Default)]
+struct CaseState {
+    /// `case` statements open (their `esac` not met yet).
+    open: usize,
+    /// `case WORD` read, `in` expected.
+    expect_in: bool,
+    /// Reading a pattern list.
+    pattern: bool,
+}
+
+impl CaseState {
+    /// Called when an unquoted word of the current command `cur` ends.
+    fn word_done(&mut self, cur: &mut String) {
+        let trimmed = cur.trim();
+        let last = trimmed.rsplit(char::is_whitespace).next().unwrap_or("");
+        let first = last.len() == trimmed.len();
+        if first && last == "esac" && self.open > 0 {
+            self.open -= 1;
+            self.pattern = false;
+            self.expect_in = false;
+        } else if self.pattern {
+        } else if first && last == "case" {
+            self.open += 1;
+            self.expect_in = true;
+        } else if self.expect_in && last == "in" {
+            // `case WORD in`: the word is matched, not run; patterns follow.
+            self.expect_in = false;
+            self.pattern = true;
+            cur.clear();
+        }
+    }
+}
+
+/// Reads a here-document's delimiter word starting at `i` (blanks first): the word with its
+/// quotes and backslashes removed, and the index after it.
+fn heredoc_delimiter(chars: &[char], mut i: usize) -> (String, usize) {
+    while matches!(chars.get(i), Some(' ' | '\t')) {
+        i += 1;
+    }
+    let mut word = String::new();
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\'' | '"' => {
+                i += 1;
+                while let Some(&q) = chars.get(i) {
+                    i += 1;
+                    if q == c {
+                        break;
+                    }
+                    word.push(q);
+                }
+            }
+            '\\' => {
+                if let Some(&n) = chars.get(i + 1) {
+                    word.push(n);
+                }
+                i += 2;
+            }
+            _ if c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')') => break,
+            _ => {
+                word.push(c);
+                i += 1;
+            }
+        }
+    }
+    (word, i.min(chars.len()))
+}
+
+/// Skips the bodies of the here-documents opened on the line that ended just before `i`, in
+/// order; returns the index after the last delimiter line (the end of the text when one is
+/// missing, as the shell reads to the end).
+fn skip_heredoc_bodies(chars: &[char], mut i: usize, heredocs: &mut Vec<(String, bool)>) -> usize {
+    for (delimiter, strip) in heredocs.drain(..) {
+        while i < chars.len() {
+            let end = chars[i..].iter().position(|&c| c == '\n').map_or(chars.len(), |e| i + e);
+            let mut line = &chars[i..end];
+            if strip {
+                while line.first() == Some(&'\t') {
+                    line = &line[1..];
+                }
+            }
+            let done = line.iter().copied().eq(delimiter.chars());
+            i = (end + 1).min(chars.len());
+            if done {
+                break;
+            }
+        }
+    }
+    i
+}
+
 /// Position of the closing backtick for a backtick substitution opened just before `i`.
 fn find_backtick_end(chars: &[char], mut i: usize) -> Option<usize> {
     while i < chars.len() {
@@ -667,6 +760,12 @@ impl Ctx<'_> {
         let mut quote = Quote::None;
         let mut parens = 0usize;
         let mut word_start = true;
+        // `$((`: the substitution is arithmetic from its start (level 0); `((` at a command's
+        // start opens an arithmetic command at the current level. Inside, `<<` is a shift.
+        let mut arith: Option<usize> = (in_subst && chars.get(i) == Some(&'(')).then_some(0);
+        // Here-documents opened on the current line: (delimiter, `<<-` strips leading tabs).
+        let mut heredocs: Vec<(String, bool)> = Vec::new();
+        let mut case = CaseState::default();
         fn flush(cur: &mut String, out: &mut Vec<String>) {
             if !cur.trim().is_empty() {
                 out.push(cur.trim().to_string());
@@ -676,6 +775,30 @@ impl Ctx<'_> {
         while i < chars.len() {
             let c = chars[i];
             let next = chars.get(i + 1).copied();
+            if quote == Quote::None
+                && (c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>'))
+                && !cur.is_empty()
+                && !cur.ends_with(char::is_whitespace)
+            {
+                case.word_done(&mut cur);
+            }
+            if quote == Quote::None && case.pattern {
+                // A `case` pattern (`a|b)`, `(*)`): not a command; dropped up to its `)`.
+                match c {
+                    ')' => {
+                        cur.clear();
+                        case.pattern = false;
+                        word_start = true;
+                        i += 1;
+                        continue;
+                    }
+                    '(' | '|' => {
+                        i += 1;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
             match quote {
                 Quote::Single => {
                     match c {
@@ -745,6 +868,21 @@ impl Ctx<'_> {
                             }
                             word_start = true;
                         }
+                        ';' if case.open > 0 && matches!(next, Some(';' | '&')) => {
+                            // `;;`, `;&`, `;;&`: the end of a case item; a pattern comes next.
+                            flush(&mut cur, out);
+                            case.pattern = true;
+                            word_start = true;
+                            i += 2;
+                            if chars.get(i) == Some(&'&') {
+                                i += 1;
+                            }
+                        }
+                        '\n' if !heredocs.is_empty() => {
+                            flush(&mut cur, out);
+                            word_start = true;
+                            i = skip_heredoc_bodies(chars, i + 1, &mut heredocs);
+                        }
                         '\n' | ';' | '|' => {
                             flush(&mut cur, out);
                             word_start = true;
@@ -760,6 +898,9 @@ impl Ctx<'_> {
                             i += 1;
                         }
                         '(' => {
+                            if was_word_start && next == Some('(') && arith.is_none() {
+                                arith = Some(parens);
+                            }
                             parens += 1;
                             flush(&mut cur, out);
                             word_start = true;
@@ -771,8 +912,31 @@ impl Ctx<'_> {
                             i += 1;
                             if parens > 0 {
                                 parens -= 1;
+                                if arith.is_some_and(|level| parens <= level) {
+                                    arith = None;
+                                }
                             } else if in_subst {
                                 return i;
+                            }
+                        }
+                        '<' if next == Some('<') && arith.is_none() => {
+                            // `<<<WORD` (a here-string) or `<<[-]DELIM` (a here-document): the
+                            // word and the document's lines are the command's input, not its
+                            // arguments. The operator is kept, spaced from its word, for
+                            // split_redirections to drop both.
+                            if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
+                                cur.push(' ');
+                            }
+                            if chars.get(i + 2) == Some(&'<') {
+                                cur.push_str("<<< ");
+                                i += 3;
+                            } else {
+                                let strip = chars.get(i + 2) == Some(&'-');
+                                let (delimiter, end) =
+                                    heredoc_delimiter(chars, i + if strip { 3 } else { 2 });
+                                cur.push_str("<< heredoc ");
+                                heredocs.push((delimiter, strip));
+                                i = end;
                             }
                         }
                         '<' | '>' => {
@@ -1586,20 +1750,23 @@ fn split_redirections(args: &[String], lit: impl Fn(&String) -> String) -> (Vec<
         let text = lit(&args[k]);
         let digits = text.chars().take_while(char::is_ascii_digit).count();
         let op_part = &text[digits..];
-        let op_len = ["&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
-            .iter()
-            .find(|op| op_part.starts_with(**op) && !op_part.starts_with("<<"))
-            .map(|op| op.len());
-        match op_len {
-            Some(n) => {
-                let target = &op_part[n..];
+        let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
+            .into_iter()
+            .find(|op| op_part.starts_with(*op));
+        match op {
+            Some(op) => {
+                // A here-string's word and a here-document's delimiter are input, not a file.
+                let input = op.starts_with("<<");
+                let target = &op_part[op.len()..];
                 if target.is_empty() {
-                    if let Some(next) = args.get(k + 1) {
+                    if let Some(next) = args.get(k + 1).filter(|_| !input) {
                         targets.push(next.clone());
                     }
                     k += 2;
                 } else {
-                    targets.push(target.to_string());
+                    if !input {
+                        targets.push(target.to_string());
+                    }
                     k += 1;
                 }
             }
@@ -3545,38 +3712,85 @@ fn redact_auth_lines(w: &str) -> String {
     out
 }
 
+/// A client's short option whose value is a password (`--password=X` and `--pass X` are found by
+/// their names, [`is_secret_name`]).
+struct PasswordFlag {
+    /// Client basenames; a name ending in `*` is a prefix (`ldap*`).
+    clients: &'static [&'static str],
+    /// The option as written: `-p`, `-P`, `-pw`.
+    flag: &'static str,
+    /// `-pSECRET` is the password.
+    attached: bool,
+    /// `-p SECRET` is the password (for mysql it is not: a bare `-p` prompts, and the next word is
+    /// the database).
+    separate: bool,
+}
+
+impl PasswordFlag {
+    fn is_client(&self, name: &str) -> bool {
+        self.clients.iter().any(|c| match c.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *c,
+        })
+    }
+}
+
+/// The short password options of the clients probegate knows, from each client's manual.
+const PASSWORD_FLAGS: &[PasswordFlag] = &[
+    // MySQL "Command Options for Connecting to the Server": `--password[=password], -p[password]`,
+    // the value only attached.
+    PasswordFlag {
+        clients: &[
+            "mysql",
+            "mysqladmin",
+            "mariadb",
+            "mariadb-admin",
+            "mysqlsh",
+            "mysqlcheck",
+            "mysqldump",
+            "mariadb-dump",
+            "mariadb-check",
+            "mysqlshow",
+        ],
+        flag: "-p",
+        attached: true,
+        separate: false,
+    },
+    // mongosh `-p, --password`; cqlsh `-p, --password`; sshpass `-p password`; rabbitmqadmin
+    // `-p PASSWORD`; cypher-shell `-p, --password`; mongostat `-p`.
+    PasswordFlag {
+        clients: &["mongosh", "mongo", "mongostat", "cqlsh", "sshpass", "rabbitmqadmin", "cypher-shell"],
+        flag: "-p",
+        attached: true,
+        separate: true,
+    },
+    // sqlcmd and bcp (SQL Server utilities): `-P password`.
+    PasswordFlag { clients: &["sqlcmd", "bcp"], flag: "-P", attached: true, separate: true },
+    // OpenLDAP ldapsearch(1) and friends: `-w passwd`.
+    PasswordFlag { clients: &["ldap*"], flag: "-w", attached: true, separate: true },
+    // redis-cli `-a <password>` (valkey-cli, keydb-cli alike).
+    PasswordFlag {
+        clients: &["redis-cli", "valkey-cli", "keydb-cli"],
+        flag: "-a",
+        attached: true,
+        separate: true,
+    },
+    // nodetool `-pw, --password`.
+    PasswordFlag { clients: &["nodetool"], flag: "-pw", attached: false, separate: true },
+];
+
 /// Re-join display words, quoting where needed and redacting secrets (`--password X`,
 /// `-a X` of redis-cli, `user:pass@`, `token=...`).
 pub(crate) fn join_redacted(words: &[String]) -> String {
-    let mysql_like = words.iter().any(|w| {
-        matches!(
-            basename(w),
-            "mysql"
-                | "mysqladmin"
-                | "mariadb"
-                | "mariadb-admin"
-                | "mysqlsh"
-                | "mysqlcheck"
-                | "mysqldump"
-                | "mariadb-dump"
-                | "mariadb-check"
-                | "mysqlshow"
-        )
-    });
     let redis_like = words.iter().any(|w| matches!(basename(w), "redis-cli" | "valkey-cli" | "keydb-cli"));
     // Commands that write a protocol's lines themselves (`printf 'AUTH pw\r\nPING\r\n' | nc`).
     let speaks_protocol = redis_like
         || words.iter().any(|w| {
             matches!(basename(w), "nc" | "ncat" | "netcat" | "socat" | "telnet" | "printf" | "echo")
         });
-    // Clients whose `-p` is the password (not the port, as for pg_isready or redis-cli).
-    let p_is_password = words.iter().any(|w| {
-        matches!(basename(w), "mongosh" | "mongo" | "cqlsh" | "mongostat" | "sshpass" | "rabbitmqadmin")
-    });
-    // sqlcmd and bcp (SQL Server): `-P PASSWORD`.
-    let cap_p_is_password = words.iter().any(|w| matches!(basename(w), "sqlcmd" | "bcp"));
-    // ldapsearch and friends: `-w PASSWORD`.
-    let w_is_password = words.iter().any(|w| basename(w).starts_with("ldap"));
+    // The short password flags of the clients in the command (`-P` of sqlcmd, `-w` of ldapsearch).
+    let password_flags: Vec<&PasswordFlag> =
+        PASSWORD_FLAGS.iter().filter(|f| words.iter().any(|w| f.is_client(basename(w)))).collect();
     let curl_like = words.iter().any(|w| basename(w) == "curl");
     // httpie (`http`, `https`) and xh: `-a USER:PASSWORD`.
     let httpie_like = words.iter().any(|w| matches!(basename(w), "http" | "https" | "xh"));
@@ -3618,18 +3832,23 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
             && ((prev.starts_with('-') && !prev.contains('=') && is_secret_name(prev))
                 || prev == "-pw"
                 || prev == "<<<"
-                || (redis_like && prev == "-a")
                 || (speaks_protocol && prev.eq_ignore_ascii_case("auth"))
-                || (p_is_password && prev == "-p")
-                || (w_is_password && prev == "-w")
-                || (cap_p_is_password && prev == "-P")
+                || password_flags.iter().any(|f| f.separate && prev == f.flag)
                 || (curl_like && matches!(prev, "-b" | "--cookie"))
                 || (format_secrets && !separator));
         if speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
             format_secrets = true;
         }
+        let attached = password_flags
+            .iter()
+            .find(|f| f.attached && w.len() > f.flag.len() && w.starts_with(f.flag) && !w.starts_with("--"));
         if prev_secret {
             r = "***".to_string();
+        } else if let Some(f) = attached {
+            r = format!("{}***", f.flag);
+        } else if w.starts_with("<<<") && w.len() > 3 {
+            // A here-string glued to its operator: the client's stdin (`--askpass <<<PASSWORD`).
+            r = "<<<***".to_string();
         } else if curl_like && matches!(prev, "-E" | "--cert") && w.contains(':') {
             // `--cert FILE:PASSPHRASE`.
             r = format!("{}:***", w.split(':').next().unwrap_or(""));
@@ -3658,16 +3877,11 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
             r = format!("-H{h}");
         } else if let Some(cred) = w.strip_prefix("-u").filter(|c| c.contains(':')) {
             r = format!("-u{}:***", cred.split(':').next().unwrap_or(""));
-        } else if (mysql_like || p_is_password) && w.starts_with("-p") && w.len() > 2 && !w.starts_with("--")
-        {
-            r = "-p***".to_string();
         } else if httpie_like && !w.contains("://") && !w.starts_with('-') && w.contains(':') {
             // httpie request items: `Authorization:Bearer X` is a header.
             if let Some(h) = redact_header(w) {
                 r = h;
             }
-        } else if redis_like && w.starts_with("-a") && w.len() > 2 && !w.starts_with("--") {
-            r = "-a***".to_string();
         }
         r = redact_bare_userinfo(&r);
         out.push(quote_word(&r));
