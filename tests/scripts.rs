@@ -759,3 +759,38 @@ fn attached_and_separate_password_flags_never_reach_messages() {
     let text = denied(&eval_liveness(&["sh", "-c", "sqlcmd -S db.svc -U sa -PS3CR3T2 -Q 'SELECT 1'"]));
     assert!(text.contains("db.svc") && text.contains("-P***"), "{text}");
 }
+
+/// Issue 9's costly shape: 1000 words set once and expanded by 160 commands, in 14 containers.
+/// Bytes alone did not bound its time (about 245 ms); work units (commands matched, words
+/// expanded) do: the object is analysed up to the budget, the rest is noted, never denied.
+#[test]
+fn work_units_bound_words_multiplied_by_commands_and_the_rest_is_noted() {
+    let policy = Policy::default();
+    let words = vec!["w"; 1000].join(" ");
+    let costly = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
+    let coupled = "pg_isready -h orders-db".to_string();
+    let mut scripts = vec![coupled.clone()];
+    scripts.extend(std::iter::repeat_n(costly.clone(), 14));
+    scripts.push(coupled.clone());
+    let e = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
+    // The first container is analysed and denied; the last one, after the budget, is not.
+    let d = denials(&e);
+    assert_eq!(d.iter().map(|f| f.container.as_str()).collect::<Vec<_>>(), ["c0"]);
+    let notes = &e.evaluation.unresolved;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].over_bound && notes[0].reason.contains("commands and words"), "{notes:?}");
+    // The same shape, small, is analysed as usual: a coupled command after it is denied.
+    let small = format!("V=\"a b c\"; {}pg_isready -h orders-db", "f $V; ".repeat(20));
+    let text = denied(&eval_in(&policy, &pod_with_liveness_scripts(&[small]), &NoConfigMaps));
+    assert!(text.contains("orders-db"), "{text}");
+    // Without an object budget one command is bounded the same way (find_dependency).
+    let argv: Vec<String> =
+        ["sh", "-c", &format!("{costly}pg_isready -h orders-db")].map(String::from).into();
+    let outcome = probegate::engine::exec::analyze(
+        &argv,
+        &probegate::engine::exec::ExecEnv::default(),
+        &probegate::engine::exec::Options::default(),
+    );
+    assert!(outcome.dependency.is_none());
+    assert!(outcome.unresolved.iter().any(|u| u.over_bound && u.reason.contains("commands and words")));
+}

@@ -89,6 +89,8 @@ pub(super) struct Ctx<'e> {
     pub(super) object_budget: Option<&'e AnalysisBudget>,
     /// It was the object's budget that ran out.
     pub(super) object_spent: std::cell::Cell<bool>,
+    /// Work units left without an object's budget (see [`MAX_OBJECT_WORK_UNITS`]); 0 once spent.
+    pub(super) units_left: std::cell::Cell<usize>,
 }
 
 impl<'e> Ctx<'e> {
@@ -110,6 +112,7 @@ impl<'e> Ctx<'e> {
             over_budget: std::cell::Cell::new(false),
             object_budget: None,
             object_spent: std::cell::Cell::new(false),
+            units_left: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
         }
     }
 
@@ -130,6 +133,35 @@ impl<'e> Ctx<'e> {
             && !budget.take(n)
         {
             self.object_spent.set(true);
+            self.over_budget.set(true);
+        }
+        !self.over_budget.get()
+    }
+
+    /// Counts `n` work units (commands matched, words expanded) against the object's budget, or
+    /// without one against [`MAX_OBJECT_WORK_UNITS`] for this analysis; false once spent (the
+    /// analysis then stops).
+    pub(super) fn spend_units(&self, n: usize) -> bool {
+        let within = match self.object_budget {
+            Some(budget) => {
+                let ok = budget.take_units(n);
+                if !ok {
+                    self.object_spent.set(true);
+                }
+                ok
+            }
+            None => match self.units_left.get().checked_sub(n) {
+                Some(left) => {
+                    self.units_left.set(left);
+                    true
+                }
+                None => {
+                    self.units_left.set(0);
+                    false
+                }
+            },
+        };
+        if !within {
             self.over_budget.set(true);
         }
         !self.over_budget.get()

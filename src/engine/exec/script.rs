@@ -118,6 +118,10 @@ impl Ctx<'_> {
             for w in &words[k..] {
                 args.extend(self.resolve_word(w, depth));
             }
+            // One unit for the command, one for each word it expanded to.
+            if !self.spend_units(1 + args.len()) {
+                return None;
+            }
             if let Some(d) = self.analyze_args(&args, assigns, &prefix, depth) {
                 return Some(d);
             }
