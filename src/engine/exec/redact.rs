@@ -439,3 +439,59 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
     }
     out.join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every spelling of a credential for `client` (its table flags, attached and separate, and the
+    /// forms every client shares: `--password=`, URL user info, query and fragment, AUTH lines).
+    fn spellings(client: &str, secret: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in PASSWORD_FLAGS.iter().filter(|f| f.is_client(client)) {
+            if f.attached {
+                out.push(format!("{client} -h db.svc {}{secret} ping", f.flag));
+            }
+            if f.separate {
+                out.push(format!("{client} -h db.svc {} {secret} ping", f.flag));
+            }
+        }
+        out.push(format!("{client} -h db.svc --password={secret} ping"));
+        out.push(format!("{client} -h db.svc --password {secret} ping"));
+        out.push(format!("{client} 'mongodb://u:{secret}@db.svc:27017/x' ping"));
+        out.push(format!("{client} 'http://db.svc/x?password={secret}&a=1#token={secret}'"));
+        out.push(format!("printf 'AUTH {secret}\\r\\nPING\\r\\n' | {client} db.svc 6379"));
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        /// For every client row that carries a credential, a random secret given through any of its
+        /// spellings never appears in the dependency found (target, command) or the command as
+        /// warnings and notes show it.
+        #[test]
+        fn a_secret_in_any_spelling_never_reaches_what_is_shown(secret in "S3c[A-Za-z0-9]{6,12}") {
+            let env = ExecEnv::default();
+            for row in PASSWORD_FLAGS {
+                for client in row.clients {
+                    let client = client.replace('*', "search");
+                    for script in spellings(&client, &secret) {
+                        let argv = vec!["sh".to_string(), "-c".to_string(), script.clone()];
+                        let mut shown = vec![redact_command(&argv, 80), redact_command(&argv, 400)];
+                        if let Some(d) = analyze(&argv, &env, &Options::default()).dependency {
+                            shown.push(d.target);
+                            shown.push(d.command);
+                        }
+                        if let Ok(words) = shell_words::split(&script) {
+                            shown.push(join_redacted(&words));
+                        }
+                        for text in shown {
+                            prop_assert!(!text.contains(&secret), "{script:?} shows {text:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
