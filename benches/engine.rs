@@ -4,6 +4,9 @@
 //!   PodSpec already parsed. Target: median at most 10 µs for a typical Pod.
 //! - `review_round_trip`: body bytes → parse → engine → response bytes, for the captured Deployment
 //!   and Pod AdmissionReviews, without HTTP or TLS.
+//! - `worst_case_exec_review`: the costliest review of issue 9 (a 37 KiB Pod of 14 containers whose
+//!   liveness scripts each set `V` to 1000 words and run `f $V` 160 times), at the default bounds.
+//!   Target: median at most 20 ms (it took about 245 ms before the work-unit budget).
 
 use std::path::Path;
 
@@ -74,5 +77,37 @@ fn floor_parse_and_allow(bencher: divan::Bencher, file: &str) {
         let v: Value = serde_json::from_slice(divan::black_box(&body)).unwrap();
         let uid = v["request"]["uid"].clone();
         serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {"uid": uid, "allowed": true}})).unwrap()
+    });
+}
+
+/// The AdmissionReview body of issue 9's worst case: 14 containers, each with a liveness
+/// `sh -c 'V="<1000 words>"; f $V; f $V; ...'` (160 calls), about 37 KiB.
+fn worst_case_body() -> Vec<u8> {
+    let words = vec!["w"; 1000].join(" ");
+    let script = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
+    let containers: Vec<Value> = (0..14)
+        .map(|i| {
+            json!({"name": format!("c{i}"), "image": "x",
+            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
+        })
+        .collect();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": containers}});
+    serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": "p", "namespace": "shop", "operation": "CREATE",
+            "userInfo": {"username": "u"}, "object": pod}}))
+    .unwrap()
+}
+
+#[divan::bench]
+fn worst_case_exec_review(bencher: divan::Bencher) {
+    let policy = Policy::default();
+    let body = worst_case_body();
+    assert!((30_000..45_000).contains(&body.len()), "{} bytes", body.len());
+    bencher.bench(|| {
+        let request = admission::parse_review(divan::black_box(&body)).unwrap();
+        admission::review(&policy, None, Endpoint::Validate, &request).unwrap()
     });
 }

@@ -672,3 +672,161 @@ fn kubelet_reference_chains_resolve_deep_and_too_deep_ones_are_not_analysed() {
     allowed(&e);
     assert_eq!(e.evaluation.unresolved.len(), 1, "{:?}", e.evaluation.unresolved);
 }
+
+/// Evaluates a Pod whose one container runs `argv` as its liveness probe.
+fn eval_liveness(argv: &[&str]) -> ObjectEvaluation {
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x", "livenessProbe": {"exec": {"command": argv}}}]}});
+    eval_in(&Policy::default(), &pod, &NoConfigMaps)
+}
+
+/// Shell syntax that is not a command's arguments (issue 9): here-strings, here-documents,
+/// `case` patterns, functions, arithmetic, `[[ ]]` and process substitution. Each construct has a
+/// script that must be allowed (the pod checks itself, whatever the syntax around it) and one that
+/// must be denied (the same syntax around a command that does reach a dependency).
+#[test]
+fn shell_syntax_around_a_local_check_is_not_a_dependency() {
+    let allowed_scripts = [
+        // The issue's case: the here-string is the client's stdin, not a URL.
+        "curl -sf http://localhost:8080/healthz <<< ''",
+        "curl -sf http://localhost:8080/healthz <<<''",
+        "curl -sf http://localhost:8080/healthz <<< orders-db.prod.svc",
+        "redis-cli -h 127.0.0.1 <<<\"PING\"",
+        // A here-document's body is data (a file written, SQL fed to a local client).
+        "cat <<EOF >/tmp/notes\nredis-cli -h cache.other.svc ping\nEOF\nredis-cli -h 127.0.0.1 ping",
+        "cat <<-'EOF' >/tmp/notes\n\tpg_isready -h orders-db\n\tEOF\npg_isready -h localhost",
+        "psql -h localhost -U app <<SQL\n\\connect other\nSELECT 1;\nSQL",
+        "cat <<A <<\"B\" >/dev/null\ncurl http://a.svc\nA\ncurl http://b.svc\nB\ncurl -sf http://localhost/",
+        "psql -h localhost<<SQL\nselect 1\nSQL",
+        // Arithmetic: `<<` is a shift, and the rest of the script is still read.
+        "n=$(( 1 << 4 )); curl -sf http://localhost:8080/healthz",
+        "(( 2 << 3 > 4 )) && curl -sf http://localhost:8080/healthz",
+        // case: patterns are not commands.
+        "case \"$(redis-cli -h 127.0.0.1 ping)\" in PONG) exit 0;; *) exit 1;; esac",
+        "case $MODE in\n  curl|http://orders.svc) curl -sf http://localhost/;;\n  (*) exit 1;;\nesac",
+        "x=$(case $MODE in a) echo 1;; esac); curl -sf http://localhost:8080/$x",
+        // Functions.
+        "check() { curl -sf http://localhost:8080/healthz; }; check",
+        "function check {\n  redis-cli -h 127.0.0.1 ping | grep -q PONG\n}\ncheck",
+        // [[ ]] (its `<` is a comparison, not a redirection).
+        "[[ -f /tmp/ready && $(curl -so /dev/null -w '%{http_code}' http://localhost:8080/) == 200 ]]",
+        "[[ orders.svc < b ]] && curl -sf http://localhost:8080/",
+        // Process substitution.
+        "diff <(curl -s http://localhost:8080/a) <(echo ok)",
+        "while read -r l; do :; done < <(curl -s http://localhost:8080/x)",
+    ];
+    for script in allowed_scripts {
+        for shell in ["sh", "bash"] {
+            let e = eval_liveness(&[shell, "-c", script]);
+            let d = denials(&e);
+            assert!(d.is_empty(), "{script:?}: {:?}", d.iter().map(|f| f.describe()).collect::<Vec<_>>());
+            assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+        }
+    }
+    let denied_scripts = [
+        ("curl -sf http://orders.svc:8080/healthz <<< ''", "orders.svc"),
+        ("cat <<EOF >/tmp/notes\nhello\nEOF\nredis-cli -h cache.other.svc ping", "cache.other.svc"),
+        ("psql -h orders-db <<SQL\nSELECT 1;\nSQL", "orders-db"),
+        ("n=$(( 1 << 4 )); curl -sf http://orders.svc:8080/", "orders.svc"),
+        ("(( 2 << 3 > 4 )) && curl -sf http://orders.svc:8080/", "orders.svc"),
+        ("case \"$(redis-cli -h cache.other.svc ping)\" in PONG) exit 0;; esac", "cache.other.svc"),
+        ("case $MODE in\n  a) redis-cli -h cache.other.svc ping;;\nesac", "cache.other.svc"),
+        ("check() { curl -sf http://orders.svc:8080/healthz; }; check", "orders.svc"),
+        ("[[ $(curl -s http://orders.svc/) == ok ]]", "orders.svc"),
+        ("grep -q ok <(curl -s http://orders.svc/)", "orders.svc"),
+        ("while read -r l; do :; done < <(curl -s http://orders.svc/x)", "orders.svc"),
+    ];
+    for (script, target) in denied_scripts {
+        let text = denied(&eval_liveness(&["bash", "-c", script]));
+        assert!(text.contains(target), "{script:?}: {text}");
+    }
+}
+
+/// A password attached to its flag (`-PSECRET`) or given through any other spelling of the
+/// client's credential flags never reaches a denial, a warning or a note (issue 9).
+#[test]
+fn attached_and_separate_password_flags_never_reach_messages() {
+    let cases: &[&str] = &[
+        "sqlcmd -S localhost -U sa -PS3CR3T1 -Q 'SELECT 1'",
+        "sqlcmd -S db.svc -U sa -PS3CR3T2 -Q 'SELECT 1'",
+        "sqlcmd -S db.svc -U sa -P S3CR3T3 -Q 'SELECT 1'",
+        "bcp t out /tmp/x -S db.svc -U sa -PS3CR3T4",
+        "ldapsearch -H ldap://ldap.svc -D cn=admin -wS3CR3T5 -b dc=x",
+        "ldapwhoami -H ldap://ldap.svc -D cn=admin -w S3CR3T6",
+        "mongosh --host db.svc -u admin -pS3CR3T7 --eval 1",
+        "cqlsh -u cassandra -pS3CR3T8 cass.svc",
+        "cypher-shell -a neo4j://db.svc -u neo4j -pS3CR3T9 'RETURN 1'",
+        "cypher-shell -a neo4j://db.svc -u neo4j -p S3CR3T10 'RETURN 1'",
+        "cypher-shell -a neo4j://db.svc -u neo4j --password=S3CR3T11 'RETURN 1'",
+        "redis-cli -h redis.svc --pass S3CR3T12 ping",
+        "redis-cli -h redis.svc --pass=S3CR3T13 ping",
+        "nodetool -h cass.svc -u c -pw S3CR3T14 status",
+        "influx -host db.svc -password S3CR3T15 -execute 'SHOW DATABASES'",
+        "clickhouse-client --host ch.svc --password=S3CR3T16 -q 'SELECT 1'",
+        "nats --server nats://nats.svc:4222 --password S3CR3T17 server ping",
+        "rabbitmqadmin -H mq.svc -u a -pS3CR3T18 list queues",
+        "mysqladmin -h db.svc -uroot -pS3CR3T19 ping",
+        "mariadb -h db.svc --password=S3CR3T20 -e 'select 1'",
+        "redis-cli -h redis.svc --askpass <<<S3CR3T21",
+        "sshpass -pS3CR3T22 ssh db.svc true",
+    ];
+    let mut leaks = Vec::new();
+    for script in cases {
+        for argv in [vec!["sh", "-c", script], vec!["bash", "-c", &format!("exec {script}")]] {
+            let handler = serde_json::json!({"exec": {"command": argv}});
+            for readiness in [false, true] {
+                let mut container = serde_json::json!({"name": "c", "image": "x", "livenessProbe": handler});
+                if readiness {
+                    container["readinessProbe"] = handler.clone();
+                }
+                let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+                    "spec": {"containers": [container]}});
+                let e = eval_in(&Policy::default(), &pod, &NoConfigMaps);
+                let mut shown: Vec<String> = e.evaluation.findings.iter().map(|f| f.describe()).collect();
+                shown.extend(e.evaluation.unresolved.iter().map(|u| format!("{} {}", u.script, u.reason)));
+                leaks.extend(
+                    shown.into_iter().filter(|t| t.contains("S3CR3T")).map(|t| format!("{script}: {t}")),
+                );
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "{} leaks:\n{}", leaks.len(), leaks.join("\n"));
+    // The remote ones are still denied, naming the server (redaction hides only the secret).
+    let text = denied(&eval_liveness(&["sh", "-c", "sqlcmd -S db.svc -U sa -PS3CR3T2 -Q 'SELECT 1'"]));
+    assert!(text.contains("db.svc") && text.contains("-P***"), "{text}");
+}
+
+/// Issue 9's costly shape: 1000 words set once and expanded by 160 commands, in 14 containers.
+/// Bytes alone did not bound its time (about 245 ms); work units (commands matched, words
+/// expanded) do: the object is analysed up to the budget, the rest is noted, never denied.
+#[test]
+fn work_units_bound_words_multiplied_by_commands_and_the_rest_is_noted() {
+    let policy = Policy::default();
+    let words = vec!["w"; 1000].join(" ");
+    let costly = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
+    let coupled = "pg_isready -h orders-db".to_string();
+    let mut scripts = vec![coupled.clone()];
+    scripts.extend(std::iter::repeat_n(costly.clone(), 14));
+    scripts.push(coupled.clone());
+    let e = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
+    // The first container is analysed and denied; the last one, after the budget, is not.
+    let d = denials(&e);
+    assert_eq!(d.iter().map(|f| f.container.as_str()).collect::<Vec<_>>(), ["c0"]);
+    let notes = &e.evaluation.unresolved;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].over_bound && notes[0].reason.contains("commands and words"), "{notes:?}");
+    // The same shape, small, is analysed as usual: a coupled command after it is denied.
+    let small = format!("V=\"a b c\"; {}pg_isready -h orders-db", "f $V; ".repeat(20));
+    let text = denied(&eval_in(&policy, &pod_with_liveness_scripts(&[small]), &NoConfigMaps));
+    assert!(text.contains("orders-db"), "{text}");
+    // Without an object budget one command is bounded the same way (find_dependency).
+    let argv: Vec<String> =
+        ["sh", "-c", &format!("{costly}pg_isready -h orders-db")].map(String::from).into();
+    let outcome = probegate::engine::exec::analyze(
+        &argv,
+        &probegate::engine::exec::ExecEnv::default(),
+        &probegate::engine::exec::Options::default(),
+    );
+    assert!(outcome.dependency.is_none());
+    assert!(outcome.unresolved.iter().any(|u| u.over_bound && u.reason.contains("commands and words")));
+}

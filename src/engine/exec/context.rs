@@ -1,0 +1,199 @@
+//! Analysis state: the marker characters standing for values that are not plain text, their side table, and the [`Ctx`] every stage works on.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// `$` that must stay literal (single-quoted or backslash-escaped in a script).
+pub(super) const LDOLLAR: char = '\u{E000}';
+
+/// `$` inside double quotes: expanded, but the result is not field-split.
+pub(super) const QDOLLAR: char = '\u{E001}';
+
+/// First code point of the reference markers (supplementary private use area A).
+pub(super) const MARKER_BASE: u32 = 0xF_0000;
+
+/// Maximum number of reference markers per analysis (the rest share the generic entry 0).
+pub(super) const MAX_REFS: usize = 60_000;
+
+/// What a reference marker stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum RefKind {
+    /// A value known at admission (env literal or script assignment); may contain markers.
+    Lit(String),
+    /// The Pod's own IP.
+    SelfIp,
+    /// The Pod's own name (may be followed by `.<headless service>...`).
+    SelfName,
+    /// The container's host name (`$HOSTNAME`, `$(hostname)`).
+    SelfHost,
+    /// A variable whose value is unknown at admission.
+    Unresolved,
+    /// The output of a command substitution.
+    UnresolvedCmd,
+}
+
+/// One entry of the marker side table.
+#[derive(Debug, Clone)]
+pub(super) struct Ref {
+    pub(super) kind: RefKind,
+    /// The text as written (`$REDIS_HOST`, `$(POD_IP)`, `$(cat /secret)`).
+    pub(super) original: String,
+}
+
+pub(super) fn marker_index(c: char) -> Option<usize> {
+    let v = c as u32;
+    if (MARKER_BASE..MARKER_BASE + 0xFFFE).contains(&v) { Some((v - MARKER_BASE) as usize) } else { None }
+}
+
+pub(super) fn is_reserved_char(c: char) -> bool {
+    c == LDOLLAR || c == QDOLLAR || (0xF_0000..=0xF_FFFF).contains(&(c as u32))
+}
+
+/// Replace characters the analysis uses internally, so input cannot forge markers.
+pub(super) fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if is_reserved_char(c) { '\u{FFFD}' } else { c }).collect()
+}
+
+pub(super) fn is_ident(s: &str) -> bool {
+    let mut cs = s.chars();
+    match cs.next() {
+        Some(c) if c == '_' || c.is_ascii_alphabetic() => {}
+        _ => return false,
+    }
+    cs.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Analysis state: the environment, the marker table and script-level shell variables.
+pub(super) struct Ctx<'e> {
+    pub(super) env: &'e ExecEnv,
+    pub(super) refs: Vec<Ref>,
+    pub(super) shell_vars: HashMap<String, String>,
+    pub(super) exported: HashSet<String>,
+    pub(super) known: &'e [&'e KnownCommand],
+    pub(super) files: Option<&'e dyn ScriptFiles>,
+    /// `$1`, `$2`, ... of the script being analysed, when known (values may hold markers).
+    pub(super) positional: Option<Vec<String>>,
+    /// `$0` of the script being analysed, when known.
+    pub(super) arg0: Option<String>,
+    /// The script files being analysed, outermost first, with where each came from.
+    pub(super) scripts: Vec<(String, String)>,
+    pub(super) files_read: usize,
+    pub(super) unresolved: Vec<UnresolvedScript>,
+    /// The length of a script too long to analyse, when one was met.
+    pub(super) too_long: Option<usize>,
+    /// Bytes produced by expansions so far (see [`MAX_EXPANSION_BYTES`]).
+    pub(super) expanded: std::cell::Cell<usize>,
+    /// The expansion budget ran out: the analysis stops and finds nothing.
+    pub(super) over_budget: std::cell::Cell<bool>,
+    /// The object's budget, shared with the other commands of the object.
+    pub(super) object_budget: Option<&'e AnalysisBudget>,
+    /// It was the object's budget that ran out.
+    pub(super) object_spent: std::cell::Cell<bool>,
+    /// Work units left without an object's budget (see [`MAX_OBJECT_WORK_UNITS`]); 0 once spent.
+    pub(super) units_left: std::cell::Cell<usize>,
+}
+
+impl<'e> Ctx<'e> {
+    pub(super) fn new(env: &'e ExecEnv) -> Self {
+        Ctx {
+            env,
+            refs: vec![Ref { kind: RefKind::Unresolved, original: "<unresolved>".to_string() }],
+            shell_vars: HashMap::new(),
+            exported: HashSet::new(),
+            known: &[],
+            files: None,
+            positional: None,
+            arg0: None,
+            scripts: Vec::new(),
+            files_read: 0,
+            unresolved: Vec::new(),
+            too_long: None,
+            expanded: std::cell::Cell::new(0),
+            over_budget: std::cell::Cell::new(false),
+            object_budget: None,
+            object_spent: std::cell::Cell::new(false),
+            units_left: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
+        }
+    }
+
+    /// Counts `n` bytes of expanded text against [`MAX_EXPANSION_BYTES`] and the object's
+    /// budget; false once either is spent.
+    pub(super) fn spend(&self, n: usize) -> bool {
+        let total = self.expanded.get().saturating_add(n);
+        self.expanded.set(total);
+        if total > MAX_EXPANSION_BYTES {
+            self.over_budget.set(true);
+        }
+        self.spend_object(n)
+    }
+
+    /// Counts `n` bytes of analysed text against the object's budget only.
+    pub(super) fn spend_object(&self, n: usize) -> bool {
+        if let Some(budget) = self.object_budget
+            && !budget.take(n)
+        {
+            self.object_spent.set(true);
+            self.over_budget.set(true);
+        }
+        !self.over_budget.get()
+    }
+
+    /// Counts `n` work units (commands matched, words expanded) against the object's budget, or
+    /// without one against [`MAX_OBJECT_WORK_UNITS`] for this analysis; false once spent (the
+    /// analysis then stops).
+    pub(super) fn spend_units(&self, n: usize) -> bool {
+        let within = match self.object_budget {
+            Some(budget) => {
+                let ok = budget.take_units(n);
+                if !ok {
+                    self.object_spent.set(true);
+                }
+                ok
+            }
+            None => match self.units_left.get().checked_sub(n) {
+                Some(left) => {
+                    self.units_left.set(left);
+                    true
+                }
+                None => {
+                    self.units_left.set(0);
+                    false
+                }
+            },
+        };
+        if !within {
+            self.over_budget.set(true);
+        }
+        !self.over_budget.get()
+    }
+
+    /// Allocate a marker character for a reference.
+    pub(super) fn new_ref(&mut self, kind: RefKind, original: &str) -> char {
+        let idx = if self.refs.len() < MAX_REFS {
+            self.refs.push(Ref { kind, original: truncate_chars(original, 60) });
+            self.refs.len() - 1
+        } else {
+            0
+        };
+        char::from_u32(MARKER_BASE + idx as u32).unwrap_or('\u{FFFD}')
+    }
+
+    pub(super) fn ref_of(&self, c: char) -> Option<&Ref> {
+        marker_index(c).and_then(|i| self.refs.get(i))
+    }
+}
+
+pub(super) fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(3)).collect();
+        t.push_str("...");
+        t
+    }
+}
+
+/// The last path component of a program name.
+pub(super) fn basename(s: &str) -> &str {
+    s.rsplit('/').next().unwrap_or(s)
+}

@@ -1,0 +1,166 @@
+//! Stage 1: the kubelet's `$(VAR)` expansion of the exec argv, done before any shell runs.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The kubelet's expansion algorithm (`third_party/forked/golang/expansion`): `$$` is an
+/// escaped `$`, `$(NAME)` is looked up (`None` keeps the reference as written), an unclosed
+/// `$(` and any other `$x` are copied.
+pub(super) fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> String {
+    if !arg.contains('$') {
+        return arg.to_string();
+    }
+    let chars: Vec<char> = arg.chars().collect();
+    // Once a search for `)` from some position fails, none after it can succeed: remembered, so
+    // that text full of unclosed `$(` is read in linear time.
+    let mut no_close_from = usize::MAX;
+    let mut out = String::with_capacity(arg.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '$' && i + 1 < chars.len() {
+            let n = chars[i + 1];
+            if n == '$' {
+                out.push('$');
+                i += 2;
+                continue;
+            }
+            if n == '(' {
+                let found = if i + 2 >= no_close_from {
+                    None
+                } else {
+                    let found = chars[i + 2..].iter().position(|&x| x == ')');
+                    if found.is_none() {
+                        no_close_from = i + 2;
+                    }
+                    found
+                };
+                if let Some(close) = found {
+                    let name: String = chars[i + 2..i + 2 + close].iter().collect();
+                    match lookup(&name) {
+                        Some(v) => out.push_str(&v),
+                        None => {
+                            out.push_str("$(");
+                            out.push_str(&name);
+                            out.push(')');
+                        }
+                    }
+                    i += 3 + close;
+                    continue;
+                }
+                out.push_str("$(");
+                i += 2;
+                continue;
+            }
+            out.push('$');
+            out.push(n);
+            i += 2;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// kubelet `$(VAR)` expansion: only Literal values substituted; `$$(VAR)` → literal `$(VAR)`; unresolvable references stay as written.
+/// Values of variables named like secrets (`API_TOKEN`) are substituted as `***`.
+pub fn expand_kubelet_vars(arg: &str, env: &ExecEnv) -> String {
+    expand_kubelet_argv(std::slice::from_ref(&arg.to_string()), env, None).pop().unwrap_or_default()
+}
+
+/// [`expand_kubelet_vars`] over a whole command, bounded: at most [`MAX_EXPANSION_BYTES`] of
+/// values substituted over all its arguments, each also taken from `budget` (the object's, when
+/// given); references past either bound stay as written.
+pub fn expand_kubelet_argv(argv: &[String], env: &ExecEnv, budget: Option<&AnalysisBudget>) -> Vec<String> {
+    let mut total = 0usize;
+    let mut lookup = |name: &str| match env.vars.get(name) {
+        Some(EnvValue::Literal(v)) => {
+            total = total.saturating_add(v.len());
+            let within = total <= MAX_EXPANSION_BYTES && budget.is_none_or(|b| b.take(v.len()));
+            within.then(|| if is_secret_env_name(name) { "***".to_string() } else { v.clone() })
+        }
+        _ => None,
+    };
+    argv.iter().map(|a| kubelet_expand_with(a, &mut lookup)).collect()
+}
+
+/// An env variable's literal value as the analysis uses it: sanitized, and `***` for a variable
+/// whose name says it holds a secret (`API_TOKEN`, `DB_PASSWORD`), so that the value never reaches
+/// a message. Such values are credentials, not hosts, so no verdict depends on them.
+pub(super) fn env_literal(name: &str, value: &str) -> String {
+    if is_secret_env_name(name) { "***".to_string() } else { sanitize(value) }
+}
+
+/// Does an environment variable's name say it holds a secret? Narrower than option names
+/// (`AUTH_SERVICE_HOST` holds a host).
+pub(super) fn is_secret_env_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["pass", "secret", "token", "pwd", "credential", "apikey", "api_key", "private_key", "bearer"]
+        .iter()
+        .any(|k| l.contains(k))
+}
+
+/// True when a value can be carried as one opaque token (no whitespace or shell syntax).
+pub(super) fn is_simple_value(v: &str) -> bool {
+    !v.chars().any(|c| {
+        c.is_whitespace()
+            || matches!(c, '\'' | '"' | '\\' | '`' | '$' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '#')
+    })
+}
+
+impl Ctx<'_> {
+    /// kubelet expansion producing markers: literal values become `Lit` markers (or plain text
+    /// when they contain shell syntax), Pod-identity fieldRefs become self markers, values
+    /// unknown at admission become `Unresolved` markers.
+    pub(super) fn kubelet_expand(&mut self, arg: &str, depth: usize) -> String {
+        if self.over_budget.get() {
+            return String::new();
+        }
+        let mut lookup = |name: &str| -> Option<String> { self.kubelet_var(name, depth) };
+        let out = kubelet_expand_with(arg, &mut lookup);
+        if self.spend(out.len()) { out } else { String::new() }
+    }
+
+    pub(super) fn kubelet_var(&mut self, name: &str, depth: usize) -> Option<String> {
+        let original = format!("$({name})");
+        match self.env.vars.get(name) {
+            Some(EnvValue::Literal(v)) => {
+                // The value is copied and scanned for every reference (and kept in the marker
+                // table): it counts against the budgets like expanded text.
+                if !self.spend(v.len()) {
+                    return None;
+                }
+                let v = env_literal(name, v);
+                // The kubelet resolves references to earlier variables all the way down; past
+                // MAX_KUBELET_DEPTH (a cycle, or a chain built to be expensive) the command is
+                // not analysed rather than left with an unresolved reference that reads as a host.
+                let v = if !v.contains("$(") {
+                    v
+                } else if depth < MAX_KUBELET_DEPTH {
+                    self.kubelet_expand(&v, depth + 1)
+                } else {
+                    self.over_budget.set(true);
+                    return None;
+                };
+                if is_simple_value(&v) {
+                    Some(self.new_ref(RefKind::Lit(v), &original).to_string())
+                } else {
+                    Some(v)
+                }
+            }
+            Some(EnvValue::PodIp) => Some(self.new_ref(RefKind::SelfIp, &original).to_string()),
+            Some(EnvValue::PodName) => Some(self.new_ref(RefKind::SelfName, &original).to_string()),
+            Some(EnvValue::Unresolved) => Some(self.new_ref(RefKind::Unresolved, &original).to_string()),
+            None => {
+                // With envFrom the variable may exist at run time. All-lowercase names are
+                // almost certainly a shell command substitution such as `$(hostname)`.
+                if self.env.has_env_from && is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase()) {
+                    Some(self.new_ref(RefKind::Unresolved, &original).to_string())
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Stage 3b: running a script: its simple commands in turn, assignments and `export`, script files read from volumes, and building the reported [`Dependency`].
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Command-level environment assignments (`PGHOST=db cmd`, `env PGHOST=db cmd`).
+pub(super) type Overrides = Vec<(String, String)>;
+
+/// For `sh [options] -c [options] script`, the index of the script among `vals`.
+pub(super) fn shell_script_pos(vals: &[String]) -> Option<usize> {
+    let mut has_c = false;
+    let mut k = 0;
+    while k < vals.len() {
+        let v = vals[k].as_str();
+        if v == "--" || v == "-" {
+            k += 1;
+            break;
+        }
+        if v.starts_with("--") {
+            k += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
+            continue;
+        }
+        if v.len() > 1 && (v.starts_with('-') || v.starts_with('+')) {
+            let flags = &v[1..];
+            if v.starts_with('-') && flags.contains('c') {
+                has_c = true;
+            }
+            k += 1;
+            if flags.contains(['o', 'O']) {
+                k += 1;
+            }
+            continue;
+        }
+        break;
+    }
+    (has_c && k < vals.len()).then_some(k)
+}
+
+/// For `sh [options] FILE [args]`, the index of FILE among `vals` (`None` with `-s`, or no file).
+pub(super) fn shell_file_pos(vals: &[String]) -> Option<usize> {
+    let mut k = 0;
+    while k < vals.len() {
+        let v = vals[k].as_str();
+        if v == "--" {
+            return (k + 1 < vals.len()).then_some(k + 1);
+        }
+        if v.starts_with("--") {
+            k += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
+            continue;
+        }
+        if v.len() > 1 && (v.starts_with('-') || v.starts_with('+')) {
+            if v.starts_with('-') && v.contains('s') {
+                return None;
+            }
+            k += if v[1..].contains(['o', 'O']) { 2 } else { 1 };
+            continue;
+        }
+        return Some(k);
+    }
+    None
+}
+
+/// Does a file that is executed directly run as a shell script? A `#!` line naming a shell, or
+/// none at all (a shell runs such a file itself) on a name that is not another language's.
+pub(super) fn runs_as_shell(path: &str, text: &str) -> bool {
+    const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "yash", "busybox"];
+    if let Some(line) = text.strip_prefix("#!") {
+        let mut words = line.lines().next().unwrap_or("").split_whitespace();
+        let mut interpreter = basename(words.next().unwrap_or(""));
+        if interpreter == "env" {
+            interpreter = words.find(|w| !w.starts_with('-') && !w.contains('=')).map_or("", basename);
+        }
+        return SHELLS.contains(&interpreter);
+    }
+    let ext = basename(path).rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    !matches!(ext.as_deref(), Some("py" | "rb" | "pl" | "js" | "php" | "lua" | "awk" | "jar" | "class"))
+}
+
+impl Ctx<'_> {
+    /// Analyse a `-c` script: each simple command in turn.
+    pub(super) fn analyze_script(&mut self, script: &str, depth: usize) -> Option<Dependency> {
+        if depth > MAX_DEPTH || self.over_budget.get() {
+            return None;
+        }
+        if script.len() > MAX_SCRIPT_BYTES {
+            self.too_long.get_or_insert(script.len());
+            return None;
+        }
+        if !self.spend_object(script.len()) {
+            return None;
+        }
+        let mut pieces = Vec::new();
+        self.split_script(script, depth, &mut pieces);
+        for piece in pieces {
+            // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
+            let (words, targets) = split_redirections(&piece_words(&piece), |w| self.render_lit(w));
+            if let Some(d) = self.dev_tcp_dependency(&targets, &words) {
+                return Some(d);
+            }
+            let mut k = 0;
+            let mut assigns: Overrides = Vec::new();
+            let mut prefix = Vec::new();
+            while let Some((n, v)) = words.get(k).and_then(|w| split_assignment(w)) {
+                let (val, _) = self.resolve_text(v, depth, true);
+                assigns.push((n.to_string(), val));
+                prefix.push(self.render_orig(&words[k]));
+                k += 1;
+            }
+            if k >= words.len() {
+                self.shell_vars.extend(assigns);
+                continue;
+            }
+            if matches!(words[k].as_str(), "export" | "local" | "declare" | "typeset" | "readonly") {
+                self.declare(&words[k..], depth);
+                continue;
+            }
+            let mut args = Vec::new();
+            for w in &words[k..] {
+                args.extend(self.resolve_word(w, depth));
+            }
+            // One unit for the command, one for each word it expanded to.
+            if !self.spend_units(1 + args.len()) {
+                return None;
+            }
+            if let Some(d) = self.analyze_args(&args, assigns, &prefix, depth) {
+                return Some(d);
+            }
+        }
+        None
+    }
+
+    /// `export A=x`, `declare -x A=x`, `local A=x`: remember script variables.
+    pub(super) fn declare(&mut self, words: &[String], depth: usize) {
+        let mut export = words.first().is_some_and(|w| w == "export");
+        for w in &words[1..] {
+            if w.starts_with('-') {
+                export |= w.contains('x');
+                continue;
+            }
+            if let Some((n, v)) = split_assignment(w) {
+                let (val, _) = self.resolve_text(v, depth, true);
+                self.shell_vars.insert(n.to_string(), val);
+                if export {
+                    self.exported.insert(n.to_string());
+                }
+            } else if export && is_ident(w) {
+                self.exported.insert(w.clone());
+            }
+        }
+    }
+
+    /// Records a script that could not be read (once per path).
+    pub(super) fn note_unresolved(&mut self, path: &str, reason: String) {
+        self.note(path, reason, false);
+    }
+
+    /// Notes a command left unanalysed by one of the analysis bounds.
+    pub(super) fn note_over_bound(&mut self, path: &str, reason: String) {
+        self.note(path, reason, true);
+    }
+
+    pub(super) fn note(&mut self, path: &str, reason: String, over_bound: bool) {
+        if !self.unresolved.iter().any(|u| u.path == path) {
+            self.unresolved.push(UnresolvedScript { path: path.to_string(), reason, over_bound });
+        }
+    }
+
+    /// Runs the file at `path` (a shell's operand, or sourced): analysed when it can be read.
+    pub(super) fn run_named_file(
+        &mut self,
+        path: &str,
+        args: &[String],
+        source: bool,
+        depth: usize,
+    ) -> Option<Dependency> {
+        let files = self.files?;
+        if path.chars().any(is_reserved_char) {
+            // A path that depends on a value unknown here: which file runs is not known.
+            return None;
+        }
+        match files.read(path) {
+            FileLookup::Text { text, origin } => {
+                let args = (!source || !args.is_empty()).then(|| args.to_vec());
+                self.run_file(path, &text, origin, args, source, depth)
+            }
+            FileLookup::Unreadable(reason) => {
+                self.note_unresolved(path, reason);
+                None
+            }
+            FileLookup::NotOnVolume => None,
+        }
+    }
+
+    /// Analyses a script file's text. Run as a program (`source` false), it is a new shell: only
+    /// exported variables carry over, and `$0`, `$1`... are its path and `args`. Sourced, it shares
+    /// the caller's variables (and its positional parameters, unless it is given arguments).
+    /// Bounded: a file already being analysed is not entered again, nesting and the number of files
+    /// read are limited.
+    pub(super) fn run_file(
+        &mut self,
+        path: &str,
+        text: &str,
+        origin: String,
+        args: Option<Vec<String>>,
+        source: bool,
+        depth: usize,
+    ) -> Option<Dependency> {
+        if depth >= MAX_DEPTH
+            || self.scripts.len() >= MAX_SCRIPT_NESTING
+            || self.files_read >= MAX_SCRIPT_FILES
+            || self.scripts.iter().any(|(p, _)| p == path)
+        {
+            return None;
+        }
+        self.files_read += 1;
+        let saved_positional = (self.positional.clone(), self.arg0.clone());
+        let saved_vars = (!source).then(|| (self.shell_vars.clone(), self.exported.clone()));
+        if !source {
+            let exported = &self.exported;
+            self.shell_vars.retain(|k, _| exported.contains(k));
+            self.arg0 = Some(path.to_string());
+            self.positional = Some(args.clone().unwrap_or_default());
+        } else if let Some(a) = args {
+            self.positional = Some(a);
+        }
+        self.scripts.push((path.to_string(), origin));
+        let found = self.analyze_script(&sanitize(text), depth + 1);
+        self.scripts.pop();
+        (self.positional, self.arg0) = saved_positional;
+        if let Some((vars, exported)) = saved_vars {
+            self.shell_vars = vars;
+            self.exported = exported;
+        }
+        found
+    }
+
+    /// The value a client sees for an environment variable, if set.
+    pub(super) fn tool_env(&mut self, name: &str, ov: &[(String, String)]) -> Option<String> {
+        if let Some((_, v)) = ov.iter().rev().find(|(n, _)| n == name) {
+            return Some(self.render_lit(v));
+        }
+        if let Some(v) = self.shell_vars.get(name)
+            && (self.exported.contains(name) || self.env.vars.contains_key(name))
+        {
+            let v = v.clone();
+            return Some(self.render_lit(&v));
+        }
+        let original = format!("${name}");
+        match self.env.vars.get(name)? {
+            EnvValue::Literal(v) => {
+                let v = env_literal(name, v);
+                let e = self.kubelet_expand(&v, 1);
+                Some(self.render_lit(&e))
+            }
+            EnvValue::PodIp => Some(self.new_ref(RefKind::SelfIp, &original).to_string()),
+            EnvValue::PodName => Some(self.new_ref(RefKind::SelfName, &original).to_string()),
+            EnvValue::Unresolved => Some(self.new_ref(RefKind::Unresolved, &original).to_string()),
+        }
+    }
+
+    pub(super) fn make_dependency(
+        &self,
+        program: &str,
+        hit: Hit,
+        args: &[String],
+        prefix_disp: &[String],
+    ) -> Dependency {
+        let shown = redact_bare_userinfo(&redact_secrets(&self.render_orig(&hit.target)));
+        let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
+        let target = match (note, &hit.via) {
+            (Some(n), _) => format!("{shown} ({n})"),
+            (None, Some(v)) => format!("{shown} ({v})"),
+            (None, None) => shown,
+        };
+        let mut words: Vec<String> = prefix_disp.to_vec();
+        words.extend(args.iter().map(|a| self.render_orig(a)));
+        let script = self.scripts.last().map(|(_, origin)| {
+            let chain: Vec<&str> = self.scripts.iter().map(|(p, _)| p.as_str()).collect();
+            format!("{} ({origin})", chain.join(" → "))
+        });
+        Dependency {
+            program: program.to_string(),
+            category: hit.category,
+            target: truncate_chars(&target, 160),
+            command: truncate_chars(&join_redacted(&words), 80),
+            script,
+            why: None,
+        }
+    }
+}

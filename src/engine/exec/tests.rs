@@ -1,0 +1,986 @@
+//! Unit tests of the exec analysis stages.
+
+use super::*;
+use DependencyCategory as C;
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+fn env(vars: &[(&str, EnvValue)]) -> ExecEnv {
+    ExecEnv { vars: vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(), has_env_from: false }
+}
+
+fn lit(v: &str) -> EnvValue {
+    EnvValue::Literal(v.to_string())
+}
+
+fn no_env() -> ExecEnv {
+    ExecEnv::default()
+}
+
+#[track_caller]
+fn fires_in(argv: &[&str], e: &ExecEnv) -> Dependency {
+    match find_dependency(&s(argv), e) {
+        Some(d) => d,
+        None => panic!("expected a dependency for {argv:?}"),
+    }
+}
+
+#[track_caller]
+fn fires(argv: &[&str]) -> Dependency {
+    fires_in(argv, &no_env())
+}
+
+#[track_caller]
+fn quiet_in(argv: &[&str], e: &ExecEnv) {
+    if let Some(d) = find_dependency(&s(argv), e) {
+        panic!("expected no dependency for {argv:?}, got {d:?}");
+    }
+}
+
+#[track_caller]
+fn quiet(argv: &[&str]) {
+    quiet_in(argv, &no_env());
+}
+
+#[test]
+fn the_object_budget_is_shared_by_its_commands_and_its_end_said_once() {
+    let budget = AnalysisBudget::new(16 * 1024);
+    let options = Options { budget: Some(&budget), ..Options::default() };
+    let script = format!("true {}; pg_isready -h orders-db", "x".repeat(3000));
+    let argv = s(&["sh", "-c", &script]);
+    // The first command fits (~9 KB: the script expanded, analysed, its words expanded): found.
+    let first = analyze(&argv, &no_env(), &options);
+    assert_eq!(first.dependency.map(|d| d.target), Some("orders-db".to_string()));
+    assert!(first.unresolved.is_empty());
+    // The second is over: nothing found, and a note that says why.
+    let second = analyze(&argv, &no_env(), &options);
+    assert_eq!(second.dependency, None);
+    assert_eq!(second.unresolved.len(), 1, "{:?}", second.unresolved);
+    assert!(second.unresolved[0].reason.contains("one object's exec probes"), "{:?}", second.unresolved);
+    // Later ones: not analysed, not noted again.
+    let third = analyze(&argv, &no_env(), &options);
+    assert_eq!(third, Outcome::default());
+    // The limit stopped it, not the command: with a budget of its own it is found again.
+    let fresh = AnalysisBudget::new(16 * 1024);
+    let options = Options { budget: Some(&fresh), ..Options::default() };
+    assert!(analyze(&argv, &no_env(), &options).dependency.is_some());
+}
+
+#[test]
+fn kubelet_references_to_long_values_count_against_the_budgets() {
+    // B is long; A refers to it 100 times; the command refers to A 100 times: 10,000 copies
+    // of B (200 MB) if nothing counted them.
+    let b = "x".repeat(20_000);
+    let a = "$(B)".repeat(100);
+    let e = env(&[("B", lit(&b)), ("A", lit(&a))]);
+    let command = format!("curl http://db:5432/{}", "$(A)".repeat(100));
+    // One reference to A already copies B 100 times (2 MB): over the 1 MiB a command may expand to.
+    let mut ctx = Ctx::new(&e);
+    let _ = ctx.kubelet_expand("$(A)", 0);
+    assert!(ctx.over_budget.get(), "copied values counted: {} bytes", ctx.expanded.get());
+    let budget = AnalysisBudget::default();
+    let options = Options { budget: Some(&budget), ..Options::default() };
+    let outcome = analyze(&s(&["sh", "-c", &command]), &e, &options);
+    assert_eq!(outcome.dependency, None, "text cut short by a bound is never a finding");
+    assert_eq!(outcome.unresolved.len(), 1, "{:?}", outcome.unresolved);
+    // The display expansion (liveness vs readiness) is bounded the same way.
+    let shown = expand_kubelet_argv(&s(&["sh", "-c", &command]), &e, None);
+    assert!(shown.iter().map(String::len).sum::<usize>() <= MAX_EXPANSION_BYTES + command.len());
+    // A value referred to a few times is still followed.
+    let e = env(&[("DB", lit("orders-db"))]);
+    let d = analyze(&s(&["pg_isready", "-h", "$(DB)"]), &e, &Options::default()).dependency.unwrap();
+    assert_eq!(d.target, "orders-db");
+}
+
+#[test]
+fn env_values_named_like_secrets_never_reach_a_message() {
+    let e = env(&[("API_TOKEN", lit("S3cr3tXyz")), ("AUTH_HOST", lit("auth-svc"))]);
+    let d = fires_in(&["curl", "http://r/health/$(API_TOKEN)"], &e);
+    assert!(!format!("{d:?}").contains("S3cr3tXyz"), "{d:?}");
+    assert!(d.target.contains("r/health/***") || d.target == "r", "{d:?}");
+    let d = fires_in(&["sh", "-c", "curl -H \"X-Token: $API_TOKEN\" http://$AUTH_HOST/"], &e);
+    assert_eq!(d.target, "http://auth-svc/", "a host named AUTH_... is still a host");
+    assert!(!format!("{d:?}").contains("S3cr3tXyz"), "{d:?}");
+    assert_eq!(expand_kubelet_vars("/bin/check $(API_TOKEN) $(AUTH_HOST)", &e), "/bin/check *** auth-svc");
+}
+
+#[test]
+fn a_trailing_backslash_inside_a_substitution_is_not_a_panic() {
+    // `sh -n` accepts this and it runs pg_isready: the rest of the script is still analysed.
+    let d = sh("true || sh -c '$(\\'; pg_isready -h orders-db -p 5432").expect("pg_isready still found");
+    assert_eq!(d.target, "orders-db");
+    for script in ["$(\\", "x $(\\", "\"$(\\", "$($(\\", "`$(\\`", "${\\", "echo \\"] {
+        let _ = sh(script);
+        let _ = split_commands(script);
+    }
+    let e = env(&[("X", lit("$(\\"))]);
+    let _ = find_dependency(&s(&["sh", "-c", "$(X)"]), &e);
+}
+
+#[track_caller]
+fn sh(script: &str) -> Option<Dependency> {
+    find_dependency(&s(&["sh", "-c", script]), &no_env())
+}
+
+fn sh_args(script: &str, rest: &[&str]) -> Option<Dependency> {
+    let mut argv = vec!["sh", "-c", script];
+    argv.extend(rest);
+    find_dependency(&s(&argv), &no_env())
+}
+
+// ----------------------------------------------------------------------------------- fire
+
+#[test]
+fn pg_isready_remote_host() {
+    let d = fires(&["pg_isready", "-h", "orders-db.prod.svc", "-p", "5432"]);
+    assert_eq!(d.program, "pg_isready");
+    assert_eq!(d.category, C::Database);
+    assert_eq!(d.target, "orders-db.prod.svc");
+    assert_eq!(d.command, "pg_isready -h orders-db.prod.svc -p 5432");
+}
+
+#[test]
+fn pg_isready_pghost_env() {
+    let e = env(&[("PGHOST", lit("reports-db.data.svc.cluster.local"))]);
+    let d = fires_in(&["pg_isready"], &e);
+    assert_eq!(d.target, "reports-db.data.svc.cluster.local (PGHOST)");
+    assert_eq!(d.category, C::Database);
+}
+
+#[test]
+fn redis_unresolved_host_in_script() {
+    let e = env(&[("REDIS_HOST", EnvValue::Unresolved)]);
+    let d = fires_in(&["sh", "-c", "redis-cli -h \"$REDIS_HOST\" ping | grep -q PONG"], &e);
+    assert_eq!(d.program, "redis-cli");
+    assert_eq!(d.category, C::Cache);
+    assert_eq!(d.target, "$REDIS_HOST (not a literal env value)");
+    assert_eq!(d.command, "redis-cli -h $REDIS_HOST ping");
+}
+
+#[test]
+fn command_assignment_overrides_env() {
+    let d = sh("PGHOST=db pg_isready").expect("PGHOST=db is remote");
+    assert_eq!(d.target, "db (PGHOST)");
+    assert_eq!(d.command, "PGHOST=db pg_isready");
+    // `env` wrapper assignments too.
+    let d = fires(&["env", "PGHOST=db.prod", "pg_isready"]);
+    assert_eq!(d.target, "db.prod (PGHOST)");
+}
+
+#[test]
+fn curl_remote_service() {
+    let d = fires(&["curl", "-f", "http://payments.prod.svc/health"]);
+    assert_eq!(d.program, "curl");
+    assert_eq!(d.category, C::Network);
+    assert_eq!(d.target, "http://payments.prod.svc/health");
+}
+
+#[test]
+fn wget_other_service() {
+    let d = fires(&["wget", "-qO-", "http://other-svc:8080/"]);
+    assert_eq!(d.program, "wget");
+    assert_eq!(d.target, "http://other-svc:8080/");
+    fires(&["wget", "-q", "-O-", "http://inventory-api.shop.svc:8080/healthz"]);
+}
+
+#[test]
+fn netcat_to_db_port() {
+    let d = fires(&["nc", "-z", "db", "5432"]);
+    assert_eq!(d.category, C::Database);
+    assert_eq!(d.target, "db 5432");
+    let d = fires(&["nc", "-z", "-w", "2", "rabbitmq.messaging.svc", "5672"]);
+    assert_eq!(d.category, C::Queue);
+}
+
+#[test]
+fn grpc_health_probe_remote() {
+    let d = fires(&["grpc_health_probe", "-addr=backend:50051"]);
+    assert_eq!(d.target, "backend:50051");
+    fires(&["/bin/grpc_health_probe", "-addr", "backend:50051"]);
+}
+
+#[test]
+fn mysqladmin_remote_forms() {
+    let d = fires(&["mysqladmin", "ping", "-h", "mysql-primary"]);
+    assert_eq!(d.target, "mysql-primary");
+    fires(&["mysqladmin", "ping", "-hmysql-primary"]);
+    fires(&["mysqladmin", "ping", "--host=shop-db.rds.example.com", "--port=3306"]);
+    fires(&["mysql", "--host", "db", "-e", "SELECT 1"]);
+    let e = env(&[("MYSQL_HOST", lit("mysql.data.svc"))]);
+    let d = fires_in(&["mysqladmin", "ping"], &e);
+    assert_eq!(d.target, "mysql.data.svc (MYSQL_HOST)");
+}
+
+#[test]
+fn mongosh_srv_always_remote() {
+    let d =
+        fires(&["mongosh", "mongodb+srv://cluster0.example.net/test", "--eval", "db.runCommand({ping:1})"]);
+    assert_eq!(d.program, "mongosh");
+    assert_eq!(d.category, C::Database);
+    assert!(d.target.starts_with("mongodb+srv://cluster0.example.net"));
+    fires(&["mongosh", "mongodb://localhost:27017,mongo-1.mongo:27017/admin"]);
+    fires(&["mongo", "--host", "rs0/mongo-0.mongo:27017,mongo-1.mongo:27017"]);
+}
+
+#[test]
+fn kafka_broker_list_with_one_remote() {
+    let d =
+        fires(&["kafka-broker-api-versions.sh", "--bootstrap-server", "kafka-0.kafka:9092,localhost:9092"]);
+    assert_eq!(d.category, C::Queue);
+    assert_eq!(d.target, "kafka-0.kafka:9092,localhost:9092");
+    fires(&["kafka-topics", "--bootstrap-server=kafka:9092", "--list"]);
+    fires(&["kcat", "-b", "kafka:9092", "-L"]);
+    let d = fires(&["kafka-topics.sh", "--zookeeper", "zk:2181", "--list"]);
+    assert_eq!(d.category, C::Coordination);
+}
+
+#[test]
+fn psql_uri_password_redacted() {
+    let d = fires(&["psql", "postgresql://app:s3cret@db.internal:5432/app", "-c", "SELECT 1"]);
+    assert_eq!(d.category, C::Database);
+    assert!(!d.command.contains("s3cret"), "{}", d.command);
+    assert!(!d.target.contains("s3cret"), "{}", d.target);
+    assert!(d.command.contains("app:***@db.internal"), "{}", d.command);
+}
+
+#[test]
+fn second_command_in_script_fires() {
+    let d = fires(&[
+        "bash",
+        "-ec",
+        "set -o pipefail; curl -sf http://localhost:8080/healthz && redis-cli -h cache ping",
+    ]);
+    assert_eq!(d.program, "redis-cli");
+    assert_eq!(d.target, "cache");
+    assert_eq!(d.command, "redis-cli -h cache ping");
+}
+
+#[test]
+fn command_substitution_is_analysed() {
+    let d = sh("echo $(redis-cli -h cache ping)").expect("substitution content analysed");
+    assert_eq!(d.program, "redis-cli");
+    let d = sh("echo `redis-cli -h cache ping`").expect("backticks analysed");
+    assert_eq!(d.program, "redis-cli");
+}
+
+#[test]
+fn curl_resolve_rewrites_destination() {
+    let d = fires(&["curl", "--resolve", "localhost:80:10.1.2.3", "http://localhost/"]);
+    assert!(d.target.contains("10.1.2.3"), "{}", d.target);
+    fires(&["curl", "--connect-to", "::db.prod:5432", "http://localhost/"]);
+}
+
+#[test]
+fn curl_proxy_is_remote() {
+    let d = fires(&["curl", "-x", "http://proxy:3128", "http://localhost/"]);
+    assert!(d.target.contains("proxy"), "{}", d.target);
+    fires(&["curl", "--proxy", "http://proxy:3128", "http://localhost/"]);
+}
+
+#[test]
+fn unresolved_kubelet_reference_in_argv() {
+    let e = env(&[("REDIS_MASTER", EnvValue::Unresolved)]);
+    let d = fires_in(&["redis-cli", "-h", "$(REDIS_MASTER)", "ping"], &e);
+    assert_eq!(d.target, "$(REDIS_MASTER) (not a literal env value)");
+    assert_eq!(d.command, "redis-cli -h $(REDIS_MASTER) ping");
+    // Undefined: the kubelet leaves the text as written; still not local.
+    fires(&["redis-cli", "-h", "$(REDIS_MASTER)", "ping"]);
+}
+
+#[test]
+fn dns_and_control_plane_always() {
+    let d = fires(&["nslookup", "kubernetes.default"]);
+    assert_eq!(d.category, C::Dns);
+    assert_eq!(d.target, "kubernetes.default");
+    let d = fires(&["kubectl", "get", "--raw", "/healthz"]);
+    assert_eq!(d.category, C::ControlPlane);
+    let d = sh("kubectl get --raw /readyz >/dev/null").expect("kubectl in script");
+    assert_eq!(d.category, C::ControlPlane);
+    assert_eq!(fires(&["dig", "+short", "db.prod.svc"]).target, "db.prod.svc");
+    assert_eq!(fires(&["host", "-t", "A", "db"]).category, C::Dns);
+    assert_eq!(fires(&["aws", "sts", "get-caller-identity"]).category, C::CloudApi);
+    assert_eq!(fires(&["consul", "members"]).category, C::ServiceDiscovery);
+    assert_eq!(fires(&["vault", "status"]).category, C::Secrets);
+}
+
+#[test]
+fn redirections_are_not_arguments() {
+    assert!(sh("curl -fsS http://localhost:8080/healthz > /dev/null 2>&1").is_none());
+    assert!(sh("curl -fsS http://localhost:8080/healthz >/dev/null").is_none());
+    assert!(sh("redis-cli ping 2> /tmp/err | grep -q PONG").is_none());
+    assert!(sh("curl -fsS http://db.prod:5432/ > /dev/null").is_some());
+}
+
+#[test]
+fn positional_parameters_of_inline_scripts() {
+    let d = sh_args("pg_isready -h \"$1\"", &["probe", "db.prod.svc"]).expect("$1 is the host");
+    assert_eq!(d.target, "db.prod.svc");
+    assert!(sh_args("pg_isready -h \"${1:-127.0.0.1}\"", &["probe"]).is_none());
+    assert!(sh_args("redis-cli -h \"$1\" ping", &[]).is_some(), "an unset $1 is not provably local");
+    let d = sh_args("nc -z $@", &["probe", "cache.prod", "6379"]).expect("$@ carries the host");
+    assert_eq!(d.target, "cache.prod 6379");
+}
+
+#[test]
+fn python_runs_modules_and_scripts() {
+    let celery = crate::engine::known::builtin().iter().find(|k| k.name == "celery-inspect").unwrap();
+    let django = crate::engine::known::builtin().iter().find(|k| k.name == "django-check-database").unwrap();
+    let options = Options { known_commands: vec![celery, django], files: None, budget: None };
+    let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options).dependency;
+    assert!(run(&["python3", "-m", "celery", "-A", "app", "inspect", "ping"]).is_some());
+    assert!(
+        run(&["python3.12", "-W", "ignore", "/app/manage.py", "check", "--database", "default"]).is_some()
+    );
+    assert!(run(&["python", "-c", "import celery"]).is_none());
+    assert!(run(&["python", "manage.py", "check"]).is_none());
+}
+
+struct Files(HashMap<&'static str, &'static str>);
+
+impl ScriptFiles for Files {
+    fn read(&self, path: &str) -> FileLookup {
+        match self.0.get(path) {
+            Some(t) => FileLookup::Text { text: t.to_string(), origin: "test".into() },
+            None if path.starts_with("/cm/") => FileLookup::Unreadable("not available".into()),
+            None => FileLookup::NotOnVolume,
+        }
+    }
+}
+
+#[test]
+fn script_files_siblings_and_sourcing() {
+    let files = Files(HashMap::from([
+        ("/cm/all.sh", "dir=\"$(cd \"$(dirname \"$0\")\" >/dev/null && pwd)\"\n\"$dir/one.sh\" \"$1\"\n"),
+        ("/cm/one.sh", "#!/usr/bin/env bash\n. \"${0%/*}/lib.sh\"\nsource /cm/vars.sh\nping_it \"$1\"\n"),
+        ("/cm/vars.sh", "TARGET=cache.prod.svc\n"),
+        ("/cm/py.sh", "#!/usr/bin/python3\nimport os\n"),
+        ("/cm/two.sh", "#!/bin/sh\nexec redis-cli -h \"$TARGET\" ping\n"),
+    ]));
+    let options = Options { known_commands: vec![], files: Some(&files), budget: None };
+    let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options);
+    // `${0%/*}/lib.sh` is not followed (pattern removal is not evaluated): reported, not guessed.
+    let out = run(&["sh", "-c", "/cm/all.sh 5"]);
+    assert_eq!(out.dependency, None);
+    assert_eq!(out.unresolved.len(), 0, "{:?}", out.unresolved);
+    // Sourced variables are the caller's; a script run as a program only sees exported ones.
+    let out = run(&["sh", "-c", ". /cm/vars.sh; /cm/two.sh"]);
+    let d = out.dependency.expect("an unset host is not provably local");
+    assert_eq!(d.target, "$TARGET (not a literal env value)", "TARGET is not exported: unset in two.sh");
+    assert_eq!(d.script.as_deref(), Some("/cm/two.sh (test)"));
+    let out = run(&["sh", "-c", "set -a; export TARGET=cache.prod.svc; /cm/two.sh"]);
+    assert_eq!(out.dependency.expect("exported").target, "cache.prod.svc");
+    let out = run(&["bash", "-c", "source /cm/vars.sh && redis-cli -h $TARGET ping"]);
+    let d = out.dependency.expect("sourced into the same shell");
+    assert_eq!(d.script, None, "found in the inline script, after the sourced file returned");
+    // Non-shell scripts are opaque; unreadable ones are reported once.
+    assert_eq!(run(&["/cm/py.sh"]).dependency, None);
+    let out = run(&["sh", "-c", "/cm/missing.sh; /cm/missing.sh; sh /cm/other.sh"]);
+    let paths: Vec<&str> = out.unresolved.iter().map(|u| u.path.as_str()).collect();
+    assert_eq!(paths, ["/cm/missing.sh", "/cm/other.sh"]);
+    assert!(run(&["python3", "/cm/missing.py"]).unresolved.is_empty(), "not a shell script: opaque");
+    assert_eq!(dirname("/a/b.sh"), "/a");
+    assert_eq!(dirname("/b.sh"), "/");
+    assert_eq!(dirname("b.sh"), ".");
+}
+
+#[test]
+fn elasticsearch_cluster_health() {
+    quiet(&["curl", "-s", "http://localhost:9200/_cluster/health"]);
+    let d = fires(&["curl", "http://es-master:9200/_cluster/health"]);
+    assert_eq!(d.category, C::Search);
+}
+
+// ------------------------------------------------------------------------------ not fire
+
+#[test]
+fn postgres_local_forms() {
+    quiet(&["pg_isready", "-U", "postgres", "-h", "127.0.0.1"]);
+    quiet(&["pg_isready", "-U", "postgres"]);
+    quiet(&["pg_isready", "-h", "/var/run/postgresql"]);
+    quiet(&["psql", "-h", "localhost", "-c", "SELECT 1"]);
+    quiet(&["psql", "postgresql:///app?host=/var/run/postgresql", "-c", "SELECT 1"]);
+    quiet(&["psql", "-d", "host=127.0.0.1 dbname=app", "-c", "SELECT 1"]);
+    fires(&["psql", "-d", "host=db.prod dbname=app", "-c", "SELECT 1"]);
+    fires(&["psql", "-h", "warehouse.data.svc", "-c", "select 1"]);
+}
+
+#[test]
+fn redis_local_forms() {
+    quiet(&["redis-cli", "ping"]);
+    quiet(&["redis-cli", "-h", "localhost", "-p", "6379", "ping"]);
+    quiet(&["redis-cli", "-s", "/run/redis.sock", "ping"]);
+    quiet(&["redis-cli", "-u", "redis://127.0.0.1:6379/0", "ping"]);
+    quiet(&["redis-cli", "-a", "secret", "ping"]);
+}
+
+#[test]
+fn mongo_local_forms() {
+    quiet(&["mongosh", "--port", "$PORT", "--eval", "db.adminCommand('ping')"]);
+    quiet(&["sh", "-c", "mongosh --port $PORT --eval \"db.adminCommand('ping')\""]);
+    quiet(&["mongosh", "admin", "--quiet", "--eval", "db.runCommand({ping:1})"]);
+    quiet(&["mongosh", "mongodb://localhost:27017/admin"]);
+}
+
+#[test]
+fn mysql_local_forms() {
+    quiet(&["mysqladmin", "ping"]);
+    quiet(&["mysqladmin", "ping", "-h", "localhost"]);
+    quiet(&["mysql", "-h", "127.0.0.1", "-e", "SELECT 1"]);
+    quiet(&["mysqladmin", "ping", "-h", "127.0.0.1", "-u", "root", "-p$(cat /secret)"]);
+    quiet(&["mysqladmin", "--socket=/run/mysqld/mysqld.sock", "ping"]);
+    let e = env(&[("MYSQL_ROOT_PASSWORD", EnvValue::Unresolved)]);
+    quiet_in(&["sh", "-c", "mysqladmin status -uroot -p\"${MYSQL_ROOT_PASSWORD}\""], &e);
+    quiet_in(&["sh", "-c", "mysqladmin ping -h 127.0.0.1 -u root -p$(cat /secret)"], &e);
+}
+
+#[test]
+fn grpc_and_http_local_forms() {
+    quiet(&["grpc_health_probe", "-addr=:7070", "-rpc-timeout=5s"]);
+    quiet(&["curl", "-f", "http://localhost:8080/healthz"]);
+    quiet(&["curl", "--unix-socket", "/run/app.sock", "http://x/health"]);
+    quiet(&["wget", "-qO-", "http://127.0.0.1:9090/-/healthy"]);
+    quiet(&["curl", "-fsS", "http://[::1]:8080/livez"]);
+    quiet(&[
+        "curl",
+        "-H",
+        "Host: shop.example.com",
+        "-o",
+        "/dev/null",
+        "-m",
+        "5",
+        "-w",
+        "%{http_code}",
+        "--max-time",
+        "3",
+        "-u",
+        "user:pw",
+        "--cacert",
+        "/ca.pem",
+        "-X",
+        "GET",
+        "-d",
+        "x=1",
+        "http://localhost:8080/",
+    ]);
+    quiet(&["http", "GET", ":8080/healthz"]);
+    quiet(&["nc", "-z", "localhost", "8080"]);
+    quiet(&["grpcurl", "-plaintext", "localhost:50051", "grpc.health.v1.Health/Check"]);
+    quiet(&["openssl", "s_client", "-connect", "127.0.0.1:443"]);
+}
+
+#[test]
+fn pod_identity_is_local() {
+    let e = env(&[("POD_IP", EnvValue::PodIp), ("POD_NAME", EnvValue::PodName)]);
+    quiet_in(&["curl", "http://$(POD_IP):8080/"], &e);
+    quiet_in(&["sh", "-c", "curl http://$POD_IP:8080/"], &e);
+    quiet_in(&["sh", "-c", "curl http://${POD_IP}:8080/"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h $(hostname) ping"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h `hostname -i` ping"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h $HOSTNAME ping"], &e);
+    quiet_in(&["sh", "-c", "mysqladmin ping -h ${POD_NAME}.mysql-headless"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h $POD_NAME.redis-headless ping"], &e);
+    quiet_in(&["redis-cli", "-h", "$(POD_NAME).redis-headless", "ping"], &e);
+    // Another ordinal is someone else.
+    let d = fires_in(&["sh", "-c", "redis-cli -h redis-0.redis-headless ping"], &e);
+    assert_eq!(d.target, "redis-0.redis-headless");
+}
+
+#[test]
+fn rabbitmq_local_node() {
+    quiet(&["rabbitmq-diagnostics", "-q", "ping"]);
+    quiet(&[
+        "sh",
+        "-c",
+        "rabbitmq-diagnostics -q check_running && rabbitmq-diagnostics -q check_local_alarms",
+    ]);
+    quiet(&["sh", "-c", "rabbitmqctl -n rabbit@$(hostname) status"]);
+    quiet(&["rabbitmqctl", "-n", "rabbit@localhost", "status"]);
+    let d = fires(&["rabbitmqctl", "-n", "rabbit@mq-0.mq-headless", "status"]);
+    assert_eq!(d.category, C::Queue);
+}
+
+#[test]
+fn unknown_programs_yield_nothing() {
+    quiet(&["cat", "/tmp/healthy"]);
+    quiet(&["/health/ping_liveness_local_and_master.sh", "5"]);
+    quiet(&["sh", "-c", "/health/ping_liveness_local_and_master.sh 5"]);
+    quiet(&["sh", "-c", "zookeeper-ready 2181"]);
+    quiet(&[
+        "sh",
+        "-c",
+        "CONNECTION_CHECK_MAX_COUNT=0 exec /entrypoint \\\n airflow jobs check --job-type SchedulerJob --local",
+    ]);
+    quiet(&["sh", "-c", "echo 'a;b' | grep -q a"]);
+    quiet(&["sh", "-c", "echo 'redis-cli -h cache ping'"]);
+    quiet(&["sh", "-c", "# redis-cli -h cache ping\ntrue"]);
+    quiet(&["true"]);
+    quiet(&[]);
+    quiet(&["sh", "-c", ""]);
+    quiet(&["sh"]);
+    quiet(&["bash", "/scripts/check.sh"]);
+    quiet(&["test", "-f", "/tmp/ready"]);
+    quiet(&["celery", "inspect", "ping"]);
+}
+
+#[test]
+fn wrappers_are_unwrapped() {
+    fires(&["timeout", "-s", "KILL", "5", "pg_isready", "-h", "db"]);
+    // Redirections, eval, su/runuser and xargs do not hide the client.
+    fires(&["sh", "-c", ">/dev/null pg_isready -h db"]);
+    fires(&["sh", "-c", "pg_isready -h db 2>/dev/null >&2"]);
+    fires(&["sh", "-c", "2>&1 redis-cli -h cache ping > /tmp/out"]);
+    fires(&["sh", "-c", "eval 'pg_isready -h db'"]);
+    fires(&["su", "postgres", "-c", "pg_isready -h db"]);
+    fires(&["runuser", "-u", "pg", "--", "pg_isready", "-h", "db"]);
+    fires(&["xargs", "-n", "1", "pg_isready", "-h", "db"]);
+    fires(&["bash", "-c", "echo > /dev/tcp/db/5432"]);
+    fires(&["bash", "-c", "exec 3<>/dev/tcp/cache.svc/6379"]);
+    quiet(&["bash", "-c", "echo > /dev/tcp/127.0.0.1/8080"]);
+    quiet(&["sh", "-c", "pg_isready -U postgres > /dev/null 2>&1"]);
+    quiet(&["sh", "-c", "eval 'redis-cli ping'"]);
+    fires(&["/usr/bin/env", "-i", "PGHOST=db", "pg_isready"]);
+    fires(&["nice", "-n", "10", "nohup", "redis-cli", "-h", "cache", "ping"]);
+    fires(&["tini", "--", "busybox", "sh", "-c", "nc -z db 5432"]);
+    fires(&["dumb-init", "/docker-entrypoint.sh", "pg_isready", "-h", "db"]);
+    fires(&["/bin/bash", "-o", "pipefail", "-c", "exec timeout 3 redis-cli -h cache ping"]);
+    fires(&["sh", "-xc", "command time redis-cli -h cache ping"]);
+    fires(&["sh", "-c", "sh -c 'redis-cli -h cache ping'"]);
+    fires(&["sh", "-c", "if redis-cli -h cache ping; then exit 0; fi"]);
+    fires(&["sh", "-c", "! redis-cli -h cache ping"]);
+    fires(&["sh", "-c", "{ redis-cli -h cache ping; }"]);
+    fires(&["sh", "-c", "(redis-cli -h cache ping)"]);
+    quiet(&["timeout", "5", "pg_isready"]);
+}
+
+#[test]
+fn script_variables() {
+    fires(&["sh", "-c", "H=db.prod; redis-cli -h $H ping"]);
+    quiet(&["sh", "-c", "H=localhost; redis-cli -h $H ping"]);
+    fires(&["sh", "-c", "export PGHOST=db.prod; pg_isready"]);
+    quiet(&["sh", "-c", "redis-cli -h ${REDIS_HOST:-localhost} ping"]);
+    let d = fires(&["sh", "-c", "redis-cli -h ${REDIS_HOST:-cache} ping"]);
+    assert_eq!(d.target, "cache");
+    // Undefined without default: not provably local.
+    fires(&["sh", "-c", "redis-cli -h $REDIS_HOST ping"]);
+    // Literal env values are used, not shown in the command.
+    let e = env(&[("REDIS_HOST", lit("cache.prod.svc"))]);
+    let d = fires_in(&["sh", "-c", "redis-cli -h $REDIS_HOST ping"], &e);
+    assert_eq!(d.target, "cache.prod.svc");
+    assert_eq!(d.command, "redis-cli -h $REDIS_HOST ping");
+    let e = env(&[("REDIS_HOST", lit("localhost"))]);
+    quiet_in(&["sh", "-c", "redis-cli -h $REDIS_HOST ping"], &e);
+    quiet_in(&["redis-cli", "-h", "$(REDIS_HOST)", "ping"], &e);
+    // Single quotes keep `$` literal in the outer shell: `$H` reaches redis-cli as text.
+    fires(&["sh", "-c", "redis-cli -h '$H' ping"]);
+}
+
+#[test]
+fn env_from_makes_absent_vars_unresolved() {
+    let mut e = no_env();
+    e.has_env_from = true;
+    let d = fires_in(&["sh", "-c", "redis-cli -h ${REDIS_HOST:-localhost} ping"], &e);
+    assert!(d.target.contains("not a literal env value"), "{}", d.target);
+    fires_in(&["redis-cli", "-h", "$(REDIS_HOST)", "ping"], &e);
+    // Client-implied variables are not guessed from envFrom.
+    quiet_in(&["pg_isready"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h $(hostname) ping"], &e);
+}
+
+#[test]
+fn consul_catalog_via_curl_is_a_dependency_even_locally() {
+    let d = fires(&["curl", "-fs", "http://127.0.0.1:8500/v1/health/service/web?passing"]);
+    assert_eq!(d.category, C::ServiceDiscovery);
+}
+
+#[test]
+fn vault_explicit_local_address_is_a_self_check() {
+    let e = env(&[("VAULT_ADDR", lit("http://127.0.0.1:8200"))]);
+    quiet_in(&["/bin/sh", "-ec", "vault status -tls-skip-verify"], &e);
+    fires(&["vault", "status", "-address=https://vault.vault.svc:8200"]);
+}
+
+#[test]
+fn other_clients() {
+    assert_eq!(
+        fires(&["cqlsh", "cassandra-0.cassandra.data.svc", "9042", "-e", "SELECT now() FROM system.local"])
+            .category,
+        C::Database
+    );
+    quiet(&["cqlsh", "-e", "describe keyspaces"]);
+    fires(&["nodetool", "-h", "cassandra-1.cassandra", "status"]);
+    quiet(&["nodetool", "status"]);
+    fires(&["etcdctl", "--endpoints=https://etcd-0.etcd:2379,https://127.0.0.1:2379", "endpoint", "health"]);
+    quiet(&["etcdctl", "endpoint", "health"]);
+    fires(&["zkCli.sh", "-server", "zk-0.zk:2181", "ls", "/"]);
+    fires(&["zookeeper-shell", "zk:2181/kafka", "ls", "/"]);
+    fires(&["nats", "-s", "nats://nats.msg:4222", "server", "ping"]);
+    fires(&["socat", "-", "TCP:db:5432,connect-timeout=2"]);
+    quiet(&["socat", "-", "UNIX-CONNECT:/run/app.sock"]);
+    fires(&["telnet", "db", "5432"]);
+    fires(&["openssl", "s_client", "-connect", "api.example.com:443"]);
+    fires(&["grpcurl", "-plaintext", "backend:50051", "grpc.health.v1.Health/Check"]);
+    fires(&["ping", "-c", "1", "10.0.0.1"]);
+    quiet(&["ping", "-c", "1", "127.0.0.1"]);
+    fires(&["xh", "GET", "https://api.example.com/health"]);
+    fires(&["getent", "hosts", "db.prod.svc"]);
+    quiet(&["getent", "hosts", "localhost"]);
+    quiet(&["kubectl", "version", "--client"]);
+    fires(&["curl", "-fsS", "https://kubernetes.default.svc/readyz"]);
+    assert_eq!(fires(&["curl", "-fsS", "https://kubernetes.default.svc/readyz"]).category, C::ControlPlane);
+}
+
+#[test]
+fn redaction() {
+    let d = fires(&["sh", "-c", "PGPASSWORD=hunter2 psql -h db -U app -c 'select 1'"]);
+    assert!(!d.command.contains("hunter2"), "{}", d.command);
+    assert!(d.command.contains("PGPASSWORD=***"), "{}", d.command);
+    let d = fires(&["mysql", "-h", "db", "-uroot", "-phunter2", "-e", "select 1"]);
+    assert!(!d.command.contains("hunter2"), "{}", d.command);
+    let d = fires(&["mysqladmin", "-h", "db", "--password=hunter2", "ping"]);
+    assert!(!d.command.contains("hunter2"), "{}", d.command);
+    let d = fires(&["redis-cli", "-h", "cache", "-a", "hunter2", "ping"]);
+    assert!(!d.command.contains("hunter2"), "{}", d.command);
+    let d = fires(&["redis-cli", "-u", "redis://default:hunter2@cache:6379", "ping"]);
+    assert!(!d.command.contains("hunter2") && !d.target.contains("hunter2"), "{d:?}");
+    let d = fires(&["curl", "-u", "admin:hunter2", "http://svc/"]);
+    assert!(!d.command.contains("hunter2"), "{}", d.command);
+    let d = fires(&["psql", "host=db password=hunter2 dbname=x", "-c", "select 1"]);
+    assert!(!d.command.contains("hunter2") && !d.target.contains("hunter2"), "{d:?}");
+    let d = fires(&["curl", "-H", "Authorization: Bearer hunter2", "http://svc/"]);
+    assert!(!d.command.contains("hunter2"), "{}", d.command);
+    // A protocol's AUTH line written by printf or echo into nc.
+    for script in [
+        r"printf 'AUTH hunter2\r\nPING\r\n' | nc cache 6379",
+        r"printf 'PING\r\nauth app hunter2\r\n' | nc cache 6379",
+        "echo AUTH hunter2 | nc cache 6379",
+        "(echo 'AUTH hunter2'; echo PING) | nc -q1 cache 6379",
+    ] {
+        let shown = redact_command(&s(&["sh", "-c", script]), 200);
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.to_ascii_uppercase().contains("AUTH ***") && shown.contains("nc"), "{shown}");
+    }
+    let shown = redact_command(&s(&["sh", "-c", r"printf 'AUTH hunter2\r\nPING\r\n' | nc cache 6379"]), 200);
+    assert!(shown.contains(r"PING\r\n"), "the rest of the text stays: {shown}");
+    // More shapes: query names, cookies, JSON-free clients' password options, httpie, the
+    // Redis wire protocol, printf formats.
+    for argv in [
+        vec!["curl", "http://svc/health?pw=hunter2"],
+        vec!["sqlcmd", "-S", "db", "-U", "sa", "-P", "hunter2", "-Q", "select 1"],
+        vec!["curl", "-sfuadmin:hunter2", "http://svc/"],
+        vec!["curl", "-E", "client.pem:hunter2", "https://svc/"],
+        vec!["curl", "--cert", "client.pem:hunter2", "https://svc/"],
+        vec!["rabbitmqadmin", "-H", "mq", "-u", "admin", "-p", "hunter2", "list", "queues"],
+        vec!["curl", "-d", r#"{"user":"app","password":"hunter2"}"#, "http://svc/login"],
+        vec!["curl", "-d", r#"{"pass": "hunter2", "n": 1}"#, "http://svc/login"],
+        vec!["curl", "-d", r#"{"token":12345hunter2}"#, "http://svc/login"],
+        vec!["curl", "http://svc/h?X-Amz-Signature=hunter2"],
+        vec!["curl", "-b", "sid=hunter2", "http://svc/"],
+        vec!["curl", "--cookie", "hunter2", "http://svc/"],
+        vec!["http", "-a", "u:hunter2", "r:80/health"],
+        vec!["http", "r:80/health", "Authorization:Bearer hunter2"],
+        vec!["mongosh", "--host", "mongo", "-u", "admin", "-phunter2"],
+        vec!["sshpass", "-p", "hunter2", "ssh", "db"],
+        vec!["ldapsearch", "-H", "ldap://ldap", "-w", "hunter2"],
+        vec!["zkCli.sh", "-server", "zk:2181", "addauth", "digest", "u:hunter2"],
+        vec!["sh", "-c", r"printf '*2\r\n$4\r\nAUTH\r\n$7\r\nhunter2\r\n' | nc redis 6379"],
+        vec!["sh", "-c", r"printf 'AUTH %s\r\nPING\r\n' hunter2 | nc redis 6379"],
+    ] {
+        let shown = redact_command(&s(&argv), 200);
+        assert!(!shown.contains("hunter2"), "{shown}");
+    }
+    let shown = redact_command(&s(&["sh", "-c", r"printf 'AUTH %s\r\n' x | nc redis 6379"]), 200);
+    assert!(shown.contains("nc redis 6379"), "the secret ends with its command: {shown}");
+    let shown =
+        redact_command(&s(&["curl", "-d", r#"{"user":"app","password":"x\"y"}"#, "http://svc/"]), 200);
+    assert!(shown.contains(r#""user":"app""#) && shown.contains(r#""password":"***""#), "{shown}");
+    // Words that merely contain "auth" are left alone.
+    let shown = redact_command(&s(&["sh", "-c", "curl -sf http://localhost:8080/oauth/health"]), 200);
+    assert!(shown.contains("/oauth/health"), "{shown}");
+    // Long commands are shortened.
+    let long = format!("http://svc/{}", "x".repeat(200));
+    let d = fires(&["curl", &long]);
+    assert!(d.command.chars().count() <= 80, "{}", d.command);
+}
+
+// ----------------------------------------------------------------------------------- corpus
+
+/// Every exec probe command of /work/shared/corpus/*.yaml (liveness, readiness, startup),
+/// copied verbatim, with the container env that matters.
+#[test]
+fn corpus_exec_probes_are_local() {
+    let mysql_script = "password_aux=\"${MYSQL_ROOT_PASSWORD:-}\"\nif [[ -f \"${MYSQL_ROOT_PASSWORD_FILE:-}\" ]]; then\n    password_aux=$(cat \"$MYSQL_ROOT_PASSWORD_FILE\")\nfi\nmysqladmin status -uroot -p\"${password_aux}\"\n";
+    let airflow = "CONNECTION_CHECK_MAX_COUNT=0 AIRFLOW__LOGGING__LOGGING_LEVEL=ERROR exec /entrypoint \\\nairflow jobs check --job-type SchedulerJob --local\n";
+    let cases: Vec<(Vec<&str>, ExecEnv)> = vec![
+        // daemonset-calico-node-kube-system-exec-felix-bird-prestop-shutdown.yaml
+        (vec!["/bin/calico-node", "-felix-live", "-bird-live"], no_env()),
+        (vec!["/bin/calico-node", "-felix-ready", "-bird-ready"], no_env()),
+        // daemonset-csi-nfs-node-liveness-host-localhost-served-by-sibling.yaml
+        (
+            vec![
+                "/csi-node-driver-registrar",
+                "--kubelet-registration-path=$(DRIVER_REG_SOCK_PATH)",
+                "--mode=kubelet-registration-probe",
+            ],
+            env(&[("DRIVER_REG_SOCK_PATH", lit("/var/lib/kubelet/plugins/csi-nfsplugin/csi.sock"))]),
+        ),
+        // deployment-airflow-scheduler-liveness-jobs-check-reads-metadata-db.yaml
+        (vec!["sh", "-c", airflow], env(&[("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", EnvValue::Unresolved)])),
+        // deployment-microservices-demo-cartservice-...yaml
+        (
+            vec!["/bin/grpc_health_probe", "-addr=:7070", "-rpc-timeout=5s"],
+            env(&[("REDIS_ADDR", lit("redis-cart:6379"))]),
+        ),
+        // deployment-microservices-demo-currencyservice-...yaml
+        (vec!["/bin/grpc_health_probe", "-addr=:7000"], env(&[("PORT", lit("7000"))])),
+        // pod-k8sdocs-exec-liveness-cat-healthy-file.yaml
+        (vec!["cat", "/tmp/healthy"], no_env()),
+        // statefulset-bitnami-mongodb-mongosh-ping-local-port.yaml
+        (vec!["/app/scripts/ping-mongodb.sh"], no_env()),
+        (vec!["/app/scripts/readiness-probe.sh"], no_env()),
+        // statefulset-bitnami-mysql-primary-mysqladmin-status-all-three-probes.yaml
+        (vec!["/bin/bash", "-ec", mysql_script], env(&[("MYSQL_ROOT_PASSWORD", EnvValue::Unresolved)])),
+        // statefulset-bitnami-rabbitmq-diagnostics-ping-prestop-nodeshutdown.yaml
+        (
+            vec!["/bin/bash", "-ec", "rabbitmq-diagnostics -q ping"],
+            env(&[
+                (
+                    "RABBITMQ_NODE_NAME",
+                    lit("rabbit@$(MY_POD_NAME).mq-rabbitmq-headless.messaging.svc.cluster.local"),
+                ),
+                ("MY_POD_NAME", EnvValue::PodName),
+                ("RABBITMQ_PASSWORD", EnvValue::Unresolved),
+            ]),
+        ),
+        (
+            vec![
+                "/bin/bash",
+                "-ec",
+                "rabbitmq-diagnostics -q check_running && rabbitmq-diagnostics -q check_local_alarms",
+            ],
+            no_env(),
+        ),
+        // statefulset-k8sdocs-cassandra-readiness-only-prestop-nodetool-drain.yaml
+        (vec!["/bin/bash", "-c", "/ready-probe.sh"], no_env()),
+        // statefulset-k8sdocs-mysql-replicated-mysqladmin-ping-readiness-loopback-query.yaml
+        (vec!["mysqladmin", "ping"], no_env()),
+        (vec!["mysql", "-h", "127.0.0.1", "-e", "SELECT 1"], no_env()),
+        // statefulset-k8sdocs-zookeeper-identical-exec-ready-script.yaml
+        (vec!["sh", "-c", "zookeeper-ready 2181"], no_env()),
+        // statefulset-vault-server-readiness-exec-prestop-sleep-and-kill.yaml
+        (
+            vec!["/bin/sh", "-ec", "vault status -tls-skip-verify"],
+            env(&[("VAULT_ADDR", lit("http://127.0.0.1:8200"))]),
+        ),
+    ];
+    for (argv, e) in &cases {
+        quiet_in(argv, e);
+    }
+}
+
+// ------------------------------------------------------------------------------- expansion
+
+#[test]
+fn kubelet_expansion() {
+    let e = env(&[("A", lit("alpha")), ("IP", EnvValue::PodIp), ("S", EnvValue::Unresolved)]);
+    assert_eq!(expand_kubelet_vars("x-$(A)-y", &e), "x-alpha-y");
+    assert_eq!(expand_kubelet_vars("$$(A)", &e), "$(A)");
+    assert_eq!(expand_kubelet_vars("$(UNDEFINED)", &e), "$(UNDEFINED)");
+    assert_eq!(expand_kubelet_vars("$(IP):$(S)", &e), "$(IP):$(S)");
+    assert_eq!(expand_kubelet_vars("$(A", &e), "$(A");
+    assert_eq!(expand_kubelet_vars("$HOME $", &e), "$HOME $");
+    assert_eq!(expand_kubelet_vars("$$$(A)", &e), "$alpha");
+    assert_eq!(expand_kubelet_vars("", &e), "");
+    assert_eq!(expand_kubelet_vars("é$(A)ü", &e), "éalphaü");
+}
+
+#[test]
+fn kubelet_literal_reaches_the_client() {
+    let e = env(&[("DB", lit("orders-db.prod.svc"))]);
+    let d = fires_in(&["pg_isready", "-h", "$(DB)"], &e);
+    assert_eq!(d.target, "orders-db.prod.svc");
+    assert_eq!(d.command, "pg_isready -h $(DB)");
+    // `$$(DB)` is the literal text `$(DB)`: not a resolvable host, so not provably local.
+    let d = fires_in(&["pg_isready", "-h", "$$(DB)"], &e);
+    assert_eq!(d.target, "$(DB) (not a literal env value)");
+    let d = fires_in(&["sh", "-c", "pg_isready -h $(DB)"], &e);
+    assert_eq!(d.target, "orders-db.prod.svc");
+}
+
+// ------------------------------------------------------------------------------- splitting
+
+#[test]
+fn split_basic_operators_and_quotes() {
+    let c = split_commands("echo 'a;b' | grep -q a && redis-cli -h \"$H\" ping; true & x || y");
+    assert_eq!(
+        c,
+        vec![
+            s(&["echo", "a;b"]),
+            s(&["grep", "-q", "a"]),
+            s(&["redis-cli", "-h", "$H", "ping"]),
+            s(&["true"]),
+            s(&["x"]),
+            s(&["y"]),
+        ]
+    );
+}
+
+#[test]
+fn split_substitutions_comments_keywords() {
+    let c = split_commands(
+        "# comment\nif [ -f x ]; then echo $(redis-cli -h cache ping) `hostname`; fi\nfoo \\\n bar 2>&1 >/dev/null",
+    );
+    assert!(c.contains(&s(&["redis-cli", "-h", "cache", "ping"])));
+    assert!(c.contains(&s(&["hostname"])));
+    assert!(c.contains(&s(&["[", "-f", "x", "]"])));
+    assert!(c.contains(&s(&["echo", "$(redis-cli -h cache ping)", "`hostname`"])));
+    assert!(c.contains(&s(&["foo", "bar", "2>&1", ">/dev/null"])));
+    assert!(!c.iter().any(|w| w.iter().any(|x| x == "comment" || x == "fi")));
+    assert_eq!(split_commands("a#b 'c # d'"), vec![s(&["a#b", "c # d"])]);
+    assert_eq!(split_commands("while true; do x; done"), vec![s(&["true"]), s(&["x"])]);
+    assert_eq!(split_commands("curl http://x>/dev/null"), vec![s(&["curl", "http://x", ">/dev/null"])]);
+    assert_eq!(split_commands("a \"b;c\" 'd|e'"), vec![s(&["a", "b;c", "d|e"])]);
+    assert!(split_commands("").is_empty());
+    assert!(split_commands(";;;\n\n&&").is_empty());
+}
+
+// ------------------------------------------------------------------------------ robustness
+
+#[test]
+fn robustness_no_panic() {
+    let deep_subst = "$(".repeat(10_000) + "redis-cli -h cache ping" + &")".repeat(10_000);
+    let deep_backticks = "`echo ".repeat(2_000);
+    let many_semis = ";".repeat(100_000);
+    let many_cmds = "redis-cli ping;".repeat(5_000);
+    let scripts: Vec<String> = vec![
+        "echo 'unbalanced".into(),
+        "echo \"unbalanced".into(),
+        "echo $(".into(),
+        "echo $(redis-cli -h cache".into(),
+        "echo `redis-cli".into(),
+        "trailing \\".into(),
+        "echo ${".into(),
+        "echo ${A:-${B:-${C".into(),
+        "a\0b; curl \0 http://x\0".into(),
+        "$((1 + $(date +%s) - 3))".into(),
+        many_semis,
+        many_cmds,
+        deep_subst.clone(),
+        deep_backticks,
+        "\u{E000}\u{E001}\u{F0000}\u{F0001}\u{FFFFD}".into(),
+        "redis-cli -h \u{F0000} ping".into(),
+        ")))((( }}} {{{ ]]".into(),
+        "${#}${@}${!x}${x/a/b}${x%%:*}$'a\\'b'".into(),
+        "case $x in a) redis-cli ping;; esac".into(),
+        "cat <<EOF\nredis-cli -h cache\nEOF".into(),
+    ];
+    for sc in &scripts {
+        let _ = split_commands(sc);
+        let _ = find_dependency(&s(&["sh", "-c", sc]), &no_env());
+        let _ = find_dependency(
+            &s(&["bash", "-c", sc, "x"]),
+            &ExecEnv { vars: HashMap::new(), has_env_from: true },
+        );
+        let _ = find_dependency(std::slice::from_ref(sc), &no_env());
+        let _ = expand_kubelet_vars(sc, &no_env());
+    }
+    // Nested `sh -c` inside `sh -c` ... beyond the depth bound.
+    let mut nested = "redis-cli -h cache ping".to_string();
+    for _ in 0..10 {
+        nested = format!("sh -c {}", shell_words::quote(&nested));
+    }
+    let _ = find_dependency(&s(&["sh", "-c", &nested]), &no_env());
+    // Self-referencing env values do not loop.
+    let e = env(&[("A", lit("$(B)")), ("B", lit("$(A)"))]);
+    let _ = find_dependency(&s(&["redis-cli", "-h", "$(A)", "ping"]), &e);
+    let _ = find_dependency(&s(&["sh", "-c", "redis-cli -h $A ping"]), &e);
+    // Options missing their values.
+    for prog in [
+        "curl",
+        "wget",
+        "redis-cli",
+        "psql",
+        "mysql",
+        "mongosh",
+        "nc",
+        "grpcurl",
+        "kcat",
+        "dig",
+        "timeout",
+        "env",
+        "nice",
+        "openssl",
+        "socat",
+        "vault",
+        "consul",
+    ] {
+        for flag in [
+            "-h",
+            "-x",
+            "--host",
+            "-s",
+            "-b",
+            "-u",
+            "--proxy",
+            "-addr",
+            "--endpoints",
+            "s_client",
+            "-connect",
+            "-S",
+            "-n",
+        ] {
+            let _ = find_dependency(&s(&[prog, flag]), &no_env());
+        }
+    }
+    // The depth bound still analyses shallow substitutions.
+    assert!(sh("echo $(echo $(redis-cli -h cache ping))").is_some());
+}
+
+#[test]
+fn display_categories() {
+    let all = [
+        (C::Database, "database"),
+        (C::Cache, "cache"),
+        (C::Queue, "queue"),
+        (C::Coordination, "coordination service"),
+        (C::Search, "search cluster"),
+        (C::ServiceDiscovery, "service discovery"),
+        (C::Secrets, "secrets store"),
+        (C::Dns, "DNS"),
+        (C::ControlPlane, "Kubernetes API"),
+        (C::CloudApi, "cloud API"),
+        (C::Network, "network service"),
+    ];
+    for (c, text) in all {
+        assert_eq!(c.to_string(), text);
+    }
+}
+
+#[test]
+fn more_edge_cases() {
+    quiet(&["curl", "-sf", "localhost:8080/health"]);
+    fires(&["curl", "-sf", "backend:8080/health"]);
+    quiet(&["sh", "-c", "curl -sf \"http://localhost:${PORT:-8080}/health\" -o /dev/null"]);
+    quiet(&["sh", "-c", "[ \"$(redis-cli -h localhost ping)\" = \"PONG\" ]"]);
+    quiet(&["redis-cli", "-c", "-h", "127.0.0.1", "-p", "7000", "cluster", "info"]);
+    quiet(&["mysqladmin", "ping", "-h", "localhost", "--protocol=tcp"]);
+    quiet(&["nodetool", "-h", "::FFFF:127.0.0.1", "status"]);
+    quiet(&["pg_isready", "-h", "0.0.0.0"]);
+    quiet(&["pg_isready", "-h", "127.0.0.2"]);
+    fires(&["pg_isready", "-d", "postgres://db.prod/app"]);
+    fires(&["https", "api.example.com/health"]);
+    fires(&["pg_isready", "-h", "10.0.0.5"]);
+    fires(&["pg_isready", "-h", "localhost,db.prod"]);
+    quiet(&["curl", "--noproxy", "*", "-x", "http://proxy:3128", "http://localhost/"]);
+    quiet(&["nc", "-l", "-p", "8080"]);
+    quiet(&["nc", "-U", "/run/app.sock"]);
+    // A variable holding a whole client invocation is field-split.
+    let e = env(&[("CHECK", lit("redis-cli -h cache ping"))]);
+    fires_in(&["sh", "-c", "$CHECK"], &e);
+    quiet_in(&["sh", "-c", "\"$CHECK\""], &e);
+    // Unexported script variables do not reach a client's environment.
+    quiet(&["sh", "-c", "PGHOST=db; pg_isready"]);
+    // `sh -c` without a script operand, or reading a file, is opaque.
+    quiet(&["sh", "-e", "/probe.sh"]);
+}

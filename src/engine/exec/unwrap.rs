@@ -1,0 +1,244 @@
+//! Stage 4: wrapper unwrapping (`env`, `timeout`, `sudo`, `sh -c`, ...) down to the program that runs, then client matching.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Index of the first argument that is not an option of a wrapper. `with_value` lists the
+/// options whose value is the next word; `--` ends the options.
+pub(super) fn skip_opts(vals: &[String], with_value: &[&str]) -> usize {
+    let mut k = 0;
+    while k < vals.len() {
+        let v = vals[k].as_str();
+        if v == "--" {
+            return k + 1;
+        }
+        if v.len() > 1 && v.starts_with('-') {
+            k += if with_value.contains(&v) { 2 } else { 1 };
+        } else {
+            return k;
+        }
+    }
+    k
+}
+
+/// `python`, `python3`, `python3.12`, ...
+pub(super) fn is_python(name: &str) -> bool {
+    name.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// For `python [options] -m MODULE ...` or `python [options] SCRIPT ...`, the index of MODULE or
+/// SCRIPT among `vals`; `None` for `-c CODE`, an attached `-mMODULE` or nothing to run.
+pub(super) fn python_target(vals: &[String]) -> Option<usize> {
+    let mut k = 0;
+    while k < vals.len() {
+        let v = vals[k].as_str();
+        match v {
+            "-m" => return (k + 1 < vals.len()).then_some(k + 1),
+            "-c" => return None,
+            "-W" | "-X" | "--check-hash-based-pycs" => k += 2,
+            "--" => return (k + 1 < vals.len()).then_some(k + 1),
+            _ if v.starts_with("-m") || v.starts_with("-c") => return None,
+            _ if v.len() > 1 && v.starts_with('-') => k += 1,
+            _ => return Some(k),
+        }
+    }
+    None
+}
+
+impl Ctx<'_> {
+    /// Analyse one simple command (`args` resolved, markers allowed): unwrap wrappers, then
+    /// hand the client to its parser.
+    pub(super) fn analyze_args(
+        &mut self,
+        args: &[String],
+        mut overrides: Overrides,
+        prefix_disp: &[String],
+        depth: usize,
+    ) -> Option<Dependency> {
+        if self.over_budget.get() {
+            return None;
+        }
+        let mut i = 0;
+        for _ in 0..MAX_UNWRAP {
+            let first = self.render_lit(args.get(i)?);
+            if first.contains('/')
+                && !first.chars().any(is_reserved_char)
+                && let Some(files) = self.files
+            {
+                match files.read(&first) {
+                    FileLookup::Text { text, origin } if runs_as_shell(&first, &text) => {
+                        let script_args = args[i + 1..].to_vec();
+                        return self.run_file(&first, &text, origin, Some(script_args), false, depth);
+                    }
+                    FileLookup::Text { .. } | FileLookup::NotOnVolume => {}
+                    // A shell script that cannot be read: reported, not guessed. (Another
+                    // language's file is opaque either way: its name decides below.)
+                    FileLookup::Unreadable(reason) if runs_as_shell(&first, "") => {
+                        self.note_unresolved(&first, reason);
+                        return None;
+                    }
+                    FileLookup::Unreadable(_) => {}
+                }
+            }
+            let base = basename(&first).to_string();
+            let raw_rest = &args[i + 1..];
+            let rest: Vec<String> = raw_rest.iter().map(|a| self.render_lit(a)).collect();
+            let name = base.strip_suffix(".sh").unwrap_or(&base);
+            match name {
+                "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh" | "mksh" | "yash" => {
+                    if depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    for (n, v) in overrides {
+                        self.exported.insert(n.clone());
+                        self.shell_vars.insert(n, v);
+                    }
+                    let Some(pos) = shell_script_pos(&rest) else {
+                        // `sh FILE args`: the shell runs the file.
+                        let k = shell_file_pos(&rest)?;
+                        return self.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
+                    };
+                    // `sh -c SCRIPT [NAME [ARGS...]]`: NAME is `$0`, ARGS are `$1`...
+                    let saved = (self.positional.take(), self.arg0.take());
+                    self.arg0 = raw_rest.get(pos + 1).cloned();
+                    self.positional =
+                        Some(raw_rest.get(pos + 2..).map(<[String]>::to_vec).unwrap_or_default());
+                    let found = self.analyze_script(&raw_rest[pos], depth + 1);
+                    (self.positional, self.arg0) = saved;
+                    return found;
+                }
+                "." | "source" => {
+                    let path = rest.first()?;
+                    return self.run_named_file(path, &raw_rest[1..], true, depth);
+                }
+                n if is_python(n) => i += 1 + python_target(&rest)?,
+                "busybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
+                "env" => {
+                    let mut k = 0;
+                    while k < rest.len() {
+                        let v = rest[k].as_str();
+                        if v == "--" {
+                            k += 1;
+                            break;
+                        } else if matches!(v, "-u" | "--unset" | "-C" | "--chdir") {
+                            k += 2;
+                        } else if v.len() > 1 && v.starts_with('-') {
+                            k += 1;
+                        } else if let Some((n, _)) = split_assignment(&raw_rest[k]) {
+                            let val = raw_rest[k][n.len() + 1..].to_string();
+                            overrides.push((n.to_string(), val));
+                            k += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    i += 1 + k;
+                }
+                "exec" => i += 1 + skip_opts(&rest, &["-a"]),
+                "timeout" => {
+                    let k = skip_opts(&rest, &["-s", "--signal", "-k", "--kill-after"]);
+                    i += 2 + k;
+                }
+                "nice" => i += 1 + skip_opts(&rest, &["-n", "--adjustment"]),
+                "ionice" => i += 1 + skip_opts(&rest, &["-c", "-n", "-p", "-P", "-u"]),
+                "stdbuf" => i += 1 + skip_opts(&rest, &["-i", "-o", "-e"]),
+                "command" => {
+                    if rest.iter().any(|r| r == "-v" || r == "-V") {
+                        return None;
+                    }
+                    i += 1 + skip_opts(&rest, &[]);
+                }
+                "time" => i += 1 + skip_opts(&rest, &["-f", "--format", "-o", "--output"]),
+                "dumb-init" => i += 1 + skip_opts(&rest, &["-r", "--rewrite"]),
+                "tini" => i += 1 + skip_opts(&rest, &["-e", "-p"]),
+                "sudo" => i += 1 + skip_opts(&rest, &["-u", "-g", "-C", "-h", "-p", "-U"]),
+                "gosu" | "su-exec" => i += 2,
+                // `eval WORDS`: the words joined are a script.
+                "eval" => {
+                    if depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    return self.analyze_script(&raw_rest.join(" "), depth + 1);
+                }
+                // `su [-] [USER] -c SCRIPT`, `runuser [-u USER] [-c SCRIPT | -- CMD...]`.
+                "su" | "runuser" => {
+                    if let Some(pos) = raw_rest.iter().position(|a| a == "-c" || a == "--command") {
+                        if depth >= MAX_DEPTH {
+                            return None;
+                        }
+                        return self.analyze_script(raw_rest.get(pos + 1)?, depth + 1);
+                    }
+                    if name == "su" {
+                        return None;
+                    }
+                    let k = skip_opts(&rest, &["-u", "--user", "-g", "--group", "-G", "--supp-group"]);
+                    i += 1 + k;
+                }
+                // `xargs [OPTS] CMD ARGS`: the command runs with extra arguments from stdin.
+                "xargs" => {
+                    i += 1 + skip_opts(
+                        &rest,
+                        &[
+                            "-n",
+                            "-I",
+                            "-i",
+                            "-L",
+                            "-P",
+                            "-d",
+                            "-s",
+                            "-E",
+                            "-a",
+                            "--max-args",
+                            "--max-procs",
+                            "--delimiter",
+                        ],
+                    );
+                }
+                _ => {
+                    let hits = self.tool_hits(name, &rest, &overrides);
+                    for hit in hits {
+                        let dependency =
+                            hit.always || hit.hosts.iter().any(|h| self.classify(h) != HostClass::Local);
+                        if dependency {
+                            return Some(self.make_dependency(&base, hit, args, prefix_disp));
+                        }
+                    }
+                    let known = self
+                        .known
+                        .iter()
+                        .find(|k| k.matches(&base, &rest) || (name != base && k.matches(name, &rest)));
+                    if let Some(known) = known {
+                        let hit = Hit::always(known.category, known.reaches.clone());
+                        let mut d = self.make_dependency(&base, hit, args, prefix_disp);
+                        d.why = Some(known.why.clone());
+                        return Some(d);
+                    }
+                    return None;
+                }
+            }
+        }
+        None
+    }
+
+    /// A redirection to bash's `/dev/tcp/HOST/PORT` (or `/dev/udp/...`) opens a connection to HOST.
+    pub(super) fn dev_tcp_dependency(&self, targets: &[String], words: &[String]) -> Option<Dependency> {
+        for t in targets {
+            let lit = self.render_lit(t);
+            let Some(rest) = lit.strip_prefix("/dev/tcp/").or_else(|| lit.strip_prefix("/dev/udp/")) else {
+                continue;
+            };
+            let host = rest.split('/').next().unwrap_or_default().to_string();
+            let port = rest.split('/').nth(1).map(str::to_string);
+            if self.classify(&host) == HostClass::Local {
+                continue;
+            }
+            let category = port.as_deref().and_then(port_category).unwrap_or(DependencyCategory::Network);
+            let shown = match port {
+                Some(p) => format!("{host}:{p}"),
+                None => host.clone(),
+            };
+            return Some(self.make_dependency("/dev/tcp", Hit::new(category, vec![host], shown), words, &[]));
+        }
+        None
+    }
+}
