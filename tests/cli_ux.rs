@@ -312,3 +312,52 @@ fn a_config_file_found_by_convention_replaces_flags_and_skip_turns_rules_off() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(r#"did you mean "readiness-missing"?"#), "{}", stderr(&o));
 }
+
+/// Runs `explain` on one manifest (and extra flags) in a fresh directory.
+fn explain_text(text: &str, flags: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.yaml"), text).unwrap();
+    let mut args = vec!["explain"];
+    args.extend_from_slice(flags);
+    args.push("w.yaml");
+    let o = run_in(dir.path(), &args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stdout(&o)
+}
+
+const WORKER: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: worker}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: w\n        image: x\n        livenessProbe:\n          exec: {command: [sh, -c, 'psql -h $DB_HOST -c \"select 1\"']}\n";
+
+#[test]
+fn explain_says_what_it_assumed() {
+    // Shell quoting kept: the command reads as it would be typed.
+    let worker = explain_text(WORKER, &[]);
+    assert!(worker.contains(r#"exec `sh -c 'psql -h $DB_HOST -c "select 1"'`"#), "{worker}");
+    // A worker serves nothing: restarts are simulated, no serving timeline.
+    assert!(worker.contains("4 restarts") && worker.contains("nothing serves requests"), "{worker}");
+    assert!(!worker.contains("replicas serving requests, every"), "{worker}");
+    // With ports: the timeline, and the 0 s warm-up named as the reason "as written" looks fine.
+    let web =
+        WORKER.replace("        image: x\n", "        image: x\n        ports: [{containerPort: 8080}]\n");
+    let out = explain_text(&web, &[]);
+    assert!(out.contains("replicas serving requests, every"), "{out}");
+    assert!(out.contains("warm-up is the 0 s default") && out.contains("--warmup SECONDS"), "{out}");
+    let out = explain_text(&web, &["--warmup", "40"]);
+    assert!(!out.contains("0 s default"), "{out}");
+    // No probe checks a dependency: no simulation of one.
+    let local = web.replace(r#"psql -h $DB_HOST -c "select 1""#, "pg_isready -h localhost");
+    let out = explain_text(&local, &[]);
+    assert!(out.contains("outage simulation: none: no probe checks a dependency"), "{out}");
+    assert!(!out.contains("replicas serving requests"), "{out}");
+    // Unless asked for.
+    let out = explain_text(&local, &["--dependency-check", "readiness"]);
+    assert!(out.contains("dependency checked by readiness only"), "{out}");
+    // The help says what --dependency-check means.
+    let help = stdout(&run_in(&root(), &["explain", "--help"], None))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("a failing check restarts the container") && !help.contains("module documentation"),
+        "{help}"
+    );
+}

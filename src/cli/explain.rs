@@ -65,7 +65,7 @@ const MIN_HORIZON: u32 = 300;
 /// `--dependency-check`: which probe checks the dependency that goes down.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum DependencyOverride {
-    /// From the manifest (see the module documentation).
+    /// From the manifest: the probe the liveness-dependency analysis finds reaching outside the pod.
     #[default]
     Auto,
     /// The liveness probe (and readiness) check it.
@@ -212,7 +212,7 @@ fn handler(probe: &Probe) -> String {
         return format!("gRPC health on port {}", g.port);
     }
     match probe.exec.as_ref().and_then(|e| e.command.as_ref()) {
-        Some(argv) => format!("exec `{}`", short(argv.join(" "))),
+        Some(argv) => format!("exec `{}`", short(shell_words::join(argv))),
         None => "no handler".to_string(),
     }
 }
@@ -279,6 +279,8 @@ pub struct Explanation {
     pub fixed_startup: Vec<(String, Timing)>,
     /// The outage simulation, when a container has probes.
     pub simulation: Option<Simulation>,
+    /// Whether a container in scope declares ports (serves requests).
+    pub serves: bool,
 }
 
 /// Containers in scope, as the engine sees them.
@@ -371,6 +373,9 @@ fn replicas(w: &Workload, object: &Value, opts: &ExplainOptions) -> (u32, String
     }
 }
 
+/// Where a 0 s warm-up comes from when nothing gives one.
+const WARMUP_DEFAULT: &str = "no startup probe or liveness delay: 0";
+
 fn warmup(c: &ContainerProbes, opts: &ExplainOptions) -> (u32, String) {
     let clamp = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
     if let Some(w) = opts.warmup_seconds {
@@ -384,7 +389,7 @@ fn warmup(c: &ContainerProbes, opts: &ExplainOptions) -> (u32, String) {
     {
         return (clamp(l.initial_delay), "the liveness initialDelaySeconds".into());
     }
-    (0, "no startup probe or liveness delay: 0".into())
+    (0, WARMUP_DEFAULT.into())
 }
 
 fn check_of(c: &ContainerProbes, o: DependencyOverride) -> DependencyCheck {
@@ -555,6 +560,7 @@ pub fn explain_object(
         simulation: simulation(w, &object, &probes, opts),
         fixed_startup: fixed_startup(checked, &object),
         containers: probes,
+        serves: containers(w, &[]).iter().any(|(_, c)| c.ports.as_ref().is_some_and(|p| !p.is_empty())),
     }
 }
 
@@ -665,6 +671,16 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         writeln!(out, "  outage simulation: no container has a liveness or readiness probe")?;
         return writeln!(out);
     };
+    if sim.written.scenario.dependency_check == DependencyCheck::None
+        && sim.fixed.scenario.dependency_check == DependencyCheck::None
+    {
+        writeln!(
+            out,
+            "  outage simulation: none: no probe checks a dependency, so its outage restarts nothing and \
+             takes no pod out of the endpoints (--dependency-check liveness or readiness simulates a probe that does)"
+        )?;
+        return writeln!(out);
+    }
     let s = &sim.written.scenario;
     writeln!(
         out,
@@ -696,6 +712,23 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
             fmt_secs(o.full_capacity_after_recovery_seconds),
             o.lost_pod_seconds_after_recovery
         )?;
+    }
+    // With no boot time a restart costs nothing, and "as written" looks no worse than "as fixed":
+    // say that this is the assumption, not the finding.
+    if sim.warmup_from == WARMUP_DEFAULT
+        && sim.written.outcome.lost_pod_seconds_after_recovery
+            <= sim.fixed.outcome.lost_pod_seconds_after_recovery
+    {
+        writeln!(
+            out,
+            "    note: as written looks no worse only because the warm-up is the 0 s default (nothing in the \
+             manifest says how long the container takes to start), so a restart costs nothing here; give the \
+             real start time with --warmup SECONDS"
+        )?;
+    }
+    if !e.serves {
+        writeln!(out, "    (no container declares ports: nothing serves requests, so no serving timeline)")?;
+        return writeln!(out);
     }
     let start = s.outage_start_seconds.saturating_sub(15).min(sim.horizon);
     writeln!(out, "    replicas serving requests, every 15 s from t={start} s to t={} s:", sim.horizon)?;
