@@ -361,3 +361,43 @@ fn explain_says_what_it_assumed() {
         "{help}"
     );
 }
+
+/// `fix` edits the text: a container ending with `lifecycle:` (postStart) gets its preStop inside
+/// it and the startup probe after it, comments and flow style kept, no Kubernetes defaults spelt
+/// out; `--in-place` writes exactly that.
+#[test]
+fn fix_keeps_the_file_as_it_was() {
+    let text = "# my pod\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web   # the web pod\nspec:\n  containers:\n    - name: web\n      image: nginx\n      ports: [{containerPort: 80}]\n      livenessProbe:\n        httpGet: {path: /healthz, port: 80}\n      lifecycle:\n        postStart:\n          exec: {command: [sh, -c, \"echo hi\"]}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pod.yaml"), text).unwrap();
+    let o = run_in(dir.path(), &["fix", "pod.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("re-serialized"), "{}", stderr(&o));
+    let fixed = stdout(&o);
+    let expected_tail = "      lifecycle:\n        postStart:\n          exec: {command: [sh, -c, \"echo hi\"]}\n        preStop:\n          sleep:\n            seconds: 5\n      startupProbe:\n        failureThreshold: 24\n        httpGet:\n          path: /healthz\n          port: 80\n        periodSeconds: 5\n        timeoutSeconds: 3\n";
+    assert!(fixed.starts_with("# my pod\n") && fixed.contains("  name: web   # the web pod\n"), "{fixed}");
+    assert!(fixed.ends_with(expected_tail), "{fixed}");
+    for default in ["initialDelaySeconds", "successThreshold", "scheme"] {
+        assert!(!fixed.contains(default), "{default} written: {fixed}");
+    }
+    // The fixed file checks clean of fix findings.
+    std::fs::write(dir.path().join("fixed.yaml"), &fixed).unwrap();
+    let o = run_in(dir.path(), &["check", "fixed.yaml"], None);
+    assert!(stdout(&o).contains(" 0 fix, 0 errors"), "{}", stdout(&o));
+    // --in-place writes the same text.
+    let o = run_in(dir.path(), &["fix", "-i", "pod.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(dir.path().join("pod.yaml")).unwrap(), fixed);
+}
+
+#[test]
+fn fix_writes_crlf_lines_into_a_crlf_file() {
+    let text = "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: w\r\nspec:\r\n  containers:\r\n  - name: w\r\n    image: x\r\n    ports:\r\n    - containerPort: 80\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.yaml"), text).unwrap();
+    let o = run_in(dir.path(), &["fix", "w.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let fixed = stdout(&o);
+    assert!(fixed.len() > text.len() && fixed.contains("preStop:\r\n"), "{fixed:?}");
+    assert_eq!(fixed.matches('\n').count(), fixed.matches("\r\n").count(), "{fixed:?}");
+}
