@@ -83,6 +83,9 @@ struct ExplainArgs {
     /// visible): say readiness when it does.
     #[arg(long, value_enum, default_value = "auto")]
     dependency_check: cli::explain::DependencyOverride,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    output: cli::explain::Format,
     /// Draw replicas serving over time, as written and as fixed, to this SVG file (FILE-2.svg, ...
     /// for further workloads).
     #[arg(long)]
@@ -293,6 +296,7 @@ fn main() -> ExitCode {
                 warmup_seconds: args.warmup,
                 dependency: args.dependency_check,
                 svg: args.svg,
+                json: args.output == cli::explain::Format::Json,
             };
             ExitCode::from(with_output(|out, err| {
                 cli::explain::run_skipping(

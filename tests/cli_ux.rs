@@ -401,3 +401,19 @@ fn fix_writes_crlf_lines_into_a_crlf_file() {
     assert!(fixed.len() > text.len() && fixed.contains("preStop:\r\n"), "{fixed:?}");
     assert_eq!(fixed.matches('\n').count(), fixed.matches("\r\n").count(), "{fixed:?}");
 }
+
+#[test]
+fn explain_writes_json() {
+    let o = run_in(&root(), &["explain", "-o", "json", "tests/fixtures/explain/seed-scenario.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e = &v.as_array().unwrap()[0];
+    assert_eq!(e["object"], "Deployment shop/api");
+    assert_eq!(e["containers"][0]["liveness"]["period"], 10);
+    let sim = &e["simulation"];
+    assert_eq!(sim["written"]["scenario"]["dependencyCheck"], "liveness");
+    // The same numbers as the text report (the article's table).
+    assert_eq!(sim["written"]["outcome"]["restarts"], 12);
+    assert_eq!(sim["fixed"]["outcome"]["restarts"], 0);
+    assert_eq!(sim["written"]["outcome"]["lostPodSecondsAfterRecovery"], 215);
+}

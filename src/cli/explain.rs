@@ -76,6 +76,16 @@ pub enum DependencyOverride {
     None,
 }
 
+/// Output formats of `probegate explain`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people: the probe arithmetic and the simulation, per workload.
+    #[default]
+    Text,
+    /// A JSON array with one object per workload: the same facts, numbers in seconds.
+    Json,
+}
+
 /// The options of `probegate explain`.
 #[derive(Clone, Debug)]
 pub struct ExplainOptions {
@@ -95,6 +105,8 @@ pub struct ExplainOptions {
     pub dependency: DependencyOverride,
     /// Where to draw the chart.
     pub svg: Option<PathBuf>,
+    /// Write the explanations as one JSON array instead of text (`-o json`).
+    pub json: bool,
 }
 
 impl Default for ExplainOptions {
@@ -108,12 +120,14 @@ impl Default for ExplainOptions {
             warmup_seconds: None,
             dependency: DependencyOverride::Auto,
             svg: None,
+            json: false,
         }
     }
 }
 
 /// A probe's timing with the defaults filled in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Timing {
     /// What it runs, e.g. ``exec `pg_isready -h db` `` or `GET /healthz on port 8080`.
     pub handler: String,
@@ -218,7 +232,8 @@ fn handler(probe: &Probe) -> String {
 }
 
 /// The probes of one container.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ContainerProbes {
     /// Its name.
     pub name: String,
@@ -237,7 +252,8 @@ pub struct ContainerProbes {
 }
 
 /// One run of the simulation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Run {
     /// Its inputs.
     pub scenario: Scenario,
@@ -246,7 +262,8 @@ pub struct Run {
 }
 
 /// The simulation of one workload, as written and as fixed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Simulation {
     /// The container whose probes were simulated.
     pub container: String,
@@ -265,7 +282,8 @@ pub struct Simulation {
 }
 
 /// What `explain` says about one workload object.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// File and line.
     pub location: String,
@@ -899,6 +917,12 @@ pub fn run_skipping(
     for e in &errors {
         let _ = writeln!(err, "probegate: {e}");
         code = EXIT_BAD_INPUT;
+    }
+    if opts.json {
+        let written = serde_json::to_writer_pretty(&mut *out, &explanations)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out));
+        return if written.is_err() { EXIT_BAD_INPUT } else { code };
     }
     for e in &explanations {
         if write_explanation(e, out).is_err() {
