@@ -51,7 +51,8 @@ pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfi
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 
 /// Which list of the PodSpec a container is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum ContainerKind {
     /// `spec.containers[]`.
     App,

@@ -154,9 +154,17 @@ struct ExplainArgs {
     /// written, else the liveness initialDelaySeconds, else 0].
     #[arg(long)]
     warmup: Option<u32>,
-    /// Which probe checks the dependency that goes down [default: auto, from the manifest].
+    /// Which probe checks the dependency that goes down: liveness (a failing check restarts the
+    /// container), readiness (it only leaves the endpoints), or none. auto decides from the
+    /// manifest: liveness when the liveness-dependency rule finds the liveness probe reaching
+    /// outside the pod, readiness when that analysis finds the readiness probe doing so, else none.
+    /// An HTTP endpoint of the pod itself is taken not to check the dependency (its code is not
+    /// visible): say readiness when it does.
     #[arg(long, value_enum, default_value = "auto")]
     dependency_check: cli::explain::DependencyOverride,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value = "text")]
+    output: cli::explain::Format,
     /// Draw replicas serving over time, as written and as fixed, to this SVG file (FILE-2.svg, ...
     /// for further workloads).
     #[arg(long)]
@@ -367,6 +375,7 @@ fn main() -> ExitCode {
                 warmup_seconds: args.warmup,
                 dependency: args.dependency_check,
                 svg: args.svg,
+                json: args.output == cli::explain::Format::Json,
             };
             ExitCode::from(with_output(|out, err| {
                 cli::explain::run_skipping(

@@ -315,3 +315,108 @@ fn a_config_file_found_by_convention_replaces_flags_and_skip_turns_rules_off() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(r#"did you mean "readiness-missing"?"#), "{}", stderr(&o));
 }
+
+/// Runs `explain` on one manifest (and extra flags) in a fresh directory.
+fn explain_text(text: &str, flags: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.yaml"), text).unwrap();
+    let mut args = vec!["explain"];
+    args.extend_from_slice(flags);
+    args.push("w.yaml");
+    let o = run_in(dir.path(), &args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stdout(&o)
+}
+
+const WORKER: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: worker}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: w\n        image: x\n        livenessProbe:\n          exec: {command: [sh, -c, 'psql -h $DB_HOST -c \"select 1\"']}\n";
+
+#[test]
+fn explain_says_what_it_assumed() {
+    // Shell quoting kept: the command reads as it would be typed.
+    let worker = explain_text(WORKER, &[]);
+    assert!(worker.contains(r#"exec `sh -c 'psql -h $DB_HOST -c "select 1"'`"#), "{worker}");
+    // A worker serves nothing: restarts are simulated, no serving timeline.
+    assert!(worker.contains("4 restarts") && worker.contains("nothing serves requests"), "{worker}");
+    assert!(!worker.contains("replicas serving requests, every"), "{worker}");
+    // With ports: the timeline, and the 0 s warm-up named as the reason "as written" looks fine.
+    let web =
+        WORKER.replace("        image: x\n", "        image: x\n        ports: [{containerPort: 8080}]\n");
+    let out = explain_text(&web, &[]);
+    assert!(out.contains("replicas serving requests, every"), "{out}");
+    assert!(out.contains("warm-up is the 0 s default") && out.contains("--warmup SECONDS"), "{out}");
+    let out = explain_text(&web, &["--warmup", "40"]);
+    assert!(!out.contains("0 s default"), "{out}");
+    // No probe checks a dependency: no simulation of one.
+    let local = web.replace(r#"psql -h $DB_HOST -c "select 1""#, "pg_isready -h localhost");
+    let out = explain_text(&local, &[]);
+    assert!(out.contains("outage simulation: none: no probe checks a dependency"), "{out}");
+    assert!(!out.contains("replicas serving requests"), "{out}");
+    // Unless asked for.
+    let out = explain_text(&local, &["--dependency-check", "readiness"]);
+    assert!(out.contains("dependency checked by readiness only"), "{out}");
+    // The help says what --dependency-check means.
+    let help = stdout(&run_in(&root(), &["explain", "--help"], None))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("a failing check restarts the container") && !help.contains("module documentation"),
+        "{help}"
+    );
+}
+
+/// `fix` edits the text: a container ending with `lifecycle:` (postStart) gets its preStop inside
+/// it and the startup probe after it, comments and flow style kept, no Kubernetes defaults spelt
+/// out; `--in-place` writes exactly that.
+#[test]
+fn fix_keeps_the_file_as_it_was() {
+    let text = "# my pod\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web   # the web pod\nspec:\n  containers:\n    - name: web\n      image: nginx\n      ports: [{containerPort: 80}]\n      livenessProbe:\n        httpGet: {path: /healthz, port: 80}\n      lifecycle:\n        postStart:\n          exec: {command: [sh, -c, \"echo hi\"]}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pod.yaml"), text).unwrap();
+    let o = run_in(dir.path(), &["fix", "pod.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("re-serialized"), "{}", stderr(&o));
+    let fixed = stdout(&o);
+    let expected_tail = "      lifecycle:\n        postStart:\n          exec: {command: [sh, -c, \"echo hi\"]}\n        preStop:\n          sleep:\n            seconds: 5\n      startupProbe:\n        failureThreshold: 24\n        httpGet:\n          path: /healthz\n          port: 80\n        periodSeconds: 5\n        timeoutSeconds: 3\n";
+    assert!(fixed.starts_with("# my pod\n") && fixed.contains("  name: web   # the web pod\n"), "{fixed}");
+    assert!(fixed.ends_with(expected_tail), "{fixed}");
+    for default in ["initialDelaySeconds", "successThreshold", "scheme"] {
+        assert!(!fixed.contains(default), "{default} written: {fixed}");
+    }
+    // The fixed file checks clean of fix findings.
+    std::fs::write(dir.path().join("fixed.yaml"), &fixed).unwrap();
+    let o = run_in(dir.path(), &["check", "fixed.yaml"], None);
+    assert!(stdout(&o).contains(" 0 fix, 0 errors"), "{}", stdout(&o));
+    // --in-place writes the same text.
+    let o = run_in(dir.path(), &["fix", "-i", "pod.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(dir.path().join("pod.yaml")).unwrap(), fixed);
+}
+
+#[test]
+fn fix_writes_crlf_lines_into_a_crlf_file() {
+    let text = "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: w\r\nspec:\r\n  containers:\r\n  - name: w\r\n    image: x\r\n    ports:\r\n    - containerPort: 80\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.yaml"), text).unwrap();
+    let o = run_in(dir.path(), &["fix", "w.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let fixed = stdout(&o);
+    assert!(fixed.len() > text.len() && fixed.contains("preStop:\r\n"), "{fixed:?}");
+    assert_eq!(fixed.matches('\n').count(), fixed.matches("\r\n").count(), "{fixed:?}");
+}
+
+#[test]
+fn explain_writes_json() {
+    let o = run_in(&root(), &["explain", "-o", "json", "tests/fixtures/explain/seed-scenario.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e = &v.as_array().unwrap()[0];
+    assert_eq!(e["object"], "Deployment shop/api");
+    assert_eq!(e["containers"][0]["liveness"]["period"], 10);
+    let sim = &e["simulation"];
+    assert_eq!(sim["written"]["scenario"]["dependencyCheck"], "liveness");
+    // The same numbers as the text report (the article's table).
+    assert_eq!(sim["written"]["outcome"]["restarts"], 12);
+    assert_eq!(sim["fixed"]["outcome"]["restarts"], 0);
+    assert_eq!(sim["written"]["outcome"]["lostPodSecondsAfterRecovery"], 215);
+}

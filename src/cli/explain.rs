@@ -70,7 +70,7 @@ const MIN_HORIZON: u32 = 300;
 /// `--dependency-check`: which probe checks the dependency that goes down.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum DependencyOverride {
-    /// From the manifest (see the module documentation).
+    /// From the manifest: the probe the liveness-dependency analysis finds reaching outside the pod.
     #[default]
     Auto,
     /// The liveness probe (and readiness) check it.
@@ -79,6 +79,16 @@ pub enum DependencyOverride {
     Readiness,
     /// Neither does.
     None,
+}
+
+/// Output formats of `probegate explain`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people: the probe arithmetic and the simulation, per workload.
+    #[default]
+    Text,
+    /// A JSON array with one object per workload: the same facts, numbers in seconds.
+    Json,
 }
 
 /// The options of `probegate explain`.
@@ -100,6 +110,8 @@ pub struct ExplainOptions {
     pub dependency: DependencyOverride,
     /// Where to draw the chart.
     pub svg: Option<PathBuf>,
+    /// Write the explanations as one JSON array instead of text (`-o json`).
+    pub json: bool,
 }
 
 impl Default for ExplainOptions {
@@ -113,12 +125,14 @@ impl Default for ExplainOptions {
             warmup_seconds: None,
             dependency: DependencyOverride::Auto,
             svg: None,
+            json: false,
         }
     }
 }
 
 /// A probe's timing with the defaults filled in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Timing {
     /// What it runs, e.g. ``exec `pg_isready -h db` `` or `GET /healthz on port 8080`.
     pub handler: String,
@@ -217,13 +231,14 @@ fn handler(probe: &Probe) -> String {
         return format!("gRPC health on port {}", g.port);
     }
     match probe.exec.as_ref().and_then(|e| e.command.as_ref()) {
-        Some(argv) => format!("exec `{}`", short(argv.join(" "))),
+        Some(argv) => format!("exec `{}`", short(shell_words::join(argv))),
         None => "no handler".to_string(),
     }
 }
 
 /// The probes of one container.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ContainerProbes {
     /// Its name.
     pub name: String,
@@ -242,7 +257,8 @@ pub struct ContainerProbes {
 }
 
 /// One run of the simulation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Run {
     /// Its inputs.
     pub scenario: Scenario,
@@ -251,7 +267,8 @@ pub struct Run {
 }
 
 /// The simulation of one workload, as written and as fixed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Simulation {
     /// The container whose probes were simulated.
     pub container: String,
@@ -273,7 +290,8 @@ pub struct Simulation {
 }
 
 /// What `explain` says about one workload object.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// File and line.
     pub location: String,
@@ -287,6 +305,8 @@ pub struct Explanation {
     pub fixed_startup: Vec<(String, Timing)>,
     /// The outage simulation, when a container has probes.
     pub simulation: Option<Simulation>,
+    /// Whether a container in scope declares ports (serves requests).
+    pub serves: bool,
 }
 
 /// Containers in scope, as the engine sees them.
@@ -381,6 +401,9 @@ fn replicas(w: &Workload, object: &Value, opts: &ExplainOptions) -> (u32, String
     }
 }
 
+/// Where a 0 s warm-up comes from when nothing gives one.
+const WARMUP_DEFAULT: &str = "no startup probe or liveness delay: 0";
+
 fn warmup(c: &ContainerProbes, opts: &ExplainOptions) -> (u32, String) {
     let clamp = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
     if let Some(w) = opts.warmup_seconds {
@@ -394,7 +417,7 @@ fn warmup(c: &ContainerProbes, opts: &ExplainOptions) -> (u32, String) {
     {
         return (clamp(l.initial_delay), "the liveness initialDelaySeconds".into());
     }
-    (0, "no startup probe or liveness delay: 0".into())
+    (0, WARMUP_DEFAULT.into())
 }
 
 fn check_of(c: &ContainerProbes, o: DependencyOverride) -> DependencyCheck {
@@ -567,6 +590,7 @@ pub fn explain_object(
         simulation: simulation(w, &object, &probes, opts),
         fixed_startup: fixed_startup(checked, &object),
         containers: probes,
+        serves: containers(w, &[]).iter().any(|(_, c)| c.ports.as_ref().is_some_and(|p| !p.is_empty())),
     }
 }
 
@@ -677,6 +701,16 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         writeln!(out, "  outage simulation: no container has a liveness or readiness probe")?;
         return writeln!(out);
     };
+    if sim.written.scenario.dependency_check == DependencyCheck::None
+        && sim.fixed.scenario.dependency_check == DependencyCheck::None
+    {
+        writeln!(
+            out,
+            "  outage simulation: none: no probe checks a dependency, so its outage restarts nothing and \
+             takes no pod out of the endpoints (--dependency-check liveness or readiness simulates a probe that does)"
+        )?;
+        return writeln!(out);
+    }
     let s = &sim.written.scenario;
     writeln!(
         out,
@@ -723,6 +757,23 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         d.replicas,
         fmt_secs(d.full_capacity_after_recovery_seconds)
     )?;
+    // With no boot time a restart costs nothing, and "as written" looks no worse than "as fixed":
+    // say that this is the assumption, not the finding.
+    if sim.warmup_from == WARMUP_DEFAULT
+        && sim.written.outcome.lost_pod_seconds_after_recovery
+            <= sim.fixed.outcome.lost_pod_seconds_after_recovery
+    {
+        writeln!(
+            out,
+            "    note: as written looks no worse only because the warm-up is the 0 s default (nothing in the \
+             manifest says how long the container takes to start), so a restart costs nothing here; give the \
+             real start time with --warmup SECONDS"
+        )?;
+    }
+    if !e.serves {
+        writeln!(out, "    (no container declares ports: nothing serves requests, so no serving timeline)")?;
+        return writeln!(out);
+    }
     let start = s.outage_start_seconds.saturating_sub(15).min(sim.horizon);
     writeln!(out, "    replicas serving requests, every 15 s from t={start} s to t={} s:", sim.horizon)?;
     let degraded = ("serve degraded", &sim.degraded);
@@ -911,6 +962,12 @@ pub fn run_skipping(
     for e in &errors {
         let _ = writeln!(err, "probegate: {e}");
         code = EXIT_BAD_INPUT;
+    }
+    if opts.json {
+        let written = serde_json::to_writer_pretty(&mut *out, &explanations)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out));
+        return if written.is_err() { EXIT_BAD_INPUT } else { code };
     }
     for e in &explanations {
         if write_explanation(e, out).is_err() {

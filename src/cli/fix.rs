@@ -90,6 +90,7 @@ pub fn fix_file(analysis: &FileAnalysis) -> Result<FixedFile, InputError> {
         if ops.is_empty() {
             continue;
         }
+        let ops: Vec<PatchOperation> = ops.into_iter().map(without_probe_defaults).collect();
         let error = |message: String| InputError {
             file: file.clone(),
             line: Some(root.pos.line),
@@ -118,6 +119,29 @@ pub fn fix_file(analysis: &FileAnalysis) -> Result<FixedFile, InputError> {
     out.push_str(&text[cursor..]);
     fixed.text = out;
     Ok(fixed)
+}
+
+/// A probe added by a patch (`startupProbe`) without the members that only spell out the
+/// Kubernetes defaults (`initialDelaySeconds: 0`, `successThreshold: 1`, `httpGet.scheme: HTTP`;
+/// API reference, Probe and HTTPGetAction): the file says what differs from them. The webhook's
+/// own patches are unchanged.
+fn without_probe_defaults(op: PatchOperation) -> PatchOperation {
+    let PatchOperation::Add(mut add) = op else { return op };
+    let is_probe = add.path.to_string().ends_with("Probe");
+    if let (true, Value::Object(probe)) = (is_probe, &mut add.value) {
+        if probe.get("initialDelaySeconds") == Some(&Value::from(0)) {
+            probe.remove("initialDelaySeconds");
+        }
+        if probe.get("successThreshold") == Some(&Value::from(1)) {
+            probe.remove("successThreshold");
+        }
+        if let Some(Value::Object(get)) = probe.get_mut("httpGet")
+            && get.get("scheme") == Some(&Value::from("HTTP"))
+        {
+            get.remove("scheme");
+        }
+    }
+    PatchOperation::Add(add)
 }
 
 /// An operation with `pointer` (the object's place in its document) put before its path.
@@ -371,8 +395,18 @@ fn edit_document(text: &str, doc: &Document, root: &Node, ops: &[PatchOperation]
         };
         edits.push(edit);
     }
-    // Stable by position: insertions at one place keep the operations' order.
-    edits.sort_by_key(|e| e.start);
+    // Stable by position: insertions at one place keep the operations' order, except that a
+    // deeper-indented block member goes first (a preStop added to a container's last member,
+    // `lifecycle:`, belongs before a member added to the container itself, e.g. `startupProbe:`).
+    let indent =
+        |e: &Edit| if e.start == e.end { e.text.len() - e.text.trim_start_matches(' ').len() } else { 0 };
+    edits.sort_by_key(|e| (e.start, std::cmp::Reverse(indent(e))));
+    // A CRLF document gets CRLF lines.
+    if text[doc.range.clone()].contains("\r\n") {
+        for e in &mut edits {
+            e.text = e.text.replace("\r\n", "\n").replace('\n', "\r\n");
+        }
+    }
     let mut out = String::new();
     let mut cursor = doc.range.start;
     for e in &edits {
@@ -536,6 +570,21 @@ pub fn run_skipping(
                 })
             }
             FixOutput::Diff if changed => write_diff(&name, &analysis.text, new_text, out),
+            // Never rewrite someone's file without its comments and layout: a document that
+            // could not be edited as text leaves the whole file as it is.
+            FixOutput::InPlace if changed && fixed.as_ref().is_some_and(|f| !f.reserialized.is_empty()) => {
+                for line in fixed.iter().flat_map(|f| &f.reserialized) {
+                    errors.push(InputError {
+                        file: name.clone(),
+                        line: Some(*line),
+                        column: None,
+                        message: "not written: this document can only be fixed by re-serializing it, which \
+                                  would lose its comments and layout; see `probegate fix --diff` and edit it by hand"
+                            .to_string(),
+                    });
+                }
+                Ok(())
+            }
             FixOutput::InPlace if changed => match &analysis.input {
                 Input::File(path) => write_in_place(path, new_text),
                 Input::Stdin | Input::Cluster(_) => Ok(()),

@@ -75,7 +75,8 @@ pub const DEFAULT_PERIOD_SECONDS: u32 = super::defaults::PERIOD_SECONDS as u32;
 pub const DEFAULT_FAILURE_THRESHOLD: u32 = super::defaults::FAILURE_THRESHOLD as u32;
 
 /// Which probe checks the dependency that goes down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum DependencyCheck {
     /// The liveness probe checks it, and so does readiness (the article's design A: one endpoint
     /// that both probes call). The outage fails liveness and restarts containers.
@@ -99,7 +100,8 @@ impl DependencyCheck {
 }
 
 /// The inputs of a simulation. All durations are whole seconds.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Scenario {
     /// Number of replicas (Pods). Article: 6.
     pub replicas: u32,
@@ -159,7 +161,8 @@ impl Scenario {
 }
 
 /// What happened.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Outcome {
     /// Replicas simulated: the scenario's, unless clamped (see [`MAX_DISTINCT_PODS`]).
     pub replicas: u32,
