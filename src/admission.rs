@@ -428,10 +428,11 @@ pub fn evaluate_object_with_configmaps(
 }
 
 /// The ConfigMaps a review of this request could read (see [`engine::configmaps_needed`]), for the
-/// object and, on UPDATE, the old object, as (namespace, name): what a server prefetches before
-/// calling [`review_with_configmaps`]. Empty for requests that are not evaluated, or whose object
-/// does not parse (the review itself reports that).
-pub fn configmaps_needed(request: &AdmissionRequest) -> Vec<(String, String)> {
+/// object and, on UPDATE, the old object, as (namespace, name), given the ConfigMaps already
+/// `known`: what a server prefetches before calling [`review_with_configmaps`] (again with what
+/// it found, until nothing new is needed). Empty for requests that are not evaluated, or whose
+/// object does not parse (the review itself reports that).
+pub fn configmaps_needed(request: &AdmissionRequest, known: &dyn ConfigMapSource) -> Vec<(String, String)> {
     if !matches!(request.operation, Operation::Create | Operation::Update)
         || request.sub_resource.as_deref().is_some_and(|s| !s.is_empty())
     {
@@ -443,7 +444,7 @@ pub fn configmaps_needed(request: &AdmissionRequest) -> Vec<(String, String)> {
     let mut out = std::collections::BTreeSet::new();
     for object in [&request.object, &request.old_object].into_iter().flatten() {
         let Ok(workload) = Workload::from_json(kind, object.get()) else { continue };
-        for (ns, name) in engine::configmaps_needed(&workload) {
+        for (ns, name) in engine::configmaps_needed(&workload, known) {
             let ns = request
                 .namespace
                 .clone()

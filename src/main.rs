@@ -177,7 +177,7 @@ struct ServeArgs {
     #[arg(long)]
     no_namespace_watch: bool,
     /// Read the ConfigMaps that exec liveness scripts (and env values) come from, from the API
-    /// (needs RBAC get on configmaps), within 500 ms per request, cached 30 s; what cannot be read
+    /// (needs RBAC get on configmaps), within 500 ms per request, never reused; what cannot be read
     /// in time is unresolved, never denied.
     #[arg(long, env = "PROBEGATE_RESOLVE_CONFIGMAPS")]
     resolve_configmaps: bool,

@@ -34,7 +34,7 @@ use serde::Serialize;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::admission::{self, AdmissionRequest, Decision, Endpoint, ReviewError};
-use crate::engine::{ConfigMapSource, NoConfigMaps};
+use crate::engine::{ConfigMapSource, StaticConfigMaps};
 use crate::policy::{Action, Policy};
 use configmaps::ConfigMapResolver;
 use metrics::Metrics;
@@ -257,7 +257,8 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 /// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
-/// client that declares a huge body and sends none waits for the timeout), and a body waits for
+/// client that declares a huge body and sends none waits for the timeout), 415 at once for a
+/// review whose `Content-Type` is not `application/json`, and a body waits for
 /// its share of [`LARGE_BODY_BUDGET_BYTES`] or [`SMALL_BODY_BUDGET_BYTES`], held until its answer
 /// is made.
 async fn admit_body(
@@ -273,6 +274,14 @@ async fn admit_body(
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
+    }
+    // A review with the wrong content type is refused before its body is read (or waited for).
+    let path = request.uri().path();
+    if request.method() == axum::http::Method::POST
+        && (path == "/validate" || path == "/mutate")
+        && !is_json(request.headers())
+    {
+        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, NOT_JSON_MESSAGE);
     }
     // hyper's exact size hint: the Content-Length, or 0 for an HTTP/1.1 request without a body;
     // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
@@ -403,12 +412,12 @@ async fn readyz_handler(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn validate_handler(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    admit(state, Endpoint::Validate, headers, body).await
+async fn validate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    admit(state, Endpoint::Validate, body).await
 }
 
-async fn mutate_handler(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    admit(state, Endpoint::Mutate, headers, body).await
+async fn mutate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    admit(state, Endpoint::Mutate, body).await
 }
 
 #[derive(Serialize)]
@@ -422,6 +431,9 @@ fn error_response(status: StatusCode, message: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+const NOT_JSON_MESSAGE: &str =
+    "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)";
+
 fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
@@ -430,14 +442,9 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, body: Bytes) -> Response {
+async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {
     let started = Instant::now();
-    if !is_json(&headers) {
-        return error_response(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)",
-        );
-    }
+    // The content type was checked before the body was read (admit_body).
     // One large body at a time: parsing a multi-MiB object into typed structs takes far more
     // memory than its bytes, so large reviews queue instead of multiplying the peak.
     let Ok(large) = place(&state.large_bodies, body.len() > INLINE_BODY_BYTES).await else {
@@ -476,7 +483,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
     match outcome {
         Ok((decision, dry_run)) => {
             let elapsed = started.elapsed();
-            log_decision(endpoint, &decision, elapsed);
+            log_decision(endpoint, &decision, dry_run, elapsed);
             record_metrics(&state.metrics, endpoint, &decision, dry_run, elapsed);
             match serde_json::to_vec(&decision.review) {
                 Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
@@ -485,7 +492,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
         }
         Err(e) => {
             tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS)), "rejected a malformed admission request");
-            state.metrics.request(endpoint.as_str(), "", "", "error", started.elapsed().as_secs_f64());
+            state.metrics.request(endpoint.as_str(), "", "", "error", false, started.elapsed().as_secs_f64());
             error_response(StatusCode::BAD_REQUEST, &crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS))
         }
     }
@@ -494,7 +501,7 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, headers: HeaderMap, bod
 /// Parses, looks up the namespace's labels (never waiting) and reviews under one policy snapshot.
 fn decide(state: &AppState, endpoint: Endpoint, body: &[u8]) -> Result<(Decision, bool), ReviewError> {
     let request = admission::parse_review(body)?;
-    review_parsed(state, endpoint, &request, &NoConfigMaps)
+    review_parsed(state, endpoint, &request, &NotResolving)
 }
 
 /// Reviews a parsed request under one policy snapshot, with the namespace's labels (never waiting)
@@ -516,8 +523,9 @@ fn review_parsed(
 }
 
 /// `--resolve-configmaps`: parse, read the ConfigMaps the review could use (within the resolver's
-/// budget; what does not answer in time is unresolved), then review. Large bodies are parsed and
-/// reviewed on the blocking pool. `None` when a blocking task failed.
+/// budget; what does not answer in time is unresolved), asking again with what was found (a script
+/// may run another from a second ConfigMap, up to [`CONFIGMAP_ROUNDS`] rounds), then review. Large
+/// bodies are parsed and reviewed on the blocking pool. `None` when a blocking task failed.
 async fn decide_resolving(
     state: &Arc<AppState>,
     resolver: &ConfigMapResolver,
@@ -529,19 +537,28 @@ async fn decide_resolving(
     let places = Arc::clone(held);
     let parse = move || {
         let _places = places;
-        admission::parse_review(&body).map(|request| {
-            let needed = admission::configmaps_needed(&request);
-            (request, needed)
-        })
+        admission::parse_review(&body)
     };
     let parsed = if large { tokio::task::spawn_blocking(parse).await.ok()? } else { parse() };
-    let (request, needed) = match parsed {
+    let request = match parsed {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
     };
-    let (found, results) = resolver.prefetch(&needed).await;
-    for result in results {
-        state.metrics.configmap_lookup(result);
+    let mut found = StaticConfigMaps::new();
+    found.set_default_reason(configmaps::NOT_NEEDED);
+    let mut asked = std::collections::BTreeSet::new();
+    let deadline = tokio::time::Instant::now() + resolver.budget();
+    for _ in 0..CONFIGMAP_ROUNDS {
+        let needed: Vec<(String, String)> = admission::configmaps_needed(&request, &found)
+            .into_iter()
+            .filter(|k| asked.insert(k.clone()))
+            .collect();
+        if needed.is_empty() || tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        for result in resolver.prefetch(&needed, deadline, &mut found).await {
+            state.metrics.configmap_lookup(result);
+        }
     }
     if large {
         let st = Arc::clone(state);
@@ -554,6 +571,23 @@ async fn decide_resolving(
         .ok()
     } else {
         Some(review_parsed(state, endpoint, &request, &found))
+    }
+}
+
+/// Most rounds of ConfigMap reads per request: the probe's own scripts, then scripts they name on
+/// other ConfigMaps, and so on.
+pub const CONFIGMAP_ROUNDS: usize = 3;
+
+/// Without `--resolve-configmaps`: nothing is read, and unresolved scripts say so.
+struct NotResolving;
+
+impl ConfigMapSource for NotResolving {
+    fn get(&self, _namespace: &str, _name: &str) -> crate::engine::ConfigMapLookup<'_> {
+        crate::engine::ConfigMapLookup::Unresolved
+    }
+
+    fn unresolved_reason(&self, _namespace: &str, _name: &str) -> String {
+        configmaps::NOT_RESOLVING.to_string()
     }
 }
 
@@ -570,7 +604,7 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
     };
     // Only kinds probegate handles become label values (metric cardinality stays bounded).
     let kind = crate::engine::WorkloadKind::from_kind_name(&s.kind).map_or("other", |k| k.as_str());
-    m.request(endpoint.as_str(), kind, &s.operation, result, elapsed.as_secs_f64());
+    m.request(endpoint.as_str(), kind, &s.operation, result, dry_run, elapsed.as_secs_f64());
     if dry_run {
         return;
     }
@@ -582,11 +616,12 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
 }
 
 /// One structured line per decision that denied, warned or patched: names and rule ids only,
-/// never the object (env values can hold secrets).
-fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
+/// never the object (env values can hold secrets). `dry_run=true` marks a dry-run request (nothing
+/// was admitted: `kubectl apply --dry-run=server`, `kubectl diff`).
+fn log_decision(endpoint: Endpoint, decision: &Decision, dry_run: bool, latency: Duration) {
     let s = &decision.summary;
     if !s.acted() {
-        tracing::debug!(endpoint = endpoint.as_str(), uid = %s.uid, kind = %s.kind, skipped = ?s.skipped, "admitted");
+        tracing::debug!(endpoint = endpoint.as_str(), uid = %s.uid, kind = %s.kind, dry_run, skipped = ?s.skipped, "admitted");
         return;
     }
     let rules: Vec<&str> = s.rules.iter().map(|r| r.as_str()).collect();
@@ -599,6 +634,7 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, latency: Duration) {
         kind = %log_field(&s.kind),
         name = %log_field(&s.name),
         operation = %s.operation,
+        dry_run,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
         overrides = %s.overrides.join(","),
         rules = %rules.join(","),
@@ -780,7 +816,6 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
                 running.state.set_configmap_resolver(Some(Arc::new(ConfigMapResolver::new(fetch))));
                 tracing::info!(
                     budget_ms = configmaps::BUDGET.as_millis() as u64,
-                    cache_seconds = configmaps::TTL.as_secs(),
                     "--resolve-configmaps: reading the ConfigMaps of liveness scripts from the API"
                 );
             }
@@ -793,11 +828,18 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
     if let Some(cfg) = self_managed {
         let client = kube::Client::try_default().await?;
         let rustls = running.tls.clone();
+        let wake = Arc::new(tokio::sync::Notify::new());
+        tokio::spawn(selfmanaged::watch_webhook_configurations(
+            client.clone(),
+            cfg.clone(),
+            Arc::clone(&wake),
+        ));
         tokio::spawn(selfmanaged::maintain(
             client,
             cfg,
             initial_tls,
             SELF_MANAGED_CHECK_INTERVAL,
+            wake,
             move |material| match tls::server_config(&material) {
                 Ok(cfg) => rustls.reload_from_config(Arc::new(cfg)),
                 Err(e) => {

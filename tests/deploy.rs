@@ -568,7 +568,8 @@ fn certificate_sources_agree_with_the_deployment() {
     let cr = named(docs, "ClusterRole", "probegate-webhook-ca");
     let rules = cr["rules"].as_array().unwrap();
     assert_eq!(rules.len(), 1);
-    assert_eq!(str_list(&rules[0]["verbs"]), ["get", "patch"]);
+    // list and watch by metadata.name: the watch that restores a re-created caBundle at once.
+    assert_eq!(str_list(&rules[0]["verbs"]), ["get", "list", "watch", "patch"]);
     let mut names = str_list(&rules[0]["resourceNames"]);
     names.sort();
     names.dedup();

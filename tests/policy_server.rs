@@ -182,7 +182,7 @@ overrides:
 
     // Metrics on the TLS port and the admin port.
     let text = h.client.get(format!("{}/metrics", h.base)).send().await.unwrap().text().await.unwrap();
-    assert!(text.contains("probegate_admission_requests_total{endpoint=\"validate\",kind=\"Pod\",operation=\"CREATE\",result=\"denied\"}"), "{text}");
+    assert!(text.contains("probegate_admission_requests_total{endpoint=\"validate\",kind=\"Pod\",operation=\"CREATE\",result=\"denied\",dry_run=\"false\"}"), "{text}");
     assert!(text.contains("probegate_violations_total{rule=\"liveness-dependency\",action=\"deny\",mode=\"audit\",namespace=\"audit-team\"}"), "{text}");
     assert!(text.contains("probegate_admission_duration_seconds_bucket"), "{text}");
     assert!(text.contains("probegate_policy_info{hash="), "{text}");

@@ -324,16 +324,17 @@ fn semantic_corpus_files_reach_their_ideal_verdict_with_their_configmaps() {
 #[test]
 fn configmaps_needed_lists_script_volumes_and_env_sources_of_exec_liveness_probes() {
     let docs = load("scripts/apps.yaml");
-    let needed = |name: &str| engine::configmaps_needed(&workload(named(&docs, name)));
+    let needed = |name: &str| engine::configmaps_needed(&workload(named(&docs, name)), &NoConfigMaps);
     let shop = |n: &str| (Some("shop".to_string()), n.to_string());
     assert_eq!(needed("web-local-script"), vec![shop("web-probes")]);
     assert_eq!(needed("web-database-url"), vec![shop("web-env")]);
     assert_eq!(needed("web-env-from"), vec![shop("web-env")]);
     assert_eq!(needed("celery-worker"), vec![]);
     let redis = load("scripts/redis-replication.yaml");
-    let needed = engine::configmaps_needed(&workload(named(&redis, "cache-redis-replicas")));
+    let needed = engine::configmaps_needed(&workload(named(&redis, "cache-redis-replicas")), &NoConfigMaps);
     let data = |n: &str| (Some("data".to_string()), n.to_string());
-    assert_eq!(needed, vec![data("cache-redis-health"), data("cache-redis-scripts")]);
+    // The probe runs /health/...: its ConfigMap only, not the start scripts mounted beside it.
+    assert_eq!(needed, vec![data("cache-redis-health")]);
     // Through an AdmissionRequest: the request's namespace fills in.
     let mut pod = as_pod(named(&redis, "cache-redis-replicas"));
     pod["metadata"].as_object_mut().unwrap().remove("namespace");
@@ -341,12 +342,47 @@ fn configmaps_needed_lists_script_volumes_and_env_sources_of_exec_liveness_probe
     body["request"]["namespace"] = "data".into();
     let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
     assert_eq!(
-        admission::configmaps_needed(&request),
-        vec![
-            ("data".to_string(), "cache-redis-health".to_string()),
-            ("data".into(), "cache-redis-scripts".into())
-        ]
+        admission::configmaps_needed(&request, &NoConfigMaps),
+        vec![("data".to_string(), "cache-redis-health".to_string())]
     );
+}
+
+#[test]
+fn configmaps_needed_reads_only_what_the_probe_may_run_and_follows_scripts_round_by_round() {
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {
+            "containers": [{"name": "web", "image": "x",
+                "livenessProbe": {"exec": {"command": ["sh", "-c", "/probes/live.sh"]}},
+                "volumeMounts": [
+                    {"name": "probes", "mountPath": "/probes"},
+                    {"name": "lib", "mountPath": "/opt/lib/"},
+                    {"name": "config", "mountPath": "/etc/app"},
+                    {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]},
+                {"name": "worker", "image": "x", "workingDir": "/checks",
+                "livenessProbe": {"exec": {"command": ["sh", "check.sh"]}},
+                "volumeMounts": [{"name": "checks", "mountPath": "/checks"}]}],
+            "volumes": [
+                {"name": "probes", "configMap": {"name": "probes"}},
+                {"name": "lib", "configMap": {"name": "lib"}},
+                {"name": "config", "configMap": {"name": "app-config"}},
+                {"name": "checks", "configMap": {"name": "checks"}},
+                {"name": "kube-api-access", "projected": {"sources": [{"configMap": {"name": "kube-root-ca.crt"}}]}}]
+        }
+    });
+    let w = workload(&pod);
+    let shop = |n: &str| (Some("shop".to_string()), n.to_string());
+    // Round 1: what the command names (/probes) and the worker's workingDir; not the app config,
+    // not the ServiceAccount's kube-root-ca.crt, not yet the library the script runs.
+    assert_eq!(engine::configmaps_needed(&w, &NoConfigMaps), vec![shop("checks"), shop("probes")]);
+    // Round 2: the script names /opt/lib, so its ConfigMap is needed too.
+    let mut known = StaticConfigMaps::new();
+    known.insert(
+        "shop",
+        "probes",
+        [("live.sh".to_string(), ". /opt/lib/common.sh; ping_local".to_string())].into(),
+    );
+    assert_eq!(engine::configmaps_needed(&w, &known), vec![shop("checks"), shop("lib"), shop("probes")]);
 }
 
 const HEAD: &str = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";

@@ -595,6 +595,20 @@ async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_befor
     .unwrap();
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer}");
+    // A review declared as text/plain whose body never comes: 415 at once, not the 408 that
+    // waiting for the body would end in.
+    let (addr, ca) = (h.addr, h.ca.clone());
+    let answer = tokio::task::spawn_blocking(move || {
+        raw_https_exchange(
+            addr,
+            &ca,
+            "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n",
+        )
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 415"), "{answer}");
+    assert!(answer.contains("Content-Type must be application/json"), "{answer}");
     h.healthy().await;
 }
 

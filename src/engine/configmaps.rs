@@ -32,7 +32,17 @@ pub enum ConfigMapLookup<'a> {
 pub trait ConfigMapSource {
     /// The ConfigMap `name` in `namespace`.
     fn get(&self, namespace: &str, name: &str) -> ConfigMapLookup<'_>;
+
+    /// Why `get` answered [`ConfigMapLookup::Unresolved`] for that ConfigMap, completing
+    /// `ConfigMap NS/NAME ...` in an unresolved script's reason: `is not available` unless the
+    /// source knows better (not read by this server, forbidden, no answer in time).
+    fn unresolved_reason(&self, _namespace: &str, _name: &str) -> String {
+        UNAVAILABLE.to_string()
+    }
 }
+
+/// The default [`ConfigMapSource::unresolved_reason`].
+pub const UNAVAILABLE: &str = "is not available";
 
 /// No ConfigMaps at all: every lookup is unresolved.
 #[derive(Clone, Copy, Debug, Default)]
@@ -50,6 +60,10 @@ impl ConfigMapSource for NoConfigMaps {
 pub struct StaticConfigMaps {
     found: HashMap<(String, String), BTreeMap<String, String>>,
     absent: HashSet<(String, String)>,
+    /// Why some unresolved ConfigMaps are unresolved.
+    reasons: HashMap<(String, String), String>,
+    /// Why the others are ([`UNAVAILABLE`] when `None`).
+    default_reason: Option<String>,
 }
 
 impl StaticConfigMaps {
@@ -70,6 +84,16 @@ impl StaticConfigMaps {
         let key = (namespace.to_string(), name.to_string());
         self.found.remove(&key);
         self.absent.insert(key);
+    }
+
+    /// Records why a ConfigMap is unresolved (completing `ConfigMap NS/NAME ...`).
+    pub fn mark_unresolved(&mut self, namespace: &str, name: &str, reason: impl Into<String>) {
+        self.reasons.insert((namespace.to_string(), name.to_string()), reason.into());
+    }
+
+    /// Sets why ConfigMaps neither found, absent nor marked unresolved are unresolved.
+    pub fn set_default_reason(&mut self, reason: impl Into<String>) {
+        self.default_reason = Some(reason.into());
     }
 
     /// Number of ConfigMaps found.
@@ -115,6 +139,15 @@ impl ConfigMapSource for StaticConfigMaps {
             None => ConfigMapLookup::Unresolved,
         }
     }
+
+    fn unresolved_reason(&self, namespace: &str, name: &str) -> String {
+        let key = (namespace.to_string(), name.to_string());
+        self.reasons
+            .get(&key)
+            .or(self.default_reason.as_ref())
+            .cloned()
+            .unwrap_or_else(|| UNAVAILABLE.to_string())
+    }
 }
 
 /// The names of the ConfigMaps a volume reads (`configMap`, and `projected` ConfigMap sources).
@@ -147,24 +180,53 @@ pub(crate) fn env_configmaps(container: &Container) -> Vec<&str> {
 }
 
 /// The ConfigMaps an evaluation of `workload` could read: for every app container and native
-/// sidecar with an exec liveness probe, the ConfigMaps of the volumes it mounts and those its env
-/// refers to. Each as (namespace from the object's metadata, when it has one; name), sorted and
-/// deduplicated. Pure: a server uses it to prefetch, then evaluates with what it got.
-pub fn configmaps_needed(workload: &Workload) -> Vec<(Option<String>, String)> {
+/// sidecar with an exec liveness probe, the ConfigMaps its env refers to, and those of the volumes
+/// it mounts whose files the probe may run: a volume whose mount path appears in the probe's
+/// command, in a literal env value of the container, in a script already in `known` (a script that
+/// runs another from a second ConfigMap), or is the container's `workingDir`. So a Pod's
+/// `kube-root-ca.crt` (mounted at `/var/run/secrets/...`) is not read for a probe that never names
+/// that folder. Each as (namespace from the object's metadata, when it has one; name), sorted and
+/// deduplicated. Pure: a server prefetches these, then asks again with what it found (scripts name
+/// further scripts) until nothing new is needed.
+pub fn configmaps_needed(workload: &Workload, known: &dyn ConfigMapSource) -> Vec<(Option<String>, String)> {
     let spec = &workload.spec;
     let namespace = workload.metadata.namespace.clone().filter(|n| !n.is_empty());
     let sidecars =
         spec.init_containers.iter().flatten().filter(|c| c.restart_policy.as_deref() == Some("Always"));
     let mut names = BTreeSet::new();
     for c in spec.containers.iter().chain(sidecars) {
-        if c.liveness_probe.as_ref().and_then(|p| p.exec.as_ref()).is_none() {
+        let Some(exec) = c.liveness_probe.as_ref().and_then(|p| p.exec.as_ref()) else {
             continue;
+        };
+        let mut texts: Vec<&str> = exec.command.iter().flatten().map(String::as_str).collect();
+        texts.extend(c.env.iter().flatten().filter_map(|e| e.value.as_deref()));
+        let ns = namespace.as_deref().unwrap_or("");
+        let mounted: Vec<(&str, Vec<&str>)> = c
+            .volume_mounts
+            .iter()
+            .flatten()
+            .filter_map(|m| {
+                let volume = spec.volumes.iter().flatten().find(|v| v.name == m.name)?;
+                Some((m.mount_path.as_str(), volume_configmaps(volume)))
+            })
+            .collect();
+        let env_cms = env_configmaps(c);
+        for cm in mounted.iter().flat_map(|(_, cms)| cms.iter()).chain(env_cms.iter()) {
+            if let ConfigMapLookup::Found(data) = known.get(ns, cm) {
+                texts.extend(data.values().map(String::as_str));
+            }
         }
-        for m in c.volume_mounts.iter().flatten() {
-            let volume = spec.volumes.iter().flatten().find(|v| v.name == m.name);
-            names.extend(volume.into_iter().flat_map(volume_configmaps).map(str::to_string));
+        let workdir = c.working_dir.as_deref().map(|w| w.trim_end_matches('/'));
+        for (path, cms) in mounted {
+            let path = path.trim_end_matches('/');
+            let named = !path.is_empty() && texts.iter().any(|t| t.contains(path));
+            if named
+                || workdir.is_some_and(|w| !w.is_empty() && (w == path || w.starts_with(&format!("{path}/"))))
+            {
+                names.extend(cms.into_iter().map(str::to_string));
+            }
         }
-        names.extend(env_configmaps(c).into_iter().map(str::to_string));
+        names.extend(env_cms.into_iter().map(str::to_string));
     }
     names.into_iter().map(|n| (namespace.clone(), n)).collect()
 }

@@ -73,7 +73,10 @@ impl ContainerFiles<'_> {
                 None => Source::Missing(format!("ConfigMap {ns}/{name} has no key {key:?}")),
             },
             ConfigMapLookup::NotFound => Source::Missing(format!("ConfigMap {ns}/{name} does not exist")),
-            ConfigMapLookup::Unresolved => Source::Unknown(format!("ConfigMap {ns}/{name} is not available")),
+            ConfigMapLookup::Unresolved => Source::Unknown(format!(
+                "ConfigMap {ns}/{name} {}",
+                self.configmaps.unresolved_reason(ns, name)
+            )),
         }
     }
 

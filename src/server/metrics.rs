@@ -1,7 +1,9 @@
 //! Prometheus metrics (prometheus-client, OpenMetrics text at `GET /metrics`).
 //!
-//! - `probegate_admission_requests_total{endpoint,kind,operation,result}`: result `allowed`,
-//!   `warned`, `patched`, `denied` or `error`;
+//! - `probegate_admission_requests_total{endpoint,kind,operation,result,dry_run}`: result
+//!   `allowed`, `warned`, `patched`, `denied` or `error`; `dry_run` `true` for dry-run requests
+//!   (`kubectl apply --dry-run=server`, `kubectl diff`: nothing was admitted), `false` otherwise
+//!   (and for requests that could not be read);
 //! - `probegate_admission_duration_seconds{endpoint}`: histogram of handling time;
 //! - `probegate_violations_total{rule,action,mode,namespace}`: every finding reported (denied,
 //!   warned, patched, audited); dry-run requests are not counted here (they admit nothing);
@@ -9,8 +11,9 @@
 //!   that is not a valid namespace name);
 //! - `probegate_policy_reloads_total{result}`: `success` or `failure`;
 //! - `probegate_policy_info{hash,source}`: 1 for the policy in force;
-//! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `cached`, `found`,
-//!   `not_found`, `failed` or `timeout` (the request's budget ran out first).
+//! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `found`, `not_found`,
+//!   `forbidden`, `failed`, `timeout` (the request's budget ran out first) or `cached` (a failure
+//!   remembered).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -28,6 +31,7 @@ struct RequestLabels {
     kind: String,
     operation: String,
     result: String,
+    dry_run: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -154,14 +158,24 @@ impl Metrics {
         "other".into()
     }
 
-    /// Counts one answered request and its handling time in seconds.
-    pub fn request(&self, endpoint: &str, kind: &str, operation: &str, result: &str, seconds: f64) {
+    /// Counts one answered request (`dry_run`: the request's `dryRun`) and its handling time in
+    /// seconds.
+    pub fn request(
+        &self,
+        endpoint: &str,
+        kind: &str,
+        operation: &str,
+        result: &str,
+        dry_run: bool,
+        seconds: f64,
+    ) {
         self.requests
             .get_or_create(&RequestLabels {
                 endpoint: endpoint.into(),
                 kind: kind.into(),
                 operation: operation.into(),
                 result: result.into(),
+                dry_run: if dry_run { "true" } else { "false" }.into(),
             })
             .inc();
         self.duration.get_or_create(&EndpointLabels { endpoint: endpoint.into() }).observe(seconds);

@@ -48,7 +48,8 @@ impl NamespaceLabels for WatchedNamespaceLabels {
 }
 
 /// Connects to the cluster (in-cluster config, else kubeconfig) and starts watching Namespaces in
-/// the background. Needs RBAC `get`, `list` and `watch` on `namespaces`.
+/// the background. Needs RBAC `list` and `watch` on `namespaces` (the reflector never gets one by
+/// name; deploy/base/clusterrole.yaml grants exactly these two).
 ///
 /// # Errors
 /// When no Kubernetes client can be configured (no in-cluster environment and no kubeconfig).

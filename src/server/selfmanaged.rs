@@ -54,6 +54,13 @@
 //! serving certificate never outlives it. When the CA is within `renew_before_days` of expiry every
 //! pass logs a warning; deleting the Secret makes the replicas create a new CA and re-patch the
 //! bundles (requests fail for up to one `maintain` interval while replicas switch).
+//!
+//! # Watching the configurations
+//!
+//! [`watch_webhook_configurations`] wakes [`maintain`] whenever a configuration is created or
+//! changed, so a re-applied or re-created configuration gets its `caBundle` back within about a
+//! second. It needs `list` and `watch` on both configurations too (ClusterRole, same
+//! `resourceNames`: the watch selects by `metadata.name`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -204,23 +211,28 @@ pub async fn ensure(client: &kube::Client, cfg: &SelfManagedTls) -> anyhow::Resu
     Ok((TlsMaterial { cert_pem: contents.tls_crt, key_pem: contents.tls_key }, ca_pem))
 }
 
-/// Runs forever: every `interval`, calls [`ensure`] and, when the serving material differs from
-/// `current` (another replica renewed, or this one did), calls `on_change(material)` (the server uses
-/// it to reload its rustls config) and remembers it as current. `current` is what the server serves
-/// now (what the first [`ensure`] returned), so that an unchanged certificate never causes a reload.
-/// Errors are logged and retried at the next tick.
+/// Runs forever: every `interval`, and whenever `wake` is notified (a webhook configuration changed
+/// or was re-created: see [`watch_webhook_configurations`]), calls [`ensure`] and, when the serving
+/// material differs from `current` (another replica renewed, or this one did), calls
+/// `on_change(material)` (the server uses it to reload its rustls config) and remembers it as
+/// current. `current` is what the server serves now (what the first [`ensure`] returned), so that an
+/// unchanged certificate never causes a reload. Errors are logged and retried at the next tick.
 pub async fn maintain(
     client: kube::Client,
     cfg: SelfManagedTls,
     current: TlsMaterial,
     interval: Duration,
+    wake: Arc<tokio::sync::Notify>,
     on_change: impl Fn(TlsMaterial) + Send + 'static,
 ) {
     let mut current = current;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticker.tick().await;
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = wake.notified() => {}
+        }
         match ensure(&client, &cfg).await {
             Ok((material, _)) => {
                 if material.cert_pem != current.cert_pem || material.key_pem != current.key_pem {
@@ -234,6 +246,57 @@ pub async fn maintain(
                 retry_in_s = interval.as_secs(),
                 "self-managed TLS check failed; serving the current certificate"
             ),
+        }
+    }
+}
+
+/// Watches the two webhook configurations named in `cfg` (each by a `metadata.name` field selector:
+/// RBAC `list` and `watch` with `resourceNames`) and notifies `wake` whenever one is created,
+/// changed, or listed again after the watch restarted, so that [`maintain`] puts the `caBundle`
+/// back within about a second instead of at its next tick (a `kubectl apply` of the manifests, or a
+/// deleted and re-created configuration, would otherwise leave the API server without the CA for
+/// up to one interval: every call failing open, or every Pod refused under `failurePolicy: Fail`).
+/// [`ensure`] patches only a bundle that differs, so its own patch wakes it once more, to no effect.
+/// Runs until the process ends; watch errors are retried with back-off.
+pub async fn watch_webhook_configurations(
+    client: kube::Client,
+    cfg: SelfManagedTls,
+    wake: Arc<tokio::sync::Notify>,
+) {
+    use futures::StreamExt as _;
+    use kube::runtime::{WatchStreamExt as _, watcher};
+    fn changes<K>(
+        api: Api<K>,
+        name: &str,
+    ) -> impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    {
+        watcher(api, watcher::Config::default().fields(&format!("metadata.name={name}"))).default_backoff()
+    }
+    let mutating = changes(
+        Api::<MutatingWebhookConfiguration>::all(client.clone()),
+        &cfg.mutating_webhook_configuration,
+    )
+    .map(|e| e.map(|e| !matches!(e, watcher::Event::Delete(_) | watcher::Event::Init)));
+    let validating =
+        changes(Api::<ValidatingWebhookConfiguration>::all(client), &cfg.validating_webhook_configuration)
+            .map(|e| e.map(|e| !matches!(e, watcher::Event::Delete(_) | watcher::Event::Init)));
+    let mut events = std::pin::pin!(futures::stream::select(mutating, validating));
+    let mut reported = false;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(wakes) => {
+                reported = false;
+                if wakes {
+                    wake.notify_one();
+                }
+            }
+            Err(e) if !reported => {
+                tracing::warn!(error = %e, "watch of the webhook configurations failed; retrying with back-off (the caBundle is still checked every interval)");
+                reported = true;
+            }
+            Err(_) => {}
         }
     }
 }
@@ -1230,9 +1293,11 @@ mod tests {
         let client = client(&fake);
         let (current, _) = ensure(&client, &cfg()).await.expect("ensure");
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let task = tokio::spawn(maintain(client, cfg(), current, Duration::from_millis(20), move |m| {
-            let _ = tx.send(m);
-        }));
+        let wake = Arc::new(tokio::sync::Notify::new());
+        let task =
+            tokio::spawn(maintain(client, cfg(), current, Duration::from_millis(20), wake, move |m| {
+                let _ = tx.send(m);
+            }));
         tokio::time::sleep(Duration::from_millis(150)).await;
         assert!(rx.try_recv().is_err(), "nothing changed: no reload");
 
