@@ -7,6 +7,7 @@
 pub mod harness;
 
 mod audit;
+mod bypasses;
 mod configmaps;
 mod observability;
 mod selfmanaged;
