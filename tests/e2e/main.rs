@@ -8,6 +8,7 @@ pub mod harness;
 
 mod configmaps;
 mod observability;
+mod reapply;
 mod selfmanaged;
 mod smoke;
 mod webhooks;
