@@ -7,6 +7,7 @@
 pub mod harness;
 
 mod configmaps;
+mod deploy;
 mod observability;
 mod reapply;
 mod selfmanaged;
