@@ -7,8 +7,10 @@
 //!   `allowed: false`, `status.code` 403) or `warn` (`warnings`), and never returns a patch (the API
 //!   server answers a validating webhook's patch with a 500);
 //! - `/mutate` ([`Endpoint::Mutate`]) applies the `mutate` rules and returns a base64 JSONPatch
-//!   (`patchType: JSONPatch`) for Pods on CREATE, and for pod templates on CREATE when the policy
-//!   says `templates: {mutate: true}`; never on UPDATE (a Pod's probes and lifecycle are immutable);
+//!   (`patchType: JSONPatch`) for Pods on CREATE, and for pod templates on CREATE and UPDATE when the
+//!   policy says `templates: {mutate: true}`; a Pod UPDATE is patched only back to probegate's own
+//!   earlier changes, which a re-apply of the unpatched manifest would undo (a Pod's probes and
+//!   lifecycle are immutable; docs/reapply.md);
 //! - an object owned by a controller is warned, not denied, when `request.userInfo` shows that a
 //!   trusted controller (`exemptions.trustedControllers`) creates it; anyone else is denied as for
 //!   a bare Pod. An UPDATE is denied only for findings the old object did not have;
@@ -527,10 +529,12 @@ pub fn review_with_configmaps(
             kind.as_str()
         )));
     };
-    // `/mutate` patches only on CREATE (a Pod's probes and lifecycle are immutable, and a
-    // template is patched only with `templates.mutate`): anything else has nothing to patch and
-    // nothing to say that `/validate` does not say, so the object is not even read.
-    let mutable = request.operation == Operation::Create && (kind.is_pod() || policy.templates.mutate);
+    // `/mutate` patches Pods (on CREATE; on UPDATE only to restore probegate's own changes, which
+    // a re-apply of the unpatched manifest would undo) and templates only with `templates.mutate`
+    // (CREATE and UPDATE): anything else has nothing to patch and nothing to say that `/validate`
+    // does not say, so the object is not even read.
+    let mutable = matches!(request.operation, Operation::Create | Operation::Update)
+        && (kind.is_pod() || policy.templates.mutate);
     if endpoint == Endpoint::Mutate && !mutable {
         return skip("nothing to patch", summary, response);
     }
@@ -665,6 +669,11 @@ pub fn review_with_configmaps(
             }
         }
         Endpoint::Mutate => {
+            // Pods on CREATE; on UPDATE only to keep probegate's own changes (see
+            // `restore_our_patch`), never in audit mode. Templates (with templates.mutate) on CREATE
+            // and UPDATE, so that a re-apply of the unpatched manifest neither undoes the patch nor
+            // changes the template (no rollout).
+            let mutable = mutable && !(kind.is_pod() && request.operation == Operation::Update && audit);
             if mutable {
                 let mut patch = Vec::new();
                 for f in evaluation.with_action(Action::Mutate) {
@@ -677,6 +686,28 @@ pub fn review_with_configmaps(
                     } else {
                         patch.extend(f.patch.iter().cloned());
                     }
+                }
+                if kind.is_pod() && request.operation == Operation::Update {
+                    // Only an UPDATE that would undo probegate's own changes is patched, back to
+                    // the old object's probes and hooks; any other change of them is not ours to
+                    // touch (the API server refuses it, as it would without probegate).
+                    let old = request.old_object.as_deref().map(RawValue::get);
+                    let mutate = |candidate: &serde_json::Value| -> Vec<json_patch::PatchOperation> {
+                        let Ok(w) = Workload::from_value(kind, candidate) else { return Vec::new() };
+                        let e = evaluate_object_with_configmaps(
+                            policy,
+                            &w,
+                            &summary.namespace,
+                            namespace_labels,
+                            configmaps,
+                        );
+                        e.evaluation
+                            .with_action(Action::Mutate)
+                            .flat_map(|f| f.patch.iter().cloned())
+                            .collect()
+                    };
+                    patch = restore_our_patch(object.get(), old, &patch, mutate);
+                    warnings.clear();
                 }
                 if !patch.is_empty() {
                     // Serializing a Patch of Values cannot fail; an error here would be a bug, and
@@ -707,6 +738,106 @@ pub fn review_with_configmaps(
         response.warnings = Some(warnings);
     }
     Ok(Decision { review: wrap(response), summary })
+}
+
+/// `v` without zero numbers and nulls (at any depth): as the API server stores it (Go's
+/// `omitempty` drops a probe's `initialDelaySeconds: 0`), so equal probes compare equal.
+fn stored_form(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => serde_json::Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null() && v.as_f64() != Some(0.0))
+                .map(|(k, v)| (k.clone(), stored_form(v)))
+                .collect(),
+        ),
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(stored_form).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The probe and lifecycle fields of a Pod's containers (app and init), by position, as JSON in
+/// their stored form ([`stored_form`]).
+fn probe_fields(pod: &serde_json::Value) -> Vec<(&'static str, usize, &'static str, serde_json::Value)> {
+    const FIELDS: [&str; 4] = ["livenessProbe", "readinessProbe", "startupProbe", "lifecycle"];
+    let mut out = Vec::new();
+    for list in ["containers", "initContainers"] {
+        for (i, c) in pod["spec"][list].as_array().into_iter().flatten().enumerate() {
+            for f in FIELDS {
+                out.push((list, i, f, stored_form(&c[f])));
+            }
+        }
+    }
+    out
+}
+
+/// For a Pod UPDATE (`object`, `old`): when the update changes probes or lifecycle hooks only by
+/// sending back what probegate changed at CREATE (`kubectl apply` of the unchanged manifest:
+/// client-side, the manifest's values over the stored Pod, probegate's added startup probe kept;
+/// server-side, the manifest's values, probegate's additions dropped), a JSON patch that puts the
+/// old object's values back, so the Pod stays as probegate made it and the update (of labels,
+/// say) goes through; the API server would otherwise refuse it (a Pod's probes and hooks are
+/// immutable). Recognised when probegate's patch of the object (`patch`), or of the object
+/// without the startup probes the old object has (`mutate` computes probegate's patch of a
+/// candidate), yields the old object's probes and hooks in every container. Otherwise empty.
+fn restore_our_patch(
+    object: &str,
+    old: Option<&str>,
+    patch: &[json_patch::PatchOperation],
+    mutate: impl Fn(&serde_json::Value) -> Vec<json_patch::PatchOperation>,
+) -> Vec<json_patch::PatchOperation> {
+    let (Ok(new), Some(Ok(old))) = (
+        serde_json::from_str::<serde_json::Value>(object),
+        old.map(serde_json::from_str::<serde_json::Value>),
+    ) else {
+        return Vec::new();
+    };
+    let (new_fields, old_fields) = (probe_fields(&new), probe_fields(&old));
+    if new_fields.len() != old_fields.len() || new_fields == old_fields {
+        return Vec::new();
+    }
+    let yields_old = |candidate: &serde_json::Value, ops: &[json_patch::PatchOperation]| {
+        let mut c = candidate.clone();
+        json_patch::patch(&mut c, ops).is_ok() && probe_fields(&c) == old_fields
+    };
+    let mut recognised = !patch.is_empty() && yields_old(&new, patch);
+    if !recognised {
+        // Client-side apply keeps the startup probe probegate added: try without it.
+        let mut without = new.clone();
+        for list in ["containers", "initContainers"] {
+            for (i, c) in old["spec"][list].as_array().into_iter().flatten().enumerate() {
+                if c.get("startupProbe").is_some()
+                    && let Some(n) = without["spec"][list].get_mut(i).and_then(|n| n.as_object_mut())
+                {
+                    n.remove("startupProbe");
+                }
+            }
+        }
+        let ops = mutate(&without);
+        recognised = !ops.is_empty() && yields_old(&without, &ops);
+    }
+    if !recognised {
+        return Vec::new();
+    }
+    let mut restore = Vec::new();
+    for ((list, i, field, now), (_, _, _, before)) in new_fields.iter().zip(&old_fields) {
+        if now == before {
+            continue;
+        }
+        let Ok(path) = jsonptr::PointerBuf::parse(format!("/spec/{list}/{i}/{field}")) else {
+            return Vec::new();
+        };
+        restore.push(match (now.is_null(), before.is_null()) {
+            (_, true) => json_patch::PatchOperation::Remove(json_patch::RemoveOperation { path }),
+            (true, false) => {
+                json_patch::PatchOperation::Add(json_patch::AddOperation { path, value: before.clone() })
+            }
+            (false, false) => json_patch::PatchOperation::Replace(json_patch::ReplaceOperation {
+                path,
+                value: before.clone(),
+            }),
+        });
+    }
+    restore
 }
 
 /// The same finding (rule, container, container list and what it says, e.g. the host reached) was

@@ -196,7 +196,14 @@ fn templates_are_patched_only_when_the_policy_says_so() {
     let after = apply(&case.doc, &patch);
     let again = respond(&policy, Endpoint::Mutate, &review("CREATE", &after, None, "t"));
     assert!(again.patch.is_none());
-    // Never on UPDATE, even with templates.mutate.
-    let r = respond(&policy, Endpoint::Mutate, &review("UPDATE", &case.doc, Some(&case.doc), "t"));
+    // On UPDATE too with templates.mutate (a re-apply of the unpatched manifest over the patched
+    // one is patched back: the template does not change, docs/reapply.md); the patched one needs
+    // nothing; without templates.mutate, never.
+    let r = respond(&policy, Endpoint::Mutate, &review("UPDATE", &case.doc, Some(&after), "t"));
+    assert_eq!(apply(&case.doc, &decode_patch(&r.patch.expect("re-patched on UPDATE"))), after);
+    let r = respond(&policy, Endpoint::Mutate, &review("UPDATE", &after, Some(&after), "t"));
+    assert!(r.patch.is_none());
+    policy.templates.mutate = false;
+    let r = respond(&policy, Endpoint::Mutate, &review("UPDATE", &case.doc, Some(&after), "t"));
     assert!(r.patch.is_none());
 }

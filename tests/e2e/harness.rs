@@ -611,6 +611,8 @@ pub struct WebhookOptions {
     pub ca_bundle: Option<String>,
     /// The configurations' name; `None`: `e2e-NAMESPACE`.
     pub name: Option<String>,
+    /// The mutating webhook's `matchConditions` (CEL), if any.
+    pub mutating_match_conditions: Option<Vec<k8s_openapi::api::admissionregistration::v1::MatchCondition>>,
     /// Wait until the API server calls probegate (not possible when the `caBundle` does not
     /// trust it yet).
     pub wait_until_called: bool,
@@ -624,6 +626,7 @@ impl Default for WebhookOptions {
             failure_policy: "Fail".into(),
             ca_bundle: None,
             name: None,
+            mutating_match_conditions: None,
             wait_until_called: true,
         }
     }
@@ -668,6 +671,7 @@ impl Webhooks {
                     reinvocation_policy: Some("IfNeeded".into()),
                     client_config: client_config("/mutate"),
                     rules: Some(options.mutating.clone()),
+                    match_conditions: options.mutating_match_conditions.clone(),
                     namespace_selector: Some(selector.clone()),
                     ..Default::default()
                 }]),
