@@ -3,8 +3,8 @@
 //! caller posts), and the YAML locator of the offline commands.
 //!
 //! Under `cargo test` each target replays its corpus (`tests/__fuzz__/TARGET/corpus/`, seeded
-//! from `tests/fixtures`) and then random inputs; under `cargo bolero test` it is a coverage-guided
-//! libFuzzer target on the stable toolchain (docs/testing.md has the commands). Each asserts more
+//! from `tests/fixtures`) and then random inputs; the same targets are meant for `cargo bolero test`
+//! (libFuzzer on stable), which needs them in a package of their own first (docs/testing.md). Each asserts more
 //! than "no panic" where an oracle exists (a patch applies, positions lie in the text).
 
 mod common;
