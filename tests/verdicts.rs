@@ -195,7 +195,7 @@ fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
         let f = findings(&e, RuleId::ReadinessSharedDependency);
         assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
         assert_eq!(f[0].action, Action::Warn);
-        assert!(f[0].message.contains("serve degraded"), "{}", f[0].message);
+        assert!(f[0].message.contains("\"no traffic here\" or \"serve degraded\"?"), "{}", f[0].message);
     }
     let quiet = [
         "containers:\n- name: db\n  image: postgres:16\n  readinessProbe: {exec: {command: [pg_isready, -U, postgres]}}\n",
@@ -467,4 +467,96 @@ fn readiness_analysis_never_spends_the_liveness_budget() {
     let f = findings(&e, RuleId::LivenessDependency);
     assert_eq!(f.len(), 1, "unresolved: {:?}", e.unresolved);
     assert_eq!((f[0].container.as_str(), f[0].action), ("api", Action::Deny));
+}
+
+/// Warnings over 256 characters may be truncated by the API server (Kubernetes docs, "Dynamic
+/// Admission Control", warnings): every new message, with a 20-character container name and the
+/// `probegate: ` prefix, fits.
+#[test]
+fn new_messages_fit_a_warning() {
+    let name = "orders-api-consumer1";
+    let specs = [
+        format!(
+            "hostNetwork: true\ncontainers:\n- name: {name}\n  image: a\n  livenessProbe: {{httpGet: {{host: 10.20.30.40, path: /, port: 80}}}}\n"
+        ),
+        format!(
+            "hostNetwork: true\ncontainers:\n- name: {name}\n  image: a\n  livenessProbe: {{httpGet: {{host: node-17.example.com, path: /, port: 80}}}}\n"
+        ),
+        format!(
+            "hostNetwork: true\ncontainers:\n- name: {name}\n  image: a\n  livenessProbe: {{httpGet: {{host: pg.db.svc.cluster.local, path: /, port: 80}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{httpGet: {{path: /actuator/health, port: 80}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: quay.io/keycloak/keycloak:26\n  livenessProbe: {{httpGet: {{path: /health, port: 80}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [pg_isready, -h, orders-db.production.svc.cluster.local]}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [curl, -f, \"http://localhost:8080/healthz\"]}}, timeoutSeconds: 2}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  restartPolicy: Never\n  livenessProbe: {{exec: {{command: [test, -f, /x]}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{httpGet: {{path: /health/readiness, port: 80}}}}\n  readinessProbe: {{httpGet: {{path: /health/liveness, port: 80}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [grpc_health_probe, \"-addr=:50051\", \"-rpc-timeout=15s\"]}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [test, -f, /x]}}, timeoutSeconds: 1, periodSeconds: 1}}\n"
+        ),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for spec in &specs {
+        let e = eval(&deployment(&pod(spec)));
+        for f in &e.findings {
+            seen.insert(f.rule);
+            let text = format!("probegate: {}", f.describe());
+            assert!(text.chars().count() <= 256, "{} chars: {text}", text.chars().count());
+        }
+    }
+    let e = eval(&deployment(&pod(&format!("containers:\n- name: {name}\n  image: a\n"))));
+    for f in &e.findings {
+        seen.insert(f.rule);
+        let text = format!("probegate: {}", f.describe());
+        assert!(text.chars().count() <= 256, "{text}");
+    }
+    for rule in [
+        RuleId::LivenessDependency,
+        RuleId::LivenessDependencyPath,
+        RuleId::ReadinessSharedDependency,
+        RuleId::WorkerLivenessMissing,
+        RuleId::ExecProbeReplaceable,
+        RuleId::LivenessNeverRestarted,
+        RuleId::ProbePathsSwapped,
+        RuleId::ProbeClientDeadline,
+        RuleId::ProbeTimeout,
+    ] {
+        assert!(seen.contains(&rule), "no case fired {rule}");
+    }
+}
+
+/// probe-timeout raises a timeout at most to the probe's periodSeconds (rules.md §2.4).
+#[test]
+fn probe_timeout_is_capped_at_the_period() {
+    let e = eval(&pod(
+        "containers:\n- name: w\n  image: a\n  livenessProbe: {exec: {command: [x]}, periodSeconds: 2}\n",
+    ));
+    let f = findings(&e, RuleId::ProbeTimeout);
+    let patch = serde_json::to_value(&f[0].patch).unwrap();
+    assert_eq!(patch[0]["value"], json!(2), "{patch}");
+    assert!(f[0].message.contains("as far as periodSeconds allows"), "{}", f[0].message);
+    let e = eval(&pod(
+        "containers:\n- name: w\n  image: a\n  livenessProbe: {exec: {command: [x]}, periodSeconds: 1}\n",
+    ));
+    let f = findings(&e, RuleId::ProbeTimeout);
+    assert!(f[0].patch.is_empty());
+    assert!(f[0].message.contains("lengthen periodSeconds"), "{}", f[0].message);
+    let e = eval(&pod("containers:\n- name: w\n  image: a\n  livenessProbe: {exec: {command: [x]}}\n"));
+    let patch = serde_json::to_value(&findings(&e, RuleId::ProbeTimeout)[0].patch).unwrap();
+    assert_eq!(patch[0]["value"], json!(3));
 }

@@ -111,8 +111,8 @@ fn aggregate_path(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
     let alternatives =
         hits.iter().map(|k| format!("{}: {}", k.framework, k.liveness_path)).collect::<Vec<_>>();
     Some(format!(
-        "livenessProbe GET {} is an aggregate health endpoint that runs every health check, a database's \
-         included; probe the liveness group instead ({})",
+        "livenessProbe GET {} is an aggregate health endpoint (every check, a database's included); \
+         probe the liveness group instead ({})",
         exec::redact_secrets(paths::normalize(path)),
         alternatives.join("; ")
     ))
@@ -121,7 +121,15 @@ fn aggregate_path(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
 // === readiness-shared-dependency ===
 
 /// The question seed 004 asks of every readiness dependency.
-const SEED_QUESTION: &str = "should \"it is down\" mean \"send no traffic here\" or \"serve degraded\"?";
+const SEED_QUESTION: &str = "should that mean \"no traffic here\" or \"serve degraded\"?";
+
+/// At most 40 characters of a target, for a message that must fit a warning.
+fn short(target: &str) -> String {
+    if target.chars().count() <= 40 {
+        return target.to_string();
+    }
+    target.chars().take(39).collect::<String>() + "…"
+}
 
 fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
     let probe = t.container.readiness_probe.as_ref()?;
@@ -139,8 +147,8 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
         };
         return remote.then(|| {
             format!(
-                "readinessProbe reaches {host:?}: when it is down every replica leaves the endpoints at once; \
-                 {SEED_QUESTION}"
+                "readinessProbe reaches {:?}: its outage empties the endpoints; {SEED_QUESTION}",
+                short(host)
             )
         });
     }
@@ -159,9 +167,9 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
     };
     let dep = exec::analyze(command, &env, &options).dependency?;
     Some(format!(
-        "readinessProbe reaches {} ({}, via {}): when it is down every replica leaves the endpoints at \
-         once; {SEED_QUESTION}",
-        dep.target, dep.category, dep.program
+        "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
+        short(&dep.target),
+        dep.program
     ))
 }
 
@@ -225,9 +233,8 @@ fn worker(t: &Target<'_>) -> Option<String> {
         return None;
     }
     Some(
-        "has no ports and no liveness or readiness probe: if its loop wedges (a poisoned message, a lost \
-         connection) nothing notices; add a livenessProbe on a progress signal, e.g. a heartbeat file \
-         the loop touches"
+        "has no ports and no liveness or readiness probe: a wedged loop (a poisoned message, a lost \
+         connection) goes unnoticed; add a livenessProbe on a progress signal, e.g. a heartbeat file"
             .to_string(),
     )
 }
@@ -315,8 +322,8 @@ fn exec_replaceable(t: &Target<'_>) -> Option<String> {
         };
         if let Some((program, url)) = local_http_only(argv) {
             return Some(format!(
-                "{field} only runs {program} against this pod ({}): an httpGet probe does the same without \
-                 forking a process per check; use httpGet unless the server listens only on 127.0.0.1",
+                "{field} only runs {program} against this pod ({}): httpGet does that without a process per \
+                 check, unless the server listens only on 127.0.0.1",
                 exec::redact_secrets(&url)
             ));
         }
@@ -339,7 +346,7 @@ fn never_restarted(t: &Target<'_>) -> Option<String> {
     };
     Some(format!(
         "has a livenessProbe but its own restartPolicy is Never: a failing check kills it and nothing \
-         restarts it{rules}; drop the livenessProbe or let the container restart"
+         restarts it{rules}; drop the probe or let it restart"
     ))
 }
 
@@ -347,25 +354,29 @@ fn never_restarted(t: &Target<'_>) -> Option<String> {
 
 fn swapped(t: &Target<'_>) -> Option<String> {
     let path = |p: Option<&Probe>| p?.http_get.as_ref().map(|h| h.path.clone().unwrap_or_else(|| "/".into()));
-    let mut parts = Vec::new();
-    if let Some(p) = path(t.container.liveness_probe.as_ref())
-        && paths::named_for_readiness(&p) == Some(true)
-    {
-        parts.push(format!("livenessProbe uses {}, a path named for readiness", exec::redact_secrets(&p)));
+    let live =
+        path(t.container.liveness_probe.as_ref()).filter(|p| paths::named_for_readiness(p) == Some(true));
+    let ready =
+        path(t.container.readiness_probe.as_ref()).filter(|p| paths::named_for_readiness(p) == Some(false));
+    const WHY: &str = "a busy spell would restart it instead of shedding traffic";
+    let show = |p: &str| short(&exec::redact_secrets(p));
+    match (live, ready) {
+        (Some(l), Some(r)) => Some(format!(
+            "livenessProbe and readinessProbe paths look swapped ({}, {}): {WHY}; swap them",
+            show(&l),
+            show(&r)
+        )),
+        (Some(l), None) => Some(format!(
+            "livenessProbe uses {}, named for readiness: {WHY}; give liveness its own endpoint",
+            show(&l)
+        )),
+        (None, Some(r)) => Some(format!(
+            "readinessProbe uses {}, named for liveness: it answers \"alive\", not \"can take traffic\"; give \
+             readiness its own endpoint",
+            show(&r)
+        )),
+        (None, None) => None,
     }
-    if let Some(p) = path(t.container.readiness_probe.as_ref())
-        && paths::named_for_readiness(&p) == Some(false)
-    {
-        parts.push(format!("readinessProbe uses {}, a path named for liveness", exec::redact_secrets(&p)));
-    }
-    if parts.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "{}: readiness answers \"can I take traffic\" and may fail while busy, liveness only \"am I stuck\"; \
-         swapped, a busy spell restarts the container; point each probe at its own endpoint",
-        parts.join(", ")
-    ))
 }
 
 // === probe-client-deadline ===
@@ -432,9 +443,8 @@ fn client_deadline(t: &Target<'_>) -> Option<String> {
             if let Some((what, ms)) = deadlines(&cmd).into_iter().find(|(_, ms)| *ms > limit_ms) {
                 let seconds = ms.div_ceil(1000);
                 return Some(format!(
-                    "{field} runs `{what}` under timeoutSeconds {timeout}: the kubelet gives up first and counts \
-                     a failure while the check could still pass; raise timeoutSeconds to at least {seconds} \
-                     (within periodSeconds) or shorten the client's deadline"
+                    "{field} runs `{what}` under timeoutSeconds {timeout}: the kubelet gives up first; raise \
+                     timeoutSeconds to {seconds} or shorten the client's deadline"
                 ));
             }
         }

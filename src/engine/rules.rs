@@ -178,31 +178,23 @@ fn liveness_dependency(
         if host_network {
             // The pod shares the node's network: "drop host" would probe the node's address, which
             // a server bound to 127.0.0.1 does not answer. Say what is right here instead.
-            let advice = "point host at an address this container itself listens on (127.0.0.1 when it \
-                          binds loopback) and check dependencies in readinessProbe";
+            let advice = "probe an address this container listens on (127.0.0.1 if it binds loopback)";
             return match class {
                 ProbeHost::PodIp | ProbeHost::Local | ProbeHost::OwnAddress => None,
                 ProbeHost::OtherIp => Some((
-                    format!(
-                        "{lead}, not an address this container binds or advertises: with hostNetwork it may \
-                         be this node (then all is well) or another machine; {advice}"
-                    ),
+                    format!("{lead}: with hostNetwork it may be this node or another machine; {advice}"),
                     true,
                 )),
                 ProbeHost::OtherName => Some((
-                    format!(
-                        "{lead}: the kubelet resolves it from the node, and it is not an address this \
-                         container binds or advertises; {advice}"
-                    ),
+                    format!("{lead}: resolved from the node, it may be this node or another; {advice}"),
                     true,
                 )),
                 ProbeHost::Unexpanded => {
                     Some((format!("{lead}: the kubelet does not expand variables in host; {advice}"), false))
                 }
-                ProbeHost::ServiceName => Some((
-                    format!("{lead}: a Service name, probed from the node, is another workload; {advice}"),
-                    false,
-                )),
+                ProbeHost::ServiceName => {
+                    Some((format!("{lead}: a Service name is another workload; {advice}"), false))
+                }
             };
         }
         let why = match class {
@@ -455,7 +447,8 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         ("livenessProbe", t.container.liveness_probe.as_ref(), cfg.liveness_min_seconds),
         ("readinessProbe", t.container.readiness_probe.as_ref(), cfg.readiness_min_seconds),
     ];
-    let mut capped = false;
+    // `capped`: some timeout can only go up to its period; `raised`: some timeout can go up at all.
+    let (mut capped, mut raised) = (false, false);
     for (field, probe, min) in checks {
         let Some(probe) = probe else { continue };
         let current = probe.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
@@ -467,19 +460,16 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         let period = effective_period(probe);
         let target = i64::from(min).min(i64::from(period));
         if target <= i64::from(current) {
-            capped = true;
             parts.push(format!(
-                "{field}.timeoutSeconds {current} is under {min}s, and its periodSeconds {period} leaves no room \
-                 to raise it; lengthen periodSeconds first"
+                "{field}.timeoutSeconds {current} is under {min}s and its periodSeconds {period} leaves no room"
             ));
             continue;
         }
+        raised = true;
         let target = target as i32;
-        if target < min as i32 {
+        if i64::from(target) < i64::from(min) {
             capped = true;
-            parts.push(format!(
-                "{field}.timeoutSeconds {current} is under {min}s (only up to its periodSeconds {target})"
-            ));
+            parts.push(format!("{field}.timeoutSeconds {current} is under {min}s (periodSeconds {target})"));
         } else {
             parts.push(format!("{field}.timeoutSeconds {current} is under {min}s"));
         }
@@ -490,11 +480,12 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     if parts.is_empty() {
         return;
     }
-    let verb = match (cfg.action == Action::Mutate, capped) {
-        (true, false) => "raised to the minimum",
-        (true, true) => "raised as far as the period allows",
-        (false, false) => "raise it to the minimum",
-        (false, true) => "raise it as far as the period allows",
+    let verb = match (cfg.action == Action::Mutate, raised, capped) {
+        (_, false, _) => "lengthen periodSeconds, then raise it",
+        (true, true, false) => "raised to the minimum",
+        (true, true, true) => "raised as far as periodSeconds allows",
+        (false, true, false) => "raise it to the minimum",
+        (false, true, true) => "raise it as far as periodSeconds allows",
     };
     let message = format!("{}: a GC pause or a slow disk fails such a probe; {verb}", parts.join(", "));
     out.push(t.finding(RuleId::ProbeTimeout, cfg.action, message, patch));
