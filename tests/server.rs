@@ -778,7 +778,15 @@ async fn an_update_reads_its_old_object_only_when_a_finding_would_be_denied() {
     let (status, v) =
         h.post("/validate", &review("UPDATE", &coupled_pod(None), Some(&unreadable), "o3")).await;
     assert_eq!(status, 400, "{v}");
-    // /mutate never patches an UPDATE: the object itself is not read.
-    let r = h.review("/mutate", &review("UPDATE", &unreadable, Some(&unreadable), "o4")).await.response;
+    // /mutate patches a template on UPDATE only with templates.mutate (off by default): the object
+    // itself is not read.
+    let unreadable_template = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+        "spec": {"template": {"spec": {"containers": "not a list"}}}});
+    let body = review("UPDATE", &unreadable_template, Some(&unreadable_template), "o4");
+    let r = h.review("/mutate", &body).await.response;
     assert!(r.allowed && r.patch.is_none() && r.warnings.is_none(), "{r:?}");
+    // A Pod UPDATE at /mutate is read (to restore probegate's own changes that a re-apply would
+    // undo: docs/reapply.md), so an unreadable one is refused like any malformed object.
+    let (status, v) = h.post("/mutate", &review("UPDATE", &unreadable, Some(&unreadable), "o5")).await;
+    assert_eq!(status, 400, "{v}");
 }
