@@ -560,3 +560,31 @@ fn probe_timeout_is_capped_at_the_period() {
     let patch = serde_json::to_value(&findings(&e, RuleId::ProbeTimeout)[0].patch).unwrap();
     assert_eq!(patch[0]["value"], json!(3));
 }
+
+// === built-in known commands only where the dependency's outage fails the command ===
+
+#[test]
+fn nodetool_ring_views_of_the_local_node_are_not_denied_but_another_host_is() {
+    // kubernetes/examples' Cassandra StatefulSet: `nodetool status` asks the local node's JMX for
+    // the ring and exits 0 while peers are down (scylladb/scylladb#1637), so a peer's outage never
+    // fails this probe.
+    for command in [
+        "[nodetool, status]",
+        "[/bin/sh, -c, 'nodetool status | grep -E \"^UN\\s+$POD_IP\"']",
+        "[nodetool, ring]",
+        "[nodetool, describecluster]",
+    ] {
+        let e = eval(&pod(&format!(
+            "containers:\n- name: cassandra\n  image: cassandra:4.1\n  livenessProbe:\n    exec:\n      command: {command}\n"
+        )));
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{command}: {:?}", e.findings);
+    }
+    // Aimed at another node, it is that node's outage that fails the probe: denied.
+    let e = eval(&pod(
+        "containers:\n- name: cassandra\n  image: cassandra:4.1\n  livenessProbe:\n    exec:\n      command: [nodetool, -h, cassandra-1.cassandra.default.svc, status]\n",
+    ));
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!(f.len(), 1, "{:?}", e.findings);
+    assert_eq!(f[0].action, Action::Deny);
+    assert!(f[0].message.contains("cassandra-1.cassandra.default.svc"), "{}", f[0].message);
+}

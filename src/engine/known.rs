@@ -234,37 +234,12 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "the whole Elasticsearch/OpenSearch cluster",
                 "`_cat/health` is the cluster-wide status, not this node's",
             ),
-            // Apache Cassandra docs, nodetool `status` ("Print cluster information: state, load,
-            // IDs, ..."), `describecluster` (asks every node for its schema version) and `ring`:
-            // views of the whole ring, not of this node.
-            entry(
-                "cassandra-cluster-view",
-                &["nodetool"],
-                &["status"],
-                &[],
-                Database,
-                "the Cassandra ring",
-                "`nodetool status` is the whole ring as gossip sees it, and changes when other nodes \
-                 go down",
-            ),
-            entry(
-                "cassandra-describecluster",
-                &["nodetool"],
-                &["describecluster"],
-                &[],
-                Database,
-                "every Cassandra node",
-                "`nodetool describecluster` asks every node for its schema version",
-            ),
-            entry(
-                "cassandra-ring",
-                &["nodetool"],
-                &["ring"],
-                &[],
-                Database,
-                "the Cassandra ring",
-                "`nodetool ring` is the whole token ring's state",
-            ),
+            // No nodetool entry: `nodetool status`, `ring` and `describecluster` ask the local
+            // node (JMX on localhost:7199 by default) for its view of the ring and print other
+            // nodes as DN or UNREACHABLE, exiting 0 while they are down (scylladb/scylladb#1637
+            // shows `nodetool status` with a DN node and exit status 0). Another node's outage
+            // never fails such a probe, so it is a check of this node, not a coupling; a
+            // `nodetool -h OTHER` is still found by the host analysis.
             // etcd docs, etcdctl `endpoint health`: with `--cluster` it checks every endpoint of the
             // cluster's member list, not the one given.
             entry(
