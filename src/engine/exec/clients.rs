@@ -353,11 +353,19 @@ impl Ctx<'_> {
                 {
                     return Vec::new();
                 }
-                let target = p
-                    .get(&["http-addr"])
-                    .pop()
-                    .or_else(|| self.tool_env("CONSUL_HTTP_ADDR", ov))
-                    .unwrap_or_else(|| "local Consul agent (catalog)".to_string());
+                let addr = p.get(&["http-addr"]).pop().or_else(|| self.tool_env("CONSUL_HTTP_ADDR", ov));
+                // `consul members` and `consul info` answer from the agent they ask (its gossip
+                // member list, its own state: Consul docs, "Commands: members" and "info"), so
+                // with the local agent (the default address is 127.0.0.1:8500) they check this
+                // Pod's agent, whoever else is down. Other commands (catalog, kv, ...) need the
+                // servers.
+                if p.pos.first().is_some_and(|c| matches!(c.as_str(), "members" | "info")) {
+                    return match addr {
+                        Some(addr) => vec![Hit::new(ServiceDiscovery, hosts_of(&addr), addr)],
+                        None => Vec::new(),
+                    };
+                }
+                let target = addr.unwrap_or_else(|| "local Consul agent (catalog)".to_string());
                 vec![Hit::always(ServiceDiscovery, target)]
             }
             "vault" => {
@@ -372,7 +380,9 @@ impl Ctx<'_> {
                 if !h.is_empty() {
                     return h;
                 }
-                vec![Hit::always(Secrets, "Vault (default address)")]
+                // Without -address or VAULT_ADDR the CLI talks to https://127.0.0.1:8200 (Vault
+                // docs, "Commands (CLI)": VAULT_ADDR defaults to that): this Pod's own Vault.
+                Vec::new()
             }
             _ => self.network_hits(name, a),
         }
@@ -390,6 +400,9 @@ impl Ctx<'_> {
                 match pos.as_slice() {
                     [] => return Vec::new(),
                     [n] => n.to_string(),
+                    // A local server (`nslookup NAME 127.0.0.1`) is this Pod's resolver: the
+                    // name asked is data, not a host the probe reaches.
+                    [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
                     [n, srv, ..] => format!("{n} (server {srv})"),
                 }
             }
@@ -407,6 +420,10 @@ impl Ctx<'_> {
                         .cloned()
                 });
                 let q = q.unwrap_or_else(|| ".".to_string());
+                // `dig @127.0.0.1 NAME` asks the local resolver (this Pod's own DNS server).
+                if server.as_deref().is_some_and(|s| self.classify(&s[1..]) == HostClass::Local) {
+                    return Vec::new();
+                }
                 match server {
                     Some(s) => format!("{q} ({s})"),
                     None => q,

@@ -301,8 +301,29 @@ fn dns_and_control_plane_always() {
     assert_eq!(fires(&["dig", "+short", "db.prod.svc"]).target, "db.prod.svc");
     assert_eq!(fires(&["host", "-t", "A", "db"]).category, C::Dns);
     assert_eq!(fires(&["aws", "sts", "get-caller-identity"]).category, C::CloudApi);
-    assert_eq!(fires(&["consul", "members"]).category, C::ServiceDiscovery);
-    assert_eq!(fires(&["vault", "status"]).category, C::Secrets);
+    assert_eq!(fires(&["consul", "catalog", "services"]).category, C::ServiceDiscovery);
+    assert_eq!(
+        fires(&["consul", "members", "-http-addr=consul-server.consul.svc:8500"]).category,
+        C::ServiceDiscovery
+    );
+    assert_eq!(fires(&["vault", "status", "-address=https://vault.vault.svc:8200"]).category, C::Secrets);
+    // A remote resolver is DNS the probe depends on.
+    assert_eq!(fires(&["dig", "@10.96.0.10", "db.prod.svc"]).target, "db.prod.svc (@10.96.0.10)");
+    assert_eq!(fires(&["nslookup", "db.prod.svc", "10.96.0.10"]).target, "db.prod.svc (server 10.96.0.10)");
+}
+
+#[test]
+fn clients_whose_target_is_local_are_self_checks() {
+    // The local resolver: the name queried is data, not a host reached.
+    quiet(&["dig", "@127.0.0.1", "-p", "53", "kubernetes.default.svc.cluster.local"]);
+    quiet(&["dig", "@::1", "+short", "example.com"]);
+    quiet(&["nslookup", "kubernetes.default.svc.cluster.local", "127.0.0.1"]);
+    // Vault's CLI default address is https://127.0.0.1:8200.
+    quiet(&["vault", "status"]);
+    // The local Consul agent answers `members` and `info` from its own state.
+    quiet(&["consul", "members"]);
+    quiet(&["consul", "members", "-http-addr=127.0.0.1:8500"]);
+    quiet(&["consul", "info"]);
 }
 
 #[test]
