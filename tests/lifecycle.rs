@@ -92,6 +92,9 @@ async fn certificate_rotation_under_load() {
             }
         })
     };
+    // The looping client is running before anything changes (evidence, not a count after the fact
+    // that a loaded machine may not reach).
+    wait_for_count("requests before the rotation", &ok, 5).await;
     // Half a rotation: the new certificate with the old key. Not a matching pair: the old one stays.
     std::fs::write(&cert, &new.material.cert_pem).unwrap();
     // Evidence that the server read the changed files and refused them, not a guess at how long
@@ -120,7 +123,6 @@ async fn certificate_rotation_under_load() {
     stop.store(true, Ordering::SeqCst);
     looping.await.unwrap();
     assert_eq!(failed.load(Ordering::SeqCst), 0);
-    assert!(ok.load(Ordering::SeqCst) > 20, "too few requests: {}", ok.load(Ordering::SeqCst));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
