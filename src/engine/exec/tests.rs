@@ -1005,3 +1005,28 @@ fn more_edge_cases() {
     // `sh -c` without a script operand, or reading a file, is opaque.
     quiet(&["sh", "-e", "/probe.sh"]);
 }
+
+#[test]
+fn wrapper_programs_and_windows_command_lines_do_not_hide_the_client() {
+    for args in [
+        vec!["setpriv", "--reuid=1000", "--regid=1000", "--init-groups", "pg_isready", "-h", "db.prod.svc"],
+        vec!["setpriv", "--reuid", "1000", "--", "pg_isready", "-h", "db.prod.svc"],
+        vec!["chpst", "-u", "app:app", "pg_isready", "-h", "db.prod.svc"],
+        vec!["flock", "-w", "5", "/tmp/lock", "pg_isready", "-h", "db.prod.svc"],
+        vec!["flock", "/tmp/lock", "-c", "pg_isready -h db.prod.svc"],
+        vec!["chroot", "--userspec=1000:1000", "/", "pg_isready", "-h", "db.prod.svc"],
+        vec!["chrt", "-b", "0", "pg_isready", "-h", "db.prod.svc"],
+        vec!["taskset", "-c", "0", "pg_isready", "-h", "db.prod.svc"],
+        vec!["s6-setuidgid", "app", "pg_isready", "-h", "db.prod.svc"],
+        vec!["doas", "-u", "app", "pg_isready", "-h", "db.prod.svc"],
+        vec!["cmd", "/c", "curl.exe -f http://db.prod.svc/health"],
+        vec!["cmd.exe", "/C", "C:/tools/curl.exe", "-f", "http://db.prod.svc/health"],
+    ] {
+        assert!(fires(&args).target.contains("db.prod.svc"), "{args:?}");
+    }
+    // The same wrappers around a local check stay quiet.
+    quiet(&["setpriv", "--reuid=1000", "pg_isready", "-h", "127.0.0.1"]);
+    quiet(&["chpst", "-u", "app", "redis-cli", "ping"]);
+    quiet(&["flock", "/tmp/lock", "pg_isready", "-U", "postgres"]);
+    quiet(&["cmd", "/c", "curl.exe -f http://localhost:8080/health"]);
+}

@@ -21,6 +21,103 @@ pub(super) fn skip_opts(vals: &[String], with_value: &[&str]) -> usize {
     k
 }
 
+/// A program that runs another: its options that take a value (as separate words), how many
+/// operands come before the command, and the option, if any, whose value is a shell script.
+pub(super) struct Wrapper {
+    pub names: &'static [&'static str],
+    pub value_opts: &'static [&'static str],
+    pub operands: usize,
+    pub script_flag: Option<&'static str>,
+}
+
+/// Privilege, lock, chroot, scheduling and supervision wrappers found in images, unwrapped like
+/// `sudo`, `gosu` and `nice` (each row's synopsis from its manual page).
+pub(super) const WRAPPERS: &[Wrapper] = &[
+    // util-linux setpriv(1): `setpriv [options] program [arguments]`.
+    Wrapper {
+        names: &["setpriv"],
+        value_opts: &[
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--groups",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--landlock-access",
+            "--landlock-rule",
+        ],
+        operands: 0,
+        script_flag: None,
+    },
+    // runit chpst(8): `chpst [-vP012] [-u user] [-U user] [-b argv0] [-e dir] [-/ root] [-n inc]
+    // [-l|-L lock] [-m bytes] [-d bytes] [-o n] [-p n] [-f bytes] [-c bytes] prog`.
+    Wrapper {
+        names: &["chpst"],
+        value_opts: &[
+            "-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-t",
+        ],
+        operands: 0,
+        script_flag: None,
+    },
+    // util-linux flock(1): `flock [options] file|directory command [arguments]`, or `-c command`.
+    Wrapper {
+        names: &["flock"],
+        value_opts: &["-w", "--timeout", "-E", "--conflict-exit-code"],
+        operands: 1,
+        script_flag: Some("-c"),
+    },
+    // coreutils chroot(1): `chroot [OPTION] NEWROOT [COMMAND [ARG]...]`.
+    Wrapper { names: &["chroot"], value_opts: &["--userspec", "--groups"], operands: 1, script_flag: None },
+    // util-linux chrt(1): `chrt [options] priority command [argument...]`.
+    Wrapper { names: &["chrt"], value_opts: &["-T", "-P", "-D"], operands: 1, script_flag: None },
+    // util-linux taskset(1): `taskset [options] mask command [argument...]`.
+    Wrapper { names: &["taskset"], value_opts: &[], operands: 1, script_flag: None },
+    // numactl(8): `numactl [options] command {arguments ...}`.
+    Wrapper {
+        names: &["numactl"],
+        value_opts: &[
+            "-C",
+            "-N",
+            "-m",
+            "-i",
+            "-p",
+            "--physcpubind",
+            "--cpunodebind",
+            "--membind",
+            "--interleave",
+            "--preferred",
+        ],
+        operands: 0,
+        script_flag: None,
+    },
+    // skarnet s6-setuidgid, daemontools setuidgid and envuidgid: `NAME account prog...`.
+    Wrapper {
+        names: &["s6-setuidgid", "setuidgid", "envuidgid"],
+        value_opts: &[],
+        operands: 1,
+        script_flag: None,
+    },
+    // daemontools softlimit(8): `softlimit opts child`.
+    Wrapper {
+        names: &["softlimit"],
+        value_opts: &["-m", "-a", "-d", "-s", "-l", "-f", "-c", "-r", "-t", "-o", "-p"],
+        operands: 0,
+        script_flag: None,
+    },
+    // OpenBSD doas(1): `doas [-u user] command [args]`; catatonit (podman's init), s6-overlay's
+    // with-contenv: `NAME [options] [--] command`.
+    Wrapper { names: &["doas"], value_opts: &["-u", "-C"], operands: 0, script_flag: None },
+    Wrapper { names: &["catatonit", "with-contenv"], value_opts: &[], operands: 0, script_flag: None },
+];
+
 /// `python`, `python3`, `python3.12`, ...
 pub(super) fn is_python(name: &str) -> bool {
     name.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
@@ -84,6 +181,8 @@ impl Ctx<'_> {
             let raw_rest = &args[i + 1..];
             let rest: Vec<String> = raw_rest.iter().map(|a| self.render_lit(a)).collect();
             let name = base.strip_suffix(".sh").unwrap_or(&base);
+            // Windows containers: `curl.exe` is curl, `cmd.exe` is cmd.
+            let name = name.strip_suffix(".exe").or_else(|| name.strip_suffix(".EXE")).unwrap_or(name);
             match name {
                 "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh" | "mksh" | "yash" => {
                     if depth >= MAX_DEPTH {
@@ -153,6 +252,28 @@ impl Ctx<'_> {
                 "tini" => i += 1 + skip_opts(&rest, &["-e", "-p"]),
                 "sudo" => i += 1 + skip_opts(&rest, &["-u", "-g", "-C", "-h", "-p", "-U"]),
                 "gosu" | "su-exec" => i += 2,
+                n if WRAPPERS.iter().any(|w| w.names.contains(&n)) => {
+                    let w = WRAPPERS.iter().find(|w| w.names.contains(&n))?;
+                    if let Some(c) = w.script_flag
+                        && let Some(pos) = raw_rest.iter().position(|a| a == c)
+                    {
+                        if depth >= MAX_DEPTH {
+                            return None;
+                        }
+                        return self.analyze_script(raw_rest.get(pos + 1)?, depth + 1);
+                    }
+                    i += 1 + skip_opts(&rest, w.value_opts) + w.operands;
+                }
+                // `cmd /c COMMAND LINE` (Windows): the rest is one command line.
+                "cmd" => {
+                    let pos = raw_rest
+                        .iter()
+                        .position(|a| a.eq_ignore_ascii_case("/c") || a.eq_ignore_ascii_case("/k"))?;
+                    if depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    return self.analyze_script(&raw_rest[pos + 1..].join(" "), depth + 1);
+                }
                 // `eval WORDS`: the words joined are a script.
                 "eval" => {
                     if depth >= MAX_DEPTH {
