@@ -222,7 +222,7 @@ pub fn level_of(f: &Finding, mode: Mode, owner: Option<&OwnerReference>) -> (Lev
         }
         Action::Deny => (Level::Deny, owner.map(owned)),
         Action::Mutate if f.patch.is_empty() => {
-            (Level::Warn, Some("not fixable automatically; the webhook warns".to_string()))
+            (Level::Warn, Some("not fixable automatically; the webhook warns where it patches (Pods; templates with templates.mutate)".to_string()))
         }
         Action::Mutate => (Level::Fix, None),
         Action::Info => (Level::Info, None),
