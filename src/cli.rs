@@ -42,6 +42,18 @@ pub fn load_policy(
     }
 }
 
+/// [`load_policy`], with `skip` rules turned off everywhere in it ([`skip_rules`]): what `check`,
+/// `fix` and `explain` load for `--policy FILE --skip RULE`.
+pub fn load_policy_skipping(
+    path: Option<&std::path::Path>,
+    skip: &[crate::policy::RuleId],
+) -> Result<(crate::policy::Policy, String, String), String> {
+    load_policy(path).map(|(mut p, text, origin)| {
+        skip_rules(&mut p, skip);
+        (p, text, origin)
+    })
+}
+
 /// Turns `rules` off everywhere in a policy: the top-level settings and every override (an override
 /// setting their action no longer turns them back on). What `--skip RULE` does.
 pub fn skip_rules(policy: &mut crate::policy::Policy, rules: &[crate::policy::RuleId]) {

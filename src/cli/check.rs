@@ -168,10 +168,7 @@ pub fn run_skipping(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
-    let (policy, _, origin) = match super::load_policy(opts.policy.as_deref()).map(|(mut p, t, o)| {
-        super::skip_rules(&mut p, skip);
-        (p, t, o)
-    }) {
+    let (policy, _, origin) = match super::load_policy_skipping(opts.policy.as_deref(), skip) {
         Ok(p) => p,
         Err(e) => {
             let _ = writeln!(err, "probegate: invalid policy: {e}");
