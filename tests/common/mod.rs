@@ -52,10 +52,8 @@ impl Expect {
 /// Semantic corpus files whose expectation line (the evidence verdict when the corpus was written)
 /// is outdated because probegate now reaches the note's ideal verdict without any ConfigMap, and
 /// why. tests/corpus.rs holds these files to their ideal instead; the corpus itself is read-only.
-pub const SEMANTIC_NOW_IDEAL: &[(&str, &str)] = &[(
-    "deployment-airflow-scheduler-liveness-jobs-check-reads-metadata-db.yaml",
-    "the built-in knownCommands entry airflow-jobs-check denies `airflow jobs check` (issue 6)",
-)];
+/// Empty since the corpus took the Airflow scheduler's ideal (deny) as its expectation.
+pub const SEMANTIC_NOW_IDEAL: &[(&str, &str)] = &[];
 
 /// One corpus manifest.
 pub struct CorpusCase {
