@@ -143,6 +143,22 @@ pub struct UserInfo {
     /// `system:serviceaccount:kube-system:replicaset-controller` for the ReplicaSet controller).
     #[serde(default)]
     pub username: String,
+    /// The user's groups (`system:nodes` for a kubelet); `null` reads as none.
+    #[serde(default)]
+    pub groups: Option<Vec<String>>,
+}
+
+impl UserInfo {
+    /// A kubelet: a user name `system:node:NAME` with a non-empty NAME *and* the group
+    /// `system:nodes`, as Kubernetes' own node identifier requires both
+    /// (`pkg/auth/nodeidentifier/default.go`; docs: "Using Node Authorization").
+    pub fn is_node(&self) -> bool {
+        let name_ok = self
+            .username
+            .strip_prefix("system:node:")
+            .is_some_and(|n| !n.is_empty() && !n.chars().any(|c| c.is_whitespace() || c.is_control()));
+        name_ok && self.groups.iter().flatten().any(|g| g == "system:nodes")
+    }
 }
 
 /// The response AdmissionReview.
@@ -551,7 +567,7 @@ pub fn review_with_configmaps(
     // Only a kubelet creates mirror Pods; anyone else setting the annotation gets no pass.
     if kind.is_pod()
         && workload.metadata.annotation(MIRROR_POD_ANNOTATION).is_some()
-        && request.user_info.username.starts_with("system:node:")
+        && request.user_info.is_node()
     {
         return skip("mirror pod", summary, response);
     }

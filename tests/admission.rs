@@ -22,8 +22,13 @@ fn clean_pod() -> Value {
 }
 
 fn decide(endpoint: Endpoint, object: &Value, username: &str) -> Decision {
+    let groups = if username.starts_with("system:node:") { json!(["system:nodes"]) } else { json!([]) };
+    decide_as(endpoint, object, json!({"username": username, "groups": groups}))
+}
+
+fn decide_as(endpoint: Endpoint, object: &Value, user_info: Value) -> Decision {
     let mut body = common::review("CREATE", object, None, "u1");
-    body["request"]["userInfo"]["username"] = json!(username);
+    body["request"]["userInfo"] = user_info;
     let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
     admission::review(&Policy::default(), None, endpoint, &request).unwrap()
 }
@@ -52,6 +57,18 @@ fn only_a_node_identity_passes_a_pod_as_a_mirror_pod() {
         assert!(!d.review.response.allowed, "{user:?} must not pass a Pod as a mirror Pod");
         assert_eq!(d.summary.skipped, None, "{user:?}");
         assert_eq!(d.review.response.status.as_ref().unwrap().code, 403, "{user:?}");
+    }
+    // A node's name without the group, an empty or padded node name, the group without the name:
+    // not a kubelet (Kubernetes' node identifier needs both).
+    for user_info in [
+        json!({"username": "system:node:worker-1"}),
+        json!({"username": "system:node:worker-1", "groups": null}),
+        json!({"username": "system:node:", "groups": ["system:nodes"]}),
+        json!({"username": "system:node:worker-1 ", "groups": ["system:nodes"]}),
+        json!({"username": "system:serviceaccount:x:y", "groups": ["system:nodes"]}),
+    ] {
+        let d = decide_as(Endpoint::Validate, &mirror, user_info.clone());
+        assert!(!d.review.response.allowed, "{user_info} must not pass a Pod as a mirror Pod");
     }
     // Without the annotation a node identity gets no pass either.
     assert!(!decide(Endpoint::Validate, &coupled_pod(), "system:node:worker-1").review.response.allowed);
@@ -92,4 +109,24 @@ fn at_most_twelve_warnings_the_last_counting_the_rest() {
     assert!(thirteen[10].contains("\"rule-11\""), "{thirteen:#?}");
     assert_eq!(thirteen[11], "probegate: and 2 more findings; run `probegate check` on the manifest for all");
     assert_eq!(warnings_for(11).len(), 11);
+}
+
+#[test]
+fn a_huge_skip_annotation_is_cheap_and_echoed_only_in_part() {
+    // About the API server's whole annotation budget (256 KiB) in one unknown word: no did-you-mean
+    // comparison with every rule id (it cost seconds per request), and the warning quotes an excerpt.
+    let mut pod = clean_pod();
+    pod["metadata"]["annotations"] = json!({SKIP_ANNOTATION: "x".repeat(250_000)});
+    let warnings = decide(Endpoint::Validate, &pod, "alice").review.response.warnings.unwrap_or_default();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("names unknown rule") && warnings[0].len() < 300,
+        "{}",
+        &warnings[0][..300.min(warnings[0].len())]
+    );
+    assert!(!warnings[0].contains("did you mean"));
+    // A short typo still gets its suggestion.
+    pod["metadata"]["annotations"] = json!({SKIP_ANNOTATION: "prestop-slep"});
+    let warnings = decide(Endpoint::Validate, &pod, "alice").review.response.warnings.unwrap_or_default();
+    assert!(warnings[0].contains("did you mean \"prestop-sleep\""), "{warnings:?}");
 }

@@ -491,7 +491,8 @@ async fn hardening_secrets_mirror_pods_ratchet_and_missing_objects() {
     let body = review("CREATE", &mirror, None, "h2");
     assert!(!h.review("/validate", &body).await.response.allowed, "a user cannot claim to be a mirror Pod");
     let mut from_node = body.clone();
-    from_node["request"]["userInfo"]["username"] = json!("system:node:worker-1");
+    from_node["request"]["userInfo"] =
+        json!({"username": "system:node:worker-1", "groups": ["system:nodes"]});
     assert!(h.review("/validate", &from_node).await.response.allowed);
     // Ratcheting compares what the finding says: pointing at another host is a new violation.
     let mut moved = coupled_pod(None);
