@@ -130,7 +130,6 @@ fn commands_that_reach_a_dependency_without_naming_a_host_are_denied_with_the_de
     let cases = [
         ("celery-worker", "the Celery broker", "celery -A shop inspect ping"),
         ("celery-beat", "the Celery broker", "python -m celery --app=shop status"),
-        ("django-web", "the Django database", "python3 manage.py check --database"),
         ("search-cluster-health", "the whole Elasticsearch/OpenSearch cluster", "curl -fsS"),
     ];
     for (name, reaches, command) in cases {
@@ -138,6 +137,10 @@ fn commands_that_reach_a_dependency_without_naming_a_host_are_denied_with_the_de
         assert!(text.contains(&format!("reaches {reaches} (")), "{name}: {text}");
         assert!(text.contains(command), "{name}: {text}");
     }
+    // `manage.py check --database` is no longer a built-in known command: only MySQL's checks query
+    // the server (django/db/backends/mysql/validation.py), so on PostgreSQL or SQLite a database
+    // outage passes it (exit 0) and the probe is not coupled.
+    allowed(&eval_in(&policy, named(&docs, "django-web"), &cms));
     // The corpus's Airflow scheduler: `airflow jobs check` behind /entrypoint and assignments.
     let corpus = load("corpus/deployment-airflow-scheduler-liveness-jobs-check-reads-metadata-db.yaml");
     let text = denied(&eval_in(&policy, &corpus[0], &NoConfigMaps));

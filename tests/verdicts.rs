@@ -181,6 +181,97 @@ fn known_http_paths_from_the_policy_are_added_and_builtins_can_be_dropped() {
     assert!(err.to_string().contains("knownHttpPaths"), "{err}");
 }
 
+fn with_liveness_command(image: &str, command: &[&str]) -> Value {
+    pod(&format!(
+        "containers:\n- name: app\n  image: {image}\n  ports: [{{containerPort: 8080}}]\n  \
+         readinessProbe: {{httpGet: {{path: /ready-check, port: 8080}}}}\n  \
+         livenessProbe: {{exec: {{command: {}}}}}\n",
+        serde_json::to_string(command).unwrap()
+    ))
+}
+
+#[test]
+fn exec_http_clients_asking_this_pod_for_an_aggregate_path_warn_like_http_get() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "acme/orders:1",
+            &["curl", "-f", "http://localhost:8080/actuator/health"],
+            "/actuator/health/liveness",
+        ),
+        (
+            "acme/orders:1",
+            &["sh", "-c", "curl -fsS http://127.0.0.1:8080/actuator/health/ || exit 1"],
+            "/actuator/health/liveness",
+        ),
+        ("acme/orders:1", &["wget", "-q", "-O-", "localhost:8080/q/health"], "/q/health/live"),
+        (
+            "acme/orders:1",
+            &["sh", "-c", "exec timeout 2 wget -qO- http://localhost:8080/actuator/health?x=1"],
+            "/actuator/health/liveness",
+        ),
+        ("quay.io/keycloak/keycloak:26.0", &["curl", "-f", "http://localhost:9000/health"], "/health/live"),
+        ("acme/orders:1", &["http", "--check-status", ":8080/actuator/health"], "/actuator/health/liveness"),
+        (
+            "acme/orders:1",
+            &[
+                "powershell",
+                "-Command",
+                "Invoke-WebRequest -Uri http://localhost:8080/actuator/health -UseBasicParsing",
+            ],
+            "/actuator/health/liveness",
+        ),
+    ];
+    for (image, command, live) in cases {
+        let e = eval(&with_liveness_command(image, command));
+        let f = findings(&e, RuleId::LivenessDependencyPath);
+        assert_eq!(f.len(), 1, "{command:?}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Warn);
+        assert!(f[0].message.contains(live), "{}", f[0].message);
+        assert!(e.with_action(Action::Deny).next().is_none(), "{command:?}: {:?}", e.findings);
+    }
+    // The same with the liveness-dependency rule off: the command is analysed for this rule alone.
+    let policy = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency:\n    action: off\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let e = eval_with(
+        &policy,
+        &with_liveness_command("acme/orders:1", &["curl", "-f", "http://localhost:8080/actuator/health"]),
+    );
+    assert_eq!(findings(&e, RuleId::LivenessDependencyPath).len(), 1, "{:?}", e.findings);
+}
+
+#[test]
+fn exec_http_clients_on_liveness_groups_other_paths_or_other_hosts_are_not_path_findings() {
+    let cases: &[(&str, &[&str])] = &[
+        ("acme/orders:1", &["curl", "-f", "http://localhost:8080/actuator/health/liveness"]),
+        ("acme/orders:1", &["sh", "-c", "curl -fsS http://127.0.0.1:8080/q/health/live"]),
+        ("acme/orders:1", &["curl", "-f", "http://localhost:8080/healthz"]),
+        // `/health` without a MicroProfile, Micronaut or Aspire image: no evidence.
+        ("acme/orders:1", &["curl", "-f", "http://localhost:8080/health"]),
+        // Not an HTTP request to this path: a file named like it, a TCP check.
+        ("acme/orders:1", &["cat", "/actuator/health"]),
+        ("acme/orders:1", &["nc", "-z", "localhost", "8080"]),
+    ];
+    for (image, command) in cases {
+        let e = eval(&with_liveness_command(image, command));
+        assert!(findings(&e, RuleId::LivenessDependencyPath).is_empty(), "{command:?}: {:?}", e.findings);
+    }
+    // Another host's aggregate endpoint is a dependency (denied by liveness-dependency), not this rule.
+    let e = eval(&with_liveness_command(
+        "acme/orders:1",
+        &["curl", "-f", "http://orders.svc:8080/actuator/health"],
+    ));
+    assert!(findings(&e, RuleId::LivenessDependencyPath).is_empty(), "{:?}", e.findings);
+    assert_eq!(findings(&e, RuleId::LivenessDependency).len(), 1, "{:?}", e.findings);
+    // A readiness probe on the aggregate is what the framework means it for.
+    let obj = pod("containers:\n- name: app\n  image: acme/orders:1\n  ports: [{containerPort: 8080}]\n  \
+         readinessProbe: {exec: {command: [curl, -f, 'http://localhost:8080/actuator/health']}}\n  \
+         livenessProbe: {httpGet: {path: /actuator/health/liveness, port: 8080}}\n");
+    assert!(findings(&eval(&obj), RuleId::LivenessDependencyPath).is_empty());
+}
+
 // === readiness-shared-dependency ===
 
 #[test]

@@ -19,7 +19,6 @@ use super::exec;
 use super::hosts::{self, ProbeHost};
 use super::paths;
 use super::rules::Target;
-use super::scripts::ContainerFiles;
 use super::{ContainerKind, Finding};
 use crate::policy::{Action, RuleId, RuleSet};
 
@@ -57,8 +56,14 @@ fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
     ]
 }
 
-/// Runs the checklist rules on one container, appending findings.
-pub(super) fn evaluate(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+/// Runs the checklist rules on one container, appending findings. `local_requests`: the HTTP
+/// requests its liveness exec command makes to the Pod, when `liveness-dependency` analysed it.
+pub(super) fn evaluate(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    out: &mut Vec<Finding>,
+    local_requests: Option<&[exec::LocalRequest]>,
+) {
     let mut push = |rule: RuleId, action: Action, message: Option<String>| {
         if let Some(message) = message {
             out.push(t.finding(rule, action, message, vec![]));
@@ -66,7 +71,7 @@ pub(super) fn evaluate(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) 
     };
     let r = &rules.liveness_dependency_path;
     if r.action != Action::Off {
-        push(RuleId::LivenessDependencyPath, r.action, aggregate_path(rules, t));
+        push(RuleId::LivenessDependencyPath, r.action, aggregate_path(rules, t, local_requests));
     }
     let a = rules.readiness_shared_dependency.action;
     if a != Action::Off {
@@ -96,26 +101,60 @@ pub(super) fn evaluate(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) 
 
 // === liveness-dependency-path ===
 
-fn aggregate_path(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
+/// The liveness probe's aggregate health path: its `httpGet.path`, or the path an exec command
+/// fetches from this Pod with an HTTP client (`curl -f http://localhost:8080/actuator/health`
+/// asks the same endpoint the kubelet would).
+fn aggregate_path(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    local_requests: Option<&[exec::LocalRequest]>,
+) -> Option<String> {
     let probe = t.container.liveness_probe.as_ref()?;
-    let path = probe.http_get.as_ref()?.path.as_deref().unwrap_or("/");
     let image = t.container.image.as_deref().unwrap_or("");
-    let hits: Vec<_> = rules
-        .liveness_dependency_path
-        .known_http_paths()
-        .filter(|k| k.matches(path) && k.applies_to_image(image))
-        .collect();
+    let known = |path: &str| -> Vec<&crate::policy::KnownHttpPath> {
+        rules
+            .liveness_dependency_path
+            .known_http_paths()
+            .filter(|k| k.matches(path) && k.applies_to_image(image))
+            .collect()
+    };
+    let (what, path, hits) = match &probe.http_get {
+        Some(get) => {
+            let path = get.path.as_deref().unwrap_or("/");
+            ("GET".to_string(), path.to_string(), known(path))
+        }
+        None => {
+            let analysed;
+            let requests = match local_requests {
+                Some(r) => r,
+                None => {
+                    analysed = local_exec_requests(rules, t)?;
+                    &analysed
+                }
+            };
+            let (request, hits) =
+                requests.iter().map(|r| (r, known(&r.path))).find(|(_, hits)| !hits.is_empty())?;
+            (format!("`{}` asks", request.command), request.path.clone(), hits)
+        }
+    };
     if hits.is_empty() {
         return None;
     }
     let alternatives =
         hits.iter().map(|k| format!("{}: {}", k.framework, k.liveness_path)).collect::<Vec<_>>();
     Some(format!(
-        "livenessProbe GET {} is an aggregate health endpoint (every check, a database's included); \
+        "livenessProbe {what} {} is an aggregate health endpoint (every check, a database's included); \
          probe the liveness group instead ({})",
-        exec::redact_secrets(paths::normalize(path)),
+        exec::redact_secrets(paths::normalize(&path)),
         alternatives.join("; ")
     ))
+}
+
+/// The HTTP requests a liveness exec command makes to this Pod, analysed here when the
+/// `liveness-dependency` rule is off (it analyses them otherwise).
+fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec<exec::LocalRequest>> {
+    let command = t.container.liveness_probe.as_ref()?.exec.as_ref()?.command.as_ref()?;
+    Some(super::rules::analyze_exec(rules, t, command, t.budget).local_requests)
 }
 
 // === readiness-shared-dependency ===
@@ -153,19 +192,7 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
         });
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
-    let env = super::rules::exec_env_resolved(t.container, t.configmaps, t.namespace);
-    let files = ContainerFiles {
-        container: t.container,
-        volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
-        configmaps: t.configmaps,
-        namespace: t.namespace,
-    };
-    let options = exec::Options {
-        known_commands: rules.liveness_dependency.known_commands().collect(),
-        files: Some(&files),
-        budget: Some(t.readiness_budget),
-    };
-    let dep = exec::analyze(command, &env, &options).dependency?;
+    let dep = super::rules::analyze_exec(rules, t, command, t.readiness_budget).dependency?;
     Some(format!(
         "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
         short(&dep.target),

@@ -27,7 +27,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -40,6 +39,7 @@ mod flags;
 mod hosts;
 mod kubelet;
 mod net;
+mod powershell;
 mod redact;
 mod script;
 mod shell;
@@ -212,6 +212,18 @@ pub struct Options<'a> {
     pub budget: Option<&'a AnalysisBudget>,
 }
 
+/// An HTTP request an exec probe makes to the Pod itself (`curl -f http://localhost:8080/actuator/health`),
+/// for the rules that look at the path asked for (`liveness-dependency-path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalRequest {
+    /// Basename of the client program: `curl`, `wget`, `Invoke-WebRequest`.
+    pub program: String,
+    /// The path, query and fragment requested, as written (`/actuator/health?x=1`; may be empty).
+    pub path: String,
+    /// The simple command, redacted, at most about 80 characters.
+    pub command: String,
+}
+
 /// The result of [`analyze`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -219,6 +231,8 @@ pub struct Outcome {
     pub dependency: Option<Dependency>,
     /// Scripts on volumes that could not be read, in the order met, each once.
     pub unresolved: Vec<UnresolvedScript>,
+    /// HTTP requests to this Pod met before the analysis stopped, in order.
+    pub local_requests: Vec<LocalRequest>,
 }
 
 /// Maximum nesting of scripts and command substitutions that is analysed.
@@ -374,7 +388,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
                 argv.len()
             ),
         );
-        return Outcome { dependency: None, unresolved: ctx.unresolved };
+        return Outcome { dependency: None, unresolved: ctx.unresolved, local_requests: Vec::new() };
     }
     if let Some(budget) = options.budget
         && budget.is_spent()
@@ -383,7 +397,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         if !budget.noted.replace(true) {
             ctx.note_over_bound(&one_line_excerpt(argv), object_budget_note());
         }
-        return Outcome { dependency: None, unresolved: ctx.unresolved };
+        return Outcome { dependency: None, unresolved: ctx.unresolved, local_requests: Vec::new() };
     }
     let args: Vec<String> = argv
         .iter()
@@ -433,5 +447,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
             format!("a {len}-byte script is over the {MAX_SCRIPT_BYTES} bytes probegate analyses"),
         );
     }
-    Outcome { dependency, unresolved: ctx.unresolved }
+    let local_requests =
+        if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };
+    Outcome { dependency, unresolved: ctx.unresolved, local_requests }
 }

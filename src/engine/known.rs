@@ -143,9 +143,18 @@ pub fn builtin() -> &'static [KnownCommand] {
     LIST.get_or_init(|| {
         use DependencyCategory::*;
         vec![
+            // Each entry is kept because the dependency's outage FAILS the command (a non-zero
+            // exit, or a run longer than the probe's timeoutSeconds, which the kubelet counts as a
+            // failure: Kubernetes docs, "Configure Liveness, Readiness and Startup Probes"). The
+            // evidence is cited in the entry.
+            //
             // Celery docs, User Guide "Workers", section "Remote control": inspect and control
             // commands are broadcast messages sent through the broker, and the replies come back
             // through it (docs.celeryq.dev/en/stable/userguide/workers.html#remote-control).
+            // Outage: with no reply the command exits EX_UNAVAILABLE (69) saying "No nodes replied
+            // within time constraint" (celery/bin/control.py; t/unit/bin/test_control.py asserts
+            // `res.exit_code == EX_UNAVAILABLE` for inspect and control), and a broker that cannot be
+            // reached raises kombu's OperationalError (exit 1).
             entry(
                 "celery-inspect",
                 &["celery"],
@@ -166,7 +175,9 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "`celery control` sends its command through the broker",
             ),
             // Celery docs, User Guide "Monitoring and Management Guide", command-line `status`:
-            // "List active nodes in this cluster" (a broadcast ping through the broker).
+            // "List active nodes in this cluster" (a broadcast ping through the broker). Outage:
+            // celery/bin/control.py `status`: `if not replies: raise CeleryCommandException(message='No
+            // nodes replied within time constraint', exit_code=EX_UNAVAILABLE)`.
             entry(
                 "celery-status",
                 &["celery"],
@@ -178,7 +189,10 @@ pub fn builtin() -> &'static [KnownCommand] {
             ),
             // Airflow docs, Command Line Interface reference, `jobs check` ("Checks if job(s) are
             // still alive"): it queries the job table of the metadata database; apache/airflow
-            // #26574 and #19001 on the restarts this causes during database incidents.
+            // #26574 and #19001 on the restarts this causes during database incidents. Outage:
+            // airflow/cli/commands/jobs_command.py runs the query through a database session (an
+            // unreachable database raises SQLAlchemy's OperationalError, exit 1) and
+            // `raise SystemExit("No alive jobs found.")` when no heartbeat row is recent.
             entry(
                 "airflow-jobs-check",
                 &["airflow"],
@@ -190,7 +204,8 @@ pub fn builtin() -> &'static [KnownCommand] {
                  from this process",
             ),
             // Airflow docs, Command Line Interface reference, `db check`: "Check if the database can
-            // be reached".
+            // be reached". Outage: airflow/utils/db.py `check()` executes `select 1 as is_alive;`
+            // and lets the connection error raise (exit 1).
             entry(
                 "airflow-db-check",
                 &["airflow"],
@@ -200,20 +215,21 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "the Airflow metadata database",
                 "`airflow db check` connects to the metadata database",
             ),
-            // Django docs, django-admin and manage.py, `check --database`: "Specifies the database
-            // to run checks requiring database access".
-            entry(
-                "django-check-database",
-                &["manage.py", "django-admin", "django-admin.py"],
-                &["check", "--database"],
-                &[],
-                Database,
-                "the Django database",
-                "`check --database` runs the checks that need database access",
-            ),
+            // No Django entry: `manage.py check --database` runs the backend's validation
+            // (django/core/checks/database.py `check_database_backends`), which queries the server
+            // only on MySQL/MariaDB (django/db/backends/mysql/validation.py: `SELECT @@sql_mode`);
+            // the base validation (django/db/backends/base/validation.py) used by PostgreSQL, SQLite
+            // and Oracle reads model fields without connecting, so there a database outage passes
+            // the check (exit 0). Which backend a command uses cannot be seen in the probe: a MySQL
+            // project adds its own entry.
+            //
             // Elasticsearch REST API docs, "Cluster health API": the status is the cluster's (any
             // unassigned primary shard anywhere turns it red), and the request goes to the elected
-            // master unless `local=true` (the OpenSearch API keeps both).
+            // master unless `local=true` (the OpenSearch API keeps both). Outage: without an elected
+            // master the request waits `master_timeout` (30 s by default) and then answers 503
+            // `master_not_discovered_exception`, past any usual probe timeout (a failure), and at
+            // once with `curl -f`; `wait_for_status=...&timeout=...` answers 408 when the cluster
+            // does not reach the status (docs, "Response codes").
             entry(
                 "elasticsearch-cluster-health",
                 &["curl", "wget"],
@@ -224,7 +240,8 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "cluster health asks the elected master about every shard in the cluster; a liveness \
                  probe on it restarts healthy nodes when another node fails (add ?local=true)",
             ),
-            // Elasticsearch REST API docs, "cat health API": the same cluster-wide status.
+            // Elasticsearch REST API docs, "cat health API": the same cluster-wide status, through
+            // the same master request (it also takes `local`). Outage: as cluster health.
             entry(
                 "elasticsearch-cat-health",
                 &["curl", "wget"],
@@ -240,8 +257,11 @@ pub fn builtin() -> &'static [KnownCommand] {
             // shows `nodetool status` with a DN node and exit status 0). Another node's outage
             // never fails such a probe, so it is a check of this node, not a coupling; a
             // `nodetool -h OTHER` is still found by the host analysis.
+            //
             // etcd docs, etcdctl `endpoint health`: with `--cluster` it checks every endpoint of the
-            // cluster's member list, not the one given.
+            // cluster's member list, not the one given. Outage: etcdctl/ctlv3/command/ep_command.go
+            // ends `if errs { ExitWithError(ExitError, fmt.Errorf("unhealthy cluster")) }` when any
+            // member does not answer (and `endpoint status --cluster` exits ExitError likewise).
             entry(
                 "etcd-cluster-health",
                 &["etcdctl"],
@@ -252,12 +272,14 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "`endpoint ... --cluster` reads the member list and checks every member",
             ),
             // Redis docs, INFO command, replication section: `master_link_status` is the replica's
-            // link to its master (up/down). A liveness probe that requires it restarts every
-            // replica when the master is down.
+            // link to its master (up/down). Outage: a command that requires `master_link_status:up`
+            // (`grep -q master_link_status:up`: grep(1) exits 1 when no line matches) fails whenever
+            // the master is down; one that only prints the field (`grep master_link_status`) exits 0
+            // either way, so only the `:up` form is a coupling.
             entry(
                 "redis-replication-link",
                 &["*"],
-                &["*master_link_status*"],
+                &["*master_link_status:up*"],
                 &[],
                 Cache,
                 "the Redis master (the replica's replication link)",
@@ -301,10 +323,11 @@ mod tests {
         let celery = find("celery-inspect");
         assert!(celery.matches("celery", &s(&["-A", "app", "inspect", "ping", "-d", "celery@x"])));
         assert!(!celery.matches("celery", &s(&["-A", "app", "worker"])));
-        let django = find("django-check-database");
-        assert!(django.matches("manage.py", &s(&["check", "--database", "default"])));
-        assert!(django.matches("manage.py", &s(&["check", "--database=default"])));
-        assert!(!django.matches("manage.py", &s(&["check"])));
+        // A pattern starting with `-` also matches `PATTERN=value`.
+        let etcd = find("etcd-cluster-health");
+        assert!(etcd.matches("etcdctl", &s(&["endpoint", "health", "--cluster"])));
+        assert!(etcd.matches("etcdctl", &s(&["endpoint", "health", "--cluster=true"])));
+        assert!(!etcd.matches("etcdctl", &s(&["endpoint", "health"])));
         let es = find("elasticsearch-cluster-health");
         assert!(es.matches("curl", &s(&["-s", "http://localhost:9200/_cluster/health?timeout=1s"])));
         assert!(!es.matches("curl", &s(&["-s", "http://localhost:9200/_cluster/health?local=true"])));
@@ -315,6 +338,11 @@ mod tests {
         assert!(!airflow.matches("airflow", &s(&["check", "jobs"])));
         let redis = find("redis-replication-link");
         assert!(redis.matches("grep", &s(&["-q", "master_link_status:up"])));
+        // Printing the field exits 0 whatever it says: not a coupling.
+        assert!(!redis.matches("grep", &s(&["master_link_status"])));
+        // Every built-in entry is kept for evidence that the outage fails the command: no Django
+        // (only MySQL's checks connect) and no nodetool (it exits 0 with peers down).
+        assert!(builtin().iter().all(|k| !k.programs.iter().any(|p| p == "manage.py" || p == "nodetool")));
         let names: std::collections::BTreeSet<&str> = builtin().iter().map(|k| k.name.as_str()).collect();
         assert_eq!(names.len(), builtin().len(), "names are unique");
     }

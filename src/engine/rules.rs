@@ -103,8 +103,10 @@ pub(super) fn evaluate_container(
     unresolved: &mut Vec<Unresolved>,
 ) {
     let mut coupled = false;
+    // The HTTP requests the liveness exec command makes to this Pod, when it was analysed.
+    let mut local_requests = None;
     if rules.liveness_dependency.action != Action::Off
-        && let Some((message, maybe_self)) = liveness_dependency(rules, t, unresolved)
+        && let Some((message, maybe_self)) = liveness_dependency(rules, t, unresolved, &mut local_requests)
     {
         coupled = true;
         // A host that may be the node itself (hostNetwork) is never a reason to deny.
@@ -153,7 +155,7 @@ pub(super) fn evaluate_container(
     {
         prestop_sleep(rules, t, out);
     }
-    super::checklist::evaluate(rules, t, out);
+    super::checklist::evaluate(rules, t, out, local_requests.as_deref());
 }
 
 // === liveness-dependency ===
@@ -165,6 +167,7 @@ fn liveness_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
     unresolved: &mut Vec<Unresolved>,
+    local_requests: &mut Option<Vec<exec::LocalRequest>>,
 ) -> Option<(String, bool)> {
     let probe = t.container.liveness_probe.as_ref()?;
     let host_network = t.spec.host_network == Some(true);
@@ -214,19 +217,8 @@ fn liveness_dependency(
         }
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
-    let env = exec_env_resolved(t.container, t.configmaps, t.namespace);
-    let files = ContainerFiles {
-        container: t.container,
-        volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
-        configmaps: t.configmaps,
-        namespace: t.namespace,
-    };
-    let options = exec::Options {
-        known_commands: rules.liveness_dependency.known_commands().collect(),
-        files: Some(&files),
-        budget: Some(t.budget),
-    };
-    let outcome = exec::analyze(command, &env, &options);
+    let mut outcome = analyze_exec(rules, t, command, t.budget);
+    *local_requests = Some(std::mem::take(&mut outcome.local_requests));
     for u in outcome.unresolved {
         let entry = Unresolved {
             container: t.container.name.clone(),
@@ -253,6 +245,29 @@ fn liveness_dependency(
         ),
         false,
     ))
+}
+
+/// Analyses an exec probe `command` of the target's container: its environment (ConfigMaps
+/// resolved), its script files, the policy's known commands, spending `budget`.
+pub(super) fn analyze_exec(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    command: &[String],
+    budget: &exec::AnalysisBudget,
+) -> exec::Outcome {
+    let env = exec_env_resolved(t.container, t.configmaps, t.namespace);
+    let files = ContainerFiles {
+        container: t.container,
+        volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
+        configmaps: t.configmaps,
+        namespace: t.namespace,
+    };
+    let options = exec::Options {
+        known_commands: rules.liveness_dependency.known_commands().collect(),
+        files: Some(&files),
+        budget: Some(budget),
+    };
+    exec::analyze(command, &env, &options)
 }
 
 /// The container's environment as far as admission can know it (Kubernetes API reference,

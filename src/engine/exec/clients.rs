@@ -1,7 +1,205 @@
-//! Stage 5: client matching, where database, cache, queue, coordination, DNS and cloud clients connect, from their arguments and environment.
+//! Stage 5: client matching. Where a database, cache, queue, coordination, DNS, cloud or generic
+//! network client connects, from its arguments and environment.
+//!
+//! The knowledge of each client is a row of a [`Client`] table, one table per family
+//! ([`databases`], [`caches`], [`http`], [`dns`], [`coordination`], [`cloud`]; wrapper programs
+//! are in [`super::unwrap::WRAPPERS`]). A row says which options carry a host, a port or a URI,
+//! which environment variables set the host, where the client connects without one, and the
+//! document all of that comes from. Adding a client is adding a row; the few clients whose
+//! command line needs code (a PostgreSQL conninfo string, curl's `--resolve`) name a [`Shape`].
 
-#[allow(unused_imports)]
-use super::*;
+use super::DependencyCategory;
+use super::context::Ctx;
+use super::hosts::{HostClass, hosts_of, split_host_port};
+
+pub(super) mod caches;
+pub(super) mod cloud;
+pub(super) mod coordination;
+pub(super) mod databases;
+pub(super) mod dns;
+pub(super) mod http;
+
+/// How a client's command line is parsed.
+#[derive(Debug)]
+pub(super) enum Syntax {
+    /// getopt_long: letters taking a value (attached or the next word), letters taking an
+    /// optional attached value only (mysql `-p`), long options whose value may be the next word
+    /// (`--name=value` is always read).
+    Getopt { short_val: &'static str, short_opt: &'static str, long_val: &'static [&'static str] },
+    /// Go's `flag` package: `-name value`, `-name=value`, `--name=value` for the names listed.
+    Go(&'static [&'static str]),
+    /// A PowerShell cmdlet: parameters (lowercase) taking a value, and switches; any unambiguous
+    /// prefix of a name is that name (`-Uri`, `-u` is ambiguous).
+    PowerShell { values: &'static [&'static str], switches: &'static [&'static str] },
+}
+
+impl Syntax {
+    /// getopt_long with no optional-value letters.
+    pub(super) const fn opts(short_val: &'static str, long_val: &'static [&'static str]) -> Syntax {
+        Syntax::Getopt { short_val, short_opt: "", long_val }
+    }
+
+    pub(super) fn parse(&self, args: &[String]) -> Parsed {
+        match self {
+            Syntax::Getopt { short_val, short_opt, long_val } => getopt(args, short_val, short_opt, long_val),
+            Syntax::Go(vals) => goflags(args, vals),
+            Syntax::PowerShell { values, switches } => super::powershell::ps_params(args, values, switches),
+        }
+    }
+}
+
+/// What the positional arguments of a client are.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Positional {
+    /// Not hosts (database names, commands, script files).
+    Ignored,
+    /// The first one is the host (`cqlsh HOST`, `ping HOST`, `grpcurl HOST:PORT`).
+    Host,
+    /// Those that look like a URI (`scheme://...`, `user@host`) are (`mysqlsh URI`).
+    Uri,
+    /// `HOST PORT` (`nc`, `telnet`).
+    HostPort,
+}
+
+/// How a host option's value names its hosts.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum HostFormat {
+    /// A URI or a comma-separated `[user@]host[:port]` list ([`hosts_of`]).
+    List,
+    /// An Erlang node name, `name@host` (RabbitMQ CLI tools).
+    ErlangNode,
+    /// A SQL Server server: `[tcp:]host[\instance][,port]`, `.` and `(local)` being this machine.
+    SqlServer,
+}
+
+/// Clients whose command line needs code beyond a row.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// Everything from the row: host options, positional hosts, environment, local options.
+    Standard,
+    /// libpq: `-h`, and conninfo strings (`host=...`, `postgres://...`) in `-d` and positionals.
+    Postgres,
+    /// mongosh: `--host replicaSet/h1,h2`, `mongodb://` and `mongodb+srv://` URIs, `host/db`.
+    Mongo,
+    /// kcat: `-b`, and `-X bootstrap.servers=...`.
+    Kcat,
+    /// kubectl: the API server whatever the host (`version --client` reaches nothing).
+    Kubectl,
+    /// A cloud CLI: the provider's API whatever the arguments.
+    Cloud,
+    /// consul: `members`/`info` ask the agent given; other commands need the servers.
+    Consul,
+    /// DNS lookups: the name asked, through the server given ([`dns`]).
+    Dns,
+    /// curl: URLs, proxies, `--resolve` and `--connect-to`.
+    Curl,
+    /// wget: URLs, and proxies set with `-e`.
+    Wget,
+    /// httpie/xh: `[METHOD] URL`, `:PORT/path` shorthand for localhost, `--proxy scheme:URL`.
+    Httpie,
+    /// socat: `TCP:host:port`-style addresses.
+    Socat,
+}
+
+/// One client program: where it connects, from its documentation.
+#[derive(Debug)]
+pub(super) struct Client {
+    /// Program basenames; a name ending in `*` is a prefix (`kafka-*`).
+    pub names: &'static [&'static str],
+    /// Basenames a prefix must not match (`kafka-server-start` runs the broker).
+    pub except: &'static [&'static str],
+    /// The subcommand that makes the program this client (`clickhouse client`, `openssl s_client`).
+    pub subcommand: Option<&'static str>,
+    /// What it reaches.
+    pub category: DependencyCategory,
+    pub syntax: Syntax,
+    /// Options whose value is a host, `host:port` list or URI.
+    pub host_opts: &'static [&'static str],
+    /// Options whose value is a host of another kind of dependency (Kafka tools' `--zookeeper`).
+    pub other_opts: &'static [(&'static str, DependencyCategory)],
+    /// Options that make it a dependency whatever their value, with the label shown before it
+    /// (cqlsh `-b BUNDLE` is a cloud database, etcdctl `--discovery-srv` asks DNS for the members).
+    pub always_opts: &'static [(&'static str, &'static str)],
+    /// Options whose value is a proxy the client connects through.
+    pub proxy_opts: &'static [&'static str],
+    pub positional: Positional,
+    pub host_format: HostFormat,
+    /// Options that make it connect to a local socket only: their presence, or `name=value`
+    /// (value compared without case: `protocol=socket`).
+    pub local_opts: &'static [&'static str],
+    /// Options that make it use a local socket when no host is named (mysql `--socket`: with
+    /// `-h OTHER` it connects over TCP anyway); `name=value` as in `local_opts`.
+    pub socket_opts: &'static [&'static str],
+    /// Options naming a configuration that gives the host (nats `--context`): the environment
+    /// variables below then do not apply.
+    pub config_opts: &'static [&'static str],
+    /// First positional arguments (subcommands) that reach nothing (`vault version`).
+    pub skip_subcommands: &'static [&'static str],
+    /// Environment variables that give the host when no option does, first set wins.
+    pub env: &'static [&'static str],
+    /// Where it connects when nothing names a host, as documented (`127.0.0.1:6379`).
+    pub default: &'static str,
+    /// Whether [`Client::default`] is this Pod (loopback or a local socket). Documentation, held
+    /// to the code by a test (a [`Shape::Standard`] row reaches nothing without a host).
+    #[allow(dead_code)]
+    pub default_local: bool,
+    pub shape: Shape,
+    /// The document the row's facts come from (for reviewers; a test holds every row to one).
+    #[allow(dead_code)]
+    pub source: &'static str,
+}
+
+/// The defaults of a row: nothing is a host, the default is local, parsed as getopt.
+pub(super) const BASE: Client = Client {
+    names: &[],
+    except: &[],
+    subcommand: None,
+    category: DependencyCategory::Network,
+    syntax: Syntax::Getopt { short_val: "", short_opt: "", long_val: &[] },
+    host_opts: &[],
+    other_opts: &[],
+    always_opts: &[],
+    proxy_opts: &[],
+    positional: Positional::Ignored,
+    host_format: HostFormat::List,
+    local_opts: &[],
+    socket_opts: &[],
+    config_opts: &[],
+    skip_subcommands: &[],
+    env: &[],
+    default: "",
+    default_local: true,
+    shape: Shape::Standard,
+    source: "",
+};
+
+/// Every family's table, in the order clients are looked up.
+pub(super) const FAMILIES: &[&[Client]] = &[
+    databases::CLIENTS,
+    caches::CLIENTS,
+    coordination::CLIENTS,
+    cloud::CLIENTS,
+    dns::CLIENTS,
+    http::CLIENTS,
+];
+
+impl Client {
+    /// Whether `name` is one of this row's programs.
+    pub(super) fn is(&self, name: &str) -> bool {
+        self.names.iter().any(|n| match n.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix) && !self.except.contains(&name),
+            None => *n == name,
+        })
+    }
+}
+
+/// The row for program `name` run with `args` (a subcommand row needs its subcommand first).
+pub(super) fn find_client(name: &str, args: &[String]) -> Option<&'static Client> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.iter())
+        .find(|c| c.is(name) && c.subcommand.is_none_or(|s| args.first().is_some_and(|a| a == s)))
+}
 
 /// Options, flags and positional arguments of one command line.
 #[derive(Default)]
@@ -22,6 +220,20 @@ impl Parsed {
         self.flags.iter().any(|f| names.contains(&f.as_str()))
             || self.opts.iter().any(|(n, _)| names.contains(&n.as_str()))
     }
+
+    /// A long option `l` (dashes removed) at `args[k]`: `name=value`, a name in `vals` taking the
+    /// next word, or a flag. Returns the index of the last word used.
+    fn long(&mut self, l: &str, args: &[String], k: usize, vals: &[&str]) -> usize {
+        if let Some((n, v)) = l.split_once('=') {
+            self.opts.push((n.to_string(), v.to_string()));
+        } else if vals.contains(&l) {
+            self.opts.push((l.to_string(), args.get(k + 1).cloned().unwrap_or_default()));
+            return k + 1;
+        } else {
+            self.flags.push(l.to_string());
+        }
+        k
+    }
 }
 
 /// getopt_long-style parsing. `short_val`: letters taking a value (attached or next word);
@@ -37,14 +249,7 @@ pub(super) fn getopt(args: &[String], short_val: &str, short_opt: &str, long_val
             break;
         }
         if let Some(l) = a.strip_prefix("--") {
-            if let Some((n, v)) = l.split_once('=') {
-                p.opts.push((n.to_string(), v.to_string()));
-            } else if long_val.contains(&l) {
-                p.opts.push((l.to_string(), args.get(k + 1).cloned().unwrap_or_default()));
-                k += 1;
-            } else {
-                p.flags.push(l.to_string());
-            }
+            k = p.long(l, args, k, long_val);
         } else if a.len() > 1 && a.starts_with('-') {
             let cs: Vec<char> = a.chars().skip(1).collect();
             for (ci, ch) in cs.iter().enumerate() {
@@ -84,15 +289,7 @@ pub(super) fn goflags(args: &[String], vals: &[&str]) -> Parsed {
             break;
         }
         if a.len() > 1 && a.starts_with('-') {
-            let l = a.trim_start_matches('-');
-            if let Some((n, v)) = l.split_once('=') {
-                p.opts.push((n.to_string(), v.to_string()));
-            } else if vals.contains(&l) {
-                p.opts.push((l.to_string(), args.get(k + 1).cloned().unwrap_or_default()));
-                k += 1;
-            } else {
-                p.flags.push(l.to_string());
-            }
+            k = p.long(a.trim_start_matches('-'), args, k, vals);
         } else {
             p.pos.push(a.clone());
         }
@@ -112,396 +309,271 @@ pub(super) struct Hit {
     pub(super) via: Option<String>,
     /// A dependency whatever the host (DNS, control plane, `mongodb+srv://`, ...).
     pub(super) always: bool,
+    /// For an HTTP request: the path, query and fragment asked for (`/actuator/health`).
+    pub(super) path: Option<String>,
 }
 
 impl Hit {
     pub(super) fn new(category: DependencyCategory, hosts: Vec<String>, target: impl Into<String>) -> Self {
-        Hit { category, hosts, target: target.into(), via: None, always: false }
+        Hit { category, hosts, target: target.into(), via: None, always: false, path: None }
     }
 
     pub(super) fn always(category: DependencyCategory, target: impl Into<String>) -> Self {
-        Hit { category, hosts: Vec::new(), target: target.into(), via: None, always: true }
+        Hit { always: true, ..Hit::new(category, Vec::new(), target) }
     }
 
     pub(super) fn via(mut self, var: &str) -> Self {
         self.via = Some(var.to_string());
         self
     }
+
+    /// A proxy the client connects through.
+    pub(super) fn proxy(url: &str) -> Self {
+        Hit::new(DependencyCategory::Network, hosts_of(url), format!("proxy {url}"))
+    }
 }
 
-pub(super) fn is_kafka_tool(n: &str) -> bool {
-    n.starts_with("kafka-")
-        && !matches!(n, "kafka-server-start" | "kafka-server-stop" | "kafka-storage" | "kafka-run-class")
+/// Whether one of `opts` (a name, or `name=value`) is given.
+fn has_local_opt(p: &Parsed, opts: &[&str]) -> bool {
+    opts.iter().any(|o| match o.split_once('=') {
+        Some((n, v)) => p.get(&[n]).iter().any(|x| x.eq_ignore_ascii_case(v)),
+        None => p.has(&[o]),
+    })
 }
 
 impl Ctx<'_> {
     /// Per-client parsing: where does the command connect to?
     pub(super) fn tool_hits(&mut self, name: &str, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
-        use DependencyCategory::*;
-        match name {
-            "pg_isready" | "psql" | "pg_dump" | "pg_dumpall" | "pg_basebackup" | "pg_restore"
-            | "createdb" | "dropdb" | "vacuumdb" | "reindexdb" | "clusterdb" | "pg_receivewal"
-            | "pgbench" => self.postgres(name, a, ov),
-            "mysql" | "mysqladmin" | "mariadb" | "mariadb-admin" | "mysqlsh" | "mysqlcheck" | "mysqldump"
-            | "mariadb-dump" | "mariadb-check" | "mysqlshow" => self.mysql(name, a, ov),
-            "redis-cli" | "valkey-cli" | "keydb-cli" => redis_hits(a),
-            "mongosh" | "mongo" => mongo_hits(a),
-            "cqlsh" => {
-                let p = getopt(a, "upkfeb", "", CQLSH_LONG);
-                if let Some(h) = p.pos.first() {
-                    return vec![Hit::new(Database, hosts_of(h), h.clone())];
-                }
-                if let Some(b) = p.get(&["b", "secure-connect-bundle"]).first() {
-                    return vec![Hit::always(Database, format!("cloud bundle {b}"))];
-                }
-                self.env_hit(Database, "CQLSH_HOST", ov)
-            }
-            "nodetool" => {
-                let vals = ["h", "host", "p", "port", "u", "username", "pw", "password", "pwf"];
-                let p = goflags(a, &vals);
-                option_hits(Database, &p, &["h", "host"])
-            }
-            _ => self.tool_hits_more(name, a, ov),
-        }
-    }
-
-    /// A hit for a client-implied environment variable, when it is set.
-    pub(super) fn env_hit(
-        &mut self,
-        cat: DependencyCategory,
-        var: &str,
-        ov: &[(String, String)],
-    ) -> Vec<Hit> {
-        match self.tool_env(var, ov) {
-            Some(v) => vec![Hit::new(cat, hosts_of(&v), v).via(var)],
-            None => Vec::new(),
-        }
-    }
-
-    pub(super) fn postgres(&mut self, prog: &str, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
-        let sv = match prog {
-            "pg_isready" => "dhptU",
-            "psql" => "cdfhLopPRTUvF",
-            _ => "dfFhjnNpStTUZEDl",
+        let Some(c) = find_client(name, a) else {
+            return Vec::new();
         };
-        let p = getopt(a, sv, "", PG_LONG);
+        let a = if c.subcommand.is_some() { &a[1..] } else { a };
+        match c.shape {
+            Shape::Standard => {
+                let p = c.syntax.parse(a);
+                self.standard(c, &p, ov)
+            }
+            Shape::Postgres => self.postgres(c, a, ov),
+            Shape::Mongo => databases::mongo_hits(c, a),
+            Shape::Kcat => {
+                let p = c.syntax.parse(a);
+                let mut hits = self.standard(c, &p, ov);
+                for x in p.get(&["X"]) {
+                    if let Some((k, v)) = x.split_once('=')
+                        && matches!(k, "bootstrap.servers" | "metadata.broker.list")
+                    {
+                        hits.push(Hit::new(c.category, hosts_of(v), v));
+                    }
+                }
+                hits
+            }
+            Shape::Kubectl => {
+                let p = c.syntax.parse(a);
+                if p.pos.first().is_some_and(|c| c == "version") && p.has(&["client"]) {
+                    return Vec::new();
+                }
+                let target = p.get(c.host_opts).pop().unwrap_or_else(|| c.default.to_string());
+                vec![Hit::always(c.category, target)]
+            }
+            Shape::Cloud => {
+                let p = c.syntax.parse(a);
+                let target = p.get(c.host_opts).pop().unwrap_or_else(|| {
+                    let service = p.pos.first().map(String::as_str).unwrap_or("");
+                    format!("{name} {service} API").replace("  ", " ")
+                });
+                vec![Hit::always(c.category, target)]
+            }
+            Shape::Consul => self.consul(c, a, ov),
+            Shape::Dns => self.dns(name, a),
+            Shape::Curl => self.curl(c, a),
+            Shape::Wget => self.wget(c, a),
+            Shape::Httpie => self.httpie(c, a),
+            Shape::Socat => self.socat(a),
+        }
+    }
+
+    /// The hits a row gives by itself: proxies, host options, positional hosts, then the
+    /// environment variables that set the host.
+    pub(super) fn standard(&mut self, c: &Client, p: &Parsed, ov: &[(String, String)]) -> Vec<Hit> {
+        let mut hits: Vec<Hit> =
+            p.get(c.proxy_opts).iter().filter(|x| !x.is_empty()).map(|x| Hit::proxy(x)).collect();
+        if has_local_opt(p, c.local_opts)
+            || p.pos.first().is_some_and(|s| c.skip_subcommands.contains(&s.as_str()))
+        {
+            return hits;
+        }
+        for (opt, label) in c.always_opts {
+            if let Some(v) = p.get(&[opt]).first() {
+                return vec![Hit::always(c.category, format!("{label} {v}"))];
+            }
+        }
+        let proxies = hits.len();
+        for v in p.get(c.host_opts) {
+            hits.push(self.host_hit(c, &v));
+        }
+        for (opt, cat) in c.other_opts {
+            hits.extend(p.get(&[opt]).into_iter().map(|v| Hit::new(*cat, hosts_of(&v), v)));
+        }
+        match c.positional {
+            Positional::Ignored => {}
+            Positional::Host => hits.extend(p.pos.first().map(|h| self.host_hit(c, h))),
+            Positional::Uri => {
+                for u in p.pos.iter().filter(|x| x.contains("://") || x.contains('@')) {
+                    hits.push(self.host_hit(c, u));
+                }
+            }
+            Positional::HostPort => {
+                if let Some(h) = p.pos.first() {
+                    let port = p.pos.get(1).map(String::as_str);
+                    let target = match port {
+                        Some(pt) => format!("{h} {pt}"),
+                        None => h.clone(),
+                    };
+                    hits.push(self.endpoint_hit(c, h, port, target));
+                }
+            }
+        }
+        if hits.len() > proxies || p.has(c.config_opts) || has_local_opt(p, c.socket_opts) {
+            return hits;
+        }
+        for var in c.env {
+            if let Some(v) = self.tool_env(var, ov) {
+                hits.push(self.host_hit(c, &v).via(var));
+                break;
+            }
+        }
+        hits
+    }
+
+    /// A hit for one host value of row `c`.
+    fn host_hit(&self, c: &Client, v: &str) -> Hit {
+        match c.host_format {
+            HostFormat::List if c.category == DependencyCategory::Network => {
+                let (h, port) = split_host_port(v);
+                self.net_hit(&h, port.as_deref(), "", v.to_string())
+            }
+            HostFormat::List => Hit::new(c.category, hosts_of(v), v),
+            HostFormat::ErlangNode => {
+                Hit::new(c.category, vec![v.split_once('@').map_or("", |(_, h)| h).to_string()], v)
+            }
+            HostFormat::SqlServer => {
+                let s = v.split_once(':').map_or(v, |(_, r)| r);
+                let host = s.split([',', '\\']).next().unwrap_or("");
+                let local = host == "." || host.eq_ignore_ascii_case("(local)");
+                Hit::new(c.category, vec![if local { String::new() } else { host.to_string() }], v)
+            }
+        }
+    }
+
+    /// A hit for `host` and an optional port of row `c` (a generic client's category follows the
+    /// port).
+    fn endpoint_hit(&self, c: &Client, host: &str, port: Option<&str>, target: String) -> Hit {
+        if c.category == DependencyCategory::Network {
+            self.net_hit(host, port, "", target)
+        } else {
+            Hit::new(c.category, vec![host.to_string()], target)
+        }
+    }
+
+    /// libpq clients: `-h`, conninfo strings, then `PGHOSTADDR`/`PGHOST`.
+    fn postgres(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
+        let p = c.syntax.parse(a);
         let mut hosts = Vec::new();
         let mut target = String::new();
-        for v in p.get(&["h", "host"]) {
+        for v in p.get(c.host_opts) {
             hosts.extend(hosts_of(&v));
             target = v;
         }
         let mut conns = p.get(&["d", "dbname", "maintenance-db"]);
         conns.extend(p.pos.iter().cloned());
-        for c in conns {
-            let hs = pg_conninfo_hosts(&c);
+        for conn in conns {
+            let hs = databases::pg_conninfo_hosts(&conn);
             if !hs.is_empty() {
                 hosts.extend(hs);
                 if target.is_empty() {
-                    target = c;
+                    target = conn;
                 }
             }
         }
         if !hosts.is_empty() {
-            return vec![Hit::new(DependencyCategory::Database, hosts, target)];
+            return vec![Hit::new(c.category, hosts, target)];
         }
-        for var in ["PGHOSTADDR", "PGHOST"] {
-            let h = self.env_hit(DependencyCategory::Database, var, ov);
-            if !h.is_empty() {
-                return h;
-            }
-        }
-        Vec::new()
+        let none = Parsed::default();
+        self.standard(c, &none, ov)
     }
 
-    pub(super) fn mysql(&mut self, prog: &str, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
-        let (sv, so) = match prog {
-            "mysqladmin" | "mariadb-admin" => ("hPSuci", "pw"),
-            "mysqlsh" => ("hPSuDef", "p"),
-            "mysqldump" | "mariadb-dump" => ("hPSuwr", "p"),
-            _ => ("hPSuDe", "p"),
-        };
-        let p = getopt(a, sv, so, MYSQL_LONG);
-        let mut hosts = Vec::new();
-        let mut target = String::new();
-        for v in p.get(&["h", "host"]) {
-            hosts.extend(hosts_of(&v));
-            target = v;
-        }
-        let mut uris = p.get(&["uri"]);
-        if prog == "mysqlsh" {
-            uris.extend(p.pos.iter().filter(|x| x.contains("://") || x.contains('@')).cloned());
-        }
-        for u in uris {
-            hosts.extend(hosts_of(&u));
-            target = u;
-        }
-        if !hosts.is_empty() {
-            return vec![Hit::new(DependencyCategory::Database, hosts, target)];
-        }
-        let socket = p.has(&["S", "socket"])
-            || p.get(&["protocol"])
-                .iter()
-                .any(|x| matches!(x.to_ascii_lowercase().as_str(), "socket" | "pipe" | "memory"));
-        if socket {
+    fn consul(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
+        let p = c.syntax.parse(a);
+        if p.pos.first().is_some_and(|s| c.skip_subcommands.contains(&s.as_str())) {
             return Vec::new();
         }
-        self.env_hit(DependencyCategory::Database, "MYSQL_HOST", ov)
+        let addr = p.get(c.host_opts).pop().or_else(|| self.tool_env("CONSUL_HTTP_ADDR", ov));
+        // `consul members` and `consul info` answer from the agent they ask (its gossip member
+        // list, its own state: Consul docs, "Commands: members" and "info"), so with the local
+        // agent (the default address is 127.0.0.1:8500) they check this Pod's agent, whoever else
+        // is down. Other commands (catalog, kv, ...) need the servers.
+        if p.pos.first().is_some_and(|s| matches!(s.as_str(), "members" | "info")) {
+            return match addr {
+                Some(addr) => vec![Hit::new(c.category, hosts_of(&addr), addr)],
+                None => Vec::new(),
+            };
+        }
+        let target = addr.unwrap_or_else(|| "local Consul agent (catalog)".to_string());
+        vec![Hit::always(c.category, target)]
+    }
+
+    /// Whether a hit reaches a dependency: always, or through a host that is not this Pod.
+    pub(super) fn is_dependency(&self, hit: &Hit) -> bool {
+        hit.always || hit.hosts.iter().any(|h| self.classify(h) != HostClass::Local)
     }
 }
 
-impl Ctx<'_> {
-    /// Queues, coordination services and clients that are dependencies whatever the host.
-    pub(super) fn tool_hits_more(&mut self, name: &str, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
-        use DependencyCategory::*;
-        match name {
-            n if is_kafka_tool(n) => {
-                let vals = ["bootstrap-server", "broker-list", "zookeeper", "bootstrap-controller"];
-                let p = goflags(a, &vals);
-                let mut hits = option_hits(Queue, &p, &["bootstrap-server", "broker-list"]);
-                hits.extend(option_hits(Queue, &p, &["bootstrap-controller"]));
-                hits.extend(option_hits(Coordination, &p, &["zookeeper"]));
-                hits
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_names_its_programs_and_cites_its_source() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in FAMILIES.iter().flat_map(|f| f.iter()) {
+            assert!(!c.names.is_empty(), "{c:?}");
+            assert!(c.source.starts_with("http"), "{:?} cites no document", c.names);
+            assert!(!c.default.is_empty(), "{:?} says nothing of its default", c.names);
+            for n in c.names {
+                assert!(seen.insert((*n, c.subcommand)), "{n} is in two rows");
             }
-            "kcat" | "kafkacat" => {
-                let p = getopt(a, "btpocDKsrXFfGHmkzd", "", &[]);
-                let mut hits = option_hits(Queue, &p, &["b"]);
-                for x in p.get(&["X"]) {
-                    if let Some((k, v)) = x.split_once('=')
-                        && matches!(k, "bootstrap.servers" | "metadata.broker.list")
-                    {
-                        hits.push(Hit::new(Queue, hosts_of(v), v));
-                    }
-                }
-                hits
+            // A standard row's default is what the code assumes: no host named, nothing reached.
+            if c.shape == Shape::Standard {
+                assert!(c.default_local, "{:?}: a standard row reaches nothing without a host", c.names);
             }
-            "rabbitmqctl"
-            | "rabbitmq-diagnostics"
-            | "rabbitmq-plugins"
-            | "rabbitmq-queues"
-            | "rabbitmq-upgrade"
-            | "rabbitmq-streams" => {
-                let p = getopt(a, "ntp", "", &["node", "timeout", "vhost", "formatter"]);
-                let node_host = |n: &str| n.split_once('@').map_or("", |(_, h)| h).to_string();
-                let mut hits: Vec<Hit> = p
-                    .get(&["n", "node"])
-                    .into_iter()
-                    .map(|n| Hit::new(Queue, vec![node_host(&n)], n))
-                    .collect();
-                if hits.is_empty()
-                    && let Some(n) = self.tool_env("RABBITMQ_NODENAME", ov)
-                {
-                    hits.push(Hit::new(Queue, vec![node_host(&n)], n).via("RABBITMQ_NODENAME"));
-                }
-                hits
-            }
-            "nats" => {
-                let p = getopt(a, "s", "", NATS_LONG);
-                let hits = option_hits(Queue, &p, &["s", "server"]);
-                if !hits.is_empty() || p.has(&["context"]) {
-                    return hits;
-                }
-                self.env_hit(Queue, "NATS_URL", ov)
-            }
-            "zkCli" => {
-                let p = goflags(a, &["server", "timeout", "client-configuration"]);
-                option_hits(Coordination, &p, &["server"])
-            }
-            "zookeeper-shell" => {
-                let p = goflags(a, &["zk-tls-config-file"]);
-                p.pos
-                    .first()
-                    .map(|h| vec![Hit::new(Coordination, hosts_of(h), h.clone())])
-                    .unwrap_or_default()
-            }
-            "etcdctl" => {
-                let p = goflags(a, ETCD_VALS);
-                if let Some(d) = p.get(&["discovery-srv"]).first() {
-                    return vec![Hit::always(Coordination, format!("SRV records of {d}"))];
-                }
-                let hits = option_hits(Coordination, &p, &["endpoints", "endpoint", "peers", "C"]);
-                if !hits.is_empty() {
-                    return hits;
-                }
-                self.env_hit(Coordination, "ETCDCTL_ENDPOINTS", ov)
-            }
-            "kubectl" => {
-                let long = ["server", "namespace", "context", "kubeconfig", "cluster", "user", "output"];
-                let p = getopt(a, "sno", "", &long);
-                if p.pos.first().is_some_and(|c| c == "version") && p.has(&["client"]) {
-                    return Vec::new();
-                }
-                let target =
-                    p.get(&["s", "server"]).pop().unwrap_or_else(|| "Kubernetes API server".to_string());
-                vec![Hit::always(ControlPlane, target)]
-            }
-            "aws" | "gcloud" | "az" | "gsutil" | "mc" => {
-                let long = ["region", "profile", "endpoint-url", "output", "project", "query"];
-                let p = getopt(a, "", "", &long);
-                let target = p.get(&["endpoint-url"]).pop().unwrap_or_else(|| {
-                    let service = p.pos.first().map(String::as_str).unwrap_or("");
-                    format!("{name} {service} API").replace("  ", " ")
-                });
-                vec![Hit::always(CloudApi, target)]
-            }
-            "nslookup" | "dig" | "host" | "getent" => self.dns(name, a),
-            "consul" => {
-                let p = goflags(a, CONSUL_VALS);
-                if p.pos
-                    .first()
-                    .is_some_and(|c| matches!(c.as_str(), "version" | "validate" | "keygen" | "agent"))
-                {
-                    return Vec::new();
-                }
-                let addr = p.get(&["http-addr"]).pop().or_else(|| self.tool_env("CONSUL_HTTP_ADDR", ov));
-                // `consul members` and `consul info` answer from the agent they ask (its gossip
-                // member list, its own state: Consul docs, "Commands: members" and "info"), so
-                // with the local agent (the default address is 127.0.0.1:8500) they check this
-                // Pod's agent, whoever else is down. Other commands (catalog, kv, ...) need the
-                // servers.
-                if p.pos.first().is_some_and(|c| matches!(c.as_str(), "members" | "info")) {
-                    return match addr {
-                        Some(addr) => vec![Hit::new(ServiceDiscovery, hosts_of(&addr), addr)],
-                        None => Vec::new(),
-                    };
-                }
-                let target = addr.unwrap_or_else(|| "local Consul agent (catalog)".to_string());
-                vec![Hit::always(ServiceDiscovery, target)]
-            }
-            "vault" => {
-                let p = goflags(a, VAULT_VALS);
-                if p.pos.first().is_some_and(|c| matches!(c.as_str(), "version" | "server")) {
-                    return Vec::new();
-                }
-                if let Some(addr) = p.get(&["address"]).pop() {
-                    return vec![Hit::new(Secrets, hosts_of(&addr), addr)];
-                }
-                let h = self.env_hit(Secrets, "VAULT_ADDR", ov);
-                if !h.is_empty() {
-                    return h;
-                }
-                // Without -address or VAULT_ADDR the CLI talks to https://127.0.0.1:8200 (Vault
-                // docs, "Commands (CLI)": VAULT_ADDR defaults to that): this Pod's own Vault.
-                Vec::new()
-            }
-            _ => self.network_hits(name, a),
         }
     }
 
-    pub(super) fn dns(&mut self, name: &str, a: &[String]) -> Vec<Hit> {
-        use DependencyCategory::Dns;
-        const TYPES: &[&str] = &[
-            "a", "aaaa", "srv", "txt", "mx", "ns", "cname", "soa", "ptr", "any", "caa", "in", "ch", "hs",
-            "axfr",
-        ];
-        let target = match name {
-            "nslookup" => {
-                let pos: Vec<&String> = a.iter().filter(|x| !x.starts_with('-')).collect();
-                match pos.as_slice() {
-                    [] => return Vec::new(),
-                    [n] => n.to_string(),
-                    // A local server (`nslookup NAME 127.0.0.1`) is this Pod's resolver: the
-                    // name asked is data, not a host the probe reaches.
-                    [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
-                    [n, srv, ..] => format!("{n} (server {srv})"),
-                }
-            }
-            "dig" => {
-                let p = getopt(a, "ptcbfkqyx", "", &[]);
-                let server = p.pos.iter().find(|x| x.starts_with('@')).cloned();
-                let q = p.get(&["q", "x"]).pop().or_else(|| {
-                    p.pos
-                        .iter()
-                        .find(|x| {
-                            !x.starts_with('@')
-                                && !x.starts_with('+')
-                                && !TYPES.contains(&x.to_ascii_lowercase().as_str())
-                        })
-                        .cloned()
-                });
-                let q = q.unwrap_or_else(|| ".".to_string());
-                // `dig @127.0.0.1 NAME` asks the local resolver (this Pod's own DNS server).
-                if server.as_deref().is_some_and(|s| self.classify(&s[1..]) == HostClass::Local) {
-                    return Vec::new();
-                }
-                match server {
-                    Some(s) => format!("{q} ({s})"),
-                    None => q,
-                }
-            }
-            "host" => {
-                let p = getopt(a, "cNRtWm", "", &[]);
-                match p.pos.first() {
-                    Some(n) => n.clone(),
-                    None => return Vec::new(),
-                }
-            }
-            _ => {
-                // getent: only the hosts databases; /etc/hosts answers local names first.
-                let is_hosts_db = a
-                    .first()
-                    .is_some_and(|d| matches!(d.as_str(), "hosts" | "ahosts" | "ahostsv4" | "ahostsv6"));
-                match a.get(1) {
-                    Some(n) if is_hosts_db && self.classify(n) != HostClass::Local => n.clone(),
-                    _ => return Vec::new(),
-                }
-            }
-        };
-        vec![Hit::always(Dns, target)]
+    #[test]
+    fn rows_are_found_by_name_prefix_and_subcommand() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(find_client("kafka-topics", &[]).is_some());
+        assert!(find_client("kafka-server-start", &[]).is_none());
+        assert!(find_client("clickhouse", &s(&["client"])).is_some());
+        assert!(find_client("clickhouse", &s(&["server"])).is_none());
+        assert!(find_client("openssl", &s(&["s_client"])).is_some());
+        assert!(find_client("openssl", &s(&["req"])).is_none());
+        assert!(find_client("true", &[]).is_none());
     }
-}
 
-/// Hits for the values of host options (any non-local host is a dependency).
-pub(super) fn option_hits(cat: DependencyCategory, p: &Parsed, names: &[&str]) -> Vec<Hit> {
-    p.get(names).into_iter().map(|v| Hit::new(cat, hosts_of(&v), v)).collect()
-}
-
-pub(super) fn redis_hits(a: &[String]) -> Vec<Hit> {
-    let p = getopt(a, "hpsaunirdD", "", REDIS_LONG);
-    if p.has(&["s", "socket"]) {
-        return Vec::new();
+    #[test]
+    fn getopt_and_go_flags_read_values_the_same_way() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let p = getopt(&s(&["-h", "db", "--port", "1", "--x=y", "--flag", "pos"]), "h", "", &["port"]);
+        assert_eq!(p.get(&["h"]), vec!["db"]);
+        assert_eq!(p.get(&["port"]), vec!["1"]);
+        assert_eq!(p.get(&["x"]), vec!["y"]);
+        assert!(p.has(&["flag"]));
+        assert_eq!(p.pos, vec!["pos"]);
+        let g = goflags(&s(&["-addr", "db:1", "--x=y", "-v", "pos"]), &["addr"]);
+        assert_eq!(g.get(&["addr"]), vec!["db:1"]);
+        assert_eq!(g.get(&["x"]), vec!["y"]);
+        assert!(g.has(&["v"]));
+        assert_eq!(g.pos, vec!["pos"]);
     }
-    option_hits(DependencyCategory::Cache, &p, &["u", "h"])
-}
-
-pub(super) fn mongo_hits(a: &[String]) -> Vec<Hit> {
-    use DependencyCategory::Database;
-    let p = getopt(a, "upf", "", MONGO_LONG);
-    if p.has(&["nodb"]) {
-        return Vec::new();
-    }
-    let mut hits = Vec::new();
-    let uri_hit = |c: &str| -> Option<Hit> {
-        let lower = c.to_ascii_lowercase();
-        if lower.starts_with("mongodb+srv://") {
-            let mut h = Hit::always(Database, c);
-            h.hosts = hosts_of(c);
-            return Some(h);
-        }
-        if lower.starts_with("mongodb://") {
-            let hosts = parse_url(c).map(|u| u.hosts.into_iter().map(|h| h.0).collect()).unwrap_or_default();
-            return Some(Hit::new(Database, hosts, c));
-        }
-        None
-    };
-    for h in p.get(&["host"]) {
-        if let Some(hit) = uri_hit(&h) {
-            hits.push(hit);
-            continue;
-        }
-        // `--host replicaSet/h1:p1,h2:p2` or `--host h[:p]`.
-        let list = h.split_once('/').map_or(h.as_str(), |(_, l)| l);
-        hits.push(Hit::new(Database, hosts_of(list), h.clone()));
-    }
-    for c in &p.pos {
-        if let Some(hit) = uri_hit(c) {
-            hits.push(hit);
-        } else if c.ends_with(".js") {
-            continue;
-        } else if c.contains('/') || c.contains(':') {
-            // `host[:port]/db`; a bare word is a database name.
-            hits.push(Hit::new(Database, hosts_of(c), c.clone()));
-        }
-    }
-    hits
 }

@@ -91,6 +91,8 @@ pub(super) struct Ctx<'e> {
     pub(super) object_spent: std::cell::Cell<bool>,
     /// Work units left without an object's budget (see [`MAX_OBJECT_WORK_UNITS`]); 0 once spent.
     pub(super) units_left: std::cell::Cell<usize>,
+    /// HTTP requests to this Pod met so far ([`super::Outcome::local_requests`]).
+    pub(super) local_requests: Vec<super::LocalRequest>,
 }
 
 impl<'e> Ctx<'e> {
@@ -113,6 +115,7 @@ impl<'e> Ctx<'e> {
             object_budget: None,
             object_spent: std::cell::Cell::new(false),
             units_left: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
+            local_requests: Vec::new(),
         }
     }
 

@@ -1,8 +1,5 @@
 //! The option tables of the clients: which long options take a value (so that the next word is not read as a host).
 
-#[allow(unused_imports)]
-use super::*;
-
 pub(super) const PG_LONG: &[&str] = &[
     "host",
     "port",

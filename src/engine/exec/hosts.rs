@@ -1,7 +1,9 @@
 //! Stage 6: host classification, URLs and `host:port` lists, and whether a host is the Pod itself.
 
-#[allow(unused_imports)]
-use super::*;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use super::DependencyCategory;
+use super::context::{Ctx, RefKind, marker_index};
 
 /// Where a host points, as far as the webhook can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,17 +24,109 @@ pub(super) struct Url {
     pub(super) path: String,
 }
 
+impl Url {
+    /// The `name=value` pairs of the query, percent-decoded (`?host=a%2Cb` gives `host`, `a,b`).
+    pub(super) fn query_pairs(&self) -> Vec<(String, String)> {
+        let query = self.path.split_once('?').map_or("", |(_, q)| q);
+        let query = query.split('#').next().unwrap_or("");
+        url::form_urlencoded::parse(query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+    }
+}
+
+/// An ASCII stand-in for a marker character inside a URL given to the `url` crate (which would
+/// percent-encode or refuse it): lowercase, so that host normalisation keeps it.
+fn marker_stand_in(c: char) -> Option<String> {
+    marker_index(c).map(|i| format!("zzpgm{i}zz"))
+}
+
+/// Replaces marker characters with their stand-ins.
+fn hide_markers(s: &str) -> (String, bool) {
+    let mut out = String::with_capacity(s.len());
+    let mut any = false;
+    for c in s.chars() {
+        match marker_stand_in(c) {
+            Some(m) => {
+                any = true;
+                out.push_str(&m);
+            }
+            None => out.push(c),
+        }
+    }
+    (out, any)
+}
+
+/// Puts the marker characters back in place of their stand-ins.
+fn restore_markers(s: &str, any: bool) -> String {
+    if !any || !s.contains("zzpgm") {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("zzpgm") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 5..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        let marker = after[digits..]
+            .starts_with("zz")
+            .then(|| after[..digits].parse::<u32>().ok())
+            .flatten()
+            .and_then(|i| char::from_u32(super::context::MARKER_BASE + i));
+        match marker {
+            Some(m) => {
+                out.push(m);
+                rest = &after[digits + 2..];
+            }
+            None => {
+                out.push_str("zzpgm");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One `host[:port]` of a URL's authority, read by the `url` crate (WHATWG URL Standard: host
+/// normalisation, so `http://0x7f.1/` and `http://2130706433/` are 127.0.0.1 as curl reads them,
+/// percent-decoding, IPv6 brackets). A host the crate refuses (a port that is a variable) is
+/// split as written.
+fn parse_authority_item(scheme: &str, item: &str) -> (String, Option<String>) {
+    let (hidden, any) = hide_markers(item);
+    let parsed = url::Url::parse(&format!("{scheme}://{hidden}/"));
+    match parsed {
+        Ok(u) if u.host_str().is_some_and(|h| !h.is_empty()) || item.is_empty() => {
+            let host = u.host_str().unwrap_or("");
+            let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+            // Only a port written in the URL (a scheme's default is added by the caller).
+            let written = u.port().map(|p| p.to_string()).or_else(|| {
+                let (_, p) = split_host_port(item);
+                p.filter(|p| p.parse::<u16>().is_ok())
+            });
+            (restore_markers(host, any), written)
+        }
+        _ => split_host_port(item),
+    }
+}
+
+/// Parses a URL: `scheme://[userinfo@]host[:port][,host[:port]...][/path]`. Several hosts in one
+/// authority (libpq, MongoDB, etcd) are split at commas, each host read by the `url` crate; the
+/// scheme is checked and lowercased as the URL Standard says.
 pub(super) fn parse_url(s: &str) -> Option<Url> {
+    // JDBC URLs are the driver's URL behind a `jdbc:` prefix (`jdbc:postgresql://h:5432/db`).
+    let s = s.get(..5).filter(|p| p.eq_ignore_ascii_case("jdbc:")).map_or(s, |_| &s[5..]);
     let (scheme, rest) = s.split_once("://")?;
-    if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    let mut chars = scheme.chars();
+    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        || !chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     {
         return None;
     }
+    let scheme = scheme.to_ascii_lowercase();
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
     let hostlist = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let hosts = hostlist.split(',').map(split_host_port).collect();
-    Some(Url { scheme: scheme.to_ascii_lowercase(), hosts, path: path.to_string() })
+    let hosts = hostlist.split(',').map(|item| parse_authority_item(&scheme, item)).collect();
+    Some(Url { scheme, hosts, path: path.to_string() })
 }
 
 /// Split `host[:port]`, `[v6]:port`, bare IPv6.
@@ -56,6 +150,12 @@ pub(super) fn split_host_port(s: &str) -> (String, Option<String>) {
 pub(super) fn hosts_of(v: &str) -> Vec<String> {
     if v.starts_with('/') {
         return vec![v.to_string()];
+    }
+    // One URL with several hosts (`postgres://a:5432,b:5432/db`); a list of URLs is split first.
+    if v.matches("://").count() == 1
+        && let Some(u) = parse_url(v.trim())
+    {
+        return u.hosts.into_iter().map(|h| h.0).collect();
     }
     v.split(',')
         .map(|item| {
@@ -168,36 +268,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Hosts named in a PostgreSQL connection string (URI or `key=value` conninfo).
-pub(super) fn pg_conninfo_hosts(c: &str) -> Vec<String> {
-    if let Some(u) = parse_url(c) {
-        if u.scheme != "postgres" && u.scheme != "postgresql" {
-            return Vec::new();
-        }
-        let mut hosts: Vec<String> = u.hosts.into_iter().map(|h| h.0).collect();
-        if let Some((_, query)) = u.path.split_once('?') {
-            let q: Vec<String> = query
-                .split('&')
-                .filter_map(|kv| kv.split_once('='))
-                .filter(|(k, _)| *k == "host" || *k == "hostaddr")
-                .flat_map(|(_, v)| v.split(',').map(str::to_string).collect::<Vec<_>>())
-                .collect();
-            if !q.is_empty() {
-                hosts = q;
-            }
-        }
-        return hosts;
-    }
-    if !c.contains('=') {
-        return Vec::new();
-    }
-    c.split_whitespace()
-        .filter_map(|t| t.split_once('='))
-        .filter(|(k, _)| *k == "host" || *k == "hostaddr")
-        .flat_map(|(_, v)| v.trim_matches('\'').split(',').map(str::to_string).collect::<Vec<_>>())
-        .collect()
-}
-
 /// Category of a generic network client's destination, and whether it is a dependency
 /// whatever the host (a local Consul agent still answers from the catalog).
 pub(super) fn net_category(host_shown: &str, port: Option<&str>, path: &str) -> (DependencyCategory, bool) {
@@ -222,20 +292,116 @@ pub(super) fn net_category(host_shown: &str, port: Option<&str>, path: &str) -> 
     (port.and_then(port_category).unwrap_or(Network), false)
 }
 
-/// (host, port, path) of a curl/wget/httpie URL argument; no scheme means `http://`.
+/// (host, port, path) of a curl/wget/httpie URL argument; no scheme means `http://` (as curl
+/// and wget read it), and a scheme's default port is given (`http`: 80, `https`: 443).
 pub(super) fn url_parts(u: &str) -> (String, Option<String>, String) {
-    if let Some(p) = parse_url(u) {
-        let (h, port) = p.hosts.into_iter().next().unwrap_or_default();
-        let port = port.or_else(|| match p.scheme.as_str() {
-            "http" | "ws" => Some("80".to_string()),
-            "https" | "wss" => Some("443".to_string()),
-            _ => None,
-        });
-        return (h, port, p.path);
+    let Some(p) = parse_url(u).or_else(|| parse_url(&format!("http://{u}"))) else {
+        return (String::new(), None, String::new());
+    };
+    let (h, port) = p.hosts.into_iter().next().unwrap_or_default();
+    let port = port.or_else(|| match p.scheme.as_str() {
+        "http" | "ws" => Some("80".to_string()),
+        "https" | "wss" => Some("443".to_string()),
+        _ => None,
+    });
+    (h, port, p.path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clients::databases::pg_conninfo_hosts;
+    use super::super::context::MARKER_BASE;
+    use super::super::{ExecEnv, find_dependency};
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
     }
-    let end = u.find(['/', '?', '#']).unwrap_or(u.len());
-    let (authority, path) = u.split_at(end);
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (h, port) = split_host_port(authority);
-    (h, port.or_else(|| Some("80".to_string())), path.to_string())
+
+    #[test]
+    fn urls_with_several_hosts_user_info_and_prefixes() {
+        let u = parse_url("postgres://u:p@h1:5432,h2:5433/db?sslmode=require").unwrap();
+        assert_eq!(u.scheme, "postgres");
+        assert_eq!(u.hosts, vec![("h1".into(), Some("5432".into())), ("h2".into(), Some("5433".into()))]);
+        assert_eq!(u.path, "/db?sslmode=require");
+        assert_eq!(hosts_of("redis://:secret@cache.svc:6379/0"), vec!["cache.svc"]);
+        assert_eq!(hosts_of("rediss://default:pw@cache.svc"), vec!["cache.svc"]);
+        assert_eq!(hosts_of("mongodb+srv://u:p@cluster0.example.net/db"), vec!["cluster0.example.net"]);
+        assert_eq!(hosts_of("mongodb://a:27017,b:27017/?replicaSet=rs0"), vec!["a", "b"]);
+        assert_eq!(hosts_of("jdbc:postgresql://localhost:5432/db"), vec!["localhost"]);
+        assert_eq!(hosts_of("JDBC:mysql://db.svc:3306/x"), vec!["db.svc"]);
+        assert_eq!(hosts_of("http://a:2379,http://b:2379"), vec!["a", "b"]);
+        assert_eq!(hosts_of("a:2379,b:2379"), vec!["a", "b"]);
+        assert_eq!(hosts_of("/var/run/redis.sock"), vec!["/var/run/redis.sock"]);
+        // libpq's `host` query parameter wins over the authority, percent-decoded.
+        assert_eq!(
+            pg_conninfo_hosts("postgresql://u@/db?host=%2Fvar%2Frun%2Fpostgresql"),
+            vec!["/var/run/postgresql"]
+        );
+        assert_eq!(pg_conninfo_hosts("postgresql://u@x/db?host=a,b&port=1"), vec!["a", "b"]);
+        assert_eq!(pg_conninfo_hosts("host=a,b port=5432"), vec!["a", "b"]);
+        assert!(pg_conninfo_hosts("mysql://a/b").is_empty());
+        assert!(parse_url("not a url").is_none());
+        assert!(parse_url("1x://h").is_none());
+    }
+
+    #[test]
+    fn http_urls_are_read_as_clients_read_them() {
+        let parts = |u: &str| {
+            let (h, p, path) = url_parts(u);
+            (h, p.unwrap_or_default(), path)
+        };
+        // WHATWG host normalisation: what curl connects to.
+        assert_eq!(parts("http://0x7f.1:8080/health"), ("127.0.0.1".into(), "8080".into(), "/health".into()));
+        assert_eq!(parts("http://2130706433/"), ("127.0.0.1".into(), "80".into(), "/".into()));
+        assert_eq!(parts("http://%6c%6fcalhost/x"), ("localhost".into(), "80".into(), "/x".into()));
+        assert_eq!(parts("HTTP://LOCALHOST:80/x"), ("localhost".into(), "80".into(), "/x".into()));
+        assert_eq!(parts("https://[::1]/x?y#z"), ("::1".into(), "443".into(), "/x?y#z".into()));
+        assert_eq!(
+            parts("https://u:p@api.example.com:8443"),
+            ("api.example.com".into(), "8443".into(), String::new())
+        );
+        // No scheme: http.
+        assert_eq!(
+            parts("localhost:8080/actuator/health"),
+            ("localhost".into(), "8080".into(), "/actuator/health".into())
+        );
+        assert_eq!(parts("db.svc/x"), ("db.svc".into(), "80".into(), "/x".into()));
+        // A value the webhook does not know stays the marker that stands for it.
+        let m = char::from_u32(MARKER_BASE + 5).unwrap();
+        assert_eq!(parts(&format!("http://{m}:8080/x")), (m.to_string(), "8080".into(), "/x".into()));
+        assert_eq!(parts(&format!("http://{m}.ns.svc/x")).0, format!("{m}.ns.svc"));
+        assert_eq!(parts(&format!("http://db:{m}/x")), ("db".into(), m.to_string(), "/x".into()));
+    }
+
+    #[test]
+    fn url_forms_fire_and_stay_quiet_as_their_hosts_say() {
+        let fires = |argv: &[&str]| find_dependency(&s(argv), &ExecEnv::default()).is_some();
+        assert!(fires(&["psql", "postgresql://u@localhost,orders-db/db", "-c", "select 1"]));
+        assert!(!fires(&["psql", "postgresql://u@localhost,127.0.0.1:5433/db", "-c", "select 1"]));
+        assert!(fires(&["redis-cli", "-u", "redis://:pw@cache.svc:6379/0", "ping"]));
+        assert!(!fires(&["redis-cli", "-u", "redis://:pw@127.0.0.1:6379/0", "ping"]));
+        assert!(fires(&["mongosh", "mongodb+srv://cluster0.example.net/", "--eval", "1"]));
+        assert!(
+            fires(&["mongosh", "mongodb+srv://localhost/", "--eval", "1"]),
+            "SRV asks DNS whatever the name"
+        );
+        assert!(!fires(&[
+            "mongosh",
+            "mongodb://localhost:27017,127.0.0.1:27018/?replicaSet=rs",
+            "--eval",
+            "1"
+        ]));
+        assert!(fires(&[
+            "mongosh",
+            "mongodb://localhost:27017,mongo-1.mongo:27017/?replicaSet=rs",
+            "--eval",
+            "1"
+        ]));
+        assert!(!fires(&["curl", "-f", "http://0x7f.1:8080/healthz"]));
+        assert!(!fires(&["curl", "-f", "http://2130706433:8080/healthz"]));
+        assert!(fires(&["curl", "-f", "http://orders.svc:8080/healthz"]));
+        assert!(fires(&["cockroach", "sql", "--url", "postgresql://root@crdb-public:26257/db"]));
+        assert!(!fires(&["cockroach", "sql", "--url", "postgresql://root@localhost:26257/db"]));
+    }
 }

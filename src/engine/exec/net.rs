@@ -1,7 +1,10 @@
-//! Stage 5 (continued): generic HTTP and TCP clients (curl, wget, httpie, nc, socat, openssl, gRPC) and other database CLIs.
+//! Stage 5 (continued): the generic HTTP and TCP clients whose command line needs code (curl,
+//! wget, httpie, socat); their rows are in [`super::clients::http`].
 
-#[allow(unused_imports)]
-use super::*;
+use super::DependencyCategory::Network;
+use super::clients::{Client, Hit, Parsed};
+use super::context::Ctx;
+use super::hosts::{net_category, split_host_port, url_parts};
 
 impl Ctx<'_> {
     /// A hit for a generic client reaching `host[:port]` with an optional request path.
@@ -12,192 +15,67 @@ impl Ctx<'_> {
         h
     }
 
-    /// Generic network clients and other database CLIs.
-    pub(super) fn network_hits(&mut self, name: &str, a: &[String]) -> Vec<Hit> {
-        use DependencyCategory::*;
-        match name {
-            "curl" => self.curl(a),
-            "wget" => {
-                let p = getopt(a, "OoaeitTwPUQlARDIXBY", "", WGET_LONG);
-                let mut hits = Vec::new();
-                for e in p.get(&["e", "execute"]) {
-                    if let Some((k, v)) = e.split_once('=')
-                        && (k.eq_ignore_ascii_case("http_proxy") || k.eq_ignore_ascii_case("https_proxy"))
-                    {
-                        hits.push(Hit::new(Network, hosts_of(v), format!("proxy {v}")));
-                    }
-                }
-                for u in &p.pos {
-                    let (h, port, path) = url_parts(u);
-                    hits.push(self.net_hit(&h, port.as_deref(), &path, u.clone()));
-                }
-                hits
-            }
-            "http" | "https" | "xh" | "xhs" => {
-                let p = getopt(a, "paAos", "", HTTPIE_LONG);
-                let mut hits = Vec::new();
-                for px in p.get(&["proxy"]) {
-                    let url = px.split_once(':').map_or(px.as_str(), |(_, u)| u);
-                    hits.push(Hit::new(Network, hosts_of(url), format!("proxy {url}")));
-                }
-                if p.has(&["unix-socket"]) {
-                    return hits;
-                }
-                let mut pos = p.pos.iter();
-                let mut url = pos.next();
-                if url.is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_uppercase())) {
-                    url = pos.next();
-                }
-                if let Some(u) = url {
-                    if u.starts_with(':') {
-                        return hits; // `:8080/path` is localhost shorthand
-                    }
-                    let (h, port, path) = url_parts(u);
-                    hits.push(self.net_hit(&h, port.as_deref(), &path, u.clone()));
-                }
-                hits
-            }
-            "nc" | "ncat" | "netcat" => {
-                let p = getopt(a, "IiMmOPpqsTVWwXxceGgo", "", NC_LONG);
-                if p.has(&["l", "listen"]) {
-                    return Vec::new();
-                }
-                let mut hits = Vec::new();
-                let mut proxies = p.get(&["proxy"]);
-                if name != "ncat" {
-                    proxies.extend(p.get(&["x"]));
-                }
-                for px in proxies {
-                    hits.push(Hit::new(Network, hosts_of(&px), format!("proxy {px}")));
-                }
-                if p.has(&["U", "unixsock"]) {
-                    return hits;
-                }
-                if let Some(h) = p.pos.first() {
-                    let port = p.pos.get(1).map(String::as_str);
-                    let target = match port {
-                        Some(pt) => format!("{h} {pt}"),
-                        None => h.clone(),
-                    };
-                    hits.push(self.net_hit(h, port, "", target));
-                }
-                hits
-            }
-            "telnet" => {
-                let p = getopt(a, "lnebSXk", "", &[]);
-                let Some(h) = p.pos.first() else {
-                    return Vec::new();
-                };
-                let port = p.pos.get(1).map(String::as_str);
-                let target = format!("{h} {}", port.unwrap_or("23")).trim().to_string();
-                vec![self.net_hit(h, port, "", target)]
-            }
-            "socat" => self.socat(a),
-            "openssl" if a.first().is_some_and(|c| c == "s_client") => {
-                let p = goflags(&a[1..], OPENSSL_VALS);
-                let mut hits = Vec::new();
-                for px in p.get(&["proxy"]) {
-                    hits.push(Hit::new(Network, hosts_of(&px), format!("proxy {px}")));
-                }
-                if p.has(&["unix"]) {
-                    return hits;
-                }
-                let mut dests = p.get(&["connect", "host"]);
-                dests.extend(p.pos.iter().cloned());
-                for d in dests {
-                    let (h, port) = split_host_port(&d);
-                    hits.push(self.net_hit(&h, port.as_deref(), "", d.clone()));
-                }
-                hits
-            }
-            "grpc_health_probe" => {
-                let p = goflags(a, GRPC_HP_VALS);
-                p.get(&["addr"])
-                    .into_iter()
-                    .map(|addr| {
-                        let (h, port) = split_host_port(&addr);
-                        self.net_hit(&h, port.as_deref(), "", addr.clone())
-                    })
-                    .collect()
-            }
-            "grpcurl" => {
-                let p = goflags(a, GRPCURL_VALS);
-                if p.has(&["unix"]) {
-                    return Vec::new();
-                }
-                match p.pos.first() {
-                    Some(addr) if !matches!(addr.as_str(), "list" | "describe") => {
-                        let (h, port) = split_host_port(addr);
-                        vec![self.net_hit(&h, port.as_deref(), "", addr.clone())]
-                    }
-                    _ => Vec::new(),
-                }
-            }
-            "ping" | "ping6" => {
-                let p = getopt(a, "cWwiIlmMpQsStTF", "", &[]);
-                p.pos.first().map(|h| vec![self.net_hit(h, None, "", h.clone())]).unwrap_or_default()
-            }
-            "clickhouse-client" | "clickhouse" => {
-                let args = if name == "clickhouse" {
-                    match a.split_first() {
-                        Some((c, rest)) if c == "client" => rest,
-                        _ => return Vec::new(),
-                    }
-                } else {
-                    a
-                };
-                let long = ["host", "port", "user", "password", "query", "database", "config-file"];
-                let p = getopt(args, "hudqC", "", &long);
-                option_hits(Database, &p, &["h", "host"])
-            }
-            "cockroach" => {
-                let long = ["host", "url", "certs-dir", "port", "user", "database", "execute", "format"];
-                let p = getopt(a, "ed", "", &long);
-                option_hits(Database, &p, &["host", "url"])
-            }
-            "sqlcmd" => {
-                let p = getopt(a, "SUPdQqlthsWwcbiovy", "", &[]);
-                p.get(&["S"])
-                    .into_iter()
-                    .map(|srv| {
-                        let s = srv.split_once(':').map_or(srv.as_str(), |(_, r)| r);
-                        let host = s.split([',', '\\']).next().unwrap_or("").to_string();
-                        let host = if host == "." || host.eq_ignore_ascii_case("(local)") {
-                            String::new()
-                        } else {
-                            host
-                        };
-                        Hit::new(Database, vec![host], srv.clone())
-                    })
-                    .collect()
-            }
-            "cypher-shell" => {
-                let long = ["address", "uri", "username", "password", "database", "file", "format"];
-                let p = getopt(a, "aupdf", "", &long);
-                option_hits(Database, &p, &["a", "address", "uri"])
-            }
-            "influx" => {
-                let vals =
-                    ["host", "port", "token", "org", "username", "password", "database", "execute", "format"];
-                let p = goflags(a, &vals);
-                option_hits(Database, &p, &["host"])
-            }
-            _ => Vec::new(),
-        }
+    /// A hit for an HTTP request to URL `u` (its path kept, for the aggregate health paths).
+    pub(super) fn request_hit(&self, u: &str) -> Hit {
+        let (h, port, path) = url_parts(u);
+        let mut hit = self.net_hit(&h, port.as_deref(), &path, u.to_string());
+        hit.path = Some(path);
+        hit
     }
 
-    pub(super) fn curl(&mut self, a: &[String]) -> Vec<Hit> {
-        use DependencyCategory::Network;
-        let p = getopt(a, CURL_SHORT, "", CURL_LONG);
+    /// Proxies of row `c` given in `p` (none when empty).
+    fn proxy_hits(c: &Client, p: &Parsed) -> Vec<Hit> {
+        p.get(c.proxy_opts).iter().filter(|x| !x.is_empty()).map(|x| Hit::proxy(x)).collect()
+    }
+
+    pub(super) fn wget(&mut self, c: &Client, a: &[String]) -> Vec<Hit> {
+        let p = c.syntax.parse(a);
         let mut hits = Vec::new();
-        let noproxy_all = p.get(&["noproxy"]).iter().any(|v| v.trim() == "*");
-        let proxies = p.get(&["x", "proxy", "preproxy", "socks4", "socks4a", "socks5", "socks5-hostname"]);
-        if !noproxy_all {
-            for px in proxies.into_iter().filter(|px| !px.is_empty()) {
-                hits.push(Hit::new(Network, hosts_of(&px), format!("proxy {px}")));
+        for e in p.get(&["e", "execute"]) {
+            if let Some((k, v)) = e.split_once('=')
+                && (k.eq_ignore_ascii_case("http_proxy") || k.eq_ignore_ascii_case("https_proxy"))
+            {
+                hits.push(Hit::proxy(v));
             }
         }
-        if p.has(&["unix-socket", "abstract-unix-socket"]) {
+        hits.extend(p.pos.iter().map(|u| self.request_hit(u)));
+        hits
+    }
+
+    pub(super) fn httpie(&mut self, c: &Client, a: &[String]) -> Vec<Hit> {
+        let p = c.syntax.parse(a);
+        let mut hits: Vec<Hit> = p
+            .get(&["proxy"])
+            .iter()
+            .map(|px| Hit::proxy(px.split_once(':').map_or(px.as_str(), |(_, u)| u)))
+            .collect();
+        if p.has(c.local_opts) {
+            return hits;
+        }
+        let mut pos = p.pos.iter();
+        let mut url = pos.next();
+        if url.is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_uppercase())) {
+            url = pos.next();
+        }
+        if let Some(u) = url {
+            if let Some(local) = u.strip_prefix(':') {
+                // `:8080/path` is localhost shorthand.
+                let path = local.find('/').map_or("", |i| &local[i..]);
+                let mut hit = Hit::new(Network, vec![String::new()], u.clone());
+                hit.path = Some(path.to_string());
+                hits.push(hit);
+                return hits;
+            }
+            hits.push(self.request_hit(u));
+        }
+        hits
+    }
+
+    pub(super) fn curl(&mut self, c: &Client, a: &[String]) -> Vec<Hit> {
+        let p = c.syntax.parse(a);
+        let noproxy_all = p.get(&["noproxy"]).iter().any(|v| v.trim() == "*");
+        let mut hits = if noproxy_all { Vec::new() } else { Self::proxy_hits(c, &p) };
+        if p.has(c.local_opts) {
             return hits;
         }
         let mut urls = p.get(&["url"]);
@@ -247,13 +125,14 @@ impl Ctx<'_> {
                 Some(n) => format!("{u} ({n})"),
                 None => u.clone(),
             };
-            hits.push(self.net_hit(&dest, dest_port.as_deref(), &path, target));
+            let mut hit = self.net_hit(&dest, dest_port.as_deref(), &path, target);
+            hit.path = Some(path);
+            hits.push(hit);
         }
         hits
     }
 
     pub(super) fn socat(&mut self, a: &[String]) -> Vec<Hit> {
-        use DependencyCategory::Network;
         let mut hits = Vec::new();
         let mut k = 0;
         while k < a.len() {

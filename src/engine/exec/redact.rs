@@ -1,7 +1,6 @@
 //! Stage 7: redaction of credentials in everything shown (messages, warnings, notes, logs).
 
-#[allow(unused_imports)]
-use super::*;
+use super::context::basename;
 
 /// Does an option or variable name look like it carries a secret?
 pub(super) fn is_secret_name(n: &str) -> bool {
@@ -442,6 +441,7 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{ExecEnv, Options, analyze};
     use super::*;
     use proptest::prelude::*;
 

@@ -1,7 +1,13 @@
 //! Stage 4: wrapper unwrapping (`env`, `timeout`, `sudo`, `sh -c`, ...) down to the program that runs, then client matching.
 
-#[allow(unused_imports)]
-use super::*;
+use super::DependencyCategory;
+use super::clients::Hit;
+use super::context::{Ctx, basename, is_reserved_char};
+use super::hosts::{HostClass, port_category};
+use super::powershell::Edition;
+use super::script::{Overrides, runs_as_shell, shell_file_pos, shell_script_pos};
+use super::shell::split_assignment;
+use super::{Dependency, FileLookup, LocalRequest, MAX_DEPTH, MAX_UNWRAP};
 
 /// Index of the first argument that is not an option of a wrapper. `with_value` lists the
 /// options whose value is the next word; `--` ends the options.
@@ -274,6 +280,13 @@ impl Ctx<'_> {
                     }
                     return self.analyze_script(&raw_rest[pos + 1..].join(" "), depth + 1);
                 }
+                // Windows PowerShell and PowerShell 7 ([`super::powershell`]).
+                n if n.eq_ignore_ascii_case("powershell") => {
+                    return self.powershell(raw_rest, Edition::Windows, depth);
+                }
+                n if n.eq_ignore_ascii_case("pwsh") => {
+                    return self.powershell(raw_rest, Edition::Core, depth);
+                }
                 // `eval WORDS`: the words joined are a script.
                 "eval" => {
                     if depth >= MAX_DEPTH {
@@ -317,12 +330,10 @@ impl Ctx<'_> {
                 }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);
-                    for hit in hits {
-                        let dependency =
-                            hit.always || hit.hosts.iter().any(|h| self.classify(h) != HostClass::Local);
-                        if dependency {
-                            return Some(self.make_dependency(&base, hit, args, prefix_disp));
-                        }
+                    let mut words = prefix_disp.to_vec();
+                    words.extend(args.iter().cloned());
+                    if let Some(d) = self.first_dependency(&base, hits, &words) {
+                        return Some(d);
                     }
                     let known = self
                         .known
@@ -336,6 +347,30 @@ impl Ctx<'_> {
                     }
                     return None;
                 }
+            }
+        }
+        None
+    }
+
+    /// The first of `hits` that reaches a dependency, as found in the simple command `words`; the
+    /// HTTP requests before it that stay on this Pod are remembered ([`LocalRequest`]).
+    pub(super) fn first_dependency(
+        &mut self,
+        program: &str,
+        hits: Vec<Hit>,
+        words: &[String],
+    ) -> Option<Dependency> {
+        for hit in hits {
+            if self.is_dependency(&hit) {
+                return Some(self.make_dependency(program, hit, words, &[]));
+            }
+            if let Some(path) = &hit.path {
+                let shown: Vec<String> = words.iter().map(|w| self.render_orig(w)).collect();
+                self.local_requests.push(LocalRequest {
+                    program: program.to_string(),
+                    path: self.render_orig(path),
+                    command: super::context::truncate_chars(&super::redact::join_redacted(&shown), 80),
+                });
             }
         }
         None

@@ -1,0 +1,76 @@
+//! Caches and message queues: Redis and its forks, Kafka's tools and kcat, RabbitMQ's CLI tools,
+//! NATS.
+
+use super::super::DependencyCategory::{Cache, Coordination, Queue};
+use super::super::flags::{NATS_LONG, REDIS_LONG};
+use super::{BASE, Client, HostFormat, Shape, Syntax};
+
+pub(in super::super) const CLIENTS: &[Client] = &[
+    // redis-cli: `-h <hostname>` (default 127.0.0.1), `-u <uri>`, `-s <socket>` ("overrides
+    // hostname and port").
+    Client {
+        names: &["redis-cli", "valkey-cli", "keydb-cli"],
+        category: Cache,
+        syntax: Syntax::opts("hpsaunirdD", REDIS_LONG),
+        host_opts: &["u", "h"],
+        local_opts: &["s", "socket"],
+        default: "127.0.0.1:6379",
+        source: "https://redis.io/docs/latest/develop/tools/cli/",
+        ..BASE
+    },
+    // Kafka's command-line tools: `--bootstrap-server` (required), the older `--broker-list` and
+    // `--zookeeper`, and `--bootstrap-controller` (KRaft). The broker's own scripts are not clients.
+    Client {
+        names: &["kafka-*"],
+        except: &["kafka-server-start", "kafka-server-stop", "kafka-storage", "kafka-run-class"],
+        category: Queue,
+        syntax: Syntax::Go(&["bootstrap-server", "broker-list", "zookeeper", "bootstrap-controller"]),
+        host_opts: &["bootstrap-server", "broker-list", "bootstrap-controller"],
+        other_opts: &[("zookeeper", Coordination)],
+        default: "none: the broker is a required option",
+        source: "https://kafka.apache.org/documentation/#basic_ops",
+        ..BASE
+    },
+    // kcat: `-b <brokers>`, or `-X bootstrap.servers=...` / `metadata.broker.list`.
+    Client {
+        names: &["kcat", "kafkacat"],
+        category: Queue,
+        syntax: Syntax::opts("btpocDKsrXFfGHmkzd", &[]),
+        host_opts: &["b"],
+        default: "the brokers of kcat.conf, if any",
+        shape: Shape::Kcat,
+        source: "https://github.com/edenhill/kcat#readme",
+        ..BASE
+    },
+    // RabbitMQ CLI tools: `-n <node>` (default `rabbit@<this host>`), `RABBITMQ_NODENAME`.
+    Client {
+        names: &[
+            "rabbitmqctl",
+            "rabbitmq-diagnostics",
+            "rabbitmq-plugins",
+            "rabbitmq-queues",
+            "rabbitmq-upgrade",
+            "rabbitmq-streams",
+        ],
+        category: Queue,
+        syntax: Syntax::opts("ntp", &["node", "timeout", "vhost", "formatter"]),
+        host_opts: &["n", "node"],
+        host_format: HostFormat::ErlangNode,
+        env: &["RABBITMQ_NODENAME"],
+        default: "rabbit@<this host>",
+        source: "https://www.rabbitmq.com/docs/cli",
+        ..BASE
+    },
+    // nats CLI: `-s, --server` (default nats://127.0.0.1:4222), `NATS_URL`, or a `--context`.
+    Client {
+        names: &["nats"],
+        category: Queue,
+        syntax: Syntax::opts("s", NATS_LONG),
+        host_opts: &["s", "server"],
+        config_opts: &["context"],
+        env: &["NATS_URL"],
+        default: "nats://127.0.0.1:4222",
+        source: "https://docs.nats.io/using-nats/nats-tools/nats_cli",
+        ..BASE
+    },
+];

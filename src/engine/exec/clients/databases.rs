@@ -1,0 +1,253 @@
+//! Database clients: PostgreSQL, MySQL/MariaDB, MongoDB, Cassandra, ClickHouse, CockroachDB,
+//! SQL Server, Neo4j, InfluxDB. One row per client (or per group sharing a manual page).
+
+use super::super::DependencyCategory::Database;
+use super::super::flags::{CQLSH_LONG, MONGO_LONG, MYSQL_LONG, PG_LONG};
+use super::super::hosts::{hosts_of, parse_url};
+use super::{BASE, Client, Hit, HostFormat, Positional, Shape, Syntax};
+
+/// libpq: without `-h`, `host=` or `PGHOST` a client connects to the Unix-domain socket
+/// (PostgreSQL docs, "Connection Strings", `host`: "The default behavior when host is not
+/// specified, or is empty, is to connect to a Unix-domain socket").
+const LIBPQ_DEFAULT: &str = "the local Unix-domain socket";
+/// A libpq client row: `-h`/`--host`, conninfo strings, `PGHOSTADDR`/`PGHOST`; `short_val` are
+/// its letters that take a value.
+const fn libpq(names: &'static [&'static str], short_val: &'static str, source: &'static str) -> Client {
+    Client {
+        names,
+        category: Database,
+        syntax: Syntax::Getopt { short_val, short_opt: "", long_val: PG_LONG },
+        host_opts: &["h", "host"],
+        env: &["PGHOSTADDR", "PGHOST"],
+        default: LIBPQ_DEFAULT,
+        shape: Shape::Postgres,
+        source,
+        ..BASE
+    }
+}
+
+/// MySQL clients: "the default host name is localhost", a Unix socket file on Unix (MySQL
+/// Reference Manual, "Connecting to the MySQL Server Using Command Options").
+const MYSQL_DEFAULT: &str = "localhost (the Unix socket file)";
+const MYSQL_SOURCE: &str = "https://dev.mysql.com/doc/refman/8.4/en/connecting.html";
+/// What every MySQL client shares: `-h`, `--uri`, `MYSQL_HOST`; without a host, `--socket` or a
+/// `--protocol` that is not TCP keeps it on this machine (with `-h` naming another host, the
+/// socket options are ignored: "--socket ... for connections to localhost").
+/// `short_val`/`short_opt` are its letters that take a value (`-p` takes one only attached).
+const fn mysql(
+    names: &'static [&'static str],
+    short_val: &'static str,
+    short_opt: &'static str,
+    source: &'static str,
+) -> Client {
+    Client {
+        names,
+        category: Database,
+        syntax: Syntax::Getopt { short_val, short_opt, long_val: MYSQL_LONG },
+        host_opts: &["h", "host", "uri"],
+        socket_opts: &["S", "socket", "protocol=socket", "protocol=pipe", "protocol=memory"],
+        env: &["MYSQL_HOST"],
+        default: MYSQL_DEFAULT,
+        source,
+        ..BASE
+    }
+}
+
+pub(in super::super) const CLIENTS: &[Client] = &[
+    libpq(&["pg_isready"], "dhptU", "https://www.postgresql.org/docs/current/app-pg-isready.html"),
+    libpq(&["psql"], "cdfhLopPRTUvF", "https://www.postgresql.org/docs/current/app-psql.html"),
+    libpq(
+        &[
+            "pg_dump",
+            "pg_dumpall",
+            "pg_basebackup",
+            "pg_restore",
+            "createdb",
+            "dropdb",
+            "vacuumdb",
+            "reindexdb",
+            "clusterdb",
+            "pg_receivewal",
+            "pgbench",
+        ],
+        "dfFhjnNpStTUZEDl",
+        "https://www.postgresql.org/docs/current/reference-client.html",
+    ),
+    mysql(
+        &["mysqladmin", "mariadb-admin"],
+        "hPSuci",
+        "pw",
+        "https://dev.mysql.com/doc/refman/8.4/en/mysqladmin.html",
+    ),
+    Client {
+        positional: Positional::Uri,
+        ..mysql(&["mysqlsh"], "hPSuDef", "p", "https://dev.mysql.com/doc/mysql-shell/8.4/en/mysqlsh.html")
+    },
+    mysql(
+        &["mysqldump", "mariadb-dump"],
+        "hPSuwr",
+        "p",
+        "https://dev.mysql.com/doc/refman/8.4/en/mysqldump.html",
+    ),
+    mysql(&["mysql", "mariadb", "mysqlcheck", "mariadb-check", "mysqlshow"], "hPSuDe", "p", MYSQL_SOURCE),
+    Client {
+        names: &["mongosh", "mongo"],
+        category: Database,
+        syntax: Syntax::opts("upf", MONGO_LONG),
+        local_opts: &["nodb"],
+        default: "mongodb://127.0.0.1:27017",
+        shape: Shape::Mongo,
+        source: "https://www.mongodb.com/docs/mongodb-shell/reference/options/",
+        ..BASE
+    },
+    Client {
+        names: &["cqlsh"],
+        category: Database,
+        syntax: Syntax::opts("upkfeb", CQLSH_LONG),
+        always_opts: &[("b", "cloud bundle"), ("secure-connect-bundle", "cloud bundle")],
+        positional: Positional::Host,
+        env: &["CQLSH_HOST"],
+        default: "127.0.0.1:9042",
+        source: "https://cassandra.apache.org/doc/latest/cassandra/managing/tools/cqlsh.html",
+        ..BASE
+    },
+    // nodetool asks the local node over JMX unless `-h` names another: it is a dependency only
+    // then (see known.rs: `nodetool status` exits 0 while peers are down).
+    Client {
+        names: &["nodetool"],
+        category: Database,
+        syntax: Syntax::Go(&["h", "host", "p", "port", "u", "username", "pw", "password", "pwf"]),
+        host_opts: &["h", "host"],
+        default: "127.0.0.1:7199 (JMX of the local node)",
+        source: "https://cassandra.apache.org/doc/latest/cassandra/managing/tools/nodetool/nodetool.html",
+        ..BASE
+    },
+    CLICKHOUSE,
+    Client { names: &["clickhouse"], subcommand: Some("client"), ..CLICKHOUSE },
+    Client {
+        names: &["cockroach"],
+        category: Database,
+        syntax: Syntax::opts(
+            "ed",
+            &["host", "url", "certs-dir", "port", "user", "database", "execute", "format"],
+        ),
+        host_opts: &["host", "url"],
+        default: "localhost:26257",
+        source: "https://www.cockroachlabs.com/docs/stable/cockroach-sql",
+        ..BASE
+    },
+    Client {
+        names: &["sqlcmd"],
+        category: Database,
+        syntax: Syntax::opts("SUPdQqlthsWwcbiovy", &[]),
+        host_opts: &["S"],
+        host_format: HostFormat::SqlServer,
+        default: "the default instance on this machine",
+        source: "https://learn.microsoft.com/en-us/sql/tools/sqlcmd/sqlcmd-utility",
+        ..BASE
+    },
+    Client {
+        names: &["cypher-shell"],
+        category: Database,
+        syntax: Syntax::opts(
+            "aupdf",
+            &["address", "uri", "username", "password", "database", "file", "format"],
+        ),
+        host_opts: &["a", "address", "uri"],
+        default: "neo4j://localhost:7687",
+        source: "https://neo4j.com/docs/operations-manual/current/cypher-shell/",
+        ..BASE
+    },
+    Client {
+        names: &["influx"],
+        category: Database,
+        syntax: Syntax::Go(&[
+            "host", "port", "token", "org", "username", "password", "database", "execute", "format",
+        ]),
+        host_opts: &["host"],
+        default: "localhost:8086",
+        source: "https://docs.influxdata.com/influxdb/v1/tools/influx-cli/",
+        ..BASE
+    },
+];
+
+/// clickhouse-client, also run as `clickhouse client`.
+const CLICKHOUSE: Client = Client {
+    names: &["clickhouse-client"],
+    category: Database,
+    syntax: Syntax::opts("hudqC", &["host", "port", "user", "password", "query", "database", "config-file"]),
+    host_opts: &["h", "host"],
+    default: "localhost:9000",
+    source: "https://clickhouse.com/docs/interfaces/cli",
+    ..BASE
+};
+
+/// mongosh: `--host replicaSet/h1:p1,h2:p2`, `--host h[:p]`, and `mongodb://` or
+/// `mongodb+srv://` URIs (an SRV URI asks DNS for the hosts: a dependency whatever the name).
+pub(in super::super) fn mongo_hits(c: &Client, a: &[String]) -> Vec<Hit> {
+    let p = c.syntax.parse(a);
+    if p.has(c.local_opts) {
+        return Vec::new();
+    }
+    let mut hits = Vec::new();
+    let uri_hit = |u: &str| -> Option<Hit> {
+        let lower = u.to_ascii_lowercase();
+        if lower.starts_with("mongodb+srv://") {
+            let mut h = Hit::always(c.category, u);
+            h.hosts = hosts_of(u);
+            return Some(h);
+        }
+        if lower.starts_with("mongodb://") {
+            let hosts = parse_url(u).map(|u| u.hosts.into_iter().map(|h| h.0).collect()).unwrap_or_default();
+            return Some(Hit::new(c.category, hosts, u));
+        }
+        None
+    };
+    for h in p.get(&["host"]) {
+        if let Some(hit) = uri_hit(&h) {
+            hits.push(hit);
+            continue;
+        }
+        let list = h.split_once('/').map_or(h.as_str(), |(_, l)| l);
+        hits.push(Hit::new(c.category, hosts_of(list), h.clone()));
+    }
+    for u in &p.pos {
+        if let Some(hit) = uri_hit(u) {
+            hits.push(hit);
+        } else if u.ends_with(".js") {
+            continue;
+        } else if u.contains('/') || u.contains(':') {
+            // `host[:port]/db`; a bare word is a database name.
+            hits.push(Hit::new(c.category, hosts_of(u), u.clone()));
+        }
+    }
+    hits
+}
+
+/// Hosts named in a PostgreSQL connection string (URI or `key=value` conninfo: PostgreSQL docs,
+/// "Connection Strings"; `host` and `hostaddr` may list several, comma-separated).
+pub(in super::super) fn pg_conninfo_hosts(c: &str) -> Vec<String> {
+    if let Some(u) = parse_url(c) {
+        if u.scheme != "postgres" && u.scheme != "postgresql" {
+            return Vec::new();
+        }
+        let query: Vec<String> = u
+            .query_pairs()
+            .into_iter()
+            .filter(|(k, _)| k == "host" || k == "hostaddr")
+            .flat_map(|(_, v)| v.split(',').map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        if !query.is_empty() {
+            return query;
+        }
+        return u.hosts.into_iter().map(|h| h.0).collect();
+    }
+    if !c.contains('=') {
+        return Vec::new();
+    }
+    c.split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .filter(|(k, _)| *k == "host" || *k == "hostaddr")
+        .flat_map(|(_, v)| v.trim_matches('\'').split(',').map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}

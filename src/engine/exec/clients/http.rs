@@ -1,0 +1,221 @@
+//! Generic HTTP and TCP clients: curl, wget, httpie/xh, netcat, telnet, socat, openssl s_client,
+//! gRPC health clients, ping. What they reach is a "network service" unless the port or path says
+//! more (5432 is a database, `/_cluster/health` a search cluster: [`super::super::hosts::net_category`]).
+
+use super::super::flags::{
+    CURL_LONG, CURL_SHORT, GRPC_HP_VALS, GRPCURL_VALS, HTTPIE_LONG, NC_LONG, OPENSSL_VALS, WGET_LONG,
+};
+use super::{BASE, Client, Positional, Shape, Syntax};
+
+const NC_SYNTAX: Syntax = Syntax::opts("IiMmOPpqsTVWwXxceGgo", NC_LONG);
+const NO_URL: &str = "none: a URL is required";
+
+pub(in super::super) const CLIENTS: &[Client] = &[
+    // curl(1): URLs (positional or `--url`), proxies (`-x`, `--preproxy`, `--socks5`, ...; `--noproxy
+    // '*'` turns them off), `--unix-socket`, `--resolve`, `--connect-to`.
+    Client {
+        names: &["curl"],
+        syntax: Syntax::opts(CURL_SHORT, CURL_LONG),
+        proxy_opts: &["x", "proxy", "preproxy", "socks4", "socks4a", "socks5", "socks5-hostname"],
+        local_opts: &["unix-socket", "abstract-unix-socket"],
+        default: NO_URL,
+        shape: Shape::Curl,
+        source: "https://curl.se/docs/manpage.html",
+        ..BASE
+    },
+    // GNU Wget: URLs, proxies from `-e http_proxy=...`.
+    Client {
+        names: &["wget"],
+        syntax: Syntax::opts("OoaeitTwPUQlARDIXBY", WGET_LONG),
+        default: NO_URL,
+        shape: Shape::Wget,
+        source: "https://www.gnu.org/software/wget/manual/wget.html",
+        ..BASE
+    },
+    // HTTPie and xh: `[METHOD] URL [ITEM...]`, `:PORT/path` for localhost, `--proxy
+    // PROTOCOL:URL`, `--unix-socket`.
+    Client {
+        names: &["http", "https", "xh", "xhs"],
+        syntax: Syntax::opts("paAos", HTTPIE_LONG),
+        local_opts: &["unix-socket"],
+        default: NO_URL,
+        shape: Shape::Httpie,
+        source: "https://httpie.io/docs/cli",
+        ..BASE
+    },
+    // OpenBSD netcat: `nc [options] destination [port]`, `-x proxy`, `-l`, `-U`.
+    Client {
+        names: &["nc", "netcat"],
+        syntax: NC_SYNTAX,
+        positional: Positional::HostPort,
+        proxy_opts: &["proxy", "x"],
+        local_opts: &["l", "listen", "U", "unixsock"],
+        default: "none: the destination is required",
+        source: "https://man.openbsd.org/nc.1",
+        ..BASE
+    },
+    // Nmap's ncat: `ncat [options] host [port]`, `--proxy`, `-l`, `-U` (its `-x` is a hex dump).
+    Client {
+        names: &["ncat"],
+        syntax: NC_SYNTAX,
+        positional: Positional::HostPort,
+        proxy_opts: &["proxy"],
+        local_opts: &["l", "listen", "U", "unixsock"],
+        default: "none: the host is required",
+        source: "https://nmap.org/ncat/guide/ncat-usage.html",
+        ..BASE
+    },
+    // telnet(1): `telnet [options] [host [port]]`.
+    Client {
+        names: &["telnet"],
+        syntax: Syntax::opts("lnebSXk", &[]),
+        positional: Positional::HostPort,
+        default: "none: without a host it starts in command mode",
+        source: "https://manpages.debian.org/bookworm/inetutils-telnet/telnet.1.en.html",
+        ..BASE
+    },
+    // socat: two addresses; `TCP:host:port`, `OPENSSL:host:port`, `UDP:...`, `SOCKS4:...`.
+    Client {
+        names: &["socat"],
+        default: "none: the addresses are required",
+        shape: Shape::Socat,
+        source: "http://www.dest-unreach.org/socat/doc/socat.html",
+        ..BASE
+    },
+    // openssl s_client: `-connect host:port` (default localhost:4433), `-host`, `-proxy`, `-unix`.
+    Client {
+        names: &["openssl"],
+        subcommand: Some("s_client"),
+        syntax: Syntax::Go(OPENSSL_VALS),
+        host_opts: &["connect", "host"],
+        positional: Positional::Host,
+        proxy_opts: &["proxy"],
+        local_opts: &["unix"],
+        default: "localhost:4433",
+        source: "https://docs.openssl.org/master/man1/openssl-s_client/",
+        ..BASE
+    },
+    // grpc_health_probe: `-addr host:port` (required).
+    Client {
+        names: &["grpc_health_probe"],
+        syntax: Syntax::Go(GRPC_HP_VALS),
+        host_opts: &["addr"],
+        default: "none: -addr is required",
+        source: "https://github.com/grpc-ecosystem/grpc-health-probe#readme",
+        ..BASE
+    },
+    // grpcurl: `grpcurl [flags] [address] [list|describe|method]`; `-unix`.
+    Client {
+        names: &["grpcurl"],
+        syntax: Syntax::Go(GRPCURL_VALS),
+        positional: Positional::Host,
+        local_opts: &["unix"],
+        skip_subcommands: &["list", "describe"],
+        default: "none: the address is required to call a method",
+        source: "https://github.com/fullstorydev/grpcurl#readme",
+        ..BASE
+    },
+    // ping(8): `ping [options] destination`.
+    Client {
+        names: &["ping", "ping6"],
+        syntax: Syntax::opts("cWwiIlmMpQsStTF", &[]),
+        positional: Positional::Host,
+        default: "none: the destination is required",
+        source: "https://man7.org/linux/man-pages/man8/ping.8.html",
+        ..BASE
+    },
+];
+
+/// PowerShell cmdlets, looked up by lowercase name in PowerShell scripts only
+/// ([`super::super::powershell`]).
+pub(in super::super) const POWERSHELL: &[Client] = &[
+    // Invoke-WebRequest and Invoke-RestMethod (PowerShell 7.5 and Windows PowerShell 5.1):
+    // `[-Uri] <Uri>` is position 0; `-Proxy`, `-NoProxy`, `-UnixSocket`.
+    Client {
+        names: &["invoke-webrequest", "iwr", "invoke-restmethod", "irm"],
+        syntax: Syntax::PowerShell {
+            values: &[
+                "uri",
+                "method",
+                "custommethod",
+                "body",
+                "headers",
+                "contenttype",
+                "infile",
+                "outfile",
+                "timeoutsec",
+                "connectiontimeoutseconds",
+                "operationtimeoutseconds",
+                "maximumredirection",
+                "maximumretrycount",
+                "retryintervalsec",
+                "useragent",
+                "websession",
+                "sessionvariable",
+                "credential",
+                "certificate",
+                "certificatethumbprint",
+                "proxy",
+                "proxycredential",
+                "transferencoding",
+                "authentication",
+                "token",
+                "form",
+                "sslprotocol",
+                "httpversion",
+                "unixsocket",
+                "responseheaderstvariable",
+                "statuscodevariable",
+            ],
+            switches: &[
+                "usebasicparsing",
+                "usedefaultcredentials",
+                "disablekeepalive",
+                "skipcertificatecheck",
+                "passthru",
+                "resume",
+                "skiphttperrorcheck",
+                "noproxy",
+                "preserveauthorizationonredirect",
+                "allowunencryptedauthentication",
+                "skipheadervalidation",
+                "allowinsecureredirect",
+                "preservehttpmethodonredirect",
+                "proxyusedefaultcredentials",
+                "followrellink",
+            ],
+        },
+        host_opts: &["uri"],
+        proxy_opts: &["proxy"],
+        local_opts: &["unixsocket"],
+        default: NO_URL,
+        source: "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/invoke-webrequest",
+        ..BASE
+    },
+    // Test-NetConnection: `[[-ComputerName] <String>]` (aliases RemoteAddress, cn) at position
+    // 1, `[-CommonTCPPort] <String>` at position 2, `-Port <Int32>` (alias RemotePort); without a
+    // target it tests internetbeacon.msedge.net.
+    Client {
+        names: &["test-netconnection", "tnc"],
+        syntax: Syntax::PowerShell {
+            values: &[
+                "computername",
+                "remoteaddress",
+                "cn",
+                "port",
+                "remoteport",
+                "commontcpport",
+                "informationlevel",
+                "hops",
+                "constrainsourceaddress",
+                "constraininterface",
+            ],
+            switches: &["traceroute", "diagnoserouting", "detailed"],
+        },
+        host_opts: &["computername", "remoteaddress", "cn"],
+        default: "internetbeacon.msedge.net",
+        default_local: false,
+        source: "https://learn.microsoft.com/en-us/powershell/module/nettcpip/test-netconnection",
+        ..BASE
+    },
+];
