@@ -72,7 +72,7 @@ use unwrap::*;
 use words::*;
 
 pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
-pub use redact::redact_secrets;
+pub use redact::{credential_spellings, redact_secrets};
 pub(crate) use redact::{join_redacted, redact_command};
 
 /// The value of one container environment variable, as far as the webhook can know it.

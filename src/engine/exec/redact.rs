@@ -94,7 +94,7 @@ pub(super) fn redact_kv(s: &str) -> String {
     let mut i = 0;
     while i < chars.len() {
         let at_boundary =
-            i == 0 || matches!(chars[i - 1], ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"');
+            i == 0 || matches!(chars[i - 1], ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"' | '{');
         if at_boundary {
             let mut k = i;
             while k < chars.len()
@@ -348,6 +348,12 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
             r = format!("-{}u{}:***", &flags[..at], cred.split(':').next().unwrap_or(""));
         } else if (matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
             || (httpie_like && matches!(prev, "-a" | "--auth"))
+            // Short flags run together, the last taking the credentials as the next word: `-fsu
+            // admin:PASSWORD`.
+            || (curl_like
+                && prev.len() > 2
+                && prev.ends_with('u')
+                && prev.strip_prefix('-').is_some_and(|f| f.chars().all(|c| c.is_ascii_alphabetic())))
             || prev == "digest")
             && w.contains(':')
             && !w.contains("://")
@@ -439,57 +445,66 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
     out.join(" ")
 }
 
+/// Scripts that give `secret` to a client through each spelling of a credential, for the
+/// redaction property tests (the engine's here, the server's and the CLI's in tests/redaction.rs):
+/// for every client of [`PASSWORD_FLAGS`], its short option attached (`-PSECRET`) and separate
+/// (`-P SECRET`) as the row allows, `--password=SECRET`, `--password SECRET`, URL user info,
+/// query and fragment parameters, and a Redis `AUTH` line; and a PowerShell `Authorization`
+/// header. Every script reaches `db.svc`, so that it is denied (and shown).
+#[doc(hidden)]
+pub fn credential_spellings(secret: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for row in PASSWORD_FLAGS {
+        for client in row.clients {
+            let client = client.replace('*', "search");
+            if row.attached {
+                out.push(format!("{client} -h db.svc {}{secret} ping", row.flag));
+            }
+            if row.separate {
+                out.push(format!("{client} -h db.svc {} {secret} ping", row.flag));
+            }
+            out.push(format!("{client} -h db.svc --password={secret} ping"));
+            out.push(format!("{client} -h db.svc --password {secret} ping"));
+            out.push(format!("{client} 'mongodb://u:{secret}@db.svc:27017/x' ping"));
+            out.push(format!("{client} 'http://db.svc/x?password={secret}&a=1#token={secret}'"));
+            out.push(format!("printf 'AUTH {secret}\\r\\nPING\\r\\n' | {client} db.svc 6379"));
+        }
+    }
+    out.push(format!("curl -fsu admin:{secret} http://db.svc/health"));
+    out.push(format!("redis-cli -h db.svc -a {secret} ping"));
+    out.push(format!("mysqladmin -h db.svc -uroot -p{secret} ping"));
+    out.push(format!(
+        "powershell -Command \"Invoke-WebRequest -Headers @{{Authorization='Bearer {secret}'}} -Uri http://db.svc/health\""
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{ExecEnv, Options, analyze};
     use super::*;
     use proptest::prelude::*;
 
-    /// Every spelling of a credential for `client` (its table flags, attached and separate, and the
-    /// forms every client shares: `--password=`, URL user info, query and fragment, AUTH lines).
-    fn spellings(client: &str, secret: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for f in PASSWORD_FLAGS.iter().filter(|f| f.is_client(client)) {
-            if f.attached {
-                out.push(format!("{client} -h db.svc {}{secret} ping", f.flag));
-            }
-            if f.separate {
-                out.push(format!("{client} -h db.svc {} {secret} ping", f.flag));
-            }
-        }
-        out.push(format!("{client} -h db.svc --password={secret} ping"));
-        out.push(format!("{client} -h db.svc --password {secret} ping"));
-        out.push(format!("{client} 'mongodb://u:{secret}@db.svc:27017/x' ping"));
-        out.push(format!("{client} 'http://db.svc/x?password={secret}&a=1#token={secret}'"));
-        out.push(format!("printf 'AUTH {secret}\\r\\nPING\\r\\n' | {client} db.svc 6379"));
-        out
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(16))]
         /// For every client row that carries a credential, a random secret given through any of its
         /// spellings never appears in the dependency found (target, command) or the command as
-        /// warnings and notes show it.
+        /// warnings and notes show it; and every spelling is found (so that it is shown at all).
         #[test]
         fn a_secret_in_any_spelling_never_reaches_what_is_shown(secret in "S3c[A-Za-z0-9]{6,12}") {
             let env = ExecEnv::default();
-            for row in PASSWORD_FLAGS {
-                for client in row.clients {
-                    let client = client.replace('*', "search");
-                    for script in spellings(&client, &secret) {
-                        let argv = vec!["sh".to_string(), "-c".to_string(), script.clone()];
-                        let mut shown = vec![redact_command(&argv, 80), redact_command(&argv, 400)];
-                        if let Some(d) = analyze(&argv, &env, &Options::default()).dependency {
-                            shown.push(d.target);
-                            shown.push(d.command);
-                        }
-                        if let Ok(words) = shell_words::split(&script) {
-                            shown.push(join_redacted(&words));
-                        }
-                        for text in shown {
-                            prop_assert!(!text.contains(&secret), "{script:?} shows {text:?}");
-                        }
-                    }
+            for script in credential_spellings(&secret) {
+                let argv = vec!["sh".to_string(), "-c".to_string(), script.clone()];
+                let mut shown = vec![redact_command(&argv, 80), redact_command(&argv, 400)];
+                if let Some(d) = analyze(&argv, &env, &Options::default()).dependency {
+                    shown.push(d.target);
+                    shown.push(d.command);
+                }
+                if let Ok(words) = shell_words::split(&script) {
+                    shown.push(join_redacted(&words));
+                }
+                for text in shown {
+                    prop_assert!(!text.contains(&secret), "{script:?} shows {text:?}");
                 }
             }
         }

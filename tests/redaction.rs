@@ -1,0 +1,90 @@
+//! Issue 9, redaction: a secret given to a probe's client through any spelling never appears in
+//! what probegate shows: the server's denial messages and warnings, its log lines for the review,
+//! and `probegate check` output (text and JSON). The spellings come from the engine's table of
+//! credential-bearing flags (`exec::credential_spellings`), so a client added there is covered here.
+
+mod common;
+
+use std::time::Duration;
+
+use proptest::strategy::{Strategy, ValueTree};
+use serde_json::{Value, json};
+
+/// A Pod whose liveness probe runs `script` and whose readiness probe runs it too (a readiness
+/// dependency is a warning: both the denial and the warning show the command's target).
+fn pod(i: usize, script: &str) -> Value {
+    let probe = json!({"exec": {"command": ["sh", "-c", script]}});
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("p{i}"), "namespace": "shop"},
+        "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1", "ports": [{"containerPort": 8080}],
+            "livenessProbe": probe, "readinessProbe": probe}]}})
+}
+
+/// `probegate check` on `file` with `extra` arguments: stdout and stderr together.
+fn check(file: &std::path::Path, extra: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .arg("check")
+        .args(extra)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c != 2), "check failed to run: {out:?}");
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_check_output() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--write-ca", &ca.display().to_string()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // Every level the server logs at, the request spans included.
+    let served = common::Served::start(&args, &[("RUST_LOG", "trace")], Duration::from_secs(30));
+    let client = common::https_client(&[&std::fs::read_to_string(&ca).unwrap()], false);
+    let base = format!("https://localhost:{}", served.addr.port());
+
+    // Random secrets from proptest's runner (three: each runs every spelling through the server and
+    // two `check` runs).
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let secrets: Vec<String> =
+        (0..3).map(|_| "S3c[A-Za-z0-9]{8,12}".new_tree(&mut runner).unwrap().current()).collect();
+    for secret in secrets {
+        let scripts = probegate::engine::exec::credential_spellings(&secret);
+        let pods: Vec<Value> = scripts.iter().enumerate().map(|(i, s)| pod(i, s)).collect();
+        let log_before = served.log().len();
+        let mut answers = String::new();
+        for (i, obj) in pods.iter().enumerate() {
+            let review = common::review("CREATE", obj, None, &format!("uid-{i}"));
+            let r = client.post(format!("{base}/validate")).json(&review).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let answer: Value = r.json().await.unwrap();
+            let response = &answer["response"];
+            // Every spelling's command is shown (denied, or in a warning): the property is not vacuous.
+            let shown = response.to_string();
+            assert!(shown.contains("db.svc") || shown.contains("***"), "{}: {response}", scripts[i]);
+            answers.push_str(&response.to_string());
+        }
+        // The log lines of these reviews (the decision lines are written before the answer).
+        common::wait_until("the decision log lines", Duration::from_secs(10), || {
+            served.log()[log_before..].matches("admission decision").count() >= pods.len()
+        });
+        let log = served.log()[log_before..].to_string();
+        let file = dir.path().join("pods.yaml");
+        let docs: Vec<String> = pods.iter().map(|p| serde_json::to_string(p).unwrap()).collect();
+        std::fs::write(&file, docs.join("\n---\n")).unwrap();
+        let text = check(&file, &[]);
+        let json = check(&file, &["-o", "json"]);
+        assert!(text.contains("db.svc") && json.contains("db.svc"), "check shows the dependency:\n{text}");
+        for (what, shown) in
+            [("answers", &answers), ("log", &log), ("check", &text), ("check -o json", &json)]
+        {
+            if let Some(at) = shown.find(&secret) {
+                let from = shown.floor_char_boundary(at.saturating_sub(300));
+                let to = shown.ceil_char_boundary((at + 100).min(shown.len()));
+                panic!("the {what} show the secret {secret}: …{}…", &shown[from..to]);
+            }
+        }
+    }
+}
