@@ -144,6 +144,12 @@ pub(super) struct Client {
     #[allow(dead_code)]
     pub default_local: bool,
     pub shape: Shape,
+    /// What the client does when the server it reaches is down: the evidence that the outage
+    /// FAILS the command (a non-zero exit, or a run past the probe's `timeoutSeconds`, which the
+    /// kubelet counts as a failure), which is what makes it a liveness coupling. For reviewers; a
+    /// test holds every row to one.
+    #[allow(dead_code)]
+    pub outage: &'static str,
     /// The document the row's facts come from (for reviewers; a test holds every row to one).
     #[allow(dead_code)]
     pub source: &'static str,
@@ -170,6 +176,7 @@ pub(super) const BASE: Client = Client {
     default: "",
     default_local: true,
     shape: Shape::Standard,
+    outage: "",
     source: "",
 };
 
@@ -535,15 +542,18 @@ mod tests {
     #[test]
     fn every_row_names_its_programs_and_cites_its_source() {
         let mut seen = std::collections::BTreeSet::new();
-        for c in FAMILIES.iter().flat_map(|f| f.iter()) {
+        for c in FAMILIES.iter().flat_map(|f| f.iter()).chain(http::POWERSHELL) {
             assert!(!c.names.is_empty(), "{c:?}");
             assert!(c.source.starts_with("http"), "{:?} cites no document", c.names);
             assert!(!c.default.is_empty(), "{:?} says nothing of its default", c.names);
+            assert!(!c.outage.is_empty(), "{:?} cites no evidence that an outage fails it", c.names);
             for n in c.names {
                 assert!(seen.insert((*n, c.subcommand)), "{n} is in two rows");
             }
             // A standard row's default is what the code assumes: no host named, nothing reached.
-            if c.shape == Shape::Standard {
+            // (PowerShell's cmdlet rows are read by powershell.rs, which knows their defaults.)
+            let cmdlet = http::POWERSHELL.iter().any(|p| std::ptr::eq(p, c));
+            if c.shape == Shape::Standard && !cmdlet {
                 assert!(c.default_local, "{:?}: a standard row reaches nothing without a host", c.names);
             }
         }
@@ -559,6 +569,25 @@ mod tests {
         assert!(find_client("openssl", &s(&["s_client"])).is_some());
         assert!(find_client("openssl", &s(&["req"])).is_none());
         assert!(find_client("true", &[]).is_none());
+    }
+
+    #[test]
+    fn socket_options_keep_a_client_local_as_its_manual_says() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let env = super::super::ExecEnv {
+            vars: [("MYSQL_HOST".to_string(), super::super::EnvValue::Literal("db.svc".into()))].into(),
+            has_env_from: false,
+        };
+        let fires = |argv: &[&str]| super::super::find_dependency(&s(argv), &env).is_some();
+        // mysql: the socket is used when no host is named (MYSQL_HOST included)...
+        assert!(!fires(&["mysqladmin", "-S", "/run/mysqld/mysqld.sock", "ping"]));
+        assert!(!fires(&["mysql", "--protocol=SOCKET", "-e", "select 1"]));
+        assert!(fires(&["mysql", "-e", "select 1"]), "MYSQL_HOST names the server");
+        // ... and ignored for another host.
+        assert!(fires(&["mysqladmin", "-h", "db.svc", "-S", "/run/mysqld/mysqld.sock", "ping"]));
+        // redis-cli: `-s` overrides the host and port.
+        assert!(!fires(&["redis-cli", "-h", "cache.svc", "-s", "/run/redis.sock", "ping"]));
+        assert!(fires(&["redis-cli", "-h", "cache.svc", "ping"]));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         local_opts: &["s", "socket"],
         default: "127.0.0.1:6379",
         source: "https://redis.io/docs/latest/develop/tools/cli/",
+        outage: "redis-cli without a server: \"Could not connect to Redis at HOST:PORT\" and exit 1 (src/redis-cli.c exits 1 when the connection fails in non-interactive mode)",
         ..BASE
     },
     // Kafka's command-line tools: `--bootstrap-server` (required), the older `--broker-list` and
@@ -29,6 +30,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         other_opts: &[("zookeeper", Coordination)],
         default: "none: the broker is a required option",
         source: "https://kafka.apache.org/documentation/#basic_ops",
+        outage: "the admin client retries until its timeout (default.api.timeout.ms, 60 s) and the tool exits 1 with a TimeoutException: past the probe timeoutSeconds, a failure for the kubelet either way",
         ..BASE
     },
     // kcat: `-b <brokers>`, or `-X bootstrap.servers=...` / `metadata.broker.list`.
@@ -40,6 +42,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "the brokers of kcat.conf, if any",
         shape: Shape::Kcat,
         source: "https://github.com/edenhill/kcat#readme",
+        outage: "\"ERROR: Failed to acquire metadata: Local: Broker transport failure\", exit 1",
         ..BASE
     },
     // RabbitMQ CLI tools: `-n <node>` (default `rabbit@<this host>`), `RABBITMQ_NODENAME`.
@@ -59,6 +62,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         env: &["RABBITMQ_NODENAME"],
         default: "rabbit@<this host>",
         source: "https://www.rabbitmq.com/docs/cli",
+        outage: "\"unable to perform an operation on node\" and exit 69 (EX_UNAVAILABLE: RabbitMQ docs, \"CLI Tools\", exit codes)",
         ..BASE
     },
     // nats CLI: `-s, --server` (default nats://127.0.0.1:4222), `NATS_URL`, or a `--context`.
@@ -71,6 +75,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         env: &["NATS_URL"],
         default: "nats://127.0.0.1:4222",
         source: "https://docs.nats.io/using-nats/nats-tools/nats_cli",
+        outage: "\"nats: error: ... no servers available for connection\", exit 1",
         ..BASE
     },
 ];

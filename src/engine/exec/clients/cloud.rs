@@ -22,6 +22,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Kubectl,
         source: "https://kubernetes.io/docs/reference/kubectl/",
+        outage: "\"The connection to the server ... was refused\" (or a timeout), exit 1",
         ..BASE
     },
     Client {
@@ -33,6 +34,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Cloud,
         source: "https://docs.aws.amazon.com/cli/latest/reference/",
+        outage: "exit 255 when the command fails, a network error included (AWS CLI docs, \"Return codes\")",
         ..BASE
     },
     Client {
@@ -44,6 +46,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Cloud,
         source: "https://cloud.google.com/sdk/gcloud/reference",
+        outage: "exit 1 when the request fails (a network error included)",
         ..BASE
     },
     Client {
@@ -55,6 +58,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Cloud,
         source: "https://learn.microsoft.com/en-us/cli/azure/reference-index",
+        outage: "a non-zero exit when the request fails (Azure CLI docs, \"Error handling\")",
         ..BASE
     },
     Client {
@@ -66,6 +70,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Cloud,
         source: "https://min.io/docs/minio/linux/reference/minio-mc.html",
+        outage: "exit 1 when the S3 endpoint cannot be reached (\"Unable to ... dial tcp\")",
         ..BASE
     },
 ];

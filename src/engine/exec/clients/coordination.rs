@@ -13,6 +13,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_opts: &["server"],
         default: "localhost:2181",
         source: "https://zookeeper.apache.org/doc/current/zookeeperCLI.html",
+        outage: "without a server the client keeps reconnecting (ConnectionLoss) and the command does not complete within a probe timeoutSeconds: a failure for the kubelet (not verified against each ZooKeeper release's exit code)",
         ..BASE
     },
     // Kafka's zookeeper-shell: `zookeeper-shell.sh host:port[/chroot] [command]`.
@@ -23,6 +24,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         positional: Positional::Host,
         default: "none: the server is a required argument",
         source: "https://kafka.apache.org/documentation/#zk",
+        outage: "as zkCli (it runs ZooKeeperMain): the connection loss outlasts a probe timeoutSeconds (not verified against each release's exit code)",
         ..BASE
     },
     // etcdctl: `--endpoints` (default 127.0.0.1:2379), `ETCDCTL_ENDPOINTS`, or
@@ -36,6 +38,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         env: &["ETCDCTL_ENDPOINTS"],
         default: "127.0.0.1:2379",
         source: "https://github.com/etcd-io/etcd/blob/main/etcdctl/README.md",
+        outage: "no endpoint answering: \"context deadline exceeded\" and exit 1 (ExitError in etcdctl/ctlv3/command)",
         ..BASE
     },
     // consul: `-http-addr` (default 127.0.0.1:8500, the local agent), `CONSUL_HTTP_ADDR`.
@@ -50,6 +53,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Consul,
         source: "https://developer.hashicorp.com/consul/commands",
+        outage: "the HTTP API unreachable: \"Error ... connection refused\", exit 1",
         ..BASE
     },
     // vault: `-address` or `VAULT_ADDR`, which defaults to https://127.0.0.1:8200 ("Commands
@@ -63,6 +67,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         env: &["VAULT_ADDR"],
         default: "https://127.0.0.1:8200",
         source: "https://developer.hashicorp.com/vault/docs/commands",
+        outage: "vault status: \"0 - unsealed, 1 - error, 2 - sealed\" (docs, \"status\" command); other commands exit 2 on a request error",
         ..BASE
     },
 ];

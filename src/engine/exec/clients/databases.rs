@@ -21,6 +21,9 @@ const fn libpq(names: &'static [&'static str], short_val: &'static str, source: 
         env: &["PGHOSTADDR", "PGHOST"],
         default: LIBPQ_DEFAULT,
         shape: Shape::Postgres,
+        outage: "pg_isready: \"2 if there was no response to the connection attempt\" (docs, Exit Status); \
+                 psql: \"2 if the connection to the server went bad\" (docs, Exit Status); the other \
+                 tools exit 1 when they cannot connect",
         source,
         ..BASE
     }
@@ -48,6 +51,9 @@ const fn mysql(
         socket_opts: &["S", "socket", "protocol=socket", "protocol=pipe", "protocol=memory"],
         env: &["MYSQL_HOST"],
         default: MYSQL_DEFAULT,
+        outage: "mysqladmin: \"The return status from mysqladmin is 0 if the server is running, 1 if it \
+                 is not\" (0 also on Access denied: the server answered; docs, mysqladmin); the other \
+                 clients exit 1 on ERROR 2002/2003 (cannot connect)",
         source,
         ..BASE
     }
@@ -98,6 +104,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "mongodb://127.0.0.1:27017",
         shape: Shape::Mongo,
         source: "https://www.mongodb.com/docs/mongodb-shell/reference/options/",
+        outage: "\"MongoServerSelectionError\" after serverSelectionTimeoutMS, exit 1",
         ..BASE
     },
     Client {
@@ -109,6 +116,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         env: &["CQLSH_HOST"],
         default: "127.0.0.1:9042",
         source: "https://cassandra.apache.org/doc/latest/cassandra/managing/tools/cqlsh.html",
+        outage: "\"Connection error: ... Unable to connect to any servers\" and exit 1",
         ..BASE
     },
     // nodetool asks the local node over JMX unless `-h` names another: it is a dependency only
@@ -120,6 +128,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_opts: &["h", "host"],
         default: "127.0.0.1:7199 (JMX of the local node)",
         source: "https://cassandra.apache.org/doc/latest/cassandra/managing/tools/nodetool/nodetool.html",
+        outage: "-h OTHER unreachable: \"Failed to connect to 'HOST:7199'\", exit 1 (with the local node, peers down exit 0: known.rs)",
         ..BASE
     },
     CLICKHOUSE,
@@ -134,6 +143,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_opts: &["host", "url"],
         default: "localhost:26257",
         source: "https://www.cockroachlabs.com/docs/stable/cockroach-sql",
+        outage: "\"ERROR: cannot dial server\", exit 1",
         ..BASE
     },
     Client {
@@ -144,6 +154,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_format: HostFormat::SqlServer,
         default: "the default instance on this machine",
         source: "https://learn.microsoft.com/en-us/sql/tools/sqlcmd/sqlcmd-utility",
+        outage: "a login failure or timeout (\"Login timeout expired\") exits 1",
         ..BASE
     },
     Client {
@@ -156,6 +167,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_opts: &["a", "address", "uri"],
         default: "neo4j://localhost:7687",
         source: "https://neo4j.com/docs/operations-manual/current/cypher-shell/",
+        outage: "\"Unable to establish connection\", exit 1",
         ..BASE
     },
     Client {
@@ -167,6 +179,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_opts: &["host"],
         default: "localhost:8086",
         source: "https://docs.influxdata.com/influxdb/v1/tools/influx-cli/",
+        outage: "\"Failed to connect to http://HOST:8086\", exit 1",
         ..BASE
     },
 ];
@@ -179,6 +192,7 @@ const CLICKHOUSE: Client = Client {
     host_opts: &["h", "host"],
     default: "localhost:9000",
     source: "https://clickhouse.com/docs/interfaces/cli",
+    outage: "exit with the exception code, 210 (NETWORK_ERROR) when the server cannot be reached",
     ..BASE
 };
 

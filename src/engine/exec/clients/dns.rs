@@ -16,6 +16,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Dns,
         source: "https://bind9.readthedocs.io/en/latest/manpages.html#nslookup-query-internet-name-servers-interactively",
+        outage: "\";; connection timed out; no servers could be reached\" and exit 1",
         ..BASE
     },
     // BIND 9 dig: `dig [@server] [-p port] [-q name] [-t type] name [type]`.
@@ -26,6 +27,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Dns,
         source: "https://bind9.readthedocs.io/en/latest/manpages.html#dig-dns-lookup-utility",
+        outage: "\"9: No reply from server\" (dig(1), RETURN CODES)",
         ..BASE
     },
     // BIND 9 host: `host [-aCdlnrsTUwv] [-c class] [-N ndots] [-R number] [-t type] [-W wait]
@@ -37,6 +39,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Dns,
         source: "https://bind9.readthedocs.io/en/latest/manpages.html#host-dns-lookup-utility",
+        outage: "exit 1 when the lookup fails (the server unreachable included)",
         ..BASE
     },
     // getent(1): `getent hosts NAME` asks NSS (/etc/hosts first, then DNS).
@@ -47,6 +50,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default_local: false,
         shape: Shape::Dns,
         source: "https://man7.org/linux/man-pages/man1/getent.1.html",
+        outage: "\"2: One or more supplied key could not be found\" (getent(1), EXIT STATUS): a name the resolvers cannot answer",
         ..BASE
     },
 ];

@@ -21,6 +21,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: NO_URL,
         shape: Shape::Curl,
         source: "https://curl.se/docs/manpage.html",
+        outage: "exit 7 (failed to connect), 6 (could not resolve host) or 28 (timeout) (curl(1), EXIT CODES); an HTTP error status fails it only with -f",
         ..BASE
     },
     // GNU Wget: URLs, proxies from `-e http_proxy=...`.
@@ -30,6 +31,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: NO_URL,
         shape: Shape::Wget,
         source: "https://www.gnu.org/software/wget/manual/wget.html",
+        outage: "\"4 Network failure\", \"8 Server issued an error response\" (wget manual, \"Exit Status\")",
         ..BASE
     },
     // HTTPie and xh: `[METHOD] URL [ITEM...]`, `:PORT/path` for localhost, `--proxy
@@ -41,6 +43,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: NO_URL,
         shape: Shape::Httpie,
         source: "https://httpie.io/docs/cli",
+        outage: "exit 1 on a connection error; with --check-status 3, 4 or 5 on a 3xx, 4xx or 5xx (HTTPie docs, \"Scripting\")",
         ..BASE
     },
     // OpenBSD netcat: `nc [options] destination [port]`, `-x proxy`, `-l`, `-U`.
@@ -52,6 +55,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         local_opts: &["l", "listen", "U", "unixsock"],
         default: "none: the destination is required",
         source: "https://man.openbsd.org/nc.1",
+        outage: "-z: exit 1 when the connection is refused or times out (nc(1))",
         ..BASE
     },
     // Nmap's ncat: `ncat [options] host [port]`, `--proxy`, `-l`, `-U` (its `-x` is a hex dump).
@@ -63,6 +67,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         local_opts: &["l", "listen", "U", "unixsock"],
         default: "none: the host is required",
         source: "https://nmap.org/ncat/guide/ncat-usage.html",
+        outage: "exit 1 when the connection fails",
         ..BASE
     },
     // telnet(1): `telnet [options] [host [port]]`.
@@ -72,6 +77,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         positional: Positional::HostPort,
         default: "none: without a host it starts in command mode",
         source: "https://manpages.debian.org/bookworm/inetutils-telnet/telnet.1.en.html",
+        outage: "\"Unable to connect to remote host\" and exit 1",
         ..BASE
     },
     // socat: two addresses; `TCP:host:port`, `OPENSSL:host:port`, `UDP:...`, `SOCKS4:...`.
@@ -80,6 +86,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: the addresses are required",
         shape: Shape::Socat,
         source: "http://www.dest-unreach.org/socat/doc/socat.html",
+        outage: "exit 1 when an address cannot be opened (socat(1), DIAGNOSTICS)",
         ..BASE
     },
     // openssl s_client: `-connect host:port` (default localhost:4433), `-host`, `-proxy`, `-unix`.
@@ -93,6 +100,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         local_opts: &["unix"],
         default: "localhost:4433",
         source: "https://docs.openssl.org/master/man1/openssl-s_client/",
+        outage: "\"connect:errno=...\" and exit 1",
         ..BASE
     },
     // grpc_health_probe: `-addr host:port` (required).
@@ -102,6 +110,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         host_opts: &["addr"],
         default: "none: -addr is required",
         source: "https://github.com/grpc-ecosystem/grpc-health-probe#readme",
+        outage: "\"failed to connect service ...\", exit status 2 (README, exit codes: 2 connection failure, 3 RPC failure, 4 not SERVING)",
         ..BASE
     },
     // grpcurl: `grpcurl [flags] [address] [list|describe|method]`; `-unix`.
@@ -113,6 +122,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         skip_subcommands: &["list", "describe"],
         default: "none: the address is required to call a method",
         source: "https://github.com/fullstorydev/grpcurl#readme",
+        outage: "\"Failed to dial target host\", exit 1",
         ..BASE
     },
     // ping(8): `ping [options] destination`.
@@ -122,6 +132,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         positional: Positional::Host,
         default: "none: the destination is required",
         source: "https://man7.org/linux/man-pages/man8/ping.8.html",
+        outage: "\"If ping does not receive any reply packets at all it will exit with code 1\" (ping(8))",
         ..BASE
     },
 ];
@@ -190,6 +201,7 @@ pub(in super::super) const POWERSHELL: &[Client] = &[
         local_opts: &["unixsocket"],
         default: NO_URL,
         source: "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/invoke-webrequest",
+        outage: "a failed request or an error status is an error ($? false): with -Command the exit code is 1 when it is the last statement (PowerShell/PowerShell#13501 describes the mapping), and a try/catch turns it into the script's exit",
         ..BASE
     },
     // Test-NetConnection: `[[-ComputerName] <String>]` (aliases RemoteAddress, cn) at position
@@ -216,6 +228,7 @@ pub(in super::super) const POWERSHELL: &[Client] = &[
         default: "internetbeacon.msedge.net",
         default_local: false,
         source: "https://learn.microsoft.com/en-us/powershell/module/nettcpip/test-netconnection",
+        outage: "only a warning and TcpTestSucceeded False, exit 0: a dependency only where the script turns that into exit/throw (powershell.rs checks)",
         ..BASE
     },
 ];
