@@ -423,7 +423,10 @@ impl Ctx<'_> {
         }
         match c.positional {
             Positional::Ignored => {}
-            Positional::Host => hits.extend(p.pos.first().map(|h| self.host_hit(c, h))),
+            // A count is not a host (Windows `ping -n 1 HOST`: `-n` is a flag on Linux).
+            Positional::Host => hits.extend(
+                p.pos.iter().find(|h| !h.chars().all(|c| c.is_ascii_digit())).map(|h| self.host_hit(c, h)),
+            ),
             Positional::Uri => {
                 for u in p.pos.iter().filter(|x| x.contains("://") || x.contains('@')) {
                     hits.push(self.host_hit(c, u));

@@ -639,6 +639,10 @@ mod tests {
         // A file or nothing to run: opaque.
         quiet(&["pwsh", "-File", "C:\\probe.ps1"]);
         quiet(&["pwsh", "C:\\probe.ps1"]);
+        // Windows ping's count is not a host.
+        quiet(&["powershell", "-Command", "ping -n 1 127.0.0.1"]);
+        quiet(&["cmd", "/c", "ping -n 1 localhost"]);
+        assert_eq!(target(&["cmd", "/c", "ping -n 1 orders.svc"]), "orders.svc");
         // `Write-Host` of a URL reaches nothing.
         quiet(&["pwsh", "-c", "Write-Host http://orders.svc/health"]);
     }
