@@ -171,7 +171,10 @@ impl RuleId {
 
     /// Whether the rule can fix what it finds (and so accepts `action: mutate`).
     pub fn fixable(self) -> bool {
-        matches!(self, RuleId::ProbeTimeout | RuleId::StartupProbe | RuleId::PrestopSleep)
+        matches!(
+            self,
+            RuleId::ProbeTimeout | RuleId::StartupProbe | RuleId::PrestopSleep | RuleId::ProbeClientDeadline
+        )
     }
 }
 
@@ -504,7 +507,8 @@ pub struct RuleSet {
     pub liveness_never_restarted: CheckRule<WarnDefault>,
     /// `probe-paths-swapped` (default `warn`).
     pub probe_paths_swapped: CheckRule<WarnDefault>,
-    /// `probe-client-deadline` (default `warn`).
+    /// `probe-client-deadline` (default `warn`; `mutate` raises `timeoutSeconds` above the client's
+    /// deadline where the probe's `periodSeconds` leaves room).
     pub probe_client_deadline: CheckRule<WarnDefault>,
 }
 
@@ -595,12 +599,14 @@ impl RuleSet {
             (&spec.exec_probe_replaceable, &mut self.exec_probe_replaceable.action),
             (&spec.liveness_never_restarted, &mut self.liveness_never_restarted.action),
             (&spec.probe_paths_swapped, &mut self.probe_paths_swapped.action),
-            (&spec.probe_client_deadline, &mut self.probe_client_deadline.action),
         ];
         for (s, action) in checks {
             if let Some(s) = s {
                 merge_opt(action, s.action.map(Action::from));
             }
+        }
+        if let Some(s) = &spec.probe_client_deadline {
+            merge_opt(&mut self.probe_client_deadline.action, s.action.map(Action::from));
         }
     }
 }
@@ -883,7 +889,7 @@ pub struct RulesSpec {
     /// `probe-paths-swapped`.
     pub probe_paths_swapped: Option<CheckSpec>,
     /// `probe-client-deadline`.
-    pub probe_client_deadline: Option<CheckSpec>,
+    pub probe_client_deadline: Option<ProbeClientDeadlineSpec>,
 }
 
 /// `readiness-missing` settings as written.
@@ -918,6 +924,44 @@ pub struct LivenessDependencyPathSpec {
 pub struct CheckSpec {
     /// `deny`, `warn` or `off`.
     pub action: Option<CheckAction>,
+}
+
+/// Actions of a rule that can fix what it finds and also takes `info` (`probe-client-deadline`,
+/// an `info` rule before it could fix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixOrInfoAction {
+    /// Patch the object at `/mutate`.
+    Mutate,
+    /// Reject.
+    Deny,
+    /// Admit with a warning.
+    Warn,
+    /// Report in `probegate check` and audit annotations only.
+    Info,
+    /// Do not evaluate.
+    Off,
+}
+
+impl From<FixOrInfoAction> for Action {
+    fn from(a: FixOrInfoAction) -> Action {
+        match a {
+            FixOrInfoAction::Mutate => Action::Mutate,
+            FixOrInfoAction::Deny => Action::Deny,
+            FixOrInfoAction::Warn => Action::Warn,
+            FixOrInfoAction::Info => Action::Info,
+            FixOrInfoAction::Off => Action::Off,
+        }
+    }
+}
+
+/// `probe-client-deadline` settings as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProbeClientDeadlineSpec {
+    /// `mutate` (raise `timeoutSeconds` above the client's deadline, never above `periodSeconds`),
+    /// `deny`, `warn`, `info` or `off`.
+    pub action: Option<FixOrInfoAction>,
 }
 
 /// `liveness-dependency` settings as written.
