@@ -11,6 +11,7 @@ pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod sarif;
+pub mod wrap;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;

@@ -420,3 +420,25 @@ fn explain_writes_json() {
     assert_eq!(sim["fixed"]["outcome"]["restarts"], 0);
     assert_eq!(sim["written"]["outcome"]["lostPodSecondsAfterRecovery"], 215);
 }
+
+/// Text output wraps only on a terminal: piped, each finding is one line however long, as scripts
+/// and the goldens read it (the wrapping itself: `cli::wrap`'s unit tests).
+#[test]
+fn piped_text_output_is_not_wrapped() {
+    for args in [
+        &["check", "tests/fixtures/corpus"][..],
+        &["explain", "tests/fixtures/explain/seed-scenario.yaml"][..],
+    ] {
+        let o = run_in(&root(), args, None);
+        let text = stdout(&o);
+        assert!(text.lines().any(|l| l.chars().count() > 200), "{args:?}: {text}");
+        if args[0] == "check" {
+            // Every finding row ends with its rule id: no row was broken.
+            for l in text.lines().filter(|l| l.starts_with("tests/fixtures/corpus/")) {
+                assert!(l.ends_with(')') || l.ends_with(']'), "{l}");
+            }
+        }
+        let wrapped = probegate::cli::wrap::wrap_line(text.lines().max_by_key(|l| l.len()).unwrap(), 100);
+        assert!(wrapped.len() > 1 && wrapped.iter().all(|l| l.chars().count() <= 100), "{wrapped:?}");
+    }
+}
