@@ -217,12 +217,20 @@ fn rules_lists_every_rule_with_a_link_that_sarif_shares_and_the_docs_have() {
     let rules: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
     let docs = std::fs::read_to_string(root().join("docs/rules.md")).unwrap();
     let policy = probegate::policy::Policy::default();
+    // The links' one source: Cargo.toml's `repository` field.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let repository = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("repository = "))
+        .expect("Cargo.toml has a repository field")
+        .trim_matches('"');
+    assert!(repository.starts_with("https://"), "{repository}");
     assert_eq!(rules.len(), probegate::policy::RuleId::ALL.len());
     for (rule, id) in rules.iter().zip(probegate::policy::RuleId::ALL) {
         assert_eq!(rule["id"], id.as_str());
         assert_eq!(rule["defaultAction"], policy.rules.action(id).as_str(), "{rule}");
         let uri = rule["helpUri"].as_str().unwrap();
-        assert!(uri.ends_with(&format!("docs/rules.md#{}", id.as_str())), "{uri}");
+        assert_eq!(uri, format!("{repository}/blob/main/docs/rules.md#{}", id.as_str()));
         assert!(docs.contains(&format!("\n## {}\n", id.as_str())), "docs/rules.md has no section {id}");
     }
     let text = stdout(&run_in(&root(), &["rules"], None));
