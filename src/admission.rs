@@ -15,7 +15,9 @@
 //!   trusted controller (`exemptions.trustedControllers`) creates it; anyone else is denied as for
 //!   a bare Pod. An UPDATE is denied only for findings the old object did not have;
 //! - `mode: audit` never denies and never patches: findings become `probegate [audit]:` warnings
-//!   and an audit annotation `violations`;
+//!   (a patch as what it would do: "would add ...") and an audit annotation `violations`;
+//! - `info` findings are never warnings: `/validate` lists them in the audit annotation
+//!   `info-findings`, in every mode;
 //! - DELETE, CONNECT, subresources and kinds without a pod template are allowed untouched.
 //!
 //! The same request always gets the same answer (`request.dryRun` included): no side effects.
@@ -653,6 +655,12 @@ pub fn review_with_configmaps(
                     u.container, u.reason
                 ));
             }
+            // `info` findings are for the record, never a warning the user sees: the audit
+            // annotation `info-findings`, in every mode.
+            let info: Vec<&Finding> = evaluation.with_action(Action::Info).collect();
+            if !info.is_empty() {
+                audit_annotations.insert("info-findings".to_string(), info_json(&info));
+            }
             if !evaluation.unresolved.is_empty() {
                 summary.unresolved_scripts = evaluation.unresolved.len();
                 audit_annotations
@@ -695,8 +703,9 @@ pub fn review_with_configmaps(
                 for f in evaluation.with_action(Action::Mutate) {
                     reported.push(f);
                     if audit {
-                        warnings
-                            .push(format!("probegate [audit]: not patched in audit mode: {}", f.describe()));
+                        // What enforce would patch, in the conditional ("would add ..."); a finding
+                        // with no patch already says that nothing is patched.
+                        warnings.push(format!("probegate [audit]: {}", f.describe_dry_run()));
                     } else if f.patch.is_empty() {
                         warnings.push(format!("probegate: {}", f.describe()));
                     } else {
@@ -902,6 +911,27 @@ fn violations_json(findings: &[&Finding]) -> String {
     let list: Vec<Violation<'_>> = findings
         .iter()
         .map(|f| Violation { rule: f.rule.as_str(), container: &f.container, action: f.action.as_str() })
+        .collect();
+    serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
+}
+
+/// The `info-findings` audit annotation: a compact JSON list of `{rule, container, message}`, at
+/// most [`MAX_WARNINGS`] entries, each message cut to [`MAX_WARNING_CHARS`] like a warning.
+fn info_json(findings: &[&Finding]) -> String {
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        rule: &'a str,
+        container: &'a str,
+        message: String,
+    }
+    let list: Vec<Entry<'_>> = findings
+        .iter()
+        .take(MAX_WARNINGS)
+        .map(|f| Entry {
+            rule: f.rule.as_str(),
+            container: &f.container,
+            message: truncate_chars(&crate::engine::display_safe(&f.message), MAX_WARNING_CHARS),
+        })
         .collect();
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
 }

@@ -11,6 +11,7 @@ pub mod policy;
 pub mod report;
 pub mod rules;
 pub mod sarif;
+pub mod wrap;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
@@ -23,7 +24,8 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// its text and where it came from.
 ///
 /// # Errors
-/// A message naming the file (and, for YAML, line, column and field).
+/// A message naming the file (and, for YAML, line, column and field): every error of the file
+/// ([`crate::policy::parse_all`]), one per line.
 pub fn load_policy(
     path: Option<&std::path::Path>,
 ) -> Result<(crate::policy::Policy, String, String), String> {
@@ -37,7 +39,9 @@ pub fn load_policy(
         Some(path) => {
             let origin = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read: {e}"))?;
-            crate::policy::parse(&text, &origin).map(|p| (p, text, origin)).map_err(|e| e.to_string())
+            crate::policy::parse_all(&text, &origin)
+                .map(|p| (p, text, origin))
+                .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
         }
     }
 }

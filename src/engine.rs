@@ -78,12 +78,23 @@ pub struct Finding {
     /// action is `mutate` and the fix is possible (a `prestop-sleep` with too short a grace period,
     /// say, has none: it is reported as a warning instead).
     pub patch: Vec<PatchOperation>,
+    /// The message as it reads when the patch is not applied (audit mode, a dry run): "would add
+    /// a startupProbe ..." where [`Finding::message`] says "added one ...". `None` when the finding
+    /// has no patch (its message then says nothing was patched).
+    pub dry_run_message: Option<String>,
 }
 
 impl Finding {
     /// `container NAME: MESSAGE (RULE-ID)`, the form used in denials, warnings and reports.
     pub fn describe(&self) -> String {
         display_safe(&format!("container {}: {} ({})", self.container, self.message, self.rule)).into_owned()
+    }
+
+    /// As [`Finding::describe`], with what the patch would do instead of what it did: for audit
+    /// mode, where nothing is patched.
+    pub fn describe_dry_run(&self) -> String {
+        let message = self.dry_run_message.as_deref().unwrap_or(&self.message);
+        display_safe(&format!("container {}: {} ({})", self.container, message, self.rule)).into_owned()
     }
 }
 

@@ -344,7 +344,8 @@ fn main() -> ExitCode {
                 fail_on: args.fail_on.or(run.config.fail_on).unwrap_or(cli::input::Level::Deny),
                 color,
             };
-            ExitCode::from(with_output(|out, err| {
+            let wrap = opts.format == cli::check::Format::Text;
+            ExitCode::from(with_output_wrapped(wrap, |out, err| {
                 cli::check::run_skipping(&opts, &run.skip, &run.paths, &mut std::io::stdin().lock(), out, err)
             }))
         }
@@ -377,7 +378,8 @@ fn main() -> ExitCode {
                 svg: args.svg,
                 json: args.output == cli::explain::Format::Json,
             };
-            ExitCode::from(with_output(|out, err| {
+            let wrap = !opts.json;
+            ExitCode::from(with_output_wrapped(wrap, |out, err| {
                 cli::explain::run_skipping(
                     &opts,
                     &run.skip,
@@ -467,8 +469,21 @@ impl Shared {
 /// Runs a command with buffered standard output (reports can be megabytes of short lines) and
 /// flushes it; a failed flush (a closed pipe) is exit code 2.
 fn with_output(run: impl FnOnce(&mut dyn std::io::Write, &mut dyn std::io::Write) -> u8) -> u8 {
+    with_output_wrapped(false, run)
+}
+
+/// As [`with_output`]; with `wrap`, long lines are wrapped to the terminal's width when stdout is a
+/// terminal (never when it is piped or redirected).
+fn with_output_wrapped(
+    wrap: bool,
+    run: impl FnOnce(&mut dyn std::io::Write, &mut dyn std::io::Write) -> u8,
+) -> u8 {
     use std::io::Write;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let buffered = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out: Box<dyn Write> = match wrap.then(cli::wrap::terminal_width).flatten() {
+        Some(width) => Box::new(cli::wrap::WrapWriter::new(buffered, width)),
+        None => Box::new(buffered),
+    };
     let mut err = std::io::stderr().lock();
     let code = run(&mut out, &mut err);
     match out.flush() {

@@ -171,7 +171,10 @@ impl RuleId {
 
     /// Whether the rule can fix what it finds (and so accepts `action: mutate`).
     pub fn fixable(self) -> bool {
-        matches!(self, RuleId::ProbeTimeout | RuleId::StartupProbe | RuleId::PrestopSleep)
+        matches!(
+            self,
+            RuleId::ProbeTimeout | RuleId::StartupProbe | RuleId::PrestopSleep | RuleId::ProbeClientDeadline
+        )
     }
 }
 
@@ -504,7 +507,8 @@ pub struct RuleSet {
     pub liveness_never_restarted: CheckRule<WarnDefault>,
     /// `probe-paths-swapped` (default `warn`).
     pub probe_paths_swapped: CheckRule<WarnDefault>,
-    /// `probe-client-deadline` (default `warn`).
+    /// `probe-client-deadline` (default `warn`; `mutate` raises `timeoutSeconds` above the client's
+    /// deadline where the probe's `periodSeconds` leaves room).
     pub probe_client_deadline: CheckRule<WarnDefault>,
 }
 
@@ -595,12 +599,14 @@ impl RuleSet {
             (&spec.exec_probe_replaceable, &mut self.exec_probe_replaceable.action),
             (&spec.liveness_never_restarted, &mut self.liveness_never_restarted.action),
             (&spec.probe_paths_swapped, &mut self.probe_paths_swapped.action),
-            (&spec.probe_client_deadline, &mut self.probe_client_deadline.action),
         ];
         for (s, action) in checks {
             if let Some(s) = s {
                 merge_opt(action, s.action.map(Action::from));
             }
+        }
+        if let Some(s) = &spec.probe_client_deadline {
+            merge_opt(&mut self.probe_client_deadline.action, s.action.map(Action::from));
         }
     }
 }
@@ -883,7 +889,7 @@ pub struct RulesSpec {
     /// `probe-paths-swapped`.
     pub probe_paths_swapped: Option<CheckSpec>,
     /// `probe-client-deadline`.
-    pub probe_client_deadline: Option<CheckSpec>,
+    pub probe_client_deadline: Option<ProbeClientDeadlineSpec>,
 }
 
 /// `readiness-missing` settings as written.
@@ -918,6 +924,44 @@ pub struct LivenessDependencyPathSpec {
 pub struct CheckSpec {
     /// `deny`, `warn` or `off`.
     pub action: Option<CheckAction>,
+}
+
+/// Actions of a rule that can fix what it finds and also takes `info` (`probe-client-deadline`,
+/// an `info` rule before it could fix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixOrInfoAction {
+    /// Patch the object at `/mutate`.
+    Mutate,
+    /// Reject.
+    Deny,
+    /// Admit with a warning.
+    Warn,
+    /// Report in `probegate check` and audit annotations only.
+    Info,
+    /// Do not evaluate.
+    Off,
+}
+
+impl From<FixOrInfoAction> for Action {
+    fn from(a: FixOrInfoAction) -> Action {
+        match a {
+            FixOrInfoAction::Mutate => Action::Mutate,
+            FixOrInfoAction::Deny => Action::Deny,
+            FixOrInfoAction::Warn => Action::Warn,
+            FixOrInfoAction::Info => Action::Info,
+            FixOrInfoAction::Off => Action::Off,
+        }
+    }
+}
+
+/// `probe-client-deadline` settings as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProbeClientDeadlineSpec {
+    /// `mutate` (raise `timeoutSeconds` above the client's deadline, never above `periodSeconds`),
+    /// `deny`, `warn`, `info` or `off`.
+    pub action: Option<FixOrInfoAction>,
 }
 
 /// `liveness-dependency` settings as written.
@@ -1298,10 +1342,107 @@ impl PolicyError {
 ///
 /// # Errors
 /// [`PolicyError`] for YAML syntax errors, unknown fields or rule ids, wrong types, actions a rule
-/// does not support, durations outside 1..=3600 seconds, and a wrong `apiVersion` or `kind`.
+/// does not support, durations outside 1..=3600 seconds, and a wrong `apiVersion` or `kind`: the
+/// first one in the file ([`parse_all`] gives every one).
 pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
+    let file = deserialize(yaml, origin)?;
+    resolve(file, origin).map_err(|mut errors| errors.swap_remove(0))
+}
+
+/// Most errors [`parse_all`] reports for one file.
+pub const MAX_ERRORS: usize = 50;
+
+/// As [`parse`], with every error of the file instead of the first one (at most [`MAX_ERRORS`]),
+/// in file order, each with its line and field path where known.
+///
+/// A field that cannot be read (unknown, of the wrong type, out of range) is reported, then blanked
+/// out of the text (replaced by spaces, so every later line and column stays where it was) and the
+/// file read again, until it reads; the checks that need the whole file (`apiVersion`, `kind`,
+/// overrides, exemptions) then report all of theirs. A YAML syntax error, or an error in a list
+/// item or without a field path, ends the search: what follows it cannot be read reliably.
+///
+/// # Errors
+/// Every [`PolicyError`] found, at least one.
+pub fn parse_all(yaml: &str, origin: &str) -> Result<Policy, Vec<PolicyError>> {
+    let mut text = yaml.to_string();
+    let mut errors: Vec<PolicyError> = Vec::new();
+    while errors.len() < MAX_ERRORS {
+        match deserialize(&text, origin) {
+            Ok(file) => {
+                return match resolve(file, origin) {
+                    Ok(policy) if errors.is_empty() => Ok(policy),
+                    Ok(_) => Err(errors),
+                    Err(more) => {
+                        errors.extend(more);
+                        errors.sort_by_key(|e| (e.line.unwrap_or(u64::MAX), e.column.unwrap_or(0)));
+                        errors.truncate(MAX_ERRORS);
+                        Err(errors)
+                    }
+                };
+            }
+            Err(e) => {
+                let blanked = e.field.as_deref().and_then(|f| blank_field(&text, f));
+                errors.push(e);
+                match blanked {
+                    Some(t) if t != text => text = t,
+                    _ => break,
+                }
+            }
+        }
+    }
+    errors.sort_by_key(|e| (e.line.unwrap_or(u64::MAX), e.column.unwrap_or(0)));
+    Err(errors)
+}
+
+/// `text` with the mapping entry at a dotted field path (`rules.startup-probe.budgetSeconds`)
+/// replaced by spaces (with its separating comma in a flow mapping); newlines are kept, so lines
+/// and columns do not move. `None` when the path does not name a mapping entry of the document.
+fn blank_field(text: &str, field: &str) -> Option<String> {
+    use crate::manifest::located::{NodeValue, parse_document_at};
+    let tokens: Vec<&str> = field.split('.').collect();
+    // A list item (`overrides[0]`) anywhere in the path is not blanked: the items after it would
+    // shift and the next error would name the wrong index.
+    if tokens.iter().any(|t| t.contains('[') || t.is_empty()) {
+        return None;
+    }
+    let root = parse_document_at(text, 0, 1).ok()??;
+    let (last, parents) = tokens.split_last()?;
+    let parent = root.at(parents.iter().copied())?;
+    let NodeValue::Map(entries) = &parent.value else { return None };
+    let (key, value) = entries.iter().find(|(k, _)| k.name == *last)?;
+    let start = key.pos.offset;
+    let mut end = value.end(text).max(key.pos.offset + key.pos.len);
+    // A flow collection's closing brackets are past its last scalar (`{action: deny}`).
+    let depth = |s: &str| {
+        s.chars().fold(0i32, |d, c| d + i32::from(matches!(c, '{' | '[')) - i32::from(matches!(c, '}' | ']')))
+    };
+    let mut open = depth(&text[start..end]);
+    while open > 0 {
+        let rest = &text[end..];
+        let skip = rest.len() - rest.trim_start().len();
+        match rest[skip..].chars().next() {
+            Some('}' | ']') => {
+                end += skip + 1;
+                open -= 1;
+            }
+            _ => break,
+        }
+    }
+    // In a flow mapping, the comma after the entry goes too (`{a: 1, b: x}` -> `{a: 1,     }`).
+    let rest = &text[end..];
+    let after = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    if rest[after..].starts_with(',') {
+        end += after + 1;
+    }
+    let blanked: String =
+        text[start..end].chars().map(|c| if c == '\n' || c == '\r' { c } else { ' ' }).collect();
+    Some(format!("{}{blanked}{}", &text[..start], &text[end..]))
+}
+
+/// Reads the file model, or the first error in it.
+fn deserialize(yaml: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
     let mut field_path: Option<String> = None;
-    let file: PolicyFile = serde_saphyr::with_deserializer_from_str(yaml, |de| {
+    serde_saphyr::with_deserializer_from_str(yaml, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             if path != "." && !path.is_empty() && !path.contains('?') {
@@ -1319,8 +1460,12 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
             field: field_path.clone(),
             message: suggest_nearest(&strip_location(&e.without_snippet().to_string())),
         }
-    })?;
+    })
+}
 
+/// The policy a file model makes, or every error its checks find.
+fn resolve(file: PolicyFile, origin: &str) -> Result<Policy, Vec<PolicyError>> {
+    let mut errors = Vec::new();
     let spanned_err = |s: &serde_saphyr::Spanned<String>, field: &str, message: String| PolicyError {
         origin: origin.to_string(),
         line: Some(s.referenced.line()).filter(|l| *l > 0),
@@ -1329,14 +1474,14 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
         message,
     };
     if file.api_version.value != API_VERSION {
-        return Err(spanned_err(
+        errors.push(spanned_err(
             &file.api_version,
             "apiVersion",
             format!("is {:?}; this version of probegate reads {API_VERSION:?}", file.api_version.value),
         ));
     }
     if file.kind.value != KIND {
-        return Err(spanned_err(&file.kind, "kind", format!("is {:?}; expected {KIND:?}", file.kind.value)));
+        errors.push(spanned_err(&file.kind, "kind", format!("is {:?}; expected {KIND:?}", file.kind.value)));
     }
 
     let mut policy = Policy { mode: file.mode.unwrap_or_default(), ..Policy::default() };
@@ -1348,7 +1493,10 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
     }
     if let Some(e) = file.exemptions {
         if let Some(entries) = e.containers {
-            policy.exemptions.containers = container_exemptions(entries, origin, &spanned_err)?;
+            match container_exemptions(entries, origin, &spanned_err) {
+                Ok(list) => policy.exemptions.containers = list,
+                Err(more) => errors.extend(more),
+            }
         }
         if let Some(r) = e.annotation_rules {
             policy.exemptions.annotation_rules = r;
@@ -1358,11 +1506,15 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
             for (i, u) in users.iter().enumerate() {
                 let field = format!("exemptions.trustedControllers[{i}]");
                 if u.value.trim().is_empty() {
-                    return Err(spanned_err(u, &field, "is empty: give a user name or a glob".into()));
+                    errors.push(spanned_err(u, &field, "is empty: give a user name or a glob".into()));
+                    continue;
                 }
-                let p = glob::Pattern::new(&u.value)
-                    .map_err(|e| spanned_err(u, &field, format!("bad glob {:?}: {}", u.value, e.msg)))?;
-                patterns.push(p);
+                match glob::Pattern::new(&u.value) {
+                    Ok(p) => patterns.push(p),
+                    Err(e) => {
+                        errors.push(spanned_err(u, &field, format!("bad glob {:?}: {}", u.value, e.msg)))
+                    }
+                }
             }
             policy.exemptions.trusted_controllers = patterns;
         }
@@ -1371,34 +1523,39 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
         let at = |field: String, message: String| spanned_err(&o.name, &field, message);
         let field = |f: &str| format!("overrides[{i}].{f}");
         if o.name.value.trim().is_empty() {
-            return Err(at(
+            errors.push(at(
                 field("name"),
                 "is empty: every override needs a name (it appears in logs and metrics)".into(),
             ));
+            continue;
         }
         if policy.overrides.iter().any(|p| p.name == o.name.value) {
-            return Err(at(field("name"), format!("{:?} is used by an earlier override", o.name.value)));
+            errors.push(at(field("name"), format!("{:?} is used by an earlier override", o.name.value)));
+            continue;
         }
         if o.namespaces.is_none() && o.namespace_selector.is_none() {
-            return Err(at(
+            errors.push(at(
                 field("name"),
                 format!(
                     "override {:?} gives neither namespaces nor namespaceSelector; to change every namespace, edit the top-level settings",
                     o.name.value
                 ),
             ));
+            continue;
         }
         let namespaces = match o.namespaces {
             None => None,
             Some(globs) => {
                 if globs.is_empty() {
-                    return Err(at(
+                    errors.push(at(
                         field("namespaces"),
                         format!("override {:?} lists no namespaces, so it can never match", o.name.value),
                     ));
+                    continue;
                 }
                 let mut patterns = Vec::new();
                 for (j, g) in globs.iter().enumerate() {
+                    let glob_field = field(&format!("namespaces[{j}]"));
                     // Namespace names are DNS labels: lowercase letters, digits and '-', at most 63.
                     let literal_len =
                         g.value.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']' | '!')).count();
@@ -1407,42 +1564,45 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
                         .chars()
                         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || "-*?[]!".contains(*c)));
                     if let Some(c) = bad_char {
-                        return Err(spanned_err(
+                        errors.push(spanned_err(
                             g,
-                            &field(&format!("namespaces[{j}]")),
+                            &glob_field,
                             format!(
                                 "{:?} can never match a namespace name: {c:?} is not a lowercase letter, digit or '-'",
                                 g.value
                             ),
                         ));
+                        continue;
                     }
                     if literal_len > 63 {
-                        return Err(spanned_err(
+                        errors.push(spanned_err(
                             g,
-                            &field(&format!("namespaces[{j}]")),
+                            &glob_field,
                             format!(
                                 "{:?} can never match: namespace names have at most 63 characters",
                                 g.value
                             ),
                         ));
+                        continue;
                     }
-                    let pattern = glob::Pattern::new(&g.value).map_err(|e| {
-                        spanned_err(
+                    match glob::Pattern::new(&g.value) {
+                        Ok(p) => patterns.push(p),
+                        Err(e) => errors.push(spanned_err(
                             g,
-                            &field(&format!("namespaces[{j}]")),
+                            &glob_field,
                             format!("bad glob {:?}: {}", g.value, e.msg),
-                        )
-                    })?;
-                    patterns.push(pattern);
+                        )),
+                    }
                 }
                 Some(patterns)
             }
         };
         if let Some(why) = o.namespace_selector.as_ref().and_then(LabelSelectorSpec::contradiction) {
-            return Err(at(
+            errors.push(at(
                 field("namespaceSelector"),
                 format!("override {:?} can never match: {why}", o.name.value),
             ));
+            continue;
         }
         policy.overrides.push(Override {
             name: o.name.value.clone(),
@@ -1452,7 +1612,7 @@ pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
             rules: o.rules.unwrap_or_default(),
         });
     }
-    Ok(policy)
+    if errors.is_empty() { Ok(policy) } else { Err(errors) }
 }
 
 /// The `exemptions.containers` entries as written, checked: a name, and at least one valid image
@@ -1461,21 +1621,23 @@ fn container_exemptions(
     entries: Vec<ContainerExemptionSpec>,
     origin: &str,
     spanned_err: &dyn Fn(&Spanned<String>, &str, String) -> PolicyError,
-) -> Result<Vec<ContainerExemption>, PolicyError> {
+) -> Result<Vec<ContainerExemption>, Vec<PolicyError>> {
     let mut out = Vec::new();
+    let mut errors = Vec::new();
     for (i, e) in entries.into_iter().enumerate() {
         let field = |f: &str| format!("exemptions.containers[{i}].{f}");
         if e.name.trim().is_empty() {
-            return Err(PolicyError {
+            errors.push(PolicyError {
                 origin: origin.to_string(),
                 line: None,
                 column: None,
                 field: Some(field("name")),
                 message: "is empty: name the container".into(),
             });
+            continue;
         }
         if e.images.is_empty() {
-            return Err(PolicyError {
+            errors.push(PolicyError {
                 origin: origin.to_string(),
                 line: None,
                 column: None,
@@ -1485,21 +1647,23 @@ fn container_exemptions(
                     e.name
                 ),
             });
+            continue;
         }
         let mut images = Vec::new();
         for (j, g) in e.images.iter().enumerate() {
             let f = field(&format!("images[{j}]"));
             if g.value.trim().is_empty() {
-                return Err(spanned_err(g, &f, "is empty: give an image or a glob".into()));
+                errors.push(spanned_err(g, &f, "is empty: give an image or a glob".into()));
+                continue;
             }
-            images.push(
-                glob::Pattern::new(&g.value)
-                    .map_err(|err| spanned_err(g, &f, format!("bad glob {:?}: {}", g.value, err.msg)))?,
-            );
+            match glob::Pattern::new(&g.value) {
+                Ok(p) => images.push(p),
+                Err(err) => errors.push(spanned_err(g, &f, format!("bad glob {:?}: {}", g.value, err.msg))),
+            }
         }
         out.push(ContainerExemption { name: e.name, images });
     }
-    Ok(out)
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
 /// For "unknown field `x`, expected one of `a`, `b`" (and unknown variants), appends the nearest

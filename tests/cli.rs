@@ -851,3 +851,41 @@ fn fix_in_place_through_a_symlink_rewrites_the_target_and_keeps_the_link() {
     assert_ne!(before, after, "the file it points to was fixed");
     assert!(after.contains("preStop"), "{after}");
 }
+
+/// `probe-client-deadline: mutate` through `fix`: the raised timeouts are edited into the text (one
+/// edit per field, with probe-timeout's raise of the same field merged), and a re-check finds
+/// nothing left for either rule.
+#[test]
+fn fix_raises_timeouts_above_client_deadlines() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cart.yaml");
+    std::fs::copy(
+        root().join(
+            "tests/fixtures/corpus/deployment-microservices-demo-cartservice-grpc-probe-rpc-timeout-exceeds-kubelet-timeout.yaml",
+        ),
+        &file,
+    )
+    .unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  probe-client-deadline: {action: mutate}\n",
+    )
+    .unwrap();
+    let (f, p) = (file.to_str().unwrap(), policy.to_str().unwrap());
+    let o = probegate(&["fix", "--in-place", "--policy", p, f], None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("re-serialized"), "{}", text(&o.stderr));
+    let fixed = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        fixed.matches("timeoutSeconds: 5").count(),
+        3,
+        "liveness, readiness and the startup probe: {fixed}"
+    );
+    let after = probegate(&["check", "-o", "json", "--policy", p, f], None);
+    let after: Value = serde_json::from_slice(&after.stdout).unwrap();
+    let rules: Vec<&str> =
+        after["findings"].as_array().unwrap().iter().filter_map(|x| x["rule"].as_str()).collect();
+    assert!(!rules.contains(&"probe-client-deadline") && !rules.contains(&"probe-timeout"), "{rules:?}");
+    assert_eq!(after["summary"]["fix"], 0, "{}", after["findings"]);
+}

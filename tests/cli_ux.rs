@@ -217,12 +217,20 @@ fn rules_lists_every_rule_with_a_link_that_sarif_shares_and_the_docs_have() {
     let rules: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
     let docs = std::fs::read_to_string(root().join("docs/rules.md")).unwrap();
     let policy = probegate::policy::Policy::default();
+    // The links' one source: Cargo.toml's `repository` field.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let repository = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("repository = "))
+        .expect("Cargo.toml has a repository field")
+        .trim_matches('"');
+    assert!(repository.starts_with("https://"), "{repository}");
     assert_eq!(rules.len(), probegate::policy::RuleId::ALL.len());
     for (rule, id) in rules.iter().zip(probegate::policy::RuleId::ALL) {
         assert_eq!(rule["id"], id.as_str());
         assert_eq!(rule["defaultAction"], policy.rules.action(id).as_str(), "{rule}");
         let uri = rule["helpUri"].as_str().unwrap();
-        assert!(uri.ends_with(&format!("docs/rules.md#{}", id.as_str())), "{uri}");
+        assert_eq!(uri, format!("{repository}/blob/main/docs/rules.md#{}", id.as_str()));
         assert!(docs.contains(&format!("\n## {}\n", id.as_str())), "docs/rules.md has no section {id}");
     }
     let text = stdout(&run_in(&root(), &["rules"], None));
@@ -419,4 +427,26 @@ fn explain_writes_json() {
     assert_eq!(sim["written"]["outcome"]["restarts"], 12);
     assert_eq!(sim["fixed"]["outcome"]["restarts"], 0);
     assert_eq!(sim["written"]["outcome"]["lostPodSecondsAfterRecovery"], 215);
+}
+
+/// Text output wraps only on a terminal: piped, each finding is one line however long, as scripts
+/// and the goldens read it (the wrapping itself: `cli::wrap`'s unit tests).
+#[test]
+fn piped_text_output_is_not_wrapped() {
+    for args in [
+        &["check", "tests/fixtures/corpus"][..],
+        &["explain", "tests/fixtures/explain/seed-scenario.yaml"][..],
+    ] {
+        let o = run_in(&root(), args, None);
+        let text = stdout(&o);
+        assert!(text.lines().any(|l| l.chars().count() > 200), "{args:?}: {text}");
+        if args[0] == "check" {
+            // Every finding row ends with its rule id: no row was broken.
+            for l in text.lines().filter(|l| l.starts_with("tests/fixtures/corpus/")) {
+                assert!(l.ends_with(')') || l.ends_with(']'), "{l}");
+            }
+        }
+        let wrapped = probegate::cli::wrap::wrap_line(text.lines().max_by_key(|l| l.len()).unwrap(), 100);
+        assert!(wrapped.len() > 1 && wrapped.iter().all(|l| l.chars().count() <= 100), "{wrapped:?}");
+    }
 }

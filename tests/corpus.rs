@@ -35,7 +35,9 @@ const CORPUS_RULES: [RuleId; 6] = [
 /// Every finding of the rules added after the corpus was written, as `file: level rule@container`,
 /// each checked by hand against the manifest.
 const NEW_RULE_FINDINGS: &[&str] = &[
-    // The image's `-rpc-timeout=5s` under the kubelet's 1 s: the file is named for it.
+    // The image's `-rpc-timeout=5s` under the kubelet's 1 s: the file is named for it. One finding
+    // per probe: liveness and readiness both run it.
+    "deployment-microservices-demo-cartservice-grpc-probe-rpc-timeout-exceeds-kubelet-timeout.yaml: warn probe-client-deadline@server",
     "deployment-microservices-demo-cartservice-grpc-probe-rpc-timeout-exceeds-kubelet-timeout.yaml: warn probe-client-deadline@server",
     // A one-container Deployment that runs a load loop with no ports and no probes.
     "deployment-microservices-demo-loadgenerator-no-probes-init-waits-for-frontend.yaml: warn worker-liveness-missing@main",

@@ -15,7 +15,10 @@
 //!   terminationGracePeriodSeconds`, the grace period being defaulted to 30 (`SetDefaults_PodSpec`)
 //!   before validation;
 //! - probegate's own rule (rules.md §2.4): a `timeoutSeconds` the patch sets is never above that
-//!   probe's `periodSeconds` (defaulted to 10).
+//!   probe's `periodSeconds` (defaulted to 10), and never lower than it was;
+//! - `probe-client-deadline: mutate`: an exec probe's client deadline (`grpc_health_probe
+//!   -rpc-timeout=Ns`, `curl -m N`) that fits the probe's period ends up within its timeout;
+//! - a patch touches each path once (`probegate fix` edits the text once per member).
 
 mod common;
 
@@ -45,16 +48,26 @@ fn policy_yaml() -> impl Strategy<Value = String> {
         (seconds(), seconds(), seconds(), prop::sample::select(vec!["mutate", "warn", "off"])),
         (seconds(), prop::sample::select(vec!["native", "exec"]), prop::sample::select(vec!["mutate", "warn"])),
         prop::sample::select(vec!["mutate", "off"]),
+        prop::sample::select(vec!["mutate", "warn", "off"]),
     )
-        .prop_map(|((lmin, rmin, ta), (period, budget, delay, sa), (sleep, style, pa), timeout_action)| {
+        .prop_map(|((lmin, rmin, ta), (period, budget, delay, sa), (sleep, style, pa), timeout_action, da)| {
             let timeout_action = if timeout_action == "off" { "off" } else { ta };
             format!(
                 "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  \
                  probe-timeout: {{action: {timeout_action}, livenessMinSeconds: {lmin}, readinessMinSeconds: {rmin}}}\n  \
                  startup-probe: {{action: {sa}, periodSeconds: {period}, budgetSeconds: {budget}, maxInitialDelaySeconds: {delay}}}\n  \
-                 prestop-sleep: {{action: {pa}, seconds: {sleep}, style: {style}}}\n"
+                 prestop-sleep: {{action: {pa}, seconds: {sleep}, style: {style}}}\n  \
+                 probe-client-deadline: {{action: {da}}}\n"
             )
         })
+}
+
+/// A client deadline in seconds, at the edges (an hour, past int32) or anywhere small.
+fn deadline() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        prop::sample::select(vec![1u64, 2, 3, 5, 9, 10, 11, 30, 3600, 3601, 1 << 31, 1 << 40]),
+        1..=120u64
+    ]
 }
 
 fn probe(liveness_or_startup: bool) -> impl Strategy<Value = Option<Value>> {
@@ -64,6 +77,8 @@ fn probe(liveness_or_startup: bool) -> impl Strategy<Value = Option<Value>> {
         (1..65536i64).prop_map(|port| json!({"tcpSocket": {"port": port}})),
         (1..65536i64).prop_map(|port| json!({"grpc": {"port": port}})),
         Just(json!({"exec": {"command": ["cat", "/tmp/healthy"]}})),
+        deadline().prop_map(|n| json!({"exec": {"command": ["grpc_health_probe", "-addr=:50051", format!("-rpc-timeout={n}s")]}})),
+        deadline().prop_map(|n| json!({"exec": {"command": ["curl", "-m", n.to_string(), "http://localhost:8080/"]}})),
     ];
     prop::option::of((handler, int32_field(), int32_field(), int32_field(), int32_field(), 1..4i64).prop_map(
         move |(mut h, delay, timeout, period, failure, success)| {
@@ -265,6 +280,74 @@ fn timeout_errors(before: &Value, after: &Value) -> Vec<String> {
     errs
 }
 
+/// A patched timeout never goes down (the default is 1 s), and each path is patched once.
+fn monotonic_errors(before: &Value, after: &Value, patch: &json_patch::Patch) -> Vec<String> {
+    let mut errs = Vec::new();
+    let mut paths = std::collections::BTreeSet::new();
+    for op in &patch.0 {
+        let path = match op {
+            json_patch::PatchOperation::Add(a) => a.path.to_string(),
+            json_patch::PatchOperation::Remove(r) => r.path.to_string(),
+            json_patch::PatchOperation::Replace(r) => r.path.to_string(),
+            other => format!("{other:?}"),
+        };
+        if !paths.insert(path.clone()) {
+            errs.push(format!("{path} patched twice"));
+        }
+    }
+    for list in ["containers", "initContainers"] {
+        for (i, c) in before["spec"].get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for k in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                let Some(old) = c.get(k) else { continue };
+                let timeout = |p: &Value| {
+                    p.get("timeoutSeconds").and_then(Value::as_i64).filter(|t| *t > 0).unwrap_or(1)
+                };
+                let new = &after["spec"][list][i][k];
+                if timeout(new) < timeout(old) {
+                    errs.push(format!(
+                        "{list}[{i}].{k}.timeoutSeconds lowered from {} to {}",
+                        timeout(old),
+                        timeout(new)
+                    ));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// The client deadline an exec probe sets, in whole seconds, read from the command as the
+/// generator writes it (`-rpc-timeout=Ns`, `curl -m N`).
+fn client_deadline(probe: &Value) -> Option<i64> {
+    let argv: Vec<&str> =
+        probe.pointer("/exec/command")?.as_array()?.iter().filter_map(Value::as_str).collect();
+    match argv.as_slice() {
+        ["grpc_health_probe", _, flag] => flag.strip_prefix("-rpc-timeout=")?.strip_suffix('s')?.parse().ok(),
+        ["curl", "-m", n, _] => n.parse().ok(),
+        _ => None,
+    }
+}
+
+/// With `probe-client-deadline: mutate`, every probe of the patched Pod whose client deadline fits
+/// its period has a timeout at least that long.
+fn deadline_errors(after: &Value) -> Vec<String> {
+    let mut errs = Vec::new();
+    for list in ["containers", "initContainers"] {
+        for (i, c) in after["spec"].get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for k in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                let Some(p) = c.get(k) else { continue };
+                let Some(deadline) = client_deadline(p) else { continue };
+                let period = p.get("periodSeconds").and_then(Value::as_i64).filter(|p| *p > 0).unwrap_or(10);
+                let timeout = p.get("timeoutSeconds").and_then(Value::as_i64).filter(|t| *t > 0).unwrap_or(1);
+                if deadline <= period && timeout < deadline {
+                    errs.push(format!("{list}[{i}].{k}: deadline {deadline}s over timeoutSeconds {timeout} (period {period})"));
+                }
+            }
+        }
+    }
+    errs
+}
+
 /// A message with a negative number, or a boot budget that is not `period × threshold`, shows
 /// wrapped (or wrong) arithmetic.
 fn message_errors(messages: &[String]) -> Vec<String> {
@@ -310,13 +393,24 @@ proptest! {
         messages.extend(respond(&policy, Endpoint::Validate, &pod).warnings.unwrap_or_default());
         let errs = message_errors(&messages);
         prop_assert!(errs.is_empty(), "{errs:?}");
-        if let Some(b64) = r.patch {
-            let patch = common::decode_patch(&b64);
+        if let Some(b64) = &r.patch {
+            let patch = common::decode_patch(b64);
             let after = common::apply(&pod, &patch);
             common::parse_pod(&after);
             let mut errs = api_errors(&after);
             errs.extend(timeout_errors(&pod, &after));
+            errs.extend(monotonic_errors(&pod, &after, &patch));
             prop_assert!(errs.is_empty(), "patch {patch:?} makes an invalid Pod: {errs:?}");
+        }
+        // Pods only: every container is patched (no template is involved here). Without a patch
+        // the Pod is as it was, so a deadline that fits its period was already covered.
+        if yaml.contains("probe-client-deadline: {action: mutate}") {
+            let after = match &r.patch {
+                Some(b64) => common::apply(&pod, &common::decode_patch(b64)),
+                None => pod.clone(),
+            };
+            let errs = deadline_errors(&after);
+            prop_assert!(errs.is_empty(), "{errs:?}");
         }
     }
 }
@@ -372,6 +466,19 @@ fn the_oracle_rejects_invalid_pods() {
     );
     assert_eq!(timeout_errors(&before, &after).len(), 1);
     assert_eq!(message_errors(&["x (-3s)".into()]).len(), 1);
+    let lowered =
+        base(json!({"name": "a", "livenessProbe": {"tcpSocket": {"port": 1}, "timeoutSeconds": 1}}), None);
+    assert_eq!(monotonic_errors(&after, &lowered, &json_patch::Patch(vec![])).len(), 1);
+    let grpc = |timeout: i64, period: i64| {
+        base(
+            json!({"name": "a", "readinessProbe": {"exec": {"command": ["grpc_health_probe", "-addr=:1", "-rpc-timeout=5s"]},
+            "timeoutSeconds": timeout, "periodSeconds": period}}),
+            None,
+        )
+    };
+    assert_eq!(deadline_errors(&grpc(3, 10)).len(), 1);
+    assert!(deadline_errors(&grpc(5, 10)).is_empty());
+    assert!(deadline_errors(&grpc(3, 4)).is_empty(), "no room: a warning, not a patch");
     assert_eq!(message_errors(&["periodSeconds 5, failureThreshold 3 (16s to boot)".into()]).len(), 1);
     assert!(message_errors(&["periodSeconds 5, failureThreshold 3 (15s to boot)".into()]).is_empty());
 }

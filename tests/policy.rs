@@ -337,3 +337,58 @@ fn overrides_that_can_never_match_a_namespace_name_are_errors() {
     let e = err("mode: audit\nmode: enforce\n");
     assert!(!e.to_string().contains("DuplicateKeyPolicy"), "{e}");
 }
+
+/// `policy validate` reports every error of a file, each with its file, line and field path, in
+/// file order; lines and columns after a bad field stay right.
+#[test]
+fn policy_validate_reports_every_error_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("three.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "{HEAD}rules:\n  startup-probe: {{budgetSeconds: soon, periodSeconds: 5}}\n  prestop-sleep:\n    \
+             seconds: 0\n  liveness-dependancy: {{action: deny}}\n"
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = probegate(&["policy", "validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let name = file.display().to_string();
+    let expect = [
+        (4, "rules.startup-probe.budgetSeconds", "invalid"),
+        (6, "rules.prestop-sleep.seconds", "out of range"),
+        (7, "rules.liveness-dependancy", "did you mean `liveness-dependency`"),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{err}");
+    for (line, (at, field, what)) in lines.iter().zip(expect) {
+        assert!(line.starts_with(&format!("{name}:{at}:")), "{line}");
+        assert!(line.contains(&format!("field `{field}`")) && line.contains(what), "{line}");
+    }
+    // Errors found while reading and errors of the whole-file checks come together.
+    let errors = policy::parse_all(
+        "apiVersion: v1\nkind: ProbePolicy\nrules:\n  probe-timeout: {livenessMinSeconds: 0}\n\
+         overrides:\n  - {name: a, namespaces: [Billing]}\n",
+        "f.yaml",
+    )
+    .unwrap_err();
+    let found: Vec<(Option<u64>, Option<&str>)> =
+        errors.iter().map(|e| (e.line, e.field.as_deref())).collect();
+    assert_eq!(
+        found,
+        vec![
+            (Some(1), Some("apiVersion")),
+            (Some(4), Some("rules.probe-timeout.livenessMinSeconds")),
+            (Some(6), Some("overrides[0].namespaces[0]")),
+        ]
+    );
+    // The first one is what `parse` (the server's reload) reports.
+    assert_eq!(
+        policy::parse("apiVersion: v1\nkind: ProbePolicy\n", "f.yaml").unwrap_err().field.as_deref(),
+        Some("apiVersion")
+    );
+    // A valid file is one policy, as `parse` reads it.
+    let text = std::fs::read_to_string(repo("policies/strict.yaml")).unwrap();
+    assert_eq!(policy::parse_all(&text, "s").unwrap(), policy::parse(&text, "s").unwrap());
+}

@@ -460,6 +460,152 @@ fn client_deadlines_above_the_probe_timeout_warn() {
     }
 }
 
+/// A policy with `probe-client-deadline` (and optionally `probe-timeout`) set.
+fn deadline_policy(action: &str, timeout_action: &str) -> Policy {
+    probegate::policy::parse(
+        &format!(
+            "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  probe-client-deadline: {{action: {action}}}\n  \
+             probe-timeout: {{action: {timeout_action}}}\n"
+        ),
+        "p.yaml",
+    )
+    .unwrap()
+}
+
+/// The `add` operations of a finding's patch, as (path, value).
+fn adds(f: &Finding) -> Vec<(String, Value)> {
+    let v = serde_json::to_value(&f.patch).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|op| (op["path"].as_str().unwrap().to_string(), op["value"].clone()))
+        .collect()
+}
+
+#[test]
+fn client_deadline_mutate_raises_the_timeout_above_the_deadline_within_the_period() {
+    let policy = deadline_policy("mutate", "off");
+    // Fires and patches: the deadline rounded up, one operation per probe.
+    for (cmd, timeout, want) in [
+        ("[grpc_health_probe, -addr=:50051, -rpc-timeout=5s]", 3, 5),
+        ("[grpc_health_probe, -addr=:50051, -rpc-timeout=2500ms]", 1, 3),
+        ("[curl, -m, \"8\", \"http://localhost:8080/\"]", 5, 8),
+        ("[sh, -c, \"wget -T 4 -q -O- http://localhost/ && curl --max-time=6 http://localhost/x\"]", 2, 6),
+    ] {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {cmd}}}, timeoutSeconds: {timeout}}}\n"
+        );
+        let e = eval_with(&policy, &pod(&spec));
+        let f = findings(&e, RuleId::ProbeClientDeadline);
+        assert_eq!(f.len(), 1, "{cmd}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Mutate);
+        assert_eq!(
+            adds(f[0]),
+            vec![("/spec/containers/0/readinessProbe/timeoutSeconds".into(), json!(want))],
+            "{cmd}"
+        );
+        assert!(f[0].message.contains(&format!("raised timeoutSeconds to {want}")), "{}", f[0].message);
+        let dry = f[0].dry_run_message.as_deref().unwrap();
+        assert!(dry.contains(&format!("would raise timeoutSeconds to {want}")), "{dry}");
+    }
+    // No fire: the timeout already covers the deadline.
+    for (cmd, timeout) in [
+        ("[grpc_health_probe, -addr=:50051, -rpc-timeout=5s]", 5),
+        ("[grpc_health_probe, -addr=:50051]", 1),
+        ("[curl, -f, \"http://localhost/\"]", 1),
+    ] {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  livenessProbe: {{exec: {{command: {cmd}}}, timeoutSeconds: {timeout}}}\n"
+        );
+        let e = eval_with(&policy, &pod(&spec));
+        assert!(findings(&e, RuleId::ProbeClientDeadline).is_empty(), "{cmd}: {:?}", e.findings);
+    }
+    // Never above periodSeconds: no patch, and the message says to lengthen the period.
+    let spec = "containers:\n- name: api\n  image: a\n  livenessProbe: {exec: {command: [grpc_health_probe, -rpc-timeout=15s]}, periodSeconds: 10}\n";
+    let e = eval_with(&policy, &pod(spec));
+    let f = findings(&e, RuleId::ProbeClientDeadline);
+    assert_eq!(f.len(), 1, "{:?}", e.findings);
+    assert!(f[0].patch.is_empty() && f[0].dry_run_message.is_none(), "{:?}", f[0]);
+    assert!(f[0].message.contains("periodSeconds 10 leaves no room: lengthen it to 15"), "{}", f[0].message);
+    // With warn, the same findings carry no patch and advise.
+    let e = eval_with(
+        &deadline_policy("warn", "off"),
+        &pod(
+            "containers:\n- name: api\n  image: a\n  livenessProbe: {exec: {command: [grpc_health_probe, -rpc-timeout=5s]}}\n",
+        ),
+    );
+    let f = findings(&e, RuleId::ProbeClientDeadline);
+    assert!(
+        f[0].patch.is_empty() && f[0].message.contains("raise timeoutSeconds to 5 or shorten"),
+        "{:?}",
+        f[0]
+    );
+}
+
+#[test]
+fn client_deadline_and_probe_timeout_patch_a_field_once() {
+    // probe-timeout raises liveness to 3; the 5 s deadline needs 5: one operation, to 5.
+    let policy = deadline_policy("mutate", "mutate");
+    let spec = "containers:\n- name: api\n  image: a\n  livenessProbe: {exec: {command: [grpc_health_probe, -rpc-timeout=5s]}}\n  \
+                readinessProbe: {exec: {command: [grpc_health_probe, -rpc-timeout=1s]}}\n";
+    let e = eval_with(&policy, &pod(spec));
+    let ops: Vec<(String, Value)> =
+        e.findings.iter().flat_map(adds).filter(|(p, _)| p.ends_with("timeoutSeconds")).collect();
+    let live: Vec<_> =
+        ops.iter().filter(|(p, _)| p == "/spec/containers/0/livenessProbe/timeoutSeconds").collect();
+    assert_eq!(live.len(), 1, "{ops:?}");
+    assert_eq!(live[0].1, json!(5));
+    // Readiness: probe-timeout's raise to 2 already covers the 1 s deadline; no deadline finding.
+    let ready: Vec<_> =
+        ops.iter().filter(|(p, _)| p == "/spec/containers/0/readinessProbe/timeoutSeconds").collect();
+    assert_eq!(ready.len(), 1, "{ops:?}");
+    assert_eq!(ready[0].1, json!(2));
+    let f = findings(&e, RuleId::ProbeClientDeadline);
+    assert_eq!(f.len(), 1, "{:?}", e.findings);
+    assert!(f[0].message.starts_with("livenessProbe"), "{}", f[0].message);
+    // probe-timeout still reports the readiness raise it makes.
+    assert_eq!(findings(&e, RuleId::ProbeTimeout).len(), 1, "{:?}", e.findings);
+    // The startup probe added beside it covers the deadline too.
+    let startup: Vec<Value> =
+        findings(&e, RuleId::StartupProbe).iter().flat_map(|f| adds(f)).map(|(_, v)| v).collect();
+    assert_eq!(startup[0]["timeoutSeconds"], json!(5), "{startup:?}");
+}
+
+// === startup-probe beside an aggregate liveness endpoint ===
+
+#[test]
+fn startup_probe_does_not_copy_an_aggregate_liveness_path() {
+    let e =
+        eval(&pod("containers:\n- name: api\n  image: a\n  ports: [{name: http, containerPort: 8080}]\n  \
+         livenessProbe: {httpGet: {path: /actuator/health, port: http}, initialDelaySeconds: 60}\n"));
+    assert_eq!(findings(&e, RuleId::LivenessDependencyPath).len(), 1, "{:?}", e.findings);
+    let f = findings(&e, RuleId::StartupProbe);
+    let ops = adds(f[0]);
+    assert_eq!(ops.len(), 1, "the liveness delay stays: {ops:?}");
+    let probe = &ops[0].1;
+    assert_eq!(probe["tcpSocket"], json!({"port": "http"}), "{probe}");
+    assert!(probe.get("httpGet").is_none(), "{probe}");
+    assert!(f[0].message.contains("TCP connect to the liveness port"), "{}", f[0].message);
+    // Not flagged (the liveness group, or the rule off): the handler is copied as before.
+    for (path, policy) in [
+        ("/actuator/health/liveness", Policy::default()),
+        (
+            "/actuator/health",
+            probegate::policy::parse(
+                "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency-path: {action: off}\n",
+                "p.yaml",
+            )
+            .unwrap(),
+        ),
+    ] {
+        let e = eval_with(&policy, &pod(&format!(
+            "containers:\n- name: api\n  image: a\n  livenessProbe: {{httpGet: {{path: {path}, port: 8080}}}}\n"
+        )));
+        let ops = adds(findings(&e, RuleId::StartupProbe)[0]);
+        assert_eq!(ops[0].1["httpGet"]["path"], json!(path), "{ops:?}");
+    }
+}
+
 // === Noise: metrics-only containers ===
 
 #[test]

@@ -592,6 +592,7 @@ mod tests {
             container_kind: ContainerKind::App,
             message: "m".into(),
             patch: Vec::new(),
+            dry_run_message: None,
         };
         let rs = OwnerReference { kind: "ReplicaSet".into(), name: "rs".into(), ..Default::default() };
         let (level, note) = level_of(&f, Mode::Audit, Some(&rs));

@@ -8,7 +8,9 @@ use super::EXIT_OK;
 use crate::policy::{Policy, RuleId};
 
 /// Where the rule documentation lives: `docs/rules.md` of the repository, one section per rule id.
-pub const RULES_DOC: &str = "https://github.com/probegate/probegate/blob/main/docs/rules.md";
+/// The base is Cargo.toml's `repository` field (its one source), e.g.
+/// `https://github.com/probegate/probegate/blob/main/docs/rules.md`.
+pub const RULES_DOC: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/rules.md");
 
 /// The link to a rule's section of the documentation: [`RULES_DOC`]`#RULE-ID`.
 pub fn doc_url(rule: RuleId) -> String {

@@ -13,7 +13,9 @@
 //! - a container's own `restartPolicy` (`Never`, `OnFailure`, `Always`) and `restartPolicyRules`
 //!   override the pod's for that container (KEP-5307 ContainerRestartRules, alpha 1.34, beta 1.35).
 
+use json_patch::{AddOperation, PatchOperation};
 use k8s_openapi::api::core::v1::{Container, Probe};
+use serde_json::json;
 
 use super::exec;
 use super::hosts::{self, ProbeHost};
@@ -93,9 +95,8 @@ pub(super) fn evaluate(
     if a != Action::Off {
         push(RuleId::ProbePathsSwapped, a, swapped(t));
     }
-    let a = rules.probe_client_deadline.action;
-    if a != Action::Off {
-        push(RuleId::ProbeClientDeadline, a, client_deadline(t));
+    if rules.probe_client_deadline.action != Action::Off {
+        client_deadline(rules, t, out);
     }
 }
 
@@ -104,7 +105,7 @@ pub(super) fn evaluate(
 /// The liveness probe's aggregate health path: its `httpGet.path`, or the path an exec command
 /// fetches from this Pod with an HTTP client (`curl -f http://localhost:8080/actuator/health`
 /// asks the same endpoint the kubelet would).
-fn aggregate_path(
+pub(super) fn aggregate_path(
     rules: &RuleSet,
     t: &Target<'_>,
     local_requests: Option<&[exec::LocalRequest]>,
@@ -460,23 +461,102 @@ fn deadlines(cmd: &[String]) -> Vec<(String, u64)> {
     out
 }
 
-fn client_deadline(t: &Target<'_>) -> Option<String> {
+/// A probe's `timeoutSeconds` as the kubelet uses it: absent or 0 is 1 (`SetDefaults_Probe`).
+fn effective_timeout(probe: &Probe) -> i32 {
+    probe.timeout_seconds.filter(|t| *t > 0).unwrap_or(super::defaults::TIMEOUT_SECONDS)
+}
+
+/// The longest client deadline an exec probe's commands set: the flag as written and the whole
+/// seconds it needs (the deadline rounded up).
+pub(super) fn longest_deadline(probe: &Probe) -> Option<(String, u64)> {
+    let argv = probe.exec.as_ref()?.command.as_ref()?;
+    simple_commands(argv)
+        .iter()
+        .flat_map(|cmd| deadlines(cmd))
+        .max_by_key(|(_, ms)| *ms)
+        .map(|(what, ms)| (what, ms.div_ceil(1000)))
+}
+
+/// [`longest_deadline`], when it is above the probe's `timeoutSeconds`.
+fn deadline_over_timeout(probe: &Probe) -> Option<(String, u64)> {
+    let limit = u64::try_from(effective_timeout(probe)).unwrap_or(0);
+    longest_deadline(probe).filter(|(_, seconds)| *seconds > limit)
+}
+
+/// The `timeoutSeconds` that `probe-timeout` (when it mutates) writes into a liveness or readiness
+/// probe, if it raises it: its minimum, never above the probe's period.
+fn probe_timeout_target(rules: &RuleSet, field: &str, probe: &Probe) -> Option<u64> {
+    let cfg = &rules.probe_timeout;
+    let min = match field {
+        _ if cfg.action != Action::Mutate => return None,
+        "livenessProbe" => cfg.liveness_min_seconds,
+        "readinessProbe" => cfg.readiness_min_seconds,
+        _ => return None,
+    };
+    let current =
+        u64::try_from(probe.timeout_seconds.unwrap_or(super::defaults::TIMEOUT_SECONDS)).unwrap_or(0);
+    let period = u64::try_from(super::rules::effective_period(probe)).unwrap_or(0);
+    let target = u64::from(min).min(period);
+    (target > current).then_some(target)
+}
+
+/// One finding per probe whose client deadline outlives its `timeoutSeconds`. With `mutate`, the
+/// timeout is raised to the deadline (whole seconds, rounded up) when the probe's `periodSeconds`
+/// leaves room (rules.md §2.4: never above the period); otherwise the message says to lengthen the
+/// period first. A raise replaces `probe-timeout`'s patch of the same field (one operation per
+/// field), and a field `probe-timeout` already raises far enough gets no finding.
+fn client_deadline(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    let action = rules.probe_client_deadline.action;
     for (field, probe) in probes(t.container) {
         let Some(probe) = probe else { continue };
-        let Some(argv) = probe.exec.as_ref().and_then(|e| e.command.as_ref()) else { continue };
-        let timeout = probe.timeout_seconds.filter(|t| *t > 0).unwrap_or(super::defaults::TIMEOUT_SECONDS);
-        let limit_ms = u64::try_from(timeout).unwrap_or(0) * 1000;
-        for cmd in simple_commands(argv) {
-            if let Some((what, ms)) = deadlines(&cmd).into_iter().find(|(_, ms)| *ms > limit_ms) {
-                let seconds = ms.div_ceil(1000);
-                return Some(format!(
-                    "{field} runs `{what}` under timeoutSeconds {timeout}: the kubelet gives up first; raise \
-                     timeoutSeconds to {seconds} or shorten the client's deadline"
-                ));
-            }
+        let Some((what, seconds)) = deadline_over_timeout(probe) else { continue };
+        let timeout = effective_timeout(probe);
+        let period = u64::try_from(super::rules::effective_period(probe)).unwrap_or(0);
+        let raised_by_timeout_rule = probe_timeout_target(rules, field, probe);
+        if action == Action::Mutate && raised_by_timeout_rule.is_some_and(|r| r >= seconds) {
+            continue;
         }
+        let lead =
+            format!("{field} runs `{what}` under timeoutSeconds {timeout}: the kubelet gives up first");
+        if seconds > period {
+            out.push(t.finding(
+                RuleId::ProbeClientDeadline,
+                action,
+                format!("{lead}; periodSeconds {period} leaves no room: lengthen it to {seconds}, then raise the timeout"),
+                vec![],
+            ));
+            continue;
+        }
+        let mut patch = Vec::new();
+        if action == Action::Mutate {
+            let path = t.pointer(&[field, "timeoutSeconds"]);
+            // `probe-timeout` ran first: its lower raise of this field gives way to this one, and a
+            // finding of its left with nothing to patch is dropped (this raise covers its minimum).
+            for f in
+                out.iter_mut().filter(|f| f.rule == RuleId::ProbeTimeout && f.container == t.container.name)
+            {
+                f.patch.retain(|op| !matches!(op, PatchOperation::Add(a) if a.path == path));
+            }
+            out.retain(|f| {
+                !(f.rule == RuleId::ProbeTimeout
+                    && f.container == t.container.name
+                    && f.action == Action::Mutate
+                    && f.patch.is_empty()
+                    && raised_by_timeout_rule.is_some())
+            });
+            patch.push(PatchOperation::Add(AddOperation { path, value: json!(seconds) }));
+        }
+        out.push(t.fix_finding(
+            RuleId::ProbeClientDeadline,
+            action,
+            patch,
+            ["raised", "would raise", "raise"],
+            |verb| {
+                let alternative = if verb == "raise" { " or shorten the client's deadline" } else { "" };
+                format!("{lead}; {verb} timeoutSeconds to {seconds}{alternative}")
+            },
+        ));
     }
-    None
 }
 
 #[cfg(test)]

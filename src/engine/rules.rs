@@ -20,7 +20,7 @@ use super::exec::{self, EnvValue, ExecEnv};
 use super::hosts::{self, ProbeHost};
 use super::scripts::ContainerFiles;
 use super::{ContainerKind, Finding, Unresolved};
-use crate::policy::{Action, RuleId, RuleSet, SleepStyle};
+use crate::policy::{Action, MAX_SECONDS, RuleId, RuleSet, SleepStyle};
 
 use super::defaults::{
     FAILURE_THRESHOLD as DEFAULT_FAILURE_THRESHOLD, PERIOD_SECONDS as DEFAULT_PERIOD_SECONDS,
@@ -53,7 +53,7 @@ pub(super) struct Target<'a> {
 
 impl Target<'_> {
     /// JSON Pointer to a member of this container, e.g. `["livenessProbe", "timeoutSeconds"]`.
-    fn pointer(&self, rest: &[&str]) -> PointerBuf {
+    pub(super) fn pointer(&self, rest: &[&str]) -> PointerBuf {
         let list = match self.kind {
             ContainerKind::App => "containers",
             ContainerKind::Sidecar => "initContainers",
@@ -87,7 +87,28 @@ impl Target<'_> {
             container_kind: self.kind,
             message,
             patch,
+            dry_run_message: None,
         }
+    }
+
+    /// A `mutate` finding: `message(verb)` with the verb for a patch applied (`done`, e.g.
+    /// "added") and, as its dry-run message, for one not applied ("would add"). Without a patch
+    /// (the fix is not possible, or the action is not `mutate`) the message takes `advice` ("add")
+    /// and has no dry-run form.
+    pub(super) fn fix_finding(
+        &self,
+        rule: RuleId,
+        action: Action,
+        patch: Vec<PatchOperation>,
+        [done, would, advice]: [&str; 3],
+        message: impl Fn(&str) -> String,
+    ) -> Finding {
+        if patch.is_empty() {
+            return self.finding(rule, action, message(advice), patch);
+        }
+        let mut f = self.finding(rule, action, message(done), patch);
+        f.dry_run_message = Some(message(would));
+        f
     }
 }
 
@@ -495,15 +516,21 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     if parts.is_empty() {
         return;
     }
-    let verb = match (cfg.action == Action::Mutate, raised, capped) {
-        (_, false, _) => "lengthen periodSeconds, then raise it",
-        (true, true, false) => "raised to the minimum",
-        (true, true, true) => "raised as far as periodSeconds allows",
-        (false, true, false) => "raise it to the minimum",
-        (false, true, true) => "raise it as far as periodSeconds allows",
+    let verbs = match (raised, capped) {
+        (false, _) => ["", "", "lengthen periodSeconds, then raise it"],
+        (true, false) => {
+            ["raised to the minimum", "would raise it to the minimum", "raise it to the minimum"]
+        }
+        (true, true) => [
+            "raised as far as periodSeconds allows",
+            "would raise it as far as periodSeconds allows",
+            "raise it as far as periodSeconds allows",
+        ],
     };
-    let message = format!("{}: a GC pause or a slow disk fails such a probe; {verb}", parts.join(", "));
-    out.push(t.finding(RuleId::ProbeTimeout, cfg.action, message, patch));
+    let parts = parts.join(", ");
+    out.push(t.fix_finding(RuleId::ProbeTimeout, cfg.action, patch, verbs, |verb| {
+        format!("{parts}: a GC pause or a slow disk fails such a probe; {verb}")
+    }));
 }
 
 // === startup-probe ===
@@ -532,15 +559,50 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     if t.container.startup_probe.is_some() {
         return;
     }
-    let Some((handler_field, handler_value)) = handler_json(live) else { return };
+    // A liveness GET of an aggregate health endpoint (`liveness-dependency-path`) is not copied: a
+    // startup probe on it would make every starting pod wait on the database, and kill it after the
+    // budget (CrashLoopBackOff, and the back-off delays recovery) while the database is down. The
+    // liveness group path may not exist (Spring Boot serves it only on Kubernetes or with
+    // `management.endpoint.health.probes.enabled`; older versions not at all), and a startup probe
+    // on a 404 never passes. A TCP connect to the same port checks that the server listens, which
+    // is what startup waits for.
+    // Only an `httpGet` handler is replaced below, so only its path is looked up (no exec analysis).
+    let aggregate = live.http_get.is_some()
+        && rules.liveness_dependency_path.action != Action::Off
+        && super::checklist::aggregate_path(rules, t, None).is_some();
+    let (handler_field, handler_value, handler_text) = match (&live.http_get, aggregate) {
+        (Some(h), true) => {
+            let mut tcp = serde_json::Map::new();
+            if let Some(host) = &h.host {
+                tcp.insert("host".into(), json!(host));
+            }
+            let Ok(port) = serde_json::to_value(&h.port) else { return };
+            tcp.insert("port".into(), port);
+            (
+                "tcpSocket",
+                Value::Object(tcp),
+                "a TCP connect to the liveness port (not its aggregate health path)",
+            )
+        }
+        _ => {
+            let Some((field, value)) = handler_json(live) else { return };
+            (field, value, "the liveness handler")
+        }
+    };
     let delay = live.initial_delay_seconds.unwrap_or(0);
-    let move_delay = i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
+    // With a TCP check in place of the liveness handler, the liveness probe keeps its delay: the
+    // port may open before the app is ready for its own health endpoint.
+    let move_delay = !aggregate && i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
     // A moved delay keeps all the boot time the liveness probe allowed: the delay plus its own
     // failure window (`initialDelaySeconds + periodSeconds × failureThreshold`).
     let allowed = u64::try_from(failure_window_seconds(live)).unwrap_or(0);
     let budget =
         if move_delay { u64::from(cfg.budget_seconds).max(allowed) } else { u64::from(cfg.budget_seconds) };
-    let period = u64::from(cfg.period_seconds.max(1));
+    // A client deadline in the handler (`grpc_health_probe -rpc-timeout=5s`): the added probe's
+    // timeout covers it, and its period leaves room for that timeout (never above an hour), so that
+    // the probe it adds is not itself a `probe-client-deadline` finding.
+    let deadline = super::checklist::longest_deadline(live).map_or(0, |(_, s)| s).min(u64::from(MAX_SECONDS));
+    let period = u64::from(cfg.period_seconds.max(1)).max(deadline);
     // `failureThreshold` is an int32 (Kubernetes API reference, Probe): a budget past
     // `periodSeconds × (2^31 - 1)` is cut there rather than written as a number the API rejects.
     let wanted_threshold = budget.div_ceil(period);
@@ -554,7 +616,7 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         live_timeout.max(u64::from(rules.probe_timeout.liveness_min_seconds))
     };
     // Never longer than the probe's own period (rules.md §2.4).
-    let timeout = timeout.min(period);
+    let timeout = timeout.max(deadline).min(period);
     let moved = match (move_delay, cut) {
         (false, _) => String::new(),
         (true, false) => format!("; its initialDelaySeconds {delay} moves into this budget"),
@@ -563,12 +625,13 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
              the API accepts"
         ),
     };
-    let message = format!(
-        "no startupProbe, so a slow start is killed before it finishes; {} one with the liveness \
-         handler, periodSeconds {period}, failureThreshold {failure_threshold} ({}s to boot){moved}",
-        if cfg.action == Action::Mutate { "added" } else { "add" },
-        period * failure_threshold
-    );
+    let message = |verb: &str| {
+        format!(
+            "no startupProbe, so a slow start is killed before it finishes; {verb} one with {handler_text}, \
+             periodSeconds {period}, failureThreshold {failure_threshold} ({}s to boot){moved}",
+            period * failure_threshold
+        )
+    };
     let mut patch = Vec::new();
     if cfg.action == Action::Mutate {
         let mut probe = serde_json::Map::new();
@@ -585,7 +648,7 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
             }));
         }
     }
-    out.push(t.finding(RuleId::StartupProbe, cfg.action, message, patch));
+    out.push(t.fix_finding(RuleId::StartupProbe, cfg.action, patch, ["added", "would add", "add"], message));
 }
 
 // === prestop-sleep ===
@@ -635,14 +698,10 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         SleepStyle::Native => "sleep action",
         SleepStyle::Exec => "exec sleep",
     };
-    out.push(t.finding(
-        RuleId::PrestopSleep,
-        cfg.action,
+    out.push(t.fix_finding(RuleId::PrestopSleep, cfg.action, patch, ["added", "would add", "add"], |verb| {
         format!(
             "declares ports but has no preStop hook, so SIGTERM can close its socket while endpoints still \
-             send it traffic; {} a {seconds}s preStop {style}",
-            if cfg.action == Action::Mutate { "added" } else { "add" }
-        ),
-        patch,
-    ));
+             send it traffic; {verb} a {seconds}s preStop {style}"
+        )
+    }));
 }

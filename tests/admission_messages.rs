@@ -1,0 +1,122 @@
+//! What the webhook says, by mode: audit-mode warnings say what enforce WOULD patch (never
+//! "added" for a patch that was not made), and `info` findings go to the audit annotation
+//! `info-findings`, never to the warnings kubectl prints.
+
+mod common;
+
+use probegate::admission::{self, AdmissionResponse, Endpoint};
+use probegate::policy::{self, Policy};
+use serde_json::{Value, json};
+
+fn respond(policy: &Policy, endpoint: Endpoint, object: &Value) -> AdmissionResponse {
+    let body = serde_json::to_vec(&common::review("CREATE", object, None, "u")).unwrap();
+    let request = admission::parse_review(&body).unwrap();
+    admission::review(policy, None, endpoint, &request).unwrap().review.response
+}
+
+fn policy(mode: &str) -> Policy {
+    policy::parse(
+        &format!(
+            "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nmode: {mode}\nrules:\n  \
+             probe-client-deadline: {{action: mutate}}\n  liveness-dependency: {{action: off}}\n"
+        ),
+        "p.yaml",
+    )
+    .unwrap()
+}
+
+/// A Pod that every mutate rule patches: no startup probe, a 1 s liveness timeout, no preStop, and
+/// a readiness client deadline of 5 s.
+fn pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [{
+        "name": "app", "image": "img", "ports": [{"containerPort": 8080}],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+        "readinessProbe": {"exec": {"command": ["grpc_health_probe", "-addr=:8080", "-rpc-timeout=5s"]}, "timeoutSeconds": 3}
+    }]}})
+}
+
+#[test]
+fn audit_mode_warnings_say_what_would_be_patched() {
+    let r = respond(&policy("audit"), Endpoint::Mutate, &pod());
+    assert!(r.allowed && r.patch.is_none(), "{r:?}");
+    let warnings = r.warnings.unwrap();
+    let expect = [
+        ("startup-probe", "would add one with the liveness handler"),
+        ("probe-timeout", "would raise it to the minimum"),
+        ("prestop-sleep", "would add a 5s preStop sleep action"),
+        ("probe-client-deadline", "would raise timeoutSeconds to 5"),
+    ];
+    for (rule, text) in expect {
+        let w = warnings
+            .iter()
+            .find(|w| w.ends_with(&format!("({rule})")))
+            .unwrap_or_else(|| panic!("{rule}: {warnings:?}"));
+        assert!(w.starts_with("probegate [audit]: container app: "), "{w}");
+        assert!(w.contains(text), "{w}");
+    }
+    for w in &warnings {
+        for done in ["not patched", "added", "raised"] {
+            assert!(!w.contains(done), "{done:?} in {w}");
+        }
+    }
+    // Enforce: patched, no warnings; the findings' own words are the done ones (`check` shows them).
+    let r = respond(&policy("enforce"), Endpoint::Mutate, &pod());
+    assert!(r.patch.is_some() && r.warnings.is_none(), "{r:?}");
+}
+
+#[test]
+fn audit_mode_keeps_the_plain_message_where_nothing_would_be_patched() {
+    // A 30 s grace period leaves no room for a 60 s sleep: enforce would not patch either.
+    let p = policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nmode: audit\nrules:\n  prestop-sleep: {action: mutate, seconds: 60}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let warnings = respond(&p, Endpoint::Mutate, &pod()).warnings.unwrap();
+    let w = warnings.iter().find(|w| w.ends_with("(prestop-sleep)")).unwrap();
+    assert!(w.contains("so none was added") && !w.contains("would"), "{w}");
+}
+
+fn replaceable_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [{
+        "name": "web", "image": "img",
+        "readinessProbe": {"exec": {"command": ["curl", "-f", "http://localhost:8080/ready"]}, "timeoutSeconds": 2}
+    }]}})
+}
+
+#[test]
+fn info_findings_are_audit_annotations_not_warnings() {
+    for mode in ["enforce", "audit"] {
+        let p = policy::parse(
+            &format!("apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nmode: {mode}\n"),
+            "p.yaml",
+        )
+        .unwrap();
+        let r = respond(&p, Endpoint::Validate, &replaceable_pod());
+        assert!(r.allowed, "{mode}");
+        let warnings = r.warnings.unwrap_or_default();
+        assert!(!warnings.iter().any(|w| w.contains("exec-probe-replaceable")), "{mode}: {warnings:?}");
+        let annotations = r.audit_annotations.unwrap_or_default();
+        let info: Value = serde_json::from_str(&annotations["info-findings"]).unwrap();
+        assert_eq!(info.as_array().unwrap().len(), 1, "{mode}: {info}");
+        assert_eq!(info[0]["rule"], "exec-probe-replaceable");
+        assert_eq!(info[0]["container"], "web");
+        assert!(info[0]["message"].as_str().unwrap().contains("httpGet"), "{info}");
+        // Not a violation: nothing was or would be denied, warned or patched for it.
+        if let Some(v) = annotations.get("violations") {
+            assert!(!v.contains("exec-probe-replaceable"), "{v}");
+        }
+        // /mutate has nothing to say about it.
+        let m = respond(&p, Endpoint::Mutate, &replaceable_pod());
+        assert!(!m.audit_annotations.unwrap_or_default().contains_key("info-findings"), "{mode}");
+    }
+    // With the rule at warn it is a warning again, and no info annotation.
+    let p = policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  exec-probe-replaceable: {action: warn}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let r = respond(&p, Endpoint::Validate, &replaceable_pod());
+    assert!(r.warnings.unwrap().iter().any(|w| w.contains("(exec-probe-replaceable)")));
+    assert!(!r.audit_annotations.unwrap_or_default().contains_key("info-findings"));
+}
