@@ -1,5 +1,6 @@
 //! `namespaceSelector` overrides through the real Namespace watch: relabelling a namespace changes
-//! probegate's decision for the next request, without a restart.
+//! probegate's decision for the next request, without a restart, with no more RBAC than
+//! deploy/base's ClusterRole grants.
 
 use std::time::Duration;
 
@@ -29,6 +30,25 @@ fn coupled_pod(name: &str) -> Pod {
     .unwrap()
 }
 
+/// deploy/base/clusterrole.yaml (renamed `e2e-NS`), bound to ServiceAccount `ns/probegate`.
+async fn grant_base_clusterrole(ns: &str) {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/base/clusterrole.yaml"))
+        .unwrap();
+    let mut role = probegate::manifest::parse_documents(&text).unwrap().remove(0);
+    let name = format!("e2e-{ns}");
+    role["metadata"] = json!({"name": name});
+    let role: ClusterRole = serde_json::from_value(role).unwrap();
+    let client = harness::client().await;
+    let pp = PostParams::default();
+    Api::<ClusterRole>::all(client.clone()).create(&pp, &role).await.unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({"metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": "probegate", "namespace": ns}]}))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client).create(&pp, &binding).await.unwrap();
+}
+
 /// Sets (`Some`) or removes (`None`) the `tier` label of namespace `ns`.
 async fn label(ns: &str, tier: Option<&str>) {
     let namespaces: Api<Namespace> = Api::all(harness::client().await);
@@ -51,7 +71,11 @@ async fn relabelling_a_namespace_changes_the_decision_without_a_restart() {
     let ns = harness::namespace("labels").await;
     let policy = harness::cluster().dir.join(format!("policy-{ns}.yaml"));
     std::fs::write(&policy, POLICY).unwrap();
-    let pg = Probegate::start(&["--policy", policy.to_str().unwrap()]);
+    // As ServiceAccount probegate with deploy/base's ClusterRole and nothing else (list and watch
+    // on namespaces: what namespaces.rs says the watch needs).
+    grant_base_clusterrole(&ns).await;
+    let kubeconfig = harness::cluster().service_account_kubeconfig(&ns, "probegate").await;
+    let pg = Probegate::start_with_kubeconfig(&["--policy", policy.to_str().unwrap()], &kubeconfig);
     let _hooks = Webhooks::register(&pg, &ns).await;
     let pods: Api<Pod> = Api::namespaced(harness::client().await, &ns);
 
