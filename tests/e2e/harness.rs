@@ -477,7 +477,10 @@ impl Probegate {
         let dir = tempfile::Builder::new().prefix("probegate-").tempdir_in(&c.dir).expect("a folder").keep();
         let log = dir.join("probegate.log");
         let ca = dir.join("ca.pem");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_probegate"));
+        // PROBEGATE_BIN: another build to run (a release one from a dev-profile bench).
+        let binary =
+            std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into());
+        let mut cmd = Command::new(binary);
         cmd.arg("serve").args([
             "--addr",
             "127.0.0.1:0",

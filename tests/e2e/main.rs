@@ -6,10 +6,12 @@
 
 pub mod harness;
 
+mod annotations;
 mod audit;
 mod bypasses;
 mod configmaps;
 mod deploy;
+mod namespaces;
 mod observability;
 mod reapply;
 mod selfmanaged;
