@@ -25,7 +25,7 @@
 //! pipeline as single private-use marker characters indexing a side table, so that host/port
 //! splitting never has to care about them and the original spelling can be shown in reports.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 
 use schemars::JsonSchema;

@@ -1,7 +1,11 @@
 //! Analysis state: the marker characters standing for values that are not plain text, their side table, and the [`Ctx`] every stage works on.
 
-#[allow(unused_imports)]
-use super::*;
+use std::collections::{HashMap, HashSet};
+
+use super::{
+    AnalysisBudget, ExecEnv, KnownCommand, MAX_EXPANSION_BYTES, MAX_OBJECT_WORK_UNITS, ScriptFiles,
+    UnresolvedScript,
+};
 
 /// `$` that must stay literal (single-quoted or backslash-escaped in a script).
 pub(super) const LDOLLAR: char = '\u{E000}';

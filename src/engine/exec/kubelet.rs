@@ -1,7 +1,7 @@
 //! Stage 1: the kubelet's `$(VAR)` expansion of the exec argv, done before any shell runs.
 
-#[allow(unused_imports)]
-use super::*;
+use super::context::{Ctx, RefKind, is_ident, sanitize};
+use super::{AnalysisBudget, EnvValue, ExecEnv, MAX_EXPANSION_BYTES, MAX_KUBELET_DEPTH};
 
 /// The kubelet's expansion algorithm (`third_party/forked/golang/expansion`): `$$` is an
 /// escaped `$`, `$(NAME)` is looked up (`None` keeps the reference as written), an unclosed

@@ -1,7 +1,14 @@
 //! Stage 3b: running a script: its simple commands in turn, assignments and `export`, script files read from volumes, and building the reported [`Dependency`].
 
-#[allow(unused_imports)]
-use super::*;
+use super::clients::Hit;
+use super::context::{Ctx, RefKind, basename, is_ident, is_reserved_char, sanitize, truncate_chars};
+use super::kubelet::env_literal;
+use super::redact::{redact_bare_userinfo, redact_secrets};
+use super::shell::{piece_words, split_assignment, split_redirections};
+use super::{
+    Dependency, EnvValue, FileLookup, MAX_DEPTH, MAX_SCRIPT_BYTES, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING,
+    UnresolvedScript, join_redacted,
+};
 
 /// Command-level environment assignments (`PGHOST=db cmd`, `env PGHOST=db cmd`).
 pub(super) type Overrides = Vec<(String, String)>;

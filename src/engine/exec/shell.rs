@@ -1,7 +1,7 @@
 //! Stage 2: shell parsing, a script split into simple commands (command substitutions, here-documents, `case` patterns and redirections handled).
 
-#[allow(unused_imports)]
-use super::*;
+use super::MAX_DEPTH;
+use super::context::{Ctx, LDOLLAR, QDOLLAR, is_ident};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Quote {

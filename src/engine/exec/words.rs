@@ -1,7 +1,11 @@
 //! Stage 3: word and variable resolution (`$VAR`, `${VAR:-default}`, positional parameters, command substitutions whose value admission can know), and rendering.
 
-#[allow(unused_imports)]
-use super::*;
+use super::context::{
+    Ctx, LDOLLAR, QDOLLAR, Ref, RefKind, basename, is_ident, is_reserved_char, marker_index,
+};
+use super::kubelet::env_literal;
+use super::shell::{piece_words, skip_parens, split_redirections};
+use super::{EnvValue, MAX_DEPTH};
 
 /// Is the trimmed content of a command substitution one that prints the container's own name
 /// or address (`hostname`, `hostname -i`, `cat /etc/hostname`, ...)?

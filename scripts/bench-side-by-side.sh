@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The engine benchmark (benches/engine.rs) of two revisions in one run: both are built (sharing one
+# target directory, so dependencies compile once), then run interleaved ROUNDS times (old new, new
+# old, ...), so that both see the same machine load. Both builds are forced (the sources' mtimes are
+# bumped, the work tree's too). Prints each benchmark's median (the median of the rounds'
+# divan medians) on each side and the ratio new/old, then the issue-9 summary: the median ratio over
+# the corpus Pods that carry probes (file names without "no-probes"), the MySQL primary, the Airflow
+# scheduler and the worst-case review.
+#
+# Usage: scripts/bench-side-by-side.sh OLD_REV [NEW_REV|WORKTREE] [ROUNDS]
+#   e.g. scripts/bench-side-by-side.sh 14624f6 WORKTREE 5
+# Env: CARGO_TARGET_DIR (default /tmp/probegate-bench-target), PROFILE (default bench; dev only to
+#      try the script), FILTER (divan filter, default: evaluate_corpus_pod and worst_case_exec_review).
+set -euo pipefail
+repo=$(git rev-parse --show-toplevel)
+old=${1:?usage: $0 OLD_REV [NEW_REV|WORKTREE] [ROUNDS]}
+new=${2:-WORKTREE}
+rounds=${3:-5}
+target=${CARGO_TARGET_DIR:-/tmp/probegate-bench-target}
+profile=${PROFILE:-bench}
+filter=${FILTER:-evaluate_corpus_pod|worst_case_exec_review}
+work=$(mktemp -d /tmp/bench-side-by-side.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# build REV NAME: the engine bench binary of REV (or of the work tree) at $work/NAME.
+build() {
+  local src=$repo
+  if [ "$1" != WORKTREE ]; then
+    src=$work/src-$2
+    mkdir -p "$src"
+    git -C "$repo" archive "$1" | tar -x -C "$src"
+  fi
+  # Both sides are the same package to cargo, which keeps one set of its artifacts and finds sources
+  # fresh by mtime (relative to the package root): every build is forced, and its binary copied.
+  find "$src/src" "$src/benches" -name '*.rs' -exec touch {} +
+  echo "building the engine bench of $1 ..." >&2
+  local exe
+  exe=$(cd "$src" && CARGO_TARGET_DIR=$target cargo bench --profile "$profile" --bench engine --no-run \
+    --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "engine" and m.get("executable"):
+        print(m["executable"])' | tail -1)
+  [ -n "$exe" ] || { echo "no engine bench binary for $1" >&2; exit 1; }
+  # The bench reads tests/fixtures through CARGO_MANIFEST_DIR, fixed at build time: the source stays
+  # in $work until the end.
+  cp "$exe" "$work/$2"
+  grep -q "$src/tests/fixtures" "$work/$2" || grep -q "$src" "$work/$2" \
+    || { echo "the binary of $1 was not built from $src" >&2; exit 1; }
+}
+build "$old" old
+build "$new" new
+
+for r in $(seq 1 "$rounds"); do
+  # old new, new old, ...: a load that drifts during a round weighs on both sides alike.
+  order="old new"
+  [ $((r % 2)) -eq 0 ] && order="new old"
+  for side in $order; do
+    echo "round $r/$rounds: $side" >&2
+    "$work/$side" --bench "$filter" > "$work/$side.$r.txt"
+  done
+done
+
+python3 - "$work" "$rounds" <<'PY'
+import re, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+UNIT = {"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+def medians(path):
+    """Benchmark name -> median in ns, from divan's table (the tree's group names joined with /)."""
+    out, stack = {}, []
+    for line in open(path, encoding="utf-8"):
+        # "│  ├─ name   fastest │ slowest │ median │ mean │ samples │ iters": three characters of tree
+        # a level, then the name, then the columns.
+        m = re.match(r"^((?:[│ ]  )*)(?:[├╰]─ )?(\S+)(.*)$", line.rstrip("\n"))
+        if not m:
+            continue
+        depth = len(m.group(1)) // 3
+        stack = stack[:depth] + [m.group(2)]
+        cols = m.group(3).split("│")
+        t = re.match(r"\s*([\d.]+)\s*(ns|µs|us|ms|s)\s*$", cols[2]) if len(cols) > 2 else None
+        if t:
+            out["/".join(stack)] = float(t.group(1)) * UNIT[t.group(2)]
+    return out
+
+runs = {side: [medians(f"{work}/{side}.{r}.txt") for r in range(1, rounds + 1)] for side in ("old", "new")}
+names = sorted(set(runs["old"][0]) & set(runs["new"][0]))
+med = {side: {n: statistics.median(run[n] for run in runs[side] if n in run) for n in names} for side in runs}
+fmt = lambda ns: f"{ns / 1e3:10.1f} µs"
+print(f"{'benchmark':90} {'old':>13} {'new':>13}  new/old")
+for n in names:
+    print(f"{n[-90:]:90} {fmt(med['old'][n])} {fmt(med['new'][n])}  {med['new'][n] / med['old'][n]:.2f}")
+pods = [n for n in names if "evaluate_corpus_pod" in n and "no-probes" not in n]
+if pods:
+    ratios = [med["new"][n] / med["old"][n] for n in pods]
+    print(f"\nmedian new/old over the {len(pods)} probe-carrying corpus Pods: {statistics.median(ratios):.2f}")
+for key in ("mysql-primary", "airflow-scheduler", "worst_case_exec_review"):
+    for n in names:
+        if key in n:
+            print(f"{n[-80:]}: {fmt(med['old'][n])} -> {fmt(med['new'][n])} ({med['new'][n] / med['old'][n]:.2f}x)")
+PY
