@@ -339,6 +339,8 @@ fn spawn_watchers(cluster: &Cluster, opts: &ClusterOptions, tx: tokio::sync::mps
     use k8s_openapi::api::core::v1::{Namespace, Pod, ReplicationController};
     let client = cluster.client().clone();
     let namespace = cluster.namespace().map(str::to_string);
+    // With --namespace-selector, the namespaces that match it now (kept by the Namespace watcher).
+    let selected: Selected = opts.namespace_selector.as_ref().map(|_| Arc::default());
     let mut config = kube::runtime::watcher::Config::default();
     if let Some(s) = &opts.selector {
         config = config.labels(s);
@@ -353,6 +355,7 @@ fn spawn_watchers(cluster: &Cluster, opts: &ClusterOptions, tx: tokio::sync::mps
                 $workload,
                 kube::runtime::watcher(api, config.clone()),
                 cluster.clone(),
+                selected.clone(),
                 tx.clone(),
             );
         }};
@@ -370,7 +373,16 @@ fn spawn_watchers(cluster: &Cluster, opts: &ClusterOptions, tx: tokio::sync::mps
     if let Some(s) = &opts.namespace_selector {
         ns_config = ns_config.labels(s);
     }
-    spawn_namespaces(kube::runtime::watcher(namespaces, ns_config), cluster.clone(), tx);
+    spawn_namespaces(kube::runtime::watcher(namespaces, ns_config), cluster.clone(), selected, tx);
+}
+
+/// The namespaces a `--namespace-selector` selects now; `None` without one.
+type Selected = Option<Arc<std::sync::RwLock<std::collections::HashSet<String>>>>;
+
+/// Is the namespace in this replica's scope (`-n`, shard, namespace selector)?
+fn in_scope(cluster: &Cluster, selected: &Selected, namespace: &str) -> bool {
+    cluster.covers(namespace)
+        && selected.as_ref().is_none_or(|s| s.read().map(|s| s.contains(namespace)).unwrap_or(true))
 }
 
 /// Sends a change; a full queue turns into a full pass (the detail is lost, not the change).
@@ -395,8 +407,13 @@ fn audited_controller(
         .map(|k| (k, o.name.clone()))
 }
 
-fn spawn_objects<S, K>(kind: WorkloadKind, stream: S, cluster: Cluster, tx: tokio::sync::mpsc::Sender<Change>)
-where
+fn spawn_objects<S, K>(
+    kind: WorkloadKind,
+    stream: S,
+    cluster: Cluster,
+    selected: Selected,
+    tx: tokio::sync::mpsc::Sender<Change>,
+) where
     S: futures::Stream<
             Item = Result<
                 kube::runtime::watcher::Event<kube::core::PartialObjectMeta<K>>,
@@ -436,7 +453,7 @@ where
             };
             reported = false;
             let (Some(namespace), Some(name)) = (meta.namespace.clone(), meta.name.clone()) else { continue };
-            if !cluster.covers(&namespace) {
+            if !in_scope(&cluster, &selected, &namespace) {
                 continue;
             }
             match (deleted, audited_controller(&meta)) {
@@ -451,8 +468,12 @@ where
     });
 }
 
-fn spawn_namespaces<S, K>(stream: S, cluster: Cluster, tx: tokio::sync::mpsc::Sender<Change>)
-where
+fn spawn_namespaces<S, K>(
+    stream: S,
+    cluster: Cluster,
+    selected: Selected,
+    tx: tokio::sync::mpsc::Sender<Change>,
+) where
     S: futures::Stream<
             Item = Result<
                 kube::runtime::watcher::Event<kube::core::PartialObjectMeta<K>>,
@@ -469,11 +490,26 @@ where
         let mut known: HashMap<String, BTreeMap<String, String>> = HashMap::new();
         let mut started = false;
         let mut reported = false;
+        let select = |name: &str, on: bool| {
+            if let Some(Ok(mut s)) = selected.as_ref().map(|s| s.write()) {
+                if on {
+                    s.insert(name.to_string());
+                } else {
+                    s.remove(name);
+                }
+            }
+        };
         while let Some(event) = stream.next().await {
             match event {
-                Ok(Event::Init) => {}
+                Ok(Event::Init) => {
+                    known.clear();
+                    if let Some(Ok(mut s)) = selected.as_ref().map(|s| s.write()) {
+                        s.clear();
+                    }
+                }
                 Ok(Event::InitApply(o)) => {
                     if let Some(name) = o.metadata.name {
+                        select(&name, true);
                         known.insert(name, o.metadata.labels.unwrap_or_default());
                     }
                 }
@@ -486,6 +522,7 @@ where
                 Ok(Event::Apply(o)) => {
                     reported = false;
                     let Some(name) = o.metadata.name else { continue };
+                    select(&name, true);
                     let labels = o.metadata.labels.unwrap_or_default();
                     // Only labels select policy overrides: other updates (annotations, status,
                     // finalizers) change no verdict.
@@ -496,8 +533,10 @@ where
                         }
                     }
                 }
+                // Deleted, or (with --namespace-selector) no longer selected.
                 Ok(Event::Delete(o)) => {
                     if let Some(name) = o.metadata.name {
+                        select(&name, false);
                         known.remove(&name);
                     }
                 }
