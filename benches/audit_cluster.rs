@@ -1,14 +1,20 @@
 //! `probegate audit` at scale against a real API server (cargo feature `e2e`, `KUBEBUILDER_ASSETS`
 //! as for the e2e tests): DEPLOYMENTS (default 10,000) Deployments spread over 10 namespaces, each
 //! with a ReplicaSet and a Pod whose status says the container restarted, seeded through the API
-//! (no kubelet). Then the release binary runs `probegate audit -A --write-reports` twice and this
-//! prints, for each pass: wall time, peak RSS (VmHWM of the audit process, polled) and the report
-//! writes. Targets (issue 12): first pass within 60 s, peak RSS at most 256 MiB, zero writes on the
-//! second pass. A third pass after one Deployment changes measures how long a one-object update takes
-//! through a full pass.
+//! (no kubelet). Then the binary runs, with its default limits (`--qps`, 16 writes in flight):
+//! 1. `probegate audit -A --write-reports` twice: wall time, peak RSS (VmHWM of the audit process,
+//!    polled) and report writes of a first pass (every report new) and of a second one over an
+//!    unchanged cluster. Targets (issue 12): first pass within 60 s, peak RSS at most 256 MiB, zero
+//!    writes on the second pass.
+//! 2. Two shards (`--shard-count 2 --shard-index 0|1`), one after the other, each a first pass
+//!    writing `wgpolicyk8s.io/v1alpha2` PolicyReports (a second CRD, so they are new again): the
+//!    time of each against the one-replica first pass of 1.
+//! 3. `probegate audit --watch -A`: after its first pass, one Deployment at a time changes; the time
+//!    from the update's response to its report's new content (polled every 20 ms). Target: 2 s.
 //!
 //! `KUBEBUILDER_ASSETS=... cargo bench --features e2e --bench audit_cluster` (`DEPLOYMENTS=N` for
-//! fewer; `PROBEGATE_BIN=target/release/probegate` to measure that binary).
+//! fewer; `PROBEGATE_BIN=target/release/probegate` to measure that binary; `CHANGES=N` changed
+//! Deployments in 3, default 5).
 
 #[allow(dead_code)]
 #[path = "../tests/e2e/harness.rs"]
@@ -117,15 +123,33 @@ fn audit(args: &[&str]) -> Run {
     Run { seconds: started.elapsed().as_secs_f64(), peak_rss_kib: peak, stderr }
 }
 
+fn writes_line(r: &Run) -> String {
+    r.stderr.lines().find(|l| l.contains("reports (")).unwrap_or("no report line").to_string()
+}
+
+fn print_run(what: &str, r: &Run) {
+    println!(
+        "{what}: {:.1} s, peak RSS {:.1} MiB; {}",
+        r.seconds,
+        r.peak_rss_kib as f64 / 1024.0,
+        writes_line(r)
+    );
+}
+
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let n: usize = std::env::var("DEPLOYMENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
-    let crd = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/components/reports/crd-openreports.yaml");
-    let out = harness::kubectl(&["apply", "-f", crd]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let changes: usize = std::env::var("CHANGES").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    for crd in [
+        concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/components/reports/crd-openreports.yaml"),
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/crds/wgpolicyk8s.io_policyreports.yaml"),
+    ] {
+        let out = harness::kubectl(&["apply", "-f", crd]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let seeded = Instant::now();
-    runtime.block_on(async {
+    let namespaces = runtime.block_on(async {
         let client = harness::client().await;
         let mut namespaces = Vec::new();
         for i in 0..NAMESPACES {
@@ -136,41 +160,116 @@ fn main() {
             .buffer_unordered(IN_FLIGHT)
             .collect::<Vec<()>>()
             .await;
+        namespaces
     });
     println!(
         "seeded {n} Deployments, {n} ReplicaSets, {n} Pods with statuses in {:.0} s",
         seeded.elapsed().as_secs_f64()
     );
-    let args = ["-A", "--write-reports", "--exit-zero", "-o", "json", "--qps", "1000"];
-    for pass in ["first pass", "second pass (nothing changed)"] {
-        let r = audit(&args);
-        let writes =
-            r.stderr.lines().find(|l| l.contains("reports (")).unwrap_or("no report line").to_string();
-        println!("{pass}: {:.1} s, peak RSS {:.1} MiB; {writes}", r.seconds, r.peak_rss_kib as f64 / 1024.0);
+    let args = ["-A", "--write-reports", "--exit-zero", "-o", "json"];
+    print_run("first pass", &audit(&args));
+    print_run("second pass (nothing changed)", &audit(&args));
+
+    // Two shards, each a first pass (PolicyReports: none written yet).
+    for index in ["0", "1"] {
+        let shard = [
+            "-A",
+            "--write-reports",
+            "--report-api",
+            "wgpolicyk8s",
+            "--shard-count",
+            "2",
+            "--shard-index",
+            index,
+            "--exit-zero",
+            "-o",
+            "json",
+        ];
+        print_run(&format!("shard {index} of 2, first pass"), &audit(&shard));
     }
-    // One Deployment changes: a full pass rewrites its report alone.
-    let ns = runtime.block_on(async {
-        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(harness::client().await);
-        let list = namespaces.list(&Default::default()).await.unwrap();
-        list.items.into_iter().filter_map(|n| n.metadata.name).find(|n| n.starts_with("e2e-bench0-")).unwrap()
+
+    // --watch: one changed Deployment at a time, from the update to its report's new content.
+    let port = harness::free_port();
+    let log = std::env::temp_dir().join(format!("probegate-bench-watch-{}.log", std::process::id()));
+    let binary = std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into());
+    let mut watcher = std::process::Command::new(binary)
+        .args(["audit", "--watch", "-A", "--lease-namespace", &namespaces[0], "--identity", "bench"])
+        .args(["--admin-addr", &format!("127.0.0.1:{port}"), "--log-format", "json"])
+        .env("KUBECONFIG", &harness::cluster().kubeconfig)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("start probegate audit --watch");
+    let started = Instant::now();
+    let latencies = runtime.block_on(async {
+        let metrics = format!("http://127.0.0.1:{port}/metrics");
+        loop {
+            let body = match reqwest::get(&metrics).await {
+                Ok(r) => r.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if body.lines().any(|l| l.starts_with("probegate_audit_passes_total{result=\"ok\"}")) {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(900), "no full pass from --watch; see {}", log.display());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        println!("--watch: first full pass done after {:.1} s", started.elapsed().as_secs_f64());
+        let client = harness::client().await;
+        let report_resource = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("openreports.io", "v1alpha1", "Report"),
+            "reports",
+        );
+        let mut latencies = Vec::new();
+        for k in 0..changes.min(n) {
+            // Deployment app-i lives in namespace i % 10; 3 -> 1 s adds a probe-timeout finding.
+            let i = k * 7 + 1;
+            let ns = &namespaces[i % NAMESPACES];
+            let reports: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &report_resource);
+            let name = format!("probegate-deployment-app-{i}");
+            let hash = |r: &DynamicObject| {
+                r.metadata.annotations.as_ref().and_then(|a| a.get("probegate.dev/report-hash")).cloned()
+            };
+            let before = hash(&reports.get(&name).await.expect("the report of a seeded Deployment"));
+            let deployments: Api<DynamicObject> =
+                Api::namespaced_with(client.clone(), ns, &resource("apps", "Deployment", "deployments"));
+            let patch = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe/timeoutSeconds", "value": 1}]);
+            deployments
+                .patch(&format!("app-{i}"), &PatchParams::default(), &Patch::<()>::Json(serde_json::from_value(patch).unwrap()))
+                .await
+                .expect("change a Deployment");
+            let t0 = Instant::now();
+            loop {
+                if let Ok(r) = reports.get(&name).await
+                    && hash(&r) != before
+                {
+                    break;
+                }
+                assert!(t0.elapsed() < Duration::from_secs(120), "{name} never changed; see {}", log.display());
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let took = t0.elapsed().as_secs_f64();
+            println!("--watch: app-{i} changed, its report followed in {took:.2} s");
+            latencies.push(took);
+            // Changes one at a time: the next starts after this one is written.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        latencies
     });
-    let patch = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe/timeoutSeconds", "value": 1}]);
-    let out = harness::kubectl(&[
-        "-n",
-        &ns,
-        "patch",
-        "deployment",
-        "app-0",
-        "--type=json",
-        "-p",
-        &patch.to_string(),
-    ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = audit(&args);
-    let writes = r.stderr.lines().find(|l| l.contains("reports (")).unwrap_or("no report line").to_string();
-    println!(
-        "one Deployment changed: {:.1} s, peak RSS {:.1} MiB; {writes}",
-        r.seconds,
-        r.peak_rss_kib as f64 / 1024.0
-    );
+    let hwm = std::fs::read_to_string(format!("/proc/{}/status", watcher.id()))
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:")).map(|v| v.trim().to_string()));
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    let mut sorted = latencies.clone();
+    sorted.sort_by(f64::total_cmp);
+    if let (Some(median), Some(max)) = (sorted.get(sorted.len() / 2), sorted.last()) {
+        println!(
+            "--watch: {} changes, report updated in median {median:.2} s, max {max:.2} s; watcher peak RSS {}",
+            sorted.len(),
+            hwm.unwrap_or_else(|| "?".into())
+        );
+    }
+    let _ = std::fs::remove_file(&log);
 }

@@ -89,21 +89,32 @@ fn the_component_rbac_reads_what_the_audit_reads_and_writes_only_reports() {
     for kind in probegate::audit::cluster::KINDS {
         let (prefix, plural) = probegate::audit::cluster::resource(kind);
         let group = prefix.strip_prefix("/apis/").map_or("", |g| g.split('/').next().unwrap());
-        assert!(allowed(group, plural, "list"), "{plural}");
+        // list for passes, watch for --watch, get for the one object a change names.
+        for verb in ["list", "watch", "get"] {
+            assert!(allowed(group, plural, verb), "{plural} {verb}");
+        }
     }
     assert!(
         allowed("", "events", "list")
             && allowed("", "namespaces", "list")
+            && allowed("", "namespaces", "watch")
             && allowed("", "configmaps", "get")
     );
-    assert!(allowed("openreports.io", "reports", "patch") && allowed("openreports.io", "reports", "list"));
+    for (group, plural) in [("openreports.io", "reports"), ("wgpolicyk8s.io", "policyreports")] {
+        for verb in ["get", "list", "patch", "delete"] {
+            assert!(allowed(group, plural, verb), "{plural} {verb}");
+        }
+    }
     for r in rules {
         let resources: Vec<&str> =
             r["resources"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         let verbs: Vec<&str> = r["verbs"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         assert!(!resources.contains(&"secrets") && !resources.contains(&"*"), "{r}");
-        assert!(verbs.iter().all(|v| ["get", "list", "create", "patch"].contains(v)), "{r}");
-        if verbs.contains(&"patch") || verbs.contains(&"create") {
+        assert!(
+            verbs.iter().all(|v| ["get", "list", "watch", "create", "patch", "delete"].contains(v)),
+            "{r}"
+        );
+        if verbs.contains(&"patch") || verbs.contains(&"create") || verbs.contains(&"delete") {
             assert!(resources.iter().all(|x| x.ends_with("reports")), "{r}");
         }
     }

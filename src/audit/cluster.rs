@@ -8,6 +8,7 @@
 //! Namespaces, `get` on the ConfigMaps liveness scripts come from, `list` on Events (optional).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -63,6 +64,36 @@ pub struct ClusterOptions {
     pub qps: f64,
     /// Objects per list page (`limit`).
     pub page_size: u32,
+    /// `--namespace-selector`: only namespaces whose labels match (kubectl syntax, passed to the
+    /// API server's Namespace list); with `-A` only.
+    pub namespace_selector: Option<String>,
+    /// `--shard-index I --shard-count N`: only the namespaces [`shard_of`] puts in shard I of N.
+    pub shard: Option<Shard>,
+}
+
+/// One of N shards of a cluster's namespaces: each replica audits the namespaces whose name hashes
+/// to its index, so N replicas with their own Leases divide the work without talking to each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This replica's shard, `0..count`.
+    pub index: u32,
+    /// How many shards there are (at least 1).
+    pub count: u32,
+}
+
+impl Shard {
+    /// Does the namespace belong to this shard?
+    pub fn owns(self, namespace: &str) -> bool {
+        shard_of(namespace, self.count) == self.index
+    }
+}
+
+/// The shard of a namespace among `count`: the first 4 bytes of the SHA-256 of its name, modulo
+/// `count` (stable across processes, versions and platforms, unlike std's hasher).
+pub fn shard_of(namespace: &str, count: u32) -> u32 {
+    let digest = ring::digest::digest(&ring::digest::SHA256, namespace.as_bytes());
+    let bytes: [u8; 4] = digest.as_ref()[..4].try_into().unwrap_or([0; 4]);
+    u32::from_be_bytes(bytes) % count.max(1)
 }
 
 /// A token-bucket-of-one rate limit: requests are spaced at least `1/qps` apart.
@@ -83,14 +114,24 @@ impl RateLimit {
     }
 }
 
-/// A connected cluster.
+/// A connected cluster (cheap to clone: views share the client and the rate limit).
+#[derive(Clone)]
 pub struct Cluster {
     client: kube::Client,
     /// `None`: all namespaces.
     namespace: Option<String>,
     selector: Option<String>,
+    namespace_selector: Option<String>,
+    shard: Option<Shard>,
     page_size: u32,
-    limit: RateLimit,
+    limit: Arc<RateLimit>,
+}
+
+/// A listed report's metadata: what a pass compares and cleans up with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportMeta {
+    /// The content hash annotation ([`reports::HASH_ANNOTATION`]), when set.
+    pub hash: Option<String>,
 }
 
 /// One listed object, reduced.
@@ -104,6 +145,8 @@ pub struct Listed {
     pub namespace: String,
     /// The uid of the controller owner reference, when its kind is one probegate audits.
     pub parent: Option<String>,
+    /// That controller's kind and name.
+    pub parent_ref: Option<(WorkloadKind, String)>,
     /// A mirror Pod (never evaluated, as at admission).
     pub mirror: bool,
     /// What the rules read.
@@ -127,11 +170,21 @@ struct PageMeta {
 }
 
 #[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
 struct TypedPage<T> {
     #[serde(default)]
     metadata: PageMeta,
-    #[serde(default = "Vec::new")]
+    // An empty PartialObjectMetadataList says `"items": null`.
+    #[serde(default = "Vec::new", deserialize_with = "null_as_empty")]
     items: Vec<T>,
+}
+
+fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
 }
 
 #[derive(Deserialize)]
@@ -156,6 +209,8 @@ struct LeanOwner {
     api_version: String,
     #[serde(default)]
     kind: String,
+    #[serde(default)]
+    name: String,
     #[serde(default)]
     uid: String,
     #[serde(default)]
@@ -210,18 +265,46 @@ impl Cluster {
             anyhow::bail!("not a namespace name: {:?}", crate::engine::excerpt(ns, 64));
         }
         let client = kube::Client::try_from(config).context("cannot build a Kubernetes client")?;
+        if opts.shard.is_some_and(|s| s.count == 0 || s.index >= s.count) {
+            anyhow::bail!("--shard-index must be below --shard-count");
+        }
         Ok(Cluster {
             client,
             namespace,
             selector: opts.selector.clone(),
+            namespace_selector: opts.namespace_selector.clone(),
+            shard: opts.shard,
             page_size: opts.page_size.max(1),
-            limit: RateLimit::new(opts.qps),
+            limit: Arc::new(RateLimit::new(opts.qps)),
         })
     }
 
     /// The audited namespace; `None` for all.
     pub fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
+    }
+
+    /// The workload label selector (`-l`).
+    pub fn selector(&self) -> Option<&str> {
+        self.selector.as_deref()
+    }
+
+    /// Does the scope of this cluster view include the namespace? (`-n`, the shard; the namespace
+    /// selector is not checked here: it needs the labels.)
+    pub fn covers(&self, namespace: &str) -> bool {
+        self.namespace.as_deref().is_none_or(|n| n == namespace)
+            && self.shard.is_none_or(|s| s.owns(namespace))
+    }
+
+    /// Is the scope narrowed to some namespaces (a shard or a namespace selector), so that a pass
+    /// lists namespace by namespace?
+    pub fn divided(&self) -> bool {
+        self.namespace.is_none() && (self.shard.is_some() || self.namespace_selector.is_some())
+    }
+
+    /// The same cluster seen through one namespace (sharing the client and the rate limit).
+    pub fn in_namespace(&self, namespace: &str) -> Cluster {
+        Cluster { namespace: Some(namespace.to_string()), ..self.clone() }
     }
 
     /// The client (for writers such as reports).
@@ -260,13 +343,18 @@ impl Cluster {
         let mut token: Option<String> = None;
         loop {
             let mut lp = ListParams::default().limit(self.page_size);
+            if let Some(s) = &self.namespace_selector {
+                lp = lp.labels(s);
+            }
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
             let text = self.get_text(Request::new("/api/v1/namespaces").list(&lp)).await?;
             let page: TypedPage<Namespace> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
             for n in page.items {
-                if let Some(name) = n.metadata.name {
+                if let Some(name) = n.metadata.name
+                    && self.covers(&name)
+                {
                     out.insert(name, n.metadata.labels.unwrap_or_default());
                 }
             }
@@ -304,9 +392,63 @@ impl Cluster {
             cluster: self,
             kind,
             path: self.path(prefix, plural, self.namespace.as_deref()),
+            selector: self.selector.clone(),
             token: None,
             done: false,
         }
+    }
+
+    /// The objects of one kind in one namespace that match a label selector (`None`: all of them),
+    /// every page read.
+    ///
+    /// # Errors
+    /// When a list request fails.
+    pub async fn list_matching(
+        &self,
+        kind: WorkloadKind,
+        namespace: &str,
+        selector: Option<&str>,
+    ) -> anyhow::Result<Vec<Listed>> {
+        let (prefix, plural) = resource(kind);
+        let mut pages = Pages {
+            cluster: self,
+            kind,
+            path: self.path(prefix, plural, Some(namespace)),
+            selector: selector.map(str::to_string),
+            token: None,
+            done: false,
+        };
+        let mut out = Vec::new();
+        while let Some(page) = pages.next_page().await? {
+            out.extend(page.into_iter().filter_map(Result::ok));
+        }
+        Ok(out)
+    }
+
+    /// One object by kind, namespace and name, reduced, with the label selector of the Pods it
+    /// controls (`spec.selector`); `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Any other failure (forbidden, unreachable), or an object that cannot be read.
+    pub async fn get_object(
+        &self,
+        kind: WorkloadKind,
+        namespace: &str,
+        name: &str,
+    ) -> anyhow::Result<Option<(Listed, Option<String>)>> {
+        let (prefix, plural) = resource(kind);
+        let path = self.path(prefix, plural, Some(namespace));
+        let text = match self.get_text(Request::new(path).get(name, &Default::default())).await {
+            Ok(text) => text,
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot get {} {namespace}/{name}", kind.as_str()));
+            }
+        };
+        let raw: Box<RawValue> = serde_json::from_str(&text).context("not JSON")?;
+        let listed = reduce(kind, &raw).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let selector = pod_selector(kind, &raw);
+        Ok(Some((listed, selector)))
     }
 
     /// Kubelet events that name a liveness probe (`Unhealthy`, `Killing`), by namespace.
@@ -344,12 +486,13 @@ impl Cluster {
 }
 
 impl Cluster {
-    /// The content hashes of the reports probegate wrote in the audited namespaces, by
-    /// (namespace, name): what [`Cluster::apply_report`] compares against.
+    /// The reports probegate wrote in the audited namespaces, by (namespace, name), metadata only
+    /// (a `PartialObjectMetadataList`: no results cross the wire): what a pass compares hashes
+    /// against and what it cleans up.
     ///
     /// # Errors
     /// When the reports cannot be listed (the CRD is missing, RBAC).
-    pub async fn report_hashes(&self, api: ReportApi) -> kube::Result<HashMap<(String, String), String>> {
+    pub async fn report_hashes(&self, api: ReportApi) -> kube::Result<HashMap<(String, String), ReportMeta>> {
         let (prefix, plural) = match api {
             ReportApi::Openreports => ("/apis/openreports.io/v1alpha1", "reports"),
             ReportApi::Wgpolicyk8s => ("/apis/wgpolicyk8s.io/v1alpha2", "policyreports"),
@@ -366,19 +509,55 @@ impl Cluster {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let text = self.get_text(Request::new(path.clone()).list(&lp)).await?;
+            let text = self.get_text(Request::new(path.clone()).list_metadata(&lp)).await?;
             let page: TypedPage<MetaOnly> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
             for item in page.items {
                 let m = item.metadata;
                 let hash = m.annotations.as_ref().and_then(|a| a.get(reports::HASH_ANNOTATION)).cloned();
-                if let (Some(ns), Some(name), Some(hash)) = (m.namespace, m.name, hash) {
-                    out.insert((ns, name), hash);
+                if let (Some(ns), Some(name)) = (m.namespace, m.name)
+                    && self.covers(&ns)
+                {
+                    out.insert((ns, name), ReportMeta { hash });
                 }
             }
             match page.metadata.continue_token.filter(|t| !t.is_empty()) {
                 Some(t) => token = Some(t),
                 None => return Ok(out),
             }
+        }
+    }
+
+    /// One report's metadata; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Any other failure.
+    pub async fn report_meta(
+        &self,
+        api: ReportApi,
+        namespace: &str,
+        name: &str,
+    ) -> kube::Result<Option<ReportMeta>> {
+        match self.get_text(Request::new(api.path(namespace)).get_metadata(name, &Default::default())).await {
+            Ok(text) => {
+                let m: MetaOnly = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+                let hash =
+                    m.metadata.annotations.as_ref().and_then(|a| a.get(reports::HASH_ANNOTATION)).cloned();
+                Ok(Some(ReportMeta { hash }))
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes a report; `false` when it was already gone.
+    ///
+    /// # Errors
+    /// When the API refuses (RBAC).
+    pub async fn delete_report(&self, api: ReportApi, namespace: &str, name: &str) -> kube::Result<bool> {
+        match self.get_text(Request::new(api.path(namespace)).delete(name, &Default::default())).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
@@ -401,6 +580,7 @@ pub struct Pages<'a> {
     cluster: &'a Cluster,
     kind: WorkloadKind,
     path: String,
+    selector: Option<String>,
     token: Option<String>,
     done: bool,
 }
@@ -415,7 +595,7 @@ impl Pages<'_> {
             return Ok(None);
         }
         let mut lp = ListParams::default().limit(self.cluster.page_size);
-        if let Some(s) = &self.cluster.selector {
+        if let Some(s) = &self.selector {
             lp = lp.labels(s);
         }
         if let Some(t) = &self.token {
@@ -464,13 +644,14 @@ fn reduce(kind: WorkloadKind, raw: &RawValue) -> Result<Listed, InputError> {
             crate::cli::input::redact_values(&e.to_string())
         ),
     })?;
-    let parent = lean
-        .metadata
-        .owner_references
-        .iter()
-        .find(|o| o.controller == Some(true))
-        .filter(|o| WorkloadKind::from_api_version_kind(&o.api_version, &o.kind).is_some_and(|k| !k.is_pod()))
-        .map(|o| o.uid.clone());
+    let controller =
+        lean.metadata.owner_references.iter().find(|o| o.controller == Some(true)).and_then(|o| {
+            WorkloadKind::from_api_version_kind(&o.api_version, &o.kind)
+                .filter(|k| !k.is_pod())
+                .map(|k| (k, o))
+        });
+    let parent = controller.map(|(_, o)| o.uid.clone());
+    let parent_ref = controller.map(|(k, o)| (k, o.name.clone()));
     let pod_status = if kind.is_pod() {
         serde_json::from_str::<PodLean>(raw.get()).ok().and_then(|p| p.status)
     } else {
@@ -483,10 +664,61 @@ fn reduce(kind: WorkloadKind, raw: &RawValue) -> Result<Listed, InputError> {
         name: workload.metadata.name.clone().unwrap_or_default(),
         namespace: workload.metadata.namespace.clone().unwrap_or_default(),
         parent,
+        parent_ref,
         mirror,
         workload,
         pod_status,
     })
+}
+
+/// The label selector (kubectl syntax) of the Pods a controller manages: `spec.selector` as a
+/// `LabelSelector` (`matchLabels`, `matchExpressions` with `In`, `NotIn`, `Exists`,
+/// `DoesNotExist`: Kubernetes' label selector semantics), or a ReplicationController's map.
+/// `None` for Pods, CronJobs (no selector: their Jobs have one each) and selectors it cannot
+/// express, where the caller lists every object of the namespace instead.
+pub fn pod_selector(kind: WorkloadKind, raw: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Spec {
+        #[serde(default)]
+        spec: Option<SelectorSpec>,
+    }
+    #[derive(Deserialize)]
+    struct SelectorSpec {
+        #[serde(default)]
+        selector: Option<serde_json::Value>,
+    }
+    if kind.is_pod() || kind == WorkloadKind::CronJob {
+        return None;
+    }
+    let selector = serde_json::from_str::<Spec>(raw.get()).ok()?.spec?.selector?;
+    let mut parts = Vec::new();
+    let labels = if kind == WorkloadKind::ReplicationController {
+        selector.as_object()?.clone()
+    } else {
+        selector.get("matchLabels").and_then(|m| m.as_object()).cloned().unwrap_or_default()
+    };
+    for (k, v) in &labels {
+        parts.push(format!("{k}={}", v.as_str()?));
+    }
+    if kind != WorkloadKind::ReplicationController {
+        for e in selector.get("matchExpressions").and_then(|m| m.as_array()).into_iter().flatten() {
+            let key = e.get("key")?.as_str()?;
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(|v| v.as_array())
+                .map(|v| v.iter().filter_map(|x| x.as_str()).collect())
+                .unwrap_or_default();
+            parts.push(match e.get("operator")?.as_str()? {
+                "In" => format!("{key} in ({})", values.join(",")),
+                "NotIn" => format!("{key} notin ({})", values.join(",")),
+                "Exists" => key.to_string(),
+                "DoesNotExist" => format!("!{key}"),
+                _ => return None,
+            });
+        }
+    }
+    // An empty selector selects nothing for a controller: list everything and filter by owner.
+    (!parts.is_empty()).then(|| parts.join(","))
 }
 
 #[cfg(test)]
@@ -516,6 +748,7 @@ mod tests {
         let l = reduce(WorkloadKind::Pod, &raw).unwrap();
         assert_eq!((l.uid.as_str(), l.name.as_str(), l.namespace.as_str()), ("u1", "api-1", "shop"));
         assert_eq!(l.parent.as_deref(), Some("rs1"));
+        assert_eq!(l.parent_ref, Some((WorkloadKind::ReplicaSet, "api".to_string())));
         assert_eq!(l.pod_status.unwrap().container_statuses.unwrap()[0].restart_count, 2);
         // A custom resource's controller is not audited: the object carries its own findings.
         let raw = RawValue::from_string(
@@ -530,5 +763,67 @@ mod tests {
         let l = reduce(WorkloadKind::ReplicaSet, &raw).unwrap();
         assert_eq!(l.parent, None);
         assert!(l.pod_status.is_none());
+    }
+}
+
+#[cfg(test)]
+mod selector_tests {
+    use super::*;
+
+    fn raw(v: serde_json::Value) -> Box<RawValue> {
+        RawValue::from_string(v.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_controller_selector_becomes_a_label_selector() {
+        let d = raw(serde_json::json!({"spec": {"selector": {"matchLabels": {"app": "api", "tier": "web"},
+            "matchExpressions": [{"key": "env", "operator": "In", "values": ["a", "b"]},
+                {"key": "canary", "operator": "DoesNotExist"}, {"key": "team", "operator": "Exists"},
+                {"key": "zone", "operator": "NotIn", "values": ["z"]}]}}}));
+        assert_eq!(
+            pod_selector(WorkloadKind::Deployment, &d).as_deref(),
+            Some("app=api,tier=web,env in (a,b),!canary,team,zone notin (z)")
+        );
+        let rc = raw(serde_json::json!({"spec": {"selector": {"app": "legacy"}}}));
+        assert_eq!(pod_selector(WorkloadKind::ReplicationController, &rc).as_deref(), Some("app=legacy"));
+        // Pods and CronJobs have none; an unknown operator or an empty selector lists everything.
+        assert_eq!(pod_selector(WorkloadKind::Pod, &d), None);
+        assert_eq!(pod_selector(WorkloadKind::CronJob, &d), None);
+        let odd = raw(
+            serde_json::json!({"spec": {"selector": {"matchExpressions": [{"key": "k", "operator": "Gt"}]}}}),
+        );
+        assert_eq!(pod_selector(WorkloadKind::ReplicaSet, &odd), None);
+        assert_eq!(
+            pod_selector(WorkloadKind::Job, &raw(serde_json::json!({"spec": {"selector": {}}}))),
+            None
+        );
+    }
+
+    /// The first 4 bytes of SHA-256("default") (37a8eec1...), big-endian, modulo 1000.
+    const SHARD_OF_DEFAULT: u32 = 0x37a8_eec1 % 1000;
+
+    #[test]
+    fn an_empty_metadata_list_has_no_items() {
+        let page: TypedPage<MetaOnly> =
+            serde_json::from_str(r#"{"kind":"PartialObjectMetadataList","metadata":{},"items":null}"#)
+                .unwrap();
+        assert!(page.items.is_empty());
+    }
+
+    #[test]
+    fn namespaces_spread_over_shards_and_each_has_one() {
+        let names: Vec<String> = (0..1000).map(|i| format!("team-{i}")).collect();
+        let mut counts = [0usize; 4];
+        for n in &names {
+            let s = shard_of(n, 4);
+            counts[s as usize] += 1;
+            let owners = (0..4).filter(|&i| Shard { index: i, count: 4 }.owns(n)).count();
+            assert_eq!(owners, 1, "{n}");
+        }
+        assert!(counts.iter().all(|&c| c > 150), "{counts:?}");
+        // Stable: the same name, the same shard on every build (a changed hash would move every
+        // namespace to another replica).
+        assert_eq!(shard_of("default", 1000), SHARD_OF_DEFAULT);
+        assert_eq!(shard_of("anything", 1), 0);
     }
 }

@@ -266,13 +266,18 @@ async fn reports_are_written_once_and_updated_when_the_policy_changes_a_verdict(
         (out.status.code() == Some(0)).then_some(out)
     })
     .await;
-    assert!(stderr_of(&out).contains("7 written, 0 unchanged, 0 failed"), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("7 written, 0 unchanged, 0 deleted, 0 failed"), "{}", stderr_of(&out));
     let reports = reports_in(&ns).await;
     assert_eq!(reports.len(), 7);
     let api =
         reports.iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api").expect("the api report");
-    assert_eq!(api["metadata"]["ownerReferences"][0]["uid"], api_uid);
-    assert_eq!(api["metadata"]["ownerReferences"][0]["kind"], "Deployment");
+    // The garbage collector deletes a report with its workload on a real cluster (this API server
+    // runs no controller manager, so the audit's own clean-up is tested below): one owner
+    // reference naming the workload exactly.
+    assert_eq!(
+        api["metadata"]["ownerReferences"],
+        json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "uid": api_uid}])
+    );
     assert_eq!(
         api["scope"],
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "namespace": ns, "uid": api_uid})
@@ -297,7 +302,7 @@ async fn reports_are_written_once_and_updated_when_the_policy_changes_a_verdict(
     // Nothing changed: nothing written, every resourceVersion as it was.
     let out =
         audit(kubeconfig, &["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json"]);
-    assert!(stderr_of(&out).contains("0 written, 7 unchanged, 0 failed"), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("0 written, 7 unchanged, 0 deleted, 0 failed"), "{}", stderr_of(&out));
     let again: Vec<(String, String)> = reports_in(&ns)
         .await
         .iter()
@@ -324,6 +329,145 @@ async fn reports_are_written_once_and_updated_when_the_policy_changes_a_verdict(
     let dep = api["results"].as_array().unwrap().iter().find(|r| r["rule"] == "liveness-dependency").unwrap();
     assert_eq!((dep["result"].as_str(), dep["severity"].as_str()), (Some("warn"), Some("medium")));
     assert_eq!(api["summary"]["fail"], 0);
+
+    // A workload is deleted: the next pass deletes its report and leaves the others alone.
+    let before = report_versions(&ns).await;
+    let out = harness::kubectl(&["-n", &ns, "delete", "job", "once", "--wait=false"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out =
+        audit(kubeconfig, &["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json"]);
+    assert!(stderr_of(&out).contains("0 written, 6 unchanged, 1 deleted, 0 failed"), "{}", stderr_of(&out));
+    let mut expected = before.clone();
+    expected.remove("probegate-job-once");
+    assert_eq!(report_versions(&ns).await, expected);
+    // A pass narrowed by a label selector sees only some workloads: it deletes nothing.
+    let out = audit(
+        kubeconfig,
+        &["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json", "-l", "app=x"],
+    );
+    assert!(stderr_of(&out).contains(" 0 deleted"), "{}", stderr_of(&out));
+    assert_eq!(report_versions(&ns).await.len(), 6);
+}
+
+/// Each report's name and resourceVersion (a write changes the version).
+async fn report_versions(ns: &str) -> std::collections::BTreeMap<String, String> {
+    reports_in(ns)
+        .await
+        .iter()
+        .map(|r| {
+            (
+                r["metadata"]["name"].as_str().unwrap().to_string(),
+                r["metadata"]["resourceVersion"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn wgpolicyk8s_policy_reports_are_written_to_the_published_crd() {
+    let crd =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/crds/wgpolicyk8s.io_policyreports.yaml");
+    let out = harness::kubectl(&["apply", "-f", crd.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ns = harness::namespace("audit-wgpolicy").await;
+    let api_uid = seed(&ns);
+    let kubeconfig = &harness::cluster().kubeconfig;
+    let args = ["-n", &ns, "--write-reports", "--report-api", "wgpolicyk8s", "--exit-zero", "-o", "json"];
+    let out =
+        harness::eventually(std::time::Duration::from_secs(20), "the PolicyReport CRD serves", || async {
+            let out = audit(kubeconfig, &args);
+            (out.status.code() == Some(0) && stderr_of(&out).contains("7 written")).then_some(out)
+        })
+        .await;
+    assert!(stderr_of(&out).contains("reports (wgpolicyk8s.io/v1alpha2): 7 written"), "{}", stderr_of(&out));
+    let list = harness::kubectl(&["-n", &ns, "get", "policyreports.wgpolicyk8s.io", "-o", "json"]);
+    assert!(list.status.success(), "{}", stderr_of(&list));
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), 7);
+    let api = items.iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api").unwrap();
+    assert_eq!(api["apiVersion"], "wgpolicyk8s.io/v1alpha2");
+    assert_eq!(api["kind"], "PolicyReport");
+    assert_eq!(api["scope"]["uid"], api_uid);
+    assert_eq!(api["metadata"]["ownerReferences"][0]["uid"], api_uid);
+    let dep = api["results"].as_array().unwrap().iter().find(|r| r["rule"] == "liveness-dependency").unwrap();
+    assert_eq!((dep["result"].as_str(), dep["source"].as_str()), (Some("fail"), Some("probegate")));
+    assert_eq!(dep["properties"]["restarts"], "14");
+    assert_eq!(api["summary"]["fail"], 1);
+    // The hash survives the round trip through this CRD too: nothing to write the second time.
+    let out = audit(kubeconfig, &args);
+    assert!(stderr_of(&out).contains("0 written, 7 unchanged, 0 deleted, 0 failed"), "{}", stderr_of(&out));
+}
+
+#[tokio::test]
+async fn shards_divide_the_namespaces_between_them() {
+    install_crd();
+    let run = format!("r{}", std::process::id());
+    let mut namespaces = Vec::new();
+    for _ in 0..2 {
+        let ns = harness::namespace("audit-shard").await;
+        let out = harness::kubectl(&["label", "namespace", &ns, &format!("probegate-e2e/shard-run={run}")]);
+        assert!(out.status.success());
+        seed(&ns);
+        namespaces.push(ns);
+    }
+    let kubeconfig = &harness::cluster().kubeconfig;
+    let selector = format!("probegate-e2e/shard-run={run}");
+    let mut seen: Vec<(u32, String)> = Vec::new();
+    let mut written = 0;
+    for index in [0u32, 1] {
+        let index_arg = index.to_string();
+        let args = [
+            "-A",
+            "--namespace-selector",
+            &selector,
+            "--shard-count",
+            "2",
+            "--shard-index",
+            &index_arg,
+            "--write-reports",
+            "--exit-zero",
+            "-o",
+            "json",
+        ];
+        let out =
+            harness::eventually(std::time::Duration::from_secs(20), "the Report CRD serves", || async {
+                let out = audit(kubeconfig, &args);
+                (out.status.code() == Some(0)).then_some(out)
+            })
+            .await;
+        let report = json_of(&out);
+        let mut mine: Vec<String> = report["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["namespace"].as_str().unwrap().to_string())
+            .collect();
+        mine.sort();
+        mine.dedup();
+        for ns in mine {
+            assert_eq!(probegate::audit::cluster::shard_of(&ns, 2), index, "{ns}");
+            seen.push((index, ns));
+        }
+        let line = stderr_of(&out);
+        let n: usize = line
+            .split("reports (openreports.io/v1alpha1): ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        written += n;
+    }
+    // Each selected namespace was audited by exactly one shard, and only those were.
+    let mut all: Vec<&String> = seen.iter().map(|(_, ns)| ns).collect();
+    all.sort();
+    let mut expected: Vec<&String> = namespaces.iter().collect();
+    expected.sort();
+    assert_eq!(all, expected, "{seen:?}");
+    assert_eq!(written, 14);
+    for ns in &namespaces {
+        assert_eq!(reports_in(ns).await.len(), 7, "{ns}");
+    }
 }
 
 #[tokio::test]
@@ -341,6 +485,10 @@ async fn the_shipped_rbac_is_enough_and_events_are_optional() {
             rule["resources"].as_array().unwrap().iter().filter(|r| *r != "events").cloned().collect();
         rule["resources"] = json!(kept);
     }
+    without_events["rules"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| !r["resources"].as_array().unwrap().is_empty());
     let mut with_events = role;
     with_events["metadata"]["name"] = json!(format!("{ns}-audit"));
     for (account, role) in [("auditor", &with_events), ("blind", &without_events)] {
@@ -362,6 +510,11 @@ async fn the_shipped_rbac_is_enough_and_events_are_optional() {
     let report = json_of(&out);
     let dep = finding(&report, "Deployment", "api", "liveness-dependency").unwrap();
     assert_eq!(dep["evidence"]["livenessKills"], 4);
+    // The role may delete the report of a workload that is gone.
+    let out = harness::kubectl(&["-n", &ns, "delete", "job", "once", "--wait=false"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = audit(&auditor, &["-n", &ns, "-o", "json", "--write-reports", "--exit-zero"]);
+    assert!(stderr_of(&out).contains("1 deleted, 0 failed"), "{}", stderr_of(&out));
 
     let out = audit(&blind, &["-n", &ns, "-o", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
@@ -499,4 +652,92 @@ async fn watch_mode_elects_one_writer_and_follows_workload_and_policy_changes() 
         .then_some(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn watch_mode_re_evaluates_only_what_a_change_touches() {
+    use std::time::Duration;
+    install_crd();
+    let ns = harness::namespace("audit-incr").await;
+    seed(&ns);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), POLICY);
+    let watcher = Watcher::start(&ns, &policy, "only");
+    harness::eventually(Duration::from_secs(30), "the first pass writes 7 reports", || async {
+        (watcher.metric("probegate_audit_report_writes_total{result=\"written\"}").await == Some(7.0))
+            .then_some(())
+    })
+    .await;
+    let passes = || async { watcher.metric("probegate_audit_passes_total{result=\"ok\"}").await };
+    assert_eq!(passes().await, Some(1.0));
+    let before = report_versions(&ns).await;
+    assert_eq!(before.len(), 7);
+    let report = |name: &'static str| {
+        let ns = ns.clone();
+        async move { reports_in(&ns).await.into_iter().find(|r| r["metadata"]["name"] == name) }
+    };
+    let unchanged_but = |changed: &[&str], now: &std::collections::BTreeMap<String, String>| {
+        for (name, version) in &before {
+            if !changed.contains(&name.as_str()) && now.contains_key(name) {
+                assert_eq!(now.get(name), Some(version), "{name} was rewritten");
+            }
+        }
+    };
+
+    // One Deployment changes: its report follows, no other report is rewritten, no full pass ran.
+    let patch = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+        "value": {"httpGet": {"path": "/live", "port": 8080}, "timeoutSeconds": 3}}]);
+    let out =
+        harness::kubectl(&["-n", &ns, "patch", "deployment", "api", "--type=json", "-p", &patch.to_string()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(Duration::from_secs(15), "the api report passes liveness-dependency", || async {
+        let api = report("probegate-deployment-api").await?;
+        (rule_result(&api, "liveness-dependency").as_deref() == Some("pass")).then_some(())
+    })
+    .await;
+    unchanged_but(&["probegate-deployment-api"], &report_versions(&ns).await);
+
+    // A Pod's status says it restarted: the evidence in its report follows.
+    let status = json!({"status": {"phase": "Running", "containerStatuses": [{"name": "bare", "image": "example/api:1",
+        "imageID": "", "ready": true, "restartCount": 3, "state": {"running": {"startedAt": "2026-12-01T10:00:00Z"}}}]}});
+    let out = harness::kubectl(&[
+        "-n",
+        &ns,
+        "patch",
+        "pod",
+        "bare",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(Duration::from_secs(15), "the bare Pod's report shows 3 restarts", || async {
+        let bare = report("probegate-pod-bare").await?;
+        let dep = bare["results"].as_array()?.iter().find(|r| r["rule"] == "liveness-dependency")?.clone();
+        (dep["properties"]["restarts"] == "3").then_some(())
+    })
+    .await;
+
+    // A workload is deleted: its report goes (no garbage collector runs here).
+    let out = harness::kubectl(&["-n", &ns, "delete", "statefulset", "db", "--wait=false"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(Duration::from_secs(15), "the db report is deleted", || async {
+        report("probegate-statefulset-db").await.is_none().then_some(())
+    })
+    .await;
+
+    // The namespace is relabelled into the relaxed override: its workloads are re-evaluated.
+    let out = harness::kubectl(&["label", "namespace", &ns, "probegate-e2e/tier=relaxed"]);
+    assert!(out.status.success());
+    harness::eventually(Duration::from_secs(15), "the bare Pod's finding becomes a warning", || async {
+        let bare = report("probegate-pod-bare").await?;
+        (rule_result(&bare, "liveness-dependency").as_deref() == Some("warn")).then_some(())
+    })
+    .await;
+    let now = report_versions(&ns).await;
+    unchanged_but(&["probegate-deployment-api", "probegate-pod-bare"], &now);
+    assert!(!now.contains_key("probegate-statefulset-db"));
+    // All of it without a full pass.
+    assert_eq!(passes().await, Some(1.0));
 }
