@@ -110,6 +110,54 @@ fn host_network_service_names_and_variables_are_still_denied_without_drop_host()
     }
 }
 
+#[test]
+fn host_network_exec_probes_of_the_node_address_are_self_or_a_warning() {
+    // kube-proxy style: the node IP from the downward API, probed by an exec curl.
+    let node_ip = "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  \
+                   env: [{name: NODE_IP, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}]\n  \
+                   livenessProbe: {exec: {command: [sh, -c, 'curl -fsS http://$NODE_IP:10256/healthz']}}\n";
+    let e = eval(&pod(node_ip));
+    assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{:?}", e.findings);
+    // Without hostNetwork, status.hostIP is the node, another machine as the pod sees it: denied.
+    let e = eval(&pod(&node_ip.replace("hostNetwork: true", "hostNetwork: false")));
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{:?}", e.findings);
+    // A later env entry of the same name wins: a Service name is not this pod.
+    let redefined =
+        node_ip.replace("status.hostIP}}}]", "status.hostIP}}}, {name: NODE_IP, value: api.default.svc}]");
+    let e = eval(&pod(&redefined));
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{:?}", e.findings);
+
+    // An IP literal in an exec probe with hostNetwork may be this node: a warning, never a deny.
+    for command in
+        ["curl -f http://10.0.0.5:10256/healthz", "redis-cli -h 10.0.0.9 ping", "nc -z [fd00::5] 80"]
+    {
+        let spec = format!(
+            "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  \
+             livenessProbe: {{exec: {{command: [sh, -c, '{command}']}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::LivenessDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{command}: {:?}", e.findings);
+        assert!(
+            f[0].message.contains("hostNetwork") && f[0].message.contains("listens on"),
+            "{}",
+            f[0].message
+        );
+        // The same command without hostNetwork reaches another machine: denied.
+        let e = eval(&pod(&spec.replace("hostNetwork: true", "hostNetwork: false")));
+        let f = findings(&e, RuleId::LivenessDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{command}: {:?}", e.findings);
+    }
+    // A name is not made a warning by hostNetwork.
+    let spec = "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  \
+                livenessProbe: {exec: {command: [pg_isready, -h, db.prod.svc]}}\n";
+    let f =
+        findings(&eval(&pod(spec)), RuleId::LivenessDependency).iter().map(|f| f.action).collect::<Vec<_>>();
+    assert_eq!(f, vec![Action::Deny]);
+}
+
 // === knownHttpPaths: aggregate health endpoints on liveness ===
 
 fn with_liveness_path(image: &str, path: &str) -> Value {

@@ -253,6 +253,21 @@ fn liveness_dependency(
     }
     let dep = outcome.dependency?;
     let place = dep.script.as_ref().map(|s| format!(" (in {s})")).unwrap_or_default();
+    if host_network && target_is_ip_literal(&dep.target) {
+        // rules.md, hostNetwork: the pod has the node's addresses, so an IP literal may be this
+        // node itself (an agent probing the address it binds): at most a warning.
+        return Some((
+            format!(
+                "livenessProbe `{}`{place} reaches {} (via {}): with hostNetwork that address may be this \
+                 node or another machine; probe an address this container listens on (127.0.0.1 if it \
+                 binds loopback)",
+                dep.command.chars().take(40).collect::<String>(),
+                dep.target,
+                dep.program
+            ),
+            true,
+        ));
+    }
     let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
     let mut command: String = dep.command.chars().take(40).collect();
     if command.len() < dep.command.len() {
@@ -268,6 +283,21 @@ fn liveness_dependency(
     ))
 }
 
+/// Whether an exec dependency's target (`http://10.0.0.5:10256/healthz`, `10.0.0.5:6379`,
+/// `[fd00::1]:80 (REDIS_HOST)`) names its host by an IP address rather than a name.
+fn target_is_ip_literal(target: &str) -> bool {
+    let shown = target.split(" (").next().unwrap_or(target).trim();
+    let host = match url::Url::parse(shown) {
+        Ok(u) if shown.contains("://") => {
+            return matches!(u.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)));
+        }
+        _ => shown,
+    };
+    let bare = host.trim_start_matches('[').split(']').next().unwrap_or(host);
+    bare.parse::<std::net::IpAddr>().is_ok()
+        || host.rsplit_once(':').is_some_and(|(h, _)| h.parse::<std::net::Ipv4Addr>().is_ok())
+}
+
 /// Analyses an exec probe `command` of the target's container: its environment (ConfigMaps
 /// resolved), its script files, the policy's known commands, spending `budget`.
 pub(super) fn analyze_exec(
@@ -276,7 +306,26 @@ pub(super) fn analyze_exec(
     command: &[String],
     budget: &exec::AnalysisBudget,
 ) -> exec::Outcome {
-    let env = exec_env_resolved(t.container, t.configmaps, t.namespace);
+    let mut env = exec_env_resolved(t.container, t.configmaps, t.namespace);
+    if t.spec.host_network == Some(true) {
+        // With hostNetwork the pod's IP is the node's IP (API reference, PodStatus: "hostIP ... podIP
+        // ... the same as hostIP when hostNetwork"), so `status.hostIP` names this pod too. Later
+        // `env` entries win, so only a name whose last entry is that fieldRef is the pod's own.
+        let mut host_ip = HashMap::new();
+        for e in t.container.env.iter().flatten() {
+            let is_host_ip = e
+                .value_from
+                .as_ref()
+                .and_then(|f| f.field_ref.as_ref())
+                .is_some_and(|f| matches!(f.field_path.as_str(), "status.hostIP" | "status.hostIPs"));
+            host_ip.insert(e.name.as_str(), is_host_ip);
+        }
+        for (name, is_host_ip) in host_ip {
+            if is_host_ip {
+                env.vars.insert(name.to_string(), EnvValue::PodIp);
+            }
+        }
+    }
     let files = ContainerFiles {
         container: t.container,
         volumes: t.spec.volumes.as_deref().unwrap_or(&[]),

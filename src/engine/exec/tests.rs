@@ -515,6 +515,17 @@ fn pod_identity_is_local() {
 }
 
 #[test]
+fn own_address_filtered_through_a_pipeline_is_local() {
+    let e = env(&[]);
+    quiet_in(&["sh", "-c", "curl -f http://$(hostname -I | awk '{print $1}'):8080/health"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h $(hostname -i | cut -d' ' -f1) ping"], &e);
+    quiet_in(&["sh", "-c", "redis-cli -h `hostname -I | tr ' ' '\\n' | head -1` ping"], &e);
+    // A pipeline that runs something else on the output, or starts elsewhere, is not our address.
+    fires_in(&["sh", "-c", "redis-cli -h $(hostname | xargs getent hosts | awk '{print $1}') ping"], &e);
+    fires_in(&["sh", "-c", "redis-cli -h $(cat /etc/peers | head -1) ping"], &e);
+}
+
+#[test]
 fn rabbitmq_local_node() {
     quiet(&["rabbitmq-diagnostics", "-q", "ping"]);
     quiet(&[

@@ -9,7 +9,18 @@ use super::{EnvValue, MAX_DEPTH};
 
 /// Is the trimmed content of a command substitution one that prints the container's own name
 /// or address (`hostname`, `hostname -i`, `cat /etc/hostname`, ...)?
+/// A pipeline that only filters such output keeps it the container's own (`hostname -I | awk
+/// '{print $1}'`, `hostname -i | cut -d' ' -f1`): text filters print part of their input.
 pub(super) fn is_hostname_command(content: &str) -> bool {
+    if let Some((first, rest)) = content.split_once('|') {
+        const FILTERS: [&str; 6] = ["awk", "cut", "head", "tail", "tr", "sed"];
+        return !first.is_empty()
+            && !rest.starts_with('|')
+            && is_hostname_command(first.trim())
+            && rest.split('|').all(|stage| {
+                stage.split_whitespace().next().is_some_and(|p| FILTERS.contains(&basename(p)))
+            });
+    }
     let words: Vec<&str> = content.split_whitespace().collect();
     match words.as_slice() {
         [h] => basename(h) == "hostname",
