@@ -77,6 +77,8 @@ pub(super) struct Ctx<'e> {
     pub(super) files: Option<&'e dyn ScriptFiles>,
     /// `$1`, `$2`, ... of the script being analysed, when known (values may hold markers).
     pub(super) positional: Option<Vec<String>>,
+    /// The script being analysed defines shell functions (see `script::defines_function`).
+    pub(super) defines_function: bool,
     /// `$0` of the script being analysed, when known.
     pub(super) arg0: Option<String>,
     /// The script files being analysed, outermost first, with where each came from.
@@ -109,6 +111,7 @@ impl<'e> Ctx<'e> {
             known: &[],
             files: None,
             positional: None,
+            defines_function: false,
             arg0: None,
             scripts: Vec::new(),
             files_read: 0,

@@ -96,8 +96,20 @@ impl Ctx<'_> {
         if !self.spend_object(script.len()) {
             return None;
         }
+        // The shell splitter flattens function bodies, so a function's `$1` cannot be bound to
+        // its call's arguments here: while a script that defines functions is analysed, a
+        // positional parameter the script was not given is read as empty rather than as a remote
+        // host (a miss at worst, never a denial on a guess).
+        let saved_functions = self.defines_function;
+        self.defines_function |= defines_function(script);
         let mut pieces = Vec::new();
         self.split_script(script, depth, &mut pieces);
+        let found = self.analyze_pieces(pieces, depth);
+        self.defines_function = saved_functions;
+        found
+    }
+
+    fn analyze_pieces(&mut self, pieces: Vec<String>, depth: usize) -> Option<Dependency> {
         for piece in pieces {
             // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
             let (words, targets) = split_redirections(&piece_words(&piece), |w| self.render_lit(w));
@@ -294,4 +306,18 @@ impl Ctx<'_> {
             why: None,
         }
     }
+}
+
+/// Whether a script defines a shell function (`name() ...`, `name () ...` or `function name ...`,
+/// POSIX 2.9.5 and bash's `function` keyword), at the start of a line or after `;`, `&`, `|`.
+pub(super) fn defines_function(script: &str) -> bool {
+    script.split(['\n', ';', '&', '|', '{']).any(|segment| {
+        let seg = segment.trim_start();
+        if let Some(rest) = seg.strip_prefix("function ") {
+            return rest.trim_start().starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        }
+        let end =
+            seg.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(seg.len());
+        end > 0 && seg[end..].trim_start().starts_with("()")
+    })
 }

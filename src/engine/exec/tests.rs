@@ -1047,3 +1047,20 @@ fn wrapper_programs_and_windows_command_lines_do_not_hide_the_client() {
     quiet(&["flock", "/tmp/lock", "pg_isready", "-U", "postgres"]);
     quiet(&["cmd", "/c", "curl.exe -f http://localhost:8080/health"]);
 }
+
+#[test]
+fn a_function_s_positional_parameters_are_not_a_remote_host() {
+    let e = env(&[]);
+    // The function is called with an argument admission does not bind: never a denial on it.
+    quiet_in(&["sh", "-c", "check() { pg_isready -h \"$1\"; }; check localhost"], &e);
+    quiet_in(&["bash", "-c", "function check { curl -f http://$1:8080/healthz; }\ncheck localhost"], &e);
+    // A literal remote host inside a function is still read.
+    fires_in(&["sh", "-c", "check() { pg_isready -h db.prod.svc; }; check"], &e);
+    // Without a function, an unset positional parameter of `sh -c` stays unknown, as before.
+    let d = fires_in(&["sh", "-c", "pg_isready -h \"$1\""], &e);
+    assert!(d.target.contains("$1"), "{}", d.target);
+    // What counts as a function definition.
+    assert!(super::script::defines_function("f() { :; }"));
+    assert!(super::script::defines_function("x=1; function g { :; }"));
+    assert!(!super::script::defines_function("curl -f http://localhost:8080/ # f() in a comment? no: (x)"));
+}

@@ -145,7 +145,12 @@ impl Ctx<'_> {
             return self.arg0.clone().map_or(Lookup::Unres, Lookup::Val);
         }
         match &self.positional {
-            Some(v) => v.get(n - 1).cloned().map_or(Lookup::Undef, Lookup::Val),
+            Some(v) if n <= v.len() => Lookup::Val(v[n - 1].clone()),
+            // In a script that defines functions, a `$1` the script was not given may be a
+            // function's argument, which the flattened analysis cannot bind: read as empty, so it
+            // never makes a denial (a miss at worst).
+            _ if self.defines_function => Lookup::Val(String::new()),
+            Some(_) => Lookup::Undef,
             None => Lookup::Unres,
         }
     }
