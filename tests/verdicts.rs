@@ -654,6 +654,34 @@ fn startup_probe_does_not_copy_an_aggregate_liveness_path() {
     }
 }
 
+#[test]
+fn startup_probe_does_not_copy_an_exec_request_for_an_aggregate_path() {
+    let spec = |url: &str| {
+        format!(
+            "containers:\n- name: api\n  image: a\n  ports: [{{containerPort: 8080}}]\n  \
+             livenessProbe: {{exec: {{command: [curl, -f, '{url}']}}}}\n"
+        )
+    };
+    let e = eval(&pod(&spec("http://localhost:8080/actuator/health")));
+    assert_eq!(findings(&e, RuleId::LivenessDependencyPath).len(), 1, "{:?}", e.findings);
+    let f = findings(&e, RuleId::StartupProbe);
+    assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{:?}", e.findings);
+    assert!(adds(f[0]).is_empty(), "nothing is added: {:?}", f[0]);
+    assert!(
+        f[0].message.contains("not added") && f[0].message.contains("liveness group"),
+        "{}",
+        f[0].message
+    );
+    // The liveness group: copied as before.
+    let e = eval(&pod(&spec("http://localhost:8080/actuator/health/liveness")));
+    let ops = adds(findings(&e, RuleId::StartupProbe)[0]);
+    assert_eq!(
+        ops[0].1["exec"]["command"][2],
+        json!("http://localhost:8080/actuator/health/liveness"),
+        "{ops:?}"
+    );
+}
+
 // === Noise: metrics-only containers ===
 
 #[test]

@@ -619,6 +619,20 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let aggregate = live.http_get.is_some()
         && rules.liveness_dependency_path.action != Action::Off
         && super::checklist::aggregate_path(rules, t, None).is_some();
+    // An exec liveness command that asks this pod for an aggregate health path (`curl -f
+    // http://localhost:8080/actuator/health`): copying it has the same cost, and the command does
+    // not say which port a TCP check would take. Nothing is added; the finding says what to add.
+    if live.exec.is_some()
+        && rules.liveness_dependency_path.action != Action::Off
+        && super::checklist::aggregate_path(rules, t, None).is_some()
+    {
+        let message = "no startupProbe, so a slow start is killed before it finishes; not added: the \
+                       liveness command asks an aggregate health endpoint, and a copy would make every \
+                       starting pod wait on its dependencies; add one with a TCP check of the app's port \
+                       or its liveness group path";
+        out.push(t.finding(RuleId::StartupProbe, Action::Warn, message.to_string(), vec![]));
+        return;
+    }
     let (handler_field, handler_value, handler_text) = match (&live.http_get, aggregate) {
         (Some(h), true) => {
             let mut tcp = serde_json::Map::new();
