@@ -682,6 +682,37 @@ fn startup_probe_does_not_copy_an_exec_request_for_an_aggregate_path() {
     );
 }
 
+#[test]
+fn a_timeout_with_no_room_is_a_warning_of_its_own_beside_the_raise() {
+    let e = eval(&pod("containers:\n- name: api\n  image: a\n  \
+         livenessProbe: {httpGet: {path: /live, port: 8080}, timeoutSeconds: 1}\n  \
+         readinessProbe: {httpGet: {path: /ready, port: 8080}, timeoutSeconds: 1, periodSeconds: 1}\n"));
+    let f = findings(&e, RuleId::ProbeTimeout);
+    assert_eq!(f.len(), 2, "{:?}", e.findings);
+    let raise = f.iter().find(|f| f.action == Action::Mutate).expect("the liveness raise");
+    assert_eq!(
+        adds(raise).iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
+        ["/spec/containers/0/livenessProbe/timeoutSeconds"]
+    );
+    assert!(!raise.message.contains("readinessProbe"), "{}", raise.message);
+    let warn = f.iter().find(|f| f.action == Action::Warn).expect("the readiness warning");
+    assert!(adds(warn).is_empty());
+    assert!(
+        warn.message.contains("readinessProbe.timeoutSeconds 1")
+            && warn.message.contains("lengthen periodSeconds"),
+        "{}",
+        warn.message
+    );
+    // With only the probe that has room, no warning.
+    let e = eval(&pod("containers:\n- name: api\n  image: a\n  \
+         livenessProbe: {httpGet: {path: /live, port: 8080}, timeoutSeconds: 1}\n"));
+    assert!(
+        findings(&e, RuleId::ProbeTimeout).iter().all(|f| f.action == Action::Mutate),
+        "{:?}",
+        e.findings
+    );
+}
+
 // === Noise: metrics-only containers ===
 
 #[test]

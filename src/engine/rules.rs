@@ -527,6 +527,7 @@ fn liveness_matches_readiness(t: &Target<'_>) -> Option<String> {
 fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let cfg = &rules.probe_timeout;
     let mut parts = Vec::new();
+    let mut no_room = Vec::new();
     let mut patch = Vec::new();
     let checks = [
         ("livenessProbe", t.container.liveness_probe.as_ref(), cfg.liveness_min_seconds),
@@ -545,7 +546,7 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         let period = effective_period(probe);
         let target = i64::from(min).min(i64::from(period));
         if target <= i64::from(current) {
-            parts.push(format!(
+            no_room.push(format!(
                 "{field}.timeoutSeconds {current} is under {min}s and its periodSeconds {period} leaves no room"
             ));
             continue;
@@ -561,6 +562,16 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         if cfg.action == Action::Mutate {
             patch.push(add(t.pointer(&[field, "timeoutSeconds"]), json!(target)));
         }
+    }
+    // A timeout its period leaves no room to raise is a finding of its own, never patched: a
+    // warning where the rule mutates, so `check --fail-on warn` sees what `fix` cannot do.
+    if !no_room.is_empty() {
+        let action = if cfg.action == Action::Mutate { Action::Warn } else { cfg.action };
+        let message = format!(
+            "{}: a GC pause or a slow disk fails such a probe; lengthen periodSeconds, then raise it",
+            no_room.join(", ")
+        );
+        out.push(t.finding(RuleId::ProbeTimeout, action, message, vec![]));
     }
     if parts.is_empty() {
         return;
