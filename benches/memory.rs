@@ -17,12 +17,13 @@
 //! Without `--bench` on its command line (as under `cargo test --benches`) it runs a short smoke
 //! round only.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
+use support::{Load, Server};
 
 const CLIENTS: usize = 16;
 const ARGS: usize = 355_000;
@@ -31,41 +32,9 @@ const TARGET_MIB: f64 = 100.0;
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     match std::env::var("PROBEGATE_BENCH_ROLE").as_deref() {
-        Ok("probegate") => serve(),
+        Ok("probegate") => support::serve_role(support::start_probegate),
         _ => drive(),
     }
-}
-
-fn serve() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    rt.block_on(async move {
-        let generated = probegate::server::tls::generate_localhost().unwrap();
-        std::fs::write(std::env::var("PROBEGATE_BENCH_CA").unwrap(), &generated.ca_pem).unwrap();
-        let running = probegate::server::start(probegate::server::ServeConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            policy: probegate::server::LoadedPolicy::new(
-                probegate::policy::Policy::default(),
-                "bench",
-                "bench",
-            ),
-            policy_path: None,
-            tls: generated.material,
-            tls_files: None,
-            admin_addr: None,
-            namespaces: None,
-            max_connections: probegate::server::conn::MAX_CONNECTIONS,
-        })
-        .await
-        .unwrap();
-        println!("PORT {}", running.addr.port());
-        tokio::spawn(running.task);
-        tokio::task::spawn_blocking(|| {
-            let mut s = String::new();
-            while std::io::stdin().read_line(&mut s).map(|n| n > 0).unwrap_or(false) {}
-        })
-        .await
-        .unwrap();
-    });
 }
 
 /// A Pod with `ARGS` one-character args; `coupled` adds a liveness probe reaching a database.
@@ -92,80 +61,12 @@ fn update_review(coupled: bool) -> Vec<u8> {
     serde_json::to_vec(&body).unwrap()
 }
 
-fn spawn() -> (Child, u16, Vec<u8>) {
-    let ca_path = std::env::temp_dir().join(format!("probegate-bench-memory-{}.pem", std::process::id()));
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .env("PROBEGATE_BENCH_ROLE", "probegate")
-        .env("PROBEGATE_BENCH_CA", &ca_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let port = line.trim().strip_prefix("PORT ").expect("server prints its port").parse().unwrap();
-    let ca = std::fs::read(&ca_path).unwrap();
-    let _ = std::fs::remove_file(&ca_path);
-    (child, port, ca)
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Sends `rounds` reviews from each of `CLIENTS` concurrent clients; returns the slowest latency.
-async fn load(port: u16, ca: &[u8], body: Arc<Vec<u8>>, rounds: usize) -> Duration {
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(reqwest::Certificate::from_pem(ca).unwrap())
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap();
-        let url = format!("https://localhost:{port}/validate");
-        let body = Arc::clone(&body);
-        tasks.push(tokio::spawn(async move {
-            let mut slowest = Duration::ZERO;
-            for _ in 0..rounds {
-                let started = Instant::now();
-                let r = client
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(body.as_ref().clone())
-                    .send()
-                    .await
-                    .unwrap();
-                let status = r.status();
-                let text = r.text().await.unwrap();
-                assert_eq!(status, 200, "{text}");
-                let v: Value = serde_json::from_str(&text).unwrap();
-                assert_eq!(v["response"]["allowed"], true, "{text}");
-                slowest = slowest.max(started.elapsed());
-            }
-            slowest
-        }));
-    }
-    let mut slowest = Duration::ZERO;
-    for t in tasks {
-        slowest = slowest.max(t.await.unwrap());
-    }
-    slowest
-}
-
 fn drive() {
     let full = std::env::args().any(|a| a == "--bench");
     let rounds = if full { 5 } else { 1 };
-    let (mut child, port, ca) = spawn();
-    let pid = child.id();
+    let server = Server::role("probegate");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let idle = status_kib(pid, "VmHWM:") as f64 / 1024.0;
+    let idle = server.status_kib("VmHWM:") as f64 / 1024.0;
     println!(
         "memory benchmark: {CLIENTS} concurrent HTTPS clients, UPDATE reviews of a Pod with {ARGS} args in object and oldObject, {rounds} per client per load"
     );
@@ -174,9 +75,10 @@ fn drive() {
         let body = Arc::new(update_review(coupled));
         let size = body.len() as f64 / 1e6;
         let started = Instant::now();
-        let slowest = rt.block_on(load(port, &ca, body, rounds));
-        let peak = status_kib(pid, "VmHWM:") as f64 / 1024.0;
-        let now = status_kib(pid, "VmRSS:") as f64 / 1024.0;
+        let load = Load { clients: CLIENTS, per_client: rounds, http1: false };
+        let slowest = rt.block_on(support::run_load(&server, body, &load));
+        let peak = server.status_kib("VmHWM:") as f64 / 1024.0;
+        let now = server.status_kib("VmRSS:") as f64 / 1024.0;
         println!(
             "  {name:<8} {size:.2} MB bodies, {} requests in {:.1}s, slowest {:.2}s: peak RSS {peak:.1} MiB (target < {TARGET_MIB} MiB){}, RSS after {now:.1} MiB",
             CLIENTS * rounds,
@@ -185,7 +87,4 @@ fn drive() {
             if peak < TARGET_MIB { "  OK" } else { "  OVER TARGET" },
         );
     }
-    drop(child.stdin.take());
-    let _ = child.kill();
-    let _ = child.wait();
 }

@@ -1,77 +1,45 @@
-//! Server benchmark: CPU time per request of probegate's HTTPS server against a floor webhook.
+//! Server benchmark: CPU time per request of `probegate serve` against a floor webhook.
 //!
-//! Run: `cargo bench --bench server`. The bench binary re-executes itself twice: once as the real
-//! probegate server (the library's `server::start`, the same router as `probegate serve`), once as
-//! the *floor*, a minimal webhook on the same crates (axum, axum-server, rustls with ring) that only
-//! parses the body as JSON and answers `allowed: true`. Both get the captured Deployment
-//! AdmissionReview at `/validate` from 16 keep-alive HTTPS clients; their CPU time (user + sys from
-//! `/proc/PID/stat`) is read before and after, in alternating rounds, so the two are measured side by
-//! side in one run on the same machine. Reported: CPU µs per request for each, the ratio (target at
-//! most 1.25), and probegate's peak RSS (`VmHWM`, target at most 64 MiB).
+//! Run: `cargo bench --bench server` (with `h2load` on the PATH: Debian's `nghttp2-client`). Two
+//! servers run as child processes: the real `probegate serve` (the release binary, logging at
+//! `info` as shipped, the embedded default policy), and the *floor*, this bench binary
+//! re-executed as a minimal webhook on the same crates (axum, axum-server, rustls with ring) that
+//! only parses the body as JSON and answers `allowed: true`. Both get the captured Deployment
+//! AdmissionReview at `/validate` from 16 keep-alive HTTPS clients of each load generator in turn:
+//! `h2load --h1` (HTTP/1.1), `h2load` (HTTP/2, one stream at a time per connection) and the
+//! bench's own reqwest clients (HTTP/1.1). Their CPU time (user + sys from `/proc/PID/stat`) is
+//! read before and after each load, in alternating rounds, so the two are measured side by side
+//! in one run on the same machine. Reported per generator: CPU µs per request for each server and
+//! the ratio (target at most 1.1), and probegate's peak RSS (`VmHWM`, target at most 64 MiB). A
+//! third server, the floor's with probegate's review in its handler (the engine alone, no
+//! middleware, metrics, limits or logging), says how much of the difference is the review itself.
 //!
 //! Without `--bench` on its command line (as under `cargo test --benches`) it runs a short smoke
-//! round only.
+//! round only. Without `h2load` it runs the reqwest load only and says so.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
+use support::{Load, Server};
+
 const CLIENTS: usize = 16;
+const TARGET_RATIO: f64 = 1.1;
 
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     match std::env::var("PROBEGATE_BENCH_ROLE").as_deref() {
-        Ok("probegate") => serve(true),
-        Ok("floor") => serve(false),
+        Ok("floor") => support::serve_role(|material| async move { floor::start(&material, false).await }),
+        Ok("engine") => support::serve_role(|material| async move { floor::start(&material, true).await }),
         _ => drive(),
     }
 }
 
-// === the two servers ===
-
-fn serve(probegate: bool) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    rt.block_on(async move {
-        let generated = probegate::server::tls::generate_localhost().unwrap();
-        let ca_path = std::env::var("PROBEGATE_BENCH_CA").unwrap();
-        std::fs::write(&ca_path, &generated.ca_pem).unwrap();
-        let port = if probegate {
-            let running = probegate::server::start(probegate::server::ServeConfig {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                policy: probegate::server::LoadedPolicy::new(
-                    probegate::policy::Policy::default(),
-                    "bench",
-                    "bench",
-                ),
-                policy_path: None,
-                tls: generated.material,
-                tls_files: None,
-                admin_addr: None,
-                namespaces: None,
-                max_connections: probegate::server::conn::MAX_CONNECTIONS,
-            })
-            .await
-            .unwrap();
-            let port = running.addr.port();
-            tokio::spawn(running.task);
-            port
-        } else {
-            floor::start(&generated.material).await
-        };
-        println!("PORT {port}");
-        // Serve until the driver closes stdin.
-        tokio::task::spawn_blocking(|| {
-            let mut s = String::new();
-            while std::io::stdin().read_line(&mut s).map(|n| n > 0).unwrap_or(false) {}
-        })
-        .await
-        .unwrap();
-    });
-}
-
-/// The floor: a webhook that parses the body as JSON and allows everything.
+/// The floor: a webhook that parses the body as JSON and allows everything; and, with the same
+/// server, the engine alone: probegate's review of the body in a bare handler.
 mod floor {
     use axum::body::Bytes;
     use axum::http::header;
@@ -85,9 +53,23 @@ mod floor {
         ([(header::CONTENT_TYPE, "application/json")], serde_json::to_vec(&out).unwrap())
     }
 
-    pub async fn start(material: &probegate::server::tls::TlsMaterial) -> u16 {
+    /// `admission::parse_review` and `admission::review` under the default policy, the answer
+    /// serialized: what `probegate serve` does for the review, without its server around it.
+    async fn engine(body: Bytes) -> impl IntoResponse {
+        use probegate::admission::{self, Endpoint};
+        let policy = probegate::policy::Policy::default();
+        let request = admission::parse_review(&body).unwrap();
+        let decision = admission::review(&policy, None, Endpoint::Validate, &request).unwrap();
+        ([(header::CONTENT_TYPE, "application/json")], serde_json::to_vec(&decision.review).unwrap())
+    }
+
+    pub async fn start(material: &probegate::server::tls::TlsMaterial, engine_alone: bool) -> u16 {
         let config = probegate::server::tls::rustls_config(material).unwrap();
-        let app = axum::Router::new().route("/validate", axum::routing::post(allow));
+        let app = if engine_alone {
+            axum::Router::new().route("/validate", axum::routing::post(engine))
+        } else {
+            axum::Router::new().route("/validate", axum::routing::post(allow))
+        };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -97,151 +79,114 @@ mod floor {
     }
 }
 
-// === the driver ===
-
-struct Server {
-    name: &'static str,
-    child: Child,
-    port: u16,
-    ca: Vec<u8>,
-    cpu_ticks: u64,
-    requests: u64,
+/// A load generator: how it sends `requests` reviews to a server.
+#[derive(Clone, Copy)]
+enum Generator {
+    /// `h2load --h1`: HTTP/1.1 keep-alive.
+    H2loadH1,
+    /// `h2load`: HTTP/2 by ALPN, one stream at a time on each connection.
+    H2loadH2,
+    /// reqwest clients in this process, HTTP/1.1 keep-alive.
+    Reqwest,
 }
 
-fn spawn(role: &'static str) -> Server {
-    let ca_path = std::env::temp_dir().join(format!("probegate-bench-{role}-{}.pem", std::process::id()));
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .env("PROBEGATE_BENCH_ROLE", role)
-        .env("PROBEGATE_BENCH_CA", &ca_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let port = line.trim().strip_prefix("PORT ").expect("server prints its port").parse().unwrap();
-    let ca = std::fs::read(&ca_path).unwrap();
-    let _ = std::fs::remove_file(&ca_path);
-    Server { name: role, child, port, ca, cpu_ticks: 0, requests: 0 }
-}
+impl Generator {
+    fn name(self) -> &'static str {
+        match self {
+            Generator::H2loadH1 => "h2load --h1 (HTTP/1.1)",
+            Generator::H2loadH2 => "h2load (HTTP/2)",
+            Generator::Reqwest => "reqwest (HTTP/1.1)",
+        }
+    }
 
-/// user + sys CPU time of a process, in clock ticks (`/proc/PID/stat` fields 14 and 15).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_comm.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-fn clock_ticks_per_second() -> u64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok()?.trim().parse().ok())
-        .unwrap_or(100)
-}
-
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-async fn load(server: &Server, body: Arc<Vec<u8>>, requests: usize) {
-    let per_client = requests / CLIENTS;
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(reqwest::Certificate::from_pem(&server.ca).unwrap())
-            .http1_only()
-            .pool_max_idle_per_host(1)
-            .build()
-            .unwrap();
-        let url = format!("https://localhost:{}/validate", server.port);
-        let body = Arc::clone(&body);
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..per_client {
-                let r = client
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(body.as_ref().clone())
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status(), 200);
-                let v: serde_json::Value = r.json().await.unwrap();
-                assert_eq!(v["response"]["allowed"], true);
+    fn run(self, rt: &tokio::runtime::Runtime, server: &Server, body: &Path, requests: usize) {
+        match self {
+            Generator::Reqwest => {
+                let bytes = Arc::new(std::fs::read(body).unwrap());
+                let load = Load { clients: CLIENTS, per_client: requests / CLIENTS, http1: true };
+                rt.block_on(support::run_load(server, bytes, &load));
             }
-        }));
+            Generator::H2loadH1 | Generator::H2loadH2 => {
+                let mut cmd = Command::new("h2load");
+                if matches!(self, Generator::H2loadH1) {
+                    cmd.arg("--h1");
+                }
+                let out = cmd
+                    .args(["-n", &requests.to_string(), "-c", &CLIENTS.to_string(), "-m", "1", "-d"])
+                    .arg(body)
+                    .args(["-H", "content-type: application/json"])
+                    .arg(format!("https://127.0.0.1:{}/validate", server.port))
+                    .output()
+                    .expect("h2load runs");
+                let text = String::from_utf8_lossy(&out.stdout);
+                let ok = format!("{requests} succeeded, 0 failed");
+                let all_2xx = format!("status codes: {requests} 2xx");
+                assert!(out.status.success() && text.contains(&ok) && text.contains(&all_2xx), "{text}");
+            }
+        }
     }
-    for t in tasks {
-        t.await.unwrap();
-    }
+}
+
+fn h2load_available() -> bool {
+    Command::new("h2load").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
 fn drive() {
     let full = std::env::args().any(|a| a == "--bench");
     let (rounds, per_round) = if full { (3, 12_000) } else { (1, 320) };
-    let body = Arc::new(
-        std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/admission/deployment-create.validating.json"),
-        )
-        .unwrap(),
-    );
-    let mut servers = [spawn("floor"), spawn("probegate")];
+    let body = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/admission/deployment-create.validating.json");
+    // The engine alone says how much of the difference is the review itself rather than the
+    // server around it.
+    let servers = [Server::role("floor"), Server::probegate(), Server::role("engine")];
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let generators: Vec<Generator> = if h2load_available() {
+        vec![Generator::H2loadH1, Generator::H2loadH2, Generator::Reqwest]
+    } else {
+        println!("h2load not found (Debian: apt-get install nghttp2-client): reqwest load only");
+        vec![Generator::Reqwest]
+    };
     let started = Instant::now();
-    rt.block_on(async {
-        for s in &servers {
-            load(s, Arc::clone(&body), CLIENTS * 20).await; // warm-up: connections, allocator
-        }
+    for s in &servers {
+        Generator::Reqwest.run(&rt, s, &body, CLIENTS * 20); // warm-up: connections, allocator
+    }
+    println!(
+        "server benchmark: {rounds} rounds x {per_round} requests per server and generator, {CLIENTS} keep-alive HTTPS clients, captured Deployment AdmissionReview at /validate"
+    );
+    for generator in generators {
+        let mut cpu = [0.0f64; 3];
         for _ in 0..rounds {
-            for s in servers.iter_mut() {
-                let before = cpu_ticks(s.child.id());
-                load(s, Arc::clone(&body), per_round).await;
-                s.cpu_ticks += cpu_ticks(s.child.id()) - before;
-                s.requests += (per_round / CLIENTS * CLIENTS) as u64;
+            for (s, total) in servers.iter().zip(cpu.iter_mut()) {
+                let before = s.cpu_seconds();
+                generator.run(&rt, s, &body, per_round);
+                *total += s.cpu_seconds() - before;
             }
         }
-    });
-    let hz = clock_ticks_per_second() as f64;
-    let per_request_us: Vec<f64> =
-        servers.iter().map(|s| s.cpu_ticks as f64 / hz * 1e6 / s.requests.max(1) as f64).collect();
-    let rss_mib = peak_rss_kib(servers[1].child.id()) as f64 / 1024.0;
-    println!(
-        "server benchmark: {} rounds x {per_round} requests per server, {CLIENTS} keep-alive HTTPS clients, captured Deployment AdmissionReview at /validate ({:.1}s)",
-        rounds,
-        started.elapsed().as_secs_f64()
-    );
-    for (s, us) in servers.iter().zip(&per_request_us) {
+        let requests = (rounds * per_round) as f64;
+        let us: Vec<f64> = cpu.iter().map(|c| c * 1e6 / requests).collect();
+        let ratio = us[1] / us[0];
+        let verdict = match (full, ratio <= TARGET_RATIO) {
+            (false, _) => "  (smoke run: not meaningful)",
+            (true, true) => "  OK",
+            (true, false) => "  OVER TARGET",
+        };
         println!(
-            "  {:<10} {:>8.1} µs CPU per request ({} requests, {} ticks)",
-            s.name, us, s.requests, s.cpu_ticks
+            "  {:<24} floor {:>6.1} µs, probegate {:>6.1} µs CPU per request: ratio {ratio:.2}x (target <= {TARGET_RATIO}x){verdict}",
+            generator.name(),
+            us[0],
+            us[1]
+        );
+        println!(
+            "  {:<24} the engine alone in the floor's server: {:.1} µs, {:.2}x",
+            "",
+            us[2],
+            us[2] / us[0]
         );
     }
-    let ratio = per_request_us[1] / per_request_us[0];
+    let rss_mib = servers[1].status_kib("VmHWM:") as f64 / 1024.0;
     println!(
-        "  ratio probegate/floor: {ratio:.2}x (target <= 1.25x){}",
-        if full {
-            if ratio <= 1.25 { "  OK" } else { "  OVER TARGET" }
-        } else {
-            "  (smoke run: not meaningful)"
-        }
+        "  probegate peak RSS: {rss_mib:.1} MiB (target <= 64 MiB){}  ({:.1}s in all)",
+        if rss_mib <= 64.0 { "  OK" } else { "  OVER TARGET" },
+        started.elapsed().as_secs_f64()
     );
-    println!(
-        "  probegate peak RSS: {rss_mib:.1} MiB (target <= 64 MiB){}",
-        if rss_mib <= 64.0 { "  OK" } else { "  OVER TARGET" }
-    );
-    for s in servers.iter_mut() {
-        drop(s.child.stdin.take());
-        let _ = s.child.kill();
-        let _ = s.child.wait();
-    }
 }

@@ -56,9 +56,58 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 /// ones with exec handlers (see [`off_the_async_workers`]).
 pub const INLINE_BODY_BYTES: usize = 64 * 1024;
 
-/// A request's places in the large-body queue and among the blocking evaluations, shared with its
-/// blocking tasks: released when the last of them ends.
-type Held = Arc<(Option<tokio::sync::OwnedSemaphorePermit>, Option<tokio::sync::OwnedSemaphorePermit>)>;
+/// A request's places in the expensive lane and among the blocking evaluations, with the gauge
+/// that counts it as running, shared with its blocking tasks: released when the last of them ends.
+type Held = Arc<Places>;
+
+/// What a request evaluated on the blocking pool holds (see [`Held`]).
+struct Places {
+    _expensive: Option<tokio::sync::OwnedSemaphorePermit>,
+    _blocking: Option<tokio::sync::OwnedSemaphorePermit>,
+    _running: Option<metrics::Raised>,
+}
+
+/// Bodies over this size that go to the blocking pool are *expensive*: 16 KiB. A review's
+/// evaluation cost is bounded by its script bytes, which its body bounds: an ordinary Pod or
+/// template review is 3 to 11 KiB with its managed fields (tests/fixtures/admission), while the
+/// costliest known review (14 liveness scripts expanding 1000 words 160 times, issue 9) is 37 KiB.
+pub const EXPENSIVE_BODY_BYTES: usize = 16 * 1024;
+
+/// Most expensive reviews evaluated at once: 1 (see [`Lane`]).
+pub const MAX_EXPENSIVE_EVALUATIONS: usize = 1;
+
+/// Where a review is evaluated, from its cost estimated before it is parsed (its body's size and
+/// whether it may hold exec handlers, see [`off_the_async_workers`]):
+/// - no exec handler, body up to [`INLINE_BODY_BYTES`]: inline on the async worker that read it
+///   (tens of microseconds), never waiting;
+/// - [`Lane::Small`]: exec handlers, body up to [`EXPENSIVE_BODY_BYTES`]: on the blocking pool,
+///   one of [`MAX_BLOCKING_EVALUATIONS`] places;
+/// - [`Lane::Expensive`]: exec handlers and a larger body, or any body over
+///   [`INLINE_BODY_BYTES`]: first a place among [`MAX_EXPENSIVE_EVALUATIONS`] (in arrival order),
+///   then one on the blocking pool. However many expensive reviews arrive, they hold at most one
+///   of the pool's places and wait in their own queue, so a small review never queues behind them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    /// On the async worker.
+    Inline,
+    /// On the blocking pool, not waiting behind expensive reviews.
+    Small,
+    /// On the blocking pool, one at a time.
+    Expensive,
+}
+
+impl Lane {
+    /// The lane of a review with this body.
+    pub fn of(body: &[u8]) -> Lane {
+        if !off_the_async_workers(body) {
+            Lane::Inline
+        } else if body.len() > EXPENSIVE_BODY_BYTES {
+            Lane::Expensive
+        } else {
+            Lane::Small
+        }
+    }
+}
 
 /// A place in `limit` when `needed` (`None` when not); an error once the semaphore is closed.
 async fn place(
@@ -104,7 +153,8 @@ pub const H2_CONNECTION_WINDOW_BYTES: u32 = 512 * 1024;
 
 /// Most requests evaluated on the blocking pool at once (large bodies and bodies with exec
 /// handlers); more wait, within [`REQUEST_TIMEOUT`]. Each is bounded in time by the exec
-/// analysis budget; this bounds how many compete with the async workers for the 2 cores.
+/// analysis budget; this bounds how many compete with the async workers for the 2 cores. At most
+/// [`MAX_EXPENSIVE_EVALUATIONS`] of them are expensive (see [`Lane`]).
 pub const MAX_BLOCKING_EVALUATIONS: usize = 4;
 
 /// Most bytes of large bodies (over [`INLINE_BODY_BYTES`]) being received or evaluated at once,
@@ -154,8 +204,9 @@ pub struct AppState {
     started: Instant,
     /// Milliseconds since `started` at the serving loop's last heartbeat.
     heartbeat_ms: AtomicU64,
-    /// Admits one body over [`INLINE_BODY_BYTES`] into evaluation at a time.
-    large_bodies: Arc<tokio::sync::Semaphore>,
+    /// Admits [`MAX_EXPENSIVE_EVALUATIONS`] expensive reviews (see [`Lane`]) into evaluation at
+    /// a time, bodies over [`INLINE_BODY_BYTES`] among them.
+    expensive: Arc<tokio::sync::Semaphore>,
     /// Bytes of large bodies that may be received at once (see [`LARGE_BODY_BUDGET_BYTES`]).
     large_body_budget: tokio::sync::Semaphore,
     /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]).
@@ -179,7 +230,7 @@ impl AppState {
             ready: AtomicBool::new(true),
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
-            large_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
+            expensive: Arc::new(tokio::sync::Semaphore::new(MAX_EXPENSIVE_EVALUATIONS)),
             large_body_budget: tokio::sync::Semaphore::new(LARGE_BODY_BUDGET_BYTES),
             small_body_budget: tokio::sync::Semaphore::new(SMALL_BODY_BUDGET_BYTES),
             blocking_evaluations: Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS)),
@@ -287,12 +338,25 @@ async fn admit_body(
     // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
     let size = request.body().size_hint().exact().or(declared).unwrap_or(MAX_BODY_BYTES as u64);
     let size = usize::try_from(size).unwrap_or(MAX_BODY_BYTES).min(MAX_BODY_BYTES);
-    let budget = if size > INLINE_BODY_BYTES { &state.large_body_budget } else { &state.small_body_budget };
+    let (budget, which) = if size > INLINE_BODY_BYTES {
+        (&state.large_body_budget, metrics::Budget::Large)
+    } else {
+        (&state.small_body_budget, metrics::Budget::Small)
+    };
+    let _in_flight = state.metrics.in_flight();
     let _share = if size > 0 {
         // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
-        match budget.acquire_many(size as u32).await {
+        let share = match budget.try_acquire_many(size as u32) {
+            Ok(permit) => Ok(permit),
+            Err(tokio::sync::TryAcquireError::Closed) => Err(()),
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let _waiting = state.metrics.body_waiting(which);
+                budget.acquire_many(size as u32).await.map_err(|_| ())
+            }
+        };
+        match share {
             Ok(permit) => Some(permit),
-            Err(_) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+            Err(()) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
         }
     } else {
         None
@@ -445,20 +509,26 @@ fn is_json(headers: &HeaderMap) -> bool {
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {
     let started = Instant::now();
     // The content type was checked before the body was read (admit_body).
-    // One large body at a time: parsing a multi-MiB object into typed structs takes far more
-    // memory than its bytes, so large reviews queue instead of multiplying the peak.
-    let Ok(large) = place(&state.large_bodies, body.len() > INLINE_BODY_BYTES).await else {
+    let lane = Lane::of(&body);
+    let off_async = lane != Lane::Inline;
+    let gauge = if lane == Lane::Expensive { metrics::LaneName::Expensive } else { metrics::LaneName::Small };
+    let waiting = off_async.then(|| state.metrics.evaluation_waiting(gauge));
+    // Expensive reviews, one at a time: their analysis can take a core for long, and parsing a
+    // multi-MiB object into typed structs takes far more memory than its bytes, so they queue
+    // here instead of taking the pool's places or multiplying the memory peak.
+    let Ok(expensive) = place(&state.expensive, lane == Lane::Expensive).await else {
         return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
     };
-    // Then a place on the blocking pool (large bodies first queue above, one at a time).
-    let off_async = off_the_async_workers(&body);
+    // Then a place on the blocking pool (expensive reviews first queue above, one at a time).
     let Ok(blocking) = place(&state.blocking_evaluations, off_async).await else {
         return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
     };
+    drop(waiting);
     // The places are held by the blocking work too, not only by this request: a request that
     // times out (408) drops this future, but its blocking task runs on to the end, and must keep
     // its place until then, or the limits would not bound the work actually running.
-    let held: Held = Arc::new((large, blocking));
+    let running = off_async.then(|| state.metrics.evaluation_running(gauge));
+    let held: Held = Arc::new(Places { _expensive: expensive, _blocking: blocking, _running: running });
     let resolver = state.configmaps.load_full();
     let outcome = match resolver {
         None if !off_async => decide(&state, endpoint, &body),
@@ -604,7 +674,15 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
     };
     // Only kinds probegate handles become label values (metric cardinality stays bounded).
     let kind = crate::engine::WorkloadKind::from_kind_name(&s.kind).map_or("other", |k| k.as_str());
-    m.request(endpoint.as_str(), kind, &s.operation, result, dry_run, elapsed.as_secs_f64());
+    // The operations admission.k8s.io/v1 defines (the request's is parsed into one of them).
+    let operation = match s.operation.as_str() {
+        "CREATE" => "CREATE",
+        "UPDATE" => "UPDATE",
+        "DELETE" => "DELETE",
+        "CONNECT" => "CONNECT",
+        _ => "",
+    };
+    m.request(endpoint.as_str(), kind, operation, result, dry_run, elapsed.as_secs_f64());
     if dry_run {
         return;
     }

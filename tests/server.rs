@@ -9,6 +9,7 @@ use common::*;
 use probegate::admission::AdmissionReviewResponse;
 use probegate::policy::Policy;
 use probegate::server;
+use probegate::server::metrics::{Budget, LaneName};
 use serde_json::{Value, json};
 
 struct Harness {
@@ -667,8 +668,9 @@ async fn large_bodies_share_a_budget_and_small_reviews_never_wait_for_it() {
     let body = review("CREATE", &big, None, "large");
     let (client, url) = (h.client.clone(), h.url("/validate"));
     let large = tokio::spawn(async move { client.post(url).json(&body).send().await.unwrap() });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    poll_gauge("large bodies waiting", 1, || state.metrics.bodies_waiting(Budget::Large)).await;
     assert!(!large.is_finished(), "a large body was read while the budget was spent");
+    assert_eq!(state.large_body_budget_available(), 0, "the waiting body holds no share");
     // ... and is answered once the uploads hang up.
     drop(stalled);
     let answer = large.await.unwrap();
@@ -676,6 +678,85 @@ async fn large_bodies_share_a_budget_and_small_reviews_never_wait_for_it() {
     let v: Value = answer.json().await.unwrap();
     assert_eq!(v["response"]["allowed"], false, "{v}");
     wait_for(full).await;
+    assert_eq!(state.metrics.bodies_waiting(Budget::Large), 0);
+    h.healthy().await;
+}
+
+/// Polls `gauge` every 10 ms until it reads `want`, for up to 10 s.
+async fn poll_gauge(what: &str, want: i64, gauge: impl Fn() -> i64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while gauge() != want {
+        assert!(std::time::Instant::now() < deadline, "{what}: {}, expected {want}", gauge());
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Issue 9's costliest review: a 37 KiB Pod of 14 containers whose liveness scripts each set `V`
+/// to 1000 words and run `f $V` 160 times (benches/engine.rs has the same shape).
+fn expensive_review(uid: &str) -> Value {
+    let words = vec!["w"; 1000].join(" ");
+    let script = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
+    let containers: Vec<Value> = (0..14)
+        .map(|i| json!({"name": format!("c{i}"), "image": "x", "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}}))
+        .collect();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "flood", "namespace": "shop"},
+        "spec": {"containers": containers}});
+    review("CREATE", &pod, None, uid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_review_with_an_exec_probe_does_not_queue_behind_expensive_ones() {
+    let h = start(Policy::default()).await;
+    let state = std::sync::Arc::clone(&h.running.state);
+    let body = serde_json::to_vec(&expensive_review("flood")).unwrap();
+    assert_eq!(server::Lane::of(&body), server::Lane::Expensive, "{} bytes", body.len());
+    // More expensive reviews than the blocking pool has places: one runs, the others queue.
+    let n = server::MAX_BLOCKING_EVALUATIONS as i64 + 12;
+    let mut flood = Vec::new();
+    for _ in 0..n {
+        let (client, url, body) = (h.client.clone(), h.url("/validate"), body.clone());
+        flood.push(tokio::spawn(async move {
+            client
+                .post(url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .map(|r| r.status())
+        }));
+    }
+    let expensive = |f: fn(&server::metrics::Metrics, LaneName) -> i64| {
+        let state = std::sync::Arc::clone(&state);
+        move || f(&state.metrics, LaneName::Expensive)
+    };
+    poll_gauge("expensive reviews evaluated", 1, expensive(server::metrics::Metrics::evaluations_running))
+        .await;
+    poll_gauge("expensive reviews waiting", n - 1, expensive(server::metrics::Metrics::evaluations_waiting))
+        .await;
+    // A small review whose liveness probe runs a database client against another host: on the
+    // blocking pool too (it has an exec handler), in the small lane.
+    let mut pod = coupled_pod(None);
+    pod["spec"]["containers"][0]["livenessProbe"] =
+        json!({"exec": {"command": ["pg_isready", "-h", "orders-db.shop.svc"]}});
+    let small = review("CREATE", &pod, None, "small");
+    assert_eq!(server::Lane::of(&serde_json::to_vec(&small).unwrap()), server::Lane::Small);
+    let r = h.review("/validate", &small).await.response;
+    assert!(!r.allowed);
+    assert_eq!(r.status.expect("status on denial").code, 403);
+    // It was answered while the expensive ones were still queued: it did not wait behind them.
+    let still_waiting = state.metrics.evaluations_waiting(LaneName::Expensive);
+    assert!(still_waiting > 0, "the expensive queue had drained ({still_waiting} waiting)");
+    assert!(
+        state.metrics.evaluations_running(LaneName::Expensive) <= server::MAX_EXPENSIVE_EVALUATIONS as i64
+    );
+    // The expensive ones are answered or time out (408) in turn; none is refused otherwise.
+    for f in flood {
+        let status = f.await.unwrap().unwrap();
+        assert!(status == 200 || status == 408, "{status}");
+    }
+    poll_gauge("expensive reviews evaluated", 0, expensive(server::metrics::Metrics::evaluations_running))
+        .await;
+    assert_eq!(state.metrics.evaluations_waiting(LaneName::Expensive), 0);
     h.healthy().await;
 }
 

@@ -1,6 +1,9 @@
 //! Connection limits below TLS: at most [`MAX_CONNECTIONS`] open at once, and a connection that
 //! sends nothing for [`IDLE_TIMEOUT`] is closed (HTTP/1.1 keep-alive and HTTP/2 alike; hyper has
-//! no idle timeout for HTTP/2). The read timeout comes from `tokio-io-timeout`.
+//! no idle timeout for HTTP/2). Reads only record their time; one timer per connection fires at
+//! most once per [`IDLE_TIMEOUT`] and re-arms itself from the last read, so a busy connection
+//! costs no timer work per read (a timer reset on every read, as `tokio-io-timeout` does, took
+//! the runtime's timer lock twice per read and woke the connection once more per read).
 //!
 //! At the cap, a new connection does not lock everyone out until idle ones time out: the
 //! connection that has been without a request in flight for longest (at least [`EVICT_AFTER`])
@@ -20,7 +23,6 @@ use futures::task::AtomicWaker;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_io_timeout::TimeoutStream;
 
 /// Most connections served at once. The API server keeps a handful per replica; 1,024 leaves
 /// room for many API servers and probes while bounding file descriptors and memory (an idle
@@ -159,11 +161,18 @@ impl<S: Send + 'static> axum_server::accept::Accept<TcpStream, S> for LimitAccep
         Box::pin(async move {
             let permit = this.admit().await?;
             let _ = stream.set_nodelay(true);
-            let mut timed = TimeoutStream::new(stream);
-            timed.set_read_timeout(Some(this.idle));
             let activity = this.registry.register();
             let tracked = Tracked { inner: service, activity: Arc::clone(&activity) };
-            Ok((LimitedStream { inner: Box::pin(timed), activity, _permit: permit }, tracked))
+            let now = tokio::time::Instant::now();
+            let stream = LimitedStream {
+                inner: stream,
+                idle: this.idle,
+                last_read: now,
+                idle_timer: Box::pin(tokio::time::sleep_until(now + this.idle)),
+                activity,
+                _permit: permit,
+            };
+            Ok((stream, tracked))
         })
     }
 }
@@ -171,7 +180,14 @@ impl<S: Send + 'static> axum_server::accept::Accept<TcpStream, S> for LimitAccep
 /// An accepted connection: its idle timeout and its place among [`MAX_CONNECTIONS`], released
 /// when it closes. Reads fail once it is evicted.
 pub struct LimitedStream {
-    inner: Pin<Box<TimeoutStream<TcpStream>>>,
+    inner: TcpStream,
+    /// A read waiting this long after the last one fails with `TimedOut`.
+    idle: Duration,
+    /// When a read last completed (or the connection was accepted).
+    last_read: tokio::time::Instant,
+    /// Fires no earlier than `last_read + idle` as of when it was armed; re-armed from
+    /// `last_read` when it fires early.
+    idle_timer: Pin<Box<tokio::time::Sleep>>,
     activity: Arc<Activity>,
     _permit: OwnedSemaphorePermit,
 }
@@ -189,21 +205,37 @@ impl AsyncRead for LimitedStream {
                 "closed to make room for a new connection",
             )));
         }
-        self.inner.as_mut().poll_read(cx, buf)
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Pending => {}
+            ready => {
+                this.last_read = tokio::time::Instant::now();
+                return ready;
+            }
+        }
+        // Nothing to read: time out once `idle` has passed since the last read.
+        while this.idle_timer.as_mut().poll(cx).is_ready() {
+            let deadline = this.last_read + this.idle;
+            if tokio::time::Instant::now() >= deadline {
+                return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "idle connection")));
+            }
+            this.idle_timer.as_mut().reset(deadline);
+        }
+        Poll::Pending
     }
 }
 
 impl AsyncWrite for LimitedStream {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.inner.as_mut().poll_write(cx, buf)
+        Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.inner.as_mut().poll_flush(cx)
+        Pin::new(&mut self.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.inner.as_mut().poll_shutdown(cx)
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 
     fn poll_write_vectored(
@@ -211,7 +243,7 @@ impl AsyncWrite for LimitedStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.inner.as_mut().poll_write_vectored(cx, bufs)
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -13,7 +13,15 @@
 //! - `probegate_policy_info{hash,source}`: 1 for the policy in force;
 //! - `probegate_configmap_lookups_total{result}` (`--resolve-configmaps`): `found`, `not_found`,
 //!   `forbidden`, `failed`, `timeout` (the request's budget ran out first) or `cached` (a failure
-//!   remembered).
+//!   remembered);
+//! - `probegate_requests_in_flight`: requests on the HTTPS endpoints being handled now (from their
+//!   headers to their answer);
+//! - `probegate_request_bodies_waiting{budget}`: requests whose body waits, unread, for room in its
+//!   budget: `small` (bodies up to 64 KiB) or `large` (see `LARGE_BODY_BUDGET_BYTES`);
+//! - `probegate_evaluations_waiting{lane}` and `probegate_evaluations_running{lane}`: reviews
+//!   waiting for, or holding, a place on the blocking pool, by lane: `small` (bodies up to 16 KiB
+//!   with exec handlers) or `expensive` (larger bodies with exec handlers, and every body over
+//!   64 KiB; one at a time). Reviews evaluated inline on the async workers are not counted.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -26,30 +34,80 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+// Label values are static strings where the set of values is fixed (counting a request then
+// allocates nothing); only the namespace is the request's own (bounded: see MAX_NAMESPACES).
 struct RequestLabels {
-    endpoint: String,
-    kind: String,
-    operation: String,
-    result: String,
-    dry_run: String,
+    endpoint: &'static str,
+    kind: &'static str,
+    operation: &'static str,
+    result: &'static str,
+    dry_run: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct EndpointLabels {
-    endpoint: String,
+    endpoint: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ViolationLabels {
-    rule: String,
-    action: String,
-    mode: String,
+    rule: &'static str,
+    action: &'static str,
+    mode: &'static str,
     namespace: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
     result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BudgetLabels {
+    budget: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LaneLabels {
+    lane: &'static str,
+}
+
+/// Which of the two body budgets a body draws on (`SMALL_BODY_BUDGET_BYTES`,
+/// `LARGE_BODY_BUDGET_BYTES` in [`crate::server`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Bodies up to 64 KiB.
+    Small,
+    /// Bodies over 64 KiB.
+    Large,
+}
+
+/// Where a review is evaluated on the blocking pool (see [`crate::server::Lane`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneName {
+    /// Bodies up to 16 KiB with exec handlers.
+    Small,
+    /// Larger bodies with exec handlers and every body over 64 KiB.
+    Expensive,
+}
+
+/// A gauge raised while this value lives (a request waiting or running), lowered when it is
+/// dropped, whether the request was answered, cancelled by its timeout or ended on the blocking
+/// pool.
+#[derive(Debug)]
+pub struct Raised(Gauge);
+
+impl Raised {
+    fn new(gauge: &Gauge) -> Raised {
+        gauge.inc();
+        Raised(gauge.clone())
+    }
+}
+
+impl Drop for Raised {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -70,6 +128,13 @@ pub struct Metrics {
     configmap_lookups: Family<ResultLabels, Counter>,
     /// Namespaces given their own `namespace` label value so far (at most [`MAX_NAMESPACES`]).
     namespaces: Mutex<HashSet<String>>,
+    in_flight: Gauge,
+    /// Bodies waiting for room: small budget, large budget.
+    bodies_waiting: [Gauge; 2],
+    /// Evaluations waiting for a place: small lane, expensive lane.
+    evaluations_waiting: [Gauge; 2],
+    /// Evaluations holding a place: small lane, expensive lane.
+    evaluations_running: [Gauge; 2],
 }
 
 /// Most distinct namespaces that get their own `namespace` label value; findings in further
@@ -124,7 +189,41 @@ impl Metrics {
             "ConfigMap lookups for liveness script analysis (--resolve-configmaps), by result",
             configmap_lookups.clone(),
         );
+        let in_flight = Gauge::default();
+        registry.register(
+            "requests_in_flight",
+            "Requests on the HTTPS endpoints being handled now",
+            in_flight.clone(),
+        );
+        let bodies = Family::<BudgetLabels, Gauge>::default();
+        registry.register(
+            "request_bodies_waiting",
+            "Requests whose body waits, unread, for room in its budget (small or large)",
+            bodies.clone(),
+        );
+        let bodies_waiting =
+            ["small", "large"].map(|budget| bodies.get_or_create(&BudgetLabels { budget }).clone());
+        let lanes = |family: &Family<LaneLabels, Gauge>| {
+            ["small", "expensive"].map(|lane| family.get_or_create(&LaneLabels { lane }).clone())
+        };
+        let waiting = Family::<LaneLabels, Gauge>::default();
+        registry.register(
+            "evaluations_waiting",
+            "Reviews waiting for a place on the blocking pool, by lane (small or expensive)",
+            waiting.clone(),
+        );
+        let running = Family::<LaneLabels, Gauge>::default();
+        registry.register(
+            "evaluations_running",
+            "Reviews holding a place on the blocking pool, by lane (small or expensive)",
+            running.clone(),
+        );
+        let (evaluations_waiting, evaluations_running) = (lanes(&waiting), lanes(&running));
         Metrics {
+            in_flight,
+            bodies_waiting,
+            evaluations_waiting,
+            evaluations_running,
             registry,
             requests,
             duration,
@@ -162,35 +261,75 @@ impl Metrics {
     /// seconds.
     pub fn request(
         &self,
-        endpoint: &str,
-        kind: &str,
-        operation: &str,
-        result: &str,
+        endpoint: &'static str,
+        kind: &'static str,
+        operation: &'static str,
+        result: &'static str,
         dry_run: bool,
         seconds: f64,
     ) {
         self.requests
             .get_or_create(&RequestLabels {
-                endpoint: endpoint.into(),
-                kind: kind.into(),
-                operation: operation.into(),
-                result: result.into(),
-                dry_run: if dry_run { "true" } else { "false" }.into(),
+                endpoint,
+                kind,
+                operation,
+                result,
+                dry_run: if dry_run { "true" } else { "false" },
             })
             .inc();
-        self.duration.get_or_create(&EndpointLabels { endpoint: endpoint.into() }).observe(seconds);
+        self.duration.get_or_create(&EndpointLabels { endpoint }).observe(seconds);
     }
 
     /// Counts one finding (the namespace label is bounded: see [`MAX_NAMESPACES`]).
-    pub fn violation(&self, rule: &str, action: &str, mode: &str, namespace: &str) {
+    pub fn violation(&self, rule: &'static str, action: &'static str, mode: &'static str, namespace: &str) {
         self.violations
             .get_or_create(&ViolationLabels {
-                rule: rule.into(),
-                action: action.into(),
-                mode: mode.into(),
+                rule,
+                action,
+                mode,
                 namespace: self.namespace_label(namespace),
             })
             .inc();
+    }
+
+    /// A request being handled, until the value is dropped (`probegate_requests_in_flight`).
+    pub fn in_flight(&self) -> Raised {
+        Raised::new(&self.in_flight)
+    }
+
+    /// A body waiting for room in `budget`, until the value is dropped.
+    pub fn body_waiting(&self, budget: Budget) -> Raised {
+        Raised::new(&self.bodies_waiting[budget as usize])
+    }
+
+    /// A review waiting for a place in `lane`, until the value is dropped.
+    pub fn evaluation_waiting(&self, lane: LaneName) -> Raised {
+        Raised::new(&self.evaluations_waiting[lane as usize])
+    }
+
+    /// A review holding a place in `lane`, until the value is dropped.
+    pub fn evaluation_running(&self, lane: LaneName) -> Raised {
+        Raised::new(&self.evaluations_running[lane as usize])
+    }
+
+    /// Requests being handled now.
+    pub fn requests_in_flight(&self) -> i64 {
+        self.in_flight.get()
+    }
+
+    /// Bodies waiting for room in `budget` now.
+    pub fn bodies_waiting(&self, budget: Budget) -> i64 {
+        self.bodies_waiting[budget as usize].get()
+    }
+
+    /// Reviews waiting for a place in `lane` now.
+    pub fn evaluations_waiting(&self, lane: LaneName) -> i64 {
+        self.evaluations_waiting[lane as usize].get()
+    }
+
+    /// Reviews holding a place in `lane` now.
+    pub fn evaluations_running(&self, lane: LaneName) -> i64 {
+        self.evaluations_running[lane as usize].get()
     }
 
     /// Counts one ConfigMap lookup of a request.

@@ -1,0 +1,138 @@
+//! Flood benchmark: a small review is answered in time while expensive ones flood the server.
+//!
+//! Run: `cargo bench --bench flood`. The bench binary re-executes itself as the real probegate
+//! server (the library's `server::start`, the router and limits of `probegate serve`) and opens
+//! one HTTP/2 connection to it over HTTPS (ALPN `h2`, as the API server's client, which multiplexes
+//! every webhook call on one connection). On it, 60 concurrent streams post issue 9's costliest
+//! review without pause: a 37 KiB Pod of 14 containers whose liveness scripts each set `V` to
+//! 1000 words and run `f $V` 160 times. Meanwhile, 10 times one second apart, a small ordinary
+//! review is posted on the same connection: a Pod whose liveness probe runs `pg_isready` against
+//! another host, which must be denied (403 in the response). Reported: each small review's
+//! latency, against a target of under 1 s every time, and how the flood's reviews were answered
+//! (200 or 408 after the server's 4 s bound).
+//!
+//! Without `--bench` on its command line (as under `cargo test --benches`) it runs a short smoke
+//! round only (8 streams, 2 small reviews).
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::Server;
+
+const TARGET: Duration = Duration::from_secs(1);
+
+fn main() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    match std::env::var("PROBEGATE_BENCH_ROLE").as_deref() {
+        Ok("probegate") => support::serve_role(support::start_probegate),
+        _ => drive(),
+    }
+}
+
+fn review(uid: &str, pod: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": pod["metadata"]["name"], "namespace": "shop", "operation": "CREATE",
+            "userInfo": {"username": "u"}, "object": pod}}))
+    .unwrap()
+}
+
+/// Issue 9's costliest review, about 37 KiB (benches/engine.rs `worst_case_exec_review`).
+fn expensive() -> Vec<u8> {
+    let words = vec!["w"; 1000].join(" ");
+    let script = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
+    let containers: Vec<Value> = (0..14)
+        .map(|i| {
+            json!({"name": format!("c{i}"), "image": "x",
+            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
+        })
+        .collect();
+    review(
+        "flood",
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": containers}}),
+    )
+}
+
+/// A small Pod whose liveness probe checks a database on another host: denied.
+fn small() -> Vec<u8> {
+    review(
+        "small",
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"containers": [{"name": "api", "image": "api:1", "ports": [{"containerPort": 8080}],
+            "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.shop.svc"]}},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}}}]}}),
+    )
+}
+
+fn drive() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let (streams, runs) = if full { (60, 10) } else { (8, 2) };
+    let server = Server::role("probegate");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let flood_body = Arc::new(expensive());
+    let small_body = Arc::new(small());
+    assert!((30_000..45_000).contains(&flood_body.len()), "{} bytes", flood_body.len());
+    println!(
+        "flood benchmark: {streams} HTTP/2 streams posting a {:.1} KiB review without pause; a {:.1} KiB review with a coupled liveness probe, {runs} times, on the same connection",
+        flood_body.len() as f64 / 1024.0,
+        small_body.len() as f64 / 1024.0
+    );
+    let (latencies, answered, timed_out) = rt.block_on(async {
+        // One client: one HTTP/2 connection carries the flood and the small reviews.
+        let client = support::client(&server.ca, false, Duration::from_secs(30));
+        let url = server.url("/validate");
+        let stop = Arc::new(AtomicBool::new(false));
+        let (answered, timed_out) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mut flood = Vec::new();
+        for _ in 0..streams {
+            let (client, url, body, stop) =
+                (client.clone(), url.clone(), Arc::clone(&flood_body), Arc::clone(&stop));
+            let (answered, timed_out) = (Arc::clone(&answered), Arc::clone(&timed_out));
+            flood.push(tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    match support::post(&client, &url, &body).await {
+                        (200, _, _) => answered.fetch_add(1, Ordering::Relaxed),
+                        (408, _, _) => timed_out.fetch_add(1, Ordering::Relaxed),
+                        (status, v, _) => panic!("flood review answered {status}: {v}"),
+                    };
+                }
+            }));
+        }
+        // Let the flood fill the queues before the first small review.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut latencies = Vec::new();
+        for _ in 0..runs {
+            let (status, v, took) = support::post(&client, &url, &small_body).await;
+            assert_eq!(status, 200, "{v}");
+            assert_eq!(v["response"]["allowed"], false, "{v}");
+            assert_eq!(v["response"]["status"]["code"], 403, "{v}");
+            latencies.push(took);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for f in flood {
+            f.await.unwrap();
+        }
+        (latencies, answered.load(Ordering::Relaxed), timed_out.load(Ordering::Relaxed))
+    });
+    let slowest = latencies.iter().max().copied().unwrap_or_default();
+    let list: Vec<String> = latencies.iter().map(|d| format!("{:.0}", d.as_secs_f64() * 1e3)).collect();
+    println!("  small review latencies (ms): {}", list.join(", "));
+    println!(
+        "  slowest {:.0} ms (target < {} ms every time){}",
+        slowest.as_secs_f64() * 1e3,
+        TARGET.as_millis(),
+        match (full, slowest < TARGET) {
+            (false, _) => "  (smoke run)",
+            (true, true) => "  OK",
+            (true, false) => "  OVER TARGET",
+        }
+    );
+    println!("  flood reviews: {answered} answered 200, {timed_out} answered 408 (the 4 s request bound)");
+}
