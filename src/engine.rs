@@ -255,6 +255,7 @@ pub fn evaluate_with_configmaps(
             budget: &budget,
             readiness_budget: &readiness_budget,
             bare_pod,
+            exempt_containers,
         };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }

@@ -391,6 +391,25 @@ fn workers_without_ports_or_probes_are_warned() {
         "containers:\n- name: w\n  image: a\n  command: [sh, -c, \"sleep 5; exec worker\"]\n",
     )));
     assert_eq!(findings(&e, RuleId::WorkerLivenessMissing).len(), 1);
+    // An exempt mesh proxy beside a worker serves the mesh, not the worker: still warned.
+    let policy = Policy::default();
+    let meshed =
+        deployment(&pod("containers:\n- name: consumer\n  image: acme/consumer:1\n- name: istio-proxy\n  \
+         image: docker.io/istio/proxyv2:1.24.0\n  ports: [{containerPort: 15090, name: http-envoy-prom}]\n  \
+         readinessProbe: {httpGet: {path: /healthz/ready, port: 15021}}\n"));
+    let e = engine::evaluate_with(&policy.rules, &common::workload(&meshed), &policy.exemptions.containers);
+    assert_eq!(e.exempted.len(), 1, "{:?}", e.exempted);
+    let f = findings(&e, RuleId::WorkerLivenessMissing);
+    assert_eq!(f.iter().map(|f| f.container.as_str()).collect::<Vec<_>>(), ["consumer"], "{:?}", e.findings);
+    // The same neighbour with another image is an app container that serves: the consumer is its helper.
+    let e = engine::evaluate_with(
+        &policy.rules,
+        &common::workload(
+            &meshed.to_string().replace("docker.io/istio/proxyv2", "acme/web").parse().unwrap(),
+        ),
+        &policy.exemptions.containers,
+    );
+    assert!(findings(&e, RuleId::WorkerLivenessMissing).is_empty(), "{:?}", e.findings);
 }
 
 /// A Pod's spec as a Deployment's template.

@@ -153,7 +153,7 @@ pub(super) fn aggregate_path(
 
 /// The HTTP requests a liveness exec command makes to this Pod, analysed here when the
 /// `liveness-dependency` rule is off (it analyses them otherwise).
-fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec<exec::LocalRequest>> {
+pub(super) fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec<exec::LocalRequest>> {
     let command = t.container.liveness_probe.as_ref()?.exec.as_ref()?.command.as_ref()?;
     Some(super::rules::analyze_exec(rules, t, command, t.budget).local_requests)
 }
@@ -239,8 +239,11 @@ fn worker(t: &Target<'_>) -> Option<String> {
     if t.bare_pod || idles(c) {
         return None;
     }
+    // An exempt neighbour (a mesh proxy injected beside every app) serves for the mesh, not for
+    // this container: it stands for nothing here.
     let watched_neighbour = t.spec.containers.iter().any(|o| {
         o.name != c.name
+            && !t.exempt_containers.iter().any(|e| e.covers(&o.name, o.image.as_deref()))
             && (o.ports.as_ref().is_some_and(|p| !p.is_empty())
                 || o.liveness_probe.is_some()
                 || o.readiness_probe.is_some())

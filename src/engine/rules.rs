@@ -49,6 +49,8 @@ pub(super) struct Target<'a> {
     pub readiness_budget: &'a exec::AnalysisBudget,
     /// A Pod with no controller: made by hand (a debug or demo Pod), not by a workload.
     pub bare_pod: bool,
+    /// The policy's container exemptions: covered neighbours (a mesh proxy) are not the pod's app.
+    pub exempt_containers: &'a [crate::policy::ContainerExemption],
 }
 
 impl Target<'_> {
@@ -168,8 +170,12 @@ pub(super) fn evaluate_container(
     if rules.probe_timeout.action != Action::Off {
         probe_timeout(rules, t, out);
     }
+    // Analysed once for the object's budget: `startup-probe` and the checklist both read them.
+    if local_requests.is_none() && rules.liveness_dependency_path.action != Action::Off {
+        local_requests = super::checklist::local_exec_requests(rules, t);
+    }
     if rules.startup_probe.action != Action::Off && !coupled {
-        startup_probe(rules, t, out);
+        startup_probe(rules, t, out, local_requests.as_deref());
     }
     if rules.prestop_sleep.action != Action::Off
         && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
@@ -613,7 +619,12 @@ fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
     Some(("exec", serde_json::to_value(probe.exec.as_ref()?).ok()?))
 }
 
-fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+fn startup_probe(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    out: &mut Vec<Finding>,
+    local_requests: Option<&[exec::LocalRequest]>,
+) {
     let cfg = &rules.startup_probe;
     let Some(live) = t.container.liveness_probe.as_ref() else { return };
     if t.container.startup_probe.is_some() {
@@ -635,7 +646,7 @@ fn startup_probe(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     // not say which port a TCP check would take. Nothing is added; the finding says what to add.
     if live.exec.is_some()
         && rules.liveness_dependency_path.action != Action::Off
-        && super::checklist::aggregate_path(rules, t, None).is_some()
+        && super::checklist::aggregate_path(rules, t, local_requests).is_some()
     {
         let message = "no startupProbe, so a slow start is killed before it finishes; not added: the \
                        liveness command asks an aggregate health endpoint, and a copy would make every \
