@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The comparison behind docs/scripts.md, "Choosing a shell parser". Needs python3 with PyYAML and
+# The comparison behind docs/shell-parser.md. Needs python3 with PyYAML and
 # crates.io. Usage: scripts/parser-comparison/run.sh [SHARED_DIR]   (default ../shared next to the repo)
 # Timings are only comparable within one run; the hostile inputs report CPU time and peak memory.
 set -euo pipefail

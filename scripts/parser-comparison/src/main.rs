@@ -1,4 +1,4 @@
-//! The shell-parser comparison of docs/scripts.md ("Choosing a shell parser"): tree-sitter-bash and
+//! The shell-parser comparison of docs/shell-parser.md: tree-sitter-bash and
 //! brush-parser on the scripts `extract.py` writes, on those scripts cut in half, and on hostile
 //! inputs (each in its own process: brush-parser can abort with a stack overflow). See run.sh.
 use std::time::Instant;
