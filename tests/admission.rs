@@ -175,3 +175,17 @@ fn a_denial_lists_violations_up_to_8_kib_and_counts_the_rest() {
     assert!(list.len() + longest > 8 * 1024, "only {} characters listed", list.len());
     assert!(listed[listed.len() - 1].contains(&format!("orders-db-{:03}-", listed.len() - 1)));
 }
+
+#[test]
+fn the_summary_names_the_request_for_logs_and_metrics() {
+    // What the server logs and counts for a decision: the request's uid, kind, namespace, name and
+    // operation (five fields whose deletion no other in-process test noticed).
+    let d = decide(Endpoint::Validate, &coupled_pod(), "alice");
+    let s = &d.summary;
+    assert_eq!(
+        (s.uid.as_str(), s.kind.as_str(), s.namespace.as_str(), s.name.as_str(), s.operation.as_str()),
+        ("u1", "Pod", "shop", "api", "CREATE")
+    );
+    assert!(s.denied && !d.review.response.allowed);
+    assert_eq!(d.review.response.uid, "u1");
+}
