@@ -188,4 +188,12 @@ fn the_summary_names_the_request_for_logs_and_metrics() {
     );
     assert!(s.denied && !d.review.response.allowed);
     assert_eq!(d.review.response.uid, "u1");
+    // A request skipped before the object is read (a DELETE) is named from the request itself.
+    let mut body = common::review("DELETE", &coupled_pod(), None, "u2");
+    body["request"]["oldObject"] = body["request"]["object"].take();
+    let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+    let d = admission::review(&Policy::default(), None, Endpoint::Validate, &request).unwrap();
+    let s = &d.summary;
+    assert_eq!(s.skipped, Some("operation"));
+    assert_eq!((s.namespace.as_str(), s.name.as_str(), s.operation.as_str()), ("shop", "api", "DELETE"));
 }
