@@ -1030,6 +1030,19 @@ mod tests {
     }
 
     #[test]
+    fn joined_messages_stop_at_the_bound_and_count_the_rest() {
+        let items: Vec<String> = ["aaaa", "bbbb", "cccc"].map(String::from).to_vec();
+        assert_eq!(join_bounded(&items, 100), "aaaa; bbbb; cccc");
+        // "aaaa" + "bbbb" is 8 characters: at a bound of 8 the second still fits, at 7 it does not.
+        assert_eq!(join_bounded(&items, 8), "aaaa; bbbb; and 1 more");
+        assert_eq!(join_bounded(&items, 7), "aaaa; and 2 more");
+        // The first message always comes, even over the bound: a denial never lists nothing.
+        assert_eq!(join_bounded(&items, 2), "aaaa; and 2 more");
+        assert_eq!(join_bounded(&items[..1], 2), "aaaa");
+        assert_eq!(join_bounded(&[], 10), "");
+    }
+
+    #[test]
     fn warnings_are_bounded() {
         let long = "x".repeat(1000);
         let out = bound_warnings((0..30).map(|i| format!("{i}{long}")).collect());

@@ -3,7 +3,7 @@
 
 mod common;
 
-use probegate::admission::{self, Decision, Endpoint, MAX_WARNINGS};
+use probegate::admission::{self, Decision, Endpoint, MAX_DENIAL_CHARS, MAX_WARNINGS};
 use probegate::policy::{Policy, SKIP_ANNOTATION};
 use serde_json::{Value, json};
 
@@ -129,4 +129,71 @@ fn a_huge_skip_annotation_is_cheap_and_echoed_only_in_part() {
     pod["metadata"]["annotations"] = json!({SKIP_ANNOTATION: "prestop-slep"});
     let warnings = decide(Endpoint::Validate, &pod, "alice").review.response.warnings.unwrap_or_default();
     assert!(warnings[0].contains("did you mean \"prestop-sleep\""), "{warnings:?}");
+}
+
+#[test]
+fn a_denial_lists_violations_up_to_8_kib_and_counts_the_rest() {
+    // One coupled liveness probe per container, each naming its own database host.
+    let pod_with = |n: usize| {
+        let containers: Vec<Value> = (0..n)
+            .map(|i| {
+                let host = format!("orders-db-{i:03}-{}.prod.svc", "x".repeat(100));
+                json!({"name": format!("api-{i:03}"), "image": "api:1",
+                    "livenessProbe": {"exec": {"command": ["pg_isready", "-h", host]}}})
+            })
+            .collect();
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"},
+            "spec": {"containers": containers}})
+    };
+    let message = |n: usize| {
+        let d = decide(Endpoint::Validate, &pod_with(n), "alice");
+        assert!(!d.review.response.allowed);
+        let status = d.review.response.status.unwrap();
+        assert_eq!(status.code, 403);
+        status.message.strip_prefix("probegate denied Pod shop/api: ").unwrap().to_string()
+    };
+    assert_eq!(MAX_DENIAL_CHARS, 8 * 1024);
+    // A few: every one listed, in container order, separated by "; ", nothing counted. (A
+    // violation's text has a "; " of its own: split where the next container's starts.)
+    let few = message(3);
+    let listed: Vec<&str> = few.split("; container ").collect();
+    assert_eq!(listed.len(), 3, "{few}");
+    for (i, text) in listed.iter().enumerate() {
+        assert!(text.contains(&format!("orders-db-{i:03}-")), "{text}");
+    }
+    // Many (about 200 characters each, 25 KiB in all): listed while they fit in 8 KiB, the rest
+    // counted, and the list is filled (the next one would not have fit).
+    let many = message(120);
+    let (list, rest) = many.rsplit_once("; and ").expect("the rest is counted");
+    let counted: usize = rest.strip_suffix(" more").unwrap().parse().unwrap();
+    let listed: Vec<&str> = list.split("; container ").collect();
+    assert_eq!(listed.len() + counted, 120, "{many}");
+    let longest = listed.iter().map(|t| t.len()).max().unwrap();
+    assert!(longest > 150 && longest < 400, "{longest}");
+    // (8 KiB written out: the constant is what is under test.)
+    assert!(list.len() <= 8 * 1024 + 2, "{}", list.len());
+    assert!(list.len() + longest > 8 * 1024, "only {} characters listed", list.len());
+    assert!(listed[listed.len() - 1].contains(&format!("orders-db-{:03}-", listed.len() - 1)));
+}
+
+#[test]
+fn the_summary_names_the_request_for_logs_and_metrics() {
+    // What the server logs and counts for a decision: the request's uid, kind, namespace, name and
+    // operation (five fields whose deletion no other in-process test noticed).
+    let d = decide(Endpoint::Validate, &coupled_pod(), "alice");
+    let s = &d.summary;
+    assert_eq!(
+        (s.uid.as_str(), s.kind.as_str(), s.namespace.as_str(), s.name.as_str(), s.operation.as_str()),
+        ("u1", "Pod", "shop", "api", "CREATE")
+    );
+    assert!(s.denied && !d.review.response.allowed);
+    assert_eq!(d.review.response.uid, "u1");
+    // A request skipped before the object is read (a DELETE) is named from the request itself.
+    let mut body = common::review("DELETE", &coupled_pod(), None, "u2");
+    body["request"]["oldObject"] = body["request"]["object"].take();
+    let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+    let d = admission::review(&Policy::default(), None, Endpoint::Validate, &request).unwrap();
+    let s = &d.summary;
+    assert_eq!(s.skipped, Some("operation"));
+    assert_eq!((s.namespace.as_str(), s.name.as_str(), s.operation.as_str()), ("shop", "api", "DELETE"));
 }

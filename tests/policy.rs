@@ -392,3 +392,15 @@ fn policy_validate_reports_every_error_of_a_file() {
     let text = std::fs::read_to_string(repo("policies/strict.yaml")).unwrap();
     assert_eq!(policy::parse_all(&text, "s").unwrap(), policy::parse(&text, "s").unwrap());
 }
+
+#[test]
+fn errors_give_the_line_and_column_of_the_offending_text() {
+    // A misspelt key: the error points at the key, `containerz` at column 3 of `  containerz: [a]`.
+    let e = err("exemptions:\n  containerz: [a]\n");
+    assert_eq!((e.line, e.column), (Some(4), Some(3)), "{e}");
+    assert!(e.to_string().starts_with("p.yaml:4:3:"), "{e}");
+    // A misspelt rule id, found after parsing (a spanned value): `startup-probes` starts at column 21
+    // of `  annotationRules: [startup-probes]`.
+    let e = err("exemptions:\n  annotationRules: [startup-probes]\n");
+    assert_eq!((e.line, e.column), (Some(4), Some(21)), "{e}");
+}

@@ -2,12 +2,12 @@
 //! kubelet `$(VAR)` values from a Pod spec), AdmissionReview bodies (anything the API server or a
 //! caller posts), and the YAML locator of the offline commands.
 //!
-//! Under `cargo test` each target replays its corpus (`tests/__fuzz__/TARGET/corpus/`, seeded
-//! from `tests/fixtures`) and then random inputs; the same targets are meant for `cargo bolero test`
-//! (libFuzzer on stable), which needs them in a package of their own first (docs/testing.md). Each asserts more
-//! than "no panic" where an oracle exists (a patch applies, positions lie in the text).
+//! Under `cargo test` each target replays its corpus (`fuzz/tests/__fuzz__/TARGET/corpus/`, seeded
+//! from `tests/fixtures`) and then random inputs; `cargo bolero test` runs the same targets
+//! coverage-guided (libFuzzer, stable toolchain; docs/testing.md). Each asserts more than "no panic"
+//! where an oracle exists (a patch applies, positions lie in the text).
 
-mod common;
+use base64::Engine as _;
 
 use probegate::admission::{self, Endpoint};
 use probegate::engine::exec::{self, EnvValue, ExecEnv};
@@ -51,7 +51,7 @@ fn exec_analysis() {
 fn admission_review_parsing() {
     let policies = [
         Policy::default(),
-        probegate::policy::parse(include_str!("../policies/strict.yaml"), "strict.yaml").unwrap(),
+        probegate::policy::parse(include_str!("../../policies/strict.yaml"), "strict.yaml").unwrap(),
     ];
     bolero::check!().for_each(|input: &[u8]| {
         let Ok(request) = admission::parse_review(&input[..input.len().min(4 * MAX_INPUT)]) else {
@@ -69,7 +69,12 @@ fn admission_review_parsing() {
                 if let (Some(patch), Some(object)) = (&response.patch, &request.object) {
                     assert_eq!(endpoint, Endpoint::Mutate);
                     let object: serde_json::Value = serde_json::from_str(object.get()).unwrap();
-                    common::apply(&object, &common::decode_patch(patch));
+                    let bytes = base64::engine::general_purpose::STANDARD.decode(patch).unwrap();
+                    let patch: json_patch::Patch = serde_json::from_slice(&bytes).unwrap();
+                    // Strictly (RFC 6902): no parent creation, replace/remove need the member.
+                    let mut patched = object.clone();
+                    json_patch::patch(&mut patched, &patch)
+                        .unwrap_or_else(|e| panic!("patch does not apply: {e}\npatch: {patch:?}"));
                 }
             }
         }
