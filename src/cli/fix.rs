@@ -610,12 +610,14 @@ pub fn run_skipping(
     code
 }
 
-/// A unified diff (`--- a/FILE`, `+++ b/FILE`, 3 lines of context).
+/// A unified diff (`--- a/FILE`, `+++ b/FILE`, 3 lines of context). An absolute path loses its
+/// leading `/` after the prefix, as `git diff --no-index` writes it (`a/tmp/app.yaml`).
 ///
 /// # Errors
 /// When `out` fails.
 pub fn write_diff(name: &str, old: &str, new: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let diff = similar::TextDiff::from_lines(old, new);
+    let name = name.trim_start_matches('/');
     let text =
         diff.unified_diff().context_radius(3).header(&format!("a/{name}"), &format!("b/{name}")).to_string();
     out.write_all(text.as_bytes())
@@ -637,4 +639,20 @@ fn write_in_place(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_diff;
+
+    #[test]
+    fn diff_headers_name_absolute_and_relative_paths_once_prefixed() {
+        let mut out = Vec::new();
+        write_diff("/tmp/k8s/app.yaml", "a: 1\n", "a: 2\n", &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("--- a/tmp/k8s/app.yaml\n+++ b/tmp/k8s/app.yaml\n"), "{text}");
+        let mut out = Vec::new();
+        write_diff("k8s/app.yaml", "a: 1\n", "a: 2\n", &mut out).unwrap();
+        assert!(String::from_utf8(out).unwrap().starts_with("--- a/k8s/app.yaml\n"));
+    }
 }
