@@ -275,6 +275,11 @@ fn exec_http_clients_asking_this_pod_for_an_aggregate_path_warn_like_http_get() 
         assert_eq!(f.len(), 1, "{command:?}: {:?}", e.findings);
         assert_eq!(f[0].action, Action::Warn);
         assert!(f[0].message.contains(live), "{}", f[0].message);
+        // The advice survives as a warning: with its `probegate: container NAME: ` prefix and
+        // ` (liveness-dependency-path)` suffix the text fits the 255 characters a warning keeps.
+        let warning =
+            format!("probegate: container {}: {} (liveness-dependency-path)", f[0].container, f[0].message);
+        assert!(warning.chars().count() <= probegate::admission::MAX_WARNING_CHARS, "{warning}");
         assert!(e.with_action(Action::Deny).next().is_none(), "{command:?}: {:?}", e.findings);
     }
     // The same with the liveness-dependency rule off: the command is analysed for this rule alone.

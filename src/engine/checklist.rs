@@ -135,7 +135,10 @@ pub(super) fn aggregate_path(
             };
             let (request, hits) =
                 requests.iter().map(|r| (r, known(&r.path))).find(|(_, hits)| !hits.is_empty())?;
-            (format!("`{}` asks", request.command), request.path.clone(), hits)
+            // The program, not the whole command: the message must keep its advice within the
+            // 256 characters a warning may have (Kubernetes API reference, AdmissionResponse
+            // `warnings`: longer ones may be truncated).
+            (format!("`{}` GET", request.program), request.path.clone(), hits)
         }
     };
     if hits.is_empty() {
