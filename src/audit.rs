@@ -106,7 +106,7 @@ pub async fn run(opts: &AuditOptions, out: &mut dyn Write, err: &mut dyn Write) 
     let cluster = match Cluster::connect(&opts.cluster).await {
         Ok(c) => c,
         Err(e) => {
-            let _ = writeln!(err, "probegate: cannot reach the cluster: {e:#}");
+            let _ = writeln!(err, "probegate: cannot reach the cluster: {}", error_chain(&e));
             return EXIT_BAD_INPUT;
         }
     };
@@ -127,7 +127,7 @@ pub async fn run(opts: &AuditOptions, out: &mut dyn Write, err: &mut dyn Write) 
     let Pass { report, notes, .. } = match outcome {
         Ok(r) => r,
         Err(e) => {
-            let _ = writeln!(err, "probegate: {e:#}");
+            let _ = writeln!(err, "probegate: {}", error_chain(&e));
             return EXIT_BAD_INPUT;
         }
     };
@@ -657,4 +657,49 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
         if s.errors == 1 { "error" } else { "errors" },
         report.fail_on.as_str()
     )
+}
+
+/// An error and its causes joined with `: `, leaving out a cause whose text the message already
+/// holds (kube-rs' errors print their source inside their own message, so `{:#}` repeated it).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+#[cfg(test)]
+mod error_chain_tests {
+    #[derive(Debug)]
+    struct Wrapping(std::io::Error);
+    impl std::fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "failed to read kubeconfig: {}", self.0)
+        }
+    }
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e = anyhow::Error::new(Wrapping(io)).context("no kubeconfig and not in a cluster");
+        assert_eq!(
+            super::error_chain(&e),
+            "no kubeconfig and not in a cluster: failed to read kubeconfig: No such file or directory"
+        );
+        let e = anyhow::anyhow!("root").context("outer");
+        assert_eq!(super::error_chain(&e), "outer: root");
+    }
 }
