@@ -201,6 +201,7 @@ proptest! {
         let env = ExecEnv {
             vars: [("A".to_string(), EnvValue::Literal(value))].into_iter().collect(),
             has_env_from: false,
+            ..Default::default()
         };
         let _ = find_dependency(&["sh".to_string(), "-c".to_string(), script.clone()], &env);
         let _ = find_dependency(&["bash".to_string(), "-c".to_string(), script.clone(), "x".into(), "db".into()], &env);

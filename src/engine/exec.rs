@@ -95,6 +95,10 @@ pub struct ExecEnv {
     pub vars: HashMap<String, EnvValue>,
     /// Whether the container has `envFrom`: any variable absent from `vars` may then be set at run time.
     pub has_env_from: bool,
+    /// For a variable of `vars` that is [`EnvValue::Unresolved`], where its value comes from, for
+    /// the note on a target: `from the Pod's status.hostIP`, `from Secret db key host`. Without an
+    /// entry the note says `not a literal env value`.
+    pub unresolved_from: HashMap<String, String>,
 }
 
 /// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
 use jsonptr::PointerBuf;
-use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, Probe};
+use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, PodSpec, Probe};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
@@ -363,6 +363,7 @@ pub(crate) fn exec_env_resolved(
     namespace: &str,
 ) -> ExecEnv {
     let mut vars = HashMap::new();
+    let mut unresolved_from = HashMap::new();
     let mut unknown_from = false;
     for from in container.env_from.iter().flatten() {
         let prefix = from.prefix.as_deref().unwrap_or("");
@@ -381,6 +382,9 @@ pub(crate) fn exec_env_resolved(
         }
     }
     for EnvVar { name, value, value_from } in container.env.iter().flatten() {
+        if let Some(from) = value_from {
+            unresolved_from.insert(name.clone(), value_from_note(from, configmaps, namespace));
+        }
         let v = match (value, value_from) {
             (_, Some(from)) => match (from.config_map_key_ref.as_ref(), from.field_ref.as_ref()) {
                 (Some(r), _) => match configmaps.get(namespace, &r.name) {
@@ -401,7 +405,34 @@ pub(crate) fn exec_env_resolved(
         };
         vars.insert(name.clone(), v);
     }
-    ExecEnv { vars, has_env_from: unknown_from }
+    unresolved_from.retain(|name, _| vars.get(name) == Some(&EnvValue::Unresolved));
+    ExecEnv { vars, has_env_from: unknown_from, unresolved_from }
+}
+
+/// Where a `valueFrom` variable's value comes from, for the note on a target the analysis cannot
+/// resolve (names only: never a value).
+fn value_from_note(from: &EnvVarSource, configmaps: &dyn ConfigMapSource, namespace: &str) -> String {
+    if let Some(r) = &from.config_map_key_ref {
+        return match configmaps.get(namespace, &r.name) {
+            ConfigMapLookup::Found(_) => format!("ConfigMap {} has no key {}", r.name, r.key),
+            ConfigMapLookup::NotFound => {
+                format!("from ConfigMap {} key {}, which does not exist", r.name, r.key)
+            }
+            ConfigMapLookup::Unresolved => {
+                format!("from ConfigMap {} key {}, which is not available", r.name, r.key)
+            }
+        };
+    }
+    if let Some(f) = &from.field_ref {
+        return format!("from the Pod's {}, set at run time", f.field_path);
+    }
+    if let Some(r) = &from.secret_key_ref {
+        return format!("from Secret {} key {}", r.name, r.key);
+    }
+    if let Some(r) = &from.resource_field_ref {
+        return format!("from the container's {}", r.resource);
+    }
+    "set at run time (valueFrom)".to_string()
 }
 
 // === liveness-matches-readiness ===

@@ -580,6 +580,7 @@ mod tests {
         let env = super::super::ExecEnv {
             vars: [("MYSQL_HOST".to_string(), super::super::EnvValue::Literal("db.svc".into()))].into(),
             has_env_from: false,
+            ..Default::default()
         };
         let fires = |argv: &[&str]| super::super::find_dependency(&s(argv), &env).is_some();
         // mysql: the socket is used when no host is named (MYSQL_HOST included)...

@@ -2,8 +2,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::DependencyCategory;
 use super::context::{Ctx, RefKind, marker_index};
+use super::{DependencyCategory, EnvValue};
 
 /// Where a host points, as far as the webhook can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,19 +252,61 @@ impl Ctx<'_> {
         HostClass::Remote
     }
 
-    /// The kind of the first unresolved reference in `s`, to explain a target.
-    pub(super) fn unresolved_note(&self, s: &str) -> Option<&'static str> {
+    /// Why the first unresolved reference in `s` is unknown, to explain a target: where an env
+    /// variable's value comes from (`from the Pod's status.hostIP, set at run time`), an argument,
+    /// an unset variable, command output.
+    pub(super) fn unresolved_note(&self, s: &str) -> Option<String> {
+        const UNKNOWN: &str = "not a literal env value";
         for c in s.chars() {
-            match self.ref_of(c).map(|r| &r.kind) {
-                Some(RefKind::Unresolved) => return Some("not a literal env value"),
-                Some(RefKind::UnresolvedCmd) => return Some("command output"),
+            match self.ref_of(c) {
+                Some(r) if r.kind == RefKind::Unresolved => return Some(self.variable_note(&r.original)),
+                Some(r) if r.kind == RefKind::UnresolvedCmd => return Some("command output".into()),
                 _ => {}
             }
         }
         if s.contains("$(") || s.contains('$') {
-            return Some("not a literal env value");
+            return Some(UNKNOWN.into());
         }
         None
+    }
+
+    /// Why the variable written `original` (`$X`, `${X:-d}`, `$(X)`, `$1`, `$env:X`) is unknown.
+    fn variable_note(&self, original: &str) -> String {
+        let inner = original.strip_prefix('$').unwrap_or(original).trim_start_matches(['{', '(']);
+        // PowerShell's `$env:X` (any case).
+        let inner = match inner.get(..4) {
+            Some(p) if p.eq_ignore_ascii_case("env:") => &inner[4..],
+            _ => inner,
+        };
+        let name: String = inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            return match inner.chars().next() {
+                Some('@' | '*' | '#') => "the script's arguments, unknown here".into(),
+                Some('?' | '$' | '!' | '-') => "a shell special parameter, set at run time".into(),
+                _ => "not a literal env value".into(),
+            };
+        }
+        if name.chars().all(|c| c.is_ascii_digit()) {
+            return if name == "0" {
+                "the script's name, unknown here".into()
+            } else {
+                format!("argument {name} of the script or function, unknown here")
+            };
+        }
+        // PowerShell reads env names in any case.
+        let entry = self
+            .env
+            .vars
+            .get_key_value(&name)
+            .or_else(|| self.env.vars.iter().find(|(k, _)| k.eq_ignore_ascii_case(&name)));
+        match entry {
+            Some((key, EnvValue::Unresolved)) => {
+                self.env.unresolved_from.get(key).cloned().unwrap_or_else(|| "not a literal env value".into())
+            }
+            Some(_) => "not a literal env value".into(),
+            None if self.env.has_env_from => "not in env: envFrom may set it at run time".into(),
+            None => "not in the container's env; no value known here".into(),
+        }
     }
 }
 
