@@ -152,7 +152,7 @@ struct ExplainArgs {
     #[arg(long, short = 'n')]
     namespace: Option<String>,
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
-    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::parse_rule)]
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
     skip: Vec<probegate::policy::RuleId>,
     /// Replicas to simulate [default: spec.replicas, else 1].
     #[arg(long)]
@@ -197,7 +197,7 @@ struct FixArgs {
     #[arg(long, short = 'n')]
     namespace: Option<String>,
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
-    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::parse_rule)]
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
     skip: Vec<probegate::policy::RuleId>,
     /// Write the fixed files back in place.
     #[arg(long, short = 'i', conflicts_with = "diff")]
@@ -220,7 +220,7 @@ struct CheckArgs {
     #[arg(long, short = 'n')]
     namespace: Option<String>,
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
-    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::parse_rule)]
+    #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
     skip: Vec<probegate::policy::RuleId>,
     /// Output format [default: text].
     #[arg(long, short = 'o', value_enum)]

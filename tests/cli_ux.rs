@@ -2,6 +2,8 @@
 //! (ConfigMaps across files), errors placed where the problem is, `fix` keeping files as written,
 //! and the conveniences other linters have (`rules`, completions, a config file, `--skip`).
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -260,6 +262,26 @@ fn completions_are_scripts_for_each_shell() {
         let o = run_in(&root(), &["completions", shell], None);
         assert!(o.status.success() && o.stdout.len() > 100, "{shell}");
     }
+    // `--skip` completes to the rule ids (not to file names) in bash, zsh and fish.
+    let rules = run_in(&root(), &["rules", "-o", "json"], None);
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&rules.stdout).unwrap();
+    assert!(rules.len() >= 13);
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout(&run_in(&root(), &["completions", shell], None));
+        for r in &rules {
+            let id = r["id"].as_str().unwrap();
+            assert!(script.contains(id), "{shell}: no {id}");
+        }
+    }
+    // In bash, the words offered after `--skip` are the rule ids.
+    let after_skip = script
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("--skip)"))
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert!(after_skip.contains("compgen -W \"liveness-dependency "), "{after_skip}");
+    assert!(!after_skip.contains("compgen -f"), "{after_skip}");
     assert_eq!(run_in(&root(), &["completions", "tcsh"], None).status.code(), Some(2));
 }
 
@@ -448,5 +470,224 @@ fn piped_text_output_is_not_wrapped() {
         }
         let wrapped = probegate::cli::wrap::wrap_line(text.lines().max_by_key(|l| l.len()).unwrap(), 100);
         assert!(wrapped.len() > 1 && wrapped.iter().all(|l| l.chars().count() <= 100), "{wrapped:?}");
+    }
+}
+
+/// A Deployment whose liveness probe asks Spring Boot's aggregate health endpoint, and a worker
+/// with no probe reaching anything.
+const AGGREGATE: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n      - name: app\n        image: example/api:1\n        ports: [{containerPort: 8080}]\n        livenessProbe:\n          httpGet: {path: /actuator/health, port: 8080}\n        readinessProbe:\n          httpGet: {path: /ready, port: 8080}\n";
+
+/// Beside a `liveness-dependency-path` warning, `explain` does not say that no probe checks a
+/// dependency: it names the aggregate endpoint as one that may. And `--svg` draws a chart only for
+/// a workload with an outage to show, saying why for the others.
+#[test]
+fn explain_agrees_with_the_aggregate_path_warning_and_draws_only_real_outages() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("api.yaml"), AGGREGATE).unwrap();
+    let check = run_in(dir.path(), &["check", "--fail-on", "warn", "api.yaml"], None);
+    assert!(stdout(&check).contains("(liveness-dependency-path)"), "{}", stdout(&check));
+    let svg = dir.path().join("chart.svg");
+    let o = run_in(dir.path(), &["explain", "--svg", svg.to_str().unwrap(), "api.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(!text.contains("no probe checks a dependency"), "{text}");
+    assert!(
+        text.contains("aggregate health endpoint, which may check dependencies (liveness-dependency-path)"),
+        "{text}"
+    );
+    assert!(text.contains("--dependency-check liveness simulates that outage"), "{text}");
+    assert!(!svg.exists(), "a chart of an outage that changes nothing");
+    assert!(
+        stderr(&o).contains("no chart for Deployment default/api: no probe checks a dependency"),
+        "{}",
+        stderr(&o)
+    );
+    // Told that the endpoint checks the database, it simulates and draws the outage.
+    let o = run_in(
+        dir.path(),
+        &["explain", "--dependency-check", "liveness", "--svg", svg.to_str().unwrap(), "api.yaml"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
+    // A workload that serves nothing gets the restarts but no serving chart.
+    let worker = AGGREGATE.replace("        ports: [{containerPort: 8080}]\n", "");
+    std::fs::write(dir.path().join("worker.yaml"), worker).unwrap();
+    let none = dir.path().join("worker.svg");
+    let o = run_in(
+        dir.path(),
+        &["explain", "--dependency-check", "liveness", "--svg", none.to_str().unwrap(), "worker.yaml"],
+        None,
+    );
+    assert!(!none.exists());
+    assert!(stderr(&o).contains("no container declares ports"), "{}", stderr(&o));
+}
+
+/// The note on a target the analysis cannot resolve says why, per kind of value.
+#[test]
+fn an_unresolved_target_says_where_its_value_comes_from() {
+    let pod = |name: &str, env: &str, script: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    env:\n{env}    livenessProbe:\n      exec: {{command: [sh, -c, '{script}']}}\n"
+        )
+    };
+    let text = [
+        pod(
+            "node",
+            "    - name: NODE_IP\n      valueFrom: {fieldRef: {fieldPath: status.hostIP}}\n",
+            "redis-cli -h $NODE_IP ping",
+        ),
+        pod(
+            "secret",
+            "    - name: REDIS_HOST\n      valueFrom: {secretKeyRef: {name: redis, key: host}}\n",
+            "redis-cli -h $REDIS_HOST ping",
+        ),
+        pod(
+            "configmap",
+            "    - name: DB_HOST\n      valueFrom: {configMapKeyRef: {name: settings, key: db}}\n",
+            "pg_isready -h $DB_HOST",
+        ),
+        pod("argument", "    - {name: X, value: x1}\n", "redis-cli -h $1 ping"),
+        pod("unset", "    - {name: X, value: x1}\n", "redis-cli -h $CACHE ping"),
+    ]
+    .join("---\n");
+    let o = check_text("pods.yaml", &text);
+    let out = stdout(&o);
+    assert!(!out.contains("not a literal env value"), "{out}");
+    for (object, note) in [
+        ("Pod default/node", "reaches $NODE_IP (from the Pod's status.hostIP, set at run time)"),
+        ("Pod default/secret", "reaches $REDIS_HOST (from Secret redis key host)"),
+        (
+            "Pod default/configmap",
+            "reaches $DB_HOST (from ConfigMap settings key db, which is not available)",
+        ),
+        ("Pod default/argument", "reaches $1 (argument 1 of the script or function, unknown here)"),
+        ("Pod default/unset", "reaches $CACHE (not in the container's env; no value known here)"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(&format!("{object} ")) && l.contains(note)),
+            "{object}: no {note:?} in\n{out}"
+        );
+    }
+    // A ConfigMap in the input without the key says so.
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  other: x\n---\n";
+    let o = check_text("pods.yaml", &format!("{configmap}{text}"));
+    assert!(stdout(&o).contains("reaches $DB_HOST (ConfigMap settings has no key db)"), "{}", stdout(&o));
+}
+
+/// A second `fix --in-place` on a fixed file says there is nothing to fix, not "0 objects fixed
+/// in 0 files".
+#[test]
+fn a_second_fix_says_nothing_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), WEB).unwrap();
+    let first = run_in(dir.path(), &["fix", "--in-place", "web.yaml"], None);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("probegate fix: 1 object fixed in 1 file (1 object in 1 file checked)"),
+        "{}",
+        stderr(&first)
+    );
+    let fixed = std::fs::read_to_string(dir.path().join("web.yaml")).unwrap();
+    assert_ne!(fixed, WEB);
+    let second = run_in(dir.path(), &["fix", "--in-place", "web.yaml"], None);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(stderr(&second).trim(), "probegate fix: nothing to fix (1 object in 1 file checked)");
+    assert_eq!(std::fs::read_to_string(dir.path().join("web.yaml")).unwrap(), fixed);
+}
+
+/// `check` on a captured AdmissionReview checks the object inside it (`request.object`), in the
+/// review's namespace when the object names none, as the webhook would.
+#[test]
+fn check_reads_the_object_of_an_admission_review() {
+    let o = run_in(&root(), &["check", "examples/pod-liveness-checks-database-review.json"], None);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("deny  Pod default/web-coupled") && out.contains("(liveness-dependency)"), "{out}");
+    assert!(out.contains("1 object in 1 file"), "{out}");
+    let mut review: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root().join("examples/pod-liveness-checks-database-review.json")).unwrap(),
+    )
+    .unwrap();
+    review["request"]["namespace"] = "shop".into();
+    review["request"]["object"]["metadata"].as_object_mut().unwrap().remove("namespace");
+    let o = run_in(&root(), &["check", "-"], Some(&review.to_string()));
+    assert!(stdout(&o).contains("deny  Pod shop/web-coupled"), "{}", stdout(&o));
+    // A DELETE review carries no object: nothing to check.
+    review["request"]["object"] = serde_json::Value::Null;
+    let o = run_in(&root(), &["check", "-"], Some(&review.to_string()));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("0 objects"), "{}", stdout(&o));
+}
+
+/// Each example review's `last-applied-configuration` is the Pod it carries, as `kubectl apply`
+/// writes it: the same name and the same probes.
+#[test]
+fn the_example_reviews_last_applied_configuration_is_their_own_pod() {
+    for file in ["examples/pod-create-review.json", "examples/pod-liveness-checks-database-review.json"] {
+        let review: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root().join(file)).unwrap()).unwrap();
+        let object = &review["request"]["object"];
+        let applied: serde_json::Value = serde_json::from_str(
+            object["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(applied["metadata"]["name"], object["metadata"]["name"], "{file}");
+        assert_eq!(applied["metadata"]["name"], review["request"]["name"], "{file}");
+        let containers = object["spec"]["containers"].as_array().unwrap();
+        let applied_containers = applied["spec"]["containers"].as_array().unwrap();
+        assert_eq!(containers.len(), applied_containers.len(), "{file}");
+        for (live, applied) in containers.iter().zip(applied_containers) {
+            assert_eq!(live["name"], applied["name"], "{file}");
+            for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                let handler = |p: &serde_json::Value| {
+                    ["httpGet", "exec", "tcpSocket", "grpc"].map(|h| p[probe][h].clone())
+                };
+                // The API server adds defaults (scheme, thresholds); the handler is as applied.
+                let mut live_handler = handler(live);
+                if let Some(get) = live_handler[0].as_object_mut() {
+                    get.remove("scheme");
+                }
+                assert_eq!(live_handler, handler(applied), "{file}: {probe}");
+            }
+        }
+    }
+}
+
+/// The server's hot reload logs every error of an invalid policy, each with its file, line and
+/// field, as `policy validate` prints them.
+#[test]
+fn hot_reload_logs_every_error_of_an_invalid_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    let head = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";
+    std::fs::write(&policy, head).unwrap();
+    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--no-namespace-watch", "--policy"]
+        .into_iter()
+        .map(String::from)
+        .chain([policy.display().to_string()])
+        .collect();
+    let served = common::Served::start(&args, &[], std::time::Duration::from_secs(60));
+    std::fs::write(
+        &policy,
+        format!(
+            "{head}rules:\n  startup-probe: {{budgetSeconds: soon, periodSeconds: 5}}\n  prestop-sleep:\n    \
+             seconds: 0\n  liveness-dependancy: {{action: deny}}\n"
+        ),
+    )
+    .unwrap();
+    let fields =
+        ["rules.startup-probe.budgetSeconds", "rules.prestop-sleep.seconds", "rules.liveness-dependancy"];
+    common::wait_until("the reload's errors are logged", std::time::Duration::from_secs(20), || {
+        let log = served.log();
+        fields.iter().all(|f| log.contains(&format!("field `{f}`")))
+    });
+    let log = served.log();
+    let refused: Vec<&str> = log.lines().filter(|l| l.contains("refused an invalid policy")).collect();
+    assert_eq!(refused.len(), 3, "{log}");
+    for (line, (at, field)) in refused.iter().zip([(4, fields[0]), (6, fields[1]), (7, fields[2])]) {
+        assert!(line.contains(&format!("{}:{at}:", policy.display())) && line.contains(field), "{line}");
     }
 }

@@ -129,6 +129,29 @@ pub fn parse_rule(text: &str) -> Result<RuleId, String> {
     })
 }
 
+/// The command-line parser of a rule id (`--skip RULE`): [`parse_rule`]'s did-you-mean errors,
+/// and the rule ids as possible values, which `clap_complete` offers in every shell's completion.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RuleParser;
+
+impl clap::builder::TypedValueParser for RuleParser {
+    type Value = RuleId;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<RuleId, clap::Error> {
+        let parse: fn(&str) -> Result<RuleId, String> = parse_rule;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(RuleId::ALL.iter().map(|r| clap::builder::PossibleValue::new(r.as_str()))))
+    }
+}
+
 /// Finds and reads the configuration (see [`find`]); no file is an empty configuration.
 ///
 /// # Errors

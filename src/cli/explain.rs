@@ -254,6 +254,10 @@ pub struct ContainerProbes {
     pub liveness_reaches_dependency: bool,
     /// The readiness probe does (the same analysis applied to it).
     pub readiness_reaches_dependency: bool,
+    /// The liveness probe asks the Pod's own aggregate health endpoint, which may check
+    /// dependencies (a `liveness-dependency-path` finding; its code is not visible, so it is not
+    /// simulated as checking one unless `--dependency-check liveness` says so).
+    pub liveness_aggregate_path: bool,
 }
 
 /// One run of the simulation.
@@ -287,6 +291,28 @@ pub struct Simulation {
     pub horizon: u32,
     /// What the "as fixed" configuration assumes beyond `fix`'s patches, if anything.
     pub fixed_assumes: Vec<String>,
+}
+
+impl Simulation {
+    /// Whether a probe checks the dependency in either configuration: otherwise its outage changes
+    /// nothing and there is nothing to show.
+    pub fn simulates_outage(&self) -> bool {
+        self.written.scenario.dependency_check != DependencyCheck::None
+            || self.fixed.scenario.dependency_check != DependencyCheck::None
+    }
+}
+
+/// Why `--svg` draws no chart for a workload, if it draws none: the same cases where the text
+/// shows no serving timeline.
+pub fn no_chart_reason(e: &Explanation) -> Option<&'static str> {
+    match &e.simulation {
+        None => Some("no container has a liveness or readiness probe"),
+        Some(s) if !s.simulates_outage() => Some(
+            "no probe checks a dependency, so an outage changes nothing (--dependency-check liveness or readiness draws one)",
+        ),
+        Some(_) if !e.serves => Some("no container declares ports, so nothing serves requests"),
+        Some(_) => None,
+    }
 }
 
 /// What `explain` says about one workload object.
@@ -377,6 +403,7 @@ fn probes_of(w: &Workload, ctx: &DependencyContext<'_>) -> Vec<ContainerProbes> 
             startup: c.startup_probe.as_ref().map(Timing::of),
             liveness_reaches_dependency: c.liveness_probe.is_some() && live.contains(&c.name),
             readiness_reaches_dependency: c.readiness_probe.is_some() && ready.contains(&c.name),
+            liveness_aggregate_path: false,
             name: c.name,
             kind,
         })
@@ -578,7 +605,13 @@ pub fn explain_object(
         configmaps: &file.configmaps,
         namespace: &checked.namespace,
     };
-    let probes = probes_of(w, &ctx);
+    let mut probes = probes_of(w, &ctx);
+    for c in &mut probes {
+        c.liveness_aggregate_path = checked
+            .findings
+            .iter()
+            .any(|r| r.finding.rule == RuleId::LivenessDependencyPath && r.finding.container == c.name);
+    }
     let grace = match w.spec.termination_grace_period_seconds {
         Some(g) => (g, false),
         None => (DEFAULT_GRACE, true),
@@ -636,6 +669,8 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
             Some(l) => {
                 let dep = if c.liveness_reaches_dependency {
                     "; reaches outside the pod (liveness-dependency)"
+                } else if c.liveness_aggregate_path {
+                    "; the Pod's aggregate health endpoint, which may check dependencies (liveness-dependency-path)"
                 } else {
                     ""
                 };
@@ -701,14 +736,21 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         writeln!(out, "  outage simulation: no container has a liveness or readiness probe")?;
         return writeln!(out);
     };
-    if sim.written.scenario.dependency_check == DependencyCheck::None
-        && sim.fixed.scenario.dependency_check == DependencyCheck::None
-    {
-        writeln!(
-            out,
-            "  outage simulation: none: no probe checks a dependency, so its outage restarts nothing and \
-             takes no pod out of the endpoints (--dependency-check liveness or readiness simulates a probe that does)"
-        )?;
+    if !sim.simulates_outage() {
+        match e.containers.iter().find(|c| c.liveness_aggregate_path) {
+            Some(c) => writeln!(
+                out,
+                "  outage simulation: none: no probe is known to reach a dependency, but the liveness probe of \
+                 container {} asks the Pod's aggregate health endpoint (liveness-dependency-path), which fails \
+                 when a dependency it checks is down: --dependency-check liveness simulates that outage",
+                c.name
+            )?,
+            None => writeln!(
+                out,
+                "  outage simulation: none: no probe checks a dependency, so its outage restarts nothing and \
+                 takes no pod out of the endpoints (--dependency-check liveness or readiness simulates a probe that does)"
+            )?,
+        }
         return writeln!(out);
     }
     let s = &sim.written.scenario;
@@ -975,7 +1017,12 @@ pub fn run_skipping(
         let _ = writeln!(err, "probegate: no Pods or pod controllers in the input");
     }
     if let Some(base) = &opts.svg {
-        for (n, e) in explanations.iter().filter(|e| e.simulation.is_some()).enumerate() {
+        for e in &explanations {
+            if let Some(why) = no_chart_reason(e) {
+                let _ = writeln!(err, "probegate: no chart for {}: {why}", e.object);
+            }
+        }
+        for (n, e) in explanations.iter().filter(|e| no_chart_reason(e).is_none()).enumerate() {
             let path = svg_path(base, n);
             match draw_svg(e, &path) {
                 Ok(()) => {

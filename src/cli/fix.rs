@@ -601,12 +601,23 @@ pub fn run_skipping(
         let _ = writeln!(err, "probegate: {e}");
         code = EXIT_BAD_INPUT;
     }
-    let _ = writeln!(
-        err,
-        "probegate fix: {changed_objects} {} fixed in {changed_files} {}",
-        if changed_objects == 1 { "object" } else { "objects" },
-        if changed_files == 1 { "file" } else { "files" }
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let checked_objects: usize = files.iter().map(|f| f.objects.len()).sum();
+    let checked = format!(
+        "{} in {} checked",
+        plural(checked_objects, "object", "objects"),
+        plural(files.len(), "file", "files")
     );
+    let _ = if changed_objects == 0 {
+        writeln!(err, "probegate fix: nothing to fix ({checked})")
+    } else {
+        writeln!(
+            err,
+            "probegate fix: {} fixed in {} ({checked})",
+            plural(changed_objects, "object", "objects"),
+            plural(changed_files, "file", "files")
+        )
+    };
     code
 }
 

@@ -276,10 +276,20 @@ pub struct FileAnalysis {
     pub errors: Vec<InputError>,
 }
 
-/// The objects of a document: the document itself, or the items of a `kind: List` (or any
-/// `kind: ...List` with `items`), with their pointers.
+/// The objects of a document: the document itself, the items of a `kind: List` (or any
+/// `kind: ...List` with `items`), or the `request.object` of an `AdmissionReview` (a captured
+/// review is checked as the webhook would see it), with their pointers.
 pub fn objects_of(node: &Node) -> Vec<(String, &Node)> {
-    let is_list = node.get("kind").and_then(Node::as_str).is_some_and(|k| k.ends_with("List"));
+    let kind = node.get("kind").and_then(Node::as_str);
+    if kind == Some("AdmissionReview") {
+        return match node.at(["request", "object"]) {
+            Some(object) if matches!(object.value, NodeValue::Map(_)) => {
+                vec![("/request/object".to_string(), object)]
+            }
+            _ => Vec::new(),
+        };
+    }
+    let is_list = kind.is_some_and(|k| k.ends_with("List"));
     match node.get("items").and_then(Node::as_seq) {
         Some(items) if is_list => items.iter().enumerate().map(|(i, n)| (format!("/items/{i}"), n)).collect(),
         _ => vec![(String::new(), node)],
@@ -407,7 +417,14 @@ pub fn analyze_with(
             }
         };
         analysis.document_count += 1;
-        for (pointer, object) in objects_of(node) {
+        // A review's object may leave its namespace to the review's `request.namespace`.
+        let review_namespace =
+            node.at(["request", "namespace"]).and_then(Node::as_str).filter(|n| !n.is_empty());
+        let objects = objects_of(node);
+        if objects.is_empty() {
+            analysis.skipped += 1;
+        }
+        for (pointer, object) in objects {
             if !matches!(object.value, NodeValue::Map(_)) {
                 analysis.skipped += 1;
                 continue;
@@ -429,6 +446,7 @@ pub fn analyze_with(
                 .namespace
                 .clone()
                 .filter(|n| !n.is_empty())
+                .or_else(|| review_namespace.filter(|_| pointer == "/request/object").map(String::from))
                 .unwrap_or(default_namespace.into());
             let evaluation =
                 admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, configmaps);

@@ -44,14 +44,17 @@ pub async fn reload_if_changed(path: &Path, state: &AppState, last_failed: &mut 
         return;
     }
     let source = path.display().to_string();
-    match crate::policy::parse(&text, &source) {
+    match crate::policy::parse_all(&text, &source) {
         Ok(policy) => {
             state.install(LoadedPolicy { policy, hash, source });
             state.metrics.reload(true);
             *last_failed = None;
         }
-        Err(e) => {
-            tracing::error!(error = %e, "refused an invalid policy; keeping the policy in force");
+        Err(errors) => {
+            // Every error, one line each with its file, line and field, as `policy validate` prints them.
+            for (n, e) in errors.iter().enumerate() {
+                tracing::error!(error = %e, "refused an invalid policy ({} of {} errors); keeping the policy in force", n + 1, errors.len());
+            }
             state.metrics.reload(false);
             *last_failed = Some(hash);
         }
