@@ -691,3 +691,56 @@ fn hot_reload_logs_every_error_of_an_invalid_policy() {
         assert!(line.contains(&format!("{}:{at}:", policy.display())) && line.contains(field), "{line}");
     }
 }
+
+/// A directory holding a Helm chart is one error for the chart's templates (with the command that
+/// renders it), not one per template; the rest of the directory is still checked.
+#[test]
+fn a_helm_chart_in_a_directory_is_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("deploy/chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: web\nversion: 0.1.0\n").unwrap();
+    std::fs::write(chart.join("values.yaml"), "replicas: 2\n").unwrap();
+    for t in ["deployment.yaml", "service.yaml", "configmap.yaml"] {
+        std::fs::write(
+            chart.join("templates").join(t),
+            "metadata:\n  name: {{ .Release.Name }}\n  labels:\n    {{- include \"x\" . | nindent 4 }}\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.path().join("deploy/web.yaml"), WEB).unwrap();
+    let o = run_in(dir.path(), &["check", "deploy"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("deploy/chart/templates: a Helm chart's templates, not manifests")
+            && err.contains("`helm template RELEASE deploy/chart | probegate check -`"),
+        "{err}"
+    );
+    assert!(stdout(&o).contains("Deployment default/web"), "{}", stdout(&o));
+}
+
+/// `value: true` where Kubernetes wants a string is an invalid object, as kubectl says too; the
+/// error says to quote it (without quoting the value).
+#[test]
+fn an_unquoted_boolean_env_value_gets_a_hint() {
+    let text = WEB.replace(
+        "        image: nginx\n",
+        "        image: nginx\n        env:\n        - {name: ALLOW_ALL, value: true}\n",
+    );
+    let o = check_text("web.yaml", &text);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("spec.template.spec.containers[0].env[0].value: invalid type: boolean")
+            && err.contains("quote the value to make it a string"),
+        "{err}"
+    );
+    // Other type errors get no such hint.
+    let o = check_text(
+        "web.yaml",
+        &WEB.replace("ports: [{containerPort: 80}]", "ports: [{containerPort: [80]}]"),
+    );
+    assert!(!stderr(&o).contains("quote the value"), "{}", stderr(&o));
+}

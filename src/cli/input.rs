@@ -67,7 +67,8 @@ impl std::fmt::Display for InputError {
 }
 
 /// Expands the command line's paths: files as given, directories recursively (`*.yaml`, `*.yml`,
-/// `*.json`, sorted by name, hidden entries skipped), `-` as standard input (once).
+/// `*.json`, sorted by name, hidden entries skipped, a Helm chart's `templates` folder one error),
+/// `-` as standard input (once).
 ///
 /// # Errors
 /// Each path that does not exist or cannot be listed, as an [`InputError`]; the others are kept.
@@ -123,8 +124,22 @@ fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<InputError>) {
         })
         .collect();
     entries.sort();
+    // A Helm chart's templates are not manifests: one error for the chart instead of one for each
+    // template (and its parse errors).
+    let chart = entries.iter().any(|(name, _, is_dir)| !is_dir && name == "Chart.yaml");
     for (name, path, is_dir) in entries {
-        if is_dir {
+        if is_dir && chart && name == "templates" {
+            errors.push(InputError {
+                file: path.display().to_string(),
+                line: None,
+                column: None,
+                message: format!(
+                    "a Helm chart's templates, not manifests: render the chart first, e.g. \
+                     `helm template RELEASE {} | probegate check -`",
+                    dir.display()
+                ),
+            });
+        } else if is_dir {
             walk(&path, inputs, errors);
         } else if EXTENSIONS.iter().any(|ext| name.rsplit_once('.').is_some_and(|(_, e)| e == *ext))
             && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
@@ -529,11 +544,22 @@ fn invalid_object(
                 .unwrap_or(object);
             let (line, column) = at(node);
             let path = if field.dotted.is_empty() { String::new() } else { format!(" {}:", field.dotted) };
+            // `value: true` or `value: 8080` where Kubernetes wants a string: YAML read it as a
+            // boolean or a number (kubectl refuses it too).
+            let unquoted = ["boolean", "integer", "floating point"]
+                .iter()
+                .any(|t| field.message.contains(&format!("invalid type: {t}")))
+                && field.message.contains("expected a string");
+            let hint = if unquoted { "; quote the value to make it a string" } else { "" };
             InputError {
                 file: file.to_string(),
                 line: line.or(Some(object.pos.line).filter(|l| *l > 0)),
                 column,
-                message: format!("the object is not a valid {}:{path} {}", kind.as_str(), field.message),
+                message: format!(
+                    "the object is not a valid {}:{path} {}{hint}",
+                    kind.as_str(),
+                    field.message
+                ),
             }
         }
         None => InputError {
