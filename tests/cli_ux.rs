@@ -744,3 +744,26 @@ fn an_unquoted_boolean_env_value_gets_a_hint() {
     );
     assert!(!stderr(&o).contains("quote the value"), "{}", stderr(&o));
 }
+
+/// A workload the API server would refuse (no apiVersion, or `extensions/v1beta1`, gone since
+/// Kubernetes 1.16) is an error naming the fix, not a document skipped as "not a workload" that
+/// lets `check` pass; a `Job` of another API group (a CRD) is still not a workload.
+#[test]
+fn a_workload_with_an_unserved_api_version_is_not_skipped_in_silence() {
+    let old = WEB.replace("apps/v1", "extensions/v1beta1");
+    let missing = WEB.replace("apiVersion: apps/v1\n", "");
+    let crd = "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: j\n";
+    let o = check_text("web.yaml", &format!("{old}---\n{missing}---\n{crd}"));
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("web.yaml:1: Deployment extensions/v1beta1 is no longer served (removed in Kubernetes 1.16): use apiVersion apps/v1; not checked"),
+        "{err}"
+    );
+    assert!(
+        err.contains("web.yaml:13: a Deployment without apiVersion (the API server refuses it): not checked"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(stdout(&o).contains("(1 other document skipped: not workloads)"), "{}", stdout(&o));
+}

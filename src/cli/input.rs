@@ -311,6 +311,28 @@ pub fn objects_of(node: &Node) -> Vec<(String, &Node)> {
     }
 }
 
+/// Why an object that names a workload kind is not one the API server would take, so that it is
+/// not skipped as "not a workload" in silence: no `apiVersion` (the API server refuses the object),
+/// or `extensions/v1beta1` for a Deployment, DaemonSet or ReplicaSet (no longer served since
+/// Kubernetes 1.16, "Deprecated API Migration Guide"). A kind of another group (a CRD's `Job`) is
+/// no workload and gets `None`.
+fn unserved_workload(node: &Node) -> Option<String> {
+    let kind = node.get("kind")?.as_str()?;
+    let workload = WorkloadKind::from_api_version_kind("v1", kind)
+        .or_else(|| WorkloadKind::from_api_version_kind("apps/v1", kind))
+        .or_else(|| WorkloadKind::from_api_version_kind("batch/v1", kind))?;
+    match node.get("apiVersion").and_then(Node::as_str) {
+        None | Some("") => {
+            Some(format!("a {kind} without apiVersion (the API server refuses it): not checked"))
+        }
+        Some(v) if v.starts_with("extensions/") => Some(format!(
+            "{kind} {v} is no longer served (removed in Kubernetes 1.16): use apiVersion {}; not checked",
+            if workload == WorkloadKind::Pod { "v1" } else { "apps/v1" }
+        )),
+        Some(_) => None,
+    }
+}
+
 /// The workload kind of an object, from its `apiVersion` and `kind`.
 pub fn workload_kind(node: &Node) -> Option<WorkloadKind> {
     let api_version = node.get("apiVersion")?.as_str()?;
@@ -445,7 +467,15 @@ pub fn analyze_with(
                 continue;
             }
             let Some(kind) = workload_kind(object) else {
-                analysis.skipped += 1;
+                match unserved_workload(object) {
+                    Some(message) => analysis.errors.push(InputError {
+                        file: file.clone(),
+                        line: Some(object.pos.line).filter(|l| *l > 0),
+                        column: None,
+                        message,
+                    }),
+                    None => analysis.skipped += 1,
+                }
                 continue;
             };
             let value = object.to_value();
