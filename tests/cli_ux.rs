@@ -590,6 +590,16 @@ fn a_second_fix_says_nothing_to_fix() {
     );
     let fixed = std::fs::read_to_string(dir.path().join("web.yaml")).unwrap();
     assert_ne!(fixed, WEB);
+    // A diff writes nothing, and says so.
+    std::fs::write(dir.path().join("other.yaml"), WEB).unwrap();
+    let diff = run_in(dir.path(), &["fix", "--diff", "other.yaml"], None);
+    assert!(
+        stderr(&diff)
+            .contains("1 object fixed in 1 file (1 object in 1 file checked; a diff only, no file written)"),
+        "{}",
+        stderr(&diff)
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("other.yaml")).unwrap(), WEB);
     let second = run_in(dir.path(), &["fix", "--in-place", "web.yaml"], None);
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
     assert_eq!(stderr(&second).trim(), "probegate fix: nothing to fix (1 object in 1 file checked)");

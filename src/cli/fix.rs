@@ -611,9 +611,11 @@ pub fn run_skipping(
     let _ = if changed_objects == 0 {
         writeln!(err, "probegate fix: nothing to fix ({checked})")
     } else {
+        // A diff changes no file: say so, "fixed" alone reads as if it had.
+        let written = if opts.output == FixOutput::Diff { "; a diff only, no file written" } else { "" };
         writeln!(
             err,
-            "probegate fix: {} fixed in {} ({checked})",
+            "probegate fix: {} fixed in {} ({checked}{written})",
             plural(changed_objects, "object", "objects"),
             plural(changed_files, "file", "files")
         )
