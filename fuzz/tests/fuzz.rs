@@ -33,6 +33,7 @@ fn exec_analysis() {
         let env = ExecEnv {
             vars: [("A".to_string(), EnvValue::Literal(value))].into_iter().collect(),
             has_env_from: false,
+            ..Default::default()
         };
         let options = exec::Options { known_commands: known.clone(), ..exec::Options::default() };
         for command in [
