@@ -32,7 +32,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::admission::{self, AdmissionRequest, Decision, Endpoint, ReviewError};
 use crate::engine::{ConfigMapSource, StaticConfigMaps};
@@ -314,24 +313,17 @@ pub fn router(state: Arc<AppState>) -> Router {
             error_response(StatusCode::NOT_FOUND, "no such endpoint: use POST /validate or POST /mutate")
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), admit_body))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT))
-        .layer(axum::middleware::map_response(json_errors))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), count_unreviewed))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), shell))
         .with_state(state)
 }
 
-/// Marks an admission answer already counted in `probegate_admission_requests_total` by its
-/// handler (a decision, or a malformed review's 400).
-#[derive(Clone, Copy)]
-struct Counted;
-
-/// Counts in `probegate_admission_requests_total` the admission requests answered without a
-/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
-/// 413, 415 and 503 (refused before or instead of being read), `error` for any other (an unreadable
-/// body's 400, a failed evaluation's 500). Without this, a flood of timeouts would leave the
-/// counter flat.
-async fn count_unreviewed(
+/// Around every request, in one middleware: the request bound ([`REQUEST_TIMEOUT`], then 408),
+/// the body's admission ([`admit_body`]), the framework's errors as JSON ([`json_errors`]) and
+/// the counting of admission requests answered without a review ([`count_unreviewed`]). As
+/// separate layers each boxed the request's future once more, and tower-http's timeout armed a
+/// timer for every request, even one answered at its first poll (here the timer is armed only
+/// when the request has to wait).
+async fn shell(
     State(state): State<Arc<AppState>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
@@ -342,20 +334,40 @@ async fn count_unreviewed(
         _ => None,
     };
     let started = Instant::now();
-    let response = next.run(request).await;
-    if let Some(endpoint) = endpoint
-        && response.extensions().get::<Counted>().is_none()
-    {
-        let result = match response.status() {
-            StatusCode::REQUEST_TIMEOUT => "timeout",
-            StatusCode::PAYLOAD_TOO_LARGE
-            | StatusCode::UNSUPPORTED_MEDIA_TYPE
-            | StatusCode::SERVICE_UNAVAILABLE => "refused",
-            _ => "error",
-        };
-        state.metrics.request(endpoint.as_str(), "", "", result, false, started.elapsed().as_secs_f64());
+    let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
+        Ok(response) => response,
+        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+    };
+    let response = json_errors(response);
+    if let Some(endpoint) = endpoint {
+        count_unreviewed(&state, endpoint, &response, started);
     }
     response
+}
+
+/// Marks an admission answer already counted in `probegate_admission_requests_total` by its
+/// handler (a decision, or a malformed review's 400).
+#[derive(Clone, Copy)]
+struct Counted;
+
+/// Counts in `probegate_admission_requests_total` an admission request answered without a
+/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
+/// 413, 415 and 503 (refused before or instead of being read), `error` for any other (an
+/// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
+/// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
+/// timeouts would leave the counter flat.
+fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, started: Instant) {
+    if response.extensions().get::<Counted>().is_some() {
+        return;
+    }
+    let result = match response.status() {
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        StatusCode::PAYLOAD_TOO_LARGE
+        | StatusCode::UNSUPPORTED_MEDIA_TYPE
+        | StatusCode::SERVICE_UNAVAILABLE => "refused",
+        _ => "error",
+    };
+    state.metrics.request(endpoint.as_str(), "", "", result, false, started.elapsed().as_secs_f64());
 }
 
 /// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
@@ -364,7 +376,7 @@ async fn count_unreviewed(
 /// its share of [`LARGE_BODY_BUDGET_BYTES`] or [`SMALL_BODY_BUDGET_BYTES`], held until its answer
 /// is made.
 async fn admit_body(
-    State(state): State<Arc<AppState>>,
+    state: &AppState,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -421,7 +433,7 @@ fn too_large_message() -> String {
 
 /// The framework's own error answers (405, 408, 413 in plain text or empty) as the same JSON
 /// `{"error", "status"}` body as every other error.
-async fn json_errors(response: Response) -> Response {
+fn json_errors(response: Response) -> Response {
     let status = response.status();
     let message = match status {
         StatusCode::METHOD_NOT_ALLOWED => {
@@ -795,8 +807,15 @@ pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
 /// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
 /// at 253 characters (the longest valid name), with spaces and `=` escaped too, so that a crafted
 /// name cannot add `key=value` fields to a text log line (valid names contain neither).
-fn log_field(s: &str) -> String {
-    log_safe(&crate::engine::excerpt(s, 253)).replace(' ', "\\u{20}").replace('=', "\\u{3d}")
+fn log_field(s: &str) -> std::borrow::Cow<'_, str> {
+    // The usual case, a short name with nothing to escape, is logged as it is (no allocation).
+    if let std::borrow::Cow::Borrowed(cut) = crate::engine::excerpt(s, 253)
+        && matches!(log_safe(cut), std::borrow::Cow::Borrowed(_))
+        && !cut.contains([' ', '='])
+    {
+        return std::borrow::Cow::Borrowed(cut);
+    }
+    log_safe(&crate::engine::excerpt(s, 253)).replace(' ', "\\u{20}").replace('=', "\\u{3d}").into()
 }
 
 /// Everything `probegate serve` needs.
