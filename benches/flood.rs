@@ -9,7 +9,10 @@
 //! review is posted on the same connection: a Pod whose liveness probe runs `pg_isready` against
 //! another host, which must be denied (403 in the response). Reported: each small review's
 //! latency, against a target of under 1 s every time, and how the flood's reviews were answered
-//! (200 or 408 after the server's 4 s bound).
+//! (200 or 408 after the server's 4 s bound). Then the same again with that review padded to
+//! 737 KB (a 700,000-character annotation): most of those bodies wait, unread, for room in the
+//! large-body budget on the connection that carries the small reviews (issue 9's stall: with
+//! 64 KiB stream windows they filled the connection's window and every request timed out).
 //!
 //! Without `--bench` on its command line (as under `cargo test --benches`) it runs a short smoke
 //! round only (8 streams, 2 small reviews).
@@ -70,14 +73,40 @@ fn small() -> Vec<u8> {
     )
 }
 
+/// Issue 9's break-it review: the costliest review padded with a 700,000-character annotation,
+/// about 737 KB, over the 64 KiB inline limit (the expensive lane, the large-body budget).
+fn expensive_large() -> Vec<u8> {
+    let mut v: Value = serde_json::from_slice(&expensive()).unwrap();
+    v["request"]["object"]["metadata"]["annotations"] = json!({"example.com/notes": "x".repeat(700_000)});
+    serde_json::to_vec(&v).unwrap()
+}
+
 fn drive() {
     let full = std::env::args().any(|a| a == "--bench");
     let (streams, runs) = if full { (60, 10) } else { (8, 2) };
     let server = Server::role("probegate");
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let flood_body = Arc::new(expensive());
-    let small_body = Arc::new(small());
     assert!((30_000..45_000).contains(&flood_body.len()), "{} bytes", flood_body.len());
+    flood(&rt, &server, full, streams, runs, flood_body);
+    // The same flood with 737 KB bodies: most of them wait for room in the large-body budget,
+    // unread, on the connection that also carries the small reviews (issue 9's stall).
+    let large_body = Arc::new(expensive_large());
+    assert!((700_000..760_000).contains(&large_body.len()), "{} bytes", large_body.len());
+    flood(&rt, &server, full, streams, runs, large_body);
+}
+
+/// `streams` streams post `flood_body` without pause on one HTTP/2 connection while a small review
+/// is posted `runs` times on the same connection; prints the small reviews' latencies.
+fn flood(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    full: bool,
+    streams: usize,
+    runs: usize,
+    flood_body: Arc<Vec<u8>>,
+) {
+    let small_body = Arc::new(small());
     println!(
         "flood benchmark: {streams} HTTP/2 streams posting a {:.1} KiB review without pause; a {:.1} KiB review with a coupled liveness probe, {runs} times, on the same connection",
         flood_body.len() as f64 / 1024.0,

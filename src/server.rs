@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
+use axum::Extension;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -31,7 +32,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::admission::{self, AdmissionRequest, Decision, Endpoint, ReviewError};
 use crate::engine::{ConfigMapSource, StaticConfigMaps};
@@ -139,17 +139,29 @@ pub const SMALL_BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
 /// server's limit is reached.
 pub const H2_MAX_CONCURRENT_STREAMS: u32 = 64;
 
-/// HTTP/2 flow-control window of one stream: 64 KiB (the protocol's default), an eighth of
-/// [`H2_CONNECTION_WINDOW_BYTES`], so that large bodies waiting for [`LARGE_BODY_BUDGET_BYTES`]
-/// cannot fill the connection window (it takes eight) and stall the small reviews multiplexed
-/// beside them. A review under 64 KiB fits in one window.
-pub const H2_STREAM_WINDOW_BYTES: u32 = 64 * 1024;
+/// HTTP/2 flow-control window of one stream: 8 KiB, so that the streams of one connection
+/// together ([`H2_MAX_CONCURRENT_STREAMS`] of them) can never fill its window
+/// ([`H2_CONNECTION_WINDOW_BYTES`]). A stream whose body waits, unread, for its share of
+/// [`LARGE_BODY_BUDGET_BYTES`] still holds up to one stream window of the connection's window
+/// until it is read; with 64 KiB stream windows, eight such streams filled the 512 KiB connection
+/// window and no body on that connection could arrive any more, not even a small review's, until
+/// the request timeout (issue 9: 60 streams of a 737 KB review on one connection, every request
+/// answered 408). Bodies are read as they arrive, so a larger body just takes more window
+/// updates; a review up to 8 KiB (most Pod and template reviews, tests/fixtures/admission)
+/// arrives in one flight.
+pub const H2_STREAM_WINDOW_BYTES: u32 = 8 * 1024;
 
 /// HTTP/2 flow-control window of one connection: 512 KiB (hyper's default is 1 MiB). It bounds the
 /// body data a connection can make the server hold before the server reads it: at most 512 MiB
 /// over [`conn::MAX_CONNECTIONS`] connections (with 1 MiB, 900 connections pushing unread data held
-/// 1.0 GB).
+/// 1.0 GB). It is at least [`H2_MAX_CONCURRENT_STREAMS`] stream windows (checked at compile time).
 pub const H2_CONNECTION_WINDOW_BYTES: u32 = 512 * 1024;
+
+// Streams whose bodies wait unread cannot fill the connection window between them (see
+// H2_STREAM_WINDOW_BYTES).
+const _: () = assert!(
+    H2_MAX_CONCURRENT_STREAMS as u64 * H2_STREAM_WINDOW_BYTES as u64 <= H2_CONNECTION_WINDOW_BYTES as u64
+);
 
 /// Most requests evaluated on the blocking pool at once (large bodies and bodies with exec
 /// handlers); more wait, within [`REQUEST_TIMEOUT`]. Each is bounded in time by the exec
@@ -301,10 +313,61 @@ pub fn router(state: Arc<AppState>) -> Router {
             error_response(StatusCode::NOT_FOUND, "no such endpoint: use POST /validate or POST /mutate")
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), admit_body))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT))
-        .layer(axum::middleware::map_response(json_errors))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), shell))
         .with_state(state)
+}
+
+/// Around every request, in one middleware: the request bound ([`REQUEST_TIMEOUT`], then 408),
+/// the body's admission ([`admit_body`]), the framework's errors as JSON ([`json_errors`]) and
+/// the counting of admission requests answered without a review ([`count_unreviewed`]). As
+/// separate layers each boxed the request's future once more, and tower-http's timeout armed a
+/// timer for every request, even one answered at its first poll (here the timer is armed only
+/// when the request has to wait).
+async fn shell(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let endpoint = match (request.method() == axum::http::Method::POST, request.uri().path()) {
+        (true, "/validate") => Some(Endpoint::Validate),
+        (true, "/mutate") => Some(Endpoint::Mutate),
+        _ => None,
+    };
+    let started = Instant::now();
+    let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
+        Ok(response) => response,
+        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+    };
+    let response = json_errors(response);
+    if let Some(endpoint) = endpoint {
+        count_unreviewed(&state, endpoint, &response, started);
+    }
+    response
+}
+
+/// Marks an admission answer already counted in `probegate_admission_requests_total` by its
+/// handler (a decision, or a malformed review's 400).
+#[derive(Clone, Copy)]
+struct Counted;
+
+/// Counts in `probegate_admission_requests_total` an admission request answered without a
+/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
+/// 413, 415 and 503 (refused before or instead of being read), `error` for any other (an
+/// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
+/// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
+/// timeouts would leave the counter flat.
+fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, started: Instant) {
+    if response.extensions().get::<Counted>().is_some() {
+        return;
+    }
+    let result = match response.status() {
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        StatusCode::PAYLOAD_TOO_LARGE
+        | StatusCode::UNSUPPORTED_MEDIA_TYPE
+        | StatusCode::SERVICE_UNAVAILABLE => "refused",
+        _ => "error",
+    };
+    state.metrics.request(endpoint.as_str(), "", "", result, false, started.elapsed().as_secs_f64());
 }
 
 /// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
@@ -313,7 +376,7 @@ pub fn router(state: Arc<AppState>) -> Router {
 /// its share of [`LARGE_BODY_BUDGET_BYTES`] or [`SMALL_BODY_BUDGET_BYTES`], held until its answer
 /// is made.
 async fn admit_body(
-    State(state): State<Arc<AppState>>,
+    state: &AppState,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -370,7 +433,7 @@ fn too_large_message() -> String {
 
 /// The framework's own error answers (405, 408, 413 in plain text or empty) as the same JSON
 /// `{"error", "status"}` body as every other error.
-async fn json_errors(response: Response) -> Response {
+fn json_errors(response: Response) -> Response {
     let status = response.status();
     let message = match status {
         StatusCode::METHOD_NOT_ALLOWED => {
@@ -556,14 +619,21 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Respons
             log_decision(endpoint, &decision, dry_run, elapsed);
             record_metrics(&state.metrics, endpoint, &decision, dry_run, elapsed);
             match serde_json::to_vec(&decision.review) {
-                Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+                Ok(bytes) => {
+                    ([(header::CONTENT_TYPE, "application/json")], Extension(Counted), bytes).into_response()
+                }
                 Err(_) => error_response(StatusCode::INTERNAL_SERVER_ERROR, "could not encode the response"),
             }
         }
         Err(e) => {
             tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS)), "rejected a malformed admission request");
             state.metrics.request(endpoint.as_str(), "", "", "error", false, started.elapsed().as_secs_f64());
-            error_response(StatusCode::BAD_REQUEST, &crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS))
+            let mut answer = error_response(
+                StatusCode::BAD_REQUEST,
+                &crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS),
+            );
+            answer.extensions_mut().insert(Counted);
+            answer
         }
     }
 }
@@ -737,8 +807,15 @@ pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
 /// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
 /// at 253 characters (the longest valid name), with spaces and `=` escaped too, so that a crafted
 /// name cannot add `key=value` fields to a text log line (valid names contain neither).
-fn log_field(s: &str) -> String {
-    log_safe(&crate::engine::excerpt(s, 253)).replace(' ', "\\u{20}").replace('=', "\\u{3d}")
+fn log_field(s: &str) -> std::borrow::Cow<'_, str> {
+    // The usual case, a short name with nothing to escape, is logged as it is (no allocation).
+    if let std::borrow::Cow::Borrowed(cut) = crate::engine::excerpt(s, 253)
+        && matches!(log_safe(cut), std::borrow::Cow::Borrowed(_))
+        && !cut.contains([' ', '='])
+    {
+        return std::borrow::Cow::Borrowed(cut);
+    }
+    log_safe(&crate::engine::excerpt(s, 253)).replace(' ', "\\u{20}").replace('=', "\\u{3d}").into()
 }
 
 /// Everything `probegate serve` needs.

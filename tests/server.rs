@@ -872,3 +872,109 @@ async fn an_update_reads_its_old_object_only_when_a_finding_would_be_denied() {
     let (status, v) = h.post("/mutate", &review("UPDATE", &unreadable, Some(&unreadable), "o5")).await;
     assert_eq!(status, 400, "{v}");
 }
+
+/// An HTTP/2 connection (ALPN `h2`) to the server over TLS, trusting only `ca_pem`, driven in the
+/// background.
+async fn h2_connection(addr: SocketAddr, ca_pem: &str) -> h2::client::SendRequest<axum::body::Bytes> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp).await.unwrap();
+    let (client, connection) = h2::client::handshake(tls).await.unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+/// Opens a `/validate` stream declaring `declared` body bytes and queues `body` on it (ending
+/// the stream when `body` is all of it).
+async fn h2_post(
+    client: &mut h2::client::SendRequest<axum::body::Bytes>,
+    body: &[u8],
+    declared: usize,
+) -> (h2::client::ResponseFuture, h2::SendStream<axum::body::Bytes>) {
+    let request = http::Request::post("https://localhost/validate")
+        .header("content-type", "application/json")
+        .header("content-length", declared)
+        .body(())
+        .unwrap();
+    *client = client.clone().ready().await.unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    send.send_data(axum::body::Bytes::copy_from_slice(body), body.len() == declared).unwrap();
+    (response, send)
+}
+
+/// Issue 9's stall: on one HTTP/2 connection, large reviews whose bodies wait, unread, for room in
+/// the large-body budget must not take the connection's flow-control window, or nothing else on
+/// that connection can arrive: a small review sent beside them is answered while they are still
+/// pending. Those that never complete time out (408) and are counted in
+/// `probegate_admission_requests_total{result="timeout"}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_one_http2_connection_large_bodies_waiting_for_room_do_not_stall_a_small_review() {
+    let h = start(Policy::default()).await;
+    let state = std::sync::Arc::clone(&h.running.state);
+    let mut client = h2_connection(h.addr, &h.ca).await;
+    // The break-it pass's size: a 737 KB review.
+    let mut big = coupled_pod(None);
+    big["metadata"]["annotations"] = json!({"example.com/notes": "x".repeat(737_000)});
+    let big = serde_json::to_vec(&review("CREATE", &big, None, "large")).unwrap();
+    let admitted = server::LARGE_BODY_BUDGET_BYTES / big.len();
+    let n = admitted + 23;
+    assert!(n < server::H2_MAX_CONCURRENT_STREAMS as usize, "room for the small review's stream");
+    // Every large body but its last byte: those admitted are read and then wait for that byte,
+    // holding the budget; the others wait for room, unread.
+    let mut pending = Vec::new();
+    for _ in 0..n {
+        pending.push(h2_post(&mut client, &big[..big.len() - 1], big.len()).await);
+    }
+    poll_gauge("large bodies waiting", (n - admitted) as i64, || state.metrics.bodies_waiting(Budget::Large))
+        .await;
+    // A small review on the same connection is read and answered: denied, not 408.
+    let small = serde_json::to_vec(&review("CREATE", &coupled_pod(None), None, "small")).unwrap();
+    let (response, _send) = h2_post(&mut client, &small, small.len()).await;
+    let response = response.await.unwrap();
+    let status = response.status();
+    let mut body = response.into_body();
+    let mut answer = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        answer.extend_from_slice(&chunk);
+    }
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
+    // ... while the large ones were still pending: none had been answered or timed out.
+    assert_eq!(state.metrics.bodies_waiting(Budget::Large), (n - admitted) as i64);
+    assert!(pending.iter_mut().all(|(r, _)| futures::FutureExt::now_or_never(&mut *r).is_none()));
+    // Their bodies never complete: each is answered 408 at the request bound, and counted.
+    for (response, _send) in pending {
+        assert_eq!(response.await.unwrap().status(), 408);
+    }
+    // A review refused before its body is read (415) is counted too.
+    let r = h.client.post(h.url("/validate")).header("content-type", "text/plain").body("{}").send().await;
+    assert_eq!(r.unwrap().status(), 415);
+    let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let count = |result: &str| -> u64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with("probegate_admission_requests_total{"))
+            .filter(|l| l.contains(&format!("result=\"{result}\"")))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(count("timeout"), n as u64, "{metrics}");
+    assert_eq!(count("refused"), 1, "{metrics}");
+    assert_eq!(count("denied"), 1, "the small review, counted once: {metrics}");
+    h.healthy().await;
+}

@@ -122,8 +122,9 @@ pub struct ObjectMeta {
     /// `metadata.labels`.
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
-    /// `metadata.annotations`.
-    #[serde(default)]
+    /// `metadata.annotations`, without [`LAST_APPLIED_ANNOTATION`] (skipped unread: nothing
+    /// reads it, and it is a copy of the whole manifest, often most of a review's metadata).
+    #[serde(default, deserialize_with = "annotations_but_last_applied")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// `metadata.ownerReferences`.
     #[serde(default)]
@@ -215,6 +216,46 @@ pub struct InvalidField {
     pub dotted: String,
     /// What is wrong, values redacted: `invalid type: sequence, expected IntOrString`.
     pub message: String,
+}
+
+/// `kubectl apply`'s copy of the applied manifest, as a JSON string in an annotation (Kubernetes
+/// docs, "Declarative Management of Kubernetes Objects Using Configuration Files").
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Annotations as a map of strings, [`LAST_APPLIED_ANNOTATION`] skipped without being unescaped
+/// or copied; `null` reads as none.
+fn annotations_but_last_applied<'de, D>(d: D) -> Result<Option<BTreeMap<String, String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Annotations;
+    impl<'de> serde::de::Visitor<'de> for Annotations {
+        type Value = Option<BTreeMap<String, String>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a map of strings")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if key == LAST_APPLIED_ANNOTATION {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                } else {
+                    out.insert(key, map.next_value::<String>()?);
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+    d.deserialize_option(Annotations)
 }
 
 /// `metadata: null` reads as empty metadata, like a missing member.
@@ -416,4 +457,32 @@ pub fn redact_quoted(message: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_applied_annotation_is_skipped_and_other_annotations_are_kept() {
+        let json = r#"{"metadata": {"name": "api", "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration": "{\"kind\":\"Pod\"}\n",
+            "probegate.dev/skip": "probe-timeout"}},
+            "spec": {"containers": [{"name": "api", "image": "x"}]}}"#;
+        let w = Workload::from_json(WorkloadKind::Pod, json).unwrap();
+        assert_eq!(w.metadata.annotation("probegate.dev/skip"), Some("probe-timeout"));
+        assert_eq!(w.metadata.annotation(LAST_APPLIED_ANNOTATION), None);
+        assert_eq!(w.metadata.annotations.as_ref().map(BTreeMap::len), Some(1));
+        // The same through a parsed value (manifests), and `null` or a missing map reads as none.
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(Workload::from_value(WorkloadKind::Pod, &v).unwrap().metadata, w.metadata);
+        for annotations in [r#""annotations": null,"#, ""] {
+            let json =
+                format!(r#"{{"metadata": {{{annotations} "name": "api"}}, "spec": {{"containers": []}}}}"#);
+            assert_eq!(Workload::from_json(WorkloadKind::Pod, &json).unwrap().metadata.annotations, None);
+        }
+        // Other annotations must still be strings.
+        let bad = r#"{"metadata": {"annotations": {"a": 1}}, "spec": {"containers": []}}"#;
+        assert!(Workload::from_json(WorkloadKind::Pod, bad).is_err());
+    }
 }

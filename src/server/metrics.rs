@@ -1,7 +1,9 @@
 //! Prometheus metrics (prometheus-client, OpenMetrics text at `GET /metrics`).
 //!
 //! - `probegate_admission_requests_total{endpoint,kind,operation,result,dry_run}`: result
-//!   `allowed`, `warned`, `patched`, `denied` or `error`; `dry_run` `true` for dry-run requests
+//!   `allowed`, `warned`, `patched`, `denied`, `error` (a malformed review's 400, a failed
+//!   evaluation), `timeout` (408: not read and answered within the request timeout) or `refused`
+//!   (413, 415 or 503 before the body was read; `kind` and `operation` empty); `dry_run` `true` for dry-run requests
 //!   (`kubectl apply --dry-run=server`, `kubectl diff`: nothing was admitted), `false` otherwise
 //!   (and for requests that could not be read);
 //! - `probegate_admission_duration_seconds{endpoint}`: histogram of handling time;
