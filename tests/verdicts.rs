@@ -956,3 +956,75 @@ fn nodetool_ring_views_of_the_local_node_are_not_denied_but_another_host_is() {
     assert_eq!(f[0].action, Action::Deny);
     assert!(f[0].message.contains("cassandra-1.cassandra.default.svc"), "{}", f[0].message);
 }
+
+// === hosts known only at run time (rules.md, the `unresolved` policy) ===
+
+/// The liveness-dependency finding on a container whose env is `env_yaml` (a flow list) and whose
+/// liveness probe runs `script` under `sh -c`.
+fn unresolved_verdict(env_yaml: &str, script: &str) -> Option<(Action, String)> {
+    let spec = format!(
+        "containers:\n- name: app\n  image: a\n  env: {env_yaml}\n  \
+         livenessProbe: {{exec: {{command: [sh, -c, {script:?}]}}}}\n"
+    );
+    let e = eval(&pod(&spec));
+    findings(&e, RuleId::LivenessDependency).first().map(|f| (f.action, f.message.clone()))
+}
+
+#[test]
+fn a_run_time_host_named_like_a_dependency_address_is_denied() {
+    let secret = "{valueFrom: {secretKeyRef: {name: s, key: k}}}";
+    for (env, script) in [
+        (
+            format!("[{{name: REDIS_HOST, {}}}]", &secret[1..secret.len() - 1]),
+            "redis-cli -h $REDIS_HOST ping",
+        ),
+        (
+            format!("[{{name: REDIS_URL, {}}}]", &secret[1..secret.len() - 1]),
+            "redis-cli -u \"$REDIS_URL\" ping",
+        ),
+        // libpq's PGHOST, set at run time: the tool's own variable names the database.
+        (format!("[{{name: PGHOST, {}}}]", &secret[1..secret.len() - 1]), "pg_isready"),
+        // Set nowhere in the manifest (the image or envFrom may): the name still says what it is.
+        ("[]".to_string(), "redis-cli -h ${REDIS_MASTER_HOST} ping"),
+        ("[]".to_string(), "kafka-broker-api-versions.sh --bootstrap-server $KAFKA_BROKERS"),
+        // The node's address is another machine without hostNetwork, whatever its variable's name.
+        (
+            "[{name: NODE, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}]".to_string(),
+            "curl -f http://$NODE:10256/healthz",
+        ),
+    ] {
+        let got = unresolved_verdict(&env, script);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script}: {got:?}");
+    }
+}
+
+#[test]
+fn a_run_time_host_that_nothing_names_a_dependency_is_a_warning_never_a_denial() {
+    for (env, script) in [
+        // Set nowhere: empty, or set by the image; `CACHE` alone names no address.
+        ("[]", "redis-cli -h $CACHE ping"),
+        (
+            "[{name: TARGET, valueFrom: {secretKeyRef: {name: s, key: k}}}]",
+            "curl -f http://$TARGET:8080/healthz",
+        ),
+        // Command output.
+        ("[]", "pg_isready -h $(cat /etc/dbhost)"),
+    ] {
+        let got = unresolved_verdict(env, script);
+        let (action, message) = got.clone().unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Warn, "{script}: {got:?}");
+        assert!(message.contains("known only at run time"), "{message}");
+    }
+}
+
+#[test]
+fn dependency_like_names_follow_the_catalog_pattern() {
+    let named = |script: &str| unresolved_verdict("[]", script).map(|g| g.0);
+    // `_` between the two words is optional; case does not matter; the words may sit inside a name.
+    for var in ["DBHOST", "db_host", "MONGODB_URI", "APP_POSTGRES_SERVER", "ES_ENDPOINT", "AMQP_ADDR"] {
+        assert_eq!(named(&format!("redis-cli -h ${var} ping")), Some(Action::Deny), "{var}");
+    }
+    for var in ["DB", "HOST", "REDIS", "SERVICE", "BACKEND_HOST", "TARGET_URL"] {
+        assert_eq!(named(&format!("redis-cli -h ${var} ping")), Some(Action::Warn), "{var}");
+    }
+}

@@ -99,6 +99,10 @@ pub struct ExecEnv {
     /// the note on a target: `from the Pod's status.hostIP`, `from Secret db key host`. Without an
     /// entry the note says `not a literal env value`.
     pub unresolved_from: HashMap<String, String>,
+    /// Variables of `vars` that are [`EnvValue::Unresolved`] but certainly name another machine:
+    /// `valueFrom.fieldRef` of `status.hostIP`/`status.hostIPs` without `hostNetwork` (the node's
+    /// address, not the Pod's; API reference, PodStatus). A host from one counts as remote.
+    pub node_vars: std::collections::HashSet<String>,
 }
 
 /// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):
@@ -168,6 +172,12 @@ pub struct Dependency {
     pub script: Option<String>,
     /// For a command matched by a `knownCommands` entry: why it reaches the dependency.
     pub why: Option<String>,
+    /// Whether the host is known only at run time (a variable set by a ConfigMap, a Secret or the
+    /// image, a script argument, command output) and nothing names it a dependency's address.
+    /// The rule catalog counts an unresolved host as remote only when its variable's name looks
+    /// like one (`REDIS_HOST`, `DATABASE_URL`, `PGHOST`: `(DB|REDIS|...)_?(HOST|ADDR|URL|...)`);
+    /// `$CACHE` or `$1` may be `localhost`, so a finding on it is a warning, never a denial.
+    pub unknown_host: bool,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

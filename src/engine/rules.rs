@@ -132,7 +132,8 @@ pub(super) fn evaluate_container(
         && let Some((message, maybe_self)) = liveness_dependency(rules, t, unresolved, &mut local_requests)
     {
         coupled = true;
-        // A host that may be the node itself (hostNetwork) is never a reason to deny.
+        // A host that may be the node itself (hostNetwork), or one known only at run time that
+        // nothing names a dependency, is never a reason to deny.
         let action = match rules.liveness_dependency.action {
             Action::Deny if maybe_self => Action::Warn,
             a => a,
@@ -188,8 +189,9 @@ pub(super) fn evaluate_container(
 // === liveness-dependency ===
 
 /// The liveness probe's dependency, if any: the message, and whether the target may be the pod
-/// itself after all (an IP literal of a hostNetwork pod, which can be the node's own address), in
-/// which case the finding is never a denial.
+/// itself after all (an IP literal of a hostNetwork pod, which can be the node's own address; an
+/// exec host known only at run time whose variable does not name a dependency, see
+/// [`exec::Dependency::unknown_host`]), in which case the finding is never a denial.
 fn liveness_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
@@ -278,6 +280,19 @@ fn liveness_dependency(
     let mut command: String = dep.command.chars().take(40).collect();
     if command.len() < dep.command.len() {
         command.push('…');
+    }
+    if dep.unknown_host {
+        // rules.md, the `unresolved` policy: a host known only at run time whose variable does not
+        // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}), known only at run time: if that \
+                 is another workload, its outage would restart every replica; check it in readinessProbe, \
+                 or probe localhost",
+                dep.target, dep.category, dep.program
+            ),
+            true,
+        ));
     }
     Some((
         format!(
@@ -406,7 +421,22 @@ pub(crate) fn exec_env_resolved(
         vars.insert(name.clone(), v);
     }
     unresolved_from.retain(|name, _| vars.get(name) == Some(&EnvValue::Unresolved));
-    ExecEnv { vars, has_env_from: unknown_from, unresolved_from }
+    // The last entry of a name wins; a hostIP fieldRef is the node (analyze_exec makes it the
+    // pod's own address under hostNetwork).
+    let mut node_vars = std::collections::HashSet::new();
+    for e in container.env.iter().flatten() {
+        let node = e
+            .value_from
+            .as_ref()
+            .and_then(|f| f.field_ref.as_ref())
+            .is_some_and(|f| matches!(f.field_path.as_str(), "status.hostIP" | "status.hostIPs"));
+        if node {
+            node_vars.insert(e.name.clone());
+        } else {
+            node_vars.remove(&e.name);
+        }
+    }
+    ExecEnv { vars, has_env_from: unknown_from, unresolved_from, node_vars }
 }
 
 /// Where a `valueFrom` variable's value comes from, for the note on a target the analysis cannot

@@ -252,6 +252,18 @@ impl Ctx<'_> {
         HostClass::Remote
     }
 
+    /// Whether `host`, unresolved, is named by a variable that looks like a dependency's address
+    /// (`$REDIS_HOST`, `${DATABASE_URL}`, `$(KAFKA_BROKERS)`, `$env:DB_HOST`, libpq's `PGHOST`). Such a
+    /// host counts as remote; any other unresolved host (`$CACHE`, `$1`, command output) is unknown,
+    /// and a finding on it is a warning, never a denial (docs/scripts.md, "Unknown hosts"; the rule
+    /// catalog's `unresolved` policy).
+    /// A variable of the node's address (`status.hostIP` without hostNetwork) counts as remote too.
+    pub(super) fn names_dependency_variable(&self, host: &str) -> bool {
+        host.chars().filter_map(|c| self.ref_of(c)).filter(|r| r.kind == RefKind::Unresolved).any(|r| {
+            dependency_like_name(&r.original) || self.env.node_vars.contains(&variable_name(&r.original))
+        }) || dependency_like_name(host)
+    }
+
     /// Why the first unresolved reference in `s` is unknown, to explain a target: where an env
     /// variable's value comes from (`from the Pod's status.hostIP, set at run time`), an argument,
     /// an unset variable, command output.
@@ -272,14 +284,9 @@ impl Ctx<'_> {
 
     /// Why the variable written `original` (`$X`, `${X:-d}`, `$(X)`, `$1`, `$env:X`) is unknown.
     fn variable_note(&self, original: &str) -> String {
-        let inner = original.strip_prefix('$').unwrap_or(original).trim_start_matches(['{', '(']);
-        // PowerShell's `$env:X` (any case).
-        let inner = match inner.get(..4) {
-            Some(p) if p.eq_ignore_ascii_case("env:") => &inner[4..],
-            _ => inner,
-        };
-        let name: String = inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let name = variable_name(original);
         if name.is_empty() {
+            let inner = original.strip_prefix('$').unwrap_or(original).trim_start_matches(['{', '(']);
             return match inner.chars().next() {
                 Some('@' | '*' | '#') => "the script's arguments, unknown here".into(),
                 Some('?' | '$' | '!' | '-') => "a shell special parameter, set at run time".into(),
@@ -347,6 +354,56 @@ pub(super) fn url_parts(u: &str) -> (String, Option<String>, String) {
         _ => None,
     });
     (h, port, p.path)
+}
+
+/// Whether a variable name (or a text holding one) looks like a dependency's address: a service
+/// word (`DB`, `REDIS`, `KAFKA`, ...) followed, with or without `_`, by an address word (`HOST`,
+/// `ADDR`, `URL`, `URI`, `SERVER`, `ENDPOINT`, `BROKER(S)`), anywhere in the name, case-insensitive.
+/// This is the rule catalog's `(?i)(DB|DATABASE|PG|...)_?(HOST|ADDR|...)` test, unanchored.
+pub(super) fn dependency_like_name(text: &str) -> bool {
+    const SERVICES: [&str; 20] = [
+        "DB",
+        "DATABASE",
+        "PG",
+        "POSTGRES",
+        "MYSQL",
+        "MARIADB",
+        "REDIS",
+        "MONGO",
+        "CASSANDRA",
+        "KAFKA",
+        "BROKER",
+        "AMQP",
+        "RABBIT",
+        "NATS",
+        "ES",
+        "ELASTIC",
+        "CACHE",
+        "UPSTREAM",
+        "MASTER",
+        "PRIMARY",
+    ];
+    const ADDRESSES: [&str; 7] = ["HOST", "ADDR", "URL", "URI", "SERVER", "ENDPOINT", "BROKER"];
+    let upper = text.to_ascii_uppercase();
+    SERVICES.iter().any(|service| {
+        upper.match_indices(service).any(|(i, _)| {
+            let after = &upper[i + service.len()..];
+            let after = after.strip_prefix('_').unwrap_or(after);
+            ADDRESSES.iter().any(|a| after.starts_with(a))
+        })
+    })
+}
+
+/// The variable a reference names: `REDIS_HOST` of `$REDIS_HOST`, `${REDIS_HOST:-x}`,
+/// `$(REDIS_HOST)` or PowerShell's `$env:REDIS_HOST`; `1` of `$1`; empty for `$@`, `$?`.
+fn variable_name(original: &str) -> String {
+    let inner = original.strip_prefix('$').unwrap_or(original).trim_start_matches(['{', '(']);
+    // PowerShell's `$env:X` (any case).
+    let inner = match inner.get(..4) {
+        Some(p) if p.eq_ignore_ascii_case("env:") => &inner[4..],
+        _ => inner,
+    };
+    inner.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, basename, is_ident, is_reserved_char, sanitize, truncate_chars};
+use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
 use super::shell::{piece_words, split_assignment, split_redirections};
@@ -297,9 +298,17 @@ impl Ctx<'_> {
             let chain: Vec<&str> = self.scripts.iter().map(|(p, _)| p.as_str()).collect();
             format!("{} ({origin})", chain.join(" → "))
         });
+        // Known only at run time, and no variable name says it is a dependency's address.
+        let unknown_host = !hit.always
+            && hit.hosts.iter().all(|h| match self.classify(h) {
+                HostClass::Remote => false,
+                HostClass::Local => true,
+                HostClass::Unresolved => !self.names_dependency_variable(h),
+            });
         Dependency {
             program: program.to_string(),
             category: hit.category,
+            unknown_host,
             target: truncate_chars(&target, 160),
             command: truncate_chars(&join_redacted(&words), 80),
             script,
