@@ -1,20 +1,29 @@
 //! `probegate audit` at scale against a real API server (cargo feature `e2e`, `KUBEBUILDER_ASSETS`
 //! as for the e2e tests): DEPLOYMENTS (default 10,000) Deployments spread over 10 namespaces, each
 //! with a ReplicaSet and a Pod whose status says the container restarted, seeded through the API
-//! (no kubelet). Then the binary runs, with its default limits (`--qps`, 16 writes in flight):
-//! 1. `probegate audit -A --write-reports` twice: wall time, peak RSS (VmHWM of the audit process,
+//! (no kubelet). Every object carries a label `bench-slice` (0 to 3, the Deployment's number modulo
+//! 4). Then the binary runs, with its default limits (`--qps`, `--writes-in-flight`):
+//! 1. How reports are written, side by side (skip with `COMPARE=0`): one first pass per slice
+//!    (`-l bench-slice=K`, a quarter of the Deployments each, no reports yet) with one write path:
+//!    server-side apply with 16 writes in flight (the path before `create`), then `create` with 8,
+//!    16 and 32. The list and evaluation cost is the same in each, so the times compare the write
+//!    paths. Then their Reports are deleted.
+//! 2. `probegate audit -A --write-reports` twice: wall time, peak RSS (VmHWM of the audit process,
 //!    polled) and report writes of a first pass (every report new) and of a second one over an
 //!    unchanged cluster. Targets (issue 12): first pass within 60 s, peak RSS at most 256 MiB, zero
 //!    writes on the second pass.
-//! 2. Two shards (`--shard-count 2 --shard-index 0|1`), one after the other, each a first pass
-//!    writing `wgpolicyk8s.io/v1alpha2` PolicyReports (a second CRD, so they are new again): the
-//!    time of each against the one-replica first pass of 1.
-//! 3. `probegate audit --watch -A`: after its first pass, one Deployment at a time changes; the time
+//! 3. Two shards (`--shard-count 2 --shard-index 0|1`) at the same time, each a first pass writing
+//!    `wgpolicyk8s.io/v1alpha2` PolicyReports (a second CRD, so they are new again): the time of
+//!    each, and of both, against the one-replica first pass of 2.
+//! 4. `probegate audit --watch -A`: after its first pass, one Deployment at a time changes; the time
 //!    from the update's response to its report's new content (polled every 20 ms). Target: 2 s.
+//!
+//! Each pass also prints the CPU seconds the audit, kube-apiserver and etcd spent meanwhile (from
+//! `/proc`), which says where the time went.
 //!
 //! `KUBEBUILDER_ASSETS=... cargo bench --features e2e --bench audit_cluster` (`DEPLOYMENTS=N` for
 //! fewer; `PROBEGATE_BIN=target/release/probegate` to measure that binary; `CHANGES=N` changed
-//! Deployments in 3, default 5).
+//! Deployments in 4, default 5; `COMPARE=0` skips 1).
 
 #[allow(dead_code)]
 #[path = "../tests/e2e/harness.rs"]
@@ -30,6 +39,8 @@ use serde_json::json;
 
 const NAMESPACES: usize = 10;
 const IN_FLIGHT: usize = 32;
+/// The `bench-slice` label's values: section 3 compares write paths on one slice each.
+const SLICES: usize = 4;
 
 fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1", kind), plural)
@@ -51,12 +62,13 @@ fn container(i: usize) -> serde_json::Value {
 async fn seed_one(client: kube::Client, ns: String, i: usize) {
     let name = format!("app-{i}");
     let labels = json!({"app": name});
-    let template = json!({"metadata": {"labels": labels}, "spec": {"containers": [container(i)]}});
+    let sliced = json!({"app": name, "bench-slice": (i % SLICES).to_string()});
+    let template = json!({"metadata": {"labels": sliced}, "spec": {"containers": [container(i)]}});
     let pp = PostParams::default();
     let deployments: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), &ns, &resource("apps", "Deployment", "deployments"));
     let d: DynamicObject = serde_json::from_value(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels},
+        "metadata": {"name": name, "labels": sliced},
         "spec": {"selector": {"matchLabels": labels}, "template": template}}))
     .unwrap();
     let d = deployments.create(&pp, &d).await.expect("create a Deployment");
@@ -64,7 +76,7 @@ async fn seed_one(client: kube::Client, ns: String, i: usize) {
     let replicasets: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), &ns, &resource("apps", "ReplicaSet", "replicasets"));
     let rs: DynamicObject = serde_json::from_value(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": format!("{name}-1"), "labels": labels, "ownerReferences": owner(&d, "Deployment", "apps/v1")},
+        "metadata": {"name": format!("{name}-1"), "labels": sliced, "ownerReferences": owner(&d, "Deployment", "apps/v1")},
         "spec": {"selector": {"matchLabels": labels}, "template": template}}))
     .unwrap();
     let rs = replicasets.create(&pp, &rs).await.expect("create a ReplicaSet");
@@ -72,7 +84,7 @@ async fn seed_one(client: kube::Client, ns: String, i: usize) {
     let mut spec = template["spec"].clone();
     spec["automountServiceAccountToken"] = json!(false);
     let pod: DynamicObject = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": format!("{name}-1-x"), "labels": labels, "ownerReferences": owner(&rs, "ReplicaSet", "apps/v1")},
+        "metadata": {"name": format!("{name}-1-x"), "labels": sliced, "ownerReferences": owner(&rs, "ReplicaSet", "apps/v1")},
         "spec": spec}))
     .unwrap();
     pods.create(&pp, &pod).await.expect("create a Pod");
@@ -87,7 +99,42 @@ async fn seed_one(client: kube::Client, ns: String, i: usize) {
 struct Run {
     seconds: f64,
     peak_rss_kib: u64,
+    /// CPU seconds (user + system) of the audit process, its last sample before it exited.
+    cpu_seconds: f64,
     stderr: String,
+}
+
+/// User + system CPU seconds of a process from `/proc/PID/stat` (clock ticks of 1/100 s).
+fn cpu_of(pid: &str) -> Option<(String, f64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (comm, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // After the command: state(0) ppid(1) ... utime(11) stime(12).
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    (fields.get(1)? == &std::process::id().to_string()).then(|| (comm.to_string(), ticks / 100.0))
+}
+
+/// CPU seconds so far of this bench's kube-apiserver and etcd (its child processes).
+fn server_cpu() -> (f64, f64) {
+    let (mut api, mut etcd) = (0.0, 0.0);
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if let Some((comm, cpu)) = cpu_of(&entry.file_name().to_string_lossy()) {
+            match comm.as_str() {
+                "kube-apiserver" => api += cpu,
+                "etcd" => etcd += cpu,
+                _ => {}
+            }
+        }
+    }
+    (api, etcd)
+}
+
+/// Runs `f` and says how much CPU the API server and etcd spent meanwhile.
+fn with_server_cpu<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let (api0, etcd0) = server_cpu();
+    let out = f();
+    let (api1, etcd1) = server_cpu();
+    (out, format!("CPU: kube-apiserver {:.1} s, etcd {:.1} s", api1 - api0, etcd1 - etcd0))
 }
 
 fn audit(args: &[&str]) -> Run {
@@ -104,8 +151,13 @@ fn audit(args: &[&str]) -> Run {
         .spawn()
         .expect("run probegate audit");
     let status_file = format!("/proc/{}/status", child.id());
+    let pid = child.id().to_string();
     let mut peak = 0;
+    let mut cpu_seconds = 0.0;
     loop {
+        if let Some((_, cpu)) = cpu_of(&pid) {
+            cpu_seconds = cpu;
+        }
         if let Ok(Some(_)) = child.try_wait() {
             break;
         }
@@ -120,20 +172,33 @@ fn audit(args: &[&str]) -> Run {
     }
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    Run { seconds: started.elapsed().as_secs_f64(), peak_rss_kib: peak, stderr }
+    Run { seconds: started.elapsed().as_secs_f64(), peak_rss_kib: peak, cpu_seconds, stderr }
 }
 
 fn writes_line(r: &Run) -> String {
     r.stderr.lines().find(|l| l.contains("reports (")).unwrap_or("no report line").to_string()
 }
 
-fn print_run(what: &str, r: &Run) {
+fn print_run(what: &str, r: &Run, server: &str) {
+    let line = writes_line(r);
+    // "reports (API): W written, ...": W over the whole pass's time.
+    let written = line
+        .split_once("): ")
+        .and_then(|(_, rest)| rest.split_once(" written"))
+        .and_then(|(w, _)| w.trim().parse::<f64>().ok());
+    let rate = written.map(|w| format!(" ({:.0} writes/s over the pass)", w / r.seconds)).unwrap_or_default();
     println!(
-        "{what}: {:.1} s, peak RSS {:.1} MiB; {}",
+        "{what}: {:.1} s, peak RSS {:.1} MiB; {line}{rate}; {server}, audit {:.1} s",
         r.seconds,
         r.peak_rss_kib as f64 / 1024.0,
-        writes_line(r)
+        r.cpu_seconds
     );
+}
+
+/// Runs one audit and prints its figures with the server's CPU meanwhile.
+fn measure(what: &str, args: &[&str]) {
+    let (run, server) = with_server_cpu(|| audit(args));
+    print_run(what, &run, &server);
 }
 
 fn main() {
@@ -166,27 +231,99 @@ fn main() {
         "seeded {n} Deployments, {n} ReplicaSets, {n} Pods with statuses in {:.0} s",
         seeded.elapsed().as_secs_f64()
     );
-    let args = ["-A", "--write-reports", "--exit-zero", "-o", "json"];
-    print_run("first pass", &audit(&args));
-    print_run("second pass (nothing changed)", &audit(&args));
-
-    // Two shards, each a first pass (PolicyReports: none written yet).
-    for index in ["0", "1"] {
-        let shard = [
-            "-A",
-            "--write-reports",
-            "--report-api",
-            "wgpolicyk8s",
-            "--shard-count",
-            "2",
-            "--shard-index",
-            index,
-            "--exit-zero",
-            "-o",
-            "json",
-        ];
-        print_run(&format!("shard {index} of 2, first pass"), &audit(&shard));
+    // Write paths side by side, first: each on a fresh quarter of the Deployments; then their
+    // Reports are deleted so that the first pass below writes every one.
+    if std::env::var("COMPARE").as_deref() != Ok("0") {
+        for (slice, (how, in_flight)) in
+            [("apply", "16"), ("create", "8"), ("create", "16"), ("create", "32")].into_iter().enumerate()
+        {
+            let selector = format!("bench-slice={slice}");
+            let args = [
+                "-A",
+                "--write-reports",
+                "-l",
+                &selector,
+                "--report-writes",
+                how,
+                "--writes-in-flight",
+                in_flight,
+                "--exit-zero",
+                "-o",
+                "json",
+            ];
+            measure(
+                &format!(
+                    "slice {slice} (about {} Deployments), {how} with {in_flight} in flight",
+                    n / SLICES
+                ),
+                &args,
+            );
+        }
+        let deleted = Instant::now();
+        runtime.block_on(async {
+            let client = harness::client().await;
+            let report_resource = ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("openreports.io", "v1alpha1", "Report"),
+                "reports",
+            );
+            for ns in &namespaces {
+                let reports: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &report_resource);
+                reports
+                    .delete_collection(&Default::default(), &Default::default())
+                    .await
+                    .expect("delete the Reports");
+                let deadline = Instant::now() + Duration::from_secs(900);
+                while !reports
+                    .list_metadata(&Default::default())
+                    .await
+                    .expect("list Reports")
+                    .items
+                    .is_empty()
+                {
+                    assert!(Instant::now() < deadline, "the Reports in {ns} were not deleted");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        });
+        println!("write paths: their Reports deleted in {:.0} s", deleted.elapsed().as_secs_f64());
     }
+
+    let args = ["-A", "--write-reports", "--exit-zero", "-o", "json"];
+    measure("first pass", &args);
+    measure("second pass (nothing changed)", &args);
+
+    // Two shards at the same time, each a first pass (PolicyReports: none written yet).
+    let started = Instant::now();
+    let (shards, server) = with_server_cpu(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ["0", "1"]
+                .into_iter()
+                .map(|index| {
+                    scope.spawn(move || {
+                        let shard = [
+                            "-A",
+                            "--write-reports",
+                            "--report-api",
+                            "wgpolicyk8s",
+                            "--shard-count",
+                            "2",
+                            "--shard-index",
+                            index,
+                            "--exit-zero",
+                            "-o",
+                            "json",
+                        ];
+                        (index.to_string(), audit(&shard))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a shard's thread")).collect::<Vec<(String, Run)>>()
+        })
+    });
+    for (index, run) in &shards {
+        print_run(&format!("shard {index} of 2, first pass, side by side"), run, "server CPU: below");
+    }
+    println!("both shards done in {:.1} s; {server}", started.elapsed().as_secs_f64());
 
     // --watch: one changed Deployment at a time, from the update to its report's new content.
     let port = harness::free_port();

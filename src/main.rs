@@ -140,6 +140,13 @@ struct AuditArgs {
     /// The report API to write.
     #[arg(long, value_enum, default_value = "openreports", requires = "write_reports")]
     report_api: probegate::audit::reports::ReportApi,
+    /// Report writes (and deletes) sent at once, each still under --qps.
+    #[arg(long, default_value_t = probegate::audit::WRITE_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..))]
+    writes_in_flight: u16,
+    /// How a report that does not exist yet is written: create (POST, the default) or apply
+    /// (server-side apply, as for a changed one). A benchmark knob.
+    #[arg(long, value_enum, default_value = "create", hide = true)]
+    report_writes: probegate::audit::cluster::ReportWrites,
 }
 
 #[derive(Args)]
@@ -526,6 +533,8 @@ fn audit(args: AuditArgs) -> ExitCode {
                 .shard_index
                 .zip(args.shard_count)
                 .map(|(index, count)| probegate::audit::cluster::Shard { index, count }),
+            writes_in_flight: usize::from(args.writes_in_flight),
+            report_writes: args.report_writes,
         },
         format: args.output,
         fail_on: args.fail_on,

@@ -69,6 +69,21 @@ pub struct ClusterOptions {
     pub namespace_selector: Option<String>,
     /// `--shard-index I --shard-count N`: only the namespaces [`shard_of`] puts in shard I of N.
     pub shard: Option<Shard>,
+    /// `--writes-in-flight`: report writes (and deletes) sent at once, at least 1.
+    pub writes_in_flight: usize,
+    /// How a report missing from the metadata-only list is written (`--report-writes`).
+    pub report_writes: ReportWrites,
+}
+
+/// How a report that the metadata-only list did not show is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportWrites {
+    /// `create` (POST); a 409 AlreadyExists (written meanwhile, or unlabelled) falls back to
+    /// server-side apply. An existing report whose content changed is always applied.
+    #[default]
+    Create,
+    /// Server-side apply for every write (the slower path; kept to compare against).
+    Apply,
 }
 
 /// One of N shards of a cluster's namespaces: each replica audits the namespaces whose name hashes
@@ -125,6 +140,8 @@ pub struct Cluster {
     shard: Option<Shard>,
     page_size: u32,
     limit: Arc<RateLimit>,
+    writes_in_flight: usize,
+    report_writes: ReportWrites,
 }
 
 /// A listed report's metadata: what a pass compares and cleans up with.
@@ -276,6 +293,8 @@ impl Cluster {
             shard: opts.shard,
             page_size: opts.page_size.max(1),
             limit: Arc::new(RateLimit::new(opts.qps)),
+            writes_in_flight: opts.writes_in_flight.max(1),
+            report_writes: opts.report_writes,
         })
     }
 
@@ -310,6 +329,16 @@ impl Cluster {
     /// The client (for writers such as reports).
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+
+    /// Report writes (and deletes) to keep in flight at once (`--writes-in-flight`, at least 1).
+    pub fn writes_in_flight(&self) -> usize {
+        self.writes_in_flight
+    }
+
+    /// How a report the list did not show is written (`--report-writes`).
+    pub fn report_writes(&self) -> ReportWrites {
+        self.report_writes
     }
 
     fn path(&self, prefix: &str, plural: &str, namespace: Option<&str>) -> String {
@@ -572,6 +601,25 @@ impl Cluster {
         let request =
             Request::new(api.path(namespace)).patch(name, &params, &kube::api::Patch::Apply(report));
         self.get_text(request).await.map(drop)
+    }
+
+    /// Creates a report (POST), for one the metadata-only list did not show: the API server then
+    /// stores it without reading an old object or merging field sets, which server-side apply does.
+    /// One that exists after all (written meanwhile, or one without probegate's label) answers 409
+    /// AlreadyExists and is then written with [`Cluster::apply_report`]. Both leave `probegate`
+    /// as the field manager.
+    ///
+    /// # Errors
+    /// When the API refuses it.
+    pub async fn create_report(&self, api: ReportApi, report: &serde_json::Value) -> kube::Result<()> {
+        let namespace = report["metadata"]["namespace"].as_str().unwrap_or_default();
+        let params = kube::api::PostParams { field_manager: Some("probegate".into()), ..Default::default() };
+        let body = serde_json::to_vec(report).map_err(kube::Error::SerdeError)?;
+        match self.get_text(Request::new(api.path(namespace)).create(&params, body)).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 => self.apply_report(api, report).await,
+            Err(e) => Err(e),
+        }
     }
 }
 

@@ -239,10 +239,18 @@ async fn reports_in(ns: &str) -> Vec<Value> {
     list["items"].as_array().unwrap().clone()
 }
 
+/// Installs the Report CRD once per test process (two tests applying it at once on a fresh server
+/// race: one create answers AlreadyExists).
 fn install_crd() {
+    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let mut installed = INSTALLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if *installed {
+        return;
+    }
     let crd = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/components/reports/crd-openreports.yaml");
     let out = harness::kubectl(&["apply", "-f", crd.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    *installed = true;
 }
 
 fn stderr_of(out: &Output) -> String {
@@ -347,6 +355,23 @@ async fn reports_are_written_once_and_updated_when_the_policy_changes_a_verdict(
     );
     assert!(stderr_of(&out).contains(" 0 deleted"), "{}", stderr_of(&out));
     assert_eq!(report_versions(&ns).await.len(), 6);
+
+    // A report that exists but that the metadata list does not show (its label removed by hand):
+    // the audit creates it, gets 409 AlreadyExists, and applies it instead; the label is back.
+    let out = harness::kubectl(&[
+        "-n",
+        &ns,
+        "label",
+        "reports.openreports.io",
+        "probegate-deployment-api",
+        "app.kubernetes.io/managed-by-",
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let args = ["-n", &ns, "--policy", &policy, "--write-reports", "--exit-zero", "-o", "json"];
+    let out = audit(kubeconfig, &args);
+    assert!(stderr_of(&out).contains("1 written, 5 unchanged, 0 deleted, 0 failed"), "{}", stderr_of(&out));
+    let out = audit(kubeconfig, &args);
+    assert!(stderr_of(&out).contains("0 written, 6 unchanged, 0 deleted, 0 failed"), "{}", stderr_of(&out));
 }
 
 /// Each report's name and resourceVersion (a write changes the version).
@@ -535,20 +560,16 @@ struct Watcher {
 
 impl Watcher {
     fn start(ns: &str, policy: &str, identity: &str) -> Watcher {
+        Watcher::start_in(&["-n", ns], ns, policy, identity)
+    }
+
+    /// `scope`: `-n NS`, or `-A` with its filters; the Lease lives in `lease_ns`.
+    fn start_in(scope: &[&str], lease_ns: &str, policy: &str, identity: &str) -> Watcher {
         let port = harness::free_port();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
-            .args([
-                "audit",
-                "--watch",
-                "-n",
-                ns,
-                "--policy",
-                policy,
-                "--lease-namespace",
-                ns,
-                "--identity",
-                identity,
-            ])
+            .args(["audit", "--watch"])
+            .args(scope)
+            .args(["--policy", policy, "--lease-namespace", lease_ns, "--identity", identity])
             .args([
                 "--debounce-ms",
                 "200",
@@ -740,4 +761,96 @@ async fn watch_mode_re_evaluates_only_what_a_change_touches() {
     assert!(!now.contains_key("probegate-statefulset-db"));
     // All of it without a full pass.
     assert_eq!(passes().await, Some(1.0));
+}
+
+#[tokio::test]
+async fn watch_mode_follows_namespaces_into_and_out_of_its_namespace_selector() {
+    use std::time::Duration;
+    install_crd();
+    let run = format!("probegate-e2e/watch-run=r{}", std::process::id());
+    let inside = harness::namespace("audit-sel-in").await;
+    let outside = harness::namespace("audit-sel-out").await;
+    let out = harness::kubectl(&["label", "namespace", &inside, &run]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    seed(&inside);
+    seed(&outside);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = policy_file(dir.path(), POLICY);
+    let watcher = Watcher::start_in(&["-A", "--namespace-selector", &run], &inside, &policy, "selector");
+    harness::eventually(
+        Duration::from_secs(30),
+        "a full pass writes the selected namespace's 7 reports",
+        || async {
+            (watcher.metric("probegate_audit_passes_total{result=\"ok\"}").await == Some(1.0)
+                && watcher.metric("probegate_audit_report_writes_total{result=\"written\"}").await
+                    == Some(7.0))
+            .then_some(())
+        },
+    )
+    .await;
+    assert_eq!(reports_in(&inside).await.len(), 7);
+    assert!(reports_in(&outside).await.is_empty(), "a namespace outside the selector got reports");
+
+    // Relabelled into the selector: its workloads are audited and their reports written.
+    let out = harness::kubectl(&["label", "namespace", &outside, &run]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(Duration::from_secs(15), "the relabelled namespace gets its 7 reports", || async {
+        (reports_in(&outside).await.len() == 7).then_some(())
+    })
+    .await;
+    let api_of = |ns: String| async move {
+        reports_in(&ns).await.into_iter().find(|r| r["metadata"]["name"] == "probegate-deployment-api")
+    };
+    let api = api_of(outside.clone()).await.unwrap();
+    assert_eq!(rule_result(&api, "liveness-dependency").as_deref(), Some("fail"));
+
+    // Relabelled out of it: it is no longer audited, and its reports stay (docs/audit.md: a
+    // replica whose selector takes the namespace finds them current). The Namespace watch
+    // delivers events in order: once a later relabel of the selected namespace (into the relaxed
+    // override) shows in its reports, the watcher has seen the other one leave. Then the same
+    // change is made in both namespaces, the one that left first: once the selected one's report
+    // follows, the other's event has been handled too, and ignored.
+    let key = run.split('=').next().unwrap();
+    let out = harness::kubectl(&["label", "namespace", &inside, &format!("{key}-")]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = harness::kubectl(&["label", "namespace", &outside, "probegate-e2e/tier=relaxed"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    harness::eventually(
+        Duration::from_secs(15),
+        "the relaxed override reaches the selected namespace",
+        || async {
+            let api = api_of(outside.clone()).await?;
+            (rule_result(&api, "liveness-dependency").as_deref() == Some("warn")).then_some(())
+        },
+    )
+    .await;
+    let patch = json!([{"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe",
+        "value": {"httpGet": {"path": "/live", "port": 8080}, "timeoutSeconds": 3}}]);
+    for ns in [&inside, &outside] {
+        let out = harness::kubectl(&[
+            "-n",
+            ns,
+            "patch",
+            "deployment",
+            "api",
+            "--type=json",
+            "-p",
+            &patch.to_string(),
+        ]);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+    harness::eventually(Duration::from_secs(15), "the selected namespace's api report passes", || async {
+        let api = api_of(outside.clone()).await?;
+        (rule_result(&api, "liveness-dependency").as_deref() == Some("pass")).then_some(())
+    })
+    .await;
+    let left = api_of(inside.clone()).await.expect("the report of a namespace that left the selector stays");
+    assert_eq!(
+        rule_result(&left, "liveness-dependency").as_deref(),
+        Some("fail"),
+        "a namespace outside the selector was audited"
+    );
+    assert_eq!(reports_in(&inside).await.len(), 7);
+    // Namespace passes, not full ones.
+    assert_eq!(watcher.metric("probegate_audit_passes_total{result=\"ok\"}").await, Some(1.0));
 }
