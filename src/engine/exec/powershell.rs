@@ -199,6 +199,15 @@ fn statements(script: &str) -> Vec<Vec<Word>> {
                 word.text.extend(&chars[i..(end + 1).min(chars.len())]);
                 i = end;
             }
+            '$' if chars.get(i + 1) == Some(&'(') && (in_word || simple_subexpression(&chars, i)) => {
+                // `http://$($env:COMPUTERNAME):8080/`, `tnc $($h)`: a subexpression inside a word,
+                // or one of a single variable, is part of the word (others are read as statements
+                // of their own, so that the commands in them are matched).
+                let end = closing(&chars, i + 1);
+                in_word = true;
+                word.text.extend(&chars[i..(end + 1).min(chars.len())]);
+                i = end;
+            }
             '@' if matches!(chars.get(i + 1), Some('{') | Some('(')) => {
                 // A hashtable or array literal: one opaque word.
                 let end = closing(&chars, i + 1);
@@ -227,6 +236,16 @@ fn statements(script: &str) -> Vec<Vec<Word>> {
         out.push(cur);
     }
     out
+}
+
+/// Whether the `$(` at `at` holds one variable (`$($env:COMPUTERNAME)`, `$($h)`).
+fn simple_subexpression(chars: &[char], at: usize) -> bool {
+    let end = closing(chars, at + 1);
+    let inner: String = chars[at + 2..end.min(chars.len())].iter().collect();
+    let inner = inner.trim();
+    inner.strip_prefix('$').is_some_and(|v| {
+        !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+    })
 }
 
 /// Index of the bracket closing the one at `open_at` (`chars.len()` when it is never closed).
@@ -693,7 +712,13 @@ impl Ctx<'_> {
     /// index of it: unknown.
     fn ps_expand(&mut self, word: &str, expandable: bool, bare: bool, vars: &[(String, String)]) -> String {
         if !expandable || !word.contains('$') {
-            return word.replace('\u{FFFD}', "$");
+            // A literal `$` (single-quoted) is shown as written, but a host holding one is no
+            // name that resolves: the request fails every time, whatever else is up.
+            if !word.contains('\u{FFFD}') {
+                return word.to_string();
+            }
+            let dollar = self.new_ref(RefKind::Unknown, "$");
+            return word.replace('\u{FFFD}', &dollar.to_string());
         }
         let chars: Vec<char> = word.chars().collect();
         let mut out = String::new();
@@ -1126,6 +1151,27 @@ mod tests {
         assert_eq!(
             target_in(&["pwsh", "-c", &format!("$h = $env:DB_HOST; {}", decided("$h"))], &e),
             "orders-db:5432"
+        );
+    }
+
+    #[test]
+    fn subexpressions_inside_words_and_literal_dollars() {
+        for script in [
+            "Invoke-WebRequest -Uri http://$($env:COMPUTERNAME):8080/healthz -UseBasicParsing",
+            "try { $r = irm http://$($env:COMPUTERNAME):8080/healthz; exit 0 } catch { exit 1 }",
+            "if (-not (Test-NetConnection $($env:COMPUTERNAME) -Port 8080 -InformationLevel Quiet)) { exit 1 }",
+            // Single quotes do not expand: `$env:COMPUTERNAME` is literal text, no host name at all.
+            "$u = 'http://$env:COMPUTERNAME:8080/healthz'; iwr -Uri $u",
+        ] {
+            quiet(&["powershell", "-Command", script]);
+        }
+        assert_eq!(
+            target(&["powershell", "-Command", "iwr -Uri http://orders.svc/$($env:COMPUTERNAME)/health"]),
+            "http://orders.svc/$env:COMPUTERNAME/health"
+        );
+        assert_eq!(
+            target(&["powershell", "-Command", "$h = 'orders.svc'; iwr http://$($h):8080/"]),
+            "http://orders.svc:8080/"
         );
     }
 
