@@ -297,5 +297,13 @@ mod tests {
         }
         assert!(matches!(files.read("D:\\probe\\live.ps1"), FileLookup::NotOnVolume));
         assert!(matches!(files.read("C:\\other\\live.ps1"), FileLookup::NotOnVolume));
+        // In a Linux container a backslash is part of a file name.
+        let linux: Container = serde_json::from_value(json!({
+        "name": "c", "workingDir": "/work", "volumeMounts": [{"name": "health", "mountPath": "/work/probe"}]}))
+        .unwrap();
+        let files =
+            ContainerFiles { container: &linux, volumes: &volumes, configmaps: &cms, namespace: "ns" };
+        assert_eq!(text(files.read("probe/live.ps1")), "exit 0");
+        assert!(matches!(files.read("probe\\live.ps1"), FileLookup::NotOnVolume));
     }
 }

@@ -265,9 +265,13 @@ mod tests {
         assert_eq!(set_command("set /a N=1+2"), Some(("n".into(), None)));
         assert_eq!(set_command("setx U 1"), None);
         assert_eq!(set_command("set"), None);
+        assert_eq!(set_command("set A B=x"), None);
+        assert_eq!(set_command("set =x"), None);
         let c = commands("a && b ^& c | \"d & e\" || f");
         let seps: Vec<&str> = c.iter().map(|(_, s)| s.as_str()).collect();
         assert_eq!(seps, ["&&", "|", "||", ""]);
         assert_eq!(c[1].0, " b ^& c ");
+        // Inside double quotes `^` is an ordinary character.
+        assert_eq!(commands("curl \"x^\" & y").len(), 2);
     }
 }

@@ -561,11 +561,10 @@ impl Ctx<'_> {
         let lower = script.to_ascii_lowercase();
         // Test-NetConnection and Test-Connection fail a probe only through `exit`/`throw` on
         // their result.
+        // (Only the result's own names: `.StatusCode` is also an Invoke-WebRequest response's.)
         let test_decides = (lower.contains("tcptestsucceeded")
             || lower.contains("pingsucceeded")
-            || lower.contains("quiet")
-            || lower.contains("statuscode")
-            || lower.contains(".status"))
+            || lower.contains("quiet"))
             && (lower.contains("exit") || lower.contains("throw"));
         let mut vars: Vec<(String, String)> = Vec::new();
         for statement in statements(script) {
@@ -1215,6 +1214,15 @@ mod tests {
             "if (-not (Test-Connection localhost -Count 1 -Quiet)) { exit 1 }",
         ]);
         quiet(&["powershell", "-Command", "if (-not (Test-Connection $env:COMPUTERNAME -Quiet)) { exit 1 }"]);
+    }
+
+    #[test]
+    fn another_command_deciding_the_exit_does_not_make_a_bare_test_count() {
+        quiet(&[
+            "powershell",
+            "-Command",
+            "Test-Connection orders-db -Count 1; $r = iwr http://localhost:8080/healthz -UseBasicParsing; if ($r.StatusCode -ne 200) { exit 1 }",
+        ]);
     }
 
     #[test]
