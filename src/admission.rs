@@ -550,13 +550,16 @@ pub fn review_with_configmaps(
     // `/mutate` patches Pods (on CREATE; on UPDATE only to restore probegate's own changes, which
     // a re-apply of the unpatched manifest would undo) and templates only with `templates.mutate`
     // (CREATE and UPDATE): anything else has nothing to patch and nothing to say that `/validate`
-    // does not say, so the object is not even read.
+    // does not say. The object is still read, so that a malformed one (a Deployment whose
+    // `template` is null, a `request.kind` that is not the object's) gets the same HTTP 400 at
+    // both endpoints: a failed webhook call, which the API server resolves by the configuration's
+    // `failurePolicy` (Fail rejects, Ignore admits), never a policy verdict.
     let mutable = matches!(request.operation, Operation::Create | Operation::Update)
         && (kind.is_pod() || policy.templates.mutate);
+    let workload = Workload::from_json(kind, object.get())?;
     if endpoint == Endpoint::Mutate && !mutable {
         return skip("nothing to patch", summary, response);
     }
-    let workload = Workload::from_json(kind, object.get())?;
     if summary.name.is_empty() {
         summary.name = workload.metadata.display_name();
     }

@@ -860,11 +860,15 @@ async fn an_update_reads_its_old_object_only_when_a_finding_would_be_denied() {
     let (status, v) =
         h.post("/validate", &review("UPDATE", &coupled_pod(None), Some(&unreadable), "o3")).await;
     assert_eq!(status, 400, "{v}");
-    // /mutate patches a template on UPDATE only with templates.mutate (off by default): the object
-    // itself is not read.
+    // /mutate patches a template on UPDATE only with templates.mutate (off by default), but an
+    // unreadable object is refused there as at /validate (the old object is not read).
     let unreadable_template = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
         "spec": {"template": {"spec": {"containers": "not a list"}}}});
     let body = review("UPDATE", &unreadable_template, Some(&unreadable_template), "o4");
+    assert_eq!(h.post("/mutate", &body).await.0, 400);
+    let readable = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+        "spec": {"template": {"spec": {"containers": [{"name": "api", "image": "api:1"}]}}}});
+    let body = review("UPDATE", &readable, Some(&unreadable_template), "o4b");
     let r = h.review("/mutate", &body).await.response;
     assert!(r.allowed && r.patch.is_none() && r.warnings.is_none(), "{r:?}");
     // A Pod UPDATE at /mutate is read (to restore probegate's own changes that a re-apply would
@@ -976,5 +980,40 @@ async fn on_one_http2_connection_large_bodies_waiting_for_room_do_not_stall_a_sm
     assert_eq!(count("timeout"), n as u64, "{metrics}");
     assert_eq!(count("refused"), 1, "{metrics}");
     assert_eq!(count("denied"), 1, "the small review, counted once: {metrics}");
+    h.healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inconsistent_review_gets_the_same_400_from_both_endpoints() {
+    // The API server decodes objects into their types before it calls a webhook, so it never sends
+    // these; a client or proxy that does gets a failed webhook call (HTTP 400, resolved by the
+    // configuration's failurePolicy) from /validate and /mutate alike, never a 200 from one of them.
+    let h = start(Policy::default()).await;
+    let pod = coupled_pod(None);
+    let null_template = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"selector": {"matchLabels": {"app": "api"}}, "template": null}});
+    let mut pod_as_deployment = review("CREATE", &pod, None, "i2");
+    pod_as_deployment["request"]["kind"] = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
+    let empty_job_template = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "shop"},
+        "spec": {"schedule": "0 1 * * *", "jobTemplate": {}}});
+    let cases = [
+        ("template: null", review("CREATE", &null_template, None, "i1")),
+        ("a Pod sent as a Deployment", pod_as_deployment),
+        ("jobTemplate: {}", review("CREATE", &empty_job_template, None, "i3")),
+        ("template: null on UPDATE", review("UPDATE", &null_template, Some(&null_template), "i4")),
+    ];
+    for (what, body) in cases {
+        let (validate, v) = h.post("/validate", &body).await;
+        let (mutate, m) = h.post("/mutate", &body).await;
+        assert_eq!((validate.as_u16(), mutate.as_u16()), (400, 400), "{what}: {v} / {m}");
+        assert_eq!(v["error"], m["error"], "{what}: the same message");
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{what}: {v}");
+    }
+    // The same objects made whole are answered 200 at both.
+    let mut whole = null_template.clone();
+    whole["spec"]["template"] = json!({"metadata": {"labels": {"app": "api"}}, "spec": pod["spec"].clone()});
+    for path in ["/validate", "/mutate"] {
+        h.review(path, &review("CREATE", &whole, None, "i5")).await;
+    }
     h.healthy().await;
 }

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::known::KnownCommand;
 
 mod clients;
+mod cmd;
 mod context;
 mod flags;
 mod hosts;

@@ -17,8 +17,28 @@ pub(crate) struct ContainerFiles<'a> {
     pub namespace: &'a str,
 }
 
-/// `/a/./b/../c` → `/a/c`; a relative path is joined to `cwd` when there is one.
+/// A Windows path (`C:\\probe\\live.ps1`, `c:/probe`) as a `/` path: Windows containers mount
+/// volumes on the system drive, where a `mountPath` of `/probe` is `C:\\probe` (Kubernetes docs,
+/// "Windows containers in Kubernetes: storage"), so `C:` is dropped; another drive keeps its letter
+/// (`/d:/data`). `None` for any other path.
+fn windows_path(path: &str) -> Option<String> {
+    let b = path.as_bytes();
+    if !(b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/')) {
+        return None;
+    }
+    let rest = path[2..].replace('\\', "/");
+    let drive = b[0].to_ascii_lowercase();
+    Some(if drive == b'c' { rest } else { format!("/{}:{rest}", drive as char) })
+}
+
+/// `/a/./b/../c` → `/a/c`; a relative path is joined to `cwd` when there is one. Windows paths
+/// are read as [`windows_path`] says.
 fn normalize(path: &str, cwd: Option<&str>) -> Option<String> {
+    let windows_cwd = cwd.and_then(windows_path);
+    let cwd = windows_cwd.as_deref().or(cwd);
+    let converted = windows_path(path)
+        .or_else(|| (windows_cwd.is_some() && !path.starts_with('/')).then(|| path.replace('\\', "/")));
+    let path = converted.as_deref().unwrap_or(path);
     let full = if path.starts_with('/') {
         path.to_string()
     } else {
@@ -245,5 +265,45 @@ mod tests {
         let files =
             ContainerFiles { container: &container, volumes: &volumes, configmaps: &none, namespace: "ns" };
         assert!(unreadable(files.read("/health/ping.sh")).contains("ConfigMap ns/health is not available"));
+    }
+
+    #[test]
+    fn windows_paths_resolve_through_their_mounts() {
+        let container: Container = serde_json::from_value(json!({
+        "name": "c", "workingDir": "C:\\app",
+        "volumeMounts": [
+            {"name": "health", "mountPath": "C:\\probe"},
+            {"name": "health", "mountPath": "/unix-style"},
+            {"name": "health", "mountPath": "D:\\other"},
+            {"name": "health", "mountPath": "C:\\app\\checks"}
+        ]}))
+        .unwrap();
+        let volumes: Vec<Volume> =
+            serde_json::from_value(json!([{"name": "health", "configMap": {"name": "health"}}])).unwrap();
+        let mut cms = StaticConfigMaps::new();
+        cms.insert("ns", "health", BTreeMap::from([("live.ps1".into(), "exit 0".into())]));
+        let files =
+            ContainerFiles { container: &container, volumes: &volumes, configmaps: &cms, namespace: "ns" };
+        for path in [
+            "C:\\probe\\live.ps1",
+            "c:/probe/live.ps1",
+            "C:\\unix-style\\live.ps1",
+            "/probe/live.ps1",
+            "D:\\other\\live.ps1",
+            "checks\\live.ps1",
+            ".\\checks\\live.ps1",
+        ] {
+            assert_eq!(text(files.read(path)), "exit 0", "{path}");
+        }
+        assert!(matches!(files.read("D:\\probe\\live.ps1"), FileLookup::NotOnVolume));
+        assert!(matches!(files.read("C:\\other\\live.ps1"), FileLookup::NotOnVolume));
+        // In a Linux container a backslash is part of a file name.
+        let linux: Container = serde_json::from_value(json!({
+        "name": "c", "workingDir": "/work", "volumeMounts": [{"name": "health", "mountPath": "/work/probe"}]}))
+        .unwrap();
+        let files =
+            ContainerFiles { container: &linux, volumes: &volumes, configmaps: &cms, namespace: "ns" };
+        assert_eq!(text(files.read("probe/live.ps1")), "exit 0");
+        assert!(matches!(files.read("probe\\live.ps1"), FileLookup::NotOnVolume));
     }
 }

@@ -468,8 +468,13 @@ impl Ctx<'_> {
             }
             HostFormat::SqlServer => {
                 let s = v.split_once(':').map_or(v, |(_, r)| r);
+                // `np:\\HOST\pipe\...`: a named pipe on HOST; `lpc:` is shared memory (this machine).
+                let s = s.trim_start_matches('\\');
                 let host = s.split([',', '\\']).next().unwrap_or("");
-                let local = host == "." || host.eq_ignore_ascii_case("(local)");
+                let local = host == "."
+                    || host.eq_ignore_ascii_case("(local)")
+                    || host.eq_ignore_ascii_case("(localdb)")
+                    || v.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("lpc:"));
                 Hit::new(c.category, vec![if local { String::new() } else { host.to_string() }], v)
             }
         }
@@ -532,9 +537,11 @@ impl Ctx<'_> {
         vec![Hit::always(c.category, target)]
     }
 
-    /// Whether a hit reaches a dependency: always, or through a host that is not this Pod.
+    /// Whether a hit reaches a dependency: always, or through a host that is not this Pod (a host
+    /// that is a script variable not followed, [`HostClass::Unknown`], is none).
     pub(super) fn is_dependency(&self, hit: &Hit) -> bool {
-        hit.always || hit.hosts.iter().any(|h| self.classify(h) != HostClass::Local)
+        hit.always
+            || hit.hosts.iter().any(|h| matches!(self.classify(h), HostClass::Remote | HostClass::Unresolved))
     }
 }
 

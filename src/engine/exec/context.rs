@@ -34,6 +34,10 @@ pub(super) enum RefKind {
     Unresolved,
     /// The output of a command substitution.
     UnresolvedCmd,
+    /// A PowerShell or cmd.exe script variable the analysis cannot follow (assigned from a
+    /// command, a property, a pipeline, or never assigned): unlike an env value from a ConfigMap or
+    /// Secret, nothing says it names another host, so it never makes a dependency by itself.
+    Unknown,
 }
 
 /// One entry of the marker side table.

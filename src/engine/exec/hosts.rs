@@ -14,6 +14,9 @@ pub(super) enum HostClass {
     Remote,
     /// Depends on a value unknown at admission.
     Unresolved,
+    /// Depends on a script variable the analysis cannot follow ([`RefKind::Unknown`]): never a
+    /// dependency (a miss at worst), noted instead.
+    Unknown,
 }
 
 /// A parsed `scheme://[userinfo@]host[:port][,host[:port]...][/path]` URL.
@@ -205,6 +208,9 @@ impl Ctx<'_> {
         let rest: String = chars.collect();
         let kinds: Vec<&RefKind> = lower.chars().filter_map(|c| self.ref_of(c)).map(|r| &r.kind).collect();
         let has_marker = lower.chars().any(|c| marker_index(c).is_some());
+        if kinds.iter().any(|k| matches!(k, RefKind::Unknown)) {
+            return HostClass::Unknown;
+        }
         if kinds.iter().any(|k| matches!(k, RefKind::Unresolved | RefKind::UnresolvedCmd))
             || lower.contains(['$', '`'])
             || (has_marker && kinds.is_empty())
@@ -273,6 +279,9 @@ impl Ctx<'_> {
             match self.ref_of(c) {
                 Some(r) if r.kind == RefKind::Unresolved => return Some(self.variable_note(&r.original)),
                 Some(r) if r.kind == RefKind::UnresolvedCmd => return Some("command output".into()),
+                Some(r) if r.kind == RefKind::Unknown => {
+                    return Some("a script variable not known at admission".into());
+                }
                 _ => {}
             }
         }

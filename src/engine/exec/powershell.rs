@@ -19,8 +19,10 @@
 use base64::Engine as _;
 
 use super::clients::{Client, Hit, Parsed};
-use super::context::{Ctx, RefKind};
-use super::{Dependency, EnvValue, MAX_DEPTH};
+use super::context::{Ctx, RefKind, is_reserved_char, sanitize};
+use super::{
+    Dependency, EnvValue, FileLookup, MAX_DEPTH, MAX_SCRIPT_BYTES, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING,
+};
 
 /// Which PowerShell runs the script (their aliases differ).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -57,29 +59,41 @@ const CLI_VALUES: &[&str] = &[
     "custompipename",
 ];
 
-/// The script a PowerShell command line runs, when it is given inline.
-fn command_text(args: &[String], edition: Edition) -> Option<String> {
+/// What a PowerShell command line runs.
+#[derive(Debug, PartialEq, Eq)]
+enum Cli {
+    /// A script given inline (`-Command`, `-EncodedCommand`, ...).
+    Inline(String),
+    /// A script file (`-File PATH`, or pwsh's bare first argument).
+    File(String),
+}
+
+/// The script a PowerShell command line runs: given inline, or a file.
+fn command_text(args: &[String], edition: Edition) -> Option<Cli> {
     let mut k = 0;
     while k < args.len() {
         let a = args[k].as_str();
         let Some(name) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')).or_else(|| a.strip_prefix('/'))
         else {
             // A bare first argument: `-Command` for Windows PowerShell, a file for pwsh.
-            return (edition == Edition::Windows).then(|| args[k..].join(" "));
+            return Some(match edition {
+                Edition::Windows => Cli::Inline(args[k..].join(" ")),
+                Edition::Core => Cli::File(args[k].clone()),
+            });
         };
         let name = name.to_ascii_lowercase();
         let name = name.split(':').next().unwrap_or("");
         if !name.is_empty() && "command".starts_with(name) && name != "co" || name == "c" {
-            return Some(args[k + 1..].join(" "));
+            return Some(Cli::Inline(args[k + 1..].join(" ")));
         }
         if matches!(name, "commandwithargs" | "cwa") {
-            return args.get(k + 1).cloned();
+            return args.get(k + 1).cloned().map(Cli::Inline);
         }
         if matches!(name, "encodedcommand" | "e" | "ec" | "enc") {
-            return decode_utf16le_base64(args.get(k + 1)?);
+            return decode_utf16le_base64(args.get(k + 1)?).map(Cli::Inline);
         }
         if matches!(name, "file" | "f") {
-            return None;
+            return args.get(k + 1).cloned().map(Cli::File);
         }
         k += if CLI_VALUES.contains(&name) { 2 } else { 1 };
     }
@@ -96,27 +110,40 @@ fn decode_utf16le_base64(b64: &str) -> Option<String> {
 /// One statement: its words, quotes removed (`$env:` references already resolved).
 type Statement = Vec<String>;
 
+/// One word of a statement as written, quotes removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Word {
+    text: String,
+    /// Whether `$` in it expands (false once a part of it is single-quoted).
+    expandable: bool,
+    /// Byte offset in `text` where its first quoted part began: `Some(0)` is a string literal,
+    /// `None` a bare word (a command name, a number, a variable or an argument-mode string).
+    quote_at: Option<usize>,
+}
+
 /// Splits a script into statements: at `;`, newlines, `|`, `&&`, `||`, braces and parentheses
 /// outside quotes; `#` and `<# #>` comments dropped; `@{...}` and `@(...)` kept as one word.
-fn statements(script: &str) -> Vec<Vec<(String, bool)>> {
+fn statements(script: &str) -> Vec<Vec<Word>> {
     let chars: Vec<char> = script.chars().collect();
-    let mut out: Vec<Vec<(String, bool)>> = Vec::new();
-    let mut cur: Vec<(String, bool)> = Vec::new();
-    let mut word = String::new();
-    // Whether the word had a double-quoted (expandable) part.
-    let mut expandable = true;
+    let mut out: Vec<Vec<Word>> = Vec::new();
+    let mut cur: Vec<Word> = Vec::new();
+    let mut word = Word { expandable: true, ..Word::default() };
     let mut in_word = false;
     let mut i = 0;
-    let end_word =
-        |word: &mut String, in_word: &mut bool, expandable: &mut bool, cur: &mut Vec<(String, bool)>| {
-            if *in_word {
-                cur.push((std::mem::take(word), *expandable));
-            }
-            *in_word = false;
-            *expandable = true;
-        };
+    let end_word = |word: &mut Word, in_word: &mut bool, cur: &mut Vec<Word>| {
+        let done = std::mem::replace(word, Word { expandable: true, ..Word::default() });
+        if *in_word {
+            cur.push(done);
+        }
+        *in_word = false;
+    };
     while i < chars.len() {
         let c = chars[i];
+        if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '"' | '\u{201C}' | '\u{201D}')
+            && word.quote_at.is_none()
+        {
+            word.quote_at = Some(word.text.len());
+        }
         match c {
             '\'' | '\u{2018}' | '\u{2019}' => {
                 in_word = true;
@@ -124,17 +151,17 @@ fn statements(script: &str) -> Vec<Vec<(String, bool)>> {
                 while i < chars.len() {
                     if matches!(chars[i], '\'' | '\u{2018}' | '\u{2019}') {
                         if chars.get(i + 1) == Some(&'\'') {
-                            word.push('\'');
+                            word.text.push('\'');
                             i += 2;
                             continue;
                         }
                         break;
                     }
                     // A literal `$` inside single quotes is never a variable.
-                    word.push(if chars[i] == '$' { '\u{FFFD}' } else { chars[i] });
+                    word.text.push(if chars[i] == '$' { '\u{FFFD}' } else { chars[i] });
                     i += 1;
                 }
-                expandable = false;
+                word.expandable = false;
             }
             '"' | '\u{201C}' | '\u{201D}' => {
                 in_word = true;
@@ -143,13 +170,13 @@ fn statements(script: &str) -> Vec<Vec<(String, bool)>> {
                     if chars[i] == '`' && i + 1 < chars.len() {
                         i += 1;
                     }
-                    word.push(chars[i]);
+                    word.text.push(chars[i]);
                     i += 1;
                 }
             }
             '`' if i + 1 < chars.len() => {
                 in_word = true;
-                word.push(chars[i + 1]);
+                word.text.push(chars[i + 1]);
                 i += 1;
             }
             '#' if !in_word => {
@@ -165,34 +192,60 @@ fn statements(script: &str) -> Vec<Vec<(String, bool)>> {
                 }
                 i += 1;
             }
+            '$' if chars.get(i + 1) == Some(&'{') => {
+                // `${name}`: a braced variable name, part of the word.
+                let end = chars[i..].iter().position(|c| *c == '}').map_or(chars.len(), |p| i + p);
+                in_word = true;
+                word.text.extend(&chars[i..(end + 1).min(chars.len())]);
+                i = end;
+            }
+            '$' if chars.get(i + 1) == Some(&'(') && (in_word || simple_subexpression(&chars, i)) => {
+                // `http://$($env:COMPUTERNAME):8080/`, `tnc $($h)`: a subexpression inside a word,
+                // or one of a single variable, is part of the word (others are read as statements
+                // of their own, so that the commands in them are matched).
+                let end = closing(&chars, i + 1);
+                in_word = true;
+                word.text.extend(&chars[i..(end + 1).min(chars.len())]);
+                i = end;
+            }
             '@' if matches!(chars.get(i + 1), Some('{') | Some('(')) => {
                 // A hashtable or array literal: one opaque word.
                 let end = closing(&chars, i + 1);
                 in_word = true;
-                word.extend(&chars[i..(end + 1).min(chars.len())]);
+                word.text.extend(&chars[i..(end + 1).min(chars.len())]);
                 i = end;
             }
             ';' | '\n' | '\r' | '|' | '{' | '}' | '(' | ')' | '&' => {
-                end_word(&mut word, &mut in_word, &mut expandable, &mut cur);
+                end_word(&mut word, &mut in_word, &mut cur);
                 if !cur.is_empty() {
                     out.push(std::mem::take(&mut cur));
                 }
             }
             c if c.is_whitespace() || c == ',' => {
-                end_word(&mut word, &mut in_word, &mut expandable, &mut cur);
+                end_word(&mut word, &mut in_word, &mut cur);
             }
             c => {
                 in_word = true;
-                word.push(c);
+                word.text.push(c);
             }
         }
         i += 1;
     }
-    end_word(&mut word, &mut in_word, &mut expandable, &mut cur);
+    end_word(&mut word, &mut in_word, &mut cur);
     if !cur.is_empty() {
         out.push(cur);
     }
     out
+}
+
+/// Whether the `$(` at `at` holds one variable (`$($env:COMPUTERNAME)`, `$($h)`).
+fn simple_subexpression(chars: &[char], at: usize) -> bool {
+    let end = closing(chars, at + 1);
+    let inner: String = chars[at + 2..end.min(chars.len())].iter().collect();
+    let inner = inner.trim();
+    inner.strip_prefix('$').is_some_and(|v| {
+        !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+    })
 }
 
 /// Index of the bracket closing the one at `open_at` (`chars.len()` when it is never closed).
@@ -340,6 +393,107 @@ pub(super) fn ps_params(args: &[String], values: &[&str], switches: &[&str]) -> 
 /// "If you do not specify a target, the cmdlet tests internetbeacon.msedge.net").
 const TNC_DEFAULT: &str = "internetbeacon.msedge.net";
 
+/// Scope modifiers of a variable name (about_Scopes) and the `variable:` drive: `$script:u` is `$u`.
+const SCOPES: &[&str] = &["global", "script", "local", "private", "using", "variable", "workflow"];
+
+/// A variable's key in the script's table: lowercase (PowerShell names ignore case), without a
+/// scope modifier; environment variables keep their `env:` drive.
+fn var_key(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    match lower.split_once(':') {
+        Some((scope, rest)) if SCOPES.contains(&scope) => rest.to_string(),
+        _ => lower,
+    }
+}
+
+/// The assignment operators of about_Assignment_Operators, longest first.
+const ASSIGN_OPS: &[&str] = &["??=", "+=", "-=", "*=", "/=", "%=", "="];
+
+/// `$name = VALUE`, `$name=VALUE`, `[type]$name = VALUE`, `$scope:name += VALUE`, `${name} = ...`.
+struct Assignment {
+    /// [`var_key`] of the variable.
+    key: String,
+    /// The variable as written (`$u`), for notes.
+    original: String,
+    /// The operator (`=`, `+=`, ...).
+    op: &'static str,
+    /// The words right of the operator.
+    rhs: Vec<Word>,
+}
+
+/// The assignment a statement makes, if it is one.
+fn ps_assignment(statement: &[Word]) -> Option<Assignment> {
+    let first = statement.first()?;
+    if first.quote_at == Some(0) {
+        return None;
+    }
+    let chars: Vec<char> = first.text.chars().collect();
+    // Type constraints and attributes before the variable: `[string]$u`, `[ValidateNotNull()]`.
+    let mut at = 0;
+    while chars.get(at) == Some(&'[') {
+        at = closing(&chars, at) + 1;
+    }
+    let text: String = chars.get(at..)?.iter().collect();
+    let rest = text.strip_prefix('$')?;
+    let (name, after) = match rest.strip_prefix('{') {
+        Some(braced) => {
+            let end = braced.find('}')?;
+            (&braced[..end], &braced[end + 1..])
+        }
+        None => {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    if name.is_empty() {
+        return None;
+    }
+    let original = format!("${name}");
+    let split = |w: &Word, value: &str| -> Word {
+        let offset = w.text.len() - value.len();
+        Word {
+            text: value.to_string(),
+            expandable: w.expandable,
+            quote_at: w.quote_at.and_then(|q| q.checked_sub(offset)),
+        }
+    };
+    let (op, mut rhs) = if after.is_empty() {
+        let second = statement.get(1).filter(|w| w.quote_at.is_none())?;
+        let op = ASSIGN_OPS.iter().find(|o| second.text.starts_with(**o))?;
+        let value = &second.text[op.len()..];
+        let rhs = if value.is_empty() { Vec::new() } else { vec![split(second, value)] };
+        (*op, (rhs, 2))
+    } else {
+        let op = ASSIGN_OPS.iter().find(|o| after.starts_with(**o))?;
+        let value = &after[op.len()..];
+        let rhs = if value.is_empty() { Vec::new() } else { vec![split(first, value)] };
+        (*op, (rhs, 1))
+    };
+    rhs.0.extend(statement.get(rhs.1..).unwrap_or_default().iter().cloned());
+    Some(Assignment { key: var_key(name), original, op, rhs: rhs.0 })
+}
+
+/// Whether a word right of `=` is a value rather than a command: a quoted string, a number, or a
+/// variable (`$h`, `${h}`, `$env:H`).
+fn is_value_word(w: &Word) -> bool {
+    if w.quote_at == Some(0) {
+        return true;
+    }
+    let t = w.text.as_str();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return true;
+    }
+    t.strip_prefix('$')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '{'))
+}
+
+/// A marker character as a string.
+fn marker_text(c: char) -> String {
+    c.to_string()
+}
+
 impl Ctx<'_> {
     /// `powershell`/`pwsh` with `raw_rest` as its arguments.
     pub(super) fn powershell(
@@ -352,18 +506,63 @@ impl Ctx<'_> {
             return None;
         }
         let rest: Vec<String> = raw_rest.iter().map(|a| self.render_lit(a)).collect();
-        let script = command_text(&rest, edition)?;
+        let script = match command_text(&rest, edition)? {
+            Cli::Inline(script) => script,
+            Cli::File(path) => return self.powershell_file(&path, edition, depth),
+        };
         if !self.spend_object(script.len()) {
             return None;
         }
         self.powershell_script(&script, edition, depth + 1)
     }
 
-    /// The statements of a PowerShell script, each matched like a command.
+    /// `-File PATH`: the script is analysed when it can be read from a volume (a ConfigMap), as a
+    /// shell script is; one that cannot be read is noted, one in the image is opaque.
+    fn powershell_file(&mut self, path: &str, edition: Edition, depth: usize) -> Option<Dependency> {
+        let files = self.files?;
+        if path.chars().any(is_reserved_char) {
+            return None;
+        }
+        match files.read(path) {
+            FileLookup::Text { text, origin } => {
+                if depth >= MAX_DEPTH
+                    || self.scripts.len() >= MAX_SCRIPT_NESTING
+                    || self.files_read >= MAX_SCRIPT_FILES
+                    || self.scripts.iter().any(|(p, _)| p == path)
+                {
+                    return None;
+                }
+                if text.len() > MAX_SCRIPT_BYTES {
+                    self.too_long.get_or_insert(text.len());
+                    return None;
+                }
+                if !self.spend_object(text.len()) {
+                    return None;
+                }
+                self.files_read += 1;
+                self.scripts.push((path.to_string(), origin));
+                let found = self.powershell_script(&sanitize(&text), edition, depth + 1);
+                self.scripts.pop();
+                found
+            }
+            FileLookup::Unreadable(reason) => {
+                self.note_unresolved(path, reason);
+                None
+            }
+            FileLookup::NotOnVolume => None,
+        }
+    }
+
+    /// The statements of a PowerShell script, each matched like a command. Script variables
+    /// assigned a string, a number or another variable (`$u = "http://..."`, `[int]$p = 8080`,
+    /// `Set-Variable u ...`) are followed in order; any other value is unknown, and an unknown
+    /// variable never makes a dependency (it is noted instead).
     fn powershell_script(&mut self, script: &str, edition: Edition, depth: usize) -> Option<Dependency> {
         let lower = script.to_ascii_lowercase();
-        // Test-NetConnection fails a probe only through `exit`/`throw` on its result.
-        let tnc_decides = (lower.contains("tcptestsucceeded")
+        // Test-NetConnection and Test-Connection fail a probe only through `exit`/`throw` on
+        // their result.
+        // (Only the result's own names: `.StatusCode` is also an Invoke-WebRequest response's.)
+        let test_decides = (lower.contains("tcptestsucceeded")
             || lower.contains("pingsucceeded")
             || lower.contains("quiet"))
             && (lower.contains("exit") || lower.contains("throw"));
@@ -372,18 +571,22 @@ impl Ctx<'_> {
             if !self.spend_units(statement.len()) {
                 return None;
             }
-            let mut words: Statement =
-                statement.iter().map(|(w, expand)| self.ps_expand(w, *expand, &vars)).collect();
-            // `$name = 'value'` is remembered; `$x = COMMAND ...` runs the command.
-            let assigned =
-                statement[0].0.strip_prefix('$').filter(|_| statement.get(1).is_some_and(|w| w.0 == "="));
-            if let Some(name) = assigned {
-                if words.len() == 3 {
-                    vars.push((name.to_ascii_lowercase(), words[2].clone()));
-                    continue;
+            let mut statement = statement;
+            if let Some(a) = ps_assignment(&statement) {
+                match self.assigned_value(&a, &vars) {
+                    Some(v) => {
+                        vars.push((a.key, v));
+                        continue;
+                    }
+                    None => {
+                        let unknown = marker_text(self.new_ref(RefKind::Unknown, &a.original));
+                        vars.push((a.key, unknown));
+                        // `$x = COMMAND ...` runs the command.
+                        statement = a.rhs;
+                    }
                 }
-                words.drain(..2);
             }
+            let mut words: Statement = statement.iter().map(|w| self.ps_word(w, &vars)).collect();
             while words.first().is_some_and(|w| {
                 matches!(w.as_str(), "." | "&" | "if" | "elseif" | "while" | "return" | "-not" | "!")
             }) {
@@ -392,16 +595,32 @@ impl Ctx<'_> {
             let Some(first) = words.first() else { continue };
             let cmdlet = first.to_ascii_lowercase();
             let args = &words[1..];
+            if matches!(cmdlet.as_str(), "set-variable" | "sv" | "new-variable" | "nv") {
+                let (key, value) = self.set_variable(args);
+                vars.extend(key.map(|k| (k, value)));
+                continue;
+            }
             let web_alias = edition == Edition::Windows && matches!(cmdlet.as_str(), "curl" | "wget");
             let row = if web_alias { find_ps("invoke-webrequest") } else { find_ps(&cmdlet) };
             let hits = match row {
-                Some(row) if row.names.contains(&"test-netconnection") => {
-                    if !tnc_decides {
+                Some(row)
+                    if row.names.contains(&"test-netconnection")
+                        || row.names.contains(&"test-connection") =>
+                {
+                    if !test_decides {
                         continue;
                     }
                     self.tnc_hits(row, args)
                 }
+                Some(row) if row.names.contains(&"invoke-sqlcmd") => self.sqlcmd_hits(row, args),
                 Some(row) => self.web_hits(row, args),
+                None if cmdlet.ends_with(".ps1") => {
+                    // A script file run by the script (`& C:\\probe\\live.ps1`, `.\\live.ps1`).
+                    if let Some(d) = self.powershell_file(first, edition, depth) {
+                        return Some(d);
+                    }
+                    continue;
+                }
                 None => {
                     // A native program (curl.exe, nc.exe, ...): matched as on Linux.
                     if let Some(d) = self.analyze_args(&words, Vec::new(), &[], depth) {
@@ -415,8 +634,10 @@ impl Ctx<'_> {
             }
         }
         for (host, port) in tcp_client_targets(script) {
-            let host = self.ps_expand(&host, true, &vars);
-            let port = self.ps_expand(&port, true, &vars);
+            let host = self.ps_expand(&host, true, false, &vars);
+            let host = self.render_lit(&host);
+            let port = self.ps_expand(&port, true, false, &vars);
+            let port = self.render_lit(&port);
             let hit = self.net_hit(&host, Some(&port), "", format!("{host}:{port}"));
             let words = vec!["TcpClient".to_string(), format!("{host}:{port}")];
             if let Some(d) = self.first_dependency("TcpClient", vec![hit], &words) {
@@ -426,16 +647,82 @@ impl Ctx<'_> {
         None
     }
 
+    /// The value an assignment gives its variable, when it is known: strings, numbers and
+    /// variables joined by `+` (for `=` and `+=`). `None`: unknown (a command's output, an
+    /// expression, another operator).
+    fn assigned_value(&mut self, a: &Assignment, vars: &[(String, String)]) -> Option<String> {
+        if !matches!(a.op, "=" | "+=") || a.rhs.is_empty() {
+            return None;
+        }
+        let mut value = String::new();
+        let mut want_value = true;
+        for w in &a.rhs {
+            if want_value && is_value_word(w) {
+                value.push_str(&self.ps_word(w, vars));
+                want_value = false;
+            } else if !want_value && w.text == "+" && w.quote_at.is_none() {
+                want_value = true;
+            } else {
+                return None;
+            }
+        }
+        if want_value {
+            return None;
+        }
+        if a.op == "+=" {
+            let old = vars.iter().rev().find(|(n, _)| *n == a.key)?.1.clone();
+            return Some(old + &value);
+        }
+        Some(value)
+    }
+
+    /// `Set-Variable [-Name] NAME [[-Value] VALUE]` (and `New-Variable`, aliases `sv`, `nv`): the
+    /// variable's key and value (unknown when no value is written).
+    fn set_variable(&mut self, args: &[String]) -> (Option<String>, String) {
+        let p = ps_params(
+            args,
+            &["name", "value", "scope", "option", "visibility", "description"],
+            &["force", "passthru", "confirm", "whatif"],
+        );
+        let mut pos = p.pos.iter();
+        let name = p.get(&["name"]).pop().or_else(|| pos.next().cloned());
+        let value = p.get(&["value"]).pop().or_else(|| pos.next().cloned()).filter(|v| !v.is_empty());
+        let Some(name) = name.filter(|n| !n.is_empty() && !n.chars().any(is_reserved_char)) else {
+            return (None, String::new());
+        };
+        let value = match value {
+            Some(v) if !p.has(&["?"]) => v,
+            _ => marker_text(self.new_ref(RefKind::Unknown, &format!("${name}"))),
+        };
+        (Some(var_key(&name)), value)
+    }
+
+    /// A word of the script, its variables resolved ([`Ctx::ps_expand`]).
+    fn ps_word(&mut self, w: &Word, vars: &[(String, String)]) -> String {
+        let expanded = self.ps_expand(&w.text, w.expandable, w.quote_at.is_none(), vars);
+        self.render_lit(&expanded)
+    }
+
     /// A word with `$env:NAME`, `${env:NAME}` and the script's `$name` resolved (expandable words
-    /// only): a value known at admission, the container's own name (`$env:COMPUTERNAME`), or an
-    /// unresolved marker.
-    fn ps_expand(&mut self, word: &str, expandable: bool, vars: &[(String, String)]) -> String {
+    /// only): a value known at admission, the container's own name (`$env:COMPUTERNAME`), an
+    /// env value unknown at admission ([`RefKind::Unresolved`], as in a shell script), or a script
+    /// variable the analysis does not follow ([`RefKind::Unknown`]: never a dependency). A `bare`
+    /// word (not quoted) that starts with a variable followed by `.` or `[` is a property or
+    /// index of it: unknown.
+    fn ps_expand(&mut self, word: &str, expandable: bool, bare: bool, vars: &[(String, String)]) -> String {
         if !expandable || !word.contains('$') {
-            return word.replace('\u{FFFD}', "$");
+            // A literal `$` (single-quoted) is shown as written, but a host holding one is no
+            // name that resolves: the request fails every time, whatever else is up.
+            if !word.contains('\u{FFFD}') {
+                return word.to_string();
+            }
+            let dollar = self.new_ref(RefKind::Unknown, "$");
+            return word.replace('\u{FFFD}', &dollar.to_string());
         }
         let chars: Vec<char> = word.chars().collect();
         let mut out = String::new();
         let mut i = 0;
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
         while i < chars.len() {
             if chars[i] != '$' {
                 out.push(chars[i]);
@@ -452,17 +739,18 @@ impl Ctx<'_> {
                 let single_var = inner.starts_with('$')
                     && inner[1..].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
                 if single_var {
-                    let v = self.ps_expand(inner, true, vars);
+                    let v = self.ps_expand(inner, true, false, vars);
                     out.push_str(&v);
                 } else {
-                    out.push(self.new_ref(RefKind::UnresolvedCmd, &original));
+                    out.push(self.new_ref(RefKind::Unknown, &original));
                 }
                 continue;
             }
             let braced = chars.get(i + 1) == Some(&'{');
             let start = if braced { i + 2 } else { i + 1 };
-            let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
             let mut end = start;
+            // A drive other than `env:` (`$h:8080` reads the drive `h:`, about_Variables).
+            let mut drive = false;
             if braced {
                 while end < chars.len() && chars[end] != '}' {
                     end += 1;
@@ -471,12 +759,13 @@ impl Ctx<'_> {
                 while end < chars.len() && ident(chars[end]) {
                     end += 1;
                 }
-                // A scope or drive qualifier: `$env:NAME`, `$script:name`.
+                // A scope or drive qualifier: `$env:NAME`, `$script:name`, `$h:8080`.
                 let qualifier: String = chars[start..end].iter().collect::<String>().to_ascii_lowercase();
-                let qualified =
-                    matches!(qualifier.as_str(), "env" | "global" | "script" | "local" | "private" | "using");
-                if qualified && chars.get(end) == Some(&':') && chars.get(end + 1).is_some_and(|c| ident(*c))
+                if end > start
+                    && chars.get(end) == Some(&':')
+                    && chars.get(end + 1).is_some_and(|c| ident(*c))
                 {
+                    drive = qualifier != "env" && !SCOPES.contains(&qualifier.as_str());
                     end += 1;
                     while end < chars.len() && ident(chars[end]) {
                         end += 1;
@@ -484,15 +773,29 @@ impl Ctx<'_> {
                 }
             }
             let name: String = chars[start..end.min(chars.len())].iter().collect();
-            let original: String =
-                chars[i..(if braced { end + 1 } else { end }).min(chars.len())].iter().collect();
-            i = if braced { end + 1 } else { end };
+            let close = if braced { end + 1 } else { end };
+            let original: String = chars[i..close.min(chars.len())].iter().collect();
             if name.is_empty() {
                 out.push('$');
+                i = close;
                 continue;
             }
-            let lower = name.to_ascii_lowercase();
-            if let Some(var) = lower.strip_prefix("env:") {
+            // `$u.Host`, `$a[0]` at the start of a bare word: an expression on the variable.
+            let member = bare && i == 0 && !braced && matches!(chars.get(end), Some('.') | Some('['));
+            i = close;
+            if drive || member {
+                let whole: String = chars.iter().collect();
+                let marker = self.new_ref(RefKind::Unknown, if member { &whole } else { &original });
+                if member {
+                    return marker_text(marker);
+                }
+                out.push(marker);
+                continue;
+            }
+            let key = var_key(&name);
+            if let Some((_, v)) = vars.iter().rev().find(|(n, _)| *n == key) {
+                out.push_str(v);
+            } else if let Some(var) = key.strip_prefix("env:") {
                 let env_name = &name[4..];
                 let value = self
                     .env
@@ -508,10 +811,8 @@ impl Ctx<'_> {
                     _ => self.new_ref(RefKind::Unresolved, &original),
                 };
                 out.push(marker);
-            } else if let Some((_, v)) = vars.iter().rev().find(|(n, _)| *n == lower) {
-                out.push_str(v);
             } else {
-                out.push(self.new_ref(RefKind::Unresolved, &original));
+                out.push(self.new_ref(RefKind::Unknown, &original));
             }
         }
         out
@@ -537,17 +838,18 @@ impl Ctx<'_> {
         hits
     }
 
-    /// `Test-NetConnection [[-ComputerName] HOST] [-Port N | [-CommonTCPPort] NAME]`.
+    /// `Test-NetConnection [[-ComputerName] HOST] [-Port N | [-CommonTCPPort] NAME]` and
+    /// `Test-Connection [-TargetName] HOST [-TcpPort N]`.
     fn tnc_hits(&mut self, row: &Client, args: &[String]) -> Vec<Hit> {
         let p = row.syntax.parse(args);
         let mut hosts = p.get(row.host_opts);
         if hosts.is_empty() && !p.has(&["?"]) {
             hosts.extend(p.pos.first().cloned());
         }
-        if hosts.is_empty() {
+        if hosts.is_empty() && row.names.contains(&"test-netconnection") {
             hosts.push(TNC_DEFAULT.to_string());
         }
-        let port = p.get(&["port", "remoteport"]).pop();
+        let port = p.get(&["port", "remoteport", "tcpport"]).pop();
         hosts
             .iter()
             .map(|h| {
@@ -559,6 +861,23 @@ impl Ctx<'_> {
             })
             .collect()
     }
+
+    /// `Invoke-Sqlcmd`: `-ServerInstance`, or the server of `-ConnectionString` (`Server=`,
+    /// `Data Source=`, `Address=`, `Addr=`, `Network Address=`: SqlConnection.ConnectionString);
+    /// neither is the default instance on this machine.
+    fn sqlcmd_hits(&mut self, row: &Client, args: &[String]) -> Vec<Hit> {
+        let mut p = row.syntax.parse(args);
+        for conn in p.get(&["connectionstring"]) {
+            let server = conn.split(';').find_map(|pair| {
+                let (k, v) = pair.split_once('=')?;
+                let k = k.trim().to_ascii_lowercase();
+                matches!(k.as_str(), "server" | "data source" | "address" | "addr" | "network address")
+                    .then(|| v.trim().to_string())
+            });
+            p.opts.extend(server.map(|s| ("serverinstance".to_string(), s)));
+        }
+        self.standard(row, &p, &[])
+    }
 }
 
 /// The PowerShell row of a cmdlet name (lowercase).
@@ -568,7 +887,7 @@ fn find_ps(cmdlet: &str) -> Option<&'static Client> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ExecEnv, find_dependency};
+    use super::super::{EnvValue, ExecEnv, find_dependency};
     use super::*;
 
     fn s(v: &[&str]) -> Vec<String> {
@@ -690,6 +1009,316 @@ mod tests {
             "-Command",
             "New-Object System.Net.Sockets.TcpClient($env:COMPUTERNAME, 8080)",
         ]);
+    }
+
+    #[track_caller]
+    fn target_in(argv: &[&str], env: &ExecEnv) -> String {
+        match find_dependency(&s(argv), env) {
+            Some(d) => d.target,
+            None => panic!("expected a dependency for {argv:?}"),
+        }
+    }
+
+    #[track_caller]
+    fn quiet_in(argv: &[&str], env: &ExecEnv) {
+        if let Some(d) = find_dependency(&s(argv), env) {
+            panic!("expected no dependency for {argv:?}, got {d:?}");
+        }
+    }
+
+    fn env(vars: &[(&str, EnvValue)]) -> ExecEnv {
+        ExecEnv {
+            vars: vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            has_env_from: false,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn script_variables_are_followed_in_order() {
+        // The break-it pass's false deny: a URL assigned without spaces, double-quoted.
+        quiet(&["powershell", "-Command", "$u=\"http://localhost:8080/healthz\"; Invoke-WebRequest $u"]);
+        quiet(&[
+            "powershell",
+            "-Command",
+            "$u = 'http://127.0.0.1:8080/healthz'; iwr -Uri $u -UseBasicParsing",
+        ]);
+        quiet(&["pwsh", "-c", "$U= \"http://[::1]:8080/healthz\"; irm $u"]);
+        quiet(&["pwsh", "-c", "[string]$u = \"http://localhost:8080/healthz\"; iwr $u"]);
+        quiet(&["pwsh", "-c", "$script:u =\"http://localhost:8080/\"; iwr $u"]);
+        quiet(&["pwsh", "-c", "${u} = 'http://localhost:8080/'; iwr ${U}"]);
+        quiet(&["pwsh", "-c", "$h = 'localhost'; $p = 8080; $u = \"http://${h}:$p/healthz\"; iwr $u"]);
+        quiet(&["pwsh", "-c", "$u = 'http://' + 'localhost' + ':8080/'; iwr $u"]);
+        quiet(&["pwsh", "-c", "$u = 'http://localhost'; $u += ':8080/healthz'; iwr $u"]);
+        quiet(&["pwsh", "-c", "Set-Variable -Name u -Value http://localhost:8080/; iwr $u"]);
+        quiet(&["pwsh", "-c", "sv u 'http://localhost:8080/'; iwr $u"]);
+        // The same scripts reaching another host fire, with the value followed.
+        assert_eq!(
+            target(&["powershell", "-Command", "$u=\"http://orders.svc/health\"; Invoke-WebRequest $u"]),
+            "http://orders.svc/health"
+        );
+        assert_eq!(
+            target(&["pwsh", "-c", "[string]$U = 'http://orders.svc/health'; iwr $u"]),
+            "http://orders.svc/health"
+        );
+        assert_eq!(
+            target(&["pwsh", "-c", "$h = 'orders.svc'; $u = \"http://$h/health\"; iwr $u"]),
+            "http://orders.svc/health"
+        );
+        assert_eq!(
+            target(&["pwsh", "-c", "$u = 'http://' + 'orders.svc' + '/h'; iwr $u"]),
+            "http://orders.svc/h"
+        );
+        assert_eq!(
+            target(&["pwsh", "-c", "$u = 'http://orders.svc'; $u += '/h'; iwr $u"]),
+            "http://orders.svc/h"
+        );
+        assert_eq!(
+            target(&["pwsh", "-c", "Set-Variable -Name u -Value http://orders.svc/h; iwr $u"]),
+            "http://orders.svc/h"
+        );
+        assert_eq!(
+            target(&["pwsh", "-c", "New-Variable u 'http://orders.svc/h'; iwr $u"]),
+            "http://orders.svc/h"
+        );
+        // The last assignment wins, whatever the earlier one said.
+        quiet(&["pwsh", "-c", "$u = 'http://orders.svc/'; $u = 'http://localhost:8080/'; iwr $u"]);
+        assert_eq!(
+            target(&["pwsh", "-c", "$u = 'http://localhost/'; $u = 'http://orders.svc/'; iwr $u"]),
+            "http://orders.svc/"
+        );
+        // A single-quoted `$h` is literal text, not the variable.
+        let single = target(&["pwsh", "-c", "$h = 'localhost'; iwr 'http://orders.svc/$h'"]);
+        assert!(single.starts_with("http://orders.svc/$h"), "{single}");
+    }
+
+    #[test]
+    fn script_variables_not_followed_never_deny() {
+        let cases = [
+            // Never assigned, or assigned from a command, an expression or a pipeline.
+            "iwr $u",
+            "$u = Get-Content C:\\config\\url.txt; iwr $u",
+            "$u = $(Get-Content C:\\url.txt); iwr $u",
+            "$u = 'http://localhost/'; $u = Get-Url; iwr $u",
+            "$cfg = Get-Content c:\\c.json | ConvertFrom-Json; iwr $cfg.url",
+            "$u = $cfg.Url; iwr $u",
+            "$u = \"http://$($cfg.Host):8080/\"; iwr $u",
+            "$u -= 'x'; iwr $u",
+            "Set-Variable -Name u -Value (Get-Url); iwr $u",
+            // `$h:8080` reads the drive `h:`, not `$h` (about_Variables): not what was meant.
+            "$h = 'orders.svc'; iwr http://$h:8080/health",
+            "$xs = @('orders.svc'); iwr \"http://$($xs[0])/\"",
+        ];
+        for script in cases {
+            quiet(&["powershell", "-Command", script]);
+        }
+        // Not followed, but noted.
+        let out = super::super::analyze(
+            &s(&["pwsh", "-c", "iwr $u"]),
+            &ExecEnv::default(),
+            &super::super::Options::default(),
+        );
+        assert!(out.dependency.is_none());
+        assert!(out.unresolved.iter().any(|u| u.reason.contains("$u is a script variable")), "{out:?}");
+    }
+
+    #[test]
+    fn env_variables_come_from_the_container() {
+        let e = env(&[
+            ("DB_HOST", EnvValue::Literal("orders-db".into())),
+            ("LOCAL_URL", EnvValue::Literal("http://localhost:8080/healthz".into())),
+            ("SECRET_HOST", EnvValue::Unresolved),
+            ("POD_IP", EnvValue::PodIp),
+        ]);
+        let decided = |h: &str| {
+            format!("if (-not (Test-NetConnection {h} -Port 5432 -InformationLevel Quiet)) {{ exit 1 }}")
+        };
+        assert_eq!(target_in(&["powershell", "-Command", &decided("$env:DB_HOST")], &e), "orders-db:5432");
+        assert_eq!(target_in(&["powershell", "-Command", &decided("${env:db_host}")], &e), "orders-db:5432");
+        quiet_in(
+            &["powershell", "-Command", &decided("$env:OTHER_HOST")],
+            &env(&[("OTHER_HOST", EnvValue::Literal("localhost".into()))]),
+        );
+        quiet_in(&["powershell", "-Command", "iwr $env:LOCAL_URL"], &e);
+        quiet_in(&["powershell", "-Command", &decided("$env:POD_IP")], &e);
+        // An env value from a Secret or ConfigMap is unknown at admission, as in a shell script.
+        assert!(
+            target_in(&["powershell", "-Command", &decided("$env:SECRET_HOST")], &e).contains("SECRET_HOST")
+        );
+        // The script may set an env variable itself.
+        quiet_in(
+            &["powershell", "-Command", &format!("$env:DB_HOST = 'localhost'; {}", decided("$env:DB_HOST"))],
+            &e,
+        );
+        // A script variable holding an env value.
+        assert_eq!(
+            target_in(&["pwsh", "-c", &format!("$h = $env:DB_HOST; {}", decided("$h"))], &e),
+            "orders-db:5432"
+        );
+    }
+
+    #[test]
+    fn subexpressions_inside_words_and_literal_dollars() {
+        for script in [
+            "Invoke-WebRequest -Uri http://$($env:COMPUTERNAME):8080/healthz -UseBasicParsing",
+            "try { $r = irm http://$($env:COMPUTERNAME):8080/healthz; exit 0 } catch { exit 1 }",
+            "if (-not (Test-NetConnection $($env:COMPUTERNAME) -Port 8080 -InformationLevel Quiet)) { exit 1 }",
+            // Single quotes do not expand: `$env:COMPUTERNAME` is literal text, no host name at all.
+            "$u = 'http://$env:COMPUTERNAME:8080/healthz'; iwr -Uri $u",
+        ] {
+            quiet(&["powershell", "-Command", script]);
+        }
+        assert_eq!(
+            target(&["powershell", "-Command", "iwr -Uri http://orders.svc/$($env:COMPUTERNAME)/health"]),
+            "http://orders.svc/$env:COMPUTERNAME/health"
+        );
+        assert_eq!(
+            target(&["powershell", "-Command", "$h = 'orders.svc'; iwr http://$($h):8080/"]),
+            "http://orders.svc:8080/"
+        );
+    }
+
+    #[test]
+    fn test_netconnection_of_a_variable_follows_it() {
+        // Its result alone never fails the probe, wherever the host comes from.
+        quiet(&["powershell", "-Command", "$h=\"db\"; Test-NetConnection $h"]);
+        quiet(&[
+            "powershell",
+            "-Command",
+            "$h=\"localhost\"; if (-not (tnc $h -Port 80 -InformationLevel Quiet)) { exit 1 }",
+        ]);
+        assert_eq!(
+            target(&[
+                "powershell",
+                "-Command",
+                "$h=\"db\"; if (-not (tnc $h -Port 5432 -InformationLevel Quiet)) { exit 1 }"
+            ]),
+            "db:5432"
+        );
+        // TcpClient arguments too.
+        quiet(&[
+            "powershell",
+            "-Command",
+            "$h = 'localhost'; $c = New-Object System.Net.Sockets.TcpClient($h, 8080)",
+        ]);
+        quiet(&["powershell", "-Command", "$c = New-Object System.Net.Sockets.TcpClient($target, 8080)"]);
+    }
+
+    #[test]
+    fn test_connection_counts_like_test_netconnection() {
+        quiet(&["powershell", "-Command", "Test-Connection orders-db -Count 1"]);
+        quiet(&["pwsh", "-c", "Test-Connection -TargetName orders-db -TcpPort 5432"]);
+        let decided = "if (-not (Test-Connection orders-db -Count 1 -Quiet)) { exit 1 }";
+        assert_eq!(target(&["powershell", "-Command", decided]), "orders-db");
+        let tcp = "if (!(Test-Connection -TargetName orders-db -TcpPort 5432 -Quiet)) { throw 'down' }";
+        assert_eq!(target(&["pwsh", "-c", tcp]), "orders-db:5432");
+        quiet(&[
+            "powershell",
+            "-Command",
+            "if (-not (Test-Connection localhost -Count 1 -Quiet)) { exit 1 }",
+        ]);
+        quiet(&["powershell", "-Command", "if (-not (Test-Connection $env:COMPUTERNAME -Quiet)) { exit 1 }"]);
+    }
+
+    #[test]
+    fn another_command_deciding_the_exit_does_not_make_a_bare_test_count() {
+        quiet(&[
+            "powershell",
+            "-Command",
+            "Test-Connection orders-db -Count 1; $r = iwr http://localhost:8080/healthz -UseBasicParsing; if ($r.StatusCode -ne 200) { exit 1 }",
+        ]);
+    }
+
+    #[test]
+    fn invoke_sqlcmd_reaches_its_server_instance() {
+        let cases: &[(&str, &str)] = &[
+            ("Invoke-Sqlcmd -ServerInstance orders-db -Query 'SELECT 1'", "orders-db"),
+            ("Invoke-Sqlcmd 'SELECT 1' -ServerInstance 'tcp:orders-db,1433'", "tcp:orders-db,1433"),
+            (
+                "Invoke-Sqlcmd -ServerInstance orders-db\\SQLEXPRESS -Query 'SELECT 1'",
+                "orders-db\\SQLEXPRESS",
+            ),
+            (
+                "Invoke-Sqlcmd -ConnectionString 'Server=tcp:orders-db,1433;Database=app;Encrypt=True' -Query 'SELECT 1'",
+                "tcp:orders-db,1433",
+            ),
+            (
+                "Invoke-Sqlcmd -ConnectionString \"Data Source=orders-db;Initial Catalog=app\" 'SELECT 1'",
+                "orders-db",
+            ),
+            ("$s = 'orders-db'; Invoke-Sqlcmd -ServerInstance $s -Query 'SELECT 1'", "orders-db"),
+        ];
+        for (script, expect) in cases {
+            assert_eq!(target(&["powershell", "-Command", script]), *expect, "{script}");
+        }
+        for script in [
+            "Invoke-Sqlcmd -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance . -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance '(local)' -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance 'localhost,1433' -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance '(localdb)\\MSSQLLocalDB' -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance 'lpc:orders' -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance $env:COMPUTERNAME -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ConnectionString 'Server=127.0.0.1;Database=app' -Query 'SELECT 1'",
+            "Invoke-Sqlcmd -ServerInstance $server -Query 'SELECT 1'",
+        ] {
+            quiet(&["powershell", "-Command", script]);
+        }
+    }
+
+    struct Files(&'static [(&'static str, &'static str)]);
+
+    impl super::super::ScriptFiles for Files {
+        fn read(&self, path: &str) -> FileLookup {
+            match self.0.iter().find(|(p, _)| *p == path) {
+                Some((_, t)) => FileLookup::Text { text: t.to_string(), origin: "ConfigMap ns/probe".into() },
+                None if path.starts_with("C:\\probe") => {
+                    FileLookup::Unreadable("ConfigMap ns/probe has no key".into())
+                }
+                None => FileLookup::NotOnVolume,
+            }
+        }
+    }
+
+    #[test]
+    fn script_files_from_volumes_are_analysed() {
+        let files = Files(&[
+            (
+                "C:\\probe\\live.ps1",
+                "$ErrorActionPreference = 'Stop'\r\nInvoke-Sqlcmd -ServerInstance orders-db -Query 'SELECT 1'\r\n",
+            ),
+            (
+                "C:\\probe\\self.ps1",
+                "$u = 'http://localhost:8080/healthz'\nInvoke-WebRequest $u -UseBasicParsing\n",
+            ),
+        ]);
+        let options = super::super::Options { known_commands: vec![], files: Some(&files), budget: None };
+        let run = |argv: &[&str]| super::super::analyze(&s(argv), &ExecEnv::default(), &options);
+        for argv in [
+            &["powershell.exe", "-NoProfile", "-File", "C:\\probe\\live.ps1"][..],
+            &["pwsh", "-f", "C:\\probe\\live.ps1"],
+            &["pwsh", "C:\\probe\\live.ps1"],
+        ] {
+            let d = run(argv).dependency.unwrap_or_else(|| panic!("{argv:?}"));
+            assert_eq!(d.target, "orders-db");
+            assert_eq!(d.script.as_deref(), Some("C:\\probe\\live.ps1 (ConfigMap ns/probe)"));
+        }
+        assert_eq!(run(&["pwsh", "-File", "C:\\probe\\self.ps1"]).dependency, None);
+        // Unreadable: noted, not guessed; in the image: opaque.
+        let out = run(&["pwsh", "-File", "C:\\probe\\gone.ps1"]);
+        assert_eq!(out.dependency, None);
+        assert_eq!(
+            out.unresolved.iter().map(|u| u.path.as_str()).collect::<Vec<_>>(),
+            ["C:\\probe\\gone.ps1"]
+        );
+        let out = run(&["pwsh", "-File", "C:\\app\\check.ps1"]);
+        assert!(out.dependency.is_none() && out.unresolved.is_empty(), "{out:?}");
+        // Windows PowerShell reads a bare first argument as a command, which runs the file.
+        let d = run(&["powershell", "C:\\probe\\live.ps1"]).dependency.expect("run as a command");
+        assert_eq!(d.target, "orders-db");
+        let d =
+            run(&["pwsh", "-c", "& 'C:\\probe\\live.ps1'; exit $LASTEXITCODE"]).dependency.expect("called");
+        assert_eq!(d.target, "orders-db");
     }
 
     #[test]

@@ -174,6 +174,20 @@ impl Ctx<'_> {
         self.note(path, reason, false);
     }
 
+    /// Notes a hit whose host is a script variable the analysis does not follow
+    /// ([`RefKind::Unknown`]): not a finding, but not silent either.
+    pub(super) fn note_unknown_host(&mut self, program: &str, hit: &Hit) {
+        let unknown =
+            hit.hosts.iter().flat_map(|h| h.chars()).find_map(|c| {
+                self.ref_of(c).filter(|r| r.kind == RefKind::Unknown).map(|r| r.original.clone())
+            });
+        if let Some(original) = unknown {
+            let reason =
+                format!("{original} is a script variable not known at admission; its host is not checked");
+            self.note_unresolved(&format!("{program} {original}"), reason);
+        }
+    }
+
     /// Notes a command left unanalysed by one of the analysis bounds.
     pub(super) fn note_over_bound(&mut self, path: &str, reason: String) {
         self.note(path, reason, true);
@@ -302,7 +316,7 @@ impl Ctx<'_> {
         let unknown_host = !hit.always
             && hit.hosts.iter().all(|h| match self.classify(h) {
                 HostClass::Remote => false,
-                HostClass::Local => true,
+                HostClass::Local | HostClass::Unknown => true,
                 HostClass::Unresolved => !self.names_dependency_variable(h),
             });
         Dependency {

@@ -278,7 +278,7 @@ impl Ctx<'_> {
                     if depth >= MAX_DEPTH {
                         return None;
                     }
-                    return self.analyze_script(&raw_rest[pos + 1..].join(" "), depth + 1);
+                    return self.cmd_line(&rest[..pos], &raw_rest[pos + 1..].join(" "), depth + 1);
                 }
                 // Windows PowerShell and PowerShell 7 ([`super::powershell`]).
                 n if n.eq_ignore_ascii_case("powershell") => {
@@ -364,6 +364,7 @@ impl Ctx<'_> {
             if self.is_dependency(&hit) {
                 return Some(self.make_dependency(program, hit, words, &[]));
             }
+            self.note_unknown_host(program, &hit);
             if let Some(path) = &hit.path {
                 let shown: Vec<String> = words.iter().map(|w| self.render_orig(w)).collect();
                 self.local_requests.push(LocalRequest {

@@ -108,7 +108,12 @@ impl Ctx<'_> {
                     .first()
                     .is_some_and(|d| matches!(d.as_str(), "hosts" | "ahosts" | "ahostsv4" | "ahostsv6"));
                 match a.get(1) {
-                    Some(n) if is_hosts_db && self.classify(n) != HostClass::Local => n.clone(),
+                    Some(n)
+                        if is_hosts_db
+                            && matches!(self.classify(n), HostClass::Remote | HostClass::Unresolved) =>
+                    {
+                        n.clone()
+                    }
                     _ => return Vec::new(),
                 }
             }

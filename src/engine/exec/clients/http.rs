@@ -2,10 +2,11 @@
 //! gRPC health clients, ping. What they reach is a "network service" unless the port or path says
 //! more (5432 is a database, `/_cluster/health` a search cluster: [`super::super::hosts::net_category`]).
 
+use super::super::DependencyCategory::Database;
 use super::super::flags::{
     CURL_LONG, CURL_SHORT, GRPC_HP_VALS, GRPCURL_VALS, HTTPIE_LONG, NC_LONG, OPENSSL_VALS, WGET_LONG,
 };
-use super::{BASE, Client, Positional, Shape, Syntax};
+use super::{BASE, Client, HostFormat, Positional, Shape, Syntax};
 
 const NC_SYNTAX: Syntax = Syntax::opts("IiMmOPpqsTVWwXxceGgo", NC_LONG);
 const NO_URL: &str = "none: a URL is required";
@@ -229,6 +230,120 @@ pub(in super::super) const POWERSHELL: &[Client] = &[
         default_local: false,
         source: "https://learn.microsoft.com/en-us/powershell/module/nettcpip/test-netconnection",
         outage: "only a warning and TcpTestSucceeded False, exit 0: a dependency only where the script turns that into exit/throw (powershell.rs checks)",
+        ..BASE
+    },
+    // Test-Connection (ICMP echo; `-TcpPort` in PowerShell 7): `[-TargetName] <String[]>`
+    // (7; alias ComputerName) or `[-ComputerName] <String[]>` (5.1; aliases CN, IPAddress,
+    // __SERVER, Server, Destination) at position 0. Mandatory: no default target.
+    Client {
+        names: &["test-connection"],
+        syntax: Syntax::PowerShell {
+            values: &[
+                "targetname",
+                "computername",
+                "cn",
+                "ipaddress",
+                "__server",
+                "server",
+                "destination",
+                "source",
+                "count",
+                "delay",
+                "buffersize",
+                "size",
+                "bytes",
+                "bs",
+                "timetolive",
+                "ttl",
+                "maxhops",
+                "hops",
+                "timeoutseconds",
+                "tcpport",
+                "throttlelimit",
+                "impersonation",
+                "dcomauthentication",
+                "authentication",
+                "wsmanauthentication",
+                "protocol",
+                "credential",
+            ],
+            switches: &[
+                "asjob",
+                "quiet",
+                "ping",
+                "ipv4",
+                "ipv6",
+                "resolvedestination",
+                "dontfragment",
+                "repeat",
+                "continuous",
+                "traceroute",
+                "mtusize",
+                "mtusizedetect",
+                "detailed",
+            ],
+        },
+        host_opts: &["targetname", "computername", "cn", "ipaddress", "__server", "server", "destination"],
+        default: "none: the target is mandatory",
+        default_local: false,
+        source: "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/test-connection",
+        outage: "returns PingStatus objects (Status TimedOut) or, with -Quiet, False: like Test-NetConnection, a dependency only where the script turns that into exit/throw (powershell.rs checks)",
+        ..BASE
+    },
+    // Invoke-Sqlcmd (SqlServer module; a database client kept here because powershell.rs reads
+    // the cmdlet rows): `-ServerInstance` (`host[\instance][,port]`, `tcp:`/`np:`/`lpc:`), or
+    // `-ConnectionString` (`Server=`/`Data Source=`); `[-Query]` is position 0.
+    Client {
+        names: &["invoke-sqlcmd"],
+        category: Database,
+        syntax: Syntax::PowerShell {
+            values: &[
+                "query",
+                "serverinstance",
+                "database",
+                "encrypt",
+                "username",
+                "accesstoken",
+                "password",
+                "credential",
+                "querytimeout",
+                "connectiontimeout",
+                "errorlevel",
+                "severitylevel",
+                "maxcharlength",
+                "maxbinarylength",
+                "hostname",
+                "applicationname",
+                "applicationintent",
+                "failoverpartner",
+                "hostnameincertificate",
+                "newpassword",
+                "variable",
+                "inputfile",
+                "outputsqlerrors",
+                "outputas",
+                "statisticsvariable",
+                "connectionstring",
+                "keyvaultaccesstoken",
+            ],
+            switches: &[
+                "encryptconnection",
+                "abortonerror",
+                "dedicatedadministratorconnection",
+                "disablevariables",
+                "disablecommands",
+                "multisubnetfailover",
+                "trustservercertificate",
+                "includesqlusererrors",
+                "suppressprovidercontextwarning",
+                "ignoreprovidercontext",
+            ],
+        },
+        host_opts: &["serverinstance"],
+        host_format: HostFormat::SqlServer,
+        default: "the default instance on this machine (or the SQLSERVER: provider path's)",
+        source: "https://learn.microsoft.com/en-us/powershell/module/sqlserver/invoke-sqlcmd",
+        outage: "a server that cannot be reached is an error (\"A network-related or instance-specific error occurred while establishing a connection to SQL Server\"): $? false, so with -Command the exit code is 1 when it is the last statement, and a try/catch turns it into the script's exit",
         ..BASE
     },
 ];
