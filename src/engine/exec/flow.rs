@@ -62,19 +62,7 @@ impl Ctx<'_> {
                 }
                 Some(false)
             }
-            "if_statement" => {
-                let mut cursor = n.walk();
-                let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
-                let then_at = kids.iter().position(|k| k.kind() == "then")?;
-                let value = constant_condition(&kids[1..then_at], walk)?;
-                for k in &kids[then_at + 1..] {
-                    let then_branch = !matches!(k.kind(), "elif_clause" | "else_clause" | "fi");
-                    if then_branch == value {
-                        self.statements(*k, walk, depth, out);
-                    }
-                }
-                Some(false)
-            }
+            "if_statement" => self.constant_if(n, walk, depth, out),
             "while_statement" => {
                 let mut cursor = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
@@ -87,6 +75,55 @@ impl Ctx<'_> {
             "case_statement" => self.constant_case(n, walk, depth, out),
             _ => None,
         }
+    }
+
+    /// `if` with `true`/`false` conditions: the branches after one that is taken, and the bodies
+    /// of those whose condition is `false`, are not walked; from the first condition that is not
+    /// constant on, everything is walked, as before.
+    fn constant_if<'t>(
+        &mut self,
+        n: Node<'t>,
+        walk: &Walk<'_>,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) -> Option<bool> {
+        let mut cursor = n.walk();
+        let mut kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
+        let then_at = kids.iter().position(|k| k.kind() == "then")?;
+        constant_condition(&kids[1..then_at], walk)?;
+        // The if's own branch, then each elif/else clause's.
+        let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
+        for k in kids.drain(..) {
+            if matches!(k.kind(), "elif_clause" | "else_clause") {
+                let mut c = k.walk();
+                branches.push(k.children(&mut c).collect());
+            } else if let Some(last) = branches.last_mut() {
+                last.push(k);
+            }
+        }
+        for (i, branch) in branches.iter().enumerate() {
+            let then_at = branch.iter().position(|k| k.kind() == "then");
+            let value = match then_at {
+                Some(t) => constant_condition(&branch[1..t], walk),
+                None => Some(true), // else
+            };
+            match value {
+                Some(false) => {}
+                Some(true) => {
+                    for k in &branch[then_at.map_or(1, |t| t + 1)..] {
+                        self.statements(*k, walk, depth, out);
+                    }
+                    return Some(false);
+                }
+                None => {
+                    for k in branches[i..].iter().flatten() {
+                        self.statements(*k, walk, depth, out);
+                    }
+                    return Some(false);
+                }
+            }
+        }
+        Some(false)
     }
 
     /// `case WORD in ...` with a literal word and literal patterns: only the matching item is walked.
