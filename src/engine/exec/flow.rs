@@ -62,7 +62,14 @@ impl Ctx<'_> {
                 }
                 Some(false)
             }
-            "if_statement" => self.constant_if(n, walk, depth, out),
+            "if_statement" | "case_statement" => {
+                let run =
+                    if n.kind() == "if_statement" { constant_if(n, walk)? } else { constant_case(n, walk)? };
+                for k in run {
+                    self.statements(k, walk, depth, out);
+                }
+                Some(false)
+            }
             "while_statement" => {
                 let mut cursor = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
@@ -72,100 +79,74 @@ impl Ctx<'_> {
                 // `while false` and `until true` never run their body (the condition runs: no client).
                 (value == (keyword == "until")).then_some(false)
             }
-            "case_statement" => self.constant_case(n, walk, depth, out),
             _ => None,
         }
     }
+}
 
-    /// `if` with `true`/`false` conditions: the branches after one that is taken, and the bodies
-    /// of those whose condition is `false`, are not walked; from the first condition that is not
-    /// constant on, everything is walked, as before.
-    fn constant_if<'t>(
-        &mut self,
-        n: Node<'t>,
-        walk: &Walk<'_>,
-        depth: usize,
-        out: &mut Vec<String>,
-    ) -> Option<bool> {
-        let mut cursor = n.walk();
-        let mut kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
-        let then_at = kids.iter().position(|k| k.kind() == "then")?;
-        constant_condition(&kids[1..then_at], walk)?;
-        // The if's own branch, then each elif/else clause's.
-        let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
-        for k in kids.drain(..) {
-            if matches!(k.kind(), "elif_clause" | "else_clause") {
-                let mut c = k.walk();
-                branches.push(k.children(&mut c).collect());
-            } else if let Some(last) = branches.last_mut() {
-                last.push(k);
-            }
+/// `if` with `true`/`false` conditions: the nodes that run. The branches after one that is taken,
+/// and the bodies of those whose condition is `false`, do not; from the first condition that is not
+/// constant on, everything is walked, as before. `None` when the first condition is not constant.
+fn constant_if<'t>(n: Node<'t>, walk: &Walk<'_>) -> Option<Vec<Node<'t>>> {
+    let mut cursor = n.walk();
+    let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
+    let then_at = kids.iter().position(|k| k.kind() == "then")?;
+    constant_condition(&kids[1..then_at], walk)?;
+    // The if's own branch, then each elif/else clause's.
+    let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
+    for k in kids {
+        if matches!(k.kind(), "elif_clause" | "else_clause") {
+            let mut c = k.walk();
+            branches.push(k.children(&mut c).collect());
+        } else if let Some(last) = branches.last_mut() {
+            last.push(k);
         }
-        for (i, branch) in branches.iter().enumerate() {
-            let then_at = branch.iter().position(|k| k.kind() == "then");
-            let value = match then_at {
-                Some(t) => constant_condition(&branch[1..t], walk),
-                None => Some(true), // else
-            };
-            match value {
-                Some(false) => {}
-                Some(true) => {
-                    for k in &branch[then_at.map_or(1, |t| t + 1)..] {
-                        self.statements(*k, walk, depth, out);
-                    }
-                    return Some(false);
-                }
-                None => {
-                    for k in branches[i..].iter().flatten() {
-                        self.statements(*k, walk, depth, out);
-                    }
-                    return Some(false);
-                }
-            }
-        }
-        Some(false)
     }
+    for (i, branch) in branches.iter().enumerate() {
+        let then_at = branch.iter().position(|k| k.kind() == "then");
+        // An else branch has no condition: it is taken.
+        let value = then_at.map_or(Some(true), |t| constant_condition(&branch[1..t], walk));
+        match value {
+            Some(false) => {}
+            Some(true) => return Some(branch[then_at.map_or(1, |t| t + 1)..].to_vec()),
+            None => return Some(branches[i..].iter().flatten().copied().collect()),
+        }
+    }
+    Some(Vec::new())
+}
 
-    /// `case WORD in ...` with a literal word and literal patterns: only the matching item is walked.
-    fn constant_case<'t>(
-        &mut self,
-        n: Node<'t>,
-        walk: &Walk<'_>,
-        depth: usize,
-        out: &mut Vec<String>,
-    ) -> Option<bool> {
-        let value = n.child_by_field_name("value")?;
-        let word = text(value, walk);
-        if value.kind() != "word" || !literal(word) {
+/// `case WORD in ...` with a literal word and literal patterns (or `*`), no fall-through: the
+/// nodes of the first matching item's body. `None` when not certain.
+fn constant_case<'t>(n: Node<'t>, walk: &Walk<'_>) -> Option<Vec<Node<'t>>> {
+    let value = n.child_by_field_name("value")?;
+    let word = text(value, walk);
+    if value.kind() != "word" || !literal(word) {
+        return None;
+    }
+    let mut cursor = n.walk();
+    let items: Vec<Node<'t>> = n.children(&mut cursor).filter(|k| k.kind() == "case_item").collect();
+    let mut chosen = None;
+    for item in &items {
+        let mut c = item.walk();
+        if item.children_by_field_name("fallthrough", &mut c).next().is_some() {
             return None;
         }
-        let mut cursor = n.walk();
-        let items: Vec<Node<'t>> = n.children(&mut cursor).filter(|k| k.kind() == "case_item").collect();
-        let mut chosen = None;
-        for item in &items {
-            let mut c = item.walk();
-            if item.children_by_field_name("fallthrough", &mut c).next().is_some() {
+        let mut c = item.walk();
+        for pattern in item.children_by_field_name("value", &mut c) {
+            let p = text(pattern, walk);
+            if p != "*" && !literal(p) {
                 return None;
             }
-            let mut c = item.walk();
-            for pattern in item.children_by_field_name("value", &mut c) {
-                let p = text(pattern, walk);
-                if p != "*" && !literal(p) {
-                    return None;
-                }
-                if chosen.is_none() && (p == "*" || p == word) {
-                    chosen = Some(*item);
-                }
+            if chosen.is_none() && (p == "*" || p == word) {
+                chosen = Some(*item);
             }
         }
-        if let Some(item) = chosen {
-            let mut c = item.walk();
-            let kids: Vec<Node<'t>> = item.children(&mut c).collect();
-            let body_at = kids.iter().position(|k| k.kind() == ")")? + 1;
-            for k in &kids[body_at..] {
-                self.statements(*k, walk, depth, out);
-            }
-        }
-        Some(false)
     }
+    let Some(item) = chosen else {
+        return Some(Vec::new());
+    };
+    let mut c = item.walk();
+    let kids: Vec<Node<'t>> = item.children(&mut c).collect();
+    let body_at = kids.iter().position(|k| k.kind() == ")")? + 1;
+    Some(kids[body_at..].to_vec())
 }
