@@ -151,8 +151,11 @@ fn a_script_past_the_parse_bound_is_noted_and_never_denied() {
     noted(&format!("{}pg_isready -h orders-db", "a|".repeat(8192)), "one heavy line");
     noted(&format!("{}pg_isready -h orders-db", "a|\n".repeat(4000)), "a pipeline over many lines");
     noted(&format!("{}\npg_isready -h orders-db", "${".repeat(4000)), "unclosed expansions");
-    // The commands before the error are analysed.
+    // The commands before the error are analysed; the command holding it never runs (bash reads
+    // a whole command first), even over several lines.
     expect_denied(&format!("pg_isready -h orders-db\n{}", "a|\n".repeat(4000)), "orders-db");
+    expect_denied("pg_isready -h orders-db\ngrep -q x |", "orders-db");
+    noted("pg_isready -h orders-db |\ngrep -q x |", "a pipeline that ends in an error");
     // A construct cut by the parse pieces is not guessed at: a long `if` block.
     let block = format!("if [ -f /x ]; then\n{}pg_isready -h orders-db\nfi", ": filler\n".repeat(500));
     noted(&block, "a block longer than a parse piece");

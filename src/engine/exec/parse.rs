@@ -196,13 +196,29 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         };
         let error =
             first_error(tree.root_node(), &patched, &mut parsed.skips, i < last || long_line.is_some());
-        parsed.trees.push(tree);
         if let Some(at) = error {
-            let (line, start) = line_of(&patched, at);
+            // Bash reads a whole command before running it: the top-level command holding the
+            // error does not run, from its first line on.
+            let root = tree.root_node();
+            let mut c = root.walk();
+            // (A command the error follows with no `;`, `&` or newline between is that command:
+            // `a |` then nothing.)
+            let holding = root
+                .children(&mut c)
+                .filter(|k| {
+                    k.start_byte() <= at
+                        && (at < k.end_byte()
+                            || !patched[k.end_byte()..at].iter().any(|b| b"\n;&".contains(b)))
+                })
+                .map(|k| k.start_byte());
+            let (line, start) = line_of(&patched, holding.min().unwrap_or(at).min(at));
+            drop(c);
             parsed.cut = start;
             parsed.gap = Some(ParseGap::SyntaxError(line));
+            parsed.trees.push(tree);
             return parsed;
         }
+        parsed.trees.push(tree);
     }
     if let Some(at) = long_line {
         parsed.cut = at;
