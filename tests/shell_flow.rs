@@ -132,6 +132,9 @@ fn the_grammars_gaps_are_read_as_bash_reads_them() {
     expect_denied("curl -sf http://orders.svc:8080/#frag", "http://orders.svc:8080/#frag");
     expect_allowed("curl -sf http://localhost:8080/healthz # pg_isready -h orders-db");
     expect_allowed("echo ${#x} ${x#y} $#; curl -sf http://localhost:8080/");
+    // A here-string is input, not an argument (issue 9's case).
+    let e = eval_liveness(&["bash", "-c", "curl -sf http://localhost:8080/healthz <<< ''"]);
+    assert!(denials(&e).is_empty() && e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation);
     // Two here-documents on one line: both bodies are data.
     expect_allowed(
         "cat <<A <<B\npg_isready -h orders-db\nA\nredis-cli -h cache ping\nB\ncurl -sf http://localhost/",
