@@ -37,9 +37,11 @@ mod clients;
 mod cmd;
 mod context;
 mod flags;
+mod flow;
 mod hosts;
 mod kubelet;
 mod net;
+mod parse;
 mod powershell;
 mod redact;
 mod script;
@@ -73,6 +75,7 @@ use unwrap::*;
 use words::*;
 
 pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
+pub use parse::MAX_OBJECT_PARSE_AREA;
 pub use redact::{credential_spellings, redact_secrets};
 pub(crate) use redact::{join_redacted, redact_command};
 
@@ -288,6 +291,10 @@ pub struct AnalysisBudget {
     units: std::cell::Cell<usize>,
     /// The note saying the budget ran out has been given (it is given once per object).
     noted: std::cell::Cell<bool>,
+    /// Parse area left (see [`MAX_OBJECT_PARSE_AREA`]).
+    parse_area_left: std::cell::Cell<usize>,
+    /// The object's scripts parsed so far, for its other probes.
+    parses: std::cell::RefCell<parse::ParseCache>,
 }
 
 impl Default for AnalysisBudget {
@@ -303,6 +310,8 @@ impl AnalysisBudget {
             left: std::cell::Cell::new(bytes),
             units: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
             noted: std::cell::Cell::new(false),
+            parse_area_left: std::cell::Cell::new(MAX_OBJECT_PARSE_AREA),
+            parses: std::cell::RefCell::new(parse::ParseCache::default()),
         }
     }
 
@@ -360,6 +369,7 @@ pub fn split_commands(script: &str) -> Vec<Vec<String>> {
     ctx.split_script(&sanitize(script), 0, &mut pieces);
     pieces
         .iter()
+        .filter(|p| !p.starts_with(flow::FUNCTION))
         .map(|p| piece_words(p).iter().map(|w| ctx.render_orig(w)).collect::<Vec<_>>())
         .filter(|ws| !ws.is_empty())
         .collect()
@@ -461,6 +471,11 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
             &shown,
             format!("a {len}-byte script is over the {MAX_SCRIPT_BYTES} bytes probegate analyses"),
         );
+    } else if dependency.is_none()
+        && let Some(gap) = ctx.parse_gap
+    {
+        let shown = shown();
+        ctx.note_over_bound(&shown, gap.reason());
     }
     let local_requests =
         if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };

@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::parse::{MAX_OBJECT_PARSE_AREA, ParseGap};
 use super::{
     AnalysisBudget, ExecEnv, KnownCommand, MAX_EXPANSION_BYTES, MAX_OBJECT_WORK_UNITS, ScriptFiles,
     UnresolvedScript,
@@ -83,6 +84,10 @@ pub(super) struct Ctx<'e> {
     pub(super) positional: Option<Vec<String>>,
     /// The script being analysed defines shell functions (see `script::defines_function`).
     pub(super) defines_function: bool,
+    /// Shell functions defined so far (name, body as written), the latest last.
+    pub(super) functions: Vec<(String, String)>,
+    /// Shell function calls being analysed, nested.
+    pub(super) calls: usize,
     /// `$0` of the script being analysed, when known.
     pub(super) arg0: Option<String>,
     /// The script files being analysed, outermost first, with where each came from.
@@ -103,6 +108,12 @@ pub(super) struct Ctx<'e> {
     pub(super) units_left: std::cell::Cell<usize>,
     /// HTTP requests to this Pod met so far ([`super::Outcome::local_requests`]).
     pub(super) local_requests: Vec<super::LocalRequest>,
+    /// The shell parser, made when the first script is parsed.
+    pub(super) parser: Option<tree_sitter::Parser>,
+    /// Parse area left without an object's budget (see [`MAX_OBJECT_PARSE_AREA`]).
+    pub(super) parse_area_left: std::cell::Cell<usize>,
+    /// A script, or its end, that was not analysed because of a syntax error or the parse budget.
+    pub(super) parse_gap: Option<ParseGap>,
 }
 
 impl<'e> Ctx<'e> {
@@ -116,6 +127,8 @@ impl<'e> Ctx<'e> {
             files: None,
             positional: None,
             defines_function: false,
+            functions: Vec::new(),
+            calls: 0,
             arg0: None,
             scripts: Vec::new(),
             files_read: 0,
@@ -127,6 +140,9 @@ impl<'e> Ctx<'e> {
             object_spent: std::cell::Cell::new(false),
             units_left: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
             local_requests: Vec::new(),
+            parser: None,
+            parse_area_left: std::cell::Cell::new(MAX_OBJECT_PARSE_AREA),
+            parse_gap: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, basename, is_ident, is_reserved_char, sanitize, truncate_chars};
+use super::flow::{FUNCTION, MAX_CALL_DEPTH};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
@@ -112,6 +113,11 @@ impl Ctx<'_> {
 
     fn analyze_pieces(&mut self, pieces: Vec<String>, depth: usize) -> Option<Dependency> {
         for piece in pieces {
+            if let Some((name, body)) = piece.strip_prefix(FUNCTION).and_then(|p| p.split_once(FUNCTION)) {
+                self.functions.retain(|(n, _)| n != name);
+                self.functions.push((name.to_string(), body.to_string()));
+                continue;
+            }
             // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
             let (words, targets) = split_redirections(&piece_words(&piece), |w| self.render_lit(w));
             if let Some(d) = self.dev_tcp_dependency(&targets, &words) {
@@ -142,11 +148,37 @@ impl Ctx<'_> {
             if !self.spend_units(1 + args.len()) {
                 return None;
             }
+            if let Some(body) = self.function(args.first()) {
+                if let Some(d) = self.call_function(&body, &args[1..], depth) {
+                    return Some(d);
+                }
+                continue;
+            }
             if let Some(d) = self.analyze_args(&args, assigns, &prefix, depth) {
                 return Some(d);
             }
         }
         None
+    }
+
+    /// The body of the shell function `name` names, if one is defined.
+    fn function(&self, name: Option<&String>) -> Option<String> {
+        let name = name?;
+        self.functions.iter().rev().find(|(n, _)| n == name).map(|(_, b)| b.clone())
+    }
+
+    /// A call of a shell function: its body analysed with `args` as `$1`, `$2`... (calls nested at
+    /// most [`MAX_CALL_DEPTH`] deep; deeper ones are not analysed).
+    fn call_function(&mut self, body: &str, args: &[String], depth: usize) -> Option<Dependency> {
+        if self.calls >= MAX_CALL_DEPTH {
+            return None;
+        }
+        self.calls += 1;
+        let saved = self.positional.replace(args.to_vec());
+        let found = self.analyze_script(body, depth);
+        self.positional = saved;
+        self.calls -= 1;
+        found
     }
 
     /// `export A=x`, `declare -x A=x`, `local A=x`: remember script variables.
@@ -249,6 +281,7 @@ impl Ctx<'_> {
         self.files_read += 1;
         let saved_positional = (self.positional.clone(), self.arg0.clone());
         let saved_vars = (!source).then(|| (self.shell_vars.clone(), self.exported.clone()));
+        let saved_functions = (!source).then(|| std::mem::take(&mut self.functions));
         if !source {
             let exported = &self.exported;
             self.shell_vars.retain(|k, _| exported.contains(k));
@@ -264,6 +297,9 @@ impl Ctx<'_> {
         if let Some((vars, exported)) = saved_vars {
             self.shell_vars = vars;
             self.exported = exported;
+        }
+        if let Some(functions) = saved_functions {
+            self.functions = functions;
         }
         found
     }

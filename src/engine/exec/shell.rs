@@ -1,17 +1,456 @@
-//! Stage 2: shell parsing, a script split into simple commands (command substitutions, here-documents, `case` patterns and redirections handled).
+//! Stage 2: shell parsing, a script split into simple commands.
+//!
+//! A script is parsed by tree-sitter-bash (the bash grammar editors and GitHub use; error-tolerant,
+//! no I/O) and its syntax tree walked in order. Each simple command, with its redirections, becomes
+//! one *piece*: its text as written (quotes kept, for the word stage), every `$` marked by how it is
+//! quoted ([`LDOLLAR`] literal, [`QDOLLAR`] double-quoted) and every command substitution
+//! (`$(...)`, backticks), process substitution (`<(...)`) and arithmetic expansion (`$((...))`)
+//! replaced by one reference marker; the substitution's own commands come before the command that
+//! contains it. Here-document bodies, comments, `case` patterns, `for` word lists, function names
+//! and arithmetic are not commands, by construction of the grammar. `[ ]` and `[[ ]]` are pieces
+//! (their program is `[` or `[[`, no client).
+//!
+//! A script with a syntax error is analysed up to the line the error is on (the shell runs the
+//! lines before it and stops there); the commands from that line on are reported as not analysed.
+//! A script that is a single plain command (no operator, substitution, redirection, quote left
+//! open or reserved word) is not parsed: it is its own piece.
+//!
+//! Parsing cost: tree-sitter's error recovery is quadratic in time and memory on some hostile
+//! shapes (8,192 `a|` take about a second and 680 MB), so an object's scripts may use at most
+//! [`MAX_OBJECT_PARSE_AREA`] (the sum of their squared lengths), and a script parsed once is not
+//! parsed again for the same object.
+
+use std::ops::Range;
+
+use tree_sitter::Node;
 
 use super::MAX_DEPTH;
 use super::context::{Ctx, LDOLLAR, QDOLLAR, is_ident};
+use super::parse::{ParseGap, Parsed, new_parser, parse_script};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Quote {
+enum Quote {
     None,
     Single,
     Double,
 }
 
-/// Index just past the `)` closing a `$(` whose content starts at `i`, ignoring quotes
-/// (used beyond the analysed depth, without recursion).
+/// Shell reserved words (and `!`, `{`, `}`) skipped at the start of a command.
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "for", "in", "case", "esac", "!",
+    "{", "}", "select", "function",
+];
+
+/// Node kinds that are one simple command each (a piece).
+fn is_piece(kind: &str) -> bool {
+    matches!(
+        kind,
+        "command"
+            | "declaration_command"
+            | "unset_command"
+            | "test_command"
+            | "variable_assignment"
+            | "variable_assignments"
+    )
+}
+
+/// Appends `text` to the piece `cur`, in quote state `quote`: `$` marked as literal (single quotes,
+/// a backslash) or double-quoted, backslash-newline dropped, a redirection operator glued to a word
+/// (`url>/dev/null`) spaced from it, `${...}` copied as written.
+fn push_text(text: &str, quote: &mut Quote, cur: &mut String) {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match *quote {
+            Quote::Single => match c {
+                '\'' => {
+                    *quote = Quote::None;
+                    cur.push(c);
+                }
+                '$' => cur.push(LDOLLAR),
+                _ => cur.push(c),
+            },
+            Quote::Double | Quote::None => match c {
+                '"' if *quote == Quote::Double => {
+                    *quote = Quote::None;
+                    cur.push(c);
+                }
+                '"' => {
+                    *quote = Quote::Double;
+                    cur.push(c);
+                }
+                '\'' if *quote == Quote::None => {
+                    *quote = Quote::Single;
+                    cur.push(c);
+                }
+                '\\' => match chars.next() {
+                    Some('\n') => {}
+                    Some('$') => cur.push(LDOLLAR),
+                    Some(n) => {
+                        cur.push('\\');
+                        cur.push(n);
+                    }
+                    None => cur.push('\\'),
+                },
+                '$' => {
+                    cur.push(if *quote == Quote::Double { QDOLLAR } else { '$' });
+                    if chars.peek() == Some(&'{') {
+                        // `${...}` as written, up to its matching brace.
+                        let mut level = 0usize;
+                        for ch in chars.by_ref() {
+                            cur.push(ch);
+                            if ch == '{' {
+                                level += 1;
+                            } else if ch == '}' {
+                                level = level.saturating_sub(1);
+                                if level == 0 {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+                '<' | '>' if *quote == Quote::None => {
+                    // Keep a file-descriptor number attached (`2>&1`).
+                    let word = cur.rsplit(char::is_whitespace).next().unwrap_or("");
+                    if !word.is_empty()
+                        && !word.chars().all(|d| d.is_ascii_digit() || matches!(d, '<' | '>' | '&'))
+                    {
+                        cur.push(' ');
+                    }
+                    cur.push(c);
+                }
+                _ => cur.push(c),
+            },
+        }
+    }
+}
+
+/// A script that is one plain simple command, as its piece: no operator, redirection,
+/// substitution, comment, here-document, reserved word or unbalanced quote, so no parse is needed.
+/// (Line continuations are allowed: a long command written over several lines.)
+fn plain_command(script: &str) -> Option<String> {
+    let bytes = script.as_bytes();
+    // `${` opened and not closed yet (a `{` or `}` of anything else is left to the parser).
+    let mut braces = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        let ok = match b {
+            b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' | b'`' | b'#' | b'\r' => false,
+            b'{' if i > 0 && bytes[i - 1] == b'$' => {
+                braces += 1;
+                true
+            }
+            b'}' if braces > 0 => {
+                braces -= 1;
+                true
+            }
+            b'{' | b'}' => false,
+            b'\n' => i > 0 && bytes[i - 1] == b'\\',
+            _ => true,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    if braces > 0 {
+        return None;
+    }
+    let first = script.split_whitespace().next().unwrap_or("");
+    if KEYWORDS.contains(&first) || matches!(first, "[" | "[[" | "time" | "coproc") || first.contains('=') {
+        return None;
+    }
+    let mut quote = Quote::None;
+    let mut piece = String::with_capacity(script.len());
+    push_text(script.trim(), &mut quote, &mut piece);
+    // An unbalanced quote is a syntax error: the parser reports it.
+    (quote == Quote::None && !piece.ends_with('\\')).then_some(piece)
+}
+
+/// The script being walked: its text, where analysis stops (a syntax error's line) and the
+/// here-document bodies the grammar misread.
+pub(super) struct Walk<'s> {
+    pub(super) src: &'s str,
+    pub(super) cut: usize,
+    skips: &'s [Range<usize>],
+}
+
+impl Ctx<'_> {
+    /// Split `script` into simple commands (pieces: raw text with markers), appending to `out`.
+    /// Command substitutions are split too and appended before the command containing them.
+    pub(super) fn split_script(&mut self, script: &str, depth: usize, out: &mut Vec<String>) {
+        let text: String =
+            script.chars().map(|c| if c == LDOLLAR || c == QDOLLAR { '$' } else { c }).collect();
+        if let Some(piece) = plain_command(&text) {
+            if !piece.is_empty() {
+                out.push(piece);
+            }
+            return;
+        }
+        let Some(parsed) = self.parse(&text) else {
+            return;
+        };
+        if let Some(gap) = parsed.gap {
+            self.parse_gap.get_or_insert(gap);
+        }
+        let walk = Walk { src: &text, cut: parsed.cut, skips: &parsed.skips };
+        for tree in &parsed.trees {
+            self.statements(tree.root_node(), &walk, depth, out);
+        }
+    }
+
+    /// The parse of `text`, from the object's cache or made within the parse budget.
+    fn parse(&mut self, text: &str) -> Option<Parsed> {
+        if let Some(budget) = self.object_budget
+            && let Some(parsed) = budget.parses.borrow().get(text)
+        {
+            return Some(parsed);
+        }
+        if self.parser.is_none() {
+            self.parser = new_parser();
+        }
+        let Some(parser) = self.parser.as_mut() else {
+            self.parse_gap.get_or_insert(ParseGap::NoGrammar);
+            return None;
+        };
+        let left = self.object_budget.map_or(&self.parse_area_left, |b| &b.parse_area_left);
+        let parsed = parse_script(parser, text, left);
+        if let Some(budget) = self.object_budget {
+            budget.parses.borrow_mut().keep(text, &parsed);
+        }
+        Some(parsed)
+    }
+
+    /// Walks `node`'s subtree in order (without recursion: lists nest as deep as they are long),
+    /// appending a piece for every simple command met.
+    pub(super) fn statements<'t>(
+        &mut self,
+        node: Node<'t>,
+        walk: &Walk<'_>,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) {
+        let mut cursor = node.walk();
+        loop {
+            let n = cursor.node();
+            let descend = n.start_byte() < walk.cut && self.statement(n, walk, depth, out);
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node() == node {
+                    return;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One node of the statement walk: a piece is made of a simple command; true to walk into
+    /// the node's children.
+    fn statement<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) -> bool {
+        let kind = n.kind();
+        if walk.skips.iter().any(|r| r.contains(&n.start_byte())) {
+            return false;
+        }
+        if let Some(descend) = self.flow(n, walk, depth, out) {
+            return descend;
+        }
+        if n.is_error()
+            || matches!(kind, "comment" | "heredoc_body" | "heredoc_end" | "heredoc_start" | "file_redirect")
+            || matches!(kind, "herestring_redirect" | "function_name" | "word")
+        {
+            return false;
+        }
+        if is_piece(kind) {
+            if n.end_byte() <= walk.cut {
+                self.piece(&[n], walk, depth, out);
+            }
+            return false;
+        }
+        if kind == "redirected_statement" {
+            let body = n.child_by_field_name("body");
+            let mut segments: Vec<Node<'_>> = Vec::new();
+            if let Some(b) = body.filter(|b| is_piece(b.kind())) {
+                segments.push(b);
+            }
+            let mut cursor = n.walk();
+            segments.extend(
+                n.named_children(&mut cursor).filter(|c| Some(*c) != body && c.kind().ends_with("redirect")),
+            );
+            if n.end_byte() <= walk.cut || body.is_some_and(|b| !is_piece(b.kind())) {
+                self.piece(&segments, walk, depth, out);
+            }
+            // A compound body (`{ ...; } >f`, `while ...; done < <(cmd)`) holds commands of its own.
+            if let Some(b) = body.filter(|b| !is_piece(b.kind())) {
+                self.statements(b, walk, depth, out);
+            }
+            return false;
+        }
+        true
+    }
+
+    /// Makes one piece of `segments` (a command and its redirections), appending first the pieces
+    /// of the substitutions in it, then the piece, then the commands a here-document's line holds
+    /// after it (`cat <<EOF | cmd`).
+    pub(super) fn piece<'t>(
+        &mut self,
+        segments: &[Node<'t>],
+        walk: &Walk<'_>,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) {
+        let mut cur = String::new();
+        let mut subs = Vec::new();
+        let mut after = Vec::new();
+        for seg in segments {
+            if seg.start_byte() >= walk.cut {
+                break;
+            }
+            if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
+                cur.push(' ');
+            }
+            self.emit(*seg, walk, depth, &mut cur, &mut subs, &mut after);
+        }
+        out.append(&mut subs);
+        let piece = cur.trim();
+        if !piece.is_empty() {
+            out.push(piece.to_string());
+        }
+        out.append(&mut after);
+    }
+
+    /// Appends the text of `node` to `cur` (see [`push_text`]), with its substitutions replaced by
+    /// markers (their pieces to `subs`), here-document bodies left out and the statements a
+    /// here-document's line holds after its delimiter walked into `after`.
+    fn emit<'t>(
+        &mut self,
+        node: Node<'t>,
+        walk: &Walk<'_>,
+        depth: usize,
+        cur: &mut String,
+        subs: &mut Vec<String>,
+        after: &mut Vec<String>,
+    ) {
+        let mut quote = Quote::None;
+        let mut at = node.start_byte();
+        let end = node.end_byte().min(walk.cut);
+        let mut cursor = node.walk();
+        if !cursor.goto_first_child() {
+            push_text(&walk.src[at..end], &mut quote, cur);
+            return;
+        }
+        loop {
+            let n = cursor.node();
+            let kind = n.kind();
+            let hole = matches!(
+                kind,
+                "command_substitution"
+                    | "process_substitution"
+                    | "arithmetic_expansion"
+                    | "expansion"
+                    | "heredoc_body"
+                    | "heredoc_end"
+                    | "comment"
+            ) || (n.is_named()
+                && matches!(kind, "pipeline" | "list" | "command" | "redirected_statement")
+                && n.parent().is_some_and(|p| p.kind() == "heredoc_redirect"));
+            if n.start_byte() >= end {
+                break;
+            }
+            if hole {
+                push_text(&walk.src[at..n.start_byte()], &mut quote, cur);
+                match kind {
+                    "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
+                        self.substitution(n, walk, depth, cur, subs);
+                    }
+                    "expansion" => {
+                        // `${...}` as written (its value is resolved by the word stage).
+                        let text = &walk.src[n.start_byte()..n.end_byte().min(end)];
+                        cur.push(if quote == Quote::Double { QDOLLAR } else { '$' });
+                        cur.push_str(text.get(1..).unwrap_or(""));
+                    }
+                    "heredoc_body" | "heredoc_end" | "comment" => {}
+                    _ => {
+                        if n.end_byte() <= walk.cut {
+                            self.statements(n, walk, depth, after);
+                        }
+                    }
+                }
+                at = n.end_byte().min(end);
+            } else if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() || cursor.node() == node {
+                    push_text(&walk.src[at.min(end)..end], &mut quote, cur);
+                    return;
+                }
+            }
+        }
+        push_text(&walk.src[at.min(end)..end], &mut quote, cur);
+    }
+
+    /// A command substitution, process substitution or arithmetic expansion in a piece: its
+    /// commands split (to `subs`, beyond [`MAX_DEPTH`] not), and a marker for its value.
+    fn substitution<'t>(
+        &mut self,
+        n: Node<'t>,
+        walk: &Walk<'_>,
+        depth: usize,
+        cur: &mut String,
+        subs: &mut Vec<String>,
+    ) {
+        let text = &walk.src[n.start_byte()..n.end_byte().min(walk.src.len())];
+        let (content, shown) = if let Some(inner) = text.strip_prefix('`') {
+            let inner = inner.strip_suffix('`').unwrap_or(inner);
+            let content = inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\");
+            let shown = format!("`{}`", content.trim());
+            (content, shown)
+        } else if n.kind() == "command_substitution" {
+            let inner = text.get(2..).unwrap_or("");
+            let inner = inner.strip_suffix(')').unwrap_or(inner).to_string();
+            let shown = format!("$({})", inner.trim());
+            (inner, shown)
+        } else {
+            (text.to_string(), text.to_string())
+        };
+        let mut sub = Vec::new();
+        if depth < MAX_DEPTH {
+            let mut cursor = n.walk();
+            let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
+            for child in children {
+                self.statements(child, walk, depth + 1, &mut sub);
+            }
+        }
+        let m = self.substitution_ref(&content, &sub, depth, &shown);
+        cur.push(m);
+        subs.append(&mut sub);
+    }
+}
+
+/// Word-split one simple command (quotes removed); falls back to whitespace splitting on
+/// malformed quoting. Leading reserved words are dropped.
+pub(super) fn piece_words(piece: &str) -> Vec<String> {
+    let words =
+        shell_words::split(piece).unwrap_or_else(|_| piece.split_whitespace().map(str::to_string).collect());
+    let skip = words.iter().take_while(|w| KEYWORDS.contains(&w.as_str())).count();
+    words.into_iter().skip(skip).collect()
+}
+
+/// `NAME=value` assignment word: returns (name, value).
+pub(super) fn split_assignment(w: &str) -> Option<(&str, &str)> {
+    let (n, v) = w.split_once('=')?;
+    if is_ident(n) { Some((n, v)) } else { None }
+}
+
+/// Index just past the `)` closing a `$(` whose content starts at `i`, ignoring quotes.
 pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
     let mut level = 1usize;
     while i < chars.len() {
@@ -28,453 +467,6 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
         i += 1;
     }
     chars.len()
-}
-
-/// Where the analysis is in a `case` statement: after `case WORD` (expecting `in`), or in a
-/// pattern list (after `in` or `;;`, up to the `)`).
-#[derive(Default)]
-pub(super) struct CaseState {
-    /// `case` statements open (their `esac` not met yet).
-    pub(super) open: usize,
-    /// `case WORD` read, `in` expected.
-    pub(super) expect_in: bool,
-    /// Reading a pattern list.
-    pub(super) pattern: bool,
-}
-
-impl CaseState {
-    /// Called when an unquoted word of the current command `cur` ends.
-    pub(super) fn word_done(&mut self, cur: &mut String) {
-        let trimmed = cur.trim();
-        let last = trimmed.rsplit(char::is_whitespace).next().unwrap_or("");
-        let first = last.len() == trimmed.len();
-        if first && last == "esac" && self.open > 0 {
-            self.open -= 1;
-            self.pattern = false;
-            self.expect_in = false;
-        } else if self.pattern {
-        } else if first && last == "case" {
-            self.open += 1;
-            self.expect_in = true;
-        } else if self.expect_in && last == "in" {
-            // `case WORD in`: the word is matched, not run; patterns follow.
-            self.expect_in = false;
-            self.pattern = true;
-            cur.clear();
-        }
-    }
-}
-
-/// Reads a here-document's delimiter word starting at `i` (blanks first): the word with its
-/// quotes and backslashes removed, and the index after it.
-pub(super) fn heredoc_delimiter(chars: &[char], mut i: usize) -> (String, usize) {
-    while matches!(chars.get(i), Some(' ' | '\t')) {
-        i += 1;
-    }
-    let mut word = String::new();
-    while let Some(&c) = chars.get(i) {
-        match c {
-            '\'' | '"' => {
-                i += 1;
-                while let Some(&q) = chars.get(i) {
-                    i += 1;
-                    if q == c {
-                        break;
-                    }
-                    word.push(q);
-                }
-            }
-            '\\' => {
-                if let Some(&n) = chars.get(i + 1) {
-                    word.push(n);
-                }
-                i += 2;
-            }
-            _ if c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')') => break,
-            _ => {
-                word.push(c);
-                i += 1;
-            }
-        }
-    }
-    (word, i.min(chars.len()))
-}
-
-/// Skips the bodies of the here-documents opened on the line that ended just before `i`, in
-/// order; returns the index after the last delimiter line (the end of the text when one is
-/// missing, as the shell reads to the end).
-pub(super) fn skip_heredoc_bodies(chars: &[char], mut i: usize, heredocs: &mut Vec<(String, bool)>) -> usize {
-    for (delimiter, strip) in heredocs.drain(..) {
-        while i < chars.len() {
-            let end = chars[i..].iter().position(|&c| c == '\n').map_or(chars.len(), |e| i + e);
-            let mut line = &chars[i..end];
-            if strip {
-                while line.first() == Some(&'\t') {
-                    line = &line[1..];
-                }
-            }
-            let done = line.iter().copied().eq(delimiter.chars());
-            i = (end + 1).min(chars.len());
-            if done {
-                break;
-            }
-        }
-    }
-    i
-}
-
-/// Position of the closing backtick for a backtick substitution opened just before `i`.
-pub(super) fn find_backtick_end(chars: &[char], mut i: usize) -> Option<usize> {
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => i += 2,
-            '`' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-impl Ctx<'_> {
-    /// Split `script` into simple commands (raw text with markers), appending to `out`.
-    /// Command substitutions are split too and appended before the command containing them.
-    pub(super) fn split_script(&mut self, script: &str, depth: usize, out: &mut Vec<String>) {
-        let chars: Vec<char> =
-            script.chars().map(|c| if c == LDOLLAR || c == QDOLLAR { '$' } else { c }).collect();
-        self.scan(&chars, 0, false, depth, out);
-    }
-
-    /// Scan from `i`; with `in_subst`, stop after the `)` closing the substitution and return
-    /// the index just past it.
-    pub(super) fn scan(
-        &mut self,
-        chars: &[char],
-        mut i: usize,
-        in_subst: bool,
-        depth: usize,
-        out: &mut Vec<String>,
-    ) -> usize {
-        let mut cur = String::new();
-        let mut quote = Quote::None;
-        let mut parens = 0usize;
-        let mut word_start = true;
-        // `$((`: the substitution is arithmetic from its start (level 0); `((` at a command's
-        // start opens an arithmetic command at the current level. Inside, `<<` is a shift.
-        let mut arith: Option<usize> = (in_subst && chars.get(i) == Some(&'(')).then_some(0);
-        // Here-documents opened on the current line: (delimiter, `<<-` strips leading tabs).
-        let mut heredocs: Vec<(String, bool)> = Vec::new();
-        let mut case = CaseState::default();
-        fn flush(cur: &mut String, out: &mut Vec<String>) {
-            if !cur.trim().is_empty() {
-                out.push(cur.trim().to_string());
-            }
-            cur.clear();
-        }
-        while i < chars.len() {
-            let c = chars[i];
-            let next = chars.get(i + 1).copied();
-            if quote == Quote::None
-                && (c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>'))
-                && !cur.is_empty()
-                && !cur.ends_with(char::is_whitespace)
-            {
-                case.word_done(&mut cur);
-            }
-            if quote == Quote::None && case.pattern {
-                // A `case` pattern (`a|b)`, `(*)`): not a command; dropped up to its `)`.
-                match c {
-                    ')' => {
-                        cur.clear();
-                        case.pattern = false;
-                        word_start = true;
-                        i += 1;
-                        continue;
-                    }
-                    '(' | '|' => {
-                        i += 1;
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            match quote {
-                Quote::Single => {
-                    match c {
-                        '\'' => {
-                            quote = Quote::None;
-                            cur.push(c);
-                        }
-                        '$' => cur.push(LDOLLAR),
-                        _ => cur.push(c),
-                    }
-                    i += 1;
-                }
-                Quote::Double => match c {
-                    '"' => {
-                        quote = Quote::None;
-                        cur.push(c);
-                        i += 1;
-                    }
-                    '\\' => {
-                        match next {
-                            Some('\n') => {}
-                            Some('$') => cur.push(LDOLLAR),
-                            Some(n) => {
-                                cur.push('\\');
-                                cur.push(n);
-                            }
-                            None => cur.push('\\'),
-                        }
-                        i += 2;
-                    }
-                    '$' => i = self.dollar(chars, i, true, depth, &mut cur, out),
-                    '`' => i = self.backtick(chars, i, depth, &mut cur, out),
-                    _ => {
-                        cur.push(c);
-                        i += 1;
-                    }
-                },
-                Quote::None => {
-                    let was_word_start = word_start;
-                    word_start = false;
-                    match c {
-                        '\'' => {
-                            quote = Quote::Single;
-                            cur.push(c);
-                            i += 1;
-                        }
-                        '"' => {
-                            quote = Quote::Double;
-                            cur.push(c);
-                            i += 1;
-                        }
-                        '\\' => {
-                            match next {
-                                Some('\n') => word_start = was_word_start,
-                                Some('$') => cur.push(LDOLLAR),
-                                Some(n) => {
-                                    cur.push('\\');
-                                    cur.push(n);
-                                }
-                                None => cur.push('\\'),
-                            }
-                            i += 2;
-                        }
-                        '#' if was_word_start => {
-                            while i < chars.len() && chars[i] != '\n' {
-                                i += 1;
-                            }
-                            word_start = true;
-                        }
-                        ';' if case.open > 0 && matches!(next, Some(';' | '&')) => {
-                            // `;;`, `;&`, `;;&`: the end of a case item; a pattern comes next.
-                            flush(&mut cur, out);
-                            case.pattern = true;
-                            word_start = true;
-                            i += 2;
-                            if chars.get(i) == Some(&'&') {
-                                i += 1;
-                            }
-                        }
-                        '\n' if !heredocs.is_empty() => {
-                            flush(&mut cur, out);
-                            word_start = true;
-                            i = skip_heredoc_bodies(chars, i + 1, &mut heredocs);
-                        }
-                        '\n' | ';' | '|' => {
-                            flush(&mut cur, out);
-                            word_start = true;
-                            i += 1;
-                        }
-                        '&' => {
-                            if next == Some('>') || cur.ends_with('>') || cur.ends_with('<') {
-                                cur.push(c);
-                            } else {
-                                flush(&mut cur, out);
-                                word_start = true;
-                            }
-                            i += 1;
-                        }
-                        '(' => {
-                            if was_word_start && next == Some('(') && arith.is_none() {
-                                arith = Some(parens);
-                            }
-                            parens += 1;
-                            flush(&mut cur, out);
-                            word_start = true;
-                            i += 1;
-                        }
-                        ')' => {
-                            flush(&mut cur, out);
-                            word_start = true;
-                            i += 1;
-                            if parens > 0 {
-                                parens -= 1;
-                                if arith.is_some_and(|level| parens <= level) {
-                                    arith = None;
-                                }
-                            } else if in_subst {
-                                return i;
-                            }
-                        }
-                        '<' if next == Some('<') && arith.is_none() => {
-                            // `<<<WORD` (a here-string) or `<<[-]DELIM` (a here-document): the
-                            // word and the document's lines are the command's input, not its
-                            // arguments. The operator is kept, spaced from its word, for
-                            // split_redirections to drop both.
-                            if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
-                                cur.push(' ');
-                            }
-                            if chars.get(i + 2) == Some(&'<') {
-                                cur.push_str("<<< ");
-                                i += 3;
-                            } else {
-                                let strip = chars.get(i + 2) == Some(&'-');
-                                let (delimiter, end) =
-                                    heredoc_delimiter(chars, i + if strip { 3 } else { 2 });
-                                cur.push_str("<< heredoc ");
-                                heredocs.push((delimiter, strip));
-                                i = end;
-                            }
-                        }
-                        '<' | '>' => {
-                            // Separate a redirection glued to a word (`url>/dev/null`), but
-                            // keep a file-descriptor number attached (`2>&1`).
-                            let word: &str = cur.rsplit(char::is_whitespace).next().unwrap_or("");
-                            let glued = !word.is_empty()
-                                && !word
-                                    .chars()
-                                    .all(|d| d.is_ascii_digit() || d == '<' || d == '>' || d == '&');
-                            if glued {
-                                cur.push(' ');
-                            }
-                            cur.push(c);
-                            i += 1;
-                        }
-                        '$' => i = self.dollar(chars, i, false, depth, &mut cur, out),
-                        '`' => i = self.backtick(chars, i, depth, &mut cur, out),
-                        _ => {
-                            if c.is_whitespace() {
-                                word_start = true;
-                            }
-                            cur.push(c);
-                            i += 1;
-                        }
-                    }
-                }
-            }
-        }
-        flush(&mut cur, out);
-        // A backslash as the last character steps two past it.
-        i.min(chars.len())
-    }
-
-    /// Handle a `$` at `i` (unquoted or inside double quotes); returns the next index.
-    pub(super) fn dollar(
-        &mut self,
-        chars: &[char],
-        i: usize,
-        quoted: bool,
-        depth: usize,
-        cur: &mut String,
-        out: &mut Vec<String>,
-    ) -> usize {
-        let dollar = if quoted { QDOLLAR } else { '$' };
-        match chars.get(i + 1) {
-            Some('(') => {
-                let start = i + 2;
-                let mut sub = Vec::new();
-                let end = if depth >= MAX_DEPTH {
-                    skip_parens(chars, start)
-                } else {
-                    self.scan(chars, start, true, depth + 1, &mut sub)
-                }
-                .min(chars.len());
-                let content_end = if end > start && chars.get(end - 1) == Some(&')') { end - 1 } else { end };
-                let content: String = chars[start..content_end.max(start)].iter().collect();
-                let m = self.substitution_ref(&content, &sub, depth, &format!("$({})", content.trim()));
-                cur.push(m);
-                out.extend(sub);
-                end
-            }
-            Some('{') => {
-                cur.push(dollar);
-                let mut level = 0usize;
-                let mut j = i + 1;
-                while j < chars.len() {
-                    let ch = chars[j];
-                    cur.push(ch);
-                    j += 1;
-                    if ch == '{' {
-                        level += 1;
-                    } else if ch == '}' {
-                        level = level.saturating_sub(1);
-                        if level == 0 {
-                            break;
-                        }
-                    }
-                }
-                j
-            }
-            _ => {
-                cur.push(dollar);
-                i + 1
-            }
-        }
-    }
-
-    /// Handle a backtick substitution opening at `i`; returns the next index.
-    pub(super) fn backtick(
-        &mut self,
-        chars: &[char],
-        i: usize,
-        depth: usize,
-        cur: &mut String,
-        out: &mut Vec<String>,
-    ) -> usize {
-        let end = find_backtick_end(chars, i + 1);
-        let stop = end.unwrap_or(chars.len()).min(chars.len());
-        let mut content = String::new();
-        let mut j = i + 1;
-        while j < stop {
-            if chars[j] == '\\' && matches!(chars.get(j + 1), Some('`' | '\\' | '$')) {
-                content.push(chars[j + 1]);
-                j += 2;
-            } else {
-                content.push(chars[j]);
-                j += 1;
-            }
-        }
-        let mut sub = Vec::new();
-        if depth < MAX_DEPTH {
-            self.split_script(&content, depth + 1, &mut sub);
-        }
-        let m = self.substitution_ref(&content, &sub, depth, &format!("`{}`", content.trim()));
-        out.extend(sub);
-        cur.push(m);
-        end.map_or(chars.len(), |e| e + 1)
-    }
-}
-
-/// Shell reserved words (and `!`, `{`, `}`, `[[`-free) skipped at the start of a command.
-pub(super) const KEYWORDS: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "for", "in", "case", "esac", "!",
-    "{", "}", "select", "function",
-];
-
-/// Word-split one simple command (quotes removed); falls back to whitespace splitting on
-/// malformed quoting. Leading reserved words are dropped.
-pub(super) fn piece_words(piece: &str) -> Vec<String> {
-    let words =
-        shell_words::split(piece).unwrap_or_else(|_| piece.split_whitespace().map(str::to_string).collect());
-    let skip = words.iter().take_while(|w| KEYWORDS.contains(&w.as_str())).count();
-    words.into_iter().skip(skip).collect()
-}
-
-/// `NAME=value` assignment word: returns (name, value).
-pub(super) fn split_assignment(w: &str) -> Option<(&str, &str)> {
-    let (n, v) = w.split_once('=')?;
-    if is_ident(n) { Some((n, v)) } else { None }
 }
 
 /// Splits a simple command's words into the command proper and the targets of its redirections

@@ -1,0 +1,152 @@
+//! Stage 2b: code that never runs is not analysed. A shell function's definition is a piece of
+//! its own (see [`FUNCTION`]): its body is analysed where it is called, with the call's arguments
+//! as `$1`, `$2`, ... (`script::run_pieces`), never when it is not called. A branch is
+//! skipped only when the script itself makes it certain: `if false`/`if true`, `while false`,
+//! `until true`, and `case` on a literal word whose patterns are literal words or `*`. Anything
+//! else is analysed as before (every branch, as if it ran).
+
+use tree_sitter::Node;
+
+use super::context::Ctx;
+use super::shell::Walk;
+
+/// Starts a piece that defines a shell function: `FUNCTION name FUNCTION body` (the body as
+/// written, `{ ...; }`). The definition takes effect where it runs, in order with the other pieces,
+/// so a function defined in a sourced file is known to the script that sourced it.
+pub(super) const FUNCTION: char = '\u{E002}';
+
+/// Deepest nesting of function calls followed (a function calling a function ...).
+pub(super) const MAX_CALL_DEPTH: usize = 8;
+
+/// The text of `n` in the script.
+fn text<'s>(n: Node<'_>, walk: &Walk<'s>) -> &'s str {
+    walk.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
+}
+
+/// The value of a condition that is one of `true`, `:` or `false` alone.
+fn constant_condition(nodes: &[Node<'_>], walk: &Walk<'_>) -> Option<bool> {
+    let named: Vec<&Node<'_>> = nodes.iter().filter(|k| k.is_named() && k.kind() != "comment").collect();
+    match named.as_slice() {
+        [c] if c.kind() == "command" => match text(**c, walk) {
+            "true" | ":" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A `case` word or pattern that is a plain literal (no quoting, expansion or glob character).
+fn literal(s: &str) -> bool {
+    !s.is_empty()
+        && !s
+            .contains(['$', '`', '\\', '"', '\'', '*', '?', '[', ']', '{', '}', '(', ')', '@', '!', '+', '='])
+}
+
+impl Ctx<'_> {
+    /// The control-flow nodes handled here: `Some(descend)` when `n` is one (its parts that run
+    /// already walked), `None` to walk it as any other node.
+    pub(super) fn flow<'t>(
+        &mut self,
+        n: Node<'t>,
+        walk: &Walk<'_>,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) -> Option<bool> {
+        match n.kind() {
+            "function_definition" => {
+                let name = text(n.child_by_field_name("name")?, walk);
+                let body = n.child_by_field_name("body")?;
+                if n.end_byte() <= walk.cut {
+                    out.push(format!("{FUNCTION}{name}{FUNCTION}{}", text(body, walk)));
+                }
+                Some(false)
+            }
+            "if_statement" | "case_statement" => {
+                let run =
+                    if n.kind() == "if_statement" { constant_if(n, walk)? } else { constant_case(n, walk)? };
+                for k in run {
+                    self.statements(k, walk, depth, out);
+                }
+                Some(false)
+            }
+            "while_statement" => {
+                let mut cursor = n.walk();
+                let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
+                let keyword = kids.first()?.kind();
+                let body_at = kids.iter().position(|k| k.kind() == "do_group")?;
+                let value = constant_condition(&kids[1..body_at], walk)?;
+                // `while false` and `until true` never run their body (the condition runs: no client).
+                (value == (keyword == "until")).then_some(false)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `if` with `true`/`false` conditions: the nodes that run. The branches after one that is taken,
+/// and the bodies of those whose condition is `false`, do not; from the first condition that is not
+/// constant on, everything is walked, as before. `None` when the first condition is not constant.
+fn constant_if<'t>(n: Node<'t>, walk: &Walk<'_>) -> Option<Vec<Node<'t>>> {
+    let mut cursor = n.walk();
+    let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
+    let then_at = kids.iter().position(|k| k.kind() == "then")?;
+    constant_condition(&kids[1..then_at], walk)?;
+    // The if's own branch, then each elif/else clause's.
+    let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
+    for k in kids {
+        if matches!(k.kind(), "elif_clause" | "else_clause") {
+            let mut c = k.walk();
+            branches.push(k.children(&mut c).collect());
+        } else if let Some(last) = branches.last_mut() {
+            last.push(k);
+        }
+    }
+    for (i, branch) in branches.iter().enumerate() {
+        let then_at = branch.iter().position(|k| k.kind() == "then");
+        // An else branch has no condition: it is taken.
+        let value = then_at.map_or(Some(true), |t| constant_condition(&branch[1..t], walk));
+        match value {
+            Some(false) => {}
+            Some(true) => return Some(branch[then_at.map_or(1, |t| t + 1)..].to_vec()),
+            None => return Some(branches[i..].iter().flatten().copied().collect()),
+        }
+    }
+    Some(Vec::new())
+}
+
+/// `case WORD in ...` with a literal word and literal patterns (or `*`), no fall-through: the
+/// nodes of the first matching item's body. `None` when not certain.
+fn constant_case<'t>(n: Node<'t>, walk: &Walk<'_>) -> Option<Vec<Node<'t>>> {
+    let value = n.child_by_field_name("value")?;
+    let word = text(value, walk);
+    if value.kind() != "word" || !literal(word) {
+        return None;
+    }
+    let mut cursor = n.walk();
+    let items: Vec<Node<'t>> = n.children(&mut cursor).filter(|k| k.kind() == "case_item").collect();
+    let mut chosen = None;
+    for item in &items {
+        let mut c = item.walk();
+        if item.children_by_field_name("fallthrough", &mut c).next().is_some() {
+            return None;
+        }
+        let mut c = item.walk();
+        for pattern in item.children_by_field_name("value", &mut c) {
+            let p = text(pattern, walk);
+            if p != "*" && !literal(p) {
+                return None;
+            }
+            if chosen.is_none() && (p == "*" || p == word) {
+                chosen = Some(*item);
+            }
+        }
+    }
+    let Some(item) = chosen else {
+        return Some(Vec::new());
+    };
+    let mut c = item.walk();
+    let kids: Vec<Node<'t>> = item.children(&mut c).collect();
+    let body_at = kids.iter().position(|k| k.kind() == ")")? + 1;
+    Some(kids[body_at..].to_vec())
+}

@@ -1,0 +1,323 @@
+//! Stage 2a: a script parsed by tree-sitter-bash, within a cost bound and around the grammar's
+//! known gaps (see `docs/shell-parser.md`).
+//!
+//! - **Cost.** tree-sitter's error recovery is quadratic in time and memory on some shapes (16 KiB
+//!   of `a|`: about a second and 680 MB), and it happens at the end of the input, where no progress
+//!   callback runs, and grows with the tokens parsed together. So a script is parsed in pieces of
+//!   whole lines (cut after a newline that does not continue a line) of a bounded [`weight`], each
+//!   piece parsed as an included range of the whole text, so node offsets stay the script's. A piece that ends inside a construct (an `if` block,
+//!   a quote, a here-document) has a syntax error there, and the analysis stops at that line. An
+//!   object's pieces may cost at most [`MAX_OBJECT_PARSE_AREA`] (the sum of their squared weights).
+//! - **Grammar gaps.** A copy of the script is parsed in which `<>` (read-write redirection) reads
+//!   `> ` and a `#` inside a word (bash starts a comment only at a word's start) reads `_`: the same
+//!   length, so every node's text is taken from the original script by its byte range. Two
+//!   here-documents on one line (`cat <<A <<B`): the second body is found by its delimiter and left
+//!   out, as the first is.
+
+use std::ops::Range;
+
+use tree_sitter::{Node, Parser, Point, Tree};
+
+/// Heaviest piece of a script parsed at once (see [`weight`]; probe scripts weigh a few dozen to a
+/// few hundred).
+pub(super) const PARSE_CHUNK: usize = 1024;
+
+/// Heaviest single line parsed (see [`weight`]); a longer line ends the analysis.
+pub(super) const MAX_LINE_WEIGHT: usize = 2 * PARSE_CHUNK;
+
+/// Most parsing one object's exec probes may do together, as the sum of the squares of the parsed
+/// pieces' [`weight`]s: eight full pieces, or two lines of [`MAX_LINE_WEIGHT`].
+pub const MAX_OBJECT_PARSE_AREA: usize = 8 * PARSE_CHUNK * PARSE_CHUNK;
+
+/// Most parsed scripts an object keeps for its other probes (the same script in a liveness,
+/// readiness and startup probe, or in every replica's container, is parsed once).
+const MAX_KEPT_TREES: usize = 16;
+
+/// Why a script (or its end) was not analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ParseGap {
+    /// A syntax error on this line (1-based): the commands from it on were not analysed.
+    SyntaxError(usize),
+    /// A line heavier than [`MAX_LINE_WEIGHT`] on this line (1-based): from it on, not analysed.
+    LongLine(usize),
+    /// Over [`MAX_OBJECT_PARSE_AREA`]: the script (from this line on) was not parsed.
+    OverParseBudget(usize),
+    /// The grammar could not be loaded (a tree-sitter version mismatch): nothing parsed.
+    NoGrammar,
+}
+
+impl ParseGap {
+    /// The note's reason, for [`super::analyze`].
+    pub(super) fn reason(self) -> String {
+        match self {
+            ParseGap::SyntaxError(line) => format!(
+                "its shell script has a syntax error at line {line} (or a construct probegate's parser misreads, or a block longer than probegate parses at once): probegate did not analyse the commands from that line on"
+            ),
+            ParseGap::LongLine(line) => format!(
+                "line {line} of its shell script has more than {MAX_LINE_WEIGHT} operators, blanks and quotes, more than probegate parses at once: the commands from that line on were not analysed"
+            ),
+            ParseGap::OverParseBudget(line) => format!(
+                "its shell scripts are over what probegate parses for one object's exec probes together (as much as eight pieces of {PARSE_CHUNK} operators, blanks and quotes): the commands from line {line} on were not analysed"
+            ),
+            ParseGap::NoGrammar => "the shell grammar could not be loaded".to_string(),
+        }
+    }
+}
+
+/// A parsed script: one tree per piece, in order, with where the analysis stops.
+#[derive(Debug, Clone)]
+pub(super) struct Parsed {
+    /// The pieces' trees (byte offsets are the script's).
+    pub(super) trees: Vec<Tree>,
+    /// Byte offset where the analysis stops (the script's length when it all is analysed).
+    pub(super) cut: usize,
+    /// Byte ranges that are here-document bodies the grammar read as commands.
+    pub(super) skips: Vec<Range<usize>>,
+    /// Why the analysis stops before the end.
+    pub(super) gap: Option<ParseGap>,
+}
+
+/// Parses of one object's scripts, kept for its other probes: script text and its parse.
+#[derive(Debug, Default)]
+pub(crate) struct ParseCache {
+    parsed: Vec<(String, Parsed)>,
+}
+
+impl ParseCache {
+    pub(super) fn get(&self, script: &str) -> Option<Parsed> {
+        self.parsed.iter().find(|(s, _)| s == script).map(|(_, p)| p.clone())
+    }
+
+    pub(super) fn keep(&mut self, script: &str, parsed: &Parsed) {
+        if self.parsed.len() < MAX_KEPT_TREES {
+            self.parsed.push((script.to_string(), parsed.clone()));
+        }
+    }
+}
+
+/// The parser for the bash grammar (`None` if the grammar does not load).
+pub(super) fn new_parser() -> Option<Parser> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+    Some(parser)
+}
+
+/// The text the parser reads: `text` with the grammar's gaps patched, byte for byte the same length.
+/// `<>` (read and write) reads `> `; a `#` that bash reads as part of a word (after a character
+/// that is not a blank, an operator, `$`, `{` or a backquote) reads `_`; every byte of a non-ASCII
+/// character reads `.`. tree-sitter-bash 0.25.1's external scanner reads out of bounds on some
+/// (`echo ${` followed by any character from U+E0000 up crashes the process with SIGSEGV, found by
+/// `tests/properties.rs`); to bash they are word characters, never blanks, operators or part of a
+/// variable name, as `.` is, so the tree keeps its shape.
+pub(super) fn patch_gaps(text: &str) -> Vec<u8> {
+    let mut b = text.as_bytes().to_vec();
+    for i in 0..b.len() {
+        let prev = if i > 0 { b[i - 1] } else { b'\n' };
+        if !b[i].is_ascii() {
+            b[i] = b'.';
+        } else if b[i] == b'<' && b.get(i + 1) == Some(&b'>') && prev != b'<' {
+            b[i + 1] = b' ';
+            b[i] = b'>';
+        } else if b[i] == b'#' && !b" \t\n\r;&|()<>${`".contains(&prev) {
+            b[i] = b'_';
+        }
+    }
+    b
+}
+
+/// A piece's parse cost measure: its bytes that may start or end a token (all but ASCII letters,
+/// digits and `_`). tree-sitter's cost grows with the tokens, and a long word is one token.
+pub(super) fn weight(text: &[u8]) -> usize {
+    text.iter().filter(|b| !(b.is_ascii_alphanumeric() || **b == b'_')).count()
+}
+
+/// The pieces `text` is parsed in: whole lines (cut after a newline not preceded by a backslash),
+/// as many as fit in a [`weight`] of [`PARSE_CHUNK`], or one line of at most [`MAX_LINE_WEIGHT`];
+/// with where a line over that begins (the pieces stop before it).
+pub(super) fn chunk_ranges(text: &[u8]) -> (Vec<Range<usize>>, Option<usize>) {
+    let mut out = Vec::new();
+    let (mut start, mut at, mut w) = (0, 0, 0);
+    while at < text.len() {
+        let mut end = at;
+        while end < text.len() && !(text[end] == b'\n' && (end == 0 || text[end - 1] != b'\\')) {
+            end += 1;
+        }
+        let end = (end + 1).min(text.len());
+        let line = weight(&text[at..end]);
+        if w > 0 && w + line > PARSE_CHUNK {
+            out.push(start..at);
+            (start, w) = (at, 0);
+        }
+        if line > MAX_LINE_WEIGHT {
+            return (out, Some(at));
+        }
+        w += line;
+        at = end;
+    }
+    if start < text.len() {
+        out.push(start..text.len());
+    }
+    (out, None)
+}
+
+/// Line (1-based) and start of the line holding byte `at`.
+pub(super) fn line_of(src: &[u8], at: usize) -> (usize, usize) {
+    let at = at.min(src.len());
+    let start = src[..at].iter().rposition(|&c| c == b'\n').map_or(0, |n| n + 1);
+    (src[..start].iter().filter(|&&c| c == b'\n').count() + 1, start)
+}
+
+fn point(src: &[u8], at: usize) -> Point {
+    let (line, start) = line_of(src, at);
+    Point { row: line - 1, column: at - start }
+}
+
+/// Parses `text` in pieces, charging each piece's squared length to `area_left`.
+pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cell::Cell<usize>) -> Parsed {
+    let patched = patch_gaps(text);
+    let mut parsed = Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None };
+    let (ranges, long_line) = chunk_ranges(&patched);
+    let last = ranges.len().saturating_sub(1);
+    for (i, range) in ranges.into_iter().enumerate() {
+        let w = weight(&patched[range.clone()]);
+        let area = w.saturating_mul(w);
+        let Some(rest) = area_left.get().checked_sub(area) else {
+            parsed.cut = line_of(&patched, range.start).1;
+            parsed.gap = Some(ParseGap::OverParseBudget(line_of(&patched, range.start).0));
+            return parsed;
+        };
+        area_left.set(rest);
+        let included = tree_sitter::Range {
+            start_byte: range.start,
+            end_byte: range.end,
+            start_point: point(&patched, range.start),
+            end_point: point(&patched, range.end),
+        };
+        parser.reset();
+        let tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(&patched, None));
+        let Some(tree) = tree else {
+            parsed.cut = range.start;
+            parsed.gap = Some(ParseGap::SyntaxError(line_of(&patched, range.start).0));
+            return parsed;
+        };
+        let error =
+            first_error(tree.root_node(), &patched, &mut parsed.skips, i < last || long_line.is_some());
+        if let Some(at) = error {
+            // Bash reads a whole command before running it: the top-level command holding the
+            // error does not run, from its first line on.
+            let root = tree.root_node();
+            let mut c = root.walk();
+            // (A command the error follows with no `;`, `&` or newline between is that command:
+            // `a |` then nothing.)
+            let holding = root
+                .children(&mut c)
+                .filter(|k| {
+                    k.start_byte() <= at
+                        && (at < k.end_byte()
+                            || !patched[k.end_byte()..at].iter().any(|b| b"\n;&".contains(b)))
+                })
+                .map(|k| k.start_byte());
+            let (line, start) = line_of(&patched, holding.min().unwrap_or(at).min(at));
+            drop(c);
+            parsed.cut = start;
+            parsed.gap = Some(ParseGap::SyntaxError(line));
+            parsed.trees.push(tree);
+            return parsed;
+        }
+        parsed.trees.push(tree);
+    }
+    if let Some(at) = long_line {
+        parsed.cut = at;
+        parsed.gap = Some(ParseGap::LongLine(line_of(&patched, at).0));
+    }
+    parsed
+}
+
+/// The start of the first syntax error under `root` (an error node or a missing token), here-document
+/// bodies the grammar misread added to `skips`; with `cut_piece`, a here-document whose body does not
+/// end in the piece is an error too.
+fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_piece: bool) -> Option<usize> {
+    let mut first: Option<usize> = None;
+    let mut cursor = root.walk();
+    let mut explained: Vec<usize> = Vec::new();
+    loop {
+        let node = cursor.node();
+        if node.kind() == "heredoc_redirect" {
+            explain_heredocs(node, src, skips, &mut explained);
+            let mut c = node.walk();
+            if cut_piece && !node.children(&mut c).any(|k| k.kind() == "heredoc_end") {
+                first = Some(first.map_or(node.start_byte(), |f| f.min(node.start_byte())));
+            }
+        }
+        let error = (node.is_error() && !explained.contains(&node.start_byte())) || node.is_missing();
+        if error {
+            first = Some(first.map_or(node.start_byte(), |f| f.min(node.start_byte())));
+        }
+        let descend = node.has_error() && !node.is_missing() || node.kind() == "heredoc_redirect";
+        if !error && descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                // A statement that starts in a skipped body and runs past it: the body was misread.
+                let mut c = root.walk();
+                for n in root.children(&mut c) {
+                    if skips.iter().any(|s| s.contains(&n.start_byte()) && n.end_byte() > s.end) {
+                        first = Some(first.map_or(n.start_byte(), |f| f.min(n.start_byte())));
+                    }
+                }
+                return first;
+            }
+        }
+    }
+}
+
+/// `cat <<A <<B`: the grammar reads the second `<<` as an error and `<B` as a file redirection,
+/// then B's body as commands. Each such error is explained (its start added to `explained`) and
+/// the body it opens, from the line after the previous body to its delimiter line, added to `skips`.
+fn explain_heredocs(node: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, explained: &mut Vec<usize>) {
+    let mut c = node.walk();
+    let children: Vec<Node<'_>> = node.children(&mut c).collect();
+    let Some(end) = children.iter().find(|k| k.kind() == "heredoc_end") else {
+        return;
+    };
+    let mut at =
+        src[end.end_byte()..].iter().position(|&b| b == b'\n').map_or(src.len(), |p| end.end_byte() + p + 1);
+    for pair in children.windows(2) {
+        let (err, redirect) = (pair[0], pair[1]);
+        if !(err.is_error()
+            && &src[err.start_byte()..err.end_byte()] == b"<"
+            && redirect.kind() == "file_redirect")
+        {
+            continue;
+        }
+        let word = &src[redirect.start_byte()..redirect.end_byte()];
+        let Some(word) = word.strip_prefix(b"<") else {
+            continue;
+        };
+        let strip = word.starts_with(b"-");
+        let delimiter: Vec<u8> = word
+            .iter()
+            .skip(usize::from(strip))
+            .copied()
+            .filter(|b| !matches!(b, b'"' | b'\'' | b'\\'))
+            .collect();
+        let body_start = at;
+        while at < src.len() {
+            let line_end = src[at..].iter().position(|&b| b == b'\n').map_or(src.len(), |p| at + p);
+            let mut line = &src[at..line_end];
+            while strip && line.first() == Some(&b'\t') {
+                line = &line[1..];
+            }
+            at = (line_end + 1).min(src.len());
+            if line == delimiter.as_slice() {
+                break;
+            }
+        }
+        skips.push(body_start..at);
+        explained.push(err.start_byte());
+    }
+}
