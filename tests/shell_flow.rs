@@ -188,3 +188,15 @@ fn non_ascii_characters_never_crash_the_parser_and_keep_the_structure() {
         expect_allowed(&format!("echo {c} \"{c}\"; pg_isready -h localhost # {c}"));
     }
 }
+
+/// A quoted word that reads like a redirection (`'>/dev/tcp/db/1'`, `"3<>/dev/tcp/db/5432"`) is an
+/// argument: bash reads `<`, `>` and `<>` as operators only unquoted (break-it pass).
+#[test]
+fn quoted_words_that_look_like_redirections_are_arguments() {
+    expect_allowed("echo '3<>/dev/tcp/db/5432' > /tmp/x; redis-cli ping");
+    expect_allowed("grep -q '>/dev/tcp/db/1' /etc/x; redis-cli ping");
+    expect_allowed("echo \"</dev/tcp/db/80\" 2\\>/dev/tcp/db/80; redis-cli ping");
+    // Unquoted, they are redirections to another host.
+    expect_denied("echo ping 3<>/dev/tcp/db/5432", "db:5432");
+    expect_denied("echo ping >/dev/tcp/db/1", "db:1");
+}

@@ -6,7 +6,7 @@ use super::flow::{FUNCTION, MAX_CALL_DEPTH};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
-use super::shell::{piece_words, split_assignment, split_redirections};
+use super::shell::{split_assignment, split_redirections};
 use super::{
     Dependency, EnvValue, FileLookup, MAX_DEPTH, MAX_SCRIPT_BYTES, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING,
     UnresolvedScript, join_redacted,
@@ -119,7 +119,7 @@ impl Ctx<'_> {
                 continue;
             }
             // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
-            let (words, targets) = split_redirections(&piece_words(&piece), |w| self.render_lit(w));
+            let (words, targets) = split_redirections(&piece, |w| self.render_lit(w));
             if let Some(d) = self.dev_tcp_dependency(&targets, &words) {
                 return Some(d);
             }

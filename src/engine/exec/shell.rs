@@ -438,10 +438,62 @@ impl Ctx<'_> {
 /// Word-split one simple command (quotes removed); falls back to whitespace splitting on
 /// malformed quoting. Leading reserved words are dropped.
 pub(super) fn piece_words(piece: &str) -> Vec<String> {
+    piece_words_skipped(piece).0
+}
+
+/// [`piece_words`], with how many words (leading reserved words) were dropped before them.
+fn piece_words_skipped(piece: &str) -> (Vec<String>, usize) {
     let words =
         shell_words::split(piece).unwrap_or_else(|_| piece.split_whitespace().map(str::to_string).collect());
     let skip = words.iter().take_while(|w| KEYWORDS.contains(&w.as_str())).count();
-    words.into_iter().skip(skip).collect()
+    (words.into_iter().skip(skip).collect(), skip)
+}
+
+/// For each of the `count` words `shell_words` makes of `piece`, whether its text begins with a
+/// quote or a backslash (up to the first character that is not a digit: `2'>'x` is quoted too).
+/// All `false` when the count differs (malformed quoting: the fallback split).
+fn words_begin_quoted(piece: &str, count: usize) -> Vec<bool> {
+    let mut out: Vec<bool> = Vec::new();
+    let (mut in_word, mut quote, mut escaped, mut lead_digits) = (false, None::<char>, false, true);
+    for c in piece.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                }
+                continue;
+            }
+            None if matches!(c, ' ' | '\t' | '\n') => {
+                in_word = false;
+                continue;
+            }
+            None => {}
+        }
+        if !in_word {
+            in_word = true;
+            lead_digits = true;
+            out.push(false);
+        }
+        let opens = matches!(c, '\'' | '"' | '\\');
+        if lead_digits && opens {
+            if let Some(last) = out.last_mut() {
+                *last = true;
+            }
+        }
+        lead_digits &= c.is_ascii_digit();
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '\\' => escaped = true,
+            _ => {}
+        }
+    }
+    if out.len() == count { out } else { vec![false; count] }
 }
 
 /// `NAME=value` assignment word: returns (name, value).
@@ -471,10 +523,11 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
 
 /// Splits a simple command's words into the command proper and the targets of its redirections
 /// (`>f`, `2>/dev/null`, `>> f`, `< f`, `&>f`, `2>&1`; a bare operator takes the next word).
-pub(super) fn split_redirections(
-    args: &[String],
-    lit: impl Fn(&String) -> String,
-) -> (Vec<String>, Vec<String>) {
+pub(super) fn split_redirections(piece: &str, lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<String>) {
+    let (args, skipped) = piece_words_skipped(piece);
+    // A word whose text begins quoted (`'>/dev/tcp/db/1'`, `"<x"`, `\>`) is an argument: bash
+    // reads an operator only unquoted.
+    let quoted = words_begin_quoted(piece, skipped + args.len()).split_off(skipped);
     let mut words = Vec::with_capacity(args.len());
     let mut targets = Vec::new();
     let mut k = 0;
@@ -484,7 +537,8 @@ pub(super) fn split_redirections(
         let op_part = &text[digits..];
         let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
             .into_iter()
-            .find(|op| op_part.starts_with(*op));
+            .find(|op| op_part.starts_with(*op))
+            .filter(|_| !quoted.get(k).copied().unwrap_or(false));
         match op {
             Some(op) => {
                 // A here-string's word and a here-document's delimiter are input, not a file.

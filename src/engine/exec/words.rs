@@ -4,7 +4,7 @@ use super::context::{
     Ctx, LDOLLAR, QDOLLAR, Ref, RefKind, basename, is_ident, is_reserved_char, marker_index,
 };
 use super::kubelet::env_literal;
-use super::shell::{piece_words, skip_parens, split_redirections};
+use super::shell::{skip_parens, split_redirections};
 use super::{EnvValue, MAX_DEPTH};
 
 /// Is the trimmed content of a command substitution one that prints the container's own name
@@ -77,7 +77,7 @@ impl Ctx<'_> {
     }
 
     pub(super) fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
-        let words = |p: &String| split_redirections(&piece_words(p), Clone::clone).0;
+        let words = |p: &String| split_redirections(p, Clone::clone).0;
         let last = words(pieces.last()?);
         let last: Vec<&str> = last.iter().map(String::as_str).collect();
         let word = match last.as_slice() {
