@@ -520,3 +520,21 @@ fn startup_probe_moves_the_liveness_delay_only_above_max_initial_delay_seconds()
         0
     );
 }
+
+#[test]
+fn a_secret_fed_on_standard_input_is_not_quoted() {
+    // Break-it pass: `echo PW | redis-cli -x AUTH` hands redis-cli a password no flag names.
+    for script in [
+        "echo S3cretPW | redis-cli -x AUTH",
+        "redis-cli -x AUTH <<< S3cretPW",
+        "redis-cli <<EOF\nAUTH S3cretPW\nEOF",
+    ] {
+        let spec = format!(
+            "containers:\n- name: r\n  image: r\n  livenessProbe: {{exec: {{command: [sh, -c, {script:?}]}}}}\n  \
+             readinessProbe: {{exec: {{command: [sh, -c, {script:?}]}}}}\n"
+        );
+        let text = message(&eval(&pod(&spec)), RuleId::LivenessMatchesReadiness);
+        assert!(!text.contains("S3cretPW"), "{text}");
+        assert!(text.contains("exec `sh … "), "{text}");
+    }
+}

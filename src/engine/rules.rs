@@ -553,6 +553,17 @@ fn describe_handler(h: &Handler) -> String {
         Handler::Grpc { port, service } if service.is_empty() => format!("gRPC health on port {port}"),
         Handler::Grpc { port, service } => format!("gRPC health of {service:?} on port {port}"),
         Handler::Exec(argv) => {
+            // A script that feeds a command's standard input (`echo PW | redis-cli -x AUTH`,
+            // `<<<`, a here-document) can hand it a secret no credential flag names (break-it
+            // pass): only its programs are shown.
+            if argv.iter().any(|a| a.contains('|') || a.contains("<<")) {
+                let program =
+                    |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
+                let first = argv.first().map(|p| program(p)).unwrap_or_default();
+                let lead =
+                    argv.last().and_then(|s| s.split_whitespace().next()).map(program).unwrap_or_default();
+                return format!("exec `{first} … {lead} …` (a script with a pipe or here-document)");
+            }
             // One line: a script's newlines and indentation become single spaces.
             let mut s = exec::redact_command(argv, 64).split_whitespace().collect::<Vec<_>>().join(" ");
             if s.chars().count() > 48 {
