@@ -70,9 +70,51 @@ impl Ctx<'_> {
         let delayed = options.iter().any(|o| o.eq_ignore_ascii_case("/v:on") || o.eq_ignore_ascii_case("/v"));
         let set_here: Vec<String> =
             commands(line).iter().filter_map(|(c, _)| set_command(c)).map(|(n, _)| n).collect();
+        let line = &self.cmd_for_variables(line);
         let expanded = self.cmd_percent(line, &set_here);
         let expanded = self.cmd_delayed(&expanded, delayed);
         self.analyze_script(&expanded, depth)
+    }
+
+    /// A `for` loop's variables (`for %i in (...) do ... %i`, `%%i` in a batch file; one letter,
+    /// case-sensitive: `help for`) hold values the analysis does not follow ([`RefKind::Unknown`]).
+    fn cmd_for_variables(&mut self, line: &str) -> String {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let mut names = Vec::new();
+        for (k, t) in tokens.iter().enumerate() {
+            if t.eq_ignore_ascii_case("for") {
+                let var = tokens[k + 1..].iter().find(|w| w.starts_with('%'));
+                if let Some(v) = var.map(|v| v.trim_start_matches('%')) {
+                    if v.len() == 1 && v.chars().all(|c| c.is_ascii_alphabetic()) {
+                        names.extend(v.chars());
+                    }
+                }
+            }
+        }
+        if names.is_empty() {
+            return line.to_string();
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let mut out = String::with_capacity(line.len());
+        let mut i = 0;
+        while i < chars.len() {
+            let percents =
+                if chars[i] == '%' { if chars.get(i + 1) == Some(&'%') { 2 } else { 1 } } else { 0 };
+            let name = chars.get(i + percents).copied().filter(|c| percents > 0 && names.contains(c));
+            let ends = !chars.get(i + percents + 1).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '%');
+            match name {
+                Some(n) if ends => {
+                    let original: String = std::iter::repeat_n('%', percents).chain([n]).collect();
+                    out.push(self.new_ref(RefKind::Unknown, &original));
+                    i += percents + 1;
+                }
+                _ => {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+        }
+        out
     }
 
     /// `%NAME%` references expanded as cmd reads the line (`set_here`: names a `set` on the
@@ -242,6 +284,17 @@ mod tests {
             target(&["cmd", "/c", "set X=1 && curl -f http://orders.svc/health"], &none),
             "http://orders.svc/health"
         );
+    }
+
+    #[test]
+    fn for_loop_variables_are_not_followed() {
+        let none = ExecEnv::default();
+        // Fresh-user pass: each was denied as reaching `http://%i:8080/healthz`.
+        quiet(&["cmd", "/c", "for /f %i in ('hostname') do curl.exe -f http://%i:8080/healthz"], &none);
+        quiet(&["cmd", "/c", "for /f %%h in ('hostname') do curl.exe -f http://%%h:8080/healthz"], &none);
+        quiet(&["cmd", "/c", "for %h in (localhost 127.0.0.1) do curl.exe -f http://%h:8080/"], &none);
+        // Without `for`, `%i` is text.
+        assert_eq!(target(&["cmd", "/c", "curl.exe -f http://%i:8080/"], &none), "http://%i:8080/");
     }
 
     #[test]

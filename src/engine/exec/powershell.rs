@@ -699,6 +699,15 @@ impl Ctx<'_> {
 
     /// A word of the script, its variables resolved ([`Ctx::ps_expand`]).
     fn ps_word(&mut self, w: &Word, vars: &[(String, String)]) -> String {
+        // Splatting (`Invoke-WebRequest @p`, about_Splatting): the parameters are in a hashtable
+        // the analysis does not follow.
+        let splat = w
+            .text
+            .strip_prefix('@')
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        if splat && w.quote_at.is_none() {
+            return self.new_ref(RefKind::Unknown, &w.text).to_string();
+        }
         let expanded = self.ps_expand(&w.text, w.expandable, w.quote_at.is_none(), vars);
         self.render_lit(&expanded)
     }
@@ -907,6 +916,19 @@ mod tests {
         if let Some(d) = find_dependency(&s(argv), &ExecEnv::default()) {
             panic!("expected no dependency for {argv:?}, got {d:?}");
         }
+    }
+
+    #[test]
+    fn splatted_parameters_are_not_followed() {
+        // Fresh-user pass: denied as reaching `@p`.
+        quiet(&[
+            "powershell",
+            "-Command",
+            "$p = @{Uri='http://localhost:8080/health'; UseBasicParsing=$true}; Invoke-WebRequest @p",
+        ]);
+        quiet(&["pwsh", "-c", "$a = @{Uri='http://127.0.0.1:8080/healthz'}; Invoke-RestMethod @a"]);
+        // A host named beside the splat still counts; a quoted '@p' is a literal.
+        assert_eq!(target(&["pwsh", "-c", "Invoke-WebRequest http://orders.svc/ @p"]), "http://orders.svc/");
     }
 
     #[test]
