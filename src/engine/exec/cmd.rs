@@ -84,10 +84,11 @@ impl Ctx<'_> {
         for (k, t) in tokens.iter().enumerate() {
             if t.eq_ignore_ascii_case("for") {
                 let var = tokens[k + 1..].iter().find(|w| w.starts_with('%'));
-                if let Some(v) = var.map(|v| v.trim_start_matches('%')) {
-                    if v.len() == 1 && v.chars().all(|c| c.is_ascii_alphabetic()) {
-                        names.extend(v.chars());
-                    }
+                if let Some(v) = var.map(|v| v.trim_start_matches('%'))
+                    && v.len() == 1
+                    && v.chars().all(|c| c.is_ascii_alphabetic())
+                {
+                    names.extend(v.chars());
                 }
             }
         }

@@ -481,10 +481,11 @@ fn words_begin_quoted(piece: &str, count: usize) -> Vec<bool> {
             out.push(false);
         }
         let opens = matches!(c, '\'' | '"' | '\\');
-        if lead_digits && opens {
-            if let Some(last) = out.last_mut() {
-                *last = true;
-            }
+        if lead_digits
+            && opens
+            && let Some(last) = out.last_mut()
+        {
+            *last = true;
         }
         lead_digits &= c.is_ascii_digit();
         match c {
