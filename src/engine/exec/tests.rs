@@ -353,6 +353,19 @@ fn sql_server_ipv6_loopback_is_this_pod() {
 }
 
 #[test]
+fn host_asks_its_server_positional() {
+    // bind9 `host NAME SERVER` asks SERVER, like `nslookup NAME SERVER`.
+    quiet(&["host", "localhost", "127.0.0.1"]);
+    quiet(&["host", "-W", "1", "kubernetes.default.svc.cluster.local", "127.0.0.1"]);
+    quiet(&["host", "-t", "SRV", "x", "localhost"]);
+    quiet(&["host", "-t", "A", "db", "::1"]);
+    let d = fires(&["host", "-W", "1", "db.prod.svc", "10.96.0.10"]);
+    assert_eq!((d.category, d.target.as_str()), (C::Dns, "db.prod.svc (server 10.96.0.10)"));
+    assert_eq!(fires(&["host", "-t", "SRV", "x"]).target, "x", "no server: the cluster resolver");
+    assert_eq!(fires(&["host", "localhost"]).category, C::Dns);
+}
+
+#[test]
 fn redirections_are_not_arguments() {
     assert!(sh("curl -fsS http://localhost:8080/healthz > /dev/null 2>&1").is_none());
     assert!(sh("curl -fsS http://localhost:8080/healthz >/dev/null").is_none());
