@@ -366,6 +366,16 @@ fn host_asks_its_server_positional() {
 }
 
 #[test]
+fn ipv6_zone_ids_do_not_hide_loopback() {
+    // An IPv6 zone id names an interface; the address decides.
+    quiet(&["curl", "-sf", "http://[::1%25lo]:8080/"]);
+    quiet(&["curl", "-sf", "http://[::1%lo]:8080/"]);
+    assert!(sh("curl -sf http://[::1%25lo]:8080/").is_none());
+    fires(&["curl", "-sf", "http://[fe80::1%25eth0]:8080/"]);
+    fires(&["curl", "-sf", "http://[fd00::5%25eth0]:8080/"]);
+}
+
+#[test]
 fn redirections_are_not_arguments() {
     assert!(sh("curl -fsS http://localhost:8080/healthz > /dev/null 2>&1").is_none());
     assert!(sh("curl -fsS http://localhost:8080/healthz >/dev/null").is_none());
