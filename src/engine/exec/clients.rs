@@ -72,6 +72,28 @@ pub(super) enum HostFormat {
     SqlServer,
 }
 
+/// The host of a SQL Server server value, `[protocol:]host[\\instance][,port]` (sqlcmd `-S`,
+/// Invoke-Sqlcmd `-ServerInstance`, a connection string's `Server=`): the protocol prefix is
+/// `tcp:`, `np:`, `lpc:` or `admin:` (sqlcmd-utility, "-S"), an IPv6 host is bare (`::1`) or
+/// bracketed (`[::1],1433`), and `np:\\\\HOST\\pipe\\...` is a named pipe on HOST.
+fn sql_server_host(v: &str) -> &str {
+    let s = match v.split_once(':') {
+        Some((proto, rest))
+            if ["tcp", "np", "lpc", "admin"].iter().any(|p| proto.eq_ignore_ascii_case(p)) =>
+        {
+            rest
+        }
+        _ => v,
+    };
+    let s = s.trim_start_matches('\\');
+    if let Some(inner) = s.strip_prefix('[')
+        && let Some((h, _)) = inner.split_once(']')
+    {
+        return h;
+    }
+    s.split([',', '\\']).next().unwrap_or("")
+}
+
 /// Clients whose command line needs code beyond a row.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Shape {
@@ -467,10 +489,7 @@ impl Ctx<'_> {
                 Hit::new(c.category, vec![v.split_once('@').map_or("", |(_, h)| h).to_string()], v)
             }
             HostFormat::SqlServer => {
-                let s = v.split_once(':').map_or(v, |(_, r)| r);
-                // `np:\\HOST\pipe\...`: a named pipe on HOST; `lpc:` is shared memory (this machine).
-                let s = s.trim_start_matches('\\');
-                let host = s.split([',', '\\']).next().unwrap_or("");
+                let host = sql_server_host(v);
                 let local = host == "."
                     || host.eq_ignore_ascii_case("(local)")
                     || host.eq_ignore_ascii_case("(localdb)")

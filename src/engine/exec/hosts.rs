@@ -243,6 +243,12 @@ impl Ctx<'_> {
                 HostClass::Remote
             };
         }
+        // An IPv6 zone id (`::1%lo`, `::1%25lo` as RFC 6874 writes it in a URL) names the
+        // interface, not another host: the address decides.
+        let lower = match lower.split_once('%') {
+            Some((addr, _)) if addr.parse::<Ipv6Addr>().is_ok() => addr,
+            _ => lower,
+        };
         if let Ok(ip) = lower.parse::<Ipv6Addr>() {
             let v4_local = ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_unspecified());
             return if ip.is_loopback() || ip.is_unspecified() || v4_local {

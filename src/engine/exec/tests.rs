@@ -331,6 +331,51 @@ fn clients_whose_target_is_local_are_self_checks() {
 }
 
 #[test]
+fn sql_server_ipv6_loopback_is_this_pod() {
+    // sqlcmd and Invoke-Sqlcmd: IPv6 loopback, bare, bracketed, with a protocol and a port.
+    for server in ["::1", "[::1]", "tcp:[::1],1433", "[::1],1433", "::1,1433", "tcp:::1"] {
+        quiet(&["sqlcmd", "-S", server, "-Q", "select 1"]);
+        assert!(sh(&format!("sqlcmd -S '{server}' -Q 'select 1'")).is_none(), "{server}");
+    }
+    assert!(sh("sqlcmd -S ::1 -Q 'select 1'").is_none());
+    for server in ["orders-db", "[fd00::5]", "tcp:[fd00::5],1433", "fd00::5", "tcp:orders-db,1433"] {
+        assert_eq!(fires(&["sqlcmd", "-S", server, "-Q", "select 1"]).category, C::Database, "{server}");
+    }
+    let ps = |script: &str| find_dependency(&s(&["pwsh", "-Command", script]), &no_env());
+    assert!(ps("Invoke-Sqlcmd -ServerInstance '::1' -Query 'SELECT 1'").is_none());
+    assert!(ps("Invoke-Sqlcmd -ServerInstance 'tcp:[::1],1433' -Query 'SELECT 1'").is_none());
+    assert!(ps("Invoke-Sqlcmd -ConnectionString \"Server=::1;Database=master\" -Query 'SELECT 1'").is_none());
+    assert!(ps("Invoke-Sqlcmd -ServerInstance 'fd00::5' -Query 'SELECT 1'").is_some());
+    assert!(
+        ps("Invoke-Sqlcmd -ConnectionString \"Server=orders-db;Database=master\" -Query 'SELECT 1'")
+            .is_some()
+    );
+}
+
+#[test]
+fn host_asks_its_server_positional() {
+    // bind9 `host NAME SERVER` asks SERVER, like `nslookup NAME SERVER`.
+    quiet(&["host", "localhost", "127.0.0.1"]);
+    quiet(&["host", "-W", "1", "kubernetes.default.svc.cluster.local", "127.0.0.1"]);
+    quiet(&["host", "-t", "SRV", "x", "localhost"]);
+    quiet(&["host", "-t", "A", "db", "::1"]);
+    let d = fires(&["host", "-W", "1", "db.prod.svc", "10.96.0.10"]);
+    assert_eq!((d.category, d.target.as_str()), (C::Dns, "db.prod.svc (server 10.96.0.10)"));
+    assert_eq!(fires(&["host", "-t", "SRV", "x"]).target, "x", "no server: the cluster resolver");
+    assert_eq!(fires(&["host", "localhost"]).category, C::Dns);
+}
+
+#[test]
+fn ipv6_zone_ids_do_not_hide_loopback() {
+    // An IPv6 zone id names an interface; the address decides.
+    quiet(&["curl", "-sf", "http://[::1%25lo]:8080/"]);
+    quiet(&["curl", "-sf", "http://[::1%lo]:8080/"]);
+    assert!(sh("curl -sf http://[::1%25lo]:8080/").is_none());
+    fires(&["curl", "-sf", "http://[fe80::1%25eth0]:8080/"]);
+    fires(&["curl", "-sf", "http://[fd00::5%25eth0]:8080/"]);
+}
+
+#[test]
 fn redirections_are_not_arguments() {
     assert!(sh("curl -fsS http://localhost:8080/healthz > /dev/null 2>&1").is_none());
     assert!(sh("curl -fsS http://localhost:8080/healthz >/dev/null").is_none());

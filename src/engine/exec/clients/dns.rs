@@ -1,6 +1,6 @@
 //! DNS lookups: cluster DNS is a shared dependency, so a lookup is one whatever the name, except
-//! through a resolver on this Pod (`dig @127.0.0.1`, `nslookup NAME 127.0.0.1`: the name asked is
-//! data, not a host the probe reaches).
+//! through a resolver on this Pod (`dig @127.0.0.1`, `nslookup NAME 127.0.0.1`,
+//! `host NAME 127.0.0.1`: the name asked is data, not a host the probe reaches).
 
 use super::super::DependencyCategory::Dns;
 use super::super::context::Ctx;
@@ -96,10 +96,13 @@ impl Ctx<'_> {
                 }
             }
             "host" => {
+                // The second positional is the server asked, as nslookup's.
                 let p = getopt(a, "cNRtWm", "", &[]);
-                match p.pos.first() {
-                    Some(n) => n.clone(),
-                    None => return Vec::new(),
+                match p.pos.as_slice() {
+                    [] => return Vec::new(),
+                    [n] => n.clone(),
+                    [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
+                    [n, srv, ..] => format!("{n} (server {srv})"),
                 }
             }
             _ => {
