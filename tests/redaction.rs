@@ -61,9 +61,14 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
             assert_eq!(r.status(), 200);
             let answer: Value = r.json().await.unwrap();
             let response = &answer["response"];
-            // Every spelling's command is shown (denied, or in a warning): the property is not vacuous.
+            // Every spelling's command is shown (denied, or in a warning; a script that feeds standard
+            // input by its programs only): the property is not vacuous.
             let shown = response.to_string();
-            assert!(shown.contains("db.svc") || shown.contains("***"), "{}: {response}", scripts[i]);
+            assert!(
+                shown.contains("db.svc") || shown.contains("***") || shown.contains("a script with a pipe"),
+                "{}: {response}",
+                scripts[i]
+            );
             answers.push_str(&response.to_string());
         }
         // The log lines of these reviews (the decision lines are written before the answer).
