@@ -680,14 +680,8 @@ fn hot_reload_logs_every_error_of_an_invalid_policy() {
         .chain([policy.display().to_string()])
         .collect();
     let served = common::Served::start(&args, &[], std::time::Duration::from_secs(60));
-    std::fs::write(
-        &policy,
-        format!(
-            "{head}rules:\n  startup-probe: {{budgetSeconds: soon, periodSeconds: 5}}\n  prestop-sleep:\n    \
-             seconds: 0\n  liveness-dependancy: {{action: deny}}\n"
-        ),
-    )
-    .unwrap();
+    // Three mistakes: a value of the wrong type, one out of range, a misspelt rule id.
+    std::fs::write(&policy, include_str!("fixtures/policies/three-mistakes.yaml")).unwrap();
     let fields =
         ["rules.startup-probe.budgetSeconds", "rules.prestop-sleep.seconds", "rules.liveness-dependancy"];
     common::wait_until("the reload's errors are logged", std::time::Duration::from_secs(20), || {

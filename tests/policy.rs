@@ -344,14 +344,8 @@ fn overrides_that_can_never_match_a_namespace_name_are_errors() {
 fn policy_validate_reports_every_error_of_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("three.yaml");
-    std::fs::write(
-        &file,
-        format!(
-            "{HEAD}rules:\n  startup-probe: {{budgetSeconds: soon, periodSeconds: 5}}\n  prestop-sleep:\n    \
-             seconds: 0\n  liveness-dependancy: {{action: deny}}\n"
-        ),
-    )
-    .unwrap();
+    // Three mistakes: a value of the wrong type, one out of range, a misspelt rule id.
+    std::fs::write(&file, include_str!("fixtures/policies/three-mistakes.yaml")).unwrap();
     let (code, out, err) = probegate(&["policy", "validate", file.to_str().unwrap()]);
     assert_eq!(code, 2, "{out}{err}");
     let lines: Vec<&str> = err.lines().collect();
