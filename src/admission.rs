@@ -557,6 +557,18 @@ pub fn review_with_configmaps(
     let mutable = matches!(request.operation, Operation::Create | Operation::Update)
         && (kind.is_pod() || policy.templates.mutate);
     let workload = Workload::from_json(kind, object.get())?;
+    // The old object of an UPDATE is parsed only where it is needed (a denial it may excuse, a
+    // Pod patch to keep), but one that is not a JSON object at all (`"oldObject": "x"`) is refused
+    // here, at both endpoints, with the same 400, whatever the verdict would have been.
+    if request.operation == Operation::Update
+        && let Some(old) = &request.old_object
+        && !old.get().trim_start().starts_with('{')
+    {
+        return Err(ReviewError::Malformed(format!(
+            "the UPDATE request's oldObject for a {} is not a JSON object",
+            kind.as_str()
+        )));
+    }
     if endpoint == Endpoint::Mutate && !mutable {
         return skip("nothing to patch", summary, response);
     }

@@ -1001,6 +1001,14 @@ async fn an_inconsistent_review_gets_the_same_400_from_both_endpoints() {
         ("a Pod sent as a Deployment", pod_as_deployment),
         ("jobTemplate: {}", review("CREATE", &empty_job_template, None, "i3")),
         ("template: null on UPDATE", review("UPDATE", &null_template, Some(&null_template), "i4")),
+        // An old object that is not an object: refused whether or not the update would be denied
+        // (a denying /validate used to read it and answer 400, /mutate skipped it with 200).
+        ("oldObject: \"x\" on a denied UPDATE", review("UPDATE", &pod, Some(&json!("x")), "i6")),
+        ("oldObject: 42 on an allowed UPDATE", review("UPDATE", &clean_pod(), Some(&json!(42)), "i7")),
+        (
+            "oldObject: [] on a template UPDATE",
+            review("UPDATE", &whole_deployment(&pod), Some(&json!([])), "i8"),
+        ),
     ];
     for (what, body) in cases {
         let (validate, v) = h.post("/validate", &body).await;
@@ -1010,10 +1018,31 @@ async fn an_inconsistent_review_gets_the_same_400_from_both_endpoints() {
         assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{what}: {v}");
     }
     // The same objects made whole are answered 200 at both.
-    let mut whole = null_template.clone();
-    whole["spec"]["template"] = json!({"metadata": {"labels": {"app": "api"}}, "spec": pod["spec"].clone()});
+    let whole = whole_deployment(&pod);
     for path in ["/validate", "/mutate"] {
         h.review(path, &review("CREATE", &whole, None, "i5")).await;
+        h.review(path, &review("UPDATE", &whole, Some(&whole), "i9")).await;
+        h.review(path, &review("UPDATE", &clean_pod(), Some(&clean_pod()), "i10")).await;
     }
     h.healthy().await;
+}
+
+/// A Deployment whose template runs `pod`'s spec.
+fn whole_deployment(pod: &Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"selector": {"matchLabels": {"app": "api"}},
+            "template": {"metadata": {"labels": {"app": "api"}}, "spec": pod["spec"].clone()}}})
+}
+
+/// A Pod whose probes check only itself: allowed, nothing to patch but what the policy adds.
+fn clean_pod() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api-2", "namespace": "shop"},
+        "spec": {"containers": [{
+            "name": "api", "image": "api:1",
+            "ports": [{"containerPort": 8080}],
+            "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "timeoutSeconds": 2}
+        }]}
+    })
 }
