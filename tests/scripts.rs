@@ -243,9 +243,11 @@ fn env_values_from_configmaps_carry_hosts() {
     let docs = load("scripts/apps.yaml");
     let cms = with_configmaps(&docs);
     let policy = Policy::default();
-    // valueFrom.configMapKeyRef: unknown without the ConfigMap (no host to judge), the database's
-    // host with it.
-    allowed(&eval_in(&policy, named(&docs, "web-database-url"), &NoConfigMaps));
+    // valueFrom.configMapKeyRef: unknown without the ConfigMap, but named like a database's
+    // address (the rule catalog's `unresolved` policy, as `redis-cli -h $REDIS_HOST`); the
+    // database's host with it.
+    let text = denied(&eval_in(&policy, named(&docs, "web-database-url"), &NoConfigMaps));
+    assert!(text.contains("$DATABASE_URL (from ConfigMap web-env key DATABASE_URL"), "{text}");
     let text = denied(&eval_in(&policy, named(&docs, "web-database-url"), &cms));
     assert!(text.contains("orders-db.prod.svc"), "{text}");
     // envFrom: without the ConfigMap the broker list is unknown (not provably local, as before);

@@ -200,3 +200,81 @@ fn quoted_words_that_look_like_redirections_are_arguments() {
     expect_denied("echo ping 3<>/dev/tcp/db/5432", "db:5432");
     expect_denied("echo ping >/dev/tcp/db/1", "db:1");
 }
+
+/// The liveness-dependency finding of `sh -c script` (action and message), if any.
+fn finding_of(argv: &[&str]) -> Option<(Action, String)> {
+    let e = eval_liveness(argv);
+    e.evaluation
+        .findings
+        .iter()
+        .find(|f| f.rule == RuleId::LivenessDependency)
+        .map(|f| (f.action, f.describe()))
+}
+
+#[test]
+fn a_check_whose_exit_status_cannot_fail_the_probe_is_a_warning() {
+    for script in [
+        "pg_isready -h orders-db & curl -sf http://localhost:8080/healthz",
+        "pg_isready -h orders-db >/dev/null 2>&1 &\ncurl -sf http://localhost:8080/healthz",
+        "pg_isready -h orders-db || true",
+        "pg_isready -h orders-db || :",
+        "curl -sf localhost:8080/ && pg_isready -h orders-db || true",
+        "pg_isready -h orders-db | true",
+        "pg_isready -h orders-db; exit 0",
+        "pg_isready -h orders-db\ncurl -s localhost:8080/ >/dev/null\ntrue",
+        "if pg_isready -h orders-db; then echo up; fi; exit 0",
+    ] {
+        let got = finding_of(&["sh", "-c", script]);
+        let (action, message) = got.clone().unwrap_or_else(|| panic!("{script:?}: no finding"));
+        assert_eq!(action, Action::Warn, "{script:?}: {got:?}");
+        assert!(message.contains("cannot fail the probe") && message.contains("orders-db"), "{message}");
+    }
+    // Failures that propagate stay denied.
+    for script in [
+        "pg_isready -h orders-db && curl -sf http://localhost:8080/healthz",
+        "curl -sf http://localhost:8080/healthz; pg_isready -h orders-db",
+        "set -e; pg_isready -h orders-db; exit 0",
+        "set -eu\npg_isready -h orders-db\nexit 0",
+        "if ! pg_isready -h orders-db; then exit 1; fi; exit 0",
+        "pg_isready -h orders-db || exit 1",
+        "pg_isready -h orders-db & wait $!",
+        "set -o pipefail; pg_isready -h orders-db | true",
+        "pg_isready -h orders-db; rc=$?; exit $rc",
+        "exec pg_isready -h orders-db; exit 0",
+        "pg_isready -h orders-db && exit 0",
+        "pg_isready -h orders-db | grep -q accepting",
+        "{ pg_isready -h orders-db || exit 1; } || true",
+        // Backgrounded and ignored, but another check in the same script is coupled.
+        "redis-cli -h cache.svc ping & pg_isready -h orders-db",
+    ] {
+        let got = finding_of(&["sh", "-c", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script:?}: {got:?}");
+    }
+    // The shell's own -e flag: a `;` sequence propagates.
+    let got = finding_of(&["sh", "-ec", "pg_isready -h orders-db; exit 0"]);
+    assert_eq!(got.map(|g| g.0), Some(Action::Deny));
+    // `|| true` holds under -e too.
+    let got = finding_of(&["sh", "-ec", "pg_isready -h orders-db || true"]);
+    assert_eq!(got.map(|g| g.0), Some(Action::Warn));
+}
+
+#[test]
+fn loops_over_literal_words_are_judged_by_those_words() {
+    for script in [
+        "for h in localhost 127.0.0.1; do curl -sf http://$h:8080/; done",
+        "for p in 8080 8081; do curl -sf http://localhost:$p/healthz || exit 1; done",
+    ] {
+        let got = finding_of(&["sh", "-c", script]);
+        assert!(got.is_none(), "{script:?}: {got:?}");
+    }
+    let got = finding_of(&["sh", "-c", "for h in localhost orders-db; do pg_isready -h $h || exit 1; done"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+    // Values read at run time: never a denial, at most one warning.
+    for script in [
+        "while read h; do curl -sf http://$h:8080/; done < /etc/targets",
+        "hosts=(localhost 127.0.0.1); for h in \"${hosts[@]}\"; do curl -sf http://$h:8080/; done",
+    ] {
+        let got = finding_of(&["bash", "-c", script]);
+        assert!(got.as_ref().is_none_or(|g| g.0 != Action::Deny), "{script:?}: {got:?}");
+    }
+}

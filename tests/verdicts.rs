@@ -1028,3 +1028,289 @@ fn dependency_like_names_follow_the_catalog_pattern() {
         assert_eq!(named(&format!("redis-cli -h ${var} ping")), Some(Action::Warn), "{var}");
     }
 }
+
+// === values the shell computes from known ones (quoted /dev/tcp targets, parameter operators,
+// `:=` assignments, hostAliases, Windows program paths, scripts held in env values) ===
+
+/// The liveness-dependency finding of a Pod with `extra` spec lines (YAML at the spec's level,
+/// e.g. `hostAliases`), a container env `env_yaml` (a flow list) and liveness `command` (argv).
+fn verdict_of(extra: &str, env_yaml: &str, command: &[&str]) -> Option<(Action, String)> {
+    let spec = format!(
+        "{extra}containers:\n- name: app\n  image: a\n  env: {env_yaml}\n  \
+         livenessProbe: {{exec: {{command: {}}}}}\n",
+        serde_json::to_string(command).unwrap()
+    );
+    let e = eval(&pod(&spec));
+    findings(&e, RuleId::LivenessDependency).first().map(|f| (f.action, f.message.clone()))
+}
+
+const POD_IP_ENV: &str = "[{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]";
+
+#[track_caller]
+fn assert_not_denied(extra: &str, env: &str, command: &[&str]) {
+    let got = verdict_of(extra, env, command);
+    assert!(got.as_ref().is_none_or(|g| g.0 != Action::Deny), "{command:?} ({env}): {got:?}");
+}
+
+#[track_caller]
+fn assert_denied_reaching(extra: &str, env: &str, command: &[&str], host: &str) {
+    let got = verdict_of(extra, env, command);
+    let (action, message) = got.clone().unwrap_or_else(|| panic!("{command:?}: no finding"));
+    assert_eq!(action, Action::Deny, "{command:?}: {got:?}");
+    assert!(message.contains(host), "{command:?}: {message}");
+}
+
+#[test]
+fn dev_tcp_targets_are_words_resolved_like_any_other() {
+    for script in [
+        "exec 3<>\"/dev/tcp/${HOSTNAME}/6379\"",
+        "exec 3<>/dev/tcp/$HOSTNAME/6379",
+        "exec 3<>'/dev/tcp/localhost/6379'",
+        "timeout 1 bash -c \"</dev/tcp/${POD_IP}/6379\"",
+        "timeout 1 bash -c '</dev/tcp/$POD_IP/6379'",
+        "timeout 1 bash -c \"</dev/tcp/$POD_IP/6379\"",
+        "echo > \"/dev/udp/${POD_IP}/514\"",
+        "H=127.0.0.1; exec 3<>\"/dev/tcp/$H/6379\"",
+        "exec 3<>\"/dev/tcp/$(hostname -i)/6379\"",
+    ] {
+        assert_not_denied("", POD_IP_ENV, &["bash", "-c", script]);
+        // Not even a warning: these are the pod's own names.
+        let got = verdict_of("", POD_IP_ENV, &["bash", "-c", script]);
+        assert!(got.is_none(), "{script}: {got:?}");
+    }
+    for (script, host) in [
+        ("exec 3<>\"/dev/tcp/${H}/6379\"", "cache.svc"),
+        ("timeout 1 bash -c \"</dev/tcp/${H}/6379\"", "cache.svc"),
+        ("exec 3<>\"/dev/tcp/redis-master/6379\"", "redis-master"),
+        ("echo > \"/dev/udp/${H}/514\"", "cache.svc"),
+    ] {
+        assert_denied_reaching("", "[{name: H, value: cache.svc}]", &["bash", "-c", script], host);
+    }
+    // Known only at run time and named like a dependency's address: denied as elsewhere; any other
+    // unknown name is a warning.
+    assert_denied_reaching(
+        "",
+        "[]",
+        &["bash", "-c", "exec 3<>\"/dev/tcp/${REDIS_HOST}/6379\""],
+        "REDIS_HOST",
+    );
+    let got = verdict_of("", "[]", &["bash", "-c", "exec 3<>\"/dev/tcp/${TARGET}/6379\""]);
+    assert_eq!(got.map(|g| g.0), Some(Action::Warn));
+}
+
+#[test]
+fn parameter_operators_are_evaluated_on_known_values() {
+    let local = "[{name: DB_HOST, value: 'localhost:5432'}, {name: DB_URL, value: 'postgres://u@127.0.0.1:5432/db'}, {name: UP, value: LOCALHOST}]";
+    for script in [
+        "pg_isready -h \"${DB_HOST%%:*}\"",
+        "pg_isready -h \"${DB_HOST%:*}\"",
+        "pg_isready -h ${DB_HOST%:[0-9]*}",
+        "pg_isready -h \"${DB_URL##*@}\"",
+        "H=${DB_URL#*//}; H=${H#*@}; pg_isready -h \"${H%%[:/]*}\"",
+        "pg_isready -h \"${UP,,}\"",
+        "pg_isready -h \"${DB_HOST/:5432/}\"",
+        "pg_isready -h \"${DB_HOST//:*/}\"",
+        "pg_isready -h \"${DB_HOST/%:*/}\"",
+        "pg_isready -h \"${DB_HOST:0:9}\"",
+        "pg_isready -h \"${DB_HOST: -14:9}\"",
+    ] {
+        let got = verdict_of("", local, &["bash", "-c", script]);
+        assert!(got.is_none(), "{script}: {got:?}");
+    }
+    // The Pod's own name and address, cut where a port or a domain starts: still this Pod.
+    for script in ["curl -sf \"http://${HOSTNAME%%.*}:8080/\"", "pg_isready -h \"${DB_HOST%%:*}\""] {
+        let env = "[{name: DB_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]";
+        let got = verdict_of("", env, &["bash", "-c", script]);
+        assert!(got.is_none(), "{script}: {got:?}");
+    }
+    // The Pod's own IP through an operator: never denied.
+    let pod_ip = "[{name: DB_HOST, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]";
+    for script in [
+        "pg_isready -h \"${DB_HOST%%:*}\"",
+        "pg_isready -h \"${DB_HOST#x}\"",
+        "pg_isready -h \"${DB_HOST,,}\"",
+        "pg_isready -h \"${DB_HOST/a/b}\"",
+    ] {
+        assert_not_denied("", pod_ip, &["bash", "-c", script]);
+    }
+    // The same operators on another host's address: denied, naming what is left.
+    let remote = "[{name: DB_HOST, value: 'orders-db:5432'}, {name: DB_URL, value: 'postgres://u@orders-db.shop:5432/db'}, {name: UP, value: ORDERS-DB}]";
+    for (script, host) in [
+        ("pg_isready -h \"${DB_HOST%%:*}\"", "orders-db"),
+        ("pg_isready -h \"${DB_URL##*@}\"", "orders-db.shop"),
+        ("pg_isready -h \"${UP,,}\"", "orders-db"),
+        ("pg_isready -h \"${DB_HOST/:5432/}\"", "orders-db"),
+        ("pg_isready -h \"${DB_HOST:0:9}\"", "orders-db"),
+    ] {
+        assert_denied_reaching("", remote, &["bash", "-c", script], host);
+    }
+    // Unknown at admission: a prefix or suffix removed from a dependency's address is still one.
+    assert_denied_reaching("", "[]", &["bash", "-c", "pg_isready -h \"${DB_HOST%%:*}\""], "DB_HOST");
+    // A value this analysis does not compute (indirection, a length, an expansion in the pattern)
+    // never denies.
+    for script in [
+        "pg_isready -h \"${!DB_HOST}\"",
+        "pg_isready -h \"${DB_HOST/${X}/y}\"",
+        "pg_isready -h \"${DB_HOST:$N}\"",
+    ] {
+        assert_not_denied("", "[{name: DB_HOST, value: 'orders-db:5432'}]", &["bash", "-c", script]);
+    }
+}
+
+#[test]
+fn default_assignments_set_the_variable_for_what_follows() {
+    for script in [
+        ": \"${DB_HOST:=localhost}\"; pg_isready -h \"$DB_HOST\"",
+        ": ${DB_HOST=127.0.0.1}; pg_isready -h $DB_HOST",
+        "echo ${REDIS_HOST:=localhost} >/dev/null; redis-cli -h \"$REDIS_HOST\" ping",
+    ] {
+        let got = verdict_of("", "[]", &["sh", "-c", script]);
+        assert!(got.is_none(), "{script}: {got:?}");
+    }
+    // A value set in the env wins over the default, and so does an empty one for `=` (not `:=`).
+    assert_denied_reaching(
+        "",
+        "[{name: DB_HOST, value: orders-db}]",
+        &["sh", "-c", ": \"${DB_HOST:=localhost}\"; pg_isready -h \"$DB_HOST\""],
+        "orders-db",
+    );
+    assert_denied_reaching(
+        "",
+        "[]",
+        &["sh", "-c", ": \"${DB_HOST:=orders-db}\"; pg_isready -h \"$DB_HOST\""],
+        "orders-db",
+    );
+    let got = verdict_of(
+        "",
+        "[{name: DB_HOST, value: ''}]",
+        &["sh", "-c", ": ${DB_HOST=orders-db}; pg_isready -h \"$DB_HOST\""],
+    );
+    assert!(got.is_none(), "empty and set: `=` keeps it empty, the local socket: {got:?}");
+    assert_denied_reaching(
+        "",
+        "[{name: DB_HOST, value: ''}]",
+        &["sh", "-c", ": ${DB_HOST:=orders-db}; pg_isready -h \"$DB_HOST\""],
+        "orders-db",
+    );
+}
+
+#[test]
+fn host_aliases_to_loopback_are_local_for_exec_probes() {
+    let aliases = "hostAliases:\n- ip: 127.0.0.1\n  hostnames: [redis, cache.local]\n- ip: '::1'\n  hostnames: [pg]\n- ip: 10.0.0.5\n  hostnames: [orders-db, both]\n- ip: 127.0.0.1\n  hostnames: [both]\n";
+    for command in [
+        vec!["redis-cli", "-h", "redis", "ping"],
+        vec!["redis-cli", "-h", "CACHE.local.", "ping"],
+        vec!["pg_isready", "-h", "pg"],
+        vec!["sh", "-c", "curl -sf http://redis:8080/healthz"],
+    ] {
+        let got = verdict_of(aliases, "[]", &command);
+        assert!(got.is_none(), "{command:?}: {got:?}");
+        // Without the aliases these names are other hosts.
+        assert_eq!(verdict_of("", "[]", &command).map(|g| g.0), Some(Action::Deny), "{command:?}");
+    }
+    // An alias to another address, or a name given two addresses, is not local.
+    assert_denied_reaching(aliases, "[]", &["pg_isready", "-h", "orders-db"], "orders-db");
+    assert_denied_reaching(aliases, "[]", &["pg_isready", "-h", "both"], "both");
+    // The kubelet resolves an httpGet host itself, on the node: the Pod's /etc/hosts does not apply.
+    let spec = format!(
+        "{aliases}containers:\n- name: app\n  image: a\n  livenessProbe: {{httpGet: {{host: redis, path: /, port: 6379}}}}\n"
+    );
+    let e = eval(&pod(&spec));
+    assert_eq!(findings(&e, RuleId::LivenessDependency).first().map(|f| f.action), Some(Action::Deny));
+}
+
+#[test]
+fn windows_program_paths_are_the_programs_they_name() {
+    for program in [
+        "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe",
+        "c:\\windows\\system32\\windowspowershell\\v1.0\\POWERSHELL",
+        "PowerShell.EXE",
+        "C:/Program Files/PowerShell/7/pwsh.exe",
+    ] {
+        assert_denied_reaching(
+            "",
+            "[]",
+            &[program, "-Command", "Invoke-WebRequest -UseBasicParsing http://orders-api:8080/health"],
+            "orders-api",
+        );
+        assert_not_denied(
+            "",
+            "[]",
+            &[program, "-Command", "Invoke-WebRequest -UseBasicParsing http://localhost:8080/health"],
+        );
+    }
+    for program in ["C:\\Windows\\System32\\cmd.exe", "CMD.EXE", "c:\\windows\\system32\\CMD"] {
+        assert_denied_reaching(
+            "",
+            "[]",
+            &[program, "/c", "curl.exe -f http://orders-api:8080/health"],
+            "orders-api",
+        );
+        assert_not_denied("", "[]", &[program, "/c", "curl.exe -f http://localhost:8080/health"]);
+    }
+    assert_denied_reaching("", "[]", &["C:\\tools\\curl.exe", "-f", "http://orders-api/"], "orders-api");
+}
+
+#[test]
+fn a_script_held_in_a_literal_env_value_is_analysed() {
+    let env = |v: &str| format!("[{{name: CHECK, value: {v:?}}}]");
+    assert_denied_reaching("", &env("pg_isready -h orders-db"), &["sh", "-c", "$CHECK"], "orders-db");
+    assert_denied_reaching(
+        "",
+        &env("pg_isready -h orders-db && echo ok"),
+        &["sh", "-c", "$(CHECK)"],
+        "orders-db",
+    );
+    assert_denied_reaching(
+        "",
+        &env("redis-cli -h cache.svc ping"),
+        &["bash", "-c", "eval \"$CHECK\""],
+        "cache.svc",
+    );
+    assert_not_denied(
+        "",
+        &env("pg_isready -h localhost && curl -sf localhost:8080/"),
+        &["sh", "-c", "$CHECK"],
+    );
+}
+
+#[test]
+fn a_conninfo_known_only_at_run_time_is_judged_by_its_variable_name() {
+    let secret = |name: &str| format!("[{{name: {name}, valueFrom: {{secretKeyRef: {{name: s, key: k}}}}}}]");
+    assert_denied_reaching(
+        "",
+        &secret("DATABASE_URL"),
+        &["sh", "-c", "psql \"$DATABASE_URL\" -c 'select 1'"],
+        "DATABASE_URL",
+    );
+    assert_denied_reaching(
+        "",
+        &secret("PG_URI"),
+        &["sh", "-c", "psql -d \"$PG_URI\" -c 'select 1'"],
+        "PG_URI",
+    );
+    // A database name is not an address.
+    let got = verdict_of("", &secret("DB_NAME"), &["sh", "-c", "psql \"$DB_NAME\" -c 'select 1'"]);
+    assert!(got.is_none(), "{got:?}");
+    // Literal values as before.
+    assert_denied_reaching(
+        "",
+        "[]",
+        &["psql", "postgresql://u@orders-db:5432/app", "-c", "select 1"],
+        "orders-db",
+    );
+    assert!(verdict_of("", "[]", &["psql", "postgresql://u@localhost:5432/app", "-c", "select 1"]).is_none());
+}
+
+#[test]
+fn ansi_c_quoted_words_are_decoded() {
+    assert_denied_reaching("", "[]", &["bash", "-c", "pg_isready -h $'orders-db'"], "orders-db");
+    assert_denied_reaching(
+        "",
+        "[]",
+        &["bash", "-c", "curl -sf $'http://orders-api\\x3a8080/'"],
+        "orders-api",
+    );
+    assert!(verdict_of("", "[]", &["bash", "-c", "curl -sf $'http://localhost:8080/health\\n'"]).is_none());
+    assert!(verdict_of("", "[]", &["bash", "-c", "pg_isready -h $'local\\x68ost'"]).is_none());
+}

@@ -107,6 +107,11 @@ pub struct ExecEnv {
     /// `valueFrom.fieldRef` of `status.hostIP`/`status.hostIPs` without `hostNetwork` (the node's
     /// address, not the Pod's; API reference, PodStatus). A host from one counts as remote.
     pub node_vars: std::collections::HashSet<String>,
+    /// Host names (lowercase) that the Pod's `hostAliases` map only to loopback or unspecified
+    /// addresses: the kubelet writes them into the container's `/etc/hosts` (Kubernetes docs,
+    /// "Adding entries to Pod /etc/hosts with HostAliases"), so a command run in the container
+    /// reaches the container itself through them.
+    pub local_names: std::collections::HashSet<String>,
 }
 
 /// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):
@@ -182,6 +187,12 @@ pub struct Dependency {
     /// like one (`REDIS_HOST`, `DATABASE_URL`, `PGHOST`: `(DB|REDIS|...)_?(HOST|ADDR|URL|...)`);
     /// `$CACHE` or `$1` may be `localhost`, so a finding on it is a warning, never a denial.
     pub unknown_host: bool,
+    /// Why the client's exit status cannot fail the probe, when it cannot: it runs in the
+    /// background (`&`), its failure is ignored (`|| true`), its pipeline's status is another
+    /// command's, or the script always exits 0 afterwards. A finding on it is a warning, never a
+    /// denial: the dependency's outage does not fail the probe, though a hung connection can still
+    /// time it out.
+    pub uncoupled: Option<String>,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).
@@ -370,7 +381,7 @@ pub fn split_commands(script: &str) -> Vec<Vec<String>> {
     pieces
         .iter()
         .filter(|p| !p.starts_with(flow::FUNCTION))
-        .map(|p| piece_words(p).iter().map(|w| ctx.render_orig(w)).collect::<Vec<_>>())
+        .map(|p| piece_words(flow::strip_uncoupled(p)).iter().map(|w| ctx.render_orig(w)).collect::<Vec<_>>())
         .filter(|ws| !ws.is_empty())
         .collect()
 }
@@ -476,6 +487,12 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     {
         let shown = shown();
         ctx.note_over_bound(&shown, gap.reason());
+    }
+    // A dependency whose exit status cannot fail the probe counts only when no other was found
+    // (and never after an analysis bound stopped the analysis).
+    if dependency.is_none() && !ctx.over_budget.get() && ctx.units_left.get() != 0 && !ctx.object_spent.get()
+    {
+        dependency = ctx.uncoupled_found.take();
     }
     let local_requests =
         if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };

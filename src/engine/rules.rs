@@ -281,6 +281,20 @@ fn liveness_dependency(
     if command.len() < dep.command.len() {
         command.push('…');
     }
+    if let Some(how) = &dep.uncoupled {
+        // A probe fails by the command's exit status (Kubernetes docs, exec probes: "If the
+        // command succeeds, it returns 0"); this client's status cannot change it. Only a client
+        // that hangs past timeoutSeconds still fails the probe: a warning, never a denial.
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}), but its exit status cannot fail \
+                 the probe: {how}; if the dependency hangs instead of refusing, the probe can still time \
+                 out; drop that check from livenessProbe",
+                dep.target, dep.category, dep.program
+            ),
+            true,
+        ));
+    }
     if dep.unknown_host {
         // rules.md, the `unresolved` policy: a host known only at run time whose variable does not
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
@@ -347,6 +361,7 @@ pub(super) fn analyze_exec(
             }
         }
     }
+    env.local_names = local_host_aliases(t.spec);
     let files = ContainerFiles {
         container: t.container,
         volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
@@ -359,6 +374,28 @@ pub(super) fn analyze_exec(
         budget: Some(budget),
     };
     exec::analyze(command, &env, &options)
+}
+
+/// The names the Pod's `hostAliases` map to loopback or unspecified addresses only (lowercase).
+/// The kubelet appends these entries to every container's `/etc/hosts`; a name that is also
+/// given another address is left out (which entry a resolver picks is not certain). Only exec
+/// probes see them: the kubelet resolves `httpGet`/`tcpSocket` hosts itself, on the node.
+fn local_host_aliases(spec: &PodSpec) -> std::collections::HashSet<String> {
+    let mut local = std::collections::HashSet::new();
+    let mut other = std::collections::HashSet::new();
+    for alias in spec.host_aliases.iter().flatten() {
+        let is_local = hosts::is_local(alias.ip.trim());
+        for name in alias.hostnames.iter().flatten() {
+            let name = name.trim().trim_end_matches('.').to_ascii_lowercase();
+            if is_local {
+                local.insert(name)
+            } else {
+                other.insert(name)
+            };
+        }
+    }
+    local.retain(|n| !other.contains(n));
+    local
 }
 
 /// The container's environment as far as admission can know it (Kubernetes API reference,
@@ -436,7 +473,7 @@ pub(crate) fn exec_env_resolved(
             node_vars.remove(&e.name);
         }
     }
-    ExecEnv { vars, has_env_from: unknown_from, unresolved_from, node_vars }
+    ExecEnv { vars, has_env_from: unknown_from, unresolved_from, node_vars, ..Default::default() }
 }
 
 /// Where a `valueFrom` variable's value comes from, for the note on a target the analysis cannot

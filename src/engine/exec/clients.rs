@@ -527,6 +527,14 @@ impl Ctx<'_> {
                 if target.is_empty() {
                     target = conn;
                 }
+            } else if self.is_dependency_address_variable(&conn) {
+                // `psql "$DATABASE_URL"`: a connection string known only at run time, whose
+                // variable's name says it is a dependency's address (a plain `$DB_NAME` may be a
+                // database name, and reaches nothing by itself).
+                hosts.push(conn.clone());
+                if target.is_empty() {
+                    target = conn;
+                }
             }
         }
         if !hosts.is_empty() {
@@ -534,6 +542,15 @@ impl Ctx<'_> {
         }
         let none = Parsed::default();
         self.standard(c, &none, ov)
+    }
+
+    /// Whether `word` is exactly one value known only at run time whose variable's name says it
+    /// is a dependency's address (`$DATABASE_URL`, `${PG_URI}`).
+    fn is_dependency_address_variable(&self, word: &str) -> bool {
+        let mut cs = word.chars();
+        matches!((cs.next(), cs.next()), (Some(c), None)
+            if self.ref_of(c).is_some_and(|r| r.kind == super::context::RefKind::Unresolved))
+            && self.names_dependency_variable(word)
     }
 
     fn consul(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {

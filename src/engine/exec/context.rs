@@ -60,7 +60,10 @@ pub(super) fn is_reserved_char(c: char) -> bool {
 
 /// Replace characters the analysis uses internally, so input cannot forge markers.
 pub(super) fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if is_reserved_char(c) { '\u{FFFD}' } else { c }).collect()
+    // The piece prefixes of `flow.rs` (`FUNCTION`, `UNCOUPLED`) too.
+    s.chars()
+        .map(|c| if is_reserved_char(c) || matches!(c, '\u{E002}' | '\u{E003}') { '\u{FFFD}' } else { c })
+        .collect()
 }
 
 pub(super) fn is_ident(s: &str) -> bool {
@@ -114,6 +117,17 @@ pub(super) struct Ctx<'e> {
     pub(super) parse_area_left: std::cell::Cell<usize>,
     /// A script, or its end, that was not analysed because of a syntax error or the parse budget.
     pub(super) parse_gap: Option<ParseGap>,
+    /// Syntax nodes (ids) being walked as uncoupled statements (`flow::UNCOUPLED`).
+    pub(super) uncoupling: Vec<usize>,
+    /// Why the exit status of the commands being analysed cannot fail the probe, when it cannot
+    /// (see `flow::UNCOUPLED`).
+    pub(super) uncoupled: Option<String>,
+    /// The first dependency found in an uncoupled command, kept while a coupled one is looked for.
+    pub(super) uncoupled_found: Option<super::Dependency>,
+    /// The shell running the script was started with `-e` (errexit): a failing command ends it.
+    pub(super) errexit: bool,
+    /// Loop bodies that may still be walked once per word (see `flow::MAX_LOOP_WALKS`).
+    pub(super) loop_walks_left: usize,
 }
 
 impl<'e> Ctx<'e> {
@@ -143,6 +157,11 @@ impl<'e> Ctx<'e> {
             parser: None,
             parse_area_left: std::cell::Cell::new(MAX_OBJECT_PARSE_AREA),
             parse_gap: None,
+            uncoupling: Vec::new(),
+            uncoupled: None,
+            uncoupled_found: None,
+            errexit: false,
+            loop_walks_left: super::flow::MAX_LOOP_WALKS,
         }
     }
 

@@ -7,13 +7,30 @@
 
 use tree_sitter::Node;
 
-use super::context::Ctx;
+use super::context::{Ctx, is_ident};
 use super::shell::Walk;
 
 /// Starts a piece that defines a shell function: `FUNCTION name FUNCTION body` (the body as
 /// written, `{ ...; }`). The definition takes effect where it runs, in order with the other pieces,
 /// so a function defined in a sourced file is known to the script that sourced it.
 pub(super) const FUNCTION: char = '\u{E002}';
+
+/// Starts a piece whose exit status cannot fail the probe: it runs in the background (`cmd &`),
+/// its failure is ignored (`cmd || true`), or its pipeline's status is another command's
+/// (`cmd | true` without `pipefail`). What such a piece reaches is reported as a warning, not a
+/// denial (`Dependency::uncoupled`): a connection that hangs can still time the probe out.
+pub(super) const UNCOUPLED: char = '\u{E003}';
+
+/// A piece without its [`UNCOUPLED`] prefix, if it has one.
+pub(super) fn strip_uncoupled(piece: &str) -> &str {
+    piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)).map_or(piece, |(_, rest)| rest)
+}
+
+/// Most words of a `for` loop whose body is analysed once per word.
+const MAX_LOOP_WORDS: usize = 8;
+
+/// Most loop bodies walked once per word in one analysis (nested loops multiply).
+pub(super) const MAX_LOOP_WALKS: usize = 64;
 
 /// Deepest nesting of function calls followed (a function calling a function ...).
 pub(super) const MAX_CALL_DEPTH: usize = 8;
@@ -53,6 +70,22 @@ impl Ctx<'_> {
         depth: usize,
         out: &mut Vec<String>,
     ) -> Option<bool> {
+        if !self.uncoupling.contains(&n.id())
+            && let Some(how) = uncoupled(n, walk)
+        {
+            let mut inner = Vec::new();
+            self.uncoupling.push(n.id());
+            self.statements(n, walk, depth, &mut inner);
+            self.uncoupling.pop();
+            for piece in inner {
+                if piece.starts_with([FUNCTION, UNCOUPLED]) {
+                    out.push(piece);
+                } else {
+                    out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
+                }
+            }
+            return Some(false);
+        }
         match n.kind() {
             "function_definition" => {
                 let name = text(n.child_by_field_name("name")?, walk);
@@ -70,6 +103,33 @@ impl Ctx<'_> {
                 }
                 Some(false)
             }
+            // `for NAME in WORDS; do BODY; done` over at most 8 literal words: the body once per
+            // word, with NAME set to it (`for h in localhost 127.0.0.1` reaches only those).
+            "for_statement" => {
+                let name = text(n.child_by_field_name("variable")?, walk);
+                let body = n.child_by_field_name("body")?;
+                let mut c = n.walk();
+                let values: Vec<&str> =
+                    n.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+                if values.is_empty()
+                    || values.len() > MAX_LOOP_WORDS
+                    || !is_ident(name)
+                    || !values.iter().all(|v| literal(v))
+                {
+                    return None;
+                }
+                // Nested loops multiply: past the analysis' allowance the body is walked once, as
+                // any other loop (its variable unknown).
+                if n.end_byte() > walk.cut || self.loop_walks_left < values.len() {
+                    return None;
+                }
+                self.loop_walks_left -= values.len();
+                for v in values {
+                    out.push(format!("{name}={v}"));
+                    self.statements(body, walk, depth, out);
+                }
+                Some(false)
+            }
             "while_statement" => {
                 let mut cursor = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
@@ -82,6 +142,55 @@ impl Ctx<'_> {
             _ => None,
         }
     }
+}
+
+/// A command that always succeeds and reads nothing: `true`, `:`, `exit 0`.
+fn always_succeeds(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    n.kind() == "command" && matches!(text(n, walk).trim(), "true" | ":" | "exit 0" | "/bin/true")
+}
+
+/// Whether a word of the script is one of `words` (a crude scan of the whole text, used only to
+/// keep a denial: any mention counts).
+pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
+    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| words.contains(&w))
+}
+
+/// Why the exit status of the statement `n` cannot fail the script (bash manual, "Lists of
+/// Commands" and "Pipelines"), or `None` when it may:
+/// - `n &`: run in the background, the shell does not wait for it (unless a later `wait` asks
+///   for its status, so a script that mentions `wait` keeps it);
+/// - `n || true` (or `|| :`, `|| exit 0`): the list's status is 0 whatever `n` returns, and
+///   `set -e` ignores a command that is left of `||`;
+/// - `n | true`: a pipeline's status is its last command's, unless `pipefail` is set (a script
+///   that mentions it keeps it).
+///
+/// A part that holds an `exit` or `exec` is never uncoupled (it can end the script itself).
+fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
+    if !n.is_named() || n.kind() == "comment" || n.kind() == "function_definition" {
+        return None;
+    }
+    let ends_script = |k: Node<'_>| mentions(text(k, walk), &["exit", "exec", "return"]);
+    if n.next_sibling().is_some_and(|s| s.kind() == "&")
+        && !mentions(walk.src, &["wait"])
+        && n.parent().is_some_and(|p| !matches!(p.kind(), "list" | "pipeline"))
+    {
+        return (!ends_script(n)).then_some("it runs in the background (`&`)");
+    }
+    let parent = n.parent()?;
+    let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
+    if right == n || !always_succeeds(right, walk) {
+        return None;
+    }
+    if parent.kind() == "list"
+        && parent.child(1).is_some_and(|op| op.kind() == "||")
+        && parent.named_child(0) == Some(n)
+    {
+        return (!ends_script(n)).then_some("its failure is ignored (`|| true`)");
+    }
+    if parent.kind() == "pipeline" && !mentions(walk.src, &["pipefail"]) {
+        return (!ends_script(n)).then_some("its pipeline's status is another command's (`| true`)");
+    }
+    None
 }
 
 /// `if` with `true`/`false` conditions: the nodes that run. The branches after one that is taken,

@@ -233,6 +233,7 @@ impl Ctx<'_> {
         }
         if matches!(lower, "localhost" | "localhost.localdomain" | "ip6-localhost" | "ip6-loopback")
             || lower.ends_with(".localhost")
+            || self.env.local_names.contains(lower)
         {
             return HostClass::Local;
         }

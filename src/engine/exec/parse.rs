@@ -111,14 +111,22 @@ pub(super) fn new_parser() -> Option<Parser> {
 /// variable name, as `.` is, so the tree keeps its shape.
 pub(super) fn patch_gaps(text: &str) -> Vec<u8> {
     let mut b = text.as_bytes().to_vec();
+    // Inside `${...}` a `#` is an operator the grammar reads (`${X#*/}`, `${X##*@}`), left as is.
+    let mut braces = 0usize;
     for i in 0..b.len() {
         let prev = if i > 0 { b[i - 1] } else { b'\n' };
+        if b[i] == b'{' && prev == b'$' {
+            braces += 1;
+        } else if (b[i] == b'}' && braces > 0) || b[i] == b'\n' {
+            // (An unclosed `${` in quotes ends with its line.)
+            braces = if b[i] == b'\n' { 0 } else { braces - 1 };
+        }
         if !b[i].is_ascii() {
             b[i] = b'.';
         } else if b[i] == b'<' && b.get(i + 1) == Some(&b'>') && prev != b'<' {
             b[i + 1] = b' ';
             b[i] = b'>';
-        } else if b[i] == b'#' && !b" \t\n\r;&|()<>${`".contains(&prev) {
+        } else if b[i] == b'#' && braces == 0 && !b" \t\n\r;&|()<>${`".contains(&prev) {
             b[i] = b'_';
         }
     }

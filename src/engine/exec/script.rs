@@ -2,7 +2,7 @@
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, basename, is_ident, is_reserved_char, sanitize, truncate_chars};
-use super::flow::{FUNCTION, MAX_CALL_DEPTH};
+use super::flow::{FUNCTION, MAX_CALL_DEPTH, UNCOUPLED};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
@@ -106,22 +106,54 @@ impl Ctx<'_> {
         self.defines_function |= defines_function(script);
         let mut pieces = Vec::new();
         self.split_script(script, depth, &mut pieces);
+        let saved_uncoupled = self.uncoupled.clone();
+        if self.uncoupled.is_none() && !self.errexit && always_exits_zero(script) {
+            self.uncoupled = Some("the script always exits 0 (`exit 0` last)".to_string());
+        }
         let found = self.analyze_pieces(pieces, depth);
+        self.uncoupled = saved_uncoupled;
         self.defines_function = saved_functions;
         found
     }
 
     fn analyze_pieces(&mut self, pieces: Vec<String>, depth: usize) -> Option<Dependency> {
+        // A script that always exits 0 (its last command is `exit 0` or `true`, and nothing can
+        // end it earlier with another status): no command in it can fail the probe.
+        let saved = self.uncoupled.clone();
         for piece in pieces {
+            let (how, piece) = match piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)) {
+                Some((how, rest)) => (Some(how.to_string()), rest.to_string()),
+                None => (None, piece),
+            };
+            if self.uncoupled.is_none() {
+                self.uncoupled = how;
+            }
+            let step = self.analyze_piece(piece, depth);
+            self.uncoupled.clone_from(&saved);
+            match step {
+                Step::Next => {}
+                Step::Stop => return None,
+                Step::Found(d) if d.uncoupled.is_some() => {
+                    self.uncoupled_found.get_or_insert(d);
+                }
+                Step::Found(d) => return Some(d),
+            }
+        }
+        None
+    }
+
+    /// One piece of [`Self::analyze_pieces`].
+    fn analyze_piece(&mut self, piece: String, depth: usize) -> Step {
+        {
             if let Some((name, body)) = piece.strip_prefix(FUNCTION).and_then(|p| p.split_once(FUNCTION)) {
                 self.functions.retain(|(n, _)| n != name);
                 self.functions.push((name.to_string(), body.to_string()));
-                continue;
+                return Step::Next;
             }
             // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
             let (words, targets) = split_redirections(&piece, |w| self.render_lit(w));
-            if let Some(d) = self.dev_tcp_dependency(&targets, &words) {
-                return Some(d);
+            if let Some(d) = self.dev_tcp_dependency(&targets, &words, depth) {
+                return Step::Found(d);
             }
             let mut k = 0;
             let mut assigns: Overrides = Vec::new();
@@ -134,11 +166,11 @@ impl Ctx<'_> {
             }
             if k >= words.len() {
                 self.shell_vars.extend(assigns);
-                continue;
+                return Step::Next;
             }
             if matches!(words[k].as_str(), "export" | "local" | "declare" | "typeset" | "readonly") {
                 self.declare(&words[k..], depth);
-                continue;
+                return Step::Next;
             }
             let mut args = Vec::new();
             for w in &words[k..] {
@@ -146,19 +178,13 @@ impl Ctx<'_> {
             }
             // One unit for the command, one for each word it expanded to.
             if !self.spend_units(1 + args.len()) {
-                return None;
+                return Step::Stop;
             }
             if let Some(body) = self.function(args.first()) {
-                if let Some(d) = self.call_function(&body, &args[1..], depth) {
-                    return Some(d);
-                }
-                continue;
+                return self.call_function(&body, &args[1..], depth).map_or(Step::Next, Step::Found);
             }
-            if let Some(d) = self.analyze_args(&args, assigns, &prefix, depth) {
-                return Some(d);
-            }
+            self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)
         }
-        None
     }
 
     /// The body of the shell function `name` names, if one is defined.
@@ -363,8 +389,47 @@ impl Ctx<'_> {
             command: truncate_chars(&join_redacted(&words), 80),
             script,
             why: None,
+            uncoupled: self.uncoupled.clone(),
         }
     }
+}
+
+/// Whether a script's exit status is 0 whatever its commands return (bash manual, "Exit
+/// Status": a script's status is its last command's): its last statement is `exit 0`, `true` or
+/// `:`, and nothing can end it earlier with another status (no other `exit`, no `return`,
+/// `exec`, `set -e`/`errexit`, `trap`, `source` or `.`, which may run another script's `exit`).
+/// A crude scan of the text: anything it does not understand keeps the script's commands coupled.
+pub(super) fn always_exits_zero(script: &str) -> bool {
+    let body = script.trim_end().trim_end_matches(';').trim_end();
+    let last = body.rsplit(['\n', ';']).next().unwrap_or("").trim();
+    if !matches!(last, "exit 0" | "true" | ":") || body.len() == last.len() {
+        return false;
+    }
+    if super::flow::mentions(script, &["return", "exec", "errexit", "trap", "source", "kill", "."]) {
+        return false;
+    }
+    let words: Vec<&str> = script.split_whitespace().collect();
+    let exits_zero = words.windows(2).all(|w| w[0] != "exit" || w[1].trim_end_matches(';') == "0");
+    let set_e = words.windows(2).any(|w| w[0] == "set" && w[1].starts_with(['-', '+']) && w[1].contains('e'));
+    // `#!/bin/bash -e`
+    let shebang_e = script.strip_prefix("#!").is_some_and(|l| {
+        l.lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .skip(1)
+            .any(|w| w.starts_with('-') && w.contains('e'))
+    });
+    exits_zero && !set_e && !shebang_e && !words.contains(&".") && !script.contains("exit;")
+}
+
+/// What one piece of a script gives.
+enum Step {
+    /// Nothing found: go on with the next piece.
+    Next,
+    /// An analysis bound is spent: stop.
+    Stop,
+    Found(Dependency),
 }
 
 /// Whether a script defines a shell function (`name() ...`, `name () ...` or `function name ...`,

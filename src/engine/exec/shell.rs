@@ -91,6 +91,11 @@ fn push_text(text: &str, quote: &mut Quote, cur: &mut String) {
                     }
                     None => cur.push('\\'),
                 },
+                // bash's ANSI-C quoting `$'...'`: the escapes decoded, the text then literal.
+                '$' if *quote == Quote::None && chars.peek() == Some(&'\'') => {
+                    chars.next();
+                    super::words::push_ansi_c(&mut chars, cur);
+                }
                 '$' => {
                     cur.push(if *quote == Quote::Double { QDOLLAR } else { '$' });
                     if chars.peek() == Some(&'{') {

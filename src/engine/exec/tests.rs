@@ -436,10 +436,12 @@ fn script_files_siblings_and_sourcing() {
     ]));
     let options = Options { known_commands: vec![], files: Some(&files), budget: None };
     let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options);
-    // `${0%/*}/lib.sh` is not followed (pattern removal is not evaluated): reported, not guessed.
+    // `${0%/*}/lib.sh` is `/cm/lib.sh` (pattern removal evaluated on the known `$0`), which cannot
+    // be read: reported, not guessed.
     let out = run(&["sh", "-c", "/cm/all.sh 5"]);
     assert_eq!(out.dependency, None);
-    assert_eq!(out.unresolved.len(), 0, "{:?}", out.unresolved);
+    assert_eq!(out.unresolved.len(), 1, "{:?}", out.unresolved);
+    assert_eq!(out.unresolved[0].path, "/cm/lib.sh");
     // Sourced variables are the caller's; a script run as a program only sees exported ones.
     let out = run(&["sh", "-c", ". /cm/vars.sh; /cm/two.sh"]);
     let d = out.dependency.expect("an unset host is not provably local");

@@ -148,6 +148,27 @@ pub(super) fn python_target(vals: &[String]) -> Option<usize> {
     None
 }
 
+/// Whether a shell's options (the words before its script or file) turn on errexit: `-e`, `-ec`,
+/// `-o errexit`.
+fn errexit_flag(opts: &[String]) -> bool {
+    opts.iter().any(|f| f.starts_with('-') && !f.starts_with("--") && f.contains('e'))
+        || opts.windows(2).any(|w| w[0] == "-o" && w[1] == "errexit")
+}
+
+/// The program a Windows command names, lowercase (Windows file names are case-insensitive):
+/// `C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe` is `powershell.exe`,
+/// `CMD.EXE` is `cmd.exe`. `None` for a word that is neither a Windows path (a drive letter or a
+/// backslash) nor an `.exe` name.
+pub(super) fn windows_program(word: &str) -> Option<String> {
+    let b = word.as_bytes();
+    let drive = b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/');
+    let last = word.rsplit(['\\', '/']).next().unwrap_or(word);
+    let exe = last.len() > 4
+        && last.is_char_boundary(last.len() - 4)
+        && last[last.len() - 4..].eq_ignore_ascii_case(".exe");
+    (drive || word.contains('\\') || exe).then(|| last.to_ascii_lowercase())
+}
+
 impl Ctx<'_> {
     /// Analyse one simple command (`args` resolved, markers allowed): unwrap wrappers, then
     /// hand the client to its parser.
@@ -183,12 +204,12 @@ impl Ctx<'_> {
                     FileLookup::Unreadable(_) => {}
                 }
             }
-            let base = basename(&first).to_string();
+            let base = windows_program(&first).unwrap_or_else(|| basename(&first).to_string());
             let raw_rest = &args[i + 1..];
             let rest: Vec<String> = raw_rest.iter().map(|a| self.render_lit(a)).collect();
             let name = base.strip_suffix(".sh").unwrap_or(&base);
             // Windows containers: `curl.exe` is curl, `cmd.exe` is cmd.
-            let name = name.strip_suffix(".exe").or_else(|| name.strip_suffix(".EXE")).unwrap_or(name);
+            let name = name.strip_suffix(".exe").unwrap_or(name);
             match name {
                 "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh" | "mksh" | "yash" => {
                     if depth >= MAX_DEPTH {
@@ -201,14 +222,21 @@ impl Ctx<'_> {
                     let Some(pos) = shell_script_pos(&rest) else {
                         // `sh FILE args`: the shell runs the file.
                         let k = shell_file_pos(&rest)?;
-                        return self.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
+                        let saved_errexit = std::mem::replace(&mut self.errexit, errexit_flag(&rest[..k]));
+                        let found = self.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
+                        self.errexit = saved_errexit;
+                        return found;
                     };
                     // `sh -c SCRIPT [NAME [ARGS...]]`: NAME is `$0`, ARGS are `$1`...
                     let saved = (self.positional.take(), self.arg0.take());
                     self.arg0 = raw_rest.get(pos + 1).cloned();
                     self.positional =
                         Some(raw_rest.get(pos + 2..).map(<[String]>::to_vec).unwrap_or_default());
-                    let found = self.analyze_script(&raw_rest[pos], depth + 1);
+                    // The script is the word's value: `sh -c "$CHECK"` runs CHECK's text.
+                    let script = self.render_lit(&raw_rest[pos]);
+                    let saved_errexit = std::mem::replace(&mut self.errexit, errexit_flag(&rest[..pos]));
+                    let found = self.analyze_script(&script, depth + 1);
+                    self.errexit = saved_errexit;
                     (self.positional, self.arg0) = saved;
                     return found;
                 }
@@ -292,7 +320,8 @@ impl Ctx<'_> {
                     if depth >= MAX_DEPTH {
                         return None;
                     }
-                    return self.analyze_script(&raw_rest.join(" "), depth + 1);
+                    let script = self.render_lit(&raw_rest.join(" "));
+                    return self.analyze_script(&script, depth + 1);
                 }
                 // `su [-] [USER] -c SCRIPT`, `runuser [-u USER] [-c SCRIPT | -- CMD...]`.
                 "su" | "runuser" => {
@@ -378,16 +407,31 @@ impl Ctx<'_> {
     }
 
     /// A redirection to bash's `/dev/tcp/HOST/PORT` (or `/dev/udp/...`) opens a connection to HOST.
-    pub(super) fn dev_tcp_dependency(&self, targets: &[String], words: &[String]) -> Option<Dependency> {
+    /// The target is a word like any other (bash manual, "Redirections": it undergoes parameter
+    /// expansion; the shell's quote removal is done by then), so `"/dev/tcp/${HOSTNAME}/6379"` is resolved before HOST is
+    /// classified.
+    pub(super) fn dev_tcp_dependency(
+        &mut self,
+        targets: &[String],
+        words: &[String],
+        depth: usize,
+    ) -> Option<Dependency> {
         for t in targets {
-            let lit = self.render_lit(t);
+            let (resolved, _) = self.resolve_text(t, depth, true);
+            let lit = self.render_lit(&resolved);
             let Some(rest) = lit.strip_prefix("/dev/tcp/").or_else(|| lit.strip_prefix("/dev/udp/")) else {
                 continue;
             };
             let host = rest.split('/').next().unwrap_or_default().to_string();
             let port = rest.split('/').nth(1).map(str::to_string);
-            if self.classify(&host) == HostClass::Local {
-                continue;
+            match self.classify(&host) {
+                HostClass::Local => continue,
+                HostClass::Unknown => {
+                    let hit = Hit::new(DependencyCategory::Network, vec![host.clone()], host);
+                    self.note_unknown_host("/dev/tcp", &hit);
+                    continue;
+                }
+                HostClass::Remote | HostClass::Unresolved => {}
             }
             let category = port.as_deref().and_then(port_category).unwrap_or(DependencyCategory::Network);
             let shown = match port {

@@ -297,7 +297,14 @@ impl Ctx<'_> {
         let (name, op) = inner.split_at(name_len);
         let positional = !name.is_empty() && name.chars().all(|c| c.is_ascii_digit());
         if !is_ident(name) && !positional {
-            out.push(self.new_ref(RefKind::Unresolved, original));
+            // `${#X}` (a length), `${!X}` (indirection): a value nothing here follows, which never
+            // makes a dependency by itself (even when X names one).
+            let kind = if inner.starts_with(['#', '!']) && inner.len() > 1 {
+                RefKind::Unknown
+            } else {
+                RefKind::Unresolved
+            };
+            out.push(self.new_ref(kind, original));
             return false;
         }
         let l = self.lookup(name);
@@ -312,9 +319,8 @@ impl Ctx<'_> {
         } else if op.is_empty() || op.starts_with(":?") || op.starts_with('?') {
             ("plain", "")
         } else {
-            // Pattern removal, substrings, case changes: value not tracked.
-            out.push(self.new_ref(RefKind::Unresolved, original));
-            return false;
+            // Pattern removal, substrings, case changes, replacement.
+            return self.operator_expand(l, op, original, quoted, out);
         };
         let resolve_arg = |ctx: &mut Self, out: &mut String| {
             if depth < MAX_DEPTH {
@@ -324,9 +330,26 @@ impl Ctx<'_> {
                 out.push(ctx.new_ref(RefKind::Unresolved, original));
             }
         };
+        // `${X:=word}` / `${X=word}` also assign the default to X (bash manual, "Shell Parameter
+        // Expansion"; POSIX 2.6.2), so later `$X` is that value.
+        let assigns = !positional && (op.starts_with(":=") || op.starts_with('='));
+        let assign = |ctx: &mut Self, out: &mut String, from: usize| {
+            if assigns && depth < MAX_DEPTH {
+                let value = out[from..].to_string();
+                ctx.shell_vars.insert(name.to_string(), value);
+            }
+        };
         match (kind, l) {
-            ("default_nonempty", Lookup::Val(v)) if v.is_empty() => resolve_arg(self, out),
-            ("default_nonempty" | "default_unset", Lookup::Undef) => resolve_arg(self, out),
+            ("default_nonempty", Lookup::Val(v)) if v.is_empty() => {
+                let from = out.len();
+                resolve_arg(self, out);
+                assign(self, out, from);
+            }
+            ("default_nonempty" | "default_unset", Lookup::Undef) => {
+                let from = out.len();
+                resolve_arg(self, out);
+                assign(self, out, from);
+            }
             ("alt_nonempty", Lookup::Val(v)) if !v.is_empty() => resolve_arg(self, out),
             ("alt_unset", Lookup::Val(_)) => resolve_arg(self, out),
             ("alt_nonempty" | "alt_unset", Lookup::Val(_) | Lookup::Undef) => {}
@@ -337,6 +360,406 @@ impl Ctx<'_> {
         }
         false
     }
+}
+
+impl Ctx<'_> {
+    /// `${X%pat}`, `${X%%pat}`, `${X#pat}`, `${X##pat}`, `${X/pat/rep}` (and `//`, `/#`, `/%`),
+    /// `${X^^}`, `${X^}`, `${X,,}`, `${X,}` and `${X:offset[:length]}` (bash manual, "Shell
+    /// Parameter Expansion"): evaluated exactly when X's value is plain text known here. When it is
+    /// not, removing a prefix or suffix or changing case keeps an unknown dependency address what it
+    /// was (`${DB_HOST%%:*}` of an unknown `DB_HOST` is still its host); any other result is a value
+    /// nothing here follows ([`RefKind::Unknown`]), which never makes a dependency by itself.
+    /// Returns true when the result must be field-split.
+    fn operator_expand(
+        &mut self,
+        l: Lookup,
+        op: &str,
+        original: &str,
+        quoted: bool,
+        out: &mut String,
+    ) -> bool {
+        let keeps_host = op.starts_with(['%', '#', '^', ',']);
+        let value = match l {
+            Lookup::Val(v) => {
+                let v = self.render_lit(&v);
+                (!v.chars().any(is_reserved_char)).then_some(v)
+            }
+            Lookup::Unres | Lookup::Undef if keeps_host => {
+                out.push(self.new_ref(RefKind::Unresolved, original));
+                return false;
+            }
+            // The pod's own name, case changed or cut at its first or last dot (`${HOSTNAME%%.*}`,
+            // the short name), is still this pod; so is its IPv4 address without a `:port` or
+            // `/prefix` suffix (an IPv6 one cut at `:` is no address at all).
+            l @ (Lookup::SelfHost | Lookup::SelfName)
+                if op.starts_with(['^', ',']) || matches!(op, "%.*" | "%%.*") =>
+            {
+                return self.push_lookup(l, original, quoted, out);
+            }
+            l @ Lookup::SelfIp if matches!(op, "%:*" | "%%:*" | "%/*" | "%%/*") => {
+                return self.push_lookup(l, original, quoted, out);
+            }
+            _ => None,
+        };
+        match value.and_then(|v| apply_operator(&v, op)) {
+            Some(v) => self.push_lookup(Lookup::Val(v), original, quoted, out),
+            None => {
+                out.push(self.new_ref(RefKind::Unknown, original));
+                false
+            }
+        }
+    }
+}
+
+/// One element of a shell pattern (bash manual, "Pattern Matching").
+#[derive(Debug, Clone, PartialEq)]
+enum PatTok {
+    Char(char),
+    /// `?`
+    Any,
+    /// `*`
+    Star,
+    /// `[...]`: ranges (a single character is `(c, c)`), negated with `!` or `^`.
+    Class(Vec<(char, char)>, bool),
+}
+
+/// A pattern as written inside `${...}`: quoted and backslash-escaped characters are literal.
+/// `None` for what is not followed here (an expansion inside it, an extended glob, a character
+/// class such as `[[:digit:]]`).
+fn parse_pattern(p: &str) -> Option<Vec<PatTok>> {
+    let cs: Vec<char> = p.chars().collect();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        if c == '$' || c == '`' || is_reserved_char(c) {
+            return None;
+        }
+        match c {
+            '\\' => {
+                toks.push(PatTok::Char(*cs.get(i + 1)?));
+                i += 2;
+            }
+            '\'' => {
+                let end = cs[i + 1..].iter().position(|&x| x == '\'')? + i + 1;
+                toks.extend(cs[i + 1..end].iter().map(|&x| PatTok::Char(x)));
+                i = end + 1;
+            }
+            '"' => {
+                let end = cs[i + 1..].iter().position(|&x| x == '"')? + i + 1;
+                if cs[i + 1..end].iter().any(|&x| matches!(x, '$' | '`' | '\\')) {
+                    return None;
+                }
+                toks.extend(cs[i + 1..end].iter().map(|&x| PatTok::Char(x)));
+                i = end + 1;
+            }
+            '*' => {
+                toks.push(PatTok::Star);
+                i += 1;
+            }
+            '?' => {
+                toks.push(PatTok::Any);
+                i += 1;
+            }
+            '[' => {
+                let mut j = i + 1;
+                let negated = matches!(cs.get(j), Some('!' | '^'));
+                if negated {
+                    j += 1;
+                }
+                let start = j;
+                let mut ranges = Vec::new();
+                // A `]` first in the class is one of its characters.
+                while j < cs.len() && (cs[j] != ']' || j == start) {
+                    if cs[j] == '[' && matches!(cs.get(j + 1), Some(':' | '=' | '.')) {
+                        return None;
+                    }
+                    if cs[j] == '\\' || cs[j] == '\'' || cs[j] == '"' {
+                        return None;
+                    }
+                    if cs.get(j + 1) == Some(&'-') && cs.get(j + 2).is_some_and(|&e| e != ']') {
+                        ranges.push((cs[j], cs[j + 2]));
+                        j += 3;
+                    } else {
+                        ranges.push((cs[j], cs[j]));
+                        j += 1;
+                    }
+                }
+                if j >= cs.len() {
+                    // No closing `]`: a literal `[`.
+                    toks.push(PatTok::Char('['));
+                    i += 1;
+                } else {
+                    toks.push(PatTok::Class(ranges, negated));
+                    i = j + 1;
+                }
+            }
+            // `?(...)`, `*(...)`, `+(...)`, `@(...)`, `!(...)` under extglob.
+            '(' if i > 0 && matches!(cs[i - 1], '?' | '*' | '+' | '@' | '!') => return None,
+            _ => {
+                toks.push(PatTok::Char(c));
+                i += 1;
+            }
+        }
+    }
+    Some(toks)
+}
+
+/// Whether the whole of `s` matches `pat`.
+fn pattern_matches(pat: &[PatTok], s: &[char]) -> bool {
+    // Iterative matching with one backtrack point for the last `*` (linear in practice).
+    let (mut p, mut i) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        let step = match pat.get(p) {
+            Some(PatTok::Star) => {
+                star = Some((p, i));
+                p += 1;
+                continue;
+            }
+            Some(PatTok::Any) => true,
+            Some(PatTok::Char(c)) => *c == s[i],
+            Some(PatTok::Class(ranges, negated)) => {
+                ranges.iter().any(|&(a, b)| a <= s[i] && s[i] <= b) != *negated
+            }
+            None => false,
+        };
+        if step {
+            p += 1;
+            i += 1;
+        } else if let Some((sp, si)) = star {
+            p = sp + 1;
+            i = si + 1;
+            star = Some((sp, si + 1));
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|t| *t == PatTok::Star)
+}
+
+/// The result of a parameter operator `op` (the text after the name in `${NAME...}`) applied to
+/// the known `value`, with bash's semantics; `None` when not evaluated here.
+pub(super) fn apply_operator(value: &str, op: &str) -> Option<String> {
+    let v: Vec<char> = value.chars().collect();
+    let n = v.len();
+    let text = |r: std::ops::Range<usize>| v[r].iter().collect::<String>();
+    if let Some(p) = op.strip_prefix("%%") {
+        let pat = parse_pattern(p)?;
+        return Some(
+            (0..=n).find(|&k| pattern_matches(&pat, &v[k..])).map_or(value.to_string(), |k| text(0..k)),
+        );
+    }
+    if let Some(p) = op.strip_prefix('%') {
+        let pat = parse_pattern(p)?;
+        return Some(
+            (0..=n).rev().find(|&k| pattern_matches(&pat, &v[k..])).map_or(value.to_string(), |k| text(0..k)),
+        );
+    }
+    if let Some(p) = op.strip_prefix("##") {
+        let pat = parse_pattern(p)?;
+        return Some(
+            (0..=n).rev().find(|&k| pattern_matches(&pat, &v[..k])).map_or(value.to_string(), |k| text(k..n)),
+        );
+    }
+    if let Some(p) = op.strip_prefix('#') {
+        let pat = parse_pattern(p)?;
+        return Some(
+            (0..=n).find(|&k| pattern_matches(&pat, &v[..k])).map_or(value.to_string(), |k| text(k..n)),
+        );
+    }
+    match op {
+        "^^" => return Some(value.to_uppercase()),
+        ",," => return Some(value.to_lowercase()),
+        "^" | "," => {
+            let mut cs = value.chars();
+            let first = cs.next().map(|c| {
+                if op == "^" { c.to_uppercase().collect() } else { c.to_lowercase().collect::<String>() }
+            });
+            return Some(first.unwrap_or_default() + cs.as_str());
+        }
+        _ => {}
+    }
+    if let Some(rest) = op.strip_prefix('/') {
+        return replace(value, rest);
+    }
+    if let Some(rest) = op.strip_prefix(':') {
+        return substring(&v, rest);
+    }
+    None
+}
+
+/// `${X/pat/rep}` with `rest` the text after the first `/`: `/pat/rep` replaces every match,
+/// `#pat/rep` a match at the start, `%pat/rep` one at the end, `pat/rep` the first (longest) match.
+fn replace(value: &str, rest: &str) -> Option<String> {
+    let (mode, rest) = match rest.chars().next() {
+        Some(m @ ('/' | '#' | '%')) => (m, &rest[1..]),
+        _ => (' ', rest),
+    };
+    // The pattern ends at the first unescaped, unquoted `/`.
+    let cs: Vec<char> = rest.chars().collect();
+    let mut k = 0;
+    let mut quote: Option<char> = None;
+    while k < cs.len() {
+        match (quote, cs[k]) {
+            (None, '\\') => k += 1,
+            (None, '/') => break,
+            (None, q @ ('\'' | '"')) => quote = Some(q),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+        k += 1;
+    }
+    let pat: String = cs[..k.min(cs.len())].iter().collect();
+    let rep: String = cs.get(k + 1..).map_or(String::new(), |r| r.iter().collect());
+    // bash 5.2 replaces `&` in the replacement by the match (patsub_replacement); quoting and
+    // expansions there are not followed.
+    if rep.contains(['&', '\\', '\'', '"', '$', '`']) || rep.chars().any(is_reserved_char) {
+        return None;
+    }
+    let pat = parse_pattern(&pat)?;
+    if pat.is_empty() {
+        return Some(value.to_string());
+    }
+    let v: Vec<char> = value.chars().collect();
+    let n = v.len();
+    let longest_at = |start: usize| (start..=n).rev().find(|&e| pattern_matches(&pat, &v[start..e]));
+    let joined =
+        |a: &[char], b: &str, c: &[char]| a.iter().collect::<String>() + b + &c.iter().collect::<String>();
+    match mode {
+        '#' => Some(longest_at(0).map_or(value.to_string(), |e| joined(&[], &rep, &v[e..]))),
+        '%' => Some(
+            (0..=n)
+                .find(|&s| pattern_matches(&pat, &v[s..]))
+                .map_or(value.to_string(), |s| joined(&v[..s], &rep, &[])),
+        ),
+        _ => {
+            let mut out = String::new();
+            let mut i = 0;
+            while i <= n {
+                match longest_at(i).filter(|&e| e > i) {
+                    Some(e) => {
+                        out.push_str(&rep);
+                        i = e;
+                        if mode != '/' {
+                            out.extend(&v[i..]);
+                            return Some(out);
+                        }
+                    }
+                    None => {
+                        if i < n {
+                            out.push(v[i]);
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            Some(out)
+        }
+    }
+}
+
+/// `${X:offset}` and `${X:offset:length}` with `rest` the text after the `:`: plain integers only
+/// (a negative offset counts from the end; a negative length is an end counted from the end).
+fn substring(v: &[char], rest: &str) -> Option<String> {
+    if rest.starts_with(['-', '=', '+', '?']) {
+        return None;
+    }
+    let int = |t: &str| -> Option<i64> {
+        let t = t.trim();
+        let t = t.strip_prefix('(').and_then(|x| x.strip_suffix(')')).map_or(t, str::trim);
+        if t.is_empty() { Some(0) } else { t.parse::<i64>().ok() }
+    };
+    let (off, len) = match rest.split_once(':') {
+        Some((o, l)) => (int(o)?, Some(int(l)?)),
+        None => (int(rest)?, None),
+    };
+    let n = v.len() as i64;
+    let start = if off < 0 { n + off } else { off };
+    if start < 0 || start > n {
+        return Some(String::new());
+    }
+    let end = match len {
+        None => n,
+        Some(l) if l < 0 => {
+            let e = n + l;
+            if e < start {
+                // bash: "substring expression < 0", an error.
+                return None;
+            }
+            e
+        }
+        Some(l) => (start + l).min(n),
+    };
+    Some(v[start as usize..end as usize].iter().collect())
+}
+
+/// The body of an ANSI-C quoted word `$'...'` (bash manual, "ANSI-C Quoting"), read from `chars`
+/// after its opening `'` up to the closing one, its escapes decoded (`\n`, `\t`, `\\`, `\'`,
+/// `\"`, `\xHH`, `\NNN` octal, `\e`, `\a`, `\b`, `\f`, `\r`, `\v`; any other escape kept as
+/// written), appended to the piece `cur` as a single-quoted word (a `'` in it as `'\''`, every `$`
+/// literal).
+pub(super) fn push_ansi_c(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, cur: &mut String) {
+    let mut text = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => break,
+            '\\' => match chars.next() {
+                Some('n') => text.push('\n'),
+                Some('t') => text.push('\t'),
+                Some('r') => text.push('\r'),
+                Some('a') => text.push('\u{7}'),
+                Some('b') => text.push('\u{8}'),
+                Some('e' | 'E') => text.push('\u{1b}'),
+                Some('f') => text.push('\u{c}'),
+                Some('v') => text.push('\u{b}'),
+                Some(q @ ('\\' | '\'' | '"' | '?')) => text.push(q),
+                Some('x') => {
+                    let mut v = 0u32;
+                    let mut n = 0;
+                    while n < 2
+                        && let Some(d) = chars.peek().and_then(|d| d.to_digit(16))
+                    {
+                        v = v * 16 + d;
+                        chars.next();
+                        n += 1;
+                    }
+                    match char::from_u32(v).filter(|_| n > 0) {
+                        Some(ch) => text.push(ch),
+                        None => text.push_str("\\x"),
+                    }
+                }
+                Some(d @ '0'..='7') => {
+                    let mut v = d.to_digit(8).unwrap_or(0);
+                    let mut n = 1;
+                    while n < 3
+                        && let Some(d) = chars.peek().and_then(|d| d.to_digit(8))
+                    {
+                        v = v * 8 + d;
+                        chars.next();
+                        n += 1;
+                    }
+                    text.extend(char::from_u32(v & 0xFF));
+                }
+                Some(other) => {
+                    text.push('\\');
+                    text.push(other);
+                }
+                None => text.push('\\'),
+            },
+            _ => text.push(c),
+        }
+    }
+    cur.push('\'');
+    for c in text.chars() {
+        match c {
+            '\'' => cur.push_str("'\\''"),
+            '$' => cur.push(LDOLLAR),
+            c if is_reserved_char(c) => cur.push('\u{FFFD}'),
+            c => cur.push(c),
+        }
+    }
+    cur.push('\'');
 }
 
 /// Render internal dollar markers as `$` (for text that holds no reference markers yet).
