@@ -278,3 +278,20 @@ fn loops_over_literal_words_are_judged_by_those_words() {
         assert!(got.as_ref().is_none_or(|g| g.0 != Action::Deny), "{script:?}: {got:?}");
     }
 }
+
+#[test]
+fn a_shell_reading_its_script_from_a_here_string_runs_it() {
+    expect_denied("bash -s <<< \"pg_isready -h orders-db\"", "orders-db");
+    expect_denied("H=orders-db; sh <<<\"pg_isready -h $H\"", "orders-db");
+    expect_denied("timeout 3 bash -s <<< 'pg_isready -h orders-db'", "orders-db");
+    for script in [
+        "bash -s <<< \"curl -sf http://localhost:8080/healthz\"",
+        // Data, not a script: another program, or a shell that runs a script of its own.
+        "cat <<< \"pg_isready -h orders-db\"",
+        "grep -q x <<< \"pg_isready -h orders-db\"",
+        "sh -c 'read x' <<< \"pg_isready -h orders-db\"",
+    ] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency), "{script}");
+    }
+}

@@ -128,6 +128,8 @@ pub(super) struct Ctx<'e> {
     pub(super) errexit: bool,
     /// Loop bodies that may still be walked once per word (see `flow::MAX_LOOP_WALKS`).
     pub(super) loop_walks_left: usize,
+    /// The here-string of the simple command being analysed (its standard input), if any.
+    pub(super) stdin_script: Option<String>,
 }
 
 impl<'e> Ctx<'e> {
@@ -162,6 +164,7 @@ impl<'e> Ctx<'e> {
             uncoupled_found: None,
             errexit: false,
             loop_walks_left: super::flow::MAX_LOOP_WALKS,
+            stdin_script: None,
         }
     }
 

@@ -152,6 +152,9 @@ impl Ctx<'_> {
             }
             // Redirections are the shell's, not the command's arguments (`curl URL > /dev/null`).
             let (words, targets) = split_redirections(&piece, |w| self.render_lit(w));
+            // A here-string is the command's standard input: a shell given no script reads its
+            // script there (`bash -s <<< "pg_isready -h db"`).
+            self.stdin_script = here_string(&piece);
             if let Some(d) = self.dev_tcp_dependency(&targets, &words, depth) {
                 return Step::Found(d);
             }
@@ -421,6 +424,19 @@ pub(super) fn always_exits_zero(script: &str) -> bool {
             .any(|w| w.starts_with('-') && w.contains('e'))
     });
     exits_zero && !set_e && !shebang_e && !words.contains(&".") && !script.contains("exit;")
+}
+
+/// The word of a piece's here-string (`<<< WORD` or `<<<WORD`), quotes removed, if it has one.
+fn here_string(piece: &str) -> Option<String> {
+    if !piece.contains("<<<") {
+        return None;
+    }
+    let words = super::shell::piece_words(piece);
+    let at = words.iter().position(|w| w.starts_with("<<<"))?;
+    match &words[at][3..] {
+        "" => words.get(at + 1).cloned(),
+        attached => Some(attached.to_string()),
+    }
 }
 
 /// What one piece of a script gives.

@@ -219,9 +219,16 @@ impl Ctx<'_> {
                         self.exported.insert(n.clone());
                         self.shell_vars.insert(n, v);
                     }
+                    let stdin = self.stdin_script.take();
                     let Some(pos) = shell_script_pos(&rest) else {
-                        // `sh FILE args`: the shell runs the file.
-                        let k = shell_file_pos(&rest)?;
+                        // `sh FILE args`: the shell runs the file; without one (or with `-s`) it
+                        // reads its script from standard input, here a here-string.
+                        let Some(k) = shell_file_pos(&rest) else {
+                            let word = stdin?;
+                            let (script, _) = self.resolve_text(&word, depth, true);
+                            let script = self.render_lit(&script);
+                            return self.analyze_script(&script, depth + 1);
+                        };
                         let saved_errexit = std::mem::replace(&mut self.errexit, errexit_flag(&rest[..k]));
                         let found = self.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
                         self.errexit = saved_errexit;
