@@ -379,6 +379,24 @@ impl Ctx<'_> {
         out: &mut String,
     ) -> bool {
         let keeps_host = op.starts_with(['%', '#', '^', ',']);
+        // A script variable holding only the pod's own name or address (`X=$HOSTNAME`) is that.
+        let l = match l {
+            Lookup::Val(v) => {
+                let v = self.render_lit(&v);
+                let mut cs = v.chars();
+                match (cs.next().and_then(|c| self.ref_of(c)).map(|r| &r.kind), cs.next()) {
+                    (Some(RefKind::SelfHost), None) => Lookup::SelfHost,
+                    (Some(RefKind::SelfName), None) => Lookup::SelfName,
+                    (Some(RefKind::SelfIp), None) => Lookup::SelfIp,
+                    _ => Lookup::Val(v),
+                }
+            }
+            l => l,
+        };
+        // A Pod's host name is at most 63 characters (its name cut there: Kubernetes API, PodSpec
+        // `hostname`), so `${HOSTNAME:0:63}` is all of it.
+        let whole_name =
+            op.strip_prefix(":0:").and_then(|n| n.trim().parse::<u32>().ok()).is_some_and(|n| n >= 63);
         let value = match l {
             Lookup::Val(v) => {
                 let v = self.render_lit(&v);
@@ -392,7 +410,7 @@ impl Ctx<'_> {
             // the short name), is still this pod; so is its IPv4 address without a `:port` or
             // `/prefix` suffix (an IPv6 one cut at `:` is no address at all).
             l @ (Lookup::SelfHost | Lookup::SelfName)
-                if op.starts_with(['^', ',']) || matches!(op, "%.*" | "%%.*") =>
+                if op.starts_with(['^', ',']) || matches!(op, "%.*" | "%%.*") || whole_name =>
             {
                 return self.push_lookup(l, original, quoted, out);
             }
@@ -813,5 +831,55 @@ impl Ctx<'_> {
             }
         }
         cur
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apply_operator;
+
+    #[test]
+    fn parameter_operators_give_what_bash_gives() {
+        // Each expected value printed by bash 5.2 for the same expansion.
+        let x = "postgres://u@db.ns:5432/app";
+        let y = "a.b.c";
+        let cases = [
+            (x, "%%:*", "postgres"),
+            (x, "%:*", "postgres://u@db.ns"),
+            (x, "#*:", "//u@db.ns:5432/app"),
+            (x, "##*:", "5432/app"),
+            (x, "#*@", "db.ns:5432/app"),
+            (x, "##*/", "app"),
+            (x, "%/*", "postgres://u@db.ns:5432"),
+            (x, "/:/_", "postgres_//u@db.ns:5432/app"),
+            (x, "//:/_", "postgres_//u@db.ns_5432/app"),
+            (x, "/#p*:/Z", "Z5432/app"),
+            (x, "/%app/Z", "postgres://u@db.ns:5432/Z"),
+            (x, ":3:4", "tgre"),
+            (x, ": -3", "app"),
+            (x, ": -8:-4", "5432"),
+            (y, "%.*", "a.b"),
+            (y, "%%.*", "a"),
+            (y, "#*.", "b.c"),
+            (y, "##*.", "c"),
+            (x, "^^", "POSTGRES://U@DB.NS:5432/APP"),
+            (y, "^", "A.b.c"),
+            (x, "%%[:/]*", "postgres"),
+            (x, "#[a-p]", "ostgres://u@db.ns:5432/app"),
+            (x, "#[!a-z]", x),
+            (x, "/?/Z", "Zostgres://u@db.ns:5432/app"),
+            (y, "//./", "abc"),
+            (x, ":100", ""),
+            (x, "/]/x", x),
+            (x, "%%\":\"*", "postgres"),
+            (x, "%%\\:*", "postgres"),
+        ];
+        for (value, op, want) in cases {
+            assert_eq!(apply_operator(value, op).as_deref(), Some(want), "${{X{op}}} of {value}");
+        }
+        // Not evaluated here: expansions in the pattern, `&` in a replacement, a character class.
+        for op in ["%%$Y*", "/a/&", "#[[:alpha:]]", ":$N", "@Q", "^^[a]", ": -8:-30"] {
+            assert_eq!(apply_operator(x, op), None, "{op}");
+        }
     }
 }
