@@ -429,6 +429,13 @@ impl Ctx<'_> {
     }
 }
 
+/// Longest value (characters) a parameter operator is evaluated on.
+const MAX_OPERATOR_VALUE: usize = 1024;
+/// Longest value (characters) a `${X/pat/rep}` replacement is evaluated on.
+const MAX_REPLACE_VALUE: usize = 128;
+/// Longest operator text (pattern and replacement, bytes) evaluated.
+const MAX_OPERATOR_PATTERN: usize = 64;
+
 /// One element of a shell pattern (bash manual, "Pattern Matching").
 #[derive(Debug, Clone, PartialEq)]
 enum PatTok {
@@ -561,6 +568,11 @@ fn pattern_matches(pat: &[PatTok], s: &[char]) -> bool {
 pub(super) fn apply_operator(value: &str, op: &str) -> Option<String> {
     let v: Vec<char> = value.chars().collect();
     let n = v.len();
+    // Matching is quadratic in the value for removals and cubic for replacements (times the
+    // pattern): longer values are not evaluated (a value not followed, which never denies).
+    if n > MAX_OPERATOR_VALUE || op.len() > MAX_OPERATOR_PATTERN {
+        return None;
+    }
     let text = |r: std::ops::Range<usize>| v[r].iter().collect::<String>();
     if let Some(p) = op.strip_prefix("%%") {
         let pat = parse_pattern(p)?;
@@ -641,6 +653,9 @@ fn replace(value: &str, rest: &str) -> Option<String> {
     }
     let v: Vec<char> = value.chars().collect();
     let n = v.len();
+    if n > MAX_REPLACE_VALUE {
+        return None;
+    }
     let longest_at = |start: usize| (start..=n).rev().find(|&e| pattern_matches(&pat, &v[start..e]));
     let joined =
         |a: &[char], b: &str, c: &[char]| a.iter().collect::<String>() + b + &c.iter().collect::<String>();
@@ -881,5 +896,10 @@ mod tests {
         for op in ["%%$Y*", "/a/&", "#[[:alpha:]]", ":$N", "@Q", "^^[a]", ": -8:-30"] {
             assert_eq!(apply_operator(x, op), None, "{op}");
         }
+        // Past the bounds: not evaluated (matching a long value is quadratic or cubic).
+        let long = "a".repeat(2000);
+        assert_eq!(apply_operator(&long, "%%*b*c*d"), None);
+        assert_eq!(apply_operator(&"a".repeat(200), "//a*b/x"), None);
+        assert_eq!(apply_operator(&"a".repeat(1000), "%%*b*c*d").as_deref(), Some("a".repeat(1000).as_str()));
     }
 }
