@@ -240,6 +240,10 @@ fn a_check_whose_exit_status_cannot_fail_the_probe_is_a_warning() {
         "pg_isready -h orders-db & wait $!",
         "set -o pipefail; pg_isready -h orders-db | true",
         "pg_isready -h orders-db; rc=$?; exit $rc",
+        // Waiting for the dependency hangs the probe while it is down.
+        "until pg_isready -h orders-db; do sleep 1; done; exit 0",
+        "while ! pg_isready -h orders-db; do sleep 1; done\ntrue",
+        "until pg_isready -h orders-db; do sleep 1; done || true",
         "exec pg_isready -h orders-db; exit 0",
         "pg_isready -h orders-db && exit 0",
         "pg_isready -h orders-db | grep -q accepting",

@@ -164,17 +164,21 @@ pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
 /// - `n | true`: a pipeline's status is its last command's, unless `pipefail` is set (a script
 ///   that mentions it keeps it).
 ///
-/// A part that holds an `exit` or `exec` is never uncoupled (it can end the script itself).
+/// A part that holds an `exit`, `exec` or `return` (it can end the script itself) or a
+/// `while`/`until` loop (it can wait on the dependency until the probe times out) is never
+/// uncoupled, except in the background.
 fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     if !n.is_named() || n.kind() == "comment" || n.kind() == "function_definition" {
         return None;
     }
-    let ends_script = |k: Node<'_>| mentions(text(k, walk), &["exit", "exec", "return"]);
+    // A part that can end the script itself, or wait on the dependency in a loop (a hang fails
+    // the probe by its timeout, whatever the status).
+    let ends_script = |k: Node<'_>| mentions(text(k, walk), &["exit", "exec", "return", "while", "until"]);
     if n.next_sibling().is_some_and(|s| s.kind() == "&")
         && !mentions(walk.src, &["wait"])
         && n.parent().is_some_and(|p| !matches!(p.kind(), "list" | "pipeline"))
     {
-        return (!ends_script(n)).then_some("it runs in the background (`&`)");
+        return Some("it runs in the background (`&`)");
     }
     let parent = n.parent()?;
     let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;

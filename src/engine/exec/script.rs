@@ -400,7 +400,8 @@ impl Ctx<'_> {
 /// Whether a script's exit status is 0 whatever its commands return (bash manual, "Exit
 /// Status": a script's status is its last command's): its last statement is `exit 0`, `true` or
 /// `:`, and nothing can end it earlier with another status (no other `exit`, no `return`,
-/// `exec`, `set -e`/`errexit`, `trap`, `source` or `.`, which may run another script's `exit`).
+/// `exec`, `set -e`/`errexit`, `trap`, `source` or `.`, which may run another script's `exit`, and
+/// no `while`/`until` loop, which can wait on a dependency until the probe times out).
 /// A crude scan of the text: anything it does not understand keeps the script's commands coupled.
 pub(super) fn always_exits_zero(script: &str) -> bool {
     let body = script.trim_end().trim_end_matches(';').trim_end();
@@ -408,7 +409,12 @@ pub(super) fn always_exits_zero(script: &str) -> bool {
     if !matches!(last, "exit 0" | "true" | ":") || body.len() == last.len() {
         return false;
     }
-    if super::flow::mentions(script, &["return", "exec", "errexit", "trap", "source", "kill", "."]) {
+    // A loop whose condition is the check waits for the dependency: its outage hangs the probe
+    // until it times out (`until pg_isready -h db; do sleep 1; done; exit 0`).
+    if super::flow::mentions(
+        script,
+        &["return", "exec", "errexit", "trap", "source", "kill", "while", "until"],
+    ) {
         return false;
     }
     let words: Vec<&str> = script.split_whitespace().collect();
