@@ -771,3 +771,56 @@ fn a_workload_with_an_unserved_api_version_is_not_skipped_in_silence() {
     assert_eq!(err.lines().count(), 2, "{err}");
     assert!(stdout(&o).contains("(1 other document skipped: not workloads)"), "{}", stdout(&o));
 }
+
+/// A test's `serve` never writes `$TMPDIR/probegate-ca.pem`, where the README's Quick-start server
+/// keeps the CA its user's curl trusts: the harness gives the server a CA path in the test's own
+/// folder (removed on drop). The child here gets a `TMPDIR` of this test's, to see where it writes.
+#[test]
+fn a_served_test_server_writes_its_ca_in_its_own_folder_not_the_users() {
+    let user_tmp = tempfile::tempdir().unwrap();
+    let args: Vec<String> =
+        ["--addr", "127.0.0.1:0", "--no-namespace-watch"].into_iter().map(String::from).collect();
+    let served = common::Served::start(
+        &args,
+        &[("TMPDIR", user_tmp.path().to_str().unwrap())],
+        std::time::Duration::from_secs(60),
+    );
+    let written: Vec<_> =
+        std::fs::read_dir(user_tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(written.is_empty(), "the server wrote into the user's temporary folder: {written:?}");
+    assert!(served.ca_pem().starts_with("-----BEGIN CERTIFICATE-----"), "{}", served.ca_pem());
+    let own = served.dir.path().join("ca.pem");
+    assert!(served.log().contains(&format!("--cacert {}", own.display())), "{}", served.log());
+    let folder = served.dir.path().to_path_buf();
+    drop(served);
+    assert!(!folder.exists(), "the server's folder outlives it: {}", folder.display());
+}
+
+/// No test names a path in the shared temporary folder itself (`env::temp_dir`): each works
+/// in a `tempfile` folder of its own, removed on drop, so a run leaves nothing in /tmp and never
+/// meets a file of another run or of the user's.
+#[test]
+fn tests_keep_their_files_in_folders_of_their_own() {
+    let mut offenders = Vec::new();
+    let mut dirs = vec![root().join("tests")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("fixtures") {
+                    dirs.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let needle = ["std::env::", "temp_dir()"].concat();
+                offenders.extend(
+                    text.lines()
+                        .enumerate()
+                        .filter(|(_, l)| l.contains(&needle))
+                        .map(|(i, _)| format!("{}:{}", path.display(), i + 1)),
+                );
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "shared temporary paths: {offenders:?}");
+}
