@@ -518,7 +518,11 @@ pub fn run_skipping(
         return EXIT_BAD_INPUT;
     }
     let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
-    let (files, mut errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Sources);
+    let (files, mut errors, skipped) =
+        input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Sources);
+    for s in &skipped {
+        let _ = writeln!(err, "probegate: note: {}: {}", s.file, s.message);
+    }
     let mut code = EXIT_OK;
     let (mut changed_files, mut changed_objects) = (0, 0);
     let mut first = true;
