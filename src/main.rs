@@ -518,6 +518,9 @@ fn with_output_wrapped(
     let code = run(&mut out, &mut err);
     match out.flush() {
         Ok(()) => code,
+        // A reader that stopped early (`probegate check . | head`) wanted no more: the run's
+        // verdict stands, with no error about the pipe.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
         Err(e) => {
             let _ = writeln!(err, "probegate: cannot write the output: {e}");
             cli::EXIT_BAD_INPUT

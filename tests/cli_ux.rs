@@ -951,6 +951,13 @@ fn kustomize_patches_are_noted_not_checked_as_whole_objects() {
     let message = report["skippedFiles"][1]["message"].as_str().unwrap();
     assert!(message.contains("./overlays/prod/kustomization.yaml lists it"), "{message}");
     assert!(message.contains("kubectl kustomize ./overlays/prod | probegate check -"), "{message}");
+    // In text, one note per kustomization, however many patches it lists.
+    let text = stdout(&run_in(dir.path(), &["check", "."], None));
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(notes[0].starts_with("note: ./overlays/prod/kustomization.yaml: 3 kustomize patches"), "{text}");
+    assert!(notes[0].contains("not checked: json.yaml, patches/memory.yaml, smp.yaml;"), "{text}");
+    assert!(notes[0].ends_with("`kubectl kustomize ./overlays/prod | probegate check -`"), "{text}");
 
     // The text report notes each one; a patch named on the command line is skipped the same way.
     let out = run_in(&overlay, &["check", "smp.yaml", "extra.yaml"], None);
@@ -965,5 +972,34 @@ fn kustomize_patches_are_noted_not_checked_as_whole_objects() {
         assert_eq!(out.status.code(), Some(0), "{command}: {}", stderr(&out));
         assert!(stderr(&out).contains("note: smp.yaml: a kustomize patch"), "{command}: {}", stderr(&out));
         assert!(!stdout(&out).contains("resources"), "{command}: {}", stdout(&out));
+    }
+}
+
+/// `probegate check . | head`: a reader that stops early wanted no more output. The run ends with
+/// its own exit code (check: 1 for the corpus's denial; fix: 0) and no error about the pipe.
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    for (args, code) in [
+        (&["check", "tests/fixtures/corpus"][..], 1),
+        (&["check", "-o", "json", "tests/fixtures/corpus"][..], 1),
+        (&["fix", "tests/fixtures/corpus"][..], 0),
+        (&["fix", "--diff", "tests/fixtures/corpus"][..], 0),
+        (&["explain", "tests/fixtures/corpus"][..], 0),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+            .args(args)
+            .current_dir(root())
+            .env_remove("PROBEGATE_CONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the corpus is read and reported.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(!err.contains("Broken pipe") && !err.contains("cannot write"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     }
 }

@@ -187,8 +187,8 @@ pub fn run_skipping(
     }
     // The text and JSON reports carry these notes; SARIF and JUnit have no place for them.
     if matches!(opts.format, Format::Sarif | Format::Junit) {
-        for s in &report.skipped_files {
-            let _ = writeln!(err, "probegate: note: {}: {}", s.file, s.message);
+        for note in input::skipped_notes(&report.skipped_files) {
+            let _ = writeln!(err, "probegate: note: {note}");
         }
     }
     let written = match opts.format {
@@ -197,9 +197,14 @@ pub fn run_skipping(
         Format::Sarif => super::sarif::write(&report, out),
         Format::Junit => super::junit::write(&report, out),
     };
-    if let Err(e) = written {
-        let _ = writeln!(err, "probegate: cannot write the report: {e}");
-        return EXIT_BAD_INPUT;
+    match written {
+        // A reader that stopped early (`| head`) wanted no more: the verdict stands.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            let _ = writeln!(err, "probegate: cannot write the report: {e}");
+            return EXIT_BAD_INPUT;
+        }
+        Ok(()) => {}
     }
     report.exit_code()
 }
@@ -238,10 +243,9 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
         message: String,
     }
     let mut rows = Vec::new();
-    let mut notes: Vec<String> = report
-        .skipped_files
+    let mut notes: Vec<String> = super::input::skipped_notes(&report.skipped_files)
         .iter()
-        .map(|s| display_safe(&format!("{}: {}", s.file, s.message)).into_owned())
+        .map(|n| display_safe(n).into_owned())
         .collect();
     for file in &report.files {
         let name = file.input.name();

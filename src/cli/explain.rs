@@ -1009,8 +1009,8 @@ pub fn run_skipping(
         }
     };
     let (explanations, errors, skipped) = explain_all_noting(&policy, paths, stdin, opts);
-    for s in &skipped {
-        let _ = writeln!(err, "probegate: note: {}: {}", s.file, s.message);
+    for note in input::skipped_notes(&skipped) {
+        let _ = writeln!(err, "probegate: note: {note}");
     }
     let mut code = EXIT_OK;
     for e in &errors {

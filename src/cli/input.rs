@@ -614,6 +614,48 @@ pub struct SkippedFile {
     pub file: String,
     /// Why it was not read, and what to do instead.
     pub message: String,
+    /// The kustomization that lists it, as reports name it.
+    #[serde(skip)]
+    pub kustomization: PathBuf,
+    /// That kustomization's folder, as reports name it.
+    #[serde(skip)]
+    pub folder: PathBuf,
+}
+
+/// The notes for files not read, one per kustomization: a kustomization listing one patch gets
+/// the file's own message; one listing several names them (relative to its folder) in one note,
+/// with the command once.
+pub fn skipped_notes(skipped: &[SkippedFile]) -> Vec<String> {
+    let mut groups: Vec<(&SkippedFile, Vec<&SkippedFile>)> = Vec::new();
+    for s in skipped {
+        match groups.iter_mut().find(|(first, _)| first.kustomization == s.kustomization) {
+            Some((_, members)) => members.push(s),
+            None => groups.push((s, vec![s])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(first, members)| {
+            if members.len() == 1 {
+                return format!("{}: {}", first.file, first.message);
+            }
+            let names: Vec<String> = members
+                .iter()
+                .map(|m| {
+                    let path = Path::new(&m.file);
+                    path.strip_prefix(&first.folder).unwrap_or(path).display().to_string()
+                })
+                .collect();
+            format!(
+                "{}: {} kustomize patches, parts of objects rather than whole ones, not checked: {}; check \
+                 what kustomize builds instead: `kubectl kustomize {} | probegate check -`",
+                first.kustomization.display(),
+                members.len(),
+                names.join(", "),
+                first.folder.display()
+            )
+        })
+        .collect()
 }
 
 /// The names kustomize looks for in a folder (sigs.k8s.io/kustomize, `konfig.RecognizedKustomizationFileNames`).
@@ -655,7 +697,7 @@ fn kustomize_patch_paths(kustomization: &Path) -> Vec<PathBuf> {
 fn kustomize_patch(
     path: &Path,
     cache: &mut std::collections::HashMap<PathBuf, Vec<PathBuf>>,
-) -> Option<String> {
+) -> Option<(String, PathBuf, PathBuf)> {
     let canonical = path.canonicalize().ok()?;
     let mut lexical = path.parent();
     for dir in canonical.ancestors().skip(1).take(KUSTOMIZATION_DEPTH) {
@@ -673,12 +715,13 @@ fn kustomize_patch(
             let patches = cache.entry(file.clone()).or_insert_with(|| kustomize_patch_paths(&file));
             if patches.contains(&canonical) {
                 let listing = if shown == Path::new(".") { PathBuf::from(name) } else { shown.join(name) };
-                return Some(format!(
+                let message = format!(
                     "a kustomize patch ({} lists it), part of an object rather than a whole one: not checked; \
                      check what kustomize builds instead: `kubectl kustomize {} | probegate check -`",
                     listing.display(),
                     shown.display()
-                ));
+                );
+                return Some((message, listing, shown));
             }
         }
     }
@@ -707,8 +750,8 @@ pub fn analyze_all(
         .filter(|input| {
             let Input::File(path) = input else { return true };
             match kustomize_patch(path, &mut cache) {
-                Some(message) => {
-                    skipped.push(SkippedFile { file: input.name(), message });
+                Some((message, kustomization, folder)) => {
+                    skipped.push(SkippedFile { file: input.name(), message, kustomization, folder });
                     false
                 }
                 None => true,
