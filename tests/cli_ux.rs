@@ -1003,3 +1003,21 @@ fn a_reader_that_stops_early_is_no_error() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     }
 }
+
+/// `helm template . | probegate check -` where helm failed gives an empty standard input: the run
+/// says nothing was checked there instead of passing in silence.
+#[test]
+fn an_empty_standard_input_is_noted() {
+    for text in ["", "\n# only a comment\n"] {
+        let out = run_in(&root(), &["check", "-"], Some(text));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("note: standard input is empty: nothing was checked there"),
+            "{:?}",
+            stderr(&out)
+        );
+    }
+    let out =
+        run_in(&root(), &["check", "-"], Some("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"));
+    assert!(!stderr(&out).contains("is empty"), "{}", stderr(&out));
+}

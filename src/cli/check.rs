@@ -185,6 +185,13 @@ pub fn run_skipping(
     for e in &report.errors {
         let _ = writeln!(err, "probegate: {e}");
     }
+    // `helm template . | probegate check -` where helm failed: nothing was checked, and passing in
+    // silence would read as a clean chart.
+    for f in &report.files {
+        if f.input == input::Input::Stdin && f.document_count == 0 && f.errors.is_empty() {
+            let _ = writeln!(err, "probegate: note: standard input is empty: nothing was checked there");
+        }
+    }
     // The text and JSON reports carry these notes; SARIF and JUnit have no place for them.
     if matches!(opts.format, Format::Sarif | Format::Junit) {
         for note in input::skipped_notes(&report.skipped_files) {
