@@ -9,7 +9,7 @@ WORKDIR /src
 COPY . .
 RUN cargo build --release --locked
 
-# The release profile strips the binary (about 19 MB instead of 112 MB with line tables); a
+# The release profile strips the binary (about 26 MB instead of 112 MB with line tables); a
 # check in CI (.ci/run) keeps the release binary under 40 MB.
 
 # Run: glibc and libgcc, CA certificates, no shell, no package manager. :nonroot runs as

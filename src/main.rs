@@ -31,7 +31,16 @@ enum Command {
     /// above --fail-on, 2 unreadable input or invalid policy.
     Check(CheckArgs),
     /// Apply the policy's mutate rules to manifest files (Pods and pod templates): to standard
-    /// output, back to the files, or as a diff. Exit 0, or 2 for unreadable input.
+    /// output, back to the files, or as a diff. Exit 0, or 2 for bad input or a refused --in-place.
+    ///
+    /// Exit codes: 0 when every file was fixed or had nothing to fix (findings fix cannot fix, such
+    /// as liveness-dependency, are left to check and do not change the exit code); 2 when an input
+    /// cannot be read, has a YAML error or an object not valid for its kind (that file is left as
+    /// it is, the others are still fixed), the policy or the configuration file is invalid
+    /// (nothing is fixed), a file cannot
+    /// be written, or --in-place is refused: for standard input, or for a file with a document
+    /// that could only be fixed by re-serializing it, losing its comments and layout (that file is
+    /// not written; see --diff). fix never exits 1.
     Fix(FixArgs),
     /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
     /// and as fixed.
@@ -206,7 +215,8 @@ struct FixArgs {
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
     skip: Vec<probegate::policy::RuleId>,
-    /// Write the fixed files back in place.
+    /// Write the fixed files back in place; refused (exit 2, the file not written) for a file
+    /// with a document that could only be fixed by re-serializing it.
     #[arg(long, short = 'i', conflicts_with = "diff")]
     in_place: bool,
     /// Print a unified diff of the changes instead of the fixed files.
@@ -508,6 +518,9 @@ fn with_output_wrapped(
     let code = run(&mut out, &mut err);
     match out.flush() {
         Ok(()) => code,
+        // A reader that stopped early (`probegate check . | head`) wanted no more: the run's
+        // verdict stands, with no error about the pipe.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
         Err(e) => {
             let _ = writeln!(err, "probegate: cannot write the output: {e}");
             cli::EXIT_BAD_INPUT

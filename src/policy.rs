@@ -1412,6 +1412,15 @@ fn blank_field(text: &str, field: &str) -> Option<String> {
     let (key, value) = entries.iter().find(|(k, _)| k.name == *last)?;
     let start = key.pos.offset;
     let mut end = value.end(text).max(key.pos.offset + key.pos.len);
+    // A key without a value (`budgetSecond:`) ends at its colon: left behind, the colon alone would
+    // read as an entry with a null key, a second error that is not in the file.
+    if value.value == NodeValue::Null {
+        let rest = &text[end..];
+        let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        if rest[blanks..].starts_with(':') {
+            end += blanks + 1;
+        }
+    }
     // A flow collection's closing brackets are past its last scalar (`{action: deny}`).
     let depth = |s: &str| {
         s.chars().fold(0i32, |d, c| d + i32::from(matches!(c, '{' | '[')) - i32::from(matches!(c, '}' | ']')))
@@ -1750,6 +1759,49 @@ mod tests {
 
     fn err(yaml: &str) -> PolicyError {
         parse(yaml, "bad.yaml").unwrap_err()
+    }
+
+    /// A misspelt field left without a value (`budgetSecond:`) is blanked whole, its colon
+    /// included, so the search for the next error finds the file's next mistake and nothing else
+    /// (the colon alone read as a null key: "cannot deserialize null into string").
+    #[test]
+    fn a_field_without_a_value_is_blanked_with_its_colon() {
+        let cases = [
+            (
+                "rules:\n  liveness-dependancy:\n  startup-probe: {budgetSeconds: x}\n",
+                4,
+                "rules.liveness-dependancy",
+                5,
+                "rules.startup-probe.budgetSeconds",
+            ),
+            (
+                "rules:\n  startup-probe:\n    budgetSecond:\n    periodSeconds: x\n",
+                5,
+                "rules.startup-probe.budgetSecond",
+                6,
+                "rules.startup-probe.periodSeconds",
+            ),
+            (
+                "rules:\n  startup-probe: {budgetSecond: , periodSeconds: x}\n",
+                4,
+                "rules.startup-probe.budgetSecond",
+                4,
+                "rules.startup-probe.periodSeconds",
+            ),
+        ];
+        for (body, line, field, next_line, next_field) in cases {
+            let errors = parse_all(&format!("{HEAD}{body}"), "bad.yaml").unwrap_err();
+            let found: Vec<(Option<u64>, Option<&str>)> =
+                errors.iter().map(|e| (e.line, e.field.as_deref())).collect();
+            assert_eq!(
+                found,
+                [(Some(line), Some(field)), (Some(next_line), Some(next_field))],
+                "{body}: {errors:#?}"
+            );
+        }
+        let text = format!("{HEAD}rules:\n  startup-probe:\n    budgetSecond:\n    periodSeconds: 5\n");
+        let blanked = blank_field(&text, "rules.startup-probe.budgetSecond").unwrap();
+        assert_eq!(blanked, text.replace("budgetSecond:", &" ".repeat("budgetSecond:".len())));
     }
 
     const HEAD: &str = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";

@@ -771,3 +771,253 @@ fn a_workload_with_an_unserved_api_version_is_not_skipped_in_silence() {
     assert_eq!(err.lines().count(), 2, "{err}");
     assert!(stdout(&o).contains("(1 other document skipped: not workloads)"), "{}", stdout(&o));
 }
+
+/// A test's `serve` never writes `$TMPDIR/probegate-ca.pem`, where the README's Quick-start server
+/// keeps the CA its user's curl trusts: the harness gives the server a CA path in the test's own
+/// folder (removed on drop). The child here gets a `TMPDIR` of this test's, to see where it writes.
+#[test]
+fn a_served_test_server_writes_its_ca_in_its_own_folder_not_the_users() {
+    let user_tmp = tempfile::tempdir().unwrap();
+    let args: Vec<String> =
+        ["--addr", "127.0.0.1:0", "--no-namespace-watch"].into_iter().map(String::from).collect();
+    let served = common::Served::start(
+        &args,
+        &[("TMPDIR", user_tmp.path().to_str().unwrap())],
+        std::time::Duration::from_secs(60),
+    );
+    let written: Vec<_> =
+        std::fs::read_dir(user_tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(written.is_empty(), "the server wrote into the user's temporary folder: {written:?}");
+    assert!(served.ca_pem().starts_with("-----BEGIN CERTIFICATE-----"), "{}", served.ca_pem());
+    let own = served.dir.path().join("ca.pem");
+    assert!(served.log().contains(&format!("--cacert {}", own.display())), "{}", served.log());
+    let folder = served.dir.path().to_path_buf();
+    drop(served);
+    assert!(!folder.exists(), "the server's folder outlives it: {}", folder.display());
+}
+
+/// No test names a path in the shared temporary folder itself (`env::temp_dir`): each works
+/// in a `tempfile` folder of its own, removed on drop, so a run leaves nothing in /tmp and never
+/// meets a file of another run or of the user's.
+#[test]
+fn tests_keep_their_files_in_folders_of_their_own() {
+    let mut offenders = Vec::new();
+    let mut dirs = vec![root().join("tests")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("fixtures") {
+                    dirs.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let needle = ["std::env::", "temp_dir()"].concat();
+                offenders.extend(
+                    text.lines()
+                        .enumerate()
+                        .filter(|(_, l)| l.contains(&needle))
+                        .map(|(i, _)| format!("{}:{}", path.display(), i + 1)),
+                );
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "shared temporary paths: {offenders:?}");
+}
+
+/// `fix --help` gives every exit code of fix, as docs/cli.md's table does: 0, and 2 for bad input,
+/// a bad policy, and a refused `--in-place` (standard input, or a document only re-serializing
+/// could fix).
+#[test]
+fn fix_help_gives_every_exit_code_docs_cli_md_gives() {
+    let help =
+        stdout(&run_in(&root(), &["fix", "--help"], None)).split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "Exit codes: 0 when",
+        "; 2 when",
+        "--in-place is refused",
+        "for standard input",
+        "re-serializing",
+        "fix never exits 1",
+    ] {
+        assert!(help.contains(expected), "fix --help lacks {expected:?}: {help}");
+    }
+    let docs = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
+    let fix = docs.split("### `probegate fix").nth(1).unwrap().split("\n### ").next().unwrap();
+    let codes: Vec<&str> = fix
+        .lines()
+        .filter_map(|l| l.strip_prefix("| ")?.split(" |").next())
+        .filter(|c| c.chars().all(|ch| ch.is_ascii_digit()))
+        .collect();
+    assert_eq!(codes, ["0", "2"], "docs/cli.md's fix exit codes");
+    assert!(fix.contains("`--in-place` refused"), "{fix}");
+    assert!(fix.contains("never exits 1"), "{fix}");
+}
+
+/// `kubectl get deploy -o json | jq -c '.items[]'` writes one JSON object per line, and `jq
+/// '.items[]'` writes them pretty-printed one after the other: both are streams of documents, read
+/// on standard input and in files, each object on its own line; a broken one is an error naming
+/// its line, and `kind: List` (`kubectl get -o json` itself) still works.
+#[test]
+fn a_stream_of_json_documents_is_read_on_stdin_and_in_files() {
+    let list: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("tests/fixtures/cli/list.json")).unwrap())
+            .unwrap();
+    let items = list["items"].as_array().unwrap();
+    assert!(items.len() >= 2);
+    let lines: String = items.iter().map(|i| format!("{i}\n")).collect();
+    let pretty: String = items.iter().map(|i| serde_json::to_string_pretty(i).unwrap() + "\n").collect();
+    let concatenated: String = items.iter().map(ToString::to_string).collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pretty.json"), &pretty).unwrap();
+    std::fs::write(dir.path().join("concatenated.json"), &concatenated).unwrap();
+    let from_list = run_in(&root(), &["check", "-o", "json", "tests/fixtures/cli/list.json"], None);
+    let report = |o: &Output| -> serde_json::Value {
+        assert_ne!(o.status.code(), Some(2), "{}", stderr(o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let expected = report(&from_list);
+    let names = |r: &serde_json::Value| -> Vec<String> {
+        r["objects"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap().to_string()).collect()
+    };
+    let summary = |r: &serde_json::Value| {
+        (r["summary"]["objects"].clone(), r["summary"]["deny"].clone(), r["summary"]["fix"].clone())
+    };
+    assert!(!names(&expected).is_empty());
+    for (what, out) in [
+        ("JSON lines on stdin", run_in(dir.path(), &["check", "-o", "json", "-"], Some(&lines))),
+        ("pretty objects in a file", run_in(dir.path(), &["check", "-o", "json", "pretty.json"], None)),
+        ("objects on one line", run_in(dir.path(), &["check", "-o", "json", "concatenated.json"], None)),
+    ] {
+        let r = report(&out);
+        assert_eq!(names(&r), names(&expected), "{what}");
+        assert_eq!(summary(&r), summary(&expected), "{what}");
+    }
+    // Each object of JSON lines is placed on its own line.
+    let r = report(&run_in(dir.path(), &["check", "-o", "json", "-"], Some(&lines)));
+    let objects = r["objects"].as_array().unwrap();
+    let first = items.iter().position(|i| i["metadata"]["name"] == objects[0]["name"]).unwrap();
+    assert_eq!(objects[0]["line"], first + 1, "{r}");
+    // A broken object: an error at its line, the ones before it still checked.
+    let broken = format!("{}{{\"apiVersion\": \"v1\", \"kind\": \"Pod\",,}}\n", lines);
+    let out = run_in(dir.path(), &["check", "-"], Some(&broken));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let line = items.len() + 1;
+    assert!(stderr(&out).contains(&format!("<stdin>:{line}:")), "{}", stderr(&out));
+    assert!(stderr(&out).contains("invalid JSON"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("starting on line {line}")), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("{} object", names(&expected).len())), "{}", stdout(&out));
+}
+
+/// A kustomize overlay's patches (a Deployment with a name and the one field it changes) are part of
+/// an object, not one: files a kustomization in their folder (or a folder above) lists under
+/// `patches`, `patchesStrategicMerge` or `patchesJson6902` are not checked, with a note naming the
+/// kustomization and `kubectl kustomize`. A file of the same shape that no kustomization lists as a
+/// patch, and the overlay's own resources, are still checked.
+#[test]
+fn kustomize_patches_are_noted_not_checked_as_whole_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().join("overlays/prod");
+    std::fs::create_dir_all(overlay.join("patches")).unwrap();
+    let partial = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      \
+                   containers:\n      - name: web\n        resources:\n          limits: {memory: 1Gi}\n";
+    let resource = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: extra\nspec:\n  containers:\n  - name: extra\n    \
+                    image: nginx:1.27\n";
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../../base, extra.yaml]\n\
+         patches:\n- path: patches/memory.yaml\n- path: json.yaml\n  target: {kind: Deployment, name: web}\n\
+         patchesStrategicMerge:\n- ./smp.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(overlay.join("patches/memory.yaml"), partial).unwrap();
+    std::fs::write(overlay.join("smp.yaml"), partial).unwrap();
+    std::fs::write(overlay.join("json.yaml"), "- op: replace\n  path: /spec/replicas\n  value: 3\n").unwrap();
+    std::fs::write(overlay.join("extra.yaml"), resource).unwrap();
+    // The same partial Deployment, listed nowhere: checked as what it says it is.
+    std::fs::write(dir.path().join("unlisted.yaml"), partial).unwrap();
+
+    let out = run_in(dir.path(), &["check", "-o", "json", "."], None);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<&str> =
+        report["objects"].as_array().unwrap().iter().map(|o| o["file"].as_str().unwrap()).collect();
+    assert_eq!(files, ["./overlays/prod/extra.yaml", "./unlisted.yaml"], "{report}");
+    let skipped: Vec<&str> =
+        report["skippedFiles"].as_array().unwrap().iter().map(|s| s["file"].as_str().unwrap()).collect();
+    assert_eq!(
+        skipped,
+        ["./overlays/prod/json.yaml", "./overlays/prod/patches/memory.yaml", "./overlays/prod/smp.yaml"]
+    );
+    let message = report["skippedFiles"][1]["message"].as_str().unwrap();
+    assert!(message.contains("./overlays/prod/kustomization.yaml lists it"), "{message}");
+    assert!(message.contains("kubectl kustomize ./overlays/prod | probegate check -"), "{message}");
+    // In text, one note per kustomization, however many patches it lists.
+    let text = stdout(&run_in(dir.path(), &["check", "."], None));
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(notes[0].starts_with("note: ./overlays/prod/kustomization.yaml: 3 kustomize patches"), "{text}");
+    assert!(notes[0].contains("not checked: json.yaml, patches/memory.yaml, smp.yaml;"), "{text}");
+    assert!(notes[0].ends_with("`kubectl kustomize ./overlays/prod | probegate check -`"), "{text}");
+
+    // The text report notes each one; a patch named on the command line is skipped the same way.
+    let out = run_in(&overlay, &["check", "smp.yaml", "extra.yaml"], None);
+    let text = stdout(&out);
+    assert!(text.contains("note: smp.yaml: a kustomize patch (kustomization.yaml lists it)"), "{text}");
+    assert!(text.contains("`kubectl kustomize . | probegate check -`"), "{text}");
+    assert!(text.contains("1 object in 1 file"), "{text}");
+    assert!(!text.contains("Deployment"), "{text}");
+    // fix and explain leave them alone and say so.
+    for command in ["fix", "explain"] {
+        let out = run_in(&overlay, &[command, "smp.yaml"], None);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", stderr(&out));
+        assert!(stderr(&out).contains("note: smp.yaml: a kustomize patch"), "{command}: {}", stderr(&out));
+        assert!(!stdout(&out).contains("resources"), "{command}: {}", stdout(&out));
+    }
+}
+
+/// `probegate check . | head`: a reader that stops early wanted no more output. The run ends with
+/// its own exit code (check: 1 for the corpus's denial; fix: 0) and no error about the pipe.
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    for (args, code) in [
+        (&["check", "tests/fixtures/corpus"][..], 1),
+        (&["check", "-o", "json", "tests/fixtures/corpus"][..], 1),
+        (&["fix", "tests/fixtures/corpus"][..], 0),
+        (&["fix", "--diff", "tests/fixtures/corpus"][..], 0),
+        (&["explain", "tests/fixtures/corpus"][..], 0),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+            .args(args)
+            .current_dir(root())
+            .env_remove("PROBEGATE_CONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the corpus is read and reported.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(!err.contains("Broken pipe") && !err.contains("cannot write"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    }
+}
+
+/// `helm template . | probegate check -` where helm failed gives an empty standard input: the run
+/// says nothing was checked there instead of passing in silence.
+#[test]
+fn an_empty_standard_input_is_noted() {
+    for text in ["", "\n# only a comment\n"] {
+        let out = run_in(&root(), &["check", "-"], Some(text));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("note: standard input is empty: nothing was checked there"),
+            "{:?}",
+            stderr(&out)
+        );
+    }
+    let out =
+        run_in(&root(), &["check", "-"], Some("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"));
+    assert!(!stderr(&out).contains("is empty"), "{}", stderr(&out));
+}

@@ -796,12 +796,9 @@ fn the_serve_args_are_flags_the_binary_knows() {
 /// `deploy/<overlay>` with `deploy/<component>` added, as a user's kustomization would combine them
 /// (kustomize accepts only relative paths, so the temporary kustomization climbs to the repository).
 fn rendered_with_component(overlay: &str, component: &str) -> Vec<Value> {
-    let dir = std::env::temp_dir().join(format!(
-        "probegate-deploy-{}-{}",
-        std::process::id(),
-        overlay.replace('/', "-")
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Removed when dropped, also when kustomize fails.
+    let folder = tempfile::tempdir().unwrap();
+    let dir = folder.path();
     let up = "../".repeat(dir.components().count() - 1);
     let repo = root().canonicalize().unwrap();
     let repo = repo.to_str().unwrap().trim_start_matches('/');
@@ -813,8 +810,7 @@ fn rendered_with_component(overlay: &str, component: &str) -> Vec<Value> {
         ),
     )
     .unwrap();
-    let text = kubectl_kustomize(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
+    let text = kubectl_kustomize(dir);
     probegate::manifest::parse_documents(&text).unwrap()
 }
 

@@ -296,8 +296,9 @@ fn policy_commands() {
         .map(|f| repo(f).display().to_string());
     let (code, _, err) = probegate(&["policy", "validate", &files[0], &files[1], &files[2]]);
     assert_eq!(code, 0, "{err}");
-    let dir = std::env::temp_dir().join(format!("probegate-policy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Its own folder, removed when dropped: nothing is left in the user's temporary folder.
+    let folder = tempfile::tempdir().unwrap();
+    let dir = folder.path();
     let bad = dir.join("bad.yaml");
     std::fs::write(&bad, format!("{HEAD}rules:\n  liveness-dependency: {{action: mutate}}\n")).unwrap();
     let bad2 = dir.join("bad2.yaml");

@@ -273,9 +273,9 @@ fn swap_data(dir: &Path, target: &Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_under_load_through_symlink_swaps() {
-    let dir = std::env::temp_dir().join(format!("probegate-reload-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    // Its own folder, removed when dropped (also when the test fails).
+    let folder = tempfile::tempdir().unwrap();
+    let dir = folder.path().to_path_buf();
     // Policy A denies the coupled liveness probe; policy B only warns.
     let a = format!("{HEAD}rules:\n  liveness-dependency: {{action: deny}}\n");
     let b = format!("{HEAD}rules:\n  liveness-dependency: {{action: warn}}\n");
@@ -366,7 +366,6 @@ async fn reload_under_load_through_symlink_swaps() {
     let metrics = h.client.get(format!("{}/metrics", h.base)).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("probegate_policy_reloads_total{result=\"success\"}"), "{metrics}");
     assert!(metrics.contains("probegate_policy_reloads_total{result=\"failure\"}"), "{metrics}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `probegate_policy_reloads_total{result="failure"}` as the server reports it (0 before the first).

@@ -65,6 +65,8 @@ pub struct Report {
     pub files: Vec<FileAnalysis>,
     /// Every input error: paths that could not be expanded, then each file's, in order.
     pub errors: Vec<InputError>,
+    /// Files not read, and why (kustomize patches): notes, not errors.
+    pub skipped_files: Vec<input::SkippedFile>,
 }
 
 /// Counts for the summary.
@@ -101,7 +103,7 @@ impl Report {
         mut errors: Vec<InputError>,
     ) -> Report {
         errors.extend(files.iter().flat_map(|f| f.errors.iter().cloned()));
-        Report { policy, fail_on, files, errors }
+        Report { policy, fail_on, files, errors, skipped_files: Vec::new() }
     }
 
     /// The counts.
@@ -176,10 +178,25 @@ pub fn run_skipping(
         }
     };
     let namespace = opts.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-    let (files, errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Findings);
-    let report = Report::new(origin, opts.fail_on, files, errors);
+    let (files, errors, skipped_files) =
+        input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Findings);
+    let mut report = Report::new(origin, opts.fail_on, files, errors);
+    report.skipped_files = skipped_files;
     for e in &report.errors {
         let _ = writeln!(err, "probegate: {e}");
+    }
+    // `helm template . | probegate check -` where helm failed: nothing was checked, and passing in
+    // silence would read as a clean chart.
+    for f in &report.files {
+        if f.input == input::Input::Stdin && f.document_count == 0 && f.errors.is_empty() {
+            let _ = writeln!(err, "probegate: note: standard input is empty: nothing was checked there");
+        }
+    }
+    // The text and JSON reports carry these notes; SARIF and JUnit have no place for them.
+    if matches!(opts.format, Format::Sarif | Format::Junit) {
+        for note in input::skipped_notes(&report.skipped_files) {
+            let _ = writeln!(err, "probegate: note: {note}");
+        }
     }
     let written = match opts.format {
         Format::Text => write_text(&report, opts.color, out),
@@ -187,9 +204,14 @@ pub fn run_skipping(
         Format::Sarif => super::sarif::write(&report, out),
         Format::Junit => super::junit::write(&report, out),
     };
-    if let Err(e) = written {
-        let _ = writeln!(err, "probegate: cannot write the report: {e}");
-        return EXIT_BAD_INPUT;
+    match written {
+        // A reader that stopped early (`| head`) wanted no more: the verdict stands.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            let _ = writeln!(err, "probegate: cannot write the report: {e}");
+            return EXIT_BAD_INPUT;
+        }
+        Ok(()) => {}
     }
     report.exit_code()
 }
@@ -228,7 +250,10 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
         message: String,
     }
     let mut rows = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = super::input::skipped_notes(&report.skipped_files)
+        .iter()
+        .map(|n| display_safe(n).into_owned())
+        .collect();
     for file in &report.files {
         let name = file.input.name();
         for o in &file.objects {

@@ -956,8 +956,20 @@ pub fn explain_all(
     stdin: &mut dyn Read,
     opts: &ExplainOptions,
 ) -> (Vec<Explanation>, Vec<input::InputError>) {
+    let (explanations, errors, _) = explain_all_noting(policy, paths, stdin, opts);
+    (explanations, errors)
+}
+
+/// [`explain_all`], also giving the files not read (kustomize patches).
+pub fn explain_all_noting(
+    policy: &Policy,
+    paths: &[PathBuf],
+    stdin: &mut dyn Read,
+    opts: &ExplainOptions,
+) -> (Vec<Explanation>, Vec<input::InputError>, Vec<input::SkippedFile>) {
     let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
-    let (files, mut errors) = input::analyze_all(policy, paths, stdin, namespace, input::Keep::Sources);
+    let (files, mut errors, skipped) =
+        input::analyze_all(policy, paths, stdin, namespace, input::Keep::Sources);
     let mut out = Vec::new();
     for f in &files {
         errors.extend(f.errors.iter().cloned());
@@ -965,7 +977,7 @@ pub fn explain_all(
             out.push(explain_object(f, o, policy, opts));
         }
     }
-    (out, errors)
+    (out, errors, skipped)
 }
 
 /// Runs `explain`; returns the exit code (0, or 2 for unreadable input, an invalid policy or a
@@ -996,7 +1008,10 @@ pub fn run_skipping(
             return EXIT_BAD_INPUT;
         }
     };
-    let (explanations, errors) = explain_all(&policy, paths, stdin, opts);
+    let (explanations, errors, skipped) = explain_all_noting(&policy, paths, stdin, opts);
+    for note in input::skipped_notes(&skipped) {
+        let _ = writeln!(err, "probegate: note: {note}");
+    }
     let mut code = EXIT_OK;
     for e in &errors {
         let _ = writeln!(err, "probegate: {e}");

@@ -518,7 +518,11 @@ pub fn run_skipping(
         return EXIT_BAD_INPUT;
     }
     let namespace = opts.namespace.as_deref().unwrap_or(super::check::DEFAULT_NAMESPACE);
-    let (files, mut errors) = input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Sources);
+    let (files, mut errors, skipped) =
+        input::analyze_all(&policy, paths, stdin, namespace, input::Keep::Sources);
+    for note in input::skipped_notes(&skipped) {
+        let _ = writeln!(err, "probegate: note: {note}");
+    }
     let mut code = EXIT_OK;
     let (mut changed_files, mut changed_objects) = (0, 0);
     let mut first = true;
@@ -587,6 +591,12 @@ pub fn run_skipping(
                 Input::Stdin | Input::Cluster(_) => Ok(()),
             },
             _ => Ok(()),
+        };
+        // A reader that stopped early (`| head`) wanted no more output: not an error.
+        let stopped_reading = matches!(opts.output, FixOutput::Stdout | FixOutput::Diff);
+        let written = match written {
+            Err(e) if stopped_reading && e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
         };
         if let Err(e) = written {
             errors.push(InputError {

@@ -448,7 +448,7 @@ pub fn analyze_with(
                     file: file.clone(),
                     line: Some(e.line).filter(|l| *l > 0),
                     column: Some(e.column).filter(|c| *c > 0),
-                    message: format!("invalid YAML: {}", e.message),
+                    message: format!("invalid {}: {}", if e.json { "JSON" } else { "YAML" }, e.message),
                 });
                 continue;
             }
@@ -607,18 +607,157 @@ pub fn redact_values(message: &str) -> String {
     crate::engine::workload::redact_quoted(message)
 }
 
+/// A file the offline commands did not read, and why.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedFile {
+    /// The file, as reports name it.
+    pub file: String,
+    /// Why it was not read, and what to do instead.
+    pub message: String,
+    /// The kustomization that lists it, as reports name it.
+    #[serde(skip)]
+    pub kustomization: PathBuf,
+    /// That kustomization's folder, as reports name it.
+    #[serde(skip)]
+    pub folder: PathBuf,
+}
+
+/// The notes for files not read, one per kustomization: a kustomization listing one patch gets
+/// the file's own message; one listing several names them (relative to its folder) in one note,
+/// with the command once.
+pub fn skipped_notes(skipped: &[SkippedFile]) -> Vec<String> {
+    let mut groups: Vec<(&SkippedFile, Vec<&SkippedFile>)> = Vec::new();
+    for s in skipped {
+        match groups.iter_mut().find(|(first, _)| first.kustomization == s.kustomization) {
+            Some((_, members)) => members.push(s),
+            None => groups.push((s, vec![s])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(first, members)| {
+            if members.len() == 1 {
+                return format!("{}: {}", first.file, first.message);
+            }
+            let names: Vec<String> = members
+                .iter()
+                .map(|m| {
+                    let path = Path::new(&m.file);
+                    path.strip_prefix(&first.folder).unwrap_or(path).display().to_string()
+                })
+                .collect();
+            format!(
+                "{}: {} kustomize patches, parts of objects rather than whole ones, not checked: {}; check \
+                 what kustomize builds instead: `kubectl kustomize {} | probegate check -`",
+                first.kustomization.display(),
+                members.len(),
+                names.join(", "),
+                first.folder.display()
+            )
+        })
+        .collect()
+}
+
+/// The names kustomize looks for in a folder (sigs.k8s.io/kustomize, `konfig.RecognizedKustomizationFileNames`).
+const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// How many folders up from a file a kustomization listing it as a patch is looked for (the file's
+/// own folder, and `patches/` folders below the kustomization).
+const KUSTOMIZATION_DEPTH: usize = 3;
+
+/// The patch files a kustomization lists (`patches[].path`, `patchesStrategicMerge[]` entries that
+/// are paths, `patchesJson6902[].path`), resolved against its folder and made canonical (files that
+/// do not exist are left out). Nothing when the kustomization cannot be read.
+fn kustomize_patch_paths(kustomization: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(kustomization) else { return Vec::new() };
+    let Ok(docs) = crate::manifest::parse_documents(&text) else { return Vec::new() };
+    let dir = kustomization.parent().unwrap_or(Path::new("."));
+    let mut paths = Vec::new();
+    for doc in &docs {
+        let listed = |key: &str| doc.get(key).and_then(serde_json::Value::as_array).into_iter().flatten();
+        let named = listed("patches")
+            .chain(listed("patchesJson6902"))
+            .filter_map(|p| p.get("path").and_then(serde_json::Value::as_str))
+            // An inline strategic merge patch is YAML text, not a path.
+            .chain(
+                listed("patchesStrategicMerge")
+                    .filter_map(serde_json::Value::as_str)
+                    .filter(|p| !p.contains('\n')),
+            );
+        paths.extend(named.filter_map(|p| dir.join(p).canonicalize().ok()));
+    }
+    paths
+}
+
+/// Why a file is not checked: it is a patch that a kustomization in its folder (or up to
+/// [`KUSTOMIZATION_DEPTH`] folders up) lists under `patches`, `patchesStrategicMerge` or
+/// `patchesJson6902`. Such a file holds part of an object (a Deployment with a name and the one
+/// field it changes), and checking it as a whole object would report probes and fields that the
+/// base it patches has. `cache` holds the patch lists of the kustomizations read so far.
+fn kustomize_patch(
+    path: &Path,
+    cache: &mut std::collections::HashMap<PathBuf, Vec<PathBuf>>,
+) -> Option<(String, PathBuf, PathBuf)> {
+    let canonical = path.canonicalize().ok()?;
+    let mut lexical = path.parent();
+    for dir in canonical.ancestors().skip(1).take(KUSTOMIZATION_DEPTH) {
+        let shown = match lexical {
+            Some(l) if l.as_os_str().is_empty() => PathBuf::from("."),
+            Some(l) => l.to_path_buf(),
+            None => dir.to_path_buf(),
+        };
+        lexical = lexical.and_then(Path::parent);
+        for name in KUSTOMIZATION_FILES {
+            let file = dir.join(name);
+            if !file.is_file() {
+                continue;
+            }
+            let patches = cache.entry(file.clone()).or_insert_with(|| kustomize_patch_paths(&file));
+            if patches.contains(&canonical) {
+                let listing = if shown == Path::new(".") { PathBuf::from(name) } else { shown.join(name) };
+                let message = format!(
+                    "a kustomize patch ({} lists it), part of an object rather than a whole one: not checked; \
+                     check what kustomize builds instead: `kubectl kustomize {} | probegate check -`",
+                    listing.display(),
+                    shown.display()
+                );
+                return Some((message, listing, shown));
+            }
+        }
+    }
+    None
+}
+
 /// Expands, reads (standard input first, then files in parallel) and analyzes every input, in
 /// command-line order. One run is one view of the cluster: a ConfigMap in any input resolves the
 /// scripts and env values of workloads in every input (Helm output split one document per file).
 /// Errors of expansion come first in the returned list.
+///
+/// Files that a kustomization lists as patches are not read (see [`kustomize_patch`]): they are
+/// returned, with the reason, as [`SkippedFile`]s.
 pub fn analyze_all(
     policy: &Policy,
     paths: &[PathBuf],
     stdin: &mut dyn Read,
     default_namespace: &str,
     keep: Keep,
-) -> (Vec<FileAnalysis>, Vec<InputError>) {
+) -> (Vec<FileAnalysis>, Vec<InputError>, Vec<SkippedFile>) {
     let (inputs, errors) = expand(paths);
+    let mut cache = std::collections::HashMap::new();
+    let mut skipped = Vec::new();
+    let inputs: Vec<Input> = inputs
+        .into_iter()
+        .filter(|input| {
+            let Input::File(path) = input else { return true };
+            match kustomize_patch(path, &mut cache) {
+                Some((message, kustomization, folder)) => {
+                    skipped.push(SkippedFile { file: input.name(), message, kustomization, folder });
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect();
     let mut stdin_text = inputs.contains(&Input::Stdin).then(|| read(&Input::Stdin, stdin));
     let texts: Vec<(Input, Result<String, String>)> = inputs
         .into_iter()
@@ -647,7 +786,7 @@ pub fn analyze_all(
         .into_par_iter()
         .map(|(input, text)| analyze_with(policy, input, text, default_namespace, keep, configmaps.clone()))
         .collect();
-    (analyses, errors)
+    (analyses, errors, skipped)
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ struct JsonReport<'a> {
     findings: Vec<JsonFinding<'a>>,
     objects: Vec<JsonObject<'a>>,
     errors: Vec<JsonError<'a>>,
+    /// Files not read (kustomize patches), with why: `{"file": ..., "message": ...}`.
+    skipped_files: &'a [super::input::SkippedFile],
 }
 
 /// One finding, with its object's identity repeated so that each entry stands alone (`jq` friendly).
@@ -155,6 +157,7 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         findings,
         objects,
         errors,
+        skipped_files: &report.skipped_files,
     };
     serde_json::to_writer_pretty(&mut *out, &json).map_err(std::io::Error::other)?;
     writeln!(out)

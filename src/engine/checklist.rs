@@ -580,6 +580,45 @@ mod tests {
         assert_eq!(duration_ms("-1"), None);
     }
 
+    /// `probe_timeout_target` answers only for a raise: a timeout already at its target (the
+    /// minimum, or a shorter period) is no raise (`>`, not `>=`; cargo-mutants' survivor
+    /// `checklist.rs:503`). Through the engine that mutant changes nothing today: `probe-timeout`
+    /// never leaves a `mutate` finding without a patch (no room is a `warn` finding), so the
+    /// `client_deadline` clean-up it feeds finds nothing more to drop; the engine half below holds
+    /// that outcome (the readiness no-room warning stays beside the liveness raise).
+    #[test]
+    fn a_timeout_at_its_target_is_no_raise() {
+        let mut rules = crate::policy::parse(crate::policy::DEFAULT_POLICY_YAML, "default").unwrap().rules;
+        let probe = |timeout: i32, period: i32| Probe {
+            timeout_seconds: Some(timeout),
+            period_seconds: Some(period),
+            ..Probe::default()
+        };
+        let min = u64::from(rules.probe_timeout.liveness_min_seconds);
+        let at_min = i32::try_from(min).unwrap();
+        // Through the engine: liveness at its minimum with a client deadline over it (raised by
+        // probe-client-deadline), readiness at a period too short to raise into.
+        rules.probe_client_deadline.action = Action::Mutate;
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{
+            "name": "app", "image": "a", "ports": [{"containerPort": 8080}],
+            "livenessProbe": {"exec": {"command": ["curl", "-f", "-m", "5", "http://localhost:8080/"]},
+                              "timeoutSeconds": at_min, "periodSeconds": 10},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "timeoutSeconds": 1, "periodSeconds": 1}
+        }]}});
+        let workload = super::super::Workload::from_value(super::super::WorkloadKind::Pod, &pod).unwrap();
+        let findings = super::super::evaluate(&rules, &workload).findings;
+        let timeout: Vec<&Finding> = findings.iter().filter(|f| f.rule == RuleId::ProbeTimeout).collect();
+        assert_eq!(timeout.len(), 1, "{findings:#?}");
+        assert!(timeout[0].message.contains("readinessProbe"), "{findings:#?}");
+        assert!(findings.iter().any(|f| f.rule == RuleId::ProbeClientDeadline), "{findings:#?}");
+        // The function itself.
+        assert_eq!(probe_timeout_target(&rules, "livenessProbe", &probe(at_min, 10)), None);
+        assert_eq!(probe_timeout_target(&rules, "livenessProbe", &probe(at_min - 1, 10)), Some(min));
+        // Never above the period: a timeout equal to a shorter period is no raise either.
+        assert_eq!(probe_timeout_target(&rules, "livenessProbe", &probe(2, 2)), None);
+        assert_eq!(probe_timeout_target(&rules, "livenessProbe", &probe(1, 2)), Some(2));
+    }
+
     #[test]
     fn local_http_clients() {
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -373,10 +373,28 @@ pub struct YamlError {
     pub column: u32,
     /// What is wrong, without a snippet of the text (it could hold a secret).
     pub message: String,
+    /// True for an error in a stream of JSON documents (see [`parse_file`]): the text is JSON, and
+    /// reports say "invalid JSON".
+    pub json: bool,
 }
 
 /// Splits a YAML stream into documents and parses each (see the module documentation).
+///
+/// A stream of JSON documents (concatenated objects or JSON lines, as `kubectl get -o json | jq -c
+/// '.items[]'` writes) is split where each JSON value ends (serde_json's stream deserializer), one
+/// document per value, each with its own first line. A JSON error in such a stream is placed at
+/// its line and column; the documents after it are not read (JSON gives no safe place to start
+/// again). Text that is one JSON value, or that is no JSON stream (YAML, including flow mappings
+/// `{a: 1}`), is read as YAML; so is a stream whose JSON reading fails where the YAML reading does
+/// not.
 pub fn parse_file(text: &str) -> Vec<Document> {
+    if let Some(documents) = json_stream(text) {
+        return documents;
+    }
+    parse_yaml_file(text)
+}
+
+fn parse_yaml_file(text: &str) -> Vec<Document> {
     split_documents(text)
         .into_iter()
         .map(|(range, first_line)| {
@@ -385,6 +403,76 @@ pub fn parse_file(text: &str) -> Vec<Document> {
             Document { range, first_line, node }
         })
         .collect()
+}
+
+/// The documents of a stream of two or more JSON values (see [`parse_file`]), or `None` for text
+/// that is not one. Each document's range runs from the end of the previous value (its line end
+/// included) to the end of its own, the last one to the end of the text, so the ranges cover the
+/// text as YAML documents' do.
+fn json_stream(text: &str) -> Option<Vec<Document>> {
+    let bom = if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+    if !text[bom..].trim_start().starts_with('{') {
+        return None;
+    }
+    let line_of = |offset: usize| 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..offset]).count();
+    let mut stream = serde_json::Deserializer::from_str(&text[bom..]).into_iter::<serde::de::IgnoredAny>();
+    let mut ends = Vec::new();
+    let mut error = None;
+    while let Some(value) = stream.next() {
+        match value {
+            Ok(_) => {
+                // The rest of the value's line (blanks and the line end) goes with it, so that the
+                // next document starts on a line of its own.
+                let mut end = bom + stream.byte_offset();
+                let rest = &text.as_bytes()[end..];
+                let blanks = rest.iter().take_while(|b| matches!(b, b' ' | b'\t' | b'\r')).count();
+                if rest.get(blanks) == Some(&b'\n') {
+                    end += blanks + 1;
+                }
+                ends.push(end);
+            }
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    // One value is read as YAML (as it always was); no value at all is no JSON stream.
+    if ends.len() < 2 && error.is_none() || ends.is_empty() {
+        return None;
+    }
+    let mut documents = Vec::new();
+    let mut start = 0;
+    for &end in &ends {
+        let first_line = u32::try_from(line_of(start)).unwrap_or(u32::MAX);
+        let node = parse_document(&text[start..end], Base { offset: start, line: first_line - 1 });
+        documents.push(Document { range: start..end, first_line, node });
+        start = end;
+    }
+    if let Some(e) = error {
+        // `{"kind": "Pod"}` then `---` and YAML: a valid YAML stream, read as one.
+        let yaml = parse_yaml_file(text);
+        if yaml.iter().all(|d| d.node.is_ok()) {
+            return Some(yaml);
+        }
+        let first_line = u32::try_from(line_of(start)).unwrap_or(u32::MAX);
+        let message = strip_location(&e.to_string());
+        documents.push(Document {
+            range: start..text.len(),
+            first_line,
+            node: Err(YamlError {
+                line: u32::try_from(e.line()).unwrap_or(0),
+                column: u32::try_from(e.column()).unwrap_or(0),
+                message: format!(
+                    "{message} (in the JSON document starting on line {first_line}; the documents after it are not read)"
+                ),
+                json: true,
+            }),
+        });
+    } else if let Some(last) = documents.last_mut() {
+        last.range.end = text.len();
+    }
+    Some(documents)
 }
 
 /// Parses one document's text (as split by [`parse_file`]) whose positions start at `offset`/`line`
@@ -426,6 +514,7 @@ fn parse_document_serde(text: &str, base: Base) -> Result<Option<Node>, YamlErro
             line: base.line + 1,
             column: 1,
             message: format!("{n} documents where one was expected"),
+            json: false,
         }),
     }
 }
@@ -438,6 +527,7 @@ fn yaml_error(e: &serde_saphyr::Error, base: Base) -> YamlError {
         line: if line == 0 { base.line + 1 } else { line + base.line },
         column,
         message: without_library_advice(&strip_location(&e.without_snippet().to_string())),
+        json: false,
     }
 }
 

@@ -237,7 +237,12 @@ pub fn workload(doc: &Value) -> probegate::engine::Workload {
 
 /// A `probegate serve` child process that bound its own ports (port 0) and reported them on its
 /// log line `probegate serving ... addr=ADDR admin=ADMIN`: no test reserves a port and hands it
-/// over (another test could take it in between). Killed when dropped.
+/// over (another test could take it in between). Killed when dropped, and its folder removed.
+///
+/// Nothing it writes lands outside its own temporary folder: without `--tls-cert`,
+/// `--self-managed-tls` or `--write-ca` in the arguments, the generated CA goes to
+/// `FOLDER/ca.pem` ([`Served::ca_pem`]), never to `$TMPDIR/probegate-ca.pem`, where the README's
+/// Quick-start server keeps the CA its user's curl trusts; and the child's `TMPDIR` is the folder.
 pub struct Served {
     pub child: std::process::Child,
     /// The HTTPS address the server bound.
@@ -245,6 +250,8 @@ pub struct Served {
     /// The admin address it bound, when `--admin-addr` was given.
     pub admin: Option<std::net::SocketAddr>,
     log: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The server's own folder (its `TMPDIR`, and its CA when the test named none).
+    pub dir: tempfile::TempDir,
 }
 
 impl Served {
@@ -253,9 +260,16 @@ impl Served {
     /// process exits or stays silent.
     pub fn start(args: &[String], env: &[(&str, &str)], within: std::time::Duration) -> Served {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
-            .arg("serve")
-            .args(args)
+        let dir = tempfile::tempdir().unwrap();
+        let own_tls =
+            args.iter().any(|a| ["--tls-cert", "--self-managed-tls", "--write-ca"].contains(&a.as_str()));
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"));
+        command.arg("serve").args(args);
+        if !own_tls {
+            command.arg("--write-ca").arg(dir.path().join("ca.pem"));
+        }
+        let mut child = command
+            .env("TMPDIR", dir.path())
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
@@ -281,7 +295,7 @@ impl Served {
             });
         }
         match rx.recv_timeout(within) {
-            Ok((addr, admin)) => Served { child, addr, admin, log },
+            Ok((addr, admin)) => Served { child, addr, admin, log, dir },
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -293,6 +307,13 @@ impl Served {
     /// What the server logged so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
+    }
+
+    /// The CA certificate (PEM) the server generated, when the test named no certificate or CA
+    /// file of its own.
+    pub fn ca_pem(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("ca.pem"))
+            .expect("a generated CA in the server's folder")
     }
 }
 
