@@ -4,10 +4,12 @@
 //! (no kubelet). Every object carries a label `bench-slice` (0 to 3, the Deployment's number modulo
 //! 4). Then the binary runs, with its default limits (`--qps`, `--writes-in-flight`):
 //! 1. How reports are written, side by side (skip with `COMPARE=0`): one first pass per slice
-//!    (`-l bench-slice=K`, a quarter of the Deployments each, no reports yet) with one write path:
-//!    server-side apply with 16 writes in flight (the path before `create`), then `create` with 8,
-//!    16 and 32. The list and evaluation cost is the same in each, so the times compare the write
-//!    paths. Then their Reports are deleted.
+//!    (`-l bench-slice=K`, a quarter of the Deployments each, no reports yet), 16 writes in flight,
+//!    with one write path each (`--report-writes`): `before` (the path before 2026-12-02: create,
+//!    full reports, the server's default field validation), `create-validated` (lean reports),
+//!    `create-full` (`fieldValidation=Ignore`), then `create` (both: the default), last, so a
+//!    growing etcd counts against it. The list and evaluation cost is the same in each, so the
+//!    times and the API server's CPU compare the write paths. Then their Reports are deleted.
 //! 2. `probegate audit -A --write-reports` twice: wall time, peak RSS (VmHWM of the audit process,
 //!    polled) and report writes of a first pass (every report new) and of a second one over an
 //!    unchanged cluster. Targets (issue 12): first pass within 60 s, peak RSS at most 256 MiB, zero
@@ -39,7 +41,7 @@ use serde_json::json;
 
 const NAMESPACES: usize = 10;
 const IN_FLIGHT: usize = 32;
-/// The `bench-slice` label's values: section 3 compares write paths on one slice each.
+/// The `bench-slice` label's values: section 1 compares write paths on one slice each.
 const SLICES: usize = 4;
 
 fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
@@ -131,10 +133,24 @@ fn server_cpu() -> (f64, f64) {
 
 /// Runs `f` and says how much CPU the API server and etcd spent meanwhile.
 fn with_server_cpu<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let ((out, _), text) = with_server_cpu_seconds(f);
+    (out, text)
+}
+
+/// [`with_server_cpu`], also giving the API server's CPU seconds.
+fn with_server_cpu_seconds<T>(f: impl FnOnce() -> T) -> ((T, f64), String) {
     let (api0, etcd0) = server_cpu();
     let out = f();
     let (api1, etcd1) = server_cpu();
-    (out, format!("CPU: kube-apiserver {:.1} s, etcd {:.1} s", api1 - api0, etcd1 - etcd0))
+    ((out, api1 - api0), format!("CPU: kube-apiserver {:.1} s, etcd {:.1} s", api1 - api0, etcd1 - etcd0))
+}
+
+/// The `W` of the report line's "W written".
+fn written(r: &Run) -> Option<f64> {
+    writes_line(r)
+        .split_once("): ")
+        .and_then(|(_, rest)| rest.split_once(" written"))
+        .and_then(|(w, _)| w.trim().parse().ok())
 }
 
 fn audit(args: &[&str]) -> Run {
@@ -182,11 +198,8 @@ fn writes_line(r: &Run) -> String {
 fn print_run(what: &str, r: &Run, server: &str) {
     let line = writes_line(r);
     // "reports (API): W written, ...": W over the whole pass's time.
-    let written = line
-        .split_once("): ")
-        .and_then(|(_, rest)| rest.split_once(" written"))
-        .and_then(|(w, _)| w.trim().parse::<f64>().ok());
-    let rate = written.map(|w| format!(" ({:.0} writes/s over the pass)", w / r.seconds)).unwrap_or_default();
+    let rate =
+        written(r).map(|w| format!(" ({:.0} writes/s over the pass)", w / r.seconds)).unwrap_or_default();
     println!(
         "{what}: {:.1} s, peak RSS {:.1} MiB; {line}{rate}; {server}, audit {:.1} s",
         r.seconds,
@@ -195,10 +208,15 @@ fn print_run(what: &str, r: &Run, server: &str) {
     );
 }
 
-/// Runs one audit and prints its figures with the server's CPU meanwhile.
+/// Runs one audit and prints its figures with the server's CPU meanwhile (and per report written,
+/// which includes the pass's lists: compare it between passes over the same objects).
 fn measure(what: &str, args: &[&str]) {
-    let (run, server) = with_server_cpu(|| audit(args));
-    print_run(what, &run, &server);
+    let ((run, api_cpu), server) = with_server_cpu_seconds(|| audit(args));
+    let per_write = written(&run)
+        .filter(|&w| w > 0.0)
+        .map(|w| format!(", {:.2} ms of kube-apiserver CPU per report written", api_cpu * 1000.0 / w))
+        .unwrap_or_default();
+    print_run(what, &run, &format!("{server}{per_write}"));
 }
 
 fn main() {
@@ -235,7 +253,9 @@ fn main() {
     // Reports are deleted so that the first pass below writes every one.
     if std::env::var("COMPARE").as_deref() != Ok("0") {
         for (slice, (how, in_flight)) in
-            [("apply", "16"), ("create", "8"), ("create", "16"), ("create", "32")].into_iter().enumerate()
+            [("before", "16"), ("create-validated", "16"), ("create-full", "16"), ("create", "16")]
+                .into_iter()
+                .enumerate()
         {
             let selector = format!("bench-slice={slice}");
             let args = [
