@@ -6,10 +6,11 @@
 //! 1. How reports are written, side by side (skip with `COMPARE=0`): one first pass per slice
 //!    (`-l bench-slice=K`, a quarter of the Deployments each, no reports yet), 16 writes in flight,
 //!    with one write path each (`--report-writes`): `before` (the path before 2026-12-02: create,
-//!    full reports, the server's default field validation), `create-validated` (lean reports),
-//!    `create-full` (`fieldValidation=Ignore`), then `create` (both: the default), last, so a
-//!    growing etcd counts against it. The list and evaluation cost is the same in each, so the
-//!    times and the API server's CPU compare the write paths. Then their Reports are deleted.
+//!    the full report), `create` (the lean report: the default), `create-ignore` (the lean report
+//!    with `fieldValidation=Ignore`), then `before` again, which brackets the drift of a growing
+//!    etcd and of the machine's load. The list and evaluation cost is the same in each, so the
+//!    times and the API server's CPU per report written compare the write paths. Then their
+//!    Reports are deleted.
 //! 2. `probegate audit -A --write-reports` twice: wall time, peak RSS (VmHWM of the audit process,
 //!    polled) and report writes of a first pass (every report new) and of a second one over an
 //!    unchanged cluster. Targets (issue 12): first pass within 60 s, peak RSS at most 256 MiB, zero
@@ -25,7 +26,8 @@
 //!
 //! `KUBEBUILDER_ASSETS=... cargo bench --features e2e --bench audit_cluster` (`DEPLOYMENTS=N` for
 //! fewer; `PROBEGATE_BIN=target/release/probegate` to measure that binary; `CHANGES=N` changed
-//! Deployments in 4, default 5; `COMPARE=0` skips 1).
+//! Deployments in 4, default 5; `COMPARE=0` skips 1; `BASELINE_BIN=path` adds a read-only pass of
+//! that binary and of this one after 2, to compare how they list).
 
 #[allow(dead_code)]
 #[path = "../tests/e2e/harness.rs"]
@@ -154,9 +156,13 @@ fn written(r: &Run) -> Option<f64> {
 }
 
 fn audit(args: &[&str]) -> Run {
-    let started = Instant::now();
     // PROBEGATE_BIN: another build of the binary to measure (a release one from a dev-profile bench).
     let binary = std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into());
+    audit_with(&binary, args)
+}
+
+fn audit_with(binary: &std::ffi::OsStr, args: &[&str]) -> Run {
+    let started = Instant::now();
     let mut child = std::process::Command::new(binary)
         .arg("audit")
         .args(args)
@@ -253,7 +259,7 @@ fn main() {
     // Reports are deleted so that the first pass below writes every one.
     if std::env::var("COMPARE").as_deref() != Ok("0") {
         for (slice, (how, in_flight)) in
-            [("before", "16"), ("create-validated", "16"), ("create-full", "16"), ("create", "16")]
+            [("before", "16"), ("create", "16"), ("create-ignore", "16"), ("before", "16")]
                 .into_iter()
                 .enumerate()
         {
@@ -311,6 +317,21 @@ fn main() {
     let args = ["-A", "--write-reports", "--exit-zero", "-o", "json"];
     measure("first pass", &args);
     measure("second pass (nothing changed)", &args);
+    // BASELINE_BIN: an older build, to compare a read-only pass (lists and evaluation, no reports)
+    // side by side with this one.
+    if let Some(baseline) = std::env::var_os("BASELINE_BIN") {
+        let read_only = ["-A", "--exit-zero", "-o", "json"];
+        for (what, binary) in [
+            ("read-only pass, BASELINE_BIN", baseline.clone()),
+            (
+                "read-only pass, this build",
+                std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into()),
+            ),
+        ] {
+            let (run, server) = with_server_cpu(|| audit_with(&binary, &read_only));
+            print_run(what, &run, &server);
+        }
+    }
 
     // Two shards at the same time, each a first pass (PolicyReports: none written yet).
     let started = Instant::now();

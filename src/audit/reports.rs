@@ -70,6 +70,8 @@ impl ReportApi {
 pub const SOURCE: &str = "probegate";
 /// The `policy` of every result.
 pub const POLICY: &str = "probegate";
+/// The `category` of every result (Policy Reporter groups results by it).
+pub const CATEGORY: &str = "Health probes";
 /// Label on every report probegate writes (value `probegate`).
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Annotation with the hash of a report's content (timestamps excluded).
@@ -116,13 +118,13 @@ pub fn report_name(subject: &Subject) -> String {
 /// Which fields a report carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Detail {
-    /// Results with `source`, `policy`, `rule`, `result`, `message`, a finding's `severity` and
-    /// `properties` (`container`, the evidence, `policyHash`, a `note` when there is one); a `pass`
-    /// or `skip` has no properties.
+    /// Results with `source`, `policy`, `rule`, `category` (Policy Reporter groups by it),
+    /// `result`, `message`, a finding's `severity` and `properties` (`container`, the evidence,
+    /// `policyHash`, a `note` when there is one); a `pass` or `skip` has no properties.
     #[default]
     Lean,
-    /// As before 2026-12-02, kept to measure against: also `category`, `scored` and properties
-    /// `mode` and `action` on every finding, `mode` and `policyHash` on every `pass` and `skip`.
+    /// As before 2026-12-02, kept to measure against: also `scored` and properties `mode` and
+    /// `action` on every finding, `mode` and `policyHash` on every `pass` and `skip`.
     Full,
 }
 
@@ -196,13 +198,13 @@ pub fn build_with(
             "source": SOURCE,
             "policy": POLICY,
             "rule": r.finding.rule.as_str(),
+            "category": CATEGORY,
             "result": result,
             "severity": severity_of(r.level),
             "message": r.finding.describe(),
             "properties": properties,
         });
         if full {
-            one["category"] = json!("Health probes");
             one["scored"] = json!(true);
         }
         results.push(one);
@@ -227,11 +229,11 @@ pub fn build_with(
             "source": SOURCE,
             "policy": POLICY,
             "rule": rule.as_str(),
+            "category": CATEGORY,
             "result": result,
             "message": message,
         });
         if full {
-            one["category"] = json!("Health probes");
             one["scored"] = json!(true);
             one["properties"] = json!({"mode": mode, "policyHash": policy_hash});
         }
@@ -385,17 +387,17 @@ mod tests {
         };
         assert_eq!(
             keys(dep),
-            ["message", "policy", "properties", "result", "rule", "severity", "source"],
+            ["category", "message", "policy", "properties", "result", "rule", "severity", "source"],
             "{dep}"
         );
         assert_eq!(keys(&dep["properties"]), ["container", "policyHash"], "{dep}");
         let pass = results.iter().find(|x| x["result"] == "pass").unwrap();
-        assert_eq!(keys(pass), ["message", "policy", "result", "rule", "source"], "{pass}");
+        assert_eq!(keys(pass), ["category", "message", "policy", "result", "rule", "source"], "{pass}");
         assert_eq!(lean["metadata"]["annotations"][POLICY_HASH_ANNOTATION], "abc");
         let (full, full_hash) = build_with(ReportApi::Openreports, &subject(), &c, "abc", Detail::Full);
         let dep =
             full["results"].as_array().unwrap().iter().find(|x| x["rule"] == "liveness-dependency").unwrap();
-        assert_eq!((dep["category"].as_str(), dep["scored"].as_bool()), (Some("Health probes"), Some(true)));
+        assert_eq!(dep["scored"].as_bool(), Some(true));
         assert_eq!(
             (dep["properties"]["action"].as_str(), dep["properties"]["mode"].as_str()),
             (Some("deny"), Some("enforce"))
