@@ -4,10 +4,13 @@
 //! (no kubelet). Every object carries a label `bench-slice` (0 to 3, the Deployment's number modulo
 //! 4). Then the binary runs, with its default limits (`--qps`, `--writes-in-flight`):
 //! 1. How reports are written, side by side (skip with `COMPARE=0`): one first pass per slice
-//!    (`-l bench-slice=K`, a quarter of the Deployments each, no reports yet) with one write path:
-//!    server-side apply with 16 writes in flight (the path before `create`), then `create` with 8,
-//!    16 and 32. The list and evaluation cost is the same in each, so the times compare the write
-//!    paths. Then their Reports are deleted.
+//!    (`-l bench-slice=K`, a quarter of the Deployments each, no reports yet), 16 writes in flight,
+//!    with one write path each (`--report-writes`): `before` (the path before 2026-12-02: create,
+//!    the full report), `create` (the lean report: the default), `create-ignore` (the lean report
+//!    with `fieldValidation=Ignore`), then `before` again, which brackets the drift of a growing
+//!    etcd and of the machine's load. The list and evaluation cost is the same in each, so the
+//!    times and the API server's CPU per report written compare the write paths. Then their
+//!    Reports are deleted.
 //! 2. `probegate audit -A --write-reports` twice: wall time, peak RSS (VmHWM of the audit process,
 //!    polled) and report writes of a first pass (every report new) and of a second one over an
 //!    unchanged cluster. Targets (issue 12): first pass within 60 s, peak RSS at most 256 MiB, zero
@@ -23,7 +26,8 @@
 //!
 //! `KUBEBUILDER_ASSETS=... cargo bench --features e2e --bench audit_cluster` (`DEPLOYMENTS=N` for
 //! fewer; `PROBEGATE_BIN=target/release/probegate` to measure that binary; `CHANGES=N` changed
-//! Deployments in 4, default 5; `COMPARE=0` skips 1).
+//! Deployments in 4, default 5; `COMPARE=0` skips 1; `BASELINE_BIN=path` adds a read-only pass of
+//! that binary and of this one after 2, to compare how they list).
 
 #[allow(dead_code)]
 #[path = "../tests/e2e/harness.rs"]
@@ -39,7 +43,7 @@ use serde_json::json;
 
 const NAMESPACES: usize = 10;
 const IN_FLIGHT: usize = 32;
-/// The `bench-slice` label's values: section 3 compares write paths on one slice each.
+/// The `bench-slice` label's values: section 1 compares write paths on one slice each.
 const SLICES: usize = 4;
 
 fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
@@ -131,16 +135,34 @@ fn server_cpu() -> (f64, f64) {
 
 /// Runs `f` and says how much CPU the API server and etcd spent meanwhile.
 fn with_server_cpu<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let ((out, _), text) = with_server_cpu_seconds(f);
+    (out, text)
+}
+
+/// [`with_server_cpu`], also giving the API server's CPU seconds.
+fn with_server_cpu_seconds<T>(f: impl FnOnce() -> T) -> ((T, f64), String) {
     let (api0, etcd0) = server_cpu();
     let out = f();
     let (api1, etcd1) = server_cpu();
-    (out, format!("CPU: kube-apiserver {:.1} s, etcd {:.1} s", api1 - api0, etcd1 - etcd0))
+    ((out, api1 - api0), format!("CPU: kube-apiserver {:.1} s, etcd {:.1} s", api1 - api0, etcd1 - etcd0))
+}
+
+/// The `W` of the report line's "W written".
+fn written(r: &Run) -> Option<f64> {
+    writes_line(r)
+        .split_once("): ")
+        .and_then(|(_, rest)| rest.split_once(" written"))
+        .and_then(|(w, _)| w.trim().parse().ok())
 }
 
 fn audit(args: &[&str]) -> Run {
-    let started = Instant::now();
     // PROBEGATE_BIN: another build of the binary to measure (a release one from a dev-profile bench).
     let binary = std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into());
+    audit_with(&binary, args)
+}
+
+fn audit_with(binary: &std::ffi::OsStr, args: &[&str]) -> Run {
+    let started = Instant::now();
     let mut child = std::process::Command::new(binary)
         .arg("audit")
         .args(args)
@@ -182,11 +204,8 @@ fn writes_line(r: &Run) -> String {
 fn print_run(what: &str, r: &Run, server: &str) {
     let line = writes_line(r);
     // "reports (API): W written, ...": W over the whole pass's time.
-    let written = line
-        .split_once("): ")
-        .and_then(|(_, rest)| rest.split_once(" written"))
-        .and_then(|(w, _)| w.trim().parse::<f64>().ok());
-    let rate = written.map(|w| format!(" ({:.0} writes/s over the pass)", w / r.seconds)).unwrap_or_default();
+    let rate =
+        written(r).map(|w| format!(" ({:.0} writes/s over the pass)", w / r.seconds)).unwrap_or_default();
     println!(
         "{what}: {:.1} s, peak RSS {:.1} MiB; {line}{rate}; {server}, audit {:.1} s",
         r.seconds,
@@ -195,10 +214,15 @@ fn print_run(what: &str, r: &Run, server: &str) {
     );
 }
 
-/// Runs one audit and prints its figures with the server's CPU meanwhile.
+/// Runs one audit and prints its figures with the server's CPU meanwhile (and per report written,
+/// which includes the pass's lists: compare it between passes over the same objects).
 fn measure(what: &str, args: &[&str]) {
-    let (run, server) = with_server_cpu(|| audit(args));
-    print_run(what, &run, &server);
+    let ((run, api_cpu), server) = with_server_cpu_seconds(|| audit(args));
+    let per_write = written(&run)
+        .filter(|&w| w > 0.0)
+        .map(|w| format!(", {:.2} ms of kube-apiserver CPU per report written", api_cpu * 1000.0 / w))
+        .unwrap_or_default();
+    print_run(what, &run, &format!("{server}{per_write}"));
 }
 
 fn main() {
@@ -235,7 +259,9 @@ fn main() {
     // Reports are deleted so that the first pass below writes every one.
     if std::env::var("COMPARE").as_deref() != Ok("0") {
         for (slice, (how, in_flight)) in
-            [("apply", "16"), ("create", "8"), ("create", "16"), ("create", "32")].into_iter().enumerate()
+            [("before", "16"), ("create", "16"), ("create-ignore", "16"), ("before", "16")]
+                .into_iter()
+                .enumerate()
         {
             let selector = format!("bench-slice={slice}");
             let args = [
@@ -291,6 +317,21 @@ fn main() {
     let args = ["-A", "--write-reports", "--exit-zero", "-o", "json"];
     measure("first pass", &args);
     measure("second pass (nothing changed)", &args);
+    // BASELINE_BIN: an older build, to compare a read-only pass (lists and evaluation, no reports)
+    // side by side with this one.
+    if let Some(baseline) = std::env::var_os("BASELINE_BIN") {
+        let read_only = ["-A", "--exit-zero", "-o", "json"];
+        for (what, binary) in [
+            ("read-only pass, BASELINE_BIN", baseline.clone()),
+            (
+                "read-only pass, this build",
+                std::env::var_os("PROBEGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_probegate").into()),
+            ),
+        ] {
+            let (run, server) = with_server_cpu(|| audit_with(&binary, &read_only));
+            print_run(what, &run, &server);
+        }
+    }
 
     // Two shards at the same time, each a first pass (PolicyReports: none written yet).
     let started = Instant::now();

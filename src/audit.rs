@@ -35,7 +35,7 @@ use crate::cli::input::{self, Checked, FileAnalysis, Input, InputError, Level, R
 use crate::cli::{EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK};
 use crate::engine::{StaticConfigMaps, Workload, WorkloadKind};
 use crate::policy::{Policy, RuleId};
-use cluster::{Cluster, ReportWrites};
+use cluster::Cluster;
 
 /// How findings are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -209,65 +209,77 @@ pub async fn audit(
     } else {
         vec![cluster.clone()]
     };
-    for (scope, kind) in scopes.iter().flat_map(|s| cluster::KINDS.map(|k| (s, k))) {
-        progress.set_message(format!("listing {}s ({count} objects so far)", kind.as_str()));
-        let mut pages = scope.list(kind);
-        loop {
-            let page = match pages.next_page().await {
-                Ok(Some(page)) => page,
-                Ok(None) => break,
-                Err(e) => {
+    // Up to LIST_CONCURRENCY lists at once, each page by page (every request still waits its turn
+    // under --qps): the kinds of a scope, and the namespaces of a divided one, are read side by
+    // side, so the API server works on one list while the audit reduces another's page. Pages are
+    // handled one at a time in the order they arrive; the result does not depend on it.
+    let lists = futures::stream::iter(scopes.iter().flat_map(|s| cluster::KINDS.map(|k| (s, k))))
+        .map(|(scope, kind)| {
+            Box::pin(futures::stream::unfold(Some(scope.list(kind)), move |pages| async move {
+                let mut pages = pages?;
+                match pages.next_page().await {
+                    Ok(Some(page)) => Some(((kind, Ok(page)), Some(pages))),
+                    Ok(None) => None,
                     // The other kinds are still audited; the run ends with exit code 2.
-                    errors.push(InputError {
-                        file: "cluster".into(),
-                        line: None,
-                        column: None,
-                        message: format!("{e:#}"),
-                    });
-                    break;
+                    Err(e) => Some(((kind, Err(e)), None)),
                 }
-            };
-            for item in page {
-                count += 1;
-                let listed = match item {
-                    Ok(l) => l,
-                    Err(e) => {
-                        errors.push(e);
-                        continue;
-                    }
-                };
-                uids.insert(listed.uid.clone());
-                if let Some(p) = &listed.parent {
-                    parents.insert(listed.uid.clone(), p.clone());
-                }
-                if let Some(status) = &listed.pod_status {
-                    pods.push((listed.uid.clone(), listed.name.clone(), evidence::pod_restarts(status)));
-                }
-                if listed.mirror {
+            }))
+        })
+        .flatten_unordered(LIST_CONCURRENCY);
+    let mut lists = std::pin::pin!(lists);
+    progress.set_message("listing workloads");
+    while let Some((kind, page)) = lists.next().await {
+        let page = match page {
+            Ok(page) => page,
+            Err(e) => {
+                errors.push(InputError {
+                    file: "cluster".into(),
+                    line: None,
+                    column: None,
+                    message: format!("{e:#}"),
+                });
+                continue;
+            }
+        };
+        for item in page {
+            count += 1;
+            let listed = match item {
+                Ok(l) => l,
+                Err(e) => {
+                    errors.push(e);
                     continue;
                 }
-                let namespace = listed.namespace.clone();
-                for (ns, name) in crate::engine::configmaps_needed(&listed.workload, &configmaps) {
-                    let key = (ns.unwrap_or_else(|| namespace.clone()), name);
-                    if fetched.insert(key.clone()) {
-                        match cluster.configmap(&key.0, &key.1).await {
-                            Ok(Some(data)) => configmaps.insert(&key.0, &key.1, data),
-                            Ok(None) => configmaps.mark_absent(&key.0, &key.1),
-                            Err(e) => notes.push(format!(
-                                "cannot read ConfigMap {}/{} ({e}); liveness scripts from it are not analysed",
-                                key.0, key.1
-                            )),
-                        }
+            };
+            uids.insert(listed.uid.clone());
+            if let Some(p) = &listed.parent {
+                parents.insert(listed.uid.clone(), p.clone());
+            }
+            if let Some(status) = &listed.pod_status {
+                pods.push((listed.uid.clone(), listed.name.clone(), evidence::pod_restarts(status)));
+            }
+            if listed.mirror {
+                continue;
+            }
+            let namespace = listed.namespace.clone();
+            for (ns, name) in crate::engine::configmaps_needed(&listed.workload, &configmaps) {
+                let key = (ns.unwrap_or_else(|| namespace.clone()), name);
+                if fetched.insert(key.clone()) {
+                    match cluster.configmap(&key.0, &key.1).await {
+                        Ok(Some(data)) => configmaps.insert(&key.0, &key.1, data),
+                        Ok(None) => configmaps.mark_absent(&key.0, &key.1),
+                        Err(e) => notes.push(format!(
+                            "cannot read ConfigMap {}/{} ({e}); liveness scripts from it are not analysed",
+                            key.0, key.1
+                        )),
                     }
                 }
-                let ns_labels = labels
-                    .as_ref()
-                    .and_then(|l: &HashMap<String, BTreeMap<String, String>>| l.get(&namespace));
-                let checked = evaluate(policy, kind, &listed.workload, &namespace, ns_labels, &configmaps);
-                audited.push(Audited { checked, uid: listed.uid, parent: listed.parent });
             }
-            progress.set_message(format!("listing {}s ({count} objects so far)", kind.as_str()));
+            let ns_labels =
+                labels.as_ref().and_then(|l: &HashMap<String, BTreeMap<String, String>>| l.get(&namespace));
+            let checked = evaluate(policy, kind, &listed.workload, &namespace, ns_labels, &configmaps);
+            audited.push(Audited { checked, uid: listed.uid, parent: listed.parent });
         }
+        progress.set_message(format!("listing workloads ({count} objects so far, last a {})", kind.as_str()));
     }
     // Objects whose controller was listed are reported through it.
     let owned = audited.iter().filter(|a| a.parent.as_ref().is_some_and(|p| uids.contains(p))).count();
@@ -384,22 +396,26 @@ pub struct Writes {
     pub unchanged: usize,
     /// Reports removed because their workload is gone.
     pub deleted: usize,
-    /// Reports the API refused (not fatal).
+    /// Reports the API refused (not fatal), after retries.
     pub failed: usize,
+    /// Retries of writes and deletes (a 5xx, a 429, a timeout): each write is tried at most
+    /// [`cluster::ATTEMPTS`] times before it counts as failed.
+    pub retried: u64,
     /// The first refusal, when there was one.
     pub first_error: Option<String>,
 }
 
 impl Writes {
-    /// `reports (API): W written, U unchanged, D deleted, F failed (first: ...)`.
+    /// `reports (API): W written, U unchanged, D deleted, F failed, R retried (first: ...)`.
     pub fn describe(&self, api: reports::ReportApi) -> String {
         format!(
-            "reports ({}): {} written, {} unchanged, {} deleted, {} failed{}",
+            "reports ({}): {} written, {} unchanged, {} deleted, {} failed, {} retried{}",
             api.api_version(),
             self.written,
             self.unchanged,
             self.deleted,
             self.failed,
+            self.retried,
             self.first_error.as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default()
         )
     }
@@ -410,6 +426,7 @@ impl Writes {
         self.unchanged += other.unchanged;
         self.deleted += other.deleted;
         self.failed += other.failed;
+        self.retried += other.retried;
         if self.first_error.is_none() {
             self.first_error = other.first_error;
         }
@@ -420,6 +437,10 @@ impl Writes {
         self.first_error.get_or_insert(e);
     }
 }
+
+/// Lists read at once by a pass (the eight kinds of a scope, or of several namespaces when the
+/// scope is divided), each one page at a time.
+pub const LIST_CONCURRENCY: usize = 8;
 
 /// Report writes in flight at once by default (`--writes-in-flight`). Each waits its turn under
 /// `--qps` too; 16 keep a local API server busy (measured: 8 left it idle between round trips)
@@ -447,6 +468,7 @@ async fn sync_reports(
     }
     let Some(cluster) = scopes.first() else { return Ok(Writes::default()) };
     let (mut w, produced) = write_reports(cluster, api, audited, policy_hash, &existing).await;
+    let retries_before = cluster.write_retries();
     if complete {
         let stale: Vec<&(String, String)> = existing.keys().filter(|k| !produced.contains(*k)).collect();
         let outcomes = futures::stream::iter(stale)
@@ -463,6 +485,7 @@ async fn sync_reports(
             }
         }
     }
+    w.retried += cluster.write_retries() - retries_before;
     Ok(w)
 }
 
@@ -491,6 +514,10 @@ async fn write_reports(
         .collect();
     let now = Timestamp::now().as_second();
     let mut w = Writes::default();
+    // Retries are counted by the cluster (all its views); a pass's writes are the only writes
+    // between these two readings (the watch loop handles one batch at a time).
+    let retries_before = cluster.write_retries();
+    let how = cluster.report_writes();
     // Up to --writes-in-flight writes in flight (each still waits its turn under --qps); each report
     // is built only when its turn comes, so at most that many are held at once.
     let outcomes = futures::stream::iter(audited)
@@ -501,7 +528,8 @@ async fn write_reports(
                 name: a.checked.name.clone(),
                 uid: a.uid.clone(),
             };
-            let (mut report, hash) = reports::build(api, &subject, &a.checked, policy_hash);
+            let (mut report, hash) =
+                reports::build_with(api, &subject, &a.checked, policy_hash, how.detail());
             let key = (subject.namespace.clone(), reports::report_name(&subject));
             if existing.get(&key).and_then(|m| m.hash.as_ref()) == Some(&hash) {
                 return None;
@@ -509,7 +537,7 @@ async fn write_reports(
             reports::stamp(&mut report, now);
             // A report the list did not show is created: cheaper for the API server than an apply,
             // which reads the old object and merges field sets (create falls back to apply on 409).
-            let written = if !existing.contains_key(&key) && cluster.report_writes() == ReportWrites::Create {
+            let written = if !existing.contains_key(&key) && how.creates() {
                 cluster.create_report(api, &report).await
             } else {
                 cluster.apply_report(api, &report).await
@@ -525,6 +553,7 @@ async fn write_reports(
             Some(Err(e)) => w.fail(e),
         }
     }
+    w.retried = cluster.write_retries() - retries_before;
     (w, produced)
 }
 

@@ -152,8 +152,8 @@ struct AuditArgs {
     /// Report writes (and deletes) sent at once, each still under --qps.
     #[arg(long, default_value_t = probegate::audit::WRITE_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..))]
     writes_in_flight: u16,
-    /// How a report that does not exist yet is written: create (POST, the default) or apply
-    /// (server-side apply, as for a changed one). A benchmark knob.
+    /// How reports are written: create (the default: POST, lean reports), apply, create-ignore
+    /// (fieldValidation=Ignore), before (the path before 2026-12-02). A benchmark knob.
     #[arg(long, value_enum, default_value = "create", hide = true)]
     report_writes: probegate::audit::cluster::ReportWrites,
 }

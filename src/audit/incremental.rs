@@ -119,6 +119,7 @@ pub async fn reaudit(
             Err(e) => out.writes.fail(format!("{} {}/{}: {e:#}", t.kind.as_str(), t.namespace, t.name)),
         }
     }
+    let retries_before = cluster.write_retries();
     for t in gone {
         let subject = reports::Subject {
             kind: t.kind,
@@ -133,6 +134,7 @@ pub async fn reaudit(
             Err(e) => out.writes.fail(format!("delete {}/{name}: {e}", t.namespace)),
         }
     }
+    out.writes.retried += cluster.write_retries() - retries_before;
     let mut labels: HashMap<String, Option<BTreeMap<String, String>>> = HashMap::new();
     let mut configmaps = StaticConfigMaps::new();
     let mut fetched: HashSet<(String, String)> = HashSet::new();

@@ -13,8 +13,9 @@
 //! rule and container finding: `fail` (a finding the webhook would deny), `warn` (one it would warn
 //! about or patch), plus one `pass` per rule in force that found nothing and one `skip` per rule
 //! the object's `probegate.dev/skip` annotation skipped; `summary` counts them. `properties` are
-//! strings (the CRDs say `additionalProperties: {type: string}`): the container, the runtime
-//! evidence, the policy hash, the mode and the action.
+//! strings (the CRDs say `additionalProperties: {type: string}`): on a finding, the container, the
+//! runtime evidence and the policy hash ([`Detail::Lean`], what the issue asks for; every field
+//! the API server decodes, validates and tracks in `managedFields` costs it CPU on each write).
 //!
 //! Severity uses only `high`, `medium` and `low`, the values both CRDs accept (v1alpha2 has no
 //! `critical` or `info`).
@@ -69,10 +70,16 @@ impl ReportApi {
 pub const SOURCE: &str = "probegate";
 /// The `policy` of every result.
 pub const POLICY: &str = "probegate";
+/// The `category` of every result (Policy Reporter groups results by it).
+pub const CATEGORY: &str = "Health probes";
 /// Label on every report probegate writes (value `probegate`).
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Annotation with the hash of a report's content (timestamps excluded).
 pub const HASH_ANNOTATION: &str = "probegate.dev/report-hash";
+/// Annotation with the hash of the policy in force (findings carry it in `properties` too; a
+/// report of `pass` results alone has it only here), so that every report says which policy
+/// produced it and is rewritten when the policy changes.
+pub const POLICY_HASH_ANNOTATION: &str = "probegate.dev/policy-hash";
 
 /// The `apiVersion` of a workload kind (Kubernetes API reference).
 pub fn workload_api_version(kind: WorkloadKind) -> &'static str {
@@ -108,6 +115,19 @@ pub fn report_name(subject: &Subject) -> String {
     format!("{}-{suffix}", name[..244].trim_end_matches(['-', '.']))
 }
 
+/// Which fields a report carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Detail {
+    /// Results with `source`, `policy`, `rule`, `category` (Policy Reporter groups by it),
+    /// `result`, `message`, a finding's `severity` and `properties` (`container`, the evidence,
+    /// `policyHash`, a `note` when there is one); a `pass` or `skip` has no properties.
+    #[default]
+    Lean,
+    /// As before 2026-12-02, kept to measure against: also `scored` and properties `mode` and
+    /// `action` on every finding, `mode` and `policyHash` on every `pass` and `skip`.
+    Full,
+}
+
 /// `fail` for a finding the webhook would deny, else `warn`.
 fn result_of(level: Level) -> &'static str {
     match level {
@@ -126,9 +146,21 @@ fn severity_of(level: Level) -> &'static str {
     }
 }
 
-/// Builds the report of one audited object (without timestamps) and its content hash.
-/// `policy_hash` identifies the policy in force (see [`crate::server::policy_hash`]).
+/// Builds the report of one audited object (without timestamps, [`Detail::Lean`]) and its content
+/// hash. `policy_hash` identifies the policy in force (see [`crate::server::policy_hash`]).
 pub fn build(api: ReportApi, subject: &Subject, checked: &Checked, policy_hash: &str) -> (Value, String) {
+    build_with(api, subject, checked, policy_hash, Detail::Lean)
+}
+
+/// [`build`] with the given [`Detail`].
+pub fn build_with(
+    api: ReportApi,
+    subject: &Subject,
+    checked: &Checked,
+    policy_hash: &str,
+    detail: Detail,
+) -> (Value, String) {
+    let full = detail == Detail::Full;
     let scope = json!({
         "apiVersion": workload_api_version(subject.kind),
         "kind": subject.kind.as_str(),
@@ -142,8 +174,10 @@ pub fn build(api: ReportApi, subject: &Subject, checked: &Checked, policy_hash: 
     for r in &checked.findings {
         let mut properties = serde_json::Map::new();
         properties.insert("container".into(), json!(r.finding.container));
-        properties.insert("action".into(), json!(r.finding.action.as_str()));
-        properties.insert("mode".into(), json!(mode));
+        if full {
+            properties.insert("action".into(), json!(r.finding.action.as_str()));
+            properties.insert("mode".into(), json!(mode));
+        }
         properties.insert("policyHash".into(), json!(policy_hash));
         if let Some(note) = &r.note {
             properties.insert("note".into(), json!(note));
@@ -160,17 +194,20 @@ pub fn build(api: ReportApi, subject: &Subject, checked: &Checked, policy_hash: 
             "fail" => fail += 1,
             _ => warn += 1,
         }
-        results.push(json!({
+        let mut one = json!({
             "source": SOURCE,
             "policy": POLICY,
             "rule": r.finding.rule.as_str(),
-            "category": "Health probes",
+            "category": CATEGORY,
             "result": result,
             "severity": severity_of(r.level),
-            "scored": true,
             "message": r.finding.describe(),
             "properties": properties,
-        }));
+        });
+        if full {
+            one["scored"] = json!(true);
+        }
+        results.push(one);
     }
     for rule in RuleId::ALL {
         if checked.findings.iter().any(|r| r.finding.rule == rule) {
@@ -188,16 +225,19 @@ pub fn build(api: ReportApi, subject: &Subject, checked: &Checked, policy_hash: 
             "skip" => skip += 1,
             _ => pass += 1,
         }
-        results.push(json!({
+        let mut one = json!({
             "source": SOURCE,
             "policy": POLICY,
             "rule": rule.as_str(),
-            "category": "Health probes",
+            "category": CATEGORY,
             "result": result,
-            "scored": true,
             "message": message,
-            "properties": {"mode": mode, "policyHash": policy_hash},
-        }));
+        });
+        if full {
+            one["scored"] = json!(true);
+            one["properties"] = json!({"mode": mode, "policyHash": policy_hash});
+        }
+        results.push(one);
     }
     let mut report = json!({
         "apiVersion": api.api_version(),
@@ -220,8 +260,15 @@ pub fn build(api: ReportApi, subject: &Subject, checked: &Checked, policy_hash: 
     if api == ReportApi::Openreports {
         report["source"] = json!(SOURCE);
     }
+    if !full {
+        report["metadata"]["annotations"] = json!({POLICY_HASH_ANNOTATION: policy_hash});
+    }
     let hash = content_hash(&report);
-    report["metadata"]["annotations"] = json!({HASH_ANNOTATION: hash});
+    if full {
+        report["metadata"]["annotations"] = json!({HASH_ANNOTATION: hash});
+    } else {
+        report["metadata"]["annotations"][HASH_ANNOTATION] = json!(hash);
+    }
     (report, hash)
 }
 
@@ -308,7 +355,8 @@ mod tests {
         assert_eq!(dep["properties"]["container"], "api");
         // Every property is a string, as the CRDs require.
         for x in results {
-            assert!(x["properties"].as_object().unwrap().values().all(Value::is_string), "{x}");
+            let properties = x.get("properties").and_then(Value::as_object);
+            assert!(properties.into_iter().flat_map(|p| p.values()).all(Value::is_string), "{x}");
         }
         let fails = results.iter().filter(|x| x["result"] == "fail").count();
         let passes = results.iter().filter(|x| x["result"] == "pass").count();
@@ -323,6 +371,44 @@ mod tests {
             (Some("wgpolicyk8s.io/v1alpha2"), Some("PolicyReport"))
         );
         assert!(w.get("source").is_none());
+    }
+
+    #[test]
+    fn a_lean_report_carries_what_the_issue_lists_and_a_full_one_more() {
+        let policy = Policy::default();
+        let c = checked(&policy, json!({}));
+        let (lean, lean_hash) = build(ReportApi::Openreports, &subject(), &c, "abc");
+        let results = lean["results"].as_array().unwrap();
+        let dep = results.iter().find(|x| x["rule"] == "liveness-dependency").unwrap();
+        let keys = |v: &Value| {
+            let mut k = v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(dep),
+            ["category", "message", "policy", "properties", "result", "rule", "severity", "source"],
+            "{dep}"
+        );
+        assert_eq!(keys(&dep["properties"]), ["container", "policyHash"], "{dep}");
+        let pass = results.iter().find(|x| x["result"] == "pass").unwrap();
+        assert_eq!(keys(pass), ["category", "message", "policy", "result", "rule", "source"], "{pass}");
+        assert_eq!(lean["metadata"]["annotations"][POLICY_HASH_ANNOTATION], "abc");
+        let (full, full_hash) = build_with(ReportApi::Openreports, &subject(), &c, "abc", Detail::Full);
+        let dep =
+            full["results"].as_array().unwrap().iter().find(|x| x["rule"] == "liveness-dependency").unwrap();
+        assert_eq!(dep["scored"].as_bool(), Some(true));
+        assert_eq!(
+            (dep["properties"]["action"].as_str(), dep["properties"]["mode"].as_str()),
+            (Some("deny"), Some("enforce"))
+        );
+        let pass = full["results"].as_array().unwrap().iter().find(|x| x["result"] == "pass").unwrap();
+        assert_eq!(pass["properties"]["policyHash"], "abc");
+        // Same verdicts, same counts; different content, so a different hash.
+        assert_eq!(lean["summary"], full["summary"]);
+        assert_eq!(lean["results"].as_array().unwrap().len(), full["results"].as_array().unwrap().len());
+        assert_ne!(lean_hash, full_hash);
+        assert!(serde_json::to_vec(&lean).unwrap().len() < serde_json::to_vec(&full).unwrap().len());
     }
 
     #[test]

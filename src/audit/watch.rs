@@ -23,6 +23,7 @@
 //!
 //! Metrics (`--admin-addr`, `/metrics`, OpenMetrics): `probegate_audit_objects`,
 //! `probegate_audit_findings{rule,result}`, `probegate_audit_report_writes_total{result}`,
+//! `probegate_audit_report_write_retries_total`,
 //! `probegate_audit_last_pass_timestamp_seconds` (age = `time() - ...`),
 //! `probegate_audit_pass_duration_seconds`, `probegate_audit_passes_total{result}`,
 //! `probegate_audit_leader`.
@@ -83,6 +84,7 @@ pub struct AuditMetrics {
     objects: Gauge,
     findings: Family<FindingLabels, Gauge>,
     writes: Family<ResultLabels, Counter>,
+    retries: Counter,
     passes: Family<ResultLabels, Counter>,
     last_pass: Gauge,
     duration: Gauge<f64, AtomicU64>,
@@ -99,6 +101,11 @@ impl AuditMetrics {
             "report_writes",
             "Report writes by result (written, unchanged, deleted, failed)",
             self.writes.clone(),
+        );
+        r.register(
+            "report_write_retries",
+            "Report writes and deletes tried again after a 5xx, a 429 or a timeout",
+            self.retries.clone(),
         );
         r.register("passes", "Audit passes by result (ok, error)", self.passes.clone());
         r.register(
@@ -117,6 +124,7 @@ impl AuditMetrics {
         {
             self.writes.get_or_create(&ResultLabels { result: result.into() }).inc_by(n as u64);
         }
+        self.retries.inc_by(w.retried);
     }
 
     /// Records a finished pass.

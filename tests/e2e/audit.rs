@@ -274,7 +274,11 @@ async fn reports_are_written_once_and_updated_when_the_policy_changes_a_verdict(
         (out.status.code() == Some(0)).then_some(out)
     })
     .await;
-    assert!(stderr_of(&out).contains("7 written, 0 unchanged, 0 deleted, 0 failed"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("7 written, 0 unchanged, 0 deleted, 0 failed, 0 retried"),
+        "{}",
+        stderr_of(&out)
+    );
     let reports = reports_in(&ns).await;
     assert_eq!(reports.len(), 7);
     let api =
