@@ -124,7 +124,8 @@ pub struct AdmissionRequest {
     pub namespace: Option<String>,
     /// CREATE, UPDATE, DELETE or CONNECT.
     pub operation: Operation,
-    /// The object (null for DELETE).
+    /// The object as JSON text (null for DELETE); `None` too when [`parse_review`] read it as its
+    /// kind in the same pass as the review around it (then the review uses that reading).
     #[serde(default)]
     pub object: Option<Box<RawValue>>,
     /// The object before an UPDATE.
@@ -136,6 +137,30 @@ pub struct AdmissionRequest {
     /// Who made the request.
     #[serde(default)]
     pub user_info: UserInfo,
+    /// The object read as its kind by [`parse_review`] in the review's own pass (`object` is then
+    /// `None`); the error is only ever [`WorkloadError::NoPodSpec`].
+    #[serde(skip)]
+    read_object: Option<Result<Workload, WorkloadError>>,
+}
+
+impl AdmissionRequest {
+    /// The object as a workload of `kind`: the reading made by [`parse_review`], else `object`
+    /// read now (`Ok(None)` when there is no object).
+    fn workload(&self, kind: WorkloadKind) -> Result<Option<std::borrow::Cow<'_, Workload>>, WorkloadError> {
+        match (&self.read_object, &self.object) {
+            (Some(Ok(w)), _) => Ok(Some(std::borrow::Cow::Borrowed(w))),
+            (Some(Err(e)), _) => Err(match e {
+                WorkloadError::NoPodSpec { kind, path } => WorkloadError::NoPodSpec { kind, path },
+                WorkloadError::Invalid { kind, source } => {
+                    WorkloadError::Invalid { kind, source: serde::de::Error::custom(source) }
+                }
+            }),
+            (None, Some(raw)) => {
+                Workload::from_json(kind, raw.get()).map(|w| Some(std::borrow::Cow::Owned(w)))
+            }
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// The requesting user, as far as admission needs it.
@@ -341,8 +366,18 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
     if json_containers_over(body, MAX_JSON_CONTAINERS) {
         return Err(ReviewError::TooManyValues);
     }
-    let review: AdmissionReviewRequest =
-        serde_json::from_slice(body).map_err(|e| ReviewError::Malformed(describe_json_error(&e)))?;
+    // One pass over the body when it can be: the object read as its kind on the way. Whatever
+    // that pass does not accept is read again as before (the envelope, then the object), so
+    // that every error is the one it always was.
+    let one_pass = (body.len() <= ONE_PASS_MAX_BYTES)
+        .then(|| std::str::from_utf8(body).ok())
+        .flatten()
+        .and_then(|text| serde_json::from_str::<one_pass::Review>(text).ok());
+    let review = match one_pass {
+        Some(review) => review.0,
+        None => serde_json::from_slice::<AdmissionReviewRequest>(body)
+            .map_err(|e| ReviewError::Malformed(describe_json_error(&e)))?,
+    };
     if review.api_version.is_none() && review.kind.is_none() {
         return Err(ReviewError::Malformed(
             "no apiVersion and no kind (expected apiVersion admission.k8s.io/v1, kind AdmissionReview)"
@@ -361,6 +396,175 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
         return Err(ReviewError::NoUid);
     }
     Ok(request)
+}
+
+/// Largest body read in one pass by [`parse_review`]: 64 KiB. A larger object is read only when
+/// the review needs it, and freed before an UPDATE's old object is read (the two typed copies of
+/// a multi-MiB Pod are never in memory at once).
+const ONE_PASS_MAX_BYTES: usize = 64 * 1024;
+
+/// The AdmissionReview read in one pass: the same fields as [`AdmissionReviewRequest`] (and of the
+/// same types, so that they read alike), with the object read as its kind when `request.kind`
+/// comes before it (the API server writes `kind`, `operation`, then `object`). Any error here,
+/// a duplicate key included, sends the body to the two-pass reading, which says what is wrong.
+mod one_pass {
+    use std::fmt;
+
+    use kube::core::GroupVersionKind;
+    use kube::core::admission::Operation;
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::value::RawValue;
+
+    use super::{AdmissionRequest, AdmissionReviewRequest, UserInfo};
+    use crate::engine::{Workload, WorkloadError, WorkloadKind};
+
+    pub(super) struct Review(pub(super) AdmissionReviewRequest);
+
+    /// Reads the value of `key` into `slot`; a key seen twice is an error (as for a derived struct).
+    fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+        map: &mut A,
+        slot: &mut Option<T>,
+        key: &str,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+        }
+        *slot = Some(map.next_value()?);
+        Ok(())
+    }
+
+    impl<'de> Deserialize<'de> for Review {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Review;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an AdmissionReview")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Review, A::Error> {
+                    let (mut api_version, mut kind): (Option<Option<String>>, Option<Option<String>>) =
+                        (None, None);
+                    let mut request: Option<Option<Request>> = None;
+                    while let Some(key) = map.next_key::<&'de str>()? {
+                        match key {
+                            "apiVersion" => once(&mut map, &mut api_version, key)?,
+                            "kind" => once(&mut map, &mut kind, key)?,
+                            "request" => once(&mut map, &mut request, key)?,
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                            }
+                        }
+                    }
+                    Ok(Review(AdmissionReviewRequest {
+                        api_version: api_version.flatten(),
+                        kind: kind.flatten(),
+                        request: request.flatten().map(|r| r.0),
+                    }))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
+    struct Request(AdmissionRequest);
+
+    impl<'de> Deserialize<'de> for Request {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Request;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an AdmissionRequest")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request, A::Error> {
+                    let mut uid: Option<String> = None;
+                    let mut kind: Option<GroupVersionKind> = None;
+                    let mut sub_resource: Option<Option<String>> = None;
+                    let mut name: Option<Option<String>> = None;
+                    let mut namespace: Option<Option<String>> = None;
+                    let mut operation: Option<Operation> = None;
+                    let mut object: Option<Option<Box<RawValue>>> = None;
+                    let mut read_object = None;
+                    let mut old_object: Option<Option<Box<RawValue>>> = None;
+                    let mut dry_run: Option<Option<bool>> = None;
+                    let mut user_info: Option<UserInfo> = None;
+                    // A key with an escape cannot be borrowed: an error, so the two-pass reading.
+                    while let Some(key) = map.next_key::<&'de str>()? {
+                        match key {
+                            "uid" => once(&mut map, &mut uid, key)?,
+                            "kind" => once(&mut map, &mut kind, key)?,
+                            "subResource" => once(&mut map, &mut sub_resource, key)?,
+                            "name" => once(&mut map, &mut name, key)?,
+                            "namespace" => once(&mut map, &mut namespace, key)?,
+                            "operation" => once(&mut map, &mut operation, key)?,
+                            "object" => {
+                                if object.is_some() || read_object.is_some() {
+                                    return Err(de::Error::custom("duplicate field `object`"));
+                                }
+                                let as_kind = kind
+                                    .as_ref()
+                                    .and_then(|k| WorkloadKind::from_group_kind(&k.group, &k.kind))
+                                    // A Pod UPDATE may need the object's JSON (to restore
+                                    // probegate's own changes): kept as text.
+                                    .filter(|k| !k.is_pod() || operation == Some(Operation::Create));
+                                match as_kind {
+                                    Some(k) => read_object = Some(map.next_value_seed(ObjectAs(k))?),
+                                    None => object = Some(map.next_value::<Option<Box<RawValue>>>()?),
+                                }
+                            }
+                            "oldObject" => once(&mut map, &mut old_object, key)?,
+                            "dryRun" => once(&mut map, &mut dry_run, key)?,
+                            "userInfo" => once(&mut map, &mut user_info, key)?,
+                            _ => {
+                                map.next_value::<IgnoredAny>()?;
+                            }
+                        }
+                    }
+                    Ok(Request(AdmissionRequest {
+                        uid: uid.unwrap_or_default(),
+                        kind: kind.ok_or_else(|| de::Error::missing_field("kind"))?,
+                        sub_resource: sub_resource.flatten(),
+                        name: name.flatten(),
+                        namespace: namespace.flatten(),
+                        operation: operation.ok_or_else(|| de::Error::missing_field("operation"))?,
+                        object: object.flatten(),
+                        old_object: old_object.flatten(),
+                        dry_run: dry_run.flatten(),
+                        user_info: user_info.unwrap_or_default(),
+                        read_object: read_object.flatten(),
+                    }))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+
+    /// The object read as a workload of this kind; `null` reads as no object.
+    struct ObjectAs(WorkloadKind);
+
+    impl<'de> DeserializeSeed<'de> for ObjectAs {
+        type Value = Option<Result<Workload, WorkloadError>>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_option(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for ObjectAs {
+        type Value = Option<Result<Workload, WorkloadError>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            Workload::deserialize_kind(self.0, d).map(Some)
+        }
+    }
 }
 
 /// A JSON error without quoting the offending value (it could be a secret from an env var).
@@ -476,9 +680,10 @@ pub fn configmaps_needed(request: &AdmissionRequest, known: &dyn ConfigMapSource
         return Vec::new();
     };
     let mut out = std::collections::BTreeSet::new();
-    for object in [&request.object, &request.old_object].into_iter().flatten() {
-        let Ok(workload) = Workload::from_json(kind, object.get()) else { continue };
-        for (ns, name) in engine::configmaps_needed(&workload, known) {
+    let object = request.workload(kind).ok().flatten();
+    let old = request.old_object.as_ref().and_then(|o| Workload::from_json(kind, o.get()).ok());
+    for workload in object.as_deref().into_iter().chain(old.as_ref()) {
+        for (ns, name) in engine::configmaps_needed(workload, known) {
             let ns = request
                 .namespace
                 .clone()
@@ -540,7 +745,7 @@ pub fn review_with_configmaps(
     let Some(kind) = WorkloadKind::from_group_kind(&request.kind.group, &request.kind.kind) else {
         return skip("kind", summary, response);
     };
-    let Some(object) = &request.object else {
+    let Some(workload) = request.workload(kind)? else {
         return Err(ReviewError::Malformed(format!(
             "a {} request for a {} has no object",
             operation_name(&request.operation),
@@ -556,7 +761,6 @@ pub fn review_with_configmaps(
     // `failurePolicy` (Fail rejects, Ignore admits), never a policy verdict.
     let mutable = matches!(request.operation, Operation::Create | Operation::Update)
         && (kind.is_pod() || policy.templates.mutate);
-    let workload = Workload::from_json(kind, object.get())?;
     // The old object of an UPDATE is parsed only where it is needed (a denial it may excuse, a
     // Pod patch to keep), but one that is not a JSON object at all (`"oldObject": "x"`) is refused
     // here, at both endpoints, with the same 400, whatever the verdict would have been.
@@ -746,7 +950,10 @@ pub fn review_with_configmaps(
                             .flat_map(|f| f.patch.iter().cloned())
                             .collect()
                     };
-                    patch = restore_our_patch(object.get(), old, &patch, mutate);
+                    // (A Pod UPDATE's object is always kept as text by `parse_review`; without
+                    // it, nothing is restored: the safe side.)
+                    let object = request.object.as_deref().map_or("", RawValue::get);
+                    patch = restore_our_patch(object, old, &patch, mutate);
                     warnings.clear();
                 }
                 if !patch.is_empty() {

@@ -358,7 +358,10 @@ impl Workload {
         })
     }
 
-    fn deserialize_kind<'de, D>(
+    /// Reads a workload of `kind` from any deserializer (the outer error is the deserializer's,
+    /// the inner one [`WorkloadError::NoPodSpec`]): also used by `admission::parse_review` to read
+    /// the object in the same pass as the AdmissionReview around it.
+    pub(crate) fn deserialize_kind<'de, D>(
         kind: WorkloadKind,
         de: D,
     ) -> Result<Result<Workload, WorkloadError>, D::Error>
