@@ -380,9 +380,19 @@ pub fn split_commands(script: &str) -> Vec<Vec<String>> {
 }
 
 /// [`split_commands`] for one object's rules: parsed by the object's parser, and a script the
-/// object's analysis (or an earlier call) already parsed is not parsed again. The split has the
-/// bounds of an analysis of its own (it spends nothing of `object`'s).
+/// object's analysis (or an earlier call) already parsed is not parsed again, nor one split
+/// already split again (the split depends on the text alone). The split has the bounds of an
+/// analysis of its own (it spends nothing of `object`'s).
 pub fn split_commands_in(script: &str, object: &AnalysisBudget) -> Vec<Vec<String>> {
+    if let Some(commands) = object.parses.borrow().split(script) {
+        return commands;
+    }
+    let commands = split_commands_uncached(script, object);
+    object.parses.borrow_mut().keep_split(script, &commands);
+    commands
+}
+
+fn split_commands_uncached(script: &str, object: &AnalysisBudget) -> Vec<Vec<String>> {
     let env = ExecEnv::default();
     let own = object.sharing_parses();
     let mut ctx = Ctx::new(&env);

@@ -91,6 +91,8 @@ pub(crate) struct ParseCache {
     parsed: Vec<(String, Rc<Parsed>, usize)>,
     /// Owner numbers handed out so far.
     owners: usize,
+    /// Scripts split into commands for the object's rules ([`super::split_commands_in`]).
+    splits: Vec<(String, Vec<Vec<String>>)>,
 }
 
 impl std::fmt::Debug for ParseCache {
@@ -125,6 +127,18 @@ impl ParseCache {
     pub(super) fn keep(&mut self, script: &str, parsed: &Rc<Parsed>, owner: usize) {
         if self.parsed.len() < MAX_KEPT_TREES {
             self.parsed.push((script.to_string(), Rc::clone(parsed), owner));
+        }
+    }
+
+    /// The commands of `script` split earlier for the object's rules.
+    pub(super) fn split(&self, script: &str) -> Option<Vec<Vec<String>>> {
+        self.splits.iter().find(|(s, _)| s == script).map(|(_, c)| c.clone())
+    }
+
+    /// Keeps the commands of `script` for the object's other rules (at most [`MAX_KEPT_TREES`]).
+    pub(super) fn keep_split(&mut self, script: &str, commands: &[Vec<String>]) {
+        if self.splits.len() < MAX_KEPT_TREES {
+            self.splits.push((script.to_string(), commands.to_vec()));
         }
     }
 
