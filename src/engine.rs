@@ -241,7 +241,8 @@ pub fn evaluate_with_configmaps(
     let budget = exec::AnalysisBudget::default();
     // The readiness analysis has a budget of its own: a large readiness script must never spend what
     // the liveness (deny) analysis of a later container needs.
-    let readiness_budget = exec::AnalysisBudget::default();
+    // (It shares the object's parser and parsed scripts: liveness and readiness often run one script.)
+    let readiness_budget = budget.sharing_parses();
     let bare_pod = workload.kind.is_pod() && workload.metadata.controller().is_none();
     for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
         let target = rules::Target {

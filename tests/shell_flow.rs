@@ -246,6 +246,10 @@ fn a_check_whose_exit_status_cannot_fail_the_probe_is_a_warning() {
         "until pg_isready -h orders-db; do sleep 1; done || true",
         "exec pg_isready -h orders-db; exit 0",
         "pg_isready -h orders-db && exit 0",
+        // A command that starts with a redirection (the parser's mark on it is not the
+        // uncoupled mark of a piece).
+        "2>/dev/null pg_isready -h orders-db",
+        ">/dev/null 2>&1 pg_isready -h orders-db",
         "pg_isready -h orders-db | grep -q accepting",
         "{ pg_isready -h orders-db || exit 1; } || true",
         // Backgrounded and ignored, but another check in the same script is coupled.

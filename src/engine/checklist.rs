@@ -208,14 +208,14 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
 
 /// Whether a container's command only idles (`sleep infinity`, `sleep 3600`, `tail -f /dev/null`):
 /// there is no loop to wedge, so nothing for a liveness probe to watch.
-fn idles(c: &Container) -> bool {
+fn idles(c: &Container, budget: &exec::AnalysisBudget) -> bool {
     let argv: Vec<&str> =
         c.command.iter().flatten().chain(c.args.iter().flatten()).map(String::as_str).collect();
     let script = match argv.as_slice() {
         [shell, flag, script, ..]
             if shell.ends_with("sh") && flag.starts_with('-') && flag.ends_with('c') =>
         {
-            exec::split_commands(script)
+            exec::split_commands_in(script, budget)
         }
         _ => vec![argv.iter().map(|s| s.to_string()).collect()],
     };
@@ -239,7 +239,7 @@ fn idles(c: &Container) -> bool {
 /// debug and test Pods) and containers that only idle (`sleep infinity`) are not workers.
 fn worker(t: &Target<'_>) -> Option<String> {
     let c = t.container;
-    if t.bare_pod || idles(c) {
+    if t.bare_pod || idles(c, t.budget) {
         return None;
     }
     // An exempt neighbour (a mesh proxy injected beside every app) serves for the mesh, not for
@@ -276,14 +276,14 @@ fn worker(t: &Target<'_>) -> Option<String> {
 // === exec-probe-replaceable ===
 
 /// The simple commands an exec probe runs: the argv itself, or the commands of a `sh -c` script.
-fn simple_commands(argv: &[String]) -> Vec<Vec<String>> {
+fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> Vec<Vec<String>> {
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
     if let [shell, flag, script, ..] = argv
         && ["sh", "bash", "ash", "dash", "zsh"].contains(&base(shell).as_str())
         && flag.starts_with('-')
         && flag.ends_with('c')
     {
-        return exec::split_commands(script);
+        return exec::split_commands_in(script, budget);
     }
     vec![argv.to_vec()]
 }
@@ -331,8 +331,8 @@ fn needs_exec(args: &[String]) -> bool {
 
 /// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
 /// URL with no option that needs exec.
-fn local_http_only(argv: &[String]) -> Option<(String, String)> {
-    let commands = simple_commands(argv);
+fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(String, String)> {
+    let commands = simple_commands(argv, budget);
     let mut found = None;
     for cmd in &commands {
         let (program, args) = cmd.split_first()?;
@@ -354,7 +354,7 @@ fn exec_replaceable(t: &Target<'_>) -> Option<String> {
         let Some(argv) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
             continue;
         };
-        if let Some((program, url)) = local_http_only(argv) {
+        if let Some((program, url)) = local_http_only(argv, t.budget) {
             return Some(format!(
                 "{field} only runs {program} against this pod ({}): httpGet does that without a process per \
                  check, unless the server listens only on 127.0.0.1",
@@ -474,9 +474,9 @@ fn effective_timeout(probe: &Probe) -> i32 {
 
 /// The longest client deadline an exec probe's commands set: the flag as written and the whole
 /// seconds it needs (the deadline rounded up).
-pub(super) fn longest_deadline(probe: &Probe) -> Option<(String, u64)> {
+pub(super) fn longest_deadline(probe: &Probe, budget: &exec::AnalysisBudget) -> Option<(String, u64)> {
     let argv = probe.exec.as_ref()?.command.as_ref()?;
-    simple_commands(argv)
+    simple_commands(argv, budget)
         .iter()
         .flat_map(|cmd| deadlines(cmd))
         .max_by_key(|(_, ms)| *ms)
@@ -484,9 +484,9 @@ pub(super) fn longest_deadline(probe: &Probe) -> Option<(String, u64)> {
 }
 
 /// [`longest_deadline`], when it is above the probe's `timeoutSeconds`.
-fn deadline_over_timeout(probe: &Probe) -> Option<(String, u64)> {
+fn deadline_over_timeout(probe: &Probe, budget: &exec::AnalysisBudget) -> Option<(String, u64)> {
     let limit = u64::try_from(effective_timeout(probe)).unwrap_or(0);
-    longest_deadline(probe).filter(|(_, seconds)| *seconds > limit)
+    longest_deadline(probe, budget).filter(|(_, seconds)| *seconds > limit)
 }
 
 /// The `timeoutSeconds` that `probe-timeout` (when it mutates) writes into a liveness or readiness
@@ -515,7 +515,7 @@ fn client_deadline(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let action = rules.probe_client_deadline.action;
     for (field, probe) in probes(t.container) {
         let Some(probe) = probe else { continue };
-        let Some((what, seconds)) = deadline_over_timeout(probe) else { continue };
+        let Some((what, seconds)) = deadline_over_timeout(probe, t.budget) else { continue };
         let timeout = effective_timeout(probe);
         let period = u64::try_from(super::rules::effective_period(probe)).unwrap_or(0);
         let raised_by_timeout_rule = probe_timeout_target(rules, field, probe);
@@ -622,6 +622,8 @@ mod tests {
     #[test]
     fn local_http_clients() {
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let budget = exec::AnalysisBudget::default();
+        let local_http_only = |argv: &[String]| local_http_only(argv, &budget);
         assert!(local_http_only(&argv(&["curl", "-f", "http://localhost:8080/healthz"])).is_some());
         assert!(local_http_only(&argv(&["sh", "-c", "wget -q -O- http://127.0.0.1:80/"])).is_some());
         assert!(local_http_only(&argv(&["curl", "-f", "http://db:8080/"])).is_none());

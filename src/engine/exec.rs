@@ -304,8 +304,11 @@ pub struct AnalysisBudget {
     noted: std::cell::Cell<bool>,
     /// Parse area left (see [`MAX_OBJECT_PARSE_AREA`]).
     parse_area_left: std::cell::Cell<usize>,
-    /// The object's scripts parsed so far, for its other probes.
-    parses: std::cell::RefCell<parse::ParseCache>,
+    /// The object's parser and the scripts it parsed so far, for its other probes (shared with
+    /// the budgets made by [`AnalysisBudget::sharing_parses`]).
+    parses: std::rc::Rc<std::cell::RefCell<parse::ParseCache>>,
+    /// This budget's owner number in `parses`.
+    parse_owner: usize,
 }
 
 impl Default for AnalysisBudget {
@@ -322,8 +325,18 @@ impl AnalysisBudget {
             units: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
             noted: std::cell::Cell::new(false),
             parse_area_left: std::cell::Cell::new(MAX_OBJECT_PARSE_AREA),
-            parses: std::cell::RefCell::new(parse::ParseCache::default()),
+            parses: std::rc::Rc::default(),
+            parse_owner: 0,
         }
+    }
+
+    /// A budget of its own (bytes, work units and parse allowance as [`AnalysisBudget::default`])
+    /// that shares this one's parser and parsed scripts: the same object's readiness commands
+    /// are analysed on their own budget, but a script its liveness probe also runs is not parsed
+    /// twice. (A parse this budget's allowance cut short is not reused by the other.)
+    pub fn sharing_parses(&self) -> AnalysisBudget {
+        let parse_owner = self.parses.borrow_mut().new_owner();
+        AnalysisBudget { parses: std::rc::Rc::clone(&self.parses), parse_owner, ..AnalysisBudget::default() }
     }
 
     /// Takes `n` work units; false (and the whole budget spent) when fewer than `n` remain.
@@ -374,14 +387,38 @@ const MAX_SCRIPT_FILES: usize = 32;
 /// backslash-newline continues a line; `#` comments and leading reserved words are dropped.
 /// Words are returned with quotes removed and variable references as written.
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
+    split_commands_in(script, &AnalysisBudget::default())
+}
+
+/// [`split_commands`] for one object's rules: parsed by the object's parser, and a script the
+/// object's analysis (or an earlier call) already parsed is not parsed again, nor one split
+/// already split again (the split depends on the text alone). The split has the bounds of an
+/// analysis of its own (it spends nothing of `object`'s).
+pub fn split_commands_in(script: &str, object: &AnalysisBudget) -> Vec<Vec<String>> {
+    if let Some(commands) = object.parses.borrow().split(script) {
+        return commands;
+    }
+    let commands = split_commands_uncached(script, object);
+    object.parses.borrow_mut().keep_split(script, &commands);
+    commands
+}
+
+fn split_commands_uncached(script: &str, object: &AnalysisBudget) -> Vec<Vec<String>> {
     let env = ExecEnv::default();
+    let own = object.sharing_parses();
     let mut ctx = Ctx::new(&env);
+    ctx.object_budget = Some(&own);
     let mut pieces = Vec::new();
     ctx.split_script(&sanitize(script), 0, &mut pieces);
     pieces
         .iter()
         .filter(|p| !p.starts_with(flow::FUNCTION))
-        .map(|p| piece_words(flow::strip_uncoupled(p)).iter().map(|w| ctx.render_orig(w)).collect::<Vec<_>>())
+        .map(|p| {
+            piece_words(flow::strip_uncoupled(p))
+                .iter()
+                .map(|w| ctx.render_orig(w.trim_start_matches(REDIRECT)))
+                .collect::<Vec<_>>()
+        })
         .filter(|ws| !ws.is_empty())
         .collect()
 }

@@ -795,7 +795,8 @@ fn startup_probe(
     // A client deadline in the handler (`grpc_health_probe -rpc-timeout=5s`): the added probe's
     // timeout covers it, and its period leaves room for that timeout (never above an hour), so that
     // the probe it adds is not itself a `probe-client-deadline` finding.
-    let deadline = super::checklist::longest_deadline(live).map_or(0, |(_, s)| s).min(u64::from(MAX_SECONDS));
+    let deadline =
+        super::checklist::longest_deadline(live, t.budget).map_or(0, |(_, s)| s).min(u64::from(MAX_SECONDS));
     let period = u64::from(cfg.period_seconds.max(1)).max(deadline);
     // `failureThreshold` is an int32 (Kubernetes API reference, Probe): a budget past
     // `periodSeconds × (2^31 - 1)` is cut there rather than written as a number the API rejects.

@@ -60,9 +60,18 @@ pub(super) fn is_reserved_char(c: char) -> bool {
 
 /// Replace characters the analysis uses internally, so input cannot forge markers.
 pub(super) fn sanitize(s: &str) -> String {
-    // The piece prefixes of `flow.rs` (`FUNCTION`, `UNCOUPLED`) too.
+    // The piece prefixes of `flow.rs` (`FUNCTION`, `UNCOUPLED`) and the redirection mark of
+    // `shell.rs` (`REDIRECT`) too.
     s.chars()
-        .map(|c| if is_reserved_char(c) || matches!(c, '\u{E002}' | '\u{E003}') { '\u{FFFD}' } else { c })
+        .map(|c| {
+            if is_reserved_char(c)
+                || matches!(c, super::flow::FUNCTION | super::flow::UNCOUPLED | super::shell::REDIRECT)
+            {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 

@@ -15,6 +15,7 @@
 //!   out, as the first is.
 
 use std::ops::Range;
+use std::rc::Rc;
 
 use tree_sitter::{Node, Parser, Point, Tree};
 
@@ -77,21 +78,76 @@ pub(super) struct Parsed {
     pub(super) gap: Option<ParseGap>,
 }
 
-/// Parses of one object's scripts, kept for its other probes: script text and its parse.
-#[derive(Debug, Default)]
+/// One object's parser and the parses of its scripts, kept for its other probes: the same script
+/// in a liveness, readiness and startup probe, or in every replica's container, is parsed once, by
+/// one parser (making a parser and loading the grammar costs about as much as parsing a probe
+/// script). Shared by the object's [`super::AnalysisBudget`]s (see
+/// [`super::AnalysisBudget::sharing_parses`]), each of which has an owner number here.
+#[derive(Default)]
 pub(crate) struct ParseCache {
-    parsed: Vec<(String, Parsed)>,
+    /// Made on the first parse (`None` before, or when the grammar does not load).
+    parser: Option<Parser>,
+    /// Script text, its parse, and the owner number of the budget it was parsed for.
+    parsed: Vec<(String, Rc<Parsed>, usize)>,
+    /// Owner numbers handed out so far.
+    owners: usize,
+    /// Scripts split into commands for the object's rules ([`super::split_commands_in`]).
+    splits: Vec<(String, Vec<Vec<String>>)>,
+}
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParseCache")
+            .field("parsed", &self.parsed.len())
+            .field("owners", &self.owners)
+            .finish()
+    }
 }
 
 impl ParseCache {
-    pub(super) fn get(&self, script: &str) -> Option<Parsed> {
-        self.parsed.iter().find(|(s, _)| s == script).map(|(_, p)| p.clone())
+    /// A new owner number, for a budget that shares this cache.
+    pub(super) fn new_owner(&mut self) -> usize {
+        self.owners += 1;
+        self.owners
     }
 
-    pub(super) fn keep(&mut self, script: &str, parsed: &Parsed) {
+    /// The kept parse of `script` for the budget numbered `owner`. A parse cut short by another
+    /// budget's parse allowance is not this budget's: it parses the script within its own.
+    pub(super) fn get(&self, script: &str, owner: usize) -> Option<Rc<Parsed>> {
+        self.parsed
+            .iter()
+            .find(|(s, p, o)| {
+                s == script && (*o == owner || !matches!(p.gap, Some(ParseGap::OverParseBudget(_))))
+            })
+            .map(|(_, p, _)| Rc::clone(p))
+    }
+
+    /// Keeps `parsed`, the parse of `script` for the budget numbered `owner` (at most
+    /// [`MAX_KEPT_TREES`] are kept).
+    pub(super) fn keep(&mut self, script: &str, parsed: &Rc<Parsed>, owner: usize) {
         if self.parsed.len() < MAX_KEPT_TREES {
-            self.parsed.push((script.to_string(), parsed.clone()));
+            self.parsed.push((script.to_string(), Rc::clone(parsed), owner));
         }
+    }
+
+    /// The commands of `script` split earlier for the object's rules.
+    pub(super) fn split(&self, script: &str) -> Option<Vec<Vec<String>>> {
+        self.splits.iter().find(|(s, _)| s == script).map(|(_, c)| c.clone())
+    }
+
+    /// Keeps the commands of `script` for the object's other rules (at most [`MAX_KEPT_TREES`]).
+    pub(super) fn keep_split(&mut self, script: &str, commands: &[Vec<String>]) {
+        if self.splits.len() < MAX_KEPT_TREES {
+            self.splits.push((script.to_string(), commands.to_vec()));
+        }
+    }
+
+    /// The object's parser, made on first use (`None` if the grammar does not load).
+    pub(super) fn parser(&mut self) -> Option<&mut Parser> {
+        if self.parser.is_none() {
+            self.parser = new_parser();
+        }
+        self.parser.as_mut()
     }
 }
 

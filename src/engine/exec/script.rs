@@ -437,9 +437,13 @@ fn here_string(piece: &str) -> Option<String> {
     if !piece.contains("<<<") {
         return None;
     }
+    // The parser marks each redirection word ([`super::shell::REDIRECT`]); only a marked one is a
+    // here-string (a quoted `'<<<'` is an argument).
     let words = super::shell::piece_words(piece);
-    let at = words.iter().position(|w| w.starts_with("<<<"))?;
-    match &words[at][3..] {
+    let at = words.iter().position(|w| {
+        w.starts_with(super::shell::REDIRECT) && w[super::shell::REDIRECT.len_utf8()..].starts_with("<<<")
+    })?;
+    match &words[at][super::shell::REDIRECT.len_utf8() + 3..] {
         "" => words.get(at + 1).cloned(),
         attached => Some(attached.to_string()),
     }

@@ -21,12 +21,19 @@
 //! parsed again for the same object.
 
 use std::ops::Range;
+use std::rc::Rc;
 
 use tree_sitter::Node;
 
 use super::MAX_DEPTH;
 use super::context::{Ctx, LDOLLAR, QDOLLAR, is_ident};
 use super::parse::{ParseGap, Parsed, new_parser, parse_script};
+
+/// Starts a word that is a redirection in the syntax tree (a `file_redirect`, `heredoc_redirect` or
+/// `herestring_redirect` node: `>f`, `2>&1`, `<<EOF`, `<<< word`): [`split_redirections`] takes
+/// these, and only these, as redirections, so a quoted word that reads like one (`'>/dev/tcp/db/1'`)
+/// stays an argument by construction. (Input text holding it reads U+FFFD.)
+pub(super) const REDIRECT: char = '\u{E004}';
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Quote {
@@ -52,6 +59,11 @@ fn is_piece(kind: &str) -> bool {
             | "variable_assignment"
             | "variable_assignments"
     )
+}
+
+/// Node kinds that are one redirection each (marked with [`REDIRECT`] in a piece).
+fn is_redirect(kind: &str) -> bool {
+    matches!(kind, "file_redirect" | "heredoc_redirect" | "herestring_redirect")
 }
 
 /// Appends `text` to the piece `cur`, in quote state `quote`: `$` marked as literal (single quotes,
@@ -118,7 +130,9 @@ fn push_text(text: &str, quote: &mut Quote, cur: &mut String) {
                     // Keep a file-descriptor number attached (`2>&1`).
                     let word = cur.rsplit(char::is_whitespace).next().unwrap_or("");
                     if !word.is_empty()
-                        && !word.chars().all(|d| d.is_ascii_digit() || matches!(d, '<' | '>' | '&'))
+                        && !word
+                            .chars()
+                            .all(|d| d.is_ascii_digit() || matches!(d, '<' | '>' | '&' | REDIRECT))
                     {
                         cur.push(' ');
                     }
@@ -134,6 +148,8 @@ fn push_text(text: &str, quote: &mut Quote, cur: &mut String) {
 /// substitution, comment, here-document, reserved word or unbalanced quote, so no parse is needed.
 /// (Line continuations are allowed: a long command written over several lines.)
 fn plain_command(script: &str) -> Option<String> {
+    // (A YAML block scalar ends in a newline: blanks at the end are no command.)
+    let script = script.trim_end();
     let bytes = script.as_bytes();
     // `${` opened and not closed yet (a `{` or `}` of anything else is left to the parser).
     let mut braces = 0usize;
@@ -159,7 +175,8 @@ fn plain_command(script: &str) -> Option<String> {
     if braces > 0 {
         return None;
     }
-    let first = script.split_whitespace().next().unwrap_or("");
+    // The program: the first word that is not an assignment (`A=1 B=x cmd`).
+    let first = script.split_whitespace().find(|w| split_assignment(w).is_none()).unwrap_or("");
     if KEYWORDS.contains(&first) || matches!(first, "[" | "[[" | "time" | "coproc") || first.contains('=') {
         return None;
     }
@@ -182,45 +199,60 @@ impl Ctx<'_> {
     /// Split `script` into simple commands (pieces: raw text with markers), appending to `out`.
     /// Command substitutions are split too and appended before the command containing them.
     pub(super) fn split_script(&mut self, script: &str, depth: usize, out: &mut Vec<String>) {
-        let text: String =
-            script.chars().map(|c| if c == LDOLLAR || c == QDOLLAR { '$' } else { c }).collect();
+        let text: String = script
+            .chars()
+            .map(|c| match c {
+                LDOLLAR | QDOLLAR => '$',
+                REDIRECT => '\u{FFFD}',
+                c => c,
+            })
+            .collect();
         if let Some(piece) = plain_command(&text) {
             if !piece.is_empty() {
                 out.push(piece);
             }
             return;
         }
-        let Some(parsed) = self.parse(&text) else {
+        self.split_parsed(&text, depth, out);
+    }
+
+    /// [`Ctx::split_script`] by the parser (`text` with `$` as written).
+    fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) {
+        let Some(parsed) = self.parse(text) else {
             return;
         };
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
-        let walk = Walk { src: &text, cut: parsed.cut, skips: &parsed.skips };
+        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
     }
 
-    /// The parse of `text`, from the object's cache or made within the parse budget.
-    fn parse(&mut self, text: &str) -> Option<Parsed> {
-        if let Some(budget) = self.object_budget
-            && let Some(parsed) = budget.parses.borrow().get(text)
-        {
+    /// The parse of `text`: from the object's cache, or made by the object's parser within its
+    /// parse allowance (without an object, by this analysis's own parser).
+    fn parse(&mut self, text: &str) -> Option<Rc<Parsed>> {
+        let Some(budget) = self.object_budget else {
+            if self.parser.is_none() {
+                self.parser = new_parser();
+            }
+            let Some(parser) = self.parser.as_mut() else {
+                self.parse_gap.get_or_insert(ParseGap::NoGrammar);
+                return None;
+            };
+            return Some(Rc::new(parse_script(parser, text, &self.parse_area_left)));
+        };
+        let mut cache = budget.parses.borrow_mut();
+        if let Some(parsed) = cache.get(text, budget.parse_owner) {
             return Some(parsed);
         }
-        if self.parser.is_none() {
-            self.parser = new_parser();
-        }
-        let Some(parser) = self.parser.as_mut() else {
+        let Some(parser) = cache.parser() else {
             self.parse_gap.get_or_insert(ParseGap::NoGrammar);
             return None;
         };
-        let left = self.object_budget.map_or(&self.parse_area_left, |b| &b.parse_area_left);
-        let parsed = parse_script(parser, text, left);
-        if let Some(budget) = self.object_budget {
-            budget.parses.borrow_mut().keep(text, &parsed);
-        }
+        let parsed = Rc::new(parse_script(parser, text, &budget.parse_area_left));
+        cache.keep(text, &parsed, budget.parse_owner);
         Some(parsed)
     }
 
@@ -318,6 +350,9 @@ impl Ctx<'_> {
             if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
                 cur.push(' ');
             }
+            if is_redirect(seg.kind()) {
+                cur.push(REDIRECT);
+            }
             self.emit(*seg, walk, depth, &mut cur, &mut subs, &mut after);
         }
         out.append(&mut subs);
@@ -365,6 +400,14 @@ impl Ctx<'_> {
                 && n.parent().is_some_and(|p| p.kind() == "heredoc_redirect"));
             if n.start_byte() >= end {
                 break;
+            }
+            if is_redirect(kind) && n.start_byte() >= at && quote == Quote::None {
+                push_text(&walk.src[at..n.start_byte()], &mut quote, cur);
+                at = n.start_byte();
+                if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
+                    cur.push(' ');
+                }
+                cur.push(REDIRECT);
             }
             if hole {
                 push_text(&walk.src[at..n.start_byte()], &mut quote, cur);
@@ -443,63 +486,10 @@ impl Ctx<'_> {
 /// Word-split one simple command (quotes removed); falls back to whitespace splitting on
 /// malformed quoting. Leading reserved words are dropped.
 pub(super) fn piece_words(piece: &str) -> Vec<String> {
-    piece_words_skipped(piece).0
-}
-
-/// [`piece_words`], with how many words (leading reserved words) were dropped before them.
-fn piece_words_skipped(piece: &str) -> (Vec<String>, usize) {
     let words =
         shell_words::split(piece).unwrap_or_else(|_| piece.split_whitespace().map(str::to_string).collect());
     let skip = words.iter().take_while(|w| KEYWORDS.contains(&w.as_str())).count();
-    (words.into_iter().skip(skip).collect(), skip)
-}
-
-/// For each of the `count` words `shell_words` makes of `piece`, whether its text begins with a
-/// quote or a backslash (up to the first character that is not a digit: `2'>'x` is quoted too).
-/// All `false` when the count differs (malformed quoting: the fallback split).
-fn words_begin_quoted(piece: &str, count: usize) -> Vec<bool> {
-    let mut out: Vec<bool> = Vec::new();
-    let (mut in_word, mut quote, mut escaped, mut lead_digits) = (false, None::<char>, false, true);
-    for c in piece.chars() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match quote {
-            Some(q) => {
-                if c == q {
-                    quote = None;
-                } else if c == '\\' && q == '"' {
-                    escaped = true;
-                }
-                continue;
-            }
-            None if matches!(c, ' ' | '\t' | '\n') => {
-                in_word = false;
-                continue;
-            }
-            None => {}
-        }
-        if !in_word {
-            in_word = true;
-            lead_digits = true;
-            out.push(false);
-        }
-        let opens = matches!(c, '\'' | '"' | '\\');
-        if lead_digits
-            && opens
-            && let Some(last) = out.last_mut()
-        {
-            *last = true;
-        }
-        lead_digits &= c.is_ascii_digit();
-        match c {
-            '\'' | '"' => quote = Some(c),
-            '\\' => escaped = true,
-            _ => {}
-        }
-    }
-    if out.len() == count { out } else { vec![false; count] }
+    words.into_iter().skip(skip).collect()
 }
 
 /// `NAME=value` assignment word: returns (name, value).
@@ -528,23 +518,26 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
 }
 
 /// Splits a simple command's words into the command proper and the targets of its redirections
-/// (`>f`, `2>/dev/null`, `>> f`, `< f`, `&>f`, `2>&1`; a bare operator takes the next word).
+/// (`>f`, `2>/dev/null`, `>> f`, `< f`, `&>f`, `2>&1`; a bare operator takes the next word). A
+/// redirection is a word the parser marked ([`REDIRECT`]); any other word is an argument, however
+/// it reads (bash reads an operator only unquoted, and the parser knows which are).
 pub(super) fn split_redirections(piece: &str, lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<String>) {
-    let (args, skipped) = piece_words_skipped(piece);
-    // A word whose text begins quoted (`'>/dev/tcp/db/1'`, `"<x"`, `\>`) is an argument: bash
-    // reads an operator only unquoted.
-    let quoted = words_begin_quoted(piece, skipped + args.len()).split_off(skipped);
+    let args = piece_words(piece);
     let mut words = Vec::with_capacity(args.len());
     let mut targets = Vec::new();
     let mut k = 0;
     while k < args.len() {
-        let text = lit(&args[k]);
+        let Some(redirect) = args[k].strip_prefix(REDIRECT) else {
+            words.push(args[k].clone());
+            k += 1;
+            continue;
+        };
+        let text = lit(&redirect.to_string());
         let digits = text.chars().take_while(char::is_ascii_digit).count();
         let op_part = &text[digits..];
         let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
             .into_iter()
-            .find(|op| op_part.starts_with(*op))
-            .filter(|_| !quoted.get(k).copied().unwrap_or(false));
+            .find(|op| op_part.starts_with(*op));
         match op {
             Some(op) => {
                 // A here-string's word and a here-document's delimiter are input, not a file.
@@ -563,10 +556,52 @@ pub(super) fn split_redirections(piece: &str, lit: impl Fn(&String) -> String) -
                 }
             }
             None => {
-                words.push(args[k].clone());
+                words.push(redirect.to_string());
                 k += 1;
             }
         }
     }
     (words, targets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::exec::ExecEnv;
+
+    /// A script the parser is not asked about (one plain command, assignments before it included)
+    /// gives the very pieces the parser gives.
+    #[test]
+    fn a_plain_command_is_split_as_the_parser_splits_it() {
+        let env = ExecEnv::default();
+        for script in [
+            "CONNECTION_CHECK_MAX_COUNT=0 AIRFLOW__LOGGING__LOGGING_LEVEL=ERROR exec /entrypoint \\\n  airflow jobs check --job-type SchedulerJob --local\n",
+            "A=1",
+            "A=1 B=\"x y\"",
+            "PGHOST=db pg_isready -h \"$H\" -p ${PORT:-5432}",
+            "A='$x' B=\"${C}\" redis-cli -a 'p$w' ping \\$y",
+            "env -i PATH=/bin cmd --x=1 \"${A}\" '\"' \"'\"",
+            "  mysqladmin status -uroot -p\"${password_aux}\"  ",
+        ] {
+            assert!(plain_command(script).is_some(), "{script}");
+            let (mut fast, mut parsed) = (Vec::new(), Vec::new());
+            Ctx::new(&env).split_script(script, 0, &mut fast);
+            Ctx::new(&env).split_parsed(script, 0, &mut parsed);
+            assert_eq!(fast, parsed, "{script}");
+            assert_eq!(fast.len(), 1, "{script}");
+        }
+        // Not plain: a keyword after the assignments, or an operator.
+        for script in ["A=1 if true; then x; fi", "A=1 [[ -f x ]]", "A=1 x | y", "A=$(x) y"] {
+            assert!(plain_command(script).is_none(), "{script}");
+        }
+    }
+
+    /// `skip_parens` stops at the `)` that closes the `$(` (nested pairs included), not at the first.
+    #[test]
+    fn skip_parens_stops_after_the_closing_paren() {
+        let at = |s: &str, from: usize| skip_parens(&s.chars().collect::<Vec<_>>(), from);
+        assert_eq!(at("$(a)b)", 2), 4);
+        assert_eq!(at("$(a(b)c)d", 2), 8);
+        assert_eq!(at("$(a", 2), 3);
+    }
 }
