@@ -889,3 +889,30 @@ fn fix_raises_timeouts_above_client_deadlines() {
     assert!(!rules.contains(&"probe-client-deadline") && !rules.contains(&"probe-timeout"), "{rules:?}");
     assert_eq!(after["summary"]["fix"], 0, "{}", after["findings"]);
 }
+
+/// `explain` shows a probe's command redacted as `check` does: a password flag, URL userinfo or a
+/// script variable's value never reaches its text or JSON output (break-it pass).
+#[test]
+fn explain_redacts_secrets_in_probe_commands() {
+    let secret = "Zq9SeCrEtxK7";
+    for command in [
+        format!("[sh, -c, 'mysqladmin ping -h 127.0.0.1 -uroot -p{secret}']"),
+        format!("[sh, -c, 'curl -sf http://u:{secret}@localhost:8080/healthz']"),
+        format!("[sh, -c, 'PW={secret}; mysqladmin ping -h 127.0.0.1 -uroot -p$PW']"),
+    ] {
+        let pod = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: db, namespace: shop}}\nspec:\n  containers:\n  \
+             - name: db\n    image: mysql:8\n    ports: [{{containerPort: 3306}}]\n    livenessProbe:\n      \
+             exec: {{command: {command}}}\n"
+        );
+        for extra in [&[][..], &["-o", "json"][..]] {
+            let mut args = vec!["explain"];
+            args.extend_from_slice(extra);
+            args.push("-");
+            let o = probegate(&args, Some(&pod));
+            let out = format!("{}{}", text(&o.stdout), text(&o.stderr));
+            assert!(out.contains("mysqladmin") || out.contains("curl"), "the command is shown: {out}");
+            assert!(!out.contains(secret), "{command} {extra:?} shows the secret: {out}");
+        }
+    }
+}

@@ -221,7 +221,8 @@ fn handler(probe: &Probe) -> String {
     };
     if let Some(h) = &probe.http_get {
         let host = h.host.as_deref().map(|h| format!(" of host {h}")).unwrap_or_default();
-        return format!("GET {} on port {}{host}", h.path.as_deref().unwrap_or("/"), port(&h.port));
+        let path = crate::engine::exec::redact_secrets(h.path.as_deref().unwrap_or("/"));
+        return format!("GET {path} on port {}{host}", port(&h.port));
     }
     if let Some(t) = &probe.tcp_socket {
         let host = t.host.as_deref().map(|h| format!(" of host {h}")).unwrap_or_default();
@@ -231,7 +232,14 @@ fn handler(probe: &Probe) -> String {
         return format!("gRPC health on port {}", g.port);
     }
     match probe.exec.as_ref().and_then(|e| e.command.as_ref()) {
-        Some(argv) => format!("exec `{}`", short(shell_words::join(argv))),
+        // Redacted as the engine's messages are: a password flag, URL userinfo or a script
+        // variable's value never reaches explain's output (break-it pass).
+        // (The command as typed, its quoting kept, when redaction changes nothing in it.)
+        Some(argv) => {
+            let redacted = crate::engine::exec::redact_command(argv, 64);
+            let shown = if redacted.contains("***") { redacted } else { shell_words::join(argv) };
+            format!("exec `{}`", short(shown))
+        }
         None => "no handler".to_string(),
     }
 }

@@ -401,8 +401,13 @@ impl Ctx<'_> {
                 if p.pos.first().is_some_and(|c| c == "version") && p.has(&["client"]) {
                     return Vec::new();
                 }
-                let target = p.get(c.host_opts).pop().unwrap_or_else(|| c.default.to_string());
-                vec![Hit::always(c.category, target)]
+                // `--server URL` names the API server reached: one on this Pod (a `kubectl proxy`
+                // sidecar on localhost, an API server probing itself) is local like any host
+                // (break-it pass); without it, the kubeconfig's or in-cluster server is remote.
+                match p.get(c.host_opts).pop() {
+                    Some(server) => vec![Hit::new(c.category, hosts_of(&server), server)],
+                    None => vec![Hit::always(c.category, c.default)],
+                }
             }
             Shape::Cloud => {
                 let p = c.syntax.parse(a);

@@ -266,6 +266,17 @@ pub(super) const PASSWORD_FLAGS: &[PasswordFlag] = &[
 
 /// Re-join display words, quoting where needed and redacting secrets (`--password X`,
 /// `-a X` of redis-cli, `user:pass@`, `token=...`).
+/// Whether some word uses the shell variable `name` (`$name`, `${name}`, `${name:-x}`).
+fn referenced(words: &[String], name: &str) -> bool {
+    words.iter().any(|w| {
+        w.match_indices('$').any(|(at, _)| {
+            let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
+            rest.strip_prefix(name)
+                .is_some_and(|after| !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        })
+    })
+}
+
 pub(crate) fn join_redacted(words: &[String]) -> String {
     let redis_like = words.iter().any(|w| matches!(basename(w), "redis-cli" | "valkey-cli" | "keydb-cli"));
     // Commands that write a protocol's lines themselves (`printf 'AUTH pw\r\nPING\r\n' | nc`).
@@ -303,6 +314,16 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
                 v.split_once(':').filter(|(hn, _)| hn.eq_ignore_ascii_case("authorization"))
             {
                 r = format!("{n}={hn}:***");
+            } else if !w.contains(char::is_whitespace)
+                && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && referenced(words, n)
+            {
+                // A shell variable set to a value and used later (`P=pw; redis-cli -a $P`):
+                // whatever its name, the value may be handed to a client where no credential
+                // flag shows it (break-it pass). The target a message names is resolved, not
+                // read from here.
+                r = format!("{n}=***");
             }
         }
         if speaks_protocol {
@@ -473,6 +494,9 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     out.push(format!("curl -fsu admin:{secret} http://db.svc/health"));
     out.push(format!("redis-cli -h db.svc -a {secret} ping"));
     out.push(format!("mysqladmin -h db.svc -uroot -p{secret} ping"));
+    // Through a script variable (break-it pass: the liveness-matches-readiness warning quoted it).
+    out.push(format!("P={secret}; redis-cli -h db.svc -a $P ping"));
+    out.push(format!("T='{secret}'; curl -sf -H \"Authorization: Bearer $T\" http://db.svc/health"));
     out.push(format!(
         "powershell -Command \"Invoke-WebRequest -Headers @{{Authorization='Bearer {secret}'}} -Uri http://db.svc/health\""
     ));

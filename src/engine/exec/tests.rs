@@ -302,6 +302,14 @@ fn dns_and_control_plane_always() {
     assert_eq!(d.category, C::ControlPlane);
     let d = sh("kubectl get --raw /readyz >/dev/null").expect("kubectl in script");
     assert_eq!(d.category, C::ControlPlane);
+    // `--server` names the API server: a remote one is reached, one on this Pod (a `kubectl
+    // proxy` sidecar, an API server probing itself) is not.
+    let d = fires(&["kubectl", "--server=https://api.prod.example:6443", "get", "--raw", "/readyz"]);
+    assert_eq!((d.category, d.target.as_str()), (C::ControlPlane, "https://api.prod.example:6443"));
+    assert_eq!(fires(&["kubectl", "-s", "http://10.0.0.1:8001", "get", "ns"]).category, C::ControlPlane);
+    quiet(&["kubectl", "--server=http://localhost:8001", "get", "--raw", "/readyz"]);
+    quiet(&["kubectl", "get", "--raw", "/healthz", "--server", "https://127.0.0.1:6443"]);
+    quiet(&["kubectl", "-s", "http://[::1]:8001", "get", "--raw", "/livez"]);
     assert_eq!(fires(&["dig", "+short", "db.prod.svc"]).target, "db.prod.svc");
     assert_eq!(fires(&["host", "-t", "A", "db"]).category, C::Dns);
     assert_eq!(fires(&["aws", "sts", "get-caller-identity"]).category, C::CloudApi);
