@@ -769,7 +769,14 @@ fn record_metrics(m: &Metrics, endpoint: Endpoint, d: &Decision, dry_run: bool, 
 fn log_decision(endpoint: Endpoint, decision: &Decision, dry_run: bool, latency: Duration) {
     let s = &decision.summary;
     if !s.acted() {
-        tracing::debug!(endpoint = endpoint.as_str(), uid = %s.uid, kind = %s.kind, dry_run, skipped = ?s.skipped, "admitted");
+        tracing::debug!(
+            endpoint = endpoint.as_str(),
+            uid = %log_field(&s.uid),
+            kind = %log_field(&s.kind),
+            dry_run,
+            skipped = ?s.skipped,
+            "admitted"
+        );
         return;
     }
     let rules: Vec<&str> = s.rules.iter().map(|r| r.as_str()).collect();

@@ -93,3 +93,42 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
         }
     }
 }
+
+/// A request's uid is the caller's text: at debug level (the line for an admitted review) and at
+/// info level (the decision line) its control characters are escaped, so a crafted uid cannot
+/// start a forged log line (break-it pass: the debug line wrote it raw).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crafted_uid_cannot_forge_a_log_line() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--write-ca", &ca.display().to_string()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let served = common::Served::start(&args, &[("RUST_LOG", "debug")], Duration::from_secs(30));
+    let client = common::https_client(&[&std::fs::read_to_string(&ca).unwrap()], false);
+    let base = format!("https://localhost:{}", served.addr.port());
+    let forged = "FORGED admission decision denied=true";
+    let allowed = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ok", "namespace": "shop"},
+        "spec": {"containers": [{"name": "app", "image": "x"}]}});
+    let denied = pod(0, "pg_isready -h orders-db.shop.svc");
+    for (i, obj) in [allowed, denied].iter().enumerate() {
+        let uid = format!("u{i}\n{forged}\r\u{202e}");
+        let review = common::review("CREATE", obj, None, &uid);
+        let r = client.post(format!("{base}/validate")).json(&review).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    common::wait_until("both reviews logged", Duration::from_secs(10), || {
+        served.log().contains("\"admitted\"") || served.log().matches("u1").count() > 0
+    });
+    common::wait_until("the decision line", Duration::from_secs(10), || {
+        served.log().contains("admission decision")
+    });
+    let log = served.log();
+    assert!(log.contains("admitted") && log.contains("u0"), "the debug line is written: {log}");
+    for line in log.lines() {
+        assert!(!line.trim_start().starts_with("FORGED"), "a forged line: {line:?}\n{log}");
+        assert!(!line.contains('\r') && !line.contains('\u{202e}'), "a raw control character: {line:?}");
+    }
+}
