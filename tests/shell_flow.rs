@@ -303,3 +303,51 @@ fn a_shell_reading_its_script_from_a_here_string_runs_it() {
         assert!(e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency), "{script}");
     }
 }
+
+#[test]
+fn nothing_after_an_unconditional_exit_return_or_exec_runs() {
+    for script in [
+        "redis-cli -h localhost ping; exit $?\npg_isready -h orders-db",
+        "redis-cli -h localhost ping\nexit\npg_isready -h orders-db",
+        "redis-cli -h localhost ping; exit 1; pg_isready -h orders-db",
+        "set -e; redis-cli -h localhost ping; exit; pg_isready -h orders-db",
+        "exec redis-cli -h localhost ping\npg_isready -h orders-db",
+        "f() { return 0; pg_isready -h orders-db; }; f; redis-cli -h localhost ping",
+        "redis-cli -h localhost ping || exit 1\nexit 0\npg_isready -h orders-db",
+        "while true; do redis-cli -h localhost ping; exit $?; pg_isready -h orders-db; done",
+    ] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency), "{script}");
+    }
+    // An exit that may not run, one that ends a subshell only, an `exec` that only redirects, and
+    // a check before the exit: the check runs.
+    for script in [
+        "redis-cli -h localhost ping || exit 1\npg_isready -h orders-db",
+        "[ -f /tmp/ok ] && exit 0\npg_isready -h orders-db",
+        "if [ -f /tmp/ok ]; then exit 0; fi\npg_isready -h orders-db",
+        "(exit 0); pg_isready -h orders-db",
+        "exec 3<>/dev/tcp/127.0.0.1/6379\npg_isready -h orders-db",
+        "pg_isready -h orders-db; exit $?",
+        "{ pg_isready -h orders-db; exit $?; }",
+        "echo x | exit 0; pg_isready -h orders-db",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}
+
+#[test]
+fn the_right_side_of_false_and_or_true_or_never_runs() {
+    for script in
+        ["false && pg_isready -h orders-db; curl -sf localhost:8080/", "true || pg_isready -h orders-db"]
+    {
+        expect_allowed(script);
+    }
+    for script in [
+        "true && pg_isready -h orders-db",
+        "false || pg_isready -h orders-db",
+        "false && echo x || pg_isready -h orders-db",
+        "check && pg_isready -h orders-db",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}

@@ -130,6 +130,16 @@ impl Ctx<'_> {
                 }
                 Some(false)
             }
+            // `false && X` and `true || X`: X never runs (only the exact two-command form).
+            "list" => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
+                let [first, op, _] = kids.as_slice() else {
+                    return None;
+                };
+                let value = constant_condition(&[*first], walk)?;
+                (value == (op.kind() == "||")).then_some(false)
+            }
             "while_statement" => {
                 let mut cursor = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
@@ -141,6 +151,31 @@ impl Ctx<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// Whether `n` is a statement after which nothing else in its list runs: `exit`, `return`, or
+/// `exec` with a program (which replaces the shell; `exec 3<>/dev/tcp/...` alone does not), as a
+/// statement of its own in a script, a `{ }` group, a subshell or a loop body (not after `&&`,
+/// `||`, in a pipeline or in an `if` branch: those may not run).
+pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
+    if n.kind() != "command"
+        || !n
+            .parent()
+            .is_some_and(|p| matches!(p.kind(), "program" | "compound_statement" | "subshell" | "do_group"))
+    {
+        return false;
+    }
+    let Some(name) = n.child_by_field_name("name") else {
+        return false;
+    };
+    match src.get(name.start_byte()..name.end_byte()) {
+        Some("exit" | "return") => true,
+        Some("exec") => {
+            let mut c = n.walk();
+            n.children_by_field_name("argument", &mut c).next().is_some()
+        }
+        _ => false,
     }
 }
 

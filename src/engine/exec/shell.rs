@@ -272,13 +272,17 @@ impl Ctx<'_> {
             if descend && cursor.goto_first_child() {
                 continue;
             }
+            // Nothing after an unconditional `exit`, `return` or `exec PROGRAM` in the same list
+            // runs (break-it pass: `check; exit $?` followed by other commands).
+            let mut ended = super::flow::ends_its_list(n, walk.src);
             loop {
                 if cursor.node() == node {
                     return;
                 }
-                if cursor.goto_next_sibling() {
+                if !ended && cursor.goto_next_sibling() {
                     break;
                 }
+                ended = false;
                 if !cursor.goto_parent() {
                     return;
                 }
