@@ -351,3 +351,22 @@ fn the_right_side_of_false_and_or_true_or_never_runs() {
         expect_denied(script, "orders-db");
     }
 }
+
+#[test]
+fn an_xargs_placeholder_is_a_value_known_only_at_run_time() {
+    for script in [
+        "echo localhost | xargs -I{} pg_isready -h {}",
+        "echo localhost | xargs -I {} pg_isready -h {}",
+        "echo 127.0.0.1 | xargs -I HOST redis-cli -h HOST ping",
+        "echo localhost | xargs --replace=@ pg_isready -h @",
+        "echo localhost | xargs -i pg_isready -h {}",
+    ] {
+        expect_allowed(script);
+    }
+    for script in [
+        "echo x | xargs -I{} pg_isready -h orders-db -d {}",
+        "echo orders-db | xargs -n 1 pg_isready -h orders-db",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}

@@ -411,11 +411,16 @@ impl Ctx<'_> {
             }
             Shape::Cloud => {
                 let p = c.syntax.parse(a);
-                let target = p.get(c.host_opts).pop().unwrap_or_else(|| {
-                    let service = p.pos.first().map(String::as_str).unwrap_or("");
-                    format!("{name} {service} API").replace("  ", " ")
-                });
-                vec![Hit::always(c.category, target)]
+                // An endpoint given (`aws --endpoint-url http://localhost:4566`, localstack or
+                // DynamoDB local in this Pod) is classified like any host (fresh-user pass).
+                if let Some(endpoint) = p.get(c.host_opts).pop() {
+                    return vec![Hit::new(c.category, hosts_of(&endpoint), endpoint)];
+                }
+                if name == "mc" {
+                    return self.minio_alias(c, &p.pos, ov);
+                }
+                let service = p.pos.first().map(String::as_str).unwrap_or("");
+                vec![Hit::always(c.category, format!("{name} {service} API").replace("  ", " "))]
             }
             Shape::Consul => self.consul(c, a, ov),
             Shape::Dns => self.dns(name, a),
@@ -576,6 +581,27 @@ impl Ctx<'_> {
         }
         let target = addr.unwrap_or_else(|| "local Consul agent (catalog)".to_string());
         vec![Hit::always(c.category, target)]
+    }
+
+    /// MinIO's `mc`: the server is the alias's URL (`mc ready ALIAS`, `mc ls ALIAS/bucket`), from
+    /// `MC_HOST_<alias>` (MinIO docs, "mc" environment variables) or else the client's config
+    /// file, which admission cannot read: only an alias set in the environment is judged, and its
+    /// URL classified like any host (`local`, `http://localhost:9000` in the default config, is
+    /// this Pod's own server: MinIO's documented health check is `mc ready local`).
+    fn minio_alias(&mut self, c: &Client, positional: &[String], ov: &[(String, String)]) -> Vec<Hit> {
+        for word in positional.iter().skip(1) {
+            let alias = word.split('/').next().unwrap_or(word);
+            if alias.is_empty()
+                || !alias.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+            {
+                continue;
+            }
+            if let Some(url) = self.tool_env(&format!("MC_HOST_{alias}"), ov) {
+                let hit = Hit::new(c.category, hosts_of(&url), super::redact::redact_secrets(&url));
+                return vec![hit.via(&format!("MC_HOST_{alias}"))];
+            }
+        }
+        Vec::new()
     }
 
     /// Whether a hit reaches a dependency: always, or through a host that is not this Pod (a host

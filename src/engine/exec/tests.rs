@@ -313,6 +313,24 @@ fn dns_and_control_plane_always() {
     assert_eq!(fires(&["dig", "+short", "db.prod.svc"]).target, "db.prod.svc");
     assert_eq!(fires(&["host", "-t", "A", "db"]).category, C::Dns);
     assert_eq!(fires(&["aws", "sts", "get-caller-identity"]).category, C::CloudApi);
+    // An endpoint given is classified like any host: localstack or DynamoDB local in this Pod is
+    // not the cloud (fresh-user pass); a remote one is reached.
+    quiet(&["aws", "--endpoint-url", "http://localhost:9000", "s3", "ls"]);
+    quiet(&["aws", "--endpoint-url=http://127.0.0.1:4566", "sqs", "list-queues"]);
+    quiet(&["aws", "dynamodb", "list-tables", "--endpoint-url", "http://localhost:8000"]);
+    let d = fires(&["aws", "--endpoint-url", "https://s3.prod.example", "s3", "ls"]);
+    assert_eq!((d.category, d.target.as_str()), (C::CloudApi, "https://s3.prod.example"));
+    // MinIO's mc: the alias's URL from MC_HOST_<alias>; `local` (the default config's
+    // http://localhost:9000) or an alias from the config file is not judged.
+    quiet(&["mc", "ready", "local"]);
+    quiet(&["mc", "admin", "info", "local"]);
+    quiet_in(&["mc", "ready", "myminio"], &env(&[("MC_HOST_myminio", lit("http://u:p@localhost:9000"))]));
+    let d = fires_in(
+        &["mc", "ls", "prod/bucket"],
+        &env(&[("MC_HOST_prod", lit("https://u:pw@minio.prod.svc:9000"))]),
+    );
+    assert_eq!(d.category, C::CloudApi);
+    assert!(d.target.contains("minio.prod.svc") && !d.target.contains("pw"), "{}", d.target);
     assert_eq!(fires(&["consul", "catalog", "services"]).category, C::ServiceDiscovery);
     assert_eq!(
         fires(&["consul", "members", "-http-addr=consul-server.consul.svc:8500"]).category,

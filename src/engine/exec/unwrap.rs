@@ -346,6 +346,48 @@ impl Ctx<'_> {
                 }
                 // `xargs [OPTS] CMD ARGS`: the command runs with extra arguments from stdin.
                 "xargs" => {
+                    // `-I R` / `-IR` / `--replace[=R]` / `-i` (R `{}`): R in the command's words
+                    // stands for a line of stdin, a value known only at run time: never a host
+                    // that denies (fresh-user pass: `xargs -I{} pg_isready -h {}`).
+                    let placeholder =
+                        rest.iter().take_while(|r| r.starts_with('-')).enumerate().find_map(|(k, r)| match r
+                            .as_str()
+                        {
+                            "-I" => rest.get(k + 1).cloned(),
+                            "-i" | "--replace" => Some("{}".to_string()),
+                            _ => r
+                                .strip_prefix("--replace=")
+                                .or_else(|| r.strip_prefix("-I"))
+                                .or_else(|| r.strip_prefix("-i"))
+                                .filter(|p| !p.is_empty())
+                                .map(str::to_string),
+                        });
+                    let k = skip_opts(
+                        &rest,
+                        &[
+                            "-n",
+                            "-I",
+                            "-i",
+                            "-L",
+                            "-P",
+                            "-d",
+                            "-s",
+                            "-E",
+                            "-a",
+                            "--max-args",
+                            "--max-procs",
+                            "--delimiter",
+                        ],
+                    );
+                    if let Some(placeholder) = placeholder
+                        && raw_rest[k..].iter().any(|a| a.contains(placeholder.as_str()))
+                    {
+                        // The command after xargs' options, its placeholder a value not followed.
+                        let unknown = self.new_ref(super::RefKind::Unknown, &placeholder).to_string();
+                        let command: Vec<String> =
+                            raw_rest[k..].iter().map(|a| a.replace(placeholder.as_str(), &unknown)).collect();
+                        return self.analyze_args(&command, overrides, prefix_disp, depth + 1);
+                    }
                     i += 1 + skip_opts(
                         &rest,
                         &[
