@@ -184,20 +184,34 @@ pub fn shard_of(namespace: &str, count: u32) -> u32 {
 }
 
 /// A token-bucket-of-one rate limit: requests are spaced at least `1/qps` apart.
+///
+/// Each request takes the next free slot and sleeps until it; no lock is held while it waits.
+/// (A lock held across the wait deadlocked the audit: a list request polled once and then left
+/// unpolled, while the loop that drives it awaited a ConfigMap read, kept the lock that read
+/// needed.)
 struct RateLimit {
-    interval: tokio::sync::Mutex<tokio::time::Interval>,
+    period: Duration,
+    /// The next free slot.
+    next: std::sync::Mutex<tokio::time::Instant>,
 }
 
 impl RateLimit {
     fn new(qps: f64) -> RateLimit {
         let qps = if qps.is_finite() && qps > 0.0 { qps } else { 1.0 };
-        let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / qps));
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        RateLimit { interval: tokio::sync::Mutex::new(interval) }
+        RateLimit {
+            period: Duration::from_secs_f64(1.0 / qps),
+            next: std::sync::Mutex::new(tokio::time::Instant::now()),
+        }
     }
 
     async fn wait(&self) {
-        self.interval.lock().await.tick().await;
+        let at = {
+            let mut next = self.next.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let at = (*next).max(tokio::time::Instant::now());
+            *next = at + self.period;
+            at
+        };
+        tokio::time::sleep_until(at).await;
     }
 }
 
@@ -948,6 +962,35 @@ pub fn pod_selector(kind: WorkloadKind, raw: &RawValue) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request that took its slot and is then never polled again (a list stream paused while its
+    /// consumer awaits a ConfigMap read) blocks no other request (the audit deadlocked on it).
+    #[tokio::test]
+    async fn a_waiting_request_left_unpolled_blocks_no_other() {
+        let limit = RateLimit::new(20.0);
+        limit.wait().await;
+        let mut stalled = Box::pin(limit.wait());
+        std::future::poll_fn(|cx| {
+            assert!(stalled.as_mut().poll(cx).is_pending(), "the second slot is 50 ms away");
+            std::task::Poll::Ready(())
+        })
+        .await;
+        tokio::time::timeout(Duration::from_secs(10), limit.wait())
+            .await
+            .expect("a third request waits for its own slot, not for the stalled one");
+        drop(stalled);
+    }
+
+    #[tokio::test]
+    async fn requests_are_spaced_by_the_period() {
+        let limit = RateLimit::new(50.0);
+        let start = tokio::time::Instant::now();
+        for _ in 0..5 {
+            limit.wait().await;
+        }
+        // Five slots: the first at once, then four periods of 20 ms.
+        assert!(start.elapsed() >= Duration::from_millis(80), "{:?}", start.elapsed());
+    }
 
     #[test]
     fn namespace_names_are_checked_before_they_reach_a_path() {

@@ -858,3 +858,50 @@ async fn watch_mode_follows_namespaces_into_and_out_of_its_namespace_selector() 
     // Namespace passes, not full ones.
     assert_eq!(watcher.metric("probegate_audit_passes_total{result=\"ok\"}").await, Some(1.0));
 }
+
+/// A Deployment whose liveness host comes from a ConfigMap (`configMapKeyRef`) makes the audit
+/// read that ConfigMap while the other kinds are still being listed. With a rate limit that held
+/// its lock while waiting, that read deadlocked against a paused list request and `audit` never
+/// returned (fresh-user pass). At the default `--qps`, with and without the ConfigMap.
+#[tokio::test]
+async fn audit_reads_a_configmap_while_other_kinds_are_listed() {
+    let ns = harness::namespace("audit-cm-env").await;
+    let container = json!({"name": "app", "image": "redis:7", "ports": [{"containerPort": 6379}],
+        "env": [{"name": "REDIS_HOST", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "redis"}}}],
+        "livenessProbe": {"exec": {"command": ["sh", "-c", "redis-cli -h $REDIS_HOST ping"]}}});
+    apply(&json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "cache-client", "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "c"}},
+            "template": {"metadata": {"labels": {"app": "c"}}, "spec": {"containers": [container]}}}}));
+    let kubeconfig = harness::cluster().kubeconfig.clone();
+    for with_configmap in [false, true] {
+        if with_configmap {
+            apply(
+                &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": ns},
+                "data": {"redis": "cache.shop.svc"}}),
+            );
+        }
+        // The child is killed at the deadline, so a regression fails here instead of hanging.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+            .args(["audit", "-n", &ns, "-o", "json"])
+            .env("KUBECONFIG", &kubeconfig)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("audit did not return within 60 s (ConfigMap present: {with_configmap})");
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let report = json_of(&child.wait_with_output().unwrap());
+        assert!(
+            finding(&report, "Deployment", "cache-client", "liveness-dependency").is_some(),
+            "ConfigMap present: {with_configmap}: {report}"
+        );
+    }
+}
