@@ -1254,7 +1254,14 @@ fn windows_program_paths_are_the_programs_they_name() {
             &[program, "-Command", "Invoke-WebRequest -UseBasicParsing http://localhost:8080/health"],
         );
     }
-    for program in ["C:\\Windows\\System32\\cmd.exe", "CMD.EXE", "c:\\windows\\system32\\CMD"] {
+    // A drive path with forward slashes, and a backslash path without a drive, name cmd too.
+    for program in [
+        "C:\\Windows\\System32\\cmd.exe",
+        "CMD.EXE",
+        "c:\\windows\\system32\\CMD",
+        "C:/Windows/System32/cmd",
+        "Windows\\System32\\cmd",
+    ] {
         assert_denied_reaching(
             "",
             "[]",
