@@ -31,8 +31,9 @@ fn check(file: &std::path::Path, extra: &[&str]) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_check_output() {
+/// A server logging at `level` (its CA in a temp folder, returned so it lives as long as the
+/// test), an HTTPS client trusting it, and its base URL.
+fn serve_logging(level: &str) -> (tempfile::TempDir, common::Served, reqwest::Client, String) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
@@ -40,10 +41,16 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
         .iter()
         .map(|s| s.to_string())
         .collect();
-    // Every level the server logs at, the request spans included.
-    let served = common::Served::start(&args, &[("RUST_LOG", "trace")], Duration::from_secs(30));
+    let served = common::Served::start(&args, &[("RUST_LOG", level)], Duration::from_secs(30));
     let client = common::https_client(&[&std::fs::read_to_string(&ca).unwrap()], false);
     let base = format!("https://localhost:{}", served.addr.port());
+    (dir, served, client, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_check_output() {
+    // Every level the server logs at, the request spans included.
+    let (dir, served, client, base) = serve_logging("trace");
 
     // Random secrets from proptest's runner (three: each runs every spelling through the server and
     // two `check` runs).
@@ -99,16 +106,7 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
 /// start a forged log line (break-it pass: the debug line wrote it raw).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crafted_uid_cannot_forge_a_log_line() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("ca.pem");
-    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--write-ca", &ca.display().to_string()]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let served = common::Served::start(&args, &[("RUST_LOG", "debug")], Duration::from_secs(30));
-    let client = common::https_client(&[&std::fs::read_to_string(&ca).unwrap()], false);
-    let base = format!("https://localhost:{}", served.addr.port());
+    let (_dir, served, client, base) = serve_logging("debug");
     let forged = "FORGED admission decision denied=true";
     let allowed = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ok", "namespace": "shop"},
         "spec": {"containers": [{"name": "app", "image": "x"}]}});

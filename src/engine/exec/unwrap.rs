@@ -169,6 +169,10 @@ pub(super) fn windows_program(word: &str) -> Option<String> {
     (drive || word.contains('\\') || exe).then(|| last.to_ascii_lowercase())
 }
 
+/// xargs options that take a value (GNU findutils, xargs(1)).
+const XARGS_VALUE_OPTS: &[&str] =
+    &["-n", "-I", "-i", "-L", "-P", "-d", "-s", "-E", "-a", "--max-args", "--max-procs", "--delimiter"];
+
 impl Ctx<'_> {
     /// Analyse one simple command (`args` resolved, markers allowed): unwrap wrappers, then
     /// hand the client to its parser.
@@ -362,23 +366,7 @@ impl Ctx<'_> {
                                 .filter(|p| !p.is_empty())
                                 .map(str::to_string),
                         });
-                    let k = skip_opts(
-                        &rest,
-                        &[
-                            "-n",
-                            "-I",
-                            "-i",
-                            "-L",
-                            "-P",
-                            "-d",
-                            "-s",
-                            "-E",
-                            "-a",
-                            "--max-args",
-                            "--max-procs",
-                            "--delimiter",
-                        ],
-                    );
+                    let k = skip_opts(&rest, XARGS_VALUE_OPTS);
                     if let Some(placeholder) = placeholder
                         && raw_rest[k..].iter().any(|a| a.contains(placeholder.as_str()))
                     {
@@ -388,23 +376,7 @@ impl Ctx<'_> {
                             raw_rest[k..].iter().map(|a| a.replace(placeholder.as_str(), &unknown)).collect();
                         return self.analyze_args(&command, overrides, prefix_disp, depth + 1);
                     }
-                    i += 1 + skip_opts(
-                        &rest,
-                        &[
-                            "-n",
-                            "-I",
-                            "-i",
-                            "-L",
-                            "-P",
-                            "-d",
-                            "-s",
-                            "-E",
-                            "-a",
-                            "--max-args",
-                            "--max-procs",
-                            "--delimiter",
-                        ],
-                    );
+                    i += 1 + k;
                 }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);
