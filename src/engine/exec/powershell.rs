@@ -494,6 +494,342 @@ fn marker_text(c: char) -> String {
     c.to_string()
 }
 
+/// A function the script defines (`function NAME [(PARAMS)] { BODY }`, or `filter`): its name
+/// (lowercase, without a scope modifier), its parameters' keys in order, and its body. The body
+/// runs only where the script calls it (about_Functions), with the arguments bound to the
+/// parameters by name or position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PsFunction {
+    name: String,
+    params: Vec<String>,
+    body: String,
+}
+
+/// The script's characters with strings and comments masked: a quoted character is `x`, a
+/// comment is blanks, so brackets and keywords found in the mask are code. Same length as `chars`.
+fn code_mask(chars: &[char]) -> Vec<char> {
+    let mut m = chars.to_vec();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\'' | '\u{2018}' | '\u{2019}' => {
+                i += 1;
+                while i < chars.len() {
+                    if matches!(chars[i], '\'' | '\u{2018}' | '\u{2019}') {
+                        if chars.get(i + 1) == Some(&'\'') {
+                            m[i] = 'x';
+                            m[i + 1] = 'x';
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    m[i] = 'x';
+                    i += 1;
+                }
+            }
+            '"' | '\u{201C}' | '\u{201D}' => {
+                i += 1;
+                while i < chars.len() && !matches!(chars[i], '"' | '\u{201C}' | '\u{201D}') {
+                    if chars[i] == '`' && i + 1 < chars.len() {
+                        m[i] = 'x';
+                        i += 1;
+                    }
+                    m[i] = 'x';
+                    i += 1;
+                }
+            }
+            '`' if i + 1 < chars.len() => {
+                m[i + 1] = 'x';
+                i += 1;
+            }
+            '#' if i == 0 || chars[i - 1].is_whitespace() || matches!(chars[i - 1], ';' | '{' | '}') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    m[i] = ' ';
+                    i += 1;
+                }
+                continue;
+            }
+            '<' if chars.get(i + 1) == Some(&'#') => {
+                while i < chars.len() && !(chars[i] == '#' && chars.get(i + 1) == Some(&'>')) {
+                    m[i] = ' ';
+                    i += 1;
+                }
+                for c in m.iter_mut().skip(i).take(2) {
+                    *c = ' ';
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    m
+}
+
+/// Whether `c` continues a keyword or a name (so a keyword must not touch it).
+fn name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '$' | ':' | '.' | '\\' | '/')
+}
+
+/// The keyword (lowercase) starting at `i` in the mask, when one starts there.
+fn keyword_at(m: &[char], i: usize) -> Option<String> {
+    if i > 0 && name_char(m[i - 1]) {
+        return None;
+    }
+    let len = m[i..].iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    if len == 0 || m.get(i + len).is_some_and(|c| name_char(*c)) {
+        return None;
+    }
+    let word: String = m[i..i + len].iter().collect::<String>().to_ascii_lowercase();
+    matches!(word.as_str(), "function" | "filter" | "if" | "elseif" | "else" | "exit" | "return")
+        .then_some(word)
+}
+
+/// Index of the first non-blank at or after `i` (newlines included).
+fn skip_blank(m: &[char], mut i: usize) -> usize {
+    while i < m.len() && m[i].is_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The `(` ... `)` then `{` ... `}` of an `if`/`elseif` after `i` (or only the block for
+/// `else`): the condition's inner range and the block's closing index.
+fn clause(m: &[char], i: usize, with_condition: bool) -> Option<(std::ops::Range<usize>, usize)> {
+    let mut k = skip_blank(m, i);
+    let mut cond = k..k;
+    if with_condition {
+        if m.get(k) != Some(&'(') {
+            return None;
+        }
+        let close = closing(m, k);
+        if close >= m.len() {
+            return None;
+        }
+        cond = k + 1..close;
+        k = skip_blank(m, close + 1);
+    }
+    if m.get(k) != Some(&'{') {
+        return None;
+    }
+    let close = closing(m, k);
+    (close < m.len()).then_some((cond, close))
+}
+
+/// Parameter keys of a `param(...)` block or a function's `(...)` list: each `$name` that ends a
+/// declaration (before `,`, `=`, `)` or the end), type constraints and attributes skipped.
+fn param_keys(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '$' {
+            let end = chars[i + 1..]
+                .iter()
+                .position(|c| !(c.is_alphanumeric() || matches!(c, '_' | ':')))
+                .map_or(chars.len(), |p| i + 1 + p);
+            let next = skip_blank(&chars, end);
+            if end > i + 1 && matches!(chars.get(next), None | Some(',') | Some('=') | Some(')')) {
+                keys.push(var_key(&chars[i + 1..end].iter().collect::<String>()));
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    keys
+}
+
+/// A function's `param(...)` block at the start of its body (after `[CmdletBinding()]`-style
+/// attributes).
+fn body_params(body: &[char], mask: &[char]) -> Vec<String> {
+    let mut k = skip_blank(mask, 0);
+    while mask.get(k) == Some(&'[') {
+        k = skip_blank(mask, closing(mask, k) + 1);
+    }
+    let word: String = mask[k.min(mask.len())..].iter().take(5).collect::<String>().to_ascii_lowercase();
+    if word != "param" {
+        return Vec::new();
+    }
+    let open = skip_blank(mask, k + 5);
+    if mask.get(open) != Some(&'(') {
+        return Vec::new();
+    }
+    let close = closing(mask, open).min(body.len());
+    param_keys(&body[open + 1..close].iter().collect::<String>())
+}
+
+/// Blanks `out[range]` and `m[range]`, keeping newlines (statement ends).
+fn blank(out: &mut [char], m: &mut [char], range: std::ops::Range<usize>) {
+    for k in range {
+        if out[k] != '\n' {
+            out[k] = ' ';
+            m[k] = ' ';
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// A script with the code that never runs blanked, and the functions it defines (their
+    /// definitions blanked too: a body runs where it is called, [`PsFunction`]).
+    /// - `if`/`elseif`/`else` branches whose condition is known ([`Ctx::ps_condition`]): only the
+    ///   branch taken stays;
+    /// - everything after an `exit` or `return` that is a statement of the script's top level
+    ///   (about_Language_Keywords: `exit` ends the script, `return` at script level too).
+    fn ps_prune(&mut self, script: &str) -> (String, Vec<PsFunction>) {
+        let chars: Vec<char> = script.chars().collect();
+        let mut m = code_mask(&chars);
+        let mut out = chars.clone();
+        let mut funcs = Vec::new();
+        let (mut i, mut depth) = (0usize, 0usize);
+        while i < m.len() {
+            let Some(word) = keyword_at(&m, i) else {
+                match m[i] {
+                    '{' | '(' => depth += 1,
+                    '}' | ')' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            };
+            let after = i + word.len();
+            match word.as_str() {
+                "function" | "filter" => {
+                    let start = skip_blank(&m, after);
+                    let name_end =
+                        m[start..].iter().position(|c| !name_char(*c)).map_or(m.len(), |p| start + p);
+                    let name: String = chars[start..name_end].iter().collect::<String>().to_ascii_lowercase();
+                    let name = name.rsplit(':').next().unwrap_or_default().to_string();
+                    let mut k = skip_blank(&m, name_end);
+                    let mut params = None;
+                    if m.get(k) == Some(&'(') {
+                        let close = closing(&m, k).min(m.len());
+                        params = Some(param_keys(&chars[k + 1..close].iter().collect::<String>()));
+                        k = skip_blank(&m, close + 1);
+                    }
+                    if name.is_empty() || m.get(k) != Some(&'{') || closing(&m, k) >= m.len() {
+                        i = after;
+                        continue;
+                    }
+                    let close = closing(&m, k);
+                    let params =
+                        params.unwrap_or_else(|| body_params(&chars[k + 1..close], &m[k + 1..close]));
+                    let body = chars[k + 1..close].iter().collect();
+                    funcs.push(PsFunction { name, params, body });
+                    blank(&mut out, &mut m, i..close + 1);
+                    i = close + 1;
+                }
+                "if" => {
+                    // The chain's branches in order; once one is surely taken, the rest are dead.
+                    let (mut at, mut kw, mut taken) = (i, word, false);
+                    while let Some((cond, close)) = clause(&m, at + kw.len(), kw != "else") {
+                        let value = if kw == "else" {
+                            Some(true)
+                        } else {
+                            self.ps_condition(&chars[cond].iter().collect::<String>(), script)
+                        };
+                        if taken || value == Some(false) {
+                            blank(&mut out, &mut m, at..close + 1);
+                        } else if value == Some(true) {
+                            taken = true;
+                        }
+                        let next = skip_blank(&m, close + 1);
+                        match (next < m.len()).then(|| keyword_at(&m, next)).flatten() {
+                            Some(k) if k == "elseif" || k == "else" => (at, kw) = (next, k),
+                            _ => break,
+                        }
+                    }
+                    i = after;
+                }
+                "exit" | "return" if depth == 0 => {
+                    let before = m[..i].iter().rev().find(|c| !matches!(c, ' ' | '\t'));
+                    if matches!(before, None | Some('\n') | Some(';') | Some('}')) {
+                        let end =
+                            m[i..].iter().position(|c| matches!(c, ';' | '\n')).map_or(m.len(), |p| i + p);
+                        let len = m.len();
+                        blank(&mut out, &mut m, end..len);
+                        // A `return` ends nothing more: the script ends here.
+                        break;
+                    }
+                    i = after;
+                }
+                _ => i = after,
+            }
+        }
+        (out.into_iter().collect(), funcs)
+    }
+
+    /// The value of an `if` condition when it is known at admission: `$true`, `$false`, `$null`,
+    /// `0`, `1`, `-not`/`!` of one, and `-eq`/`-ne` (`-ieq`, `-ine`, `-ceq`, `-cne`) between
+    /// string literals and `$env:NAME` variables whose value is a literal of the container's env
+    /// that the script never sets (about_Comparison_Operators: `-eq` ignores case, `-ceq` does not).
+    fn ps_condition(&self, cond: &str, script: &str) -> Option<bool> {
+        let c = cond.trim();
+        if let Some(inner) = c.strip_prefix('(').and_then(|x| x.strip_suffix(')'))
+            && closing(&c.chars().collect::<Vec<_>>(), 0) == c.chars().count() - 1
+        {
+            return self.ps_condition(inner, script);
+        }
+        let lower = c.to_ascii_lowercase();
+        if let Some(rest) = lower.strip_prefix("-not ").or_else(|| lower.strip_prefix('!')) {
+            return self.ps_condition(&c[c.len() - rest.len()..], script).map(|v| !v);
+        }
+        match lower.as_str() {
+            "$true" | "1" => return Some(true),
+            "$false" | "0" | "$null" => return Some(false),
+            _ => {}
+        }
+        let words: Vec<&str> = c.split_whitespace().collect();
+        let [a, op, b] = words.as_slice() else { return None };
+        let (negate, case) = match op.to_ascii_lowercase().as_str() {
+            "-eq" | "-ieq" => (false, false),
+            "-ne" | "-ine" => (true, false),
+            "-ceq" => (false, true),
+            "-cne" => (true, true),
+            _ => return None,
+        };
+        let (a, b) = (self.ps_operand(a, script)?, self.ps_operand(b, script)?);
+        let equal = if case { a == b } else { a.to_lowercase() == b.to_lowercase() };
+        Some(equal != negate)
+    }
+
+    /// A comparison operand known at admission: a quoted literal without `$`, or `$env:NAME`
+    /// with a literal value in the container's env that the script does not assign.
+    fn ps_operand(&self, w: &str, script: &str) -> Option<String> {
+        if let Some(q) = w.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+            return (!q.contains('\'')).then(|| q.to_string());
+        }
+        if let Some(q) = w.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+            return (!q.contains(['$', '`', '"'])).then(|| q.to_string());
+        }
+        let lower = w.to_ascii_lowercase();
+        let name = lower
+            .strip_prefix("$env:")
+            .or_else(|| lower.strip_prefix("${env:").and_then(|x| x.strip_suffix('}')))?;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        // Set anywhere in the script (`$env:MODE = ...`, `Set-Item env:MODE`, .NET): not known.
+        let text = script.to_ascii_lowercase();
+        let drive = format!("env:{name}");
+        for (at, _) in text.match_indices(&drive) {
+            let rest = text[at + drive.len()..].trim_start();
+            let read = text[..at].ends_with('$') || text[..at].ends_with("${");
+            if !read || (rest.starts_with('=') && !rest.starts_with("==")) || rest.starts_with("+=") {
+                return None;
+            }
+        }
+        if text.contains("setenvironmentvariable") {
+            return None;
+        }
+        match self.env.vars.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v) {
+            Some(EnvValue::Literal(v)) => Some(v.clone()),
+            _ => None,
+        }
+    }
+}
+
 impl Ctx<'_> {
     /// `powershell`/`pwsh` with `raw_rest` as its arguments.
     pub(super) fn powershell(
@@ -566,7 +902,25 @@ impl Ctx<'_> {
             || lower.contains("pingsucceeded")
             || lower.contains("quiet"))
             && (lower.contains("exit") || lower.contains("throw"));
-        let mut vars: Vec<(String, String)> = Vec::new();
+        self.ps_block(script, edition, test_decides, depth, Vec::new(), &[])
+    }
+
+    /// The statements of `script` (the whole script, or a function's body run with `vars`
+    /// holding its arguments), code that never runs left out ([`Ctx::ps_prune`]). `outer`: the
+    /// functions defined around it.
+    fn ps_block(
+        &mut self,
+        script: &str,
+        edition: Edition,
+        test_decides: bool,
+        depth: usize,
+        mut vars: Vec<(String, String)>,
+        outer: &[PsFunction],
+    ) -> Option<Dependency> {
+        let (pruned, defined) = self.ps_prune(script);
+        let script = pruned.as_str();
+        let mut funcs = outer.to_vec();
+        funcs.extend(defined);
         for statement in statements(script) {
             if !self.spend_units(statement.len()) {
                 return None;
@@ -595,6 +949,19 @@ impl Ctx<'_> {
             let Some(first) = words.first() else { continue };
             let cmdlet = first.to_ascii_lowercase();
             let args = &words[1..];
+            // A call of a function the script defines: its body, the arguments bound.
+            if let Some(f) = funcs.iter().rev().find(|f| f.name == cmdlet) {
+                if depth >= MAX_DEPTH {
+                    continue;
+                }
+                let mut inner = vars.clone();
+                inner.extend(self.bind_arguments(&f.params, args));
+                let (body, funcs_here) = (f.body.clone(), funcs.clone());
+                if let Some(d) = self.ps_block(&body, edition, test_decides, depth + 1, inner, &funcs_here) {
+                    return Some(d);
+                }
+                continue;
+            }
             if matches!(cmdlet.as_str(), "set-variable" | "sv" | "new-variable" | "nv") {
                 let (key, value) = self.set_variable(args);
                 vars.extend(key.map(|k| (k, value)));
@@ -645,6 +1012,49 @@ impl Ctx<'_> {
             }
         }
         None
+    }
+
+    /// A function call's arguments bound to the function's parameters (about_Functions): `-NAME
+    /// VALUE` or `-NAME:VALUE` by name (any unique prefix), the others by position; a parameter
+    /// given nothing is a value the analysis does not follow.
+    fn bind_arguments(&mut self, params: &[String], args: &[String]) -> Vec<(String, String)> {
+        let mut bound: Vec<(String, String)> = Vec::new();
+        let mut positional = Vec::new();
+        let mut k = 0;
+        while k < args.len() {
+            let a = &args[k];
+            let named = a.strip_prefix('-').filter(|n| !n.is_empty()).and_then(|n| {
+                let (n, inline) = match n.split_once(':') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (n, None),
+                };
+                let n = n.to_ascii_lowercase();
+                let mut matching = params.iter().filter(|p| p.starts_with(&n));
+                let p = matching.next()?;
+                matching.next().is_none().then(|| (p.clone(), inline))
+            });
+            match named {
+                Some((p, Some(v))) => bound.push((p, v)),
+                Some((p, None)) => {
+                    k += 1;
+                    bound.push((p, args.get(k).cloned().unwrap_or_default()));
+                }
+                None => positional.push(a.clone()),
+            }
+            k += 1;
+        }
+        let mut positional = positional.into_iter();
+        for p in params {
+            if bound.iter().any(|(b, _)| b == p) {
+                continue;
+            }
+            let value = match positional.next() {
+                Some(v) => v,
+                None => marker_text(self.new_ref(RefKind::Unknown, &format!("${p}"))),
+            };
+            bound.push((p.clone(), value));
+        }
+        bound
     }
 
     /// The value an assignment gives its variable, when it is known: strings, numbers and
@@ -1350,5 +1760,76 @@ mod tests {
         let b64 = base64::engine::general_purpose::STANDARD.encode(utf16);
         assert_eq!(target(&["powershell", "-EncodedCommand", &b64]), "http://orders.svc/health");
         assert_eq!(target(&["pwsh", "-ec", &b64]), "http://orders.svc/health");
+    }
+
+    #[test]
+    fn code_that_never_runs_is_not_analysed() {
+        let db = "Invoke-WebRequest http://orders.svc/health";
+        // Break-it pass: each was denied as reaching orders.svc.
+        quiet(&["pwsh", "-c", &format!("function Check {{ {db} }}; exit 0")]);
+        quiet(&["pwsh", "-c", &format!("filter Check {{ {db} }}\nWrite-Output ok")]);
+        quiet(&["pwsh", "-c", &format!("if ($false) {{ {db} }}")]);
+        quiet(&["pwsh", "-c", &format!("if (-not $true) {{ {db} }} elseif (0) {{ {db} }}")]);
+        quiet(&["pwsh", "-c", &format!("if ($true) {{ exit 0 }} else {{ {db} }}")]);
+        quiet(&["pwsh", "-c", &format!("if ($null) {{ {db} }} elseif (1) {{ exit 0 }} else {{ {db} }}")]);
+        quiet(&["pwsh", "-c", &format!("exit 0; {db}")]);
+        quiet(&["pwsh", "-c", &format!("Write-Output ok\n  exit\n{db}")]);
+        quiet(&["powershell", "-Command", &format!("return; {db}")]);
+        // A keyword inside a string or a comment is text.
+        quiet(&["pwsh", "-c", &format!("Write-Output 'if ($true) {{'; # exit\nexit 0; {db}")]);
+        // Code that may run still counts: an unknown condition, an exit inside a block or after
+        // `||`, a called function, a branch after a dead one.
+        let fires: &[String] = &[
+            format!("if ($x) {{ exit 0 }}\n{db}"),
+            format!("if (Test-Path C:\\ok) {{ {db} }}"),
+            format!("if ($false) {{ exit 0 }} else {{ {db} }}"),
+            format!("if ($false) {{ exit 0 }} elseif ($y) {{ {db} }}"),
+            format!("if ($false) {{ exit 0 }}; {db}"),
+            format!("try {{ exit 0 }} catch {{ }}; {db}"),
+            format!("Test-Path C:\\x || exit 0; {db}"),
+            format!("function Check {{ {db} }}; Check; exit 0"),
+            format!("function Check {{ {db} }}\n& Check"),
+            format!("Write-Output 'exit'; {db}"),
+            format!("$exit = 1; {db}"),
+        ];
+        for script in fires {
+            assert_eq!(target(&["pwsh", "-c", script]), "http://orders.svc/health", "{script}");
+        }
+    }
+
+    #[test]
+    fn branches_on_a_literal_env_value_follow_it() {
+        let db = "Invoke-WebRequest http://orders.svc/health";
+        let e = env(&[("MODE", EnvValue::Literal("standalone".into()))]);
+        let script = format!("if ($env:MODE -eq 'standalone') {{ exit 0 }} else {{ {db} }}");
+        quiet_in(&["pwsh", "-c", &script], &e);
+        quiet_in(&["pwsh", "-c", &format!("if ($env:mode -ne \"STANDALONE\") {{ {db} }}")], &e);
+        quiet_in(&["pwsh", "-c", &format!("if ('cluster' -eq $env:MODE) {{ {db} }}")], &e);
+        // The other value, `-ceq` on another case, a value the script sets or an env value
+        // not known at admission: the branch may run.
+        let other = env(&[("MODE", EnvValue::Literal("cluster".into()))]);
+        assert_eq!(target_in(&["pwsh", "-c", &script], &other), "http://orders.svc/health");
+        let c = format!("if ($env:MODE -ceq 'Standalone') {{ exit 0 }} else {{ {db} }}");
+        assert_eq!(target_in(&["pwsh", "-c", &c], &e), "http://orders.svc/health");
+        let set = format!("$env:MODE = 'cluster'; {script}");
+        assert_eq!(target_in(&["pwsh", "-c", &set], &e), "http://orders.svc/health");
+        let unknown = env(&[("MODE", EnvValue::Unresolved)]);
+        assert_eq!(target_in(&["pwsh", "-c", &script], &unknown), "http://orders.svc/health");
+        assert_eq!(target(&["pwsh", "-c", &script]), "http://orders.svc/health");
+    }
+
+    #[test]
+    fn function_arguments_are_bound_to_parameters() {
+        let positional = "function Check($u) { Invoke-WebRequest $u }; Check http://orders.svc:8080/";
+        assert_eq!(target(&["pwsh", "-c", positional]), "http://orders.svc:8080/");
+        let named = "function Check { param([string]$Uri, [int]$Timeout = 5)\n Invoke-WebRequest -Uri $Uri }\nCheck -Timeout 3 -Uri http://orders.svc/";
+        assert_eq!(target(&["pwsh", "-c", named]), "http://orders.svc/");
+        let prefix = "function Check([string]$Uri) { iwr $Uri }; Check -U:http://orders.svc/";
+        assert_eq!(target(&["pwsh", "-c", prefix]), "http://orders.svc/");
+        quiet(&["pwsh", "-c", "function Check($u) { Invoke-WebRequest $u }; Check http://localhost:8080/"]);
+        // A parameter given nothing is not followed.
+        quiet(&["pwsh", "-c", "function Check($u) { Invoke-WebRequest $u }; Check"]);
+        // Recursion stops at the nesting bound.
+        quiet(&["pwsh", "-c", "function F { F }; F"]);
     }
 }
