@@ -9,7 +9,7 @@
 //!   `set` earlier on the line.
 //! - `%COMPUTERNAME%` is this machine's (the container's) own name.
 
-use super::context::{Ctx, RefKind};
+use super::context::{Ctx, RefKind, is_reserved_char, marker_index};
 use super::{Dependency, EnvValue};
 
 /// A `set NAME=VALUE` command (`set "NAME=VALUE"`): the name and value. `set /a` (arithmetic) and
@@ -61,6 +61,347 @@ fn commands(line: &str) -> Vec<(String, String)> {
     out
 }
 
+/// `cmd /?` on the text after `/c`: unless `/S` is given and the text is exactly one quoted
+/// program name (two quotes, whitespace and none of `&<>()@^|` between them, naming an
+/// executable), a leading quote and the last quote of the line are removed, the text after the
+/// last quote kept.
+fn strip_cmd_quotes(line: &str, s_switch: bool) -> String {
+    let t = line.trim_start();
+    if !t.starts_with('"') {
+        return line.to_string();
+    }
+    let inner = &t[1..];
+    let quotes = t.matches('"').count();
+    let keeps = !s_switch
+        && quotes == 2
+        && t.trim_end().ends_with('"')
+        && !inner.contains(['&', '<', '>', '(', ')', '@', '^', '|'])
+        && inner.contains(char::is_whitespace)
+        && [".exe\"", ".com\"", ".bat\"", ".cmd\""]
+            .iter()
+            .any(|e| inner.to_ascii_lowercase().trim_end().ends_with(e));
+    if keeps {
+        return line.to_string();
+    }
+    match inner.rfind('"') {
+        Some(last) => format!("{}{}", &inner[..last], &inner[last + 1..]),
+        None => inner.to_string(),
+    }
+}
+
+/// Characters a cmd word may hold that the shell reader would take as syntax: written escaped.
+fn sh_special(c: char) -> bool {
+    matches!(
+        c,
+        '\\' | '$'
+            | '`'
+            | '\''
+            | '"'
+            | '&'
+            | '|'
+            | ';'
+            | '<'
+            | '>'
+            | '('
+            | ')'
+            | '{'
+            | '}'
+            | '#'
+            | '~'
+            | '*'
+            | '?'
+            | '['
+            | ']'
+            | '!'
+            | '^'
+            | '%'
+    ) || c.is_whitespace()
+}
+
+/// A cmd line rewritten as the shell script that has its meaning, for the shell analysis
+/// (Microsoft docs "cmd", "if", "for", "rem", "exit"; cmd's parser as `cmd /?` and `help if`
+/// describe it):
+/// - `&` runs the next command after this one (the shell's `;`); `&&`, `||`, `|` as in sh;
+/// - `^` escapes the next character, and a `^` ending a line joins the next line to it;
+/// - `\`, `$`, `` ` `` and `'` are ordinary characters;
+/// - `if [/i] [not] errorlevel N|exist PATH|defined NAME|A==B|A OP B CMD [else CMD]`: the rest of
+///   the line (or the parenthesised block) runs when the condition holds; a comparison of two
+///   values known here is decided, any other condition is unknown;
+/// - `for ... do CMD`: CMD runs (its loop variable is not followed);
+/// - `@`, `call` run the command; `rem` is a comment; `exit /b N` is `exit N`.
+struct CmdToSh<'a> {
+    c: &'a [char],
+    i: usize,
+}
+
+/// How a condition of `if` turned out: known, or not known at admission.
+fn sh_condition(known: Option<bool>) -> &'static str {
+    match known {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "[ -e /probegate/cmd-if-condition ]",
+    }
+}
+
+impl CmdToSh<'_> {
+    fn peek(&self) -> Option<char> {
+        self.c.get(self.i).copied()
+    }
+
+    fn skip_blanks(&mut self) {
+        while self.peek().is_some_and(|c| c == ' ' || c == '\t' || c == ',' || c == '=' || c == ';') {
+            self.i += 1;
+        }
+    }
+
+    /// The next word (up to a blank, a separator or a parenthesis), lowercase, not consumed.
+    fn word(&self) -> String {
+        self.c[self.i..]
+            .iter()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, '&' | '|' | '(' | ')' | '<' | '>'))
+            .collect::<String>()
+            .to_ascii_lowercase()
+    }
+
+    /// Commands up to the end, or up to an unmatched `)` when `in_block`.
+    fn sequence(&mut self, in_block: bool, is_known: &dyn Fn(&str, &str, bool) -> Option<bool>) -> String {
+        let mut out = String::new();
+        loop {
+            while self.peek().is_some_and(|c| c.is_whitespace()) {
+                self.i += 1;
+            }
+            match self.peek() {
+                None => return out,
+                Some(')') if in_block => return out,
+                _ => {}
+            }
+            out.push_str(&self.command(in_block, is_known));
+            match (self.peek(), self.c.get(self.i + 1)) {
+                (Some('&'), Some('&')) | (Some('|'), Some('|')) => {
+                    out.push_str(if self.peek() == Some('&') { " && " } else { " || " });
+                    self.i += 2;
+                }
+                (Some('&'), _) | (Some('\n'), _) => {
+                    out.push_str(" ; ");
+                    self.i += 1;
+                }
+                (Some('|'), _) => {
+                    out.push_str(" | ");
+                    self.i += 1;
+                }
+                _ => return out,
+            }
+        }
+    }
+
+    /// A block: `( ... )` or the rest of the commands.
+    fn body(&mut self, in_block: bool, is_known: &dyn Fn(&str, &str, bool) -> Option<bool>) -> String {
+        self.skip_blanks();
+        let text = if self.peek() == Some('(') {
+            self.i += 1;
+            let t = self.sequence(true, is_known);
+            if self.peek() == Some(')') {
+                self.i += 1;
+            }
+            t
+        } else {
+            self.sequence(in_block, is_known)
+        };
+        if text.trim().is_empty() { ":".to_string() } else { text }
+    }
+
+    /// One operand of an `if` comparison, as written (quotes kept).
+    fn operand(&mut self) -> String {
+        let mut w = String::new();
+        let mut quoted = false;
+        while let Some(c) = self.peek() {
+            if !quoted
+                && (c.is_whitespace()
+                    || matches!(c, '&' | '|' | '(' | ')')
+                    || self.c[self.i..].starts_with(&['=', '=']))
+            {
+                break;
+            }
+            if c == '"' {
+                quoted = !quoted;
+            }
+            w.push(c);
+            self.i += 1;
+        }
+        w
+    }
+
+    fn command(&mut self, in_block: bool, is_known: &dyn Fn(&str, &str, bool) -> Option<bool>) -> String {
+        while self.peek() == Some('@') {
+            self.i += 1;
+            self.skip_blanks();
+        }
+        if self.peek() == Some('(') {
+            self.i += 1;
+            let inner = self.sequence(true, is_known);
+            if self.peek() == Some(')') {
+                self.i += 1;
+            }
+            return format!("{{ {} ; }}", if inner.trim().is_empty() { ":" } else { &inner });
+        }
+        let w = self.word();
+        match w.as_str() {
+            "if" => {
+                self.i += 2;
+                let (mut negate, mut nocase) = (false, false);
+                loop {
+                    self.skip_blanks();
+                    match self.word().as_str() {
+                        "/i" => (nocase, self.i) = (true, self.i + 2),
+                        "not" => (negate, self.i) = (!negate, self.i + 3),
+                        _ => break,
+                    }
+                }
+                let kind = self.word();
+                let known = match kind.as_str() {
+                    "errorlevel" | "exist" | "defined" | "cmdextversion" => {
+                        self.i += kind.len();
+                        self.skip_blanks();
+                        self.operand();
+                        None
+                    }
+                    _ => {
+                        let a = self.operand();
+                        while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
+                            self.i += 1;
+                        }
+                        let op = if self.c[self.i..].starts_with(&['=', '=']) {
+                            self.i += 2;
+                            "==".to_string()
+                        } else {
+                            let op = self.word();
+                            self.i += op.len();
+                            op
+                        };
+                        while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
+                            self.i += 1;
+                        }
+                        let b = self.operand();
+                        match op.as_str() {
+                            "==" | "equ" => is_known(&a, &b, nocase),
+                            "neq" => is_known(&a, &b, nocase).map(|v| !v),
+                            _ => None,
+                        }
+                    }
+                };
+                let known = known.map(|v| v != negate);
+                let then = self.body(in_block, is_known);
+                let save = self.i;
+                self.skip_blanks();
+                let otherwise = if self.word() == "else" {
+                    self.i += 4;
+                    Some(self.body(in_block, is_known))
+                } else {
+                    self.i = save;
+                    None
+                };
+                let cond = sh_condition(known);
+                match otherwise {
+                    Some(e) => format!("if {cond}; then {then} ; else {e} ; fi"),
+                    None => format!("if {cond}; then {then} ; fi"),
+                }
+            }
+            "for" => {
+                // Up to the word `do`, outside quotes and parentheses.
+                let (mut depth, mut quoted) = (0usize, false);
+                while let Some(c) = self.peek() {
+                    match c {
+                        '"' => quoted = !quoted,
+                        '(' if !quoted => depth += 1,
+                        ')' if !quoted => depth = depth.saturating_sub(1),
+                        _ if !quoted && depth == 0 && c.is_whitespace() => {
+                            let rest: String = self.c[self.i + 1..].iter().take(3).collect();
+                            let rest = rest.to_ascii_lowercase();
+                            if rest.starts_with("do")
+                                && rest[2..].chars().next().is_none_or(|c| c.is_whitespace() || c == '(')
+                            {
+                                self.i += 3;
+                                let body = self.body(in_block, is_known);
+                                return format!("{{ {body} ; }}");
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+                ":".to_string()
+            }
+            "rem" => {
+                while self.peek().is_some_and(|c| c != '\n') {
+                    self.i += 1;
+                }
+                ":".to_string()
+            }
+            "call" => {
+                self.i += 4;
+                self.skip_blanks();
+                self.command(in_block, is_known)
+            }
+            _ => {
+                let mut out = String::new();
+                if w == "exit" {
+                    self.i += 4;
+                    self.skip_blanks();
+                    if self.word() == "/b" {
+                        self.i += 2;
+                    }
+                    out.push_str("exit ");
+                }
+                self.simple(in_block, &mut out);
+                out
+            }
+        }
+    }
+
+    /// The words of a simple command, escaped for the shell reader, up to a separator.
+    fn simple(&mut self, in_block: bool, out: &mut String) {
+        let mut quoted = false;
+        while let Some(c) = self.peek() {
+            match c {
+                '"' => {
+                    quoted = !quoted;
+                    out.push('"');
+                }
+                '^' if !quoted => {
+                    self.i += 1;
+                    match self.peek() {
+                        // A `^` ending a line joins the next line (its first character escaped).
+                        Some('\r') if self.c.get(self.i + 1) == Some(&'\n') => self.i += 1,
+                        Some('\n') => {}
+                        Some(n) => {
+                            if sh_special(n) {
+                                out.push('\\');
+                            }
+                            out.push(n);
+                        }
+                        None => return,
+                    }
+                }
+                '&' | '|' | '\n' if !(quoted || c == '&' && out.ends_with(['>', '<'])) => {
+                    return;
+                }
+                ')' if !quoted && in_block => return,
+                '\\' | '$' | '`' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                '\r' => {}
+                c if !quoted && matches!(c, '\'' | '(' | ')' | '{' | '}' | '#' | '~' | ';' | '!') => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+            self.i += 1;
+        }
+    }
+}
+
 impl Ctx<'_> {
     /// `cmd OPTIONS /c LINE`: `%NAME%` expanded from the container's environment, `!NAME!` in
     /// order with `/v:on`, then the line analysed. A variable that is neither in the container's
@@ -68,12 +409,23 @@ impl Ctx<'_> {
     /// ([`RefKind::Unknown`]): it never makes a dependency.
     pub(super) fn cmd_line(&mut self, options: &[String], line: &str, depth: usize) -> Option<Dependency> {
         let delayed = options.iter().any(|o| o.eq_ignore_ascii_case("/v:on") || o.eq_ignore_ascii_case("/v"));
+        let line = &strip_cmd_quotes(line, options.iter().any(|o| o.eq_ignore_ascii_case("/s")));
         let set_here: Vec<String> =
             commands(line).iter().filter_map(|(c, _)| set_command(c)).map(|(n, _)| n).collect();
         let line = &self.cmd_for_variables(line);
         let expanded = self.cmd_percent(line, &set_here);
         let expanded = self.cmd_delayed(&expanded, delayed);
-        self.analyze_script(&expanded, depth)
+        let chars: Vec<char> = expanded.chars().collect();
+        // `if A==B`: cmd compares the two strings as written, quotes included (`help if`).
+        let known = |a: &str, b: &str, nocase: bool| {
+            let (a, b) = (self.render_lit(a), self.render_lit(b));
+            if a.chars().chain(b.chars()).any(|c| marker_index(c).is_some() || is_reserved_char(c)) {
+                return None;
+            }
+            Some(if nocase { a.to_lowercase() == b.to_lowercase() } else { a == b })
+        };
+        let script = CmdToSh { c: &chars, i: 0 }.sequence(false, &known);
+        self.analyze_script(&script, depth)
     }
 
     /// A `for` loop's variables (`for %i in (...) do ... %i`, `%%i` in a batch file; one letter,
@@ -331,5 +683,86 @@ mod tests {
         assert_eq!(c[1].0, " b ^& c ");
         // Inside double quotes `^` is an ordinary character.
         assert_eq!(commands("curl \"x^\" & y").len(), 2);
+    }
+
+    #[test]
+    fn caret_escapes_and_continues_lines() {
+        let none = ExecEnv::default();
+        // Break-it pass: denied as reaching `http://local^host:8080/`.
+        quiet(&["cmd", "/c", "curl.exe -f http://local^host:8080/"], &none);
+        quiet(&["cmd", "/c", "curl.exe -f http://localhost:8080/ ^\n  --max-time 3"], &none);
+        quiet(&["cmd", "/c", "curl.exe -f http://localhost:8080/ ^\r\n  --max-time 3"], &none);
+        // `^&` is a character of the word, not a separator; `^^` is `^`.
+        assert_eq!(
+            target(&["cmd", "/c", "curl.exe -f http://orders.svc/?a=1^&b=2"], &none),
+            "http://orders.svc/?a=1&b=2"
+        );
+        assert_eq!(
+            target(&["cmd", "/c", "curl.exe -f http://orders.svc/^^x"], &none),
+            "http://orders.svc/^x"
+        );
+        // Inside double quotes `^` is an ordinary character.
+        assert_eq!(
+            target(&["cmd", "/c", "curl.exe -f \"http://orders.svc/^x\""], &none),
+            "http://orders.svc/^x"
+        );
+        // A continued line still reaches what it names.
+        assert_eq!(target(&["cmd", "/c", "curl.exe -f ^\n http://orders.svc/"], &none), "http://orders.svc/");
+    }
+
+    #[test]
+    fn quoted_command_lines_lose_their_outer_quotes() {
+        let none = ExecEnv::default();
+        // `cmd /?`: the first and the last quote are removed (misses before).
+        for argv in [
+            &["cmd", "/c", "\"curl.exe -f http://orders.svc:8080/\""][..],
+            &["cmd", "/S", "/C", "\"curl.exe -f http://orders.svc:8080/\""],
+            &["cmd.exe", "/s", "/c", "\"\"C:\\Program Files\\curl\\curl.exe\" -f http://orders.svc:8080/\""],
+        ] {
+            assert_eq!(target(argv, &none), "http://orders.svc:8080/", "{argv:?}");
+        }
+        quiet(&["cmd", "/c", "\"curl.exe -f http://localhost:8080/\""], &none);
+        assert_eq!(strip_cmd_quotes("\"a b\" c", false), "a b c");
+        assert_eq!(strip_cmd_quotes("\"a\" \"b\" c", true), "a\" \"b c");
+        // Rule 1: one quoted program name (with whitespace, no specials) keeps its quotes.
+        assert_eq!(strip_cmd_quotes("\"C:\\Program Files\\x.exe\"", false), "\"C:\\Program Files\\x.exe\"");
+        assert_eq!(strip_cmd_quotes("\"C:\\Program Files\\x.exe\"", true), "C:\\Program Files\\x.exe");
+        assert_eq!(strip_cmd_quotes("curl \"x\"", false), "curl \"x\"");
+    }
+
+    #[test]
+    fn cmd_syntax_is_read_as_cmd() {
+        let none = ExecEnv::default();
+        // `if` and `for` were syntax errors for the shell reader: not analysed (misses).
+        let fires: &[&[&str]] = &[
+            &["cmd", "/c", "if errorlevel 1 curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "if not exist C:\\ready curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "if exist C:\\ready (curl.exe -f http://orders.svc/) else (exit 1)"],
+            &["cmd", "/c", "if defined X (exit 0) else (curl.exe -f http://orders.svc/)"],
+            &["cmd", "/c", "for /f %i in ('hostname') do curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "for /l %n in (1,1,3) do (curl.exe -f http://orders.svc/ && exit 0)"],
+            &["cmd", "/c", "@call curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "curl.exe -f http://orders.svc/ >nul 2>&1 || exit /b 1"],
+            &["cmd", "/c", "C:\\tools\\curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "echo it's & curl.exe -f http://orders.svc/"],
+        ];
+        for argv in fires {
+            assert_eq!(target(argv, &none), "http://orders.svc/", "{argv:?}");
+        }
+        quiet(&["cmd", "/c", "if errorlevel 1 curl.exe -f http://localhost:8080/"], &none);
+        quiet(&["cmd", "/c", "@echo off & rem curl.exe -f http://orders.svc/ & echo ok"], &none);
+        quiet(&["cmd", "/c", "if 1==2 curl.exe -f http://orders.svc/ & curl.exe http://orders.svc/"], &none);
+        quiet(&["cmd", "/c", "if \"a\"==\"a\" (exit 0) else (curl.exe -f http://orders.svc/)"], &none);
+        quiet(&["cmd", "/c", "if /i a EQU A (exit 0) else curl.exe -f http://orders.svc/"], &none);
+        // `&` runs the next command after the first: the last one decides the exit.
+        let d = find_dependency(&s(&["cmd", "/c", "curl.exe -f http://orders.svc/ & exit 0"]), &none);
+        assert!(d.is_some_and(|d| d.uncoupled.is_some()));
+        // A branch decided by a literal env value.
+        let e = env(&[("MODE", EnvValue::Literal("standalone".into()))], false);
+        let line = "if \"%MODE%\"==\"standalone\" (exit 0) else (curl.exe -f http://orders.svc/)";
+        quiet(&["cmd", "/c", line], &e);
+        let other = env(&[("MODE", EnvValue::Literal("cluster".into()))], false);
+        assert_eq!(target(&["cmd", "/c", line], &other), "http://orders.svc/");
+        assert_eq!(target(&["cmd", "/c", line], &none), "http://orders.svc/");
     }
 }
