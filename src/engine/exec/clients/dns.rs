@@ -1,9 +1,10 @@
 //! DNS lookups: cluster DNS is a shared dependency, so a lookup is one whatever the name, except
 //! through a resolver on this Pod (`dig @127.0.0.1`, `nslookup NAME 127.0.0.1`,
-//! `host NAME 127.0.0.1`: the name asked is data, not a host the probe reaches).
+//! `host NAME 127.0.0.1`: the name asked is data, not a host the probe reaches), and except a
+//! lookup of the Pod's own name (`nslookup $HOSTNAME`).
 
 use super::super::DependencyCategory::Dns;
-use super::super::context::Ctx;
+use super::super::context::{Ctx, RefKind};
 use super::super::hosts::HostClass;
 use super::{BASE, Client, Hit, Shape, getopt};
 
@@ -68,6 +69,7 @@ impl Ctx<'_> {
                 let pos: Vec<&String> = a.iter().filter(|x| !x.starts_with('-')).collect();
                 match pos.as_slice() {
                     [] => return Vec::new(),
+                    [n] if self.names_this_pod(n) => return Vec::new(),
                     [n] => n.to_string(),
                     [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
                     [n, srv, ..] => format!("{n} (server {srv})"),
@@ -87,6 +89,9 @@ impl Ctx<'_> {
                         .cloned()
                 });
                 let q = q.unwrap_or_else(|| ".".to_string());
+                if server.is_none() && self.names_this_pod(&q) {
+                    return Vec::new();
+                }
                 if server.as_deref().is_some_and(|s| self.classify(&s[1..]) == HostClass::Local) {
                     return Vec::new();
                 }
@@ -100,6 +105,7 @@ impl Ctx<'_> {
                 let p = getopt(a, "cNRtWm", "", &[]);
                 match p.pos.as_slice() {
                     [] => return Vec::new(),
+                    [n] if self.names_this_pod(n) => return Vec::new(),
                     [n] => n.clone(),
                     [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
                     [n, srv, ..] => format!("{n} (server {srv})"),
@@ -122,5 +128,65 @@ impl Ctx<'_> {
             }
         };
         vec![Hit::always(Dns, target)]
+    }
+
+    /// Whether a looked-up name is this Pod's own (`$HOSTNAME`, `$(hostname)`, `%COMPUTERNAME%`, a
+    /// `metadata.name` fieldRef, the Pod's IP). `nslookup` and `dig` still ask the cluster DNS
+    /// for it (they skip /etc/hosts), but a lookup of the Pod itself names no other service: it
+    /// is not reported, since denying it would be a guess about what the probe means.
+    fn names_this_pod(&self, name: &str) -> bool {
+        name.chars().any(|c| {
+            self.ref_of(c)
+                .is_some_and(|r| matches!(r.kind, RefKind::SelfHost | RefKind::SelfName | RefKind::SelfIp))
+        }) && self.classify(name) == HostClass::Local
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{EnvValue, ExecEnv, find_dependency};
+
+    fn run(argv: &[&str], e: &ExecEnv) -> Option<String> {
+        let argv: Vec<String> = argv.iter().map(|x| x.to_string()).collect();
+        find_dependency(&argv, e).map(|d| d.target)
+    }
+
+    #[test]
+    fn a_lookup_of_the_pods_own_name_is_no_dns_dependency() {
+        let e = ExecEnv {
+            vars: [("POD_NAME".to_string(), EnvValue::PodName), ("POD_IP".to_string(), EnvValue::PodIp)]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+        // Fresh-user pass: each was denied as DNS reaching the Pod's own name.
+        for script in [
+            "nslookup $HOSTNAME",
+            "nslookup \"$(hostname)\"",
+            "nslookup `hostname`",
+            "dig $HOSTNAME",
+            "dig +short $(hostname) A",
+            "dig -q $HOSTNAME",
+            "host $HOSTNAME",
+            "getent hosts $HOSTNAME",
+            "nslookup $POD_NAME",
+            "dig -x $POD_IP",
+            "nslookup ${HOSTNAME}.",
+        ] {
+            assert_eq!(run(&["sh", "-c", script], &e), None, "{script}");
+        }
+        assert_eq!(run(&["cmd", "/c", "nslookup %COMPUTERNAME%"], &e), None);
+        // Another name, or the Pod's name inside another one, is still a lookup in the cluster DNS.
+        for (script, want) in [
+            ("nslookup db", "db"),
+            ("dig kubernetes.default", "kubernetes.default"),
+            ("nslookup $HOSTNAME-db", "$HOSTNAME-db"),
+            ("host db.prod.svc", "db.prod.svc"),
+            // A resolver named on another host is asked, whatever the name.
+            ("nslookup $HOSTNAME 10.96.0.10", "$HOSTNAME (server 10.96.0.10)"),
+            ("dig @10.96.0.10 $HOSTNAME", "$HOSTNAME (@10.96.0.10)"),
+        ] {
+            assert_eq!(run(&["sh", "-c", script], &e).as_deref(), Some(want), "{script}");
+        }
     }
 }
