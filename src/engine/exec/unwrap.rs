@@ -299,8 +299,15 @@ impl Ctx<'_> {
                 "gosu" | "su-exec" => i += 2,
                 n if WRAPPERS.iter().any(|w| w.names.contains(&n)) => {
                     let w = WRAPPERS.iter().find(|w| w.names.contains(&n))?;
+                    // The script option is the wrapper's only before its command (`flock FILE -c
+                    // SCRIPT`); a `-c` after the command, or after `--`, is the command's own.
+                    let command_at = skip_opts(&rest, w.value_opts) + w.operands;
                     if let Some(c) = w.script_flag
-                        && let Some(pos) = raw_rest.iter().position(|a| a == c)
+                        && let Some(pos) = raw_rest
+                            .iter()
+                            .take(command_at + 1)
+                            .take_while(|a| *a != "--")
+                            .position(|a| a == c)
                     {
                         if depth >= MAX_DEPTH {
                             return None;
@@ -336,7 +343,10 @@ impl Ctx<'_> {
                 }
                 // `su [-] [USER] -c SCRIPT`, `runuser [-u USER] [-c SCRIPT | -- CMD...]`.
                 "su" | "runuser" => {
-                    if let Some(pos) = raw_rest.iter().position(|a| a == "-c" || a == "--command") {
+                    // `--` ends their options: a `-c` after it is the command's (`runuser -u
+                    // postgres -- psql -c 'select 1'`).
+                    let options = raw_rest.iter().take_while(|a| *a != "--");
+                    if let Some(pos) = options.into_iter().position(|a| a == "-c" || a == "--command") {
                         if depth >= MAX_DEPTH {
                             return None;
                         }
@@ -347,6 +357,34 @@ impl Ctx<'_> {
                     }
                     let k = skip_opts(&rest, &["-u", "--user", "-g", "--group", "-G", "--supp-group"]);
                     i += 1 + k;
+                }
+                // `find ... -exec|-execdir|-ok|-okdir COMMAND ... ;|+` (findutils find(1)): COMMAND
+                // runs, `{}` being each file found (a value not followed). With `;` find's exit
+                // status does not report the command's failure ("-exec command ;": the command's
+                // status is only the action's true/false); with `+` it does.
+                "find" => {
+                    let at = rest
+                        .iter()
+                        .position(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))?;
+                    let len = rest[at + 1..]
+                        .iter()
+                        .position(|a| a == ";" || a == "+")
+                        .unwrap_or(rest.len() - at - 1);
+                    let plus = rest.get(at + 1 + len).is_some_and(|a| a == "+");
+                    let unknown = self.new_ref(super::RefKind::Unknown, "{}").to_string();
+                    let command: Vec<String> =
+                        raw_rest[at + 1..at + 1 + len].iter().map(|a| a.replace("{}", &unknown)).collect();
+                    if command.is_empty() || depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    let saved = self.uncoupled.clone();
+                    if !plus && self.uncoupled.is_none() {
+                        self.uncoupled =
+                            Some("find's exit status does not report a failed `-exec COMMAND ;`".to_string());
+                    }
+                    let found = self.analyze_args(&command, overrides, prefix_disp, depth + 1);
+                    self.uncoupled = saved;
+                    return found;
                 }
                 // `xargs [OPTS] CMD ARGS`: the command runs with extra arguments from stdin.
                 "xargs" => {
