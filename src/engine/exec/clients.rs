@@ -533,10 +533,12 @@ impl Ctx<'_> {
         for conn in conns {
             let hs = databases::pg_conninfo_hosts(&conn);
             if !hs.is_empty() {
-                hosts.extend(hs);
+                // A `key=value` conninfo string is named by its hosts (it may hold a password
+                // and other settings); a URI is shown whole, as a URL is.
                 if target.is_empty() {
-                    target = conn;
+                    target = if conn.contains("://") { conn } else { hs.join(",") };
                 }
+                hosts.extend(hs);
             } else if self.is_dependency_address_variable(&conn) {
                 // `psql "$DATABASE_URL"`: a connection string known only at run time, whose
                 // variable's name says it is a dependency's address (a plain `$DB_NAME` may be a

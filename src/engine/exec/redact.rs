@@ -135,12 +135,17 @@ pub(super) fn redact_kv(s: &str) -> String {
                     continue;
                 }
             }
-            if k > i && chars.get(k) == Some(&'=') {
+            // libpq conninfo allows blanks around `=` (`password = x`).
+            let eq = k + chars[k..].iter().take_while(|c| **c == ' ').count();
+            if k > i && chars.get(eq) == Some(&'=') {
                 let key: String = chars[i..k].iter().collect();
                 if is_secret_name(&key) {
                     out.push_str(&key);
                     out.push_str("=***");
-                    i = k + 1;
+                    i = eq + 1;
+                    while chars.get(i) == Some(&' ') {
+                        i += 1;
+                    }
                     if let Some(&q) = chars.get(i).filter(|c| matches!(c, '\'' | '"')) {
                         // A quoted value: up to and including its closing quote.
                         i += 1;
@@ -470,7 +475,7 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
 /// redaction property tests (the engine's here, the server's and the CLI's in tests/redaction.rs):
 /// for every client of [`PASSWORD_FLAGS`], its short option attached (`-PSECRET`) and separate
 /// (`-P SECRET`) as the row allows, `--password=SECRET`, `--password SECRET`, URL user info,
-/// query and fragment parameters, and a Redis `AUTH` line; and a PowerShell `Authorization`
+/// query and fragment parameters, and a Redis `AUTH` line; libpq conninfo `password=`; and a PowerShell `Authorization`
 /// header. Every script reaches `db.svc`, so that it is denied (and shown).
 #[doc(hidden)]
 pub fn credential_spellings(secret: &str) -> Vec<String> {
@@ -494,6 +499,11 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     out.push(format!("curl -fsu admin:{secret} http://db.svc/health"));
     out.push(format!("redis-cli -h db.svc -a {secret} ping"));
     out.push(format!("mysqladmin -h db.svc -uroot -p{secret} ping"));
+    // libpq `key=value` conninfo strings (PostgreSQL docs, 34.1.1.1: spaces around `=` allowed).
+    out.push(format!("psql 'host=db.svc port=5432 password={secret} dbname=x' -c 'select 1'"));
+    out.push(format!("psql 'dbname=x password={secret} host=db.svc'"));
+    out.push(format!("pg_isready -d \"host=db.svc password={secret}\""));
+    out.push(format!("psql \"host=db.svc password = {secret}\" -c 'select 1'"));
     // Through a script variable (break-it pass: the liveness-matches-readiness warning quoted it).
     out.push(format!("P={secret}; redis-cli -h db.svc -a $P ping"));
     out.push(format!("T='{secret}'; curl -sf -H \"Authorization: Bearer $T\" http://db.svc/health"));
