@@ -1336,3 +1336,74 @@ fn ansi_c_quoted_words_are_decoded() {
     assert!(verdict_of("", "[]", &["bash", "-c", "curl -sf $'http://localhost:8080/health\\n'"]).is_none());
     assert!(verdict_of("", "[]", &["bash", "-c", "pg_isready -h $'local\\x68ost'"]).is_none());
 }
+
+// === PowerShell, cmd, wrapper programs and DNS (session 6, #10's remaining list) ===
+
+/// The liveness-dependency findings of one container whose liveness probe runs `argv`, with `env`.
+fn liveness_findings(argv: &[&str], env: Value) -> Vec<Finding> {
+    let doc = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x", "env": env,
+            "livenessProbe": {"exec": {"command": argv}, "timeoutSeconds": 5}}]}});
+    let e = eval(&doc);
+    findings(&e, RuleId::LivenessDependency).into_iter().cloned().collect()
+}
+
+#[test]
+fn windows_shells_wrappers_and_self_lookups_deny_only_what_runs() {
+    let mode = json!([{"name": "MODE", "value": "standalone"}]);
+    // False denies before: code that never runs, cmd's `^`, lookups of the Pod's own name.
+    let allowed: &[&[&str]] = &[
+        &["pwsh", "-c", "function Check { Invoke-WebRequest http://db:8080/ }; exit 0"],
+        &["pwsh", "-c", "if ($false) { Invoke-WebRequest http://db:8080/ }"],
+        &["powershell", "-Command", "exit 0; Invoke-WebRequest http://db:8080/"],
+        &[
+            "pwsh",
+            "-c",
+            "if ($env:MODE -eq 'standalone') { exit 0 } else { Invoke-WebRequest http://db:8080/ }",
+        ],
+        &["cmd", "/c", "curl.exe -f http://local^host:8080/"],
+        &["cmd", "/c", "if \"%MODE%\"==\"standalone\" (exit 0) else (curl.exe -f http://db:8080/)"],
+        &["sh", "-c", "nslookup $HOSTNAME"],
+        &["sh", "-c", "nslookup $(hostname)"],
+        &["sh", "-c", "dig $HOSTNAME"],
+        &["sh", "-c", "getent hosts $HOSTNAME"],
+        &["runuser", "-u", "postgres", "--", "psql", "-h", "localhost", "-c", "select 1"],
+    ];
+    for argv in allowed {
+        let f = liveness_findings(argv, mode.clone());
+        assert!(f.is_empty(), "{argv:?}: {f:?}");
+    }
+    // Misses before (or shapes that must stay denied), each naming its host.
+    let denied: &[(&[&str], &str)] = &[
+        (&["runuser", "-u", "postgres", "--", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["find", "/", "-maxdepth", "0", "-exec", "pg_isready", "-h", "db", "{}", "+"], "reaches db "),
+        (&["cmd", "/c", "\"curl.exe -f http://db:8080/\""], "reaches http://db:8080/ "),
+        (&["cmd", "/S", "/C", "\"curl.exe -f http://db:8080/\""], "reaches http://db:8080/ "),
+        (&["cmd", "/c", "if errorlevel 1 curl.exe -f http://db:8080/"], "reaches http://db:8080/ "),
+        (
+            &["pwsh", "-c", "function Check($u) { Invoke-WebRequest $u }; Check http://db:8080/"],
+            "reaches http://db:8080/ ",
+        ),
+        (
+            &[
+                "pwsh",
+                "-c",
+                "if ($env:MODE -eq 'cluster') { exit 0 } else { Invoke-WebRequest http://db:8080/ }",
+            ],
+            "reaches http://db:8080/ ",
+        ),
+        (&["sh", "-c", "nslookup db"], "reaches db "),
+        // A conninfo string is named by its host, its password never shown.
+        (&["psql", "host=db dbname=x password=hunter2", "-c", "select 1"], "reaches db "),
+    ];
+    for (argv, reaches) in denied {
+        let f = liveness_findings(argv, mode.clone());
+        assert_eq!(f.len(), 1, "{argv:?}: {f:?}");
+        assert_eq!(f[0].action, Action::Deny, "{argv:?}: {}", f[0].message);
+        assert!(f[0].message.contains(reaches), "{argv:?}: {}", f[0].message);
+        assert!(!f[0].message.contains("hunter2"), "{}", f[0].message);
+    }
+    // `find -exec COMMAND ;`: find exits 0 whatever the command did: a warning.
+    let f = liveness_findings(&["find", "/", "-maxdepth", "0", "-exec", "pg_isready", "-h", "db", ";"], mode);
+    assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{f:?}");
+}

@@ -315,6 +315,77 @@ fn tcp_client_targets(script: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The URL argument of each .NET web request the script makes: `System.Net.WebClient`'s
+/// `DownloadString`/`DownloadData`/`DownloadFile`/`OpenRead`/`Upload*` (they throw a
+/// `WebException` when the request fails), and `System.Net.Http.HttpClient`'s `GetAsync`/
+/// `Get*Async`/`PostAsync`/`PutAsync`/`DeleteAsync`/`SendAsync`... waited for (`.Result`,
+/// `.Wait()`, `.GetAwaiter()`: an unwaited task fails nothing). Each with the class's name; the
+/// argument as written (one quoted string or one variable, else nothing).
+fn dotnet_web_targets(script: &str) -> Vec<(&'static str, String)> {
+    let lower = script.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let waited = lower.contains(".result") || lower.contains(".wait(") || lower.contains(".getawaiter(");
+    let classes: [(&str, &str, bool, &[&str]); 2] = [
+        (
+            "WebClient",
+            "webclient",
+            true,
+            &[
+                ".downloadstring(",
+                ".downloaddata(",
+                ".downloadfile(",
+                ".openread(",
+                ".uploadstring(",
+                ".uploaddata(",
+                ".uploadvalues(",
+                ".uploadfile(",
+            ],
+        ),
+        (
+            "HttpClient",
+            "httpclient",
+            waited,
+            &[
+                ".getasync(",
+                ".getstringasync(",
+                ".getbytearrayasync(",
+                ".getstreamasync(",
+                ".postasync(",
+                ".putasync(",
+                ".patchasync(",
+                ".deleteasync(",
+            ],
+        ),
+    ];
+    for (class, needle, applies, methods) in classes {
+        if !applies || !lower.contains(needle) {
+            continue;
+        }
+        for method in methods {
+            for (at, _) in lower.match_indices(method) {
+                let from = at + method.len();
+                let arg: String = script[from..].chars().take_while(|c| !matches!(c, ',' | ')')).collect();
+                let arg = arg.trim();
+                let arg = if arg.to_ascii_lowercase().starts_with("[uri]") { arg[5..].trim() } else { arg };
+                let one_string = |q: char| {
+                    arg.len() >= 2
+                        && arg.starts_with(q)
+                        && arg.ends_with(q)
+                        && !arg[1..arg.len() - 1].contains(q)
+                };
+                let one_variable = arg.strip_prefix('$').is_some_and(|v| {
+                    !v.is_empty()
+                        && v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '{' | '}'))
+                });
+                if one_string('\'') || one_string('"') || one_variable {
+                    out.push((class, arg.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// PowerShell's common parameters (about_CommonParameters), with their aliases: those taking a
 /// value, and the switches. Every cmdlet row takes them.
 const COMMON_VALUES: &[&str] = &[
@@ -967,6 +1038,13 @@ impl Ctx<'_> {
                 vars.extend(key.map(|k| (k, value)));
                 continue;
             }
+            if cmdlet == "resolve-dnsname" {
+                let hits = self.resolve_dns_name(args);
+                if let Some(d) = self.first_dependency(first, hits, &words) {
+                    return Some(d);
+                }
+                continue;
+            }
             let web_alias = edition == Edition::Windows && matches!(cmdlet.as_str(), "curl" | "wget");
             let row = if web_alias { find_ps("invoke-webrequest") } else { find_ps(&cmdlet) };
             let hits = match row {
@@ -997,6 +1075,16 @@ impl Ctx<'_> {
                 }
             };
             if let Some(d) = self.first_dependency(first, hits, &words) {
+                return Some(d);
+            }
+        }
+        for (class, arg) in dotnet_web_targets(script) {
+            let expandable = !arg.starts_with('\'');
+            let url = self.ps_expand(arg.trim_matches(['\'', '"']), expandable, false, &vars);
+            let url = self.render_lit(&url);
+            let hit = self.request_hit(&url);
+            let words = vec![class.to_string(), url];
+            if let Some(d) = self.first_dependency(class, vec![hit], &words) {
                 return Some(d);
             }
         }
@@ -1255,6 +1343,54 @@ impl Ctx<'_> {
         }
         hits.extend(uris.iter().map(|u| self.request_hit(u)));
         hits
+    }
+
+    /// `Resolve-DnsName [-Name] NAME [[-Type] TYPE] [-Server ADDR...]` (DnsClient module): a DNS
+    /// lookup like nslookup's; it fails (an error, `$?` false) when the name cannot be resolved.
+    /// `-CacheOnly`, a local `-Server`, the Pod's own name, and an unknown parameter give nothing.
+    fn resolve_dns_name(&mut self, args: &[String]) -> Vec<Hit> {
+        let p = ps_params(
+            args,
+            &["name", "type", "server"],
+            &[
+                "dnsonly",
+                "cacheonly",
+                "dnssecok",
+                "dnsseccd",
+                "nohostsfile",
+                "llmnrnetbiosonly",
+                "llmnrfallback",
+                "llmnronly",
+                "netbiosfallback",
+                "noidn",
+                "norecursion",
+                "quicktimeout",
+                "tcponly",
+            ],
+        );
+        if p.has(&["?", "cacheonly", "llmnronly", "llmnrnetbiosonly"]) {
+            return Vec::new();
+        }
+        let Some(name) = p.get(&["name"]).pop().or_else(|| p.pos.first().cloned()) else {
+            return Vec::new();
+        };
+        let servers = p.get(&["server"]);
+        if servers.iter().any(|s| self.classify(s) == super::hosts::HostClass::Local) {
+            return Vec::new();
+        }
+        let own = name.chars().any(|c| {
+            self.ref_of(c)
+                .is_some_and(|r| matches!(r.kind, RefKind::SelfHost | RefKind::SelfName | RefKind::SelfIp))
+        });
+        let own = own && self.classify(&name) == super::hosts::HostClass::Local;
+        if servers.is_empty() && (own || name.eq_ignore_ascii_case("localhost")) {
+            return Vec::new();
+        }
+        let target = match servers.first() {
+            Some(srv) => format!("{name} (server {srv})"),
+            None => name,
+        };
+        vec![Hit::always(super::DependencyCategory::Dns, target)]
     }
 
     /// `Test-NetConnection [[-ComputerName] HOST] [-Port N | [-CommonTCPPort] NAME]` and
@@ -1831,5 +1967,59 @@ mod tests {
         quiet(&["pwsh", "-c", "function Check($u) { Invoke-WebRequest $u }; Check"]);
         // Recursion stops at the nesting bound.
         quiet(&["pwsh", "-c", "function F { F }; F"]);
+    }
+
+    #[test]
+    fn dotnet_web_clients_reach_their_url() {
+        // Misses before.
+        let fires: &[(&str, &str)] = &[
+            (
+                "(New-Object Net.WebClient).DownloadString('http://orders.svc/health')",
+                "http://orders.svc/health",
+            ),
+            (
+                "$wc = New-Object System.Net.WebClient; $wc.DownloadData(\"http://orders.svc/x\")",
+                "http://orders.svc/x",
+            ),
+            ("$u = 'http://orders.svc/'; (New-Object Net.WebClient).OpenRead([uri]$u)", "http://orders.svc/"),
+            (
+                "[System.Net.Http.HttpClient]::new().GetAsync('http://orders.svc/').Result",
+                "http://orders.svc/",
+            ),
+            (
+                "$c = New-Object System.Net.Http.HttpClient; $c.GetStringAsync('http://orders.svc/').Wait()",
+                "http://orders.svc/",
+            ),
+        ];
+        for (script, want) in fires {
+            assert_eq!(target(&["pwsh", "-c", script]), *want, "{script}");
+        }
+        quiet(&["pwsh", "-c", "(New-Object Net.WebClient).DownloadString('http://localhost:8080/health')"]);
+        quiet(&[
+            "pwsh",
+            "-c",
+            "(New-Object Net.WebClient).DownloadString(\"http://$env:COMPUTERNAME:8080/\")",
+        ]);
+        // A task nobody waits for fails nothing; an expression is not followed; dead code.
+        quiet(&["pwsh", "-c", "[System.Net.Http.HttpClient]::new().GetAsync('http://orders.svc/')"]);
+        quiet(&["pwsh", "-c", "(New-Object Net.WebClient).DownloadString($base + '/x')"]);
+        quiet(&["pwsh", "-c", "exit 0; (New-Object Net.WebClient).DownloadString('http://orders.svc/')"]);
+        // Without the class, a method of that name is something else.
+        quiet(&["pwsh", "-c", "$x.DownloadString('http://orders.svc/')"]);
+    }
+
+    #[test]
+    fn resolve_dnsname_is_a_dns_lookup() {
+        assert_eq!(target(&["pwsh", "-c", "Resolve-DnsName orders.svc"]), "orders.svc");
+        assert_eq!(target(&["pwsh", "-c", "Resolve-DnsName -Name orders.svc -Type A"]), "orders.svc");
+        assert_eq!(
+            target(&["powershell", "-Command", "Resolve-DnsName orders.svc -Server 10.96.0.10"]),
+            "orders.svc (server 10.96.0.10)"
+        );
+        quiet(&["pwsh", "-c", "Resolve-DnsName $env:COMPUTERNAME"]);
+        quiet(&["pwsh", "-c", "Resolve-DnsName localhost"]);
+        quiet(&["pwsh", "-c", "Resolve-DnsName orders.svc -Server 127.0.0.1"]);
+        quiet(&["pwsh", "-c", "Resolve-DnsName orders.svc -CacheOnly"]);
+        quiet(&["pwsh", "-c", "Resolve-DnsName orders.svc -SomeNewParameter x"]);
     }
 }
