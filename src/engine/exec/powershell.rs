@@ -666,8 +666,8 @@ fn skip_blank(m: &[char], mut i: usize) -> usize {
 }
 
 /// The `(` ... `)` then `{` ... `}` of an `if`/`elseif` after `i` (or only the block for
-/// `else`): the condition's inner range and the block's closing index.
-fn clause(m: &[char], i: usize, with_condition: bool) -> Option<(std::ops::Range<usize>, usize)> {
+/// `else`): the condition's inner range and the block's opening and closing indexes.
+fn clause(m: &[char], i: usize, with_condition: bool) -> Option<(std::ops::Range<usize>, usize, usize)> {
     let mut k = skip_blank(m, i);
     let mut cond = k..k;
     if with_condition {
@@ -685,7 +685,7 @@ fn clause(m: &[char], i: usize, with_condition: bool) -> Option<(std::ops::Range
         return None;
     }
     let close = closing(m, k);
-    (close < m.len()).then_some((cond, close))
+    (close < m.len()).then_some((cond, k, close))
 }
 
 /// Parameter keys of a `param(...)` block or a function's `(...)` list: each `$name` that ends a
@@ -729,6 +729,30 @@ fn body_params(body: &[char], mask: &[char]) -> Vec<String> {
     }
     let close = closing(mask, open).min(body.len());
     param_keys(&body[open + 1..close].iter().collect::<String>())
+}
+
+/// Whether the block `{` at `open` ... `}` at `close` has an `exit` or `return` among its own
+/// statements (not nested in another block): once it runs, the script ends.
+fn block_exits(m: &[char], open: usize, close: usize) -> bool {
+    let mut depth = 0usize;
+    for k in open + 1..close {
+        match m[k] {
+            '{' | '(' => depth += 1,
+            '}' | ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => {
+                if let Some(w) = keyword_at(m, k)
+                    && (w == "exit" || w == "return")
+                {
+                    let before = m[open..k].iter().rev().find(|c| !matches!(c, ' ' | '\t'));
+                    if matches!(before, Some('{') | Some('\n') | Some(';') | Some('}')) {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Blanks `out[range]` and `m[range]`, keeping newlines (statement ends).
@@ -793,23 +817,41 @@ impl Ctx<'_> {
                 }
                 "if" => {
                     // The chain's branches in order; once one is surely taken, the rest are dead.
+                    // When the branch that runs surely exits (one taken, or every branch of a
+                    // chain with `else`), the code after a top-level chain never runs either.
                     let (mut at, mut kw, mut taken) = (i, word, false);
-                    while let Some((cond, close)) = clause(&m, at + kw.len(), kw != "else") {
+                    let (mut end, mut taken_exits, mut all_exit, mut has_else) = (None, false, true, false);
+                    while let Some((cond, open, close)) = clause(&m, at + kw.len(), kw != "else") {
                         let value = if kw == "else" {
+                            has_else = true;
                             Some(true)
                         } else {
                             self.ps_condition(&chars[cond].iter().collect::<String>(), script)
                         };
                         if taken || value == Some(false) {
                             blank(&mut out, &mut m, at..close + 1);
-                        } else if value == Some(true) {
-                            taken = true;
+                        } else {
+                            let exits = block_exits(&m, open, close);
+                            all_exit &= exits;
+                            if value == Some(true) {
+                                taken = true;
+                                taken_exits = exits;
+                            }
                         }
+                        end = Some(close);
                         let next = skip_blank(&m, close + 1);
                         match (next < m.len()).then(|| keyword_at(&m, next)).flatten() {
                             Some(k) if k == "elseif" || k == "else" => (at, kw) = (next, k),
                             _ => break,
                         }
+                    }
+                    if let Some(end) = end
+                        && depth == 0
+                        && (taken_exits || (has_else && all_exit))
+                    {
+                        let len = m.len();
+                        blank(&mut out, &mut m, end + 1..len);
+                        break;
                     }
                     i = after;
                 }
@@ -1911,6 +1953,15 @@ mod tests {
         quiet(&["pwsh", "-c", &format!("exit 0; {db}")]);
         quiet(&["pwsh", "-c", &format!("Write-Output ok\n  exit\n{db}")]);
         quiet(&["powershell", "-Command", &format!("return; {db}")]);
+        // After a branch that surely runs and exits (break-it pass), or a chain whose every
+        // branch exits.
+        quiet(&["pwsh", "-c", &format!("if (-not $false) {{ exit 0 }}\n{db}")]);
+        quiet(&["pwsh", "-c", &format!("if ($true) {{ Write-Output ok; return }}; {db}")]);
+        quiet(&[
+            "pwsh",
+            "-c",
+            &format!("if ($x) {{ exit 0 }} elseif ($y) {{ exit 2 }} else {{ exit 1 }}\n{db}"),
+        ]);
         // A keyword inside a string or a comment is text.
         quiet(&["pwsh", "-c", &format!("Write-Output 'if ($true) {{'; # exit\nexit 0; {db}")]);
         // Code that may run still counts: an unknown condition, an exit inside a block or after
@@ -1926,6 +1977,10 @@ mod tests {
             format!("function Check {{ {db} }}; Check; exit 0"),
             format!("function Check {{ {db} }}\n& Check"),
             format!("Write-Output 'exit'; {db}"),
+            format!("if ($x) {{ exit 0 }} elseif ($y) {{ exit 1 }}; {db}"),
+            format!("if ($true) {{ if ($x) {{ exit 0 }} }}; {db}"),
+            format!("if ($x) {{ exit 0 }} else {{ Write-Output no }}; {db}"),
+            format!("if ($true) {{ Write-Output 'exit' }}; {db}"),
             format!("$exit = 1; {db}"),
         ];
         for script in fires {
