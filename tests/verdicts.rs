@@ -1393,6 +1393,24 @@ fn windows_shells_wrappers_and_self_lookups_deny_only_what_runs() {
             "reaches http://db:8080/ ",
         ),
         (&["sh", "-c", "nslookup db"], "reaches db "),
+        (
+            &["pwsh", "-c", "(New-Object Net.WebClient).DownloadString('http://db:8080/')"],
+            "reaches http://db:8080/ ",
+        ),
+        (
+            &["pwsh", "-c", "[System.Net.Http.HttpClient]::new().GetAsync('http://db:8080/').Result"],
+            "reaches http://db:8080/ ",
+        ),
+        (&["pwsh", "-c", "Resolve-DnsName db"], "reaches db "),
+        // The wrapper table: the command after each wrapper's own options.
+        (&["su", "postgres", "-c", "psql -h db -c 'select 1'"], "reaches db "),
+        (&["setpriv", "--reuid=1000", "--init-groups", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["chroot", "--userspec=1000", "/", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["nice", "-n", "5", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["ionice", "-c", "3", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["stdbuf", "-oL", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["env", "-i", "PATH=/bin", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
+        (&["flock", "/tmp/l", "psql", "-h", "db", "-c", "select 1"], "reaches db "),
         // A conninfo string is named by its host, its password never shown.
         (&["psql", "host=db dbname=x password=hunter2", "-c", "select 1"], "reaches db "),
     ];
@@ -1403,7 +1421,13 @@ fn windows_shells_wrappers_and_self_lookups_deny_only_what_runs() {
         assert!(f[0].message.contains(reaches), "{argv:?}: {}", f[0].message);
         assert!(!f[0].message.contains("hunter2"), "{}", f[0].message);
     }
-    // `find -exec COMMAND ;`: find exits 0 whatever the command did: a warning.
-    let f = liveness_findings(&["find", "/", "-maxdepth", "0", "-exec", "pg_isready", "-h", "db", ";"], mode);
-    assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{f:?}");
+    // `find -exec COMMAND ;` (find exits 0 whatever the command did) and a bare Test-NetConnection
+    // (its result is an object) cannot fail the probe: a warning.
+    for argv in [
+        &["find", "/", "-maxdepth", "0", "-exec", "pg_isready", "-h", "db", ";"][..],
+        &["pwsh", "-c", "Test-NetConnection -ComputerName db -Port 5432"],
+    ] {
+        let f = liveness_findings(argv, mode.clone());
+        assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{argv:?}: {f:?}");
+    }
 }

@@ -1095,6 +1095,18 @@ impl Ctx<'_> {
                         || row.names.contains(&"test-connection") =>
                 {
                     if !test_decides {
+                        // It reaches the host, but its result fails nothing: a warning at most,
+                        // kept while a check that can fail the probe is looked for.
+                        let hits = self.tnc_hits(row, args);
+                        let saved = self.uncoupled.clone();
+                        self.uncoupled.get_or_insert_with(|| {
+                            format!("{first} reports a failed connection in its result, and the script does not turn that into `exit` or `throw`")
+                        });
+                        let found = self.first_dependency(first, hits, &words);
+                        self.uncoupled = saved;
+                        if let Some(d) = found {
+                            self.uncoupled_found.get_or_insert(d);
+                        }
                         continue;
                     }
                     self.tnc_hits(row, args)
@@ -1499,6 +1511,15 @@ mod tests {
         }
     }
 
+    /// A dependency whose result cannot fail the probe (a warning): its target.
+    #[track_caller]
+    fn warned(argv: &[&str]) -> String {
+        match find_dependency(&s(argv), &ExecEnv::default()) {
+            Some(d) if d.uncoupled.is_some() => d.target,
+            other => panic!("expected a dependency that cannot fail the probe for {argv:?}, got {other:?}"),
+        }
+    }
+
     #[track_caller]
     fn quiet(argv: &[&str]) {
         if let Some(d) = find_dependency(&s(argv), &ExecEnv::default()) {
@@ -1587,8 +1608,13 @@ mod tests {
             "$t = Test-NetConnection orders-db -Port 1433; if (-not $t.TcpTestSucceeded) { throw 'down' }";
         assert_eq!(target(&["powershell", "-c", positional]), "orders-db:1433");
         // Its result alone never fails the probe (a warning, exit 0).
-        quiet(&["powershell", "-Command", "Test-NetConnection orders-db -Port 5432"]);
-        quiet(&["powershell", "-Command", "(Test-NetConnection orders-db -Port 5432).TcpTestSucceeded"]);
+        assert_eq!(
+            warned(&["powershell", "-Command", "Test-NetConnection orders-db -Port 5432"]),
+            "orders-db:5432"
+        );
+        assert_eq!(warned(&["pwsh", "-c", "Test-NetConnection -ComputerName db -Port 5432"]), "db:5432");
+        warned(&["powershell", "-Command", "(Test-NetConnection orders-db -Port 5432).TcpTestSucceeded"]);
+        quiet(&["powershell", "-Command", "Test-NetConnection localhost -Port 5432"]);
         // This Pod.
         quiet(&[
             "powershell",
@@ -1791,7 +1817,7 @@ mod tests {
     #[test]
     fn test_netconnection_of_a_variable_follows_it() {
         // Its result alone never fails the probe, wherever the host comes from.
-        quiet(&["powershell", "-Command", "$h=\"db\"; Test-NetConnection $h"]);
+        warned(&["powershell", "-Command", "$h=\"db\"; Test-NetConnection $h"]);
         quiet(&[
             "powershell",
             "-Command",
@@ -1816,8 +1842,8 @@ mod tests {
 
     #[test]
     fn test_connection_counts_like_test_netconnection() {
-        quiet(&["powershell", "-Command", "Test-Connection orders-db -Count 1"]);
-        quiet(&["pwsh", "-c", "Test-Connection -TargetName orders-db -TcpPort 5432"]);
+        warned(&["powershell", "-Command", "Test-Connection orders-db -Count 1"]);
+        warned(&["pwsh", "-c", "Test-Connection -TargetName orders-db -TcpPort 5432"]);
         let decided = "if (-not (Test-Connection orders-db -Count 1 -Quiet)) { exit 1 }";
         assert_eq!(target(&["powershell", "-Command", decided]), "orders-db");
         let tcp = "if (!(Test-Connection -TargetName orders-db -TcpPort 5432 -Quiet)) { throw 'down' }";
@@ -1832,7 +1858,7 @@ mod tests {
 
     #[test]
     fn another_command_deciding_the_exit_does_not_make_a_bare_test_count() {
-        quiet(&[
+        warned(&[
             "powershell",
             "-Command",
             "Test-Connection orders-db -Count 1; $r = iwr http://localhost:8080/healthz -UseBasicParsing; if ($r.StatusCode -ne 200) { exit 1 }",
