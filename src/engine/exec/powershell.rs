@@ -1064,7 +1064,8 @@ impl Ctx<'_> {
             let args = &words[1..];
             // A call of a function the script defines: its body, the arguments bound.
             if let Some(f) = funcs.iter().rev().find(|f| f.name == cmdlet) {
-                if depth >= MAX_DEPTH {
+                // Each call's body counts as text analysed (the object's budget bounds calls).
+                if depth >= MAX_DEPTH || !self.spend_object(f.body.len()) {
                     continue;
                 }
                 let mut inner = vars.clone();
