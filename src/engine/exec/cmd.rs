@@ -391,7 +391,10 @@ impl CmdToSh<'_> {
                     out.push(c);
                 }
                 '\r' => {}
-                c if !quoted && matches!(c, '\'' | '(' | ')' | '{' | '}' | '#' | '~' | ';' | '!') => {
+                // (`;` is left to split the line as the shell reads it: for cmd it only separates
+                // arguments, and a program such as curl would take `; echo done` as more URLs,
+                // none of them a host to judge.)
+                c if !quoted && matches!(c, '\'' | '(' | ')' | '{' | '}' | '#' | '~' | '!') => {
                     out.push('\\');
                     out.push(c);
                 }
@@ -751,6 +754,8 @@ mod tests {
         }
         quiet(&["cmd", "/c", "if errorlevel 1 curl.exe -f http://localhost:8080/"], &none);
         quiet(&["cmd", "/c", "@echo off & rem curl.exe -f http://orders.svc/ & echo ok"], &none);
+        // Break-it pass: denied as reaching `;`.
+        quiet(&["cmd", "/c", "curl.exe -f http://localhost/ ; echo done"], &none);
         quiet(&["cmd", "/c", "if 1==2 curl.exe -f http://orders.svc/ & curl.exe http://orders.svc/"], &none);
         quiet(&["cmd", "/c", "if \"a\"==\"a\" (exit 0) else (curl.exe -f http://orders.svc/)"], &none);
         quiet(&["cmd", "/c", "if /i a EQU A (exit 0) else curl.exe -f http://orders.svc/"], &none);
