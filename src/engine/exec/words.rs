@@ -77,6 +77,12 @@ impl Ctx<'_> {
     }
 
     pub(super) fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
+        // (Commands only: not the pieces that mark regions and pipes.)
+        let pieces: Vec<String> = pieces
+            .iter()
+            .filter(|p| !p.starts_with([super::flow::GUARD, super::flow::PIPE]))
+            .cloned()
+            .collect();
         let words = |p: &String| split_redirections(p, Clone::clone).0;
         let last = words(pieces.last()?);
         let last: Vec<&str> = last.iter().map(String::as_str).collect();
@@ -84,6 +90,20 @@ impl Ctx<'_> {
             ["dirname", w] | ["dirname", "--", w] => {
                 let v = self.known_text(w, depth)?;
                 return Some(dirname(&v));
+            }
+            // `$(echo WORDS)`: the words, when known (a substitution drops the trailing newline).
+            // (dash's `echo` reads backslash escapes, bash's does not: not followed.)
+            ["echo", words @ ..]
+                if pieces.len() == 1 && words.first().is_none_or(|w| !w.starts_with('-')) =>
+            {
+                let mut out = Vec::with_capacity(words.len());
+                for w in words {
+                    out.push(self.known_text(w, depth).filter(|t| !t.contains('\\'))?);
+                }
+                return Some(out.join(" "));
+            }
+            ["printf", format] if pieces.len() == 1 => {
+                return self.known_text(format, depth).filter(|f| !f.contains(['%', '\\']));
             }
             ["pwd"] | ["pwd", "-P" | "-L"] if pieces.len() >= 2 => {
                 let cd = words(&pieces[pieces.len() - 2]);
@@ -121,8 +141,14 @@ impl Ctx<'_> {
         if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
             return self.positional_lookup(name);
         }
+        if self.judging_guard && self.uncertain.contains(name) {
+            return Lookup::Unres;
+        }
         if let Some(v) = self.shell_vars.get(name) {
             return Lookup::Val(v.clone());
+        }
+        if self.unset.contains(name) {
+            return Lookup::Val(String::new());
         }
         match self.env.vars.get(name) {
             Some(EnvValue::Literal(v)) => {
