@@ -477,6 +477,8 @@ fn here_document_ends_bash_does_not_accept_are_body_lines() {
         "cat <<'EOF'\n EOF\nEOF\npg_isready -h orders-db\n",
         "cat <<EOF\nhello\nEOFX\nEOF\npg_isready -h orders-db\n",
         "cat <<EOF\nhello\nEOF \n EOF\nEOF\t\nEOF\npg_isready -h orders-db\n",
+        // CRLF line ends: the delimiter word holds the CR, and so does its line.
+        "cat <<EOF\r\nhello\r\nEOF\r\npg_isready -h orders-db\r\n",
     ] {
         expect_denied(script, "orders-db");
     }
@@ -567,6 +569,10 @@ fn values_from_set_printf_read_and_echo_are_known() {
         "read H <<EOF\nlocalhost\nEOF\npg_isready -h \"$H\"\n",
         "H=$(echo localhost); pg_isready -h \"$H\"",
         "H=$(printf 127.0.0.1); pg_isready -h \"$H\"",
+        // Break-it pass: formats with `%s`, and a value of a known kind echoed.
+        "printf -v URL 'http://localhost:%s/' 8080; curl -sf \"$URL\"",
+        "U=$(printf 'http://%s:%s/' 127.0.0.1 8080); curl -sf \"$U\"",
+        "H=$(echo $HOSTNAME); curl -sf \"http://$H:8080/\"",
     ] {
         let e = expect_allowed(script);
         assert!(
@@ -582,16 +588,70 @@ fn values_from_set_printf_read_and_echo_are_known() {
         "read H <<< orders-db; pg_isready -h \"$H\"",
         "read -r H P <<< 'orders-db 5432'; pg_isready -h \"$H\" -p \"$P\"",
         "H=$(echo orders-db); pg_isready -h \"$H\"",
+        "printf -v H '%s' orders-db; pg_isready -h \"$H\"",
     ] {
         expect_denied(script, "orders-db");
     }
+    expect_denied(
+        "printf -v URL 'http://%s:%s/' orders-db 8080; curl -sf \"$URL\"",
+        "http://orders-db:8080/",
+    );
     // Overwritten by a value known only at run time: the old literal is gone, and nothing denies.
     for script in [
         "H=orders-db; read H <<< \"$X\"; pg_isready -h \"$H\"",
         "H=orders-db; printf -v H '%d' 5; pg_isready -h \"$H\"",
         "H=orders-db; read H; pg_isready -h \"$H\"",
         "H=$(echo orders-db | tr a b); pg_isready -h \"$H\"",
+        // A process substitution's value is a path, not what its commands write.
+        "pg_isready -h localhost -d \"$(cat <(echo orders-db))\" -f <(echo orders-db)",
     ] {
         expect_allowed(script);
+    }
+}
+
+/// Issue #10: `coproc CMD` runs CMD in the background, so what it reaches cannot fail the probe:
+/// a warning, never a denial.
+#[test]
+fn a_coprocess_is_a_warning() {
+    let (action, text) = finding_of(&["sh", "-c", "coproc pg_isready -h orders-db"]).expect("a finding");
+    assert_eq!(action, Action::Warn, "{text}");
+    assert!(text.contains("coproc"), "{text}");
+    assert!(finding_of(&["sh", "-c", "coproc redis-cli ping"]).is_none());
+}
+
+/// Issue #10 (break-it pass): an `exit` in a branch that certainly runs ends the script, so what
+/// follows is not analysed; in a branch that may not run, a subshell, a pipeline, a substitution,
+/// the background, a `while` body or an uncalled function, it does not.
+#[test]
+fn an_exit_in_a_branch_that_certainly_runs_ends_the_script() {
+    let standalone = &[("MODE", "standalone")];
+    for script in [
+        "if [ \"$MODE\" = standalone ]; then redis-cli ping; exit $?; fi; redis-cli -h orders-db ping",
+        "[ \"$MODE\" = cluster ] || { redis-cli ping; exit $?; }; redis-cli -h orders-db ping",
+        "case $MODE in standalone) exit 0;; esac; redis-cli -h orders-db ping",
+        "if true; then exit 0; fi; redis-cli -h orders-db ping",
+        "for i in 1; do exit 0; done; redis-cli -h orders-db ping",
+        "if [ \"$MODE\" = standalone ]; then exec redis-cli ping; fi; redis-cli -h orders-db ping",
+    ] {
+        let e = eval_liveness_env(script, standalone);
+        assert!(
+            denials(&e).is_empty(),
+            "{script}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    for script in [
+        "if [ \"$MODE\" = cluster ]; then exit 0; fi; redis-cli -h orders-db ping",
+        "if [ -f /x ]; then exit 0; fi; redis-cli -h orders-db ping",
+        "(exit 0); redis-cli -h orders-db ping",
+        "{ exit 0; } & redis-cli -h orders-db ping",
+        "echo | exit 0; redis-cli -h orders-db ping",
+        "x=$(exit 0); redis-cli -h orders-db ping",
+        "while true; do exit 0; done; redis-cli -h orders-db ping",
+        "f() { exit 0; }; redis-cli -h orders-db ping",
+        "redis-cli ping || exit 1; redis-cli -h orders-db ping",
+    ] {
+        let e = eval_liveness_env(script, standalone);
+        assert_eq!(denials(&e).len(), 1, "{script}");
     }
 }

@@ -73,6 +73,7 @@ pub(super) fn sanitize(s: &str) -> String {
                         | super::flow::COND
                         | super::flow::PATTERN
                         | super::flow::PIPE
+                        | super::flow::EXIT
                         | super::shell::REDIRECT
                 )
             {

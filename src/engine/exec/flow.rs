@@ -42,6 +42,11 @@ pub(super) const PATTERN: char = '\u{E007}';
 /// it (`echo '...' | sh`): between the commands of a pipeline.
 pub(super) const PIPE: char = '\u{E008}';
 
+/// A piece that says the script ends here (an `exit` or `exec PROGRAM` that runs in the script's
+/// own shell, see [`ends_the_script`]): if every region it is in is certain to run, nothing after
+/// it is analysed.
+pub(super) const EXIT: char = '\u{E009}';
+
 /// A piece without its [`UNCOUPLED`] prefix, if it has one.
 pub(super) fn strip_uncoupled(piece: &str) -> &str {
     piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)).map_or(piece, |(_, rest)| rest)
@@ -99,7 +104,7 @@ impl Ctx<'_> {
             self.statements(n, walk, depth, &mut inner);
             self.uncoupling.pop();
             for piece in inner {
-                if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE]) {
+                if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT]) {
                     out.push(piece);
                 } else {
                     out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
@@ -245,6 +250,56 @@ pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
             n.children_by_field_name("argument", &mut c).next().is_some()
         }
         _ => false,
+    }
+}
+
+/// Whether `n` is an `exit` or an `exec PROGRAM` that ends the script when it runs: in the
+/// script's own shell (not in a subshell, a pipeline, a substitution or the background), in
+/// blocks, branches and loops only (whether those run is the [`GUARD`] regions' to say).
+/// (`return` is left out: at a script's top level bash reports an error and goes on.)
+pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
+    if n.kind() != "command" {
+        return false;
+    }
+    let Some(name) = n.child_by_field_name("name") else {
+        return false;
+    };
+    let ends = match src.get(name.start_byte()..name.end_byte()) {
+        Some("exit") => true,
+        Some("exec") => {
+            let mut c = n.walk();
+            n.children_by_field_name("argument", &mut c).next().is_some()
+        }
+        _ => false,
+    };
+    if !ends {
+        return false;
+    }
+    let mut at = n;
+    loop {
+        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+            return false;
+        }
+        let Some(parent) = at.parent() else {
+            return true;
+        };
+        if !matches!(
+            parent.kind(),
+            "program"
+                | "compound_statement"
+                | "if_statement"
+                | "elif_clause"
+                | "else_clause"
+                | "case_statement"
+                | "case_item"
+                | "list"
+                | "do_group"
+                | "while_statement"
+                | "for_statement"
+        ) {
+            return false;
+        }
+        at = parent;
     }
 }
 

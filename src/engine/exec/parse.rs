@@ -368,11 +368,16 @@ fn misread_heredoc_end(root: Node<'_>, src: &[u8]) -> Option<Range<usize>> {
             if let (Some(start), Some(end)) = (start, end) {
                 let op = &src[node.start_byte()..start.start_byte()];
                 let strip_tabs = op.windows(3).any(|w| w == b"<<-");
-                let delimiter: Vec<u8> = src[start.start_byte()..start.end_byte()]
+                let mut delimiter: Vec<u8> = src[start.start_byte()..start.end_byte()]
                     .iter()
                     .copied()
                     .filter(|b| !matches!(b, b'"' | b'\'' | b'\\'))
                     .collect();
+                // A carriage return ending the word is part of it for bash (a script with CRLF
+                // line ends: `<<EOF\r` ends at `EOF\r`); the grammar leaves it out.
+                if src.get(start.end_byte()) == Some(&b'\r') {
+                    delimiter.push(b'\r');
+                }
                 let (_, line_start) = line_of(src, end.start_byte());
                 let line_end =
                     src[line_start..].iter().position(|&b| b == b'\n').map_or(src.len(), |p| line_start + p);
@@ -453,5 +458,39 @@ fn explain_heredocs(node: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, e
         }
         skips.push(body_start..at);
         explained.push(err.start_byte());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The here-document end the tree holds is the line bash ends it at (bash 5.2: a line exactly
+    /// the delimiter, after leading tabs with `<<-`), however the grammar would have read it.
+    #[test]
+    fn a_here_document_ends_where_bash_ends_it() {
+        let mut parser = new_parser().expect("grammar");
+        for (script, end_line) in [
+            ("cat <<EOF\nx\nEOF \nEOF\n", 4),
+            ("cat <<EOF\nx\n EOF\nEOFX\nEOF\n", 5),
+            ("cat <<-EOF\nx\n  EOF\n\t\tEOF\n", 4),
+            ("cat <<'EOF'\nx\nEOF\t\nEOF\n", 4),
+            ("cat <<EOF\nx\nEOF\n", 3),
+        ] {
+            let parsed = parse_script(&mut parser, script, &std::cell::Cell::new(MAX_OBJECT_PARSE_AREA));
+            assert_eq!(parsed.gap, None, "{script:?}");
+            let root = parsed.trees[0].root_node();
+            assert_eq!(misread_heredoc_end(root, script.as_bytes()), None, "{script:?}");
+            let mut ends = Vec::new();
+            let mut stack = vec![root];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "heredoc_end" {
+                    ends.push(n.start_position().row + 1);
+                }
+                let mut c = n.walk();
+                stack.extend(n.children(&mut c));
+            }
+            assert_eq!(ends, vec![end_line], "{script:?}");
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, basename, is_ident, is_reserved_char, sanitize, truncate_chars};
-use super::flow::{COND, FUNCTION, GUARD, MAX_CALL_DEPTH, PATTERN, PIPE, UNCOUPLED};
+use super::flow::{COND, EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PATTERN, PIPE, UNCOUPLED};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
@@ -149,6 +149,13 @@ impl Ctx<'_> {
                 continue;
             }
             if skipping > 0 {
+                continue;
+            }
+            // An `exit` every open region of which certainly runs: the script ends here.
+            if piece.starts_with(EXIT) {
+                if regions.iter().all(Option::is_none) {
+                    return None;
+                }
                 continue;
             }
             if piece.starts_with(PIPE) {
@@ -313,9 +320,11 @@ impl Ctx<'_> {
             // `cat` with no file writes its standard input (`cat <<EOF | sh`).
             "cat" if rest.is_empty() => self.stdin_script.clone(),
             "printf" => match rest.as_slice() {
-                [format] if !format.contains(['%', '\\']) => Some(format.clone()),
-                [format, values @ ..] if matches!(format.as_str(), "%s" | "%s\\n") => Some(values.join("\n")),
-                _ => None,
+                [format, values @ ..] if matches!(format.as_str(), "%s\\n" | "%s\n") => {
+                    Some(values.join("\n"))
+                }
+                [format, values @ ..] => super::words::printf_s(format, values),
+                [] => None,
             },
             _ => None,
         }
@@ -347,9 +356,8 @@ impl Ctx<'_> {
                     return true;
                 };
                 let value = match &rest[2.min(rest.len())..] {
-                    [format] if !self.render_lit(format).contains(['%', '\\']) => Some(format.clone()),
-                    [format, value] if self.render_lit(format) == "%s" => Some(value.clone()),
-                    _ => None,
+                    [format, values @ ..] => super::words::printf_s(&self.render_lit(format), values),
+                    [] => None,
                 };
                 let value = value
                     .unwrap_or_else(|| self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string());
@@ -447,6 +455,19 @@ impl Ctx<'_> {
             self.last_output = self.output_of(&args);
             if self.builtin_assigns(&args) {
                 return Step::Next;
+            }
+            // `coproc CMD`: CMD runs in the background, its status is not the script's (bash
+            // manual, "Coprocesses"): what it reaches is a warning.
+            if args.first().is_some_and(|a| a == "coproc") && args.len() > 1 {
+                let saved = self.uncoupled.clone();
+                if self.uncoupled.is_none() {
+                    self.uncoupled = Some(
+                        "it runs as a coprocess (`coproc`), whose status is not the script's".to_string(),
+                    );
+                }
+                let found = self.analyze_args(&args[1..], assigns, &prefix, depth);
+                self.uncoupled = saved;
+                return found.map_or(Step::Next, Step::Found);
             }
             if let Some(body) = self.function(args.first()) {
                 return self.call_function(&body, &args[1..], depth).map_or(Step::Next, Step::Found);

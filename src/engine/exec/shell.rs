@@ -228,6 +228,10 @@ impl Ctx<'_> {
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
+        // (An end of the script that nothing follows says nothing.)
+        while out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
+            out.pop();
+        }
     }
 
     /// The parse of `text`: from the object's cache, or made by the object's parser within its
@@ -275,6 +279,9 @@ impl Ctx<'_> {
             // Nothing after an unconditional `exit`, `return` or `exec PROGRAM` in the same list
             // runs (break-it pass: `check; exit $?` followed by other commands).
             let mut ended = super::flow::ends_its_list(n, walk.src);
+            if n.end_byte() <= walk.cut && super::flow::ends_the_script(n, walk.src) {
+                out.push(super::flow::EXIT.to_string());
+            }
             loop {
                 if cursor.node() == node {
                     return;

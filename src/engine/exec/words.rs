@@ -66,9 +66,11 @@ impl Ctx<'_> {
         depth: usize,
         shown: &str,
     ) -> char {
+        // (A process substitution's value is a path, `/dev/fd/63`, whatever its commands write.)
+        let process = content.starts_with(['<', '>']);
         let kind = if is_hostname_command(content.trim()) {
             RefKind::SelfHost
-        } else if let Some(v) = self.eval_substitution(pieces, depth) {
+        } else if let Some(v) = self.eval_substitution(pieces, depth).filter(|_| !process) {
             RefKind::Lit(v)
         } else {
             RefKind::UnresolvedCmd
@@ -80,7 +82,7 @@ impl Ctx<'_> {
         // (Commands only: not the pieces that mark regions and pipes.)
         let pieces: Vec<String> = pieces
             .iter()
-            .filter(|p| !p.starts_with([super::flow::GUARD, super::flow::PIPE]))
+            .filter(|p| !p.starts_with([super::flow::GUARD, super::flow::PIPE, super::flow::EXIT]))
             .cloned()
             .collect();
         let words = |p: &String| split_redirections(p, Clone::clone).0;
@@ -98,12 +100,23 @@ impl Ctx<'_> {
             {
                 let mut out = Vec::with_capacity(words.len());
                 for w in words {
-                    out.push(self.known_text(w, depth).filter(|t| !t.contains('\\'))?);
+                    // (A value of a known kind, such as `$HOSTNAME`, stays a marker.)
+                    let (v, _) = self.resolve_text(w, depth, true);
+                    let v = self.render_lit(&v);
+                    if v.contains(['$', '`', '\\']) {
+                        return None;
+                    }
+                    out.push(v);
                 }
                 return Some(out.join(" "));
             }
-            ["printf", format] if pieces.len() == 1 => {
-                return self.known_text(format, depth).filter(|f| !f.contains(['%', '\\']));
+            ["printf", format, values @ ..] if pieces.len() == 1 => {
+                let format = self.known_text(format, depth)?;
+                let mut known = Vec::with_capacity(values.len());
+                for v in values {
+                    known.push(self.known_text(v, depth)?);
+                }
+                return printf_s(&format, &known);
             }
             ["pwd"] | ["pwd", "-P" | "-L"] if pieces.len() >= 2 => {
                 let cd = words(&pieces[pieces.len() - 2]);
@@ -123,6 +136,21 @@ impl Ctx<'_> {
         let v = self.render_lit(&v);
         (!v.is_empty() && !v.chars().any(is_reserved_char) && !v.contains(['$', '`'])).then_some(v)
     }
+}
+
+/// What `printf FORMAT VALUES...` writes when FORMAT has no escapes and its only conversions are
+/// one `%s` per value (`printf 'http://localhost:%s/' 8080`); `None` otherwise.
+pub(super) fn printf_s(format: &str, values: &[String]) -> Option<String> {
+    let parts: Vec<&str> = format.split("%s").collect();
+    if parts.len() != values.len() + 1 || parts.iter().any(|p| p.contains(['%', '\\'])) {
+        return None;
+    }
+    let mut out = parts[0].to_string();
+    for (v, p) in values.iter().zip(&parts[1..]) {
+        out.push_str(v);
+        out.push_str(p);
+    }
+    Some(out)
 }
 
 /// What a variable name resolves to in the current scope.
@@ -877,7 +905,21 @@ impl Ctx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::apply_operator;
+    use super::{apply_operator, printf_s};
+
+    /// `printf_s` writes what bash's `printf` writes for `%s` formats, and declines others.
+    #[test]
+    fn printf_s_fills_each_percent_s_with_its_value() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(printf_s("localhost", &[]).as_deref(), Some("localhost"));
+        assert_eq!(printf_s("http://%s:%s/", &v(&["db", "80"])).as_deref(), Some("http://db:80/"));
+        assert_eq!(printf_s("%s", &v(&["x"])).as_deref(), Some("x"));
+        for (format, values) in
+            [("%d", v(&["5"])), ("%s", v(&["a", "b"])), ("a\\n", v(&[])), ("%s %s", v(&["a"]))]
+        {
+            assert_eq!(printf_s(format, &values), None, "{format}");
+        }
+    }
 
     #[test]
     fn parameter_operators_give_what_bash_gives() {
