@@ -533,6 +533,9 @@ fn a_shell_reading_its_script_from_a_here_document_or_a_pipe_runs_it() {
         "printf 'pg_isready -h orders-db' | bash -s",
         "printf '%s\\n' 'pg_isready -h orders-db' | sh",
         "H=orders-db; echo \"pg_isready -h $H\" | sh",
+        "cat <<EOF | sh\npg_isready -h orders-db\nEOF\n",
+        "source <(echo 'pg_isready -h orders-db')",
+        ". <(printf 'pg_isready -h orders-db')",
     ] {
         let e = eval_liveness_env(script, &[("H", "orders-db")]);
         let d = denials(&e);
@@ -550,6 +553,11 @@ fn a_shell_reading_its_script_from_a_here_document_or_a_pipe_runs_it() {
         "echo 'pg_isready -h orders-db' >/tmp/x; sh -c 'curl -sf http://localhost/'",
         "echo 'curl -sf http://localhost:8080/' | sh",
         "echo -e 'pg_isready -h orders-db' | base64 -d | sh",
+        "cat <<EOF | sh\ncurl -sf http://localhost:8080/\nEOF\n",
+        "cat <<EOF | grep -q x\npg_isready -h orders-db\nEOF\n",
+        "source <(echo 'curl -sf http://localhost:8080/')",
+        "cat <(echo 'pg_isready -h orders-db')",
+        "diff <(echo 'pg_isready -h orders-db') /tmp/x",
     ] {
         expect_allowed(script);
     }

@@ -165,6 +165,8 @@ pub(super) struct Ctx<'e> {
     pub(super) last_output: Option<String>,
     /// The standard input of the next simple command, piped from the one before (`flow::PIPE`).
     pub(super) piped: Option<String>,
+    /// Process substitutions (`<(echo '...')`) whose output is known: their marker and the text.
+    pub(super) process_outputs: Vec<(char, String)>,
 }
 
 impl<'e> Ctx<'e> {
@@ -206,6 +208,7 @@ impl<'e> Ctx<'e> {
             stdin_script: None,
             last_output: None,
             piped: None,
+            process_outputs: Vec::new(),
         }
     }
 

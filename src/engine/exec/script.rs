@@ -301,6 +301,15 @@ impl Ctx<'_> {
         (!unknown).then_some(false)
     }
 
+    /// The known output of the process substitution `word` is (a lone marker), if any.
+    fn process_output(&self, word: &str) -> Option<String> {
+        let mut chars = word.chars();
+        let (Some(m), None) = (chars.next(), chars.next()) else {
+            return None;
+        };
+        self.process_outputs.iter().find(|(k, _)| *k == m).map(|(_, t)| t.clone())
+    }
+
     /// What `echo` or `printf` writes, with values as markers, when its text is known (`-e`
     /// escapes and `printf` formats other than `%s` are not followed).
     fn output_of(&self, args: &[String]) -> Option<String> {
@@ -455,6 +464,13 @@ impl Ctx<'_> {
             self.last_output = self.output_of(&args);
             if self.builtin_assigns(&args) {
                 return Step::Next;
+            }
+            // `source <(echo '...')`, `. <(printf '...')`: the text the substitution writes.
+            if let ([program, _], Some(text)) =
+                (args.as_slice(), args.get(1).and_then(|p| self.process_output(p)))
+                && matches!(program.as_str(), "." | "source")
+            {
+                return self.analyze_script(&text, depth + 1).map_or(Step::Next, Step::Found);
             }
             // `coproc CMD`: CMD runs in the background, its status is not the script's (bash
             // manual, "Coprocesses"): what it reaches is a warning.

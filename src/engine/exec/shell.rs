@@ -436,6 +436,10 @@ impl Ctx<'_> {
                     "heredoc_end" | "comment" => {}
                     _ => {
                         if n.end_byte() <= walk.cut {
+                            // `cat <<EOF | sh`: the here-document's command is piped into it.
+                            if n.child(0).is_some_and(|c| matches!(c.kind(), "|" | "|&")) {
+                                after.push(super::flow::PIPE.to_string());
+                            }
                             self.statements(n, walk, depth, after);
                         }
                     }

@@ -70,7 +70,15 @@ impl Ctx<'_> {
         let process = content.starts_with(['<', '>']);
         let kind = if is_hostname_command(content.trim()) {
             RefKind::SelfHost
-        } else if let Some(v) = self.eval_substitution(pieces, depth).filter(|_| !process) {
+        } else if process {
+            // What `<(...)` writes is kept for a shell that sources it (`source <(echo '...')`).
+            let output = if content.starts_with('<') { self.eval_substitution(pieces, depth) } else { None };
+            let m = self.new_ref(RefKind::UnresolvedCmd, shown);
+            if let Some(text) = output {
+                self.process_outputs.push((m, text));
+            }
+            return m;
+        } else if let Some(v) = self.eval_substitution(pieces, depth) {
             RefKind::Lit(v)
         } else {
             RefKind::UnresolvedCmd
