@@ -94,6 +94,31 @@ fn branches_the_script_makes_certain_are_the_only_ones_analysed() {
         "case live in ready) pg_isready -h orders-db;; live) curl -sf http://localhost:8080/;; esac",
         "case x in *) curl -sf http://localhost:8080/;; y) pg_isready -h orders-db;; esac",
         "case live in ready|startup) pg_isready -h orders-db;; esac",
+        // Constant tests, negations, quoted literals (issue #10).
+        "if ! true; then pg_isready -h orders-db; fi",
+        "if ! :; then pg_isready -h orders-db; fi",
+        "if [ 1 = 2 ]; then pg_isready -h orders-db; fi",
+        "if [ \"a\" = \"b\" ]; then pg_isready -h orders-db; fi",
+        "if [ a != a ]; then pg_isready -h orders-db; fi",
+        "if [ 3 -gt 5 ]; then pg_isready -h orders-db; fi",
+        "if [ -z x ]; then pg_isready -h orders-db; fi",
+        "if [ -n \"\" ]; then pg_isready -h orders-db; fi",
+        "if [ ! a = a ]; then pg_isready -h orders-db; fi",
+        "if test a = b; then pg_isready -h orders-db; fi",
+        "if [[ a == b ]]; then pg_isready -h orders-db; fi",
+        "if [[ -n '' ]]; then pg_isready -h orders-db; fi",
+        "if [ 1 = 1 ]; then curl -sf http://localhost:8080/; else pg_isready -h orders-db; fi",
+        "if [ 1 = 2 ]; then pg_isready -h orders-db; elif [ a = a ]; then :; else redis-cli -h cache ping; fi",
+        "case \"live\" in ready) pg_isready -h orders-db;; esac",
+        "case 'live' in live) :;; *) pg_isready -h orders-db;; esac",
+        "[ 1 = 2 ] && pg_isready -h orders-db",
+        "[ 1 = 1 ] || pg_isready -h orders-db",
+        "test a = b && pg_isready -h orders-db",
+        // A script variable assigned a literal decides its branch.
+        "MODE=standalone; if [ \"$MODE\" = cluster ]; then pg_isready -h orders-db; fi",
+        "MODE=standalone; case \"$MODE\" in standalone) exit 0;; *) pg_isready -h orders-db;; esac",
+        "MODE=standalone; [ \"$MODE\" = cluster ] && pg_isready -h orders-db",
+        "check() { if [ \"$1\" = db ]; then pg_isready -h orders-db; fi; }; check web",
     ];
     for script in allowed {
         let e = expect_allowed(script);
@@ -108,13 +133,33 @@ fn branches_the_script_makes_certain_are_the_only_ones_analysed() {
         // Not certain, so analysed as today: a condition that is not a literal true/false, a word
         // that is not constant, a pattern that is a glob, a fall-through.
         "if [ -f /tmp/x ]; then pg_isready -h orders-db; fi",
-        "if ! true; then pg_isready -h orders-db; fi",
+        "if ! false; then pg_isready -h orders-db; fi",
+        "if [ 1 = 1 ]; then pg_isready -h orders-db; fi",
+        "if [[ a != b ]]; then pg_isready -h orders-db; fi",
+        "if [ 1 = 2 ]; then :; else pg_isready -h orders-db; fi",
+        "[ 1 = 1 ] && pg_isready -h orders-db",
         "while true; do pg_isready -h orders-db; break; done",
         "case $MODE in live) :;; ready) pg_isready -h orders-db;; esac",
-        "case \"live\" in live) :;; ready) pg_isready -h orders-db;; esac",
+        "case \"live\" in live) :;; *) :;; esac; pg_isready -h orders-db",
         "case live in l*) :;; live) pg_isready -h orders-db;; esac",
         "case live in live) : ;& ready) pg_isready -h orders-db;; esac",
-        "[ 1 = 2 ] && pg_isready -h orders-db",
+        // A value known only at run time: every branch, as before.
+        "if [ \"$MODE\" = cluster ]; then pg_isready -h orders-db; fi",
+        "if [ \"$(cat /etc/mode)\" = cluster ]; then pg_isready -h orders-db; fi",
+        "if [[ $MODE == clu* ]]; then pg_isready -h orders-db; fi",
+        "if [ -f /tmp/x ] && [ 1 = 2 ]; then :; else pg_isready -h orders-db; fi",
+        // Unquoted and empty, or split: not what the test compares.
+        "M=; if [ $M = x ]; then :; else pg_isready -h orders-db; fi",
+        "MODE=cluster; if [ \"$MODE\" = cluster ]; then pg_isready -h orders-db; fi",
+        "MODE=cluster; case $MODE in standalone) exit 0;; esac; pg_isready -h orders-db",
+        // A value assigned where it may not have run is not certain.
+        "MODE=cluster; if pg_isready -h localhost; then MODE=a; fi; [ \"$MODE\" = cluster ] && pg_isready -h orders-db",
+        "MODE=cluster; for i in $LIST; do MODE=a; done; [ \"$MODE\" = cluster ] && pg_isready -h orders-db",
+        "MODE=cluster; while pg_isready -h localhost; do unset MODE; done; [ \"$MODE\" = cluster ] && pg_isready -h orders-db",
+        "MODE=cluster; pg_isready -h localhost || MODE=a; [ \"$MODE\" = cluster ] && pg_isready -h orders-db",
+        "check() { if [ \"$1\" = db ]; then pg_isready -h orders-db; fi; }; check db",
+        // A `true` that is a function is not bash's `true`.
+        "true() { return 1; }; if true; then :; else pg_isready -h orders-db; fi",
     ];
     for script in denied {
         expect_denied(script, "orders-db");
@@ -368,5 +413,253 @@ fn an_xargs_placeholder_is_a_value_known_only_at_run_time() {
         "echo orders-db | xargs -n 1 pg_isready -h orders-db",
     ] {
         expect_denied(script, "orders-db");
+    }
+}
+
+fn eval_liveness_env(script: &str, env: &[(&str, &str)]) -> ObjectEvaluation {
+    let env: Vec<serde_json::Value> =
+        env.iter().map(|(n, v)| serde_json::json!({"name": n, "value": v})).collect();
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x", "env": env,
+            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}}]}});
+    admission::evaluate_object_with_configmaps(
+        &Policy::default(),
+        &workload(&pod),
+        "shop",
+        None,
+        &NoConfigMaps,
+    )
+}
+
+/// Issue #10: a branch decided by an env value known at admission is the only one analysed; an
+/// env value from elsewhere decides nothing.
+#[test]
+fn branches_decided_by_a_literal_env_value_are_the_only_ones_analysed() {
+    let mode = "case \"$MODE\" in standalone) exit 0;; *) pg_isready -h orders-db;; esac";
+    let cluster = "if [ \"$MODE\" = \"cluster\" ]; then pg_isready -h orders-db; fi";
+    let test = "[ \"$MODE\" != standalone ] && pg_isready -h orders-db";
+    for script in [mode, cluster, test] {
+        let e = eval_liveness_env(script, &[("MODE", "standalone")]);
+        assert!(denials(&e).is_empty(), "{script}");
+    }
+    for script in [mode, cluster, test] {
+        let e = eval_liveness_env(script, &[("MODE", "cluster")]);
+        assert_eq!(denials(&e).len(), 1, "{script}");
+    }
+    // Reassigned or unset by the script: its own value decides.
+    let e = eval_liveness_env(&format!("MODE=cluster; {cluster}"), &[("MODE", "standalone")]);
+    assert_eq!(denials(&e).len(), 1);
+    let e = eval_liveness_env(&format!("unset MODE; {test}"), &[("MODE", "standalone")]);
+    assert_eq!(denials(&e).len(), 1);
+}
+
+/// Issue #10: bash ends a here-document only at a line that is exactly its delimiter (with `<<-`,
+/// after leading tabs only); a line the grammar would take for the end (`EOF ` with a trailing
+/// blank, ` EOF`, `<<-` with spaces) is part of the body, and what follows it is not run.
+/// Checked on bash 5.2: `cat <<EOF\nx\nEOF \necho inside\nEOF` prints `echo inside`.
+#[test]
+fn here_document_ends_bash_does_not_accept_are_body_lines() {
+    for script in [
+        "cat <<EOF\nhello\nEOF \npg_isready -h orders-db\nEOF\ncurl -sf http://localhost:8080/\n",
+        "cat <<EOF\nhello\nEOF\t\npg_isready -h orders-db\nEOF\n",
+        "cat <<EOF\nhello\n EOF\npg_isready -h orders-db\nEOF\n",
+        "cat <<-EOF\nhello\n  EOF\npg_isready -h orders-db\n\tEOF\n",
+        "cat <<'EOF'\nhello\nEOF \npg_isready -h orders-db\n",
+        "cat <<\"EOF\" >/tmp/x\nhello\n\t EOF\npg_isready -h orders-db\nEOF\n",
+    ] {
+        expect_allowed(script);
+    }
+    // The real end: what follows runs.
+    for script in [
+        "cat <<EOF\nhello\nEOF\npg_isready -h orders-db\n",
+        "cat <<-EOF\nhello\n\t\tEOF\npg_isready -h orders-db\n",
+        "cat <<EOF\nhello\nEOF \nEOF\npg_isready -h orders-db\n",
+        "cat <<'EOF'\n EOF\nEOF\npg_isready -h orders-db\n",
+        "cat <<EOF\nhello\nEOFX\nEOF\npg_isready -h orders-db\n",
+        "cat <<EOF\nhello\nEOF \n EOF\nEOF\t\nEOF\npg_isready -h orders-db\n",
+        // CRLF line ends: the delimiter word holds the CR, and so does its line.
+        "cat <<EOF\r\nhello\r\nEOF\r\npg_isready -h orders-db\r\n",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}
+
+/// Issue #10: `unset VAR` and `export -n VAR` (`declare +x VAR`) take a variable of the
+/// container's env out of the clients' environment; assigned again, it is the script's value.
+#[test]
+fn unset_and_export_n_are_followed() {
+    for script in [
+        "unset PGHOST; pg_isready",
+        "unset -v PGHOST; pg_isready -h \"$PGHOST\"",
+        "export -n PGHOST; pg_isready",
+        "declare +x PGHOST; pg_isready",
+        "PGHOST=; pg_isready",
+        "unset PGHOST; PGHOST=orders-db; pg_isready",
+        "export -n PGHOST; PGHOST=orders-db; pg_isready",
+    ] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert!(
+            denials(&e).is_empty(),
+            "{script}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    for script in [
+        "pg_isready",
+        "unset PGHOST; export PGHOST=orders-db; pg_isready",
+        "export -n PGHOST; export PGHOST; pg_isready",
+        "unset OTHER; pg_isready",
+        "unset -f PGHOST; pg_isready",
+        "export -n PGHOST; pg_isready -h \"$PGHOST\"",
+    ] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert_eq!(denials(&e).len(), 1, "{script}");
+    }
+}
+
+/// Issue #10: a shell that reads its script on standard input runs it, from a here-document
+/// (`sh <<EOF`, quoted or not, `<<-`) or from `echo`/`printf` piped into it; a program that is
+/// not a shell, or a shell that runs a script of its own, only reads data.
+#[test]
+fn a_shell_reading_its_script_from_a_here_document_or_a_pipe_runs_it() {
+    for script in [
+        "sh <<EOF\npg_isready -h orders-db\nEOF\n",
+        "sh <<'EOF'\npg_isready -h \"$H\"\nEOF\n",
+        "H=orders-db; bash -s <<EOF\npg_isready -h $H\nEOF\n",
+        "bash <<-EOF\n\tpg_isready -h orders-db\n\tEOF\n",
+        "sh <<EOF\necho 'it'\"'\"'s'\npg_isready -h orders-db\nEOF\n",
+        "echo 'pg_isready -h orders-db' | sh",
+        "echo pg_isready -h orders-db | bash",
+        "printf 'pg_isready -h orders-db' | bash -s",
+        "printf '%s\\n' 'pg_isready -h orders-db' | sh",
+        "H=orders-db; echo \"pg_isready -h $H\" | sh",
+        "cat <<EOF | sh\npg_isready -h orders-db\nEOF\n",
+        "source <(echo 'pg_isready -h orders-db')",
+        ". <(printf 'pg_isready -h orders-db')",
+    ] {
+        let e = eval_liveness_env(script, &[("H", "orders-db")]);
+        let d = denials(&e);
+        assert_eq!(d.len(), 1, "{script:?}");
+        assert!(d[0].describe().contains("reaches orders-db"), "{script:?}: {}", d[0].describe());
+    }
+    for script in [
+        "sh <<EOF\ncurl -sf http://localhost:8080/healthz\nEOF\n",
+        "cat <<EOF\npg_isready -h orders-db\nEOF\n",
+        "cat >/tmp/x <<'EOF'\npg_isready -h orders-db\nEOF\n",
+        "sh -c 'read x' <<EOF\npg_isready -h orders-db\nEOF\n",
+        "sh /tmp/check.sh <<EOF\npg_isready -h orders-db\nEOF\n",
+        "echo 'pg_isready -h orders-db' | cat",
+        "echo 'pg_isready -h orders-db' | grep -q x",
+        "echo 'pg_isready -h orders-db' >/tmp/x; sh -c 'curl -sf http://localhost/'",
+        "echo 'curl -sf http://localhost:8080/' | sh",
+        "echo -e 'pg_isready -h orders-db' | base64 -d | sh",
+        "cat <<EOF | sh\ncurl -sf http://localhost:8080/\nEOF\n",
+        "cat <<EOF | grep -q x\npg_isready -h orders-db\nEOF\n",
+        "source <(echo 'curl -sf http://localhost:8080/')",
+        "cat <(echo 'pg_isready -h orders-db')",
+        "diff <(echo 'pg_isready -h orders-db') /tmp/x",
+    ] {
+        expect_allowed(script);
+    }
+}
+
+/// Issue #10: values a script gives itself with `set --`, `printf -v`, `read` from a literal input
+/// and `$(echo ...)` are known: a local host given this way is neither denied nor warned about; a
+/// remote one is denied; an input known only at run time never denies.
+#[test]
+fn values_from_set_printf_read_and_echo_are_known() {
+    for script in [
+        "set -- localhost 5432; pg_isready -h \"$1\" -p \"$2\"",
+        "printf -v H localhost; pg_isready -h \"$H\"",
+        "printf -v H '%s' 127.0.0.1; pg_isready -h \"$H\"",
+        "read H <<< localhost; pg_isready -h \"$H\"",
+        "read -r H P <<< 'localhost 5432'; pg_isready -h \"$H\" -p \"$P\"",
+        "read H <<EOF\nlocalhost\nEOF\npg_isready -h \"$H\"\n",
+        "H=$(echo localhost); pg_isready -h \"$H\"",
+        "H=$(printf 127.0.0.1); pg_isready -h \"$H\"",
+        // Break-it pass: formats with `%s`, and a value of a known kind echoed.
+        "printf -v URL 'http://localhost:%s/' 8080; curl -sf \"$URL\"",
+        "U=$(printf 'http://%s:%s/' 127.0.0.1 8080); curl -sf \"$U\"",
+        "H=$(echo $HOSTNAME); curl -sf \"http://$H:8080/\"",
+    ] {
+        let e = expect_allowed(script);
+        assert!(
+            e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency),
+            "{script:?}: {:?}",
+            e.evaluation.findings.iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+    for script in [
+        "set -- orders-db 5432; pg_isready -h \"$1\"",
+        "printf -v H orders-db; pg_isready -h \"$H\"",
+        "read H <<< orders-db; pg_isready -h \"$H\"",
+        "read -r H P <<< 'orders-db 5432'; pg_isready -h \"$H\" -p \"$P\"",
+        "H=$(echo orders-db); pg_isready -h \"$H\"",
+        "printf -v H '%s' orders-db; pg_isready -h \"$H\"",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    expect_denied(
+        "printf -v URL 'http://%s:%s/' orders-db 8080; curl -sf \"$URL\"",
+        "http://orders-db:8080/",
+    );
+    // Overwritten by a value known only at run time: the old literal is gone, and nothing denies.
+    for script in [
+        "H=orders-db; read H <<< \"$X\"; pg_isready -h \"$H\"",
+        "H=orders-db; printf -v H '%d' 5; pg_isready -h \"$H\"",
+        "H=orders-db; read H; pg_isready -h \"$H\"",
+        "H=$(echo orders-db | tr a b); pg_isready -h \"$H\"",
+        // A process substitution's value is a path, not what its commands write.
+        "pg_isready -h localhost -d \"$(cat <(echo orders-db))\" -f <(echo orders-db)",
+    ] {
+        expect_allowed(script);
+    }
+}
+
+/// Issue #10: `coproc CMD` runs CMD in the background, so what it reaches cannot fail the probe:
+/// a warning, never a denial.
+#[test]
+fn a_coprocess_is_a_warning() {
+    let (action, text) = finding_of(&["sh", "-c", "coproc pg_isready -h orders-db"]).expect("a finding");
+    assert_eq!(action, Action::Warn, "{text}");
+    assert!(text.contains("coproc"), "{text}");
+    assert!(finding_of(&["sh", "-c", "coproc redis-cli ping"]).is_none());
+}
+
+/// Issue #10 (break-it pass): an `exit` in a branch that certainly runs ends the script, so what
+/// follows is not analysed; in a branch that may not run, a subshell, a pipeline, a substitution,
+/// the background, a `while` body or an uncalled function, it does not.
+#[test]
+fn an_exit_in_a_branch_that_certainly_runs_ends_the_script() {
+    let standalone = &[("MODE", "standalone")];
+    for script in [
+        "if [ \"$MODE\" = standalone ]; then redis-cli ping; exit $?; fi; redis-cli -h orders-db ping",
+        "[ \"$MODE\" = cluster ] || { redis-cli ping; exit $?; }; redis-cli -h orders-db ping",
+        "case $MODE in standalone) exit 0;; esac; redis-cli -h orders-db ping",
+        "if true; then exit 0; fi; redis-cli -h orders-db ping",
+        "for i in 1; do exit 0; done; redis-cli -h orders-db ping",
+        "if [ \"$MODE\" = standalone ]; then exec redis-cli ping; fi; redis-cli -h orders-db ping",
+    ] {
+        let e = eval_liveness_env(script, standalone);
+        assert!(
+            denials(&e).is_empty(),
+            "{script}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    for script in [
+        "if [ \"$MODE\" = cluster ]; then exit 0; fi; redis-cli -h orders-db ping",
+        "if [ -f /x ]; then exit 0; fi; redis-cli -h orders-db ping",
+        "(exit 0); redis-cli -h orders-db ping",
+        "{ exit 0; } & redis-cli -h orders-db ping",
+        "echo | exit 0; redis-cli -h orders-db ping",
+        "x=$(exit 0); redis-cli -h orders-db ping",
+        "while true; do exit 0; done; redis-cli -h orders-db ping",
+        "f() { exit 0; }; redis-cli -h orders-db ping",
+        "redis-cli ping || exit 1; redis-cli -h orders-db ping",
+    ] {
+        let e = eval_liveness_env(script, standalone);
+        assert_eq!(denials(&e).len(), 1, "{script}");
     }
 }

@@ -65,7 +65,17 @@ pub(super) fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
             if is_reserved_char(c)
-                || matches!(c, super::flow::FUNCTION | super::flow::UNCOUPLED | super::shell::REDIRECT)
+                || matches!(
+                    c,
+                    super::flow::FUNCTION
+                        | super::flow::UNCOUPLED
+                        | super::flow::GUARD
+                        | super::flow::COND
+                        | super::flow::PATTERN
+                        | super::flow::PIPE
+                        | super::flow::EXIT
+                        | super::shell::REDIRECT
+                )
             {
                 '\u{FFFD}'
             } else {
@@ -90,6 +100,18 @@ pub(super) struct Ctx<'e> {
     pub(super) refs: Vec<Ref>,
     pub(super) shell_vars: HashMap<String, String>,
     pub(super) exported: HashSet<String>,
+    /// Variables the script unset (`unset NAME`): empty, and no longer in the clients'
+    /// environment, whatever the container's env says (until assigned again).
+    pub(super) unset: HashSet<String>,
+    /// Variables whose export the script removed (`export -n NAME`, `declare +x NAME`): the
+    /// clients the script starts do not see them.
+    pub(super) unexported: HashSet<String>,
+    /// Variables assigned in a region that may not have run (a branch whose condition is not
+    /// known, a loop body): their value is not certain, so no branch is decided by it.
+    pub(super) uncertain: HashSet<String>,
+    /// A `flow::GUARD` condition is being judged: a variable whose value is not certain reads as
+    /// unknown, and so does a positional parameter the script was not given.
+    pub(super) judging_guard: bool,
     pub(super) known: &'e [&'e KnownCommand],
     pub(super) files: Option<&'e dyn ScriptFiles>,
     /// `$1`, `$2`, ... of the script being analysed, when known (values may hold markers).
@@ -139,6 +161,12 @@ pub(super) struct Ctx<'e> {
     pub(super) loop_walks_left: usize,
     /// The here-string of the simple command being analysed (its standard input), if any.
     pub(super) stdin_script: Option<String>,
+    /// What the last simple command wrote, when known (`echo`, `printf` of known text).
+    pub(super) last_output: Option<String>,
+    /// The standard input of the next simple command, piped from the one before (`flow::PIPE`).
+    pub(super) piped: Option<String>,
+    /// Process substitutions (`<(echo '...')`) whose output is known: their marker and the text.
+    pub(super) process_outputs: Vec<(char, String)>,
 }
 
 impl<'e> Ctx<'e> {
@@ -148,6 +176,10 @@ impl<'e> Ctx<'e> {
             refs: vec![Ref { kind: RefKind::Unresolved, original: "<unresolved>".to_string() }],
             shell_vars: HashMap::new(),
             exported: HashSet::new(),
+            unset: HashSet::new(),
+            unexported: HashSet::new(),
+            uncertain: HashSet::new(),
+            judging_guard: false,
             known: &[],
             files: None,
             positional: None,
@@ -174,6 +206,9 @@ impl<'e> Ctx<'e> {
             errexit: false,
             loop_walks_left: super::flow::MAX_LOOP_WALKS,
             stdin_script: None,
+            last_output: None,
+            piped: None,
+            process_outputs: Vec::new(),
         }
     }
 

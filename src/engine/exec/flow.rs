@@ -1,9 +1,10 @@
 //! Stage 2b: code that never runs is not analysed. A shell function's definition is a piece of
 //! its own (see [`FUNCTION`]): its body is analysed where it is called, with the call's arguments
-//! as `$1`, `$2`, ... (`script::run_pieces`), never when it is not called. A branch is
-//! skipped only when the script itself makes it certain: `if false`/`if true`, `while false`,
-//! `until true`, and `case` on a literal word whose patterns are literal words or `*`. Anything
-//! else is analysed as before (every branch, as if it ran).
+//! as `$1`, `$2`, ... (`script::run_pieces`), never when it is not called. The branches of `if`,
+//! `case`, `&&` and `||` (and loop bodies) are walked inside [`GUARD`] regions that say when they
+//! run; the analysis skips a region whose condition is certainly false on the values it knows
+//! then (`if [ "$MODE" = cluster ]` with `MODE=standalone`), and analyses every other one, as if
+//! it ran. `while false` and `until true` never run their body.
 
 use tree_sitter::Node;
 
@@ -20,6 +21,31 @@ pub(super) const FUNCTION: char = '\u{E002}';
 /// (`cmd | true` without `pipefail`). What such a piece reaches is reported as a warning, not a
 /// denial (`Dependency::uncoupled`): a connection that hangs can still time the probe out.
 pub(super) const UNCOUPLED: char = '\u{E003}';
+
+/// Starts a guard piece: [`GUARD`] alone ends the region the last open guard began; [`GUARD`]
+/// followed by conditions (each [`COND`], a kind letter and its text) begins a region of pieces
+/// that run only if every condition holds (see [`Ctx::guard_holds`]). Regions nest as the
+/// script's blocks do. The conditions are judged when the analysis reaches them, on the values
+/// known then: a region whose conditions are certainly false is skipped, one whose conditions
+/// are not known is analysed (and what it assigns is no longer certain after it).
+pub(super) const GUARD: char = '\u{E005}';
+
+/// Starts one condition of a [`GUARD`] piece: `T` (a test that must succeed) or `F` (fail)
+/// followed by the test's piece; `M` (the word matches one of the patterns) or `N` (none)
+/// followed by the word's piece and each pattern's, each after [`PATTERN`]; `U` unknown.
+pub(super) const COND: char = '\u{E006}';
+
+/// Starts a pattern in an `M`/`N` condition of a [`GUARD`] piece.
+pub(super) const PATTERN: char = '\u{E007}';
+
+/// A piece that says the output of the piece before it is the standard input of the piece after
+/// it (`echo '...' | sh`): between the commands of a pipeline.
+pub(super) const PIPE: char = '\u{E008}';
+
+/// A piece that says the script ends here (an `exit` or `exec PROGRAM` that runs in the script's
+/// own shell, see [`ends_the_script`]): if every region it is in is certain to run, nothing after
+/// it is analysed.
+pub(super) const EXIT: char = '\u{E009}';
 
 /// A piece without its [`UNCOUPLED`] prefix, if it has one.
 pub(super) fn strip_uncoupled(piece: &str) -> &str {
@@ -78,7 +104,7 @@ impl Ctx<'_> {
             self.statements(n, walk, depth, &mut inner);
             self.uncoupling.pop();
             for piece in inner {
-                if piece.starts_with([FUNCTION, UNCOUPLED]) {
+                if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT]) {
                     out.push(piece);
                 } else {
                     out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
@@ -95,12 +121,12 @@ impl Ctx<'_> {
                 }
                 Some(false)
             }
-            "if_statement" | "case_statement" => {
-                let run =
-                    if n.kind() == "if_statement" { constant_if(n, walk)? } else { constant_case(n, walk)? };
-                for k in run {
-                    self.statements(k, walk, depth, out);
-                }
+            "if_statement" if n.end_byte() <= walk.cut => {
+                self.guarded_if(n, walk, depth, out);
+                Some(false)
+            }
+            "case_statement" if n.end_byte() <= walk.cut => {
+                self.guarded_case(n, walk, depth, out);
                 Some(false)
             }
             // `for NAME in WORDS; do BODY; done` over at most 8 literal words: the body once per
@@ -111,17 +137,26 @@ impl Ctx<'_> {
                 let mut c = n.walk();
                 let values: Vec<&str> =
                     n.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+                if n.end_byte() > walk.cut {
+                    return None;
+                }
+                // Nested loops multiply: past the analysis' allowance the body is walked once, as
+                // any other loop (its variable unknown), in a region that may not run.
                 if values.is_empty()
                     || values.len() > MAX_LOOP_WORDS
                     || !is_ident(name)
                     || !values.iter().all(|v| literal(v))
+                    || self.loop_walks_left < values.len()
                 {
-                    return None;
-                }
-                // Nested loops multiply: past the analysis' allowance the body is walked once, as
-                // any other loop (its variable unknown).
-                if n.end_byte() > walk.cut || self.loop_walks_left < values.len() {
-                    return None;
+                    let mut c = n.walk();
+                    let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+                    for k in kids.iter().filter(|k| **k != body) {
+                        self.statements(*k, walk, depth, out);
+                    }
+                    out.push(format!("{GUARD}{COND}U"));
+                    self.statements(body, walk, depth, out);
+                    out.push(GUARD.to_string());
+                    return Some(false);
                 }
                 self.loop_walks_left -= values.len();
                 for v in values {
@@ -130,24 +165,63 @@ impl Ctx<'_> {
                 }
                 Some(false)
             }
+            // Each command's output is the next one's input (`echo '...' | sh`).
+            "pipeline" if n.end_byte() <= walk.cut => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+                for (i, k) in kids.iter().enumerate() {
+                    self.statements(*k, walk, depth, out);
+                    if k.is_named() && k.kind() != "comment" && i + 1 < kids.len() {
+                        out.push(PIPE.to_string());
+                    }
+                }
+                Some(false)
+            }
             // `false && X` and `true || X`: X never runs (only the exact two-command form).
             "list" => {
                 let mut c = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
-                let [first, op, _] = kids.as_slice() else {
+                let [first, op, second] = kids.as_slice() else {
                     return None;
                 };
-                let value = constant_condition(&[*first], walk)?;
-                (value == (op.kind() == "||")).then_some(false)
+                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind() == "||")) {
+                    return Some(false);
+                }
+                if n.end_byte() > walk.cut || !matches!(op.kind(), "&&" | "||") {
+                    return None;
+                }
+                // The right side runs only if the left one succeeds (`&&`) or fails (`||`).
+                self.statements(*first, walk, depth, out);
+                let cond = self.condition(&[*first], op.kind() == "&&", walk, depth);
+                out.push(format!("{GUARD}{cond}"));
+                self.statements(*second, walk, depth, out);
+                out.push(GUARD.to_string());
+                Some(false)
             }
             "while_statement" => {
                 let mut cursor = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
                 let keyword = kids.first()?.kind();
                 let body_at = kids.iter().position(|k| k.kind() == "do_group")?;
-                let value = constant_condition(&kids[1..body_at], walk)?;
                 // `while false` and `until true` never run their body (the condition runs: no client).
-                (value == (keyword == "until")).then_some(false)
+                if constant_condition(&kids[1..body_at], walk)
+                    .is_some_and(|value| value == (keyword == "until"))
+                {
+                    return Some(false);
+                }
+                if n.end_byte() > walk.cut {
+                    return None;
+                }
+                // The body may run no time: what it assigns is not certain after it.
+                for k in &kids[..body_at] {
+                    self.statements(*k, walk, depth, out);
+                }
+                out.push(format!("{GUARD}{COND}U"));
+                for k in &kids[body_at..] {
+                    self.statements(*k, walk, depth, out);
+                }
+                out.push(GUARD.to_string());
+                Some(false)
             }
             _ => None,
         }
@@ -176,6 +250,56 @@ pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
             n.children_by_field_name("argument", &mut c).next().is_some()
         }
         _ => false,
+    }
+}
+
+/// Whether `n` is an `exit` or an `exec PROGRAM` that ends the script when it runs: in the
+/// script's own shell (not in a subshell, a pipeline, a substitution or the background), in
+/// blocks, branches and loops only (whether those run is the [`GUARD`] regions' to say).
+/// (`return` is left out: at a script's top level bash reports an error and goes on.)
+pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
+    if n.kind() != "command" {
+        return false;
+    }
+    let Some(name) = n.child_by_field_name("name") else {
+        return false;
+    };
+    let ends = match src.get(name.start_byte()..name.end_byte()) {
+        Some("exit") => true,
+        Some("exec") => {
+            let mut c = n.walk();
+            n.children_by_field_name("argument", &mut c).next().is_some()
+        }
+        _ => false,
+    };
+    if !ends {
+        return false;
+    }
+    let mut at = n;
+    loop {
+        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+            return false;
+        }
+        let Some(parent) = at.parent() else {
+            return true;
+        };
+        if !matches!(
+            parent.kind(),
+            "program"
+                | "compound_statement"
+                | "if_statement"
+                | "elif_clause"
+                | "else_clause"
+                | "case_statement"
+                | "case_item"
+                | "list"
+                | "do_group"
+                | "while_statement"
+                | "for_statement"
+        ) {
+            return false;
+        }
+        at = parent;
     }
 }
 
@@ -232,69 +356,148 @@ fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     None
 }
 
-/// `if` with `true`/`false` conditions: the nodes that run. The branches after one that is taken,
-/// and the bodies of those whose condition is `false`, do not; from the first condition that is not
-/// constant on, everything is walked, as before. `None` when the first condition is not constant.
-fn constant_if<'t>(n: Node<'t>, walk: &Walk<'_>) -> Option<Vec<Node<'t>>> {
-    let mut cursor = n.walk();
-    let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
-    let then_at = kids.iter().position(|k| k.kind() == "then")?;
-    constant_condition(&kids[1..then_at], walk)?;
-    // The if's own branch, then each elif/else clause's.
-    let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
-    for k in kids {
-        if matches!(k.kind(), "elif_clause" | "else_clause") {
-            let mut c = k.walk();
-            branches.push(k.children(&mut c).collect());
-        } else if let Some(last) = branches.last_mut() {
-            last.push(k);
+/// The [`GUARD`] condition that holds when `cond` does not (`T` and `F` swapped).
+fn negated(cond: &str) -> String {
+    let mut out = String::with_capacity(cond.len());
+    let mut chars = cond.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == COND {
+            match chars.next() {
+                Some('T') => out.push('F'),
+                Some('F') => out.push('T'),
+                Some(k) => out.push(k),
+                None => {}
+            }
         }
     }
-    for (i, branch) in branches.iter().enumerate() {
-        let then_at = branch.iter().position(|k| k.kind() == "then");
-        // An else branch has no condition: it is taken.
-        let value = then_at.map_or(Some(true), |t| constant_condition(&branch[1..t], walk));
-        match value {
-            Some(false) => {}
-            Some(true) => return Some(branch[then_at.map_or(1, |t| t + 1)..].to_vec()),
-            None => return Some(branches[i..].iter().flatten().copied().collect()),
-        }
-    }
-    Some(Vec::new())
+    out
 }
 
-/// `case WORD in ...` with a literal word and literal patterns (or `*`), no fall-through: the
-/// nodes of the first matching item's body. `None` when not certain.
-fn constant_case<'t>(n: Node<'t>, walk: &Walk<'_>) -> Option<Vec<Node<'t>>> {
-    let value = n.child_by_field_name("value")?;
-    let word = text(value, walk);
-    if value.kind() != "word" || !literal(word) {
-        return None;
-    }
-    let mut cursor = n.walk();
-    let items: Vec<Node<'t>> = n.children(&mut cursor).filter(|k| k.kind() == "case_item").collect();
-    let mut chosen = None;
-    for item in &items {
-        let mut c = item.walk();
-        if item.children_by_field_name("fallthrough", &mut c).next().is_some() {
-            return None;
-        }
-        let mut c = item.walk();
-        for pattern in item.children_by_field_name("value", &mut c) {
-            let p = text(pattern, walk);
-            if p != "*" && !literal(p) {
-                return None;
-            }
-            if chosen.is_none() && (p == "*" || p == word) {
-                chosen = Some(*item);
+impl Ctx<'_> {
+    /// `if`: each condition runs if the ones before it failed, each branch if its condition
+    /// succeeded and the ones before failed, the `else` branch if all failed; each walked in a
+    /// [`GUARD`] region saying so.
+    fn guarded_if<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) {
+        let mut cursor = n.walk();
+        let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
+        // The if's own branch, then each elif/else clause's.
+        let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
+        for k in kids {
+            if matches!(k.kind(), "elif_clause" | "else_clause") {
+                let mut c = k.walk();
+                branches.push(k.children(&mut c).collect());
+            } else if let Some(last) = branches.last_mut() {
+                last.push(k);
             }
         }
+        let mut failed = String::new();
+        for branch in &branches {
+            let then_at = branch.iter().position(|k| k.kind() == "then");
+            let body_at = then_at.map_or(1, |t| t + 1).min(branch.len());
+            let mut taken = failed.clone();
+            if let Some(t) = then_at {
+                let cond = &branch[1.min(t)..t];
+                out.push(format!("{GUARD}{failed}"));
+                for k in cond {
+                    self.statements(*k, walk, depth, out);
+                }
+                out.push(GUARD.to_string());
+                let holds = self.condition(cond, true, walk, depth);
+                failed.push_str(&negated(&holds));
+                taken.push_str(&holds);
+            }
+            out.push(format!("{GUARD}{taken}"));
+            for k in &branch[body_at..] {
+                self.statements(*k, walk, depth, out);
+            }
+            out.push(GUARD.to_string());
+        }
     }
-    let Some(item) = chosen else {
-        return Some(Vec::new());
-    };
-    let mut c = item.walk();
-    let kids: Vec<Node<'t>> = item.children(&mut c).collect();
-    let body_at = kids.iter().position(|k| k.kind() == ")")? + 1;
-    Some(kids[body_at..].to_vec())
+
+    /// `case WORD in ...`: each item's body in a [`GUARD`] region (the word matches one of its
+    /// patterns and none of the items' before); with a fall-through (`;&`, `;;&`), every body in a
+    /// region of unknown condition.
+    fn guarded_case<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) {
+        let mut cursor = n.walk();
+        let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
+        let value = n.child_by_field_name("value");
+        let fallthrough = kids.iter().filter(|k| k.kind() == "case_item").any(|item| {
+            let mut c = item.walk();
+            item.children_by_field_name("fallthrough", &mut c).next().is_some()
+        });
+        let word = match value {
+            Some(v) if !fallthrough => self.cond_piece(&[v], walk, depth),
+            _ => None,
+        };
+        let mut before = String::new();
+        for k in &kids {
+            if k.kind() != "case_item" {
+                self.statements(*k, walk, depth, out);
+                continue;
+            }
+            let mut c = k.walk();
+            let item: Vec<Node<'t>> = k.children(&mut c).collect();
+            let body_at = item.iter().position(|p| p.kind() == ")").map_or(item.len(), |p| p + 1);
+            let mut c = k.walk();
+            let patterns: Vec<Node<'t>> = k.children_by_field_name("value", &mut c).collect();
+            let mut pats = String::new();
+            let mut known = word.is_some();
+            for p in &patterns {
+                match self.cond_piece(&[*p], walk, depth) {
+                    Some(piece) => {
+                        pats.push(PATTERN);
+                        pats.push_str(&piece);
+                    }
+                    None => known = false,
+                }
+            }
+            let (matched, unmatched) = match (&word, known) {
+                (Some(w), true) => (format!("{COND}M{w}{pats}"), format!("{COND}N{w}{pats}")),
+                _ => (format!("{COND}U"), String::new()),
+            };
+            out.push(format!("{GUARD}{before}{matched}"));
+            for b in &item[body_at..] {
+                self.statements(*b, walk, depth, out);
+            }
+            out.push(GUARD.to_string());
+            before.push_str(&unmatched);
+        }
+    }
+
+    /// The piece of a word or a test command, for a [`GUARD`] condition (`None` if it is not one
+    /// piece).
+    fn cond_piece<'t>(&mut self, nodes: &[Node<'t>], walk: &Walk<'_>, depth: usize) -> Option<String> {
+        let mut pieces = Vec::new();
+        self.piece(nodes, walk, depth, &mut pieces);
+        let piece = pieces.pop()?;
+        (!piece.contains([GUARD, COND, PATTERN, FUNCTION, UNCOUPLED])).then_some(piece)
+    }
+
+    /// The [`GUARD`] condition that the statements `nodes` succeed (`success`) or fail: a test
+    /// (`[ ]`, `[[ ]]`, `test`, `true`, `false`, `:`, with `!`), or unknown.
+    fn condition<'t>(&mut self, nodes: &[Node<'t>], success: bool, walk: &Walk<'_>, depth: usize) -> String {
+        let named: Vec<Node<'t>> =
+            nodes.iter().filter(|k| k.is_named() && k.kind() != "comment").copied().collect();
+        let unknown = format!("{COND}U");
+        let [first] = named.as_slice() else {
+            return unknown;
+        };
+        let mut node = *first;
+        let mut success = success;
+        while node.kind() == "negated_command" {
+            let Some(inner) = node.named_child(0) else {
+                return unknown;
+            };
+            node = inner;
+            success = !success;
+        }
+        if !matches!(node.kind(), "test_command" | "command") {
+            return unknown;
+        }
+        match self.cond_piece(&[node], walk, depth) {
+            Some(piece) => format!("{COND}{}{piece}", if success { 'T' } else { 'F' }),
+            None => unknown,
+        }
+    }
 }

@@ -238,7 +238,7 @@ fn point(src: &[u8], at: usize) -> Point {
 
 /// Parses `text` in pieces, charging each piece's squared length to `area_left`.
 pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cell::Cell<usize>) -> Parsed {
-    let patched = patch_gaps(text);
+    let mut patched = patch_gaps(text);
     let mut parsed = Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None };
     let (ranges, long_line) = chunk_ranges(&patched);
     let last = ranges.len().saturating_sub(1);
@@ -257,8 +257,17 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
             start_point: point(&patched, range.start),
             end_point: point(&patched, range.end),
         };
-        parser.reset();
-        let tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(&patched, None));
+        // A here-document ended where bash does not end it is re-read with that line patched (a
+        // few times at most: each pass patches one more line).
+        let mut tree = None;
+        for _ in 0..=MAX_HEREDOC_REPARSES {
+            parser.reset();
+            tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(&patched, None));
+            match tree.as_ref().and_then(|t| misread_heredoc_end(t.root_node(), &patched)) {
+                Some(line) => patch_line_start(&mut patched, line),
+                None => break,
+            }
+        }
         let Some(tree) = tree else {
             parsed.cut = range.start;
             parsed.gap = Some(ParseGap::SyntaxError(line_of(&patched, range.start).0));
@@ -339,6 +348,72 @@ fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_pi
     }
 }
 
+/// Most times one piece is parsed again for here-document ends the grammar misread.
+const MAX_HEREDOC_REPARSES: usize = 16;
+
+/// The line range of a here-document end the grammar accepts and bash does not, if there is one.
+/// Bash ends a here-document only at a line that is exactly its delimiter (after the leading tabs,
+/// only tabs, with `<<-`): `EOF ` with a trailing blank, ` EOF` indented, or `<<-` with a
+/// space-indented delimiter are lines of the body (bash manual, "Here Documents"; checked on bash
+/// 5.2). The grammar trims blanks around it.
+fn misread_heredoc_end(root: Node<'_>, src: &[u8]) -> Option<Range<usize>> {
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.kind() == "heredoc_redirect" {
+            let mut c = node.walk();
+            let kids: Vec<Node<'_>> = node.children(&mut c).collect();
+            let start = kids.iter().find(|k| k.kind() == "heredoc_start");
+            let end = kids.iter().find(|k| k.kind() == "heredoc_end");
+            if let (Some(start), Some(end)) = (start, end) {
+                let op = &src[node.start_byte()..start.start_byte()];
+                let strip_tabs = op.windows(3).any(|w| w == b"<<-");
+                let mut delimiter: Vec<u8> = src[start.start_byte()..start.end_byte()]
+                    .iter()
+                    .copied()
+                    .filter(|b| !matches!(b, b'"' | b'\'' | b'\\'))
+                    .collect();
+                // A carriage return ending the word is part of it for bash (a script with CRLF
+                // line ends: `<<EOF\r` ends at `EOF\r`); the grammar leaves it out.
+                if src.get(start.end_byte()) == Some(&b'\r') {
+                    delimiter.push(b'\r');
+                }
+                let (_, line_start) = line_of(src, end.start_byte());
+                let line_end =
+                    src[line_start..].iter().position(|&b| b == b'\n').map_or(src.len(), |p| line_start + p);
+                let mut line = &src[line_start..line_end];
+                while strip_tabs && line.first() == Some(&b'\t') {
+                    line = &line[1..];
+                }
+                if line != delimiter.as_slice() {
+                    return Some(line_end - line.len()..line_end);
+                }
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return None;
+            }
+        }
+    }
+}
+
+/// Makes `line` in `src` read as a line of the here-document's body: its first character (after
+/// the tabs `<<-` strips) becomes a word character. (The grammar ends a here-document at a line
+/// that starts with its delimiter after blanks, so blanks alone are not enough: `EOF_` still ends
+/// it.) The body's text is not analysed as commands, and the original text is what is read.
+fn patch_line_start(src: &mut [u8], line: Range<usize>) {
+    if let Some(b) = src.get_mut(line.start) {
+        *b = if *b == b'_' { b'.' } else { b'_' };
+    }
+}
+
 /// `cat <<A <<B`: the grammar reads the second `<<` as an error and `<B` as a file redirection,
 /// then B's body as commands. Each such error is explained (its start added to `explained`) and
 /// the body it opens, from the line after the previous body to its delimiter line, added to `skips`.
@@ -383,5 +458,39 @@ fn explain_heredocs(node: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, e
         }
         skips.push(body_start..at);
         explained.push(err.start_byte());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The here-document end the tree holds is the line bash ends it at (bash 5.2: a line exactly
+    /// the delimiter, after leading tabs with `<<-`), however the grammar would have read it.
+    #[test]
+    fn a_here_document_ends_where_bash_ends_it() {
+        let mut parser = new_parser().expect("grammar");
+        for (script, end_line) in [
+            ("cat <<EOF\nx\nEOF \nEOF\n", 4),
+            ("cat <<EOF\nx\n EOF\nEOFX\nEOF\n", 5),
+            ("cat <<-EOF\nx\n  EOF\n\t\tEOF\n", 4),
+            ("cat <<'EOF'\nx\nEOF\t\nEOF\n", 4),
+            ("cat <<EOF\nx\nEOF\n", 3),
+        ] {
+            let parsed = parse_script(&mut parser, script, &std::cell::Cell::new(MAX_OBJECT_PARSE_AREA));
+            assert_eq!(parsed.gap, None, "{script:?}");
+            let root = parsed.trees[0].root_node();
+            assert_eq!(misread_heredoc_end(root, script.as_bytes()), None, "{script:?}");
+            let mut ends = Vec::new();
+            let mut stack = vec![root];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "heredoc_end" {
+                    ends.push(n.start_position().row + 1);
+                }
+                let mut c = n.walk();
+                stack.extend(n.children(&mut c));
+            }
+            assert_eq!(ends, vec![end_line], "{script:?}");
+        }
     }
 }

@@ -228,6 +228,10 @@ impl Ctx<'_> {
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
+        // (An end of the script that nothing follows says nothing.)
+        while out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
+            out.pop();
+        }
     }
 
     /// The parse of `text`: from the object's cache, or made by the object's parser within its
@@ -275,6 +279,9 @@ impl Ctx<'_> {
             // Nothing after an unconditional `exit`, `return` or `exec PROGRAM` in the same list
             // runs (break-it pass: `check; exit $?` followed by other commands).
             let mut ended = super::flow::ends_its_list(n, walk.src);
+            if n.end_byte() <= walk.cut && super::flow::ends_the_script(n, walk.src) {
+                out.push(super::flow::EXIT.to_string());
+            }
             loop {
                 if cursor.node() == node {
                     return;
@@ -425,9 +432,14 @@ impl Ctx<'_> {
                         cur.push(if quote == Quote::Double { QDOLLAR } else { '$' });
                         cur.push_str(text.get(1..).unwrap_or(""));
                     }
-                    "heredoc_body" | "heredoc_end" | "comment" => {}
+                    "heredoc_body" => here_document(n, walk, cur),
+                    "heredoc_end" | "comment" => {}
                     _ => {
                         if n.end_byte() <= walk.cut {
+                            // `cat <<EOF | sh`: the here-document's command is piped into it.
+                            if n.child(0).is_some_and(|c| matches!(c.kind(), "|" | "|&")) {
+                                after.push(super::flow::PIPE.to_string());
+                            }
                             self.statements(n, walk, depth, after);
                         }
                     }
@@ -485,6 +497,38 @@ impl Ctx<'_> {
         cur.push(m);
         subs.append(&mut sub);
     }
+}
+
+/// A here-document's body, as the command's standard input: appended to its piece as a
+/// here-string word (`<<<'...'`, single-quoted, every `$` literal: the shell that reads it expands
+/// what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
+/// lines' leading tabs are stripped, as bash does.
+fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
+    let Some(body) = walk.src.get(n.start_byte()..n.end_byte().min(walk.cut)) else {
+        return;
+    };
+    let strip = n.parent().is_some_and(|p| {
+        walk.src
+            .get(p.start_byte()..n.start_byte())
+            .is_some_and(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with("<<-"))
+    });
+    let mut text = String::with_capacity(body.len() + 8);
+    for line in body.split_inclusive('\n') {
+        text.push_str(if strip { line.trim_start_matches('\t') } else { line });
+    }
+    if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
+        cur.push(' ');
+    }
+    cur.push(REDIRECT);
+    cur.push_str("<<<'");
+    for c in text.chars() {
+        match c {
+            '\'' => cur.push_str("'\\''"),
+            '$' => cur.push(LDOLLAR),
+            c => cur.push(c),
+        }
+    }
+    cur.push_str("' ");
 }
 
 /// Word-split one simple command (quotes removed); falls back to whitespace splitting on

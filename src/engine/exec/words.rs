@@ -66,8 +66,18 @@ impl Ctx<'_> {
         depth: usize,
         shown: &str,
     ) -> char {
+        // (A process substitution's value is a path, `/dev/fd/63`, whatever its commands write.)
+        let process = content.starts_with(['<', '>']);
         let kind = if is_hostname_command(content.trim()) {
             RefKind::SelfHost
+        } else if process {
+            // What `<(...)` writes is kept for a shell that sources it (`source <(echo '...')`).
+            let output = if content.starts_with('<') { self.eval_substitution(pieces, depth) } else { None };
+            let m = self.new_ref(RefKind::UnresolvedCmd, shown);
+            if let Some(text) = output {
+                self.process_outputs.push((m, text));
+            }
+            return m;
         } else if let Some(v) = self.eval_substitution(pieces, depth) {
             RefKind::Lit(v)
         } else {
@@ -77,6 +87,12 @@ impl Ctx<'_> {
     }
 
     pub(super) fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
+        // (Commands only: not the pieces that mark regions and pipes.)
+        let pieces: Vec<String> = pieces
+            .iter()
+            .filter(|p| !p.starts_with([super::flow::GUARD, super::flow::PIPE, super::flow::EXIT]))
+            .cloned()
+            .collect();
         let words = |p: &String| split_redirections(p, Clone::clone).0;
         let last = words(pieces.last()?);
         let last: Vec<&str> = last.iter().map(String::as_str).collect();
@@ -84,6 +100,31 @@ impl Ctx<'_> {
             ["dirname", w] | ["dirname", "--", w] => {
                 let v = self.known_text(w, depth)?;
                 return Some(dirname(&v));
+            }
+            // `$(echo WORDS)`: the words, when known (a substitution drops the trailing newline).
+            // (dash's `echo` reads backslash escapes, bash's does not: not followed.)
+            ["echo", words @ ..]
+                if pieces.len() == 1 && words.first().is_none_or(|w| !w.starts_with('-')) =>
+            {
+                let mut out = Vec::with_capacity(words.len());
+                for w in words {
+                    // (A value of a known kind, such as `$HOSTNAME`, stays a marker.)
+                    let (v, _) = self.resolve_text(w, depth, true);
+                    let v = self.render_lit(&v);
+                    if v.contains(['$', '`', '\\']) {
+                        return None;
+                    }
+                    out.push(v);
+                }
+                return Some(out.join(" "));
+            }
+            ["printf", format, values @ ..] if pieces.len() == 1 => {
+                let format = self.known_text(format, depth)?;
+                let mut known = Vec::with_capacity(values.len());
+                for v in values {
+                    known.push(self.known_text(v, depth)?);
+                }
+                return printf_s(&format, &known);
             }
             ["pwd"] | ["pwd", "-P" | "-L"] if pieces.len() >= 2 => {
                 let cd = words(&pieces[pieces.len() - 2]);
@@ -105,6 +146,21 @@ impl Ctx<'_> {
     }
 }
 
+/// What `printf FORMAT VALUES...` writes when FORMAT has no escapes and its only conversions are
+/// one `%s` per value (`printf 'http://localhost:%s/' 8080`); `None` otherwise.
+pub(super) fn printf_s(format: &str, values: &[String]) -> Option<String> {
+    let parts: Vec<&str> = format.split("%s").collect();
+    if parts.len() != values.len() + 1 || parts.iter().any(|p| p.contains(['%', '\\'])) {
+        return None;
+    }
+    let mut out = parts[0].to_string();
+    for (v, p) in values.iter().zip(&parts[1..]) {
+        out.push_str(v);
+        out.push_str(p);
+    }
+    Some(out)
+}
+
 /// What a variable name resolves to in the current scope.
 pub(super) enum Lookup {
     Val(String),
@@ -121,8 +177,14 @@ impl Ctx<'_> {
         if !name.is_empty() && name.chars().all(|c| c.is_ascii_digit()) {
             return self.positional_lookup(name);
         }
+        if self.judging_guard && self.uncertain.contains(name) {
+            return Lookup::Unres;
+        }
         if let Some(v) = self.shell_vars.get(name) {
             return Lookup::Val(v.clone());
+        }
+        if self.unset.contains(name) {
+            return Lookup::Val(String::new());
         }
         match self.env.vars.get(name) {
             Some(EnvValue::Literal(v)) => {
@@ -851,7 +913,21 @@ impl Ctx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::apply_operator;
+    use super::{apply_operator, printf_s};
+
+    /// `printf_s` writes what bash's `printf` writes for `%s` formats, and declines others.
+    #[test]
+    fn printf_s_fills_each_percent_s_with_its_value() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(printf_s("localhost", &[]).as_deref(), Some("localhost"));
+        assert_eq!(printf_s("http://%s:%s/", &v(&["db", "80"])).as_deref(), Some("http://db:80/"));
+        assert_eq!(printf_s("%s", &v(&["x"])).as_deref(), Some("x"));
+        for (format, values) in
+            [("%d", v(&["5"])), ("%s", v(&["a", "b"])), ("a\\n", v(&[])), ("%s %s", v(&["a"]))]
+        {
+            assert_eq!(printf_s(format, &values), None, "{format}");
+        }
+    }
 
     #[test]
     fn parameter_operators_give_what_bash_gives() {
