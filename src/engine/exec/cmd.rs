@@ -73,7 +73,12 @@ impl Ctx<'_> {
         let line = &self.cmd_for_variables(line);
         let expanded = self.cmd_percent(line, &set_here);
         let expanded = self.cmd_delayed(&expanded, delayed);
-        self.analyze_script(&expanded, depth)
+        let gap_before = self.parse_gap.is_some();
+        let found = self.analyze_script(&expanded, depth);
+        if !gap_before && self.parse_gap.is_some() {
+            self.parse_gap_in_cmd = true;
+        }
+        found
     }
 
     /// A `for` loop's variables (`for %i in (...) do ... %i`, `%%i` in a batch file; one letter,
