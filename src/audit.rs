@@ -609,7 +609,7 @@ async fn attach_evidence(
         let pods = by_object.get(&i).map(Vec::as_slice).unwrap_or_default();
         let ns_events: Option<Vec<evidence::LivenessEvent>> =
             events.as_ref().map(|e| e.get(&a.checked.namespace).cloned().unwrap_or_default());
-        let found = evidence::evidence(&names, pods, ns_events.as_deref(), now);
+        let found = evidence::evidence(&names, pods, ns_events.as_deref(), now, a.checked.kind.is_pod());
         for r in a.checked.findings.iter_mut().filter(|r| wants_evidence(r.finding.rule)) {
             r.evidence = found.get(&r.finding.container).cloned();
         }

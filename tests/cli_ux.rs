@@ -442,6 +442,8 @@ fn explain_writes_json() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let e = &v.as_array().unwrap()[0];
     assert_eq!(e["object"], "Deployment shop/api");
+    // Named fields with units (docs/cli.md), not an untyped pair.
+    assert_eq!(e["grace"], serde_json::json!({"seconds": 30, "defaulted": false}));
     assert_eq!(e["containers"][0]["liveness"]["period"], 10);
     let sim = &e["simulation"];
     assert_eq!(sim["written"]["scenario"]["dependencyCheck"], "liveness");
@@ -549,6 +551,9 @@ fn an_unresolved_target_says_where_its_value_comes_from() {
         ),
         pod("argument", "    - {name: X, value: x1}\n", "redis-cli -h $1 ping"),
         pod("unset", "    - {name: X, value: x1}\n", "redis-cli -h $CACHE ping"),
+        // The kubelet's `$(VAR)` syntax on a variable the env does not declare: the kubelet leaves
+        // it as written, and the shell runs `HOSTNAME` as a command substitution.
+        pod("kubelet", "    - {name: X, value: x1}\n", "curl -sf http://$(HOSTNAME):8080/healthz"),
     ]
     .join("---\n");
     let o = check_text("pods.yaml", &text);
@@ -563,6 +568,11 @@ fn an_unresolved_target_says_where_its_value_comes_from() {
         ),
         ("Pod default/argument", "reaches $1 (argument 1 of the script or function, unknown here)"),
         ("Pod default/unset", "reaches $CACHE (not in the container's env; no value known here)"),
+        (
+            "Pod default/kubelet",
+            "reaches http://$(HOSTNAME):8080/healthz (HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as \
+             written, the shell runs `HOSTNAME` as a command)",
+        ),
     ] {
         assert!(
             out.lines().any(|l| l.contains(&format!("{object} ")) && l.contains(note)),
@@ -1020,4 +1030,98 @@ fn an_empty_standard_input_is_noted() {
     let out =
         run_in(&root(), &["check", "-"], Some("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"));
     assert!(!stderr(&out).contains("is empty"), "{}", stderr(&out));
+}
+
+/// A liveness finding says what the outage does to the object's own kind of Pods: a Deployment's
+/// replicas, a DaemonSet's Pod on every node, the running Pods of a Job or a CronJob's Jobs, a bare
+/// Pod's container.
+#[test]
+fn a_liveness_finding_names_the_pods_of_its_kind() {
+    let text = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers:
+        - {name: app, image: x, livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ds}
+spec:
+  selector: {matchLabels: {app: ds}}
+  template:
+    metadata: {labels: {app: ds}}
+    spec:
+      containers:
+        - {name: app, image: x, livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - {name: app, image: x, livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cj}
+spec:
+  schedule: "@daily"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+            - {name: app, image: x, livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: x}
+spec:
+  containers:
+    - {name: app, image: x, livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}}
+"#;
+    let o = check_text("kinds.yaml", text);
+    let out = stdout(&o);
+    for (object, words) in [
+        ("Deployment default/d ", "its outage would restart every replica;"),
+        ("DaemonSet default/ds ", "its outage would restart the container in every node's Pod;"),
+        ("Job default/j ", "its outage would kill the container in every running Pod of the Job;"),
+        ("CronJob default/cj ", "its outage would kill the container in every running Pod of its Jobs;"),
+        ("Pod default/x ", "its outage would restart this Pod's container;"),
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains(object) && l.contains(words) && l.contains("(liveness-dependency)")),
+            "{object}: no {words:?} in\n{out}"
+        );
+    }
+}
+
+/// A cmd command line the analysis cannot read is called a command line, not a shell script.
+#[test]
+fn a_cmd_line_not_analysed_is_called_a_command_line() {
+    let text = format!(
+        "{POD_HEAD}    livenessProbe:\n      exec: {{command: [cmd, /c, 'curl -sf \"http://localhost:8080/ & ( if']}}\n"
+    );
+    let o = check_text("win.yaml", &text);
+    let err = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        err.contains("not analysed (its cmd command line has a construct probegate does not read"),
+        "{err}"
+    );
+    assert!(!err.contains("shell script"), "{err}");
+    // A shell script with a syntax error is still a shell script.
+    let text = format!("{POD_HEAD}    livenessProbe:\n      exec: {{command: [sh, -c, 'if then fi (']}}\n");
+    let o = check_text("sh.yaml", &text);
+    let err = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(err.contains("not analysed (its shell script has a syntax error at line 1"), "{err}");
 }

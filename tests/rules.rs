@@ -30,6 +30,53 @@ fn message(e: &Evaluation, rule: RuleId) -> String {
 
 // === liveness-dependency ===
 
+/// The message says what the outage does to this object's kind of Pods (issue 13), for a Pod
+/// also by its controller's kind.
+#[test]
+fn dependency_message_names_the_pods_of_the_objects_kind() {
+    let spec = json!({"containers": [{"name": "c", "image": "x",
+        "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db"]}}}]});
+    let template = json!({"spec": spec});
+    let owned = |kind: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind, "name": "o", "uid": "u", "controller": true}]},
+            "spec": spec})
+    };
+    let workload = |api: &str, kind: &str, body: Value| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "w", "namespace": "default"}, "spec": body});
+    for (obj, words) in [
+        (workload("apps/v1", "Deployment", json!({"template": template})), "restart every replica;"),
+        (workload("apps/v1", "StatefulSet", json!({"template": template})), "restart every replica;"),
+        (
+            workload("apps/v1", "DaemonSet", json!({"template": template})),
+            "restart the container in every node's Pod;",
+        ),
+        (
+            workload("batch/v1", "Job", json!({"template": template})),
+            "kill the container in every running Pod of the Job;",
+        ),
+        (
+            workload(
+                "batch/v1",
+                "CronJob",
+                json!({"schedule": "@daily", "jobTemplate": {"spec": {"template": template}}}),
+            ),
+            "kill the container in every running Pod of its Jobs;",
+        ),
+        (
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}),
+            "restart this Pod's container;",
+        ),
+        (owned("ReplicaSet"), "restart every replica;"),
+        (owned("StatefulSet"), "restart every replica;"),
+        (owned("DaemonSet"), "restart the container in every node's Pod;"),
+        (owned("Job"), "kill the container in every running Pod of the Job;"),
+        (owned("Rollout"), "restart the container in every Pod of its controller;"),
+    ] {
+        let m = message(&eval(&obj), RuleId::LivenessDependency);
+        assert!(m.contains(&format!("its outage would {words}")), "{}: {m}", obj["kind"]);
+    }
+}
+
 #[test]
 fn dependency_fires_on_remote_exec_clients_and_names_the_dependency() {
     let cases = [

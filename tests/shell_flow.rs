@@ -663,3 +663,89 @@ fn an_exit_in_a_branch_that_certainly_runs_ends_the_script() {
         assert_eq!(denials(&e).len(), 1, "{script}");
     }
 }
+
+/// The mutants CI's sample missed at 69da21b (issue 15), each pinned by behaviour a user sees.
+#[test]
+fn an_exit_inside_a_pipeline_ends_only_its_own_subshell() {
+    // Each command of a pipeline runs in a subshell (bash manual, "Pipelines"): `exit` there ends
+    // that subshell, and the pipeline's status is its last command's (`flow::ends_its_list`).
+    expect_denied("exit 0 | pg_isready -h orders-db", "orders-db");
+    expect_denied("exit 1 | pg_isready -h orders-db; exit $?", "orders-db");
+}
+
+#[test]
+fn only_the_errexit_option_turns_errexit_on() {
+    // `-o pipefail` is not errexit: a script ending in `exit 0` still cannot fail the probe.
+    for argv in [
+        &["bash", "-o", "pipefail", "-c", "pg_isready -h orders-db; exit 0"][..],
+        &["bash", "-o", "nounset", "-c", "pg_isready -h orders-db; exit 0"][..],
+    ] {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{argv:?}: {got:?}");
+    }
+    // `-o errexit` (and `-e`) is: the failed check ends the script with its status.
+    for argv in [
+        &["bash", "-o", "errexit", "-c", "pg_isready -h orders-db; exit 0"][..],
+        &["bash", "-e", "-o", "pipefail", "-c", "pg_isready -h orders-db; exit 0"][..],
+    ] {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
+    }
+}
+
+#[test]
+fn a_script_that_can_stop_early_is_not_always_exit_0() {
+    // `always_exits_zero`: `set -e`, a `#!/bin/sh -e` line, `.`/`source` or a bare `exit;` may
+    // end the script with the check's status, each on its own.
+    for script in [
+        "set -e; pg_isready -h orders-db; exit 0",
+        "#!/bin/sh -e\npg_isready -h orders-db\nexit 0",
+        ". /etc/profile; pg_isready -h orders-db; exit 0",
+        "pg_isready -h orders-db || exit; exit 0",
+    ] {
+        let got = finding_of(&["sh", "-c", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script:?}: {got:?}");
+    }
+}
+
+fn finding_with_env(env: serde_json::Value, script: &str) -> Option<(Action, String)> {
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x", "env": env,
+            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}}]}});
+    let e = admission::evaluate_object_with_configmaps(
+        &Policy::default(),
+        &workload(&pod),
+        "shop",
+        None,
+        &NoConfigMaps,
+    );
+    e.evaluation
+        .findings
+        .iter()
+        .find(|f| f.rule == RuleId::LivenessDependency)
+        .map(|f| (f.action, f.describe()))
+}
+
+#[test]
+fn only_operators_that_keep_a_host_keep_an_unknown_dependency_address() {
+    let env = serde_json::json!([{"name": "REDIS_HOST", "valueFrom": {"secretKeyRef": {"name": "r", "key": "host"}}}]);
+    // Removing a suffix keeps the host of an address named like a dependency's: denied.
+    let got = finding_with_env(env.clone(), "redis-cli -h ${REDIS_HOST%%:*} ping");
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+    // A replacement or a substring of a value unknown here is anything: never a denial.
+    for script in ["redis-cli -h ${REDIS_HOST/prod/local} ping", "redis-cli -h ${REDIS_HOST:0:9} ping"] {
+        let got = finding_with_env(env.clone(), script);
+        assert!(got.as_ref().is_none_or(|g| g.0 != Action::Deny), "{script:?}: {got:?}");
+    }
+}
+
+#[test]
+fn a_quote_inside_a_bracket_class_is_not_read_as_a_range() {
+    // In a double-quoted `${H%['a-z']}`, bash's class holds `'`, `a`, `-`, `z` (no range):
+    // `localhost` keeps its `t`. probegate does not evaluate a class with a quote in it
+    // (`parse_pattern`), so it never reads `a-z` as a range, which would cut `localhost` to a
+    // remote-looking `localhos`.
+    expect_allowed("H=localhost; curl -sf \"http://${H%['a-z']}:8080/healthz\"");
+    // An unquoted class is evaluated: `orders-dbx` cut at its last letter is `orders-db`.
+    expect_denied("H=orders-dbx; pg_isready -h ${H%[a-z]}", "orders-db");
+}

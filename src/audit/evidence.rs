@@ -164,19 +164,22 @@ impl Evidence {
     /// One line for people, e.g. `14 restarts across 6 of 6 Pods, last 2026-12-01T09:58:00Z
     /// (Error, exit 137); 9 liveness kills and 31 liveness failures in events, last 24 h`. No
     /// relative times: the same cluster state gives the same line (reports are rewritten only when
-    /// their content changes).
-    pub fn describe(&self) -> String {
-        if self.pods == 0 {
-            return "no Pods of it are running".to_string();
-        }
-        let mut s = format!(
-            "{} {} across {} of {} {}",
-            self.restarts,
-            if self.restarts == 1 { "restart" } else { "restarts" },
-            self.pods_restarted,
-            self.pods,
-            if self.pods == 1 { "Pod" } else { "Pods" }
-        );
+    /// their content changes). `of_pod`: the audited object is the Pod itself (`14 restarts, last
+    /// ...`; `the Pod has no status for this container yet` instead of `no Pods of it are running`).
+    pub fn describe(&self, of_pod: bool) -> String {
+        let restarts = if self.restarts == 1 { "restart" } else { "restarts" };
+        let mut s = match (self.pods, of_pod) {
+            (0, false) => return "no Pods of it are running".to_string(),
+            (0, true) => return "the Pod has no status for this container yet (not started)".to_string(),
+            (_, true) => format!("{} {restarts}", self.restarts),
+            (_, false) => format!(
+                "{} {restarts} across {} of {} {}",
+                self.restarts,
+                self.pods_restarted,
+                self.pods,
+                if self.pods == 1 { "Pod" } else { "Pods" }
+            ),
+        };
         if let Some(last) = &self.last_restart {
             let mut why = Vec::new();
             if let Some(r) = &last.reason {
@@ -202,11 +205,13 @@ impl Evidence {
 /// Builds the evidence of each container named in `containers` from the workload's Pods (name and
 /// restarts) and, when events could be read (`Some`), their liveness events. Events of Pods not in
 /// `pods` are ignored; events older than [`EVENT_WINDOW_SECONDS`] before `now` are not counted.
+/// `of_pod`: the workload is a Pod itself (its summary speaks of the Pod, see [`Evidence::describe`]).
 pub fn evidence(
     containers: &[&str],
     pods: &[(String, Vec<ContainerRestarts>)],
     events: Option<&[LivenessEvent]>,
     now: Timestamp,
+    of_pod: bool,
 ) -> BTreeMap<String, Evidence> {
     let since = now - SignedDuration::from_secs(EVENT_WINDOW_SECONDS);
     let mut out = BTreeMap::new();
@@ -247,7 +252,7 @@ pub fn evidence(
             e.liveness_kills = Some(kills);
             e.liveness_failures = Some(failures);
         }
-        e.summary = e.describe();
+        e.summary = e.describe(of_pod);
         out.insert(container.to_string(), e);
     }
     out
@@ -318,14 +323,23 @@ mod tests {
             ("c".to_string(), vec![restarts("api", 9, Some("2026-12-01T09:00:00Z"))]),
         ];
         let now = ts("2026-12-01T11:00:00Z");
-        let ev = evidence(&["api"], &pods, None, now);
-        assert_eq!(evidence(&["api"], &[], None, now)["api"].summary, "no Pods of it are running");
+        let ev = evidence(&["api"], &pods, None, now, false);
+        assert_eq!(evidence(&["api"], &[], None, now, false)["api"].summary, "no Pods of it are running");
+        // A bare Pod is the one Pod: not "no Pods of it", not "across 1 of 1 Pod".
+        assert_eq!(
+            evidence(&["api"], &[], None, now, true)["api"].summary,
+            "the Pod has no status for this container yet (not started)"
+        );
+        assert_eq!(
+            evidence(&["api"], &pods[2..], None, now, true)["api"].summary,
+            "9 restarts, last 2026-12-01T09:00:00Z (Error, exit 137); events not readable"
+        );
         let api = &ev["api"];
         assert_eq!((api.pods, api.pods_restarted, api.restarts), (3, 2, 14));
         assert_eq!(api.last_restart.as_ref().unwrap().at, "2026-12-01T09:00:00Z");
         assert_eq!(api.liveness_kills, None);
         assert_eq!(
-            api.describe(),
+            api.describe(false),
             "14 restarts across 2 of 3 Pods, last 2026-12-01T09:00:00Z (Error, exit 137); events not readable"
         );
     }
@@ -347,10 +361,12 @@ mod tests {
             ev("a", "Killing", 70, "2026-11-29T10:00:00Z"),
         ];
         let now = ts("2026-12-01T11:00:00Z");
-        let e = &evidence(&["api"], &pods, Some(&events), now)["api"];
+        let e = &evidence(&["api"], &pods, Some(&events), now, false)["api"];
         assert_eq!((e.liveness_kills, e.liveness_failures), (Some(2), Some(6)));
         assert_eq!(e.weight(), 2);
-        assert!(e.describe().ends_with("; 2 liveness kills and 6 liveness failures in events, last 24 h"));
+        assert!(
+            e.describe(false).ends_with("; 2 liveness kills and 6 liveness failures in events, last 24 h")
+        );
     }
 
     #[test]

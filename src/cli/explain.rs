@@ -323,6 +323,26 @@ pub fn no_chart_reason(e: &Explanation) -> Option<&'static str> {
     }
 }
 
+/// A Pod's grace period (`terminationGracePeriodSeconds`): how long the kubelet waits, preStop hook
+/// included, before it kills the containers (Kubernetes docs, "Termination of Pods").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Grace {
+    /// The grace period, in seconds.
+    pub seconds: i64,
+    /// True when the manifest leaves it out and it is the Kubernetes default (30 s).
+    pub defaulted: bool,
+}
+
+/// The startup probe `fix` adds to one container.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FixedStartup {
+    /// The container's name.
+    pub container: String,
+    /// The added probe's timing (its fields appear beside `container` in JSON).
+    #[serde(flatten)]
+    pub timing: Timing,
+}
+
 /// What `explain` says about one workload object.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -331,12 +351,13 @@ pub struct Explanation {
     pub location: String,
     /// `Kind namespace/name`.
     pub object: String,
-    /// `terminationGracePeriodSeconds`, and whether it is the default.
-    pub grace: (i64, bool),
+    /// `terminationGracePeriodSeconds`: JSON `{"seconds": 30, "defaulted": true}`.
+    pub grace: Grace,
     /// Per container.
     pub containers: Vec<ContainerProbes>,
-    /// The startup budget each container gets from `fix`, when fix adds one.
-    pub fixed_startup: Vec<(String, Timing)>,
+    /// The startup probe each container gets from `fix`, when fix adds one: JSON
+    /// `{"container": "web", "handler": ..., "periodSeconds"-like fields of [`Timing`]}`.
+    pub fixed_startup: Vec<FixedStartup>,
     /// The outage simulation, when a container has probes.
     pub simulation: Option<Simulation>,
     /// Whether a container in scope declares ports (serves requests).
@@ -561,7 +582,7 @@ fn simulation(
 }
 
 /// The startup probes `fix` adds, by container (read back from the fixed object).
-fn fixed_startup(checked: &Checked, object: &Value) -> Vec<(String, Timing)> {
+fn fixed_startup(checked: &Checked, object: &Value) -> Vec<FixedStartup> {
     let mut value = object.clone();
     let ops: Vec<_> = checked
         .findings
@@ -585,7 +606,9 @@ fn fixed_startup(checked: &Checked, object: &Value) -> Vec<(String, Timing)> {
         .iter()
         .chain(fixed.spec.init_containers.iter().flatten())
         .filter(|c| before.contains(&c.name.as_str()))
-        .filter_map(|c| Some((c.name.clone(), Timing::of(c.startup_probe.as_ref()?))))
+        .filter_map(|c| {
+            Some(FixedStartup { container: c.name.clone(), timing: Timing::of(c.startup_probe.as_ref()?) })
+        })
         .collect()
 }
 
@@ -621,8 +644,8 @@ pub fn explain_object(
             .any(|r| r.finding.rule == RuleId::LivenessDependencyPath && r.finding.container == c.name);
     }
     let grace = match w.spec.termination_grace_period_seconds {
-        Some(g) => (g, false),
-        None => (DEFAULT_GRACE, true),
+        Some(seconds) => Grace { seconds, defaulted: false },
+        None => Grace { seconds: DEFAULT_GRACE, defaulted: true },
     };
     Explanation {
         location: format!("{}:{}", file.input.name(), checked.line),
@@ -653,7 +676,7 @@ fn fmt_secs(s: Option<u32>) -> String {
 /// When `out` fails.
 pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{}  {}", e.object, e.location)?;
-    let (grace, grace_default) = e.grace;
+    let Grace { seconds: grace, defaulted: grace_default } = e.grace;
     let grace_note = if grace_default { " (default)" } else { "" };
     for c in &e.containers {
         let sidecar = if c.kind == ContainerKind::Sidecar { " (native sidecar)" } else { "" };
@@ -729,7 +752,7 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
             }
             None => writeln!(out, "    readiness: none (Ready as soon as the container runs)")?,
         }
-        if let Some((_, s)) = e.fixed_startup.iter().find(|(n, _)| *n == c.name) {
+        if let Some(s) = e.fixed_startup.iter().find(|f| f.container == c.name).map(|f| &f.timing) {
             writeln!(
                 out,
                 "    after fix: a startup probe ({}) with a boot budget of {} s = periodSeconds {} x failureThreshold {}",

@@ -523,7 +523,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         && let Some(gap) = ctx.parse_gap
     {
         let shown = shown();
-        ctx.note_over_bound(&shown, gap.reason());
+        ctx.note_over_bound(&shown, gap.reason(ctx.parse_gap_in_cmd));
     }
     // A dependency whose exit status cannot fail the probe counts only when no other was found
     // (and never after an analysis bound stopped the analysis).

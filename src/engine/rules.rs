@@ -27,6 +27,30 @@ use super::defaults::{
     TERMINATION_GRACE_PERIOD_SECONDS, TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS,
 };
 
+/// What a liveness failure of one container does across the object of `kind` (a Pod's controller
+/// kind from its owner reference, `None` for a bare Pod), for "its outage would ...": the kubelet
+/// restarts a container whose liveness probe fails (Kubernetes docs, "Container probes"), in each
+/// replica of a Deployment, StatefulSet, ReplicaSet or ReplicationController, in each node's Pod
+/// of a DaemonSet; in a Job's Pod (`restartPolicy` `OnFailure` or `Never`) it is a restart or a
+/// failed Pod, hence "kill".
+pub(super) fn outage_kills(kind: super::WorkloadKind, controller: Option<&str>) -> &'static str {
+    use super::WorkloadKind as K;
+    let kind = match (kind, controller) {
+        (K::Pod, None) => return "restart this Pod's container",
+        (K::Pod, Some("ReplicaSet" | "ReplicationController" | "StatefulSet")) => K::ReplicaSet,
+        (K::Pod, Some("DaemonSet")) => K::DaemonSet,
+        (K::Pod, Some("Job")) => K::Job,
+        (K::Pod, Some(_)) => return "restart the container in every Pod of its controller",
+        (k, _) => k,
+    };
+    match kind {
+        K::DaemonSet => "restart the container in every node's Pod",
+        K::Job => "kill the container in every running Pod of the Job",
+        K::CronJob => "kill the container in every running Pod of its Jobs",
+        _ => "restart every replica",
+    }
+}
+
 /// Largest value of an int32 API field (`failureThreshold`, `timeoutSeconds`, ...).
 const MAX_INT32: u64 = i32::MAX as u64;
 
@@ -49,6 +73,9 @@ pub(super) struct Target<'a> {
     pub readiness_budget: &'a exec::AnalysisBudget,
     /// A Pod with no controller: made by hand (a debug or demo Pod), not by a workload.
     pub bare_pod: bool,
+    /// What a dependency's outage does to this container across the workload, for the liveness
+    /// messages: see [`outage_kills`].
+    pub outage_kills: &'static str,
     /// The policy's container exemptions: covered neighbours (a mesh proxy) are not the pod's app.
     pub exempt_containers: &'a [crate::policy::ContainerExemption],
 }
@@ -301,18 +328,17 @@ fn liveness_dependency(
         return Some((
             format!(
                 "livenessProbe `{command}`{place} reaches {} ({}, via {}), known only at run time: if that \
-                 is another workload, its outage would restart every replica; check it in readinessProbe, \
-                 or probe localhost",
-                dep.target, dep.category, dep.program
+                 is another workload, its outage would {}; check it in readinessProbe, or probe localhost",
+                dep.target, dep.category, dep.program, t.outage_kills
             ),
             true,
         ));
     }
     Some((
         format!(
-            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would restart every \
-             replica; move that check to readinessProbe",
-            dep.target, dep.category, dep.program
+            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would {}; move that \
+             check to readinessProbe",
+            dep.target, dep.category, dep.program, t.outage_kills
         ),
         false,
     ))

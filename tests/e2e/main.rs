@@ -11,6 +11,7 @@ mod audit;
 mod bypasses;
 mod configmaps;
 mod deploy;
+mod fixtures;
 mod namespaces;
 mod observability;
 mod reapply;

@@ -428,7 +428,12 @@ impl Ctx<'_> {
             Some(if nocase { a.to_lowercase() == b.to_lowercase() } else { a == b })
         };
         let script = CmdToSh { c: &chars, i: 0 }.sequence(false, &known);
-        self.analyze_script(&script, depth)
+        let gap_before = self.parse_gap.is_some();
+        let found = self.analyze_script(&script, depth);
+        if !gap_before && self.parse_gap.is_some() {
+            self.parse_gap_in_cmd = true;
+        }
+        found
     }
 
     /// A `for` loop's variables (`for %i in (...) do ... %i`, `%%i` in a batch file; one letter,

@@ -148,6 +148,9 @@ pub(super) struct Ctx<'e> {
     pub(super) parse_area_left: std::cell::Cell<usize>,
     /// A script, or its end, that was not analysed because of a syntax error or the parse budget.
     pub(super) parse_gap: Option<ParseGap>,
+    /// True when [`Self::parse_gap`] is in a cmd command line rather than a shell script (the
+    /// note names what was not analysed).
+    pub(super) parse_gap_in_cmd: bool,
     /// Syntax nodes (ids) being walked as uncoupled statements (`flow::UNCOUPLED`).
     pub(super) uncoupling: Vec<usize>,
     /// Why the exit status of the commands being analysed cannot fail the probe, when it cannot
@@ -200,6 +203,7 @@ impl<'e> Ctx<'e> {
             parser: None,
             parse_area_left: std::cell::Cell::new(MAX_OBJECT_PARSE_AREA),
             parse_gap: None,
+            parse_gap_in_cmd: false,
             uncoupling: Vec::new(),
             uncoupled: None,
             uncoupled_found: None,

@@ -2,7 +2,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::context::{Ctx, RefKind, marker_index};
+use super::context::{Ctx, RefKind, is_ident, marker_index};
 use super::{DependencyCategory, EnvValue};
 
 /// Where a host points, as far as the webhook can tell.
@@ -285,7 +285,11 @@ impl Ctx<'_> {
         for c in s.chars() {
             match self.ref_of(c) {
                 Some(r) if r.kind == RefKind::Unresolved => return Some(self.variable_note(&r.original)),
-                Some(r) if r.kind == RefKind::UnresolvedCmd => return Some("command output".into()),
+                Some(r) if r.kind == RefKind::UnresolvedCmd => {
+                    return Some(
+                        self.kubelet_left_as_written(&r.original).unwrap_or_else(|| "command output".into()),
+                    );
+                }
                 Some(r) if r.kind == RefKind::Unknown => {
                     return Some("a script variable not known at admission".into());
                 }
@@ -296,6 +300,22 @@ impl Ctx<'_> {
             return Some(UNKNOWN.into());
         }
         None
+    }
+
+    /// For a command substitution written like the kubelet's `$(NAME)` reference (`$(HOSTNAME)`,
+    /// a name with a capital letter) whose variable the container's env does not declare: the
+    /// kubelet leaves such a reference as written ("If a variable cannot be resolved, the
+    /// reference in the input string will be unchanged": Kubernetes API, Container `command`
+    /// and `args`; docs, "Define Dependent Environment Variables"), so the shell then runs `NAME`
+    /// as a command substitution.
+    fn kubelet_left_as_written(&self, original: &str) -> Option<String> {
+        let name = original.strip_prefix("$(")?.strip_suffix(')')?;
+        let kubelet_like = is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase());
+        (kubelet_like && !self.env.vars.contains_key(name)).then(|| {
+            format!(
+                "{name} not in env: the kubelet leaves `{original}` as written, the shell runs `{name}` as a command"
+            )
+        })
     }
 
     /// Why the variable written `original` (`$X`, `${X:-d}`, `$(X)`, `$1`, `$env:X`) is unknown.

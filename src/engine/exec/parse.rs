@@ -48,17 +48,26 @@ pub(super) enum ParseGap {
 }
 
 impl ParseGap {
-    /// The note's reason, for [`super::analyze`].
-    pub(super) fn reason(self) -> String {
+    /// The note's reason, for [`super::analyze`]; `cmd_line` when the gap is in a cmd `/c` command
+    /// line (parsed like a shell script, but it is no shell script to the user).
+    pub(super) fn reason(self, cmd_line: bool) -> String {
+        let (its, lines) = if cmd_line {
+            ("its cmd command line", "its cmd command lines")
+        } else {
+            ("its shell script", "its shell scripts")
+        };
         match self {
+            ParseGap::SyntaxError(line) if cmd_line => format!(
+                "its cmd command line has a construct probegate does not read (probegate reads cmd lines with the shell grammar after applying cmd's own rules; an unclosed quote, for one): probegate did not analyse the commands from line {line} on"
+            ),
             ParseGap::SyntaxError(line) => format!(
-                "its shell script has a syntax error at line {line} (or a construct probegate's parser misreads, or a block longer than probegate parses at once): probegate did not analyse the commands from that line on"
+                "{its} has a syntax error at line {line} (or a construct probegate's parser misreads, or a block longer than probegate parses at once): probegate did not analyse the commands from that line on"
             ),
             ParseGap::LongLine(line) => format!(
-                "line {line} of its shell script has more than {MAX_LINE_WEIGHT} operators, blanks and quotes, more than probegate parses at once: the commands from that line on were not analysed"
+                "line {line} of {its} has more than {MAX_LINE_WEIGHT} operators, blanks and quotes, more than probegate parses at once: the commands from that line on were not analysed"
             ),
             ParseGap::OverParseBudget(line) => format!(
-                "its shell scripts are over what probegate parses for one object's exec probes together (as much as eight pieces of {PARSE_CHUNK} operators, blanks and quotes): the commands from line {line} on were not analysed"
+                "{lines} are over what probegate parses for one object's exec probes together (as much as eight pieces of {PARSE_CHUNK} operators, blanks and quotes): the commands from line {line} on were not analysed"
             ),
             ParseGap::NoGrammar => "the shell grammar could not be loaded".to_string(),
         }

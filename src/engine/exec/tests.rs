@@ -123,6 +123,41 @@ fn a_trailing_backslash_inside_a_substitution_is_not_a_panic() {
     let _ = find_dependency(&s(&["sh", "-c", "$(X)"]), &e);
 }
 
+/// The notes say what was left unread, in the user's terms (issue 13): a kubelet `$(NAME)` not
+/// declared in env is run by the shell as a command; a cmd line is no shell script.
+#[test]
+fn notes_name_the_kubelet_reference_and_the_cmd_line() {
+    let left = "(HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as written, the shell runs `HOSTNAME` as a command)";
+    let d = fires(&["sh", "-c", "curl -sf http://$(HOSTNAME):8080/healthz"]);
+    assert!(d.target.ends_with(left), "{}", d.target);
+    let d = fires(&["sh", "-c", "curl -sf http://$(Db_Host):8080/healthz"]);
+    assert!(d.target.contains("the kubelet leaves `$(Db_Host)` as written"), "{}", d.target);
+    // A command substitution that is no variable name with a capital letter is a command's output.
+    for script in ["curl -sf http://$(dbhost):8080/", "curl -sf http://$(cat /etc/DB):8080/"] {
+        let d = fires(&["sh", "-c", script]);
+        assert!(d.target.ends_with("(command output)"), "{script}: {}", d.target);
+    }
+    // With envFrom the variable may exist: said so, not "left as written".
+    let e = ExecEnv { has_env_from: true, ..no_env() };
+    let d = fires_in(&["sh", "-c", "curl -sf http://$(HOSTNAME):8080/"], &e);
+    assert!(d.target.contains("envFrom"), "{}", d.target);
+    // A parse gap in a cmd line, and one in a shell script.
+    let reason = |argv: &[&str]| {
+        let out = analyze(&s(argv), &no_env(), &Options::default());
+        out.unresolved.iter().map(|u| u.reason.clone()).collect::<Vec<_>>().join("; ")
+    };
+    let cmd = reason(&["cmd", "/c", "curl -sf \"http://localhost/ & ( if"]);
+    assert!(
+        cmd.starts_with("its cmd command line has a construct") && !cmd.contains("shell script"),
+        "{cmd}"
+    );
+    let sh = reason(&["sh", "-c", "if then fi ("]);
+    assert!(sh.starts_with("its shell script has a syntax error at line 1"), "{sh}");
+    // A cmd line read without a gap does not make a later shell script's gap a cmd line's.
+    let both = reason(&["sh", "-c", "cmd /c 'echo ok'; sh -c 'if then fi ('"]);
+    assert!(both.starts_with("its shell script has a syntax error"), "{both}");
+}
+
 #[track_caller]
 fn sh(script: &str) -> Option<Dependency> {
     find_dependency(&s(&["sh", "-c", script]), &no_env())
