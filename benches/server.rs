@@ -54,12 +54,15 @@ mod floor {
     }
 
     /// `admission::parse_review` and `admission::review` under the default policy, the answer
-    /// serialized: what `probegate serve` does for the review, without its server around it.
+    /// serialized: what `probegate serve` does for the review, without its server around it. The
+    /// policy is built once, as `probegate serve` does (building it for every request cost more
+    /// than the whole review: callgrind, scripts/server-callgrind.sh).
     async fn engine(body: Bytes) -> impl IntoResponse {
         use probegate::admission::{self, Endpoint};
-        let policy = probegate::policy::Policy::default();
+        static POLICY: std::sync::OnceLock<probegate::policy::Policy> = std::sync::OnceLock::new();
+        let policy = POLICY.get_or_init(probegate::policy::Policy::default);
         let request = admission::parse_review(&body).unwrap();
-        let decision = admission::review(&policy, None, Endpoint::Validate, &request).unwrap();
+        let decision = admission::review(policy, None, Endpoint::Validate, &request).unwrap();
         ([(header::CONTENT_TYPE, "application/json")], serde_json::to_vec(&decision.review).unwrap())
     }
 
@@ -73,7 +76,18 @@ mod floor {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
-        let server = axum_server::from_tcp_rustls(listener, config).unwrap();
+        let mut server = axum_server::from_tcp_rustls(listener, config).unwrap();
+        // `PROBEGATE_BENCH_FLOOR_H2_WINDOWS=probegate` (used by scripts/server-callgrind.sh):
+        // the floor with probegate's HTTP/2 stream and connection windows instead of hyper's
+        // defaults, to measure what the small windows of the stall fix cost per request.
+        if std::env::var("PROBEGATE_BENCH_FLOOR_H2_WINDOWS").as_deref() == Ok("probegate") {
+            use probegate::server::{H2_CONNECTION_WINDOW_BYTES, H2_STREAM_WINDOW_BYTES};
+            server
+                .http_builder()
+                .http2()
+                .initial_stream_window_size(H2_STREAM_WINDOW_BYTES)
+                .initial_connection_window_size(H2_CONNECTION_WINDOW_BYTES);
+        }
         tokio::spawn(async move { server.serve(app.into_make_service()).await });
         port
     }
