@@ -749,3 +749,18 @@ fn a_quote_inside_a_bracket_class_is_not_read_as_a_range() {
     // An unquoted class is evaluated: `orders-dbx` cut at its last letter is `orders-db`.
     expect_denied("H=orders-dbx; pg_isready -h ${H%[a-z]}", "orders-db");
 }
+
+/// A literal no host name or address can be (`)`, `(`, `a b`) is no dependency: the client fails
+/// on it before reaching anything. Found by the lead after the merge: a stray `)` in a cmd line
+/// (`curl ... ) else (`) was denied as "reaches )" (curl does try
+/// `else` as a URL's host, a name).
+#[test]
+fn a_literal_that_cannot_be_a_host_is_never_denied() {
+    for script in ["curl -sf http://localhost/ ')' '('", "curl -sf http://localhost/ 'a b'", "nc -z '*' 80"] {
+        expect_allowed(script);
+    }
+    let got = finding_of(&["cmd", "/c", "curl -sf http://localhost/ ) ("]);
+    assert!(got.as_ref().is_none_or(|g| g.0 != Action::Deny), "{got:?}");
+    // A real name beside it still denies.
+    expect_denied("curl -sf http://orders-db/ ')'", "http://orders-db/");
+}

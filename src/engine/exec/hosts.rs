@@ -262,6 +262,13 @@ impl Ctx<'_> {
         if lower.starts_with("127.") && lower.chars().all(|c| c.is_ascii_digit() || c == '.') {
             return HostClass::Local;
         }
+        // A literal that no host name or address can be (ASCII punctuation or blanks: `)`, `a b`,
+        // `*`; other characters may be an IDN): the client fails on it before reaching anything,
+        // so it is no dependency. Unknown: never a denial.
+        if !lower.chars().all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+        {
+            return HostClass::Unknown;
+        }
         HostClass::Remote
     }
 
