@@ -764,3 +764,27 @@ fn a_literal_that_cannot_be_a_host_is_never_denied() {
     // A real name beside it still denies.
     expect_denied("curl -sf http://orders-db/ ')'", "http://orders-db/");
 }
+
+/// A script whose last command is a plain `echo` exits 0 whatever the check before it returned
+/// (bash manual, "Exit Status"); so does a cmd line ending `& echo ok` (`&` runs the commands one
+/// after the other in cmd). An `exit` sent to the background ends only that subshell.
+#[test]
+fn a_check_followed_by_a_plain_echo_cannot_fail_the_probe() {
+    for argv in [
+        &["sh", "-c", "pg_isready -h orders-db; echo ok"][..],
+        &["sh", "-c", "pg_isready -h orders-db\necho \"exit: $?\""][..],
+        &["cmd", "/c", "curl.exe -f http://orders-db:8080/ & echo ok"][..],
+    ] {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{argv:?}: {got:?}");
+        assert!(got.as_ref().is_some_and(|g| g.1.contains("(`echo` last)")), "{argv:?}: {got:?}");
+    }
+    for script in [
+        "pg_isready -h orders-db && echo ok",
+        "pg_isready -h orders-db; echo ok > /ready",
+        "pg_isready -h orders-db; echo $(date) | tee /x",
+        "exit 0 & pg_isready -h orders-db",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}

@@ -231,13 +231,17 @@ impl Ctx<'_> {
 /// Whether `n` is a statement after which nothing else in its list runs: `exit`, `return`, or
 /// `exec` with a program (which replaces the shell; `exec 3<>/dev/tcp/...` alone does not), as a
 /// statement of its own in a script, a `{ }` group, a subshell or a loop body (not after `&&`,
-/// `||`, in a pipeline or in an `if` branch: those may not run).
+/// `||`, in a pipeline, in the background or in an `if` branch: those may not run).
 pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
     if n.kind() != "command"
         || !n
             .parent()
             .is_some_and(|p| matches!(p.kind(), "program" | "compound_statement" | "subshell" | "do_group"))
     {
+        return false;
+    }
+    // `exit 0 &` ends a background subshell, not this list.
+    if n.next_sibling().is_some_and(|s| s.kind() == "&") {
         return false;
     }
     let Some(name) = n.child_by_field_name("name") else {

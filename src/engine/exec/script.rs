@@ -111,8 +111,10 @@ impl Ctx<'_> {
         let mut pieces = Vec::new();
         self.split_script(script, depth, &mut pieces);
         let saved_uncoupled = self.uncoupled.clone();
-        if self.uncoupled.is_none() && !self.errexit && always_exits_zero(script) {
-            self.uncoupled = Some("the script always exits 0 (`exit 0` last)".to_string());
+        if self.uncoupled.is_none() && !self.errexit {
+            if let Some(last) = always_exits_zero(script) {
+                self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
+            }
         }
         let found = self.analyze_pieces(pieces, depth);
         self.uncoupled = saved_uncoupled;
@@ -744,16 +746,20 @@ impl Ctx<'_> {
 }
 
 /// Whether a script's exit status is 0 whatever its commands return (bash manual, "Exit
-/// Status": a script's status is its last command's): its last statement is `exit 0`, `true` or
-/// `:`, and nothing can end it earlier with another status (no other `exit`, no `return`,
-/// `exec`, `set -e`/`errexit`, `trap`, `source` or `.`, which may run another script's `exit`, and
-/// no `while`/`until` loop, which can wait on a dependency until the probe times out).
+/// Status": a script's status is its last command's): its last statement is `exit 0`, `true`,
+/// `:` or a plain `echo` (returned, `echo` without its words, for the message), and nothing can
+/// end it earlier with another status (no other `exit`, no `return`, `exec`, `set -e`/`errexit`,
+/// `trap`, `source` or `.`, which may run another script's `exit`, and no `while`/`until` loop, which can wait on a dependency until the probe times out).
 /// A crude scan of the text: anything it does not understand keeps the script's commands coupled.
-pub(super) fn always_exits_zero(script: &str) -> bool {
+pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
     let body = script.trim_end().trim_end_matches(';').trim_end();
     let last = body.rsplit(['\n', ';']).next().unwrap_or("").trim();
-    if !matches!(last, "exit 0" | "true" | ":") || body.len() == last.len() {
-        return false;
+    // A plain `echo` (no redirection, pipe, substitution or background: nothing that can fail)
+    // exits 0 too: `pg_isready -h db; echo $?`, and cmd's `curl ... & echo ok`.
+    let plain_echo =
+        (last == "echo" || last.starts_with("echo ")) && !last.contains(['>', '<', '|', '&', '`', '(', ')']);
+    if !(matches!(last, "exit 0" | "true" | ":") || plain_echo) || body.len() == last.len() {
+        return None;
     }
     // A loop whose condition is the check waits for the dependency: its outage hangs the probe
     // until it times out (`until pg_isready -h db; do sleep 1; done; exit 0`).
@@ -761,7 +767,7 @@ pub(super) fn always_exits_zero(script: &str) -> bool {
         script,
         &["return", "exec", "errexit", "trap", "source", "kill", "while", "until"],
     ) {
-        return false;
+        return None;
     }
     let words: Vec<&str> = script.split_whitespace().collect();
     let exits_zero = words.windows(2).all(|w| w[0] != "exit" || w[1].trim_end_matches(';') == "0");
@@ -775,7 +781,8 @@ pub(super) fn always_exits_zero(script: &str) -> bool {
             .skip(1)
             .any(|w| w.starts_with('-') && w.contains('e'))
     });
-    exits_zero && !set_e && !shebang_e && !words.contains(&".") && !script.contains("exit;")
+    (exits_zero && !set_e && !shebang_e && !words.contains(&".") && !script.contains("exit;"))
+        .then_some(if plain_echo { "echo" } else { last })
 }
 
 /// The word of a piece's here-string (`<<< WORD` or `<<<WORD`), quotes removed, if it has one.
