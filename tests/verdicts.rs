@@ -352,6 +352,41 @@ fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
     }
 }
 
+/// A readiness probe that runs the liveness command reuses that command's analysis: its verdict
+/// is the one the readiness command gets analysed alone.
+#[test]
+fn a_readiness_probe_running_the_liveness_command_gets_its_own_verdict() {
+    let commands = [
+        "[sh, -c, \"redis-cli -h cache.prod.svc ping\"]",
+        "[sh, -c, \"redis-cli -h 127.0.0.1 ping\"]",
+        "[sh, -c, \"pg_isready -h $DB_HOST || true\"]",
+        "[pg_isready, -h, orders-db.prod.svc]",
+        "[/bin/bash, -ec, \"p=$(cat /x); mysqladmin status -h db.prod -p$p\"]",
+    ];
+    for command in commands {
+        let alone = format!(
+            "containers:\n- name: api\n  image: a\n  env: [{{name: DB_HOST, value: db.prod.svc}}]\n  \
+             readinessProbe: {{exec: {{command: {command}}}}}\n"
+        );
+        let both = format!("{alone}  livenessProbe: {{exec: {{command: {command}}}}}\n");
+        let message = |spec: &str| {
+            let e = eval(&pod(spec));
+            findings(&e, RuleId::ReadinessSharedDependency)
+                .iter()
+                .map(|f| f.message.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(message(&both), message(&alone), "{command}");
+    }
+    // The cases above are not all quiet: the first reaches a remote cache.
+    let first = format!(
+        "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {c}}}}}\n  \
+         livenessProbe: {{exec: {{command: {c}}}}}\n",
+        c = commands[0]
+    );
+    assert_eq!(findings(&eval(&pod(&first)), RuleId::ReadinessSharedDependency).len(), 1);
+}
+
 // === worker-liveness-missing ===
 
 #[test]

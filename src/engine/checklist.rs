@@ -65,6 +65,7 @@ pub(super) fn evaluate(
     t: &Target<'_>,
     out: &mut Vec<Finding>,
     local_requests: Option<&[exec::LocalRequest]>,
+    liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
 ) {
     let mut push = |rule: RuleId, action: Action, message: Option<String>| {
         if let Some(message) = message {
@@ -77,7 +78,7 @@ pub(super) fn evaluate(
     }
     let a = rules.readiness_shared_dependency.action;
     if a != Action::Off {
-        push(RuleId::ReadinessSharedDependency, a, readiness_dependency(rules, t));
+        push(RuleId::ReadinessSharedDependency, a, readiness_dependency(rules, t, liveness_exec));
     }
     let a = rules.worker_liveness_missing.action;
     if a != Action::Off {
@@ -174,7 +175,11 @@ fn short(target: &str) -> String {
     target.chars().take(39).collect::<String>() + "…"
 }
 
-fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
+fn readiness_dependency(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+) -> Option<String> {
     let probe = t.container.readiness_probe.as_ref()?;
     let host_network = t.spec.host_network == Some(true);
     let host = probe
@@ -196,7 +201,12 @@ fn readiness_dependency(rules: &RuleSet, t: &Target<'_>) -> Option<String> {
         });
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
-    let dep = super::rules::analyze_exec(rules, t, command, t.readiness_budget).dependency?;
+    let dep = match liveness_exec {
+        Some(l) if l.command == command.as_slice() && t.readiness_budget.charge(l.spent) => {
+            l.dependency.clone()?
+        }
+        _ => super::rules::analyze_exec(rules, t, command, t.readiness_budget).dependency?,
+    };
     Some(format!(
         "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
         short(&dep.target),

@@ -58,8 +58,8 @@ fn absolute_path<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// A probe path reduced for comparison: no query string or fragment, no trailing `/` (but `/`
 /// stays `/`). `httpGet.path` defaults to `/` (Kubernetes API reference, HTTPGetAction).
 pub fn normalize(path: &str) -> &str {
-    let p = path.split(['?', '#']).next().unwrap_or("");
-    let p = p.trim_end_matches('/');
+    let end = path.bytes().position(|b| b == b'?' || b == b'#').unwrap_or(path.len());
+    let p = path[..end].trim_end_matches('/');
     if p.is_empty() { "/" } else { p }
 }
 
@@ -189,8 +189,16 @@ const LIVENESS_NAMED: &[&str] = &[
 /// `/health/readiness`), `Some(false)` for liveness (`/livez`, `/health/live`), `None` otherwise.
 /// Only whole segments at the end count (`/api/v1/readyz`, not `/already`).
 pub fn named_for_readiness(path: &str) -> Option<bool> {
-    let p = normalize(path).trim_start_matches('/').to_ascii_lowercase();
-    let ends = |list: &[&str]| list.iter().any(|n| p == *n || p.ends_with(&format!("/{n}")));
+    let p = normalize(path).trim_start_matches('/').as_bytes();
+    // `p`, lowercased, is `n` or ends with `/n` (the names are lowercase ASCII).
+    let ends = |list: &[&str]| {
+        list.iter().any(|n| {
+            let n = n.as_bytes();
+            p.len() >= n.len()
+                && p[p.len() - n.len()..].eq_ignore_ascii_case(n)
+                && (p.len() == n.len() || p[p.len() - n.len() - 1] == b'/')
+        })
+    };
     if ends(READINESS_NAMED) {
         Some(true)
     } else if ends(LIVENESS_NAMED) {

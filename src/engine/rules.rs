@@ -89,7 +89,24 @@ impl Target<'_> {
         };
         let index = self.index.to_string();
         let tokens = self.base.iter().copied().chain([list, index.as_str()]).chain(rest.iter().copied());
-        PointerBuf::from_tokens(tokens)
+        // Written in one buffer (RFC 6901 escapes: `~` is `~0`, `/` is `~1`): `from_tokens` grows
+        // its string token by token, and this runs for every patch of every container.
+        let mut text = String::with_capacity(64);
+        for token in tokens.clone() {
+            text.push('/');
+            if !token.contains(['~', '/']) {
+                text.push_str(token);
+                continue;
+            }
+            for c in token.chars() {
+                match c {
+                    '~' => text.push_str("~0"),
+                    '/' => text.push_str("~1"),
+                    c => text.push(c),
+                }
+            }
+        }
+        PointerBuf::parse(text).unwrap_or_else(|_| PointerBuf::from_tokens(tokens))
     }
 
     /// True when the pod restarts its containers (`restartPolicy` `Always`, the default): a
@@ -155,8 +172,11 @@ pub(super) fn evaluate_container(
     let mut coupled = false;
     // The HTTP requests the liveness exec command makes to this Pod, when it was analysed.
     let mut local_requests = None;
+    // The liveness exec command's analysis, for a readiness probe that runs the same command.
+    let mut liveness_exec = None;
     if rules.liveness_dependency.action != Action::Off
-        && let Some((message, maybe_self)) = liveness_dependency(rules, t, unresolved, &mut local_requests)
+        && let Some((message, maybe_self)) =
+            liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
     {
         coupled = true;
         // A host that may be the node itself (hostNetwork), or one known only at run time that
@@ -210,7 +230,20 @@ pub(super) fn evaluate_container(
     {
         prestop_sleep(rules, t, out);
     }
-    super::checklist::evaluate(rules, t, out, local_requests.as_deref());
+    super::checklist::evaluate(rules, t, out, local_requests.as_deref(), liveness_exec.as_ref());
+}
+
+/// The analysis of a container's liveness exec command, kept for its readiness probe when that
+/// runs the same command (the usual case): the same command in the same container analyses the
+/// same, so the readiness budget is charged what the liveness analysis spent instead of analysing
+/// again (see [`exec::AnalysisBudget::charge`]).
+pub(super) struct ExecAnalysis<'a> {
+    /// The command analysed.
+    pub command: &'a [String],
+    /// What it found.
+    pub dependency: Option<exec::Dependency>,
+    /// What the analysis spent of the object's budget, when its outcome did not depend on it.
+    pub spent: exec::BudgetMark,
 }
 
 // === liveness-dependency ===
@@ -219,11 +252,12 @@ pub(super) fn evaluate_container(
 /// itself after all (an IP literal of a hostNetwork pod, which can be the node's own address; an
 /// exec host known only at run time whose variable does not name a dependency, see
 /// [`exec::Dependency::unknown_host`]), in which case the finding is never a denial.
-fn liveness_dependency(
+fn liveness_dependency<'a>(
     rules: &RuleSet,
-    t: &Target<'_>,
+    t: &Target<'a>,
     unresolved: &mut Vec<Unresolved>,
     local_requests: &mut Option<Vec<exec::LocalRequest>>,
+    analysis: &mut Option<ExecAnalysis<'a>>,
 ) -> Option<(String, bool)> {
     let probe = t.container.liveness_probe.as_ref()?;
     let host_network = t.spec.host_network == Some(true);
@@ -273,8 +307,14 @@ fn liveness_dependency(
         }
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
+    let mark = t.budget.mark();
     let mut outcome = analyze_exec(rules, t, command, t.budget);
     *local_requests = Some(std::mem::take(&mut outcome.local_requests));
+    if outcome.unresolved.iter().all(|u| !u.over_bound)
+        && let Some(spent) = t.budget.spent_since(mark)
+    {
+        *analysis = Some(ExecAnalysis { command, dependency: outcome.dependency.clone(), spent });
+    }
     for u in outcome.unresolved {
         let entry = Unresolved {
             container: t.container.name.clone(),

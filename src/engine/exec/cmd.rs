@@ -654,8 +654,9 @@ mod tests {
         quiet(&["cmd", "/c", "for /f %i in ('hostname') do curl.exe -f http://%i:8080/healthz"], &none);
         quiet(&["cmd", "/c", "for /f %%h in ('hostname') do curl.exe -f http://%%h:8080/healthz"], &none);
         quiet(&["cmd", "/c", "for %h in (localhost 127.0.0.1) do curl.exe -f http://%h:8080/"], &none);
-        // Without `for`, `%i` is text.
-        assert_eq!(target(&["cmd", "/c", "curl.exe -f http://%i:8080/"], &none), "http://%i:8080/");
+        // Without `for`, `%i` is text (in a host it is no name at all: not a dependency).
+        assert_eq!(target(&["cmd", "/c", "curl.exe -f http://db:8080/%i"], &none), "http://db:8080/%i");
+        quiet(&["cmd", "/c", "curl.exe -f http://%i:8080/"], &none);
     }
 
     #[test]

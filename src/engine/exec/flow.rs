@@ -331,7 +331,7 @@ pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
 /// `while`/`until` loop (it can wait on the dependency until the probe times out) is never
 /// uncoupled, except in the background.
 fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
-    if !n.is_named() || n.kind() == "comment" || n.kind() == "function_definition" {
+    if !walk.has_bars || !n.is_named() || n.kind() == "comment" || n.kind() == "function_definition" {
         return None;
     }
     // A part that can end the script itself, or wait on the dependency in a loop (a hang fails

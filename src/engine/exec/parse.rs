@@ -139,6 +139,13 @@ impl ParseCache {
         }
     }
 
+    /// Whether every parse made so far is kept and none was cut short by a parse allowance (so
+    /// every later parse of a script parsed so far is read from here, for any owner).
+    pub(super) fn all_kept_whole(&self) -> bool {
+        self.parsed.len() < MAX_KEPT_TREES
+            && !self.parsed.iter().any(|(_, p, _)| matches!(p.gap, Some(ParseGap::OverParseBudget(_))))
+    }
+
     /// The commands of `script` split earlier for the object's rules.
     pub(super) fn split(&self, script: &str) -> Option<Vec<Vec<String>>> {
         self.splits.iter().find(|(s, _)| s == script).map(|(_, c)| c.clone())

@@ -193,6 +193,9 @@ pub(super) struct Walk<'s> {
     pub(super) src: &'s str,
     pub(super) cut: usize,
     skips: &'s [Range<usize>],
+    /// The text has a `&` or a `|`: without one, no statement runs in the background, after `||`
+    /// or in a pipeline, so none is uncoupled (`flow::uncoupled` need not look).
+    pub(super) has_bars: bool,
 }
 
 impl Ctx<'_> {
@@ -224,7 +227,8 @@ impl Ctx<'_> {
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
-        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips };
+        let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
+        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips, has_bars };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
@@ -445,7 +449,9 @@ impl Ctx<'_> {
                     }
                 }
                 at = n.end_byte().min(end);
-            } else if cursor.goto_first_child() {
+            } else if !no_holes(&walk.src.as_bytes()[n.start_byte().min(end)..n.end_byte().min(end)])
+                && cursor.goto_first_child()
+            {
                 continue;
             }
             loop {
@@ -529,6 +535,14 @@ fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
         }
     }
     cur.push_str("' ");
+}
+
+/// Whether a node's `text` can hold no node that [`Ctx::emit`] acts on (a substitution, an
+/// expansion, a redirection, a here-document, a comment): it has no `$`, backquote, `<`, `>` or
+/// `#`, the characters each of those starts with. Its children then need no visit: their text is
+/// appended with the rest.
+fn no_holes(text: &[u8]) -> bool {
+    !text.iter().any(|b| matches!(b, b'$' | b'`' | b'<' | b'>' | b'#'))
 }
 
 /// Word-split one simple command (quotes removed); falls back to whitespace splitting on
