@@ -111,10 +111,11 @@ impl Ctx<'_> {
         let mut pieces = Vec::new();
         self.split_script(script, depth, &mut pieces);
         let saved_uncoupled = self.uncoupled.clone();
-        if self.uncoupled.is_none() && !self.errexit {
-            if let Some(last) = always_exits_zero(script) {
-                self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
-            }
+        if self.uncoupled.is_none()
+            && !self.errexit
+            && let Some(last) = always_exits_zero(script)
+        {
+            self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
         }
         let found = self.analyze_pieces(pieces, depth);
         self.uncoupled = saved_uncoupled;
