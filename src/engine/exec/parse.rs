@@ -275,11 +275,14 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         };
         // A here-document ended where bash does not end it is re-read with that line patched (a
         // few times at most: each pass patches one more line).
+        // (A piece without `<<` holds no here-document: its tree is not walked for one.)
+        let heredoc = patched[range.start..range.end].windows(2).any(|w| w == b"<<");
         let mut tree = None;
         for _ in 0..=MAX_HEREDOC_REPARSES {
             parser.reset();
             tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(&patched, None));
-            match tree.as_ref().and_then(|t| misread_heredoc_end(t.root_node(), &patched)) {
+            match tree.as_ref().filter(|_| heredoc).and_then(|t| misread_heredoc_end(t.root_node(), &patched))
+            {
                 Some(line) => patch_line_start(&mut patched, line),
                 None => break,
             }
