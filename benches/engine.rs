@@ -8,6 +8,9 @@
 //!   liveness scripts each set `V` to 1000 words and run `f $V` 160 times), at the default bounds.
 //!   Target: median at most 20 ms (it took about 245 ms before the work-unit budget).
 
+#[path = "support/workloads.rs"]
+mod workloads;
+
 use std::path::Path;
 
 use probegate::admission::{self, Endpoint};
@@ -23,17 +26,6 @@ fn fixtures() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn as_pod(doc: &Value) -> Value {
-    let kind = doc["kind"].as_str().unwrap_or("Pod");
-    let ptr = match kind {
-        "Pod" => return doc.clone(),
-        "CronJob" => "/spec/jobTemplate/spec/template",
-        _ => "/spec/template",
-    };
-    let t = doc.pointer(ptr).unwrap();
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": t["metadata"].clone(), "spec": t["spec"].clone()})
-}
-
 fn corpus_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(fixtures().join("corpus"))
         .unwrap()
@@ -47,7 +39,7 @@ fn corpus_names() -> Vec<String> {
 fn corpus_workload(name: &str) -> Workload {
     let text = std::fs::read_to_string(fixtures().join("corpus").join(name)).unwrap();
     let doc = probegate::manifest::parse_documents(&text).unwrap().remove(0);
-    Workload::from_value(WorkloadKind::Pod, &as_pod(&doc)).unwrap()
+    Workload::from_value(WorkloadKind::Pod, &workloads::as_pod(&doc)).unwrap()
 }
 
 #[divan::bench(args = corpus_names())]
@@ -80,31 +72,10 @@ fn floor_parse_and_allow(bencher: divan::Bencher, file: &str) {
     });
 }
 
-/// The AdmissionReview body of issue 9's worst case: 14 containers, each with a liveness
-/// `sh -c 'V="<1000 words>"; f $V; f $V; ...'` (160 calls), about 37 KiB.
-fn worst_case_body() -> Vec<u8> {
-    let words = vec!["w"; 1000].join(" ");
-    let script = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
-    let containers: Vec<Value> = (0..14)
-        .map(|i| {
-            json!({"name": format!("c{i}"), "image": "x",
-            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
-        })
-        .collect();
-    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
-        "spec": {"containers": containers}});
-    serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {"uid": "u1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "name": "p", "namespace": "shop", "operation": "CREATE",
-            "userInfo": {"username": "u"}, "object": pod}}))
-    .unwrap()
-}
-
 #[divan::bench]
 fn worst_case_exec_review(bencher: divan::Bencher) {
     let policy = Policy::default();
-    let body = worst_case_body();
+    let body = workloads::worst_case_body();
     assert!((30_000..45_000).contains(&body.len()), "{} bytes", body.len());
     bencher.bench(|| {
         let request = admission::parse_review(divan::black_box(&body)).unwrap();

@@ -18,6 +18,8 @@
 //! round only (8 streams, 2 small reviews).
 
 mod support;
+#[path = "support/workloads.rs"]
+mod workloads;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -47,18 +49,10 @@ fn review(uid: &str, pod: Value) -> Vec<u8> {
 
 /// Issue 9's costliest review, about 37 KiB (benches/engine.rs `worst_case_exec_review`).
 fn expensive() -> Vec<u8> {
-    let words = vec!["w"; 1000].join(" ");
-    let script = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
-    let containers: Vec<Value> = (0..14)
-        .map(|i| {
-            json!({"name": format!("c{i}"), "image": "x",
-            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
-        })
-        .collect();
     review(
         "flood",
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
-        "spec": {"containers": containers}}),
+        "spec": {"containers": workloads::worst_case_containers()}}),
     )
 }
 

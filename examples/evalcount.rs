@@ -1,41 +1,13 @@
 //! Evaluates one workload N times, for exact instruction counts under callgrind (docs/benchmarks.md,
 //! "the per-Pod evaluation made cheaper"). Usage: evalcount WHAT N
 //! WHAT: a corpus file name, "review:FILE" (deployment review's evaluate via admission::review), or "worst".
+#[path = "../benches/support/workloads.rs"]
+mod workloads;
+
 use probegate::admission::{self, Endpoint};
 use probegate::engine::{self, Workload, WorkloadKind};
 use probegate::policy::Policy;
-use serde_json::{Value, json};
 use std::path::Path;
-
-fn as_pod(doc: &Value) -> Value {
-    let kind = doc["kind"].as_str().unwrap_or("Pod");
-    let ptr = match kind {
-        "Pod" => return doc.clone(),
-        "CronJob" => "/spec/jobTemplate/spec/template",
-        _ => "/spec/template",
-    };
-    let t = doc.pointer(ptr).unwrap();
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": t["metadata"].clone(), "spec": t["spec"].clone()})
-}
-
-fn worst_case_body() -> Vec<u8> {
-    let words = vec!["w"; 1000].join(" ");
-    let script = format!("V=\"{words}\"; {}", "f $V; ".repeat(160));
-    let containers: Vec<Value> = (0..14)
-        .map(|i| {
-            json!({"name": format!("c{i}"), "image": "x",
-            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
-        })
-        .collect();
-    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
-        "spec": {"containers": containers}});
-    serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {"uid": "u1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "name": "p", "namespace": "shop", "operation": "CREATE",
-            "userInfo": {"username": "u"}, "object": pod}}))
-    .unwrap()
-}
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -52,7 +24,7 @@ fn main() {
             std::hint::black_box(d);
         }
     } else if what == "worst" {
-        let body = worst_case_body();
+        let body = workloads::worst_case_body();
         let request = admission::parse_review(&body).unwrap();
         for _ in 0..n {
             let d =
@@ -62,7 +34,7 @@ fn main() {
     } else {
         let text = std::fs::read_to_string(fx.join("corpus").join(what)).unwrap();
         let doc = probegate::manifest::parse_documents(&text).unwrap().remove(0);
-        let w = Workload::from_value(WorkloadKind::Pod, &as_pod(&doc)).unwrap();
+        let w = Workload::from_value(WorkloadKind::Pod, &workloads::as_pod(&doc)).unwrap();
         for _ in 0..n {
             std::hint::black_box(engine::evaluate(
                 std::hint::black_box(&policy.rules),
