@@ -1,6 +1,6 @@
 //! Stage 7: redaction of credentials in everything shown (messages, warnings, notes, logs).
 
-use super::context::basename;
+use super::context::basename as path_basename;
 
 /// Does an option or variable name look like it carries a secret?
 pub(super) fn is_secret_name(n: &str) -> bool {
@@ -269,8 +269,6 @@ pub(super) const PASSWORD_FLAGS: &[PasswordFlag] = &[
     PasswordFlag { clients: &["nodetool"], flag: "-pw", attached: false, separate: true },
 ];
 
-/// Re-join display words, quoting where needed and redacting secrets (`--password X`,
-/// `-a X` of redis-cli, `user:pass@`, `token=...`).
 /// Whether some word uses the shell variable `name` (`$name`, `${name}`, `${name:-x}`).
 fn referenced(words: &[String], name: &str) -> bool {
     words.iter().any(|w| {
@@ -282,6 +280,18 @@ fn referenced(words: &[String], name: &str) -> bool {
     })
 }
 
+/// A program's name as redaction matches it: its last path component (`/` or `\`), without a
+/// Windows `.exe` (`C:\tools\curl.exe` is curl).
+fn basename(s: &str) -> &str {
+    let name = path_basename(s).rsplit('\\').next().unwrap_or(s);
+    match name.len().checked_sub(4) {
+        Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(".exe") => &name[..at],
+        _ => name,
+    }
+}
+
+/// Re-join display words, quoting where needed and redacting secrets (`--password X`,
+/// `-a X` of redis-cli, `user:pass@`, `token=...`).
 pub(crate) fn join_redacted(words: &[String]) -> String {
     let redis_like = words.iter().any(|w| matches!(basename(w), "redis-cli" | "valkey-cli" | "keydb-cli"));
     // Commands that write a protocol's lines themselves (`printf 'AUTH pw\r\nPING\r\n' | nc`).
@@ -301,6 +311,20 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     let mut prev: &str = "";
     for w in words {
+        // The command line after cmd's `/c` or `/k`, or a PowerShell `-Command`, is a command of
+        // its own: its words are redacted as a command's (`cmd /c 'curl.exe -u admin:*** ...'`).
+        if w.contains(char::is_whitespace)
+            && ["/c", "/k", "-command", "-c"].iter().any(|f| prev.eq_ignore_ascii_case(f))
+        {
+            // Pairs first, on the whole text (`Authorization='Bearer X'` spans two words).
+            let whole = redact_secrets(w);
+            out.push(match shell_words::split(&whole) {
+                Ok(inner) => format!("'{}'", join_redacted(&inner).replace('\'', "'\\''")),
+                Err(_) => "'…'".to_string(),
+            });
+            prev = w.as_str();
+            continue;
+        }
         let mut r = redact_secrets(w);
         // A whole word `--password=x` or `PGPASSWORD=x` (a script's text is left to the
         // pair-by-pair redaction above).
@@ -510,6 +534,9 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     out.push(format!(
         "powershell -Command \"Invoke-WebRequest -Headers @{{Authorization='Bearer {secret}'}} -Uri http://db.svc/health\""
     ));
+    // cmd's command line (break-it pass: shown whole in the liveness-matches-readiness warning).
+    out.push(format!("cmd /c \"curl.exe -u admin:{secret} http://db.svc/health\""));
+    out.push(format!("cmd /S /C \"mysqladmin ping -h db.svc -p{secret}\""));
     out
 }
 
@@ -518,6 +545,24 @@ mod tests {
     use super::super::{ExecEnv, Options, analyze};
     use super::*;
     use proptest::prelude::*;
+
+    /// Break-it pass: a cmd or PowerShell command line given as one argument (not through
+    /// `sh -c`) was shown whole in the liveness-matches-readiness warning and by `explain`.
+    #[test]
+    fn a_cmd_or_powershell_command_line_is_redacted_word_by_word() {
+        let argvs: [&[&str]; 4] = [
+            &["cmd", "/c", "curl.exe -u admin:S3cr3tPw http://db.prod.svc/"],
+            &["cmd.exe", "/S", "/C", "mysqladmin ping -h db.prod.svc -pS3cr3tPw"],
+            &["cmd", "/K", "curl.exe -fsu admin:S3cr3tPw http://db.prod.svc/"],
+            &["pwsh", "-Command", "curl.exe -u admin:S3cr3tPw http://db.prod.svc/"],
+        ];
+        for argv in argvs {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+            let shown = redact_command(&argv, 200);
+            assert!(!shown.contains("S3cr3tPw"), "{shown}");
+            assert!(shown.contains("db.prod.svc") && shown.contains("***"), "{shown}");
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(16))]
