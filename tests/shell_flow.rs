@@ -788,3 +788,23 @@ fn a_check_followed_by_a_plain_echo_cannot_fail_the_probe() {
         expect_denied(script, "orders-db");
     }
 }
+
+/// `env -u NAME CMD` runs CMD without NAME (coreutils `env`): a libpq host from the container's
+/// env is not what it reaches (break-it pass: `env -u PGHOST pg_isready` was denied by PGHOST).
+#[test]
+fn env_unset_removes_a_variable_for_the_command() {
+    for script in
+        ["env -u PGHOST pg_isready", "env --unset=PGHOST pg_isready", "env -u PGHOST -- pg_isready -t 1"]
+    {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert!(
+            denials(&e).is_empty(),
+            "{script}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    for script in ["env -u OTHER pg_isready", "env pg_isready", "env -u PGHOST PGHOST=orders-db pg_isready"] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert_eq!(denials(&e).len(), 1, "{script}");
+    }
+}

@@ -264,7 +264,18 @@ impl Ctx<'_> {
                         if v == "--" {
                             k += 1;
                             break;
-                        } else if matches!(v, "-u" | "--unset" | "-C" | "--chdir") {
+                        } else if matches!(v, "-u" | "--unset") || v.starts_with("--unset=") {
+                            // `env -u NAME`: the command runs without NAME, as `NAME= cmd` reads
+                            // (break-it pass: `env -u PGHOST pg_isready` was denied by PGHOST).
+                            let (name, step) = match v.strip_prefix("--unset=") {
+                                Some(n) => (Some(n.to_string()), 1),
+                                None => (rest.get(k + 1).cloned(), 2),
+                            };
+                            if let Some(n) = name {
+                                overrides.push((n, String::new()));
+                            }
+                            k += step;
+                        } else if matches!(v, "-C" | "--chdir") {
                             k += 2;
                         } else if v.len() > 1 && v.starts_with('-') {
                             k += 1;
