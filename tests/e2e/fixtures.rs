@@ -25,7 +25,14 @@ async fn every_cli_sample_manifest_is_accepted_by_the_api_server() {
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         for line in text.lines() {
-            if let Some(ns) = line.trim().strip_prefix("namespace:").map(str::trim) {
+            // Block (`namespace: shop`) or flow style (`metadata: {name: web, namespace: shop}`).
+            let ns = line.split_once("namespace:").map(|(_, rest)| {
+                rest.trim_start()
+                    .split(|c: char| c == ',' || c == '}' || c.is_whitespace())
+                    .next()
+                    .unwrap_or("")
+            });
+            if let Some(ns) = ns.filter(|ns| !ns.is_empty()) {
                 // Already there (another file names it too) is fine. Pods need the `default`
                 // ServiceAccount, which no controller manager creates here.
                 harness::kubectl(&["create", "namespace", ns]);
