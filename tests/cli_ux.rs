@@ -690,8 +690,12 @@ fn hot_reload_logs_every_error_of_an_invalid_policy() {
         .chain([policy.display().to_string()])
         .collect();
     let served = common::Served::start(&args, &[], std::time::Duration::from_secs(60));
-    // Three mistakes: a value of the wrong type, one out of range, a misspelt rule id.
-    std::fs::write(&policy, include_str!("fixtures/policies/three-mistakes.yaml")).unwrap();
+    // Three mistakes: a value of the wrong type, one out of range, a misspelt rule id. Written
+    // whole, then renamed over the policy (as an editor or a ConfigMap update replaces it): a
+    // write in place can be read half done (empty: a fourth, "unexpected end of input", error).
+    let next = dir.path().join("policy.yaml.new");
+    std::fs::write(&next, include_str!("fixtures/policies/three-mistakes.yaml")).unwrap();
+    std::fs::rename(&next, &policy).unwrap();
     let fields =
         ["rules.startup-probe.budgetSeconds", "rules.prestop-sleep.seconds", "rules.liveness-dependancy"];
     common::wait_until("the reload's errors are logged", std::time::Duration::from_secs(20), || {

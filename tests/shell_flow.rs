@@ -808,3 +808,23 @@ fn env_unset_removes_a_variable_for_the_command() {
         assert_eq!(denials(&e).len(), 1, "{script}");
     }
 }
+
+/// `shift` drops positional parameters, in a function or after `set --` (break-it pass: the
+/// first argument, `x`, was taken for the host).
+#[test]
+fn shift_drops_positional_parameters() {
+    for script in [
+        "check() { shift; redis-cli -h \"$1\" ping; }; check x 127.0.0.1",
+        "set -- x y localhost; shift 2; redis-cli -h \"$1\" ping",
+        "check() { shift $N; redis-cli -h \"$1\" ping; }; check orders-db localhost",
+    ] {
+        expect_allowed(script);
+    }
+    for script in [
+        "check() { shift; redis-cli -h \"$1\" ping; }; check localhost orders-db",
+        "set -- localhost orders-db; shift; redis-cli -h \"$1\" ping",
+        "set -- orders-db; shift 3; redis-cli -h \"$1\" ping",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}

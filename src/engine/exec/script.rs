@@ -363,6 +363,22 @@ impl Ctx<'_> {
                 self.positional = Some(words.to_vec());
                 true
             }
+            // `shift [N]` drops the first N positional parameters (1 by default); more than there
+            // are leaves them as they were (bash manual, "Bourne Shell Builtins"). An N known only
+            // at run time leaves none known (break-it pass: `f() { shift; redis-cli -h "$1"; }; f x
+            // 127.0.0.1` was denied as reaching `x`).
+            "shift" => {
+                let n = match rest.first() {
+                    None => Some(1),
+                    Some(n) => self.render_lit(n).parse::<usize>().ok(),
+                };
+                self.positional = match (self.positional.take(), n) {
+                    (Some(p), Some(n)) if n <= p.len() => Some(p[n..].to_vec()),
+                    (Some(p), Some(_)) => Some(p),
+                    _ => None,
+                };
+                true
+            }
             "printf" if rest.first().is_some_and(|a| a == "-v") => {
                 let Some(name) = rest.get(1).map(|n| self.render_lit(n)).filter(|n| is_ident(n)) else {
                     return true;
