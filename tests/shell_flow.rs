@@ -828,3 +828,11 @@ fn shift_drops_positional_parameters() {
         expect_denied(script, "orders-db");
     }
 }
+
+/// Only `printf -v NAME` assigns: a plain `printf` whose arguments name a variable prints them
+/// and leaves it as it was (CI's mutation sample: the `-v` guard made `true` survived).
+#[test]
+fn printf_without_v_assigns_nothing() {
+    expect_denied("H=orders-db; printf '%s\\n' H localhost; pg_isready -h \"$H\"", "orders-db");
+    expect_allowed("H=orders-db; printf -v H '%s' localhost; pg_isready -h \"$H\"");
+}
