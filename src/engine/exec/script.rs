@@ -1,17 +1,20 @@
 //! Stage 3b: running a script: its simple commands in turn, assignments and `export`, script files read from volumes, and building the reported [`Dependency`].
 
 use super::clients::Hit;
-use super::context::{Ctx, RefKind, basename, is_ident, is_reserved_char, sanitize, truncate_chars};
-use super::flow::{COND, EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PATTERN, PIPE, UNCOUPLED};
+use super::context::{Ctx, RefKind, basename, is_ident, truncate_chars};
+use super::flow::{EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PIPE, UNCOUPLED};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
 use super::shell::{split_assignment, split_redirections};
-use super::{
-    Dependency, EnvValue, FileLookup, MAX_DEPTH, MAX_SCRIPT_BYTES, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING,
-    UnresolvedScript, join_redacted,
-};
+use super::{Dependency, EnvValue, MAX_DEPTH, MAX_SCRIPT_BYTES, UnresolvedScript, join_redacted};
 use std::collections::{HashMap, HashSet};
+
+mod builtins;
+mod cond;
+mod files;
+
+use builtins::here_string;
 
 /// A script's variables and unset names, before a region that may not run.
 type VarsBefore = (HashMap<String, String>, HashSet<String>);
@@ -199,240 +202,6 @@ impl Ctx<'_> {
         self.uncertain.extend(changed);
     }
 
-    /// Whether the conditions of a `flow::GUARD` piece hold: `Some(false)` when one certainly
-    /// fails, `Some(true)` when all certainly hold, `None` when that is not known.
-    pub(super) fn guard_holds(&mut self, conds: &str, depth: usize) -> Option<bool> {
-        let saved = (self.judging_guard, self.defines_function);
-        (self.judging_guard, self.defines_function) = (true, false);
-        let mut all = Some(true);
-        for cond in conds.split(COND).skip(1) {
-            let mut chars = cond.chars();
-            let kind = chars.next();
-            let rest = chars.as_str();
-            let value = match kind {
-                Some('T') => self.test_value(rest, depth),
-                Some('F') => self.test_value(rest, depth).map(|v| !v),
-                Some(k @ ('M' | 'N')) => {
-                    let mut parts = rest.split(PATTERN);
-                    let word = parts.next().unwrap_or("");
-                    let patterns: Vec<&str> = parts.collect();
-                    self.case_matches(word, &patterns, depth).map(|m| m == (k == 'M'))
-                }
-                _ => None,
-            };
-            match value {
-                Some(false) => {
-                    all = Some(false);
-                    break;
-                }
-                Some(true) => {}
-                None => all = None,
-            }
-        }
-        (self.judging_guard, self.defines_function) = saved;
-        all
-    }
-
-    /// The one word of `piece` as bash passes it, when known at admission: `None` if it holds a
-    /// value known only at run time, or an unquoted expansion that bash would split or glob
-    /// (`split`: the word is field-split, as a command's arguments are).
-    fn cond_word(&mut self, raw: &str, split: bool, depth: usize) -> Option<String> {
-        let (v, _) = self.resolve_text(raw, depth, true);
-        let v = self.render_lit(&v);
-        if v.chars().any(is_reserved_char) {
-            return None;
-        }
-        let unquoted = raw.contains('$');
-        if split && unquoted && (v.is_empty() || v.contains(|c: char| c.is_whitespace() || "*?[".contains(c)))
-        {
-            return None;
-        }
-        Some(v)
-    }
-
-    /// The status of a test piece (`[ ]`, `[[ ]]`, `test`, `true`, `false`, `:`), when certain.
-    fn test_value(&mut self, piece: &str, depth: usize) -> Option<bool> {
-        let (words, _) = split_redirections(piece, |w| self.render_lit(w));
-        let (program, args) = words.split_first()?;
-        if self.function(Some(program)).is_some() {
-            return None;
-        }
-        let (args, double) = match program.as_str() {
-            "true" | ":" => return Some(true),
-            "false" => return Some(false),
-            "test" => (args, false),
-            "[" => (args.strip_suffix(&["]".to_string()])?, false),
-            "[[" => (args.strip_suffix(&["]]".to_string()])?, true),
-            _ => return None,
-        };
-        let mut values = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(self.cond_word(a, !double, depth)?);
-        }
-        // In `[[ ]]` the right side of `==` and `!=` is a pattern: only a plain word is decided.
-        if double && values.iter().any(|v| v.contains(['*', '?', '[', '(', '<', '>', '&', '|', '~'])) {
-            return None;
-        }
-        test_expression(&values)
-    }
-
-    /// Whether a `case` word matches one of `patterns` (each a literal word or `*`), when certain.
-    fn case_matches(&mut self, word: &str, patterns: &[&str], depth: usize) -> Option<bool> {
-        let one = |ctx: &Self, p: &str| -> Option<String> {
-            let (words, _) = split_redirections(p, |w| ctx.render_lit(w));
-            match words.as_slice() {
-                [w] => Some(w.clone()),
-                _ => None,
-            }
-        };
-        let value = self.cond_word(&one(self, word)?, false, depth)?;
-        let mut unknown = false;
-        for p in patterns {
-            if p.trim() == "*" {
-                return Some(true);
-            }
-            let pattern = one(self, p).and_then(|raw| self.cond_word(&raw, false, depth));
-            match pattern {
-                Some(pat) if !pat.contains(['*', '?', '[', '\\']) => {
-                    if pat == value {
-                        return Some(true);
-                    }
-                }
-                _ => unknown = true,
-            }
-        }
-        (!unknown).then_some(false)
-    }
-
-    /// The known output of the process substitution `word` is (a lone marker), if any.
-    fn process_output(&self, word: &str) -> Option<String> {
-        let mut chars = word.chars();
-        let (Some(m), None) = (chars.next(), chars.next()) else {
-            return None;
-        };
-        self.process_outputs.iter().find(|(k, _)| *k == m).map(|(_, t)| t.clone())
-    }
-
-    /// What `echo` or `printf` writes, with values as markers, when its text is known (`-e`
-    /// escapes and `printf` formats other than `%s` are not followed).
-    fn output_of(&self, args: &[String]) -> Option<String> {
-        let (program, rest) = args.split_first()?;
-        if !matches!(program.as_str(), "echo" | "printf" | "cat") {
-            return None;
-        }
-        let rest: Vec<String> = rest.iter().map(|a| self.render_lit(a)).collect();
-        match program.as_str() {
-            "echo" => {
-                let skip = rest.iter().take_while(|a| matches!(a.as_str(), "-n" | "-E")).count();
-                if rest.get(skip).is_some_and(|a| a.starts_with('-') && a.len() > 1) {
-                    return None;
-                }
-                Some(rest[skip..].join(" "))
-            }
-            // `cat` with no file writes its standard input (`cat <<EOF | sh`).
-            "cat" if rest.is_empty() => self.stdin_script.clone(),
-            "printf" => match rest.as_slice() {
-                [format, values @ ..] if matches!(format.as_str(), "%s\\n" | "%s\n") => {
-                    Some(values.join("\n"))
-                }
-                [format, values @ ..] => super::words::printf_s(format, values),
-                [] => None,
-            },
-            _ => None,
-        }
-    }
-
-    /// The builtins that assign variables from their words or input, followed when that is known
-    /// (bash manual, "Bourne Shell Builtins" and "Bash Builtins"): `set -- WORDS` (or `set WORD...`)
-    /// sets `$1`...; `printf -v NAME FORMAT [VALUE]` assigns the text `printf` would write (a
-    /// format without `%` or `\\`, or `%s` with one value); `read NAME...` assigns the words of
-    /// the first line of its standard input (a here-string, a here-document, `echo ... |`). What is
-    /// not followed assigns a value known only at run time, never a stale one. True when `args` is
-    /// one of these.
-    fn builtin_assigns(&mut self, args: &[String]) -> bool {
-        let Some((program, rest)) = args.split_first() else {
-            return false;
-        };
-        match program.as_str() {
-            "set" => {
-                let words = match rest.iter().position(|a| a == "--") {
-                    Some(at) => &rest[at + 1..],
-                    None if rest.first().is_some_and(|a| !a.starts_with(['-', '+'])) => rest,
-                    None => return false,
-                };
-                self.positional = Some(words.to_vec());
-                true
-            }
-            // `shift [N]` drops the first N positional parameters (1 by default); more than there
-            // are leaves them as they were (bash manual, "Bourne Shell Builtins"). An N known only
-            // at run time leaves none known (break-it pass: `f() { shift; redis-cli -h "$1"; }; f x
-            // 127.0.0.1` was denied as reaching `x`).
-            "shift" => {
-                let n = match rest.first() {
-                    None => Some(1),
-                    Some(n) => self.render_lit(n).parse::<usize>().ok(),
-                };
-                self.positional = match (self.positional.take(), n) {
-                    (Some(p), Some(n)) if n <= p.len() => Some(p[n..].to_vec()),
-                    (Some(p), Some(_)) => Some(p),
-                    _ => None,
-                };
-                true
-            }
-            "printf" if rest.first().is_some_and(|a| a == "-v") => {
-                let Some(name) = rest.get(1).map(|n| self.render_lit(n)).filter(|n| is_ident(n)) else {
-                    return true;
-                };
-                let value = match &rest[2.min(rest.len())..] {
-                    [format, values @ ..] => super::words::printf_s(&self.render_lit(format), values),
-                    [] => None,
-                };
-                let value = value
-                    .unwrap_or_else(|| self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string());
-                self.shell_vars.insert(name, value);
-                true
-            }
-            "read" => {
-                let mut names = Vec::new();
-                let mut k = 0;
-                let mut plain = true;
-                while k < rest.len() {
-                    let a = self.render_lit(&rest[k]);
-                    if a.starts_with('-') && a.len() > 1 {
-                        // `-p PROMPT`, `-t SECONDS`, `-u FD`: a value follows; `-a`, `-d`, `-n`, `-N`
-                        // change what is read: not followed.
-                        plain &= !a.contains(['a', 'd', 'n', 'N']);
-                        k += if a.ends_with(['p', 't', 'u', 'a', 'd', 'n', 'N']) { 2 } else { 1 };
-                        continue;
-                    }
-                    if is_ident(&a) {
-                        names.push(a);
-                    }
-                    k += 1;
-                }
-                let line = self
-                    .stdin_script
-                    .clone()
-                    .map(|w| self.render_lit(&w))
-                    .filter(|t| plain && !t.contains(['$', '`', '\\']) && !t.chars().any(is_reserved_char))
-                    .map(|t| t.lines().next().unwrap_or("").to_string());
-                let mut fields: Vec<&str> =
-                    line.as_deref().map(|l| l.split_whitespace().collect()).unwrap_or_default();
-                for (i, name) in names.iter().enumerate() {
-                    let value = match &line {
-                        Some(_) if i + 1 == names.len() => fields.join(" "),
-                        Some(_) if fields.is_empty() => String::new(),
-                        Some(_) => fields.remove(0).to_string(),
-                        None => self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string(),
-                    };
-                    self.shell_vars.insert(name.clone(), value);
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// One piece of [`Self::analyze_pieces`].
     fn analyze_piece(&mut self, piece: String, depth: usize) -> Step {
         {
@@ -618,79 +387,6 @@ impl Ctx<'_> {
         }
     }
 
-    /// Runs the file at `path` (a shell's operand, or sourced): analysed when it can be read.
-    pub(super) fn run_named_file(
-        &mut self,
-        path: &str,
-        args: &[String],
-        source: bool,
-        depth: usize,
-    ) -> Option<Dependency> {
-        let files = self.files?;
-        if path.chars().any(is_reserved_char) {
-            // A path that depends on a value unknown here: which file runs is not known.
-            return None;
-        }
-        match files.read(path) {
-            FileLookup::Text { text, origin } => {
-                let args = (!source || !args.is_empty()).then(|| args.to_vec());
-                self.run_file(path, &text, origin, args, source, depth)
-            }
-            FileLookup::Unreadable(reason) => {
-                self.note_unresolved(path, reason);
-                None
-            }
-            FileLookup::NotOnVolume => None,
-        }
-    }
-
-    /// Analyses a script file's text. Run as a program (`source` false), it is a new shell: only
-    /// exported variables carry over, and `$0`, `$1`... are its path and `args`. Sourced, it shares
-    /// the caller's variables (and its positional parameters, unless it is given arguments).
-    /// Bounded: a file already being analysed is not entered again, nesting and the number of files
-    /// read are limited.
-    pub(super) fn run_file(
-        &mut self,
-        path: &str,
-        text: &str,
-        origin: String,
-        args: Option<Vec<String>>,
-        source: bool,
-        depth: usize,
-    ) -> Option<Dependency> {
-        if depth >= MAX_DEPTH
-            || self.scripts.len() >= MAX_SCRIPT_NESTING
-            || self.files_read >= MAX_SCRIPT_FILES
-            || self.scripts.iter().any(|(p, _)| p == path)
-        {
-            return None;
-        }
-        self.files_read += 1;
-        let saved_positional = (self.positional.clone(), self.arg0.clone());
-        let saved_vars = (!source).then(|| (self.shell_vars.clone(), self.exported.clone()));
-        let saved_functions = (!source).then(|| std::mem::take(&mut self.functions));
-        if !source {
-            let exported = &self.exported;
-            self.shell_vars.retain(|k, _| exported.contains(k));
-            self.arg0 = Some(path.to_string());
-            self.positional = Some(args.clone().unwrap_or_default());
-        } else if let Some(a) = args {
-            self.positional = Some(a);
-        }
-        self.scripts.push((path.to_string(), origin));
-        let found = self.analyze_script(&sanitize(text), depth + 1);
-        self.scripts.pop();
-        (self.positional, self.arg0) = saved_positional;
-        if let Some((vars, exported)) = saved_vars {
-            self.shell_vars = vars;
-            self.exported = exported;
-        }
-        if let Some(functions) = saved_functions {
-            self.functions = functions;
-        }
-        found
-    }
-
     /// The value a client sees for an environment variable, if set.
     pub(super) fn tool_env(&mut self, name: &str, ov: &[(String, String)]) -> Option<String> {
         if let Some((_, v)) = ov.iter().rev().find(|(n, _)| n == name) {
@@ -802,59 +498,6 @@ pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
         .then_some(if plain_echo { "echo" } else { last })
 }
 
-/// The word of a piece's here-string (`<<< WORD` or `<<<WORD`), quotes removed, if it has one.
-fn here_string(piece: &str) -> Option<String> {
-    if !piece.contains("<<<") {
-        return None;
-    }
-    // The parser marks each redirection word ([`super::shell::REDIRECT`]); only a marked one is a
-    // here-string (a quoted `'<<<'` is an argument).
-    let words = super::shell::piece_words(piece);
-    let at = words.iter().position(|w| {
-        w.starts_with(super::shell::REDIRECT) && w[super::shell::REDIRECT.len_utf8()..].starts_with("<<<")
-    })?;
-    match &words[at][super::shell::REDIRECT.len_utf8() + 3..] {
-        "" => words.get(at + 1).cloned(),
-        attached => Some(attached.to_string()),
-    }
-}
-
-/// The status of `test` (`[`) given these arguments (bash manual, "Bash Conditional
-/// Expressions" and the `test` builtin's rules by number of arguments), for the string and
-/// integer comparisons, `-n`, `-z` and `!`; `None` for anything else (files, `-a`, `-o`).
-pub(super) fn test_expression(a: &[String]) -> Option<bool> {
-    let int = |s: &str| s.trim().parse::<i64>().ok();
-    match a {
-        [] => Some(false),
-        [x] => Some(!x.is_empty()),
-        [op, x] => match op.as_str() {
-            "!" => Some(x.is_empty()),
-            "-n" => Some(!x.is_empty()),
-            "-z" => Some(x.is_empty()),
-            _ => None,
-        },
-        [x, op, y] => match op.as_str() {
-            "=" | "==" => Some(x == y),
-            "!=" => Some(x != y),
-            "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => {
-                let (x, y) = (int(x)?, int(y)?);
-                Some(match op.as_str() {
-                    "-eq" => x == y,
-                    "-ne" => x != y,
-                    "-lt" => x < y,
-                    "-le" => x <= y,
-                    "-gt" => x > y,
-                    _ => x >= y,
-                })
-            }
-            _ if x == "!" => test_expression(&a[1..]).map(|v| !v),
-            _ => None,
-        },
-        [x, ..] if a.len() == 4 && x == "!" => test_expression(&a[1..]).map(|v| !v),
-        _ => None,
-    }
-}
-
 /// What one piece of a script gives.
 enum Step {
     /// Nothing found: go on with the next piece.
@@ -876,44 +519,4 @@ pub(super) fn defines_function(script: &str) -> bool {
             seg.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(seg.len());
         end > 0 && seg[end..].trim_start().starts_with("()")
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::test_expression;
-
-    /// `test_expression` gives bash 5.2's `[ ... ]` status on these (each checked with bash:
-    /// `[ 07 -eq 7 ]` is 0, `[ -n ]` is 0, `[ a -ge b ]` is 2, an error, so not decided).
-    #[test]
-    fn test_expressions_give_what_bash_gives() {
-        let cases: &[(&[&str], Option<bool>)] = &[
-            (&[], Some(false)),
-            (&["x"], Some(true)),
-            (&[""], Some(false)),
-            (&["!", ""], Some(true)),
-            (&["!", "x"], Some(false)),
-            (&["-n", ""], Some(false)),
-            (&["-z", ""], Some(true)),
-            (&["-n", "x"], Some(true)),
-            (&["-n"], Some(true)),
-            (&["-z"], Some(true)),
-            (&["!"], Some(true)),
-            (&["a", "=", "a"], Some(true)),
-            (&["a", "==", "b"], Some(false)),
-            (&["a", "!=", "b"], Some(true)),
-            (&["3", "-lt", "5"], Some(true)),
-            (&["5", "-le", "5"], Some(true)),
-            (&["07", "-eq", "7"], Some(true)),
-            (&["1", "-gt", "2"], Some(false)),
-            (&["!", "a", "=", "b"], Some(true)),
-            (&["a", "-ge", "b"], None),
-            (&["-f", "/etc/passwd"], None),
-            (&["a", "-a", "b"], None),
-            (&["a", "=", "a", "-o", "b"], None),
-        ];
-        for (args, want) in cases {
-            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            assert_eq!(test_expression(&args), *want, "[ {} ]", args.join(" "));
-        }
-    }
 }
