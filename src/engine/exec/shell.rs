@@ -196,39 +196,65 @@ pub(super) struct Walk<'s> {
     /// The text has a `&` or a `|`: without one, no statement runs in the background, after `||`
     /// or in a pipeline, so none is uncoupled (`flow::uncoupled` need not look).
     pub(super) has_bars: bool,
+    /// A substitution nested [`MAX_DEPTH`] deep was left unwalked: the split depends on the depth
+    /// it was made at, not on the text alone.
+    depth_cut: std::cell::Cell<bool>,
 }
 
 impl Ctx<'_> {
     /// Split `script` into simple commands (pieces: raw text with markers), appending to `out`.
     /// Command substitutions are split too and appended before the command containing them.
     pub(super) fn split_script(&mut self, script: &str, depth: usize, out: &mut Vec<String>) {
-        let text: String = script
-            .chars()
-            .map(|c| match c {
-                LDOLLAR | QDOLLAR => '$',
-                REDIRECT => '\u{FFFD}',
-                c => c,
-            })
-            .collect();
-        if let Some(piece) = plain_command(&text) {
-            if !piece.is_empty() {
-                out.push(piece);
+        // (Markers are not ASCII: an ASCII script is its own text.)
+        let text: String = if script.is_ascii() {
+            script.to_string()
+        } else {
+            script
+                .chars()
+                .map(|c| match c {
+                    LDOLLAR | QDOLLAR => '$',
+                    REDIRECT => '\u{FFFD}',
+                    c => c,
+                })
+                .collect()
+        };
+        let start = out.len();
+        let outside_walks = self.uncoupling.is_empty();
+        let by_text = match plain_command(&text) {
+            Some(piece) => {
+                if !piece.is_empty() {
+                    out.push(piece);
+                }
+                true
             }
-            return;
+            None => self.split_parsed(&text, depth, out),
+        };
+        // An exec probe's own script (not a function's body or a nested shell's): its commands are
+        // what the object's rules split it into (`split_commands_in`), kept for them so they
+        // need not walk its tree again.
+        if by_text && outside_walks && depth == 1 && self.calls == 0 {
+            self.keep_split_for_rules(script, &out[start.min(out.len())..]);
         }
-        self.split_parsed(&text, depth, out);
     }
 
-    /// [`Ctx::split_script`] by the parser (`text` with `$` as written).
-    fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) {
+    /// [`Ctx::split_script`] by the parser (`text` with `$` as written). True when the pieces
+    /// depend on the text alone as far as the parse goes (not cut short by the object's parse
+    /// allowance, no substitution left unwalked at this depth).
+    fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
         let Some(parsed) = self.parse(text) else {
-            return;
+            return false;
         };
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
         let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
-        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips, has_bars };
+        let walk = Walk {
+            src: text,
+            cut: parsed.cut,
+            skips: &parsed.skips,
+            has_bars,
+            depth_cut: std::cell::Cell::new(false),
+        };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
@@ -236,6 +262,27 @@ impl Ctx<'_> {
         while out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
             out.pop();
         }
+        !walk.depth_cut.get() && !matches!(parsed.gap, Some(ParseGap::OverParseBudget(_)))
+    }
+
+    /// Keeps the commands of `script` (split into `pieces` by this analysis) for the object's
+    /// rules, when a split of its own would give the same: the script needs no sanitizing (the
+    /// rules' split sanitizes it), and nothing this analysis did before changed how it walks
+    /// (loops walked per word, a full table of substitutions). Substitution markers are this
+    /// analysis's, so the words are rendered here, as `split_commands_in` renders its own.
+    fn keep_split_for_rules(&self, script: &str, pieces: &[String]) {
+        let Some(budget) = self.object_budget else {
+            return;
+        };
+        if self.loop_walks_left != super::flow::MAX_LOOP_WALKS
+            || self.refs.len() >= super::context::MAX_REFS
+            || budget.parses.borrow().has_split(script)
+            || !(script.is_ascii() || super::context::sanitize(script) == script)
+        {
+            return;
+        }
+        let commands = super::commands_of(self, pieces).into();
+        budget.parses.borrow_mut().keep_split(script, &commands);
     }
 
     /// The parse of `text`: from the object's cache, or made by the object's parser within its
@@ -282,8 +329,15 @@ impl Ctx<'_> {
             }
             // Nothing after an unconditional `exit`, `return` or `exec PROGRAM` in the same list
             // runs (break-it pass: `check; exit $?` followed by other commands).
-            let mut ended = super::flow::ends_its_list(n, walk.src);
-            if n.end_byte() <= walk.cut && super::flow::ends_the_script(n, walk.src) {
+            // (Both ask only of a command named `exit`, `return` or `exec`, whose text holds that
+            // name: other nodes are not asked, which would cost their parent and field lookups.)
+            let may_end = n.kind() == "command"
+                && walk
+                    .src
+                    .get(n.start_byte()..n.end_byte())
+                    .is_some_and(|t| t.contains("exit") || t.contains("return") || t.contains("exec"));
+            let mut ended = may_end && super::flow::ends_its_list(n, walk.src);
+            if may_end && n.end_byte() <= walk.cut && super::flow::ends_the_script(n, walk.src) {
                 out.push(super::flow::EXIT.to_string());
             }
             loop {
@@ -492,6 +546,7 @@ impl Ctx<'_> {
             (text.to_string(), text.to_string())
         };
         let mut sub = Vec::new();
+        walk.depth_cut.set(walk.depth_cut.get() || depth >= MAX_DEPTH);
         if depth < MAX_DEPTH {
             let mut cursor = n.walk();
             let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
