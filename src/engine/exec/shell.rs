@@ -713,6 +713,35 @@ mod tests {
         }
     }
 
+    /// The split an exec probe's analysis keeps for the object's rules is the split the rules
+    /// would make themselves, and a script whose split depends on more than its text (a loop
+    /// walked per word, a substitution nested past the depth walked) is not kept.
+    #[test]
+    fn the_split_kept_for_the_rules_is_the_rules_own() {
+        use crate::engine::exec::{AnalysisBudget, Options, analyze, split_commands_uncached};
+        let nested = format!("x=\"{}y{}\"; redis-cli -h \"$x\" ping", "$(echo ".repeat(9), ")".repeat(9));
+        let kept = [
+            "password_aux=\"${MYSQL_ROOT_PASSWORD:-}\"\nif [[ -f \"${MYSQL_ROOT_PASSWORD_FILE:-}\" ]]; then\n    password_aux=$(cat \"$MYSQL_ROOT_PASSWORD_FILE\")\nfi\nmysqladmin status -uroot -p\"${password_aux}\"\n",
+            "H=$(hostname -f); curl -sf \"http://$H:8080/health\" > /dev/null 2>&1 || exit 1",
+            "f() { pg_isready -h \"$1\"; }\nf db.default.svc\ncat <<EOF | sh\nredis-cli -h cache ping\nEOF\n",
+            "case \"$MODE\" in a) x `date` ;; *) nc -z db 5432 & ;; esac; exit 0",
+            "mysqladmin ping -h 127.0.0.1",
+        ];
+        for script in kept.iter().copied().chain([nested.as_str(), "for h in a b; do nc -z $h 1; done"]) {
+            let budget = AnalysisBudget::default();
+            let argv = ["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
+            analyze(&argv, &ExecEnv::default(), &Options { budget: Some(&budget), ..Options::default() });
+            let split = budget.parses.borrow().split(script);
+            if kept.contains(&script) {
+                let split = split.unwrap_or_else(|| panic!("not kept: {script}"));
+                let own = split_commands_uncached(script, &AnalysisBudget::default());
+                assert_eq!(&*split, own.as_slice(), "{script}");
+            } else {
+                assert!(split.is_none(), "{script}");
+            }
+        }
+    }
+
     /// `skip_parens` stops at the `)` that closes the `$(` (nested pairs included), not at the first.
     #[test]
     fn skip_parens_stops_after_the_closing_paren() {
