@@ -227,7 +227,7 @@ fn idles(c: &Container, budget: &exec::AnalysisBudget) -> bool {
         {
             exec::split_commands_in(script, budget)
         }
-        _ => vec![argv.iter().map(|s| s.to_string()).collect()],
+        _ => vec![argv.iter().map(|s| s.to_string()).collect()].into(),
     };
     let idle = |cmd: &Vec<String>| {
         let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
@@ -286,16 +286,15 @@ fn worker(t: &Target<'_>) -> Option<String> {
 // === exec-probe-replaceable ===
 
 /// The simple commands an exec probe runs: the argv itself, or the commands of a `sh -c` script.
-fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> Vec<Vec<String>> {
-    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> std::rc::Rc<[Vec<String>]> {
     if let [shell, flag, script, ..] = argv
-        && ["sh", "bash", "ash", "dash", "zsh"].contains(&base(shell).as_str())
+        && ["sh", "bash", "ash", "dash", "zsh"].contains(&shell.rsplit('/').next().unwrap_or(shell))
         && flag.starts_with('-')
         && flag.ends_with('c')
     {
         return exec::split_commands_in(script, budget);
     }
-    vec![argv.to_vec()]
+    vec![argv.to_vec()].into()
 }
 
 /// The host of an `http://` or `https://` URL (`[::1]` without brackets).
@@ -344,7 +343,7 @@ fn needs_exec(args: &[String]) -> bool {
 fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(String, String)> {
     let commands = simple_commands(argv, budget);
     let mut found = None;
-    for cmd in &commands {
+    for cmd in commands.iter() {
         let (program, args) = cmd.split_first()?;
         let program = program.rsplit('/').next().unwrap_or(program);
         if !["curl", "wget"].contains(&program) || needs_exec(args) {

@@ -458,18 +458,19 @@ const MAX_SCRIPT_FILES: usize = 32;
 /// backslash-newline continues a line; `#` comments and leading reserved words are dropped.
 /// Words are returned with quotes removed and variable references as written.
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
-    split_commands_in(script, &AnalysisBudget::default())
+    split_commands_in(script, &AnalysisBudget::default()).to_vec()
 }
 
 /// [`split_commands`] for one object's rules: parsed by the object's parser, and a script the
 /// object's analysis (or an earlier call) already parsed is not parsed again, nor one split
 /// already split again (the split depends on the text alone). The split has the bounds of an
-/// analysis of its own (it spends nothing of `object`'s).
-pub fn split_commands_in(script: &str, object: &AnalysisBudget) -> Vec<Vec<String>> {
+/// analysis of its own (it spends nothing of `object`'s). Shared with the object's cache, not
+/// copied.
+pub fn split_commands_in(script: &str, object: &AnalysisBudget) -> std::rc::Rc<[Vec<String>]> {
     if let Some(commands) = object.parses.borrow().split(script) {
         return commands;
     }
-    let commands = split_commands_uncached(script, object);
+    let commands: std::rc::Rc<[Vec<String>]> = split_commands_uncached(script, object).into();
     object.parses.borrow_mut().keep_split(script, &commands);
     commands
 }
@@ -481,6 +482,11 @@ fn split_commands_uncached(script: &str, object: &AnalysisBudget) -> Vec<Vec<Str
     ctx.object_budget = Some(&own);
     let mut pieces = Vec::new();
     ctx.split_script(&sanitize(script), 0, &mut pieces);
+    commands_of(&ctx, &pieces)
+}
+
+/// The commands of a script's `pieces` (split by `ctx`), as [`split_commands`] gives them.
+fn commands_of(ctx: &Ctx<'_>, pieces: &[String]) -> Vec<Vec<String>> {
     pieces
         .iter()
         .filter(|p| !p.starts_with([flow::FUNCTION, flow::GUARD, flow::PIPE, flow::EXIT]))

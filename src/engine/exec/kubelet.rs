@@ -10,56 +10,60 @@ pub(super) fn kubelet_expand_with(arg: &str, lookup: &mut dyn FnMut(&str) -> Opt
     if !arg.contains('$') {
         return arg.to_string();
     }
-    let chars: Vec<char> = arg.chars().collect();
+    // Every character the expansion acts on is ASCII, so byte offsets found at them are
+    // character boundaries; the text between them is copied in runs.
+    let b = arg.as_bytes();
     // Once a search for `)` from some position fails, none after it can succeed: remembered, so
     // that text full of unclosed `$(` is read in linear time.
     let mut no_close_from = usize::MAX;
     let mut out = String::with_capacity(arg.len());
+    // Start of the text not copied yet.
+    let mut from = 0;
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '$' && i + 1 < chars.len() {
-            let n = chars[i + 1];
-            if n == '$' {
-                out.push('$');
+    while i + 1 < b.len() {
+        if b[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        match b[i + 1] {
+            b'$' => {
+                out.push_str(&arg[from..=i]);
                 i += 2;
-                continue;
+                from = i;
             }
-            if n == '(' {
+            b'(' => {
                 let found = if i + 2 >= no_close_from {
                     None
                 } else {
-                    let found = chars[i + 2..].iter().position(|&x| x == ')');
+                    let found = b[i + 2..].iter().position(|&x| x == b')');
                     if found.is_none() {
                         no_close_from = i + 2;
                     }
                     found
                 };
-                if let Some(close) = found {
-                    let name: String = chars[i + 2..i + 2 + close].iter().collect();
-                    match lookup(&name) {
-                        Some(v) => out.push_str(&v),
-                        None => {
-                            out.push_str("$(");
-                            out.push_str(&name);
-                            out.push(')');
-                        }
-                    }
-                    i += 3 + close;
+                let Some(close) = found else {
+                    // An unclosed `$(` is copied.
+                    i += 2;
                     continue;
+                };
+                let name = &arg[i + 2..i + 2 + close];
+                out.push_str(&arg[from..i]);
+                match lookup(name) {
+                    Some(v) => out.push_str(&v),
+                    None => {
+                        out.push_str("$(");
+                        out.push_str(name);
+                        out.push(')');
+                    }
                 }
-                out.push_str("$(");
-                i += 2;
-                continue;
+                i += 3 + close;
+                from = i;
             }
-            out.push('$');
-            out.push(n);
-            i += 2;
-            continue;
+            // `$x` is copied, `x` included (a `$` after it starts nothing).
+            _ => i += 2,
         }
-        out.push(c);
-        i += 1;
     }
+    out.push_str(&arg[from..]);
     out
 }
 

@@ -101,7 +101,7 @@ pub(crate) struct ParseCache {
     /// Owner numbers handed out so far.
     owners: usize,
     /// Scripts split into commands for the object's rules ([`super::split_commands_in`]).
-    splits: Vec<(String, Vec<Vec<String>>)>,
+    splits: Vec<(String, Rc<[Vec<String>]>)>,
 }
 
 impl std::fmt::Debug for ParseCache {
@@ -147,14 +147,19 @@ impl ParseCache {
     }
 
     /// The commands of `script` split earlier for the object's rules.
-    pub(super) fn split(&self, script: &str) -> Option<Vec<Vec<String>>> {
-        self.splits.iter().find(|(s, _)| s == script).map(|(_, c)| c.clone())
+    pub(super) fn split(&self, script: &str) -> Option<Rc<[Vec<String>]>> {
+        self.splits.iter().find(|(s, _)| s == script).map(|(_, c)| Rc::clone(c))
+    }
+
+    /// Whether the commands of `script` are kept already.
+    pub(super) fn has_split(&self, script: &str) -> bool {
+        self.splits.iter().any(|(s, _)| s == script)
     }
 
     /// Keeps the commands of `script` for the object's other rules (at most [`MAX_KEPT_TREES`]).
-    pub(super) fn keep_split(&mut self, script: &str, commands: &[Vec<String>]) {
+    pub(super) fn keep_split(&mut self, script: &str, commands: &Rc<[Vec<String>]>) {
         if self.splits.len() < MAX_KEPT_TREES {
-            self.splits.push((script.to_string(), commands.to_vec()));
+            self.splits.push((script.to_string(), Rc::clone(commands)));
         }
     }
 

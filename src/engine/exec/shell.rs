@@ -196,39 +196,65 @@ pub(super) struct Walk<'s> {
     /// The text has a `&` or a `|`: without one, no statement runs in the background, after `||`
     /// or in a pipeline, so none is uncoupled (`flow::uncoupled` need not look).
     pub(super) has_bars: bool,
+    /// A substitution nested [`MAX_DEPTH`] deep was left unwalked: the split depends on the depth
+    /// it was made at, not on the text alone.
+    depth_cut: std::cell::Cell<bool>,
 }
 
 impl Ctx<'_> {
     /// Split `script` into simple commands (pieces: raw text with markers), appending to `out`.
     /// Command substitutions are split too and appended before the command containing them.
     pub(super) fn split_script(&mut self, script: &str, depth: usize, out: &mut Vec<String>) {
-        let text: String = script
-            .chars()
-            .map(|c| match c {
-                LDOLLAR | QDOLLAR => '$',
-                REDIRECT => '\u{FFFD}',
-                c => c,
-            })
-            .collect();
-        if let Some(piece) = plain_command(&text) {
-            if !piece.is_empty() {
-                out.push(piece);
+        // (Markers are not ASCII: an ASCII script is its own text.)
+        let text: String = if script.is_ascii() {
+            script.to_string()
+        } else {
+            script
+                .chars()
+                .map(|c| match c {
+                    LDOLLAR | QDOLLAR => '$',
+                    REDIRECT => '\u{FFFD}',
+                    c => c,
+                })
+                .collect()
+        };
+        let start = out.len();
+        let outside_walks = self.uncoupling.is_empty();
+        let by_text = match plain_command(&text) {
+            Some(piece) => {
+                if !piece.is_empty() {
+                    out.push(piece);
+                }
+                true
             }
-            return;
+            None => self.split_parsed(&text, depth, out),
+        };
+        // An exec probe's own script (not a function's body or a nested shell's): its commands are
+        // what the object's rules split it into (`split_commands_in`), kept for them so they
+        // need not walk its tree again.
+        if by_text && outside_walks && depth == 1 && self.calls == 0 {
+            self.keep_split_for_rules(script, &out[start.min(out.len())..]);
         }
-        self.split_parsed(&text, depth, out);
     }
 
-    /// [`Ctx::split_script`] by the parser (`text` with `$` as written).
-    fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) {
+    /// [`Ctx::split_script`] by the parser (`text` with `$` as written). True when the pieces
+    /// depend on the text alone as far as the parse goes (not cut short by the object's parse
+    /// allowance, no substitution left unwalked at this depth).
+    fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
         let Some(parsed) = self.parse(text) else {
-            return;
+            return false;
         };
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
         let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
-        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips, has_bars };
+        let walk = Walk {
+            src: text,
+            cut: parsed.cut,
+            skips: &parsed.skips,
+            has_bars,
+            depth_cut: std::cell::Cell::new(false),
+        };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
@@ -236,6 +262,27 @@ impl Ctx<'_> {
         while out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
             out.pop();
         }
+        !walk.depth_cut.get() && !matches!(parsed.gap, Some(ParseGap::OverParseBudget(_)))
+    }
+
+    /// Keeps the commands of `script` (split into `pieces` by this analysis) for the object's
+    /// rules, when a split of its own would give the same: the script needs no sanitizing (the
+    /// rules' split sanitizes it), and nothing this analysis did before changed how it walks
+    /// (loops walked per word, a full table of substitutions). Substitution markers are this
+    /// analysis's, so the words are rendered here, as `split_commands_in` renders its own.
+    fn keep_split_for_rules(&self, script: &str, pieces: &[String]) {
+        let Some(budget) = self.object_budget else {
+            return;
+        };
+        if self.loop_walks_left != super::flow::MAX_LOOP_WALKS
+            || self.refs.len() >= super::context::MAX_REFS
+            || budget.parses.borrow().has_split(script)
+            || !(script.is_ascii() || super::context::sanitize(script) == script)
+        {
+            return;
+        }
+        let commands = super::commands_of(self, pieces).into();
+        budget.parses.borrow_mut().keep_split(script, &commands);
     }
 
     /// The parse of `text`: from the object's cache, or made by the object's parser within its
@@ -282,8 +329,15 @@ impl Ctx<'_> {
             }
             // Nothing after an unconditional `exit`, `return` or `exec PROGRAM` in the same list
             // runs (break-it pass: `check; exit $?` followed by other commands).
-            let mut ended = super::flow::ends_its_list(n, walk.src);
-            if n.end_byte() <= walk.cut && super::flow::ends_the_script(n, walk.src) {
+            // (Both ask only of a command named `exit`, `return` or `exec`, whose text holds that
+            // name: other nodes are not asked, which would cost their parent and field lookups.)
+            let may_end = n.kind() == "command"
+                && walk
+                    .src
+                    .get(n.start_byte()..n.end_byte())
+                    .is_some_and(|t| t.contains("exit") || t.contains("return") || t.contains("exec"));
+            let mut ended = may_end && super::flow::ends_its_list(n, walk.src);
+            if may_end && n.end_byte() <= walk.cut && super::flow::ends_the_script(n, walk.src) {
                 out.push(super::flow::EXIT.to_string());
             }
             loop {
@@ -492,6 +546,7 @@ impl Ctx<'_> {
             (text.to_string(), text.to_string())
         };
         let mut sub = Vec::new();
+        walk.depth_cut.set(walk.depth_cut.get() || depth >= MAX_DEPTH);
         if depth < MAX_DEPTH {
             let mut cursor = n.walk();
             let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
@@ -655,6 +710,35 @@ mod tests {
         // Not plain: a keyword after the assignments, or an operator.
         for script in ["A=1 if true; then x; fi", "A=1 [[ -f x ]]", "A=1 x | y", "A=$(x) y"] {
             assert!(plain_command(script).is_none(), "{script}");
+        }
+    }
+
+    /// The split an exec probe's analysis keeps for the object's rules is the split the rules
+    /// would make themselves, and a script whose split depends on more than its text (a loop
+    /// walked per word, a substitution nested past the depth walked) is not kept.
+    #[test]
+    fn the_split_kept_for_the_rules_is_the_rules_own() {
+        use crate::engine::exec::{AnalysisBudget, Options, analyze, split_commands_uncached};
+        let nested = format!("x=\"{}y{}\"; redis-cli -h \"$x\" ping", "$(echo ".repeat(9), ")".repeat(9));
+        let kept = [
+            "password_aux=\"${MYSQL_ROOT_PASSWORD:-}\"\nif [[ -f \"${MYSQL_ROOT_PASSWORD_FILE:-}\" ]]; then\n    password_aux=$(cat \"$MYSQL_ROOT_PASSWORD_FILE\")\nfi\nmysqladmin status -uroot -p\"${password_aux}\"\n",
+            "H=$(hostname -f); curl -sf \"http://$H:8080/health\" > /dev/null 2>&1 || exit 1",
+            "f() { pg_isready -h \"$1\"; }\nf db.default.svc\ncat <<EOF | sh\nredis-cli -h cache ping\nEOF\n",
+            "case \"$MODE\" in a) x `date` ;; *) nc -z db 5432 & ;; esac; exit 0",
+            "mysqladmin ping -h 127.0.0.1",
+        ];
+        for script in kept.iter().copied().chain([nested.as_str(), "for h in a b; do nc -z $h 1; done"]) {
+            let budget = AnalysisBudget::default();
+            let argv = ["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
+            analyze(&argv, &ExecEnv::default(), &Options { budget: Some(&budget), ..Options::default() });
+            let split = budget.parses.borrow().split(script);
+            if kept.contains(&script) {
+                let split = split.unwrap_or_else(|| panic!("not kept: {script}"));
+                let own = split_commands_uncached(script, &AnalysisBudget::default());
+                assert_eq!(&*split, own.as_slice(), "{script}");
+            } else {
+                assert!(split.is_none(), "{script}");
+            }
         }
     }
 
