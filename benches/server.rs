@@ -34,6 +34,11 @@ fn main() {
     match std::env::var("PROBEGATE_BENCH_ROLE").as_deref() {
         Ok("floor") => support::serve_role(|material| async move { floor::start(&material, false).await }),
         Ok("engine") => support::serve_role(|material| async move { floor::start(&material, true).await }),
+        // Not measured by the bench: probegate's library server (`server::start`, its router and
+        // limits, no logging) in this binary, for `scripts/server-callgrind.sh` and by hand.
+        Ok("library") => {
+            support::serve_role(|material| async move { support::start_probegate(material).await })
+        }
         _ => drive(),
     }
 }

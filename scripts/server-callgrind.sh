@@ -7,8 +7,9 @@
 #
 # SERVER is `probegate` (target/release/probegate serve, RUST_LOG=info, the default policy),
 # `floor` (the bench's webhook that parses the body as a serde_json::Value and allows it),
-# `engine` (the floor's server running probegate's review in its handler) or `floor-h2windows`
-# (the floor with probegate's HTTP/2 windows). Default: h1, N=500, probegate floor engine.
+# `engine` (the floor's server running probegate's review in its handler), `floor-h2windows`
+# (the floor with probegate's HTTP/2 windows) or `library` (probegate's library server, `server::start`
+# without logging, in the bench binary). Default: h1, N=500, probegate floor engine.
 # Build first: `cargo bench --bench server --no-run` (the release probegate and bench binary).
 # SIM=1 adds callgrind's cache and branch simulation: first-level and last-level misses and
 # mispredicted branches per request, which instruction counts alone do not show.
