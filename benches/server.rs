@@ -34,6 +34,11 @@ fn main() {
     match std::env::var("PROBEGATE_BENCH_ROLE").as_deref() {
         Ok("floor") => support::serve_role(|material| async move { floor::start(&material, false).await }),
         Ok("engine") => support::serve_role(|material| async move { floor::start(&material, true).await }),
+        // Not measured by the bench: probegate's library server (`server::start`, its router and
+        // limits, no logging) in this binary, for `scripts/server-callgrind.sh` and by hand.
+        Ok("library") => {
+            support::serve_role(|material| async move { support::start_probegate(material).await })
+        }
         _ => drive(),
     }
 }
@@ -169,11 +174,19 @@ fn drive() {
     );
     for generator in generators {
         let mut cpu = [0.0f64; 3];
+        // User and system time apart, and context switches: where a difference lies (the
+        // server's own code, or the kernel's sockets and wake-ups).
+        let mut sys = [0.0f64; 3];
+        let mut switches = [0u64; 3];
         for _ in 0..rounds {
-            for (s, total) in servers.iter().zip(cpu.iter_mut()) {
-                let before = s.cpu_seconds();
+            for (i, s) in servers.iter().enumerate() {
+                let (user0, sys0) = s.cpu_user_sys_seconds();
+                let switches0 = s.context_switches();
                 generator.run(&rt, s, &body, per_round);
-                *total += s.cpu_seconds() - before;
+                let (user1, sys1) = s.cpu_user_sys_seconds();
+                cpu[i] += (user1 - user0) + (sys1 - sys0);
+                sys[i] += sys1 - sys0;
+                switches[i] += s.context_switches().saturating_sub(switches0);
             }
         }
         let requests = (rounds * per_round) as f64;
@@ -195,6 +208,12 @@ fn drive() {
             "",
             us[2],
             us[2] / us[0]
+        );
+        let sys_us: Vec<f64> = sys.iter().map(|c| c * 1e6 / requests).collect();
+        let per_request: Vec<f64> = switches.iter().map(|&n| n as f64 / requests).collect();
+        println!(
+            "  {:<24} of which sys: floor {:.1}, probegate {:.1}, engine {:.1} µs; context switches per request: {:.2}, {:.2}, {:.2}",
+            "", sys_us[0], sys_us[1], sys_us[2], per_request[0], per_request[1], per_request[2]
         );
     }
     let rss_mib = servers[1].status_kib("VmHWM:") as f64 / 1024.0;

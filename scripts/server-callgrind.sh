@@ -7,9 +7,12 @@
 #
 # SERVER is `probegate` (target/release/probegate serve, RUST_LOG=info, the default policy),
 # `floor` (the bench's webhook that parses the body as a serde_json::Value and allows it),
-# `engine` (the floor's server running probegate's review in its handler) or `floor-h2windows`
-# (the floor with probegate's HTTP/2 windows). Default: h1, N=500, probegate floor engine.
+# `engine` (the floor's server running probegate's review in its handler), `floor-h2windows`
+# (the floor with probegate's HTTP/2 windows) or `library` (probegate's library server, `server::start`
+# without logging, in the bench binary). Default: h1, N=500, probegate floor engine.
 # Build first: `cargo bench --bench server --no-run` (the release probegate and bench binary).
+# SIM=1 adds callgrind's cache and branch simulation: first-level and last-level misses and
+# mispredicted branches per request, which instruction counts alone do not show.
 # Needs valgrind and h2load (Debian: valgrind, nghttp2-client).
 #
 # Each server gets the captured Deployment review at /validate from 16 keep-alive HTTPS clients
@@ -41,12 +44,29 @@ count() { # PID PORT REQUESTS: instructions of REQUESTS requests
     callgrind_control -d "$1" >/dev/null
     local last
     last=$(ls -t "$DIR"/cg.out.* | head -1)
-    awk '/^totals:/ {print $2}' "$last"
+    # Every event's total, space-separated, in the order of the `events:` line.
+    awk '/^totals:/ {$1 = ""; print substr($0, 2)}' "$last"
+}
+
+# `ONE THREE N`: per request without the handshakes, for each event; instructions in thousands.
+per_request() {
+    local names
+    names=$(awk '/^events:/ {$1 = ""; print substr($0, 2); exit}' "$(ls -t "$DIR"/cg.out.* | head -1)")
+    awk -v a="$1" -v b="$2" -v n="$3" -v names="$names" 'BEGIN {
+        split(a, x, " "); split(b, y, " "); k = split(names, e, " ")
+        for (i = 1; i <= k; i++) {
+            v = (y[i] - x[i]) / (2 * n)
+            if (e[i] == "Ir") printf "%.1fk instructions", v / 1000
+            else printf ", %s %.0f", e[i], v
+        }
+        printf " per request"
+    }'
 }
 
 for who in "${SERVERS[@]}"; do
     DIR=$(mktemp -d)
     VG=(valgrind --tool=callgrind --callgrind-out-file="$DIR/cg.out" -q)
+    [ "${SIM:-0}" = 1 ] && VG+=(--cache-sim=yes --branch-sim=yes)
     if [ "$who" = probegate ]; then
         RUST_LOG=info "${VG[@]}" "$TARGET/release/probegate" serve --addr 127.0.0.1:0 \
             --write-ca "$DIR/ca.pem" >/dev/null 2>"$DIR/log" </dev/null &
@@ -73,7 +93,7 @@ for who in "${SERVERS[@]}"; do
     kill -TERM "$PID"
     [ -n "$HOLD" ] && kill "$HOLD"
     wait "$PID" 2>/dev/null || true
-    awk -v w="$who" -v p="$PROTO" -v a="$one" -v b="$three" -v n="$N" \
-        'BEGIN {printf "%-16s %s: %.1fk instructions per request (%.1fk with the handshakes of %d)\n", w, p, (b - a) / (2 * n) / 1000, a / n / 1000, n}'
+    printf '%-16s %s: %s (%.1fk instructions with the handshakes of %d)\n' "$who" "$PROTO" \
+        "$(per_request "$one" "$three" "$N")" "$(awk -v a="${one%% *}" -v n="$N" 'BEGIN {print a / n / 1000}')" "$N"
     rm -rf "$DIR"
 done

@@ -90,6 +90,32 @@ impl Server {
         cpu_ticks(self.child.id()) as f64 / clock_ticks_per_second() as f64
     }
 
+    /// User and system CPU time of the server so far, in seconds, apart.
+    pub fn cpu_user_sys_seconds(&self) -> (f64, f64) {
+        let (user, sys) = cpu_user_sys_ticks(self.child.id());
+        let hz = clock_ticks_per_second() as f64;
+        (user as f64 / hz, sys as f64 / hz)
+    }
+
+    /// Context switches of every thread of the server so far (voluntary and not).
+    pub fn context_switches(&self) -> u64 {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else { return 0 };
+        tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+            .flat_map(|status| {
+                status
+                    .lines()
+                    .filter(|l| {
+                        l.starts_with("voluntary_ctxt_switches:")
+                            || l.starts_with("nonvoluntary_ctxt_switches:")
+                    })
+                    .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum()
+    }
+
     /// A field of `/proc/PID/status` in KiB (`VmHWM:` peak RSS, `VmRSS:`).
     pub fn status_kib(&self, field: &str) -> u64 {
         status_kib(self.child.id(), field)
@@ -149,10 +175,16 @@ pub async fn start_probegate(material: probegate::server::tls::TlsMaterial) -> u
 
 /// user + sys CPU time of a process, in clock ticks (`/proc/PID/stat` fields 14 and 15).
 pub fn cpu_ticks(pid: u32) -> u64 {
+    let (user, sys) = cpu_user_sys_ticks(pid);
+    user + sys
+}
+
+/// user and sys CPU time of a process apart, in clock ticks (`/proc/PID/stat` fields 14 and 15).
+pub fn cpu_user_sys_ticks(pid: u32) -> (u64, u64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
     let fields: Vec<&str> = after_comm.split_whitespace().collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    (fields[11].parse::<u64>().unwrap(), fields[12].parse::<u64>().unwrap())
 }
 
 /// `getconf CLK_TCK` (100 when it cannot be read).
