@@ -103,12 +103,37 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
     Ok(Config {
         source: Some(path.to_path_buf()),
         policy: file.policy.as_deref().map(rel),
-        namespace: file.namespace,
+        namespace: file.namespace.as_deref().map(parse_namespace).transpose().map_err(at)?,
         fail_on,
         output,
         skip,
         paths: file.paths.iter().map(|p| rel(p)).collect(),
     })
+}
+
+/// A namespace name (`--namespace`, `namespace:`): a DNS label as the API server requires of a
+/// Namespace's name (Kubernetes docs, "Namespaces" and "Object Names and IDs", RFC 1123 label
+/// names: at most 63 characters, lowercase letters, digits and `-`, starting and ending with a
+/// letter or digit).
+///
+/// # Errors
+/// `namespace "Shop": ...` saying which requirement it breaks.
+pub fn parse_namespace(text: &str) -> Result<String, String> {
+    let why = if text.is_empty() {
+        Some("it is empty")
+    } else if text.len() > 63 {
+        Some("it is longer than 63 characters")
+    } else if !text.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        Some("only lowercase letters, digits and '-' are allowed")
+    } else if text.starts_with('-') || text.ends_with('-') {
+        Some("it must start and end with a letter or digit")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!("namespace {text:?} is not a valid namespace name: {why}")),
+        None => Ok(text.to_string()),
+    }
 }
 
 /// A rule id, with the nearest one suggested for a typo.

@@ -232,14 +232,10 @@ fn handler(probe: &Probe) -> String {
         return format!("gRPC health on port {}", g.port);
     }
     match probe.exec.as_ref().and_then(|e| e.command.as_ref()) {
-        // Redacted as the engine's messages are: a password flag, URL userinfo or a script
-        // variable's value never reaches explain's output (break-it pass).
-        // (The command as typed, its quoting kept, when redaction changes nothing in it.)
-        Some(argv) => {
-            let redacted = crate::engine::exec::redact_command(argv, 64);
-            let shown = if redacted.contains("***") { redacted } else { shell_words::join(argv) };
-            format!("exec `{}`", short(shown))
-        }
+        // The command as typed (a script's `;`, quoting and variables kept), with only its secrets
+        // redacted, as the engine's messages redact them: a password flag, URL user info, a
+        // variable given where a password goes (break-it pass).
+        Some(argv) => format!("exec `{}`", short(crate::engine::exec::redact_as_written(argv))),
         None => "no handler".to_string(),
     }
 }
