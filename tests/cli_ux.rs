@@ -1144,6 +1144,8 @@ fn explain_shows_a_script_as_written_with_only_its_secrets_redacted() {
     };
     for (script, shown) in [
         ("h=db; pg_isready -h $h", "exec `sh -c 'h=db; pg_isready -h $h'`"),
+        // Line breaks are shown as ⏎, so that a probe stays on its line.
+        ("set -e\n  h=db\n  pg_isready -h $h\n", "exec `sh -c 'set -e ⏎ h=db ⏎ pg_isready -h $h'`"),
         ("H=localhost;redis-cli -h \"$H\" ping", "exec `sh -c 'H=localhost;redis-cli -h \"$H\" ping'`"),
         ("P=hunter22; redis-cli -a \"$P\" ping", "exec `sh -c 'P=***; redis-cli -a *** ping'`"),
         ("A=hunter22; B=$A; redis-cli -a $B ping", "exec `sh -c 'A=***; B=***; redis-cli -a *** ping'`"),
@@ -1210,7 +1212,10 @@ fn policy_explain_takes_the_namespace_flags_of_the_other_commands() {
     std::fs::remove_file(dir.path().join(".probegate.yaml")).unwrap();
     // Bad values: a clear message, exit 2, for every command that takes the flag.
     for (args, expect) in [
-        (&["policy", "explain", "-n", "Shop_1"][..], "only lowercase letters, digits and '-'"),
+        (
+            &["policy", "explain", "-n", "Shop_1"][..],
+            "'Shop_1' for '--namespace <NAMESPACE>': not a valid namespace name: only lowercase letters, digits and '-'",
+        ),
         (&["policy", "explain", "--namespace", ""][..], "it is empty"),
         (&["policy", "explain", "--namespace=-shop-"][..], "start and end with a letter or digit"),
         (&["check", "-n", "Shop", "-"][..], "not a valid namespace name"),
@@ -1228,7 +1233,7 @@ fn policy_explain_takes_the_namespace_flags_of_the_other_commands() {
     let o = explain(&[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(".probegate.yaml") && stderr(&o).contains("not a valid namespace name"),
+        stderr(&o).contains(".probegate.yaml: namespace \"Shop\": not a valid namespace name"),
         "{}",
         stderr(&o)
     );

@@ -1497,6 +1497,18 @@ fn a_mongo_connection_that_discovers_a_replica_set_is_a_warning_naming_the_prima
     ] {
         assert_clean("", "[]", &command);
     }
+    // The note says why even when the user info holds a variable from a Secret (the fresh-user
+    // pass: the note named the password's Secret instead), and the password is not shown.
+    let env = "[{name: PW, valueFrom: {secretKeyRef: {name: mongo, key: pw}}}]";
+    let uri = "mongodb://root:$PW@localhost:27017/admin?replicaSet=rs0";
+    let got = verdict_of("", env, &["sh", "-c", &format!("mongosh \"{uri}\" --eval '{ping}'")]);
+    let (action, message) = got.unwrap();
+    assert_eq!(action, Action::Warn, "{message}");
+    assert!(
+        message.contains("mongodb://localhost:27017/admin?replicaSet=rs0 (replicaSet=rs0: "),
+        "{message}"
+    );
+    assert!(!message.contains("Secret"), "{message}");
     // A remote member named in the command is still a denial.
     let got =
         verdict_of("", "[]", &["mongosh", "mongodb://mongo-1.mongo:27017/?replicaSet=rs0", "--eval", ping]);

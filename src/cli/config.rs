@@ -103,7 +103,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
     Ok(Config {
         source: Some(path.to_path_buf()),
         policy: file.policy.as_deref().map(rel),
-        namespace: file.namespace.as_deref().map(parse_namespace).transpose().map_err(at)?,
+        namespace: match file.namespace.as_deref() {
+            Some(ns) => Some(parse_namespace(ns).map_err(|e| at(format!("namespace {ns:?}: {e}")))?),
+            None => None,
+        },
         fail_on,
         output,
         skip,
@@ -117,7 +120,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
 /// letter or digit).
 ///
 /// # Errors
-/// `namespace "Shop": ...` saying which requirement it breaks.
+/// `not a valid namespace name: ...`, saying which requirement it breaks.
 pub fn parse_namespace(text: &str) -> Result<String, String> {
     let why = if text.is_empty() {
         Some("it is empty")
@@ -131,7 +134,7 @@ pub fn parse_namespace(text: &str) -> Result<String, String> {
         None
     };
     match why {
-        Some(why) => Err(format!("namespace {text:?} is not a valid namespace name: {why}")),
+        Some(why) => Err(format!("not a valid namespace name: {why}")),
         None => Ok(text.to_string()),
     }
 }

@@ -235,7 +235,19 @@ fn handler(probe: &Probe) -> String {
         // The command as typed (a script's `;`, quoting and variables kept), with only its secrets
         // redacted, as the engine's messages redact them: a password flag, URL user info, a
         // variable given where a password goes (break-it pass).
-        Some(argv) => format!("exec `{}`", short(crate::engine::exec::redact_as_written(argv))),
+        // A script's line breaks are shown as ` ⏎ ` (the output is a line per probe; the text
+        // is cut at 60 characters anyway), its trailing one dropped.
+        Some(argv) => {
+            let shown = crate::engine::exec::redact_as_written(argv);
+            let shown = match shown.trim_end_matches(['\n', '\r']).strip_suffix("\n'") {
+                Some(body) => format!("{}'", body.trim_end_matches('\r')),
+                None => shown,
+            };
+            let lines: Vec<&str> = shown.trim_end_matches(['\n', '\r']).lines().map(str::trim_end).collect();
+            let lines: Vec<&str> =
+                lines.iter().enumerate().map(|(i, l)| if i == 0 { *l } else { l.trim_start() }).collect();
+            format!("exec `{}`", short(lines.join(" ⏎ ")))
+        }
         None => "no handler".to_string(),
     }
 }

@@ -226,6 +226,18 @@ fn discovers_set(program: &str, uri: &str) -> Option<String> {
     }
 }
 
+/// A `mongodb://` URI without its user info, the target of a replica-set hit: its note says why it
+/// is a finding, and a note about a variable in the user info (`root:$PASSWORD@`, from a Secret)
+/// would take its place and say nothing about the host.
+fn without_userinfo(uri: &str) -> String {
+    let Some((scheme, rest)) = uri.split_once("://") else { return uri.to_string() };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((_, hosts)) => format!("{scheme}://{hosts}{}", &rest[end..]),
+        None => uri.to_string(),
+    }
+}
+
 /// The explanation a replica-set hit carries (shown after its target).
 fn set_note(why: &str) -> String {
     format!("{why}: sent to the set's primary, maybe another Pod (directConnection=true: this member)")
@@ -255,10 +267,9 @@ pub(in super::super) fn mongo_hits(c: &Client, program: &str, a: &[String]) -> V
             if set.is_some() {
                 hosts.push(SET_MEMBERS.to_string());
             }
-            let hit = Hit::new(c.category, hosts, u);
             return Some(match set {
-                Some(why) => hit.via(&set_note(&why)),
-                None => hit,
+                Some(why) => Hit::new(c.category, hosts, without_userinfo(u)).via(&set_note(&why)),
+                None => Hit::new(c.category, hosts, u),
             });
         }
         None
