@@ -1538,6 +1538,16 @@ fn a_name_cut_from_the_pods_own_name_is_a_peer_warning_never_a_denial() {
     {
         assert_eq!(unresolved_verdict("[]", script), None, "{script}");
     }
+    // Other values (a known host, the Pod's whole name in a path) get no such note (kills the
+    // mutant hosts.rs:303, the PeerName guard made true: every marker's note would be this one).
+    for (env, script) in [
+        ("[{name: H, value: orders-db}]", "redis-cli -h $H ping"),
+        ("[]", "curl -f http://orders-db:8080/check/$HOSTNAME"),
+    ] {
+        let (action, message) = unresolved_verdict(env, script).unwrap();
+        assert_eq!(action, Action::Deny, "{message}");
+        assert!(message.contains("reaches ") && !message.contains("made from"), "{message}");
+    }
     // From a metadata.name fieldRef, the same.
     let env = "[{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]";
     let got = unresolved_verdict(env, "redis-cli -h ${POD_NAME%-*}-0.redis ping");
