@@ -165,7 +165,7 @@ struct ExplainArgs {
     policy: Option<PathBuf>,
     /// Namespace for objects without metadata.namespace (selects the policy's overrides)
     /// [default: default].
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', value_parser = cli::config::parse_namespace)]
     namespace: Option<String>,
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
@@ -210,7 +210,7 @@ struct FixArgs {
     policy: Option<PathBuf>,
     /// Namespace for objects without metadata.namespace (selects the policy's overrides)
     /// [default: default].
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', value_parser = cli::config::parse_namespace)]
     namespace: Option<String>,
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
@@ -234,7 +234,7 @@ struct CheckArgs {
     policy: Option<PathBuf>,
     /// Namespace for objects without metadata.namespace (selects the policy's overrides)
     /// [default: default].
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', value_parser = cli::config::parse_namespace)]
     namespace: Option<String>,
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
@@ -265,12 +265,13 @@ enum PolicyCommand {
     Schema,
     /// Print the effective policy for a namespace and which overrides made it.
     Explain {
-        /// Policy file (default: the embedded default).
+        /// Policy file (default: the embedded default). The configuration file's `policy` when not
+        /// given, as for check.
         #[arg(long)]
         policy: Option<PathBuf>,
-        /// The namespace.
-        #[arg(long)]
-        namespace: String,
+        /// The namespace [default: the configuration file's `namespace`, else default].
+        #[arg(long, short = 'n', value_parser = cli::config::parse_namespace)]
+        namespace: Option<String>,
         /// The namespace's labels, KEY=VALUE,...
         #[arg(long)]
         labels: Option<String>,
@@ -430,13 +431,34 @@ fn main() -> ExitCode {
         }
         Command::Audit(args) => audit(args),
         Command::Policy(cmd) => {
+            use std::io::Write as _;
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
             ExitCode::from(match cmd {
                 PolicyCommand::Validate { files } => cli::policy::validate(&files, &mut out, &mut err),
                 PolicyCommand::Default => cli::policy::default(&mut out),
                 PolicyCommand::Schema => cli::policy::schema(&mut out),
                 PolicyCommand::Explain { policy, namespace, labels } => {
-                    cli::policy::explain(policy.as_deref(), &namespace, labels.as_deref(), &mut out, &mut err)
+                    let cwd = std::env::current_dir().unwrap_or_default();
+                    let env = std::env::var_os(cli::config::ENV_VAR).map(PathBuf::from);
+                    match cli::config::load(env, &cwd) {
+                        Ok(config) => {
+                            let policy = policy.or(config.policy);
+                            let namespace = namespace
+                                .or(config.namespace)
+                                .unwrap_or_else(|| cli::check::DEFAULT_NAMESPACE.to_string());
+                            cli::policy::explain(
+                                policy.as_deref(),
+                                &namespace,
+                                labels.as_deref(),
+                                &mut out,
+                                &mut err,
+                            )
+                        }
+                        Err(e) => {
+                            let _ = writeln!(err, "probegate: invalid configuration: {e}");
+                            cli::EXIT_BAD_INPUT
+                        }
+                    }
                 }
             })
         }

@@ -1129,3 +1129,112 @@ fn a_cmd_line_not_analysed_is_called_a_command_line() {
     let err = format!("{}{}", stdout(&o), stderr(&o));
     assert!(err.contains("not analysed (its shell script has a syntax error at line 1"), "{err}");
 }
+
+/// `explain` shows a probe's script as written: its `;`, quoting and the variables it sets stay
+/// (the s6 display masked every variable, `h=*** pg_isready -h $h`, and dropped the `;`); only
+/// secrets are redacted, the variable that carries one included.
+#[test]
+fn explain_shows_a_script_as_written_with_only_its_secrets_redacted() {
+    let pod = |script: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: shop}}\nspec:\n  containers:\n  - name: app\n    \
+             image: a\n    livenessProbe:\n      exec:\n        command: [sh, -c, {}]\n",
+            serde_json::to_string(script).unwrap()
+        )
+    };
+    for (script, shown) in [
+        ("h=db; pg_isready -h $h", "exec `sh -c 'h=db; pg_isready -h $h'`"),
+        // Line breaks are shown as ⏎, so that a probe stays on its line.
+        ("set -e\n  h=db\n  pg_isready -h $h\n", "exec `sh -c 'set -e ⏎ h=db ⏎ pg_isready -h $h'`"),
+        ("H=localhost;redis-cli -h \"$H\" ping", "exec `sh -c 'H=localhost;redis-cli -h \"$H\" ping'`"),
+        ("P=hunter22; redis-cli -a \"$P\" ping", "exec `sh -c 'P=***; redis-cli -a *** ping'`"),
+        ("A=hunter22; B=$A; redis-cli -a $B ping", "exec `sh -c 'A=***; B=***; redis-cli -a *** ping'`"),
+        (
+            "mysqladmin ping -uroot -phunter22 -h 127.0.0.1",
+            "exec `sh -c 'mysqladmin ping -uroot -p*** -h 127.0.0.1'`",
+        ),
+    ] {
+        let out = explain_text(&pod(script), &[]);
+        assert!(out.contains(shown), "{script}: {out}");
+        assert!(!out.contains("hunter22"), "{script}: {out}");
+        let json = explain_text(&pod(script), &["-o", "json"]);
+        assert!(!json.contains("hunter22"), "{script}: {json}");
+    }
+    // Every spelling of a credential the engine's redaction knows (the redaction property tests'
+    // table), through explain's text and JSON output.
+    let secret = "Zq9SeCrEtxK7";
+    let docs: Vec<String> =
+        probegate::engine::exec::credential_spellings(secret).iter().map(|s| pod(s)).collect();
+    let all = docs.join("---\n");
+    for flags in [&[][..], &["-o", "json"][..]] {
+        let out = explain_text(&all, flags);
+        assert!(out.contains("db.svc"), "the commands are shown: {out}");
+        if let Some(at) = out.find(secret) {
+            let from = out.floor_char_boundary(at.saturating_sub(200));
+            panic!("explain {flags:?} shows the secret: …{}", &out[from..at + secret.len()]);
+        }
+    }
+}
+
+/// `policy explain` takes `-n` like check, fix and explain, defaults the namespace and policy as
+/// they do (the configuration file, else `default`), and refuses a namespace no Namespace can have.
+#[test]
+fn policy_explain_takes_the_namespace_flags_of_the_other_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = root().join("policies/audit-rollout.yaml");
+    let policy = policy.to_str().unwrap();
+    let explain = |args: &[&str]| {
+        let mut all = vec!["policy", "explain"];
+        all.extend_from_slice(args);
+        run_in(dir.path(), &all, None)
+    };
+    let long =
+        explain(&["--policy", policy, "--namespace", "billing-eu", "--labels", "probegate.dev/tier=legacy"]);
+    let short = explain(&["--policy", policy, "-n", "billing-eu", "--labels", "probegate.dev/tier=legacy"]);
+    assert_eq!(long.status.code(), Some(0), "{}", stderr(&long));
+    assert_eq!(stdout(&long), stdout(&short));
+    assert!(stdout(&short).contains("namespace: billing-eu"), "{}", stdout(&short));
+    // No namespace: `default`, as check, fix and explain assume.
+    let o = explain(&["--policy", policy]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("namespace: default"), "{}", stdout(&o));
+    // The configuration file gives both, and a flag wins over it.
+    std::fs::write(dir.path().join(".probegate.yaml"), format!("policy: {policy}\nnamespace: billing-eu\n"))
+        .unwrap();
+    let o = explain(&[]);
+    assert!(
+        stdout(&o).contains("namespace: billing-eu") && stdout(&o).contains("audit-rollout"),
+        "{}",
+        stdout(&o)
+    );
+    let o = explain(&["-n", "shop"]);
+    assert!(stdout(&o).contains("namespace: shop"), "{}", stdout(&o));
+    std::fs::remove_file(dir.path().join(".probegate.yaml")).unwrap();
+    // Bad values: a clear message, exit 2, for every command that takes the flag.
+    for (args, expect) in [
+        (
+            &["policy", "explain", "-n", "Shop_1"][..],
+            "'Shop_1' for '--namespace <NAMESPACE>': not a valid namespace name: only lowercase letters, digits and '-'",
+        ),
+        (&["policy", "explain", "--namespace", ""][..], "it is empty"),
+        (&["policy", "explain", "--namespace=-shop-"][..], "start and end with a letter or digit"),
+        (&["check", "-n", "Shop", "-"][..], "not a valid namespace name"),
+        (&["explain", "--namespace", "a.b", "-"][..], "not a valid namespace name"),
+        (&["fix", "-n", &"a".repeat(64), "-"][..], "longer than 63 characters"),
+        (&["policy", "explain", "--labels", "tier"][..], "--labels: label \"tier\" is not KEY=VALUE"),
+        (&["policy", "explain", "--output", "json"][..], "unexpected argument '--output'"),
+    ] {
+        let o = run_in(dir.path(), args, Some(""));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expect), "{args:?}: {}", stderr(&o));
+    }
+    // A configuration file with a bad namespace is an error naming the file.
+    std::fs::write(dir.path().join(".probegate.yaml"), "namespace: Shop\n").unwrap();
+    let o = explain(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".probegate.yaml: namespace \"Shop\": not a valid namespace name"),
+        "{}",
+        stderr(&o)
+    );
+}

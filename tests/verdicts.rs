@@ -1466,3 +1466,90 @@ fn windows_shells_wrappers_and_self_lookups_deny_only_what_runs() {
         assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{argv:?}: {f:?}");
     }
 }
+
+// === MongoDB replica-set discovery (issue #10, a miss) ===
+
+#[test]
+fn a_mongo_connection_that_discovers_a_replica_set_is_a_warning_naming_the_primary() {
+    let ping = "db.adminCommand(\"ping\")";
+    for command in [
+        vec!["mongosh", "mongodb://localhost:27017/?replicaSet=rs0", "--eval", ping],
+        vec!["mongo", "mongodb://127.0.0.1:27017/admin?replicaSet=rs0&authSource=admin", "--eval", ping],
+        vec!["mongosh", "--host", "rs0/localhost:27017", "--eval", ping],
+        vec!["mongosh", "localhost:27017/admin?replicaSet=rs0", "--eval", ping],
+        // mongosh treats several seeds as a replica set (MONGOSH-465).
+        vec!["mongosh", "mongodb://localhost:27017,localhost:27018/", "--eval", ping],
+    ] {
+        let got = verdict_of("", "[]", &command);
+        let (action, message) = got.clone().unwrap_or_else(|| panic!("{command:?}: no finding"));
+        assert_eq!(action, Action::Warn, "{command:?}: {message}");
+        assert!(message.contains("primary"), "{command:?}: {message}");
+        assert!(message.contains("directConnection=true"), "{command:?}: {message}");
+    }
+    // Stays on this member: directConnection=true, no replicaSet (mongosh adds directConnection
+    // itself), or the legacy shell's seed list (it connects to the first host).
+    for command in [
+        vec!["mongosh", "mongodb://localhost:27017/?replicaSet=rs0&directConnection=true", "--eval", ping],
+        vec!["mongosh", "mongodb://localhost:27017/admin", "--eval", ping],
+        vec!["mongosh", "--host", "localhost:27017", "--eval", ping],
+        vec!["mongosh", "--port", "27017", "--eval", ping],
+        vec!["mongo", "mongodb://localhost:27017,localhost:27018/", "--eval", ping],
+    ] {
+        assert_clean("", "[]", &command);
+    }
+    // The note says why even when the user info holds a variable from a Secret (the fresh-user
+    // pass: the note named the password's Secret instead), and the password is not shown.
+    let env = "[{name: PW, valueFrom: {secretKeyRef: {name: mongo, key: pw}}}]";
+    let uri = "mongodb://root:$PW@localhost:27017/admin?replicaSet=rs0";
+    let got = verdict_of("", env, &["sh", "-c", &format!("mongosh \"{uri}\" --eval '{ping}'")]);
+    let (action, message) = got.unwrap();
+    assert_eq!(action, Action::Warn, "{message}");
+    assert!(
+        message.contains("mongodb://localhost:27017/admin?replicaSet=rs0 (replicaSet=rs0: "),
+        "{message}"
+    );
+    assert!(!message.contains("Secret"), "{message}");
+    // A remote member named in the command is still a denial.
+    let got =
+        verdict_of("", "[]", &["mongosh", "mongodb://mongo-1.mongo:27017/?replicaSet=rs0", "--eval", ping]);
+    assert_eq!(got.map(|g| g.0), Some(Action::Deny));
+}
+
+// === names made from the Pod's own name (issue #10, a note that called HOSTNAME a script variable) ===
+
+#[test]
+fn a_name_cut_from_the_pods_own_name_is_a_peer_warning_never_a_denial() {
+    for script in [
+        // A StatefulSet replica asking replica 0 (HOSTNAME is the Pod's name: `mongo-2` gives `mongo-0`).
+        "mongosh --host ${HOSTNAME%-*}-0.mongo:27017 --eval 'db.adminCommand(\"ping\")'",
+        "redis-cli -h \"${HOSTNAME%-*}-0.redis-headless\" ping",
+        "h=$(hostname); pg_isready -h ${h%-*}-0.pg",
+        "curl -f http://${HOSTNAME%-*}-0:8080/healthz",
+    ] {
+        let got = unresolved_verdict("[]", script);
+        let (action, message) = got.clone().unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Warn, "{script}: {message}");
+        assert!(message.contains("made from this Pod's name"), "{script}: {message}");
+        assert!(!message.contains("script variable"), "{script}: {message}");
+    }
+    // The Pod's own name, whole or cut at a dot, is still this Pod.
+    for script in
+        ["redis-cli -h $HOSTNAME ping", "redis-cli -h ${HOSTNAME%%.*} ping", "redis-cli -h $(hostname) ping"]
+    {
+        assert_eq!(unresolved_verdict("[]", script), None, "{script}");
+    }
+    // Other values (a known host, the Pod's whole name in a path) get no such note (kills the
+    // mutant hosts.rs:303, the PeerName guard made true: every marker's note would be this one).
+    for (env, script) in [
+        ("[{name: H, value: orders-db}]", "redis-cli -h $H ping"),
+        ("[]", "curl -f http://orders-db:8080/check/$HOSTNAME"),
+    ] {
+        let (action, message) = unresolved_verdict(env, script).unwrap();
+        assert_eq!(action, Action::Deny, "{message}");
+        assert!(message.contains("reaches ") && !message.contains("made from"), "{message}");
+    }
+    // From a metadata.name fieldRef, the same.
+    let env = "[{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]";
+    let got = unresolved_verdict(env, "redis-cli -h ${POD_NAME%-*}-0.redis ping");
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+}

@@ -103,12 +103,40 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
     Ok(Config {
         source: Some(path.to_path_buf()),
         policy: file.policy.as_deref().map(rel),
-        namespace: file.namespace,
+        namespace: match file.namespace.as_deref() {
+            Some(ns) => Some(parse_namespace(ns).map_err(|e| at(format!("namespace {ns:?}: {e}")))?),
+            None => None,
+        },
         fail_on,
         output,
         skip,
         paths: file.paths.iter().map(|p| rel(p)).collect(),
     })
+}
+
+/// A namespace name (`--namespace`, `namespace:`): a DNS label as the API server requires of a
+/// Namespace's name (Kubernetes docs, "Namespaces" and "Object Names and IDs", RFC 1123 label
+/// names: at most 63 characters, lowercase letters, digits and `-`, starting and ending with a
+/// letter or digit).
+///
+/// # Errors
+/// `not a valid namespace name: ...`, saying which requirement it breaks.
+pub fn parse_namespace(text: &str) -> Result<String, String> {
+    let why = if text.is_empty() {
+        Some("it is empty")
+    } else if text.len() > 63 {
+        Some("it is longer than 63 characters")
+    } else if !text.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        Some("only lowercase letters, digits and '-' are allowed")
+    } else if text.starts_with('-') || text.ends_with('-') {
+        Some("it must start and end with a letter or digit")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!("not a valid namespace name: {why}")),
+        None => Ok(text.to_string()),
+    }
 }
 
 /// A rule id, with the nearest one suggested for a typo.

@@ -232,13 +232,21 @@ fn handler(probe: &Probe) -> String {
         return format!("gRPC health on port {}", g.port);
     }
     match probe.exec.as_ref().and_then(|e| e.command.as_ref()) {
-        // Redacted as the engine's messages are: a password flag, URL userinfo or a script
-        // variable's value never reaches explain's output (break-it pass).
-        // (The command as typed, its quoting kept, when redaction changes nothing in it.)
+        // The command as typed (a script's `;`, quoting and variables kept), with only its secrets
+        // redacted, as the engine's messages redact them: a password flag, URL user info, a
+        // variable given where a password goes (break-it pass).
+        // A script's line breaks are shown as ` ⏎ ` (the output is a line per probe; the text
+        // is cut at 60 characters anyway), its trailing one dropped.
         Some(argv) => {
-            let redacted = crate::engine::exec::redact_command(argv, 64);
-            let shown = if redacted.contains("***") { redacted } else { shell_words::join(argv) };
-            format!("exec `{}`", short(shown))
+            let shown = crate::engine::exec::redact_as_written(argv);
+            let shown = match shown.trim_end_matches(['\n', '\r']).strip_suffix("\n'") {
+                Some(body) => format!("{}'", body.trim_end_matches('\r')),
+                None => shown,
+            };
+            let lines: Vec<&str> = shown.trim_end_matches(['\n', '\r']).lines().map(str::trim_end).collect();
+            let lines: Vec<&str> =
+                lines.iter().enumerate().map(|(i, l)| if i == 0 { *l } else { l.trim_start() }).collect();
+            format!("exec `{}`", short(lines.join(" ⏎ ")))
         }
         None => "no handler".to_string(),
     }

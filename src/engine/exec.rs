@@ -77,7 +77,7 @@ use words::*;
 pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
 pub use parse::MAX_OBJECT_PARSE_AREA;
 pub use redact::{credential_spellings, redact_secrets};
-pub(crate) use redact::{join_redacted, redact_command};
+pub(crate) use redact::{join_redacted, redact_as_written, redact_command};
 
 /// The value of one container environment variable, as far as the webhook can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -383,7 +383,7 @@ impl Ctx<'_> {
                 self.standard(c, &p, ov)
             }
             Shape::Postgres => self.postgres(c, a, ov),
-            Shape::Mongo => databases::mongo_hits(c, a),
+            Shape::Mongo => databases::mongo_hits(c, name, a),
             Shape::Kcat => {
                 let p = c.syntax.parse(a);
                 let mut hits = self.standard(c, &p, ov);

@@ -754,6 +754,15 @@ mod tests {
             &["cmd", "/c", "curl.exe -f http://orders.svc/ >nul 2>&1 || exit /b 1"],
             &["cmd", "/c", "C:\\tools\\curl.exe -f http://orders.svc/"],
             &["cmd", "/c", "echo it's & curl.exe -f http://orders.svc/"],
+            // `;`, `,` and `=` separate words like a blank (cmd's line parser, phase 2: "token
+            // delimiters are <space>,;=", dostips.com, "How does the Windows Command Interpreter
+            // (CMD.EXE) parse scripts?"), so a command after `@` or after an `if` condition may
+            // start behind one (kills the mutant `cmd.rs:152:89`, `||` made `&&`).
+            &["cmd", "/c", "@;curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "@=curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "if not exist C:\\ready ;curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "if not exist C:\\ready =curl.exe -f http://orders.svc/"],
+            &["cmd", "/c", "@,curl.exe -f http://orders.svc/"],
         ];
         for argv in fires {
             assert_eq!(target(argv, &none), "http://orders.svc/", "{argv:?}");

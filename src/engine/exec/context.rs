@@ -33,6 +33,11 @@ pub(super) enum RefKind {
     SelfHost,
     /// A variable whose value is unknown at admission.
     Unresolved,
+    /// A name made from the Pod's own name by a parameter operator (`${HOSTNAME%-*}`: `HOSTNAME`
+    /// is the Pod's name, Kubernetes docs "Container Environment"): another Pod, a peer
+    /// (`${HOSTNAME%-*}-0` is replica 0 of a StatefulSet, this Pod only on replica 0), known only
+    /// at run time.
+    PeerName,
     /// The output of a command substitution.
     UnresolvedCmd,
     /// A PowerShell or cmd.exe script variable the analysis cannot follow (assigned from a

@@ -211,7 +211,7 @@ impl Ctx<'_> {
         if kinds.iter().any(|k| matches!(k, RefKind::Unknown)) {
             return HostClass::Unknown;
         }
-        if kinds.iter().any(|k| matches!(k, RefKind::Unresolved | RefKind::UnresolvedCmd))
+        if kinds.iter().any(|k| matches!(k, RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::PeerName))
             || lower.contains(['$', '`'])
             || (has_marker && kinds.is_empty())
         {
@@ -299,6 +299,12 @@ impl Ctx<'_> {
                 }
                 Some(r) if r.kind == RefKind::Unknown => {
                     return Some("a script variable not known at admission".into());
+                }
+                Some(r) if r.kind == RefKind::PeerName => {
+                    return Some(
+                        "made from this Pod's name: another Pod (`-0` is replica 0, this Pod only there)"
+                            .into(),
+                    );
                 }
                 _ => {}
             }
@@ -528,12 +534,12 @@ mod tests {
             fires(&["mongosh", "mongodb+srv://localhost/", "--eval", "1"]),
             "SRV asks DNS whatever the name"
         );
-        assert!(!fires(&[
-            "mongosh",
-            "mongodb://localhost:27017,127.0.0.1:27018/?replicaSet=rs",
-            "--eval",
-            "1"
-        ]));
+        // Local seeds of a replica set: the shell discovers the set and runs the command on its
+        // primary, known only at run time (issue #10): a warning, never a denial.
+        let set = ["mongosh", "mongodb://localhost:27017,127.0.0.1:27018/?replicaSet=rs", "--eval", "1"];
+        let d = find_dependency(&s(&set), &ExecEnv::default());
+        assert!(d.is_some_and(|d| d.unknown_host), "{set:?}");
+        assert!(!fires(&["mongosh", "mongodb://localhost:27017/?directConnection=true", "--eval", "1"]));
         assert!(fires(&[
             "mongosh",
             "mongodb://localhost:27017,mongo-1.mongo:27017/?replicaSet=rs",

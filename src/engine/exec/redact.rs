@@ -269,17 +269,6 @@ pub(super) const PASSWORD_FLAGS: &[PasswordFlag] = &[
     PasswordFlag { clients: &["nodetool"], flag: "-pw", attached: false, separate: true },
 ];
 
-/// Whether some word uses the shell variable `name` (`$name`, `${name}`, `${name:-x}`).
-fn referenced(words: &[String], name: &str) -> bool {
-    words.iter().any(|w| {
-        w.match_indices('$').any(|(at, _)| {
-            let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
-            rest.strip_prefix(name)
-                .is_some_and(|after| !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
-        })
-    })
-}
-
 /// A program's name as redaction matches it: its last path component (`/` or `\`), without a
 /// Windows `.exe` (`C:\tools\curl.exe` is curl).
 fn basename(s: &str) -> &str {
@@ -293,6 +282,52 @@ fn basename(s: &str) -> &str {
 /// Re-join display words, quoting where needed and redacting secrets (`--password X`,
 /// `-a X` of redis-cli, `user:pass@`, `token=...`).
 pub(crate) fn join_redacted(words: &[String]) -> String {
+    redact_words(words).join(" ")
+}
+
+/// The shell variables a word uses (`$P`, `${P}`, `${P:-x}`), by name.
+fn variables_used(w: &str) -> Vec<&str> {
+    w.match_indices('$')
+        .filter_map(|(at, _)| {
+            let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let name = &rest[..end];
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some(name)
+        })
+        .collect()
+}
+
+/// Each word of a command for display, quoted where needed ([`quote_word`]), secrets redacted: one
+/// entry per word of `words`. A shell variable's value is redacted where the script sets it when
+/// the variable reaches a place that is redacted (`P=pw; redis-cli -a $P`: `P=***`), directly or
+/// through other variables (`A=pw; B=$A; redis-cli -a $B`); other variables keep their values
+/// (`h=db; pg_isready -h $h` shows the host the finding is about).
+pub(crate) fn redact_words(words: &[String]) -> Vec<String> {
+    let first = redact_words_with(words, &std::collections::BTreeSet::new());
+    let mut secret: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for (w, shown) in words.iter().zip(&first) {
+        if *shown != quote_word(w) {
+            secret.extend(variables_used(w));
+        }
+    }
+    loop {
+        let before = secret.len();
+        for w in words {
+            if let Some((n, v)) = w.split_once('=')
+                && secret.contains(n)
+            {
+                secret.extend(variables_used(v));
+            }
+        }
+        if secret.len() == before {
+            break;
+        }
+    }
+    if secret.is_empty() { first } else { redact_words_with(words, &secret) }
+}
+
+/// [`redact_words`] with `secret_vars` the variables whose assignments are redacted.
+fn redact_words_with(words: &[String], secret_vars: &std::collections::BTreeSet<&str>) -> Vec<String> {
     let redis_like = words.iter().any(|w| matches!(basename(w), "redis-cli" | "valkey-cli" | "keydb-cli"));
     // Commands that write a protocol's lines themselves (`printf 'AUTH pw\r\nPING\r\n' | nc`).
     let speaks_protocol = redis_like
@@ -343,16 +378,12 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
                 v.split_once(':').filter(|(hn, _)| hn.eq_ignore_ascii_case("authorization"))
             {
                 r = format!("{n}={hn}:***");
-            } else if !w.contains(char::is_whitespace)
-                && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && referenced(words, n)
-            {
-                // A shell variable set to a value and used later (`P=pw; redis-cli -a $P`):
-                // whatever its name, the value may be handed to a client where no credential
-                // flag shows it (break-it pass). The target a message names is resolved, not
-                // read from here.
-                r = format!("{n}=***");
+            } else if !w.contains(char::is_whitespace) && secret_vars.contains(n) {
+                // A shell variable set to a value and later given where a secret goes (`P=pw;
+                // redis-cli -a $P`): whatever its name, its value is the secret (break-it pass).
+                // A `;` the word ends with is the script's, kept.
+                let end = if v.ends_with(';') { ";" } else { "" };
+                r = format!("{n}=***{end}");
             }
         }
         if speaks_protocol {
@@ -428,7 +459,7 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
         out.push(quote_word(&r));
         prev = w.as_str();
     }
-    out.join(" ")
+    out
 }
 
 /// Quote a word for display when it contains whitespace or quotes (or is empty).
@@ -495,6 +526,113 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
     out.join(" ")
 }
 
+/// The words of a script as the display reads them, each with its byte range in `text`: blanks
+/// separate words; a run of `;`, `&`, `|`, `<`, `>`, `(`, `)` or a newline is a word of its own;
+/// single quotes, double quotes (`\` escaping inside) and a backslash outside quotes quote as in
+/// sh and are not part of the word's value. Not a shell parser: only for showing a script with its
+/// secrets replaced in place ([`redact_as_written`]).
+fn script_words(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let is_op = |c: char| matches!(c, ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\n');
+    let mut words = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
+        if c.is_whitespace() && c != '\n' {
+            chars.next();
+            continue;
+        }
+        let mut value = String::new();
+        let mut end = start;
+        if is_op(c) {
+            while let Some(&(at, c)) = chars.peek().filter(|(_, c)| is_op(*c)) {
+                value.push(c);
+                end = at + c.len_utf8();
+                chars.next();
+            }
+            words.push((value, start..end));
+            continue;
+        }
+        let mut quote: Option<char> = None;
+        while let Some(&(at, c)) = chars.peek() {
+            match quote {
+                None if c.is_whitespace() || is_op(c) => break,
+                None if c == '\'' || c == '"' => quote = Some(c),
+                None if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                Some(q) if c == q => quote = None,
+                Some('"') if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        if !matches!(c, '"' | '\\' | '$' | '`') {
+                            value.push('\\');
+                        }
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                _ => value.push(c),
+            }
+            end = at + c.len_utf8();
+            chars.next();
+        }
+        words.push((value, start..end));
+    }
+    words
+}
+
+/// A script's text as written, with the secrets [`redact_words`] finds in its words replaced in
+/// place (the word quoted anew), and `password=...`-like pairs and URL user info first
+/// ([`redact_secrets`] on the whole text: a quoted value may hold blanks).
+fn redact_script_as_written(text: &str) -> String {
+    let text = redact_secrets(text);
+    let words = script_words(&text);
+    let values: Vec<String> = words.iter().map(|(v, _)| v.clone()).collect();
+    let shown = redact_words(&values);
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for ((value, range), shown) in words.iter().zip(&shown) {
+        if *shown != quote_word(value) {
+            out.push_str(&text[done..range.start]);
+            out.push_str(shown);
+            done = range.end;
+        }
+    }
+    out.push_str(&text[done..]);
+    out
+}
+
+/// An exec command for `explain`: as written (its arguments joined with shell quoting, a script
+/// given to `-c`, cmd's `/c`/`/k` or PowerShell's `-Command` as typed, its `;`, quoting and
+/// variables kept), with only the secrets the redaction finds replaced by `***` (`sh -c 'h=db;
+/// pg_isready -h $h'` stays as it is; `sh -c 'P=***; redis-cli -a $P ping'`).
+pub(crate) fn redact_as_written(argv: &[String]) -> String {
+    let shown = redact_words(argv);
+    let mut out = Vec::with_capacity(argv.len());
+    for (k, (a, d)) in argv.iter().zip(&shown).enumerate() {
+        let prev = if k > 0 { argv[k - 1].as_str() } else { "" };
+        let script_flag = (prev.starts_with('-') && !prev.starts_with("--") && prev.ends_with('c'))
+            || ["/c", "/k", "-command"].iter().any(|f| prev.eq_ignore_ascii_case(f));
+        if script_flag && a.contains(char::is_whitespace) {
+            out.push(shell_words::quote(&redact_script_as_written(a)).into_owned());
+        } else if *d == quote_word(a) {
+            out.push(shell_words::quote(a).into_owned());
+        } else {
+            out.push(d.clone());
+        }
+    }
+    out.join(" ")
+}
+
 /// Scripts that give `secret` to a client through each spelling of a credential, for the
 /// redaction property tests (the engine's here, the server's and the CLI's in tests/redaction.rs):
 /// for every client of [`PASSWORD_FLAGS`], its short option attached (`-PSECRET`) and separate
@@ -537,6 +675,8 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     // cmd's command line (break-it pass: shown whole in the liveness-matches-readiness warning).
     out.push(format!("cmd /c \"curl.exe -u admin:{secret} http://db.svc/health\""));
     out.push(format!("cmd /S /C \"mysqladmin ping -h db.svc -p{secret}\""));
+    // Through two variables, and a variable quoted.
+    out.push(format!("A={secret}; B=$A; redis-cli -h db.svc -a \"$B\" ping"));
     out
 }
 
@@ -564,6 +704,67 @@ mod tests {
         }
     }
 
+    fn argv(v: &[&str]) -> Vec<String> {
+        v.iter().map(|a| a.to_string()).collect()
+    }
+
+    /// `explain`'s display (issue #10's leftover): the script as written, `;`, quoting, blanks
+    /// and variables kept, only secrets replaced.
+    #[test]
+    fn a_command_is_shown_as_written_with_only_its_secrets_replaced() {
+        for (command, shown) in [
+            (&["sh", "-c", "h=db; pg_isready -h $h"][..], "sh -c 'h=db; pg_isready -h $h'"),
+            (&["sh", "-c", "h=db;pg_isready  -h \"$h\" # x"], "sh -c 'h=db;pg_isready  -h \"$h\" # x'"),
+            (&["sh", "-c", "P=pw1; redis-cli -a \"$P\" ping"], "sh -c 'P=***; redis-cli -a *** ping'"),
+            (
+                &["bash", "-ec", "A=pw1\nB=${A}\nredis-cli -a $B ping"],
+                "bash -ec 'A=***\nB=***\nredis-cli -a *** ping'",
+            ),
+            (
+                &["sh", "-c", "curl -H 'Authorization: Bearer pw1' http://x/"],
+                "sh -c 'curl -H '\\''Authorization: ***'\\'' http://x/'",
+            ),
+            (
+                &["sh", "-c", "echo 'a;b' | redis-cli -h db --pass=pw1"],
+                "sh -c 'echo '\\''a;b'\\'' | redis-cli -h db --pass=***'",
+            ),
+            (
+                &["sh", "-c", "psql 'host=db password=pw1' -c 'select 1'"],
+                "sh -c 'psql '\\''host=db password=***'\\'' -c '\\''select 1'\\'''",
+            ),
+            (&["mysqladmin", "ping", "-ppw1", "-h", "db host"], "mysqladmin ping -p*** -h 'db host'"),
+            (&["redis-cli", "-a", "pw1", "ping"], "redis-cli -a *** ping"),
+            (&["cmd", "/c", "curl.exe -u admin:pw1 http://db/"], "cmd /c 'curl.exe -u admin:*** http://db/'"),
+        ] {
+            assert_eq!(redact_as_written(&argv(command)), shown, "{command:?}");
+        }
+    }
+
+    #[test]
+    fn script_words_split_operators_and_unquote_values_with_their_spans() {
+        let text = "a='x y';b\\ c \"d\\\"e\\n\" &&f\ng";
+        let words = script_words(text);
+        let values: Vec<&str> = words.iter().map(|(v, _)| v.as_str()).collect();
+        assert_eq!(values, ["a=x y", ";", "b c", "d\"e\\n", "&&", "f", "\n", "g"]);
+        let spans: Vec<&str> = words.iter().map(|(_, r)| &text[r.clone()]).collect();
+        assert_eq!(spans, ["a='x y'", ";", "b\\ c", "\"d\\\"e\\n\"", "&&", "f", "\n", "g"]);
+    }
+
+    /// Only variables that reach a redacted place are masked where they are set; the rest keep
+    /// their values (the host a message names stays visible).
+    #[test]
+    fn only_variables_that_carry_a_secret_are_masked() {
+        let words = |s: &str| shell_words::split(s).unwrap();
+        assert_eq!(join_redacted(&words("h=db; pg_isready -h $h")), "h=db; pg_isready -h $h");
+        assert_eq!(join_redacted(&words("P=pw1; redis-cli -a $P ping")), "P=***; redis-cli -a *** ping");
+        assert_eq!(join_redacted(&words("P=pw1 mysql -p$P -h db")), "P=*** mysql -p*** -h db");
+        assert_eq!(
+            join_redacted(&words("A=pw1; B=x$A; C=$B; H=db; redis-cli -h $H -a $C")),
+            "A=***; B=***; C=***; H=db; redis-cli -h $H -a ***"
+        );
+        assert_eq!(variables_used("${A:-x}$B_1/$9$ $"), ["A", "B_1"]);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(16))]
         /// For every client row that carries a credential, a random secret given through any of its
@@ -582,6 +783,7 @@ mod tests {
                 if let Ok(words) = shell_words::split(&script) {
                     shown.push(join_redacted(&words));
                 }
+                shown.push(redact_as_written(&argv));
                 for text in shown {
                     prop_assert!(!text.contains(&secret), "{script:?} shows {text:?}");
                 }

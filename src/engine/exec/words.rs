@@ -483,6 +483,11 @@ impl Ctx<'_> {
             l @ Lookup::SelfIp if matches!(op, "%:*" | "%%:*" | "%/*" | "%%/*") => {
                 return self.push_lookup(l, original, quoted, out);
             }
+            // Cut otherwise, it names another Pod: a peer, known only at run time.
+            Lookup::SelfHost | Lookup::SelfName => {
+                out.push(self.new_ref(RefKind::PeerName, original));
+                return false;
+            }
             _ => None,
         };
         match value.and_then(|v| apply_operator(&v, op)) {

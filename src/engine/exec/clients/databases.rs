@@ -196,9 +196,58 @@ const CLICKHOUSE: Client = Client {
     ..BASE
 };
 
+/// A host standing for the members of a replica set, which the shell learns from the set's
+/// configuration at run time (not from the command): it holds `$`, so it classifies as known
+/// only at run time, and a finding on it is a warning, never a denial.
+const SET_MEMBERS: &str = "$replica-set-members";
+
+/// Why a MongoDB connection string makes the shell discover a replica set and send the command
+/// to its primary, which may be another Pod: `replicaSet=NAME` in the query, or (mongosh) a seed
+/// list of several hosts, unless `directConnection=true` asks for the one host named. mongosh
+/// adds `directConnection=true` itself otherwise (MONGOSH-465: "except if ... the replicaSet
+/// query parameter is present ... the connection string contains a seed list with multiple
+/// hosts"); the MongoDB connection string docs, `replicaSet` and `directConnection`. A
+/// `db.adminCommand("ping")` then runs on the primary (mongosh's default read preference), so
+/// the primary's outage (or an election) fails it: `MongoServerSelectionError`.
+fn discovers_set(program: &str, uri: &str) -> Option<String> {
+    let u = parse_url(uri).or_else(|| parse_url(&format!("mongodb://{uri}")))?;
+    let pairs = u.query_pairs();
+    let value =
+        |k: &str| pairs.iter().rev().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v.as_str());
+    if value("directConnection").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
+        return None;
+    }
+    match value("replicaSet").filter(|v| !v.is_empty()) {
+        Some(set) => Some(format!("replicaSet={set}")),
+        None if program.starts_with("mongosh") && u.hosts.len() > 1 => {
+            Some("a seed list of several hosts".to_string())
+        }
+        None => None,
+    }
+}
+
+/// A `mongodb://` URI without its user info, the target of a replica-set hit: its note says why it
+/// is a finding, and a note about a variable in the user info (`root:$PASSWORD@`, from a Secret)
+/// would take its place and say nothing about the host.
+fn without_userinfo(uri: &str) -> String {
+    let Some((scheme, rest)) = uri.split_once("://") else { return uri.to_string() };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((_, hosts)) => format!("{scheme}://{hosts}{}", &rest[end..]),
+        None => uri.to_string(),
+    }
+}
+
+/// The explanation a replica-set hit carries (shown after its target).
+fn set_note(why: &str) -> String {
+    format!("{why}: sent to the set's primary, maybe another Pod (directConnection=true: this member)")
+}
+
 /// mongosh: `--host replicaSet/h1:p1,h2:p2`, `--host h[:p]`, and `mongodb://` or
 /// `mongodb+srv://` URIs (an SRV URI asks DNS for the hosts: a dependency whatever the name).
-pub(in super::super) fn mongo_hits(c: &Client, a: &[String]) -> Vec<Hit> {
+/// A connection that discovers a replica set ([`discovers_set`]) also reaches the set's members,
+/// known only at run time ([`SET_MEMBERS`]).
+pub(in super::super) fn mongo_hits(c: &Client, program: &str, a: &[String]) -> Vec<Hit> {
     let p = c.syntax.parse(a);
     if p.has(c.local_opts) {
         return Vec::new();
@@ -212,8 +261,16 @@ pub(in super::super) fn mongo_hits(c: &Client, a: &[String]) -> Vec<Hit> {
             return Some(h);
         }
         if lower.starts_with("mongodb://") {
-            let hosts = parse_url(u).map(|u| u.hosts.into_iter().map(|h| h.0).collect()).unwrap_or_default();
-            return Some(Hit::new(c.category, hosts, u));
+            let mut hosts: Vec<String> =
+                parse_url(u).map(|u| u.hosts.into_iter().map(|h| h.0).collect()).unwrap_or_default();
+            let set = discovers_set(program, u);
+            if set.is_some() {
+                hosts.push(SET_MEMBERS.to_string());
+            }
+            return Some(match set {
+                Some(why) => Hit::new(c.category, hosts, without_userinfo(u)).via(&set_note(&why)),
+                None => Hit::new(c.category, hosts, u),
+            });
         }
         None
     };
@@ -222,8 +279,21 @@ pub(in super::super) fn mongo_hits(c: &Client, a: &[String]) -> Vec<Hit> {
             hits.push(hit);
             continue;
         }
+        // `--host SET/h1:p1,h2:p2` names the set: the shell discovers it (mongosh docs, `--host`).
+        let set = h
+            .split_once('/')
+            .filter(|(set, _)| !set.is_empty() && !set.contains(':'))
+            .map(|(set, _)| set.to_string());
         let list = h.split_once('/').map_or(h.as_str(), |(_, l)| l);
-        hits.push(Hit::new(c.category, hosts_of(list), h.clone()));
+        let mut hosts = hosts_of(list);
+        let hit = match set {
+            Some(set) => {
+                hosts.push(SET_MEMBERS.to_string());
+                Hit::new(c.category, hosts, h.clone()).via(&set_note(&format!("replica set {set}")))
+            }
+            None => Hit::new(c.category, hosts, h.clone()),
+        };
+        hits.push(hit);
     }
     for u in &p.pos {
         if let Some(hit) = uri_hit(u) {
@@ -232,7 +302,15 @@ pub(in super::super) fn mongo_hits(c: &Client, a: &[String]) -> Vec<Hit> {
             continue;
         } else if u.contains('/') || u.contains(':') {
             // `host[:port]/db`; a bare word is a database name.
-            hits.push(Hit::new(c.category, hosts_of(u), u.clone()));
+            let mut hosts = hosts_of(u.split('?').next().unwrap_or(u));
+            let hit = match discovers_set(program, u) {
+                Some(why) => {
+                    hosts.push(SET_MEMBERS.to_string());
+                    Hit::new(c.category, hosts, u.clone()).via(&set_note(&why))
+                }
+                None => Hit::new(c.category, hosts, u.clone()),
+            };
+            hits.push(hit);
         }
     }
     hits
