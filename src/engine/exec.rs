@@ -483,7 +483,7 @@ fn split_commands_uncached(script: &str, object: &AnalysisBudget) -> Vec<Vec<Str
     ctx.split_script(&sanitize(script), 0, &mut pieces);
     pieces
         .iter()
-        .filter(|p| !p.starts_with([flow::FUNCTION, flow::GUARD, flow::PIPE, flow::EXIT]))
+        .filter(|p| !p.starts_with([flow::FUNCTION, flow::GUARD, flow::PIPE, flow::EXIT, flow::SCOPE]))
         .map(|p| {
             piece_words(flow::strip_uncoupled(p))
                 .iter()

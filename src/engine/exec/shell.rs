@@ -196,6 +196,8 @@ pub(super) struct Walk<'s> {
     /// The text has a `&` or a `|`: without one, no statement runs in the background, after `||`
     /// or in a pipeline, so none is uncoupled (`flow::uncoupled` need not look).
     pub(super) has_bars: bool,
+    /// The text mentions `alias`: each command's line is written down (`flow::SCOPE`).
+    pub(super) aliases: bool,
 }
 
 impl Ctx<'_> {
@@ -228,7 +230,8 @@ impl Ctx<'_> {
             self.parse_gap.get_or_insert(gap);
         }
         let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
-        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips, has_bars };
+        let aliases = super::flow::mentions(text, &["alias"]);
+        let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips, has_bars, aliases };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
         }
@@ -501,13 +504,21 @@ impl Ctx<'_> {
         }
         let m = self.substitution_ref(&content, &sub, depth, &shown);
         cur.push(m);
+        // `$( )` and `<( )` run in a subshell: what they assign is gone after them.
+        let scoped = n.kind() != "arithmetic_expansion" && !sub.is_empty();
+        if scoped {
+            subs.push(format!("{}(", super::flow::SCOPE));
+        }
         subs.append(&mut sub);
+        if scoped {
+            subs.push(format!("{})", super::flow::SCOPE));
+        }
     }
 }
 
 /// A here-document's body, as the command's standard input: appended to its piece as a
-/// here-string word (`<<<'...'`, single-quoted, every `$` literal: the shell that reads it expands
-/// what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
+/// here-string word (`<<<'...'`, single-quoted; its `$` marked double-quoted when the delimiter
+/// is unquoted, else literal: a shell that reads it expands what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
 /// lines' leading tabs are stripped, as bash does.
 fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
     let Some(body) = walk.src.get(n.start_byte()..n.end_byte().min(walk.cut)) else {
@@ -518,6 +529,18 @@ fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
             .get(p.start_byte()..n.start_byte())
             .is_some_and(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with("<<-"))
     });
+    // With an unquoted delimiter the shell that reads the script expands the body's `$` itself,
+    // before the command runs (bash manual, "Here Documents"): they are marked double-quoted.
+    let quoted = n.parent().is_none_or(|p| {
+        walk.src.get(p.start_byte()..n.start_byte()).is_none_or(|t| {
+            let word =
+                t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '<' | '-')).trim_start();
+            let end = word
+                .find(|c: char| c.is_whitespace() || matches!(c, '|' | ';' | '&' | ')'))
+                .unwrap_or(word.len());
+            word[..end].contains(['\'', '"', '\\'])
+        })
+    });
     let mut text = String::with_capacity(body.len() + 8);
     for line in body.split_inclusive('\n') {
         text.push_str(if strip { line.trim_start_matches('\t') } else { line });
@@ -527,9 +550,15 @@ fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
     }
     cur.push(REDIRECT);
     cur.push_str("<<<'");
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '\'' => cur.push_str("'\\''"),
+            '\\' if !quoted && chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push(LDOLLAR);
+            }
+            '$' if !quoted => cur.push(QDOLLAR),
             '$' => cur.push(LDOLLAR),
             c => cur.push(c),
         }
