@@ -125,8 +125,13 @@ impl Ctx<'_> {
         }
         // A subshell, and a command run in the background (a subshell too): what it assigns is
         // gone after it (bash manual, "Command Execution Environment").
-        if (n.kind() == "subshell" || n.is_named() && n.next_sibling().is_some_and(|s| s.kind() == "&"))
-            && n.kind() != "comment"
+        // (Without a `&` in the text nothing runs in the background: no sibling is looked at.)
+        let kind = n.kind();
+        if (kind == "subshell"
+            || walk.has_bars
+                && kind != "comment"
+                && n.is_named()
+                && n.next_sibling().is_some_and(|s| s.kind() == "&"))
             && n.end_byte() <= walk.cut
             && !self.scoping.contains(&n.id())
         {
@@ -137,10 +142,10 @@ impl Ctx<'_> {
             self.scoping.pop();
             return Some(false);
         }
-        if walk.aliases && n.kind() == "command" {
+        if walk.aliases && kind == "command" {
             out.push(format!("{SCOPE}L{}", n.start_position().row));
         }
-        match n.kind() {
+        match kind {
             "function_definition" => {
                 let name = text(n.child_by_field_name("name")?, walk);
                 let body = n.child_by_field_name("body")?;

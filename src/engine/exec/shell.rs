@@ -230,7 +230,7 @@ impl Ctx<'_> {
             self.parse_gap.get_or_insert(gap);
         }
         let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
-        let aliases = super::flow::mentions(text, &["alias"]);
+        let aliases = text.contains("alias") && super::flow::mentions(text, &["alias"]);
         let walk = Walk { src: text, cut: parsed.cut, skips: &parsed.skips, has_bars, aliases };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
