@@ -836,3 +836,194 @@ fn printf_without_v_assigns_nothing() {
     expect_denied("H=orders-db; printf '%s\\n' H localhost; pg_isready -h \"$H\"", "orders-db");
     expect_allowed("H=orders-db; printf -v H '%s' localhost; pg_isready -h \"$H\"");
 }
+
+/// Issue #10 (break-it pass): an assignment lasts only where bash keeps it (bash manual, "Command
+/// Execution Environment"): not after a subshell, a command substitution, a background command,
+/// a pipeline's element, a function's `local`, or a command's own `NAME=value` prefix. Each pair:
+/// the value set where it does not last (allowed), then where it does (denied). Checked with bash
+/// 5.2 and dash.
+#[test]
+fn assignments_stay_in_the_subshell_pipeline_or_function_that_makes_them() {
+    let use_h = "redis-cli -h \"${H:-localhost}\" ping";
+    for (gone, kept) in [
+        ("( H=orders-db )", "{ H=orders-db; }"),
+        ("x=$( H=orders-db )", "x=$( true ); H=orders-db"),
+        ("echo \"$(H=orders-db; echo hi)\"", "echo \"${H:=orders-db}\""),
+        ("<(H=orders-db) true", "H=orders-db; true"),
+        ("{ H=orders-db; sleep 1; } &", "{ H=orders-db; sleep 1; }"),
+        ("H=orders-db &", "H=orders-db"),
+        ("echo orders-db | read H", "read H <<< orders-db"),
+        ("H=orders-db | true", "H=orders-db || true"),
+        ("true | H=orders-db", "true; H=orders-db"),
+        ("f() { local H=orders-db; }; f", "f() { H=orders-db; }; f"),
+        ("f() { declare H=orders-db; }; f", "f() { declare -g H=orders-db; }; f"),
+        ("f() { typeset H=orders-db; }; f", "f() { export H=orders-db; }; f"),
+        ("local H=orders-db", "f() { local H=orders-db; redis-cli -h \"$H\" ping; }; f"),
+        ("H=orders-db true", "H=orders-db; true"),
+        ("f() { :; }; H=orders-db f", "f() { redis-cli -h \"$H\" ping; }; H=orders-db f"),
+        ("f() { H=orders-db; }; ( f )", "f() { H=orders-db; }; f"),
+        ("( f() { :; }; alias g=f; H=orders-db )", "{ H=orders-db; }"),
+    ] {
+        for shell in ["sh", "bash"] {
+            let script = format!("{gone}; {use_h}");
+            let e = eval_liveness(&[shell, "-c", &script]);
+            assert!(denials(&e).is_empty(), "{shell} {script:?}: {:?}", denials(&e));
+            let script = format!("{kept}; {use_h}");
+            let e = eval_liveness(&[shell, "-c", &script]);
+            assert_eq!(denials(&e).len(), 1, "{shell} {script:?}");
+            assert!(denials(&e)[0].describe().contains("reaches orders-db"), "{script:?}");
+        }
+    }
+    // A global hidden by a function's `local` is back after it returns.
+    expect_allowed("H=localhost; f() { local H=orders-db; }; f; redis-cli -h \"$H\" ping");
+    expect_denied("H=orders-db; f() { local H=localhost; }; f; redis-cli -h \"$H\" ping", "orders-db");
+    // `local H` alone: bash leaves H unset in the function, dash keeps the global's value; `sh`
+    // may be either, so the value is not known.
+    let script = "H=orders-db; f() { local H; redis-cli -h \"${H:-localhost}\" ping; }; f";
+    assert!(denials(&eval_liveness(&["bash", "-c", script])).is_empty());
+    assert_eq!(denials(&eval_liveness(&["dash", "-c", script])).len(), 1);
+    assert!(denials(&eval_liveness(&["sh", "-c", script])).is_empty());
+    // With `lastpipe` the last element may run in this shell: its value is not known after it.
+    let script = "shopt -s lastpipe; echo orders-db | read H; redis-cli -h \"${H:-localhost}\" ping";
+    assert!(denials(&eval_liveness(&["bash", "-c", script])).is_empty());
+    expect_denied("shopt -s lastpipe; echo localhost | read H; redis-cli -h orders-db ping", "orders-db");
+    // What a subshell reaches is still reached.
+    expect_denied("( H=orders-db; redis-cli -h \"$H\" ping )", "orders-db");
+    expect_denied("x=$(H=orders-db; redis-cli -h \"$H\" ping)", "orders-db");
+}
+
+/// Issue #10 (break-it pass): a shell the script starts (`sh -c`, `bash FILE`, `... | sh`, `sh
+/// <<EOF`) is a new process: it sees only the exported variables, and nothing it assigns comes
+/// back. Clients read the same exported environment (`PGHOST`).
+#[test]
+fn a_child_shell_sees_only_exported_variables() {
+    for script in [
+        "H=orders-db; sh -c 'redis-cli -h ${H:-localhost} ping'",
+        "H=orders-db; bash -c 'redis-cli -h ${H:-localhost} ping'",
+        "H=orders-db; echo 'redis-cli -h ${H:-localhost} ping' | sh",
+        "H=orders-db; sh <<'EOF'\nredis-cli -h ${H:-localhost} ping\nEOF\n",
+        "H=orders-db; sh <<EOF\nredis-cli -h \\${H:-localhost} ping\nEOF\n",
+        "export H=orders-db; export -n H; sh -c 'redis-cli -h ${H:-localhost} ping'",
+        "( export H=orders-db ); sh -c 'redis-cli -h ${H:-localhost} ping'",
+        "sh -c 'H=orders-db'; redis-cli -h \"${H:-localhost}\" ping",
+        "H=orders-db sh -c true; redis-cli -h \"${H:-localhost}\" ping",
+        "sh <<EOF\nH=orders-db\nEOF\nredis-cli -h \"${H:-localhost}\" ping",
+        "PGHOST=orders-db; pg_isready",
+        "PGHOST=orders-db; sh -c pg_isready",
+        "PGHOST=orders-db; exec pg_isready",
+        "f() { redis-cli -h orders-db ping; }; sh -c f",
+    ] {
+        expect_allowed(script);
+    }
+    for script in [
+        "export H=orders-db; sh -c 'redis-cli -h ${H:-localhost} ping'",
+        "H=orders-db; export H; bash -c 'redis-cli -h ${H:-localhost} ping'",
+        "H=orders-db sh -c 'redis-cli -h ${H:-localhost} ping'",
+        "H=orders-db env sh -c 'redis-cli -h ${H:-localhost} ping'",
+        "declare -x H=orders-db; echo 'redis-cli -h ${H:-localhost} ping' | sh",
+        "H=orders-db; sh <<EOF\nredis-cli -h ${H:-localhost} ping\nEOF\n",
+        "H=orders-db; sh -c \"redis-cli -h $H ping\"",
+        "export PGHOST=orders-db; pg_isready",
+        "PGHOST=orders-db; export PGHOST; sh -c pg_isready",
+        "PGHOST=orders-db pg_isready",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+}
+
+/// Issue #10 (break-it pass, misses): a script written to a shell with `printf`'s or `echo -e`'s
+/// escapes, read from a process substitution, run through an alias, or evaluated from a
+/// here-document, is run. Each as bash 5.2 and dash run it (an `echo` whose output differs
+/// between the shells `sh` may be is not followed).
+#[test]
+fn scripts_written_with_escapes_aliases_or_process_substitutions_run() {
+    for (shell, script) in [
+        ("sh", "printf 'pg_isready -h orders-db\\n' | bash"),
+        ("sh", "printf 'pg_isready\\t-h orders-db\\n' | sh"),
+        ("sh", "printf '%s\\n' 'echo x' 'pg_isready -h orders-db' | sh"),
+        ("sh", "printf '%b' 'pg_isready -h orders-db\\n' | sh"),
+        ("bash", "echo -e 'true\\npg_isready -h orders-db' | sh"),
+        ("dash", "echo 'true\\npg_isready -h orders-db' | sh"),
+        ("bash", "bash < <(echo 'pg_isready -h orders-db')"),
+        ("bash", "sh < <(printf 'pg_isready -h %s\\n' orders-db)"),
+        ("bash", "shopt -s expand_aliases\nalias chk='pg_isready -h orders-db'\nchk"),
+        ("sh", "alias chk='pg_isready -h orders-db'\nchk"),
+        ("sh", "alias chk='pg_isready -h'\nchk orders-db"),
+        ("bash", "eval \"$(cat <<EOF\npg_isready -h orders-db\nEOF\n)\""),
+        ("bash", "H=orders-db; eval \"$(cat <<EOF\npg_isready -h $H\nEOF\n)\""),
+    ] {
+        let e = eval_liveness(&[shell, "-c", script]);
+        let d = denials(&e);
+        assert_eq!(d.len(), 1, "{shell} {script:?}");
+        assert!(d[0].describe().contains("reaches orders-db"), "{script:?}: {}", d[0].describe());
+    }
+    for (shell, script) in [
+        // dash's echo writes `-e`: the line runs `-e`, not pg_isready; `sh` may be dash.
+        ("sh", "echo -e 'pg_isready -h orders-db\\n' | sh"),
+        ("dash", "echo -e 'pg_isready -h orders-db\\n' | sh"),
+        // bash's echo keeps `\n`: the shell reads `orders-dbn`... not followed under `sh`.
+        ("sh", "echo 'true\\npg_isready -h orders-db' | sh"),
+        ("sh", "printf 'pg_isready -h localhost\\n' | sh"),
+        ("bash", "bash < <(echo 'pg_isready -h localhost')"),
+        ("bash", "cat < <(echo 'pg_isready -h orders-db')"),
+        // bash expands aliases in a script only with `expand_aliases`, and any shell only on
+        // the lines after the definition.
+        ("bash", "alias chk='pg_isready -h orders-db'\nchk"),
+        ("bash", "shopt -s expand_aliases; alias chk='pg_isready -h orders-db'; chk"),
+        ("sh", "alias chk='pg_isready -h orders-db'; chk"),
+        ("sh", "alias chk='pg_isready -h orders-db'\nunalias chk\nchk"),
+        ("sh", "alias chk='pg_isready -h orders-db'\n'chk'"),
+        ("bash", "eval \"$(cat <<EOF\npg_isready -h localhost\nEOF\n)\""),
+    ] {
+        let e = eval_liveness(&[shell, "-c", script]);
+        assert!(denials(&e).is_empty(), "{shell} {script:?}: {:?}", denials(&e));
+    }
+}
+
+/// Issue #10: a script cut short by a syntax error runs its lines before the error's line, not
+/// the commands on that line (bash 5.2 and dash read a whole line before running it).
+#[test]
+fn a_truncated_script_runs_the_lines_before_its_error() {
+    expect_denied("pg_isready -h orders-db\nif true; then", "orders-db");
+    expect_denied("pg_isready -h orders-db\necho ok; if true; then\necho x", "orders-db");
+    expect_allowed("pg_isready -h orders-db; if true; then");
+    expect_allowed("curl -sf http://localhost/\npg_isready -h orders-db; if true; then");
+}
+
+/// Issue #10: `for NAME in WORDS` whose words are known when the loop is reached (`set --`, a
+/// function's arguments, a script variable) runs its body once per word: a dependency in any
+/// one counts, local in all is local; words known only at run time never deny.
+#[test]
+fn for_loop_words_known_when_the_loop_runs_are_followed() {
+    for script in [
+        "set -- orders-db; for h in \"$1\"; do pg_isready -h \"$h\"; done",
+        "set -- localhost orders-db; for h in \"$@\"; do pg_isready -h \"$h\"; done",
+        "HOSTS='localhost orders-db'; for h in $HOSTS; do pg_isready -h \"$h\"; done",
+        "f() { for h in \"$1\" \"$2\"; do pg_isready -h \"$h\" || return 1; done; }; f localhost orders-db",
+        "set -- x; for h in \"$1\"; do H=orders-db; done; pg_isready -h \"${H:-localhost}\"",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    for script in [
+        "set -- localhost; for h in \"$1\"; do pg_isready -h \"$h\"; done",
+        "set -- localhost 127.0.0.1; for h in \"$@\"; do pg_isready -h \"$h\"; done",
+        "HOSTS='localhost 127.0.0.1'; for h in $HOSTS; do pg_isready -h \"$h\"; done",
+        "set --; for h in \"$@\"; do H=orders-db; done; pg_isready -h \"${H:-localhost}\"",
+    ] {
+        let e = expect_allowed(script);
+        assert!(
+            e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency),
+            "{script:?}: {:?}",
+            e.evaluation.findings.iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    // The words known only at run time: the body may run any number of times, or none.
+    for script in [
+        "for h in $LIST; do H=orders-db; done; pg_isready -h \"${H:-localhost}\"",
+        "for h in \"$1\"; do pg_isready -h \"$h\"; done",
+        "if [ -n \"$X\" ]; then H=orders-db; fi; pg_isready -h \"${H:-localhost}\"",
+        "while read -r x; do H=orders-db; done < /etc/x; pg_isready -h \"${H:-localhost}\"",
+    ] {
+        expect_allowed(script);
+    }
+}

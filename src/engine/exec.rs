@@ -489,7 +489,7 @@ fn split_commands_uncached(script: &str, object: &AnalysisBudget) -> Vec<Vec<Str
 fn commands_of(ctx: &Ctx<'_>, pieces: &[String]) -> Vec<Vec<String>> {
     pieces
         .iter()
-        .filter(|p| !p.starts_with([flow::FUNCTION, flow::GUARD, flow::PIPE, flow::EXIT]))
+        .filter(|p| !p.starts_with([flow::FUNCTION, flow::GUARD, flow::PIPE, flow::EXIT, flow::SCOPE]))
         .map(|p| {
             piece_words(flow::strip_uncoupled(p))
                 .iter()

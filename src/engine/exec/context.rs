@@ -79,6 +79,7 @@ pub(super) fn sanitize(s: &str) -> String {
                         | super::flow::PATTERN
                         | super::flow::PIPE
                         | super::flow::EXIT
+                        | super::flow::SCOPE
                         | super::shell::REDIRECT
                 )
             {
@@ -98,6 +99,9 @@ pub(super) fn is_ident(s: &str) -> bool {
     }
     cs.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
+
+/// A function-local variable: its name, and the value, unset and exported state it had before.
+pub(super) type LocalVar = (String, Option<String>, bool, bool);
 
 /// Analysis state: the environment, the marker table and script-level shell variables.
 pub(super) struct Ctx<'e> {
@@ -156,6 +160,24 @@ pub(super) struct Ctx<'e> {
     /// True when [`Self::parse_gap`] is in a cmd command line rather than a shell script (the
     /// note names what was not analysed).
     pub(super) parse_gap_in_cmd: bool,
+    /// Syntax nodes (ids) being walked as subshells (`flow::SCOPE`).
+    pub(super) scoping: Vec<usize>,
+    /// The line of the script the commands being analysed are on (`flow::SCOPE`, for aliases).
+    pub(super) line: usize,
+    /// Aliases defined so far: name, text, and the script and line of the definition (bash
+    /// manual, "Aliases").
+    pub(super) aliases: Vec<(String, String, usize, usize)>,
+    /// The script text being analysed (a number each), and the last number given.
+    pub(super) script_id: usize,
+    pub(super) next_script_id: usize,
+    /// The function calls being analysed, innermost last: each one's local variables, with the
+    /// value, unset and exported state each had before.
+    pub(super) locals: Vec<Vec<LocalVar>>,
+    /// `shopt -s expand_aliases` ran: bash expands aliases in a script.
+    pub(super) expand_aliases: bool,
+    /// The shell running the script, when its name says (`bash`, `dash`...); `None` for `sh` and
+    /// others, which may be any of them.
+    pub(super) shell: Option<&'static str>,
     /// Syntax nodes (ids) being walked as uncoupled statements (`flow::UNCOUPLED`).
     pub(super) uncoupling: Vec<usize>,
     /// Why the exit status of the commands being analysed cannot fail the probe, when it cannot
@@ -210,6 +232,14 @@ impl<'e> Ctx<'e> {
             parse_gap: None,
             parse_gap_in_cmd: false,
             uncoupling: Vec::new(),
+            scoping: Vec::new(),
+            line: 0,
+            aliases: Vec::new(),
+            script_id: 0,
+            next_script_id: 0,
+            locals: Vec::new(),
+            expand_aliases: false,
+            shell: None,
             uncoupled: None,
             uncoupled_found: None,
             errexit: false,

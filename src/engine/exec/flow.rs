@@ -47,13 +47,24 @@ pub(super) const PIPE: char = '\u{E008}';
 /// it is analysed.
 pub(super) const EXIT: char = '\u{E009}';
 
+/// Starts a piece about where a value lives (bash manual, "Command Execution Environment"):
+/// - `SCOPE(` opens and `SCOPE)` closes a subshell (`( )`, `$( )`, `<( )`, `cmd &`, each element
+///   of a pipeline): what it assigns, unsets, exports or defines is gone after it;
+/// - `SCOPE?` opens a region that may or may not run in the script's own shell (the last element
+///   of a pipeline when `lastpipe` is mentioned): what it changes is unknown after it;
+/// - `SCOPE F` + name + [`SCOPE`] + words opens a `for` loop whose words are known only when the
+///   analysis reaches it (`for h in "$1"`), `SCOPE f` closes it: the body is run once per word;
+/// - `SCOPE L` + a line number: the commands after it are on that line of the script (written only
+///   when the script mentions `alias`: an alias applies from the next line on).
+pub(super) const SCOPE: char = '\u{E00A}';
+
 /// A piece without its [`UNCOUPLED`] prefix, if it has one.
 pub(super) fn strip_uncoupled(piece: &str) -> &str {
     piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)).map_or(piece, |(_, rest)| rest)
 }
 
 /// Most words of a `for` loop whose body is analysed once per word.
-const MAX_LOOP_WORDS: usize = 8;
+pub(super) const MAX_LOOP_WORDS: usize = 8;
 
 /// Most loop bodies walked once per word in one analysis (nested loops multiply).
 pub(super) const MAX_LOOP_WALKS: usize = 64;
@@ -104,7 +115,7 @@ impl Ctx<'_> {
             self.statements(n, walk, depth, &mut inner);
             self.uncoupling.pop();
             for piece in inner {
-                if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT]) {
+                if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT, SCOPE]) {
                     out.push(piece);
                 } else {
                     out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
@@ -112,7 +123,29 @@ impl Ctx<'_> {
             }
             return Some(false);
         }
-        match n.kind() {
+        // A subshell, and a command run in the background (a subshell too): what it assigns is
+        // gone after it (bash manual, "Command Execution Environment").
+        // (Without a `&` in the text nothing runs in the background: no sibling is looked at.)
+        let kind = n.kind();
+        if (kind == "subshell"
+            || walk.has_bars
+                && kind != "comment"
+                && n.is_named()
+                && n.next_sibling().is_some_and(|s| s.kind() == "&"))
+            && n.end_byte() <= walk.cut
+            && !self.scoping.contains(&n.id())
+        {
+            self.scoping.push(n.id());
+            out.push(format!("{SCOPE}("));
+            self.statements(n, walk, depth, out);
+            out.push(format!("{SCOPE})"));
+            self.scoping.pop();
+            return Some(false);
+        }
+        if walk.aliases && kind == "command" {
+            out.push(format!("{SCOPE}L{}", n.start_position().row));
+        }
+        match kind {
             "function_definition" => {
                 let name = text(n.child_by_field_name("name")?, walk);
                 let body = n.child_by_field_name("body")?;
@@ -142,6 +175,25 @@ impl Ctx<'_> {
                 }
                 // Nested loops multiply: past the analysis' allowance the body is walked once, as
                 // any other loop (its variable unknown), in a region that may not run.
+                // Words known only when the analysis reaches the loop (`for h in "$1"`, `for h in
+                // $HOSTS`): the body is run once per word then (`script::run_pieces`).
+                if !values.is_empty()
+                    && values.len() <= MAX_LOOP_WORDS
+                    && is_ident(name)
+                    && !values.iter().all(|v| literal(v))
+                    && values.iter().all(|v| !v.contains(['*', '?', '[', '(', '`']))
+                {
+                    let mut c = n.walk();
+                    let nodes: Vec<Node<'t>> = n.children_by_field_name("value", &mut c).collect();
+                    let mut words = Vec::new();
+                    self.piece(&nodes, walk, depth, &mut words);
+                    if let Some(words) = words.pop().filter(|w| !w.contains([GUARD, COND, SCOPE, FUNCTION])) {
+                        out.push(format!("{SCOPE}F{name}{SCOPE}{words}"));
+                        self.statements(body, walk, depth, out);
+                        out.push(format!("{SCOPE}f"));
+                        return Some(false);
+                    }
+                }
                 if values.is_empty()
                     || values.len() > MAX_LOOP_WORDS
                     || !is_ident(name)
@@ -169,9 +221,23 @@ impl Ctx<'_> {
             "pipeline" if n.end_byte() <= walk.cut => {
                 let mut c = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+                // Every element runs in a subshell (bash manual, "Pipelines"), but with `lastpipe`
+                // the last one may run in the script's own shell.
+                let last = kids.iter().rev().find(|k| k.is_named() && k.kind() != "comment").map(Node::id);
+                let lastpipe = mentions(walk.src, &["lastpipe"]);
                 for (i, k) in kids.iter().enumerate() {
+                    let element = k.is_named() && k.kind() != "comment";
+                    if element {
+                        let open = if lastpipe && Some(k.id()) == last { '?' } else { '(' };
+                        out.push(format!("{SCOPE}{open}"));
+                        self.scoping.push(k.id());
+                    }
                     self.statements(*k, walk, depth, out);
-                    if k.is_named() && k.kind() != "comment" && i + 1 < kids.len() {
+                    if element {
+                        self.scoping.pop();
+                        out.push(format!("{SCOPE})"));
+                    }
+                    if element && i + 1 < kids.len() {
                         out.push(PIPE.to_string());
                     }
                 }

@@ -316,9 +316,26 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
                 .map(|k| k.start_byte());
             let (line, start) = line_of(&patched, holding.min().unwrap_or(at).min(at));
             drop(c);
-            parsed.cut = start;
+            // The grammar's recovery may hold whole lines bash runs before the error (`check\nif
+            // true; then` with no `fi`): the last line start before the error's line up to which
+            // the text parses without error is where bash stops.
+            let (_, error_line) = line_of(&patched, error_end(root, at));
+            let clean = (start < error_line)
+                .then(|| clean_prefix(parser, &patched, range.start, start, error_line, area_left))
+                .flatten();
             parsed.gap = Some(ParseGap::SyntaxError(line));
-            parsed.trees.push(tree);
+            match clean {
+                Some((end, clean_tree, skips)) => {
+                    parsed.cut = end;
+                    parsed.gap = Some(ParseGap::SyntaxError(line_of(&patched, end).0));
+                    parsed.skips.extend(skips);
+                    parsed.trees.push(clean_tree);
+                }
+                None => {
+                    parsed.cut = start;
+                    parsed.trees.push(tree);
+                }
+            }
             return parsed;
         }
         parsed.trees.push(tree);
@@ -328,6 +345,64 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         parsed.gap = Some(ParseGap::LongLine(line_of(&patched, at).0));
     }
     parsed
+}
+
+/// Where the syntax error starting at `at` ends: the end of the error node that starts there (a
+/// construct left open reaches the end of the text), else `at`.
+fn error_end(root: Node<'_>, at: usize) -> usize {
+    let mut node = root.descendant_for_byte_range(at, at);
+    while let Some(n) = node {
+        if n.start_byte() != at {
+            break;
+        }
+        if n.is_error() || n.is_missing() {
+            return n.end_byte().max(at);
+        }
+        node = n.parent();
+    }
+    at
+}
+
+/// Most line starts tried by [`clean_prefix`].
+const MAX_PREFIX_TRIES: usize = 8;
+
+/// The last line start `end` in `(start, before]` such that `src[from..end]` parses without an
+/// error (bash has run every command before it when it meets the error), with its tree; at most
+/// [`MAX_PREFIX_TRIES`] line starts are tried, from `before` back, within the parse allowance.
+fn clean_prefix(
+    parser: &mut Parser,
+    src: &[u8],
+    from: usize,
+    start: usize,
+    before: usize,
+    area_left: &std::cell::Cell<usize>,
+) -> Option<(usize, tree_sitter::Tree, Vec<Range<usize>>)> {
+    let mut end = before;
+    for _ in 0..MAX_PREFIX_TRIES {
+        if end <= start.max(from) {
+            return None;
+        }
+        // (A line after a backslash-newline continues the one before: not a command boundary.)
+        if !src[..end].ends_with(b"\\\n") {
+            let w = weight(&src[from..end]);
+            let rest = area_left.get().checked_sub(w.saturating_mul(w))?;
+            area_left.set(rest);
+            let included = tree_sitter::Range {
+                start_byte: from,
+                end_byte: end,
+                start_point: point(src, from),
+                end_point: point(src, end),
+            };
+            parser.reset();
+            let tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(src, None))?;
+            let mut skips = Vec::new();
+            if first_error(tree.root_node(), src, &mut skips, true).is_none() {
+                return Some((end, tree, skips));
+            }
+        }
+        end = line_of(src, end - 1).1;
+    }
+    None
 }
 
 /// The start of the first syntax error under `root` (an error node or a missing token), here-document

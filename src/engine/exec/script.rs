@@ -2,7 +2,7 @@
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, basename, is_ident, truncate_chars};
-use super::flow::{EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PIPE, UNCOUPLED};
+use super::flow::{EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PIPE, SCOPE, UNCOUPLED};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
@@ -13,11 +13,22 @@ use std::collections::{HashMap, HashSet};
 mod builtins;
 mod cond;
 mod files;
+mod scope;
 
-use builtins::here_string;
+pub(super) use builtins::printf_output;
+use builtins::{here_string, input_redirect};
+use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
 type VarsBefore = (HashMap<String, String>, HashSet<String>);
+
+/// How a run of pieces ended.
+pub(super) enum Run {
+    /// Its last piece was analysed.
+    Done,
+    /// The script ended (an `exit` certain to run, a spent bound) or a dependency was found.
+    End(Option<Dependency>),
+}
 
 /// Command-level environment assignments (`PGHOST=db cmd`, `env PGHOST=db cmd`).
 pub(super) type Overrides = Vec<(String, String)>;
@@ -111,31 +122,54 @@ impl Ctx<'_> {
         // host (a miss at worst, never a denial on a guess).
         let saved_functions = self.defines_function;
         self.defines_function |= defines_function(script);
+        // Lines are counted in each script text on its own (`flow::SCOPE`, for aliases).
+        self.next_script_id += 1;
+        let saved_script = (std::mem::replace(&mut self.script_id, self.next_script_id), self.line);
+        self.line = 0;
         let mut pieces = Vec::new();
+        let had_gap = self.parse_gap.is_some();
         self.split_script(script, depth, &mut pieces);
         let saved_uncoupled = self.uncoupled.clone();
+        // (A script with a syntax error never gets to its last line: bash exits 2 there.)
         if self.uncoupled.is_none()
+            && (had_gap || self.parse_gap.is_none())
             && !self.errexit
             && let Some(last) = always_exits_zero(script)
         {
             self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
         }
         let found = self.analyze_pieces(pieces, depth);
+        (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
         self.defines_function = saved_functions;
         found
     }
 
     fn analyze_pieces(&mut self, pieces: Vec<String>, depth: usize) -> Option<Dependency> {
+        match self.run_pieces(&pieces, depth, true) {
+            Run::Done => None,
+            Run::End(found) => found,
+        }
+    }
+
+    /// Analyses `pieces` in turn; `certain`: they run whenever the script gets to them (an `exit`
+    /// among them, outside a region that may not run, ends the script).
+    fn run_pieces(&mut self, pieces: &[String], depth: usize, certain: bool) -> Run {
         // A script that always exits 0 (its last command is `exit 0` or `true`, and nothing can
         // end it earlier with another status): no command in it can fail the probe.
         let saved = self.uncoupled.clone();
         // The open guard regions (`flow::GUARD`): for one whose condition is not known, the
         // variables and unset names before it, to tell what it assigned.
         let mut regions: Vec<Option<VarsBefore>> = Vec::new();
+        // The open subshells (`flow::SCOPE`): what they may change, as it was before them, and
+        // whether what they change is unknown after them.
+        let mut scopes: Vec<(Saved, bool)> = Vec::new();
         // Nesting depth of the region being skipped (0: not skipping).
         let mut skipping = 0usize;
-        for piece in pieces {
+        let mut at = 0;
+        while at < pieces.len() {
+            let piece = &pieces[at];
+            at += 1;
             if let Some(conds) = piece.strip_prefix(GUARD) {
                 if conds.is_empty() {
                     if skipping > 0 {
@@ -157,10 +191,32 @@ impl Ctx<'_> {
             if skipping > 0 {
                 continue;
             }
+            if let Some(scope) = piece.strip_prefix(SCOPE) {
+                match scope.chars().next() {
+                    Some(open @ ('(' | '?')) => scopes.push((self.save_vars(), open == '?')),
+                    Some(')') => {
+                        if let Some((before, unknown)) = scopes.pop() {
+                            self.restore_vars(before, unknown);
+                        }
+                    }
+                    Some('L') => self.line = scope[1..].parse().unwrap_or(0),
+                    Some('F') => {
+                        let end = loop_end(pieces, at);
+                        let body = &pieces[at..end];
+                        at = end + 1;
+                        let certain = certain && regions.iter().all(Option::is_none);
+                        if let Run::End(found) = self.run_loop(&scope[1..], body, depth, certain) {
+                            return Run::End(found);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
             // An `exit` every open region of which certainly runs: the script ends here.
             if piece.starts_with(EXIT) {
-                if regions.iter().all(Option::is_none) {
-                    return None;
+                if certain && regions.iter().all(Option::is_none) {
+                    return Run::End(None);
                 }
                 continue;
             }
@@ -170,7 +226,7 @@ impl Ctx<'_> {
             }
             let (how, piece) = match piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)) {
                 Some((how, rest)) => (Some(how.to_string()), rest.to_string()),
-                None => (None, piece),
+                None => (None, piece.clone()),
             };
             if self.uncoupled.is_none() {
                 self.uncoupled = how;
@@ -179,17 +235,18 @@ impl Ctx<'_> {
             self.uncoupled.clone_from(&saved);
             match step {
                 Step::Next => {}
-                Step::Stop => return None,
+                Step::Stop => return Run::End(None),
                 Step::Found(d) if d.uncoupled.is_some() => {
                     self.uncoupled_found.get_or_insert(d);
                 }
-                Step::Found(d) => return Some(d),
+                Step::Found(d) => return Run::End(Some(d)),
             }
         }
-        None
+        Run::Done
     }
 
-    /// After a region that may not have run: every variable it assigned or unset is uncertain.
+    /// After a region that may not have run: every variable it assigned or unset is uncertain,
+    /// its value known only at run time.
     fn mark_uncertain(&mut self, vars: &HashMap<String, String>, unset: &HashSet<String>) {
         let changed: Vec<String> = self
             .shell_vars
@@ -199,6 +256,12 @@ impl Ctx<'_> {
             .chain(vars.keys().filter(|k| !self.shell_vars.contains_key(*k)).cloned())
             .chain(self.unset.symmetric_difference(unset).cloned())
             .collect();
+        // Its value may be the one before the region or the one after: known only at run time
+        // (never a denial on a value that may not hold).
+        for name in &changed {
+            let value = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
+            self.shell_vars.insert(name.clone(), value);
+        }
         self.uncertain.extend(changed);
     }
 
@@ -215,7 +278,15 @@ impl Ctx<'_> {
             // A here-string is the command's standard input: a shell given no script reads its
             // script there (`bash -s <<< "pg_isready -h db"`).
             // (Or the output of the command piped into it: `echo "pg_isready -h db" | sh`.)
-            self.stdin_script = here_string(&piece).or_else(|| self.piped.take());
+            // (Or a process substitution read as a file: `bash < <(echo "pg_isready -h db")`.)
+            // (A here-string's word is expanded here, by this shell; what a pipe gives is text.)
+            self.stdin_script = here_string(&piece)
+                .map(|word| {
+                    let (text, _) = self.resolve_text(&word, depth, true);
+                    self.render_lit(&text)
+                })
+                .or_else(|| self.piped.take())
+                .or_else(|| input_redirect(&piece).and_then(|w| self.process_output(&w)));
             self.last_output = None;
             if let Some(d) = self.dev_tcp_dependency(&targets, &words, depth) {
                 return Step::Found(d);
@@ -232,6 +303,18 @@ impl Ctx<'_> {
             if k >= words.len() {
                 self.shell_vars.extend(assigns);
                 return Step::Next;
+            }
+            if !self.aliases.is_empty()
+                && let Some((name, text)) = self.alias_expansion(&piece, &words[k])
+            {
+                // (An alias is not expanded again inside its own text.)
+                let at = self.aliases.iter().rposition(|a| a.0 == name);
+                let alias = at.map(|at| self.aliases.remove(at));
+                let found = self.analyze_script(&text, depth + 1);
+                if let (Some(at), Some(alias)) = (at, alias) {
+                    self.aliases.insert(at.min(self.aliases.len()), alias);
+                }
+                return found.map_or(Step::Next, Step::Found);
             }
             if words[k] == "unset" {
                 self.unset_vars(&words[k + 1..]);
@@ -274,7 +357,9 @@ impl Ctx<'_> {
                 return found.map_or(Step::Next, Step::Found);
             }
             if let Some(body) = self.function(args.first()) {
-                return self.call_function(&body, &args[1..], depth).map_or(Step::Next, Step::Found);
+                return self
+                    .call_function(&body, &args[1..], &assigns, depth)
+                    .map_or(Step::Next, Step::Found);
             }
             self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)
         }
@@ -288,14 +373,46 @@ impl Ctx<'_> {
 
     /// A call of a shell function: its body analysed with `args` as `$1`, `$2`... (calls nested at
     /// most [`MAX_CALL_DEPTH`] deep; deeper ones are not analysed).
-    fn call_function(&mut self, body: &str, args: &[String], depth: usize) -> Option<Dependency> {
+    /// `assigns` (`H=db f`) hold, exported, only while the function runs (bash manual, "Shell
+    /// Functions"); its `local` variables are gone after it, the values they hid back.
+    fn call_function(
+        &mut self,
+        body: &str,
+        args: &[String],
+        assigns: &[(String, String)],
+        depth: usize,
+    ) -> Option<Dependency> {
         if self.calls >= MAX_CALL_DEPTH {
             return None;
         }
         self.calls += 1;
+        self.locals.push(Vec::new());
+        for (n, v) in assigns {
+            self.make_local(n);
+            self.shell_vars.insert(n.clone(), v.clone());
+            self.exported.insert(n.clone());
+        }
         let saved = self.positional.replace(args.to_vec());
         let found = self.analyze_script(body, depth);
         self.positional = saved;
+        if let Some(frame) = self.locals.pop() {
+            for (name, value, unset, exported) in frame.into_iter().rev() {
+                match value {
+                    Some(v) => self.shell_vars.insert(name.clone(), v),
+                    None => self.shell_vars.remove(&name),
+                };
+                if unset {
+                    self.unset.insert(name.clone());
+                } else {
+                    self.unset.remove(&name);
+                }
+                if exported {
+                    self.exported.insert(name);
+                } else {
+                    self.exported.remove(&name);
+                }
+            }
+        }
         self.calls -= 1;
         found
     }
@@ -303,7 +420,17 @@ impl Ctx<'_> {
     /// `export A=x`, `declare -x A=x`, `local A=x`: remember script variables. `export -n A` and
     /// `declare +x A` take A out of the clients' environment.
     pub(super) fn declare(&mut self, words: &[String], depth: usize) {
-        let is_export = words.first().is_some_and(|w| w == "export");
+        let command = words.first().map_or("", String::as_str);
+        let is_export = command == "export";
+        // `local`, and `declare`/`typeset` without `-g`, make function-local variables (bash
+        // manual, "Bash Builtins"); `local` outside a function is an error that assigns nothing.
+        let is_local = command == "local"
+            || matches!(command, "declare" | "typeset")
+                && !words[1..].iter().any(|w| w.starts_with('-') && w.contains('g'));
+        if command == "local" && self.locals.is_empty() {
+            return;
+        }
+        let is_local = is_local && !self.locals.is_empty();
         let mut export = is_export;
         let mut unexport = false;
         for w in &words[1..] {
@@ -317,6 +444,23 @@ impl Ctx<'_> {
                 continue;
             }
             let name = split_assignment(w).map_or(w.as_str(), |(n, _)| n);
+            if is_local && is_ident(name) {
+                self.make_local(name);
+                // `local H` alone: bash leaves H unset in the function, dash keeps its value.
+                if split_assignment(w).is_none() {
+                    match self.shell {
+                        Some("bash") => {
+                            self.shell_vars.remove(name);
+                            self.unset.insert(name.to_string());
+                        }
+                        Some("dash") => {}
+                        _ => {
+                            let unknown = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
+                            self.shell_vars.insert(name.to_string(), unknown);
+                        }
+                    }
+                }
+            }
             if let Some((n, v)) = split_assignment(w) {
                 let (val, _) = self.resolve_text(v, depth, true);
                 self.shell_vars.insert(n.to_string(), val);
@@ -496,6 +640,11 @@ pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
     });
     (exits_zero && !set_e && !shebang_e && !words.contains(&".") && !script.contains("exit;"))
         .then_some(if plain_echo { "echo" } else { last })
+}
+
+/// The here-string (or here-document) text of a piece (`cat <<EOF`), for a command substitution.
+pub(super) fn here_string_text(piece: &str) -> Option<String> {
+    here_string(piece)
 }
 
 /// What one piece of a script gives.

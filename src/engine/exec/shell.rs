@@ -199,6 +199,8 @@ pub(super) struct Walk<'s> {
     /// A substitution nested [`MAX_DEPTH`] deep was left unwalked: the split depends on the depth
     /// it was made at, not on the text alone.
     depth_cut: std::cell::Cell<bool>,
+    /// The text mentions `alias`: each command's line is written down (`flow::SCOPE`).
+    pub(super) aliases: bool,
 }
 
 impl Ctx<'_> {
@@ -239,7 +241,8 @@ impl Ctx<'_> {
 
     /// [`Ctx::split_script`] by the parser (`text` with `$` as written). True when the pieces
     /// depend on the text alone as far as the parse goes (not cut short by the object's parse
-    /// allowance, no substitution left unwalked at this depth).
+    /// allowance, no syntax error, whose recovery spends the allowance too, no substitution left
+    /// unwalked at this depth).
     fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
         let Some(parsed) = self.parse(text) else {
             return false;
@@ -248,12 +251,14 @@ impl Ctx<'_> {
             self.parse_gap.get_or_insert(gap);
         }
         let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
+        let aliases = text.contains("alias") && super::flow::mentions(text, &["alias"]);
         let walk = Walk {
             src: text,
             cut: parsed.cut,
             skips: &parsed.skips,
             has_bars,
             depth_cut: std::cell::Cell::new(false),
+            aliases,
         };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
@@ -262,7 +267,9 @@ impl Ctx<'_> {
         while out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
             out.pop();
         }
-        !walk.depth_cut.get() && !matches!(parsed.gap, Some(ParseGap::OverParseBudget(_)))
+        // (A syntax error's recovery re-parses within the allowance too: see `parse::clean_prefix`.)
+        !walk.depth_cut.get()
+            && !matches!(parsed.gap, Some(ParseGap::OverParseBudget(_) | ParseGap::SyntaxError(_)))
     }
 
     /// Keeps the commands of `script` (split into `pieces` by this analysis) for the object's
@@ -556,13 +563,21 @@ impl Ctx<'_> {
         }
         let m = self.substitution_ref(&content, &sub, depth, &shown);
         cur.push(m);
+        // `$( )` and `<( )` run in a subshell: what they assign is gone after them.
+        let scoped = n.kind() != "arithmetic_expansion" && !sub.is_empty();
+        if scoped {
+            subs.push(format!("{}(", super::flow::SCOPE));
+        }
         subs.append(&mut sub);
+        if scoped {
+            subs.push(format!("{})", super::flow::SCOPE));
+        }
     }
 }
 
 /// A here-document's body, as the command's standard input: appended to its piece as a
-/// here-string word (`<<<'...'`, single-quoted, every `$` literal: the shell that reads it expands
-/// what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
+/// here-string word (`<<<'...'`, single-quoted; its `$` marked double-quoted when the delimiter
+/// is unquoted, else literal: a shell that reads it expands what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
 /// lines' leading tabs are stripped, as bash does.
 fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
     let Some(body) = walk.src.get(n.start_byte()..n.end_byte().min(walk.cut)) else {
@@ -573,6 +588,18 @@ fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
             .get(p.start_byte()..n.start_byte())
             .is_some_and(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with("<<-"))
     });
+    // With an unquoted delimiter the shell that reads the script expands the body's `$` itself,
+    // before the command runs (bash manual, "Here Documents"): they are marked double-quoted.
+    let quoted = n.parent().is_none_or(|p| {
+        walk.src.get(p.start_byte()..n.start_byte()).is_none_or(|t| {
+            let word =
+                t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '<' | '-')).trim_start();
+            let end = word
+                .find(|c: char| c.is_whitespace() || matches!(c, '|' | ';' | '&' | ')'))
+                .unwrap_or(word.len());
+            word[..end].contains(['\'', '"', '\\'])
+        })
+    });
     let mut text = String::with_capacity(body.len() + 8);
     for line in body.split_inclusive('\n') {
         text.push_str(if strip { line.trim_start_matches('\t') } else { line });
@@ -582,9 +609,15 @@ fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
     }
     cur.push(REDIRECT);
     cur.push_str("<<<'");
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '\'' => cur.push_str("'\\''"),
+            '\\' if !quoted && chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push(LDOLLAR);
+            }
+            '$' if !quoted => cur.push(QDOLLAR),
             '$' => cur.push(LDOLLAR),
             c => cur.push(c),
         }

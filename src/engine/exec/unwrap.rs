@@ -5,7 +5,7 @@ use super::clients::Hit;
 use super::context::{Ctx, basename, is_reserved_char};
 use super::hosts::{HostClass, port_category};
 use super::powershell::Edition;
-use super::script::{Overrides, runs_as_shell, shell_file_pos, shell_script_pos};
+use super::script::{Overrides, runs_as_shell};
 use super::shell::split_assignment;
 use super::{Dependency, FileLookup, LocalRequest, MAX_DEPTH, MAX_UNWRAP};
 
@@ -150,7 +150,7 @@ pub(super) fn python_target(vals: &[String]) -> Option<usize> {
 
 /// Whether a shell's options (the words before its script or file) turn on errexit: `-e`, `-ec`,
 /// `-o errexit`.
-fn errexit_flag(opts: &[String]) -> bool {
+pub(super) fn errexit_flag(opts: &[String]) -> bool {
     opts.iter().any(|f| f.starts_with('-') && !f.starts_with("--") && f.contains('e'))
         || opts.windows(2).any(|w| w[0] == "-o" && w[1] == "errexit")
 }
@@ -216,40 +216,7 @@ impl Ctx<'_> {
             let name = name.strip_suffix(".exe").unwrap_or(name);
             match name {
                 "sh" | "bash" | "ash" | "dash" | "zsh" | "ksh" | "mksh" | "yash" => {
-                    if depth >= MAX_DEPTH {
-                        return None;
-                    }
-                    for (n, v) in overrides {
-                        self.exported.insert(n.clone());
-                        self.shell_vars.insert(n, v);
-                    }
-                    let stdin = self.stdin_script.take();
-                    let Some(pos) = shell_script_pos(&rest) else {
-                        // `sh FILE args`: the shell runs the file; without one (or with `-s`) it
-                        // reads its script from standard input, here a here-string.
-                        let Some(k) = shell_file_pos(&rest) else {
-                            let word = stdin?;
-                            let (script, _) = self.resolve_text(&word, depth, true);
-                            let script = self.render_lit(&script);
-                            return self.analyze_script(&script, depth + 1);
-                        };
-                        let saved_errexit = std::mem::replace(&mut self.errexit, errexit_flag(&rest[..k]));
-                        let found = self.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
-                        self.errexit = saved_errexit;
-                        return found;
-                    };
-                    // `sh -c SCRIPT [NAME [ARGS...]]`: NAME is `$0`, ARGS are `$1`...
-                    let saved = (self.positional.take(), self.arg0.take());
-                    self.arg0 = raw_rest.get(pos + 1).cloned();
-                    self.positional =
-                        Some(raw_rest.get(pos + 2..).map(<[String]>::to_vec).unwrap_or_default());
-                    // The script is the word's value: `sh -c "$CHECK"` runs CHECK's text.
-                    let script = self.render_lit(&raw_rest[pos]);
-                    let saved_errexit = std::mem::replace(&mut self.errexit, errexit_flag(&rest[..pos]));
-                    let found = self.analyze_script(&script, depth + 1);
-                    self.errexit = saved_errexit;
-                    (self.positional, self.arg0) = saved;
-                    return found;
+                    return self.run_shell(name, &rest, raw_rest, overrides, depth);
                 }
                 "." | "source" => {
                     let path = rest.first()?;

@@ -94,7 +94,9 @@ impl Ctx<'_> {
         // (Commands only: not the pieces that mark regions and pipes.)
         let pieces: Vec<String> = pieces
             .iter()
-            .filter(|p| !p.starts_with([super::flow::GUARD, super::flow::PIPE, super::flow::EXIT]))
+            .filter(|p| {
+                !p.starts_with([super::flow::GUARD, super::flow::PIPE, super::flow::EXIT, super::flow::SCOPE])
+            })
             .cloned()
             .collect();
         let words = |p: &String| split_redirections(p, Clone::clone).0;
@@ -128,7 +130,11 @@ impl Ctx<'_> {
                 for v in values {
                     known.push(self.known_text(v, depth)?);
                 }
-                return printf_s(&format, &known);
+                return super::script::printf_output(&format, &known);
+            }
+            // `$(cat <<EOF ... EOF)`: the here-document's text (`eval "$(cat <<EOF ...)"`).
+            ["cat"] if pieces.len() == 1 => {
+                return super::script::here_string_text(&pieces[0]);
             }
             ["pwd"] | ["pwd", "-P" | "-L"] if pieces.len() >= 2 => {
                 let cd = words(&pieces[pieces.len() - 2]);

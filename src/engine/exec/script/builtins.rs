@@ -21,21 +21,12 @@ impl Ctx<'_> {
         }
         let rest: Vec<String> = rest.iter().map(|a| self.render_lit(a)).collect();
         match program.as_str() {
-            "echo" => {
-                let skip = rest.iter().take_while(|a| matches!(a.as_str(), "-n" | "-E")).count();
-                if rest.get(skip).is_some_and(|a| a.starts_with('-') && a.len() > 1) {
-                    return None;
-                }
-                Some(rest[skip..].join(" "))
-            }
+            "echo" => echo_output(&rest, self.shell),
             // `cat` with no file writes its standard input (`cat <<EOF | sh`).
             "cat" if rest.is_empty() => self.stdin_script.clone(),
             "printf" => match rest.as_slice() {
-                [format, values @ ..] if matches!(format.as_str(), "%s\\n" | "%s\n") => {
-                    Some(values.join("\n"))
-                }
-                [format, values @ ..] => super::super::words::printf_s(format, values),
-                [] => None,
+                [format, values @ ..] if !format.starts_with('-') => printf_output(format, values),
+                _ => None,
             },
             _ => None,
         }
@@ -76,6 +67,35 @@ impl Ctx<'_> {
                     (Some(p), Some(_)) => Some(p),
                     _ => None,
                 };
+                true
+            }
+            // `alias NAME=TEXT...`, `unalias NAME...|-a`, `shopt -s|-u expand_aliases`.
+            "alias" => {
+                for a in rest {
+                    let a = self.render_lit(a);
+                    if let Some((name, text)) = a.split_once('=')
+                        && !name.is_empty()
+                        && !name.contains(['/', '$', '`', '='])
+                        && !name.chars().any(is_reserved_char)
+                    {
+                        self.aliases.push((name.to_string(), text.to_string(), self.script_id, self.line));
+                    }
+                }
+                true
+            }
+            "unalias" => {
+                if rest.iter().any(|a| a == "-a") {
+                    self.aliases.clear();
+                }
+                for a in rest {
+                    self.aliases.retain(|(n, ..)| n != a);
+                }
+                true
+            }
+            "shopt" if rest.iter().any(|a| a == "expand_aliases") => {
+                if let Some(flag) = rest.iter().rev().find(|a| matches!(a.as_str(), "-s" | "-u")) {
+                    self.expand_aliases = flag == "-s";
+                }
                 true
             }
             "printf" if rest.first().is_some_and(|a| a == "-v") => {
@@ -148,5 +168,163 @@ pub(super) fn here_string(piece: &str) -> Option<String> {
     match &words[at][super::super::shell::REDIRECT.len_utf8() + 3..] {
         "" => words.get(at + 1).cloned(),
         attached => Some(attached.to_string()),
+    }
+}
+
+/// The word a piece's standard input is read from (`< FILE`, `0< FILE`), if it has one: the
+/// last such redirection (a here-string or here-document is [`here_string`]'s).
+pub(super) fn input_redirect(piece: &str) -> Option<String> {
+    if !piece.contains('<') {
+        return None;
+    }
+    let words = super::super::shell::piece_words(piece);
+    let mut found = None;
+    for (k, w) in words.iter().enumerate() {
+        let Some(r) = w.strip_prefix(super::super::shell::REDIRECT) else {
+            continue;
+        };
+        let Some(target) = r.strip_prefix('0').unwrap_or(r).strip_prefix('<') else {
+            continue;
+        };
+        if target.starts_with(['<', '&', '>']) {
+            continue;
+        }
+        found = if target.is_empty() { words.get(k + 1).cloned() } else { Some(target.to_string()) };
+    }
+    found
+}
+
+/// The text of backslash escapes as `printf` writes them in its format and `echo -e` (bash) or
+/// dash's `echo` write them: `\\`, `\a`, `\b`, `\f`, `\n`, `\r`, `\t`, `\v` (POSIX printf(1),
+/// bash manual "Bash Builtins"). `None` for any other escape (octal, `\x`, `\c`...), whose
+/// reading differs between shells: the text is then not followed.
+pub(super) fn unescape(text: &str) -> Option<String> {
+    if !text.contains('\\') {
+        return Some(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            '\\' => '\\',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+/// What `echo WORDS` writes, as the shell running the script reads its options and escapes:
+/// bash's `echo` takes `-n`, `-e`, `-E` (together too) and reads escapes only with `-e`; dash's
+/// takes only `-n` and always reads escapes (so `-e` is written). Another shell (`sh`, which may
+/// be either): the text only when both read it alike. `None` when not known.
+pub(super) fn echo_output(words: &[String], shell: Option<&str>) -> Option<String> {
+    let bash = || {
+        let options = words
+            .iter()
+            .take_while(|w| {
+                w.len() > 1 && w.starts_with('-') && w[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+            })
+            .collect::<Vec<_>>();
+        let escapes = options.iter().flat_map(|o| o.chars()).rfind(|c| matches!(c, 'e' | 'E')) == Some('e');
+        let text = words[options.len()..].join(" ");
+        if escapes { unescape(&text) } else { Some(text) }
+    };
+    let dash = || {
+        let skip = usize::from(words.first().is_some_and(|w| w == "-n"));
+        unescape(&words[skip..].join(" "))
+    };
+    match shell {
+        Some("bash") => bash(),
+        Some("dash") => dash(),
+        _ => {
+            let text = bash()?;
+            (dash()? == text).then_some(text)
+        }
+    }
+}
+
+/// What `printf FORMAT VALUES...` writes (POSIX printf(1)): the format's escapes ([`unescape`]),
+/// `%%`, `%s` and `%b` (a value's escapes read) filled in turn, the format used again while
+/// values are left. `None` for any other conversion or escape.
+pub(in crate::engine::exec) fn printf_output(format: &str, values: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut next = 0;
+    loop {
+        let mut used = false;
+        let mut chars = format.chars();
+        let mut literal = String::new();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                literal.push(c);
+                if c == '\\' {
+                    literal.push(chars.next()?);
+                }
+                continue;
+            }
+            out.push_str(&unescape(&std::mem::take(&mut literal))?);
+            match chars.next()? {
+                '%' => out.push('%'),
+                conv @ ('s' | 'b') => {
+                    let value = values.get(next).map_or("", String::as_str);
+                    next += 1;
+                    used = true;
+                    if conv == 'b' {
+                        out.push_str(&unescape(value)?);
+                    } else {
+                        out.push_str(value);
+                    }
+                }
+                _ => return None,
+            }
+        }
+        out.push_str(&unescape(&literal)?);
+        if !used || next >= values.len() {
+            return Some(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// Pinned against bash 5.2's and dash's `printf` and `echo` (the same words run in each).
+    #[test]
+    fn printf_and_echo_write_what_each_shell_writes() {
+        assert_eq!(printf_output("a\\tb\\n", &[]).as_deref(), Some("a\tb\n"));
+        assert_eq!(printf_output("%s\\n", &s(&["x", "y"])).as_deref(), Some("x\ny\n"));
+        assert_eq!(printf_output("%s=%s;", &s(&["a", "1", "b"])).as_deref(), Some("a=1;b=;"));
+        assert_eq!(printf_output("100%%", &s(&["ignored"])).as_deref(), Some("100%"));
+        assert_eq!(printf_output("%b", &s(&["x\\ny"])).as_deref(), Some("x\ny"));
+        assert_eq!(printf_output("%s", &s(&["x\\ny"])).as_deref(), Some("x\\ny"));
+        for unknown in ["%d\\n", "\\101", "\\x41", "%5s", "a\\c"] {
+            assert_eq!(printf_output(unknown, &s(&["1"])), None, "{unknown}");
+        }
+        let words = s(&["-e", "a\\nb"]);
+        assert_eq!(echo_output(&words, Some("bash")).as_deref(), Some("a\nb"));
+        assert_eq!(echo_output(&words, Some("dash")).as_deref(), Some("-e a\nb"));
+        assert_eq!(echo_output(&words, Some("sh")), None);
+        let words = s(&["a\\nb"]);
+        assert_eq!(echo_output(&words, Some("bash")).as_deref(), Some("a\\nb"));
+        assert_eq!(echo_output(&words, Some("dash")).as_deref(), Some("a\nb"));
+        assert_eq!(echo_output(&words, None), None);
+        assert_eq!(echo_output(&s(&["-n", "x", "y"]), None).as_deref(), Some("x y"));
+        assert_eq!(echo_output(&s(&["-neE", "a\\tb"]), Some("bash")).as_deref(), Some("a\\tb"));
+        assert_eq!(echo_output(&s(&["-x", "a"]), None).as_deref(), Some("-x a"));
     }
 }

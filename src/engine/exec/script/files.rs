@@ -52,28 +52,38 @@ impl Ctx<'_> {
             return None;
         }
         self.files_read += 1;
-        let saved_positional = (self.positional.clone(), self.arg0.clone());
-        let saved_vars = (!source).then(|| (self.shell_vars.clone(), self.exported.clone()));
-        let saved_functions = (!source).then(|| std::mem::take(&mut self.functions));
-        if !source {
-            let exported = &self.exported;
-            self.shell_vars.retain(|k, _| exported.contains(k));
-            self.arg0 = Some(path.to_string());
-            self.positional = Some(args.clone().unwrap_or_default());
-        } else if let Some(a) = args {
-            self.positional = Some(a);
+        if source {
+            let saved_positional = self.positional.clone();
+            if let Some(a) = args {
+                self.positional = Some(a);
+            }
+            self.scripts.push((path.to_string(), origin));
+            let found = self.analyze_script(&sanitize(text), depth + 1);
+            self.scripts.pop();
+            self.positional = saved_positional;
+            return found;
         }
-        self.scripts.push((path.to_string(), origin));
-        let found = self.analyze_script(&sanitize(text), depth + 1);
-        self.scripts.pop();
-        (self.positional, self.arg0) = saved_positional;
-        if let Some((vars, exported)) = saved_vars {
-            self.shell_vars = vars;
-            self.exported = exported;
-        }
-        if let Some(functions) = saved_functions {
-            self.functions = functions;
-        }
-        found
+        // Run as a program: the shell its `#!` line names (without one, the caller's).
+        let shell = match text.strip_prefix("#!").and_then(|l| l.lines().next()) {
+            Some(line) => {
+                match line.split_whitespace().map(super::super::context::basename).collect::<Vec<_>>()[..] {
+                    ["env", name, ..] | [name, ..] if name == "bash" => Some("bash"),
+                    ["env", name, ..] | [name, ..] if name == "dash" => Some("dash"),
+                    ["env", name, ..] | [name, ..] if matches!(name, "sh" | "ash" | "busybox") => Some("sh"),
+                    _ => Some("other"),
+                }
+            }
+            None => self.shell,
+        };
+        self.in_child_shell(shell, |ctx| {
+            let saved_positional = (ctx.positional.clone(), ctx.arg0.clone());
+            ctx.arg0 = Some(path.to_string());
+            ctx.positional = Some(args.unwrap_or_default());
+            ctx.scripts.push((path.to_string(), origin));
+            let found = ctx.analyze_script(&sanitize(text), depth + 1);
+            ctx.scripts.pop();
+            (ctx.positional, ctx.arg0) = saved_positional;
+            found
+        })
     }
 }
