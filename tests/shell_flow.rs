@@ -141,7 +141,6 @@ fn branches_the_script_makes_certain_are_the_only_ones_analysed() {
         "while true; do pg_isready -h orders-db; break; done",
         "case $MODE in live) :;; ready) pg_isready -h orders-db;; esac",
         "case \"live\" in live) :;; *) :;; esac; pg_isready -h orders-db",
-        "case live in l*) :;; live) pg_isready -h orders-db;; esac",
         "case live in live) : ;& ready) pg_isready -h orders-db;; esac",
         // A value known only at run time: every branch, as before.
         "if [ \"$MODE\" = cluster ]; then pg_isready -h orders-db; fi",
@@ -1025,5 +1024,241 @@ fn for_loop_words_known_when_the_loop_runs_are_followed() {
         "while read -r x; do H=orders-db; done < /etc/x; pg_isready -h \"${H:-localhost}\"",
     ] {
         expect_allowed(script);
+    }
+}
+
+/// The findings of `bash -c SCRIPT` as a liveness probe: (denied hosts' descriptions, warnings').
+fn bash_findings(script: &str) -> (Vec<String>, Vec<String>) {
+    let e = eval_liveness(&["bash", "-c", script]);
+    let of = |action| {
+        e.evaluation
+            .with_action(action)
+            .filter(|f| f.rule == RuleId::LivenessDependency)
+            .map(|f| f.describe())
+            .collect::<Vec<_>>()
+    };
+    (of(Action::Deny), of(Action::Warn))
+}
+
+/// Conditions whose values are known are decided as bash 5.2 decides them (#10): `case` glob
+/// patterns (quoted parts literal), `;&` and `;;&`; `[ ]`/`test` with `-a`, `-o`, `!` and `( )`;
+/// `[[ ]]` with `&&`, `||`, `!`, `( )` and `==` patterns; `(( ))` and `$(( ))`; `while` on a
+/// condition false on entry. Each template's slots `@A`, `@B`, `@C` are clients; the second
+/// column is the slots bash runs, printed by bash itself (a `pg_isready` function echoing its
+/// host, after `M=standalone; N=1; E=; Z=0`). A self-only spelling (the slots bash runs reach
+/// localhost, the others `orders-db`) must be allowed; each spelling where one slot bash runs
+/// reaches `orders-db` must be denied naming it.
+#[test]
+fn known_conditions_are_decided_as_bash_decides_them() {
+    let templates: &[(&str, &str)] = &[
+        (r#"case $M in stand*) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in s?andalone) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in [st]tandalone|x) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in [!x]tandalone) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in [^s]tandalone) @A;; *) @B;; esac"#, "B"),
+        (r#"case $M in [a-r]*) @A;; [s-z]*) @B;; esac"#, "B"),
+        (r#"case "$M" in "stand"*) @A;; *) @B;; esac"#, "A"),
+        (r#"case "$M" in 'stand*') @A;; *) @B;; esac"#, "B"),
+        (r#"case $M in stand\*) @A;; *) @B;; esac"#, "B"),
+        (r#"case $M in "s"tand'a'lone) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in cluster|stand*) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in *alone) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M in *) @A;; stand*) @B;; esac"#, "A"),
+        (r#"case $M in standalone) @A;& cluster) @B;; esac"#, "AB"),
+        (r#"case $M in cluster) @A;& standalone) @B;; esac"#, "B"),
+        (r#"case $M in standalone) @A;;& stand*) @B;; esac"#, "AB"),
+        (r#"case $M in standalone) @A;;& cluster) @B;; esac"#, "A"),
+        (r#"case $M in standalone) @A;;& cluster) @B;; *) @C;; esac"#, "AC"),
+        (r#"case $M in cluster) @A;; standalone) :;& x) @B;; *) @C;; esac"#, "B"),
+        (r#"case $M in s*) :;;& *e) @A;;& x) @B;; esac"#, "A"),
+        (r#"case $N in 1|2) @A;; *) @B;; esac"#, "A"),
+        (r#"case $M$N in standalone1) @A;; *) @B;; esac"#, "A"),
+        (r#"case ${M%alone} in stand) @A;; *) @B;; esac"#, "A"),
+        (r#"if [ "$M" = standalone -a "$N" -eq 1 ]; then @A; else @B; fi"#, "A"),
+        (r#"if [ "$M" = standalone -a "$N" -eq 2 ]; then @A; else @B; fi"#, "B"),
+        (r#"if [ "$M" = cluster -o "$N" -gt 0 ]; then @A; else @B; fi"#, "A"),
+        (r#"if [ "$M" = cluster -o "$N" -gt 5 ]; then @A; else @B; fi"#, "B"),
+        (r#"if [ ! "$M" = cluster ]; then @A; else @B; fi"#, "A"),
+        (r#"if [ ! "$M" = standalone ]; then @A; else @B; fi"#, "B"),
+        (r#"if [ ! -z "$M" ]; then @A; else @B; fi"#, "A"),
+        (r#"if [ ! -n "$M" ]; then @A; else @B; fi"#, "B"),
+        (r#"if test "$M" = standalone -a ! "$N" = 2; then @A; else @B; fi"#, "A"),
+        (r#"if [ "$M" -a "$N" ]; then @A; else @B; fi"#, "A"),
+        (r#"if [ "$E" -o "$N" ]; then @A; else @B; fi"#, "A"),
+        (r#"if [ "$E" -a "$N" ]; then @A; else @B; fi"#, "B"),
+        (r#"if [ -n "$M" -a -z "$E" ]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M == standalone && $N -eq 1 ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M == standalone && $N -eq 2 ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ $M == cluster || $N -gt 0 ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M == cluster || $N -gt 4 ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ ! $M == cluster ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ ! ( $M == standalone ) ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ ( $M == standalone || $M == x ) && $N == 1 ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M == stand* ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M == "stand*" ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ $M == "stand"* ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M != s?and* ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ $M = [s]tandalone ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ -n $M && -z $E ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $E ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ $N -eq 0 ]]; then @A; else @B; fi"#, "B"),
+        (r#"if [[ N -eq 1 ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $N+1 -gt 1 ]]; then @A; else @B; fi"#, "A"),
+        (r#"if [[ $M == cluster&&$N == 1 ]]; then @A; else @B; fi"#, "B"),
+        (r#"if (( N > 1 )); then @A; else @B; fi"#, "B"),
+        (r#"if (( N == 1 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( $N == 0 )); then @A; else @B; fi"#, "B"),
+        (r#"if (( N * 3 - 2 >= 1 && Z == 0 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( N << 2 == 4 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( (N + 1) * 2 == 4 ? 1 : 0 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( -2 ** 2 == 4 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( 0x10 == 16 && 010 == 8 && 2#101 == 5 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( 7 / 2 == 3 && -7 % 3 == -1 )); then @A; else @B; fi"#, "A"),
+        (r#"if (( N )); then @A; else @B; fi"#, "A"),
+        (r#"if (( ! N )); then @A; else @B; fi"#, "B"),
+        (r#"if (( E )); then @A; else @B; fi"#, "B"),
+        (r#"(( N > 1 )) && @A; @B"#, "B"),
+        (r#"(( N > 1 )) || @A"#, "A"),
+        (r#"if [ $((N + 1)) -gt 2 ]; then @A; else @B; fi"#, "B"),
+        (r#"if [ $((N * 2)) = 2 ]; then @A; else @B; fi"#, "A"),
+        (r#"case $((N + 1)) in 2) @A;; *) @B;; esac"#, "A"),
+        (r#"[ "$M" = standalone -a "$N" = 1 ] && @A"#, "A"),
+        (r#"[ "$M" = cluster -o "$N" = 2 ] || @A"#, "A"),
+        (r#"[[ $M == stand* ]] || @A"#, ""),
+        (r#"[[ $M == s* && $N == 1 ]] && @A"#, "A"),
+        (r#"while [[ $M == x* ]]; do @A; done; @B"#, "B"),
+        (r#"if [ "$M" = cluster ]; then @A; elif [[ $M == stand* ]]; then @B; else @C; fi"#, "B"),
+        (r#"if [ "$M" = standalone ] && [ "$N" -eq 1 ]; then @A; else @B; fi"#, "A"),
+    ];
+    for (template, ran) in templates {
+        let fill = |remote: Option<char>| {
+            let mut script = format!("M=standalone; N=1; E=; Z=0; {template}");
+            for slot in ['A', 'B', 'C'] {
+                let host = match remote {
+                    Some(r) if r == slot => "orders-db",
+                    Some(_) => "localhost",
+                    None if ran.contains(slot) => "localhost",
+                    None => "orders-db",
+                };
+                script = script.replace(&format!("@{slot}"), &format!("pg_isready -h {host}"));
+            }
+            script
+        };
+        let script = fill(None);
+        let (denied, _) = bash_findings(&script);
+        assert!(denied.is_empty(), "{script:?}: {denied:?}");
+        for slot in ran.chars() {
+            let script = fill(Some(slot));
+            let (denied, _) = bash_findings(&script);
+            assert!(denied.len() == 1 && denied[0].contains("reaches orders-db"), "{script:?}: {denied:?}");
+        }
+    }
+}
+
+/// A value not known at admission leaves every condition on it undecided: each branch analysed.
+#[test]
+fn conditions_on_unknown_values_still_analyse_every_branch() {
+    for script in [
+        "case $MODE in stand*) pg_isready -h localhost;; *) pg_isready -h orders-db;; esac",
+        "case $MODE in standalone) :;;& *) pg_isready -h orders-db;; esac",
+        "if [ \"$MODE\" = standalone -a 1 = 1 ]; then :; else pg_isready -h orders-db; fi",
+        "if [[ $MODE == stand* || $N -gt 1 ]]; then :; else pg_isready -h orders-db; fi",
+        "if (( REPLICAS > 1 )); then pg_isready -h orders-db; fi",
+        "if (( U = 2 )); then pg_isready -h orders-db; fi",
+        "N=1; if (( N / 0 )); then pg_isready -h orders-db; fi",
+        "N=1; if [ $((N / 0)) = 1 ]; then :; else pg_isready -h orders-db; fi",
+        "if [[ standalone =~ ^stand ]]; then :; else pg_isready -h orders-db; fi",
+        "while [[ $MODE == x* ]]; do pg_isready -h orders-db; done",
+    ] {
+        let (denied, _) = bash_findings(script);
+        assert!(denied.len() == 1 && denied[0].contains("reaches orders-db"), "{script:?}: {denied:?}");
+    }
+}
+
+/// `${X%PATTERN}` and the other pattern operators read a quoted part of the pattern as literal
+/// text, as bash 5.2 and dash do (`${H%'[a-z]'}` removes the text `[a-z]`: `localhost` stays
+/// whole). Each expected value printed by bash for `H=VALUE; printf %s EXPANSION`; checked through
+/// the whole analysis, unquoted (an assignment) and double-quoted (a `case` word).
+#[test]
+fn quoted_parameter_patterns_are_literal_as_in_bash() {
+    let cases = [
+        ("localhost", r#"${H%'[a-z]'}"#, "localhost"),
+        ("localhost", r#"${H%"[a-z]"}"#, "localhost"),
+        ("localhost", r#"${H%[a-z]}"#, "localhos"),
+        ("a[a-z]", r#"${H%'[a-z]'}"#, "a"),
+        ("a[a-z]", r#"${H%"[a-z]"}"#, "a"),
+        ("a[a-z]", r#"${H%\[a-z\]}"#, "a"),
+        ("a*b*c", r#"${H#*'*'}"#, "b*c"),
+        ("a*b*c", r#"${H##*"*"}"#, "c"),
+        ("a*b*c", r#"${H%"*"*}"#, "a*b"),
+        ("a*b*c", r#"${H%%'*'*}"#, "a"),
+        ("a*b*c", r#"${H/"*"/-}"#, "a-b*c"),
+        ("a*b*c", r#"${H//'*'/-}"#, "a-b-c"),
+        ("a*b*c", r#"${H/'*b'/-}"#, "a-*c"),
+        ("a*b*c", r#"${H/#"a*"/-}"#, "-b*c"),
+        ("a*b*c", r#"${H/%'*c'/-}"#, "a*b-"),
+        ("localhost", r#"${H#'l'}"#, "ocalhost"),
+        ("localhost", r#"${H##"l"*}"#, ""),
+        ("localhost", r#"${H%'?'}"#, "localhost"),
+        ("local?", r#"${H%'?'}"#, "local"),
+        ("localhost", r#"${H//'o'/0}"#, "l0calh0st"),
+        ("a/b", r#"${H/'a/'/x}"#, "xb"),
+        ("a?b", r#"${H//"?"/-}"#, "a-b"),
+    ];
+    for (value, expansion, bash) in cases {
+        // The probe reaches orders-db only if the expansion is not what bash gives.
+        for script in [
+            format!(
+                "H='{value}'; X={expansion}; case \"$X\" in '{bash}') :;; *) pg_isready -h orders-db;; esac"
+            ),
+            format!("H='{value}'; case \"{expansion}\" in '{bash}') :;; *) pg_isready -h orders-db;; esac"),
+        ] {
+            let (denied, _) = bash_findings(&script);
+            assert!(denied.is_empty(), "{script:?}: {denied:?}");
+        }
+    }
+    // The host itself: `localhost` kept whole is this pod; an unquoted class still cuts it.
+    // (A quote inside a class, `['a-z']`, is not evaluated: bash reads no range there, and the
+    // result is never a host of its own.)
+    for script in
+        ["H=localhost; redis-cli -h ${H%'[a-z]'} ping", "H=localhost; redis-cli -h ${H%['a-z']} ping"]
+    {
+        let (denied, _) = bash_findings(script);
+        assert!(denied.is_empty(), "{script:?}: {denied:?}");
+    }
+    let (denied, _) = bash_findings("H=orders-dbx; pg_isready -h ${H%'x'}");
+    assert!(denied.len() == 1 && denied[0].contains("reaches orders-db"), "{denied:?}");
+}
+
+/// `[TESTS &&] LOCAL-CHECK || REMOTE-CHECK` (docs/scripts.md, "Fallbacks"): when the tests hold,
+/// the remote check runs only after the local one failed, so the dependency's outage alone never
+/// fails the probe: a warning. When a test may fail (its value not known, or known false), the
+/// remote check runs whatever the local one gives: a denial.
+#[test]
+fn a_remote_fallback_after_a_local_check_is_a_warning() {
+    let warned = [
+        "redis-cli -h localhost ping || redis-cli -h cache ping",
+        "MODE=standalone; [ \"$MODE\" = standalone ] && redis-cli -h localhost ping || redis-cli -h cache ping",
+        "N=1; (( N == 1 )) && [[ $N == 1 ]] && redis-cli -h localhost ping || redis-cli -h cache ping",
+    ];
+    for script in warned {
+        let (denied, warned) = bash_findings(script);
+        assert!(denied.is_empty(), "{script:?}: {denied:?}");
+        assert!(
+            warned.iter().any(|w| w.contains("reaches cache") && w.contains("only after")),
+            "{script:?}: {warned:?}"
+        );
+    }
+    let denied = [
+        "[ \"$MODE\" = standalone ] && redis-cli -h localhost ping || redis-cli -h cache ping",
+        "MODE=cluster; [ \"$MODE\" = standalone ] && redis-cli -h localhost ping || redis-cli -h cache ping",
+        "redis-cli -h cache ping || redis-cli -h localhost ping",
+        "grep -q standalone /etc/mode || redis-cli -h cache ping",
+        "[ -f /etc/standalone ] || redis-cli -h cache ping",
+        "redis-cli -h localhost ping && redis-cli -h cache ping",
+    ];
+    for script in denied {
+        let (denied, _) = bash_findings(script);
+        assert!(denied.len() == 1 && denied[0].contains("reaches cache"), "{script:?}: {denied:?}");
     }
 }

@@ -1553,3 +1553,59 @@ fn a_name_cut_from_the_pods_own_name_is_a_peer_warning_never_a_denial() {
     let got = unresolved_verdict(env, "redis-cli -h ${POD_NAME%-*}-0.redis ping");
     assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
 }
+
+/// PowerShell `switch` on a known value (a literal env value the script does not set) runs only
+/// the clauses that match (about_Switch): every matching clause in order until one runs `break`,
+/// `default` when none matched, case ignored unless `-CaseSensitive`, `-Wildcard` patterns with
+/// `*`, `?` and `[...]`. `-Regex`, a script-block condition or an unknown value leaves every clause.
+#[test]
+fn powershell_switch_on_a_known_value_runs_only_its_matching_clauses() {
+    let mode = json!([{"name": "MODE", "value": "standalone"}]);
+    let local = "Invoke-WebRequest http://localhost:8080/health";
+    let remote = "Invoke-WebRequest http://db:8080/health";
+    let switch = |head: &str, a: &str, a_body: &str, b: &str, b_body: &str| {
+        format!("switch {head} {{\n  {a} {{ {a_body} }}\n  {b} {{ {b_body} }}\n}}")
+    };
+    // (head, first pattern, second pattern, which clauses run: "A", "B" or "AB").
+    let cases = [
+        ("($env:MODE)", "'standalone'", "default", "A"),
+        ("($env:MODE)", "'cluster'", "default", "B"),
+        ("($env:MODE)", "'STANDALONE'", "default", "A"),
+        ("($env:MODE)", "standalone", "default", "A"),
+        ("($env:MODE)", "\"standalone\"", "'cluster'", "A"),
+        ("-CaseSensitive ($env:MODE)", "'STANDALONE'", "default", "B"),
+        ("-Exact ($env:MODE)", "'stand*'", "default", "B"),
+        ("-Wildcard ($env:MODE)", "'stand*'", "'clu*'", "A"),
+        ("-Wildcard ($env:MODE)", "'s?and[a-z]lone'", "default", "A"),
+        ("($env:MODE)", "'standalone'", "'standalone'", "AB"),
+        ("($env:MODE)", "default", "'standalone'", "B"),
+    ];
+    for (head, a, b, runs) in cases {
+        // Self-only: the clauses that run reach localhost, the others db.
+        let body = |slot| if runs.contains(slot) { local } else { remote };
+        let script = switch(head, a, body('A'), b, body('B'));
+        let f = liveness_findings(&["pwsh", "-c", &script], mode.clone());
+        assert!(f.is_empty(), "{script}: {f:?}");
+        // Each clause that runs, reaching db: denied.
+        for slot in runs.chars() {
+            let body = |s| if s == slot { remote } else { local };
+            let script = switch(head, a, body('A'), b, body('B'));
+            let f = liveness_findings(&["pwsh", "-c", &script], mode.clone());
+            assert!(f.len() == 1 && f[0].action == Action::Deny, "{script}: {f:?}");
+        }
+    }
+    // `break` in a clause that runs ends the switch: a later matching clause never runs.
+    let script =
+        format!("switch ($env:MODE) {{ 'standalone' {{ {local}; break }} 'standalone' {{ {remote} }} }}");
+    let f = liveness_findings(&["pwsh", "-c", &script], mode.clone());
+    assert!(f.is_empty(), "{script}: {f:?}");
+    // Not decided: every clause analysed.
+    for head in ["-Regex ($env:MODE)", "($env:OTHER)", "(Get-Mode)"] {
+        let script = switch(head, "'^standalone$'", local, "default", remote);
+        let f = liveness_findings(&["pwsh", "-c", &script], mode.clone());
+        assert!(f.len() == 1 && f[0].action == Action::Deny, "{script}: {f:?}");
+    }
+    let script = switch("($env:MODE)", "{ $_ -like 's*' }", local, "default", remote);
+    let f = liveness_findings(&["pwsh", "-c", &script], mode.clone());
+    assert!(f.len() == 1 && f[0].action == Action::Deny, "{script}: {f:?}");
+}

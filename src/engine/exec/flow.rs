@@ -258,6 +258,9 @@ impl Ctx<'_> {
                 }
                 // The right side runs only if the left one succeeds (`&&`) or fails (`||`).
                 self.statements(*first, walk, depth, out);
+                if op.kind() == "||" && self.fallback(*first, *second, walk, depth, out) {
+                    return Some(false);
+                }
                 let cond = self.condition(&[*first], op.kind() == "&&", walk, depth);
                 out.push(format!("{GUARD}{cond}"));
                 self.statements(*second, walk, depth, out);
@@ -278,11 +281,13 @@ impl Ctx<'_> {
                 if n.end_byte() > walk.cut {
                     return None;
                 }
-                // The body may run no time: what it assigns is not certain after it.
+                // The body may run no time: what it assigns is not certain after it. A condition
+                // certainly false on entry (`while [ "$M" = x ]`, `M=y`) never runs it.
                 for k in &kids[..body_at] {
                     self.statements(*k, walk, depth, out);
                 }
-                out.push(format!("{GUARD}{COND}U"));
+                let cond = self.condition(&kids[1..body_at], keyword != "until", walk, depth);
+                out.push(format!("{GUARD}{cond}{COND}U"));
                 for k in &kids[body_at..] {
                     self.statements(*k, walk, depth, out);
                 }
@@ -426,7 +431,8 @@ fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     None
 }
 
-/// The [`GUARD`] condition that holds when `cond` does not (`T` and `F` swapped).
+/// The [`GUARD`] condition that holds when `cond` (one condition) does not (`T` and `F`, `P` and
+/// `Q` swapped).
 fn negated(cond: &str) -> String {
     let mut out = String::with_capacity(cond.len());
     let mut chars = cond.chars().peekable();
@@ -436,6 +442,8 @@ fn negated(cond: &str) -> String {
             match chars.next() {
                 Some('T') => out.push('F'),
                 Some('F') => out.push('T'),
+                Some('P') => out.push('Q'),
+                Some('Q') => out.push('P'),
                 Some(k) => out.push(k),
                 None => {}
             }
@@ -486,24 +494,25 @@ impl Ctx<'_> {
     }
 
     /// `case WORD in ...`: each item's body in a [`GUARD`] region (the word matches one of its
-    /// patterns and none of the items' before); with a fall-through (`;&`, `;;&`), every body in a
-    /// region of unknown condition.
+    /// patterns and none of the items' before); with a fall-through (`;&`, `;;&`), a region whose
+    /// condition (`K`) is the whole statement, which decides the items that run as bash does.
     fn guarded_case<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) {
         let mut cursor = n.walk();
         let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
         let value = n.child_by_field_name("value");
-        let fallthrough = kids.iter().filter(|k| k.kind() == "case_item").any(|item| {
+        let terminator = |item: &Node<'t>| {
             let mut c = item.walk();
-            item.children_by_field_name("fallthrough", &mut c).next().is_some()
-        });
-        let word = match value {
-            Some(v) if !fallthrough => self.cond_piece(&[v], walk, depth),
-            _ => None,
+            let fall = item.children_by_field_name("fallthrough", &mut c).next();
+            fall.map_or(";;", |f| if f.kind() == ";&" { ";&" } else { ";;&" })
         };
-        let mut before = String::new();
+        let fallthrough =
+            kids.iter().filter(|k| k.kind() == "case_item").any(|item| terminator(item) != ";;");
+        let word = value.and_then(|v| self.cond_piece(&[v], walk, depth));
+        // With a fall-through: every item and its patterns, for the `K` condition.
+        let mut whole = word.clone().map(|w| format!("{PATTERN}{w}")).filter(|_| fallthrough);
+        let mut items: Vec<(Node<'t>, usize, String, bool)> = Vec::new();
         for k in &kids {
             if k.kind() != "case_item" {
-                self.statements(*k, walk, depth, out);
                 continue;
             }
             let mut c = k.walk();
@@ -522,13 +531,35 @@ impl Ctx<'_> {
                     None => known = false,
                 }
             }
-            let (matched, unmatched) = match (&word, known) {
-                (Some(w), true) => (format!("{COND}M{w}{pats}"), format!("{COND}N{w}{pats}")),
+            if let Some(w) = whole.as_mut() {
+                if known {
+                    w.push_str(&format!("{PATTERN};{}{pats}", terminator(k)));
+                } else {
+                    whole = None;
+                }
+            }
+            items.push((*k, body_at, pats, known));
+        }
+        let mut before = String::new();
+        let mut index = 0;
+        for k in &kids {
+            if k.kind() != "case_item" {
+                self.statements(*k, walk, depth, out);
+                continue;
+            }
+            let (_, body_at, pats, known) = &items[index];
+            let (matched, unmatched) = match (&word, &whole, known) {
+                (_, Some(all), _) => (format!("{COND}K{index}{all}"), String::new()),
+                (Some(w), None, true) if !fallthrough => {
+                    (format!("{COND}M{w}{pats}"), format!("{COND}N{w}{pats}"))
+                }
                 _ => (format!("{COND}U"), String::new()),
             };
+            index += 1;
             out.push(format!("{GUARD}{before}{matched}"));
-            for b in &item[body_at..] {
-                self.statements(*b, walk, depth, out);
+            let mut c = k.walk();
+            for b in k.children(&mut c).skip(*body_at) {
+                self.statements(b, walk, depth, out);
             }
             out.push(GUARD.to_string());
             before.push_str(&unmatched);
@@ -545,7 +576,9 @@ impl Ctx<'_> {
     }
 
     /// The [`GUARD`] condition that the statements `nodes` succeed (`success`) or fail: a test
-    /// (`[ ]`, `[[ ]]`, `test`, `true`, `false`, `:`, with `!`), or unknown.
+    /// (`[ ]`, `[[ ]]`, `test`, `(( ))`, `true`, `false`, `:`, with `!`), a chain of them joined by
+    /// `&&` alone or `||` alone (`P`: every part holds, `Q`: not every part holds, each part after
+    /// [`PATTERN`]), or unknown. It is one condition, so [`negated`] gives its opposite.
     fn condition<'t>(&mut self, nodes: &[Node<'t>], success: bool, walk: &Walk<'_>, depth: usize) -> String {
         let named: Vec<Node<'t>> =
             nodes.iter().filter(|k| k.is_named() && k.kind() != "comment").copied().collect();
@@ -553,21 +586,140 @@ impl Ctx<'_> {
         let [first] = named.as_slice() else {
             return unknown;
         };
-        let mut node = *first;
-        let mut success = success;
-        while node.kind() == "negated_command" {
-            let Some(inner) = node.named_child(0) else {
+        if first.kind() == "list" {
+            // `A && B` succeeds when both do; `A || B` fails when both fail.
+            let mut parts = Vec::new();
+            let Some(and) = self.chain(*first, None, &mut parts) else {
                 return unknown;
             };
-            node = inner;
-            success = !success;
+            let mut out = format!("{COND}{}", if success == and { 'P' } else { 'Q' });
+            for part in parts {
+                match self.test_part(part, and, walk, depth) {
+                    Some(piece) => {
+                        out.push(PATTERN);
+                        out.push_str(&piece);
+                    }
+                    None => return unknown,
+                }
+            }
+            return out;
         }
-        if !matches!(node.kind(), "test_command" | "command") {
-            return unknown;
-        }
-        match self.cond_piece(&[node], walk, depth) {
-            Some(piece) => format!("{COND}{}{piece}", if success { 'T' } else { 'F' }),
+        match self.test_part(*first, success, walk, depth) {
+            Some(piece) => format!("{COND}{piece}"),
             None => unknown,
         }
+    }
+
+    /// `[TESTS &&] CLIENT || FALLBACK`, where CLIENT is a known client (a check of its own): when
+    /// the tests hold, FALLBACK runs only after CLIENT failed, so a dependency it reaches cannot fail
+    /// the probe by its outage alone (the probe passes whenever CLIENT does): what it reaches is a
+    /// warning (`Dependency::uncoupled`). When a test fails, FALLBACK runs whatever CLIENT gives:
+    /// analysed as any other piece. False (nothing written) for any other shape.
+    fn fallback<'t>(
+        &mut self,
+        first: Node<'t>,
+        second: Node<'t>,
+        walk: &Walk<'_>,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) -> bool {
+        let mut parts = Vec::new();
+        if first.kind() == "list" {
+            if self.chain(first, None, &mut parts) != Some(true) {
+                return false;
+            }
+        } else {
+            parts.push(first);
+        }
+        let Some((client, tests)) = parts.split_last() else {
+            return false;
+        };
+        let name = client.child_by_field_name("name").map(|n| text(n, walk));
+        let mut c = client.walk();
+        let args: Vec<String> =
+            client.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+        let Some(program) = name.filter(|_| client.kind() == "command").map(super::context::basename) else {
+            return false;
+        };
+        if super::clients::find_client(program, &args).is_none() || second.kind() != "command" {
+            return false;
+        }
+        let mut all = String::new();
+        for t in tests {
+            match self.test_part(*t, true, walk, depth) {
+                Some(piece) => {
+                    all.push(PATTERN);
+                    all.push_str(&piece);
+                }
+                None => return false,
+            }
+        }
+        let mut inner = Vec::new();
+        self.statements(second, walk, depth, &mut inner);
+        if !tests.is_empty() {
+            // A test failed: FALLBACK runs whatever CLIENT gives.
+            out.push(format!("{GUARD}{COND}Q{all}"));
+            out.extend(inner.iter().cloned());
+            out.push(GUARD.to_string());
+        }
+        let how = format!("it runs only after `{program}` before it failed (`||`)");
+        let cond = if tests.is_empty() { format!("{COND}U") } else { format!("{COND}P{all}{COND}U") };
+        out.push(format!("{GUARD}{cond}"));
+        for piece in inner {
+            if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT]) {
+                out.push(piece);
+            } else {
+                out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
+            }
+        }
+        out.push(GUARD.to_string());
+        true
+    }
+
+    /// The parts of a chain of `&&` alone (`Some(true)`) or `||` alone (`Some(false)`), at most 8.
+    fn chain<'t>(&self, n: Node<'t>, op: Option<bool>, parts: &mut Vec<Node<'t>>) -> Option<bool> {
+        if n.kind() != "list" {
+            parts.push(n);
+            return (parts.len() <= 8).then_some(op?);
+        }
+        let mut c = n.walk();
+        let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
+        let [left, o, right] = kids.as_slice() else {
+            return None;
+        };
+        let and = match o.kind() {
+            "&&" => true,
+            "||" => false,
+            _ => return None,
+        };
+        if op.is_some_and(|op| op != and) {
+            return None;
+        }
+        self.chain(*left, Some(and), parts)?;
+        self.chain(*right, Some(and), parts)
+    }
+
+    /// One test with its kind letter, `T` (it succeeds) or `F` (it fails): `[ ]`, `[[ ]]`,
+    /// `test`, `(( ))`, `true`, `false`, `:`, with `!`.
+    fn test_part<'t>(
+        &mut self,
+        node: Node<'t>,
+        success: bool,
+        walk: &Walk<'_>,
+        depth: usize,
+    ) -> Option<String> {
+        let mut node = node;
+        let mut success = success;
+        while node.kind() == "negated_command" {
+            node = node.named_child(0)?;
+            success = !success;
+        }
+        // (`(( ))` is a `compound_statement` of the grammar; `{ }` is one too, and not decided.)
+        let arithmetic = node.kind() == "compound_statement" && text(node, walk).starts_with("((");
+        if !matches!(node.kind(), "test_command" | "command") && !arithmetic {
+            return None;
+        }
+        let piece = self.cond_piece(&[node], walk, depth)?;
+        Some(format!("{}{piece}", if success { 'T' } else { 'F' }))
     }
 }

@@ -495,7 +495,9 @@ impl Ctx<'_> {
                         // `${...}` as written (its value is resolved by the word stage).
                         let text = &walk.src[n.start_byte()..n.end_byte().min(end)];
                         cur.push(if quote == Quote::Double { QDOLLAR } else { '$' });
-                        cur.push_str(text.get(1..).unwrap_or(""));
+                        // (A quoted pattern's characters are literal: `${H%'[a-z]'}`.)
+                        let literal = super::words::literal_quoted_pattern(text);
+                        cur.push_str(literal.as_deref().unwrap_or(text).get(1..).unwrap_or(""));
                     }
                     "heredoc_body" => here_document(n, walk, cur),
                     "heredoc_end" | "comment" => {}

@@ -10,6 +10,7 @@ use super::{EnvValue, MAX_DEPTH};
 mod operators;
 
 use operators::apply_operator;
+pub(super) use operators::{glob_matches, literal_quoted_pattern};
 
 /// Is the trimmed content of a command substitution one that prints the container's own name
 /// or address (`hostname`, `hostname -i`, `cat /etc/hostname`, ...)?

@@ -96,7 +96,7 @@ fn keyword_at(m: &[char], i: usize) -> Option<String> {
         return None;
     }
     let word: String = m[i..i + len].iter().collect::<String>().to_ascii_lowercase();
-    matches!(word.as_str(), "function" | "filter" | "if" | "elseif" | "else" | "exit" | "return")
+    matches!(word.as_str(), "function" | "filter" | "if" | "elseif" | "else" | "exit" | "return" | "switch")
         .then_some(word)
 }
 
@@ -298,6 +298,10 @@ impl Ctx<'_> {
                     }
                     i = after;
                 }
+                "switch" => {
+                    self.ps_switch(&chars, &mut m, &mut out, after, script);
+                    i = after;
+                }
                 "exit" | "return" if depth == 0 => {
                     let before = m[..i].iter().rev().find(|c| !matches!(c, ' ' | '\t'));
                     if matches!(before, None | Some('\n') | Some(';') | Some('}')) {
@@ -314,6 +318,112 @@ impl Ctx<'_> {
             }
         }
         (out.into_iter().collect(), funcs)
+    }
+
+    /// `switch [-Exact|-Wildcard|-CaseSensitive] (VALUE) { PATTERN { ... } ... default { ... } }`
+    /// after the keyword (`after`): when VALUE is known ([`Ctx::ps_operand`]) and so are the
+    /// patterns it meets, the clauses that do not run are blanked (about_Switch: every clause whose
+    /// pattern matches runs, in order, until one runs `break` or `continue`; `default` runs when no
+    /// other clause matched; comparisons ignore case unless `-CaseSensitive`; `-Wildcard` patterns
+    /// use `*`, `?` and `[...]`). `-Regex`, `-File`, a script-block condition (`{ $_ -gt 1 }`), an
+    /// array value or any pattern not known leaves what it may decide as it is.
+    fn ps_switch(&self, chars: &[char], m: &mut [char], out: &mut [char], after: usize, script: &str) {
+        let (mut k, mut wildcard, mut case) = (skip_blank(m, after), false, false);
+        while m.get(k) == Some(&'-') {
+            let len = m[k + 1..].iter().take_while(|c| c.is_ascii_alphabetic()).count();
+            match chars[k + 1..k + 1 + len].iter().collect::<String>().to_ascii_lowercase().as_str() {
+                "exact" => {}
+                "wildcard" => wildcard = true,
+                "casesensitive" => case = true,
+                _ => return,
+            }
+            k = skip_blank(m, k + 1 + len);
+        }
+        let Some((cond, open, close)) = clause(m, k, true) else {
+            return;
+        };
+        let Some(value) = self.ps_operand(chars[cond].iter().collect::<String>().trim(), script) else {
+            return;
+        };
+        let fold = |s: &str| if case { s.to_string() } else { s.to_lowercase() };
+        // Each clause: its range (pattern to closing brace), whether it runs (`None`: not known),
+        // whether it is `default`, whether its block breaks out.
+        let mut clauses: Vec<(std::ops::Range<usize>, Option<bool>, bool, bool)> = Vec::new();
+        let mut at = skip_blank(m, open + 1);
+        while at < close {
+            if matches!(m[at], ';') {
+                at = skip_blank(m, at + 1);
+                continue;
+            }
+            let Some(brace) = (at..close).find(|&j| m[j] == '{') else {
+                return;
+            };
+            let end = closing(m, brace);
+            if end >= close {
+                return;
+            }
+            let pattern: String = chars[at..brace].iter().collect::<String>().trim().to_string();
+            let default = pattern.eq_ignore_ascii_case("default");
+            // (A `break` or `continue` among the block's own statements, not nested.)
+            let mut nest = 0usize;
+            let breaks = (brace + 1..end).any(|j| {
+                match m[j] {
+                    '{' | '(' => nest += 1,
+                    '}' | ')' => nest = nest.saturating_sub(1),
+                    _ => {}
+                }
+                let word: String = m[j..].iter().take_while(|c| c.is_ascii_alphabetic()).collect();
+                nest == 0
+                    && !name_char(m[j - 1])
+                    && matches!(word.to_ascii_lowercase().as_str(), "break" | "continue")
+            });
+            let bare = !pattern.is_empty()
+                && pattern
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '*' | '?' | '[' | ']'));
+            let pat = if bare { Some(pattern.clone()) } else { self.ps_operand(&pattern, script) };
+            let runs = if default {
+                None
+            } else {
+                pat.and_then(|p| {
+                    let (p, v) = (fold(&p), fold(&value));
+                    if !wildcard {
+                        return Some(p == v);
+                    }
+                    // PowerShell's wildcards: `*`, `?`, `[abc]`, `[a-z]`; no negation, no escapes here.
+                    if p.contains(['\\', '\'', '"', '`', '!', '^']) {
+                        return None;
+                    }
+                    super::super::words::glob_matches(&p, &v)
+                })
+            };
+            clauses.push((at..end + 1, runs, default, breaks));
+            at = skip_blank(m, end + 1);
+        }
+        // In order: a clause after one that surely ran and broke out never runs.
+        let (mut stopped, mut matched) = (false, false);
+        let mut dead = Vec::new();
+        for (range, runs, default, breaks) in &clauses {
+            if *default {
+                continue;
+            }
+            match (stopped, runs) {
+                (true, _) | (false, Some(false)) => dead.push(range.clone()),
+                (false, Some(true)) => {
+                    matched = true;
+                    stopped = *breaks;
+                }
+                (false, None) => {}
+            }
+        }
+        for (range, _, default, _) in &clauses {
+            if *default && matched {
+                dead.push(range.clone());
+            }
+        }
+        for range in dead {
+            blank(out, m, range);
+        }
     }
 
     /// The value of an `if` condition when it is known at admission: `$true`, `$false`, `$null`,

@@ -3,7 +3,7 @@
 //! `${X:offset:length}` and the case operators, each within a size bound. Part of stage 3, word and
 //! variable resolution ([`super`]), which applies [`apply_operator`] to a variable's value.
 
-use super::super::context::is_reserved_char;
+use super::super::context::{LDOLLAR, is_reserved_char};
 
 /// Longest value (characters) a parameter operator is evaluated on.
 const MAX_OPERATOR_VALUE: usize = 1024;
@@ -137,6 +137,85 @@ fn pattern_matches(pat: &[PatTok], s: &[char]) -> bool {
         }
     }
     pat[p..].iter().all(|t| *t == PatTok::Star)
+}
+
+/// `${NAME OP PATTERN...}` as written (`text`, from `$` to `}`) with the quoted characters of the
+/// pattern of a `%`, `%%`, `#`, `##`, `/`, `//`, `/#` or `/%` operator escaped (`\\`, then the
+/// character), its quotes and escaping backslashes removed: the piece's words lose their quotes (`shell_words`) before the
+/// operator is applied, and a quoted pattern character is literal in bash (`${H%'[a-z]'}` removes
+/// the text `[a-z]`, not a letter). `None` when there is nothing to change, or what is quoted is
+/// not followed here (an expansion, a blank, a quote inside a quote); a pattern that cannot be
+/// evaluated (a quote inside a `[...]` class) when the quotes cannot be removed.
+pub(in crate::engine::exec) fn literal_quoted_pattern(text: &str) -> Option<String> {
+    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
+    let name_len = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+    let (name, rest) = inner.split_at(name_len);
+    let op_len =
+        ["%%", "##", "//", "/#", "/%", "%", "#", "/"].into_iter().find(|o| rest.starts_with(o))?.len();
+    let (op, pattern) = rest.split_at(op_len);
+    if name.is_empty() || !pattern.contains(['\'', '"', '\\']) || pattern.contains(['$', '`']) {
+        return None;
+    }
+    let replacing = op.starts_with('/');
+    let mut out = format!("${{{name}{op}");
+    let mut quote: Option<char> = None;
+    // Inside an unquoted `[...]` class (a quoted `-` there is no range: not followed).
+    let mut class = false;
+    let mut cs = pattern.chars();
+    while let Some(c) = cs.next() {
+        match (quote, c) {
+            (None, '\'' | '"') if class => return Some(format!("${{{name}{op}{LDOLLAR}}}")),
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '[') => {
+                class = true;
+                out.push(c);
+            }
+            (None, ']') => {
+                class = false;
+                out.push(c);
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), '\'' | '"') => return None,
+            (Some('"'), '\\') => return None,
+            (Some(_), c) if c.is_whitespace() => return None,
+            (Some(_), '*' | '?' | '[' | ']' | '\\' | '/') => {
+                out.push_str("\\\\");
+                out.push(c);
+            }
+            (None, '/') if replacing => {
+                // The replacement, as written.
+                out.push('/');
+                out.push_str(cs.as_str());
+                break;
+            }
+            (None, '\\') => match cs.next()? {
+                c if c.is_whitespace() => return None,
+                c => {
+                    out.push_str("\\\\");
+                    out.push(c);
+                }
+            },
+            _ => out.push(c),
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// Whether the whole of `s` matches the shell pattern `pattern` as written (quoted and
+/// backslash-escaped characters literal: bash manual, "Pattern Matching"), as `case` and `[[ == ]]`
+/// match; `None` when the pattern holds what is not followed here (an expansion, an extended glob,
+/// a character class such as `[[:digit:]]`).
+pub(in crate::engine::exec) fn glob_matches(pattern: &str, s: &str) -> Option<bool> {
+    if pattern.len() > MAX_OPERATOR_PATTERN || s.len() > MAX_OPERATOR_VALUE {
+        return None;
+    }
+    let pat = parse_pattern(pattern)?;
+    let s: Vec<char> = s.chars().collect();
+    Some(pattern_matches(&pat, &s))
 }
 
 /// The result of a parameter operator `op` (the text after the name in `${NAME...}`) applied to
