@@ -1262,3 +1262,39 @@ fn a_remote_fallback_after_a_local_check_is_a_warning() {
         assert!(denied.len() == 1 && denied[0].contains("reaches cache"), "{script:?}: {denied:?}");
     }
 }
+
+/// Break-it pass on merged main: a variable assigned `$(( ))` that refers to itself
+/// (`n=$((n+1))`, the ordinary retry counter) overflowed the stack when a condition read it (the
+/// process aborted: every review in flight lost), and `m=$((n+1)); n=5` was evaluated with `n`'s
+/// later value. bash evaluates `$(( ))` once, where it is written; an expression naming a variable
+/// that reaches a condition through another variable is now undecided (every branch analysed).
+#[test]
+fn arithmetic_assigned_earlier_is_never_re_evaluated() {
+    for script in [
+        "n=$((n+1)); [ $n -gt 3 ] && redis-cli -h localhost ping",
+        "n=0; until redis-cli -h localhost ping; do n=$((n+1)); [ $n -gt 3 ] && exit 1; sleep 1; done",
+        "n=1; n=$((n+1)); [ $n -gt 1 ] && redis-cli -h localhost ping",
+        "x=$((x)); [ $x = 0 ] && redis-cli -h localhost ping",
+        "a=$((b)); b=$((a)); [ $a -eq 0 ] && redis-cli -h localhost ping",
+        "n=$((n*2)); case $n in 1) redis-cli -h localhost ping;; esac",
+    ] {
+        expect_allowed(script);
+        for shell in ["bash", "sh"] {
+            let e = eval_liveness(&[shell, "-c", &format!("{script}; redis-cli -h db.prod.svc ping")]);
+            assert_eq!(denials(&e).len(), 1, "{shell} -c {script:?}");
+        }
+    }
+    let e = eval_liveness(&[
+        "bash",
+        "-c",
+        "n=$((n+1)); (( n > 1 )) && redis-cli -h localhost ping; [[ $n -gt 1 ]]",
+    ]);
+    assert!(denials(&e).is_empty());
+    // Known at the assignment and changed since: not decided on the later value.
+    let e = eval_liveness(&[
+        "bash",
+        "-c",
+        "n=1; m=$((n+1)); n=5; if [ $m -eq 6 ]; then redis-cli -h db.prod.svc ping; else redis-cli -h localhost ping; fi",
+    ]);
+    assert_eq!(denials(&e).len(), 1, "the branch bash may take is analysed");
+}

@@ -50,7 +50,7 @@ impl Ctx<'_> {
     pub(super) fn cond_word(&mut self, raw: &str, split: bool, depth: usize) -> Option<String> {
         let (v, _) = self.resolve_text(raw, depth, true);
         let v = self.render_lit(&v);
-        let v = self.arithmetic_expansions(&v, depth)?;
+        let v = self.arithmetic_expansions(&v, raw, depth)?;
         if v.chars().any(is_reserved_char) {
             return None;
         }
@@ -90,9 +90,12 @@ impl Ctx<'_> {
 
     /// The value of the arithmetic expression `expr` (its `$` expansions made first), when known.
     fn arithmetic(&mut self, expr: &str, depth: usize) -> Option<i64> {
+        if depth > MAX_ARITH_DEPTH {
+            return None;
+        }
         let (v, _) = self.resolve_text(expr, depth, true);
         let v = self.render_lit(&v);
-        let v = self.arithmetic_expansions(&v, depth)?;
+        let v = self.arithmetic_expansions(&v, expr, depth)?;
         if v.chars().any(is_reserved_char) || v.contains(['$', '`', '[', '\\']) {
             return None;
         }
@@ -100,8 +103,13 @@ impl Ctx<'_> {
     }
 
     /// `text` with each `$(( ))` it holds (a marker for a value not known when the script was
-    /// split) replaced by its value, when known; `None` when one is not.
-    fn arithmetic_expansions(&mut self, text: &str, depth: usize) -> Option<String> {
+    /// split) replaced by its value, when known; `None` when one is not. `raw` is the text as
+    /// written, before its variables were expanded: a `$(( ))` written there is evaluated now,
+    /// as bash does; one that came from a variable assigned earlier (`m=$((n+1))`) only when it
+    /// names no variable, since bash evaluated it at the assignment, with the values of that
+    /// moment (`n=5` since), and once (`n=$((n+1))` refers to itself: break-it pass, a stack
+    /// overflow).
+    fn arithmetic_expansions(&mut self, text: &str, raw: &str, depth: usize) -> Option<String> {
         if !text.chars().any(|c| {
             self.ref_of(c).is_some_and(|r| r.kind == RefKind::UnresolvedCmd && r.original.starts_with("$(("))
         }) {
@@ -115,7 +123,8 @@ impl Ctx<'_> {
                     .flatten()
             });
             match inner {
-                Some(expr) => out.push_str(&self.arithmetic(&expr, depth)?.to_string()),
+                Some(expr) if !raw.contains(c) && names_a_value(&expr) => return None,
+                Some(expr) => out.push_str(&self.arithmetic(&expr, depth + 1)?.to_string()),
                 None => out.push(c),
             }
         }
@@ -223,6 +232,18 @@ impl Ctx<'_> {
         let pat = self.cond_word(w, false, depth)?;
         (!pat.contains(['*', '?', '[', '\\'])).then(|| pat == value)
     }
+}
+
+/// Most nested `$(( ))` evaluations in one condition (a bound, whatever the text).
+const MAX_ARITH_DEPTH: usize = 16;
+
+/// Whether an arithmetic expression names a variable or an expansion (`n + 1`, `$n`, `${#a}`): a
+/// token that starts with a letter or `_`, or a `$` (`0x1F` and `2#101` are constants).
+fn names_a_value(expr: &str) -> bool {
+    expr.contains('$')
+        || expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// One word of `[[ ]]` as written: its text and whether any of it is quoted or escaped (an
