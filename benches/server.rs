@@ -148,6 +148,16 @@ mod ablation {
             "ablate-engine-appstate",
             "the engine handler reading the policy through AppState's ArcSwap and recording probegate's metrics",
         ),
+        (
+            "ablate-engine+budget",
+            "the engine handler taking a share of a body budget and the in-flight gauge",
+        ),
+        ("ablate-engine+lane", "the engine handler with Lane::of's two scans of the body"),
+        (
+            "ablate-engine+violations",
+            "the engine handler counting the decision's findings in the violation metrics",
+        ),
+        ("ablate-engine+configmaps", "the engine handler reviewing through review_with_configmaps"),
     ];
 
     fn state() -> Arc<AppState> {
@@ -270,6 +280,55 @@ mod ablation {
             .into_response()
     }
 
+    /// Which part `engine_plus` adds to the engine handler.
+    static ADDED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+    /// The engine handler with one part of probegate's request path added ([`ADDED`]).
+    async fn engine_plus(
+        axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+        body: axum::body::Bytes,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        use probegate::admission::{self, Endpoint};
+        static BUDGET: tokio::sync::Semaphore =
+            tokio::sync::Semaphore::const_new(server::SMALL_BODY_BUDGET_BYTES);
+        static POLICY: std::sync::OnceLock<probegate::policy::Policy> = std::sync::OnceLock::new();
+        let policy = POLICY.get_or_init(probegate::policy::Policy::default);
+        let added = ADDED.get().map(String::as_str).unwrap_or("");
+        let _share = (added == "budget")
+            .then(|| (BUDGET.try_acquire_many(body.len() as u32).ok(), state.metrics.in_flight()));
+        if added == "lane" {
+            std::hint::black_box(server::Lane::of(&body));
+        }
+        let request = admission::parse_review(&body).unwrap();
+        let decision = if added == "configmaps" {
+            struct Nothing;
+            impl probegate::engine::ConfigMapSource for Nothing {
+                fn get(&self, _: &str, _: &str) -> probegate::engine::ConfigMapLookup<'_> {
+                    probegate::engine::ConfigMapLookup::Unresolved
+                }
+                fn unresolved_reason(&self, _: &str, _: &str) -> String {
+                    "not resolving".to_string()
+                }
+            }
+            admission::review_with_configmaps(policy, None, Endpoint::Validate, &request, &Nothing).unwrap()
+        } else {
+            admission::review(policy, None, Endpoint::Validate, &request).unwrap()
+        };
+        if added == "violations" {
+            let s = &decision.summary;
+            let mode = s.mode.map(|m| m.as_str()).unwrap_or("");
+            for (rule, action) in &s.violations {
+                state.metrics.violation(rule.as_str(), action.as_str(), mode, &s.namespace);
+            }
+        }
+        (
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            serde_json::to_vec(&decision.review).unwrap(),
+        )
+            .into_response()
+    }
+
     pub async fn start(material: &probegate::server::tls::TlsMaterial, role: &str) -> u16 {
         match role {
             "ablate-router-plain" => plain(material, server::router(state())).await,
@@ -284,6 +343,14 @@ mod ablation {
             }
             "ablate-engine-appstate" => {
                 let app = axum::Router::new().route("/validate", post(engine_with_state)).with_state(state());
+                plain(material, app).await
+            }
+            "ablate-engine+budget"
+            | "ablate-engine+lane"
+            | "ablate-engine+violations"
+            | "ablate-engine+configmaps" => {
+                let _ = ADDED.set(role.trim_start_matches("ablate-engine+").to_string());
+                let app = axum::Router::new().route("/validate", post(engine_plus)).with_state(state());
                 plain(material, app).await
             }
             other => panic!("unknown ablation role {other}"),
