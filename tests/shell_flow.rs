@@ -1298,3 +1298,23 @@ fn arithmetic_assigned_earlier_is_never_re_evaluated() {
     ]);
     assert_eq!(denials(&e).len(), 1, "the branch bash may take is analysed");
 }
+
+/// Break-it pass on merged main: an assignment before a special builtin (`H=localhost :`) lasts in
+/// a POSIX shell (dash, bash run as `sh`; POSIX 2.14) and not in bash's default mode (each checked
+/// with dash and bash 5.2).
+#[test]
+fn an_assignment_before_a_special_builtin_lasts_in_a_posix_shell() {
+    let script = "H=db.other.svc; H=localhost :; redis-cli -h $H ping";
+    for shell in ["sh", "dash"] {
+        let e = eval_liveness(&[shell, "-c", script]);
+        assert!(
+            denials(&e).is_empty(),
+            "{shell}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    let e = eval_liveness(&["bash", "-c", script]);
+    assert_eq!(denials(&e).len(), 1, "bash keeps db.other.svc");
+    let e = eval_liveness(&["sh", "-c", "H=localhost; H=db.other.svc :; redis-cli -h $H ping"]);
+    assert_eq!(denials(&e).len(), 1, "sh takes db.other.svc");
+}

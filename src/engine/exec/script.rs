@@ -30,6 +30,13 @@ pub(super) enum Run {
     End(Option<Dependency>),
 }
 
+/// The special builtins (POSIX 2.14, "Special Built-In Utilities"): an assignment before one
+/// lasts after it in a POSIX shell.
+const SPECIAL_BUILTINS: &[&str] = &[
+    ":", ".", "break", "continue", "eval", "exec", "exit", "export", "readonly", "return", "set", "shift",
+    "times", "trap", "unset",
+];
+
 /// Command-level environment assignments (`PGHOST=db cmd`, `env PGHOST=db cmd`).
 pub(super) type Overrides = Vec<(String, String)>;
 
@@ -331,6 +338,19 @@ impl Ctx<'_> {
             // One unit for the command, one for each word it expanded to.
             if !self.spend_units(1 + args.len()) {
                 return Step::Stop;
+            }
+            // An assignment before a special builtin (POSIX 2.14: `:`, `.`, `eval`, `export`, ...)
+            // lasts after it in a POSIX shell (dash, bash run as `sh`), not in bash's default mode
+            // (break-it pass: `H=db; H=localhost :; redis-cli -h $H` under `sh` was denied).
+            if !assigns.is_empty() && args.first().is_some_and(|a| SPECIAL_BUILTINS.contains(&a.as_str())) {
+                for (name, value) in &assigns {
+                    let value = match self.shell {
+                        Some("sh" | "dash") => value.clone(),
+                        Some("bash") => continue,
+                        _ => self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string(),
+                    };
+                    self.shell_vars.insert(name.clone(), value);
+                }
             }
             self.last_output = self.output_of(&args);
             if self.builtin_assigns(&args) {
