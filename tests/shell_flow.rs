@@ -1318,3 +1318,20 @@ fn an_assignment_before_a_special_builtin_lasts_in_a_posix_shell() {
     let e = eval_liveness(&["sh", "-c", "H=localhost; H=db.other.svc :; redis-cli -h $H ping"]);
     assert_eq!(denials(&e).len(), 1, "sh takes db.other.svc");
 }
+
+/// Break-it pass on merged main: an unquoted variable in a `case` pattern is a glob pattern
+/// (`P="stand*"; case $M in $P)` takes the first branch in bash 5.2 and dash).
+#[test]
+fn a_case_pattern_held_in_a_variable_is_matched_as_a_glob() {
+    for shell in ["sh", "bash"] {
+        let script = "M=standalone; P=\"stand*\"; case $M in $P) redis-cli -h localhost ping;; *) redis-cli -h db.other.svc ping;; esac";
+        assert!(denials(&eval_liveness(&[shell, "-c", script])).is_empty(), "{shell}: {script}");
+        let script = "M=standalone; P=\"x*\"; case $M in $P) redis-cli -h localhost ping;; *) redis-cli -h db.other.svc ping;; esac";
+        assert_eq!(denials(&eval_liveness(&[shell, "-c", script])).len(), 1, "{shell}: {script}");
+        let script = "M=standalone; P=\"stand*\"; case $M in \"$P\") redis-cli -h db.other.svc ping;; *) redis-cli -h localhost ping;; esac";
+        assert!(
+            denials(&eval_liveness(&[shell, "-c", script])).is_empty(),
+            "{shell}: quoted is literal: {script}"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Conditions of `if`, `elif`, `case`, `&&` and `||`: decided when their values are known at admission (bash manual, "Conditional Constructs" and "Bash Conditional Expressions").
 
-use super::super::context::{Ctx, RefKind, is_reserved_char};
+use super::super::context::{Ctx, RefKind, is_ident, is_reserved_char};
 use super::super::flow::{COND, PATTERN};
 use super::super::shell::split_redirections;
 use super::super::words::glob_matches;
@@ -230,6 +230,16 @@ impl Ctx<'_> {
             return None;
         };
         let pat = self.cond_word(w, false, depth)?;
+        // An unquoted `$P` is a pattern: its value's `*`, `?` and `[...]` match (bash manual,
+        // "Conditional Constructs"; break-it pass: `P="stand*"; case $M in $P)` analysed every
+        // branch). A value with quotes or backslashes is left undecided.
+        let unquoted_variable = w.strip_prefix('$').is_some_and(|n| {
+            let n = n.strip_prefix('{').and_then(|n| n.strip_suffix('}')).unwrap_or(n);
+            is_ident(n)
+        });
+        if unquoted_variable && !pat.contains(['\'', '"', '\\']) {
+            return glob_matches(&pat, value);
+        }
         (!pat.contains(['*', '?', '[', '\\'])).then(|| pat == value)
     }
 }
