@@ -721,6 +721,48 @@ fn explain_reproduces_the_article_from_the_seed_manifest() {
     assert_article_table(&seed(DependencyOverride::Auto));
 }
 
+/// The simulations of one manifest given on standard input, under `--dependency-check auto`.
+fn simulations_of(manifest: &str) -> Vec<explain::Simulation> {
+    let (explanations, errors) = explain::explain_all(
+        &probegate::policy::Policy::default(),
+        &[PathBuf::from("-")],
+        &mut manifest.as_bytes(),
+        &ExplainOptions::default(),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    explanations.into_iter().filter_map(|e| e.simulation).collect()
+}
+
+#[test]
+fn explain_says_when_the_written_run_assumes_readiness_fails_with_the_dependency() {
+    // The seed's readiness probe runs pg_isready against the database itself: nothing assumed.
+    assert!(seed(DependencyOverride::Auto).written_assumes.is_empty());
+    let pod = |readiness: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: default}}\nspec:\n  containers:\n  \
+             - name: app\n    image: app:1\n    ports: [{{containerPort: 8080}}]\n    livenessProbe:\n      \
+             exec: {{command: [pg_isready, -h, db.shop.svc]}}\n{readiness}"
+        )
+    };
+    // No readiness probe: the model gives it one that fails with the dependency, and says so.
+    let none = simulations_of(&pod(""));
+    assert_eq!(none.len(), 1);
+    assert_eq!(none[0].written.scenario.dependency_check, DependencyCheck::Liveness);
+    assert_eq!(none[0].written_assumes.len(), 1, "{:?}", none[0].written_assumes);
+    assert!(none[0].written_assumes[0].contains("the container has none"), "{:?}", none[0].written_assumes);
+    // A readiness probe of the pod itself: assumed to fail with the dependency, as liveness does.
+    let own = simulations_of(&pod("    readinessProbe: {httpGet: {path: /ready, port: 8080}}\n"));
+    assert_eq!(own[0].written_assumes.len(), 1, "{:?}", own[0].written_assumes);
+    assert!(own[0].written_assumes[0].starts_with("readiness fails with the dependency too"));
+    // The text shows the assumption beside the run it belongs to.
+    let o = probegate(&["explain", "-"], Some(&pod("")));
+    assert!(
+        text(&o.stdout).contains("as written assumes a readiness probe that fails with the dependency"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
 #[test]
 fn explain_prints_the_arithmetic_and_draws_the_chart() {
     let dir = tempfile::tempdir().unwrap();

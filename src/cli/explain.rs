@@ -307,6 +307,10 @@ pub struct Simulation {
     pub horizon: u32,
     /// What the "as fixed" configuration assumes beyond `fix`'s patches, if anything.
     pub fixed_assumes: Vec<String>,
+    /// What the "as written" run assumes beyond the manifest, if anything: when the liveness probe
+    /// checks the dependency and no readiness probe is seen reaching it, that readiness fails with
+    /// it too (the article's design A).
+    pub written_assumes: Vec<String>,
 }
 
 impl Simulation {
@@ -535,6 +539,18 @@ fn simulation(
         horizon_seconds: 0,
         dependency_check: written_check,
     };
+    let mut written_assumes = Vec::new();
+    if written_check == DependencyCheck::Liveness && !c.readiness_reaches_dependency {
+        written_assumes.push(if c.readiness.is_some() {
+            "readiness fails with the dependency too, as liveness does (its check does not reach it as \
+             written: --dependency-check says which probe checks it)"
+                .to_string()
+        } else {
+            "a readiness probe that fails with the dependency (the container has none: it would stay Ready \
+             and get requests it cannot serve)"
+                .to_string()
+        });
+    }
     let mut fixed_assumes = Vec::new();
     let mut fixed = base.clone();
     if written_check != DependencyCheck::None {
@@ -586,6 +602,7 @@ fn simulation(
         degraded,
         horizon: shown,
         fixed_assumes,
+        written_assumes,
     })
 }
 
@@ -806,6 +823,9 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         s.outage_seconds,
         s.outage_start_seconds
     )?;
+    for a in &sim.written_assumes {
+        writeln!(out, "    as written assumes {a}")?;
+    }
     for a in &sim.fixed_assumes {
         writeln!(out, "    as fixed assumes {a}")?;
     }
