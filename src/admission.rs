@@ -1274,6 +1274,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_warning_keeps_its_rule_id() {
+        let long = format!("container app: {} (liveness-dependency)", "x".repeat(400));
+        let cut = truncate_chars(&long, MAX_WARNING_CHARS);
+        assert_eq!(cut.chars().count(), MAX_WARNING_CHARS, "{cut}");
+        assert!(cut.ends_with("x… (liveness-dependency)"), "{cut}");
+        // A tail of half the bound or more is not a rule id: cut like the rest.
+        let tail = format!(" ({})", "y".repeat(200));
+        let cut = truncate_chars(&format!("{}{tail}", "x".repeat(100)), MAX_WARNING_CHARS);
+        assert!(cut.ends_with("y…") && cut.chars().count() == MAX_WARNING_CHARS, "{cut}");
+        assert_eq!(truncate_chars("short (rule)", MAX_WARNING_CHARS), "short (rule)");
+        // The bound: a tail shorter than half of `max` is kept, one of half is not.
+        let (kept, cut) = (format!("{} (ab)", "x".repeat(20)), format!("{} (abc)", "x".repeat(20)));
+        assert_eq!(truncate_chars(&kept, 12), "xxxxxx… (ab)");
+        assert_eq!(truncate_chars(&cut, 12), "xxxxxxxxxxx…");
+    }
+
+    #[test]
     fn json_errors_do_not_quote_values() {
         let e = serde_json::from_str::<AdmissionReviewRequest>(r#"{"request": {"uid": 5}}"#).unwrap_err();
         let d = describe_json_error(&e);

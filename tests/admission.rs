@@ -230,3 +230,244 @@ fn a_review_read_in_one_pass_is_answered_as_when_read_in_two() {
     // Deployments, StatefulSets, Jobs, Pod CREATEs: most captured reviews are read in one pass.
     assert!(all >= 40 && one_pass >= all / 2, "{one_pass} of {all}");
 }
+
+/// Any review of `object` (with `old` on UPDATE) under `policy`, made by "alice".
+fn answer(
+    policy: &Policy,
+    endpoint: Endpoint,
+    operation: &str,
+    object: &Value,
+    old: Option<&Value>,
+) -> Result<Decision, admission::ReviewError> {
+    let mut body = common::review(operation, object, old, "u9");
+    body["request"]["userInfo"] = json!({"username": "alice", "groups": ["system:authenticated"]});
+    let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+    admission::review(policy, None, endpoint, &request)
+}
+
+fn audit_policy() -> Policy {
+    Policy { mode: probegate::policy::Mode::Audit, ..Policy::default() }
+}
+
+#[test]
+fn endpoint_names_and_whether_a_decision_acted_are_what_logs_and_metrics_read() {
+    assert_eq!((Endpoint::Validate.as_str(), Endpoint::Mutate.as_str()), ("validate", "mutate"));
+    let decided =
+        |endpoint, object: &Value| answer(&Policy::default(), endpoint, "CREATE", object, None).unwrap();
+    // A clean Pod: nothing denied, warned or patched, so no log line.
+    let d = decided(Endpoint::Validate, &clean_pod());
+    assert!(d.review.response.allowed && d.review.response.warnings.is_none(), "{:?}", d.review.response);
+    assert!(!d.summary.acted(), "{:?}", d.summary);
+    // Denied; warned only (a refused skip entry on a clean Pod); patched only.
+    let d = decided(Endpoint::Validate, &coupled_pod());
+    assert!(d.summary.denied && d.summary.warnings == 0 && !d.summary.patched && d.summary.acted());
+    let mut warned = clean_pod();
+    warned["metadata"]["annotations"] = json!({SKIP_ANNOTATION: "no-such-rule"});
+    let d = decided(Endpoint::Validate, &warned);
+    assert!(!d.summary.denied && d.summary.warnings == 1 && !d.summary.patched && d.summary.acted());
+    let mut patched = clean_pod();
+    patched["spec"]["restartPolicy"] = json!("Always");
+    patched["spec"]["containers"][0]["livenessProbe"] =
+        json!({"httpGet": {"path": "/healthz", "port": 8080}});
+    let d = decided(Endpoint::Mutate, &patched);
+    assert!(
+        !d.summary.denied && d.summary.warnings == 0 && d.summary.patched && d.summary.acted(),
+        "{:?}",
+        d.summary
+    );
+}
+
+#[test]
+fn an_update_is_denied_only_for_a_finding_the_old_object_did_not_have() {
+    let update = |object: &Value, old: &Value| {
+        answer(&Policy::default(), Endpoint::Validate, "UPDATE", object, Some(old)).unwrap().review.response
+    };
+    // The same coupled probe before and after (a label change): a warning, not a denial.
+    let mut relabelled = coupled_pod();
+    relabelled["metadata"]["labels"] = json!({"team": "b"});
+    let r = update(&relabelled, &coupled_pod());
+    assert!(r.allowed, "{r:?}");
+    let warnings = r.warnings.unwrap_or_default();
+    assert!(
+        warnings.iter().any(|w| w.starts_with("probegate: not denied (it was there before this update)")),
+        "{warnings:?}"
+    );
+    // Introduced by the update: denied.
+    assert!(!update(&coupled_pod(), &clean_pod()).allowed);
+    // The old object had a finding of that rule, but not this one: another host, another
+    // container, or the same name as an init container. Each is new, so denied.
+    let mut other_host = coupled_pod();
+    other_host["spec"]["containers"][0]["livenessProbe"]["exec"]["command"][2] = json!("billing-db.prod.svc");
+    let mut other_container = coupled_pod();
+    other_container["spec"]["containers"][0]["name"] = json!("api-2");
+    let mut init = coupled_pod();
+    init["spec"]["initContainers"] = json!([{"name": "api", "image": "api:1", "restartPolicy": "Always",
+        "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}}]);
+    init["spec"]["containers"][0]["name"] = json!("other");
+    init["spec"]["containers"][0]["livenessProbe"]["exec"]["command"][2] = json!("billing-db.prod.svc");
+    for (what, old) in
+        [("another host", other_host), ("another container", other_container), ("an init container", init)]
+    {
+        let r = update(&coupled_pod(), &old);
+        assert!(!r.allowed, "{what}: {r:?}");
+    }
+}
+
+#[test]
+fn audit_annotations_are_written_only_for_something_to_record() {
+    // A clean Pod: no annotation at all, in enforce and in audit mode, at both endpoints.
+    for policy in [Policy::default(), audit_policy()] {
+        for endpoint in [Endpoint::Validate, Endpoint::Mutate] {
+            let r = answer(&policy, endpoint, "CREATE", &clean_pod(), None).unwrap().review.response;
+            assert_eq!(r.audit_annotations, None, "{:?} {endpoint:?}", policy.mode);
+        }
+    }
+    // A skipped rule is recorded; audit mode records what it reported.
+    let mut skipping = clean_pod();
+    skipping["metadata"]["annotations"] = json!({SKIP_ANNOTATION: "readiness-missing"});
+    let r =
+        answer(&Policy::default(), Endpoint::Validate, "CREATE", &skipping, None).unwrap().review.response;
+    assert_eq!(
+        r.audit_annotations.unwrap_or_default().get("skipped-rules").map(String::as_str),
+        Some("readiness-missing")
+    );
+    let r =
+        answer(&audit_policy(), Endpoint::Validate, "CREATE", &coupled_pod(), None).unwrap().review.response;
+    assert!(r.allowed);
+    let annotations = r.audit_annotations.unwrap_or_default();
+    let violations: Value = serde_json::from_str(&annotations["violations"]).unwrap();
+    assert!(
+        violations
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["rule"] == "liveness-dependency" && v["action"] == "deny"),
+        "{violations}"
+    );
+}
+
+#[test]
+fn an_update_in_audit_mode_never_reads_its_old_object() {
+    // An old object that cannot be read as a Pod: reading it would answer 400. Audit mode denies
+    // nothing, so there is nothing the old object could excuse.
+    let unreadable = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"containers": "not a list"}});
+    let d = answer(&audit_policy(), Endpoint::Validate, "UPDATE", &coupled_pod(), Some(&unreadable)).unwrap();
+    assert!(d.review.response.allowed);
+    assert!(
+        d.review.response.warnings.unwrap_or_default().iter().any(|w| w.starts_with("probegate [audit]: "))
+    );
+    // Enforcing, the same UPDATE reads it (the finding might have been there before)...
+    assert!(
+        answer(&Policy::default(), Endpoint::Validate, "UPDATE", &coupled_pod(), Some(&unreadable)).is_err()
+    );
+    // ...but not when nothing would be denied.
+    let d =
+        answer(&Policy::default(), Endpoint::Validate, "UPDATE", &clean_pod(), Some(&unreadable)).unwrap();
+    assert!(d.review.response.allowed);
+}
+
+#[test]
+fn a_subresource_request_is_allowed_untouched() {
+    for (sub, skipped) in [(json!("status"), Some("subresource")), (json!(""), None), (Value::Null, None)] {
+        let mut body = common::review("UPDATE", &coupled_pod(), Some(&clean_pod()), "s1");
+        body["request"]["subResource"] = sub.clone();
+        let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+        let d = admission::review(&Policy::default(), None, Endpoint::Validate, &request).unwrap();
+        assert_eq!(d.summary.skipped, skipped, "{sub}");
+        assert_eq!(d.review.response.allowed, skipped.is_some(), "{sub}");
+    }
+}
+
+#[test]
+fn a_small_review_is_read_in_one_pass_except_a_pod_update() {
+    // `object` is left `None` when parse_review read it as its kind on the way (one pass); a Pod
+    // UPDATE keeps its text (a restore patch needs it). The API server writes `kind` and
+    // `operation` before `object` (serde_json's `json!` would sort them: written out here).
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "shop"},
+        "spec": {"selector": {"matchLabels": {"app": "api"}},
+            "template": {"metadata": {"labels": {"app": "api"}}, "spec": coupled_pod()["spec"].clone()}}});
+    for (operation, object, one_pass) in [
+        ("CREATE", coupled_pod(), true),
+        ("UPDATE", coupled_pod(), false),
+        ("CREATE", deployment.clone(), true),
+        ("UPDATE", deployment, true),
+    ] {
+        let (group, kind) = if object["kind"] == "Pod" { ("", "Pod") } else { ("apps", "Deployment") };
+        let old = if operation == "UPDATE" { object.to_string() } else { "null".into() };
+        let body = format!(
+            r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{{"uid":"p1",
+            "kind":{{"group":"{group}","version":"v1","kind":"{kind}"}},"namespace":"shop",
+            "operation":"{operation}","object":{object},"oldObject":{old}}}}}"#
+        );
+        let request = admission::parse_review(body.as_bytes()).unwrap();
+        assert_eq!(request.object.is_none(), one_pass, "{operation} {kind}");
+        let d = admission::review(&Policy::default(), None, Endpoint::Validate, &request).unwrap();
+        assert_eq!(d.review.response.allowed, operation == "UPDATE", "{operation} {kind}");
+    }
+}
+
+/// docs/reapply.md: a Pod UPDATE that sends back the manifest's values over what probegate patched
+/// at CREATE (a re-apply of the unchanged manifest) is patched back to the stored Pod's probes and
+/// hooks; any other change of a probe is left alone, and audit mode never patches.
+#[test]
+fn a_pod_update_that_only_undoes_probegates_patch_is_patched_back() {
+    // timeoutSeconds 1 (raised) and initialDelaySeconds 45 (moved into a startup probe), as in
+    // tests/e2e/reapply.rs; and one with its own startup probe (only the timeout raised).
+    let liveness = json!({"httpGet": {"path": "/healthz", "port": 8080}, "timeoutSeconds": 1, "initialDelaySeconds": 45});
+    let own_startup =
+        json!({"httpGet": {"path": "/healthz", "port": 8080}, "failureThreshold": 30, "periodSeconds": 10});
+    for startup in [None, Some(own_startup)] {
+        let mut manifest = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 8080}],
+                "livenessProbe": liveness.clone(),
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}}}]}});
+        if let Some(s) = &startup {
+            manifest["spec"]["containers"][0]["startupProbe"] = s.clone();
+        }
+        let mutate = |policy: &Policy, op: &str, object: &Value, old: Option<&Value>| {
+            answer(policy, Endpoint::Mutate, op, object, old).unwrap().review.response
+        };
+        let created = mutate(&Policy::default(), "CREATE", &manifest, None);
+        let mut stored = common::apply(&manifest, &common::decode_patch(created.patch.as_deref().unwrap()));
+        // As the API server stores it: a zero `initialDelaySeconds` is dropped (Go's `omitempty`).
+        let startup_probe = stored["spec"]["containers"][0]["startupProbe"].as_object_mut().unwrap();
+        if startup_probe.get("initialDelaySeconds") == Some(&json!(0)) {
+            startup_probe.remove("initialDelaySeconds");
+        }
+        let c = &stored["spec"]["containers"][0];
+        assert_eq!(c["livenessProbe"]["timeoutSeconds"], 3, "{stored}");
+        assert!(c["startupProbe"].is_object(), "{stored}");
+        let label = |mut v: Value| {
+            v["metadata"]["labels"] = json!({"team": "b"});
+            v
+        };
+        // Server-side apply: the manifest's values, probegate's additions dropped. Client-side:
+        // the manifest's fields over the stored Pod, probegate's additions kept.
+        let ssa = label(manifest.clone());
+        let mut csa = label(stored.clone());
+        csa["spec"]["containers"][0]["livenessProbe"] = liveness.clone();
+        for (how, object) in [("server-side", &ssa), ("client-side", &csa)] {
+            let r = mutate(&Policy::default(), "UPDATE", object, Some(&stored));
+            let patch = r.patch.as_deref().unwrap_or_else(|| panic!("{how} {startup:?}: {r:?}"));
+            let restored = common::apply(object, &common::decode_patch(patch));
+            assert_eq!(restored["spec"], stored["spec"], "{how} {startup:?}");
+            assert_eq!(restored["metadata"]["labels"], json!({"team": "b"}), "{how}");
+            assert_eq!(r.warnings, None, "{how}: {r:?}");
+            // Audit mode never patches, and /validate never does.
+            let r = mutate(&audit_policy(), "UPDATE", object, Some(&stored));
+            assert!(r.patch.is_none() && r.warnings.is_none(), "{how} in audit mode: {r:?}");
+            let v = answer(&Policy::default(), Endpoint::Validate, "UPDATE", object, Some(&stored)).unwrap();
+            assert!(v.review.response.patch.is_none(), "{how} at /validate");
+        }
+        // Nothing undone (a label change of the stored Pod): no patch.
+        assert!(mutate(&Policy::default(), "UPDATE", &label(stored.clone()), Some(&stored)).patch.is_none());
+        // A real change of a probe (another path): left alone, with or without probegate's values.
+        let mut changed = ssa.clone();
+        changed["spec"]["containers"][0]["livenessProbe"]["httpGet"]["path"] = json!("/other");
+        assert!(mutate(&Policy::default(), "UPDATE", &changed, Some(&stored)).patch.is_none(), "{startup:?}");
+        let mut changed = stored.clone();
+        changed["spec"]["containers"][0]["readinessProbe"]["httpGet"]["path"] = json!("/other");
+        assert!(mutate(&Policy::default(), "UPDATE", &changed, Some(&stored)).patch.is_none(), "{startup:?}");
+    }
+}
