@@ -1335,3 +1335,41 @@ fn a_case_pattern_held_in_a_variable_is_matched_as_a_glob() {
         );
     }
 }
+
+/// Issue #10 (bypass): tree-sitter-bash reads the words of `[ ]` with its own expression grammar,
+/// which knows the test operators only unquoted. An escaped or quoted one (`\(`, `"("`, `\<`),
+/// as POSIX scripts must write them, was a syntax error whose recovery hid the whole script:
+/// `[ \( -f /x \) ] && pg_isready -h db` got no finding. Such a piece is re-read with `[` as a
+/// plain command, as `test` is. (Each decided condition checked with bash 5.2 and dash.)
+#[test]
+fn escaped_test_operators_in_brackets_do_not_hide_the_script() {
+    for script in [
+        "[ \\( -f /x \\) ] && pg_isready -h orders-db",
+        "if [ \\( -f /x \\) ]; then pg_isready -h orders-db; fi",
+        "[ ! \\( -f /x \\) ] && pg_isready -h orders-db",
+        "[ -n \"$A\" -a \\( -f /x \\) ] || pg_isready -h orders-db",
+        "[ \"(\" -f /x \")\" ] && pg_isready -h orders-db",
+        "[ '(' -f /x ')' ] && pg_isready -h orders-db",
+        "[ a \\< b ] && pg_isready -h orders-db",
+        "while [ \\( -f /x \\) ]; do pg_isready -h orders-db; done",
+        "[ \\( a = a \\) ] && pg_isready -h orders-db",
+        "curl -sf localhost:8080/\n[ \\( -f /x \\) ] && pg_isready -h orders-db",
+    ] {
+        expect_denied(script, "orders-db");
+        let e = eval_liveness(&["sh", "-c", script]);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+    for script in [
+        "[ \\( -f /x \\) ] && pg_isready -h localhost",
+        // Decided as bash decides them: false, so the remote check never runs.
+        "[ \\( a = b \\) ] && pg_isready -h orders-db",
+        "[ \"(\" a != a \")\" ] && pg_isready -h orders-db",
+    ] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+        assert!(e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency), "{script:?}");
+    }
+    // A script the parser still cannot read is noted as not analysed, never passed silently.
+    let e = expect_allowed("pg_isready -h orders-db; [ \\( -f /x \\) ] && if true; then");
+    assert!(!e.evaluation.unresolved.is_empty());
+}

@@ -282,14 +282,24 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         // few times at most: each pass patches one more line).
         // (A piece without `<<` holds no here-document: its tree is not walked for one.)
         let heredoc = patched[range.start..range.end].windows(2).any(|w| w == b"<<");
+        // A piece with a syntax error is re-read once with its `[` tests read as commands (see
+        // [`patch_test_brackets`]).
         let mut tree = None;
-        for _ in 0..=MAX_HEREDOC_REPARSES {
+        let mut brackets_patched = false;
+        for _ in 0..=MAX_HEREDOC_REPARSES + 1 {
             parser.reset();
             tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(&patched, None));
-            match tree.as_ref().filter(|_| heredoc).and_then(|t| misread_heredoc_end(t.root_node(), &patched))
+            if let Some(line) =
+                tree.as_ref().filter(|_| heredoc).and_then(|t| misread_heredoc_end(t.root_node(), &patched))
             {
-                Some(line) => patch_line_start(&mut patched, line),
-                None => break,
+                patch_line_start(&mut patched, line);
+            } else if !brackets_patched
+                && tree.as_ref().is_some_and(|t| t.root_node().has_error())
+                && patch_test_brackets(&mut patched[range.clone()])
+            {
+                brackets_patched = true;
+            } else {
+                break;
             }
         }
         let Some(tree) = tree else {
@@ -445,6 +455,35 @@ fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_pi
             }
         }
     }
+}
+
+/// Makes every `[` that may start a test command (a `[` alone as a word: after a line start, a
+/// blank or one of `;&|(`, and before a blank) read as the word `_`, so that `[ ... ]` is parsed as
+/// a simple command named `[` (its text is still taken from the script), as `test ...` is; returns
+/// whether it patched one.
+///
+/// tree-sitter-bash 0.25 reads the words of `[ ]` with its own expression grammar, which knows the
+/// test operators only unquoted: an operator or parenthesis that is escaped or quoted (`[ \( -f /x
+/// \) ]`, `[ "(" ... ")" ]`, `[ a \< b ]`, `[ a \= b ]`, `[ "$a" "=" b ]`, `-a \( ... \)`), as
+/// POSIX scripts must write `(`, `)`, `<` and `>`, is a syntax error, and the grammar's recovery
+/// then swallows the commands around it (`[ \( -f /x \) ] && pg_isready -h db` was not analysed at
+/// all). `test` and `[` take plain words in bash and dash, so the analysis reads them the same way
+/// either way (`script::cond`). Used only on a piece with a syntax error: a `[ ]` in a `case`
+/// pattern (`[ ])`) would read differently.
+fn patch_test_brackets(piece: &mut [u8]) -> bool {
+    let mut patched = false;
+    for i in 0..piece.len() {
+        let prev = if i > 0 { piece[i - 1] } else { b'\n' };
+        if piece[i] == b'['
+            && matches!(piece.get(i + 1), Some(b' ' | b'\t'))
+            && b" \t\n;&|(".contains(&prev)
+            && (i < 2 || piece[i - 2] != b'\\' || prev != b' ')
+        {
+            piece[i] = b'_';
+            patched = true;
+        }
+    }
+    patched
 }
 
 /// Most times one piece is parsed again for here-document ends the grammar misread.
