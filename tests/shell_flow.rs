@@ -1373,3 +1373,33 @@ fn escaped_test_operators_in_brackets_do_not_hide_the_script() {
     let e = expect_allowed("pg_isready -h orders-db; [ \\( -f /x \\) ] && if true; then");
     assert!(!e.evaluation.unresolved.is_empty());
 }
+
+/// Issue #10 (miss): a here-document that no line ends (its delimiter line has a trailing blank,
+/// or the quoted delimiter has one the line lacks: `sh <<'EOF '` ... `EOF`) runs to the end of the
+/// script in bash 5.2 and dash ("delimited by end-of-file" is only a warning), so a shell reading
+/// it runs its commands; it was noted as a syntax error and not analysed. (Each checked with bash
+/// and dash: `sh <<EOF\npg_isready -h db || exit 1\nexit 0\nEOF ` runs pg_isready, exits 0.)
+#[test]
+fn a_here_document_no_line_ends_runs_to_the_end_of_the_script() {
+    for script in [
+        "sh <<EOF\npg_isready -h orders-db || exit 1\nexit 0\nEOF \n",
+        "sh <<'EOF '\npg_isready -h orders-db || exit 1\nexit 0\nEOF\n",
+        "bash <<\"EOF\"\npg_isready -h orders-db || exit 1\nexit 0\n EOF",
+        "curl -sf localhost:8080/\nsh <<-EOF\npg_isready -h orders-db || exit 1\nexit 0\nEOF \n",
+        // Ended by its exact line: the line after it runs in the outer script.
+        "sh <<'EOF '\ncurl -sf localhost:8080/\nEOF \npg_isready -h orders-db\n",
+    ] {
+        expect_denied(script, "orders-db");
+        let e = eval_liveness(&["sh", "-c", script]);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+    for script in [
+        "sh <<EOF\npg_isready -h localhost || exit 1\nexit 0\nEOF \n",
+        // Not a shell: the body is data.
+        "cat <<EOF\npg_isready -h orders-db\nEOF \n",
+        "grep -q ok <<'EOF '\npg_isready -h orders-db\nEOF\n",
+    ] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+}

@@ -85,6 +85,9 @@ pub(super) struct Parsed {
     pub(super) skips: Vec<Range<usize>>,
     /// Why the analysis stops before the end.
     pub(super) gap: Option<ParseGap>,
+    /// The delimiter of a here-document in the last piece that no line ends (see
+    /// [`open_heredoc`]), when the piece has a syntax error.
+    pub(super) open_heredoc: Option<String>,
 }
 
 /// One object's parser and the parses of its scripts, kept for its other probes: the same script
@@ -260,7 +263,8 @@ fn point(src: &[u8], at: usize) -> Point {
 /// Parses `text` in pieces, charging each piece's squared length to `area_left`.
 pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cell::Cell<usize>) -> Parsed {
     let mut patched = patch_gaps(text);
-    let mut parsed = Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None };
+    let mut parsed =
+        Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None, open_heredoc: None };
     let (ranges, long_line) = chunk_ranges(&patched);
     let last = ranges.len().saturating_sub(1);
     for (i, range) in ranges.into_iter().enumerate() {
@@ -310,6 +314,9 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         let error =
             first_error(tree.root_node(), &patched, &mut parsed.skips, i < last || long_line.is_some());
         if let Some(at) = error {
+            if i == last && long_line.is_none() {
+                parsed.open_heredoc = open_heredoc(tree.root_node(), &patched);
+            }
             // Bash reads a whole command before running it: the top-level command holding the
             // error does not run, from its first line on.
             let root = tree.root_node();
@@ -484,6 +491,30 @@ fn patch_test_brackets(piece: &mut [u8]) -> bool {
         }
     }
     patched
+}
+
+/// The delimiter of the first here-document under `root` that has no end line, its quotes
+/// removed. Bash 5.2 and dash end such a here-document at the end of the script ("here-document
+/// at line 1 delimited by end-of-file" is a warning): its body, up to there, is the command's
+/// input (`sh <<EOF` then commands and a last line `EOF ` with a trailing blank runs them all).
+fn open_heredoc(root: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut stack = vec![root];
+    let mut open: Option<Node<'_>> = None;
+    while let Some(n) = stack.pop() {
+        if n.kind() == "heredoc_start" {
+            let parent = n.parent()?;
+            let mut c = parent.walk();
+            let ended = parent.children(&mut c).any(|k| k.kind() == "heredoc_end" && !k.is_missing());
+            if !ended && open.is_none_or(|o| n.start_byte() < o.start_byte()) {
+                open = Some(n);
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    let word = &src[open?.start_byte()..open?.end_byte()];
+    let delimiter: Vec<u8> = word.iter().copied().filter(|b| !matches!(b, b'"' | b'\'' | b'\\')).collect();
+    String::from_utf8(delimiter).ok().filter(|d| !d.is_empty() && !d.contains('\n'))
 }
 
 /// Most times one piece is parsed again for here-document ends the grammar misread.

@@ -244,9 +244,22 @@ impl Ctx<'_> {
     /// allowance, no syntax error, whose recovery spends the allowance too, no substitution left
     /// unwalked at this depth).
     fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
-        let Some(parsed) = self.parse(text) else {
+        let Some(mut parsed) = self.parse(text) else {
             return false;
         };
+        // A here-document no line ends runs to the end of the script (bash 5.2 and dash): the
+        // script is read with its delimiter line added, when that reads without an error.
+        let closed;
+        let mut text = text;
+        if let Some(delimiter) = parsed.open_heredoc.as_deref() {
+            let sep = if text.ends_with('\n') { "" } else { "\n" };
+            let with_end = format!("{text}{sep}{delimiter}\n");
+            if let Some(reparsed) = self.parse(&with_end).filter(|p| p.gap.is_none()) {
+                closed = with_end;
+                text = &closed;
+                parsed = reparsed;
+            }
+        }
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
