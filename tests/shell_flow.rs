@@ -1403,3 +1403,41 @@ fn a_here_document_no_line_ends_runs_to_the_end_of_the_script() {
         assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
     }
 }
+
+/// Issue #10 (miss): after `set -a` (`set -o allexport`, `-ea`) every variable the script
+/// assigns is exported (bash manual, "The Set Builtin"; POSIX `set`), so the clients and the
+/// shells it starts see it; `set +a` ends that, a subshell's or pipeline's `set -a` does not
+/// last, and one in a branch that may not run leaves it unknown, never a denial. (Checked with
+/// bash 5.2 and dash: `set -a; H=db; sh -c 'echo $H'` prints db, `(set -a); Z=1` does not export Z.)
+#[test]
+fn set_a_exports_every_later_assignment() {
+    for script in [
+        "set -a; H=orders-db; sh -c 'pg_isready -h $H'",
+        "set -a; PGHOST=orders-db; pg_isready",
+        "set -o allexport; PGHOST=orders-db; pg_isready",
+        "set -ea; PGHOST=orders-db; pg_isready",
+        "f() { set -a; }; f; PGHOST=orders-db; pg_isready",
+        "set -a; for PGHOST in orders-db; do pg_isready; done",
+        "set -a; read PGHOST <<< orders-db; pg_isready",
+        "set -a; printf -v PGHOST orders-db; pg_isready",
+        "set -a; declare PGHOST=orders-db; pg_isready",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    for script in [
+        "H=orders-db; sh -c 'pg_isready -h $H'",
+        "PGHOST=orders-db; pg_isready",
+        "set -a; PGHOST=localhost; pg_isready",
+        "set -a; set +a; PGHOST=orders-db; pg_isready",
+        "set -o allexport; set +o allexport; PGHOST=orders-db; pg_isready",
+        "(set -a); PGHOST=orders-db; pg_isready",
+        "set -a | true; PGHOST=orders-db; pg_isready",
+        "set -- -a; PGHOST=orders-db; pg_isready",
+        "set -a; sh -c 'PGHOST=orders-db; pg_isready'",
+        // May not have run: unknown, never a denial on a guess.
+        "if [ -f /x ]; then set -a; fi; PGHOST=orders-db; pg_isready",
+        "[ -f /x ] && set -a; PGHOST=orders-db; pg_isready",
+    ] {
+        expect_allowed(script);
+    }
+}

@@ -20,7 +20,7 @@ use builtins::{here_string, input_redirect};
 use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
-type VarsBefore = (HashMap<String, String>, HashSet<String>);
+type VarsBefore = (HashMap<String, String>, HashSet<String>, Option<bool>);
 
 /// How a run of pieces ended.
 pub(super) enum Run {
@@ -181,8 +181,8 @@ impl Ctx<'_> {
                 if conds.is_empty() {
                     if skipping > 0 {
                         skipping -= 1;
-                    } else if let Some(Some((vars, unset))) = regions.pop() {
-                        self.mark_uncertain(&vars, &unset);
+                    } else if let Some(Some((vars, unset, allexport))) = regions.pop() {
+                        self.mark_uncertain(&vars, &unset, allexport);
                     }
                 } else if skipping > 0 {
                     skipping += 1;
@@ -190,7 +190,9 @@ impl Ctx<'_> {
                     match self.guard_holds(conds, depth) {
                         Some(false) => skipping = 1,
                         Some(true) => regions.push(None),
-                        None => regions.push(Some((self.shell_vars.clone(), self.unset.clone()))),
+                        None => {
+                            regions.push(Some((self.shell_vars.clone(), self.unset.clone(), self.allexport)))
+                        }
                     }
                 }
                 continue;
@@ -253,8 +255,17 @@ impl Ctx<'_> {
     }
 
     /// After a region that may not have run: every variable it assigned or unset is uncertain,
-    /// its value known only at run time.
-    fn mark_uncertain(&mut self, vars: &HashMap<String, String>, unset: &HashSet<String>) {
+    /// its value known only at run time; so is `set -a` if the region changed it (`allexport`: as
+    /// it was before).
+    fn mark_uncertain(
+        &mut self,
+        vars: &HashMap<String, String>,
+        unset: &HashSet<String>,
+        allexport: Option<bool>,
+    ) {
+        if self.allexport != allexport {
+            self.allexport = None;
+        }
         let changed: Vec<String> = self
             .shell_vars
             .iter()
@@ -308,6 +319,9 @@ impl Ctx<'_> {
                 k += 1;
             }
             if k >= words.len() {
+                for (n, _) in &assigns {
+                    self.allexport_mark(n);
+                }
                 self.shell_vars.extend(assigns);
                 return Step::Next;
             }
@@ -437,6 +451,14 @@ impl Ctx<'_> {
         found
     }
 
+    /// Under `set -a`, `name` (just assigned) is exported.
+    pub(super) fn allexport_mark(&mut self, name: &str) {
+        if self.allexport == Some(true) && is_ident(name) {
+            self.exported.insert(name.to_string());
+            self.unexported.remove(name);
+        }
+    }
+
     /// `export A=x`, `declare -x A=x`, `local A=x`: remember script variables. `export -n A` and
     /// `declare +x A` take A out of the clients' environment.
     pub(super) fn declare(&mut self, words: &[String], depth: usize) {
@@ -487,6 +509,9 @@ impl Ctx<'_> {
             }
             if !is_ident(name) {
                 continue;
+            }
+            if split_assignment(w).is_some() && !unexport {
+                self.allexport_mark(name);
             }
             if unexport {
                 self.exported.remove(name);
