@@ -306,7 +306,7 @@ impl Ctx<'_> {
                 .or_else(|| self.piped.take())
                 .or_else(|| input_redirect(&piece).and_then(|w| self.process_output(&w)));
             self.last_output = None;
-            if let Some(d) = self.dev_tcp_dependency(&targets, &words, depth) {
+            if let Some(d) = self.dev_tcp_dependency(&piece, &targets, &words, depth) {
                 return Step::Found(d);
             }
             let mut k = 0;

@@ -682,6 +682,42 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
     chars.len()
 }
 
+/// The redirections of `piece` whose targets [`split_redirections`] returns, in the same order,
+/// each as one word (`</dev/tcp/db/5432`; `> /dev/tcp/db/5432` is `>/dev/tcp/db/5432`), for messages.
+pub(super) fn redirection_texts(piece: &str, lit: impl Fn(&String) -> String) -> Vec<String> {
+    let args = piece_words(piece);
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let Some(redirect) = args[k].strip_prefix(REDIRECT) else {
+            k += 1;
+            continue;
+        };
+        let text = lit(&redirect.to_string());
+        let digits = text.chars().take_while(char::is_ascii_digit).count();
+        let op_part = &text[digits..];
+        let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
+            .into_iter()
+            .find(|op| op_part.starts_with(*op));
+        match op {
+            Some(op) if op_part.len() == op.len() => {
+                if let Some(next) = args.get(k + 1).filter(|_| !op.starts_with("<<")) {
+                    out.push(format!("{redirect}{next}"));
+                }
+                k += 2;
+            }
+            Some(op) => {
+                if !op.starts_with("<<") {
+                    out.push(redirect.to_string());
+                }
+                k += 1;
+            }
+            None => k += 1,
+        }
+    }
+    out
+}
+
 /// Splits a simple command's words into the command proper and the targets of its redirections
 /// (`>f`, `2>/dev/null`, `>> f`, `< f`, `&>f`, `2>&1`; a bare operator takes the next word). A
 /// redirection is a word the parser marked ([`REDIRECT`]); any other word is an argument, however

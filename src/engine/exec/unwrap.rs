@@ -447,13 +447,16 @@ impl Ctx<'_> {
     /// The target is a word like any other (bash manual, "Redirections": it undergoes parameter
     /// expansion; the shell's quote removal is done by then), so `"/dev/tcp/${HOSTNAME}/6379"` is resolved before HOST is
     /// classified.
+    /// The command is shown with the redirection (`</dev/tcp/db/5432` alone is a command with no
+    /// words).
     pub(super) fn dev_tcp_dependency(
         &mut self,
+        piece: &str,
         targets: &[String],
         words: &[String],
         depth: usize,
     ) -> Option<Dependency> {
-        for t in targets {
+        for (i, t) in targets.iter().enumerate() {
             let (resolved, _) = self.resolve_text(t, depth, true);
             let lit = self.render_lit(&resolved);
             let Some(rest) = lit.strip_prefix("/dev/tcp/").or_else(|| lit.strip_prefix("/dev/udp/")) else {
@@ -475,7 +478,15 @@ impl Ctx<'_> {
                 Some(p) => format!("{host}:{p}"),
                 None => host.clone(),
             };
-            return Some(self.make_dependency("/dev/tcp", Hit::new(category, vec![host], shown), words, &[]));
+            let texts = super::shell::redirection_texts(piece, |w| self.render_lit(w));
+            let mut shown_words = words.to_vec();
+            shown_words.extend(texts.get(i).cloned());
+            return Some(self.make_dependency(
+                "/dev/tcp",
+                Hit::new(category, vec![host], shown),
+                &shown_words,
+                &[],
+            ));
         }
         None
     }
