@@ -1441,3 +1441,48 @@ fn set_a_exports_every_later_assignment() {
         expect_allowed(script);
     }
 }
+
+/// Issue #10 (miss): `source /dev/stdin` (`. /dev/stdin`, `/dev/fd/0`) reads the sourced text
+/// from standard input: a here-document, a here-string or a pipe. Sourced, it shares the
+/// script's variables (bash 5.2 and dash: `H=db; . /dev/stdin <<'EOF'` then `echo $H` prints db).
+#[test]
+fn sourcing_standard_input_runs_its_text() {
+    for script in [
+        "source /dev/stdin <<EOF\npg_isready -h orders-db\nEOF\n",
+        ". /dev/stdin <<'EOF'\npg_isready -h orders-db\nEOF\n",
+        "echo 'pg_isready -h orders-db' | . /dev/stdin",
+        "source /dev/fd/0 <<< 'pg_isready -h orders-db'",
+        "H=orders-db\n. /dev/stdin <<'EOF'\npg_isready -h $H\nEOF\n",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    for script in [
+        ". /dev/stdin <<EOF\npg_isready -h localhost\nEOF\n",
+        "cat /dev/stdin <<EOF\npg_isready -h orders-db\nEOF\n",
+        "H=localhost\n. /dev/stdin <<'EOF'\npg_isready -h $H\nEOF\n",
+    ] {
+        expect_allowed(script);
+    }
+}
+
+/// Issue #10: code another interpreter runs inline (`python3 -c`, `node -e`, `perl -le`, `ruby
+/// -e`, `php -r`) is not analysed; the probe is noted as such, never passed silently nor denied.
+#[test]
+fn inline_code_of_other_languages_is_noted_not_analysed() {
+    for script in [
+        "python3 -c 'import socket; socket.create_connection((\"orders-db\", 5432))'",
+        "timeout 3 python -c 'import sys'",
+        "node -e 'require(\"net\").connect(5432, \"orders-db\")'",
+        "perl -le 'print 1'",
+        "ruby -e 'exit 0'",
+        "php -r 'exit(0);'",
+    ] {
+        let e = expect_allowed(script);
+        assert_eq!(e.evaluation.unresolved.len(), 1, "{script:?}: {:?}", e.evaluation.unresolved);
+        assert!(e.evaluation.unresolved[0].reason.contains("is not shell"), "{:?}", e.evaluation.unresolved);
+    }
+    for script in ["python3 -m app.health", "node /app/health.js", "perl /app/check.pl"] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+}

@@ -377,6 +377,15 @@ impl Ctx<'_> {
             {
                 return self.analyze_script(&text, depth + 1).map_or(Step::Next, Step::Found);
             }
+            // `source /dev/stdin <<EOF`, `echo '...' | . /dev/stdin`: the shell reads its standard
+            // input as the sourced file (bash and dash open the path; `/dev/stdin` is fd 0).
+            if let [program, path, ..] = args.as_slice()
+                && matches!(program.as_str(), "." | "source")
+                && matches!(self.render_lit(path).as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+                && let Some(text) = self.stdin_script.clone()
+            {
+                return self.analyze_script(&text, depth + 1).map_or(Step::Next, Step::Found);
+            }
             // `coproc CMD`: CMD runs in the background, its status is not the script's (bash
             // manual, "Coprocesses"): what it reaches is a warning.
             if args.first().is_some_and(|a| a == "coproc") && args.len() > 1 {
