@@ -1486,3 +1486,36 @@ fn inline_code_of_other_languages_is_noted_not_analysed() {
         assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
     }
 }
+
+/// Issue #10 (noise): `$(f)` of a shell function called with no arguments whose body is one
+/// `echo`/`printf` of literal text is that text, so a local check is clean and a remote one
+/// denied; a function that may have been redefined in a branch, one that reads `$1`, or one
+/// defined only after the call is known only at run time (a warning, never a denial).
+#[test]
+fn a_function_that_echoes_a_literal_is_its_output() {
+    for script in [
+        "f() { echo localhost; }; curl -sf $(f):8080",
+        "f() { printf localhost; }; curl -sf http://$(f):8080/",
+        "f() { echo localhost; }; curl -sf `f`:8080",
+        "f() { echo localhost; }; H=$(f); curl -sf $H:8080",
+        "f() { echo orders-db; }; f() { echo localhost; }; curl -sf $(f):8080",
+    ] {
+        let e = expect_allowed(script);
+        assert!(
+            e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency),
+            "{script:?}: {:?}",
+            e.evaluation.findings.iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    expect_denied("f() { echo orders-db; }; pg_isready -h \"$(f)\"", "orders-db");
+    for script in [
+        "f() { echo localhost; }; if [ -f /x ]; then f() { echo orders-db; }; fi; curl -sf $(f):8080",
+        "f() { echo $1; }; curl -sf $(f):8080",
+        "f() { echo localhost; echo orders-db; }; curl -sf $(f):8080",
+        "curl -sf $(f):8080; f() { echo localhost; }",
+    ] {
+        let e = expect_allowed(script);
+        let warned = e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).count();
+        assert_eq!(warned, 1, "{script:?}: a value known only at run time");
+    }
+}

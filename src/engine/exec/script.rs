@@ -20,7 +20,7 @@ use builtins::{here_string, input_redirect};
 use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
-type VarsBefore = (HashMap<String, String>, HashSet<String>, Option<bool>);
+type VarsBefore = (HashMap<String, String>, HashSet<String>, Option<bool>, Vec<(String, String)>);
 
 /// How a run of pieces ended.
 pub(super) enum Run {
@@ -181,8 +181,8 @@ impl Ctx<'_> {
                 if conds.is_empty() {
                     if skipping > 0 {
                         skipping -= 1;
-                    } else if let Some(Some((vars, unset, allexport))) = regions.pop() {
-                        self.mark_uncertain(&vars, &unset, allexport);
+                    } else if let Some(Some((vars, unset, allexport, functions))) = regions.pop() {
+                        self.mark_uncertain(&vars, &unset, allexport, &functions);
                     }
                 } else if skipping > 0 {
                     skipping += 1;
@@ -190,9 +190,12 @@ impl Ctx<'_> {
                     match self.guard_holds(conds, depth) {
                         Some(false) => skipping = 1,
                         Some(true) => regions.push(None),
-                        None => {
-                            regions.push(Some((self.shell_vars.clone(), self.unset.clone(), self.allexport)))
-                        }
+                        None => regions.push(Some((
+                            self.shell_vars.clone(),
+                            self.unset.clone(),
+                            self.allexport,
+                            self.functions.clone(),
+                        ))),
                     }
                 }
                 continue;
@@ -256,16 +259,20 @@ impl Ctx<'_> {
 
     /// After a region that may not have run: every variable it assigned or unset is uncertain,
     /// its value known only at run time; so is `set -a` if the region changed it (`allexport`: as
-    /// it was before).
+    /// it was before), and a function it (re)defined (`functions`: as they were before).
     fn mark_uncertain(
         &mut self,
         vars: &HashMap<String, String>,
         unset: &HashSet<String>,
         allexport: Option<bool>,
+        functions: &[(String, String)],
     ) {
         if self.allexport != allexport {
             self.allexport = None;
         }
+        let redefined: Vec<String> =
+            self.functions.iter().filter(|f| !functions.contains(f)).map(|(n, _)| n.clone()).collect();
+        self.uncertain_functions.extend(redefined);
         let changed: Vec<String> = self
             .shell_vars
             .iter()
@@ -409,7 +416,7 @@ impl Ctx<'_> {
     }
 
     /// The body of the shell function `name` names, if one is defined.
-    fn function(&self, name: Option<&String>) -> Option<String> {
+    pub(super) fn function(&self, name: Option<&String>) -> Option<String> {
         let name = name?;
         self.functions.iter().rev().find(|(n, _)| n == name).map(|(_, b)| b.clone())
     }

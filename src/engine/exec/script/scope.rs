@@ -57,13 +57,13 @@ impl Ctx<'_> {
             }
             return Run::Done;
         }
-        let before = (self.shell_vars.clone(), self.unset.clone(), self.allexport);
+        let before = (self.shell_vars.clone(), self.unset.clone(), self.allexport, self.functions.clone());
         let unknown = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
         self.shell_vars.insert(name.to_string(), unknown);
         if let Run::End(found) = self.run_pieces(body, depth, false) {
             return Run::End(found);
         }
-        self.mark_uncertain(&before.0, &before.1, before.2);
+        self.mark_uncertain(&before.0, &before.1, before.2, &before.3);
         Run::Done
     }
 
