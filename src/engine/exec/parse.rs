@@ -476,15 +476,13 @@ fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_pi
 /// then swallows the commands around it (`[ \( -f /x \) ] && pg_isready -h db` was not analysed at
 /// all). `test` and `[` take plain words in bash and dash, so the analysis reads them the same way
 /// either way (`script::cond`). Used only on a piece with a syntax error: a `[ ]` in a `case`
-/// pattern (`[ ])`) would read differently.
+/// pattern (`[ ])`) would read differently. (A `[` inside a word, after `\ `, read as `_` is
+/// still a word character: the word and its text are unchanged.)
 fn patch_test_brackets(piece: &mut [u8]) -> bool {
     let mut patched = false;
     for i in 0..piece.len() {
         let prev = if i > 0 { piece[i - 1] } else { b'\n' };
-        if piece[i] == b'['
-            && matches!(piece.get(i + 1), Some(b' ' | b'\t'))
-            && b" \t\n;&|(".contains(&prev)
-            && (i < 2 || piece[i - 2] != b'\\' || prev != b' ')
+        if piece[i] == b'[' && matches!(piece.get(i + 1), Some(b' ' | b'\t')) && b" \t\n;&|(".contains(&prev)
         {
             piece[i] = b'_';
             patched = true;
