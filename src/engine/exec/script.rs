@@ -320,15 +320,45 @@ impl Ctx<'_> {
             let mut assigns: Overrides = Vec::new();
             let mut prefix = Vec::new();
             while let Some((n, v)) = words.get(k).and_then(|w| split_assignment(w)) {
+                // `NAME=(W0 W1 ...)`: one assignment of an array, its words up to the `)`.
+                if v.starts_with('(') && !v.ends_with(')') {
+                    let mut joined = v.to_string();
+                    let mut j = k + 1;
+                    while j < words.len() && !joined.ends_with(')') {
+                        joined.push(' ');
+                        joined.push_str(&words[j]);
+                        j += 1;
+                    }
+                    if joined.ends_with(')') {
+                        prefix.push(self.render_orig(&words[k..j].join(" ")));
+                        assigns.push((n.to_string(), joined));
+                        k = j;
+                        continue;
+                    }
+                }
                 let (val, _) = self.resolve_text(v, depth, true);
                 assigns.push((n.to_string(), val));
                 prefix.push(self.render_orig(&words[k]));
                 k += 1;
             }
+            // `NAME[N]=...`, `NAME+=...`: an element or an append, not followed: the array's
+            // elements are known only at run time from here.
+            for w in &words[k..] {
+                if let Some((target, _)) = w.split_once('=')
+                    && let Some(name) =
+                        target.split(['[', '+']).next().filter(|n| is_ident(n) && n.len() < target.len())
+                {
+                    let name = name.to_string();
+                    self.drop_array(&name);
+                }
+            }
             if k >= words.len() {
                 for (n, _) in &assigns {
                     self.allexport_mark(n);
                 }
+                // `NAME=(WORDS)`: a bash array; `$NAME` is its element 0.
+                let assigns: Overrides =
+                    assigns.into_iter().map(|(n, v)| (n.clone(), self.assign_array(&n, v, depth))).collect();
                 self.shell_vars.extend(assigns);
                 return Step::Next;
             }
@@ -467,6 +497,39 @@ impl Ctx<'_> {
         found
     }
 
+    /// `value` of `NAME=value`: for an array `(W0 W1 ...)` (bash manual, "Arrays"), its elements
+    /// after W0 are kept as the variables `NAME[1]`, ... and their count as `NAME[#]` (so that
+    /// subshells, regions that may not run and child shells treat them as they treat `NAME`), and
+    /// W0 is returned, the value of `$NAME`; any other value is returned as it is.
+    fn assign_array(&mut self, name: &str, value: String, depth: usize) -> String {
+        let Some(inner) = value.strip_prefix('(').and_then(|v| v.strip_suffix(')')) else {
+            self.drop_array(name);
+            return value;
+        };
+        let elements = super::shell::piece_words(inner);
+        self.drop_array(name);
+        let mut first = String::new();
+        for (i, e) in elements.iter().enumerate() {
+            let (v, _) = self.resolve_text(e, depth, true);
+            if i == 0 {
+                first = v;
+            } else {
+                self.shell_vars.insert(format!("{name}[{i}]"), v);
+            }
+        }
+        // (With W0, so that a later assignment to NAME by other means is seen: see `brace_expand`.)
+        self.shell_vars.insert(format!("{name}[#]"), format!("{}\0{first}", elements.len()));
+        first
+    }
+
+    /// Forgets the elements after 0 of the array `name` (a new value, or `unset`).
+    fn drop_array(&mut self, name: &str) {
+        let prefix = format!("{name}[");
+        if self.shell_vars.keys().any(|k| k.starts_with(&prefix)) {
+            self.shell_vars.retain(|k, _| !k.starts_with(&prefix));
+        }
+    }
+
     /// Under `set -a`, `name` (just assigned) is exported.
     pub(super) fn allexport_mark(&mut self, name: &str) {
         if self.allexport == Some(true) && is_ident(name) {
@@ -520,6 +583,7 @@ impl Ctx<'_> {
                 }
             }
             if let Some((n, v)) = split_assignment(w) {
+                self.drop_array(n);
                 let (val, _) = self.resolve_text(v, depth, true);
                 self.shell_vars.insert(n.to_string(), val);
             }
@@ -554,6 +618,7 @@ impl Ctx<'_> {
             if functions {
                 self.functions.retain(|(n, _)| n != w);
             } else if is_ident(w) {
+                self.drop_array(w);
                 self.shell_vars.remove(w);
                 self.exported.remove(w);
                 self.unexported.remove(w);

@@ -410,6 +410,40 @@ impl Ctx<'_> {
             out.push(self.new_ref(kind, original));
             return false;
         }
+        // `${NAME[N]}`, `${NAME[@]}`, `${NAME[*]}` of an array the script assigned (see
+        // `assign_array`); element 0 is `$NAME`. (`[@]` is field-split: close enough for hosts.)
+        if let Some(index) = op.strip_prefix('[').and_then(|o| o.strip_suffix(']'))
+            && self.shell_vars.contains_key(name)
+            && let Some(count) = self.shell_vars.get(&format!("{name}[#]")).and_then(|c| {
+                // (Only while `$NAME` is still the W0 the array was assigned with: `read`,
+                // `printf -v` or a loop may have assigned NAME since.)
+                let (count, first) = c.split_once('\0')?;
+                (self.shell_vars.get(name).map(String::as_str) == Some(first))
+                    .then(|| count.parse::<usize>().ok())?
+            })
+        {
+            let element = |ctx: &Self, i: usize| -> Option<String> {
+                if i == 0 {
+                    ctx.shell_vars.get(name).cloned()
+                } else {
+                    ctx.shell_vars.get(&format!("{name}[{i}]")).cloned()
+                }
+            };
+            let value = match index {
+                "@" | "*" => {
+                    (0..count).map(|i| element(self, i)).collect::<Option<Vec<_>>>().map(|v| v.join(" "))
+                }
+                n => match n.parse::<usize>() {
+                    Ok(i) if i < count => element(self, i),
+                    Ok(_) => Some(String::new()),
+                    Err(_) => None,
+                },
+            };
+            if let Some(v) = value {
+                out.push_str(&v);
+                return matches!(index, "@" | "*") || !quoted;
+            }
+        }
         let l = self.lookup(name);
         let (kind, arg) = if let Some(a) = op.strip_prefix(":-").or_else(|| op.strip_prefix(":=")) {
             ("default_nonempty", a)
