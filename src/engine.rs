@@ -244,8 +244,9 @@ pub fn evaluate_with_configmaps(
     // (It shares the object's parser and parsed scripts: liveness and readiness often run one script.)
     let readiness_budget = budget.sharing_parses();
     let bare_pod = workload.kind.is_pod() && workload.metadata.controller().is_none();
-    let outage_kills =
-        rules::outage_kills(workload.kind, workload.metadata.controller().map(|c| c.kind.as_str()));
+    let controller = workload.metadata.controller().map(|c| c.kind.as_str());
+    let outage_kills = rules::outage_kills(workload.kind, controller);
+    let in_job = rules::in_job(workload.kind, controller);
     for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
         let target = rules::Target {
             spec,
@@ -259,6 +260,7 @@ pub fn evaluate_with_configmaps(
             readiness_budget: &readiness_budget,
             bare_pod,
             outage_kills,
+            in_job,
             exempt_containers,
         };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);

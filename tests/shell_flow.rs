@@ -1335,3 +1335,234 @@ fn a_case_pattern_held_in_a_variable_is_matched_as_a_glob() {
         );
     }
 }
+
+/// Issue #10 (bypass): tree-sitter-bash reads the words of `[ ]` with its own expression grammar,
+/// which knows the test operators only unquoted. An escaped or quoted one (`\(`, `"("`, `\<`),
+/// as POSIX scripts must write them, was a syntax error whose recovery hid the whole script:
+/// `[ \( -f /x \) ] && pg_isready -h db` got no finding. Such a piece is re-read with `[` as a
+/// plain command, as `test` is. (Each decided condition checked with bash 5.2 and dash.)
+#[test]
+fn escaped_test_operators_in_brackets_do_not_hide_the_script() {
+    for script in [
+        "[ \\( -f /x \\) ] && pg_isready -h orders-db",
+        "if [ \\( -f /x \\) ]; then pg_isready -h orders-db; fi",
+        "[ ! \\( -f /x \\) ] && pg_isready -h orders-db",
+        "[ -n \"$A\" -a \\( -f /x \\) ] || pg_isready -h orders-db",
+        "[ \"(\" -f /x \")\" ] && pg_isready -h orders-db",
+        "[ '(' -f /x ')' ] && pg_isready -h orders-db",
+        "[ a \\< b ] && pg_isready -h orders-db",
+        "while [ \\( -f /x \\) ]; do pg_isready -h orders-db; done",
+        "[ \\( a = a \\) ] && pg_isready -h orders-db",
+        "curl -sf localhost:8080/\n[ \\( -f /x \\) ] && pg_isready -h orders-db",
+    ] {
+        expect_denied(script, "orders-db");
+        let e = eval_liveness(&["sh", "-c", script]);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+    for script in [
+        "[ \\( -f /x \\) ] && pg_isready -h localhost",
+        // Decided as bash decides them: false, so the remote check never runs.
+        "[ \\( a = b \\) ] && pg_isready -h orders-db",
+        "[ \"(\" a != a \")\" ] && pg_isready -h orders-db",
+    ] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+        assert!(e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency), "{script:?}");
+    }
+    // A script the parser still cannot read is noted as not analysed, never passed silently.
+    let e = expect_allowed("pg_isready -h orders-db; [ \\( -f /x \\) ] && if true; then");
+    assert!(!e.evaluation.unresolved.is_empty());
+}
+
+/// Issue #10 (miss): a here-document that no line ends (its delimiter line has a trailing blank,
+/// or the quoted delimiter has one the line lacks: `sh <<'EOF '` ... `EOF`) runs to the end of the
+/// script in bash 5.2 and dash ("delimited by end-of-file" is only a warning), so a shell reading
+/// it runs its commands; it was noted as a syntax error and not analysed. (Each checked with bash
+/// and dash: `sh <<EOF\npg_isready -h db || exit 1\nexit 0\nEOF ` runs pg_isready, exits 0.)
+#[test]
+fn a_here_document_no_line_ends_runs_to_the_end_of_the_script() {
+    for script in [
+        "sh <<EOF\npg_isready -h orders-db || exit 1\nexit 0\nEOF \n",
+        "sh <<'EOF '\npg_isready -h orders-db || exit 1\nexit 0\nEOF\n",
+        "bash <<\"EOF\"\npg_isready -h orders-db || exit 1\nexit 0\n EOF",
+        "curl -sf localhost:8080/\nsh <<-EOF\npg_isready -h orders-db || exit 1\nexit 0\nEOF \n",
+        // Ended by its exact line: the line after it runs in the outer script.
+        "sh <<'EOF '\ncurl -sf localhost:8080/\nEOF \npg_isready -h orders-db\n",
+    ] {
+        expect_denied(script, "orders-db");
+        let e = eval_liveness(&["sh", "-c", script]);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+    for script in [
+        "sh <<EOF\npg_isready -h localhost || exit 1\nexit 0\nEOF \n",
+        // Not a shell: the body is data.
+        "cat <<EOF\npg_isready -h orders-db\nEOF \n",
+        "grep -q ok <<'EOF '\npg_isready -h orders-db\nEOF\n",
+    ] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+}
+
+/// Issue #10 (miss): after `set -a` (`set -o allexport`, `-ea`) every variable the script
+/// assigns is exported (bash manual, "The Set Builtin"; POSIX `set`), so the clients and the
+/// shells it starts see it; `set +a` ends that, a subshell's or pipeline's `set -a` does not
+/// last, and one in a branch that may not run leaves it unknown, never a denial. (Checked with
+/// bash 5.2 and dash: `set -a; H=db; sh -c 'echo $H'` prints db, `(set -a); Z=1` does not export Z.)
+#[test]
+fn set_a_exports_every_later_assignment() {
+    for script in [
+        "set -a; H=orders-db; sh -c 'pg_isready -h $H'",
+        "set -a; PGHOST=orders-db; pg_isready",
+        "set -o allexport; PGHOST=orders-db; pg_isready",
+        "set -ea; PGHOST=orders-db; pg_isready",
+        "f() { set -a; }; f; PGHOST=orders-db; pg_isready",
+        "set -a; for PGHOST in orders-db; do pg_isready; done",
+        "set -a; read PGHOST <<< orders-db; pg_isready",
+        "set -a; printf -v PGHOST orders-db; pg_isready",
+        "set -a; declare PGHOST=orders-db; pg_isready",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    for script in [
+        "H=orders-db; sh -c 'pg_isready -h $H'",
+        "PGHOST=orders-db; pg_isready",
+        "set -a; PGHOST=localhost; pg_isready",
+        "set -a; set +a; PGHOST=orders-db; pg_isready",
+        "set -o allexport; set +o allexport; PGHOST=orders-db; pg_isready",
+        "(set -a); PGHOST=orders-db; pg_isready",
+        "set -a | true; PGHOST=orders-db; pg_isready",
+        "set -- -a; PGHOST=orders-db; pg_isready",
+        "set -a; sh -c 'PGHOST=orders-db; pg_isready'",
+        // May not have run: unknown, never a denial on a guess.
+        "if [ -f /x ]; then set -a; fi; PGHOST=orders-db; pg_isready",
+        "[ -f /x ] && set -a; PGHOST=orders-db; pg_isready",
+    ] {
+        expect_allowed(script);
+    }
+}
+
+/// Issue #10 (miss): `source /dev/stdin` (`. /dev/stdin`, `/dev/fd/0`) reads the sourced text
+/// from standard input: a here-document, a here-string or a pipe. Sourced, it shares the
+/// script's variables (bash 5.2 and dash: `H=db; . /dev/stdin <<'EOF'` then `echo $H` prints db).
+#[test]
+fn sourcing_standard_input_runs_its_text() {
+    for script in [
+        "source /dev/stdin <<EOF\npg_isready -h orders-db\nEOF\n",
+        ". /dev/stdin <<'EOF'\npg_isready -h orders-db\nEOF\n",
+        "echo 'pg_isready -h orders-db' | . /dev/stdin",
+        "source /dev/fd/0 <<< 'pg_isready -h orders-db'",
+        "H=orders-db\n. /dev/stdin <<'EOF'\npg_isready -h $H\nEOF\n",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    for script in [
+        ". /dev/stdin <<EOF\npg_isready -h localhost\nEOF\n",
+        "cat /dev/stdin <<EOF\npg_isready -h orders-db\nEOF\n",
+        "H=localhost\n. /dev/stdin <<'EOF'\npg_isready -h $H\nEOF\n",
+    ] {
+        expect_allowed(script);
+    }
+}
+
+/// Issue #10: code another interpreter runs inline (`python3 -c`, `node -e`, `perl -le`, `ruby
+/// -e`, `php -r`) is not analysed; the probe is noted as such, never passed silently nor denied.
+#[test]
+fn inline_code_of_other_languages_is_noted_not_analysed() {
+    for script in [
+        "python3 -c 'import socket; socket.create_connection((\"orders-db\", 5432))'",
+        "timeout 3 python -c 'import sys'",
+        "node -e 'require(\"net\").connect(5432, \"orders-db\")'",
+        "perl -le 'print 1'",
+        "ruby -e 'exit 0'",
+        "php -r 'exit(0);'",
+    ] {
+        let e = expect_allowed(script);
+        assert_eq!(e.evaluation.unresolved.len(), 1, "{script:?}: {:?}", e.evaluation.unresolved);
+        assert!(e.evaluation.unresolved[0].reason.contains("is not shell"), "{:?}", e.evaluation.unresolved);
+    }
+    for script in ["python3 -m app.health", "node /app/health.js", "perl /app/check.pl"] {
+        let e = expect_allowed(script);
+        assert!(e.evaluation.unresolved.is_empty(), "{script:?}: {:?}", e.evaluation.unresolved);
+    }
+}
+
+/// Issue #10 (noise): `$(f)` of a shell function called with no arguments whose body is one
+/// `echo`/`printf` of literal text is that text, so a local check is clean and a remote one
+/// denied; a function that may have been redefined in a branch, one that reads `$1`, or one
+/// defined only after the call is known only at run time (a warning, never a denial).
+#[test]
+fn a_function_that_echoes_a_literal_is_its_output() {
+    for script in [
+        "f() { echo localhost; }; curl -sf $(f):8080",
+        "f() { printf localhost; }; curl -sf http://$(f):8080/",
+        "f() { echo localhost; }; curl -sf `f`:8080",
+        "f() { echo localhost; }; H=$(f); curl -sf $H:8080",
+        "f() { echo orders-db; }; f() { echo localhost; }; curl -sf $(f):8080",
+    ] {
+        let e = expect_allowed(script);
+        assert!(
+            e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency),
+            "{script:?}: {:?}",
+            e.evaluation.findings.iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    expect_denied("f() { echo orders-db; }; pg_isready -h \"$(f)\"", "orders-db");
+    for script in [
+        "f() { echo localhost; }; if [ -f /x ]; then f() { echo orders-db; }; fi; curl -sf $(f):8080",
+        "f() { echo $1; }; curl -sf $(f):8080",
+        "f() { echo localhost; echo orders-db; }; curl -sf $(f):8080",
+        "curl -sf $(f):8080; f() { echo localhost; }",
+    ] {
+        let e = expect_allowed(script);
+        let warned = e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).count();
+        assert_eq!(warned, 1, "{script:?}: a value known only at run time");
+    }
+}
+
+/// Issue #10 (miss and noise): bash arrays. `NAME=(W0 W1 ...)` assigns the elements; `$NAME` and
+/// `${NAME[0]}` are W0, `${NAME[N]}` WN, and `"${NAME[@]}"` all of them, in a `for` loop too. An
+/// array changed in a subshell is put back after it; one changed where it may not run is known
+/// only at run time. (bash 5.2: `a=(x y); (a=(x z)); echo ${a[1]}` prints y.)
+#[test]
+fn bash_arrays_are_followed() {
+    for script in [
+        "H=(orders-db); pg_isready -h ${H[0]}",
+        "H=(orders-db localhost); pg_isready -h $H",
+        "H=(localhost orders-db); pg_isready -h \"${H[1]}\"",
+        "a=(orders-db); for h in \"${a[@]}\"; do pg_isready -h $h; done",
+        "a=(localhost orders-db); for h in \"${a[@]}\"; do pg_isready -h $h; done",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    for script in [
+        "H=(localhost); pg_isready -h ${H[0]}",
+        "H=(localhost orders-db); pg_isready -h $H",
+        "a=(localhost 127.0.0.1); for p in \"${a[@]}\"; do curl -sf $p:8080; done",
+        "a=(localhost 127.0.0.1); (a=(localhost orders-db)); pg_isready -h ${a[1]}",
+        // Changed where it may not run: known only at run time, never a denial.
+        "a=(localhost 127.0.0.1); if [ -f /x ]; then a=(localhost orders-db); fi; pg_isready -h ${a[1]}",
+        "a=(localhost orders-db); unset a; a=localhost; pg_isready -h \"${a[1]:-localhost}\"",
+    ] {
+        let e = expect_allowed(script);
+        let warned = e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).count();
+        assert_eq!(warned, 0, "{script:?}: {:?}", e.evaluation.findings);
+    }
+}
+
+/// Issue #10: an array's elements are not taken from before a later change the analysis does not
+/// follow element by element (`a[1]=...`, `a+=(...)`, `a=x`, `declare a=x`, `read a`): known only
+/// at run time (a note), never a stale host.
+#[test]
+fn array_elements_changed_since_are_not_stale() {
+    for script in [
+        "a=(localhost 127.0.0.1); a[1]=orders-db; pg_isready -h ${a[1]}",
+        "a=(localhost orders-db); a[1]=localhost; pg_isready -h ${a[1]}",
+        "a=(localhost orders-db); a=localhost; pg_isready -h ${a[1]}",
+        "a=(localhost orders-db); declare a=127.0.0.1; pg_isready -h \"${a[1]:-localhost}\"",
+        "a=(localhost orders-db); read a <<< 127.0.0.1; pg_isready -h \"${a[1]:-localhost}\"",
+    ] {
+        let e = expect_allowed(script);
+        assert!(!e.evaluation.unresolved.is_empty(), "{script:?}: noted as not followed");
+    }
+}

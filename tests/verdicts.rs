@@ -1609,3 +1609,83 @@ fn powershell_switch_on_a_known_value_runs_only_its_matching_clauses() {
     let f = liveness_findings(&["pwsh", "-c", &script], mode.clone());
     assert!(f.len() == 1 && f[0].action == Action::Deny, "{script}: {f:?}");
 }
+
+// === liveness-dependency messages (issue #10) ===
+
+fn exec_liveness(kind: &str, script: &str) -> Value {
+    let container =
+        json!({"name": "c", "image": "x", "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}});
+    let pod_spec = json!({"restartPolicy": "Never", "containers": [container]});
+    let meta = json!({"name": "w", "namespace": "default"});
+    match kind {
+        "Pod" => json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}),
+        "Job" => json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+            "spec": {"template": {"spec": pod_spec}}}),
+        "CronJob" => json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
+            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": pod_spec}}}}}),
+        _ => json!({"apiVersion": "apps/v1", "kind": kind, "metadata": meta,
+            "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [container]}}}}),
+    }
+}
+
+fn liveness_message(kind: &str, script: &str) -> (Action, String) {
+    let e = eval(&exec_liveness(kind, script));
+    let f = findings(&e, RuleId::LivenessDependency);
+    assert_eq!(f.len(), 1, "{kind} {script:?}: {:?}", e.findings);
+    (f[0].action, f[0].message.clone())
+}
+
+/// Issue #10: the message names what reaches the host. A bare `/dev/tcp` redirection has no
+/// command words (it was shown as ``` `` ```), and netcat's `host port` arguments are an endpoint.
+#[test]
+fn liveness_messages_name_the_redirection_and_the_endpoint() {
+    let (action, m) = liveness_message("Pod", "timeout 3 bash -c '</dev/tcp/orders-db/5432'");
+    assert_eq!(action, Action::Deny);
+    assert!(m.contains("`</dev/tcp/orders-db/5432`"), "{m}");
+    assert!(m.contains("reaches orders-db:5432 (database, via bash's /dev/tcp redirection)"), "{m}");
+    let (_, m) = liveness_message("Pod", "bash -c 'echo PING > /dev/tcp/cache/6379'");
+    assert!(m.contains("`echo PING >/dev/tcp/cache/6379`"), "{m}");
+    let (_, m) = liveness_message("Pod", "nc -z orders-db 5432");
+    assert!(m.contains("reaches orders-db:5432 (database, via nc)"), "{m}");
+    let (_, m) = liveness_message("Pod", "nc -z fd00::5 5432");
+    assert!(m.contains("reaches [fd00::5]:5432 "), "{m}");
+    let (_, m) = liveness_message("Pod", "nc -z orders-db");
+    assert!(m.contains("reaches orders-db ("), "{m}");
+    // A client keeps its own name.
+    let (_, m) = liveness_message("Pod", "pg_isready -h orders-db");
+    assert!(m.contains("via pg_isready)"), "{m}");
+}
+
+/// Issue #10: a Job's Pods get no Service traffic, so "move that check to readinessProbe" is no
+/// advice for them; workloads behind Services keep it.
+#[test]
+fn a_jobs_liveness_dependency_advice_fits_a_job() {
+    for kind in ["Job", "CronJob"] {
+        let (action, m) = liveness_message(kind, "pg_isready -h orders-db");
+        assert_eq!(action, Action::Deny, "{kind}");
+        assert!(m.contains("drop that check from livenessProbe"), "{kind}: {m}");
+        assert!(!m.contains("move that check to readinessProbe"), "{kind}: {m}");
+        let (action, m) = liveness_message(kind, "pg_isready -h \"$CACHE\"");
+        assert_eq!(action, Action::Warn, "{kind}");
+        assert!(m.contains("drop it from livenessProbe, or probe localhost"), "{kind}: {m}");
+    }
+    for kind in ["Pod", "Deployment", "StatefulSet"] {
+        let (_, m) = liveness_message(kind, "pg_isready -h orders-db");
+        assert!(m.contains("move that check to readinessProbe"), "{kind}: {m}");
+        let (_, m) = liveness_message(kind, "pg_isready -h \"$CACHE\"");
+        assert!(m.contains("check it in readinessProbe, or probe localhost"), "{kind}: {m}");
+    }
+}
+
+/// Issue #10: `exec-probe-replaceable` ("httpGet does that") is no advice beside a denial of the
+/// same liveness probe; on a liveness probe that is not denied it stays.
+#[test]
+fn a_denied_liveness_probe_gets_no_exec_probe_replaceable_advice() {
+    let e = eval(&exec_liveness("Pod", "curl -sf http://localhost:9200/_cluster/health"));
+    assert_eq!(findings(&e, RuleId::LivenessDependency)[0].action, Action::Deny);
+    assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{:?}", e.findings);
+    let e = eval(&exec_liveness("Pod", "curl -sf http://localhost:9200/_cluster/health?local=true"));
+    assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{:?}", e.findings);
+    assert_eq!(findings(&e, RuleId::ExecProbeReplaceable).len(), 1, "{:?}", e.findings);
+}

@@ -59,13 +59,15 @@ fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
 }
 
 /// Runs the checklist rules on one container, appending findings. `local_requests`: the HTTP
-/// requests its liveness exec command makes to the Pod, when `liveness-dependency` analysed it.
+/// requests its liveness exec command makes to the Pod, when `liveness-dependency` analysed it;
+/// `liveness_denied`: `liveness-dependency` denied the liveness probe.
 pub(super) fn evaluate(
     rules: &RuleSet,
     t: &Target<'_>,
     out: &mut Vec<Finding>,
     local_requests: Option<&[exec::LocalRequest]>,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+    liveness_denied: bool,
 ) {
     let mut push = |rule: RuleId, action: Action, message: Option<String>| {
         if let Some(message) = message {
@@ -86,7 +88,7 @@ pub(super) fn evaluate(
     }
     let a = rules.exec_probe_replaceable.action;
     if a != Action::Off {
-        push(RuleId::ExecProbeReplaceable, a, exec_replaceable(t));
+        push(RuleId::ExecProbeReplaceable, a, exec_replaceable(t, liveness_denied));
     }
     let a = rules.liveness_never_restarted.action;
     if a != Action::Off {
@@ -358,8 +360,13 @@ fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(St
     found
 }
 
-fn exec_replaceable(t: &Target<'_>) -> Option<String> {
+fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<String> {
     for (field, probe) in probes(t.container) {
+        // A denied liveness probe is to be moved or changed, not kept as an httpGet (its request
+        // asks the whole cluster: `curl localhost:9200/_cluster/health`).
+        if liveness_denied && field == "livenessProbe" {
+            continue;
+        }
         let Some(argv) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
             continue;
         };

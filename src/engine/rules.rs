@@ -51,6 +51,15 @@ pub(super) fn outage_kills(kind: super::WorkloadKind, controller: Option<&str>) 
     }
 }
 
+/// Whether the object's Pods run a Job's work (a Job, a CronJob, or a Pod a Job owns): they get
+/// no Service traffic (a Job's Pods are not behind a Service; readiness only gates endpoints,
+/// Kubernetes docs, "Container probes"), so a dependency check moved to readinessProbe guards
+/// nothing there.
+pub(super) fn in_job(kind: super::WorkloadKind, controller: Option<&str>) -> bool {
+    use super::WorkloadKind as K;
+    matches!((kind, controller), (K::Job | K::CronJob, _) | (K::Pod, Some("Job")))
+}
+
 /// Largest value of an int32 API field (`failureThreshold`, `timeoutSeconds`, ...).
 const MAX_INT32: u64 = i32::MAX as u64;
 
@@ -76,6 +85,8 @@ pub(super) struct Target<'a> {
     /// What a dependency's outage does to this container across the workload, for the liveness
     /// messages: see [`outage_kills`].
     pub outage_kills: &'static str,
+    /// The Pods run a Job's work (see [`in_job`]): the advice is not "move it to readinessProbe".
+    pub in_job: bool,
     /// The policy's container exemptions: covered neighbours (a mesh proxy) are not the pod's app.
     pub exempt_containers: &'a [crate::policy::ContainerExemption],
 }
@@ -170,6 +181,8 @@ pub(super) fn evaluate_container(
     unresolved: &mut Vec<Unresolved>,
 ) {
     let mut coupled = false;
+    // The liveness probe is denied by `liveness-dependency`.
+    let mut liveness_denied = false;
     // The HTTP requests the liveness exec command makes to this Pod, when it was analysed.
     let mut local_requests = None;
     // The liveness exec command's analysis, for a readiness probe that runs the same command.
@@ -185,6 +198,7 @@ pub(super) fn evaluate_container(
             Action::Deny if maybe_self => Action::Warn,
             a => a,
         };
+        liveness_denied = action == Action::Deny;
         out.push(t.finding(RuleId::LivenessDependency, action, message, vec![]));
     }
     if rules.liveness_matches_readiness.action != Action::Off
@@ -230,7 +244,14 @@ pub(super) fn evaluate_container(
     {
         prestop_sleep(rules, t, out);
     }
-    super::checklist::evaluate(rules, t, out, local_requests.as_deref(), liveness_exec.as_ref());
+    super::checklist::evaluate(
+        rules,
+        t,
+        out,
+        local_requests.as_deref(),
+        liveness_exec.as_ref(),
+        liveness_denied,
+    );
 }
 
 /// The analysis of a container's liveness exec command, kept for its readiness probe when that
@@ -338,7 +359,7 @@ fn liveness_dependency<'a>(
                  binds loopback)",
                 dep.command.chars().take(40).collect::<String>(),
                 dep.target,
-                dep.program
+                via(&dep.program)
             ),
             true,
         ));
@@ -357,7 +378,9 @@ fn liveness_dependency<'a>(
                 "livenessProbe `{command}`{place} reaches {} ({}, via {}), but its exit status cannot fail \
                  the probe: {how}; if the dependency hangs instead of refusing, the probe can still time \
                  out; drop that check from livenessProbe",
-                dep.target, dep.category, dep.program
+                dep.target,
+                dep.category,
+                via(&dep.program)
             ),
             true,
         ));
@@ -368,20 +391,42 @@ fn liveness_dependency<'a>(
         return Some((
             format!(
                 "livenessProbe `{command}`{place} reaches {} ({}, via {}), known only at run time: if that \
-                 is another workload, its outage would {}; check it in readinessProbe, or probe localhost",
-                dep.target, dep.category, dep.program, t.outage_kills
+                 is another workload, its outage would {}; {}, or probe localhost",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                t.outage_kills,
+                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
             ),
             true,
         ));
     }
     Some((
         format!(
-            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would {}; move that \
-             check to readinessProbe",
-            dep.target, dep.category, dep.program, t.outage_kills
+            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would {}; {}",
+            dep.target,
+            dep.category,
+            via(&dep.program),
+            t.outage_kills,
+            if t.in_job {
+                "drop that check from livenessProbe (a Job's Pods get no Service traffic, so a \
+                 readinessProbe guards nothing: let the job retry the dependency itself)"
+            } else {
+                "move that check to readinessProbe"
+            }
         ),
         false,
     ))
+}
+
+/// How a message names the client `program` of an exec dependency: its name, or for the
+/// `/dev/tcp/HOST/PORT` redirection (no program: bash opens the connection itself, bash manual,
+/// "Redirections") what it is.
+fn via(program: &str) -> &str {
+    match program {
+        "/dev/tcp" => "bash's /dev/tcp redirection",
+        p => p,
+    }
 }
 
 /// Whether an exec dependency's target (`http://10.0.0.5:10256/healthz`, `10.0.0.5:6379`,

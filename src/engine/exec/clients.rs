@@ -467,8 +467,11 @@ impl Ctx<'_> {
             Positional::HostPort => {
                 if let Some(h) = p.pos.first() {
                     let port = p.pos.get(1).map(String::as_str);
+                    // Shown as `host:port` (`[::1]:5432` for an IPv6 address), as the other
+                    // clients' endpoints are.
                     let target = match port {
-                        Some(pt) => format!("{h} {pt}"),
+                        Some(pt) if h.contains(':') && !h.starts_with('[') => format!("[{h}]:{pt}"),
+                        Some(pt) => format!("{h}:{pt}"),
                         None => h.clone(),
                     };
                     hits.push(self.endpoint_hit(c, h, port, target));

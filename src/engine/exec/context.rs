@@ -187,6 +187,12 @@ pub(super) struct Ctx<'e> {
     pub(super) uncoupled_found: Option<super::Dependency>,
     /// The shell running the script was started with `-e` (errexit): a failing command ends it.
     pub(super) errexit: bool,
+    /// `set -a` (allexport) is on: every variable assigned from now on is exported (bash manual,
+    /// "The Set Builtin"; POSIX `set -a`); `None` when a `set` that may not have run changed it.
+    pub(super) allexport: Option<bool>,
+    /// Shell functions (re)defined in a region that may not have run: which body a call runs is
+    /// known only at run time (their output is not used as a value).
+    pub(super) uncertain_functions: HashSet<String>,
     /// Loop bodies that may still be walked once per word (see `flow::MAX_LOOP_WALKS`).
     pub(super) loop_walks_left: usize,
     /// The here-string of the simple command being analysed (its standard input), if any.
@@ -243,6 +249,8 @@ impl<'e> Ctx<'e> {
             uncoupled: None,
             uncoupled_found: None,
             errexit: false,
+            allexport: Some(false),
+            uncertain_functions: HashSet::new(),
             loop_walks_left: super::flow::MAX_LOOP_WALKS,
             stdin_script: None,
             last_output: None,

@@ -181,7 +181,7 @@ impl Ctx<'_> {
                     && values.len() <= MAX_LOOP_WORDS
                     && is_ident(name)
                     && !values.iter().all(|v| literal(v))
-                    && values.iter().all(|v| !v.contains(['*', '?', '[', '(', '`']))
+                    && values.iter().all(|v| !without_subscripts(v).contains(['*', '?', '[', '(', '`']))
                 {
                     let mut c = n.walk();
                     let nodes: Vec<Node<'t>> = n.children_by_field_name("value", &mut c).collect();
@@ -722,4 +722,22 @@ impl Ctx<'_> {
         let piece = self.cond_piece(&[node], walk, depth)?;
         Some(format!("{}{piece}", if success { 'T' } else { 'F' }))
     }
+}
+
+/// `word` without the array subscripts of its expansions (`"${a[@]}"`, `${a[1]}` read as
+/// `"${a}"`, `${a}`): an array's elements are words like any other for a `for` loop.
+fn without_subscripts(word: &str) -> String {
+    let mut out = word.to_string();
+    for sub in ["[@]}", "[*]}"] {
+        out = out.replace(sub, "}");
+    }
+    while let Some(at) = out.find('[') {
+        let rest = &out[at + 1..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        if digits == 0 || !rest[digits..].starts_with("]}") {
+            break;
+        }
+        out.replace_range(at..at + 1 + digits + 1, "");
+    }
+    out
 }

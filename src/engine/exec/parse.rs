@@ -85,6 +85,9 @@ pub(super) struct Parsed {
     pub(super) skips: Vec<Range<usize>>,
     /// Why the analysis stops before the end.
     pub(super) gap: Option<ParseGap>,
+    /// The delimiter of a here-document in the last piece that no line ends (see
+    /// [`open_heredoc`]), when the piece has a syntax error.
+    pub(super) open_heredoc: Option<String>,
 }
 
 /// One object's parser and the parses of its scripts, kept for its other probes: the same script
@@ -260,7 +263,8 @@ fn point(src: &[u8], at: usize) -> Point {
 /// Parses `text` in pieces, charging each piece's squared length to `area_left`.
 pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cell::Cell<usize>) -> Parsed {
     let mut patched = patch_gaps(text);
-    let mut parsed = Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None };
+    let mut parsed =
+        Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None, open_heredoc: None };
     let (ranges, long_line) = chunk_ranges(&patched);
     let last = ranges.len().saturating_sub(1);
     for (i, range) in ranges.into_iter().enumerate() {
@@ -282,14 +286,24 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         // few times at most: each pass patches one more line).
         // (A piece without `<<` holds no here-document: its tree is not walked for one.)
         let heredoc = patched[range.start..range.end].windows(2).any(|w| w == b"<<");
+        // A piece with a syntax error is re-read once with its `[` tests read as commands (see
+        // [`patch_test_brackets`]).
         let mut tree = None;
-        for _ in 0..=MAX_HEREDOC_REPARSES {
+        let mut brackets_patched = false;
+        for _ in 0..=MAX_HEREDOC_REPARSES + 1 {
             parser.reset();
             tree = parser.set_included_ranges(&[included]).ok().and_then(|()| parser.parse(&patched, None));
-            match tree.as_ref().filter(|_| heredoc).and_then(|t| misread_heredoc_end(t.root_node(), &patched))
+            if let Some(line) =
+                tree.as_ref().filter(|_| heredoc).and_then(|t| misread_heredoc_end(t.root_node(), &patched))
             {
-                Some(line) => patch_line_start(&mut patched, line),
-                None => break,
+                patch_line_start(&mut patched, line);
+            } else if !brackets_patched
+                && tree.as_ref().is_some_and(|t| t.root_node().has_error())
+                && patch_test_brackets(&mut patched[range.clone()])
+            {
+                brackets_patched = true;
+            } else {
+                break;
             }
         }
         let Some(tree) = tree else {
@@ -300,6 +314,9 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
         let error =
             first_error(tree.root_node(), &patched, &mut parsed.skips, i < last || long_line.is_some());
         if let Some(at) = error {
+            if i == last && long_line.is_none() {
+                parsed.open_heredoc = open_heredoc(tree.root_node(), &patched);
+            }
             // Bash reads a whole command before running it: the top-level command holding the
             // error does not run, from its first line on.
             let root = tree.root_node();
@@ -445,6 +462,57 @@ fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_pi
             }
         }
     }
+}
+
+/// Makes every `[` that may start a test command (a `[` alone as a word: after a line start, a
+/// blank or one of `;&|(`, and before a blank) read as the word `_`, so that `[ ... ]` is parsed as
+/// a simple command named `[` (its text is still taken from the script), as `test ...` is; returns
+/// whether it patched one.
+///
+/// tree-sitter-bash 0.25 reads the words of `[ ]` with its own expression grammar, which knows the
+/// test operators only unquoted: an operator or parenthesis that is escaped or quoted (`[ \( -f /x
+/// \) ]`, `[ "(" ... ")" ]`, `[ a \< b ]`, `[ a \= b ]`, `[ "$a" "=" b ]`, `-a \( ... \)`), as
+/// POSIX scripts must write `(`, `)`, `<` and `>`, is a syntax error, and the grammar's recovery
+/// then swallows the commands around it (`[ \( -f /x \) ] && pg_isready -h db` was not analysed at
+/// all). `test` and `[` take plain words in bash and dash, so the analysis reads them the same way
+/// either way (`script::cond`). Used only on a piece with a syntax error: a `[ ]` in a `case`
+/// pattern (`[ ])`) would read differently. (A `[` inside a word, after `\ `, read as `_` is
+/// still a word character: the word and its text are unchanged.)
+fn patch_test_brackets(piece: &mut [u8]) -> bool {
+    let mut patched = false;
+    for i in 0..piece.len() {
+        let prev = if i > 0 { piece[i - 1] } else { b'\n' };
+        if piece[i] == b'[' && matches!(piece.get(i + 1), Some(b' ' | b'\t')) && b" \t\n;&|(".contains(&prev)
+        {
+            piece[i] = b'_';
+            patched = true;
+        }
+    }
+    patched
+}
+
+/// The delimiter of the first here-document under `root` that has no end line, its quotes
+/// removed. Bash 5.2 and dash end such a here-document at the end of the script ("here-document
+/// at line 1 delimited by end-of-file" is a warning): its body, up to there, is the command's
+/// input (`sh <<EOF` then commands and a last line `EOF ` with a trailing blank runs them all).
+fn open_heredoc(root: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut stack = vec![root];
+    let mut open: Option<Node<'_>> = None;
+    while let Some(n) = stack.pop() {
+        if n.kind() == "heredoc_start" {
+            let parent = n.parent()?;
+            let mut c = parent.walk();
+            let ended = parent.children(&mut c).any(|k| k.kind() == "heredoc_end" && !k.is_missing());
+            if !ended && open.is_none_or(|o| n.start_byte() < o.start_byte()) {
+                open = Some(n);
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    let word = &src[open?.start_byte()..open?.end_byte()];
+    let delimiter: Vec<u8> = word.iter().copied().filter(|b| !matches!(b, b'"' | b'\'' | b'\\')).collect();
+    String::from_utf8(delimiter).ok().filter(|d| !d.is_empty() && !d.contains('\n'))
 }
 
 /// Most times one piece is parsed again for here-document ends the grammar misread.

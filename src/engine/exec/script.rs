@@ -20,7 +20,7 @@ use builtins::{here_string, input_redirect};
 use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
-type VarsBefore = (HashMap<String, String>, HashSet<String>);
+type VarsBefore = (HashMap<String, String>, HashSet<String>, Option<bool>, Vec<(String, String)>);
 
 /// How a run of pieces ended.
 pub(super) enum Run {
@@ -181,8 +181,8 @@ impl Ctx<'_> {
                 if conds.is_empty() {
                     if skipping > 0 {
                         skipping -= 1;
-                    } else if let Some(Some((vars, unset))) = regions.pop() {
-                        self.mark_uncertain(&vars, &unset);
+                    } else if let Some(Some((vars, unset, allexport, functions))) = regions.pop() {
+                        self.mark_uncertain(&vars, &unset, allexport, &functions);
                     }
                 } else if skipping > 0 {
                     skipping += 1;
@@ -190,7 +190,12 @@ impl Ctx<'_> {
                     match self.guard_holds(conds, depth) {
                         Some(false) => skipping = 1,
                         Some(true) => regions.push(None),
-                        None => regions.push(Some((self.shell_vars.clone(), self.unset.clone()))),
+                        None => regions.push(Some((
+                            self.shell_vars.clone(),
+                            self.unset.clone(),
+                            self.allexport,
+                            self.functions.clone(),
+                        ))),
                     }
                 }
                 continue;
@@ -253,8 +258,21 @@ impl Ctx<'_> {
     }
 
     /// After a region that may not have run: every variable it assigned or unset is uncertain,
-    /// its value known only at run time.
-    fn mark_uncertain(&mut self, vars: &HashMap<String, String>, unset: &HashSet<String>) {
+    /// its value known only at run time; so is `set -a` if the region changed it (`allexport`: as
+    /// it was before), and a function it (re)defined (`functions`: as they were before).
+    fn mark_uncertain(
+        &mut self,
+        vars: &HashMap<String, String>,
+        unset: &HashSet<String>,
+        allexport: Option<bool>,
+        functions: &[(String, String)],
+    ) {
+        if self.allexport != allexport {
+            self.allexport = None;
+        }
+        let redefined: Vec<String> =
+            self.functions.iter().filter(|f| !functions.contains(f)).map(|(n, _)| n.clone()).collect();
+        self.uncertain_functions.extend(redefined);
         let changed: Vec<String> = self
             .shell_vars
             .iter()
@@ -295,19 +313,52 @@ impl Ctx<'_> {
                 .or_else(|| self.piped.take())
                 .or_else(|| input_redirect(&piece).and_then(|w| self.process_output(&w)));
             self.last_output = None;
-            if let Some(d) = self.dev_tcp_dependency(&targets, &words, depth) {
+            if let Some(d) = self.dev_tcp_dependency(&piece, &targets, &words, depth) {
                 return Step::Found(d);
             }
             let mut k = 0;
             let mut assigns: Overrides = Vec::new();
             let mut prefix = Vec::new();
             while let Some((n, v)) = words.get(k).and_then(|w| split_assignment(w)) {
+                // `NAME=(W0 W1 ...)`: one assignment of an array, its words up to the `)`.
+                if v.starts_with('(') && !v.ends_with(')') {
+                    let mut joined = v.to_string();
+                    let mut j = k + 1;
+                    while j < words.len() && !joined.ends_with(')') {
+                        joined.push(' ');
+                        joined.push_str(&words[j]);
+                        j += 1;
+                    }
+                    if joined.ends_with(')') {
+                        prefix.push(self.render_orig(&words[k..j].join(" ")));
+                        assigns.push((n.to_string(), joined));
+                        k = j;
+                        continue;
+                    }
+                }
                 let (val, _) = self.resolve_text(v, depth, true);
                 assigns.push((n.to_string(), val));
                 prefix.push(self.render_orig(&words[k]));
                 k += 1;
             }
+            // `NAME[N]=...`, `NAME+=...`: an element or an append, not followed: the array's
+            // elements are known only at run time from here.
+            for w in &words[k..] {
+                if let Some((target, _)) = w.split_once('=')
+                    && let Some(name) =
+                        target.split(['[', '+']).next().filter(|n| is_ident(n) && n.len() < target.len())
+                {
+                    let name = name.to_string();
+                    self.drop_array(&name);
+                }
+            }
             if k >= words.len() {
+                for (n, _) in &assigns {
+                    self.allexport_mark(n);
+                }
+                // `NAME=(WORDS)`: a bash array; `$NAME` is its element 0.
+                let assigns: Overrides =
+                    assigns.into_iter().map(|(n, v)| (n.clone(), self.assign_array(&n, v, depth))).collect();
                 self.shell_vars.extend(assigns);
                 return Step::Next;
             }
@@ -363,6 +414,15 @@ impl Ctx<'_> {
             {
                 return self.analyze_script(&text, depth + 1).map_or(Step::Next, Step::Found);
             }
+            // `source /dev/stdin <<EOF`, `echo '...' | . /dev/stdin`: the shell reads its standard
+            // input as the sourced file (bash and dash open the path; `/dev/stdin` is fd 0).
+            if let [program, path, ..] = args.as_slice()
+                && matches!(program.as_str(), "." | "source")
+                && matches!(self.render_lit(path).as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+                && let Some(text) = self.stdin_script.clone()
+            {
+                return self.analyze_script(&text, depth + 1).map_or(Step::Next, Step::Found);
+            }
             // `coproc CMD`: CMD runs in the background, its status is not the script's (bash
             // manual, "Coprocesses"): what it reaches is a warning.
             if args.first().is_some_and(|a| a == "coproc") && args.len() > 1 {
@@ -386,7 +446,7 @@ impl Ctx<'_> {
     }
 
     /// The body of the shell function `name` names, if one is defined.
-    fn function(&self, name: Option<&String>) -> Option<String> {
+    pub(super) fn function(&self, name: Option<&String>) -> Option<String> {
         let name = name?;
         self.functions.iter().rev().find(|(n, _)| n == name).map(|(_, b)| b.clone())
     }
@@ -437,6 +497,47 @@ impl Ctx<'_> {
         found
     }
 
+    /// `value` of `NAME=value`: for an array `(W0 W1 ...)` (bash manual, "Arrays"), its elements
+    /// after W0 are kept as the variables `NAME[1]`, ... and their count as `NAME[#]` (so that
+    /// subshells, regions that may not run and child shells treat them as they treat `NAME`), and
+    /// W0 is returned, the value of `$NAME`; any other value is returned as it is.
+    fn assign_array(&mut self, name: &str, value: String, depth: usize) -> String {
+        let Some(inner) = value.strip_prefix('(').and_then(|v| v.strip_suffix(')')) else {
+            self.drop_array(name);
+            return value;
+        };
+        let elements = super::shell::piece_words(inner);
+        self.drop_array(name);
+        let mut first = String::new();
+        for (i, e) in elements.iter().enumerate() {
+            let (v, _) = self.resolve_text(e, depth, true);
+            if i == 0 {
+                first = v;
+            } else {
+                self.shell_vars.insert(format!("{name}[{i}]"), v);
+            }
+        }
+        // (With W0, so that a later assignment to NAME by other means is seen: see `brace_expand`.)
+        self.shell_vars.insert(format!("{name}[#]"), format!("{}\0{first}", elements.len()));
+        first
+    }
+
+    /// Forgets the elements after 0 of the array `name` (a new value, or `unset`).
+    fn drop_array(&mut self, name: &str) {
+        let prefix = format!("{name}[");
+        if self.shell_vars.keys().any(|k| k.starts_with(&prefix)) {
+            self.shell_vars.retain(|k, _| !k.starts_with(&prefix));
+        }
+    }
+
+    /// Under `set -a`, `name` (just assigned) is exported.
+    pub(super) fn allexport_mark(&mut self, name: &str) {
+        if self.allexport == Some(true) && is_ident(name) {
+            self.exported.insert(name.to_string());
+            self.unexported.remove(name);
+        }
+    }
+
     /// `export A=x`, `declare -x A=x`, `local A=x`: remember script variables. `export -n A` and
     /// `declare +x A` take A out of the clients' environment.
     pub(super) fn declare(&mut self, words: &[String], depth: usize) {
@@ -482,11 +583,15 @@ impl Ctx<'_> {
                 }
             }
             if let Some((n, v)) = split_assignment(w) {
+                self.drop_array(n);
                 let (val, _) = self.resolve_text(v, depth, true);
                 self.shell_vars.insert(n.to_string(), val);
             }
             if !is_ident(name) {
                 continue;
+            }
+            if split_assignment(w).is_some() && !unexport {
+                self.allexport_mark(name);
             }
             if unexport {
                 self.exported.remove(name);
@@ -513,6 +618,7 @@ impl Ctx<'_> {
             if functions {
                 self.functions.retain(|(n, _)| n != w);
             } else if is_ident(w) {
+                self.drop_array(w);
                 self.shell_vars.remove(w);
                 self.exported.remove(w);
                 self.unexported.remove(w);

@@ -244,9 +244,22 @@ impl Ctx<'_> {
     /// allowance, no syntax error, whose recovery spends the allowance too, no substitution left
     /// unwalked at this depth).
     fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
-        let Some(parsed) = self.parse(text) else {
+        let Some(mut parsed) = self.parse(text) else {
             return false;
         };
+        // A here-document no line ends runs to the end of the script (bash 5.2 and dash): the
+        // script is read with its delimiter line added, when that reads without an error.
+        let closed;
+        let mut text = text;
+        if let Some(delimiter) = parsed.open_heredoc.as_deref() {
+            let sep = if text.ends_with('\n') { "" } else { "\n" };
+            let with_end = format!("{text}{sep}{delimiter}\n");
+            if let Some(reparsed) = self.parse(&with_end).filter(|p| p.gap.is_none()) {
+                closed = with_end;
+                text = &closed;
+                parsed = reparsed;
+            }
+        }
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
@@ -667,6 +680,42 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
         i += 1;
     }
     chars.len()
+}
+
+/// The redirections of `piece` whose targets [`split_redirections`] returns, in the same order,
+/// each as one word (`</dev/tcp/db/5432`; `> /dev/tcp/db/5432` is `>/dev/tcp/db/5432`), for messages.
+pub(super) fn redirection_texts(piece: &str, lit: impl Fn(&String) -> String) -> Vec<String> {
+    let args = piece_words(piece);
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let Some(redirect) = args[k].strip_prefix(REDIRECT) else {
+            k += 1;
+            continue;
+        };
+        let text = lit(&redirect.to_string());
+        let digits = text.chars().take_while(char::is_ascii_digit).count();
+        let op_part = &text[digits..];
+        let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
+            .into_iter()
+            .find(|op| op_part.starts_with(*op));
+        match op {
+            Some(op) if op_part.len() == op.len() => {
+                if let Some(next) = args.get(k + 1).filter(|_| !op.starts_with("<<")) {
+                    out.push(format!("{redirect}{next}"));
+                }
+                k += 2;
+            }
+            Some(op) => {
+                if !op.starts_with("<<") {
+                    out.push(redirect.to_string());
+                }
+                k += 1;
+            }
+            None => k += 1,
+        }
+    }
+    out
 }
 
 /// Splits a simple command's words into the command proper and the targets of its redirections

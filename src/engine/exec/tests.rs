@@ -228,7 +228,7 @@ fn wget_other_service() {
 fn netcat_to_db_port() {
     let d = fires(&["nc", "-z", "db", "5432"]);
     assert_eq!(d.category, C::Database);
-    assert_eq!(d.target, "db 5432");
+    assert_eq!(d.target, "db:5432");
     let d = fires(&["nc", "-z", "-w", "2", "rabbitmq.messaging.svc", "5672"]);
     assert_eq!(d.category, C::Queue);
 }
@@ -451,7 +451,7 @@ fn positional_parameters_of_inline_scripts() {
     assert!(sh_args("pg_isready -h \"${1:-127.0.0.1}\"", &["probe"]).is_none());
     assert!(sh_args("redis-cli -h \"$1\" ping", &[]).is_some(), "an unset $1 is not provably local");
     let d = sh_args("nc -z $@", &["probe", "cache.prod", "6379"]).expect("$@ carries the host");
-    assert_eq!(d.target, "cache.prod 6379");
+    assert_eq!(d.target, "cache.prod:6379");
 }
 
 #[test]

@@ -148,6 +148,39 @@ pub(super) fn python_target(vals: &[String]) -> Option<usize> {
     None
 }
 
+/// The option with which interpreter `name` runs code given inline among its options `vals`
+/// (`python -c`, `node -e`/`-p`/`--eval`/`--print`, `perl -e`/`-E` and clusters such as `-le`,
+/// `ruby -e`, `php -r`), if it has one: that code is another language, not analysed.
+pub(super) fn inline_code_flag(name: &str, vals: &[String]) -> Option<String> {
+    let options = vals.iter().take_while(|v| v.starts_with('-') && v.as_str() != "--");
+    let found = |v: &&String| -> bool {
+        let v = v.as_str();
+        match name {
+            n if is_python(n) => {
+                v.starts_with("-c")
+                    || (!v.starts_with("--")
+                        && v.len() > 2
+                        && v[1..].contains('c')
+                        && v[1..].chars().all(|c| c.is_ascii_alphabetic()))
+            }
+            "node" | "nodejs" => {
+                matches!(v, "-e" | "-p" | "--eval" | "--print" | "-pe")
+                    || v.starts_with("--eval=")
+                    || v.starts_with("--print=")
+            }
+            "perl" | "ruby" => {
+                !v.starts_with("--")
+                    && v[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    && v.ends_with(['e', 'E'])
+            }
+            "php" => v == "-r",
+            _ => false,
+        }
+    };
+    let mut options = options;
+    options.find(found).map(|v| v.split('=').next().unwrap_or(v).to_string())
+}
+
 /// Whether a shell's options (the words before its script or file) turn on errexit: `-e`, `-ec`,
 /// `-o errexit`.
 pub(super) fn errexit_flag(opts: &[String]) -> bool {
@@ -221,6 +254,16 @@ impl Ctx<'_> {
                 "." | "source" => {
                     let path = rest.first()?;
                     return self.run_named_file(path, &raw_rest[1..], true, depth);
+                }
+                n if let Some(flag) = inline_code_flag(n, &rest) => {
+                    // Another language's code given inline: not read, but not silent either.
+                    self.note_unresolved(
+                        &format!("{n} {flag} ..."),
+                        format!(
+                            "the code `{n} {flag}` runs is not shell: probegate does not analyse it for dependencies"
+                        ),
+                    );
+                    return None;
                 }
                 n if is_python(n) => i += 1 + python_target(&rest)?,
                 "busybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
@@ -447,13 +490,16 @@ impl Ctx<'_> {
     /// The target is a word like any other (bash manual, "Redirections": it undergoes parameter
     /// expansion; the shell's quote removal is done by then), so `"/dev/tcp/${HOSTNAME}/6379"` is resolved before HOST is
     /// classified.
+    /// The command is shown with the redirection (`</dev/tcp/db/5432` alone is a command with no
+    /// words).
     pub(super) fn dev_tcp_dependency(
         &mut self,
+        piece: &str,
         targets: &[String],
         words: &[String],
         depth: usize,
     ) -> Option<Dependency> {
-        for t in targets {
+        for (i, t) in targets.iter().enumerate() {
             let (resolved, _) = self.resolve_text(t, depth, true);
             let lit = self.render_lit(&resolved);
             let Some(rest) = lit.strip_prefix("/dev/tcp/").or_else(|| lit.strip_prefix("/dev/udp/")) else {
@@ -475,7 +521,15 @@ impl Ctx<'_> {
                 Some(p) => format!("{host}:{p}"),
                 None => host.clone(),
             };
-            return Some(self.make_dependency("/dev/tcp", Hit::new(category, vec![host], shown), words, &[]));
+            let texts = super::shell::redirection_texts(piece, |w| self.render_lit(w));
+            let mut shown_words = words.to_vec();
+            shown_words.extend(texts.get(i).cloned());
+            return Some(self.make_dependency(
+                "/dev/tcp",
+                Hit::new(category, vec![host], shown),
+                &shown_words,
+                &[],
+            ));
         }
         None
     }

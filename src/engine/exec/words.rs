@@ -91,6 +91,33 @@ impl Ctx<'_> {
         self.new_ref(kind, shown)
     }
 
+    /// What the command substitution `marker` stands for writes, when it calls a shell function
+    /// with no arguments whose body is one `echo` or `printf` of literal text (`f() { echo
+    /// localhost; }; curl $(f):8080`). Substitutions are split before the script runs, when its
+    /// functions are not defined yet: the call is looked up when its value is used.
+    fn function_output(&mut self, marker: char, depth: usize) -> Option<String> {
+        let r = self.ref_of(marker).filter(|r| r.kind == RefKind::UnresolvedCmd)?;
+        let inner = r.original.strip_prefix("$(").and_then(|o| o.strip_suffix(')'));
+        let inner = inner.or_else(|| r.original.strip_prefix('`').and_then(|o| o.strip_suffix('`')))?;
+        let name = inner.trim().to_string();
+        if !is_ident(&name) || depth >= MAX_DEPTH || self.uncertain_functions.contains(&name) {
+            return None;
+        }
+        let body = self.function(Some(&name))?;
+        if body.contains(['$', '`', '<', '>', '|', '&', '\\']) {
+            return None;
+        }
+        let mut pieces = Vec::new();
+        self.split_script(&body, depth + 1, &mut pieces);
+        let commands = pieces.iter().filter(|p| {
+            !p.starts_with([super::flow::GUARD, super::flow::PIPE, super::flow::EXIT, super::flow::SCOPE])
+        });
+        if commands.count() != 1 {
+            return None;
+        }
+        self.eval_substitution(&pieces, depth + 1)
+    }
+
     pub(super) fn eval_substitution(&mut self, pieces: &[String], depth: usize) -> Option<String> {
         // (Commands only: not the pieces that mark regions and pipes.)
         let pieces: Vec<String> = pieces
@@ -291,7 +318,10 @@ impl Ctx<'_> {
                 continue;
             }
             if c != '$' && c != QDOLLAR {
-                out.push(c);
+                match is_reserved_char(c).then(|| self.function_output(c, depth)).flatten() {
+                    Some(v) => out.push_str(&v),
+                    None => out.push(c),
+                }
                 i += 1;
                 continue;
             }
@@ -379,6 +409,40 @@ impl Ctx<'_> {
             };
             out.push(self.new_ref(kind, original));
             return false;
+        }
+        // `${NAME[N]}`, `${NAME[@]}`, `${NAME[*]}` of an array the script assigned (see
+        // `assign_array`); element 0 is `$NAME`. (`[@]` is field-split: close enough for hosts.)
+        if let Some(index) = op.strip_prefix('[').and_then(|o| o.strip_suffix(']'))
+            && self.shell_vars.contains_key(name)
+            && let Some(count) = self.shell_vars.get(&format!("{name}[#]")).and_then(|c| {
+                // (Only while `$NAME` is still the W0 the array was assigned with: `read`,
+                // `printf -v` or a loop may have assigned NAME since.)
+                let (count, first) = c.split_once('\0')?;
+                (self.shell_vars.get(name).map(String::as_str) == Some(first))
+                    .then(|| count.parse::<usize>().ok())?
+            })
+        {
+            let element = |ctx: &Self, i: usize| -> Option<String> {
+                if i == 0 {
+                    ctx.shell_vars.get(name).cloned()
+                } else {
+                    ctx.shell_vars.get(&format!("{name}[{i}]")).cloned()
+                }
+            };
+            let value = match index {
+                "@" | "*" => {
+                    (0..count).map(|i| element(self, i)).collect::<Option<Vec<_>>>().map(|v| v.join(" "))
+                }
+                n => match n.parse::<usize>() {
+                    Ok(i) if i < count => element(self, i),
+                    Ok(_) => Some(String::new()),
+                    Err(_) => None,
+                },
+            };
+            if let Some(v) = value {
+                out.push_str(&v);
+                return matches!(index, "@" | "*") || !quoted;
+            }
         }
         let l = self.lookup(name);
         let (kind, arg) = if let Some(a) = op.strip_prefix(":-").or_else(|| op.strip_prefix(":=")) {

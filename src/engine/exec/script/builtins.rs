@@ -45,6 +45,24 @@ impl Ctx<'_> {
         };
         match program.as_str() {
             "set" => {
+                // `-a`/`+a` (in any group of options, `-ea`) and `-o allexport`/`+o allexport`
+                // turn allexport on and off; options stop at `--` or the first word that is none.
+                let opts: Vec<String> =
+                    rest.iter().map(|a| self.render_lit(a)).take_while(|a| a != "--").collect();
+                let mut opts = opts.into_iter().peekable();
+                while let Some(o) = opts.next() {
+                    let on = o.starts_with('-');
+                    if !(on || o.starts_with('+')) || o.len() < 2 {
+                        break;
+                    }
+                    if o[1..] == *"o" {
+                        if opts.next_if(|n| n == "allexport").is_some() {
+                            self.allexport = Some(on);
+                        }
+                    } else if o[1..].chars().all(|c| c.is_ascii_alphabetic()) && o[1..].contains('a') {
+                        self.allexport = Some(on);
+                    }
+                }
                 let words = match rest.iter().position(|a| a == "--") {
                     Some(at) => &rest[at + 1..],
                     None if rest.first().is_some_and(|a| !a.starts_with(['-', '+'])) => rest,
@@ -108,6 +126,7 @@ impl Ctx<'_> {
                 };
                 let value = value
                     .unwrap_or_else(|| self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string());
+                self.allexport_mark(&name);
                 self.shell_vars.insert(name, value);
                 true
             }
@@ -144,6 +163,7 @@ impl Ctx<'_> {
                         Some(_) => fields.remove(0).to_string(),
                         None => self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string(),
                     };
+                    self.allexport_mark(name);
                     self.shell_vars.insert(name.clone(), value);
                 }
                 true

@@ -18,6 +18,7 @@ pub(in crate::engine::exec) struct Saved {
     functions: Vec<(String, String)>,
     aliases: Vec<(String, String, usize, usize)>,
     expand_aliases: bool,
+    allexport: Option<bool>,
 }
 
 impl Ctx<'_> {
@@ -47,6 +48,7 @@ impl Ctx<'_> {
         if known && values.len() <= super::super::flow::MAX_LOOP_WORDS && self.loop_walks_left >= values.len()
         {
             self.loop_walks_left -= values.len();
+            self.allexport_mark(name);
             for v in values {
                 self.shell_vars.insert(name.to_string(), v);
                 if let Run::End(found) = self.run_pieces(body, depth, certain) {
@@ -55,13 +57,13 @@ impl Ctx<'_> {
             }
             return Run::Done;
         }
-        let before = (self.shell_vars.clone(), self.unset.clone());
+        let before = (self.shell_vars.clone(), self.unset.clone(), self.allexport, self.functions.clone());
         let unknown = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
         self.shell_vars.insert(name.to_string(), unknown);
         if let Run::End(found) = self.run_pieces(body, depth, false) {
             return Run::End(found);
         }
-        self.mark_uncertain(&before.0, &before.1);
+        self.mark_uncertain(&before.0, &before.1, before.2, &before.3);
         Run::Done
     }
 
@@ -76,6 +78,7 @@ impl Ctx<'_> {
             functions: self.functions.clone(),
             aliases: self.aliases.clone(),
             expand_aliases: self.expand_aliases,
+            allexport: self.allexport,
         }
     }
 
@@ -102,6 +105,7 @@ impl Ctx<'_> {
         self.functions = before.functions;
         self.aliases = before.aliases;
         self.expand_aliases = before.expand_aliases;
+        self.allexport = if unknown && self.allexport != before.allexport { None } else { before.allexport };
         for name in changed {
             let value = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
             self.shell_vars.insert(name.clone(), value);
@@ -128,6 +132,8 @@ impl Ctx<'_> {
             self.unexported.iter().filter(|k| self.env.vars.contains_key(*k)).cloned().collect();
         self.unset.extend(hidden);
         self.unexported.clear();
+        // (`set -a` is an option of this shell, not passed to the ones it starts.)
+        self.allexport = Some(false);
         self.functions.clear();
         self.aliases.clear();
         self.expand_aliases = false;
