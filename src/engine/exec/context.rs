@@ -187,6 +187,9 @@ pub(super) struct Ctx<'e> {
     pub(super) uncoupled_found: Option<super::Dependency>,
     /// The shell running the script was started with `-e` (errexit): a failing command ends it.
     pub(super) errexit: bool,
+    /// The script reads a status in a way its shell text does not show (a `cmd` line that names
+    /// `errorlevel`): no command's status is taken as discarded (`status::discarded`).
+    pub(super) status_read_elsewhere: bool,
     /// Loop bodies that may still be walked once per word (see `flow::MAX_LOOP_WALKS`).
     pub(super) loop_walks_left: usize,
     /// The here-string of the simple command being analysed (its standard input), if any.
@@ -243,6 +246,7 @@ impl<'e> Ctx<'e> {
             uncoupled: None,
             uncoupled_found: None,
             errexit: false,
+            status_read_elsewhere: false,
             loop_walks_left: super::flow::MAX_LOOP_WALKS,
             stdin_script: None,
             last_output: None,

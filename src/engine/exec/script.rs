@@ -137,6 +137,10 @@ impl Ctx<'_> {
         let had_gap = self.parse_gap.is_some();
         self.split_script(script, depth, &mut pieces);
         let saved_uncoupled = self.uncoupled.clone();
+        // `set -e` in the script holds in the functions it calls too (their bodies are walked as
+        // texts of their own: `status::rules`).
+        let saved_errexit = self.errexit;
+        self.errexit |= super::status::sets_errexit(script);
         // (A script with a syntax error never gets to its last line: bash exits 2 there.)
         if self.uncoupled.is_none()
             && (had_gap || self.parse_gap.is_none())
@@ -148,6 +152,7 @@ impl Ctx<'_> {
         let found = self.analyze_pieces(pieces, depth);
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
+        self.errexit = saved_errexit;
         self.defines_function = saved_functions;
         found
     }
