@@ -1499,6 +1499,12 @@ fn a_windows_check_whose_status_is_discarded_is_a_warning() {
     for argv in [
         &["cmd", "/c", "\"curl.exe http://orders-db:5432/ & curl.exe http://localhost:8080/\""][..],
         &["cmd", "/c", "curl.exe -f http://orders-db:5432/ || curl.exe -f http://localhost:8080/"][..],
+        &[
+            "powershell",
+            "-Command",
+            "Invoke-WebRequest http://orders-db:5432/ | Out-Null; Invoke-WebRequest http://localhost:8080/",
+        ][..],
+        &["pwsh", "-c", "curl.exe -f http://orders-db:5432/\ncurl.exe -f http://localhost:8080/"][..],
     ] {
         let got = finding_of(argv);
         assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{argv:?}: {got:?}");
