@@ -1471,6 +1471,11 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "pg_isready -h orders-db & wait $!; curl -sf localhost:8080/",
         "f() { exit 1; }; if pg_isready -h orders-db; then :; else f; fi",
         "until pg_isready -h orders-db; do sleep 1; done; curl -sf localhost:8080/",
+        // The branch the outage chooses waits past timeoutSeconds (bash and dash: status 0 either
+        // way, but the down path sleeps), or acts on this container (`pkill`).
+        "if pg_isready -h orders-db; then :; else sleep 100; fi; curl -sf localhost:8080/",
+        "pg_isready -h orders-db || pkill -f app",
+        "pg_isready -h orders-db || supervisorctl restart app",
         // The output of a command whose status is not used, read further up.
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } | grep -q accepting",
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } > /tmp/f; grep -q accepting /tmp/f",

@@ -332,7 +332,12 @@ fn selection_is_harmless(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>, f
 
 /// Whether every command after `n` in the script (to its end) is [`harmless`].
 fn harmless_after(n: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
+    let mut root = n;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
     harmless_text(walk.src.get(n.end_byte()..).unwrap_or(""), functions)
+        && plain_commands(root, walk, n.end_byte())
 }
 
 /// Whether `n` holds an `exit` or `return` (it leaves the script or function).
@@ -344,7 +349,52 @@ fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// no `exit` but `exit 0`, no `return`, `false`, test (`[`, `[[`, `test`, `(( ))`), `!`, no
 /// assignment or builtin that changes the shell's state, no file written, no function defined.
 fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
-    harmless_text(text(n, walk), functions)
+    harmless_text(text(n, walk), functions) && plain_commands(n, walk, n.start_byte())
+}
+
+/// Programs that change nothing a later command or the next probe sees, and never wait: output
+/// and the clients (`clients::find_client`: a check of their own, judged by themselves). Any
+/// other program (`sleep`, which can time the probe out, `pkill`, `supervisorctl`, ...) may
+/// make the branch that runs matter.
+const PLAIN: &[&str] = &["echo", ":", "true", "exit", "logger"];
+
+/// Whether every simple command in `n` that starts at or after byte `from` runs a [`PLAIN`]
+/// program or a client.
+fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize) -> bool {
+    let mut cursor = n.walk();
+    loop {
+        let k = cursor.node();
+        if k.kind() == "command" && k.start_byte() >= from {
+            let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)) else {
+                return false;
+            };
+            let program = super::context::basename(name);
+            let mut c = k.walk();
+            let args: Vec<String> =
+                k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+            let client = super::clients::find_client(program, &args).is_some()
+                || program
+                    .strip_suffix(".exe")
+                    .is_some_and(|p| super::clients::find_client(p, &args).is_some());
+            if !(PLAIN.contains(&program) || client) || name.contains(['$', '`', '"', '\'']) {
+                return false;
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == n {
+                return true;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return true;
+            }
+        }
+    }
 }
 
 /// [`harmless`] on text.
