@@ -1381,6 +1381,9 @@ fn a_case_pattern_held_in_a_variable_is_matched_as_a_glob() {
 /// | `x=$(pg_isready -h db; true); [ -n "$x" ]` | 1 / 0 | 1 / 0 |
 /// | `pg_isready -h db; echo ok > /ready` | 0 / 0 | 0 / 0 |
 /// | `pg_isready -h db && exit 0; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `set -o pipefail; f() { pg_isready -h db \| true; }; f` | 1 / 0 | 2 / 2 |
+/// | `set -E; trap 'exit 1' ERR; f() { pg_isready -h db; curl ...; }; f; true` | 1 / 0 | 0 / 0 |
+/// | `set -eu; f() { pg_isready -h db; curl -sf ...; }; f` | 1 / 0 | 1 / 0 |
 #[test]
 fn a_check_whose_status_is_discarded_is_a_warning() {
     let warned = [
@@ -1476,6 +1479,10 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "if pg_isready -h orders-db; then :; else sleep 100; fi; curl -sf localhost:8080/",
         "pg_isready -h orders-db || pkill -f app",
         "pg_isready -h orders-db || supervisorctl restart app",
+        // A caller's `pipefail`, ERR trap (`set -E`) and errexit hold in the function's body.
+        "set -o pipefail; f() { pg_isready -h orders-db | true; }; f",
+        "set -E; trap 'exit 1' ERR; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f; true",
+        "set -eu; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f",
         // The output of a command whose status is not used, read further up.
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } | grep -q accepting",
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } > /tmp/f; grep -q accepting /tmp/f",

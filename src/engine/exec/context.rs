@@ -190,6 +190,9 @@ pub(super) struct Ctx<'e> {
     /// The script reads a status in a way its shell text does not show (a `cmd` line that names
     /// `errorlevel`): no command's status is taken as discarded (`status::discarded`).
     pub(super) status_read_elsewhere: bool,
+    /// A script being run (the caller of the function analysed now) mentions `pipefail`: it may
+    /// hold in the function's body too.
+    pub(super) pipefail: bool,
     /// Loop bodies that may still be walked once per word (see `flow::MAX_LOOP_WALKS`).
     pub(super) loop_walks_left: usize,
     /// The here-string of the simple command being analysed (its standard input), if any.
@@ -247,6 +250,7 @@ impl<'e> Ctx<'e> {
             uncoupled_found: None,
             errexit: false,
             status_read_elsewhere: false,
+            pipefail: false,
             loop_walks_left: super::flow::MAX_LOOP_WALKS,
             stdin_script: None,
             last_output: None,

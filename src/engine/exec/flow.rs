@@ -427,7 +427,7 @@ fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     {
         return (!ends_script(n)).then_some("its failure is ignored (`|| true`)");
     }
-    if parent.kind() == "pipeline" && !mentions(walk.src, &["pipefail"]) {
+    if parent.kind() == "pipeline" && !walk.pipefail {
         return (!ends_script(n)).then_some("its pipeline's status is another command's (`| true`)");
     }
     None

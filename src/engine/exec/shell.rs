@@ -204,6 +204,8 @@ pub(super) struct Walk<'s> {
     /// What the script lets `status::discarded` conclude (`None`: nothing, the script may read a
     /// status it does not follow, or it has a syntax error).
     pub(super) status: Option<super::status::Rules>,
+    /// The text, or a script that calls the function it is the body of, mentions `pipefail`.
+    pub(super) pipefail: bool,
 }
 
 impl Ctx<'_> {
@@ -262,8 +264,9 @@ impl Ctx<'_> {
             has_bars,
             depth_cut: std::cell::Cell::new(false),
             aliases,
+            pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
             status: if parsed.gap.is_none() && !self.status_read_elsewhere {
-                super::status::rules(text, self.errexit, &self.functions)
+                super::status::rules(text, self.errexit, self.pipefail, &self.functions)
             } else {
                 None
             },

@@ -43,9 +43,10 @@ pub(super) struct Rules {
     pub(super) functions: Vec<String>,
 }
 
-/// The [`Rules`] of script text `src` run by a shell whose options turn errexit on (`errexit`),
-/// where the functions `known` are defined.
-pub(super) fn rules(src: &str, errexit: bool, known: &[(String, String)]) -> Option<Rules> {
+/// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
+/// function's body) turn errexit (`errexit`) or pipefail (`pipefail`) on, where the functions
+/// `known` are defined.
+pub(super) fn rules(src: &str, errexit: bool, pipefail: bool, known: &[(String, String)]) -> Option<Rules> {
     if src.contains("$?")
         || src.contains("${?")
         || src.contains("PIPESTATUS")
@@ -78,7 +79,11 @@ pub(super) fn rules(src: &str, errexit: bool, known: &[(String, String)]) -> Opt
     }
     let mut functions: Vec<String> = known.iter().map(|(name, _)| name.clone()).collect();
     functions.extend(defined_functions(src));
-    Some(Rules { errexit: errexit || sets_errexit(src), pipefail: mentions(src, &["pipefail"]), functions })
+    Some(Rules {
+        errexit: errexit || sets_errexit(src),
+        pipefail: pipefail || mentions(src, &["pipefail"]),
+        functions,
+    })
 }
 
 /// The names of the functions `src` defines (`name() ...`, `function name ...`), at the start of
