@@ -1381,6 +1381,8 @@ fn a_case_pattern_held_in_a_variable_is_matched_as_a_glob() {
 /// | `x=$(pg_isready -h db; true); [ -n "$x" ]` | 1 / 0 | 1 / 0 |
 /// | `pg_isready -h db; echo ok > /ready` | 0 / 0 | 0 / 0 |
 /// | `pg_isready -h db && exit 0; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `echo "db: $(pg_isready -h db)"` (and `set -e; ...; curl -sf ...` after it) | 0 / 0 | 0 / 0 |
+/// | `echo "$(pg_isready -h db)" \| grep -q accepting` | 1 / 0 | 1 / 0 |
 /// | `set -o pipefail; f() { pg_isready -h db \| true; }; f` | 1 / 0 | 2 / 2 |
 /// | `set -E; trap 'exit 1' ERR; f() { pg_isready -h db; curl ...; }; f; true` | 1 / 0 | 0 / 0 |
 /// | `set -eu; f() { pg_isready -h db; curl -sf ...; }; f` | 1 / 0 | 1 / 0 |
@@ -1408,6 +1410,8 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "live() { pg_isready -h orders-db; }; if live; then exit 0; fi",
         "check() { pg_isready -h orders-db; curl -sf localhost:8080/; }; check",
         "case \"$1\" in *) pg_isready -h orders-db; curl -sf localhost:8080/;; esac",
+        "echo \"db: $(pg_isready -h orders-db)\"; curl -sf localhost:8080/",
+        "echo \"db: $(pg_isready -h orders-db)\"",
     ];
     for shell in ["sh", "bash"] {
         for script in warned {
@@ -1487,6 +1491,9 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } | grep -q accepting",
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } > /tmp/f; grep -q accepting /tmp/f",
         "x=$(pg_isready -h orders-db; true); [ -n \"$x\" ]",
+        "echo \"$(pg_isready -h orders-db)\" | grep -q accepting",
+        "x=$(echo \"$(pg_isready -h orders-db)\"); [ -n \"$x\" ]",
+        "echo \"$(pg_isready -h orders-db)\" > /tmp/s; grep -q accepting /tmp/s",
     ];
     for shell in ["sh", "bash"] {
         for script in denied {

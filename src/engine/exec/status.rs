@@ -266,6 +266,19 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 }
                 at = parent;
             }
+            // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
+            // its output is echo's (used only if echo's output is: `output_used_above`).
+            "command_substitution" if !rules.errexit || exempt || last_statement(at) => {
+                let mut up = parent.parent()?;
+                while matches!(up.kind(), "string" | "concatenation") {
+                    up = up.parent()?;
+                }
+                let name = up.child_by_field_name("name").map(|m| text(m, walk));
+                if up.kind() != "command" || !matches!(name, Some("echo" | "logger")) {
+                    return None;
+                }
+                return Some((ECHOED, up));
+            }
             _ => return None,
         }
     }
@@ -275,6 +288,7 @@ const NOT_LAST: &str = "its exit status is not used (a later command's status is
 const BACKGROUND: &str = "it runs in the background (`&`)";
 const OR_ELSE: &str = "its failure only runs the command after `||`, which does not fail by itself and whose status is the script's";
 const CONDITION: &str = "its status only chooses which branch runs, and no branch fails by itself";
+const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
