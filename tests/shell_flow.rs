@@ -1412,6 +1412,10 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "case \"$1\" in *) pg_isready -h orders-db; curl -sf localhost:8080/;; esac",
         "echo \"db: $(pg_isready -h orders-db)\"; curl -sf localhost:8080/",
         "echo \"db: $(pg_isready -h orders-db)\"",
+        // A script the status walk does not follow (`$?`, `exec`): `|| true` and `&` still hold
+        // (`flow::uncoupled`).
+        "pg_isready -h orders-db || true; echo \"rc=$?\"",
+        "pg_isready -h orders-db & exec curl -sf localhost:8080/",
     ];
     for shell in ["sh", "bash"] {
         for script in warned {
