@@ -72,7 +72,9 @@ fn shell_functions_are_analysed_where_called_with_their_arguments() {
     expect_denied("outer() { inner orders-db; }; inner() { pg_isready -h \"$1\"; }; outer", "orders-db");
     expect_denied("f() { curl -sf http://localhost/; }; f() { pg_isready -h orders-db; }; f", "orders-db");
     // Called in a condition, a pipeline, a substitution, with a redirection.
-    expect_denied("live() { pg_isready -h orders-db; }; if live; then exit 0; fi", "orders-db");
+    // (`if live; then exit 0; fi` alone exits 0 either way: a warning, see
+    // `a_check_whose_status_is_discarded_is_a_warning`; with `exit 1` after it the call decides.)
+    expect_denied("live() { pg_isready -h orders-db; }; if live; then exit 0; fi; exit 1", "orders-db");
     expect_denied("live() { pg_isready -h orders-db; }; live >/dev/null 2>&1", "orders-db");
     expect_denied("live() { pg_isready -h orders-db; }; x=$(live)", "orders-db");
     // Recursion is bounded; the command after the calls is still analysed.
@@ -780,8 +782,9 @@ fn a_check_followed_by_a_plain_echo_cannot_fail_the_probe() {
     }
     for script in [
         "pg_isready -h orders-db && echo ok",
-        "pg_isready -h orders-db; echo ok > /ready",
-        "pg_isready -h orders-db; echo $(date) | tee /x",
+        // (`pg_isready ...; echo ok > /ready` is a warning now: its status is not the script's,
+        // and nothing reads /ready: `a_check_whose_status_is_discarded_is_a_warning`.)
+        "pg_isready -h orders-db > /ready; grep -q accepting /ready",
         "exit 0 & pg_isready -h orders-db",
     ] {
         expect_denied(script, "orders-db");
@@ -857,9 +860,10 @@ fn assignments_stay_in_the_subshell_pipeline_or_function_that_makes_them() {
         ("f() { local H=orders-db; }; f", "f() { H=orders-db; }; f"),
         ("f() { declare H=orders-db; }; f", "f() { declare -g H=orders-db; }; f"),
         ("f() { typeset H=orders-db; }; f", "f() { export H=orders-db; }; f"),
-        ("local H=orders-db", "f() { local H=orders-db; redis-cli -h \"$H\" ping; }; f"),
+        // (`set -e`: the call's status is the script's, not only the last command's.)
+        ("local H=orders-db", "set -e; f() { local H=orders-db; redis-cli -h \"$H\" ping; }; f"),
         ("H=orders-db true", "H=orders-db; true"),
-        ("f() { :; }; H=orders-db f", "f() { redis-cli -h \"$H\" ping; }; H=orders-db f"),
+        ("f() { :; }; H=orders-db f", "set -e; f() { redis-cli -h \"$H\" ping; }; H=orders-db f"),
         ("f() { H=orders-db; }; ( f )", "f() { H=orders-db; }; f"),
         ("( f() { :; }; alias g=f; H=orders-db )", "{ H=orders-db; }"),
     ] {
@@ -1252,7 +1256,9 @@ fn a_remote_fallback_after_a_local_check_is_a_warning() {
     let denied = [
         "[ \"$MODE\" = standalone ] && redis-cli -h localhost ping || redis-cli -h cache ping",
         "MODE=cluster; [ \"$MODE\" = standalone ] && redis-cli -h localhost ping || redis-cli -h cache ping",
-        "redis-cli -h cache ping || redis-cli -h localhost ping",
+        // (`redis-cli -h cache ping || redis-cli -h localhost ping` is a warning: with the cache
+        // down the local check decides: `a_check_whose_status_is_discarded_is_a_warning`.)
+        "redis-cli -h cache ping || exit 1",
         "grep -q standalone /etc/mode || redis-cli -h cache ping",
         "[ -f /etc/standalone ] || redis-cli -h cache ping",
         "redis-cli -h localhost ping && redis-cli -h cache ping",
@@ -1564,5 +1570,236 @@ fn array_elements_changed_since_are_not_stale() {
     ] {
         let e = expect_allowed(script);
         assert!(!e.evaluation.unresolved.is_empty(), "{script:?}: noted as not followed");
+    }
+}
+
+/// Issue 10, false denies: a command whose exit status cannot reach the script's (the probe's
+/// result) is a warning (`status::discarded`); one whose status (or output) can is denied. Each
+/// shape was run under bash 5.2.15 and dash 0.5.12 with stub `pg_isready`/`nc` that exit 1 (the
+/// database down) or print "accepting connections" and exit 0 (up), and a `curl` stub exiting 0
+/// (this container up); the script's exit status with the dependency down / up:
+///
+/// | script | bash | dash |
+/// |---|---|---|
+/// | `pg_isready -h db >/dev/null; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h db \|\| curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `if pg_isready -h db; then exit 0; fi; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `if nc -z db 5432; then curl -sf localhost:8080/; else echo skip; fi` | 0 / 0 | 0 / 0 |
+/// | `set -e; pg_isready -h db \|\| true; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `set -e; if pg_isready -h db; then :; fi; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `set -e; pg_isready -h db && echo up; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h db \| grep -q accepting; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `{ pg_isready -h db; curl -sf ...; } >/dev/null`, `( ... )` | 0 / 0 | 0 / 0 |
+/// | `if ! pg_isready -h db; then echo down; fi; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `if pg_isready -h db; then curl -sf ...; else exit 1; fi` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h db && curl -sf localhost:8080/` | 1 / 0 | 1 / 0 |
+/// | `! pg_isready -h db` | 0 / 1 | 0 / 1 |
+/// | `set -e; pg_isready -h db; curl -sf ...` | 1 / 0 | 1 / 0 |
+/// | `set -e; ( pg_isready -h db; curl -sf ... )` | 1 / 0 | 1 / 0 |
+/// | `set -o pipefail; pg_isready -h db \| cat` | 1 / 0 | 2 / 2 (dash 0.5.12 has no pipefail) |
+/// | `pg_isready -h db > f; grep -q accepting f` | 1 / 0 | 1 / 0 |
+/// | `out=$(pg_isready -h db); [ -n "$out" ]` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h db \| grep -q accepting` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h db; exit $?` | 1 / 0 | 1 / 0 |
+/// | `if pg_isready -h db; then exit 0; fi; exit 1` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h db && exit 0; exit 1` | 1 / 0 | 1 / 0 |
+/// | `if pg_isready -h db; then ok=1; fi; [ -n "$ok" ]` | 1 / 0 | 1 / 0 |
+/// | `if ! pg_isready -h db; then exit 1; fi; curl -sf ...` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h db \|\| exit 1; curl -sf ...` | 1 / 0 | 1 / 0 |
+/// | `for h in a b; do pg_isready -h db; done` | 1 / 0 | 1 / 0 |
+/// | `{ pg_isready -h db; curl -sf ...; } \| grep -q accepting` | 1 / 0 | 1 / 0 |
+/// | `{ pg_isready -h db; curl -sf ...; } > f; grep -q accepting f` | 1 / 0 | 1 / 0 |
+/// | `x=$(pg_isready -h db; true); [ -n "$x" ]` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h db; echo ok > /ready` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h db && exit 0; curl -sf ...` | 0 / 0 | 0 / 0 |
+/// | `echo "db: $(pg_isready -h db)"` (and `set -e; ...; curl -sf ...` after it) | 0 / 0 | 0 / 0 |
+/// | `echo "$(pg_isready -h db)" \| grep -q accepting` | 1 / 0 | 1 / 0 |
+/// | `set -o pipefail; f() { pg_isready -h db \| true; }; f` | 1 / 0 | 2 / 2 |
+/// | `set -E; trap 'exit 1' ERR; f() { pg_isready -h db; curl ...; }; f; true` | 1 / 0 | 0 / 0 |
+/// | `set -eu; f() { pg_isready -h db; curl -sf ...; }; f` | 1 / 0 | 1 / 0 |
+#[test]
+fn a_check_whose_status_is_discarded_is_a_warning() {
+    let warned = [
+        "pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db\ncurl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo down",
+        "if pg_isready -h orders-db; then exit 0; fi; curl -sf localhost:8080/healthz",
+        "if nc -z orders-db 5432; then curl -sf localhost:8080/; else echo skip; fi",
+        "if ! pg_isready -h orders-db; then echo down; fi; curl -sf localhost:8080/",
+        "if pg_isready -h orders-db && true; then echo up; fi",
+        "set -e; pg_isready -h orders-db || true; curl -sf localhost:8080/",
+        "set -e; if pg_isready -h orders-db; then :; fi; curl -sf localhost:8080/",
+        "set -e; pg_isready -h orders-db && echo up; curl -sf localhost:8080/",
+        "pg_isready -h orders-db | grep -q accepting; curl -sf localhost:8080/",
+        "{ pg_isready -h orders-db; curl -sf localhost:8080/; } >/dev/null",
+        "(pg_isready -h orders-db; curl -sf localhost:8080/)",
+        "pg_isready -h orders-db; echo ok > /ready",
+        "pg_isready -h orders-db > /tmp/out; curl -sf localhost:8080/",
+        "pg_isready -h orders-db && exit 0; curl -sf localhost:8080/",
+        "redis-cli -h orders-db ping || redis-cli -h localhost ping",
+        "live() { pg_isready -h orders-db; }; if live; then exit 0; fi",
+        "check() { pg_isready -h orders-db; curl -sf localhost:8080/; }; check",
+        "case \"$1\" in *) pg_isready -h orders-db; curl -sf localhost:8080/;; esac",
+        "echo \"db: $(pg_isready -h orders-db)\"; curl -sf localhost:8080/",
+        "echo \"db: $(pg_isready -h orders-db)\"",
+        // A script the status walk does not follow (`$?`, `exec`): `|| true` and `&` still hold
+        // (`flow::uncoupled`).
+        "pg_isready -h orders-db || true; echo \"rc=$?\"",
+        "pg_isready -h orders-db & exec curl -sf localhost:8080/",
+    ];
+    for shell in ["sh", "bash"] {
+        for script in warned {
+            let got = finding_of(&[shell, "-c", script]);
+            let (action, message) = got.clone().unwrap_or_else(|| panic!("{shell} {script:?}: no finding"));
+            assert_eq!(action, Action::Warn, "{shell} {script:?}: {got:?}");
+            assert!(
+                message.contains("cannot fail the probe") && message.contains("the probe can still time out"),
+                "{message}"
+            );
+        }
+    }
+    // Each reason says why.
+    for (script, why) in [
+        (
+            "pg_isready -h orders-db; curl -sf localhost:8080/",
+            "its exit status is not used (a later command's status is the script's)",
+        ),
+        (
+            "pg_isready -h orders-db || curl -sf localhost:8080/",
+            "its failure only runs the command after `||`",
+        ),
+        (
+            "if pg_isready -h orders-db; then exit 0; fi; curl -sf localhost:8080/",
+            "its status only chooses which branch runs",
+        ),
+    ] {
+        let got = finding_of(&["sh", "-c", script]);
+        assert!(got.as_ref().is_some_and(|g| g.1.contains(why)), "{script:?}: {got:?}");
+    }
+    let denied = [
+        "if pg_isready -h orders-db; then curl -sf localhost:8080/; else exit 1; fi",
+        "if pg_isready -h orders-db; then exit 1; fi; curl -sf localhost:8080/",
+        "pg_isready -h orders-db && curl -sf localhost:8080/",
+        "! pg_isready -h orders-db",
+        "set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+        "set -eu\npg_isready -h orders-db\ncurl -sf localhost:8080/",
+        "#!/bin/sh -e\npg_isready -h orders-db\ncurl -sf localhost:8080/",
+        "set -e; (pg_isready -h orders-db; curl -sf localhost:8080/)",
+        "set -e; check() { pg_isready -h orders-db; curl -sf localhost:8080/; }; check",
+        "set -o pipefail; pg_isready -h orders-db | cat; ",
+        "set -o pipefail; pg_isready -h orders-db | cat",
+        "pg_isready -h orders-db > /tmp/f; grep -q accepting /tmp/f",
+        "pg_isready -h orders-db > \"$F\"; curl -sf localhost:8080/",
+        "curl -o /tmp/f http://orders-db:8080/; grep -q ok /tmp/f",
+        "pg_isready -h orders-db | tee /tmp/f; grep -q accepting /tmp/f",
+        "out=$(pg_isready -h orders-db); [ -n \"$out\" ]",
+        "[ -n \"$(pg_isready -h orders-db)\" ]; exit $?",
+        "pg_isready -h orders-db | grep -q accepting",
+        "pg_isready -h orders-db; exit $?",
+        "pg_isready -h orders-db; rc=$?; curl -sf localhost:8080/; exit $rc",
+        "pg_isready -h orders-db; exit",
+        "if pg_isready -h orders-db; then exit 0; fi; exit 1",
+        "if pg_isready -h orders-db; then exit 0; fi; false",
+        "pg_isready -h orders-db && exit 0; exit 1",
+        "if pg_isready -h orders-db; then ok=1; fi; [ -n \"$ok\" ]",
+        "if pg_isready -h orders-db; then :; else touch /down; fi; [ ! -f /down ]",
+        "if ! pg_isready -h orders-db; then exit 1; fi; curl -sf localhost:8080/",
+        "pg_isready -h orders-db || exit 1; curl -sf localhost:8080/",
+        "pg_isready -h orders-db || false",
+        "pg_isready -h orders-db || [ -f /ok ]",
+        "for h in a b; do pg_isready -h orders-db; done",
+        "pg_isready -h orders-db; trap 'exit 1' EXIT; curl -sf localhost:8080/",
+        "pg_isready -h orders-db & wait $!; curl -sf localhost:8080/",
+        "f() { exit 1; }; if pg_isready -h orders-db; then :; else f; fi",
+        "until pg_isready -h orders-db; do sleep 1; done; curl -sf localhost:8080/",
+        // The branch the outage chooses waits past timeoutSeconds (bash and dash: status 0 either
+        // way, but the down path sleeps), or acts on this container (`pkill`).
+        "if pg_isready -h orders-db; then :; else sleep 100; fi; curl -sf localhost:8080/",
+        "pg_isready -h orders-db || pkill -f app",
+        "pg_isready -h orders-db || supervisorctl restart app",
+        // A caller's `pipefail`, ERR trap (`set -E`) and errexit hold in the function's body.
+        "set -o pipefail; f() { pg_isready -h orders-db | true; }; f",
+        "set -E; trap 'exit 1' ERR; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f; true",
+        "set -eu; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f",
+        // The output of a command whose status is not used, read further up.
+        "{ pg_isready -h orders-db; curl -sf localhost:8080/; } | grep -q accepting",
+        "{ pg_isready -h orders-db; curl -sf localhost:8080/; } > /tmp/f; grep -q accepting /tmp/f",
+        "x=$(pg_isready -h orders-db; true); [ -n \"$x\" ]",
+        "echo \"$(pg_isready -h orders-db)\" | grep -q accepting",
+        "x=$(echo \"$(pg_isready -h orders-db)\"); [ -n \"$x\" ]",
+        "echo \"$(pg_isready -h orders-db)\" > /tmp/s; grep -q accepting /tmp/s",
+    ];
+    for shell in ["sh", "bash"] {
+        for script in denied {
+            let got = finding_of(&[shell, "-c", script]);
+            assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{shell} {script:?}: {got:?}");
+        }
+    }
+    // The shell's own `-e`.
+    let got = finding_of(&["sh", "-ec", "pg_isready -h orders-db; curl -sf localhost:8080/"]);
+    assert_eq!(got.map(|g| g.0), Some(Action::Deny));
+    let got =
+        finding_of(&["bash", "-o", "errexit", "-c", "pg_isready -h orders-db; curl -sf localhost:8080/"]);
+    assert_eq!(got.map(|g| g.0), Some(Action::Deny));
+}
+
+/// The same for Windows: cmd's `&` runs the next command after this one (`cmd /?`: "&" separates
+/// commands, the line's status is the last one's), and a PowerShell `-Command` script's exit code
+/// is its last statement's (about_pwsh; PowerShell/PowerShell#13501), an error in an earlier one
+/// not stopping it.
+#[test]
+fn a_windows_check_whose_status_is_discarded_is_a_warning() {
+    for argv in [
+        &["cmd", "/c", "\"curl.exe http://orders-db:5432/ & curl.exe http://localhost:8080/\""][..],
+        &["cmd", "/c", "curl.exe -f http://orders-db:5432/ || curl.exe -f http://localhost:8080/"][..],
+        &[
+            "powershell",
+            "-Command",
+            "Invoke-WebRequest http://orders-db:5432/ | Out-Null; Invoke-WebRequest http://localhost:8080/",
+        ][..],
+        &["pwsh", "-c", "curl.exe -f http://orders-db:5432/\ncurl.exe -f http://localhost:8080/"][..],
+    ] {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{argv:?}: {got:?}");
+        assert!(got.as_ref().is_some_and(|g| g.1.contains("cannot fail the probe")), "{argv:?}: {got:?}");
+    }
+    for argv in [
+        &["cmd", "/c", "curl.exe -f http://orders-db:5432/ && curl.exe http://localhost:8080/"][..],
+        &["cmd", "/c", "curl.exe -f http://orders-db:5432/ || exit /b 1"][..],
+        &["cmd", "/c", "curl.exe -f http://orders-db:5432/ & if errorlevel 1 exit /b 1"][..],
+        &["cmd", "/v:on", "/c", "curl.exe -f http://orders-db:5432/ & if !errorlevel! neq 0 exit 1"][..],
+        &[
+            "cmd",
+            "/v:on",
+            "/c",
+            "curl.exe -f http://orders-db:5432/ & if !errorlevel! neq 0 (exit 1) else (echo up)",
+        ][..],
+        &["cmd", "/c", "curl.exe http://localhost:8080/ & curl.exe -f http://orders-db:5432/"][..],
+        &[
+            "powershell",
+            "-Command",
+            "Invoke-WebRequest http://localhost:8080/ | Out-Null; Invoke-WebRequest http://orders-db:5432/",
+        ][..],
+        &[
+            "powershell",
+            "-Command",
+            "$ErrorActionPreference = 'Stop'; Invoke-WebRequest http://orders-db:5432/ | Out-Null; Invoke-WebRequest http://localhost:8080/",
+        ][..],
+        &[
+            "pwsh",
+            "-c",
+            "Invoke-WebRequest http://orders-db:5432/ -ErrorAction Stop | Out-Null; Invoke-WebRequest http://localhost:8080/",
+        ][..],
+        &["pwsh", "-c", "Invoke-WebRequest http://orders-db:5432/ | Out-Null; if (-not $?) { exit 1 }"][..],
+        &["pwsh", "-c", "curl.exe -f http://orders-db:5432/; exit $LASTEXITCODE"][..],
+        &[
+            "pwsh",
+            "-c",
+            "Invoke-WebRequest http://orders-db:5432/ -OutFile C:\\r.txt; Select-String ok C:\\r.txt",
+        ][..],
+    ] {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
     }
 }

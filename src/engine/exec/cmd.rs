@@ -429,7 +429,12 @@ impl Ctx<'_> {
         };
         let script = CmdToSh { c: &chars, i: 0 }.sequence(false, &known);
         let gap_before = self.parse_gap.is_some();
+        // `errorlevel` (`if errorlevel 1`, `!errorlevel!`, `exit /b %errorlevel%`) reads a command's
+        // status: no status on the line is taken as discarded.
+        let saved = self.status_read_elsewhere;
+        self.status_read_elsewhere |= line.to_ascii_lowercase().contains("errorlevel");
         let found = self.analyze_script(&script, depth);
+        self.status_read_elsewhere = saved;
         if !gap_before && self.parse_gap.is_some() {
             self.parse_gap_in_cmd = true;
         }

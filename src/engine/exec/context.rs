@@ -193,6 +193,12 @@ pub(super) struct Ctx<'e> {
     /// Shell functions (re)defined in a region that may not have run: which body a call runs is
     /// known only at run time (their output is not used as a value).
     pub(super) uncertain_functions: HashSet<String>,
+    /// The script reads a status in a way its shell text does not show (a `cmd` line that names
+    /// `errorlevel`): no command's status is taken as discarded (`status::discarded`).
+    pub(super) status_read_elsewhere: bool,
+    /// A script being run (the caller of the function analysed now) mentions `pipefail`: it may
+    /// hold in the function's body too.
+    pub(super) pipefail: bool,
     /// Loop bodies that may still be walked once per word (see `flow::MAX_LOOP_WALKS`).
     pub(super) loop_walks_left: usize,
     /// The here-string of the simple command being analysed (its standard input), if any.
@@ -251,6 +257,8 @@ impl<'e> Ctx<'e> {
             errexit: false,
             allexport: Some(false),
             uncertain_functions: HashSet::new(),
+            status_read_elsewhere: false,
+            pipefail: false,
             loop_walks_left: super::flow::MAX_LOOP_WALKS,
             stdin_script: None,
             last_output: None,

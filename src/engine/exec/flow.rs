@@ -18,7 +18,9 @@ pub(super) const FUNCTION: char = '\u{E002}';
 
 /// Starts a piece whose exit status cannot fail the probe: it runs in the background (`cmd &`),
 /// its failure is ignored (`cmd || true`), or its pipeline's status is another command's
-/// (`cmd | true` without `pipefail`). What such a piece reaches is reported as a warning, not a
+/// (`cmd | true` without `pipefail`), or its status cannot reach the script's on any path the
+/// shell takes (`status::discarded`: not last, left of a harmless `||`, an `if` condition choosing
+/// between harmless branches). What such a piece reaches is reported as a warning, not a
 /// denial (`Dependency::uncoupled`): a connection that hangs can still time the probe out.
 pub(super) const UNCOUPLED: char = '\u{E003}';
 
@@ -108,7 +110,7 @@ impl Ctx<'_> {
         out: &mut Vec<String>,
     ) -> Option<bool> {
         if !self.uncoupling.contains(&n.id())
-            && let Some(how) = uncoupled(n, walk)
+            && let Some(how) = uncoupled(n, walk).or_else(|| status_discarded(n, walk))
         {
             let mut inner = Vec::new();
             self.uncoupling.push(n.id());
@@ -425,10 +427,30 @@ fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     {
         return (!ends_script(n)).then_some("its failure is ignored (`|| true`)");
     }
-    if parent.kind() == "pipeline" && !mentions(walk.src, &["pipefail"]) {
+    if parent.kind() == "pipeline" && !walk.pipefail {
         return (!ends_script(n)).then_some("its pipeline's status is another command's (`| true`)");
     }
     None
+}
+
+/// Why the status of `n`, a simple command (with its redirections), cannot reach the script's
+/// (`status::discarded`), or `None`. A command holding a substitution is left to the walk of its
+/// parts: its output is data (`x=$(remote)`).
+fn status_discarded(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
+    let rules = walk.status.as_ref()?;
+    let simple = match n.kind() {
+        "command" => n.parent().is_none_or(|p| p.kind() != "redirected_statement"),
+        "redirected_statement" => n.child_by_field_name("body").is_some_and(|b| b.kind() == "command"),
+        _ => false,
+    };
+    if !simple || n.end_byte() > walk.cut {
+        return None;
+    }
+    let own = text(n, walk);
+    if own.contains("$(") || own.contains('`') || own.contains("<(") || own.contains(">(") {
+        return None;
+    }
+    super::status::discarded(n, walk, rules)
 }
 
 /// The [`GUARD`] condition that holds when `cond` (one condition) does not (`T` and `F`, `P` and

@@ -137,6 +137,13 @@ impl Ctx<'_> {
         let had_gap = self.parse_gap.is_some();
         self.split_script(script, depth, &mut pieces);
         let saved_uncoupled = self.uncoupled.clone();
+        // `set -e` in the script holds in the functions it calls too (their bodies are walked as
+        // texts of their own: `status::rules`).
+        // So do `pipefail` and a `trap` (an ERR trap runs in functions under `set -E`).
+        let saved_status = (self.errexit, self.pipefail, self.status_read_elsewhere);
+        self.errexit |= super::status::sets_errexit(script);
+        self.pipefail |= super::flow::mentions(script, &["pipefail"]);
+        self.status_read_elsewhere |= super::flow::mentions(script, &["trap"]);
         // (A script with a syntax error never gets to its last line: bash exits 2 there.)
         if self.uncoupled.is_none()
             && (had_gap || self.parse_gap.is_none())
@@ -148,6 +155,7 @@ impl Ctx<'_> {
         let found = self.analyze_pieces(pieces, depth);
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
+        (self.errexit, self.pipefail, self.status_read_elsewhere) = saved_status;
         self.defines_function = saved_functions;
         found
     }

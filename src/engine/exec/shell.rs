@@ -201,6 +201,11 @@ pub(super) struct Walk<'s> {
     depth_cut: std::cell::Cell<bool>,
     /// The text mentions `alias`: each command's line is written down (`flow::SCOPE`).
     pub(super) aliases: bool,
+    /// What the script lets `status::discarded` conclude (`None`: nothing, the script may read a
+    /// status it does not follow, or it has a syntax error).
+    pub(super) status: Option<super::status::Rules>,
+    /// The text, or a script that calls the function it is the body of, mentions `pipefail`.
+    pub(super) pipefail: bool,
 }
 
 impl Ctx<'_> {
@@ -272,6 +277,12 @@ impl Ctx<'_> {
             has_bars,
             depth_cut: std::cell::Cell::new(false),
             aliases,
+            pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
+            status: if parsed.gap.is_none() && !self.status_read_elsewhere {
+                super::status::rules(text, self.errexit, self.pipefail, &self.functions)
+            } else {
+                None
+            },
         };
         for tree in &parsed.trees {
             self.statements(tree.root_node(), &walk, depth, out);
