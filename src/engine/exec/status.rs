@@ -224,9 +224,26 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 }
                 let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
                 exempt = true;
+                // tree-sitter-bash hangs `A || B > f`'s redirection on the list, bash on B: B
+                // writes the file, which can fail (a read-only root filesystem), or a closed
+                // stdout (`>&-`).
+                let redirected = parent.parent().is_some_and(|r| {
+                    r.kind() == "redirected_statement"
+                        && !harmless_text(walk.src.get(parent.end_byte()..r.end_byte()).unwrap_or(""), &[])
+                });
                 match op {
-                    "||" if harmless(right, walk, &rules.functions) && !leaves(right, walk) => {
+                    "||" if !redirected
+                        && harmless(right, walk, &rules.functions)
+                        && !leaves(right, walk) =>
+                    {
                         return Some((OR_ELSE, parent));
+                    }
+                    // B only writes, but the write can fail (`|| echo down >> /var/log/x`, `>&-`):
+                    // the list's status is B's, followed further up (`; curl ...` replaces it),
+                    // and errexit applies to it.
+                    "||" if may_only_fail(right, walk, &rules.functions) && !leaves(right, walk) => {
+                        exempt = false;
+                        at = parent;
                     }
                     "||" => return None,
                     "&&" if !harmless(right, walk, &rules.functions) => return None,
@@ -375,7 +392,7 @@ fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
 /// and the clients (`clients::find_client`: a check of their own, judged by themselves). Any
 /// other program (`sleep`, which can time the probe out, `pkill`, `supervisorctl`, ...) may
 /// make the branch that runs matter.
-const PLAIN: &[&str] = &["echo", ":", "true", "exit", "logger"];
+const PLAIN: &[&str] = &["echo", "printf", ":", "true", "exit", "logger"];
 
 /// Whether every simple command in `n` that starts at or after byte `from` runs a [`PLAIN`]
 /// program or a client.
@@ -416,8 +433,19 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize) -> bool {
     }
 }
 
+/// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
+/// nothing the script reads later, but its status can be a failure.
+fn may_only_fail(n: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
+    harmless_writing(text(n, walk), functions, true) && plain_commands(n, walk, n.start_byte())
+}
+
 /// [`harmless`] on text.
 fn harmless_text(t: &str, functions: &[String]) -> bool {
+    harmless_writing(t, functions, false)
+}
+
+/// [`harmless_text`], or with `writes`, also when it writes files or to a closed stdout.
+fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
     const STATEFUL: &[&str] = &[
         "false",
         "return",
@@ -443,7 +471,6 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
         "cp",
         "tee",
         "ln",
-        "printf",
         "alias",
         "shopt",
         "ulimit",
@@ -461,6 +488,10 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
     let words: Vec<&str> = t
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')'))
         .collect();
+    // `printf -v NAME` assigns (bash): only `printf FORMAT ARGS` writes output alone.
+    if words.windows(2).any(|w| w[0] == "printf" && w[1].starts_with('-')) {
+        return false;
+    }
     // `exit 0` only.
     if words.windows(2).any(|w| w[0] == "exit" && w[1] != "0") || words.last() == Some(&"exit") {
         return false;
@@ -472,7 +503,13 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
             !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         })
     });
-    !assigns && !t.contains("()") && file_targets(t).is_empty()
+    // `echo x >&-` fails (bash: "write error: Bad file descriptor", dash: "I/O error").
+    let closes_stdout = t.split_whitespace().any(|w| {
+        w.trim_end_matches([';', ')'])
+            .split_once(">&-")
+            .is_some_and(|(fd, rest)| rest.is_empty() && matches!(fd, "" | "1"))
+    });
+    !assigns && !t.contains("()") && (writes || (file_targets(t).is_empty() && !closes_stdout))
 }
 
 /// The files a command's text writes: redirections (`>`, `>>`, `&>`, not to `/dev/null` or a file
@@ -490,6 +527,9 @@ fn file_targets(t: &str) -> Vec<String> {
                 || target == "/dev/stdout")
         };
         if let Some(pos) = w.find('>') {
+            // A control operator ends the word (`>&2;`, `>/dev/null)`): not part of the target.
+            let w = w.trim_end_matches([';', ')']);
+            let w = if w.len() > pos { w } else { &words[i][..pos + 1] };
             let rest = w[pos..].trim_start_matches(['>', '|']);
             let rest = rest
                 .strip_prefix('&')
