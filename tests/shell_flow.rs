@@ -1667,6 +1667,37 @@ fn logging_after_a_failed_check_is_not_a_coupling() {
     }
 }
 
+/// `env -i CMD` (`--ignore-environment`, `env -`) runs CMD with no environment but the
+/// assignments after it: the container's PGHOST does not reach `pg_isready` (break-it pass, #10).
+#[test]
+fn env_ignore_environment_clears_the_container_env_for_the_command() {
+    for script in [
+        "env -i pg_isready",
+        "env --ignore-environment pg_isready",
+        "env -i PATH=/usr/bin pg_isready",
+        "env - pg_isready",
+        "PGHOST=orders-db env -i pg_isready",
+        "env -i sh -c 'pg_isready -h \"$PGHOST\"'",
+    ] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert!(
+            denials(&e).is_empty(),
+            "{script}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    for script in [
+        "env -i PGHOST=orders-db pg_isready",
+        "env -i pg_isready -h orders-db",
+        "env - PGHOST=orders-db pg_isready",
+        "env -u OTHER pg_isready",
+    ] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert_eq!(denials(&e).len(), 1, "{script}");
+        assert!(denials(&e)[0].describe().contains("orders-db"), "{script}");
+    }
+}
+
 #[test]
 fn a_check_whose_status_is_discarded_is_a_warning() {
     let warned = [
