@@ -1635,6 +1635,9 @@ fn logging_after_a_failed_check_is_not_a_coupling() {
         "pg_isready -h orders-db || echo down >&-; curl -sf localhost:8080/healthz",
         // `printf FORMAT ARGS` only writes output.
         "pg_isready -h orders-db || printf '%s\\n' \"db down\"; curl -sf localhost:8080/healthz",
+        // A function whose body only writes output (`log`).
+        "log() { echo \"$@\" >&2; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        "log() { echo \"$@\" >&2; }; pg_isready -h orders-db || log \"db down\"",
     ];
     for shell in ["sh", "bash"] {
         for script in warned {
@@ -1652,6 +1655,15 @@ fn logging_after_a_failed_check_is_not_a_coupling() {
         // Closing stdout makes `echo` fail (bash and dash exit 1).
         "pg_isready -h orders-db || echo down >&-",
         "pg_isready -h orders-db || { echo down 1>&-; }",
+        // A function that can fail, redefined, or not yet defined where it is called.
+        "log() { echo \"$@\" >&2; exit 1; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        "log() { echo \"$@\" >> /var/log/x; }; pg_isready -h orders-db || log \"db down\"",
+        "log() { echo; }; log() { exit 1; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        "log() { return 1; }; pg_isready -h orders-db || log \"db down\"",
+        "log() { echo; exit 0; }; pg_isready -h orders-db || log \"db down\"; exit 1",
+        "log() { false; }; pg_isready -h orders-db || log \"db down\"",
+        "set -e; pg_isready -h orders-db || log \"db down\"; log() { echo; }; curl -sf localhost:8080/healthz",
+        "fail() { exit 1; }; log() { fail; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
         // `printf -v` assigns; a later test reads it.
         "pg_isready -h orders-db || printf -v DB down; [ -z \"$DB\" ]",
         "pg_isready -h orders-db || printf -v DB down",
