@@ -1617,6 +1617,99 @@ fn array_elements_changed_since_are_not_stale() {
 /// | `set -o pipefail; f() { pg_isready -h db \| true; }; f` | 1 / 0 | 2 / 2 |
 /// | `set -E; trap 'exit 1' ERR; f() { pg_isready -h db; curl ...; }; f; true` | 1 / 0 | 0 / 0 |
 /// | `set -eu; f() { pg_isready -h db; curl -sf ...; }; f` | 1 / 0 | 1 / 0 |
+/// Break-it pass (#10): logging after `||` that cannot fail the probe, checked under bash 5.2 and
+/// dash 0.5.12 with a `pg_isready` stub exiting 2 and a `curl` stub exiting 0 (each warned script
+/// exits 0; each denied one exits non-zero with the database down, or reads its result).
+#[test]
+fn logging_after_a_failed_check_is_not_a_coupling() {
+    let warned = [
+        // `>&2;` duplicates a descriptor: no file named `2;`.
+        "pg_isready -h orders-db >/dev/null 2>&1 || { echo \"db down\" >&2; }; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db >/dev/null 2>&1 || { echo \"db down\" >&2; }",
+        "pg_isready -h orders-db || { echo down 1>&2; }; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo down >/dev/stderr; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo down 2>&-",
+        // A write that can fail, whose status a later command replaces (no errexit).
+        "pg_isready -h orders-db || echo down >> /var/log/x; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || { echo down >&-; }; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo down >&-; curl -sf localhost:8080/healthz",
+        // `printf FORMAT ARGS` only writes output.
+        "pg_isready -h orders-db || printf '%s\\n' \"db down\"; curl -sf localhost:8080/healthz",
+        // A function whose body only writes output (`log`).
+        "log() { echo \"$@\" >&2; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        "log() { echo \"$@\" >&2; }; pg_isready -h orders-db || log \"db down\"",
+    ];
+    for shell in ["sh", "bash"] {
+        for script in warned {
+            let got = finding_of(&[shell, "-c", script]);
+            assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{shell} {script:?}: {got:?}");
+        }
+    }
+    let denied = [
+        // A file written can fail (read-only root filesystem: bash and dash exit 1 or 2).
+        "pg_isready -h orders-db || echo down >> /var/log/x",
+        "pg_isready -h orders-db || { echo down >> /var/log/x; }",
+        "pg_isready -h orders-db || printf down > /var/log/x",
+        "set -e; pg_isready -h orders-db || echo down >> /var/log/x; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo down >> /var/log/x; grep -q down /var/log/x",
+        // Closing stdout makes `echo` fail (bash and dash exit 1).
+        "pg_isready -h orders-db || echo down >&-",
+        "pg_isready -h orders-db || { echo down 1>&-; }",
+        // A function that can fail, redefined, or not yet defined where it is called.
+        "log() { echo \"$@\" >&2; exit 1; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        "log() { echo \"$@\" >> /var/log/x; }; pg_isready -h orders-db || log \"db down\"",
+        "log() { echo; }; log() { exit 1; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        "log() { return 1; }; pg_isready -h orders-db || log \"db down\"",
+        "log() { echo; exit 0; }; pg_isready -h orders-db || log \"db down\"; exit 1",
+        "log() { false; }; pg_isready -h orders-db || log \"db down\"",
+        "set -e; pg_isready -h orders-db || log \"db down\"; log() { echo; }; curl -sf localhost:8080/healthz",
+        "fail() { exit 1; }; log() { fail; }; pg_isready -h orders-db || log \"db down\"; curl -sf localhost:8080/healthz",
+        // `printf -v` assigns; a later test reads it.
+        "pg_isready -h orders-db || printf -v DB down; [ -z \"$DB\" ]",
+        "pg_isready -h orders-db || printf -v DB down",
+        // A failure that still fails the script.
+        "pg_isready -h orders-db || { echo down >&2; exit 1; }",
+        "pg_isready -h orders-db >/dev/null 2>&1 || { echo \"db down\" >&2; false; }",
+    ];
+    for shell in ["sh", "bash"] {
+        for script in denied {
+            let got = finding_of(&[shell, "-c", script]);
+            assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{shell} {script:?}: {got:?}");
+        }
+    }
+}
+
+/// `env -i CMD` (`--ignore-environment`, `env -`) runs CMD with no environment but the
+/// assignments after it: the container's PGHOST does not reach `pg_isready` (break-it pass, #10).
+#[test]
+fn env_ignore_environment_clears_the_container_env_for_the_command() {
+    for script in [
+        "env -i pg_isready",
+        "env --ignore-environment pg_isready",
+        "env -i PATH=/usr/bin pg_isready",
+        "env - pg_isready",
+        "PGHOST=orders-db env -i pg_isready",
+        "env -i sh -c 'pg_isready -h \"$PGHOST\"'",
+    ] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert!(
+            denials(&e).is_empty(),
+            "{script}: {:?}",
+            denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>()
+        );
+    }
+    for script in [
+        "env -i PGHOST=orders-db pg_isready",
+        "env -i pg_isready -h orders-db",
+        "env - PGHOST=orders-db pg_isready",
+        "env -u OTHER pg_isready",
+    ] {
+        let e = eval_liveness_env(script, &[("PGHOST", "orders-db")]);
+        assert_eq!(denials(&e).len(), 1, "{script}");
+        assert!(denials(&e)[0].describe().contains("orders-db"), "{script}");
+    }
+}
+
 #[test]
 fn a_check_whose_status_is_discarded_is_a_warning() {
     let warned = [

@@ -667,6 +667,11 @@ impl Ctx<'_> {
 
     /// The value a client sees for an environment variable, if set.
     pub(super) fn tool_env(&mut self, name: &str, ov: &[(String, String)]) -> Option<String> {
+        // After `env -i` (an empty name in `ov`), only what the command line sets after it.
+        if let Some(p) = ov.iter().rposition(|(n, _)| n.is_empty()) {
+            let v = ov[p + 1..].iter().rev().find(|(n, _)| n == name)?.1.clone();
+            return Some(self.render_lit(&v));
+        }
         if let Some((_, v)) = ov.iter().rev().find(|(n, _)| n == name) {
             return Some(self.render_lit(v));
         }

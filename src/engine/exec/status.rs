@@ -174,6 +174,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     if writes_a_named_file(n, walk) {
         return None;
     }
+    let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
     let mut exempt = false;
@@ -188,8 +189,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
                     let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
-                    return selection_is_harmless(at, construct, walk, &rules.functions)
-                        .then_some((CONDITION, at));
+                    return selection_is_harmless(at, construct, walk, &funcs).then_some((CONDITION, at));
                 }
                 if matches!(parent.kind(), "case_item") && !in_case_body(at, parent) {
                     return None;
@@ -224,13 +224,27 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 }
                 let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
                 exempt = true;
+                // tree-sitter-bash hangs `A || B > f`'s redirection on the list, bash on B: B
+                // writes the file, which can fail (a read-only root filesystem), or a closed
+                // stdout (`>&-`).
+                let redirected = parent.parent().is_some_and(|r| {
+                    r.kind() == "redirected_statement"
+                        && !harmless_text(walk.src.get(parent.end_byte()..r.end_byte()).unwrap_or(""), &[])
+                });
                 match op {
-                    "||" if harmless(right, walk, &rules.functions) && !leaves(right, walk) => {
+                    "||" if !redirected && harmless(right, walk, &funcs) && !leaves(right, walk) => {
                         return Some((OR_ELSE, parent));
                     }
+                    // B only writes, but the write can fail (`|| echo down >> /var/log/x`, `>&-`):
+                    // the list's status is B's, followed further up (`; curl ...` replaces it),
+                    // and errexit applies to it.
+                    "||" if may_only_fail(right, walk, &funcs) && !leaves(right, walk) => {
+                        exempt = false;
+                        at = parent;
+                    }
                     "||" => return None,
-                    "&&" if !harmless(right, walk, &rules.functions) => return None,
-                    "&&" if leaves(right, walk) && !harmless_after(parent, walk, &rules.functions) => {
+                    "&&" if !harmless(right, walk, &funcs) => return None,
+                    "&&" if leaves(right, walk) && !harmless_after(parent, walk, &funcs) => {
                         return None;
                     }
                     "&&" => at = parent,
@@ -284,6 +298,42 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     }
 }
 
+/// The functions a command at `n` may call, split into those that may do anything and those that
+/// only write output.
+struct Funcs {
+    risky: Vec<String>,
+    ok: Vec<String>,
+}
+
+/// The script's functions at `n`: one defined once, at the script's top level before `n`, whose
+/// body is [`harmless`] (no function call, no `exit`/`return`: `log() { echo "$@" >&2; }`) is
+/// harmless to call (break-it pass, #10); any other may run anything.
+fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
+    let all = Funcs { risky: rules.functions.clone(), ok: Vec::new() };
+    let mut root = n;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let mut ok = Vec::new();
+    let mut c = root.walk();
+    for def in root.named_children(&mut c).filter(|k| k.kind() == "function_definition") {
+        let (Some(name), Some(body)) = (def.child_by_field_name("name"), def.child_by_field_name("body"))
+        else {
+            continue;
+        };
+        let name = text(name, walk).to_string();
+        if def.end_byte() <= n.start_byte()
+            && rules.functions.iter().filter(|f| **f == name).count() == 1
+            && body.kind() == "compound_statement"
+            && harmless(body, walk, &all)
+            && !leaves(body, walk)
+        {
+            ok.push(name);
+        }
+    }
+    Funcs { risky: rules.functions.iter().filter(|f| !ok.contains(f)).cloned().collect(), ok }
+}
+
 const NOT_LAST: &str = "its exit status is not used (a later command's status is the script's)";
 const BACKGROUND: &str = "it runs in the background (`&`)";
 const OR_ELSE: &str = "its failure only runs the command after `||`, which does not fail by itself and whose status is the script's";
@@ -327,7 +377,7 @@ fn last_statement(at: Node<'_>) -> bool {
 /// Whether the status of `cond` (an `if`/`elif` condition) choosing which part of `construct`
 /// runs cannot fail the script by itself: every other part is [`harmless`], and when one of them
 /// leaves the script (`exit 0`), so is every command after the `if`.
-fn selection_is_harmless(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
+fn selection_is_harmless(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
     let mut c = construct.walk();
     let parts: Vec<Node<'_>> = construct
         .children(&mut c)
@@ -350,13 +400,13 @@ fn selection_is_harmless(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>, f
 }
 
 /// Whether every command after `n` in the script (to its end) is [`harmless`].
-fn harmless_after(n: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
+fn harmless_after(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
     let mut root = n;
     while let Some(p) = root.parent() {
         root = p;
     }
-    harmless_text(walk.src.get(n.end_byte()..).unwrap_or(""), functions)
-        && plain_commands(root, walk, n.end_byte())
+    harmless_text(walk.src.get(n.end_byte()..).unwrap_or(""), &functions.risky)
+        && plain_commands(root, walk, n.end_byte(), &functions.ok)
 }
 
 /// Whether `n` holds an `exit` or `return` (it leaves the script or function).
@@ -367,19 +417,19 @@ fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// Whether `n`, run or not, cannot by itself fail the script or change what runs after it:
 /// no `exit` but `exit 0`, no `return`, `false`, test (`[`, `[[`, `test`, `(( ))`), `!`, no
 /// assignment or builtin that changes the shell's state, no file written, no function defined.
-fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
-    harmless_text(text(n, walk), functions) && plain_commands(n, walk, n.start_byte())
+fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    harmless_text(text(n, walk), &functions.risky) && plain_commands(n, walk, n.start_byte(), &functions.ok)
 }
 
 /// Programs that change nothing a later command or the next probe sees, and never wait: output
 /// and the clients (`clients::find_client`: a check of their own, judged by themselves). Any
 /// other program (`sleep`, which can time the probe out, `pkill`, `supervisorctl`, ...) may
 /// make the branch that runs matter.
-const PLAIN: &[&str] = &["echo", ":", "true", "exit", "logger"];
+const PLAIN: &[&str] = &["echo", "printf", ":", "true", "exit", "logger"];
 
 /// Whether every simple command in `n` that starts at or after byte `from` runs a [`PLAIN`]
 /// program or a client.
-fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize) -> bool {
+fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> bool {
     let mut cursor = n.walk();
     loop {
         let k = cursor.node();
@@ -395,7 +445,9 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize) -> bool {
                 || program
                     .strip_suffix(".exe")
                     .is_some_and(|p| super::clients::find_client(p, &args).is_some());
-            if !(PLAIN.contains(&program) || client) || name.contains(['$', '`', '"', '\'']) {
+            if !(PLAIN.contains(&program) || client || ok.iter().any(|f| f == name))
+                || name.contains(['$', '`', '"', '\''])
+            {
                 return false;
             }
         }
@@ -416,8 +468,20 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize) -> bool {
     }
 }
 
+/// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
+/// nothing the script reads later, but its status can be a failure.
+fn may_only_fail(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    harmless_writing(text(n, walk), &functions.risky, true)
+        && plain_commands(n, walk, n.start_byte(), &functions.ok)
+}
+
 /// [`harmless`] on text.
 fn harmless_text(t: &str, functions: &[String]) -> bool {
+    harmless_writing(t, functions, false)
+}
+
+/// [`harmless_text`], or with `writes`, also when it writes files or to a closed stdout.
+fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
     const STATEFUL: &[&str] = &[
         "false",
         "return",
@@ -443,7 +507,6 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
         "cp",
         "tee",
         "ln",
-        "printf",
         "alias",
         "shopt",
         "ulimit",
@@ -461,6 +524,10 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
     let words: Vec<&str> = t
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')'))
         .collect();
+    // `printf -v NAME` assigns (bash): only `printf FORMAT ARGS` writes output alone.
+    if words.windows(2).any(|w| w[0] == "printf" && w[1].starts_with('-')) {
+        return false;
+    }
     // `exit 0` only.
     if words.windows(2).any(|w| w[0] == "exit" && w[1] != "0") || words.last() == Some(&"exit") {
         return false;
@@ -472,7 +539,13 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
             !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         })
     });
-    !assigns && !t.contains("()") && file_targets(t).is_empty()
+    // `echo x >&-` fails (bash: "write error: Bad file descriptor", dash: "I/O error").
+    let closes_stdout = t.split_whitespace().any(|w| {
+        w.trim_end_matches([';', ')'])
+            .split_once(">&-")
+            .is_some_and(|(fd, rest)| rest.is_empty() && matches!(fd, "" | "1"))
+    });
+    !assigns && !t.contains("()") && (writes || (file_targets(t).is_empty() && !closes_stdout))
 }
 
 /// The files a command's text writes: redirections (`>`, `>>`, `&>`, not to `/dev/null` or a file
@@ -490,6 +563,9 @@ fn file_targets(t: &str) -> Vec<String> {
                 || target == "/dev/stdout")
         };
         if let Some(pos) = w.find('>') {
+            // A control operator ends the word (`>&2;`, `>/dev/null)`): not part of the target.
+            let w = w.trim_end_matches([';', ')']);
+            let w = if w.len() > pos { w } else { &words[i][..pos + 1] };
             let rest = w[pos..].trim_start_matches(['>', '|']);
             let rest = rest
                 .strip_prefix('&')

@@ -285,6 +285,12 @@ impl Ctx<'_> {
                                 overrides.push((n, String::new()));
                             }
                             k += step;
+                        } else if matches!(v, "-i" | "--ignore-environment" | "-") {
+                            // `env -i CMD`: CMD starts with an empty environment, the container's
+                            // env vars do not reach it (break-it pass: `env -i pg_isready` was
+                            // denied by PGHOST). An empty name marks the point (`tool_env`).
+                            overrides.push((String::new(), String::new()));
+                            k += 1;
                         } else if matches!(v, "-C" | "--chdir") {
                             k += 2;
                         } else if v.len() > 1 && v.starts_with('-') {

@@ -166,6 +166,12 @@ impl Ctx<'_> {
         let stdin = self.stdin_script.take();
         self.in_child_shell(Some(kind), |ctx| {
             for (n, v) in overrides {
+                if n.is_empty() {
+                    // `env -i sh ...`: the container's env does not reach the shell.
+                    let names: Vec<String> = ctx.env.vars.keys().cloned().collect();
+                    ctx.unset.extend(names);
+                    continue;
+                }
                 ctx.exported.insert(n.clone());
                 ctx.unset.remove(&n);
                 ctx.shell_vars.insert(n, v);
