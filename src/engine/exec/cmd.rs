@@ -566,7 +566,13 @@ impl Ctx<'_> {
                 let lower = name.to_ascii_lowercase();
                 let value = match set.iter().rev().find(|(n, _)| *n == lower) {
                     _ if !delayed => self.new_ref(RefKind::Unknown, &original).to_string(),
-                    Some((_, Some(v))) => v.clone(),
+                    // Counted as expanded text: `set A=!A!!A!` doubles A at each command.
+                    Some((_, Some(v))) => {
+                        if !self.spend(v.len()) {
+                            return String::new();
+                        }
+                        v.clone()
+                    }
                     Some((_, None)) => self.new_ref(RefKind::Unknown, &original).to_string(),
                     None => self.cmd_var(name, &original, |_| false),
                 };
@@ -662,6 +668,22 @@ mod tests {
         // Without `for`, `%i` is text (in a host it is no name at all: not a dependency).
         assert_eq!(target(&["cmd", "/c", "curl.exe -f http://db:8080/%i"], &none), "http://db:8080/%i");
         quiet(&["cmd", "/c", "curl.exe -f http://%i:8080/"], &none);
+    }
+
+    /// `set A=!A!!A!` doubles A at each command: 40 of them made a terabyte. Values copied count
+    /// against the expansion budget: not analysed, noted, never a finding.
+    #[test]
+    fn a_variable_that_doubles_itself_is_bounded_and_noted_not_denied() {
+        use super::super::{Options, analyze};
+        let none = ExecEnv::default();
+        let line = |n: usize| format!("set A=x& {}curl -f http://orders.svc/!A!", "set A=!A!!A!& ".repeat(n));
+        let outcome = analyze(&s(&["cmd", "/v:on", "/c", &line(40)]), &none, &Options::default());
+        assert_eq!(outcome.dependency, None);
+        assert_eq!(outcome.unresolved.len(), 1, "{:?}", outcome.unresolved);
+        assert!(outcome.unresolved[0].reason.contains("expand past"), "{:?}", outcome.unresolved);
+        // A few doublings are still analysed.
+        let found = target(&["cmd", "/v:on", "/c", &line(10)], &none);
+        assert!(found.starts_with(&format!("http://orders.svc/{}", "x".repeat(64))), "{found}");
     }
 
     #[test]

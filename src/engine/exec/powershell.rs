@@ -411,6 +411,10 @@ impl Ctx<'_> {
                 return Some(d);
             }
         }
+        if self.over_budget.get() {
+            // Values cut short by a bound could read as anything.
+            return None;
+        }
         for (class, arg) in dotnet_web_targets(script) {
             let expandable = !arg.starts_with('\'');
             let url = self.ps_expand(arg.trim_matches(['\'', '"']), expandable, false, &vars);
@@ -501,8 +505,13 @@ impl Ctx<'_> {
             return None;
         }
         if a.op == "+=" {
-            let old = vars.iter().rev().find(|(n, _)| *n == a.key)?.1.clone();
-            return Some(old + &value);
+            let old = &vars.iter().rev().find(|(n, _)| *n == a.key)?.1;
+            // The old value is copied into the new one: counted as expanded text, as a shell's
+            // `a+=$a` is (`$a += $a` 40 times would be a terabyte).
+            if !self.spend(old.len()) {
+                return None;
+            }
+            return Some(old.clone() + &value);
         }
         Some(value)
     }
@@ -549,7 +558,12 @@ impl Ctx<'_> {
     /// variable the analysis does not follow ([`RefKind::Unknown`]: never a dependency). A `bare`
     /// word (not quoted) that starts with a variable followed by `.` or `[` is a property or
     /// index of it: unknown.
+    /// Each variable's value copied counts against the expansion budget ([`Ctx::spend`]): once it
+    /// is spent the word is empty and the analysis stops (not analysed, never a finding).
     fn ps_expand(&mut self, word: &str, expandable: bool, bare: bool, vars: &[(String, String)]) -> String {
+        if self.over_budget.get() {
+            return String::new();
+        }
         if !expandable || !word.contains('$') {
             // A literal `$` (single-quoted) is shown as written, but a host holding one is no
             // name that resolves: the request fails every time, whatever else is up.
@@ -634,6 +648,9 @@ impl Ctx<'_> {
             }
             let key = var_key(&name);
             if let Some((_, v)) = vars.iter().rev().find(|(n, _)| *n == key) {
+                if !self.spend(v.len()) {
+                    return String::new();
+                }
                 out.push_str(v);
             } else if let Some(var) = key.strip_prefix("env:") {
                 let env_name = &name[4..];

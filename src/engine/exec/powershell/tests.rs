@@ -568,3 +568,53 @@ fn resolve_dnsname_is_a_dns_lookup() {
     quiet(&["pwsh", "-c", "Resolve-DnsName orders.svc -CacheOnly"]);
     quiet(&["pwsh", "-c", "Resolve-DnsName orders.svc -SomeNewParameter x"]);
 }
+
+/// A script whose variable doubles itself `doublings` times (`form` is one doubling of `$a`),
+/// then reaches `http://orders.svc/` with it.
+fn doubling(form: &str, doublings: usize) -> String {
+    let var = if form.contains("env:") { "$env:A" } else { "$a" };
+    format!(
+        "{var}='x'; {} Invoke-WebRequest \"http://orders.svc/{var}\"",
+        format!("{form}; ").repeat(doublings)
+    )
+}
+
+/// Break-it pass: `$a += $a` 40 times made a terabyte (the process aborted on a failed
+/// allocation). Values copied count against the expansion budget as a shell's do: the analysis
+/// stops with a note, and nothing found in a value cut short counts.
+#[test]
+fn a_variable_that_doubles_itself_is_bounded_and_noted_not_denied() {
+    use super::super::{MAX_EXPANSION_BYTES, Options, analyze};
+    let forms = ["$a += $a", "$a = $a + $a", "$a = \"$a$a\"", "$env:A = $env:A + $env:A"];
+    for form in forms {
+        let script = doubling(form, 40);
+        let outcome = analyze(&s(&["pwsh", "-c", &script]), &ExecEnv::default(), &Options::default());
+        assert_eq!(outcome.dependency, None, "{form}: a value cut short is never a finding");
+        assert_eq!(outcome.unresolved.len(), 1, "{form}: {:?}", outcome.unresolved);
+        assert!(outcome.unresolved[0].over_bound, "{form}: {:?}", outcome.unresolved);
+        assert!(outcome.unresolved[0].reason.contains("expand past"), "{form}: {:?}", outcome.unresolved);
+        // The text made stays near the budget (the last value copied is at most its size).
+        let e = ExecEnv::default();
+        let mut ctx = Ctx::new(&e);
+        let _ = ctx.powershell(&s(&["-c", &script]), Edition::Core, 0);
+        assert!(ctx.over_budget.get(), "{form}");
+        assert!(ctx.expanded.get() <= 3 * MAX_EXPANSION_BYTES, "{form}: {} bytes", ctx.expanded.get());
+        // A few doublings (1 KiB) are still analysed: the request is found.
+        let found = target(&["pwsh", "-c", &doubling(form, 10)]);
+        assert!(found.starts_with(&format!("http://orders.svc/{}", "x".repeat(64))), "{form}: {found}");
+    }
+    // `+=` copies the old value: counted as the text it makes.
+    let e = ExecEnv::default();
+    let mut ctx = Ctx::new(&e);
+    let _ = ctx.powershell(&s(&["-c", "$a = 'xxxxxxxxxx'; $a += '.'; $a += '.'"]), Edition::Core, 0);
+    assert_eq!(ctx.expanded.get(), 10 + 11);
+    // A plain script that builds its URL still denies.
+    assert_eq!(
+        target(&[
+            "pwsh",
+            "-c",
+            "$u = 'http://orders.svc'; $u += '/health'; Invoke-WebRequest $u -UseBasicParsing"
+        ]),
+        "http://orders.svc/health"
+    );
+}
