@@ -767,17 +767,8 @@ pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
     }
     let words: Vec<&str> = script.split_whitespace().collect();
     let exits_zero = words.windows(2).all(|w| w[0] != "exit" || w[1].trim_end_matches(';') == "0");
-    let set_e = words.windows(2).any(|w| w[0] == "set" && w[1].starts_with(['-', '+']) && w[1].contains('e'));
-    // `#!/bin/bash -e`
-    let shebang_e = script.strip_prefix("#!").is_some_and(|l| {
-        l.lines()
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .skip(1)
-            .any(|w| w.starts_with('-') && w.contains('e'))
-    });
-    (exits_zero && !set_e && !shebang_e && !words.contains(&".") && !script.contains("exit;"))
+    // `set -e`, `#!/bin/bash -e` (a script naming `errexit` was left above).
+    (exits_zero && !super::status::sets_errexit(script) && !words.contains(&".") && !script.contains("exit;"))
         .then_some(if plain_echo { "echo" } else { last })
 }
 
