@@ -1538,6 +1538,10 @@ fn bash_arrays_are_followed() {
         "H=(localhost orders-db); pg_isready -h \"${H[1]}\"",
         "a=(orders-db); for h in \"${a[@]}\"; do pg_isready -h $h; done",
         "a=(localhost orders-db); for h in \"${a[@]}\"; do pg_isready -h $h; done",
+        // One element by its index as a loop word (CI's mutation sample at e25c7e1: flow.rs:757,
+        // `without_subscripts` made to keep `[0]`, read the word as unknown).
+        "a=(orders-db x); for h in \"${a[0]}\"; do pg_isready -h \"$h\"; done",
+        "a=(x orders-db); for h in ${a[1]}; do pg_isready -h $h; done",
     ] {
         expect_denied(script, "orders-db");
     }
@@ -1545,6 +1549,7 @@ fn bash_arrays_are_followed() {
         "H=(localhost); pg_isready -h ${H[0]}",
         "H=(localhost orders-db); pg_isready -h $H",
         "a=(localhost 127.0.0.1); for p in \"${a[@]}\"; do curl -sf $p:8080; done",
+        "a=(localhost orders-db); for h in \"${a[0]}\"; do pg_isready -h \"$h\"; done",
         "a=(localhost 127.0.0.1); (a=(localhost orders-db)); pg_isready -h ${a[1]}",
         // Changed where it may not run: known only at run time, never a denial.
         "a=(localhost 127.0.0.1); if [ -f /x ]; then a=(localhost orders-db); fi; pg_isready -h ${a[1]}",
