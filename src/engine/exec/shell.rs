@@ -697,33 +697,14 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
 /// each as one word (`</dev/tcp/db/5432`; `> /dev/tcp/db/5432` is `>/dev/tcp/db/5432`), for messages.
 pub(super) fn redirection_texts(piece: &str, lit: impl Fn(&String) -> String) -> Vec<String> {
     let args = piece_words(piece);
+    let (_, redirections) = redirections(&args, lit);
     let mut out = Vec::new();
-    let mut k = 0;
-    while k < args.len() {
-        let Some(redirect) = args[k].strip_prefix(REDIRECT) else {
-            k += 1;
-            continue;
-        };
-        let text = lit(&redirect.to_string());
-        let digits = text.chars().take_while(char::is_ascii_digit).count();
-        let op_part = &text[digits..];
-        let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
-            .into_iter()
-            .find(|op| op_part.starts_with(*op));
-        match op {
-            Some(op) if op_part.len() == op.len() => {
-                if let Some(next) = args.get(k + 1).filter(|_| !op.starts_with("<<")) {
-                    out.push(format!("{redirect}{next}"));
-                }
-                k += 2;
-            }
-            Some(op) => {
-                if !op.starts_with("<<") {
-                    out.push(redirect.to_string());
-                }
-                k += 1;
-            }
-            None => k += 1,
+    for r in redirections.iter().filter(|r| !r.input) {
+        let written = args[r.at].strip_prefix(REDIRECT).unwrap_or(&args[r.at]);
+        match (&r.attached, args.get(r.at + 1)) {
+            (Some(_), _) => out.push(written.to_string()),
+            (None, Some(next)) => out.push(format!("{written}{next}")),
+            (None, None) => {}
         }
     }
     out
@@ -735,8 +716,31 @@ pub(super) fn redirection_texts(piece: &str, lit: impl Fn(&String) -> String) ->
 /// it reads (bash reads an operator only unquoted, and the parser knows which are).
 pub(super) fn split_redirections(piece: &str, lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<String>) {
     let args = piece_words(piece);
+    let (words, redirections) = redirections(&args, lit);
+    let targets = redirections
+        .into_iter()
+        .filter(|r| !r.input)
+        .filter_map(|r| r.attached.or_else(|| args.get(r.at + 1).cloned()))
+        .collect();
+    (words, targets)
+}
+
+/// One redirection among a simple command's words.
+struct Redirection {
+    /// The index of its marked word.
+    at: usize,
+    /// A here-string or here-document: its word is input, not a file.
+    input: bool,
+    /// The target written in the same word (`>f`, `2>&1`), literal; `None` for a bare operator,
+    /// whose target is the next word.
+    attached: Option<String>,
+}
+
+/// A simple command's words (the marks of [`REDIRECT`] taken off the ones that are no
+/// redirection after all) and its redirections, in order.
+fn redirections(args: &[String], lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<Redirection>) {
     let mut words = Vec::with_capacity(args.len());
-    let mut targets = Vec::new();
+    let mut found = Vec::new();
     let mut k = 0;
     while k < args.len() {
         let Some(redirect) = args[k].strip_prefix(REDIRECT) else {
@@ -750,30 +754,17 @@ pub(super) fn split_redirections(piece: &str, lit: impl Fn(&String) -> String) -
         let op = ["<<<", "<<-", "<<", "&>>", ">>", "&>", ">&", "<&", "<>", ">|", ">", "<"]
             .into_iter()
             .find(|op| op_part.starts_with(*op));
-        match op {
-            Some(op) => {
-                // A here-string's word and a here-document's delimiter are input, not a file.
-                let input = op.starts_with("<<");
-                let target = &op_part[op.len()..];
-                if target.is_empty() {
-                    if let Some(next) = args.get(k + 1).filter(|_| !input) {
-                        targets.push(next.clone());
-                    }
-                    k += 2;
-                } else {
-                    if !input {
-                        targets.push(target.to_string());
-                    }
-                    k += 1;
-                }
-            }
-            None => {
-                words.push(redirect.to_string());
-                k += 1;
-            }
-        }
+        let Some(op) = op else {
+            words.push(redirect.to_string());
+            k += 1;
+            continue;
+        };
+        let target = &op_part[op.len()..];
+        let attached = (!target.is_empty()).then(|| target.to_string());
+        found.push(Redirection { at: k, input: op.starts_with("<<"), attached: attached.clone() });
+        k += if attached.is_some() { 1 } else { 2 };
     }
-    (words, targets)
+    (words, found)
 }
 
 #[cfg(test)]
