@@ -206,6 +206,11 @@ pub(super) struct Walk<'s> {
     pub(super) status: Option<super::status::Rules>,
     /// The text, or a script that calls the function it is the body of, mentions `pipefail`.
     pub(super) pipefail: bool,
+    /// Which of `parsed.trees` is being walked (an index).
+    pub(super) tree: std::cell::Cell<usize>,
+    /// For each of `parsed.trees`, its root and its top-level function definitions as
+    /// `status::discarded` judges them (made when first asked: once per tree, not per command).
+    pub(super) top_functions: Vec<(Node<'s>, std::cell::OnceCell<Vec<super::status::TopFunction>>)>,
 }
 
 impl Ctx<'_> {
@@ -283,8 +288,11 @@ impl Ctx<'_> {
             } else {
                 None
             },
+            tree: std::cell::Cell::new(0),
+            top_functions: parsed.trees.iter().map(|t| (t.root_node(), std::cell::OnceCell::new())).collect(),
         };
-        for tree in &parsed.trees {
+        for (i, tree) in parsed.trees.iter().enumerate() {
+            walk.tree.set(i);
             self.statements(tree.root_node(), &walk, depth, out);
         }
         // (An end of the script that nothing follows says nothing.)

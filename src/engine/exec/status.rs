@@ -60,18 +60,18 @@ pub(super) fn rules(src: &str, errexit: bool, pipefail: bool, known: &[(String, 
     {
         return None;
     }
-    let words: Vec<&str> = src.split_whitespace().collect();
-    if words.contains(&".") {
+    if src.split_whitespace().any(|w| w == ".") {
         return None;
     }
     // `exit`/`return` with a literal status only (a bare one gives the last command's status).
-    let statuses_literal = src
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'))
-        .collect::<Vec<_>>()
-        .windows(2)
-        .all(|w| {
-            !matches!(w[0], "exit" | "return")
-                || (!w[1].is_empty() && w[1].bytes().all(|b| b.is_ascii_digit()))
+    let tokens =
+        src.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'));
+    // (A script that does not hold the names has no such word: its tokens are not looked at.)
+    let names_a_status = src.contains("exit") || src.contains("return");
+    let statuses_literal = !names_a_status
+        || tokens.clone().zip(tokens.skip(1)).all(|(w, status)| {
+            !matches!(w, "exit" | "return")
+                || (!status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()))
         });
     let ends_with_exit = src.trim_end().ends_with("exit") || src.trim_end().ends_with("return");
     if !statuses_literal || ends_with_exit {
@@ -90,6 +90,10 @@ pub(super) fn rules(src: &str, errexit: bool, pipefail: bool, known: &[(String, 
 /// a line or after `;`, `&`, `|`, `{` (as `script::defines_function` finds them).
 fn defined_functions(src: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // (A definition holds `()` or `function `: a script without either has none.)
+    if !src.contains("()") && !src.contains("function ") {
+        return out;
+    }
     for segment in src.split(['\n', ';', '&', '|', '{']) {
         let seg = segment.trim_start();
         let seg = seg.strip_prefix("function ").map_or(seg, str::trim_start);
@@ -107,8 +111,12 @@ fn defined_functions(src: &str) -> Vec<String> {
 /// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit`, or a `#!` line with
 /// `-e`.
 pub(super) fn sets_errexit(script: &str) -> bool {
-    let words: Vec<&str> = script.split_whitespace().collect();
-    let set_e = words.windows(2).any(|w| w[0] == "set" && w[1].starts_with(['-', '+']) && w[1].contains('e'));
+    let words = script.split_whitespace();
+    let set_e = script.contains("set")
+        && words
+            .clone()
+            .zip(words.skip(1))
+            .any(|(set, flags)| set == "set" && flags.starts_with(['-', '+']) && flags.contains('e'));
     let shebang_e = script.strip_prefix("#!").is_some_and(|l| {
         l.lines()
             .next()
@@ -305,32 +313,57 @@ struct Funcs {
     ok: Vec<String>,
 }
 
-/// The script's functions at `n`: one defined once, at the script's top level before `n`, whose
-/// body is [`harmless`] (no function call, no `exit`/`return`: `log() { echo "$@" >&2; }`) is
-/// harmless to call (break-it pass, #10); any other may run anything.
-fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
+/// A function defined at the top level of a script (`Walk::top_functions`): its name, the byte
+/// its definition ends at, and whether a call after that is harmless: defined once, its body
+/// [`harmless`] (no function call, no `exit`/`return`: `log() { echo "$@" >&2; }`).
+pub(super) struct TopFunction {
+    name: String,
+    end: usize,
+    harmless: bool,
+}
+
+/// The top-level function definitions of the tree whose root is `root`.
+fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunction> {
     let all = Funcs { risky: rules.functions.clone(), ok: Vec::new() };
-    let mut root = n;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
-    let mut ok = Vec::new();
     let mut c = root.walk();
-    for def in root.named_children(&mut c).filter(|k| k.kind() == "function_definition") {
-        let (Some(name), Some(body)) = (def.child_by_field_name("name"), def.child_by_field_name("body"))
-        else {
-            continue;
-        };
-        let name = text(name, walk).to_string();
-        if def.end_byte() <= n.start_byte()
-            && rules.functions.iter().filter(|f| **f == name).count() == 1
-            && body.kind() == "compound_statement"
-            && harmless(body, walk, &all)
-            && !leaves(body, walk)
-        {
-            ok.push(name);
+    root.named_children(&mut c)
+        .filter(|k| k.kind() == "function_definition")
+        .filter_map(|def| {
+            let (name, body) = (def.child_by_field_name("name")?, def.child_by_field_name("body")?);
+            let name = text(name, walk).to_string();
+            let harmless = rules.functions.iter().filter(|f| **f == name).count() == 1
+                && body.kind() == "compound_statement"
+                && harmless(body, walk, &all)
+                && !leaves(body, walk);
+            Some(TopFunction { name, end: def.end_byte(), harmless })
+        })
+        .collect()
+}
+
+/// The script's functions at `n`: one defined once, at the script's top level before `n`, whose
+/// body is [`harmless`] is harmless to call (break-it pass, #10); any other may run anything.
+/// The definitions are read once per tree (`Walk::top_functions`), not once per command.
+fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
+    let root_of_n = || {
+        let mut root = n;
+        while let Some(p) = root.parent() {
+            root = p;
         }
-    }
+        root
+    };
+    let own;
+    let table = match walk.top_functions.get(walk.tree.get()) {
+        Some((root, table)) => {
+            debug_assert_eq!(root.id(), root_of_n().id(), "a command of the tree being walked");
+            table.get_or_init(|| top_functions(*root, walk, rules))
+        }
+        None => {
+            own = top_functions(root_of_n(), walk, rules);
+            &own
+        }
+    };
+    let ok: Vec<String> =
+        table.iter().filter(|f| f.harmless && f.end <= n.start_byte()).map(|f| f.name.clone()).collect();
     Funcs { risky: rules.functions.iter().filter(|f| !ok.contains(f)).cloned().collect(), ok }
 }
 
