@@ -388,7 +388,11 @@ fn always_succeeds(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// Whether a word of the script is one of `words` (a crude scan of the whole text, used only to
 /// keep a denial: any mention counts).
 pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
-    src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| words.contains(&w))
+    // (By bytes: the delimiters are every byte but ASCII letters, digits, `_` and `-`, so a
+    // non-ASCII character only separates words, as it would by chars.)
+    src.as_bytes()
+        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+        .any(|w| words.iter().any(|x| x.as_bytes() == w))
 }
 
 /// Why the exit status of the statement `n` cannot fail the script (bash manual, "Lists of
