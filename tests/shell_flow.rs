@@ -1842,6 +1842,193 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
     assert_eq!(got.map(|g| g.0), Some(Action::Deny));
 }
 
+/// Issue 10, the walk's give-ups that were false denies (session 9): `$?`, `exit`, `exec`, `trap`,
+/// `set -e` and `pipefail` are judged where they are, harmless output after `||` (a substitution of
+/// `date`, an assignment nobody reads, a function defined before the call runs), an assignment from
+/// a substitution whose value is only written, and symmetric writes in `if`/`else`; and a miss
+/// found on the way: a called function that can `exit` or leave state behind was uncoupled by its
+/// call's status alone. Run under bash 5.2.15 and dash 0.5.12 with a `pg_isready` stub exiting 2
+/// (down) or printing "accepting connections" and exiting 0 (up), and a `curl` stub exiting 0
+/// (`/tmp/ready` present; `/proc` stands for a read-only filesystem); the script's status with
+/// the dependency down / up. Warned (the status does not depend on it; dash
+/// has no pipefail: `set -o pipefail` ends its script with 2 either way):
+///
+/// | script | bash | dash |
+/// |---|---|---|
+/// | `pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz; exit $?` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db; ret=$?; echo "db $ret"; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db; curl -sf localhost:8080/healthz; exit` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| true; exec curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db >/dev/null; exec curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `trap 'rm -f /tmp/x' EXIT; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `trap '' TERM; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `trap 'echo failed >&2' ERR; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db; set -e; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `f() { set -e; }; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `(set -e); pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `set -e; set +e; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \| true; set -o pipefail; curl -sf localhost:8080/healthz` | 0 / 0 | 2 / 2 |
+/// | `(set -o pipefail); pg_isready -h orders-db \| true` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| echo "db down at $(date)"` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| echo "db down at $(date +%s) on `hostname`"; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| DB=down` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| DB=down; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `out=$(pg_isready -h orders-db); echo "$out"; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `out=$(pg_isready -h orders-db); echo "$out"` | 0 / 0 | 0 / 0 |
+/// | `main() { log x; pg_isready -h orders-db \|\| log down; }; log() { echo "$@"; }; main; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `main() { log x; pg_isready -h orders-db \|\| log down; }; log() { echo "$@"; }; main` | 0 / 0 | 0 / 0 |
+/// | `if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/s; fi; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/s; fi` | 0 / 0 | 0 / 0 |
+///
+/// Denied (the status depends on it with bash, or with both; an ERR trap is bash's):
+///
+/// | script | bash | dash |
+/// |---|---|---|
+/// | `pg_isready -h orders-db; exit $?` | 2 / 0 | 2 / 0 |
+/// | `pg_isready -h orders-db; [ $? -eq 0 ] \|\| exit 1` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db; ret=$?; echo "db $ret"; exit $ret` | 2 / 0 | 2 / 0 |
+/// | `pg_isready -h orders-db; ret=$?; curl -sf localhost:8080/healthz; [ "$ret" -eq 0 ]` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db; ret=$?; echo "$ret" \| grep -q 0` | 1 / 0 | 1 / 0 |
+/// | `f() { [ $? -eq 0 ]; }; pg_isready -h orders-db; f` | 1 / 0 | 1 / 0 |
+/// | `for i in 1 2; do [ $? -eq 0 ] \|\| exit 1; pg_isready -h orders-db; done; curl -sf localhost:8080/healthz` | 1 / 0 | 1 / 0 |
+/// | `{ pg_isready -h orders-db; }; exit` | 2 / 0 | 2 / 0 |
+/// | `pg_isready -h orders-db && exec curl -sf localhost:8080/healthz` | 2 / 0 | 2 / 0 |
+/// | `curl -sf localhost:8080/healthz; exec pg_isready -h orders-db` | 2 / 0 | 2 / 0 |
+/// | `exec 3>&1; pg_isready -h orders-db; exit $?` | 2 / 0 | 2 / 0 |
+/// | `trap 'rm -f /tmp/ready' ERR; touch /tmp/ready; pg_isready -h orders-db; [ -f /tmp/ready ]` | 1 / 0 | 0 / 0 |
+/// | `trap 'exit 1' ERR; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 1 / 0 | 0 / 0 |
+/// | `f() { set -e; }; f; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 2 / 0 | 2 / 0 |
+/// | `for i in 1 2; do pg_isready -h orders-db; set -e; done; curl -sf localhost:8080/healthz` | 2 / 0 | 2 / 0 |
+/// | `[ -z "$X" ] && set -e; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 2 / 0 | 2 / 0 |
+/// | `set -e; [ -n "$X" ] && set +e; pg_isready -h orders-db; curl -sf localhost:8080/healthz` | 2 / 0 | 2 / 0 |
+/// | `set -e; { pg_isready -h orders-db; curl -sf localhost:8080/healthz; }` | 2 / 0 | 2 / 0 |
+/// | `set -euo pipefail; pg_isready -h orders-db \| true; echo up` | 2 / 141 | 2 / 2 |
+/// | `pg_isready -h orders-db \|\| echo "down at $(date)" >&-` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db \|\| x="$(date)"; [ -z "$x" ]` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db \|\| echo "down $(rm -f /tmp/ready)"; [ -f /tmp/ready ]` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db \|\| DB=down; [ "$DB" = down ] && exit 1; curl -sf localhost:8080/healthz` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db \|\| DB=$(false)` | 1 / 0 | 1 / 0 |
+/// | `out=$(pg_isready -h orders-db) \|\| exit 1; echo "$out"` | 1 / 0 | 1 / 0 |
+/// | `out=$(pg_isready -h orders-db)` | 2 / 0 | 2 / 0 |
+/// | `out=$(pg_isready -h orders-db); echo "$out" \| grep -q accepting` | 1 / 0 | 1 / 0 |
+/// | `set -e; out=$(pg_isready -h orders-db); echo "$out"` | 2 / 0 | 2 / 0 |
+/// | `main() { pg_isready -h orders-db \|\| log down; }; log() { exit 1; }; main; curl -sf localhost:8080/healthz` | 1 / 0 | 1 / 0 |
+/// | `if pg_isready -h orders-db; then echo up > /tmp/s; fi; grep -q up /tmp/s` | 2 / 0 | 2 / 0 |
+/// | `if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/t; fi; cat /tmp/s` | 1 / 0 | 1 / 0 |
+/// | `if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/s; fi; grep -q up /tmp/s` | 1 / 0 | 1 / 0 |
+/// | `f() { out=$(pg_isready -h orders-db); echo "$out"; }; f; [ -n "$out" ]` | 1 / 0 | 1 / 0 |
+/// | `f() { pg_isready -h orders-db \|\| DB=down; }; f; [ -z "$DB" ]` | 1 / 0 | 1 / 0 |
+/// | `f() { pg_isready -h orders-db; ret=$?; echo "$ret"; }; f; exit $ret` | 2 / 0 | 2 / 0 |
+/// | `main() { pg_isready -h orders-db \|\| exit 1; }; main; curl -sf localhost:8080/healthz` | 1 / 0 | 1 / 0 |
+/// | `main() { pg_isready -h orders-db \|\| log down; }; log() { exit 1; }; main \|\| true` | 1 / 0 | 1 / 0 |
+/// | `exec > /tmp/out; pg_isready -h orders-db; grep -q accepting /tmp/out` | 1 / 0 | 1 / 0 |
+/// | `main() { pg_isready -h orders-db \|\| log down; }; log() { echo "$@" >> /proc/probe.log; }; main` | 1 / 0 | 2 / 0 |
+/// | `main() { pg_isready -h orders-db \|\| log down; }; main` | 127 / 0 | 127 / 0 |
+#[test]
+fn status_reads_options_and_harmless_fallbacks_are_judged_where_they_are() {
+    let warned = [
+        "pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz; exit $?",
+        "pg_isready -h orders-db; ret=$?; echo \"db $ret\"; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db; curl -sf localhost:8080/healthz; exit",
+        "pg_isready -h orders-db || true; exec curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db >/dev/null; exec curl -sf localhost:8080/healthz",
+        "trap 'rm -f /tmp/x' EXIT; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "trap '' TERM; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "trap 'echo failed >&2' ERR; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db; set -e; curl -sf localhost:8080/healthz",
+        "f() { set -e; }; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "(set -e); pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "set -e; set +e; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db | true; set -o pipefail; curl -sf localhost:8080/healthz",
+        "(set -o pipefail); pg_isready -h orders-db | true",
+        "pg_isready -h orders-db || echo \"db down at $(date)\"",
+        "pg_isready -h orders-db || echo \"db down at $(date +%s) on `hostname`\"; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || DB=down",
+        "pg_isready -h orders-db || DB=down; curl -sf localhost:8080/healthz",
+        "out=$(pg_isready -h orders-db); echo \"$out\"; curl -sf localhost:8080/healthz",
+        "out=$(pg_isready -h orders-db); echo \"$out\"",
+        "main() { log x; pg_isready -h orders-db || log down; }; log() { echo \"$@\"; }; main; curl -sf localhost:8080/healthz",
+        "main() { log x; pg_isready -h orders-db || log down; }; log() { echo \"$@\"; }; main",
+        "if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/s; fi; curl -sf localhost:8080/healthz",
+        "if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/s; fi",
+    ];
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for script in warned {
+            let got = finding_of(&[shell, "-c", script]);
+            if got.as_ref().map(|g| g.0) != Some(Action::Warn) {
+                wrong.push(format!("warn expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    let denied = [
+        "pg_isready -h orders-db; exit $?",
+        "pg_isready -h orders-db; [ $? -eq 0 ] || exit 1",
+        "pg_isready -h orders-db; ret=$?; echo \"db $ret\"; exit $ret",
+        "pg_isready -h orders-db; ret=$?; curl -sf localhost:8080/healthz; [ \"$ret\" -eq 0 ]",
+        "pg_isready -h orders-db; ret=$?; echo \"$ret\" | grep -q 0",
+        "f() { [ $? -eq 0 ]; }; pg_isready -h orders-db; f",
+        "for i in 1 2; do [ $? -eq 0 ] || exit 1; pg_isready -h orders-db; done; curl -sf localhost:8080/healthz",
+        "{ pg_isready -h orders-db; }; exit",
+        "pg_isready -h orders-db && exec curl -sf localhost:8080/healthz",
+        "curl -sf localhost:8080/healthz; exec pg_isready -h orders-db",
+        "exec 3>&1; pg_isready -h orders-db; exit $?",
+        "trap 'rm -f /tmp/ready' ERR; touch /tmp/ready; pg_isready -h orders-db; [ -f /tmp/ready ]",
+        "trap 'exit 1' ERR; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "f() { set -e; }; f; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "for i in 1 2; do pg_isready -h orders-db; set -e; done; curl -sf localhost:8080/healthz",
+        "[ -z \"$X\" ] && set -e; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "set -e; [ -n \"$X\" ] && set +e; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+        "set -e; { pg_isready -h orders-db; curl -sf localhost:8080/healthz; }",
+        "set -euo pipefail; pg_isready -h orders-db | true; echo up",
+        "pg_isready -h orders-db || echo \"down at $(date)\" >&-",
+        "pg_isready -h orders-db || x=\"$(date)\"; [ -z \"$x\" ]",
+        "pg_isready -h orders-db || echo \"down $(rm -f /tmp/ready)\"; [ -f /tmp/ready ]",
+        "pg_isready -h orders-db || DB=down; [ \"$DB\" = down ] && exit 1; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || DB=$(false)",
+        "out=$(pg_isready -h orders-db) || exit 1; echo \"$out\"",
+        "out=$(pg_isready -h orders-db)",
+        "out=$(pg_isready -h orders-db); echo \"$out\" | grep -q accepting",
+        "set -e; out=$(pg_isready -h orders-db); echo \"$out\"",
+        "main() { pg_isready -h orders-db || log down; }; log() { exit 1; }; main; curl -sf localhost:8080/healthz",
+        "if pg_isready -h orders-db; then echo up > /tmp/s; fi; grep -q up /tmp/s",
+        "if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/t; fi; cat /tmp/s",
+        "if pg_isready -h orders-db; then echo up > /tmp/s; else echo down > /tmp/s; fi; grep -q up /tmp/s",
+        "f() { out=$(pg_isready -h orders-db); echo \"$out\"; }; f; [ -n \"$out\" ]",
+        "f() { pg_isready -h orders-db || DB=down; }; f; [ -z \"$DB\" ]",
+        "f() { pg_isready -h orders-db; ret=$?; echo \"$ret\"; }; f; exit $ret",
+        "main() { pg_isready -h orders-db || exit 1; }; main; curl -sf localhost:8080/healthz",
+        "main() { pg_isready -h orders-db || log down; }; log() { exit 1; }; main || true",
+        "exec > /tmp/out; pg_isready -h orders-db; grep -q accepting /tmp/out",
+        "main() { pg_isready -h orders-db || log down; }; log() { echo \"$@\" >> /proc/probe.log; }; main",
+        "main() { pg_isready -h orders-db || log down; }; main",
+    ];
+    for shell in ["sh", "bash"] {
+        for script in denied {
+            let got = finding_of(&[shell, "-c", script]);
+            if got.as_ref().map(|g| g.0) != Some(Action::Deny) {
+                wrong.push(format!("deny expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{}",
+        wrong.join(
+            "
+"
+        )
+    );
+    // The shell's own `-e` and a `#!` line's apply from the start.
+    for argv in [
+        &["sh", "-e", "-c", "pg_isready -h orders-db; curl -sf localhost:8080/healthz; set +e"][..],
+        &["sh", "-c", "#!/bin/sh -e\npg_isready -h orders-db\ncurl -sf localhost:8080/healthz"][..],
+    ] {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
+    }
+}
+
 /// The same for Windows: cmd's `&` runs the next command after this one (`cmd /?`: "&" separates
 /// commands, the line's status is the last one's), and a PowerShell `-Command` script's exit code
 /// is its last statement's (about_pwsh; PowerShell/PowerShell#13501), an error in an earlier one

@@ -110,6 +110,7 @@ impl Ctx<'_> {
         out: &mut Vec<String>,
     ) -> Option<bool> {
         if !self.uncoupling.contains(&n.id())
+            && !self.calls_a_function_with_effects(n, walk)
             && let Some(how) = uncoupled(n, walk).or_else(|| status_discarded(n, walk))
         {
             let mut inner = Vec::new();
@@ -298,6 +299,46 @@ impl Ctx<'_> {
             }
             _ => None,
         }
+    }
+}
+
+impl Ctx<'_> {
+    /// Whether `n` calls a shell function (defined before the script or in it) while some function
+    /// body can end the script or leaves state behind (`status::leaves_state`): the call's status
+    /// is then not the only way its outcome goes on (`main() { pg_isready -h db || exit 1; }; main;
+    /// curl ...` exits 1 with the database down, and `f() { out=$(pg_isready -h db); }; f; [ -n
+    /// "$out" ]` fails, bash 5.2 and dash 0.5.12): the body's own walk judges.
+    fn calls_a_function_with_effects(&self, n: Node<'_>, walk: &Walk<'_>) -> bool {
+        let names: Vec<String> = self
+            .functions
+            .iter()
+            .map(|(name, _)| name.clone())
+            .chain(super::status::defined_functions(walk.src))
+            .collect();
+        if names.is_empty() {
+            return false;
+        }
+        let own = text(n, walk);
+        let calls = names.iter().any(|f| mentions(own, &[f.as_str()]));
+        if !calls {
+            return false;
+        }
+        if self.functions.iter().any(|(_, body)| super::status::leaves_state(body)) {
+            return true;
+        }
+        let mut root = n;
+        while let Some(p) = root.parent() {
+            root = p;
+        }
+        let mut stack = vec![root];
+        while let Some(k) = stack.pop() {
+            if k.kind() == "function_definition" && super::status::leaves_state(text(k, walk)) {
+                return true;
+            }
+            let mut c = k.walk();
+            stack.extend(k.named_children(&mut c));
+        }
+        false
     }
 }
 

@@ -284,7 +284,13 @@ impl Ctx<'_> {
             aliases,
             pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
             status: if parsed.gap.is_none() && !self.status_read_elsewhere {
-                super::status::rules(text, self.errexit, self.pipefail, &self.functions)
+                super::status::rules(
+                    text,
+                    self.errexit,
+                    self.pipefail,
+                    &self.functions,
+                    &self.uncertain_functions,
+                )
             } else {
                 None
             },

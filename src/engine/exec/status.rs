@@ -17,8 +17,16 @@
 //! - `! A` is A inverted; a command substitution's output is data the script uses (coupled), and
 //!   so is a file a command writes that the script names again (`remote > f; grep x f`).
 //!
+//! - `$?` (and a bare `exit`) reads the status of the command just before it: only one in the
+//!   statement right after the check (its `||` side, its `if`, a function body or a loop around
+//!   it) reads the check's; `ret=$?` there is followed to where `ret` is read;
+//! - `set -e`/`set -o pipefail` apply from where they run in the shell that runs them; a last
+//!   `exec CMD` gives the script CMD's status; a `trap` that only writes output or removes files
+//!   changes no status.
+//!
 //! Checked against bash 5.2.15 and dash 0.5.12 with stubs of `pg_isready`/`nc` exiting 1 and 0
-//! (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`). Anything this walk
+//! (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`,
+//! `status_reads_options_and_harmless_fallbacks_are_judged_where_they_are`). Anything this walk
 //! does not understand keeps the command coupled (today's verdict): it only ever turns a denial
 //! into a warning where the status is certainly not used.
 
@@ -28,67 +36,195 @@ use super::flow::mentions;
 use super::shell::Walk;
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
-/// status the walk does not follow (`$?`, `PIPESTATUS`, a bare `exit`/`return` or one with a
-/// computed status, `trap`, `wait`, `eval`, `exec`, `source`/`.`, `kill`, a `while`/`until` loop,
-/// which can wait on the dependency until the probe times out, `coproc`, `lastpipe`).
+/// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
+/// `exit` with a computed status other than `$?`, a `trap` whose action is not [`harmless_traps`],
+/// `wait`, `eval`, `source`/`.`, `kill`, a `while`/`until` loop, which can wait on the dependency
+/// until the probe times out, `coproc`, `lastpipe`, a known function whose body reads `$?`).
+/// `$?`, a bare `exit`, `exit $?`, `exec`, `set -e` and `set -o pipefail` are judged where they are
+/// (`discarded`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Rules {
-    /// `set -e`, `set -o errexit`, `#!/bin/sh -e` or the shell's own `-e` (anywhere: a crude scan
-    /// that can only keep a command coupled).
+    /// errexit is on from the start: the shell's own `-e`, a `#!` line with `-e`, or the caller's
+    /// (for a function's body, whose caller mentions it anywhere).
     pub(super) errexit: bool,
-    /// The script mentions `pipefail`: every command of a pipeline may give its status.
+    /// pipefail is on from the start (the shell's options, or the caller's for a function's body).
     pub(super) pipefail: bool,
     /// The shell functions the script may call (defined in it or before it): a call of one may
     /// run anything (`f() { exit 1; }`), so it is never taken as harmless.
     pub(super) functions: Vec<String>,
+    /// The functions defined before the script runs (a caller's), certainly, once: name and body.
+    pub(super) known: Vec<(String, String)>,
+    /// Functions were defined before the script runs: it may be a function's body, whose caller
+    /// can read what it assigns. A variable is then never taken as unread ([`only_echoed`]).
+    pub(super) called: bool,
 }
 
 /// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
 /// function's body) turn errexit (`errexit`) or pipefail (`pipefail`) on, where the functions
-/// `known` are defined.
-pub(super) fn rules(src: &str, errexit: bool, pipefail: bool, known: &[(String, String)]) -> Option<Rules> {
-    if src.contains("$?")
-        || src.contains("${?")
-        || src.contains("PIPESTATUS")
+/// `known` are defined (`uncertain`: those of them that may have been defined otherwise).
+pub(super) fn rules(
+    src: &str,
+    errexit: bool,
+    pipefail: bool,
+    known: &[(String, String)],
+    uncertain: &std::collections::HashSet<String>,
+) -> Option<Rules> {
+    if src.contains("PIPESTATUS")
+        || (mentions(src, &["trap"]) && !harmless_traps(src))
         || mentions(
             src,
-            &[
-                "trap", "wait", "eval", "exec", "source", "kill", "while", "until", "coproc", "lastpipe",
-                "select",
-            ],
+            &["wait", "eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"],
         )
+        || known.iter().any(|(_, body)| reads_status_text(body))
     {
         return None;
     }
     if src.split_whitespace().any(|w| w == ".") {
         return None;
     }
-    // `exit`/`return` with a literal status only (a bare one gives the last command's status).
+    // `exit`/`return` with a literal status only; `exit` bare or `exit $?` gives the last
+    // command's status, judged where it is (`reads_status`).
     let tokens =
         src.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'));
     // (A script that does not hold the names has no such word: its tokens are not looked at.)
     let names_a_status = src.contains("exit") || src.contains("return");
     let statuses_literal = !names_a_status
-        || tokens.clone().zip(tokens.skip(1)).all(|(w, status)| {
-            !matches!(w, "exit" | "return")
-                || (!status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()))
+        || tokens.clone().zip(tokens.skip(1)).all(|(w, status)| match w {
+            "exit" => {
+                status.is_empty() || last_status_word(status) || status.bytes().all(|b| b.is_ascii_digit())
+            }
+            "return" => !status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()),
+            _ => true,
         });
-    let ends_with_exit = src.trim_end().ends_with("exit") || src.trim_end().ends_with("return");
-    if !statuses_literal || ends_with_exit {
+    if !statuses_literal || src.trim_end().ends_with("return") {
         return None;
     }
     let mut functions: Vec<String> = known.iter().map(|(name, _)| name.clone()).collect();
     functions.extend(defined_functions(src));
     Some(Rules {
-        errexit: errexit || sets_errexit(src),
-        pipefail: pipefail || mentions(src, &["pipefail"]),
+        errexit: errexit || shebang_errexit(src),
+        pipefail,
         functions,
+        known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
+        called: !known.is_empty(),
     })
+}
+
+/// `$?`, `"$?"` or `${?}`: the status of the command before.
+fn last_status_word(w: &str) -> bool {
+    matches!(w.trim_matches('"'), "$?" | "${?}")
+}
+
+/// Whether text reads the status of the command before it: `$?`, `${?`, or a bare `exit`.
+fn reads_status_text(t: &str) -> bool {
+    if t.contains("$?") || t.contains("${?") {
+        return true;
+    }
+    let parts: Vec<&str> = t
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'))
+        .collect();
+    parts.windows(2).any(|w| w[0] == "exit" && w[1].is_empty()) || parts.last() == Some(&"exit")
+}
+
+/// Whether every `trap` in `src` changes no status: its action is empty, `-`, or only writes
+/// output or removes files (`trap 'rm -f /tmp/x' EXIT`, `trap '' TERM`), with no expansion; an
+/// `ERR`, `DEBUG` or `RETURN` trap (run between the script's commands) only writes output. An
+/// EXIT trap's status is not the script's (bash manual, "Bourne Shell Builtins", `trap`; dash
+/// the same), and a signal's trap runs on that signal only. Checked with bash 5.2 and dash 0.5.12
+/// (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`).
+pub(super) fn harmless_traps(src: &str) -> bool {
+    let bytes = src.as_bytes();
+    let mut from = 0;
+    while let Some(i) = src[from..].find("trap").map(|i| i + from) {
+        from = i + 4;
+        let before = src[..i].trim_end_matches([' ', '\t']);
+        let starts = before.is_empty()
+            || before.ends_with([';', '\n', '&', '|', '{', '('])
+            || before.ends_with("then")
+            || before.ends_with("do")
+            || before.ends_with("else");
+        let after = bytes.get(i + 4).copied();
+        let word_end = after.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if !(word_start && word_end) {
+            continue;
+        }
+        if !starts {
+            return false;
+        }
+        // The words of the command, up to an unquoted separator.
+        let mut args: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let mut in_word = false;
+        let mut quote: Option<char> = None;
+        let mut end = src.len();
+        for (j, c) in src[i + 4..].char_indices() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some('"') if matches!(c, '$' | '`' | '\\') => return false,
+                Some(_) => cur.push(c),
+                None if matches!(c, '\'' | '"') => {
+                    quote = Some(c);
+                    in_word = true;
+                }
+                None if matches!(c, '$' | '`' | '\\' | '<' | '>' | '(' | ')') => return false,
+                None if matches!(c, ';' | '\n' | '&' | '|' | '}') => {
+                    end = i + 4 + j;
+                    break;
+                }
+                None if c.is_whitespace() => {
+                    if in_word {
+                        args.push(std::mem::take(&mut cur));
+                        in_word = false;
+                    }
+                }
+                None => {
+                    cur.push(c);
+                    in_word = true;
+                }
+            }
+        }
+        if quote.is_some() {
+            return false;
+        }
+        if in_word {
+            args.push(cur);
+        }
+        from = from.max(end);
+        if args.first().is_some_and(|a| matches!(a.as_str(), "-p" | "-l")) {
+            continue;
+        }
+        let Some((action, signals)) = args.split_first() else {
+            continue;
+        };
+        let action = action.as_str();
+        let between = signals.iter().any(|s| {
+            matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "ERR" | "DEBUG" | "RETURN")
+        });
+        let commands_ok = action.split([';', '\n']).all(|c| {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            match words.first() {
+                None => true,
+                Some(&("echo" | "printf" | "logger" | ":" | "true")) => {
+                    file_targets(c).is_empty()
+                        && !c.contains(['<', '|'])
+                        && !c.contains("&-")
+                        && !words.get(1).is_some_and(|w| w.starts_with("-v"))
+                }
+                Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
+                _ => false,
+            }
+        });
+        if !(action == "-" || commands_ok) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The names of the functions `src` defines (`name() ...`, `function name ...`), at the start of
 /// a line or after `;`, `&`, `|`, `{` (as `script::defines_function` finds them).
-fn defined_functions(src: &str) -> Vec<String> {
+pub(super) fn defined_functions(src: &str) -> Vec<String> {
     let mut out = Vec::new();
     // (A definition holds `()` or `function `: a script without either has none.)
     if !src.contains("()") && !src.contains("function ") {
@@ -117,15 +253,19 @@ pub(super) fn sets_errexit(script: &str) -> bool {
             .clone()
             .zip(words.skip(1))
             .any(|(set, flags)| set == "set" && flags.starts_with(['-', '+']) && flags.contains('e'));
-    let shebang_e = script.strip_prefix("#!").is_some_and(|l| {
+    set_e || shebang_errexit(script) || mentions(script, &["errexit"])
+}
+
+/// Whether the script's `#!` line passes `-e` (errexit from its first line).
+fn shebang_errexit(script: &str) -> bool {
+    script.strip_prefix("#!").is_some_and(|l| {
         l.lines()
             .next()
             .unwrap_or("")
             .split_whitespace()
             .skip(1)
             .any(|w| w.starts_with('-') && w.contains('e'))
-    });
-    set_e || shebang_e || mentions(script, &["errexit"])
+    })
 }
 
 /// The text of `n` in the script.
@@ -182,6 +322,17 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     if writes_a_named_file(n, walk) {
         return None;
     }
+    let mut root = n;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    // A function's body or a loop's that reads a status (`f() { echo $?; }`), or an `exec` that is
+    // not the script's last command: the status may be read where the walk does not look.
+    if !exec_only_last(root, walk) || !status_reads_placed(n, root, walk) {
+        return None;
+    }
+    let errexit = rules.errexit || option_on_at(n, root, walk, Opt::Errexit);
+    let pipefail = rules.pipefail || option_on_at(n, root, walk, Opt::Pipefail);
     let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
@@ -193,11 +344,16 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             | "if_statement" | "elif_clause" => {
                 if matches!(parent.kind(), "if_statement" | "elif_clause") && in_condition(at, parent) {
                     if !last_statement(at) {
-                        return Some((NOT_LAST, at));
+                        return (!next_reads_status(at, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
                     let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
-                    return selection_is_harmless(at, construct, walk, &funcs).then_some((CONDITION, at));
+                    if reads_status_text(text(construct, walk)) {
+                        return None;
+                    }
+                    return (selection_is_harmless(at, construct, walk, &funcs)
+                        || same_writes(at, construct, walk))
+                    .then_some((CONDITION, at));
                 }
                 if matches!(parent.kind(), "case_item") && !in_case_body(at, parent) {
                     return None;
@@ -207,7 +363,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     return Some((BACKGROUND, at));
                 }
                 if !last_statement(at) {
-                    return (!rules.errexit || exempt).then_some((NOT_LAST, at));
+                    return ((!errexit || exempt) && !next_reads_status(at, walk, rules))
+                        .then_some((NOT_LAST, at));
                 }
                 match parent.kind() {
                     "program" => return None,
@@ -239,8 +396,15 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     r.kind() == "redirected_statement"
                         && !harmless_text(walk.src.get(parent.end_byte()..r.end_byte()).unwrap_or(""), &[])
                 });
+                if op == "||" && reads_status_text(text(right, walk)) {
+                    return None;
+                }
                 match op {
-                    "||" if !redirected && harmless(right, walk, &funcs) && !leaves(right, walk) => {
+                    "||" if !redirected
+                        && (harmless(right, walk, &funcs)
+                            || !rules.called && unread_assignment(right, walk))
+                        && !leaves(right, walk) =>
+                    {
                         return Some((OR_ELSE, parent));
                     }
                     // B only writes, but the write can fail (`|| echo down >> /var/log/x`, `>&-`):
@@ -268,7 +432,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     let mut c = parent.walk();
                     parent.named_children(&mut c).filter(|k| is_statement(*k)).last()?
                 };
-                if last != at && !rules.pipefail {
+                if last != at && !pipefail {
                     // Its status is gone, but the commands after it read its output.
                     let mut c = parent.walk();
                     let after: Vec<Node<'_>> =
@@ -290,10 +454,24 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             }
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
             // its output is echo's (used only if echo's output is: `output_used_above`).
-            "command_substitution" if !rules.errexit || exempt || last_statement(at) => {
+            "command_substitution" if !errexit || exempt || last_statement(at) => {
                 let mut up = parent.parent()?;
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = up.parent()?;
+                }
+                // `out=$(remote)`: the assignment's status is the substitution's, followed on;
+                // its value must only be written out (`echo "$out"`).
+                if up.kind() == "variable_assignment"
+                    && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+                    && !rules.called
+                    && up.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
+                {
+                    exempt = false;
+                    at = up;
+                    continue;
+                }
+                if reads_status_text(text(up, walk)) {
+                    return None;
                 }
                 let name = up.child_by_field_name("name").map(|m| text(m, walk));
                 if up.kind() != "command" || !matches!(name, Some("echo" | "logger")) {
@@ -362,8 +540,21 @@ fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
             &own
         }
     };
-    let ok: Vec<String> =
+    let mut ok: Vec<String> =
         table.iter().filter(|f| f.harmless && f.end <= n.start_byte()).map(|f| f.name.clone()).collect();
+    // A function defined before the script (a function's body) runs: defined once and
+    // certainly, where the call runs (`main() { pg_isready -h db || log down; }; log() { echo
+    // "$@"; }; main`: bash 5.2 and dash 0.5.12 exit 0 with the database down).
+    for (name, body) in &rules.known {
+        if rules.functions.iter().filter(|f| *f == name).count() == 1
+            && !ok.contains(name)
+            && harmless_text(body, &rules.functions)
+            && !mentions(body, &["exit", "return"])
+            && plain_text_commands(body)
+        {
+            ok.push(name.clone());
+        }
+    }
     Funcs { risky: rules.functions.iter().filter(|f| !ok.contains(f)).cloned().collect(), ok }
 }
 
@@ -466,6 +657,8 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> b
     let mut cursor = n.walk();
     loop {
         let k = cursor.node();
+        // `$(date)`: its output is only written, its status lost ([`harmless_substitution`]).
+        let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
         if k.kind() == "command" && k.start_byte() >= from {
             let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)) else {
                 return false;
@@ -484,7 +677,7 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> b
                 return false;
             }
         }
-        if cursor.goto_first_child() {
+        if !skip && cursor.goto_first_child() {
             continue;
         }
         loop {
@@ -515,6 +708,7 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
 
 /// [`harmless_text`], or with `writes`, also when it writes files or to a closed stdout.
 fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
+    let t = &without_harmless_substitutions(t);
     const STATEFUL: &[&str] = &[
         "false",
         "return",
@@ -645,4 +839,560 @@ fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
             || name.contains(['$', '`', '*', '?'])
             || walk.src.matches(name).count() > own.matches(name).count()
     })
+}
+
+/// Kinds whose named children are statements run one after the other.
+fn is_list_of_statements(kind: &str) -> bool {
+    matches!(kind, "program" | "compound_statement" | "subshell" | "do_group" | "else_clause" | "case_item")
+}
+
+/// Whether the statement after `at` reads `at`'s status (`$?`, `${?}`, a bare `exit`, anywhere
+/// in it), unless it is `NAME=$?` and `NAME` is then only written out ([`only_echoed`]: bash 5.2
+/// and dash 0.5.12 exit 0 on `pg_isready -h db; ret=$?; echo "db $ret"; curl ...` with the
+/// database down).
+fn next_reads_status(at: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let mut next = at.next_sibling();
+    while let Some(s) = next {
+        if is_statement(s) {
+            break;
+        }
+        next = s.next_sibling();
+    }
+    let Some(next) = next.filter(|s| !matches!(s.kind(), "elif_clause" | "else_clause")) else {
+        return false;
+    };
+    if !reads_status_text(text(next, walk)) {
+        return false;
+    }
+    let followed = !rules.called
+        && next.kind() == "variable_assignment"
+        && next.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
+        && next.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk));
+    !followed
+}
+
+/// Whether the variable whose assignment names it at `name` is read only by `echo`, `printf`
+/// (not `-v`) or `logger` arguments, as `$NAME` or `${NAME}`, whose output nothing reads (no
+/// pipeline, substitution or file named again), and otherwise only assigned again: its value
+/// reaches no status.
+fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
+    let var = text(name, walk);
+    if var.is_empty()
+        || walk.src.contains("${!")
+        || mentions(
+            walk.src,
+            &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
+        )
+    {
+        return false;
+    }
+    let mut root = name;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let mut seen = 0usize;
+    let mut ok = true;
+    let mut cursor = root.walk();
+    'walk: loop {
+        let k = cursor.node();
+        if k.kind() == "variable_name" && text(k, walk) == var {
+            seen += 1;
+            ok &= k == name || reads_only_as_output(k, walk);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    ok && seen == words
+}
+
+/// Whether the `variable_name` `k` is `$NAME`/`${NAME}` in an argument of an `echo`, `printf` or
+/// `logger` command whose output nothing reads, or the name of another plain assignment.
+fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    let Some(exp) = k.parent() else {
+        return false;
+    };
+    if exp.kind() == "variable_assignment" {
+        return exp.child_by_field_name("name") == Some(k)
+            && exp.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+            && exp.child_by_field_name("value").is_none_or(|v| !text(v, walk).contains(['$', '`']));
+    }
+    let var = text(k, walk);
+    if !(exp.kind() == "simple_expansion" || exp.kind() == "expansion")
+        || !matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
+    {
+        return false;
+    }
+    let mut up = exp;
+    while let Some(p) = up.parent() {
+        if !matches!(p.kind(), "string" | "concatenation") {
+            break;
+        }
+        up = p;
+    }
+    let Some(cmd) = up.parent().filter(|c| c.kind() == "command") else {
+        return false;
+    };
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let mut c = cmd.walk();
+    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    matches!(name, Some("echo" | "printf" | "logger"))
+        && cmd.child_by_field_name("name") != Some(up)
+        && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
+        && !output_used_above(cmd, walk)
+}
+
+/// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash
+/// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db || DB=down` with the database down; read
+/// later, `[ "$DB" = down ] && exit 1`, the outcome flows on). Not a name a program run after it
+/// may read from its environment (the script exports nothing: no `export`, `set -a`).
+fn unread_assignment(right: Node<'_>, walk: &Walk<'_>) -> bool {
+    if right.kind() != "variable_assignment" {
+        return false;
+    }
+    let (Some(name), value) = (right.child_by_field_name("name"), right.child_by_field_name("value")) else {
+        return false;
+    };
+    let var = text(name, walk);
+    let upper = var.to_ascii_uppercase();
+    let env_like =
+        ["PG", "MYSQL", "REDIS", "LD_", "BASH", "SHELL", "PS", "ENV"].iter().any(|p| upper.starts_with(p))
+            || [
+                "HOST", "ADDR", "URL", "PROXY", "PORT", "PATH", "IFS", "HOME", "LANG", "LC_", "TZ", "OPT",
+                "CONF", "USER", "PASS", "SERVER", "ENDPOINT",
+            ]
+            .iter()
+            .any(|p| upper.contains(p));
+    let exports =
+        mentions(walk.src, &["export", "declare", "typeset", "readonly", "local", "env", "allexport"])
+            || walk
+                .src
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|w| w[0] == "set" && w[1].starts_with(['-', '+']) && w[1].contains('a'));
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    !env_like
+        && !exports
+        && words == 1
+        && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
+}
+
+/// `if COND; then echo A > F; else echo B > F; fi`: both branches write output to the same file
+/// `F` the script names nowhere else, the same way: a write that fails (a read-only root
+/// filesystem) fails either branch, so the status does not tell which ran (bash 5.2 and dash
+/// 0.5.12 exit 0 with the database down). A branch that writes alone does not qualify.
+fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) -> bool {
+    if construct.kind() != "if_statement" {
+        return false;
+    }
+    let mut c = construct.walk();
+    let kids: Vec<Node<'_>> = construct.children(&mut c).collect();
+    if kids.iter().any(|k| k.kind() == "elif_clause") {
+        return false;
+    }
+    let Some(else_clause) = kids.iter().find(|k| k.kind() == "else_clause") else {
+        return false;
+    };
+    let then_at = kids.iter().position(|k| k.kind() == "then");
+    let then_part: Vec<Node<'_>> = then_at
+        .map(|t| {
+            kids[t + 1..]
+                .iter()
+                .filter(|k| is_statement(**k) && !matches!(k.kind(), "else_clause" | "elif_clause"))
+                .copied()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut c = else_clause.walk();
+    let else_part: Vec<Node<'_>> = else_clause.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+    let ([a], [b]) = (then_part.as_slice(), else_part.as_slice()) else {
+        return false;
+    };
+    if cond.start_byte() >= a.start_byte() {
+        return false;
+    }
+    let write = |k: Node<'_>| -> Option<(String, String)> {
+        if k.kind() != "redirected_statement" {
+            return None;
+        }
+        let body = k.child_by_field_name("body").filter(|b| b.kind() == "command")?;
+        let name = text(body.child_by_field_name("name")?, walk);
+        let mut c = body.walk();
+        let args: Vec<&str> =
+            body.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+        if !matches!(name, "echo" | "printf")
+            || args.first().is_some_and(|a| a.starts_with('-'))
+            || args.iter().any(|a| a.contains(['$', '`']))
+        {
+            return None;
+        }
+        let mut c = k.walk();
+        let redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
+        let [r] = redirects.as_slice() else {
+            return None;
+        };
+        let target = text(r.child_by_field_name("destination")?, walk);
+        let op = text(*r, walk).strip_suffix(target)?.trim();
+        (matches!(op, ">" | ">>") && !target.contains(['$', '`', '*', '?', '&', '"', '\'']))
+            .then(|| (op.to_string(), target.to_string()))
+    };
+    let (Some(wa), Some(wb)) = (write(*a), write(*b)) else {
+        return false;
+    };
+    wa == wb && walk.src.matches(wa.1.as_str()).count() == 2 && !reads_status_text(text(construct, walk))
+}
+
+/// The options followed where they are set (`set -e`, `set -o pipefail`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opt {
+    Errexit,
+    Pipefail,
+}
+
+/// The subshell `k` runs in, nearest first: a `( )`, a substitution, a pipeline's element or a
+/// command in the background; `None`: the script's own shell.
+fn shell_of(k: Node<'_>) -> Option<Node<'_>> {
+    let mut at = k;
+    loop {
+        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+            return Some(at);
+        }
+        let p = at.parent()?;
+        if matches!(p.kind(), "subshell" | "command_substitution" | "process_substitution" | "pipeline") {
+            return Some(p);
+        }
+        at = p;
+    }
+}
+
+/// Whether `outer` is `inner` or one of its ancestors.
+fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
+    let mut at = Some(inner);
+    while let Some(k) = at {
+        if k == outer {
+            return true;
+        }
+        at = k.parent();
+    }
+    false
+}
+
+/// Whether option `opt` is on when `n` runs: set by a `set` command (`set -e`, `-eu`, `-o errexit`,
+/// `set -o pipefail`, `-euo pipefail`) that runs before it in its shell or a shell it inherits
+/// from (not in a `( )` that `n` is not in, not after it unless a loop runs both, not in a function
+/// that is never called), and not turned off since by a `set +e`/`set +o NAME` that certainly runs.
+/// An option named otherwise (`shopt -o`, `SHELLOPTS`, a computed `set` word) counts as on. dash
+/// 0.5.12 has no pipefail (`set -o pipefail` ends its script with status 2): on either way.
+fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt) -> bool {
+    let word = match opt {
+        Opt::Errexit => "errexit",
+        Opt::Pipefail => "pipefail",
+    };
+    let mut named = 0usize;
+    // (position, on, certain): certain `on`s past `n` (a loop) and a called function's count as on.
+    let mut effects: Vec<(usize, bool, bool)> = Vec::new();
+    let mut forced = false;
+    let mut cursor = root.walk();
+    'walk: loop {
+        let k = cursor.node();
+        if k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set") {
+            let mut c = k.walk();
+            let args: Vec<&str> =
+                k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+            let mut sets: Option<bool> = None;
+            for (i, a) in args.iter().enumerate() {
+                if a.contains(['$', '`', '"', '\'']) {
+                    sets = Some(true);
+                    continue;
+                }
+                if *a == word {
+                    named += 1;
+                }
+                let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+                    continue;
+                };
+                if letters.is_empty() || letters.starts_with('-') {
+                    break;
+                }
+                let on = a.starts_with('-');
+                if (opt == Opt::Errexit && letters.contains('e'))
+                    || (letters.contains('o') && args.get(i + 1) == Some(&word))
+                {
+                    sets = Some(on || sets == Some(true));
+                }
+            }
+            if let Some(on) = sets {
+                let mut func = None;
+                let mut up = k.parent();
+                while let Some(p) = up {
+                    if p.kind() == "function_definition" {
+                        func = p.child_by_field_name("name").map(|m| text(m, walk));
+                    }
+                    up = p.parent();
+                }
+                let shell = shell_of(k);
+                if let Some(f) = func {
+                    let calls = walk
+                        .src
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                        .filter(|w| *w == f)
+                        .count();
+                    forced |= on && calls > 1;
+                } else if shell.is_none_or(|s| contains(s, n)) {
+                    let mut looped = false;
+                    let mut up = k.parent();
+                    while let Some(p) = up {
+                        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement")
+                            && contains(p, n)
+                        {
+                            looped = true;
+                        }
+                        up = p.parent();
+                    }
+                    if k.end_byte() <= n.start_byte() {
+                        let mut certain = true;
+                        let mut up = k.parent();
+                        while let Some(p) = up {
+                            if shell.is_some_and(|s| s == p) {
+                                break;
+                            }
+                            certain &= matches!(p.kind(), "program" | "compound_statement");
+                            up = p.parent();
+                        }
+                        effects.push((k.start_byte(), on, certain));
+                    }
+                    forced |= on && looped;
+                }
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    if forced
+        || mentions(walk.src, &[word])
+            && walk
+                .src
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .filter(|w| *w == word)
+                .count()
+                > named
+    {
+        return true;
+    }
+    let mut state = false;
+    effects.sort_unstable();
+    for (_, on, certain) in effects {
+        if on {
+            state = true;
+        } else if certain {
+            state = false;
+        }
+    }
+    state
+}
+
+/// Whether the script's only `exec` is its last statement, running a program (`exec CMD`:
+/// the shell is replaced and the script's status is CMD's, bash manual "Bourne Shell Builtins"),
+/// or it has none.
+fn exec_only_last(root: Node<'_>, walk: &Walk<'_>) -> bool {
+    let count = walk
+        .src
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|w| *w == "exec")
+        .count();
+    if count == 0 {
+        return true;
+    }
+    let mut c = root.walk();
+    let Some(last) = root.named_children(&mut c).filter(|k| is_statement(*k)).last() else {
+        return false;
+    };
+    count == 1
+        && last.kind() == "command"
+        && last.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec")
+        && {
+            let mut c = last.walk();
+            last.children_by_field_name("argument", &mut c)
+                .next()
+                .is_some_and(|a| !text(a, walk).starts_with('-'))
+        }
+}
+
+/// Whether no status is read where the walk does not look: no function body reads one (it may
+/// run right after `n`), and no loop around `n` reads one in its body (the next time round).
+fn status_reads_placed(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>) -> bool {
+    let mut c = root.walk();
+    let mut stack = vec![root];
+    while let Some(k) = stack.pop() {
+        if k.kind() == "function_definition" {
+            if reads_status_text(text(k, walk)) {
+                return false;
+            }
+            continue;
+        }
+        stack.extend(k.named_children(&mut c));
+    }
+    let mut up = n.parent();
+    while let Some(p) = up {
+        if matches!(p.kind(), "for_statement" | "c_style_for_statement") && reads_status_text(text(p, walk)) {
+            return false;
+        }
+        up = p.parent();
+    }
+    true
+}
+
+/// A command substitution (`$(...)` or backquotes, as written) that runs one command that only
+/// reads: `date` (not `-s`/`--set`), `hostname` with no argument but an option that prints,
+/// `cat FILE...`, `uname`, `whoami`, `id`, `pwd`. Written out by `echo`/`printf`/`logger`, its
+/// status is lost and it changes nothing (`pg_isready -h db || echo "down at $(date)"`: bash 5.2
+/// and dash 0.5.12 exit 0 with the database down).
+fn harmless_substitution(t: &str) -> bool {
+    let inner = t
+        .strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| t.strip_prefix('`').and_then(|r| r.strip_suffix('`')));
+    let Some(inner) = inner else {
+        return false;
+    };
+    if inner.contains(['$', '`', '(', ')', ';', '&', '|', '<', '>', '\n', '\\', '"', '\'', '*', '?', '[']) {
+        return false;
+    }
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let Some((name, args)) = words.split_first() else {
+        return false;
+    };
+    match *name {
+        "date" => args.iter().all(|a| {
+            a.starts_with('+')
+                || matches!(*a, "-u" | "-R" | "--utc" | "--rfc-email")
+                || a.starts_with("-I")
+                || a.starts_with("--iso-8601")
+        }),
+        "hostname" => {
+            args.iter().all(|a| matches!(*a, "-f" | "-i" | "-I" | "-s" | "-d" | "-A" | "--fqdn" | "--short"))
+        }
+        "cat" => !args.is_empty() && args.iter().all(|a| !a.starts_with('-')),
+        "uname" | "id" => args.iter().all(|a| a.starts_with('-')),
+        "whoami" | "pwd" => args.is_empty(),
+        _ => false,
+    }
+}
+
+/// `t` with each [`harmless_substitution`] replaced by a plain word.
+fn without_harmless_substitutions(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    loop {
+        let dollar = rest.find("$(");
+        let tick = rest.find('`');
+        let (at, close) = match (dollar, tick) {
+            (Some(d), Some(b)) if b < d => (b, rest[b + 1..].find('`').map(|e| b + 1 + e + 1)),
+            (Some(d), _) => (d, rest[d..].find(')').map(|e| d + e + 1)),
+            (None, Some(b)) => (b, rest[b + 1..].find('`').map(|e| b + 1 + e + 1)),
+            (None, None) => break,
+        };
+        let Some(end) = close else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        if harmless_substitution(&rest[at..end]) {
+            out.push_str("SUBST");
+        } else {
+            out.push_str(&rest[at..end]);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether every command of a function body's text (`{ echo "$@" >&2; }`) runs a [`PLAIN`]
+/// program: [`plain_commands`] on text, for a body defined outside the text being walked.
+fn plain_text_commands(body: &str) -> bool {
+    let inner = body.trim().strip_prefix('{').and_then(|b| b.strip_suffix('}'));
+    let Some(inner) = inner else {
+        return false;
+    };
+    if inner.contains(['(', ')', '{', '}', '`', '\\']) {
+        return false;
+    }
+    inner
+        .split([';', '\n', '&', '|'])
+        .all(|segment| segment.split_whitespace().next().is_none_or(|w| PLAIN.contains(&w) && w != "exit"))
+}
+
+/// Whether a function's text can end the script (`exit`, `exec`) or leave state its caller reads:
+/// an assignment, a file written, a builtin that changes the shell (`read`, `export`, `set`, `cd`,
+/// `printf -v`, ...), a file changed (`rm`, `touch`, ...).
+pub(super) fn leaves_state(body: &str) -> bool {
+    const STATE: &[&str] = &[
+        "exit",
+        "exec",
+        "set",
+        "shift",
+        "unset",
+        "export",
+        "read",
+        "readarray",
+        "mapfile",
+        "declare",
+        "typeset",
+        "readonly",
+        "cd",
+        "pushd",
+        "popd",
+        "touch",
+        "rm",
+        "mkdir",
+        "mv",
+        "cp",
+        "tee",
+        "ln",
+        "alias",
+        "shopt",
+        "ulimit",
+        "umask",
+        "let",
+        "getopts",
+        "trap",
+        "kill",
+        "eval",
+        "source",
+    ];
+    let words: Vec<&str> = body
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')' | '`'))
+        .collect();
+    let assigns = words.iter().any(|w| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            let name = name.trim_end_matches('+');
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    });
+    assigns
+        || mentions(body, STATE)
+        || body.contains("printf -v")
+        || words.contains(&".")
+        || !file_targets(body).is_empty()
 }
