@@ -1901,3 +1901,65 @@ fn a_windows_check_whose_status_is_discarded_is_a_warning() {
         assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
     }
 }
+
+/// Issue #10, cmd.exe: a check whose failure the line turns into exit code 0 cannot fail the
+/// probe (a warning). `exit /?`: "If you use /b outside of a batch script, it will exit Cmd.exe
+/// ... sets the process exit code with the specified ExitCode", so `|| exit /b 0` and `& exit /b 0`
+/// end with 0; `help if`: "ERRORLEVEL number: Specifies a true condition if the last program
+/// run returned an exit code equal to or greater than the number specified", so `& if errorlevel
+/// 1 exit /b 0` is `|| exit /b 0`; `ver>nul` sets ERRORLEVEL to 0 (the reset idiom: `ver` is
+/// among the internal commands that "always clear the ERRORLEVEL to 0 upon success", dbenham's
+/// Windows 10 experiments, Stack Overflow 34968009). Each was denied before. Beside each, the
+/// shapes that keep the check's failure in the exit code stay denied.
+#[test]
+fn a_cmd_check_whose_failure_is_turned_into_exit_0_is_a_warning() {
+    for line in [
+        "\"curl.exe -sf http://orders-db:5432/ || exit /b 0\"",
+        "curl.exe -sf http://orders-db:5432/ || exit /B 0",
+        "curl.exe -sf http://orders-db:5432/ || ver>nul",
+        "curl.exe -sf http://orders-db:5432/ || ver >nul 2>&1",
+        "curl.exe -sf http://orders-db:5432/ & exit /b 0",
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0",
+        "curl.exe -sf http://orders-db:5432/ & if ERRORLEVEL 1 (exit /b 0)",
+        // The rest of the line after a bare `exit /b 0` is the `if`'s body: it never runs.
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0 & curl.exe -f http://other:8080/",
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0 & exit /b %errorlevel%",
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (exit /b 0) & curl.exe -sf http://localhost:8080/",
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{line:?}: {got:?}");
+        assert!(
+            got.as_ref().is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")),
+            "{line:?}: {got:?}"
+        );
+    }
+    for (line, host) in [
+        ("curl.exe -sf http://orders-db:5432/ || exit /b 1", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ || exit /b", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & exit /b", "orders-db"),
+        // `ver` writing to a file may fail; `ver` is not `exit`.
+        ("curl.exe -sf http://orders-db:5432/ || ver > C:\\v.txt", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 1", "orders-db"),
+        // Exit code 1 is not 2 or more: it is the line's.
+        ("curl.exe -sf http://orders-db:5432/ & if errorlevel 2 exit /b 0", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & if not errorlevel 1 exit /b 0", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (exit /b 0) else (exit /b 1)", "orders-db"),
+        (
+            "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (echo down) & exit /b %errorlevel%",
+            "orders-db",
+        ),
+        // A later check still decides: after `(exit /b 0)` the line goes on.
+        (
+            "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (exit /b 0) & curl.exe -sf http://other:8080/",
+            "other",
+        ),
+        ("(curl.exe -sf http://localhost:8080/) & curl.exe -sf http://other:8080/", "other"),
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{line:?}: {got:?}");
+        assert!(
+            got.as_ref().is_some_and(|g| g.1.contains(&format!("reaches http://{host}"))),
+            "{line:?}: {got:?}"
+        );
+    }
+}
