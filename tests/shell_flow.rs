@@ -1963,3 +1963,83 @@ fn a_cmd_check_whose_failure_is_turned_into_exit_0_is_a_warning() {
         );
     }
 }
+
+/// Issue #10, PowerShell: a check whose error cannot end a `-Command` script, followed by a
+/// statement that sets the exit code, is a warning. Facts (Microsoft docs): about_Pwsh
+/// (`-Command`: the exit code is the last statement's status, or `exit N`);
+/// about_Try_Catch_Finally ("A statement-terminating error stops the current statement from
+/// running, but PowerShell continues at the next statement unless the error is also
+/// script-terminating"; a `catch` takes a terminating error in its `try`, and the script goes on
+/// after the `try` statement); about_Trap ("Silence the error, but continue execution of the
+/// script ... by using continue in the trap statement"); about_Preference_Variables and
+/// about_CommonParameters (`-ErrorAction`/`$ErrorActionPreference` `SilentlyContinue`, `Ignore`,
+/// `Continue` go on after an error, `Stop` ends the script); about_Redirection (`>$null`,
+/// `2>$null`, `*>$null` only drop output). Each warn case was denied before. Beside them, what
+/// keeps the check's failure in the exit code stays denied: a `catch` that exits 1 or throws, a
+/// `trap` that breaks, `Stop`, the check last, output written to a file read next.
+#[test]
+fn a_powershell_check_whose_error_the_script_goes_past_is_a_warning() {
+    let local = "Invoke-WebRequest http://localhost:8080/health -UseBasicParsing";
+    let db = "Invoke-WebRequest http://orders-db:5432/ -UseBasicParsing";
+    let warned = [
+        format!("try {{ {db} }} catch {{ }}; {local}"),
+        format!("try {{ {db} }} catch {{ exit 0 }}; {local}"),
+        format!(
+            "try {{\n  {db} -ErrorAction Stop | Out-Null\n}}\ncatch [System.Net.WebException] {{\n  Write-Warning 'db down'\n}}\n{local}"
+        ),
+        format!("try {{ {db} }} catch {{ Write-Host down }} finally {{ }}\n{local}"),
+        format!("trap {{ continue }}; {db}; {local}"),
+        format!("trap [System.Net.WebException] {{ Write-Host down; continue }}\n{db}\n{local}"),
+        format!("{db} -ErrorAction SilentlyContinue; {local}"),
+        format!("{db} -ErrorAction:Ignore; {local}"),
+        format!("{db} -EA 0; {local}"),
+        format!("$ErrorActionPreference = 'SilentlyContinue'; {db}; {local}"),
+        format!("$global:ErrorActionPreference=\"Continue\"\n{db}\n{local}"),
+        format!("{db} *>$null; {local}"),
+        format!("{db} 2>$null; {local}"),
+        format!("{db} > $null 2>&1; {local}"),
+        format!("$null = {db}; {local}"),
+        format!("{db} | Out-Null; exit 0"),
+        // A function whose body cannot end the script.
+        format!("function Check {{ {db} -EA SilentlyContinue }}; Check; {local}"),
+    ];
+    for script in &warned {
+        for argv in [["powershell", "-Command", script.as_str()], ["pwsh", "-c", script.as_str()]] {
+            let got = finding_of(&argv);
+            assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+            let message = got.map(|g| g.1).unwrap_or_default();
+            assert!(
+                message.contains("reaches http://orders-db:5432/")
+                    && message.contains("cannot fail the probe"),
+                "{message}"
+            );
+        }
+    }
+    let denied = [
+        format!("try {{ {db} }} catch {{ exit 1 }}; {local}"),
+        format!("try {{ {db} }} catch {{ throw }}; {local}"),
+        format!("try {{ {db} }} catch {{ Write-Error $_; exit $LASTEXITCODE }}; {local}"),
+        // No `catch`: the error goes on up.
+        format!("try {{ {db} }} finally {{ }}; {local}"),
+        // The `try` last: its status is the script's (not settled by the docs: kept).
+        format!("try {{ {db} }} catch {{ exit 0 }}"),
+        format!("try {{ {local} }} catch {{ }}; {db}"),
+        format!("trap {{ break }}; {db}; {local}"),
+        format!("trap {{ exit 1 }}; {db}; {local}"),
+        format!("{db} -ErrorAction Stop; {local}"),
+        format!("{db} -EA 1; {local}"),
+        format!("{db} -ErrorAction SilentlyContinue"),
+        format!("$ErrorActionPreference = 'Stop'; {db}; {local}"),
+        format!("{db} *>$null; {db} *>$null"),
+        format!("{db} > C:\\r.txt; Get-Content C:\\r.txt"),
+        format!("{db} -OutFile C:\\r.txt; Select-String ok C:\\r.txt"),
+        // The function the script calls can end it.
+        format!("function Check {{ {db} -EA SilentlyContinue; if (-not $?) {{ exit 1 }} }}; Check; {local}"),
+        format!("function Check {{ {db} -EA Stop }}; Check; {local}"),
+    ];
+    for script in &denied {
+        let got = finding_of(&["powershell", "-Command", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script:?}: {got:?}");
+        assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
+    }
+}
