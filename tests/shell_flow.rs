@@ -2043,3 +2043,48 @@ fn a_powershell_check_whose_error_the_script_goes_past_is_a_warning() {
         assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
     }
 }
+
+/// Issue #10, PowerShell scripts the statement reader does not follow as flat: an `if`, a
+/// `foreach`, a `ForEach-Object { ... }` block, a script block assigned and never run, a
+/// `Start-Job` (a background job: about_Jobs), or a comment. A statement before the last one
+/// that cannot end the script (no `exit`, `throw`, `return`, `break`, `Stop`, no loop that can
+/// wait on the dependency, nothing written that a later statement reads) leaves the exit code to
+/// the last statement (about_Pwsh, about_Try_Catch_Finally): a warning, not a denial on
+/// half-read structure. Where the structure can carry the check's failure on, it stays denied.
+#[test]
+fn a_powershell_check_in_a_block_the_script_goes_past_is_a_warning() {
+    let local = "Invoke-WebRequest http://localhost:8080/health -UseBasicParsing";
+    let db = "Invoke-WebRequest http://orders-db:5432/ -UseBasicParsing";
+    let warned = [
+        format!("if ($env:CHECK_DB) {{ {db} }}; {local}"),
+        format!("foreach ($i in 1..3) {{ {db} -EA SilentlyContinue }}\n{local}"),
+        format!("Get-Date | ForEach-Object {{ {db} }}; {local}"),
+        format!("$sb = {{ {db} }}; {local}"),
+        format!("Start-Job {{ {db} }} | Out-Null; {local}"),
+        format!("# the database first\n{db} -EA SilentlyContinue\n<# then this Pod #>\n{local}"),
+        format!("$r = {db} -EA SilentlyContinue; {local}"),
+        format!("if ($env:CHECK_DB) {{ {db} }}; exit 0"),
+    ];
+    for script in &warned {
+        let got = finding_of(&["powershell", "-Command", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
+    }
+    let denied = [
+        format!("if ($env:CHECK_DB) {{ {db} -ErrorAction Stop }}; {local}"),
+        format!("if ($env:CHECK_DB) {{ {db}; if (-not $?) {{ exit 1 }} }}; {local}"),
+        format!("foreach ($i in 1..3) {{ {db}; if ($?) {{ break }} }}; {local}"),
+        format!("if ($env:CHECK_DB) {{ {db} }}"),
+        // The result is read by the last statement.
+        format!("$r = {db} -EA SilentlyContinue; Invoke-WebRequest \"http://localhost:8080/$r\""),
+        format!("Start-Job {{ {db} }}; Get-Job | Receive-Job -Wait"),
+        format!("{db} > C:\\out.txt; Get-Content C:\\out.txt"),
+        // A `#` inside a word is no comment.
+        format!("Invoke-WebRequest http://localhost:8080/#x; {db}"),
+    ];
+    for script in &denied {
+        let got = finding_of(&["powershell", "-Command", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script:?}: {got:?}");
+        assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
+    }
+}

@@ -129,7 +129,28 @@ fn top_level(script: &str) -> Option<Vec<String>> {
     let c: Vec<char> = script.chars().collect();
     let mut parts: Vec<String> = vec![String::new()];
     let (mut depth, mut quote) = (0usize, None::<char>);
-    for &ch in &c {
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        i += 1;
+        // `# ...` to the line's end and `<# ... #>` (about_Comments), outside quotes: a `#`
+        // that starts a word.
+        let starts_word =
+            i < 2 || c[i - 2].is_whitespace() || matches!(c[i - 2], ';' | '{' | '}' | '(' | ')');
+        if quote.is_none() && ch == '#' && starts_word {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if quote.is_none() && ch == '<' && c.get(i) == Some(&'#') {
+            i += 1;
+            while i < c.len() && !(c[i - 1] == '#' && c[i] == '>') {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
         match (quote, ch) {
             (Some(q), ch) if ch == q => quote = None,
             (Some(_), _) => {}
@@ -272,6 +293,104 @@ fn flat(statement: &str, in_try: bool) -> Option<String> {
     (!not_flat && !s.is_empty()).then_some(s)
 }
 
+/// Words that keep a statement before the last one coupled when it is not flat: what can end
+/// the script or read a status ([`ENDS_SCRIPT`], `return`, `$Error` below), a loop that can wait
+/// on the dependency until the probe times out, a job's result read back, text run as code, a
+/// file or a variable written for a later statement to read.
+const KEEPS_COUPLED: &[&str] = &[
+    "return",
+    "while",
+    "do",
+    "until",
+    "for",
+    "receive-job",
+    "wait-job",
+    "invoke-expression",
+    "iex",
+    "out-file",
+    "outfile",
+    "set-content",
+    "add-content",
+    "tee-object",
+    "tee",
+    "export-csv",
+    "export-clixml",
+    "set-variable",
+    "sv",
+    "new-variable",
+    "nv",
+    "outvariable",
+    "ov",
+    "errorvariable",
+    "ev",
+    "pipelinevariable",
+    "pv",
+    "informationvariable",
+    "warningvariable",
+    "function",
+    "filter",
+    "param",
+];
+
+/// The variables a statement assigns (`$x = ...`, `$x += ...`, `[string]$x = ...`): their
+/// names, lowercase, without a scope prefix.
+fn assigned(lower: &str) -> Vec<String> {
+    let c: Vec<char> = lower.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] != '$' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut end = start;
+        while end < c.len() && (c[end].is_alphanumeric() || matches!(c[end], '_' | ':')) {
+            end += 1;
+        }
+        let name: String = c[start..end].iter().collect();
+        let mut k = end;
+        while c.get(k).is_some_and(|c| *c == ' ' || *c == '\t') {
+            k += 1;
+        }
+        let op = match (c.get(k), c.get(k + 1)) {
+            (Some('='), next) => next != Some(&'='),
+            (Some('+' | '-' | '*' | '/' | '%'), Some('=')) => true,
+            _ => false,
+        };
+        if op && !name.is_empty() {
+            let bare = name.rsplit(':').next().unwrap_or(&name).to_string();
+            out.push(bare);
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
+/// A statement before the last one that is not flat (an `if`, a `foreach`, a pipeline into
+/// `ForEach-Object { ... }`, a script block, `Start-Job { ... }`) but cannot end the script or
+/// pass anything to the statements after it (`later`): none of [`ENDS_SCRIPT`] or
+/// [`KEEPS_COUPLED`], no `$?`, `$Error`, `-ErrorAction 1`, no `>` other than to `$null`, no
+/// dot-sourcing, and no variable it assigns read later. An error in it does not stop the script
+/// (about_Try_Catch_Finally), so its checks cannot set the exit code.
+fn goes_past(statement: &str, later: &str) -> bool {
+    let text = drop_null_redirections(statement);
+    let lower = text.to_ascii_lowercase();
+    let later = later.to_ascii_lowercase();
+    let ends = words(&lower).any(|w| ENDS_SCRIPT.contains(&w) || KEEPS_COUPLED.contains(&w))
+        || stops_by_number(&lower)
+        || lower.contains("$?")
+        || lower.contains("$error")
+        || lower.contains('>')
+        || lower.split_whitespace().any(|w| w == ".");
+    !ends
+        && assigned(&lower).iter().all(|name| {
+            !later.contains(&format!("${name}"))
+                && !later.contains(&format!("{{{name}}}"))
+                && !later.contains(&format!(":{name}"))
+        })
+}
+
 /// A statement of a `catch`, `finally` or `trap` block that cannot fail the script: nothing,
 /// `exit 0`, `continue` (in a `trap` only: `allow_continue`), or one writing text
 /// (`Write-Host`, `Write-Output`, `Write-Warning`, `Write-Verbose`, `Write-Information`,
@@ -406,11 +525,17 @@ pub(super) fn ps_split_last(
         let lower = body.to_ascii_lowercase();
         words(&lower).any(|w| ENDS_SCRIPT.contains(&w)) || stops_by_number(&lower)
     };
+    // A job's errors read back (`Receive-Job` writes them as the caller's own, `Wait-Job`
+    // waits on it) reach whatever statement reads them.
+    let lower = script.to_ascii_lowercase();
+    if words(&lower).any(|w| matches!(w, "receive-job" | "wait-job" | "rcjb" | "wjb")) {
+        return None;
+    }
     if funcs.iter().any(|f| ends_script(&f.body)) {
         return None;
     }
     let mut out: Vec<(String, &'static str)> = Vec::new();
-    for p in before {
+    for (n, p) in before.iter().enumerate() {
         let lower = p.to_ascii_lowercase();
         let keyword = |k: &str| {
             lower
@@ -427,8 +552,12 @@ pub(super) fn ps_split_last(
             if !goes_on {
                 return None;
             }
+        } else if let Some(f) = flat(p, false) {
+            out.push((f, PS_NOT_LAST));
+        } else if goes_past(p, &parts[n + 1..].join("\n")) {
+            out.push((p.clone(), PS_NOT_LAST));
         } else {
-            out.push((flat(p, false)?, PS_NOT_LAST));
+            return None;
         }
     }
     let last = if last.split_whitespace().map(str::to_ascii_lowercase).eq(["exit", "0"]) {
