@@ -231,7 +231,8 @@ impl Ctx<'_> {
     }
 
     /// `-File PATH`: the script is analysed when it can be read from a volume (a ConfigMap), as a
-    /// shell script is; one that cannot be read is noted, one in the image is opaque.
+    /// shell script is; one that cannot be read, on a volume or in the image, is noted (not
+    /// analysed, never a finding).
     fn powershell_file(&mut self, path: &str, edition: Edition, depth: usize) -> Option<Dependency> {
         let files = self.files?;
         if path.chars().any(is_reserved_char) {
@@ -263,7 +264,15 @@ impl Ctx<'_> {
                 self.note_unresolved(path, reason);
                 None
             }
-            FileLookup::NotOnVolume => None,
+            // Part of the image: not readable at admission. Said, never guessed from its name.
+            FileLookup::NotOnVolume => {
+                self.note_unresolved(
+                    path,
+                    "a PowerShell script in the image: probegate cannot read it, so its checks are not analysed"
+                        .to_string(),
+                );
+                None
+            }
         }
     }
 
