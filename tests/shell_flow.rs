@@ -1918,6 +1918,12 @@ fn a_cmd_check_whose_failure_is_turned_into_exit_0_is_a_warning() {
         "curl.exe -sf http://orders-db:5432/ || exit /B 0",
         "curl.exe -sf http://orders-db:5432/ || ver>nul",
         "curl.exe -sf http://orders-db:5432/ || ver >nul 2>&1",
+        // `ver>nul` ends at `&&` (not at the `&` of `2>&1`) and at a block's `)`: the local check
+        // after it runs whatever the database said.
+        "curl.exe -sf http://orders-db:5432/ || ver>nul && curl.exe -sf http://localhost:8080/",
+        "curl.exe -sf http://orders-db:5432/ || ver >nul 2>&1 && curl.exe -sf http://localhost:8080/",
+        "(curl.exe -sf http://orders-db:5432/ || ver>nul) && curl.exe -sf http://localhost:8080/",
+        "curl.exe -sf http://orders-db:5432/ || ver>nul\ncurl.exe -sf http://localhost:8080/",
         "curl.exe -sf http://orders-db:5432/ & exit /b 0",
         "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0",
         "curl.exe -sf http://orders-db:5432/ & if ERRORLEVEL 1 (exit /b 0)",
@@ -1939,6 +1945,10 @@ fn a_cmd_check_whose_failure_is_turned_into_exit_0_is_a_warning() {
         ("curl.exe -sf http://orders-db:5432/ & exit /b", "orders-db"),
         // `ver` writing to a file may fail; `ver` is not `exit`.
         ("curl.exe -sf http://orders-db:5432/ || ver > C:\\v.txt", "orders-db"),
+        (
+            "(curl.exe -sf http://orders-db:5432/ || ver > C:\\v.txt) && curl.exe -sf http://localhost:8080/",
+            "orders-db",
+        ),
         ("curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 1", "orders-db"),
         // Exit code 1 is not 2 or more: it is the line's.
         ("curl.exe -sf http://orders-db:5432/ & if errorlevel 2 exit /b 0", "orders-db"),

@@ -407,7 +407,8 @@ impl CmdToSh<'_> {
     fn only_nul_redirections(&self, from: usize, in_block: bool) -> Option<usize> {
         let mut end = from;
         while let Some(&c) = self.c.get(end) {
-            let after_redirect = end > 0 && self.c[end - 1] == '>';
+            // (`from` is past the command's name, so `end - 1` is in the line.)
+            let after_redirect = self.c[end - 1] == '>';
             if matches!(c, '|' | '\n') || c == '&' && !after_redirect || c == ')' && in_block {
                 break;
             }
