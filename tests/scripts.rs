@@ -839,3 +839,66 @@ fn work_units_bound_words_multiplied_by_commands_and_the_rest_is_noted() {
     assert!(outcome.dependency.is_none());
     assert!(outcome.unresolved.iter().any(|u| u.over_bound && u.reason.contains("commands and words")));
 }
+
+/// A Windows Pod whose liveness runs `powershell -File C:\probe\live.ps1` from a ConfigMap
+/// (mounted at `/probe`, which a Windows container sees as `C:\probe`).
+fn windows_pod(script: &str, file: &str) -> Vec<Value> {
+    serde_json::from_value(serde_json::json!([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": "shop"},
+         "data": {"live.ps1": script}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "win", "namespace": "shop"},
+         "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                  "volumes": [{"name": "probe", "configMap": {"name": "probe"}}],
+                  "containers": [{"name": "app", "image": "mcr.microsoft.com/windows/servercore:ltsc2022",
+                    "volumeMounts": [{"name": "probe", "mountPath": "/probe"}],
+                    "livenessProbe": {"exec": {"command":
+                        ["powershell.exe", "-NoProfile", "-ExecutionPolicy", "Bypass", "-File", file]}}}]}}
+    ]))
+    .unwrap()
+}
+
+/// Issue #10: a PowerShell script file is read with the `-Command` rules of `tests/shell_flow.rs`
+/// (`a_powershell_check_whose_error_the_script_goes_past_is_a_warning`): a database check whose
+/// error the script catches or goes past, before the local check that sets the exit code, is a
+/// warning; one whose `catch` exits 1 stays denied; a script in the image is noted, not judged by
+/// its name.
+#[test]
+fn a_windows_script_file_is_judged_by_what_sets_its_exit_code() {
+    let db = "Invoke-WebRequest http://orders-db.shop.svc:5432/ -UseBasicParsing";
+    let local = "Invoke-WebRequest http://localhost:8080/healthz -UseBasicParsing";
+    let policy = Policy::default();
+    for script in [
+        format!(
+            "# database first, for the logs\r\ntry {{\r\n  {db} | Out-Null\r\n}} catch {{\r\n  Write-Warning 'db down'\r\n}}\r\n{local}\r\n"
+        ),
+        format!(
+            "$ErrorActionPreference = 'SilentlyContinue'\n{db} *>$null\nif ($env:CHECK_CACHE) {{ Invoke-WebRequest http://cache:6379/ }}\n{local}\n"
+        ),
+    ] {
+        let docs = windows_pod(&script, "C:\\probe\\live.ps1");
+        let e = eval_in(&policy, named(&docs, "win"), &with_configmaps(&docs));
+        allowed(&e);
+        let warned: Vec<String> = e
+            .evaluation
+            .findings
+            .iter()
+            .filter(|f| f.rule == RuleId::LivenessDependency && f.action == Action::Warn)
+            .map(|f| f.describe())
+            .collect();
+        assert!(
+            warned.iter().any(|w| w.contains("orders-db.shop.svc") && w.contains("cannot fail the probe")),
+            "{script:?}: {warned:?}"
+        );
+    }
+    let coupled = format!("try {{\n  {db}\n}} catch {{\n  exit 1\n}}\n{local}\n");
+    let docs = windows_pod(&coupled, "C:\\probe\\live.ps1");
+    let text = denied(&eval_in(&policy, named(&docs, "win"), &with_configmaps(&docs)));
+    assert!(text.contains("orders-db.shop.svc") && text.contains("C:\\probe\\live.ps1"), "{text}");
+    // In the image: noted, no finding whatever the file is called.
+    let docs = windows_pod(&coupled, "C:\\app\\check-orders-db.ps1");
+    let e = eval_in(&policy, named(&docs, "win"), &with_configmaps(&docs));
+    allowed(&e);
+    assert!(!e.evaluation.findings.iter().any(|f| f.rule == RuleId::LivenessDependency));
+    let noted: Vec<&str> = e.evaluation.unresolved.iter().map(|u| u.script.as_str()).collect();
+    assert_eq!(noted, ["C:\\app\\check-orders-db.ps1"]);
+}

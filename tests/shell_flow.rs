@@ -2088,3 +2088,200 @@ fn a_windows_check_whose_status_is_discarded_is_a_warning() {
         assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
     }
 }
+
+/// Issue #10, cmd.exe: a check whose failure the line turns into exit code 0 cannot fail the
+/// probe (a warning). `exit /?`: "If you use /b outside of a batch script, it will exit Cmd.exe
+/// ... sets the process exit code with the specified ExitCode", so `|| exit /b 0` and `& exit /b 0`
+/// end with 0; `help if`: "ERRORLEVEL number: Specifies a true condition if the last program
+/// run returned an exit code equal to or greater than the number specified", so `& if errorlevel
+/// 1 exit /b 0` is `|| exit /b 0`; `ver>nul` sets ERRORLEVEL to 0 (the reset idiom: `ver` is
+/// among the internal commands that "always clear the ERRORLEVEL to 0 upon success", dbenham's
+/// Windows 10 experiments, Stack Overflow 34968009). Each was denied before. Beside each, the
+/// shapes that keep the check's failure in the exit code stay denied.
+#[test]
+fn a_cmd_check_whose_failure_is_turned_into_exit_0_is_a_warning() {
+    for line in [
+        "\"curl.exe -sf http://orders-db:5432/ || exit /b 0\"",
+        "curl.exe -sf http://orders-db:5432/ || exit /B 0",
+        "curl.exe -sf http://orders-db:5432/ || ver>nul",
+        "curl.exe -sf http://orders-db:5432/ || ver >nul 2>&1",
+        // `ver>nul` ends at `&&` (not at the `&` of `2>&1`) and at a block's `)`: the local check
+        // after it runs whatever the database said.
+        "curl.exe -sf http://orders-db:5432/ || ver>nul && curl.exe -sf http://localhost:8080/",
+        "curl.exe -sf http://orders-db:5432/ || ver >nul 2>&1 && curl.exe -sf http://localhost:8080/",
+        "(curl.exe -sf http://orders-db:5432/ || ver>nul) && curl.exe -sf http://localhost:8080/",
+        "curl.exe -sf http://orders-db:5432/ || ver>nul\ncurl.exe -sf http://localhost:8080/",
+        "curl.exe -sf http://orders-db:5432/ & exit /b 0",
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0",
+        "curl.exe -sf http://orders-db:5432/ & if ERRORLEVEL 1 (exit /b 0)",
+        // The rest of the line after a bare `exit /b 0` is the `if`'s body: it never runs.
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0 & curl.exe -f http://other:8080/",
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 0 & exit /b %errorlevel%",
+        "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (exit /b 0) & curl.exe -sf http://localhost:8080/",
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{line:?}: {got:?}");
+        assert!(
+            got.as_ref().is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")),
+            "{line:?}: {got:?}"
+        );
+    }
+    for (line, host) in [
+        ("curl.exe -sf http://orders-db:5432/ || exit /b 1", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ || exit /b", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & exit /b", "orders-db"),
+        // `ver` writing to a file may fail; `ver` is not `exit`.
+        ("curl.exe -sf http://orders-db:5432/ || ver > C:\\v.txt", "orders-db"),
+        (
+            "(curl.exe -sf http://orders-db:5432/ || ver > C:\\v.txt) && curl.exe -sf http://localhost:8080/",
+            "orders-db",
+        ),
+        ("curl.exe -sf http://orders-db:5432/ & if errorlevel 1 exit /b 1", "orders-db"),
+        // Exit code 1 is not 2 or more: it is the line's.
+        ("curl.exe -sf http://orders-db:5432/ & if errorlevel 2 exit /b 0", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & if not errorlevel 1 exit /b 0", "orders-db"),
+        ("curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (exit /b 0) else (exit /b 1)", "orders-db"),
+        (
+            "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (echo down) & exit /b %errorlevel%",
+            "orders-db",
+        ),
+        // A later check still decides: after `(exit /b 0)` the line goes on.
+        (
+            "curl.exe -sf http://orders-db:5432/ & if errorlevel 1 (exit /b 0) & curl.exe -sf http://other:8080/",
+            "other",
+        ),
+        ("(curl.exe -sf http://localhost:8080/) & curl.exe -sf http://other:8080/", "other"),
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{line:?}: {got:?}");
+        assert!(
+            got.as_ref().is_some_and(|g| g.1.contains(&format!("reaches http://{host}"))),
+            "{line:?}: {got:?}"
+        );
+    }
+}
+
+/// Issue #10, PowerShell: a check whose error cannot end a `-Command` script, followed by a
+/// statement that sets the exit code, is a warning. Facts (Microsoft docs): about_Pwsh
+/// (`-Command`: the exit code is the last statement's status, or `exit N`);
+/// about_Try_Catch_Finally ("A statement-terminating error stops the current statement from
+/// running, but PowerShell continues at the next statement unless the error is also
+/// script-terminating"; a `catch` takes a terminating error in its `try`, and the script goes on
+/// after the `try` statement); about_Trap ("Silence the error, but continue execution of the
+/// script ... by using continue in the trap statement"); about_Preference_Variables and
+/// about_CommonParameters (`-ErrorAction`/`$ErrorActionPreference` `SilentlyContinue`, `Ignore`,
+/// `Continue` go on after an error, `Stop` ends the script); about_Redirection (`>$null`,
+/// `2>$null`, `*>$null` only drop output). Each warn case was denied before. Beside them, what
+/// keeps the check's failure in the exit code stays denied: a `catch` that exits 1 or throws, a
+/// `trap` that breaks, `Stop`, the check last, output written to a file read next.
+#[test]
+fn a_powershell_check_whose_error_the_script_goes_past_is_a_warning() {
+    let local = "Invoke-WebRequest http://localhost:8080/health -UseBasicParsing";
+    let db = "Invoke-WebRequest http://orders-db:5432/ -UseBasicParsing";
+    let warned = [
+        format!("try {{ {db} }} catch {{ }}; {local}"),
+        format!("try {{ {db} }} catch {{ exit 0 }}; {local}"),
+        format!(
+            "try {{\n  {db} -ErrorAction Stop | Out-Null\n}}\ncatch [System.Net.WebException] {{\n  Write-Warning 'db down'\n}}\n{local}"
+        ),
+        format!("try {{ {db} }} catch {{ Write-Host down }} finally {{ }}\n{local}"),
+        format!("trap {{ continue }}; {db}; {local}"),
+        format!("trap [System.Net.WebException] {{ Write-Host down; continue }}\n{db}\n{local}"),
+        format!("{db} -ErrorAction SilentlyContinue; {local}"),
+        format!("{db} -ErrorAction:Ignore; {local}"),
+        format!("{db} -EA 0; {local}"),
+        format!("$ErrorActionPreference = 'SilentlyContinue'; {db}; {local}"),
+        format!("$global:ErrorActionPreference=\"Continue\"\n{db}\n{local}"),
+        format!("{db} *>$null; {local}"),
+        format!("{db} 2>$null; {local}"),
+        format!("{db} > $null 2>&1; {local}"),
+        format!("$null = {db}; {local}"),
+        format!("{db} | Out-Null; exit 0"),
+        // A function whose body cannot end the script.
+        format!("function Check {{ {db} -EA SilentlyContinue }}; Check; {local}"),
+    ];
+    for script in &warned {
+        for argv in [["powershell", "-Command", script.as_str()], ["pwsh", "-c", script.as_str()]] {
+            let got = finding_of(&argv);
+            assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+            let message = got.map(|g| g.1).unwrap_or_default();
+            assert!(
+                message.contains("reaches http://orders-db:5432/")
+                    && message.contains("cannot fail the probe"),
+                "{message}"
+            );
+        }
+    }
+    let denied = [
+        format!("try {{ {db} }} catch {{ exit 1 }}; {local}"),
+        format!("try {{ {db} }} catch {{ throw }}; {local}"),
+        format!("try {{ {db} }} catch {{ Write-Error $_; exit $LASTEXITCODE }}; {local}"),
+        // No `catch`: the error goes on up.
+        format!("try {{ {db} }} finally {{ }}; {local}"),
+        // The `try` last: its status is the script's (not settled by the docs: kept).
+        format!("try {{ {db} }} catch {{ exit 0 }}"),
+        format!("try {{ {local} }} catch {{ }}; {db}"),
+        format!("trap {{ break }}; {db}; {local}"),
+        format!("trap {{ exit 1 }}; {db}; {local}"),
+        format!("{db} -ErrorAction Stop; {local}"),
+        format!("{db} -EA 1; {local}"),
+        format!("{db} -ErrorAction SilentlyContinue"),
+        format!("$ErrorActionPreference = 'Stop'; {db}; {local}"),
+        format!("{db} *>$null; {db} *>$null"),
+        format!("{db} > C:\\r.txt; Get-Content C:\\r.txt"),
+        format!("{db} -OutFile C:\\r.txt; Select-String ok C:\\r.txt"),
+        // The function the script calls can end it.
+        format!("function Check {{ {db} -EA SilentlyContinue; if (-not $?) {{ exit 1 }} }}; Check; {local}"),
+        format!("function Check {{ {db} -EA Stop }}; Check; {local}"),
+    ];
+    for script in &denied {
+        let got = finding_of(&["powershell", "-Command", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script:?}: {got:?}");
+        assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
+    }
+}
+
+/// Issue #10, PowerShell scripts the statement reader does not follow as flat: an `if`, a
+/// `foreach`, a `ForEach-Object { ... }` block, a script block assigned and never run, a
+/// `Start-Job` (a background job: about_Jobs), or a comment. A statement before the last one
+/// that cannot end the script (no `exit`, `throw`, `return`, `break`, `Stop`, no loop that can
+/// wait on the dependency, nothing written that a later statement reads) leaves the exit code to
+/// the last statement (about_Pwsh, about_Try_Catch_Finally): a warning, not a denial on
+/// half-read structure. Where the structure can carry the check's failure on, it stays denied.
+#[test]
+fn a_powershell_check_in_a_block_the_script_goes_past_is_a_warning() {
+    let local = "Invoke-WebRequest http://localhost:8080/health -UseBasicParsing";
+    let db = "Invoke-WebRequest http://orders-db:5432/ -UseBasicParsing";
+    let warned = [
+        format!("if ($env:CHECK_DB) {{ {db} }}; {local}"),
+        format!("foreach ($i in 1..3) {{ {db} -EA SilentlyContinue }}\n{local}"),
+        format!("Get-Date | ForEach-Object {{ {db} }}; {local}"),
+        format!("$sb = {{ {db} }}; {local}"),
+        format!("Start-Job {{ {db} }} | Out-Null; {local}"),
+        format!("# the database first\n{db} -EA SilentlyContinue\n<# then this Pod #>\n{local}"),
+        format!("$r = {db} -EA SilentlyContinue; {local}"),
+        format!("if ($env:CHECK_DB) {{ {db} }}; exit 0"),
+    ];
+    for script in &warned {
+        let got = finding_of(&["powershell", "-Command", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
+    }
+    let denied = [
+        format!("if ($env:CHECK_DB) {{ {db} -ErrorAction Stop }}; {local}"),
+        format!("if ($env:CHECK_DB) {{ {db}; if (-not $?) {{ exit 1 }} }}; {local}"),
+        format!("foreach ($i in 1..3) {{ {db}; if ($?) {{ break }} }}; {local}"),
+        format!("if ($env:CHECK_DB) {{ {db} }}"),
+        // The result is read by the last statement.
+        format!("$r = {db} -EA SilentlyContinue; Invoke-WebRequest \"http://localhost:8080/$r\""),
+        format!("Start-Job {{ {db} }}; Get-Job | Receive-Job -Wait"),
+        format!("{db} > C:\\out.txt; Get-Content C:\\out.txt"),
+        // A `#` inside a word is no comment.
+        format!("Invoke-WebRequest http://localhost:8080/#x; {db}"),
+    ];
+    for script in &denied {
+        let got = finding_of(&["powershell", "-Command", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{script:?}: {got:?}");
+        assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
+    }
+}

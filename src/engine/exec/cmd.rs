@@ -128,10 +128,25 @@ fn sh_special(c: char) -> bool {
 ///   the line (or the parenthesised block) runs when the condition holds; a comparison of two
 ///   values known here is decided, any other condition is unknown;
 /// - `for ... do CMD`: CMD runs (its loop variable is not followed);
-/// - `@`, `call` run the command; `rem` is a comment; `exit /b N` is `exit N`.
+/// - `@`, `call` run the command; `rem` is a comment; `exit /b N` is `exit N` (`exit /?`: outside
+///   a batch file `/b` quits cmd.exe, and the process exit code is N);
+/// - `ver` with its output discarded (`ver>nul`) is `true`: it sets ERRORLEVEL to 0 (the
+///   idiom that clears it; `ver` is among the internal commands that "always clear the
+///   ERRORLEVEL to 0 upon success", dbenham's experiments under Windows 10, Stack Overflow
+///   question 34968009 "Which cmd.exe internal commands clear the ERRORLEVEL to 0 upon success?");
+/// - `A & if errorlevel 1 exit /b 0` is `A || exit 0`: `if errorlevel 1` holds when ERRORLEVEL
+///   (A's exit code) is 1 or more (`help if`: "ERRORLEVEL number: specifies a true condition
+///   if the last program run returned an exit code equal to or greater than the number
+///   specified"), and then cmd exits 0; otherwise A succeeded. The rest of the line after a bare
+///   `exit /b 0` is the `if`'s body too, so it runs in neither case.
 struct CmdToSh<'a> {
     c: &'a [char],
     i: usize,
+    /// Set by an `if errorlevel 1` whose body exits 0 (read and cleared by [`CmdToSh::sequence`]).
+    exits_zero_on_error: bool,
+    /// How many such `if errorlevel 1 exit /b 0` were read as `|| exit 0`: the `errorlevel` they
+    /// name is not a status read elsewhere.
+    errorlevel_exits: usize,
 }
 
 /// How a condition of `if` turned out: known, or not known at admission.
@@ -175,7 +190,21 @@ impl CmdToSh<'_> {
                 Some(')') if in_block => return out,
                 _ => {}
             }
-            out.push_str(&self.command(in_block, is_known));
+            let start = out.len();
+            self.exits_zero_on_error = false;
+            let command = self.command(in_block, is_known);
+            if std::mem::take(&mut self.exits_zero_on_error) && out[..start].ends_with(" ; ") {
+                // `A & if errorlevel 1 exit /b 0`: `A || exit 0`.
+                out.truncate(start - 3);
+                out.push_str(" || exit 0");
+                self.errorlevel_exits += 1;
+            } else {
+                out.push_str(&command);
+            }
+            // Blanks after a block (`(a) & b`, `if ... (a) & b`) before its separator.
+            while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
+                self.i += 1;
+            }
             match (self.peek(), self.c.get(self.i + 1)) {
                 (Some('&'), Some('&')) | (Some('|'), Some('|')) => {
                     out.push_str(if self.peek() == Some('&') { " && " } else { " || " });
@@ -258,11 +287,13 @@ impl CmdToSh<'_> {
                     }
                 }
                 let kind = self.word();
+                let mut errorlevel_one = false;
                 let known = match kind.as_str() {
                     "errorlevel" | "exist" | "defined" | "cmdextversion" => {
                         self.i += kind.len();
                         self.skip_blanks();
-                        self.operand();
+                        let operand = self.operand();
+                        errorlevel_one = kind == "errorlevel" && operand == "1" && !negate;
                         None
                     }
                     _ => {
@@ -300,6 +331,11 @@ impl CmdToSh<'_> {
                     self.i = save;
                     None
                 };
+                // (What follows the `exit` in the body never runs; a pipe would run it in a child.)
+                let exits_first = then.split(" ; ").next().is_some_and(|first| first.trim() == "exit 0");
+                if errorlevel_one && otherwise.is_none() && exits_first {
+                    self.exits_zero_on_error = true;
+                }
                 let cond = sh_condition(known);
                 match otherwise {
                     Some(e) => format!("if {cond}; then {then} ; else {e} ; fi"),
@@ -349,13 +385,44 @@ impl CmdToSh<'_> {
                     self.skip_blanks();
                     if self.word() == "/b" {
                         self.i += 2;
+                        self.skip_blanks();
                     }
                     out.push_str("exit ");
+                }
+                if w == "ver"
+                    && let Some(end) = self.only_nul_redirections(self.i + 3, in_block)
+                {
+                    self.i = end;
+                    return "true".to_string();
                 }
                 self.simple(in_block, &mut out);
                 out
             }
         }
+    }
+
+    /// Where the command ends when the text from `from` up to the next separator (`&`, `|`,
+    /// a line end, `)` in a block) is only redirections to `nul` (`>nul`, `2>nul`, `>>nul`,
+    /// `2>&1`), which cannot fail; `None` when it holds anything else.
+    fn only_nul_redirections(&self, from: usize, in_block: bool) -> Option<usize> {
+        let mut end = from;
+        while let Some(&c) = self.c.get(end) {
+            // (`from` is past the command's name, so `end - 1` is in the line.)
+            let after_redirect = self.c[end - 1] == '>';
+            if matches!(c, '|' | '\n') || c == '&' && !after_redirect || c == ')' && in_block {
+                break;
+            }
+            end += 1;
+        }
+        let mut rest: String =
+            self.c[from..end].iter().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+        while !rest.is_empty() {
+            let piece = ["1>>nul", "2>>nul", ">>nul", "1>nul", "2>nul", ">nul", "2>&1", "1>&2"]
+                .iter()
+                .find(|p| rest.starts_with(*p))?;
+            rest.drain(..piece.len());
+        }
+        (from == self.c.len() || !self.c[from].is_alphanumeric()).then_some(end)
     }
 
     /// The words of a simple command, escaped for the shell reader, up to a separator.
@@ -427,12 +494,15 @@ impl Ctx<'_> {
             }
             Some(if nocase { a.to_lowercase() == b.to_lowercase() } else { a == b })
         };
-        let script = CmdToSh { c: &chars, i: 0 }.sequence(false, &known);
+        let mut reader = CmdToSh { c: &chars, i: 0, exits_zero_on_error: false, errorlevel_exits: 0 };
+        let script = reader.sequence(false, &known);
         let gap_before = self.parse_gap.is_some();
         // `errorlevel` (`if errorlevel 1`, `!errorlevel!`, `exit /b %errorlevel%`) reads a command's
-        // status: no status on the line is taken as discarded.
+        // status: no status on the line is taken as discarded. (Except where it was read above
+        // as `|| exit 0`.)
         let saved = self.status_read_elsewhere;
-        self.status_read_elsewhere |= line.to_ascii_lowercase().contains("errorlevel");
+        self.status_read_elsewhere |=
+            line.to_ascii_lowercase().matches("errorlevel").count() > reader.errorlevel_exits;
         let found = self.analyze_script(&script, depth);
         self.status_read_elsewhere = saved;
         if !gap_before && self.parse_gap.is_some() {

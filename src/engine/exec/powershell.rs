@@ -32,10 +32,12 @@ use super::{
 mod dotnet;
 mod lex;
 mod prune;
+mod status;
 
 use dotnet::{dotnet_web_targets, tcp_client_targets};
 use lex::{Assignment, SCOPES, Word, closing, is_value_word, ps_assignment, statements, var_key};
 use prune::PsFunction;
+use status::ps_split_last;
 
 /// Which PowerShell runs the script (their aliases differ).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -229,7 +231,8 @@ impl Ctx<'_> {
     }
 
     /// `-File PATH`: the script is analysed when it can be read from a volume (a ConfigMap), as a
-    /// shell script is; one that cannot be read is noted, one in the image is opaque.
+    /// shell script is; one that cannot be read, on a volume or in the image, is noted (not
+    /// analysed, never a finding).
     fn powershell_file(&mut self, path: &str, edition: Edition, depth: usize) -> Option<Dependency> {
         let files = self.files?;
         if path.chars().any(is_reserved_char) {
@@ -261,7 +264,15 @@ impl Ctx<'_> {
                 self.note_unresolved(path, reason);
                 None
             }
-            FileLookup::NotOnVolume => None,
+            // Part of the image: not readable at admission. Said, never guessed from its name.
+            FileLookup::NotOnVolume => {
+                self.note_unresolved(
+                    path,
+                    "a PowerShell script in the image: probegate cannot read it, so its checks are not analysed"
+                        .to_string(),
+                );
+                None
+            }
         }
     }
 
@@ -297,18 +308,21 @@ impl Ctx<'_> {
         let script = pruned.as_str();
         let mut funcs = outer.to_vec();
         funcs.extend(defined);
-        // Statements before the last one of a flat script: their status is not the script's.
-        if let Some((before, last)) = ps_split_last(script) {
-            let saved = self.uncoupled.clone();
-            self.uncoupled.get_or_insert_with(|| PS_NOT_LAST.to_string());
-            let found = self.ps_block(&before, edition, test_decides, depth, vars.clone(), &funcs);
-            self.uncoupled = saved;
-            match found {
-                Some(d) if d.uncoupled.is_some() => {
-                    self.uncoupled_found.get_or_insert(d);
+        // Statements before the last one of a script followed to its end: their status is not
+        // the script's ([`ps_split_last`]).
+        if let Some((before, last)) = ps_split_last(script, &funcs) {
+            for (statement, why) in before {
+                let saved = self.uncoupled.clone();
+                self.uncoupled.get_or_insert_with(|| why.to_string());
+                let found = self.ps_block(&statement, edition, test_decides, depth, vars.clone(), &funcs);
+                self.uncoupled = saved;
+                match found {
+                    Some(d) if d.uncoupled.is_some() => {
+                        self.uncoupled_found.get_or_insert(d);
+                    }
+                    Some(d) => return Some(d),
+                    None => {}
                 }
-                Some(d) => return Some(d),
-                None => {}
             }
             return self.ps_block(&last, edition, test_decides, depth, vars, &funcs);
         }
@@ -786,108 +800,6 @@ impl Ctx<'_> {
 }
 
 /// The PowerShell row of a cmdlet name (lowercase).
-/// Why a statement before a flat script's last one cannot fail the probe.
-const PS_NOT_LAST: &str = "its status is not used: a failed statement before the last one does not stop the script, whose exit code the last statement sets";
-
-/// A flat `-Command` script (statements at `;` and line ends, each a command or a pipeline:
-/// no block, parenthesis, assignment, `exit`, `throw`, `try`/`trap`, `$?`, `$LASTEXITCODE`,
-/// `-ErrorAction`/`$ErrorActionPreference`, nothing written to a file or a variable) split into
-/// its statements before the last one and the last one. With `-Command` the exit code is 1 when
-/// the last statement failed, else 0 (about_pwsh, "-Command"; PowerShell/PowerShell#13501), and
-/// a failed command (an error, a native program's non-zero exit) does not stop the script unless
-/// `$ErrorActionPreference`/`-ErrorAction` says `Stop`: the earlier statements' status is never
-/// the script's (`Invoke-WebRequest http://db/ | Out-Null; Invoke-WebRequest http://localhost/`).
-/// `None` for any other script.
-fn ps_split_last(script: &str) -> Option<(String, String)> {
-    const READS: &[&str] = &[
-        "exit",
-        "return",
-        "throw",
-        "trap",
-        "try",
-        "catch",
-        "finally",
-        "if",
-        "elseif",
-        "else",
-        "while",
-        "do",
-        "until",
-        "switch",
-        "foreach",
-        "for",
-        "break",
-        "continue",
-        "erroractionpreference",
-        "erroraction",
-        "ea",
-        "lastexitcode",
-        "set-variable",
-        "sv",
-        "new-variable",
-        "nv",
-        "out-file",
-        "outfile",
-        "set-content",
-        "add-content",
-        "tee-object",
-        "tee",
-        "export-csv",
-        "export-clixml",
-        "start-job",
-        "start-process",
-        "invoke-expression",
-        "iex",
-        "outvariable",
-        "ov",
-        "errorvariable",
-        "ev",
-        "pipelinevariable",
-        "pv",
-        "informationvariable",
-        "warningvariable",
-        "function",
-        "filter",
-        "param",
-    ];
-    let lower = script.to_ascii_lowercase();
-    if lower.contains(['{', '}', '(', ')', '=', '>', '#', '`', '@', '?'])
-        || lower.contains("&&")
-        || lower.contains("||")
-        || lower.split_whitespace().any(|w| w == ".")
-        || lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).any(|w| {
-            let w = w.trim_start_matches('-');
-            READS.contains(&w)
-        })
-    {
-        return None;
-    }
-    // `;` and line ends outside quotes ('' and "" quote themselves).
-    let mut parts = vec![String::new()];
-    let mut quote: Option<char> = None;
-    for c in script.chars() {
-        match (quote, c) {
-            (None, '\'' | '"') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            (None, ';' | '\n' | '\r') => {
-                parts.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(p) = parts.last_mut() {
-            p.push(c);
-        }
-    }
-    if quote.is_some() {
-        return None;
-    }
-    let parts: Vec<String> =
-        parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-    let (last, before) = parts.split_last()?;
-    (!before.is_empty()).then(|| (before.join("\n"), last.clone()))
-}
-
 fn find_ps(cmdlet: &str) -> Option<&'static Client> {
     super::clients::http::POWERSHELL.iter().find(|c| c.is(cmdlet))
 }

@@ -427,8 +427,31 @@ fn script_files_from_volumes_are_analysed() {
     let out = run(&["pwsh", "-File", "C:\\probe\\gone.ps1"]);
     assert_eq!(out.dependency, None);
     assert_eq!(out.unresolved.iter().map(|u| u.path.as_str()).collect::<Vec<_>>(), ["C:\\probe\\gone.ps1"]);
-    let out = run(&["pwsh", "-File", "C:\\app\\check.ps1"]);
-    assert!(out.dependency.is_none() && out.unresolved.is_empty(), "{out:?}");
+    // In the image: not readable either, so noted too (issue #10: say so, never guess from
+    // the file's name).
+    for argv in [
+        &["pwsh", "-File", "C:\\app\\check-db.ps1"][..],
+        &[
+            "powershell.exe",
+            "-NoProfile",
+            "-ExecutionPolicy",
+            "Bypass",
+            "-File",
+            "C:\\app\\check-db.ps1",
+            "-Host",
+            "orders-db",
+        ],
+        &["pwsh", "-c", "& C:\\app\\check-db.ps1 orders-db"],
+    ] {
+        let out = run(argv);
+        assert_eq!(out.dependency, None, "{argv:?}");
+        let noted: Vec<(&str, &str)> =
+            out.unresolved.iter().map(|u| (u.path.as_str(), u.reason.as_str())).collect();
+        assert!(
+            matches!(noted.as_slice(), [("C:\\app\\check-db.ps1", reason)] if reason.contains("in the image")),
+            "{argv:?}: {noted:?}"
+        );
+    }
     // Windows PowerShell reads a bare first argument as a command, which runs the file.
     let d = run(&["powershell", "C:\\probe\\live.ps1"]).dependency.expect("run as a command");
     assert_eq!(d.target, "orders-db");
