@@ -269,6 +269,10 @@ fn a_check_whose_exit_status_cannot_fail_the_probe_is_a_warning() {
         "pg_isready -h orders-db; exit 0",
         "pg_isready -h orders-db\ncurl -s localhost:8080/ >/dev/null\ntrue",
         "if pg_isready -h orders-db; then echo up; fi; exit 0",
+        // The shell splits words on any run of blanks: `exit  0` is `exit 0`.
+        "pg_isready -h orders-db || exit  0",
+        "pg_isready -h orders-db ||\ttrue",
+        "pg_isready -h orders-db; exit \t0 ",
     ] {
         let got = finding_of(&["sh", "-c", script]);
         let (action, message) = got.clone().unwrap_or_else(|| panic!("{script:?}: no finding"));
@@ -283,6 +287,8 @@ fn a_check_whose_exit_status_cannot_fail_the_probe_is_a_warning() {
         "set -eu\npg_isready -h orders-db\nexit 0",
         "if ! pg_isready -h orders-db; then exit 1; fi; exit 0",
         "pg_isready -h orders-db || exit 1",
+        "pg_isready -h orders-db || exit  1",
+        "pg_isready -h orders-db || exit 0 1",
         "pg_isready -h orders-db & wait $!",
         "set -o pipefail; pg_isready -h orders-db | true",
         "pg_isready -h orders-db; rc=$?; exit $rc",

@@ -423,7 +423,17 @@ pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
 
 /// A command that always succeeds and reads nothing: `true`, `:`, `exit 0`.
 fn always_succeeds(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    n.kind() == "command" && matches!(text(n, walk).trim(), "true" | ":" | "exit 0" | "/bin/true")
+    n.kind() == "command" && succeeds_as_written(text(n, walk))
+}
+
+/// Whether a simple command, as written, is `true`, `:`, `/bin/true` or `exit 0`, however its
+/// words are spaced (`exit  0`: the shell splits words on any run of blanks).
+pub(super) fn succeeds_as_written(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    matches!(
+        (words.next(), words.next(), words.next()),
+        (Some("true" | ":" | "/bin/true"), None, _) | (Some("exit"), Some("0"), None)
+    )
 }
 
 /// Whether a word of the script is one of `words` (a crude scan of the whole text, used only to

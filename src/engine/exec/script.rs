@@ -755,7 +755,7 @@ pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
     // exits 0 too: `pg_isready -h db; echo $?`, and cmd's `curl ... & echo ok`.
     let plain_echo =
         (last == "echo" || last.starts_with("echo ")) && !last.contains(['>', '<', '|', '&', '`', '(', ')']);
-    if !(matches!(last, "exit 0" | "true" | ":") || plain_echo) || body.len() == last.len() {
+    if !(super::flow::succeeds_as_written(last) || plain_echo) || body.len() == last.len() {
         return None;
     }
     // A loop whose condition is the check waits for the dependency: its outage hangs the probe
