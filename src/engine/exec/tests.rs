@@ -1179,3 +1179,40 @@ fn a_function_s_positional_parameters_are_not_a_remote_host() {
     assert!(super::script::defines_function("x=1; function g { :; }"));
     assert!(!super::script::defines_function("curl -f http://localhost:8080/ # f() in a comment? no: (x)"));
 }
+
+/// libpq takes `host` from the last place that sets it (a connection string after `-h`), an
+/// environment variable only where nothing set it, and connects to `hostaddr` whenever it is
+/// set, whatever `host` says (PostgreSQL docs, "Parameter Key Words" and "Environment
+/// Variables"). Issue 10, items 1 and 2.
+#[test]
+fn libpq_connects_to_hostaddr_and_a_connection_string_overrides_h() {
+    let local = env(&[("PGHOST", lit("localhost"))]);
+    let remote = env(&[("PGHOST", lit("orders-db"))]);
+    let found = |script: &str, e: &ExecEnv| find_dependency(&s(&["sh", "-c", script]), e).map(|d| d.target);
+    // PGHOSTADDR is where it connects, over PGHOST and over -h.
+    assert_eq!(found("PGHOSTADDR=10.0.0.5 pg_isready", &local).as_deref(), Some("10.0.0.5 (PGHOSTADDR)"));
+    assert_eq!(found("PGHOSTADDR=127.0.0.1 pg_isready -h orders-db", &local), None);
+    assert_eq!(found("PGHOSTADDR=127.0.0.1 pg_isready", &remote), None);
+    // An empty PGHOSTADDR sets nothing: PGHOST still names the server.
+    assert_eq!(found("PGHOSTADDR= pg_isready", &remote).as_deref(), Some("orders-db (PGHOST)"));
+    // A connection string's hostaddr, over its host, over -h, over PGHOSTADDR.
+    assert_eq!(found("pg_isready -d 'host=orders-db hostaddr=127.0.0.1'", &local), None);
+    assert_eq!(found("pg_isready -h orders-db -d 'hostaddr=127.0.0.1'", &local), None);
+    assert_eq!(found("PGHOSTADDR=10.0.0.5 pg_isready -d 'hostaddr=127.0.0.1'", &local), None);
+    assert_eq!(found("pg_isready -h localhost -d 'hostaddr=10.0.0.5'", &local).as_deref(), Some("10.0.0.5"));
+    assert_eq!(
+        found("psql 'postgresql://orders-db/x?hostaddr=127.0.0.1' -c 'select 1'", &local),
+        None,
+        "a URI's hostaddr parameter too"
+    );
+    // The URI is the target, whatever -h or PGHOST say (the message named -h's localhost).
+    for script in
+        ["pg_isready -d 'postgres://orders-db/x'", "pg_isready -h localhost -d postgres://orders-db/x"]
+    {
+        assert_eq!(found(script, &local).as_deref(), Some("postgres://orders-db/x"), "{script}");
+    }
+    assert_eq!(found("pg_isready -h orders-db -d 'host=localhost dbname=x'", &local), None);
+    // A URI without a host leaves the host to PGHOST.
+    assert_eq!(found("psql postgresql:///x -c 'select 1'", &remote).as_deref(), Some("orders-db (PGHOST)"));
+    assert_eq!(found("psql postgresql:///x -c 'select 1'", &local), None);
+}
