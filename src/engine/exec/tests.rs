@@ -1216,3 +1216,20 @@ fn libpq_connects_to_hostaddr_and_a_connection_string_overrides_h() {
     assert_eq!(found("psql postgresql:///x -c 'select 1'", &remote).as_deref(), Some("orders-db (PGHOST)"));
     assert_eq!(found("psql postgresql:///x -c 'select 1'", &local), None);
 }
+
+/// `--` ends env's options, and the assignments after it still apply (coreutils env(1)).
+#[test]
+fn env_assignments_after_a_double_dash_apply() {
+    let remote = env(&[("PGHOST", lit("orders-db"))]);
+    for argv in [
+        &["env", "-i", "--", "PGHOST=db", "pg_isready"][..],
+        &["env", "--", "PGHOST=db", "pg_isready"],
+        &["sh", "-c", "env -i -- PGHOST=db pg_isready"],
+    ] {
+        assert_eq!(fires(argv).target, "db (PGHOST)", "{argv:?}");
+    }
+    quiet_in(&["env", "--", "PGHOST=localhost", "pg_isready"], &remote);
+    quiet_in(&["env", "-i", "--", "pg_isready"], &remote);
+    // After `--`, a word that is no assignment is the command.
+    quiet(&["env", "--", "-i", "pg_isready", "-h", "db"]);
+}

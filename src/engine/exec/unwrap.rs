@@ -269,11 +269,21 @@ impl Ctx<'_> {
                 "busybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
                 "env" => {
                     let mut k = 0;
+                    // `--` ends env's options, not its assignments: `env [OPTION]... [-]
+                    // [NAME=VALUE]... [COMMAND [ARG]...]` (coreutils env(1)), so `env -- PGHOST=db
+                    // pg_isready` runs pg_isready with PGHOST=db (break-it pass).
+                    let mut options = true;
                     while k < rest.len() {
                         let v = rest[k].as_str();
-                        if v == "--" {
+                        if !options || !v.starts_with('-') {
+                            // An assignment, or the command.
+                            let Some((n, _)) = split_assignment(&raw_rest[k]) else { break };
+                            let val = raw_rest[k][n.len() + 1..].to_string();
+                            overrides.push((n.to_string(), val));
                             k += 1;
-                            break;
+                        } else if v == "--" {
+                            options = false;
+                            k += 1;
                         } else if matches!(v, "-u" | "--unset") || v.starts_with("--unset=") {
                             // `env -u NAME`: the command runs without NAME, as `NAME= cmd` reads
                             // (break-it pass: `env -u PGHOST pg_isready` was denied by PGHOST).
@@ -293,14 +303,8 @@ impl Ctx<'_> {
                             k += 1;
                         } else if matches!(v, "-C" | "--chdir") {
                             k += 2;
-                        } else if v.len() > 1 && v.starts_with('-') {
-                            k += 1;
-                        } else if let Some((n, _)) = split_assignment(&raw_rest[k]) {
-                            let val = raw_rest[k][n.len() + 1..].to_string();
-                            overrides.push((n.to_string(), val));
-                            k += 1;
                         } else {
-                            break;
+                            k += 1;
                         }
                     }
                     i += 1 + k;
