@@ -1233,3 +1233,58 @@ fn env_assignments_after_a_double_dash_apply() {
     // After `--`, a word that is no assignment is the command.
     quiet(&["env", "--", "-i", "pg_isready", "-h", "db"]);
 }
+
+/// Commands whose target comes from input the analysis does not see are noted, never a finding.
+#[test]
+fn targets_read_from_stdin_or_a_file_are_noted_not_guessed() {
+    let notes = |script: &str| {
+        let o = analyze(&s(&["sh", "-c", script]), &no_env(), &Options::default());
+        assert_eq!(o.dependency, None, "{script}");
+        o.unresolved.iter().map(|u| format!("{}: {}", u.path, u.reason)).collect::<Vec<_>>()
+    };
+    for (script, note) in [
+        ("echo http://db/health | xargs curl -sf", "xargs curl: the arguments xargs adds to `curl`"),
+        ("cat /etc/urls | xargs -n1 curl -sf", "xargs curl"),
+        ("wget -q -i - < /etc/urls", "wget -i -: wget reads URLs or options from standard input"),
+        ("wget -q -i /etc/urls", "wget -i /etc/urls: wget reads URLs or options from `/etc/urls`"),
+        ("curl -sf -K - < /etc/c", "curl -K -: curl reads URLs or options from standard input"),
+        ("curl -sf --config /etc/curl.conf", "curl -K /etc/curl.conf"),
+    ] {
+        let n = notes(script);
+        assert!(n.iter().any(|x| x.starts_with(note)), "{script}: {n:?}");
+    }
+    // Not for commands that are no client, nor for a client whose target is on its line.
+    assert!(notes("ls | xargs rm -f").is_empty());
+    assert!(notes("wget -q -O- http://localhost:8080/health").is_empty());
+    assert_eq!(fires(&["sh", "-c", "echo x | xargs curl -sf http://db/health"]).target, "http://db/health");
+    // Each xargs is a level: a long chain (under the 64 KiB command bound) is bounded, not a
+    // stack overflow.
+    let mut chain = vec!["xargs"; 10_000];
+    chain.push("curl");
+    assert_eq!(analyze(&s(&chain), &no_env(), &Options::default()).dependency, None);
+    let mut chain = ["xargs", "-I{}"].repeat(5_000);
+    chain.extend(["curl", "http://{}/"]);
+    assert_eq!(analyze(&s(&chain), &no_env(), &Options::default()).dependency, None);
+}
+
+/// BusyBox and toybox wget are read like GNU wget; toybox's `-p` takes the POST data.
+#[test]
+fn busybox_and_toybox_wget_are_read_like_gnu_wget() {
+    for argv in [
+        &["wget", "-q", "-O-", "http://db/"][..],
+        &["wget", "--spider", "http://db/"],
+        &["wget", "-qO-", "http://db/"],
+        &["busybox", "wget", "-q", "-O-", "http://db/"],
+        &["busybox", "wget", "--spider", "-T", "2", "http://db/"],
+        &["toybox", "wget", "-O-", "http://db/"],
+        &["toybox", "wget", "-p", "x=1", "http://db/"],
+        &["wget", "-p", "http://db/"],
+    ] {
+        assert_eq!(fires(argv).target, "http://db/", "{argv:?}");
+    }
+    // GNU's `-p` is a switch: a URL or a lone host after it is what it fetches.
+    assert_eq!(fires(&["wget", "-p", "http://db/", "http://localhost/"]).target, "http://db/");
+    assert_eq!(fires(&["wget", "-p", "db.svc"]).target, "db.svc");
+    quiet(&["toybox", "wget", "-p", "data", "http://localhost/"]);
+    quiet(&["busybox", "wget", "-q", "--spider", "http://127.0.0.1:8080/health"]);
+}

@@ -266,7 +266,7 @@ impl Ctx<'_> {
                     return None;
                 }
                 n if is_python(n) => i += 1 + python_target(&rest)?,
-                "busybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
+                "busybox" | "toybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
                 "env" => {
                     let mut k = 0;
                     // `--` ends env's options, not its assignments: `env [OPTION]... [-]
@@ -436,6 +436,10 @@ impl Ctx<'_> {
                                 .map(str::to_string),
                         });
                     let k = skip_opts(&rest, XARGS_VALUE_OPTS);
+                    // (Each xargs is a level: `xargs xargs ... xargs curl` is bounded.)
+                    if depth >= MAX_DEPTH {
+                        return None;
+                    }
                     if let Some(placeholder) = placeholder
                         && raw_rest[k..].iter().any(|a| a.contains(placeholder.as_str()))
                     {
@@ -445,7 +449,24 @@ impl Ctx<'_> {
                             raw_rest[k..].iter().map(|a| a.replace(placeholder.as_str(), &unknown)).collect();
                         return self.analyze_args(&command, overrides, prefix_disp, depth + 1);
                     }
-                    i += 1 + k;
+                    // Without a placeholder, the lines of stdin are added to the command's
+                    // arguments (xargs(1)): a client given nothing else (`... | xargs curl`) has
+                    // its target there, which the analysis does not see. Noted, never a finding.
+                    let command = &raw_rest[k..];
+                    let found = self.analyze_args(command, overrides, prefix_disp, depth + 1);
+                    if found.is_none()
+                        && let Some(program) = command.first().map(|p| self.render_lit(p))
+                        && super::clients::find_client(basename(&program), &rest[k + 1..]).is_some()
+                    {
+                        self.note_unresolved(
+                            &format!("xargs {}", basename(&program)),
+                            format!(
+                                "the arguments xargs adds to `{}` come from its standard input: where it connects is not analysed",
+                                basename(&program)
+                            ),
+                        );
+                    }
+                    return found;
                 }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);
