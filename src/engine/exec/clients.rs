@@ -123,6 +123,8 @@ pub(super) enum Shape {
     Httpie,
     /// socat: `TCP:host:port`-style addresses.
     Socat,
+    /// httping: the row's hosts, unless `--divert-connect HOST` sends the connection to HOST.
+    Httping,
 }
 
 /// One client program: where it connects, from its documentation.
@@ -430,6 +432,18 @@ impl Ctx<'_> {
             Shape::Wget => self.wget(c, a),
             Shape::Httpie => self.httpie(c, a),
             Shape::Socat => self.socat(a),
+            Shape::Httping => {
+                let p = c.syntax.parse(a);
+                match p.get(&["divert-connect"]).pop() {
+                    // "Ignore the hostname in the URL and connect to 'x' instead" (httping(1)).
+                    Some(to) => {
+                        let mut hits: Vec<Hit> = p.get(c.proxy_opts).iter().map(|x| Hit::proxy(x)).collect();
+                        hits.push(self.host_hit(c, &to));
+                        hits
+                    }
+                    None => self.standard(c, &p, ov),
+                }
+            }
         }
     }
 
@@ -495,8 +509,13 @@ impl Ctx<'_> {
     /// A hit for one host value of row `c`.
     fn host_hit(&self, c: &Client, v: &str) -> Hit {
         match c.host_format {
+            // A URL is a request (`httping -g http://db/health`); otherwise `[user@]host[:port]`
+            // (`ssh user@db`).
+            HostFormat::List if c.category == DependencyCategory::Network && v.contains("://") => {
+                self.request_hit(v)
+            }
             HostFormat::List if c.category == DependencyCategory::Network => {
-                let (h, port) = split_host_port(v);
+                let (h, port) = split_host_port(v.rsplit_once('@').map_or(v, |(_, h)| h));
                 self.net_hit(&h, port.as_deref(), "", v.to_string())
             }
             HostFormat::List => Hit::new(c.category, hosts_of(v), v),

@@ -1288,3 +1288,31 @@ fn busybox_and_toybox_wget_are_read_like_gnu_wget() {
     quiet(&["toybox", "wget", "-p", "data", "http://localhost/"]);
     quiet(&["busybox", "wget", "-q", "--spider", "http://127.0.0.1:8080/health"]);
 }
+
+/// ssh reaches its destination (port 22); what it runs there is the remote host's business.
+#[test]
+fn ssh_reaches_its_destination() {
+    assert_eq!(fires(&["ssh", "db", "pg_isready"]).target, "db");
+    assert_eq!(fires(&["sh", "-c", "ssh -o BatchMode=yes user@db true"]).target, "user@db");
+    assert_eq!(
+        fires(&["ssh", "-i", "/keys/id", "ssh://admin@db.svc:2222"]).target,
+        "ssh://admin@db.svc:2222"
+    );
+    assert_eq!(fires(&["sshpass", "-p", "pw", "ssh", "db", "true"]).target, "db");
+    quiet(&["ssh", "localhost", "pg_isready"]);
+    quiet(&["ssh", "-p", "2222", "-l", "db", "127.0.0.1", "true"]);
+}
+
+/// httping (HTTPing 2.x): `-g URL`, `-h HOST`, the URL as argument, `--divert-connect`, `-x`.
+#[test]
+fn httping_reaches_its_url_host_or_diverted_host() {
+    assert_eq!(fires(&["httping", "-c", "1", "-g", "http://db/health"]).target, "http://db/health");
+    assert_eq!(fires(&["httping", "-c1", "-h", "db", "-p", "8080"]).target, "db");
+    assert_eq!(fires(&["httping", "-c", "1", "http://db/health"]).target, "http://db/health");
+    assert_eq!(fires(&["httping", "--divert-connect", "db", "-g", "http://localhost/"]).target, "db");
+    assert!(fires(&["httping", "-x", "squid:3128", "-g", "http://localhost/"]).target.starts_with("proxy"));
+    quiet(&["httping", "-c", "1", "-g", "http://localhost:8080/health"]);
+    quiet(&["httping", "-c", "1", "-g", "http://localhost/health"]);
+    quiet(&["httping", "-c", "1", "-h", "127.0.0.1", "-p", "8080"]);
+    quiet(&["httping", "--divert-connect", "localhost", "-g", "http://db/"]);
+}

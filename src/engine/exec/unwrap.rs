@@ -122,6 +122,8 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     // with-contenv: `NAME [options] [--] command`.
     Wrapper { names: &["doas"], value_opts: &["-u", "-C"], operands: 0, script_flag: None },
     Wrapper { names: &["catatonit", "with-contenv"], value_opts: &[], operands: 0, script_flag: None },
+    // sshpass(1): `sshpass [-ffilename|-dnum|-ppassword|-e] [options] command arguments`.
+    Wrapper { names: &["sshpass"], value_opts: &["-f", "-d", "-p", "-P"], operands: 0, script_flag: None },
 ];
 
 /// `python`, `python3`, `python3.12`, ...
