@@ -1316,3 +1316,18 @@ fn httping_reaches_its_url_host_or_diverted_host() {
     quiet(&["httping", "-c", "1", "-h", "127.0.0.1", "-p", "8080"]);
     quiet(&["httping", "--divert-connect", "localhost", "-g", "http://db/"]);
 }
+
+/// A value the analysis cannot know is labelled by what it is: command output only for a
+/// command substitution.
+#[test]
+fn unknown_values_are_labelled_by_their_origin() {
+    let d = fires(&["sh", "-c", "read H; curl -sf http://$H:8080/"]);
+    assert!(d.target.ends_with("(unknown value)"), "{}", d.target);
+    assert!(d.unknown_host);
+    let d = fires(&["ksh", "-c", "H=db H=x : ; curl -sf http://$H/"]);
+    assert!(d.target.ends_with("(unknown value)"), "{}", d.target);
+    for script in ["curl -sf http://$(cat /etc/h):8080/", "curl -sf http://`cat /etc/h`:8080/"] {
+        let d = fires(&["sh", "-c", script]);
+        assert!(d.target.ends_with("(command output)"), "{script}: {}", d.target);
+    }
+}
