@@ -682,6 +682,9 @@ mod tests {
         // One long word: cut at the limit (no separator in the second half).
         let word = "x".repeat(60);
         assert_eq!(super::short(&word), format!("{}…", "x".repeat(39)));
+        // A separator in the first half is too early to cut at: the long word is cut instead.
+        let early = format!("http://{}", "x".repeat(60));
+        assert_eq!(super::short(&early), format!("http://{}…", "x".repeat(32)));
         assert!(super::short(t).chars().count() <= 40);
     }
 }
