@@ -700,7 +700,7 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
 fn error_chain(e: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in e.chain() {
-        let part = cause.to_string();
+        let part = crate::server::kube_error_text(cause);
         if text.contains(&part) {
             continue;
         }

@@ -820,6 +820,14 @@ pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
     crate::engine::display_safe(s)
 }
 
+/// The text of a kube-rs error for a log line or a message: kube-rs quotes a path it failed to
+/// read with its `Debug` form inside quotes (`failed to read kubeconfig from '"/root/.kube/config"'`,
+/// kube-client's `KubeconfigError::ReadConfig`), which printed doubled quotes; the path is shown
+/// once, in single quotes.
+pub fn kube_error_text(e: &dyn std::fmt::Display) -> String {
+    e.to_string().replace("'\"", "'").replace("\"'", "'")
+}
+
 /// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
 /// at 253 characters (the longest valid name), with spaces and `=` escaped too, so that a crafted
 /// name cannot add `key=value` fields to a text log line (valid names contain neither).
@@ -968,11 +976,11 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
                 config.namespaces = Some(source);
             }
             Err(e) if config.policy.policy.needs_namespace_labels() => tracing::warn!(
-                error = %e,
+                error = %kube_error_text(&e),
                 "no Kubernetes API reachable: overrides with a namespaceSelector will not match; overrides by namespace name keep working"
             ),
             Err(e) => tracing::info!(
-                error = %e,
+                error = %kube_error_text(&e),
                 "no Kubernetes API reachable: Namespace labels are unknown (no override of this policy needs them)"
             ),
         }
@@ -991,7 +999,7 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
                 );
             }
             Err(e) => tracing::warn!(
-                error = %e,
+                error = %kube_error_text(&e),
                 "--resolve-configmaps: no Kubernetes API reachable; scripts on ConfigMap volumes stay unresolved"
             ),
         }
@@ -1094,5 +1102,18 @@ mod tests {
         let mutate = future_size::<State<Arc<AppState>>, Bytes, _, _>(&mutate_handler);
         assert!(resolving > 2048, "decide_resolving's future is {resolving} bytes");
         assert!(validate < 1024 && mutate < 1024, "handler futures: {validate} and {mutate} bytes");
+    }
+}
+
+#[cfg(test)]
+mod kube_error_text_tests {
+    #[test]
+    fn a_path_kube_rs_quotes_twice_is_shown_once() {
+        let e = "kubeconfig: (failed to read kubeconfig from '\"/root/.kube/config\"': No such file or directory)";
+        assert_eq!(
+            super::kube_error_text(&e),
+            "kubeconfig: (failed to read kubeconfig from '/root/.kube/config': No such file or directory)"
+        );
+        assert_eq!(super::kube_error_text(&"connection refused"), "connection refused");
     }
 }

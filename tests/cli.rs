@@ -425,6 +425,40 @@ fn text_output_is_aligned_and_coloured_only_when_asked() {
     assert!(!text(&probegate(&["check", "tests/fixtures/cli/app.yaml"], None).stdout).contains('\x1b'));
 }
 
+/// Fresh-user finding: one long path padded every row of the run to its width. Columns line up
+/// within a file; a short path's rows are not padded to a long one's.
+#[test]
+fn text_columns_line_up_within_a_file_not_across_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = std::fs::read_to_string(root().join("tests/fixtures/cli/app.yaml")).unwrap();
+    let deep = dir.path().join("a/very/long/directory/path/for/some/manifests");
+    std::fs::create_dir_all(&deep).unwrap();
+    let long = deep.join("deployment-with-a-rather-long-file-name.yaml");
+    let short = dir.path().join("p.yaml");
+    std::fs::write(&long, &app).unwrap();
+    std::fs::write(&short, &app).unwrap();
+    let (_, plain, _) = check_bin("text", "deny", &[long.to_str().unwrap(), short.to_str().unwrap()]);
+    let rows_of = |path: &Path| -> Vec<&str> {
+        let prefix = format!("{}:", path.display());
+        plain.lines().filter(|l| l.starts_with(&prefix)).collect()
+    };
+    let (long_rows, short_rows) = (rows_of(&long), rows_of(&short));
+    assert!(!long_rows.is_empty() && !short_rows.is_empty(), "{plain}");
+    // Within a file the level column lines up...
+    for rows in [&long_rows, &short_rows] {
+        let cols: Vec<usize> =
+            rows.iter().map(|l| l.find("  deny  ").or(l.find("  fix   ")).unwrap()).collect();
+        assert!(cols.windows(2).all(|w| w[0] == w[1]), "{plain}");
+    }
+    // ... and the short file's location is followed by its longest location's width, not the
+    // long file's.
+    let widest_short = short_rows.iter().map(|l| l.split("  ").next().unwrap().len()).max().unwrap();
+    for l in &short_rows {
+        let level_at = l.find("  deny  ").or(l.find("  fix   ")).unwrap();
+        assert_eq!(level_at, widest_short, "{l}");
+    }
+}
+
 /// Runs `xmllint --noout --schema XSD FILE` on `xml`: whether it validates, and xmllint's message.
 /// xmllint (libxml2, Debian `libxml2-utils`) is the reference XSD 1.0 validator; no maintained Rust
 /// crate validates XML Schema.

@@ -228,6 +228,19 @@ fn matches_readiness_fires_when_liveness_gives_up_no_later() {
     assert_eq!(fired(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness), vec!["r"]);
 }
 
+/// Fresh-user finding: the advice fits the check. A shared local check can only be made more
+/// patient; "make it check only this container" is for one that reaches a dependency.
+#[test]
+fn matches_readiness_advice_fits_whether_the_check_is_local() {
+    let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /healthz, port: 8080}}\n  readinessProbe: {httpGet: {path: /healthz, port: 8080}}\n";
+    let text = message(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness);
+    assert!(text.contains("give liveness a longer failure window than readiness"), "{text}");
+    assert!(!text.contains("only this container") && !text.contains("make it local"), "{text}");
+    let spec = "containers:\n- name: api\n  image: a\n  livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}\n  readinessProbe: {exec: {command: [pg_isready, -h, orders-db]}}\n";
+    let text = message(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness);
+    assert!(text.contains("make it check only this container"), "{text}");
+}
+
 #[test]
 fn messages_never_carry_secrets_from_probe_commands_or_paths() {
     // The same handler twice: the message quotes it, without the token or the password.

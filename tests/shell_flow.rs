@@ -2291,3 +2291,24 @@ fn a_powershell_check_in_a_block_the_script_goes_past_is_a_warning() {
         assert!(got.is_some_and(|g| g.1.contains("reaches http://orders-db:5432/")), "{script:?}");
     }
 }
+
+/// Issue #10 (misses): ssh, httping, env's `--` and libpq's hostaddr reach what the clients
+/// reach, denied naming it; the same clients kept on this Pod are allowed.
+#[test]
+fn ssh_httping_env_double_dash_and_hostaddr_are_judged_as_the_clients_connect() {
+    expect_denied("ssh -o BatchMode=yes db pg_isready", "db");
+    expect_denied("ssh user@db true", "user@db");
+    expect_allowed("ssh localhost pg_isready");
+    expect_denied("httping -c 1 -g http://db/health", "http://db/health");
+    expect_denied("httping -c 1 -h db", "db");
+    expect_allowed("httping -c 1 -g http://localhost:8080/health");
+    expect_denied("env -i -- PGHOST=db pg_isready", "db (PGHOST)");
+    expect_denied("env -- PGHOST=db pg_isready", "db (PGHOST)");
+    let denied = |e: &ObjectEvaluation| denials(e).iter().map(|f| f.describe()).collect::<Vec<_>>();
+    let e = eval_liveness_env("PGHOSTADDR=10.0.0.5 pg_isready", &[("PGHOST", "localhost")]);
+    assert!(denied(&e).iter().any(|d| d.contains("reaches 10.0.0.5 (PGHOSTADDR)")), "{:?}", denied(&e));
+    let e = eval_liveness_env("PGHOSTADDR=127.0.0.1 pg_isready -h db", &[]);
+    assert!(denied(&e).is_empty(), "{:?}", denied(&e));
+    let e = eval_liveness_env("pg_isready -d 'postgres://db/x'", &[("PGHOST", "localhost")]);
+    assert!(denied(&e).iter().any(|d| d.contains("reaches postgres://db/x")), "{:?}", denied(&e));
+}

@@ -244,6 +244,8 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
     use crate::engine::display_safe;
     let paint = Paint(color);
     struct Row {
+        /// Index of the file the row is from: columns line up within a file.
+        file: usize,
         location: String,
         level: Level,
         object: String,
@@ -254,7 +256,7 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
         .iter()
         .map(|n| display_safe(n).into_owned())
         .collect();
-    for file in &report.files {
+    for (file_index, file) in report.files.iter().enumerate() {
         let name = file.input.name();
         for o in &file.objects {
             // Names come from the files: escaped, so a newline or an escape sequence in one
@@ -268,6 +270,7 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                     message.push_str(&format!(" [{note}]"));
                 }
                 rows.push(Row {
+                    file: file_index,
                     location: display_safe(&format!("{name}:{line}")).into_owned(),
                     level: r.level,
                     object: object.clone(),
@@ -309,11 +312,15 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
             }
         }
     }
-    let wl = rows.iter().map(|r| r.location.chars().count()).max().unwrap_or(0);
-    let wo = rows.iter().map(|r| r.object.chars().count()).max().unwrap_or(0);
-    for r in &rows {
-        let level = paint.level(r.level, &format!("{:<4}", r.level.as_str()));
-        writeln!(out, "{:<wl$}  {level}  {:<wo$}  {}", r.location, r.object, r.message)?;
+    // Columns line up within each file, not across the run: one long path no longer pads every
+    // other file's rows to its width (fresh-user pass).
+    for group in rows.chunk_by(|a, b| a.file == b.file) {
+        let wl = group.iter().map(|r| r.location.chars().count()).max().unwrap_or(0);
+        let wo = group.iter().map(|r| r.object.chars().count()).max().unwrap_or(0);
+        for r in group {
+            let level = paint.level(r.level, &format!("{:<4}", r.level.as_str()));
+            writeln!(out, "{:<wl$}  {level}  {:<wo$}  {}", r.location, r.object, r.message)?;
+        }
     }
     for n in &notes {
         writeln!(out, "note: {n}")?;

@@ -169,12 +169,28 @@ pub(super) fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec
 /// The question seed 004 asks of every readiness dependency.
 const SEED_QUESTION: &str = "should that mean \"no traffic here\" or \"serve degraded\"?";
 
-/// At most 40 characters of a target, for a message that must fit a warning.
+/// At most 40 characters of a target, for a message that must fit a warning: a longer one is cut
+/// after its last separator (`/`, `.`, `:`, a blank, ...) in the second half of the 39 kept, so no
+/// word is cut in two (`http://orders-database.production.svc.cluster.local` is
+/// `http://orders-database.production.svc.…`),
+/// and ends with `…`.
 fn short(target: &str) -> String {
-    if target.chars().count() <= 40 {
+    const MAX: usize = 40;
+    let chars: Vec<char> = target.chars().collect();
+    if chars.len() <= MAX {
         return target.to_string();
     }
-    target.chars().take(39).collect::<String>() + "…"
+    let head = &chars[..MAX - 1];
+    let mid_word = chars[MAX - 1].is_alphanumeric() && head.last().is_some_and(|c| c.is_alphanumeric());
+    let cut = if mid_word {
+        head.iter()
+            .rposition(|c| !c.is_alphanumeric())
+            .filter(|&i| i >= MAX / 2)
+            .map_or(head.len(), |i| i + 1)
+    } else {
+        head.len()
+    };
+    head[..cut].iter().collect::<String>().trim_end().to_string() + "…"
 }
 
 fn readiness_dependency(
@@ -648,5 +664,27 @@ mod tests {
             local_http_only(&argv(&["sh", "-c", "curl -f http://localhost/ && test -f /tmp/x"])).is_none()
         );
         assert!(local_http_only(&argv(&["cat", "/tmp/healthy"])).is_none());
+    }
+
+    #[test]
+    fn a_long_target_is_cut_between_words() {
+        assert_eq!(super::short("orders-db.prod.svc"), "orders-db.prod.svc");
+        let t = "http://orders-database.production.svc.cluster.local:5432/health";
+        assert_eq!(super::short(t), "http://orders-database.production.svc.…");
+        // The 40th character starts a new part: all 39 kept.
+        let t = "http://orders-db.prod.svc.cluster.local:5432/health";
+        assert_eq!(super::short(t), "http://orders-db.prod.svc.cluster.local…");
+        // The cut falls on a separator already: nothing is taken back.
+        assert_eq!(
+            super::short(&format!("{}/{}", "a".repeat(38), "b".repeat(10))),
+            format!("{}/…", "a".repeat(38))
+        );
+        // One long word: cut at the limit (no separator in the second half).
+        let word = "x".repeat(60);
+        assert_eq!(super::short(&word), format!("{}…", "x".repeat(39)));
+        // A separator in the first half is too early to cut at: the long word is cut instead.
+        let early = format!("http://{}", "x".repeat(60));
+        assert_eq!(super::short(&early), format!("http://{}…", "x".repeat(32)));
+        assert!(super::short(t).chars().count() <= 40);
     }
 }

@@ -202,7 +202,7 @@ pub(super) fn evaluate_container(
         out.push(t.finding(RuleId::LivenessDependency, action, message, vec![]));
     }
     if rules.liveness_matches_readiness.action != Action::Off
-        && let Some(message) = liveness_matches_readiness(t)
+        && let Some(message) = liveness_matches_readiness(t, coupled)
     {
         out.push(t.finding(
             RuleId::LivenessMatchesReadiness,
@@ -738,7 +738,10 @@ fn describe_port(p: &Port) -> String {
     }
 }
 
-fn liveness_matches_readiness(t: &Target<'_>) -> Option<String> {
+/// `coupled`: the liveness probe reaches a dependency (`liveness-dependency` found one), so
+/// making it check only this container is advice that fits; a check that is already local can
+/// only be made more patient than readiness.
+fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     let live = t.container.liveness_probe.as_ref()?;
     let ready = t.container.readiness_probe.as_ref()?;
     let lh = handler(live, t.container, t.budget)?;
@@ -750,9 +753,14 @@ fn liveness_matches_readiness(t: &Target<'_>) -> Option<String> {
         // The documented pattern: same cheap endpoint, liveness more patient than readiness.
         return None;
     }
+    let advice = if coupled {
+        "lengthen liveness or make it check only this container"
+    } else {
+        "give liveness a longer failure window than readiness (a higher failureThreshold or periodSeconds)"
+    };
     Some(format!(
         "liveness and readiness both run {} and liveness gives up no later ({wl}s vs {wr}s): a slow \
-         spell restarts it instead of shedding traffic; lengthen liveness or make it local",
+         spell restarts it instead of shedding traffic; {advice}",
         describe_handler(&lh)
     ))
 }

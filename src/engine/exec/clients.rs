@@ -99,7 +99,9 @@ fn sql_server_host(v: &str) -> &str {
 pub(super) enum Shape {
     /// Everything from the row: host options, positional hosts, environment, local options.
     Standard,
-    /// libpq: `-h`, and conninfo strings (`host=...`, `postgres://...`) in `-d` and positionals.
+    /// libpq: `-h`, conninfo strings (`host=...`, `hostaddr=...`, `postgres://...`) in `-d` and
+    /// positionals, `PGHOSTADDR` (a `hostaddr` overrides the host: libpq's "Parameter Key Words"
+    /// and "Environment Variables", https://www.postgresql.org/docs/current/libpq-envars.html).
     Postgres,
     /// mongosh: `--host replicaSet/h1,h2`, `mongodb://` and `mongodb+srv://` URIs, `host/db`.
     Mongo,
@@ -121,6 +123,8 @@ pub(super) enum Shape {
     Httpie,
     /// socat: `TCP:host:port`-style addresses.
     Socat,
+    /// httping: the row's hosts, unless `--divert-connect HOST` sends the connection to HOST.
+    Httping,
 }
 
 /// One client program: where it connects, from its documentation.
@@ -428,6 +432,18 @@ impl Ctx<'_> {
             Shape::Wget => self.wget(c, a),
             Shape::Httpie => self.httpie(c, a),
             Shape::Socat => self.socat(a),
+            Shape::Httping => {
+                let p = c.syntax.parse(a);
+                match p.get(&["divert-connect"]).pop() {
+                    // "Ignore the hostname in the URL and connect to 'x' instead" (httping(1)).
+                    Some(to) => {
+                        let mut hits: Vec<Hit> = p.get(c.proxy_opts).iter().map(|x| Hit::proxy(x)).collect();
+                        hits.push(self.host_hit(c, &to));
+                        hits
+                    }
+                    None => self.standard(c, &p, ov),
+                }
+            }
         }
     }
 
@@ -493,8 +509,13 @@ impl Ctx<'_> {
     /// A hit for one host value of row `c`.
     fn host_hit(&self, c: &Client, v: &str) -> Hit {
         match c.host_format {
+            // A URL is a request (`httping -g http://db/health`); otherwise `[user@]host[:port]`
+            // (`ssh user@db`).
+            HostFormat::List if c.category == DependencyCategory::Network && v.contains("://") => {
+                self.request_hit(v)
+            }
             HostFormat::List if c.category == DependencyCategory::Network => {
-                let (h, port) = split_host_port(v);
+                let (h, port) = split_host_port(v.rsplit_once('@').map_or(v, |(_, h)| h));
                 self.net_hit(&h, port.as_deref(), "", v.to_string())
             }
             HostFormat::List => Hit::new(c.category, hosts_of(v), v),
@@ -522,37 +543,47 @@ impl Ctx<'_> {
         }
     }
 
-    /// libpq clients: `-h`, conninfo strings, then `PGHOSTADDR`/`PGHOST`.
+    /// libpq clients: `-h`, conninfo strings, `PGHOSTADDR`, `PGHOST`. Each setting comes from the
+    /// last place that gives it: the clients pass `-h` to libpq before the connection string they
+    /// were given as the database name, so its `host` wins over `-h` ("Array entries appearing
+    /// before an expanded dbname entry can be overridden by fields of the connection string":
+    /// PostgreSQL docs, `PQconnectdbParams`), and an environment variable only fills a setting
+    /// nothing gave ("Environment Variables": "used to select default connection parameter
+    /// values"). Then `hostaddr`, when set, is where it connects, whatever `host` says (the
+    /// "Parameter Key Words" for `hostaddr`; no DNS lookup of `host` is made), so
+    /// `PGHOSTADDR=127.0.0.1 pg_isready -h db` checks this Pod.
     fn postgres(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
         let p = c.syntax.parse(a);
-        let mut hosts = Vec::new();
-        let mut target = String::new();
-        for v in p.get(c.host_opts) {
-            hosts.extend(hosts_of(&v));
-            target = v;
-        }
+        // (hosts, what to show) for `host` and for `hostaddr`.
+        let mut host: Option<(Vec<String>, String)> = p.get(c.host_opts).pop().map(|v| (hosts_of(&v), v));
+        let mut hostaddr: Option<(Vec<String>, String)> = None;
         let mut conns = p.get(&["d", "dbname", "maintenance-db"]);
         conns.extend(p.pos.iter().cloned());
         for conn in conns {
-            let hs = databases::pg_conninfo_hosts(&conn);
-            if !hs.is_empty() {
-                // A `key=value` conninfo string is named by its hosts (it may hold a password
-                // and other settings); a URI is shown whole, as a URL is.
-                if target.is_empty() {
-                    target = if conn.contains("://") { conn } else { hs.join(",") };
-                }
-                hosts.extend(hs);
-            } else if self.is_dependency_address_variable(&conn) {
+            let info = databases::pg_conninfo(&conn);
+            // A `key=value` conninfo string is named by its hosts (it may hold a password and
+            // other settings); a URI is shown whole, as a URL is.
+            let shown = |hs: &[String]| if conn.contains("://") { conn.clone() } else { hs.join(",") };
+            if !info.host.is_empty() {
+                host = Some((info.host.clone(), shown(&info.host)));
+            }
+            if !info.hostaddr.is_empty() {
+                hostaddr = Some((info.hostaddr.clone(), shown(&info.hostaddr)));
+            }
+            if info == databases::PgConninfo::default() && self.is_dependency_address_variable(&conn) {
                 // `psql "$DATABASE_URL"`: a connection string known only at run time, whose
                 // variable's name says it is a dependency's address (a plain `$DB_NAME` may be a
                 // database name, and reaches nothing by itself).
-                hosts.push(conn.clone());
-                if target.is_empty() {
-                    target = conn;
-                }
+                host = Some((vec![conn.clone()], conn));
             }
         }
-        if !hosts.is_empty() {
+        if let Some((hosts, target)) = hostaddr {
+            return vec![Hit::new(c.category, hosts, target)];
+        }
+        if let Some(v) = self.tool_env("PGHOSTADDR", ov).filter(|v| !v.is_empty()) {
+            return vec![Hit::new(c.category, hosts_of(&v), v).via("PGHOSTADDR")];
+        }
+        if let Some((hosts, target)) = host {
             return vec![Hit::new(c.category, hosts, target)];
         }
         let none = Parsed::default();

@@ -293,9 +293,15 @@ impl Ctx<'_> {
             match self.ref_of(c) {
                 Some(r) if r.kind == RefKind::Unresolved => return Some(self.variable_note(&r.original)),
                 Some(r) if r.kind == RefKind::UnresolvedCmd => {
-                    return Some(
-                        self.kubelet_left_as_written(&r.original).unwrap_or_else(|| "command output".into()),
-                    );
+                    // The kind also holds values of no command: what `read` got from a stdin the
+                    // analysis does not have, an assignment an unknown shell may keep, arithmetic.
+                    let o = &r.original;
+                    let substitution = (o.starts_with("$(") && !o.starts_with("$(("))
+                        || o.starts_with('`')
+                        || o.starts_with("<(")
+                        || o.starts_with(">(");
+                    let what = if substitution { "command output" } else { "unknown value" };
+                    return Some(self.kubelet_left_as_written(o).unwrap_or_else(|| what.into()));
                 }
                 Some(r) if r.kind == RefKind::Unknown => {
                     return Some("a script variable not known at admission".into());

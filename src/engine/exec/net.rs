@@ -28,8 +28,19 @@ impl Ctx<'_> {
         p.get(c.proxy_opts).iter().filter(|x| !x.is_empty()).map(|x| Hit::proxy(x)).collect()
     }
 
+    /// GNU Wget, BusyBox and toybox wget (their options are GNU's names, but toybox's `-p` is
+    /// `--post-data=DATA` where GNU's is the `--page-requisites` switch: a word after `-p` that
+    /// is no URL, followed by one that is, is toybox's data, not a host).
     pub(super) fn wget(&mut self, c: &Client, a: &[String]) -> Vec<Hit> {
-        let p = c.syntax.parse(a);
+        let mut a = a.to_vec();
+        if let Some(k) = a.iter().position(|w| w == "-p")
+            && a.get(k + 1).is_some_and(|w| !w.contains("://"))
+            && a[k + 2..].iter().any(|w| w.contains("://"))
+        {
+            a.remove(k + 1);
+        }
+        let p = c.syntax.parse(&a);
+        self.note_input_file("wget", &p, &["i", "input-file"]);
         let mut hits = Vec::new();
         for e in p.get(&["e", "execute"]) {
             if let Some((k, v)) = e.split_once('=')
@@ -71,8 +82,22 @@ impl Ctx<'_> {
         hits
     }
 
+    /// A client told to read its URLs or options from a file or standard input (`wget -i FILE`,
+    /// `curl -K FILE`): what it reaches from there is not analysed, and said so (never a finding).
+    fn note_input_file(&mut self, program: &str, p: &Parsed, opts: &[&str]) {
+        if let Some(file) = p.get(opts).first() {
+            let file = self.render_orig(file);
+            let from = if file == "-" { "standard input".to_string() } else { format!("`{file}`") };
+            self.note_unresolved(
+                &format!("{program} -{} {file}", opts[0]),
+                format!("{program} reads URLs or options from {from}: where it connects from there is not analysed"),
+            );
+        }
+    }
+
     pub(super) fn curl(&mut self, c: &Client, a: &[String]) -> Vec<Hit> {
         let p = c.syntax.parse(a);
+        self.note_input_file("curl", &p, &["K", "config"]);
         let noproxy_all = p.get(&["noproxy"]).iter().any(|v| v.trim() == "*");
         let mut hits = if noproxy_all { Vec::new() } else { Self::proxy_hits(c, &p) };
         if p.has(c.local_opts) {

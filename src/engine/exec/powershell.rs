@@ -368,6 +368,35 @@ impl Ctx<'_> {
                 }
                 continue;
             }
+            // `Invoke-Expression [-Command] STRING` runs STRING as PowerShell in this scope
+            // (Microsoft.PowerShell.Utility, Invoke-Expression): a literal is read like the script
+            // around it, as `eval` of a literal is in sh; a value known only at run time is noted.
+            if matches!(cmdlet.as_str(), "invoke-expression" | "iex") {
+                let text = match args {
+                    [flag, text, ..]
+                        if flag.len() > 1 && "-command".starts_with(&flag.to_ascii_lowercase()) =>
+                    {
+                        Some(text)
+                    }
+                    [text, ..] if !text.starts_with('-') => Some(text),
+                    _ => None,
+                };
+                let text = text.map(|t| self.render_lit(t)).filter(|t| !t.chars().any(is_reserved_char));
+                match text {
+                    Some(text) if depth < MAX_DEPTH && self.spend_object(text.len()) => {
+                        let found = self.ps_block(&text, edition, test_decides, depth + 1, vars.clone(), &funcs);
+                        if found.is_some() {
+                            return found;
+                        }
+                    }
+                    Some(_) => {}
+                    None => self.note_unresolved(
+                        &format!("{first} ..."),
+                        format!("the text `{first}` runs is known only at run time: it is not analysed for dependencies"),
+                    ),
+                }
+                continue;
+            }
             if matches!(cmdlet.as_str(), "set-variable" | "sv" | "new-variable" | "nv") {
                 let (key, value) = self.set_variable(args);
                 vars.extend(key.map(|k| (k, value)));

@@ -1179,3 +1179,155 @@ fn a_function_s_positional_parameters_are_not_a_remote_host() {
     assert!(super::script::defines_function("x=1; function g { :; }"));
     assert!(!super::script::defines_function("curl -f http://localhost:8080/ # f() in a comment? no: (x)"));
 }
+
+/// libpq takes `host` from the last place that sets it (a connection string after `-h`), an
+/// environment variable only where nothing set it, and connects to `hostaddr` whenever it is
+/// set, whatever `host` says (PostgreSQL docs, "Parameter Key Words" and "Environment
+/// Variables"). Issue 10, items 1 and 2.
+#[test]
+fn libpq_connects_to_hostaddr_and_a_connection_string_overrides_h() {
+    let local = env(&[("PGHOST", lit("localhost"))]);
+    let remote = env(&[("PGHOST", lit("orders-db"))]);
+    let found = |script: &str, e: &ExecEnv| find_dependency(&s(&["sh", "-c", script]), e).map(|d| d.target);
+    // PGHOSTADDR is where it connects, over PGHOST and over -h.
+    assert_eq!(found("PGHOSTADDR=10.0.0.5 pg_isready", &local).as_deref(), Some("10.0.0.5 (PGHOSTADDR)"));
+    assert_eq!(found("PGHOSTADDR=127.0.0.1 pg_isready -h orders-db", &local), None);
+    assert_eq!(found("PGHOSTADDR=127.0.0.1 pg_isready", &remote), None);
+    // An empty PGHOSTADDR sets nothing: PGHOST still names the server.
+    assert_eq!(found("PGHOSTADDR= pg_isready", &remote).as_deref(), Some("orders-db (PGHOST)"));
+    // A connection string's hostaddr, over its host, over -h, over PGHOSTADDR.
+    assert_eq!(found("pg_isready -d 'host=orders-db hostaddr=127.0.0.1'", &local), None);
+    assert_eq!(found("pg_isready -h orders-db -d 'hostaddr=127.0.0.1'", &local), None);
+    assert_eq!(found("PGHOSTADDR=10.0.0.5 pg_isready -d 'hostaddr=127.0.0.1'", &local), None);
+    assert_eq!(found("pg_isready -h localhost -d 'hostaddr=10.0.0.5'", &local).as_deref(), Some("10.0.0.5"));
+    assert_eq!(
+        found("psql 'postgresql://orders-db/x?hostaddr=127.0.0.1' -c 'select 1'", &local),
+        None,
+        "a URI's hostaddr parameter too"
+    );
+    // The URI is the target, whatever -h or PGHOST say (the message named -h's localhost).
+    for script in
+        ["pg_isready -d 'postgres://orders-db/x'", "pg_isready -h localhost -d postgres://orders-db/x"]
+    {
+        assert_eq!(found(script, &local).as_deref(), Some("postgres://orders-db/x"), "{script}");
+    }
+    assert_eq!(found("pg_isready -h orders-db -d 'host=localhost dbname=x'", &local), None);
+    // A URI without a host leaves the host to PGHOST.
+    assert_eq!(found("psql postgresql:///x -c 'select 1'", &remote).as_deref(), Some("orders-db (PGHOST)"));
+    assert_eq!(found("psql postgresql:///x -c 'select 1'", &local), None);
+}
+
+/// `--` ends env's options, and the assignments after it still apply (coreutils env(1)).
+#[test]
+fn env_assignments_after_a_double_dash_apply() {
+    let remote = env(&[("PGHOST", lit("orders-db"))]);
+    for argv in [
+        &["env", "-i", "--", "PGHOST=db", "pg_isready"][..],
+        &["env", "--", "PGHOST=db", "pg_isready"],
+        &["sh", "-c", "env -i -- PGHOST=db pg_isready"],
+    ] {
+        assert_eq!(fires(argv).target, "db (PGHOST)", "{argv:?}");
+    }
+    quiet_in(&["env", "--", "PGHOST=localhost", "pg_isready"], &remote);
+    quiet_in(&["env", "-i", "--", "pg_isready"], &remote);
+    // After `--`, a word that is no assignment is the command.
+    quiet(&["env", "--", "-i", "pg_isready", "-h", "db"]);
+}
+
+/// Commands whose target comes from input the analysis does not see are noted, never a finding.
+#[test]
+fn targets_read_from_stdin_or_a_file_are_noted_not_guessed() {
+    let notes = |script: &str| {
+        let o = analyze(&s(&["sh", "-c", script]), &no_env(), &Options::default());
+        assert_eq!(o.dependency, None, "{script}");
+        o.unresolved.iter().map(|u| format!("{}: {}", u.path, u.reason)).collect::<Vec<_>>()
+    };
+    for (script, note) in [
+        ("echo http://db/health | xargs curl -sf", "xargs curl: the arguments xargs adds to `curl`"),
+        ("cat /etc/urls | xargs -n1 curl -sf", "xargs curl"),
+        ("wget -q -i - < /etc/urls", "wget -i -: wget reads URLs or options from standard input"),
+        ("wget -q -i /etc/urls", "wget -i /etc/urls: wget reads URLs or options from `/etc/urls`"),
+        ("curl -sf -K - < /etc/c", "curl -K -: curl reads URLs or options from standard input"),
+        ("curl -sf --config /etc/curl.conf", "curl -K /etc/curl.conf"),
+    ] {
+        let n = notes(script);
+        assert!(n.iter().any(|x| x.starts_with(note)), "{script}: {n:?}");
+    }
+    // Not for commands that are no client, nor for a client whose target is on its line.
+    assert!(notes("ls | xargs rm -f").is_empty());
+    assert!(notes("wget -q -O- http://localhost:8080/health").is_empty());
+    assert_eq!(fires(&["sh", "-c", "echo x | xargs curl -sf http://db/health"]).target, "http://db/health");
+    // Each xargs is a level: a long chain (under the 64 KiB command bound) is bounded, not a
+    // stack overflow.
+    let mut chain = vec!["xargs"; 10_000];
+    chain.push("curl");
+    assert_eq!(analyze(&s(&chain), &no_env(), &Options::default()).dependency, None);
+    let mut chain = ["xargs", "-I{}"].repeat(5_000);
+    chain.extend(["curl", "http://{}/"]);
+    assert_eq!(analyze(&s(&chain), &no_env(), &Options::default()).dependency, None);
+}
+
+/// BusyBox and toybox wget are read like GNU wget; toybox's `-p` takes the POST data.
+#[test]
+fn busybox_and_toybox_wget_are_read_like_gnu_wget() {
+    for argv in [
+        &["wget", "-q", "-O-", "http://db/"][..],
+        &["wget", "--spider", "http://db/"],
+        &["wget", "-qO-", "http://db/"],
+        &["busybox", "wget", "-q", "-O-", "http://db/"],
+        &["busybox", "wget", "--spider", "-T", "2", "http://db/"],
+        &["toybox", "wget", "-O-", "http://db/"],
+        &["toybox", "wget", "-p", "x=1", "http://db/"],
+        &["wget", "-p", "http://db/"],
+    ] {
+        assert_eq!(fires(argv).target, "http://db/", "{argv:?}");
+    }
+    // GNU's `-p` is a switch: a URL or a lone host after it is what it fetches.
+    assert_eq!(fires(&["wget", "-p", "http://db/", "http://localhost/"]).target, "http://db/");
+    assert_eq!(fires(&["wget", "-p", "db.svc"]).target, "db.svc");
+    quiet(&["toybox", "wget", "-p", "data", "http://localhost/"]);
+    quiet(&["busybox", "wget", "-q", "--spider", "http://127.0.0.1:8080/health"]);
+}
+
+/// ssh reaches its destination (port 22); what it runs there is the remote host's business.
+#[test]
+fn ssh_reaches_its_destination() {
+    assert_eq!(fires(&["ssh", "db", "pg_isready"]).target, "db");
+    assert_eq!(fires(&["sh", "-c", "ssh -o BatchMode=yes user@db true"]).target, "user@db");
+    assert_eq!(
+        fires(&["ssh", "-i", "/keys/id", "ssh://admin@db.svc:2222"]).target,
+        "ssh://admin@db.svc:2222"
+    );
+    assert_eq!(fires(&["sshpass", "-p", "pw", "ssh", "db", "true"]).target, "db");
+    quiet(&["ssh", "localhost", "pg_isready"]);
+    quiet(&["ssh", "-p", "2222", "-l", "db", "127.0.0.1", "true"]);
+}
+
+/// httping (HTTPing 2.x): `-g URL`, `-h HOST`, the URL as argument, `--divert-connect`, `-x`.
+#[test]
+fn httping_reaches_its_url_host_or_diverted_host() {
+    assert_eq!(fires(&["httping", "-c", "1", "-g", "http://db/health"]).target, "http://db/health");
+    assert_eq!(fires(&["httping", "-c1", "-h", "db", "-p", "8080"]).target, "db");
+    assert_eq!(fires(&["httping", "-c", "1", "http://db/health"]).target, "http://db/health");
+    assert_eq!(fires(&["httping", "--divert-connect", "db", "-g", "http://localhost/"]).target, "db");
+    assert!(fires(&["httping", "-x", "squid:3128", "-g", "http://localhost/"]).target.starts_with("proxy"));
+    quiet(&["httping", "-c", "1", "-g", "http://localhost:8080/health"]);
+    quiet(&["httping", "-c", "1", "-g", "http://localhost/health"]);
+    quiet(&["httping", "-c", "1", "-h", "127.0.0.1", "-p", "8080"]);
+    quiet(&["httping", "--divert-connect", "localhost", "-g", "http://db/"]);
+}
+
+/// A value the analysis cannot know is labelled by what it is: command output only for a
+/// command substitution.
+#[test]
+fn unknown_values_are_labelled_by_their_origin() {
+    let d = fires(&["sh", "-c", "read H; curl -sf http://$H:8080/"]);
+    assert!(d.target.ends_with("(unknown value)"), "{}", d.target);
+    assert!(d.unknown_host);
+    let d = fires(&["ksh", "-c", "H=db H=x : ; curl -sf http://$H/"]);
+    assert!(d.target.ends_with("(unknown value)"), "{}", d.target);
+    for script in ["curl -sf http://$(cat /etc/h):8080/", "curl -sf http://`cat /etc/h`:8080/"] {
+        let d = fires(&["sh", "-c", script]);
+        assert!(d.target.ends_with("(command output)"), "{script}: {}", d.target);
+    }
+}

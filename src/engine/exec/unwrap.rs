@@ -122,6 +122,8 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     // with-contenv: `NAME [options] [--] command`.
     Wrapper { names: &["doas"], value_opts: &["-u", "-C"], operands: 0, script_flag: None },
     Wrapper { names: &["catatonit", "with-contenv"], value_opts: &[], operands: 0, script_flag: None },
+    // sshpass(1): `sshpass [-ffilename|-dnum|-ppassword|-e] [options] command arguments`.
+    Wrapper { names: &["sshpass"], value_opts: &["-f", "-d", "-p", "-P"], operands: 0, script_flag: None },
 ];
 
 /// `python`, `python3`, `python3.12`, ...
@@ -266,14 +268,24 @@ impl Ctx<'_> {
                     return None;
                 }
                 n if is_python(n) => i += 1 + python_target(&rest)?,
-                "busybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
+                "busybox" | "toybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
                 "env" => {
                     let mut k = 0;
+                    // `--` ends env's options, not its assignments: `env [OPTION]... [-]
+                    // [NAME=VALUE]... [COMMAND [ARG]...]` (coreutils env(1)), so `env -- PGHOST=db
+                    // pg_isready` runs pg_isready with PGHOST=db (break-it pass).
+                    let mut options = true;
                     while k < rest.len() {
                         let v = rest[k].as_str();
-                        if v == "--" {
+                        if !options || !v.starts_with('-') {
+                            // An assignment, or the command.
+                            let Some((n, _)) = split_assignment(&raw_rest[k]) else { break };
+                            let val = raw_rest[k][n.len() + 1..].to_string();
+                            overrides.push((n.to_string(), val));
                             k += 1;
-                            break;
+                        } else if v == "--" {
+                            options = false;
+                            k += 1;
                         } else if matches!(v, "-u" | "--unset") || v.starts_with("--unset=") {
                             // `env -u NAME`: the command runs without NAME, as `NAME= cmd` reads
                             // (break-it pass: `env -u PGHOST pg_isready` was denied by PGHOST).
@@ -293,14 +305,8 @@ impl Ctx<'_> {
                             k += 1;
                         } else if matches!(v, "-C" | "--chdir") {
                             k += 2;
-                        } else if v.len() > 1 && v.starts_with('-') {
-                            k += 1;
-                        } else if let Some((n, _)) = split_assignment(&raw_rest[k]) {
-                            let val = raw_rest[k][n.len() + 1..].to_string();
-                            overrides.push((n.to_string(), val));
-                            k += 1;
                         } else {
-                            break;
+                            k += 1;
                         }
                     }
                     i += 1 + k;
@@ -432,6 +438,10 @@ impl Ctx<'_> {
                                 .map(str::to_string),
                         });
                     let k = skip_opts(&rest, XARGS_VALUE_OPTS);
+                    // (Each xargs is a level: `xargs xargs ... xargs curl` is bounded.)
+                    if depth >= MAX_DEPTH {
+                        return None;
+                    }
                     if let Some(placeholder) = placeholder
                         && raw_rest[k..].iter().any(|a| a.contains(placeholder.as_str()))
                     {
@@ -441,7 +451,24 @@ impl Ctx<'_> {
                             raw_rest[k..].iter().map(|a| a.replace(placeholder.as_str(), &unknown)).collect();
                         return self.analyze_args(&command, overrides, prefix_disp, depth + 1);
                     }
-                    i += 1 + k;
+                    // Without a placeholder, the lines of stdin are added to the command's
+                    // arguments (xargs(1)): a client given nothing else (`... | xargs curl`) has
+                    // its target there, which the analysis does not see. Noted, never a finding.
+                    let command = &raw_rest[k..];
+                    let found = self.analyze_args(command, overrides, prefix_disp, depth + 1);
+                    if found.is_none()
+                        && let Some(program) = command.first().map(|p| self.render_lit(p))
+                        && super::clients::find_client(basename(&program), &rest[k + 1..]).is_some()
+                    {
+                        self.note_unresolved(
+                            &format!("xargs {}", basename(&program)),
+                            format!(
+                                "the arguments xargs adds to `{}` come from its standard input: where it connects is not analysed",
+                                basename(&program)
+                            ),
+                        );
+                    }
+                    return found;
                 }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);

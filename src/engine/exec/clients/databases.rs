@@ -10,15 +10,16 @@ use super::{BASE, Client, Hit, HostFormat, Positional, Shape, Syntax};
 /// (PostgreSQL docs, "Connection Strings", `host`: "The default behavior when host is not
 /// specified, or is empty, is to connect to a Unix-domain socket").
 const LIBPQ_DEFAULT: &str = "the local Unix-domain socket";
-/// A libpq client row: `-h`/`--host`, conninfo strings, `PGHOSTADDR`/`PGHOST`; `short_val` are
-/// its letters that take a value.
+/// A libpq client row: `-h`/`--host`, conninfo strings, `PGHOSTADDR` (read by
+/// [`Shape::Postgres`]: `hostaddr` overrides the host wherever that comes from), `PGHOST`;
+/// `short_val` are its letters that take a value.
 const fn libpq(names: &'static [&'static str], short_val: &'static str, source: &'static str) -> Client {
     Client {
         names,
         category: Database,
         syntax: Syntax::Getopt { short_val, short_opt: "", long_val: PG_LONG },
         host_opts: &["h", "host"],
-        env: &["PGHOSTADDR", "PGHOST"],
+        env: &["PGHOST"],
         default: LIBPQ_DEFAULT,
         shape: Shape::Postgres,
         outage: "pg_isready: \"2 if there was no response to the connection attempt\" (docs, Exit Status); \
@@ -316,30 +317,56 @@ pub(in super::super) fn mongo_hits(c: &Client, program: &str, a: &[String]) -> V
     hits
 }
 
-/// Hosts named in a PostgreSQL connection string (URI or `key=value` conninfo: PostgreSQL docs,
-/// "Connection Strings"; `host` and `hostaddr` may list several, comma-separated).
-pub(in super::super) fn pg_conninfo_hosts(c: &str) -> Vec<String> {
+/// The `host` and `hostaddr` settings of a PostgreSQL connection string (URI or `key=value`
+/// conninfo: PostgreSQL docs, "Connection Strings"; each may list several, comma-separated; in
+/// a URI the `host` query parameter wins over the authority).
+pub(in super::super) fn pg_conninfo(c: &str) -> PgConninfo {
+    let split = |v: &str| v.split(',').map(str::to_string).collect::<Vec<_>>();
+    let mut out = PgConninfo::default();
     if let Some(u) = parse_url(c) {
         if u.scheme != "postgres" && u.scheme != "postgresql" {
-            return Vec::new();
+            return out;
         }
-        let query: Vec<String> = u
-            .query_pairs()
-            .into_iter()
-            .filter(|(k, _)| k == "host" || k == "hostaddr")
-            .flat_map(|(_, v)| v.split(',').map(str::to_string).collect::<Vec<_>>())
-            .collect();
-        if !query.is_empty() {
-            return query;
+        for (k, v) in u.query_pairs() {
+            match k.as_str() {
+                "host" => out.host.extend(split(&v)),
+                "hostaddr" => out.hostaddr.extend(split(&v)),
+                _ => {}
+            }
         }
-        return u.hosts.into_iter().map(|h| h.0).collect();
+        if out.host.is_empty() {
+            out.host = u.hosts.into_iter().map(|h| h.0).filter(|h| !h.is_empty()).collect();
+        }
+        return out;
     }
-    if !c.contains('=') {
-        return Vec::new();
+    for (k, v) in c.split_whitespace().filter_map(|t| t.split_once('=')) {
+        let v = v.trim_matches('\'');
+        match k {
+            "host" if !v.is_empty() => out.host = split(v),
+            "hostaddr" if !v.is_empty() => out.hostaddr = split(v),
+            _ => {}
+        }
     }
-    c.split_whitespace()
-        .filter_map(|t| t.split_once('='))
-        .filter(|(k, _)| *k == "host" || *k == "hostaddr")
-        .flat_map(|(_, v)| v.trim_matches('\'').split(',').map(str::to_string).collect::<Vec<_>>())
-        .collect()
+    out
+}
+
+/// What a PostgreSQL connection string says of the server's address ([`pg_conninfo`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(in super::super) struct PgConninfo {
+    /// `host`: names (or socket directories).
+    pub host: Vec<String>,
+    /// `hostaddr`: numeric addresses. When set, libpq connects to them and uses `host` only for
+    /// authentication and TLS checks, without a DNS lookup (PostgreSQL docs, "Parameter Key
+    /// Words", `hostaddr`: "If hostaddr is specified without host, the value for hostaddr gives
+    /// the server network address ... If both host and hostaddr are specified, the value for
+    /// hostaddr gives the server network address. The value for host is ignored unless the
+    /// authentication method requires it").
+    pub hostaddr: Vec<String>,
+}
+
+/// The addresses a PostgreSQL connection string connects to: `hostaddr` when given, else `host`.
+#[cfg(test)]
+pub(in super::super) fn pg_conninfo_hosts(c: &str) -> Vec<String> {
+    let info = pg_conninfo(c);
+    if info.hostaddr.is_empty() { info.host } else { info.hostaddr }
 }

@@ -1,5 +1,5 @@
 //! Generic HTTP and TCP clients: curl, wget, httpie/xh, netcat, telnet, socat, openssl s_client,
-//! gRPC health clients, ping. What they reach is a "network service" unless the port or path says
+//! gRPC health clients, httping, ssh, ping. What they reach is a "network service" unless the port or path says
 //! more (5432 is a database, `/_cluster/health` a search cluster: [`super::super::hosts::net_category`]).
 
 use super::super::DependencyCategory::Database;
@@ -124,6 +124,69 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: the address is required to call a method",
         source: "https://github.com/fullstorydev/grpcurl#readme",
         outage: "\"Failed to dial target host\", exit 1",
+        ..BASE
+    },
+    // httping(1) (HTTPing 2.x, main.c): the URL from `-g URL`, `-h HOST` (`http://HOST/`) or the
+    // first argument (which wins); `-x proxy[:port]`; `--divert-connect HOST` connects to HOST
+    // instead of the URL's host ([`Shape::Httping`]).
+    Client {
+        names: &["httping"],
+        syntax: Syntax::opts(
+            "TyLghpcixtoeIRnNPUC",
+            &[
+                "url",
+                "hostname",
+                "port",
+                "proxy",
+                "count",
+                "interval",
+                "timeout",
+                "data-limit",
+                "ok-result-codes",
+                "result-string",
+                "user-agent",
+                "referer",
+                "nagios-mode-1",
+                "nagios-mode-2",
+                "bind-to",
+                "username",
+                "password",
+                "cookie",
+                "aggregate",
+                "proxy-buster",
+                "proxy-user",
+                "proxy-password",
+                "proxy-password-file",
+                "graph-limit",
+                "max-mtu",
+                "divert-connect",
+                "recv-buffer",
+                "tx-buffer",
+                "priority",
+                "tos",
+                "header",
+                "ca-path",
+            ],
+        ),
+        host_opts: &["g", "url", "h", "hostname"],
+        proxy_opts: &["x", "proxy"],
+        positional: Positional::Host,
+        default: "none: \"No URL/host to ping given\", exit 1",
+        shape: Shape::Httping,
+        source: "https://github.com/folkertvanheusden/HTTPing/blob/master/httping.1",
+        outage: "exit 127 when no ping got an answer (main.c: `if (ok) return 0; return 127;`); with -N X, X",
+        ..BASE
+    },
+    // OpenSSH ssh(1): `ssh [options] destination [command [argument ...]]`, the destination being
+    // `[user@]hostname` or `ssh://[user@]hostname[:port]` (port 22 by default). What the command
+    // does runs on the destination; reaching the destination is the dependency.
+    Client {
+        names: &["ssh"],
+        syntax: Syntax::opts("bceilmopBDEFIJLOPQRSwW", &[]),
+        positional: Positional::Host,
+        default: "none: the destination is required",
+        source: "https://man.openbsd.org/ssh.1",
+        outage: "\"ssh exits with the exit status of the remote command or with 255 if an error occurred\" (ssh(1), EXIT STATUS): a destination that cannot be reached exits 255",
         ..BASE
     },
     // ping(8): `ping [options] destination`.

@@ -641,3 +641,26 @@ fn a_variable_that_doubles_itself_is_bounded_and_noted_not_denied() {
         "http://orders.svc/health"
     );
 }
+
+/// `Invoke-Expression` of a literal runs it as PowerShell, as `eval` of a literal in sh; any
+/// other text is noted, never guessed.
+#[test]
+fn invoke_expression_of_a_literal_is_analysed() {
+    for script in [
+        "iex 'Invoke-WebRequest http://orders.svc/'",
+        "Invoke-Expression \"Invoke-WebRequest http://orders.svc/\"",
+        "iex -Command 'Invoke-WebRequest -UseBasicParsing http://orders.svc/'",
+        "$h = 'orders.svc'; iex \"Invoke-WebRequest http://$h/\"",
+        "iex 'iex ''Invoke-WebRequest http://orders.svc/'''",
+    ] {
+        assert_eq!(target(&["pwsh", "-Command", script]), "http://orders.svc/", "{script}");
+    }
+    quiet(&["pwsh", "-Command", "iex 'Invoke-WebRequest http://localhost:8080/health'"]);
+    let o = super::super::analyze(
+        &s(&["pwsh", "-Command", "Invoke-Expression $probe"]),
+        &ExecEnv::default(),
+        &super::super::Options::default(),
+    );
+    assert_eq!(o.dependency, None);
+    assert!(o.unresolved.iter().any(|u| u.path == "Invoke-Expression ..."), "{:?}", o.unresolved);
+}
