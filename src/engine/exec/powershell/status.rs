@@ -29,31 +29,16 @@ pub(super) const PS_NOT_LAST: &str = "its status is not used: a failed statement
 /// Why a statement in a `try` (before the script's last statement) cannot fail the probe.
 pub(super) const PS_CAUGHT: &str = "it runs in a `try` whose `catch` only writes output or exits 0: its failure is caught and the script goes on to its last statement, whose exit code is the script's";
 
-/// Words that, anywhere in a flat statement, read or change the script's flow or status in a way
-/// not followed here.
-const READS: &[&str] = &[
-    "exit",
+/// Words that pass something on to the statements after them or can wait: `return`, a loop
+/// that can wait on the dependency until the probe times out, text run as code, a file or a
+/// variable written for a later statement to read, a function defined. One list, as they mean
+/// the same to [`flat`] and to [`goes_past`]; each adds its own: [`READS`], [`KEEPS_COUPLED`].
+const PASSES_ON: &[&str] = &[
     "return",
-    "throw",
-    "trap",
-    "try",
-    "catch",
-    "finally",
-    "if",
-    "elseif",
-    "else",
     "while",
     "do",
     "until",
-    "switch",
-    "foreach",
     "for",
-    "break",
-    "continue",
-    "erroractionpreference",
-    "erroraction",
-    "ea",
-    "lastexitcode",
     "set-variable",
     "sv",
     "new-variable",
@@ -66,8 +51,6 @@ const READS: &[&str] = &[
     "tee",
     "export-csv",
     "export-clixml",
-    "start-job",
-    "start-process",
     "invoke-expression",
     "iex",
     "outvariable",
@@ -81,6 +64,32 @@ const READS: &[&str] = &[
     "function",
     "filter",
     "param",
+];
+
+/// Words that, anywhere in a flat statement, read or change the script's flow or status in a way
+/// not followed here, besides [`PASSES_ON`]: what ends the script or reads a status, a branch, a
+/// `try`, an error action, a job or process started. (`Receive-Job`/`Wait-Job` are only in
+/// [`KEEPS_COUPLED`].)
+const READS: &[&str] = &[
+    "exit",
+    "throw",
+    "trap",
+    "try",
+    "catch",
+    "finally",
+    "if",
+    "elseif",
+    "else",
+    "switch",
+    "foreach",
+    "break",
+    "continue",
+    "erroractionpreference",
+    "erroraction",
+    "ea",
+    "lastexitcode",
+    "start-job",
+    "start-process",
 ];
 
 /// Words in a function's body that can end the script or turn an error into one that ends it.
@@ -240,8 +249,8 @@ fn drop_null_redirections(s: &str) -> String {
 /// `-ErrorAction`/`-EA` taken out when its value lets the script go on (`SilentlyContinue`,
 /// `Continue`, `Ignore`, or their numbers 0, 2, 4: the ActionPreference enum), or, in a `try`
 /// (`in_try`), also `Stop` (1): the `catch` takes the error. `None` when the statement is not flat
-/// (a block, a parenthesis, an assignment, a file written, a status read: [`READS`]) or has
-/// another error action.
+/// (a block, a parenthesis, an assignment, a file written, a status read: [`PASSES_ON`],
+/// [`READS`]) or has another error action.
 fn flat(statement: &str, in_try: bool) -> Option<String> {
     let mut s = statement.trim();
     let lower = s.to_ascii_lowercase();
@@ -289,48 +298,15 @@ fn flat(statement: &str, in_try: bool) -> Option<String> {
         || lower.contains("&&")
         || lower.contains("||")
         || lower.split_whitespace().any(|w| w == ".")
-        || words(&lower).any(|w| READS.contains(&w));
+        || words(&lower).any(|w| PASSES_ON.contains(&w) || READS.contains(&w));
     (!not_flat && !s.is_empty()).then_some(s)
 }
 
-/// Words that keep a statement before the last one coupled when it is not flat: what can end
-/// the script or read a status ([`ENDS_SCRIPT`], `return`, `$Error` below), a loop that can wait
-/// on the dependency until the probe times out, a job's result read back, text run as code, a
-/// file or a variable written for a later statement to read.
-const KEEPS_COUPLED: &[&str] = &[
-    "return",
-    "while",
-    "do",
-    "until",
-    "for",
-    "receive-job",
-    "wait-job",
-    "invoke-expression",
-    "iex",
-    "out-file",
-    "outfile",
-    "set-content",
-    "add-content",
-    "tee-object",
-    "tee",
-    "export-csv",
-    "export-clixml",
-    "set-variable",
-    "sv",
-    "new-variable",
-    "nv",
-    "outvariable",
-    "ov",
-    "errorvariable",
-    "ev",
-    "pipelinevariable",
-    "pv",
-    "informationvariable",
-    "warningvariable",
-    "function",
-    "filter",
-    "param",
-];
+/// Words that keep a statement before the last one coupled when it is not flat, besides
+/// [`PASSES_ON`] and [`ENDS_SCRIPT`] (what can end the script or read a status, with `$Error`
+/// below): a job's result read back. (Not the rest of [`READS`]: an `if`, a `foreach`, a
+/// `Start-Job { ... }` are what a statement that is not flat may hold and still go past.)
+const KEEPS_COUPLED: &[&str] = &["receive-job", "wait-job"];
 
 /// The variables a statement assigns (`$x = ...`, `$x += ...`, `[string]$x = ...`): their
 /// names, lowercase, without a scope prefix.
@@ -369,15 +345,16 @@ fn assigned(lower: &str) -> Vec<String> {
 
 /// A statement before the last one that is not flat (an `if`, a `foreach`, a pipeline into
 /// `ForEach-Object { ... }`, a script block, `Start-Job { ... }`) but cannot end the script or
-/// pass anything to the statements after it (`later`): none of [`ENDS_SCRIPT`] or
-/// [`KEEPS_COUPLED`], no `$?`, `$Error`, `-ErrorAction 1`, no `>` other than to `$null`, no
-/// dot-sourcing, and no variable it assigns read later. An error in it does not stop the script
+/// pass anything to the statements after it (`later`): none of [`ENDS_SCRIPT`],
+/// [`PASSES_ON`] or [`KEEPS_COUPLED`], no `$?`, `$Error`, `-ErrorAction 1`, no `>` other than
+/// to `$null`, no dot-sourcing, and no variable it assigns read later. An error in it does not stop the script
 /// (about_Try_Catch_Finally), so its checks cannot set the exit code.
 fn goes_past(statement: &str, later: &str) -> bool {
     let text = drop_null_redirections(statement);
     let lower = text.to_ascii_lowercase();
     let later = later.to_ascii_lowercase();
-    let ends = words(&lower).any(|w| ENDS_SCRIPT.contains(&w) || KEEPS_COUPLED.contains(&w))
+    let ends = words(&lower)
+        .any(|w| ENDS_SCRIPT.contains(&w) || PASSES_ON.contains(&w) || KEEPS_COUPLED.contains(&w))
         || stops_by_number(&lower)
         || lower.contains("$?")
         || lower.contains("$error")
