@@ -2055,9 +2055,9 @@ fn status_walk_keeps_couplings_spelt_otherwise_and_passes_output_only_reads() {
         format!("{IF_WRITE}grep -q up $D/s9"),
         format!("{IF_WRITE}grep -q up /tmp/s?"),
         format!("{IF_WRITE}cd /tmp && grep -q up s9"),
-        // (Neither the file's name nor its directory's: the glob, the `cd`, with E=/tmp/d9.)
+        // (Neither the file's name nor its directory's: the glob, the `cd`, with E=/tmp/d9; `./`, as `.` alone is read as the `.` command.)
         format!("{IF_WRITE}grep -q up /tm?/s?"),
-        "if pg_isready -h orders-db; then echo up > /tmp/d9/s9; else echo down > /tmp/d9/s9; fi; curl -sf localhost:8080/healthz; cd $E && grep -rq up .".to_string(),
+        "if pg_isready -h orders-db; then echo up > /tmp/d9/s9; else echo down > /tmp/d9/s9; fi; curl -sf localhost:8080/healthz; cd $E && grep -rq up ./".to_string(),
         "if pg_isready -h orders-db; then echo up > /tmp/d9/s9; else echo down > /tmp/d9/s9; fi; curl -sf localhost:8080/healthz; grep -rq up /tmp/d9/".to_string(),
         format!("{OUT_WRITE}grep -q accepting /tmp//o9"),
         format!("{OUT_WRITE}grep -q accepting \"/tmp/o\"\"9\""),
