@@ -2138,6 +2138,15 @@ fn status_walk_keeps_couplings_spelt_otherwise_and_passes_output_only_reads() {
         (&["sh", "-ec", "[ -n \"$X\" ] && set +e; pg_isready -h orders-db; echo x"][..], Action::Deny),
         (&["sh", "-ec", "( set +e ); pg_isready -h orders-db; echo x"][..], Action::Deny),
         (&["sh", "-ec", "f() { set +e; }; pg_isready -h orders-db; echo x"][..], Action::Deny),
+        // A9: dash expands the alias (exit 1; bash -c does not, exit 0: given up on either way).
+        (
+            &[
+                "sh",
+                "-c",
+                "alias true='exit 1'\npg_isready -h orders-db || true; curl -sf localhost:8080/healthz",
+            ][..],
+            Action::Deny,
+        ),
     ] {
         let got = finding_of(argv);
         if got.as_ref().map(|g| g.0) != Some(action) {
