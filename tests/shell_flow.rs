@@ -2072,6 +2072,8 @@ fn status_walk_keeps_couplings_spelt_otherwise_and_passes_output_only_reads() {
         "set \\-e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
         // A5: errexit's exemption ends at a subshell (bash=2 dash=2).
         "set -e; ( pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz".to_string(),
+        // (errexit there is the outer shell's: on outside, off inside.)
+        "set -e; ( set +e; pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz".to_string(),
         // A9: a harmless command redefined (bash=1; dash: 1 for the alias).
         "true() { exit 1; }; pg_isready -h orders-db || true; curl -sf localhost:8080/healthz".to_string(),
         ":() { exit 1; }; pg_isready -h orders-db || :; curl -sf localhost:8080/healthz".to_string(),
@@ -2088,6 +2090,7 @@ fn status_walk_keeps_couplings_spelt_otherwise_and_passes_output_only_reads() {
         "out=$(pg_isready -h orders-db); echo \"$out\" > /tmp/o9; curl -sf localhost:8080/healthz",
         "set -e; { pg_isready -h orders-db >/dev/null && true; }; curl -sf localhost:8080/healthz",
         "( pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz",
+        "( set -e; pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz",
         "echo setup; pg_isready -h orders-db || true; curl -sf localhost:8080/healthz",
         // B2: an `exec` with only redirections to descriptors runs no program.
         "exec 2>&1\npg_isready -h orders-db || echo \"db down\"\ncurl -sf localhost:8080/healthz",
