@@ -2035,6 +2035,156 @@ fn status_reads_options_and_harmless_fallbacks_are_judged_where_they_are() {
     }
 }
 
+/// The break-it pass after the exit-status walk (break9, sections A and B), each case run in bash
+/// 5.2.15 and dash 0.5.12 with a stub `pg_isready` exiting 2 for orders-db and 0 for localhost, and
+/// `curl` exiting 0: a file named another way, errexit set through a wrapper or a quoted `set`, a
+/// subshell under errexit and a redefined `true` keep the check coupled (the scripts exit 1 or 2);
+/// an `exec` that only redirects, `set +e` after the shell's own `-e` and `$?` only written out
+/// do not (the scripts exit 0).
+#[test]
+fn status_walk_keeps_couplings_spelt_otherwise_and_passes_output_only_reads() {
+    const IF_WRITE: &str = "if pg_isready -h orders-db; then echo up > /tmp/s9; else echo down > /tmp/s9; fi; curl -sf localhost:8080/healthz; ";
+    const OUT_WRITE: &str =
+        "out=$(pg_isready -h orders-db); echo \"$out\" > /tmp/o9; curl -sf localhost:8080/healthz; ";
+    let denied = [
+        // A1: the file the branches write, read under another spelling (bash=1 dash=1).
+        format!("{IF_WRITE}grep -q up \"/tmp/s\"\"9\""),
+        format!("{IF_WRITE}grep -q up /tmp/s\\9"),
+        format!("{IF_WRITE}grep -q up /tmp//s9"),
+        format!("{IF_WRITE}grep -q up /tmp/./s9"),
+        format!("{IF_WRITE}grep -q up $D/s9"),
+        format!("{IF_WRITE}grep -q up /tmp/s?"),
+        format!("{IF_WRITE}cd /tmp && grep -q up s9"),
+        // (Neither the file's name nor its directory's: the glob, the `cd`, with E=/tmp/d9; `./`, as `.` alone is read as the `.` command.)
+        format!("{IF_WRITE}grep -q up /tm?/s?"),
+        "if pg_isready -h orders-db; then echo up > /tmp/d9/s9; else echo down > /tmp/d9/s9; fi; curl -sf localhost:8080/healthz; cd $E && grep -rq up ./".to_string(),
+        "if pg_isready -h orders-db; then echo up > /tmp/d9/s9; else echo down > /tmp/d9/s9; fi; curl -sf localhost:8080/healthz; grep -rq up /tmp/d9/".to_string(),
+        format!("{OUT_WRITE}grep -q accepting /tmp//o9"),
+        format!("{OUT_WRITE}grep -q accepting \"/tmp/o\"\"9\""),
+        // A3, A8: errexit through a wrapper or a `set` word the walk does not read (bash=2 dash=2;
+        // `builtin` bash only).
+        "command set -e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        "command -p set -e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        "builtin set -e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        "\\set -e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        "'set' -e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        "s\\et -e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        "set \\-e; pg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        // A5: errexit's exemption ends at a subshell (bash=2 dash=2).
+        "set -e; ( pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz".to_string(),
+        // (errexit there is the outer shell's: on outside, off inside.)
+        "set -e; ( set +e; pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz".to_string(),
+        // A9: a harmless command redefined (bash=1; dash: 1 for the alias).
+        "true() { exit 1; }; pg_isready -h orders-db || true; curl -sf localhost:8080/healthz".to_string(),
+        ":() { exit 1; }; pg_isready -h orders-db || :; curl -sf localhost:8080/healthz".to_string(),
+        "alias true='exit 1'\ntrue() { exit 1; }\npg_isready -h orders-db || true; curl -sf localhost:8080/healthz".to_string(),
+        "alias strict='set -e'\nstrict\npg_isready -h orders-db >/dev/null; curl -sf localhost:8080/healthz".to_string(),
+        // The neighbours of B2 and B3 that do couple (bash=1 dash=1).
+        "exec > /tmp/o9\npg_isready -h orders-db\ncurl -sf localhost:8080/healthz\ngrep -q accepting /tmp/o9".to_string(),
+        "pg_isready -h orders-db; echo \"$?\" > /tmp/o9; curl -sf localhost:8080/healthz; grep -q 0 /tmp/o9".to_string(),
+        "pg_isready -h orders-db; echo \"$?\" | grep -q 0".to_string(),
+    ];
+    let warned = [
+        // The same shapes that certainly do not couple (bash=0 dash=0).
+        "if pg_isready -h orders-db; then echo up > /tmp/s9; else echo down > /tmp/s9; fi; curl -sf localhost:8080/healthz",
+        "out=$(pg_isready -h orders-db); echo \"$out\" > /tmp/o9; curl -sf localhost:8080/healthz",
+        "set -e; { pg_isready -h orders-db >/dev/null && true; }; curl -sf localhost:8080/healthz",
+        "( pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz",
+        "( set -e; pg_isready -h orders-db >/dev/null && true ); curl -sf localhost:8080/healthz",
+        "echo setup; pg_isready -h orders-db || true; curl -sf localhost:8080/healthz",
+        // B2: an `exec` with only redirections to descriptors runs no program.
+        "exec 2>&1\npg_isready -h orders-db || echo \"db down\"\ncurl -sf localhost:8080/healthz",
+        "exec 1>&2\npg_isready -h orders-db || echo \"db down\"\ncurl -sf localhost:8080/healthz",
+        "exec >>/proc/1/fd/1 2>&1\npg_isready -h orders-db || echo \"db down\"\ncurl -sf localhost:8080/healthz",
+        // B3: `$?` only written out.
+        "pg_isready -h orders-db; echo \"pg_isready exit code $?\"; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db; echo \"pg_isready exit code ${?}\" >&2; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db; printf '%s\\n' \"$?\"; curl -sf localhost:8080/healthz",
+    ];
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for script in &denied {
+            let got = finding_of(&[shell, "-c", script]);
+            if got.as_ref().map(|g| g.0) != Some(Action::Deny) {
+                wrong.push(format!("deny expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+        for script in warned {
+            let got = finding_of(&[shell, "-c", script]);
+            if got.as_ref().map(|g| g.0) != Some(Action::Warn) {
+                wrong.push(format!("warn expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    // B1: `set +e` after the shell's own `-e` or a `#!` line's turns errexit off (exit 0); a
+    // `set +e` after the check, or one that may not run, does not (exit 2).
+    for (argv, action) in [
+        (&["sh", "-ec", "set +e; pg_isready -h orders-db; echo x"][..], Action::Warn),
+        (&["bash", "-euo", "pipefail", "-c", "set +e; pg_isready -h orders-db; echo x"][..], Action::Warn),
+        (
+            &[
+                "sh",
+                "-c",
+                "#!/bin/bash -e\nset +e\npg_isready -h orders-db\necho x\ncurl -sf localhost:8080/healthz",
+            ][..],
+            Action::Warn,
+        ),
+        (
+            &[
+                "sh",
+                "-c",
+                "#!/bin/sh -e\nset +e\npg_isready -h orders-db >/dev/null\nset -e\ncurl -sf localhost:8080/healthz",
+            ][..],
+            Action::Warn,
+        ),
+        (&["sh", "-ec", "pg_isready -h orders-db; set +e; echo x"][..], Action::Deny),
+        (&["sh", "-ec", "[ -n \"$X\" ] && set +e; pg_isready -h orders-db; echo x"][..], Action::Deny),
+        (&["sh", "-ec", "( set +e ); pg_isready -h orders-db; echo x"][..], Action::Deny),
+        (&["sh", "-ec", "f() { set +e; }; pg_isready -h orders-db; echo x"][..], Action::Deny),
+        // A9: dash expands the alias (exit 1; bash -c does not, exit 0: given up on either way).
+        (
+            &[
+                "sh",
+                "-c",
+                "alias true='exit 1'\npg_isready -h orders-db || true; curl -sf localhost:8080/healthz",
+            ][..],
+            Action::Deny,
+        ),
+    ] {
+        let got = finding_of(argv);
+        if got.as_ref().map(|g| g.0) != Some(action) {
+            wrong.push(format!("{action:?} expected: {argv:?}: {got:?}"));
+        }
+    }
+    // A2: `|| NAME=1` where the container's env declares NAME, or may (`envFrom`): exported, so a
+    // program run later reads the new value (bash=1 dash=1 with DEGRADED=0 in the env).
+    let script = "pg_isready -h orders-db || DEGRADED=1; curl -sf localhost:8080/healthz; app-health";
+    for (env, action) in [
+        (serde_json::json!([{"name": "DEGRADED", "value": "0"}]), Action::Deny),
+        (serde_json::json!([{"name": "OTHER", "value": "0"}]), Action::Warn),
+    ] {
+        let got = finding_with_env(env.clone(), script);
+        if got.as_ref().map(|g| g.0) != Some(action) {
+            wrong.push(format!("{action:?} expected with env {env}: {got:?}"));
+        }
+    }
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x", "envFrom": [{"configMapRef": {"name": "flags"}}],
+            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}}]}});
+    let e = admission::evaluate_object_with_configmaps(
+        &Policy::default(),
+        &workload(&pod),
+        "shop",
+        None,
+        &NoConfigMaps,
+    );
+    let got = e.evaluation.findings.iter().find(|f| f.rule == RuleId::LivenessDependency).map(|f| f.action);
+    if got != Some(Action::Deny) {
+        wrong.push(format!("deny expected with envFrom: {got:?}"));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// The same for Windows: cmd's `&` runs the next command after this one (`cmd /?`: "&" separates
 /// commands, the line's status is the last one's), and a PowerShell `-Command` script's exit code
 /// is its last statement's (about_pwsh; PowerShell/PowerShell#13501), an error in an earlier one

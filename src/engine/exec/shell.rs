@@ -290,6 +290,7 @@ impl Ctx<'_> {
                     self.pipefail,
                     &self.functions,
                     &self.uncertain_functions,
+                    (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
                 )
             } else {
                 None

@@ -57,6 +57,10 @@ pub(super) struct Rules {
     /// Functions were defined before the script runs: it may be a function's body, whose caller
     /// can read what it assigns. A variable is then never taken as unread ([`only_echoed`]).
     pub(super) called: bool,
+    /// The names the container's `env` declares, and whether it has `envFrom` (which may declare
+    /// any name): such a variable is exported, so a program run later reads a new value given
+    /// to it (break9 A2).
+    pub(super) container_env: (Vec<String>, bool),
 }
 
 /// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
@@ -68,6 +72,7 @@ pub(super) fn rules(
     pipefail: bool,
     known: &[(String, String)],
     uncertain: &std::collections::HashSet<String>,
+    container_env: (Vec<String>, bool),
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
@@ -84,10 +89,12 @@ pub(super) fn rules(
     }
     // `exit`/`return` with a literal status only; `exit` bare or `exit $?` gives the last
     // command's status, judged where it is (`reads_status`).
-    let tokens =
-        src.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'));
     // (A script that does not hold the names has no such word: its tokens are not looked at.)
     let names_a_status = src.contains("exit") || src.contains("return");
+    // (`echo "exit code $?"`: a word in a double-quoted string that runs nothing is no command.)
+    let unquoted = if names_a_status { blank_plain_strings(src) } else { String::new() };
+    let tokens = unquoted
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'));
     let statuses_literal = !names_a_status
         || tokens.clone().zip(tokens.skip(1)).all(|(w, status)| match w {
             "exit" => {
@@ -101,13 +108,75 @@ pub(super) fn rules(
     }
     let mut functions: Vec<String> = known.iter().map(|(name, _)| name.clone()).collect();
     functions.extend(defined_functions(src));
+    // An alias (`alias true='exit 1'`: sh expands aliases) or a function named like a command
+    // taken as harmless (`true() { exit 1; }`) may fail where the walk sees none (break9 A9).
+    if mentions(src, &["alias"]) || functions.iter().any(|f| PLAIN.contains(&f.as_str())) {
+        return None;
+    }
     Some(Rules {
         errexit: errexit || shebang_errexit(src),
         pipefail,
         functions,
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
         called: !known.is_empty(),
+        container_env,
     })
+}
+
+/// `src` with the text inside each double-quoted string that holds no command substitution
+/// (`$(`, a backquote) replaced by blanks: no word in it runs as a command.
+fn blank_plain_strings(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut chars = src.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        out.push(c);
+        match c {
+            '\\' => {
+                if let Some((_, e)) = chars.next() {
+                    out.push(e);
+                }
+            }
+            '\'' => {
+                for (_, e) in chars.by_ref() {
+                    out.push(e);
+                    if e == '\'' {
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                // The closing quote: the next `"` not escaped.
+                let body = &src[i + 1..];
+                let mut end = None;
+                let mut escaped = false;
+                for (j, e) in body.char_indices() {
+                    match e {
+                        _ if escaped => escaped = false,
+                        '\\' => escaped = true,
+                        '"' => {
+                            end = Some(j);
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                let Some(end) = end else {
+                    continue;
+                };
+                let inner = &body[..end];
+                if inner.contains("$(") || inner.contains('`') {
+                    continue;
+                }
+                out.extend(inner.chars().map(|_| ' '));
+                out.push('"');
+                while chars.peek().is_some_and(|(k, _)| *k <= i + 1 + end) {
+                    chars.next();
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `$?`, `"$?"` or `${?}`: the status of the command before.
@@ -234,7 +303,8 @@ pub(super) fn defined_functions(src: &str) -> Vec<String> {
         let seg = segment.trim_start();
         let seg = seg.strip_prefix("function ").map_or(seg, str::trim_start);
         let end =
-            seg.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(seg.len());
+            // (`:() { exit 1; }` is a function bash 5.2 defines and calls for `:`.)
+            seg.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))).unwrap_or(seg.len());
         if end > 0
             && (segment.trim_start().starts_with("function ") || seg[end..].trim_start().starts_with("()"))
         {
@@ -331,8 +401,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     if !exec_only_last(root, walk) || !status_reads_placed(n, root, walk) {
         return None;
     }
-    let errexit = rules.errexit || option_on_at(n, root, walk, Opt::Errexit);
-    let pipefail = rules.pipefail || option_on_at(n, root, walk, Opt::Pipefail);
+    let mut errexit = option_on_at(n, root, walk, Opt::Errexit, rules.errexit);
+    let pipefail = option_on_at(n, root, walk, Opt::Pipefail, rules.pipefail);
     let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
@@ -377,6 +447,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         }
                         at = looped;
                     }
+                    // errexit's exceptions end at a subshell: its status is a failure like any
+                    // command's (bash manual, `set -e`: "a compound command other than a
+                    // subshell"; break9 A5), and errexit is the one of the shell around it.
+                    "subshell" => {
+                        exempt = false;
+                        errexit = option_on_at(parent, root, walk, Opt::Errexit, rules.errexit);
+                        at = parent;
+                    }
                     _ => at = parent,
                 }
             }
@@ -402,7 +480,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 match op {
                     "||" if !redirected
                         && (harmless(right, walk, &funcs)
-                            || !rules.called && unread_assignment(right, walk))
+                            || !rules.called && unread_assignment(right, walk, rules))
                         && !leaves(right, walk) =>
                     {
                         return Some((OR_ELSE, parent));
@@ -833,12 +911,43 @@ fn file_targets(t: &str) -> Vec<String> {
 /// computes (`> "$F"`): its output may be read later (`remote > f; grep x f`).
 fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let own = text(n, walk);
-    file_targets(own).iter().any(|f| {
-        let name = f.trim_matches(['"', '\'']);
-        name.is_empty()
-            || name.contains(['$', '`', '*', '?'])
-            || walk.src.matches(name).count() > own.matches(name).count()
-    })
+    file_targets(own).iter().any(|f| named_elsewhere(f, walk.src, &[(n.start_byte(), n.end_byte())]))
+}
+
+/// Whether the file `target` (a redirection's word, as written) may be named by the script
+/// outside the byte ranges `own` (the writes themselves), conservatively (break9 A1: `"/tmp/s""9"`,
+/// `/tmp/s\9`, `/tmp//s9`, `$D/s9`, `/tmp/s?`, `cd /tmp && grep -q up s9`, `grep -r up /tmp/`
+/// all read `/tmp/s9` in bash 5.2 and dash 0.5.12): compared with quotes and backslashes
+/// removed (`own`: byte ranges, start and end), it is named elsewhere when its name is computed or a glob, when its last component
+/// or its directory's is a word elsewhere, when any other word holds a glob character (`*`, `?`,
+/// `[`) or a brace expansion, or when the script changes directory (`cd`, `pushd`, `popd`).
+fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -> bool {
+    let unquoted = |t: &str| t.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect::<String>();
+    let name = unquoted(target);
+    if name.is_empty() || name.contains(['$', '`', '*', '?', '[', '{', '~']) {
+        return true;
+    }
+    let mut rest = String::with_capacity(src.len());
+    let mut from = 0;
+    let mut ranges = own.to_vec();
+    ranges.sort_unstable();
+    for (start, end) in ranges {
+        rest.push_str(src.get(from..start.max(from)).unwrap_or(""));
+        rest.push(' ');
+        from = from.max(end);
+    }
+    rest.push_str(src.get(from..).unwrap_or(""));
+    let rest = unquoted(&rest);
+    if mentions(&rest, &["cd", "pushd", "popd"])
+        || rest.contains(['*', '?', '['])
+        || (rest.contains('{') && (rest.contains(',') || rest.contains("..")))
+    {
+        return true;
+    }
+    let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let words: Vec<&str> =
+        rest.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))).collect();
+    parts.iter().rev().take(2).any(|p| words.contains(p))
 }
 
 /// Kinds whose named children are statements run one after the other.
@@ -861,7 +970,7 @@ fn next_reads_status(at: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
     let Some(next) = next.filter(|s| !matches!(s.kind(), "elif_clause" | "else_clause")) else {
         return false;
     };
-    if !reads_status_text(text(next, walk)) {
+    if !reads_status_text(text(next, walk)) || status_only_written(next, walk) {
         return false;
     }
     let followed = !rules.called
@@ -869,6 +978,33 @@ fn next_reads_status(at: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
         && next.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
         && next.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk));
     !followed
+}
+
+/// Whether `next` only writes `$?` out: `echo "exit code $?"` (or `printf` without `-v`,
+/// `logger`), with no substitution, no file written and output nothing reads (bash
+/// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db; echo "code $?"; curl ...` with the database
+/// down, as on `r=$?; echo "$r"`; break9 B3).
+fn status_only_written(next: Node<'_>, walk: &Walk<'_>) -> bool {
+    let cmd = match next.kind() {
+        "command" => next,
+        "redirected_statement" => match next.child_by_field_name("body") {
+            Some(b) if b.kind() == "command" => b,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let t = text(next, walk);
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let mut c = cmd.walk();
+    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    let printf_option = name == Some("printf") && first.is_some_and(|a| a.starts_with('-'));
+    matches!(name, Some("echo" | "printf" | "logger"))
+        && !printf_option
+        && !t.contains("$(")
+        && !t.contains('`')
+        && file_targets(t).is_empty()
+        && !t.contains(">&-")
+        && !output_used_above(next, walk)
 }
 
 /// Whether the variable whose assignment names it at `name` is read only by `echo`, `printf`
@@ -955,8 +1091,9 @@ fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
 /// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash
 /// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db || DB=down` with the database down; read
 /// later, `[ "$DB" = down ] && exit 1`, the outcome flows on). Not a name a program run after it
-/// may read from its environment (the script exports nothing: no `export`, `set -a`).
-fn unread_assignment(right: Node<'_>, walk: &Walk<'_>) -> bool {
+/// may read from its environment (the script exports nothing: no `export`, `set -a`; the
+/// container's `env` does not declare it, and it has no `envFrom`).
+fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
     if right.kind() != "variable_assignment" {
         return false;
     }
@@ -983,7 +1120,10 @@ fn unread_assignment(right: Node<'_>, walk: &Walk<'_>) -> bool {
                 .any(|w| w[0] == "set" && w[1].starts_with(['-', '+']) && w[1].contains('a'));
     let words =
         walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    let (declared, env_from) = &rules.container_env;
     !env_like
+        && !env_from
+        && !declared.iter().any(|d| d == var)
         && !exports
         && words == 1
         && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
@@ -1051,7 +1191,13 @@ fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) -> bool {
     let (Some(wa), Some(wb)) = (write(*a), write(*b)) else {
         return false;
     };
-    wa == wb && walk.src.matches(wa.1.as_str()).count() == 2 && !reads_status_text(text(construct, walk))
+    wa == wb
+        && !named_elsewhere(
+            &wa.1,
+            walk.src,
+            &[(a.start_byte(), a.end_byte()), (b.start_byte(), b.end_byte())],
+        )
+        && !reads_status_text(text(construct, walk))
 }
 
 /// The options followed where they are set (`set -e`, `set -o pipefail`).
@@ -1095,12 +1241,14 @@ fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
 /// that is never called), and not turned off since by a `set +e`/`set +o NAME` that certainly runs.
 /// An option named otherwise (`shopt -o`, `SHELLOPTS`, a computed `set` word) counts as on. dash
 /// 0.5.12 has no pipefail (`set -o pipefail` ends its script with status 2): on either way.
-fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt) -> bool {
+fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt, start: bool) -> bool {
     let word = match opt {
         Opt::Errexit => "errexit",
         Opt::Pipefail => "pipefail",
     };
     let mut named = 0usize;
+    // `set` commands read (a `set` word elsewhere, `command set -e`, `\set -e`, counts as on).
+    let mut sets_read = 0usize;
     // (position, on, certain): certain `on`s past `n` (a loop) and a called function's count as on.
     let mut effects: Vec<(usize, bool, bool)> = Vec::new();
     let mut forced = false;
@@ -1108,12 +1256,13 @@ fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt) -> bool 
     'walk: loop {
         let k = cursor.node();
         if k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set") {
+            sets_read += 1;
             let mut c = k.walk();
             let args: Vec<&str> =
                 k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
             let mut sets: Option<bool> = None;
             for (i, a) in args.iter().enumerate() {
-                if a.contains(['$', '`', '"', '\'']) {
+                if a.contains(['$', '`', '"', '\'', '\\']) {
                     sets = Some(true);
                     continue;
                 }
@@ -1189,7 +1338,13 @@ fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt) -> bool 
             }
         }
     }
+    let set_words = walk
+        .src
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '"' | '\'' | '\\')))
+        .filter(|w| w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).eq("set".chars()))
+        .count();
     if forced
+        || set_words > sets_read
         || mentions(walk.src, &[word])
             && walk
                 .src
@@ -1200,7 +1355,9 @@ fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt) -> bool 
     {
         return true;
     }
-    let mut state = false;
+    // (errexit or pipefail from the shell's flags or a `#!` line: on until a `set +e` that
+    // certainly runs, break9 B1.)
+    let mut state = start;
     effects.sort_unstable();
     for (_, on, certain) in effects {
         if on {
@@ -1224,6 +1381,10 @@ fn exec_only_last(root: Node<'_>, walk: &Walk<'_>) -> bool {
     if count == 0 {
         return true;
     }
+    let count = count - redirecting_execs(root, walk);
+    if count == 0 {
+        return true;
+    }
     let mut c = root.walk();
     let Some(last) = root.named_children(&mut c).filter(|k| is_statement(*k)).last() else {
         return false;
@@ -1237,6 +1398,41 @@ fn exec_only_last(root: Node<'_>, walk: &Walk<'_>) -> bool {
                 .next()
                 .is_some_and(|a| !text(a, walk).starts_with('-'))
         }
+}
+
+/// How many `exec` commands in the tree run no program and only redirect to a file descriptor or
+/// to `/proc/1/fd/N` (`exec 2>&1`, `exec >>/proc/1/fd/1 2>&1`): they change no status (bash 5.2
+/// and dash 0.5.12 exit 0 on `exec 2>&1; pg_isready -h db || echo down; curl ...` with the
+/// database down; break9 B2).
+fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
+    let to_fd = |r: Node<'_>| {
+        let t = text(r, walk).trim_start_matches(|c: char| c.is_ascii_digit());
+        let dest = t.trim_start_matches(['>', '<', '&', '|']).trim();
+        (!dest.is_empty() && dest.bytes().all(|b| b.is_ascii_digit()))
+            || dest
+                .strip_prefix("/proc/1/fd/")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut found = 0;
+    let mut stack = vec![root];
+    while let Some(k) = stack.pop() {
+        let mut c = k.walk();
+        if k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec") {
+            let mut c = k.walk();
+            let args = k.children_by_field_name("argument", &mut c).count();
+            let mut c = k.walk();
+            let mut redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
+            if let Some(p) = k.parent().filter(|p| p.kind() == "redirected_statement") {
+                let mut c = p.walk();
+                redirects.extend(p.children_by_field_name("redirect", &mut c));
+            }
+            if args == 0 && !redirects.is_empty() && redirects.iter().all(|r| to_fd(*r)) {
+                found += 1;
+            }
+        }
+        stack.extend(k.named_children(&mut c));
+    }
+    found
 }
 
 /// Whether no status is read where the walk does not look: no function body reads one (it may
