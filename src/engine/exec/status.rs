@@ -362,8 +362,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             "program" | "compound_statement" | "subshell" | "do_group" | "case_item" | "else_clause"
             | "if_statement" | "elif_clause" => {
                 if matches!(parent.kind(), "if_statement" | "elif_clause") && in_condition(at, parent) {
-                    if !last_statement(at) {
-                        return (!next_reads_status(at, walk, rules)).then_some((NOT_LAST, at));
+                    if !last_statement(at, parent) {
+                        return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
                     let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
@@ -381,8 +381,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     // Run in the background (only a script without `wait` gets here).
                     return Some((BACKGROUND, at));
                 }
-                if !last_statement(at) {
-                    return ((!errexit || exempt) && !next_reads_status(at, walk, rules))
+                if !last_statement(at, parent) {
+                    return ((!errexit || exempt) && !next_reads_status(at, parent, walk, rules))
                         .then_some((NOT_LAST, at));
                 }
                 match parent.kind() {
@@ -473,7 +473,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             }
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
             // its output is echo's (used only if echo's output is: `output_used_above`).
-            "command_substitution" if !errexit || exempt || last_statement(at) => {
+            "command_substitution" if !errexit || exempt || last_statement(at, parent) => {
                 let mut up = parent.parent()?;
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = up.parent()?;
@@ -656,9 +656,8 @@ fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
 
 /// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
 /// clause of its `if`, or a `case` item's terminator).
-fn last_statement(at: Node<'_>) -> bool {
-    let mut next = at.next_sibling();
-    while let Some(s) = next {
+fn last_statement(at: Node<'_>, parent: Node<'_>) -> bool {
+    for s in siblings_after(at, parent) {
         if is_statement(s) && !matches!(s.kind(), "elif_clause" | "else_clause") {
             return false;
         }
@@ -667,9 +666,28 @@ fn last_statement(at: Node<'_>) -> bool {
         {
             return true;
         }
-        next = s.next_sibling();
     }
     true
+}
+
+/// The children of `parent` after `at` (one of them), in order: one cursor over `parent`'s
+/// children, where each `Node::next_sibling` finds the parent again and walks its children.
+fn siblings_after<'a>(at: Node<'a>, parent: Node<'a>) -> impl Iterator<Item = Node<'a>> {
+    let mut c = parent.walk();
+    let mut found = c.goto_first_child_for_byte(at.start_byte()).is_some();
+    while found && c.node() != at {
+        found = c.goto_next_sibling();
+    }
+    // (Not found among them: the siblings one by one, as before.)
+    let mut fallback = if found { None } else { at.next_sibling() };
+    std::iter::from_fn(move || {
+        if found {
+            return c.goto_next_sibling().then(|| c.node());
+        }
+        let s = fallback?;
+        fallback = s.next_sibling();
+        Some(s)
+    })
 }
 
 /// Whether the status of `cond` (an `if`/`elif` condition) choosing which part of `construct`
@@ -924,14 +942,8 @@ fn is_list_of_statements(kind: &str) -> bool {
 /// in it), unless it is `NAME=$?` and `NAME` is then only written out ([`only_echoed`]: bash 5.2
 /// and dash 0.5.12 exit 0 on `pg_isready -h db; ret=$?; echo "db $ret"; curl ...` with the
 /// database down).
-fn next_reads_status(at: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    let mut next = at.next_sibling();
-    while let Some(s) = next {
-        if is_statement(s) {
-            break;
-        }
-        next = s.next_sibling();
-    }
+fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let next = siblings_after(at, parent).find(|s| is_statement(*s));
     let Some(next) = next.filter(|s| !matches!(s.kind(), "elif_clause" | "else_clause")) else {
         return false;
     };
@@ -1268,8 +1280,16 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     let mut defines_stateful = false;
     // (A text that reads no status has no function or loop that does.)
     let reads = reads_status_text(walk.src);
+    // (The nodes looked for need words in the text: `set`, a definition's `(` or `function`, a
+    // `|`, `<`, `>` or substitution; a text with none is not walked.)
+    let src = walk.src;
+    let uses_output = src.contains(['|', '<', '>', '`']) || src.contains("$(");
+    let walked = reads || uses_output || src.contains("set") || src.contains('(') || src.contains("function");
     let mut cursor = root.walk();
     'walk: loop {
+        if !walked {
+            break;
+        }
         let k = cursor.node();
         match k.kind() {
             "function_definition" => {
@@ -1305,14 +1325,17 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
             }
         }
     }
-    // (One pass over the text's words for both options and `exec`.)
+    // (One pass over the text's words for both options and `exec`, when it has one of them.)
     let mut execs = 0usize;
-    for w in walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-        match w {
-            "errexit" => errexit.words += 1,
-            "pipefail" => pipefail.words += 1,
-            "exec" => execs += 1,
-            _ => {}
+    let words = src.contains("errexit") || src.contains("pipefail") || src.contains("exec");
+    if words {
+        for w in src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+            match w {
+                "errexit" => errexit.words += 1,
+                "pipefail" => pipefail.words += 1,
+                "exec" => execs += 1,
+                _ => {}
+            }
         }
     }
     TreeFacts {
