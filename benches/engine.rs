@@ -7,6 +7,9 @@
 //! - `worst_case_exec_review`: the costliest review of issue 9 (a 37 KiB Pod of 14 containers whose
 //!   liveness scripts each set `V` to 1000 words and run `f $V` 160 times), at the default bounds.
 //!   Target: median at most 20 ms (it took about 245 ms before the work-unit budget).
+//! - `many_functions_script`: the break-it pass's costliest shape for the exit-status walk (s9,
+//!   issue #9): 300 functions `fI() { pg_isready -h db || log down; }`, then `log`, then a call of
+//!   each (13.6 KB, inline). It took 85 s (debug build) before the walk's facts were kept per tree.
 
 #[path = "support/workloads.rs"]
 mod workloads;
@@ -81,4 +84,23 @@ fn worst_case_exec_review(bencher: divan::Bencher) {
         let request = admission::parse_review(divan::black_box(&body)).unwrap();
         admission::review(&policy, None, Endpoint::Validate, &request).unwrap()
     });
+}
+
+#[divan::bench]
+fn many_functions_script(bencher: divan::Bencher) {
+    let policy = Policy::default();
+    let mut script = String::new();
+    for i in 0..300 {
+        script.push_str(&format!("f{i}() {{ pg_isready -h db || log down; }}\n"));
+    }
+    script.push_str("log() { echo \"$@\"; }\n");
+    for i in 0..300 {
+        script.push_str(&format!("f{i}\n"));
+    }
+    script.push_str("curl -fsS http://localhost:8080/healthz\n");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "app:1",
+            "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}}]}});
+    let workload = Workload::from_value(WorkloadKind::Pod, &pod).unwrap();
+    bencher.bench(|| engine::evaluate(divan::black_box(&policy.rules), divan::black_box(&workload)));
 }

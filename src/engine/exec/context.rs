@@ -209,6 +209,9 @@ pub(super) struct Ctx<'e> {
     pub(super) piped: Option<String>,
     /// Process substitutions (`<(echo '...')`) whose output is known: their marker and the text.
     pub(super) process_outputs: Vec<(char, String)>,
+    /// `status::leaves_state` of the function bodies asked about so far (`flow`'s
+    /// `calls_a_function_with_effects` asks about every known body for every command).
+    pub(super) leaves_state_memo: std::cell::RefCell<HashMap<String, bool>>,
 }
 
 impl<'e> Ctx<'e> {
@@ -264,6 +267,7 @@ impl<'e> Ctx<'e> {
             last_output: None,
             piped: None,
             process_outputs: Vec::new(),
+            leaves_state_memo: std::cell::RefCell::new(HashMap::new()),
         }
     }
 

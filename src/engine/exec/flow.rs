@@ -111,7 +111,7 @@ impl Ctx<'_> {
     ) -> Option<bool> {
         if !self.uncoupling.contains(&n.id())
             && !self.calls_a_function_with_effects(n, walk)
-            && let Some(how) = uncoupled(n, walk).or_else(|| status_discarded(n, walk))
+            && let Some(how) = uncoupled(n, walk).or_else(|| self.status_discarded_within_budget(n, walk))
         {
             let mut inner = Vec::new();
             self.uncoupling.push(n.id());
@@ -309,36 +309,66 @@ impl Ctx<'_> {
     /// curl ...` exits 1 with the database down, and `f() { out=$(pg_isready -h db); }; f; [ -n
     /// "$out" ]` fails, bash 5.2 and dash 0.5.12): the body's own walk judges.
     fn calls_a_function_with_effects(&self, n: Node<'_>, walk: &Walk<'_>) -> bool {
-        let names: Vec<String> = self
-            .functions
-            .iter()
-            .map(|(name, _)| name.clone())
-            .chain(super::status::defined_functions(walk.src))
-            .collect();
-        if names.is_empty() {
+        let defined = walk.defined_functions.get_or_init(|| super::status::defined_functions(walk.src));
+        if self.functions.is_empty() && defined.is_empty() {
             return false;
         }
+        // (The words of `n` looked up among the names, not each name among the words.)
         let own = text(n, walk);
-        let calls = names.iter().any(|f| mentions(own, &[f.as_str()]));
+        let names: std::collections::HashSet<&str> = self
+            .functions
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .chain(defined.iter().map(String::as_str))
+            .collect();
+        let calls = own
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .any(|w| names.contains(w));
         if !calls {
             return false;
         }
-        if self.functions.iter().any(|(_, body)| super::status::leaves_state(body)) {
+        if self.functions.iter().any(|(_, body)| self.leaves_state(body)) {
             return true;
         }
-        let mut root = n;
-        while let Some(p) = root.parent() {
-            root = p;
-        }
-        let mut stack = vec![root];
-        while let Some(k) = stack.pop() {
-            if k.kind() == "function_definition" && super::status::leaves_state(text(k, walk)) {
-                return true;
+        let root = walk.top_functions.get(walk.tree.get()).map(|(r, _)| *r);
+        match root {
+            Some(r) => super::status::defines_stateful_function(r, walk),
+            None => {
+                let mut root = n;
+                while let Some(p) = root.parent() {
+                    root = p;
+                }
+                super::status::defines_stateful_function(root, walk)
             }
-            let mut c = k.walk();
-            stack.extend(k.named_children(&mut c));
         }
-        false
+    }
+
+    /// [`status_discarded`], its work (`Walk::status_work`) counted against the analysis's work
+    /// units: once they are spent, no command is judged (each keeps its status, today's verdict)
+    /// and the analysis stops with its "not analysed" note, so no script's shape makes the walk
+    /// take seconds (break-it pass, issue #9).
+    fn status_discarded_within_budget(&self, n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
+        if self.over_budget.get() {
+            return None;
+        }
+        let before = walk.status_work.get();
+        let how = status_discarded(n, walk);
+        let spent = walk.status_work.get().saturating_sub(before);
+        if spent > 0 && !self.spend_units(spent) {
+            return None;
+        }
+        how
+    }
+
+    /// [`super::status::leaves_state`] of a known function's body, each body read once per
+    /// analysis (every command of every body that calls a function asks about all of them).
+    fn leaves_state(&self, body: &str) -> bool {
+        if let Some(&known) = self.leaves_state_memo.borrow().get(body) {
+            return known;
+        }
+        let leaves = super::status::leaves_state(body);
+        self.leaves_state_memo.borrow_mut().insert(body.to_string(), leaves);
+        leaves
     }
 }
 

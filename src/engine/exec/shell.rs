@@ -211,6 +211,15 @@ pub(super) struct Walk<'s> {
     /// For each of `parsed.trees`, its root and its top-level function definitions as
     /// `status::discarded` judges them (made when first asked: once per tree, not per command).
     pub(super) top_functions: Vec<(Node<'s>, std::cell::OnceCell<Vec<super::status::TopFunction>>)>,
+    /// For each of `parsed.trees`, what `status::discarded` reads of the whole tree (its `set`
+    /// commands, its `exec`s, its function bodies reading `$?`): made when first asked, once per
+    /// tree, not per command (issue #9's cost bar).
+    pub(super) tree_facts: Vec<std::cell::OnceCell<super::status::TreeFacts<'s>>>,
+    /// `status::defined_functions` of the text, made when first asked.
+    pub(super) defined_functions: std::cell::OnceCell<Vec<String>>,
+    /// Work done by `status::discarded` on this text (steps up the tree, `set` commands and
+    /// ancestors looked at): counted against the analysis's work units (`flow`).
+    pub(super) status_work: std::cell::Cell<usize>,
 }
 
 impl Ctx<'_> {
@@ -297,6 +306,9 @@ impl Ctx<'_> {
             },
             tree: std::cell::Cell::new(0),
             top_functions: parsed.trees.iter().map(|t| (t.root_node(), std::cell::OnceCell::new())).collect(),
+            tree_facts: parsed.trees.iter().map(|_| std::cell::OnceCell::new()).collect(),
+            defined_functions: std::cell::OnceCell::new(),
+            status_work: std::cell::Cell::new(0),
         };
         for (i, tree) in parsed.trees.iter().enumerate() {
             walk.tree.set(i);

@@ -359,8 +359,25 @@ pub(super) fn discarded(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Option<&
 /// is in a command substitution, a file written and named again, or a pipeline whose later
 /// commands read it (`{ remote; local; } | grep -q x`).
 fn output_used_above(at: Node<'_>, walk: &Walk<'_>) -> bool {
-    let mut child = at;
-    while let Some(parent) = child.parent() {
+    let Some((root, _)) = walk.top_functions.get(walk.tree.get()) else {
+        return output_used_above_from(at, std::iter::successors(at.parent(), |p| p.parent()), walk);
+    };
+    // (A tree with no substitution, pipeline or redirection has nothing to look for.)
+    if !with_facts(*root, walk, |facts| facts.output_users) {
+        return false;
+    }
+    let path = path_to(*root, at);
+    work(walk, path.len());
+    output_used_above_from(at, path.into_iter().rev(), walk)
+}
+
+/// [`output_used_above`] of `child` over its ancestors `up`, nearest first.
+fn output_used_above_from<'a>(
+    mut child: Node<'a>,
+    up: impl Iterator<Item = Node<'a>>,
+    walk: &Walk<'_>,
+) -> bool {
+    for parent in up {
         match parent.kind() {
             "command_substitution" | "process_substitution" => return true,
             "redirected_statement" if writes_a_named_file(parent, walk) => return true,
@@ -392,29 +409,32 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     if writes_a_named_file(n, walk) {
         return None;
     }
-    let mut root = n;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
-    // A function's body or a loop's that reads a status (`f() { echo $?; }`), or an `exec` that is
-    // not the script's last command: the status may be read where the walk does not look.
-    if !exec_only_last(root, walk) || !status_reads_placed(n, root, walk) {
-        return None;
-    }
-    let mut errexit = option_on_at(n, root, walk, Opt::Errexit, rules.errexit);
-    let pipefail = option_on_at(n, root, walk, Opt::Pipefail, rules.pipefail);
+    // (The root of the tree being walked is kept: going up to it costs a walk down from the
+    // root per step, the depth squared.)
+    let root = match walk.top_functions.get(walk.tree.get()) {
+        Some((root, _)) => *root,
+        None => {
+            let mut root = n;
+            while let Some(p) = root.parent() {
+                root = p;
+            }
+            root
+        }
+    };
+    let (mut errexit, pipefail) = options_at(n, root, walk, rules)?;
     let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
     let mut exempt = false;
     loop {
+        work(walk, 1);
         let parent = at.parent()?;
         match parent.kind() {
             "program" | "compound_statement" | "subshell" | "do_group" | "case_item" | "else_clause"
             | "if_statement" | "elif_clause" => {
                 if matches!(parent.kind(), "if_statement" | "elif_clause") && in_condition(at, parent) {
-                    if !last_statement(at) {
-                        return (!next_reads_status(at, walk, rules)).then_some((NOT_LAST, at));
+                    if !last_statement(at, parent) {
+                        return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
                     let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
@@ -432,8 +452,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     // Run in the background (only a script without `wait` gets here).
                     return Some((BACKGROUND, at));
                 }
-                if !last_statement(at) {
-                    return ((!errexit || exempt) && !next_reads_status(at, walk, rules))
+                if !last_statement(at, parent) {
+                    return ((!errexit || exempt) && !next_reads_status(at, parent, walk, rules))
                         .then_some((NOT_LAST, at));
                 }
                 match parent.kind() {
@@ -532,7 +552,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             }
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
             // its output is echo's (used only if echo's output is: `output_used_above`).
-            "command_substitution" if !errexit || exempt || last_statement(at) => {
+            "command_substitution" if !errexit || exempt || last_statement(at, parent) => {
                 let mut up = parent.parent()?;
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = up.parent()?;
@@ -560,6 +580,39 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             _ => return None,
         }
     }
+}
+
+/// Whether errexit and pipefail are on at `n`, in the tree whose root is `root`, or `None` when
+/// a status may be read where the walk does not look: a function's body or a loop's that reads
+/// one (`f() { echo $?; }`), or an `exec` that is not the script's last command.
+fn options_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Option<(bool, bool)> {
+    if !exec_only_last(root, walk) || !status_reads_placed(n, root, walk) {
+        return None;
+    }
+    Some((
+        option_on_at(n, root, walk, Opt::Errexit, rules.errexit),
+        option_on_at(n, root, walk, Opt::Pipefail, rules.pipefail),
+    ))
+}
+
+/// Counts `units` of work done on `walk`'s text (`Walk::status_work`).
+fn work(walk: &Walk<'_>, units: usize) {
+    walk.status_work.set(walk.status_work.get().saturating_add(units));
+}
+
+/// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
+/// `Node::parent` walks down from the root once per step.
+fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
+    let mut path = Vec::new();
+    let mut at = root;
+    while at != n {
+        path.push(at);
+        match at.child_with_descendant(n) {
+            Some(c) if c != at => at = c,
+            _ => break,
+        }
+    }
+    path
 }
 
 /// The functions a command at `n` may call, split into those that may do anything and those that
@@ -609,10 +662,7 @@ fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
     };
     let own;
     let table = match walk.top_functions.get(walk.tree.get()) {
-        Some((root, table)) => {
-            debug_assert_eq!(root.id(), root_of_n().id(), "a command of the tree being walked");
-            table.get_or_init(|| top_functions(*root, walk, rules))
-        }
+        Some((root, table)) => table.get_or_init(|| top_functions(*root, walk, rules)),
         None => {
             own = top_functions(root_of_n(), walk, rules);
             &own
@@ -620,20 +670,45 @@ fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
     };
     let mut ok: Vec<String> =
         table.iter().filter(|f| f.harmless && f.end <= n.start_byte()).map(|f| f.name.clone()).collect();
-    // A function defined before the script (a function's body) runs: defined once and
-    // certainly, where the call runs (`main() { pg_isready -h db || log down; }; log() { echo
-    // "$@"; }; main`: bash 5.2 and dash 0.5.12 exit 0 with the database down).
+    // (The known functions' part is the same for every command: made once per tree.)
+    let root = walk.top_functions.get(walk.tree.get()).map_or_else(root_of_n, |(r, _)| *r);
+    with_facts(root, walk, |facts| {
+        for name in facts.known_ok.get_or_init(|| known_ok(rules)) {
+            if !ok.contains(name) {
+                ok.push(name.clone());
+            }
+        }
+    });
+    let risky = if ok.is_empty() {
+        rules.functions.clone()
+    } else {
+        let oks: std::collections::HashSet<&str> = ok.iter().map(String::as_str).collect();
+        rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect()
+    };
+    Funcs { risky, ok }
+}
+
+/// The functions defined before the script runs (a function's body) that are harmless to call:
+/// defined once and certainly, where the call runs (`main() { pg_isready -h db || log down; };
+/// log() { echo "$@"; }; main`: bash 5.2 and dash 0.5.12 exit 0 with the database down).
+fn known_ok(rules: &Rules) -> Vec<String> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for f in &rules.functions {
+        *counts.entry(f.as_str()).or_default() += 1;
+    }
+    let mut ok: Vec<String> = Vec::new();
     for (name, body) in &rules.known {
-        if rules.functions.iter().filter(|f| *f == name).count() == 1
+        // (Cheapest first: `harmless_text` looks for every function's name.)
+        if counts.get(name.as_str()) == Some(&1)
+            && plain_text_commands(body)
+            && !mentions(body, &["exit", "return"])
             && !ok.contains(name)
             && harmless_text(body, &rules.functions)
-            && !mentions(body, &["exit", "return"])
-            && plain_text_commands(body)
         {
             ok.push(name.clone());
         }
     }
-    Funcs { risky: rules.functions.iter().filter(|f| !ok.contains(f)).cloned().collect(), ok }
+    ok
 }
 
 const NOT_LAST: &str = "its exit status is not used (a later command's status is the script's)";
@@ -660,9 +735,8 @@ fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
 
 /// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
 /// clause of its `if`, or a `case` item's terminator).
-fn last_statement(at: Node<'_>) -> bool {
-    let mut next = at.next_sibling();
-    while let Some(s) = next {
+fn last_statement(at: Node<'_>, parent: Node<'_>) -> bool {
+    for s in siblings_after(at, parent) {
         if is_statement(s) && !matches!(s.kind(), "elif_clause" | "else_clause") {
             return false;
         }
@@ -671,9 +745,28 @@ fn last_statement(at: Node<'_>) -> bool {
         {
             return true;
         }
-        next = s.next_sibling();
     }
     true
+}
+
+/// The children of `parent` after `at` (one of them), in order: one cursor over `parent`'s
+/// children, where each `Node::next_sibling` finds the parent again and walks its children.
+fn siblings_after<'a>(at: Node<'a>, parent: Node<'a>) -> impl Iterator<Item = Node<'a>> {
+    let mut c = parent.walk();
+    let mut found = c.goto_first_child_for_byte(at.start_byte()).is_some();
+    while found && c.node() != at {
+        found = c.goto_next_sibling();
+    }
+    // (Not found among them: the siblings one by one, as before.)
+    let mut fallback = if found { None } else { at.next_sibling() };
+    std::iter::from_fn(move || {
+        if found {
+            return c.goto_next_sibling().then(|| c.node());
+        }
+        let s = fallback?;
+        fallback = s.next_sibling();
+        Some(s)
+    })
 }
 
 /// Whether the status of `cond` (an `if`/`elif` condition) choosing which part of `construct`
@@ -959,14 +1052,8 @@ fn is_list_of_statements(kind: &str) -> bool {
 /// in it), unless it is `NAME=$?` and `NAME` is then only written out ([`only_echoed`]: bash 5.2
 /// and dash 0.5.12 exit 0 on `pg_isready -h db; ret=$?; echo "db $ret"; curl ...` with the
 /// database down).
-fn next_reads_status(at: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    let mut next = at.next_sibling();
-    while let Some(s) = next {
-        if is_statement(s) {
-            break;
-        }
-        next = s.next_sibling();
-    }
+fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let next = siblings_after(at, parent).find(|s| is_statement(*s));
     let Some(next) = next.filter(|s| !matches!(s.kind(), "elif_clause" | "else_clause")) else {
         return false;
     };
@@ -1242,88 +1329,146 @@ fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
 /// An option named otherwise (`shopt -o`, `SHELLOPTS`, a computed `set` word) counts as on. dash
 /// 0.5.12 has no pipefail (`set -o pipefail` ends its script with status 2): on either way.
 fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt, start: bool) -> bool {
-    let word = match opt {
-        Opt::Errexit => "errexit",
-        Opt::Pipefail => "pipefail",
-    };
-    let mut named = 0usize;
-    // `set` commands read (a `set` word elsewhere, `command set -e`, `\set -e`, counts as on).
-    let mut sets_read = 0usize;
-    // (position, on, certain): certain `on`s past `n` (a loop) and a called function's count as on.
-    let mut effects: Vec<(usize, bool, bool)> = Vec::new();
-    let mut forced = false;
-    let mut cursor = root.walk();
-    'walk: loop {
-        let k = cursor.node();
-        if k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set") {
-            sets_read += 1;
-            let mut c = k.walk();
-            let args: Vec<&str> =
-                k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
-            let mut sets: Option<bool> = None;
-            for (i, a) in args.iter().enumerate() {
-                if a.contains(['$', '`', '"', '\'', '\\']) {
-                    sets = Some(true);
-                    continue;
+    with_facts(root, walk, |tree| {
+        let facts = match opt {
+            Opt::Errexit => &tree.errexit,
+            Opt::Pipefail => &tree.pipefail,
+        };
+        // (A `set` word the walk does not read as a `set` command, `command set -e`, `\set -e`,
+        // counts as on: break9 A3/A8.)
+        if facts.forced || facts.words > facts.named || tree.set_words > tree.sets_read {
+            return true;
+        }
+        work(walk, facts.sets.len());
+        let mut effects: Vec<(usize, bool, bool)> = Vec::new();
+        for set in &facts.sets {
+            if set.shell.is_none_or(|s| contains(s, n)) {
+                if set.on && set.loops.iter().any(|p| contains(*p, n)) {
+                    return true;
                 }
-                if *a == word {
-                    named += 1;
-                }
-                let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
-                    continue;
-                };
-                if letters.is_empty() || letters.starts_with('-') {
-                    break;
-                }
-                let on = a.starts_with('-');
-                if (opt == Opt::Errexit && letters.contains('e'))
-                    || (letters.contains('o') && args.get(i + 1) == Some(&word))
-                {
-                    sets = Some(on || sets == Some(true));
+                if set.node.end_byte() <= n.start_byte() {
+                    effects.push((set.node.start_byte(), set.on, set.certain));
                 }
             }
-            if let Some(on) = sets {
-                let mut func = None;
-                let mut up = k.parent();
-                while let Some(p) = up {
-                    if p.kind() == "function_definition" {
-                        func = p.child_by_field_name("name").map(|m| text(m, walk));
-                    }
-                    up = p.parent();
+        }
+        // (errexit or pipefail from the shell's flags or a `#!` line: on until a `set +e` that
+        // certainly runs, break9 B1.)
+        let mut state = start;
+        effects.sort_unstable();
+        for (_, on, certain) in effects {
+            if on {
+                state = true;
+            } else if certain {
+                state = false;
+            }
+        }
+        state
+    })
+}
+
+/// What [`option_on_at`] reads of a whole tree for one option, whatever the command asked about.
+#[derive(Default)]
+struct OptFacts<'t> {
+    /// How many times the script's text names the option (`errexit`, `pipefail`) as a word.
+    words: usize,
+    /// How many of those are a `set` command's argument.
+    named: usize,
+    /// A `set` in a function called more than once turns it on (counts as on everywhere).
+    forced: bool,
+    /// The other `set` commands that turn it on or off, in the tree's order.
+    sets: Vec<SetFact<'t>>,
+}
+
+/// A `set` command outside functions that turns an option on or off.
+struct SetFact<'t> {
+    node: Node<'t>,
+    on: bool,
+    /// The subshell it runs in ([`shell_of`]).
+    shell: Option<Node<'t>>,
+    /// It certainly runs when its shell does (only lists and `{ }` around it, up to its shell).
+    certain: bool,
+    /// The loops around it (a command in one of them runs after it the next time round).
+    loops: Vec<Node<'t>>,
+}
+
+/// What `status::discarded` reads of a whole tree, made once per tree (`Walk::tree_facts`).
+pub(super) struct TreeFacts<'t> {
+    errexit: OptFacts<'t>,
+    pipefail: OptFacts<'t>,
+    /// How many words of the text are `set` once quotes and backslashes are taken out
+    /// (`\set`, `'set'`, `s\et`).
+    set_words: usize,
+    /// How many `set` commands the walk reads ([`set_command`]).
+    sets_read: usize,
+    /// [`exec_only_last`].
+    exec_only_last: bool,
+    /// A function body in the tree reads a status ([`status_reads_placed`]).
+    body_reads_status: bool,
+    /// The `for` loops whose text reads a status ([`status_reads_placed`]).
+    status_loops: Vec<Node<'t>>,
+    /// The tree has a substitution, a pipeline or a redirection ([`output_used_above`]).
+    output_users: bool,
+    /// A function definition in the tree [`leaves_state`] (`flow`'s
+    /// `calls_a_function_with_effects`).
+    defines_stateful: bool,
+    /// The known functions harmless to call ([`known_ok`]; the walk's `Rules` are the same for
+    /// every tree).
+    known_ok: std::cell::OnceCell<Vec<String>>,
+}
+
+/// The [`TreeFacts`] of the tree whose root is `root`, given to `f`: kept in `Walk::tree_facts`
+/// for the tree being walked.
+fn with_facts<R>(root: Node<'_>, walk: &Walk<'_>, f: impl FnOnce(&TreeFacts<'_>) -> R) -> R {
+    let i = walk.tree.get();
+    match (walk.top_functions.get(i), walk.tree_facts.get(i)) {
+        (Some((r, _)), Some(cell)) if r.id() == root.id() => f(cell.get_or_init(|| tree_facts(*r, walk))),
+        _ => f(&tree_facts(root, walk)),
+    }
+}
+
+/// The [`TreeFacts`] of the tree whose root is `root`: one walk of its nodes, one of its text.
+fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
+    let mut errexit = OptFacts::default();
+    let mut pipefail = OptFacts::default();
+    let mut sets_read = 0usize;
+    let mut body_reads_status = false;
+    let mut status_loops = Vec::new();
+    let mut output_users = false;
+    let mut defines_stateful = false;
+    // (A text that reads no status has no function or loop that does.)
+    let reads = reads_status_text(walk.src);
+    // (The nodes looked for need words in the text: `set`, a definition's `(` or `function`, a
+    // `|`, `<`, `>` or substitution; a text with none is not walked.)
+    let src = walk.src;
+    let uses_output = src.contains(['|', '<', '>', '`']) || src.contains("$(");
+    let walked = reads || uses_output || src.contains("set") || src.contains('(') || src.contains("function");
+    let mut cursor = root.walk();
+    'walk: loop {
+        if !walked {
+            break;
+        }
+        let k = cursor.node();
+        match k.kind() {
+            "function_definition" => {
+                if reads && !body_reads_status && reads_status_text(text(k, walk)) {
+                    body_reads_status = true;
                 }
-                let shell = shell_of(k);
-                if let Some(f) = func {
-                    let calls = walk
-                        .src
-                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                        .filter(|w| *w == f)
-                        .count();
-                    forced |= on && calls > 1;
-                } else if shell.is_none_or(|s| contains(s, n)) {
-                    let mut looped = false;
-                    let mut up = k.parent();
-                    while let Some(p) = up {
-                        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement")
-                            && contains(p, n)
-                        {
-                            looped = true;
-                        }
-                        up = p.parent();
-                    }
-                    if k.end_byte() <= n.start_byte() {
-                        let mut certain = true;
-                        let mut up = k.parent();
-                        while let Some(p) = up {
-                            if shell.is_some_and(|s| s == p) {
-                                break;
-                            }
-                            certain &= matches!(p.kind(), "program" | "compound_statement");
-                            up = p.parent();
-                        }
-                        effects.push((k.start_byte(), on, certain));
-                    }
-                    forced |= on && looped;
+                if !defines_stateful && leaves_state(text(k, walk)) {
+                    defines_stateful = true;
                 }
+            }
+            "for_statement" | "c_style_for_statement" if reads && reads_status_text(text(k, walk)) => {
+                status_loops.push(k);
+            }
+            "command_substitution" | "process_substitution" | "pipeline" | "redirected_statement" => {
+                output_users = true;
+            }
+            _ => {}
+        }
+        if set_command(k, walk) {
+            sets_read += 1;
+            for (opt, facts) in [(Opt::Errexit, &mut errexit), (Opt::Pipefail, &mut pipefail)] {
+                set_facts(k, walk, opt, facts);
             }
         }
         if cursor.goto_first_child() {
@@ -1338,46 +1483,133 @@ fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt, start: b
             }
         }
     }
-    let set_words = walk
-        .src
+    // (One pass over the text's words for both options and `exec`, when it has one of them.)
+    let mut execs = 0usize;
+    let words = src.contains("errexit") || src.contains("pipefail") || src.contains("exec");
+    if words {
+        for w in src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+            match w {
+                "errexit" => errexit.words += 1,
+                "pipefail" => pipefail.words += 1,
+                "exec" => execs += 1,
+                _ => {}
+            }
+        }
+    }
+    let set_words = src
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '"' | '\'' | '\\')))
         .filter(|w| w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).eq("set".chars()))
         .count();
-    if forced
-        || set_words > sets_read
-        || mentions(walk.src, &[word])
-            && walk
-                .src
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                .filter(|w| *w == word)
-                .count()
-                > named
-    {
-        return true;
+    TreeFacts {
+        errexit,
+        pipefail,
+        set_words,
+        sets_read,
+        exec_only_last: exec_only_last_of(root, walk, execs),
+        body_reads_status,
+        status_loops,
+        output_users,
+        defines_stateful,
+        known_ok: std::cell::OnceCell::new(),
     }
-    // (errexit or pipefail from the shell's flags or a `#!` line: on until a `set +e` that
-    // certainly runs, break9 B1.)
-    let mut state = start;
-    effects.sort_unstable();
-    for (_, on, certain) in effects {
-        if on {
-            state = true;
-        } else if certain {
-            state = false;
+}
+
+/// Whether a function definition in the tree being walked (whose root is `root`) leaves state
+/// its caller reads ([`leaves_state`]), read once per tree.
+pub(super) fn defines_stateful_function(root: Node<'_>, walk: &Walk<'_>) -> bool {
+    match walk.top_functions.get(walk.tree.get()) {
+        Some((r, _)) => with_facts(*r, walk, |facts| facts.defines_stateful),
+        None => with_facts(root, walk, |facts| facts.defines_stateful),
+    }
+}
+
+/// Whether `k` is a `set` command (looked at by [`option_on_at`]).
+fn set_command(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set")
+}
+
+/// Adds what the `set` command `k` does to option `opt` to `facts`.
+fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t>) {
+    let word = match opt {
+        Opt::Errexit => "errexit",
+        Opt::Pipefail => "pipefail",
+    };
+    let mut c = k.walk();
+    let args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let mut sets: Option<bool> = None;
+    for (i, a) in args.iter().enumerate() {
+        if a.contains(['$', '`', '"', '\'', '\\']) {
+            sets = Some(true);
+            continue;
+        }
+        if *a == word {
+            facts.named += 1;
+        }
+        let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            continue;
+        };
+        if letters.is_empty() || letters.starts_with('-') {
+            break;
+        }
+        let on = a.starts_with('-');
+        if (opt == Opt::Errexit && letters.contains('e'))
+            || (letters.contains('o') && args.get(i + 1) == Some(&word))
+        {
+            sets = Some(on || sets == Some(true));
         }
     }
-    state
+    let Some(on) = sets else {
+        return;
+    };
+    let mut func = None;
+    let mut up = k.parent();
+    while let Some(p) = up {
+        if p.kind() == "function_definition" {
+            func = p.child_by_field_name("name").map(|m| text(m, walk));
+        }
+        up = p.parent();
+    }
+    if let Some(f) = func {
+        if on && !facts.forced {
+            let calls = walk
+                .src
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .filter(|w| *w == f)
+                .count();
+            facts.forced = calls > 1;
+        }
+        return;
+    }
+    let shell = shell_of(k);
+    let mut loops = Vec::new();
+    let mut up = k.parent();
+    while let Some(p) = up {
+        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement") {
+            loops.push(p);
+        }
+        up = p.parent();
+    }
+    let mut certain = true;
+    let mut up = k.parent();
+    while let Some(p) = up {
+        if shell.is_some_and(|s| s == p) {
+            break;
+        }
+        certain &= matches!(p.kind(), "program" | "compound_statement");
+        up = p.parent();
+    }
+    facts.sets.push(SetFact { node: k, on, shell, certain, loops });
 }
 
 /// Whether the script's only `exec` is its last statement, running a program (`exec CMD`:
 /// the shell is replaced and the script's status is CMD's, bash manual "Bourne Shell Builtins"),
 /// or it has none.
 fn exec_only_last(root: Node<'_>, walk: &Walk<'_>) -> bool {
-    let count = walk
-        .src
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .filter(|w| *w == "exec")
-        .count();
+    with_facts(root, walk, |facts| facts.exec_only_last)
+}
+
+/// [`exec_only_last`], where the script's text has `count` words `exec`.
+fn exec_only_last_of(root: Node<'_>, walk: &Walk<'_>, count: usize) -> bool {
     if count == 0 {
         return true;
     }
@@ -1438,25 +1670,9 @@ fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
 /// Whether no status is read where the walk does not look: no function body reads one (it may
 /// run right after `n`), and no loop around `n` reads one in its body (the next time round).
 fn status_reads_placed(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>) -> bool {
-    let mut c = root.walk();
-    let mut stack = vec![root];
-    while let Some(k) = stack.pop() {
-        if k.kind() == "function_definition" {
-            if reads_status_text(text(k, walk)) {
-                return false;
-            }
-            continue;
-        }
-        stack.extend(k.named_children(&mut c));
-    }
-    let mut up = n.parent();
-    while let Some(p) = up {
-        if matches!(p.kind(), "for_statement" | "c_style_for_statement") && reads_status_text(text(p, walk)) {
-            return false;
-        }
-        up = p.parent();
-    }
-    true
+    with_facts(root, walk, |facts| {
+        !facts.body_reads_status && !facts.status_loops.iter().any(|p| contains(*p, n))
+    })
 }
 
 /// A command substitution (`$(...)` or backquotes, as written) that runs one command that only
