@@ -2462,3 +2462,18 @@ fn ssh_httping_env_double_dash_and_hostaddr_are_judged_as_the_clients_connect() 
     let e = eval_liveness_env("pg_isready -d 'postgres://db/x'", &[("PGHOST", "localhost")]);
     assert!(denied(&e).iter().any(|d| d.contains("reaches postgres://db/x")), "{:?}", denied(&e));
 }
+
+/// A trap whose action writes a file may leave evidence the script reads later (bash 5.2.15, stub
+/// `pg_isready` exiting 2 for db: `trap 'echo down > f' ERR; pg_isready -h db >/dev/null; curl
+/// ...; ! test -f f` exits 1 with the database down and 0 with it up): the walk gives up and the
+/// denial stands; a trap that only writes to stdout changes nothing (CI's sampled survivor
+/// status.rs:279, `file_targets(c).is_empty() &&` made `||` in `harmless_traps`).
+#[test]
+fn a_trap_that_writes_a_file_keeps_the_denial() {
+    let written = "trap 'echo down > /tmp/f' ERR; pg_isready -h db >/dev/null; curl -sf localhost:8080/; ! test -f /tmp/f";
+    let got = finding_of(&["bash", "-c", written]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+    let printed = "trap 'echo down' ERR; pg_isready -h db >/dev/null; curl -sf localhost:8080/";
+    let got = finding_of(&["bash", "-c", printed]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+}
