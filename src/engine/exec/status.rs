@@ -820,6 +820,46 @@ fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
 /// and the clients (`clients::find_client`: a check of their own, judged by themselves). Any
 /// other program (`sleep`, which can time the probe out, `pkill`, `supervisorctl`, ...) may
 /// make the branch that runs matter.
+/// Builtins and programs that change the shell or the files a later command may read (`read`,
+/// `export`, `set`, `cd`, `rm`, ...): a text naming one is neither harmless ([`harmless_text`]) nor
+/// free of state its caller reads ([`leaves_state`]).
+const CHANGES_STATE: &[&str] = &[
+    "set",
+    "shift",
+    "unset",
+    "export",
+    "read",
+    "readarray",
+    "mapfile",
+    "declare",
+    "typeset",
+    "readonly",
+    "cd",
+    "pushd",
+    "popd",
+    "touch",
+    "rm",
+    "mkdir",
+    "mv",
+    "cp",
+    "tee",
+    "ln",
+    "alias",
+    "shopt",
+    "ulimit",
+    "umask",
+    "let",
+    "getopts",
+];
+
+/// Beside [`CHANGES_STATE`], what keeps a text from being harmless: a status of its own (`false`,
+/// `test`, `return`), loop control, `local`, and a `function` definition.
+const NOT_HARMLESS: &[&str] = &["false", "return", "test", "local", "break", "continue", "function"];
+
+/// Beside [`CHANGES_STATE`], what a function's body may do that ends the script or runs code the
+/// walk does not follow (`exit`, `exec`, `trap`, `kill`, `eval`, `source`).
+const ENDS_OR_UNFOLLOWED: &[&str] = &["exit", "exec", "trap", "kill", "eval", "source"];
+
 const PLAIN: &[&str] = &["echo", "printf", ":", "true", "exit", "logger"];
 
 /// Whether every simple command in `n` that starts at or after byte `from` runs a [`PLAIN`]
@@ -880,43 +920,14 @@ fn harmless_text(t: &str, functions: &[String]) -> bool {
 /// [`harmless_text`], or with `writes`, also when it writes files or to a closed stdout.
 fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
     let t = &without_harmless_substitutions(t);
-    const STATEFUL: &[&str] = &[
-        "false",
-        "return",
-        "test",
-        "set",
-        "shift",
-        "unset",
-        "export",
-        "read",
-        "readarray",
-        "mapfile",
-        "declare",
-        "typeset",
-        "local",
-        "readonly",
-        "cd",
-        "pushd",
-        "popd",
-        "touch",
-        "rm",
-        "mkdir",
-        "mv",
-        "cp",
-        "tee",
-        "ln",
-        "alias",
-        "shopt",
-        "ulimit",
-        "umask",
-        "let",
-        "getopts",
-        "break",
-        "continue",
-        "function",
-    ];
     let calls = functions.iter().any(|f| mentions(t, &[f.as_str()]));
-    if calls || mentions(t, STATEFUL) || t.contains(['[', '!', '`']) || t.contains("((") || t.contains("$(") {
+    if calls
+        || mentions(t, CHANGES_STATE)
+        || mentions(t, NOT_HARMLESS)
+        || t.contains(['[', '!', '`'])
+        || t.contains("((")
+        || t.contains("$(")
+    {
         return false;
     }
     let words: Vec<&str> = t
@@ -1759,40 +1770,6 @@ fn plain_text_commands(body: &str) -> bool {
 /// an assignment, a file written, a builtin that changes the shell (`read`, `export`, `set`, `cd`,
 /// `printf -v`, ...), a file changed (`rm`, `touch`, ...).
 pub(super) fn leaves_state(body: &str) -> bool {
-    const STATE: &[&str] = &[
-        "exit",
-        "exec",
-        "set",
-        "shift",
-        "unset",
-        "export",
-        "read",
-        "readarray",
-        "mapfile",
-        "declare",
-        "typeset",
-        "readonly",
-        "cd",
-        "pushd",
-        "popd",
-        "touch",
-        "rm",
-        "mkdir",
-        "mv",
-        "cp",
-        "tee",
-        "ln",
-        "alias",
-        "shopt",
-        "ulimit",
-        "umask",
-        "let",
-        "getopts",
-        "trap",
-        "kill",
-        "eval",
-        "source",
-    ];
     let words: Vec<&str> = body
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')' | '`'))
         .collect();
@@ -1803,7 +1780,8 @@ pub(super) fn leaves_state(body: &str) -> bool {
         })
     });
     assigns
-        || mentions(body, STATE)
+        || mentions(body, CHANGES_STATE)
+        || mentions(body, ENDS_OR_UNFOLLOWED)
         || body.contains("printf -v")
         || words.contains(&".")
         || !file_targets(body).is_empty()
