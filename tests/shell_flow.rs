@@ -2477,3 +2477,33 @@ fn a_trap_that_writes_a_file_keeps_the_denial() {
     let got = finding_of(&["bash", "-c", printed]);
     assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
 }
+
+/// Issue #10 (session 10 break-it, item 10): a chain of function calls deeper than the analysis
+/// follows (`flow::MAX_CALL_DEPTH`) was dropped without a word: the check at its end (bash 5.2.15
+/// and dash 0.5.12 exit 2 / 0 with the database down / up) was a silent allow. It is noted as not
+/// analysed, whatever else is found; a chain within the limit is analysed and not noted.
+#[test]
+fn a_call_chain_deeper_than_the_analysis_follows_is_noted() {
+    let deep = "f1() { f2; }; f2() { f3; }; f3() { f4; }; f4() { f5; }; f5() { f6; }; f6() { f7; }; f7() { f8; }; f8() { f9; }; f9() { pg_isready -h orders-db; }; f1";
+    for shell in ["sh", "bash"] {
+        let e = eval_liveness(&[shell, "-c", deep]);
+        assert!(
+            e.evaluation.unresolved.iter().any(|u| u.over_bound && u.reason.contains("function calls")),
+            "{shell}: {:?}",
+            e.evaluation.unresolved
+        );
+        assert!(denials(&e).is_empty(), "{shell}: {:?}", e.evaluation);
+    }
+    // The same with a denial found beside the cut: still noted.
+    let e = eval_liveness(&["sh", "-c", &format!("{deep}; redis-cli -h cache ping")]);
+    assert_eq!(denials(&e).len(), 1, "{:?}", e.evaluation);
+    assert!(
+        e.evaluation.unresolved.iter().any(|u| u.reason.contains("function calls")),
+        "{:?}",
+        e.evaluation
+    );
+    let shallow = "f1() { f2; }; f2() { f3; }; f3() { pg_isready -h orders-db; }; f1";
+    let e = eval_liveness(&["sh", "-c", shallow]);
+    assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
+    assert_eq!(denials(&e).len(), 1, "{:?}", e.evaluation);
+}

@@ -603,6 +603,16 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         let shown = shown();
         ctx.note_over_bound(&shown, gap.reason(ctx.parse_gap_in_cmd));
     }
+    // A call chain cut at the call limit: what its deeper calls run was not analysed, whatever
+    // was found beside it (never a silent allow).
+    if ctx.calls_cut {
+        let shown = shown();
+        let levels = flow::MAX_CALL_DEPTH;
+        ctx.note_over_bound(
+            &shown,
+            format!("its function calls nest deeper than the {levels} levels probegate follows"),
+        );
+    }
     // A dependency whose exit status cannot fail the probe counts only when no other was found
     // (and never after an analysis bound stopped the analysis).
     if dependency.is_none() && !ctx.over_budget.get() && ctx.units_left.get() != 0 && !ctx.object_spent.get()

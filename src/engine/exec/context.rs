@@ -131,6 +131,8 @@ pub(super) struct Ctx<'e> {
     pub(super) functions: Vec<(String, String)>,
     /// Shell function calls being analysed, nested.
     pub(super) calls: usize,
+    /// A call nested deeper than `flow::MAX_CALL_DEPTH` was met and not analysed (noted).
+    pub(super) calls_cut: bool,
     /// `$0` of the script being analysed, when known.
     pub(super) arg0: Option<String>,
     /// The script files being analysed, outermost first, with where each came from.
@@ -231,6 +233,7 @@ impl<'e> Ctx<'e> {
             defines_function: false,
             functions: Vec::new(),
             calls: 0,
+            calls_cut: false,
             arg0: None,
             scripts: Vec::new(),
             files_read: 0,

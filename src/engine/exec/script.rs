@@ -461,7 +461,7 @@ impl Ctx<'_> {
     }
 
     /// A call of a shell function: its body analysed with `args` as `$1`, `$2`... (calls nested at
-    /// most [`MAX_CALL_DEPTH`] deep; deeper ones are not analysed).
+    /// most [`MAX_CALL_DEPTH`] deep; deeper ones are not analysed, and noted: `Ctx::calls_cut`).
     /// `assigns` (`H=db f`) hold, exported, only while the function runs (bash manual, "Shell
     /// Functions"); its `local` variables are gone after it, the values they hid back.
     fn call_function(
@@ -472,6 +472,8 @@ impl Ctx<'_> {
         depth: usize,
     ) -> Option<Dependency> {
         if self.calls >= MAX_CALL_DEPTH {
+            // Not analysed: said in a note, never a silent allow (break-it, #10).
+            self.calls_cut = true;
             return None;
         }
         self.calls += 1;
