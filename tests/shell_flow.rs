@@ -2478,6 +2478,83 @@ fn a_trap_that_writes_a_file_keeps_the_denial() {
     assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
 }
 
+/// Issue #10 (session 10 break-it, item 8): a shell nested in the script whose own command line or
+/// standard input turns errexit on. Each run in bash 5.2.15 and dash 0.5.12 (the outer shell), with
+/// a stub `pg_isready` exiting 2 for orders-db and 0 for localhost; the script's status with the
+/// database down / up: `sh -ec 'pg_isready -h orders-db; echo ok'` bash 2 / 0, dash 2 / 0 (it was
+/// read as "always exits 0": the scan took `echo ok'` for the last command); `echo '...' | sh -e`
+/// bash 2 / 0, dash 2 / 0. Without `-e` both exit 0 / 0 (a warning, as before).
+#[test]
+fn a_nested_shell_with_errexit_keeps_its_check_coupled() {
+    let denied = [
+        "sh -ec 'pg_isready -h orders-db; echo ok'",
+        "bash -e -c 'pg_isready -h orders-db; echo ok'",
+        "echo 'pg_isready -h orders-db; echo ok' | sh -e",
+        "echo 'pg_isready -h orders-db; echo ok' | bash -e",
+    ];
+    let warned = ["sh -c 'pg_isready -h orders-db; echo ok'", "echo 'pg_isready -h orders-db; echo ok' | sh"];
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for script in denied {
+            let got = finding_of(&[shell, "-c", script]);
+            if !got.as_ref().is_some_and(|g| g.0 == Action::Deny && g.1.contains("reaches orders-db")) {
+                wrong.push(format!("deny expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+        for script in warned {
+            let got = finding_of(&[shell, "-c", script]);
+            if got.as_ref().map(|g| g.0) != Some(Action::Warn) {
+                wrong.push(format!("warn expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Issue #10 (session 10 break-it, item 9): bash reads `SHELLOPTS` from its environment at
+/// start-up and turns on the options it lists (bash manual, "Bash Variables": "If this variable is
+/// in the environment when Bash starts up, each shell option in the list will be enabled before
+/// reading any startup files"); dash does not. `-o pipefail` on a shell's command line holds in its
+/// script. Stub `pg_isready` as above, status with the database down / up, outer shell bash 5.2.15
+/// and dash 0.5.12:
+/// `env SHELLOPTS=errexit bash -c 'pg_isready -h orders-db; echo ok'` bash 2 / 0, dash 2 / 0;
+/// `env SHELLOPTS=pipefail bash -c 'pg_isready -h orders-db | cat'` bash 2 / 0, dash 2 / 0;
+/// `SHELLOPTS=errexit bash -c '...; echo ok'` dash 2 / 0 (bash 0 / 0: `SHELLOPTS` is read-only in
+/// the outer bash, the command does not run; kept denied, the shell is `sh`);
+/// `bash -o pipefail -c 'pg_isready -h orders-db | cat'` bash 2 / 0, dash 2 / 0;
+/// `env SHELLOPTS=errexit sh -c '...; echo ok'` (dash as `sh`) 0 / 0: a warning.
+#[test]
+fn bash_options_from_shellopts_or_its_command_line_keep_a_check_coupled() {
+    let mut wrong = Vec::new();
+    for (argv, action) in [
+        (&["sh", "-c", "env SHELLOPTS=errexit bash -c 'pg_isready -h orders-db; echo ok'"][..], Action::Deny),
+        (
+            &["bash", "-c", "env SHELLOPTS=errexit bash -c 'pg_isready -h orders-db; echo ok'"][..],
+            Action::Deny,
+        ),
+        (&["sh", "-c", "SHELLOPTS=errexit bash -c 'pg_isready -h orders-db; echo ok'"][..], Action::Deny),
+        (&["sh", "-c", "env SHELLOPTS=pipefail bash -c 'pg_isready -h orders-db | cat'"][..], Action::Deny),
+        (
+            &["bash", "-c", "env SHELLOPTS=braceexpand:pipefail bash -c 'pg_isready -h orders-db | cat'"][..],
+            Action::Deny,
+        ),
+        (&["sh", "-c", "bash -o pipefail -c 'pg_isready -h orders-db | cat'"][..], Action::Deny),
+        (&["bash", "-c", "bash -euo pipefail -c 'pg_isready -h orders-db | cat'"][..], Action::Deny),
+        (&["bash", "-o", "pipefail", "-c", "pg_isready -h orders-db | cat"][..], Action::Deny),
+        (&["sh", "-c", "env SHELLOPTS=errexit sh -c 'pg_isready -h orders-db; echo ok'"][..], Action::Warn),
+        (
+            &["sh", "-c", "env SHELLOPTS=braceexpand bash -c 'pg_isready -h orders-db; echo ok'"][..],
+            Action::Warn,
+        ),
+    ] {
+        let got = finding_of(argv);
+        if got.as_ref().map(|g| g.0) != Some(action) {
+            wrong.push(format!("{action:?} expected: {argv:?}: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// Issue #10 (session 10 break-it, item 10): a chain of function calls deeper than the analysis
 /// follows (`flow::MAX_CALL_DEPTH`) was dropped without a word: the check at its end (bash 5.2.15
 /// and dash 0.5.12 exit 2 / 0 with the database down / up) was a silent allow. It is noted as not

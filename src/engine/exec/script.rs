@@ -757,7 +757,11 @@ pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
     // exits 0 too: `pg_isready -h db; echo $?`, and cmd's `curl ... & echo ok`.
     let plain_echo =
         (last == "echo" || last.starts_with("echo ")) && !last.contains(['>', '<', '|', '&', '`', '(', ')']);
-    if !(super::flow::succeeds_as_written(last) || plain_echo) || body.len() == last.len() {
+    // (A quote left open in it: the split on `;` was inside a quoted word, `sh -ec 'a; echo ok'`,
+    // whose last command is `sh`: break-it, #10.)
+    let balanced =
+        last.matches('\'').count() % 2 == 0 && last.matches('"').count() % 2 == 0 && !last.contains('\\');
+    if !(super::flow::succeeds_as_written(last) || plain_echo) || !balanced || body.len() == last.len() {
         return None;
     }
     // A loop whose condition is the check waits for the dependency: its outage hangs the probe

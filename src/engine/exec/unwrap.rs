@@ -190,6 +190,14 @@ pub(super) fn errexit_flag(opts: &[String]) -> bool {
         || opts.windows(2).any(|w| w[0] == "-o" && w[1] == "errexit")
 }
 
+/// Whether a shell's options (the words before its script or file) turn on pipefail: `-o
+/// pipefail`, `-euo pipefail` (bash manual, "The Set Builtin": the invocation takes `set`'s options).
+pub(super) fn pipefail_flag(opts: &[String]) -> bool {
+    opts.windows(2).any(|w| {
+        w[0].starts_with('-') && !w[0].starts_with("--") && w[0].ends_with('o') && w[1] == "pipefail"
+    })
+}
+
 /// The program a Windows command names, lowercase (Windows file names are case-insensitive):
 /// `C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe` is `powershell.exe`,
 /// `CMD.EXE` is `cmd.exe`. `None` for a word that is neither a Windows path (a drive letter or a

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::super::context::{Ctx, RefKind, is_reserved_char};
 use super::super::flow::SCOPE;
-use super::super::unwrap::errexit_flag;
+use super::super::unwrap::{errexit_flag, pipefail_flag};
 use super::super::{Dependency, MAX_DEPTH};
 use super::{Overrides, Run, shell_file_pos, shell_script_pos};
 
@@ -176,17 +176,24 @@ impl Ctx<'_> {
                 ctx.unset.remove(&n);
                 ctx.shell_vars.insert(n, v);
             }
+            // bash turns on the options `SHELLOPTS` lists when it is in its environment at
+            // start-up (bash manual, "Bash Variables"); dash does not read it.
+            let shellopts = if kind == "bash" { ctx.shellopts_from_env() } else { (false, false) };
             let Some(pos) = shell_script_pos(rest) else {
                 // `sh FILE args`: the shell runs the file; without one (or with `-s`) it
                 // reads its script from standard input, here a here-string.
                 let Some(k) = shell_file_pos(rest) else {
                     let script = stdin?;
                     ctx.positional = Some(Vec::new());
-                    return ctx.analyze_script(&script, depth + 1);
+                    // `echo '...' | sh -e`: its options are all its words.
+                    let saved = ctx.shell_options(rest, shellopts);
+                    let found = ctx.analyze_script(&script, depth + 1);
+                    (ctx.errexit, ctx.pipefail) = saved;
+                    return found;
                 };
-                let saved_errexit = std::mem::replace(&mut ctx.errexit, errexit_flag(&rest[..k]));
+                let saved = ctx.shell_options(&rest[..k], shellopts);
                 let found = ctx.run_named_file(&rest[k], &raw_rest[k + 1..], false, depth);
-                ctx.errexit = saved_errexit;
+                (ctx.errexit, ctx.pipefail) = saved;
                 return found;
             };
             // `sh -c SCRIPT [NAME [ARGS...]]`: NAME is `$0`, ARGS are `$1`...
@@ -195,12 +202,45 @@ impl Ctx<'_> {
             ctx.positional = Some(raw_rest.get(pos + 2..).map(<[String]>::to_vec).unwrap_or_default());
             // The script is the word's value: `sh -c "$CHECK"` runs CHECK's text.
             let script = ctx.render_lit(&raw_rest[pos]);
-            let saved_errexit = std::mem::replace(&mut ctx.errexit, errexit_flag(&rest[..pos]));
+            let saved_options = ctx.shell_options(&rest[..pos], shellopts);
             let found = ctx.analyze_script(&script, depth + 1);
-            ctx.errexit = saved_errexit;
+            (ctx.errexit, ctx.pipefail) = saved_options;
             (ctx.positional, ctx.arg0) = saved;
             found
         })
+    }
+
+    /// Sets errexit and pipefail for a child shell started with the options `opts` (the words
+    /// before its script or file) and `shellopts` (errexit, pipefail from its `SHELLOPTS`);
+    /// returns the values to put back. errexit is the child's own; pipefail stays on if it was
+    /// (a crude reading: a `pipefail` the walk sees anywhere keeps it).
+    fn shell_options(&mut self, opts: &[String], shellopts: (bool, bool)) -> (bool, bool) {
+        let saved = (self.errexit, self.pipefail);
+        self.errexit = errexit_flag(opts) || shellopts.0;
+        self.pipefail |= pipefail_flag(opts) || shellopts.1;
+        saved
+    }
+
+    /// Whether `SHELLOPTS`, as the child shell's environment has it, lists errexit and pipefail:
+    /// a value exported by the script or given by the container's `env` (a value not known
+    /// there, from a `valueFrom`, counts as listing both).
+    fn shellopts_from_env(&mut self) -> (bool, bool) {
+        const NAME: &str = "SHELLOPTS";
+        let exported = self.exported.contains(NAME) || self.env.vars.contains_key(NAME);
+        if !exported || self.unset.contains(NAME) {
+            return (false, false);
+        }
+        match self.lookup(NAME) {
+            super::super::words::Lookup::Val(v) => {
+                if !v.bytes().all(|b| b.is_ascii_lowercase() || b == b':' || b == b'_') {
+                    return (true, true);
+                }
+                let listed = |o: &str| v.split(':').any(|w| w == o);
+                (listed("errexit"), listed("pipefail"))
+            }
+            super::super::words::Lookup::Undef => (false, false),
+            _ => (true, true),
+        }
     }
 
     /// Makes `name` local to the function being run: its value, unset and exported state are
