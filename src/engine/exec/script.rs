@@ -759,8 +759,9 @@ pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
         (last == "echo" || last.starts_with("echo ")) && !last.contains(['>', '<', '|', '&', '`', '(', ')']);
     // (A quote left open in it: the split on `;` was inside a quoted word, `sh -ec 'a; echo ok'`,
     // whose last command is `sh`: break-it, #10.)
-    let balanced =
-        last.matches('\'').count() % 2 == 0 && last.matches('"').count() % 2 == 0 && !last.contains('\\');
+    let balanced = last.matches('\'').count().is_multiple_of(2)
+        && last.matches('"').count().is_multiple_of(2)
+        && !last.contains('\\');
     if !(super::flow::succeeds_as_written(last) || plain_echo) || !balanced || body.len() == last.len() {
         return None;
     }
