@@ -2584,3 +2584,51 @@ fn a_call_chain_deeper_than_the_analysis_follows_is_noted() {
     assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
     assert_eq!(denials(&e).len(), 1, "{:?}", e.evaluation);
 }
+
+/// Runs each script under `sh` and `bash` and collects the ones whose liveness finding is not
+/// `action` (naming `orders-db`).
+fn wrong_actions(scripts: &[&str], action: Action) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for script in scripts {
+            let got = finding_of(&[shell, "-c", script]);
+            if !got.as_ref().is_some_and(|g| g.0 == action && g.1.contains("orders-db")) {
+                wrong.push(format!("{action:?} expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    wrong
+}
+
+/// Issue #10 (session 10 break-it, item 1): `export`/`readonly`/`local` NAME=$(check) has the
+/// status of the declaration (0), not the substitution's (bash manual, "Simple Command Expansion"
+/// and `set -e`; POSIX `export`). Stub `pg_isready` exiting 2 for orders-db and 0 for localhost,
+/// bash 5.2.15 / dash 0.5.12, status with the database down / up (each warned row was denied):
+/// `set -e; export X=$(pg_isready -h orders-db); pg_isready -h localhost` 0 / 0 in both;
+/// `set -e; readonly X=...; pg_isready -h localhost` 0 / 0; `set -e; f() { local X=...;
+/// pg_isready -h localhost; }; f` 0 / 0; `export X=...; pg_isready -h localhost` 0 / 0.
+/// Denied: `set -e; X=$(pg_isready -h orders-db); pg_isready -h localhost` 2 / 0 (a plain
+/// assignment carries the status); `set -e; export X=...; echo "$X" | grep -q accepting` 1 / 0;
+/// `export X=...; sh -c '[ -z "${X##*accepting*}" ]'` 1 / 0 (a program run later reads it).
+#[test]
+fn a_declarations_status_is_its_own_not_its_substitutions() {
+    let mut wrong = wrong_actions(
+        &[
+            "set -e; export X=$(pg_isready -h orders-db); pg_isready -h localhost",
+            "set -e; readonly X=$(pg_isready -h orders-db); pg_isready -h localhost",
+            "set -e; f() { local X=$(pg_isready -h orders-db); pg_isready -h localhost; }; f",
+            "export X=$(pg_isready -h orders-db); pg_isready -h localhost",
+        ],
+        Action::Warn,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "set -e; X=$(pg_isready -h orders-db); pg_isready -h localhost",
+            "set -e; export X=$(pg_isready -h orders-db); echo \"$X\" | grep -q accepting",
+            "export X=$(pg_isready -h orders-db); sh -c '[ -z \"${X##*accepting*}\" ]'",
+            "set -e; export X=$(pg_isready -h orders-db); app-health",
+        ],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -568,6 +568,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     at = up;
                     continue;
                 }
+                // `export X=$(remote)` (`local`, `readonly`, `declare`, `typeset`): the
+                // declaration's status is its own, 0, the substitution's lost.
+                if up.kind() == "variable_assignment"
+                    && let Some(decl) = up.parent().filter(|d| d.kind() == "declaration_command")
+                    && unread_declaration(up, decl, walk, rules)
+                {
+                    return Some((DECLARED, decl));
+                }
                 if reads_status_text(text(up, walk)) {
                     return None;
                 }
@@ -717,6 +725,7 @@ const OR_ELSE: &str = "its failure only runs the command after `||`, which does 
 const CONDITION: &str = "its status only chooses which branch runs, and no branch fails by itself";
 const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
+const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
 /// `elif_clause`).
@@ -870,23 +879,8 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> b
         let k = cursor.node();
         // `$(date)`: its output is only written, its status lost ([`harmless_substitution`]).
         let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
-        if k.kind() == "command" && k.start_byte() >= from {
-            let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)) else {
-                return false;
-            };
-            let program = super::context::basename(name);
-            let mut c = k.walk();
-            let args: Vec<String> =
-                k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
-            let client = super::clients::find_client(program, &args).is_some()
-                || program
-                    .strip_suffix(".exe")
-                    .is_some_and(|p| super::clients::find_client(p, &args).is_some());
-            if !(PLAIN.contains(&program) || client || ok.iter().any(|f| f == name))
-                || name.contains(['$', '`', '"', '\''])
-            {
-                return false;
-            }
+        if k.kind() == "command" && k.start_byte() >= from && !plain_command(k, walk, ok) {
+            return false;
         }
         if !skip && cursor.goto_first_child() {
             continue;
@@ -903,6 +897,48 @@ fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> b
             }
         }
     }
+}
+
+/// Whether the simple command `k` runs a [`PLAIN`] program, a client or one of the functions `ok`.
+fn plain_command(k: Node<'_>, walk: &Walk<'_>, ok: &[String]) -> bool {
+    let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    let program = super::context::basename(name);
+    let mut c = k.walk();
+    let args: Vec<String> =
+        k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+    let client = super::clients::find_client(program, &args).is_some()
+        || program.strip_suffix(".exe").is_some_and(|p| super::clients::find_client(p, &args).is_some());
+    (PLAIN.contains(&program) || client || ok.iter().any(|f| f == name))
+        && !name.contains(['$', '`', '"', '\''])
+}
+
+/// Where the last command of the tree whose root is `root` that is not [`plain_command`] (no
+/// function taken as harmless) starts, if one is: [`plain_commands`] from a byte for every byte at
+/// once (`TreeFacts::last_unplain`, one walk of the tree).
+fn last_unplain_start(root: Node<'_>, walk: &Walk<'_>) -> Option<usize> {
+    let mut last = None;
+    let mut cursor = root.walk();
+    'walk: loop {
+        let k = cursor.node();
+        let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
+        if k.kind() == "command" && !plain_command(k, walk, &[]) {
+            last = last.max(Some(k.start_byte()));
+        }
+        if !skip && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    last
 }
 
 /// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
@@ -1199,15 +1235,7 @@ fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
         return false;
     };
     let var = text(name, walk);
-    let upper = var.to_ascii_uppercase();
-    let env_like =
-        ["PG", "MYSQL", "REDIS", "LD_", "BASH", "SHELL", "PS", "ENV"].iter().any(|p| upper.starts_with(p))
-            || [
-                "HOST", "ADDR", "URL", "PROXY", "PORT", "PATH", "IFS", "HOME", "LANG", "LC_", "TZ", "OPT",
-                "CONF", "USER", "PASS", "SERVER", "ENDPOINT",
-            ]
-            .iter()
-            .any(|p| upper.contains(p));
+    let env_like = env_like(var);
     let exports =
         mentions(walk.src, &["export", "declare", "typeset", "readonly", "local", "env", "allexport"])
             || walk
@@ -1225,6 +1253,84 @@ fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
         && !exports
         && words == 1
         && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
+}
+
+/// `export NAME=$(check)` (or `local`, `readonly`, `declare`, `typeset`; `assignment` its
+/// `NAME=...`, `decl` the command): the declaration's status is its own, 0 (bash manual, "Bourne
+/// Shell Builtins" and "Bash Builtins": the return status is zero unless an invalid option or
+/// name is given; bash 5.2 and dash 0.5.12 exit 0 on `set -e; export X=$(pg_isready -h db);
+/// pg_isready -h localhost` with the database down). Taken only when the value cannot reach a
+/// status: a statement of its own outside loops, `NAME` named nowhere else and not one a client
+/// reads from its environment, no indirect reference (`${!`), and every command after it in the
+/// tree writes output or is a client (a program run later may read an exported `NAME`: `sh -c
+/// '[ -z "${X##*ok*}" ]'` exits 1 / 0). In a function's body (its caller may read it), `local`
+/// only.
+fn unread_declaration(assignment: Node<'_>, decl: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(name) = assignment.child_by_field_name("name") else {
+        return false;
+    };
+    let var = text(name, walk);
+    let keyword = text(decl, walk).split_whitespace().next().unwrap_or("");
+    if !matches!(keyword, "export" | "local" | "readonly" | "declare" | "typeset")
+        || (rules.called && keyword != "local")
+        || !decl.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+        || env_like(var)
+    {
+        return false;
+    }
+    // (Not in a loop: a command before it may run after it.)
+    let mut up = decl.parent();
+    while let Some(p) = up {
+        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement") {
+            return false;
+        }
+        up = p.parent();
+    }
+    let root = walk.top_functions.get(walk.tree.get()).map_or_else(
+        || {
+            let mut root = decl;
+            while let Some(p) = root.parent() {
+                root = p;
+            }
+            root
+        },
+        |(r, _)| *r,
+    );
+    with_facts(root, walk, |facts| {
+        let names = facts.names.get_or_init(|| {
+            let mut counts = std::collections::HashMap::new();
+            for w in walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if !w.is_empty() {
+                    *counts.entry(w.to_string()).or_insert(0usize) += 1;
+                }
+            }
+            // (`${!` marked by the empty word.)
+            if walk.src.contains("${!") {
+                counts.insert(String::new(), 1);
+            }
+            counts
+        });
+        // (No indirect reference, `${!`, that may name it.)
+        names.get(var) == Some(&1)
+            && !names.contains_key("")
+            && facts
+                .last_unplain
+                .get_or_init(|| last_unplain_start(root, walk))
+                .is_none_or(|s| s < decl.end_byte())
+    })
+}
+
+/// Whether a client may read variable `var` from its environment (`PGHOST`, `http_proxy`, ...),
+/// by the words in its name.
+fn env_like(var: &str) -> bool {
+    let upper = var.to_ascii_uppercase();
+    ["PG", "MYSQL", "REDIS", "LD_", "BASH", "SHELL", "PS", "ENV"].iter().any(|p| upper.starts_with(p))
+        || [
+            "HOST", "ADDR", "URL", "PROXY", "PORT", "PATH", "IFS", "HOME", "LANG", "LC_", "TZ", "OPT",
+            "CONF", "USER", "PASS", "SERVER", "ENDPOINT",
+        ]
+        .iter()
+        .any(|p| upper.contains(p))
 }
 
 /// `if COND; then echo A > F; else echo B > F; fi`: both branches write output to the same file
@@ -1425,6 +1531,11 @@ pub(super) struct TreeFacts<'t> {
     /// The known functions harmless to call ([`known_ok`]; the walk's `Rules` are the same for
     /// every tree).
     known_ok: std::cell::OnceCell<Vec<String>>,
+    /// How many times each word of letters, digits and `_` is in the script's text
+    /// ([`unread_declaration`]), made when first asked for.
+    names: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
+    /// [`last_unplain_start`], made when first asked for.
+    last_unplain: std::cell::OnceCell<Option<usize>>,
 }
 
 /// The [`TreeFacts`] of the tree whose root is `root`, given to `f`: kept in `Walk::tree_facts`
@@ -1522,6 +1633,8 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
         output_users,
         defines_stateful,
         known_ok: std::cell::OnceCell::new(),
+        last_unplain: std::cell::OnceCell::new(),
+        names: std::cell::OnceCell::new(),
     }
 }
 
