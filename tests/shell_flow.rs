@@ -2632,3 +2632,32 @@ fn a_declarations_status_is_its_own_not_its_substitutions() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 2): without pipefail a pipeline's status is its last
+/// command's (bash manual, "Pipelines"), and a bare `cat` exits 0 whatever it copies: `set -e;
+/// pg_isready -h orders-db | cat; pg_isready -h localhost` and `pg_isready -h orders-db | cat`
+/// exit 0 / 0 in bash 5.2.15 and dash 0.5.12 (stubs as above; both were denied). What it copies
+/// is still the check's output: read by `grep -q` after it (1 / 0), or written to a file read
+/// later (1 / 0), it stays denied, as with pipefail on.
+#[test]
+fn a_check_piped_into_cat_without_pipefail_has_cats_status() {
+    let mut wrong = wrong_actions(
+        &[
+            "set -e; pg_isready -h orders-db | cat; pg_isready -h localhost",
+            "pg_isready -h orders-db | cat",
+            "set -e; pg_isready -h orders-db | cat",
+        ],
+        Action::Warn,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "set -e; pg_isready -h orders-db | cat | grep -q accepting; pg_isready -h localhost",
+            "pg_isready -h orders-db | cat > /tmp/s9; grep -q accepting /tmp/s9",
+            "{ pg_isready -h orders-db | cat; } > /tmp/s9; grep -q accepting /tmp/s9",
+            "set -o pipefail; pg_isready -h orders-db | cat",
+            "x=$(pg_isready -h orders-db | cat); [ \"${x#*accepting}\" != \"$x\" ]",
+        ],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

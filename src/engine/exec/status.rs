@@ -538,6 +538,15 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     if after.iter().all(|k| trivial_reader(*k, walk)) {
                         return Some((PIPED_AWAY, parent));
                     }
+                    // `remote | cat`: a bare `cat` copies its input out and exits 0 whatever it
+                    // is (bash manual, "Pipelines"): the pipeline's output, the check's, is judged
+                    // where it goes (`output_used_above`).
+                    // (Not a function named `cat`.)
+                    if !rules.functions.iter().any(|f| f == "cat")
+                        && after.iter().all(|k| trivial_reader(*k, walk) || text(*k, walk).trim() == "cat")
+                    {
+                        return Some((PIPED_THROUGH, parent));
+                    }
                 }
                 if writes_a_named_file(parent, walk) {
                     return None;
@@ -725,6 +734,7 @@ const OR_ELSE: &str = "its failure only runs the command after `||`, which does 
 const CONDITION: &str = "its status only chooses which branch runs, and no branch fails by itself";
 const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
+const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
