@@ -2661,3 +2661,29 @@ fn a_check_piped_into_cat_without_pipefail_has_cats_status() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 3): `set -e` in a `( )` ends the subshell, not the script
+/// (bash manual, "Command Execution Environment"): the subshell's status is the failure, judged
+/// where the subshell is. bash 5.2.15 / dash 0.5.12, stubs as above: `( set -e; pg_isready -h
+/// orders-db; echo x ); pg_isready -h localhost` 0 / 0 (was denied). Denied: the same with errexit
+/// outside too (2 / 0), the subshell last (2 / 0), or a command it skips that changes what a
+/// later one reads (`touch /tmp/ok9`, read by `[ -f ]`: 1 / 0).
+#[test]
+fn errexit_in_a_subshell_ends_only_the_subshell() {
+    let mut wrong = wrong_actions(
+        &[
+            "( set -e; pg_isready -h orders-db; echo x ); pg_isready -h localhost",
+            "( set -e; pg_isready -h orders-db; echo x ); curl -sf localhost:8080/",
+        ],
+        Action::Warn,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "set -e; ( set -e; pg_isready -h orders-db; echo x ); curl -sf localhost:8080/",
+            "( set -e; pg_isready -h orders-db; echo x )",
+            "( set -e; pg_isready -h orders-db; touch /tmp/ok9 ); curl -sf localhost:8080/; [ -f /tmp/ok9 ]",
+        ],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

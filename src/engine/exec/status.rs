@@ -453,8 +453,16 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     return Some((BACKGROUND, at));
                 }
                 if !last_statement(at, parent) {
-                    return ((!errexit || exempt) && !next_reads_status(at, parent, walk, rules))
-                        .then_some((NOT_LAST, at));
+                    if !errexit || exempt {
+                        return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
+                    }
+                    // errexit ends the `( )` around it, not the script: the subshell's status is
+                    // the failure, judged where the subshell is (bash manual, "Command Execution
+                    // Environment"), when what it skips changes nothing.
+                    let sub = errexit_ends_subshell(at, parent, walk, &funcs)?;
+                    errexit = option_on_at(sub, root, walk, Opt::Errexit, rules.errexit);
+                    at = sub;
+                    continue;
                 }
                 match parent.kind() {
                     "program" => return None,
@@ -736,6 +744,37 @@ const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
 const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
+
+/// The `( )` that errexit ends when `at`, a statement of `parent` that is not its last, fails:
+/// the nearest subshell around it with only `{ }` groups between, where every statement the
+/// failure skips (after `at`, to the end of the subshell) is [`harmless`] and reads no status.
+fn errexit_ends_subshell<'t>(
+    at: Node<'t>,
+    parent: Node<'t>,
+    walk: &Walk<'_>,
+    funcs: &Funcs,
+) -> Option<Node<'t>> {
+    let (mut child, mut list) = (at, parent);
+    loop {
+        for s in siblings_after(child, list) {
+            work(walk, 1);
+            if is_statement(s) && (!harmless(s, walk, funcs) || reads_status_text(text(s, walk))) {
+                return None;
+            }
+        }
+        match list.kind() {
+            "subshell" => return Some(list),
+            "compound_statement" => {
+                child = list;
+                list = list.parent()?;
+                if !matches!(list.kind(), "subshell" | "compound_statement") {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+}
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
 /// `elif_clause`).
