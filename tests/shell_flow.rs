@@ -2687,3 +2687,28 @@ fn errexit_in_a_subshell_ends_only_the_subshell() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 4): `exit` in a `( )` after `||` ends the subshell, whose
+/// status is the list's (bash manual, "Command Execution Environment"). bash 5.2.15 / dash
+/// 0.5.12, stubs as above: `pg_isready -h orders-db || ( echo down; exit 1 ); pg_isready -h
+/// localhost` 0 / 0 (was denied). Denied: under `set -e` (1 / 0), the list last (1 / 0), a
+/// subshell that leaves a file a later command reads (1 / 0).
+#[test]
+fn an_exit_in_a_subshell_after_or_ends_only_the_subshell() {
+    let mut wrong = wrong_actions(
+        &[
+            "pg_isready -h orders-db || ( echo down; exit 1 ); pg_isready -h localhost",
+            "pg_isready -h orders-db || ( echo down >&2; exit 3 ); curl -sf localhost:8080/",
+        ],
+        Action::Warn,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "set -e; pg_isready -h orders-db || ( echo down; exit 1 ); pg_isready -h localhost",
+            "pg_isready -h orders-db || ( echo down; exit 1 )",
+            "pg_isready -h orders-db || ( touch /tmp/down9; exit 1 ); curl -sf localhost:8080/; [ ! -f /tmp/down9 ]",
+        ],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

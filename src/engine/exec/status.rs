@@ -520,6 +520,12 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         exempt = false;
                         at = parent;
                     }
+                    // `|| ( echo down; exit 1 )`: the `exit` ends the subshell, whose status is
+                    // the list's (bash manual, "Command Execution Environment"), followed on.
+                    "||" if !redirected && subshell_only_exits(right, walk, &funcs) => {
+                        exempt = false;
+                        at = parent;
+                    }
                     "||" => return None,
                     "&&" if !harmless(right, walk, &funcs) => return None,
                     "&&" if leaves(right, walk) && !harmless_after(parent, walk, &funcs) => {
@@ -988,6 +994,43 @@ fn last_unplain_start(root: Node<'_>, walk: &Walk<'_>) -> Option<usize> {
         }
     }
     last
+}
+
+/// Whether `n` is a `( )` that would be [`harmless`] but for `exit N` with a literal `N` (which
+/// ends only the subshell: `( echo down; exit 1 )`).
+fn subshell_only_exits(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    if n.kind() != "subshell" {
+        return false;
+    }
+    let t = text(n, walk);
+    let words: Vec<&str> = t
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')'))
+        .collect();
+    let exits_literal = words
+        .windows(2)
+        .all(|w| w[0] != "exit" || (!w[1].is_empty() && w[1].bytes().all(|b| b.is_ascii_digit())))
+        && words.last() != Some(&"exit");
+    // (Each `exit N` read as `exit 0`, the harmless one.)
+    let as_zero: String = {
+        let mut out = String::with_capacity(t.len());
+        let mut rest = t;
+        while let Some(i) = rest.find("exit") {
+            out.push_str(&rest[..i + 4]);
+            rest = &rest[i + 4..];
+            let digits = rest.trim_start();
+            let skipped = rest.len() - digits.len();
+            let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+            if skipped > 0 && end > 0 {
+                out.push_str(" 0");
+                rest = &digits[end..];
+            }
+        }
+        out.push_str(rest);
+        out
+    };
+    exits_literal
+        && harmless_text(&as_zero, &functions.risky)
+        && plain_commands(n, walk, n.start_byte(), &functions.ok)
 }
 
 /// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
