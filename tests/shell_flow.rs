@@ -2712,3 +2712,31 @@ fn an_exit_in_a_subshell_after_or_ends_only_the_subshell() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 5): `for h in A B; do CHECK $h && break; done` tries each
+/// host until one answers; the loop's status is the last check's when none did (bash manual,
+/// "Looping Constructs"). bash 5.2.15 / dash 0.5.12, stubs as above: `for h in localhost
+/// orders-db; ...` 0 / 0 with the database down and this Pod up; 2 only when localhost is down
+/// too (the database then runs as a fallback, as in `pg_isready -h localhost || pg_isready -h
+/// orders-db`, a warning: `flow`'s fallback). The other order is `orders-db || localhost` (0 / 0).
+/// Denied: one word (2 / 0), or the loop variable not the host (`-p $p`: the same database every
+/// time, 2 / 0).
+#[test]
+fn a_loop_that_breaks_on_the_first_host_to_answer_is_a_fallback() {
+    let mut wrong = wrong_actions(
+        &[
+            "for h in localhost orders-db; do pg_isready -h $h && break; done",
+            "for h in orders-db localhost; do pg_isready -h \"$h\" && break; done",
+        ],
+        Action::Warn,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "for h in orders-db; do pg_isready -h $h && break; done",
+            "for p in 5432 5433; do pg_isready -h orders-db -p $p && break; done",
+            "for h in orders-db orders-db; do pg_isready -h $h && break; done",
+        ],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -527,6 +527,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         at = parent;
                     }
                     "||" => return None,
+                    "&&" if let Some(looped) = tries_each_host(at, parent, right, walk) => {
+                        return Some((NEXT_HOST, looped));
+                    }
                     "&&" if !harmless(right, walk, &funcs) => return None,
                     "&&" if leaves(right, walk) && !harmless_after(parent, walk, &funcs) => {
                         return None;
@@ -749,6 +752,7 @@ const CONDITION: &str = "its status only chooses which branch runs, and no branc
 const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
 const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
+const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// The `( )` that errexit ends when `at`, a statement of `parent` that is not its last, fails:
@@ -994,6 +998,43 @@ fn last_unplain_start(root: Node<'_>, walk: &Walk<'_>) -> Option<usize> {
         }
     }
     last
+}
+
+/// The `for` loop when `list` (`at && right`) is its whole body, `right` is `break`, the loop runs
+/// over two or more different literal words, and `at` is a command whose host is the loop's
+/// variable (`-h $h`, `--host=$h`, `http://$h/`): `for h in localhost db; do pg_isready -h $h &&
+/// break; done` tries each host until one answers, its status the last one's (bash manual,
+/// "Looping Constructs"): a check fails it only when every other host failed too, a fallback
+/// (bash 5.2 and dash 0.5.12 exit 0 with db down and localhost up, 2 with both down).
+fn tries_each_host<'t>(at: Node<'t>, list: Node<'t>, right: Node<'_>, walk: &Walk<'_>) -> Option<Node<'t>> {
+    if text(right, walk).trim() != "break" || at.kind() != "command" {
+        return None;
+    }
+    let body = list.parent().filter(|b| b.kind() == "do_group")?;
+    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
+    let mut c = body.walk();
+    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
+        return None;
+    }
+    let var = text(looped.child_by_field_name("variable")?, walk);
+    let mut c = looped.walk();
+    let values: Vec<&str> = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+    let plain =
+        |v: &&str| v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
+    let distinct = values.iter().enumerate().all(|(i, v)| !values[..i].contains(v));
+    if values.len() < 2 || !values.iter().all(plain) || !distinct || var.is_empty() {
+        return None;
+    }
+    let refs = [format!("${var}"), format!("${{{var}}}")];
+    let is_ref = |a: &str| refs.iter().any(|r| a.trim_matches('"') == r);
+    let mut c = at.walk();
+    let args: Vec<&str> = at.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let host = args.windows(2).any(|w| matches!(w[0], "-h" | "-H" | "--host") && is_ref(w[1]))
+        || args.iter().any(|a| {
+            a.strip_prefix("--host=").is_some_and(is_ref)
+                || refs.iter().any(|r| a.trim_matches('"').contains(&format!("://{r}")))
+        });
+    host.then_some(looped)
 }
 
 /// Whether `n` is a `( )` that would be [`harmless`] but for `exit N` with a literal `N` (which
