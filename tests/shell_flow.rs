@@ -2740,3 +2740,37 @@ fn a_loop_that_breaks_on_the_first_host_to_answer_is_a_fallback() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 6): only a `set` command turns errexit on; the word in a
+/// comment or as another command's argument does not (bash 5.2.15 / dash 0.5.12, stubs as above:
+/// each warned script exits 0 / 0; each was denied). The spellings kept on on purpose (break9
+/// A3/A8: `command set -e`, `builtin`, `\set`, `'set'`), a computed command name with `set` in
+/// the script (`f=set; $f -e`: 2 / 0) and bash's `time set -e` (2 / 0) stay denied.
+#[test]
+fn only_a_set_command_turns_errexit_on() {
+    let mut wrong = wrong_actions(
+        &[
+            "# set -e\npg_isready -h orders-db; curl -sf localhost:8080/",
+            "redis-cli set k v; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "echo set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "echo set -e; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f",
+            "pg_isready -h orders-db; curl -sf localhost:8080/ # set -e",
+            // (A computed command name with no word `set` anywhere sets nothing: 0 / 0.)
+            "f() { $CHECK -h orders-db; curl -sf localhost:8080/; }; CHECK=pg_isready; f",
+        ],
+        Action::Warn,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "command set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "builtin set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "\\set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "'set' -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "f=set; $f -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "time set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+        ],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

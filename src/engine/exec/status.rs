@@ -314,16 +314,139 @@ pub(super) fn defined_functions(src: &str) -> Vec<String> {
     out
 }
 
-/// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit`, or a `#!` line with
-/// `-e`.
+/// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit` where a command
+/// starts (not in a comment, not another command's argument: `echo set -e`, `redis-cli set k
+/// v`; `command set -e`, `\set -e` count), a command whose name is computed in a script with the
+/// word `set` (`f=set; $f -e`), or a `#!` line with `-e`.
 pub(super) fn sets_errexit(script: &str) -> bool {
-    let words = script.split_whitespace();
-    let set_e = script.contains("set")
-        && words
-            .clone()
-            .zip(words.skip(1))
-            .any(|(set, flags)| set == "set" && flags.starts_with(['-', '+']) && flags.contains('e'));
+    let set_e = maybe_set(script) && {
+        let words = command_words(script);
+        let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
+        (computed && words.iter().any(|(w, _)| unquoted(w) == "set"))
+            || words.windows(2).any(|w| {
+                let flags = unquoted(&w[1].0);
+                w[0].1
+                    && unquoted(&w[0].0) == "set"
+                    && ((flags.starts_with(['-', '+']) && flags.contains('e')) || w[1].0.contains(['$', '`']))
+            })
+    };
     set_e || shebang_errexit(script) || mentions(script, &["errexit"])
+}
+
+/// Whether `src` may spell `set` (quoted or with backslashes): it has the three letters.
+fn maybe_set(src: &str) -> bool {
+    src.contains('s') && src.contains('e') && src.contains('t')
+}
+
+/// `w` without its quotes and backslashes.
+fn unquoted(w: &str) -> String {
+    w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect()
+}
+
+/// The words of `src` outside comments, as written, each with whether a command starts there:
+/// after a control operator, a group's or subshell's parenthesis or brace, a keyword (`then`,
+/// `do`, `!`, `time`, ...), an assignment, a redirection, or `command`/`builtin` and their
+/// options. A crude reading (quotes and backslashes kept in a word; `${` splits one), used only
+/// to count `set` commands conservatively.
+fn command_words(src: &str) -> Vec<(String, bool)> {
+    let mut scan =
+        WordScan { out: Vec::new(), cur: String::new(), at_start: true, wrapped: false, target: false };
+    let mut quote: Option<char> = None;
+    let mut chars = src.chars();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                scan.cur.push(c);
+                if c == '\\' && q == '"' {
+                    if let Some(e) = chars.next() {
+                        scan.cur.push(e);
+                    }
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    scan.cur.push(c);
+                }
+                '\\' => {
+                    scan.cur.push(c);
+                    if let Some(e) = chars.next() {
+                        scan.cur.push(e);
+                    }
+                }
+                '#' if scan.cur.is_empty() => {
+                    for e in chars.by_ref() {
+                        if e == '\n' {
+                            break;
+                        }
+                    }
+                    scan.restart();
+                }
+                ';' | '&' | '|' | '(' | ')' | '{' | '}' | '\n' | '`' => {
+                    scan.end_word();
+                    scan.restart();
+                }
+                c if c.is_whitespace() => scan.end_word(),
+                _ => scan.cur.push(c),
+            },
+        }
+    }
+    scan.end_word();
+    scan.out
+}
+
+/// [`command_words`]' state.
+struct WordScan {
+    out: Vec<(String, bool)>,
+    cur: String,
+    /// A command starts at the next word.
+    at_start: bool,
+    /// After `command`/`builtin` (whose options come before the name).
+    wrapped: bool,
+    /// The next word is a redirection's target.
+    target: bool,
+}
+
+impl WordScan {
+    fn restart(&mut self) {
+        self.at_start = true;
+        self.wrapped = false;
+        self.target = false;
+    }
+
+    fn end_word(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        let w = std::mem::take(&mut self.cur);
+        let bare = unquoted(&w);
+        let keyword = matches!(
+            bare.as_str(),
+            "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "!" | "time" | "command" | "builtin"
+        );
+        let assignment = w
+            .split_once('=')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        let option_of_wrapper = self.wrapped && w.starts_with('-');
+        // A redirection before the command's name (`2>/dev/null set -e`), its target attached
+        // or the next word.
+        let redirection = w.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['<', '>']);
+        let target_follows = redirection && w.ends_with(['<', '>', '&']);
+        self.out.push((w, self.at_start));
+        if std::mem::take(&mut self.target) {
+            return;
+        }
+        if self.at_start && redirection {
+            self.target = target_follows;
+        } else if self.at_start && (keyword || assignment || option_of_wrapper) {
+            self.wrapped = matches!(bare.as_str(), "command" | "builtin") || option_of_wrapper;
+        } else {
+            self.at_start = false;
+            self.wrapped = false;
+        }
+    }
 }
 
 /// Whether the script's `#!` line passes `-e` (errexit from its first line).
@@ -1646,7 +1769,8 @@ pub(super) struct TreeFacts<'t> {
     errexit: OptFacts<'t>,
     pipefail: OptFacts<'t>,
     /// How many words of the text are `set` once quotes and backslashes are taken out
-    /// (`\set`, `'set'`, `s\et`).
+    /// (`\set`, `'set'`, `s\et`) where a command starts ([`command_words`]; all of them when a
+    /// command's name is computed).
     set_words: usize,
     /// How many `set` commands the walk reads ([`set_command`]).
     sets_read: usize,
@@ -1751,10 +1875,23 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
             }
         }
     }
-    let set_words = src
-        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '"' | '\'' | '\\')))
-        .filter(|w| w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).eq("set".chars()))
-        .count();
+    // (`set` where a command starts, however it is spelt, and any word `set` when a command's name
+    // is computed: `f=set; $f -e`.)
+    let set_words = if maybe_set(src) {
+        let words = command_words(src);
+        let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
+        let any_set = || {
+            src.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '"' | '\'' | '\\')))
+                .any(|w| w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).eq("set".chars()))
+        };
+        if computed && any_set() {
+            usize::MAX
+        } else {
+            words.iter().filter(|(w, at_start)| *at_start && unquoted(w) == "set").count()
+        }
+    } else {
+        0
+    };
     TreeFacts {
         errexit,
         pipefail,
