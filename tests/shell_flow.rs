@@ -2774,3 +2774,27 @@ fn only_a_set_command_turns_errexit_on() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 7): `${NAME:=word}` and `${NAME=word}` assign, and
+/// `${NAME:?word}` ends a non-interactive shell (bash manual, "Shell Parameter Expansion"): after
+/// `||` they are not harmless. bash 5.2.15 / dash 0.5.12, stubs as above: `pg_isready -h
+/// orders-db || : ${S:=down}; [ "$S" != down ]` 1 / 0, `|| : "${S=down}"; [ -z "$S" ]` 1 / 0,
+/// `|| : ${S:?down}; curl ...` bash 127 / 0, dash 2 / 0 (all were warned); `${S:-down}` assigns
+/// nothing (0 / 0: a warning).
+#[test]
+fn an_assigning_or_failing_expansion_after_or_keeps_the_check_coupled() {
+    let mut wrong = wrong_actions(
+        &[
+            "pg_isready -h orders-db || : ${S:=down}; [ \"$S\" != down ]",
+            "pg_isready -h orders-db || : \"${S=down}\"; [ -z \"$S\" ]",
+            "pg_isready -h orders-db || : ${S:?down}; curl -sf localhost:8080/",
+            "f() { pg_isready -h orders-db || : ${S:=down}; }; f; [ \"$S\" != down ]",
+        ],
+        Action::Deny,
+    );
+    wrong.extend(wrong_actions(
+        &["pg_isready -h orders-db || : \"${S:-down}\"; curl -sf localhost:8080/"],
+        Action::Warn,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

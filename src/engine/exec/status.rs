@@ -1214,6 +1214,7 @@ fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
     let t = &without_harmless_substitutions(t);
     let calls = functions.iter().any(|f| mentions(t, &[f.as_str()]));
     if calls
+        || assigning_expansion(t)
         || mentions(t, CHANGES_STATE)
         || mentions(t, NOT_HARMLESS)
         || t.contains(['[', '!', '`'])
@@ -1247,6 +1248,18 @@ fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
             .is_some_and(|(fd, rest)| rest.is_empty() && matches!(fd, "" | "1"))
     });
     !assigns && !t.contains("()") && (writes || (file_targets(t).is_empty() && !closes_stdout))
+}
+
+/// Whether text has a `${...}` that assigns (`${S:=down}`, `${S=down}`) or ends a
+/// non-interactive shell when the variable is unset or empty (`${S:?}`, `${S?}`) (bash manual,
+/// "Shell Parameter Expansion"; bash 5.2 and dash 0.5.12 exit 1 on `pg_isready -h db || :
+/// ${S:=down}; [ "$S" != down ]` with the database down).
+fn assigning_expansion(t: &str) -> bool {
+    t.match_indices("${").any(|(i, _)| {
+        let inner = &t[i + 2..];
+        let inner = &inner[..inner.find('}').unwrap_or(inner.len())];
+        inner.contains(['=', '?'])
+    })
 }
 
 /// The files a command's text writes: redirections (`>`, `>>`, `&>`, not to `/dev/null` or a file
@@ -2163,6 +2176,7 @@ pub(super) fn leaves_state(body: &str) -> bool {
         })
     });
     assigns
+        || assigning_expansion(body)
         || mentions(body, CHANGES_STATE)
         || mentions(body, ENDS_OR_UNFOLLOWED)
         || body.contains("printf -v")
