@@ -2798,3 +2798,31 @@ fn an_assigning_or_failing_expansion_after_or_keeps_the_check_coupled() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (session 10 break-it, item 11): `|| true`, `| true` and `&` drop a check's status,
+/// not its output: written to a file a later command reads (by its name, or one computed:
+/// `/tmp/$(echo s9)`), or read by a pipeline around it, it still carries the outcome. bash
+/// 5.2.15 / dash 0.5.12, stubs as above, each 1 / 0 (all were warned). Still warned: a file
+/// nobody names again, `/dev/null`, a substitution only written out (0 / 0).
+#[test]
+fn output_written_or_piped_past_a_dropped_status_keeps_the_check_coupled() {
+    let mut wrong = wrong_actions(
+        &[
+            "pg_isready -h orders-db > /tmp/s9 || true; grep -q accepting /tmp/s9",
+            "pg_isready -h orders-db > /tmp/$(echo s9) || true; grep -q accepting /tmp/s9",
+            "pg_isready -h orders-db > /tmp/s9 | true; grep -q accepting /tmp/s9",
+            "{ pg_isready -h orders-db || true; } | grep -q accepting",
+            "pg_isready -h orders-db > /tmp/s9 & sleep 1; grep -q accepting /tmp/s9",
+        ],
+        Action::Deny,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "pg_isready -h orders-db > /tmp/out9 || true; curl -sf localhost:8080/",
+            "pg_isready -h orders-db >/dev/null || true; curl -sf localhost:8080/",
+            "x=$(pg_isready -h orders-db || true); echo \"$x\"",
+        ],
+        Action::Warn,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -495,11 +495,13 @@ fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     // A part that can end the script itself, or wait on the dependency in a loop (a hang fails
     // the probe by its timeout, whatever the status).
     let ends_script = |k: Node<'_>| mentions(text(k, walk), &["exit", "exec", "return", "while", "until"]);
+    // (What it writes to a file read later, or into a pipeline, still carries its outcome.)
+    let output_kept = || super::status::output_kept(n, walk);
     if n.next_sibling().is_some_and(|s| s.kind() == "&")
         && !mentions(walk.src, &["wait"])
         && n.parent().is_some_and(|p| !matches!(p.kind(), "list" | "pipeline"))
     {
-        return Some("it runs in the background (`&`)");
+        return (!output_kept()).then_some("it runs in the background (`&`)");
     }
     let parent = n.parent()?;
     let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
@@ -518,10 +520,11 @@ fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
         && parent.child(1).is_some_and(|op| op.kind() == "||")
         && parent.named_child(0) == Some(n)
     {
-        return (!ends_script(n)).then_some("its failure is ignored (`|| true`)");
+        return (!ends_script(n) && !output_kept()).then_some("its failure is ignored (`|| true`)");
     }
     if parent.kind() == "pipeline" && !walk.pipefail {
-        return (!ends_script(n)).then_some("its pipeline's status is another command's (`| true`)");
+        return (!ends_script(n) && !output_kept())
+            .then_some("its pipeline's status is another command's (`| true`)");
     }
     None
 }

@@ -494,15 +494,44 @@ fn output_used_above(at: Node<'_>, walk: &Walk<'_>) -> bool {
     output_used_above_from(at, path.into_iter().rev(), walk)
 }
 
+/// Whether what `n` (a statement whose status `flow::uncoupled` drops: `|| true`, `| true`,
+/// `&`) writes is read elsewhere: a file it, or the pipeline around it, writes that the script
+/// names again (or whose name it computes: `> /tmp/$(echo s)`), or a pipeline or a file written
+/// further up (`{ remote || true; } | grep -q x`). A substitution's value is left to the walk of
+/// its assignment (bash 5.2 and dash 0.5.12 exit 1 with the database down on `pg_isready -h db
+/// > /tmp/s || true; grep -q accepting /tmp/s`).
+pub(super) fn output_kept(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    if writes_a_named_file(n, walk)
+        || n.parent().is_some_and(|p| p.kind() == "pipeline" && writes_a_named_file(p, walk))
+    {
+        return true;
+    }
+    let Some((root, _)) = walk.top_functions.get(walk.tree.get()) else {
+        return output_reaches(n, std::iter::successors(n.parent(), |p| p.parent()), walk, false);
+    };
+    if !with_facts(*root, walk, |facts| facts.output_users) {
+        return false;
+    }
+    let path = path_to(*root, n);
+    work(walk, path.len());
+    output_reaches(n, path.into_iter().rev(), walk, false)
+}
+
 /// [`output_used_above`] of `child` over its ancestors `up`, nearest first.
-fn output_used_above_from<'a>(
+fn output_used_above_from<'a>(child: Node<'a>, up: impl Iterator<Item = Node<'a>>, walk: &Walk<'_>) -> bool {
+    output_reaches(child, up, walk, true)
+}
+
+/// [`output_used_above_from`], where a substitution counts as a reader when `substitutions`.
+fn output_reaches<'a>(
     mut child: Node<'a>,
     up: impl Iterator<Item = Node<'a>>,
     walk: &Walk<'_>,
+    substitutions: bool,
 ) -> bool {
     for parent in up {
         match parent.kind() {
-            "command_substitution" | "process_substitution" => return true,
+            "command_substitution" | "process_substitution" if substitutions => return true,
             "redirected_statement" if writes_a_named_file(parent, walk) => return true,
             "pipeline" => {
                 let mut c = parent.walk();
@@ -1320,7 +1349,40 @@ fn file_targets(t: &str) -> Vec<String> {
 /// computes (`> "$F"`): its output may be read later (`remote > f; grep x f`).
 fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let own = text(n, walk);
-    file_targets(own).iter().any(|f| named_elsewhere(f, walk.src, &[(n.start_byte(), n.end_byte())]))
+    file_targets(own).iter().any(|f| {
+        named_by_count(f, own, walk) || named_elsewhere(f, walk.src, &[(n.start_byte(), n.end_byte())])
+    })
+}
+
+/// Whether the last component of file `target` (written by `own`), or its directory's, is a word
+/// of the script more often than of `own`: named elsewhere ([`named_elsewhere`]'s words), found
+/// from the tree's word counts (`TreeFacts::words`, made once) rather than a copy of the script
+/// per write.
+fn named_by_count(target: &str, own: &str, walk: &Walk<'_>) -> bool {
+    let Some((root, _)) = walk.top_functions.get(walk.tree.get()) else {
+        return false;
+    };
+    let name = unquoted(target);
+    let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let own = unquoted(own);
+    let own_words: Vec<&str> =
+        own.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))).collect();
+    with_facts(*root, walk, |facts| {
+        let words = facts.words.get_or_init(|| {
+            let mut counts = std::collections::HashMap::new();
+            for w in unquoted(walk.src)
+                .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+            {
+                *counts.entry(w.to_string()).or_insert(0usize) += 1;
+            }
+            counts
+        });
+        parts
+            .iter()
+            .rev()
+            .take(2)
+            .any(|p| words.get(*p).copied().unwrap_or(0) > own_words.iter().filter(|w| *w == p).count())
+    })
 }
 
 /// Whether the file `target` (a redirection's word, as written) may be named by the script
@@ -1801,6 +1863,9 @@ pub(super) struct TreeFacts<'t> {
     /// The known functions harmless to call ([`known_ok`]; the walk's `Rules` are the same for
     /// every tree).
     known_ok: std::cell::OnceCell<Vec<String>>,
+    /// How many times each word is in the script's text, quotes and backslashes taken out
+    /// ([`named_by_count`]), made when first asked for.
+    words: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
     /// How many times each word of letters, digits and `_` is in the script's text
     /// ([`unread_declaration`]), made when first asked for.
     names: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
@@ -1917,6 +1982,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
         defines_stateful,
         known_ok: std::cell::OnceCell::new(),
         last_unplain: std::cell::OnceCell::new(),
+        words: std::cell::OnceCell::new(),
         names: std::cell::OnceCell::new(),
     }
 }
