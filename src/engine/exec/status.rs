@@ -413,6 +413,26 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     }
 }
 
+/// Calls `visit` on every node under `root` (`root` first), each before its children and in the
+/// order of the text: one cursor, nothing collected.
+fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+    let mut cursor = root.walk();
+    'walk: loop {
+        visit(cursor.node());
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+}
+
 /// Counts `units` of work done on `walk`'s text (`Walk::status_work`).
 fn work(walk: &Walk<'_>, units: usize) {
     walk.status_work.set(walk.status_work.get().saturating_add(units));

@@ -14,7 +14,8 @@ use super::super::shell::Walk;
 use super::super::{clients, context};
 use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS, PLAIN};
 use super::{
-    Funcs, Rules, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after, text,
+    Funcs, Rules, each_node, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after,
+    text,
 };
 
 /// `src` with the text inside each double-quoted string that holds no command substitution
@@ -489,25 +490,12 @@ pub(super) fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
     }
     let mut seen = 0usize;
     let mut ok = true;
-    let mut cursor = root.walk();
-    'walk: loop {
-        let k = cursor.node();
+    each_node(root, |k| {
         if k.kind() == "variable_name" && text(k, walk) == var {
             seen += 1;
             ok &= k == name || reads_only_as_output(k, walk);
         }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
+    });
     let words =
         walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
     ok && seen == words

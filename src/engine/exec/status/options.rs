@@ -10,7 +10,7 @@ use tree_sitter::Node;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{leaves_state, reads_status_text};
-use super::{Rules, is_statement, text, work};
+use super::{Rules, each_node, is_statement, text, work};
 
 /// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit`, or a `#!` line with
 /// `-e`.
@@ -209,12 +209,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     let src = walk.src;
     let uses_output = src.contains(['|', '<', '>', '`']) || src.contains("$(");
     let walked = reads || uses_output || src.contains("set") || src.contains('(') || src.contains("function");
-    let mut cursor = root.walk();
-    'walk: loop {
-        if !walked {
-            break;
-        }
-        let k = cursor.node();
+    let visit = |k: Node<'t>| {
         match k.kind() {
             "function_definition" => {
                 if reads && !body_reads_status && reads_status_text(text(k, walk)) {
@@ -238,17 +233,9 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
                 set_facts(k, walk, opt, facts);
             }
         }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
+    };
+    if walked {
+        each_node(root, visit);
     }
     // (One pass over the text's words for both options and `exec`, when it has one of them.)
     let mut execs = 0usize;
