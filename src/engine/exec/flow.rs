@@ -5,11 +5,17 @@
 //! run; the analysis skips a region whose condition is certainly false on the values it knows
 //! then (`if [ "$MODE" = cluster ]` with `MODE=standalone`), and analyses every other one, as if
 //! it ran. `while false` and `until true` never run their body.
+//!
+//! A statement whose exit status cannot fail the script is walked as [`UNCOUPLED`]: which ones
+//! is decided in the child module `uncoupled`.
+
+mod uncoupled;
 
 use tree_sitter::Node;
 
 use super::context::{Ctx, is_ident};
 use super::shell::Walk;
+use uncoupled::uncoupled;
 
 /// Starts a piece that defines a shell function: `FUNCTION name FUNCTION body` (the body as
 /// written, `{ ...; }`). The definition takes effect where it runs, in order with the other pieces,
@@ -302,76 +308,6 @@ impl Ctx<'_> {
     }
 }
 
-impl Ctx<'_> {
-    /// Whether `n` calls a shell function (defined before the script or in it) while some function
-    /// body can end the script or leaves state behind (`status::leaves_state`): the call's status
-    /// is then not the only way its outcome goes on (`main() { pg_isready -h db || exit 1; }; main;
-    /// curl ...` exits 1 with the database down, and `f() { out=$(pg_isready -h db); }; f; [ -n
-    /// "$out" ]` fails, bash 5.2 and dash 0.5.12): the body's own walk judges.
-    fn calls_a_function_with_effects(&self, n: Node<'_>, walk: &Walk<'_>) -> bool {
-        let defined = walk.defined_functions.get_or_init(|| super::status::defined_functions(walk.src));
-        if self.functions.is_empty() && defined.is_empty() {
-            return false;
-        }
-        // (The words of `n` looked up among the names, not each name among the words.)
-        let own = text(n, walk);
-        let names: std::collections::HashSet<&str> = self
-            .functions
-            .iter()
-            .map(|(name, _)| name.as_str())
-            .chain(defined.iter().map(String::as_str))
-            .collect();
-        let calls = own
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .any(|w| names.contains(w));
-        if !calls {
-            return false;
-        }
-        if self.functions.iter().any(|(_, body)| self.leaves_state(body)) {
-            return true;
-        }
-        let root = walk.top_functions.get(walk.tree.get()).map(|(r, _)| *r);
-        match root {
-            Some(r) => super::status::defines_stateful_function(r, walk),
-            None => {
-                let mut root = n;
-                while let Some(p) = root.parent() {
-                    root = p;
-                }
-                super::status::defines_stateful_function(root, walk)
-            }
-        }
-    }
-
-    /// [`status_discarded`], its work (`Walk::status_work`) counted against the analysis's work
-    /// units: once they are spent, no command is judged (each keeps its status, today's verdict)
-    /// and the analysis stops with its "not analysed" note, so no script's shape makes the walk
-    /// take seconds (break-it pass, issue #9).
-    fn status_discarded_within_budget(&self, n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
-        if self.over_budget.get() {
-            return None;
-        }
-        let before = walk.status_work.get();
-        let how = status_discarded(n, walk);
-        let spent = walk.status_work.get().saturating_sub(before);
-        if spent > 0 && !self.spend_units(spent) {
-            return None;
-        }
-        how
-    }
-
-    /// [`super::status::leaves_state`] of a known function's body, each body read once per
-    /// analysis (every command of every body that calls a function asks about all of them).
-    fn leaves_state(&self, body: &str) -> bool {
-        if let Some(&known) = self.leaves_state_memo.borrow().get(body) {
-            return known;
-        }
-        let leaves = super::status::leaves_state(body);
-        self.leaves_state_memo.borrow_mut().insert(body.to_string(), leaves);
-        leaves
-    }
-}
-
 /// Whether `n` is a statement after which nothing else in its list runs: `exit`, `return`, or
 /// `exec` with a program (which replaces the shell; `exec 3<>/dev/tcp/...` alone does not), as a
 /// statement of its own in a script, a `{ }` group, a subshell or a loop body (not after `&&`,
@@ -451,11 +387,6 @@ pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
     }
 }
 
-/// A command that always succeeds and reads nothing: `true`, `:`, `exit 0`.
-fn always_succeeds(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    n.kind() == "command" && succeeds_as_written(text(n, walk))
-}
-
 /// Whether a simple command, as written, is `true`, `:`, `/bin/true` or `exit 0`, however its
 /// words are spaced (`exit  0`: the shell splits words on any run of blanks).
 pub(super) fn succeeds_as_written(command: &str) -> bool {
@@ -474,79 +405,6 @@ pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
     src.as_bytes()
         .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
         .any(|w| words.iter().any(|x| x.as_bytes() == w))
-}
-
-/// Why the exit status of the statement `n` cannot fail the script (bash manual, "Lists of
-/// Commands" and "Pipelines"), or `None` when it may:
-/// - `n &`: run in the background, the shell does not wait for it (unless a later `wait` asks
-///   for its status, so a script that mentions `wait` keeps it);
-/// - `n || true` (or `|| :`, `|| exit 0`): the list's status is 0 whatever `n` returns, and
-///   `set -e` ignores a command that is left of `||`;
-/// - `n | true`: a pipeline's status is its last command's, unless `pipefail` is set (a script
-///   that mentions it keeps it).
-///
-/// A part that holds an `exit`, `exec` or `return` (it can end the script itself) or a
-/// `while`/`until` loop (it can wait on the dependency until the probe times out) is never
-/// uncoupled, except in the background.
-fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
-    if !walk.has_bars || !n.is_named() || n.kind() == "comment" || n.kind() == "function_definition" {
-        return None;
-    }
-    // A part that can end the script itself, or wait on the dependency in a loop (a hang fails
-    // the probe by its timeout, whatever the status).
-    let ends_script = |k: Node<'_>| mentions(text(k, walk), &["exit", "exec", "return", "while", "until"]);
-    // (What it writes to a file read later, or into a pipeline, still carries its outcome.)
-    let output_kept = || super::status::output_kept(n, walk);
-    if n.next_sibling().is_some_and(|s| s.kind() == "&")
-        && !mentions(walk.src, &["wait"])
-        && n.parent().is_some_and(|p| !matches!(p.kind(), "list" | "pipeline"))
-    {
-        return (!output_kept()).then_some("it runs in the background (`&`)");
-    }
-    let parent = n.parent()?;
-    let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
-    if right == n || !always_succeeds(right, walk) {
-        return None;
-    }
-    // `true` or `:` redefined (`true() { exit 1; }`, `alias true='exit 1'`): it may fail (break9 A9).
-    if walk.aliases
-        || super::status::defined_functions(walk.src)
-            .iter()
-            .any(|f| matches!(f.as_str(), "true" | ":" | "exit"))
-    {
-        return None;
-    }
-    if parent.kind() == "list"
-        && parent.child(1).is_some_and(|op| op.kind() == "||")
-        && parent.named_child(0) == Some(n)
-    {
-        return (!ends_script(n) && !output_kept()).then_some("its failure is ignored (`|| true`)");
-    }
-    if parent.kind() == "pipeline" && !walk.pipefail {
-        return (!ends_script(n) && !output_kept())
-            .then_some("its pipeline's status is another command's (`| true`)");
-    }
-    None
-}
-
-/// Why the status of `n`, a simple command (with its redirections), cannot reach the script's
-/// (`status::discarded`), or `None`. A command holding a substitution is left to the walk of its
-/// parts: its output is data (`x=$(remote)`).
-fn status_discarded(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
-    let rules = walk.status.as_ref()?;
-    let simple = match n.kind() {
-        "command" => n.parent().is_none_or(|p| p.kind() != "redirected_statement"),
-        "redirected_statement" => n.child_by_field_name("body").is_some_and(|b| b.kind() == "command"),
-        _ => false,
-    };
-    if !simple || n.end_byte() > walk.cut {
-        return None;
-    }
-    let own = text(n, walk);
-    if own.contains("$(") || own.contains('`') || own.contains("<(") || own.contains(">(") {
-        return None;
-    }
-    super::status::discarded(n, walk, rules)
 }
 
 /// The [`GUARD`] condition that holds when `cond` (one condition) does not (`T` and `F`, `P` and

@@ -1,0 +1,56 @@
+//! The command-name lists the status walk judges a text by (`harmless`'s `harmless_text`,
+//! `plain_commands` and `leaves_state`; `rules`, which gives up on a function named like a
+//! [`PLAIN`] command). A word of [`CHANGES_STATE`], [`NOT_HARMLESS`] or [`ENDS_OR_UNFOLLOWED`]
+//! only ever keeps a command coupled; [`PLAIN`] lists the programs taken as changing nothing.
+
+/// Builtins and programs that change the shell or the files a later command may read (`read`,
+/// `export`, `set`, `cd`, `rm`, ...): a text naming one is neither harmless
+/// ([`harmless_text`](super::harmless::harmless_text)) nor free of state its caller reads
+/// ([`leaves_state`](super::harmless::leaves_state)). The builtins change the shell's variables,
+/// options, directory or limits (bash manual, "Bourne Shell Builtins" and "Bash Builtin
+/// Commands"); `touch`, `rm`, `mkdir`, `mv`, `cp`, `tee`, `ln` write files (POSIX utilities).
+pub(super) const CHANGES_STATE: &[&str] = &[
+    "set",
+    "shift",
+    "unset",
+    "export",
+    "read",
+    "readarray",
+    "mapfile",
+    "declare",
+    "typeset",
+    "readonly",
+    "cd",
+    "pushd",
+    "popd",
+    "touch",
+    "rm",
+    "mkdir",
+    "mv",
+    "cp",
+    "tee",
+    "ln",
+    "alias",
+    "shopt",
+    "ulimit",
+    "umask",
+    "let",
+    "getopts",
+];
+
+/// Beside [`CHANGES_STATE`], what keeps a text from being harmless: a status of its own (`false`,
+/// `test`, `return`), loop control, `local`, and a `function` definition.
+pub(super) const NOT_HARMLESS: &[&str] =
+    &["false", "return", "test", "local", "break", "continue", "function"];
+
+/// Beside [`CHANGES_STATE`], what a function's body may do that ends the script or runs code the
+/// walk does not follow (`exit`, `exec`, `trap`, `kill`, `eval`, `source`).
+pub(super) const ENDS_OR_UNFOLLOWED: &[&str] = &["exit", "exec", "trap", "kill", "eval", "source"];
+
+/// Programs that change nothing a later command or the next probe sees, and never wait: output
+/// and the clients (`clients::find_client`: a check of their own, judged by themselves). Any
+/// other program (`sleep`, which can time the probe out, `pkill`, `supervisorctl`, ...) may
+/// make the branch that runs matter.
+/// (`echo`, `printf`, `true`, `logger`: POSIX utilities; `:`: a POSIX special built-in; `exit`
+/// is judged by its status elsewhere: only `exit 0` is harmless, `harmless_writing`.)
+pub(super) const PLAIN: &[&str] = &["echo", "printf", ":", "true", "exit", "logger"];

@@ -1,0 +1,750 @@
+//! What may follow or surround a check without making its failure the script's: whether a
+//! command (or the rest of the script) is harmless, running only output and clients, writing no
+//! file named again, changing no shell state (`harmless`, `harmless_after`, `plain_commands`,
+//! `harmless_text`); whether a `trap` only prints or removes files (`harmless_traps`); whether a
+//! status read (`$?`, `ret=$?`) or a variable assigned from the check only reaches output
+//! (`next_reads_status`, `only_echoed`, `unread_assignment`); whether an `if`'s branches do the
+//! same (`selection_is_harmless`, `same_writes`); and whether a function's body leaves state
+//! its caller reads (`leaves_state`). Anything not understood is not harmless.
+
+use tree_sitter::Node;
+
+use super::super::flow::mentions;
+use super::super::shell::Walk;
+use super::super::{clients, context};
+use super::constructs::{assigning_expansion, env_like, named_by_count};
+use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS, PLAIN};
+use super::{
+    Funcs, Rules, each_node, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after,
+    text,
+};
+
+/// `src` with the text inside each double-quoted string that holds no command substitution
+/// (`$(`, a backquote) replaced by blanks: no word in it runs as a command.
+pub(super) fn blank_plain_strings(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut chars = src.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        out.push(c);
+        match c {
+            '\\' => {
+                if let Some((_, e)) = chars.next() {
+                    out.push(e);
+                }
+            }
+            '\'' => {
+                for (_, e) in chars.by_ref() {
+                    out.push(e);
+                    if e == '\'' {
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                // The closing quote: the next `"` not escaped.
+                let body = &src[i + 1..];
+                let mut end = None;
+                let mut escaped = false;
+                for (j, e) in body.char_indices() {
+                    match e {
+                        _ if escaped => escaped = false,
+                        '\\' => escaped = true,
+                        '"' => {
+                            end = Some(j);
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                let Some(end) = end else {
+                    continue;
+                };
+                let inner = &body[..end];
+                if inner.contains("$(") || inner.contains('`') {
+                    continue;
+                }
+                out.extend(inner.chars().map(|_| ' '));
+                out.push('"');
+                while chars.peek().is_some_and(|(k, _)| *k <= i + 1 + end) {
+                    chars.next();
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `$?`, `"$?"` or `${?}`: the status of the command before.
+pub(super) fn last_status_word(w: &str) -> bool {
+    matches!(w.trim_matches('"'), "$?" | "${?}")
+}
+
+/// Whether text reads the status of the command before it: `$?`, `${?`, or a bare `exit`.
+pub(super) fn reads_status_text(t: &str) -> bool {
+    if t.contains("$?") || t.contains("${?") {
+        return true;
+    }
+    let parts: Vec<&str> = t
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'))
+        .collect();
+    parts.windows(2).any(|w| w[0] == "exit" && w[1].is_empty()) || parts.last() == Some(&"exit")
+}
+
+/// Whether every `trap` in `src` changes no status: its action is empty, `-`, or only writes
+/// output or removes files (`trap 'rm -f /tmp/x' EXIT`, `trap '' TERM`), with no expansion; an
+/// `ERR`, `DEBUG` or `RETURN` trap (run between the script's commands) only writes output. An
+/// EXIT trap's status is not the script's (bash manual, "Bourne Shell Builtins", `trap`; dash
+/// the same), and a signal's trap runs on that signal only. Checked with bash 5.2 and dash 0.5.12
+/// (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`).
+pub(in crate::engine::exec) fn harmless_traps(src: &str) -> bool {
+    let bytes = src.as_bytes();
+    let mut from = 0;
+    while let Some(i) = src[from..].find("trap").map(|i| i + from) {
+        from = i + 4;
+        let before = src[..i].trim_end_matches([' ', '\t']);
+        let starts = before.is_empty()
+            || before.ends_with([';', '\n', '&', '|', '{', '('])
+            || before.ends_with("then")
+            || before.ends_with("do")
+            || before.ends_with("else");
+        let after = bytes.get(i + 4).copied();
+        let word_end = after.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if !(word_start && word_end) {
+            continue;
+        }
+        if !starts {
+            return false;
+        }
+        // The words of the command, up to an unquoted separator.
+        let mut args: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let mut in_word = false;
+        let mut quote: Option<char> = None;
+        let mut end = src.len();
+        for (j, c) in src[i + 4..].char_indices() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some('"') if matches!(c, '$' | '`' | '\\') => return false,
+                Some(_) => cur.push(c),
+                None if matches!(c, '\'' | '"') => {
+                    quote = Some(c);
+                    in_word = true;
+                }
+                None if matches!(c, '$' | '`' | '\\' | '<' | '>' | '(' | ')') => return false,
+                None if matches!(c, ';' | '\n' | '&' | '|' | '}') => {
+                    end = i + 4 + j;
+                    break;
+                }
+                None if c.is_whitespace() => {
+                    if in_word {
+                        args.push(std::mem::take(&mut cur));
+                        in_word = false;
+                    }
+                }
+                None => {
+                    cur.push(c);
+                    in_word = true;
+                }
+            }
+        }
+        if quote.is_some() {
+            return false;
+        }
+        if in_word {
+            args.push(cur);
+        }
+        from = from.max(end);
+        if args.first().is_some_and(|a| matches!(a.as_str(), "-p" | "-l")) {
+            continue;
+        }
+        let Some((action, signals)) = args.split_first() else {
+            continue;
+        };
+        let action = action.as_str();
+        let between = signals.iter().any(|s| {
+            matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "ERR" | "DEBUG" | "RETURN")
+        });
+        let commands_ok = action.split([';', '\n']).all(|c| {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            match words.first() {
+                None => true,
+                Some(&("echo" | "printf" | "logger" | ":" | "true")) => {
+                    file_targets(c).is_empty()
+                        && !c.contains(['<', '|'])
+                        && !c.contains("&-")
+                        && !words.get(1).is_some_and(|w| w.starts_with("-v"))
+                }
+                Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
+                _ => false,
+            }
+        });
+        if !(action == "-" || commands_ok) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the status of `cond` (an `if`/`elif` condition) choosing which part of `construct`
+/// runs cannot fail the script by itself: every other part is [`harmless`], and when one of them
+/// leaves the script (`exit 0`), so is every command after the `if`.
+pub(super) fn selection_is_harmless(
+    cond: Node<'_>,
+    construct: Node<'_>,
+    walk: &Walk<'_>,
+    functions: &Funcs,
+) -> bool {
+    let mut c = construct.walk();
+    let parts: Vec<Node<'_>> = construct
+        .children(&mut c)
+        .flat_map(|k| {
+            if matches!(k.kind(), "elif_clause" | "else_clause") {
+                let mut c = k.walk();
+                k.children(&mut c).collect::<Vec<_>>()
+            } else {
+                vec![k]
+            }
+        })
+        .filter(|k| {
+            is_statement(*k)
+                && *k != cond
+                && !(k.start_byte() <= cond.start_byte() && cond.end_byte() <= k.end_byte())
+        })
+        .collect();
+    parts.iter().all(|p| harmless(*p, walk, functions))
+        && (!parts.iter().any(|p| leaves(*p, walk)) || harmless_after(construct, walk, functions))
+}
+
+/// Whether every command after `n` in the script (to its end) is [`harmless`].
+pub(super) fn harmless_after(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    let mut root = n;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    harmless_text(walk.src.get(n.end_byte()..).unwrap_or(""), &functions.risky)
+        && plain_commands(root, walk, n.end_byte(), &functions.ok)
+}
+
+/// Whether `n`, run or not, cannot by itself fail the script or change what runs after it:
+/// no `exit` but `exit 0`, no `return`, `false`, test (`[`, `[[`, `test`, `(( ))`), `!`, no
+/// assignment or builtin that changes the shell's state, no file written, no function defined.
+pub(super) fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    harmless_text(text(n, walk), &functions.risky) && plain_commands(n, walk, n.start_byte(), &functions.ok)
+}
+
+/// Whether every simple command in `n` that starts at or after byte `from` runs a [`PLAIN`]
+/// program or a client.
+pub(super) fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> bool {
+    let mut cursor = n.walk();
+    loop {
+        let k = cursor.node();
+        // `$(date)`: its output is only written, its status lost ([`harmless_substitution`]).
+        let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
+        if k.kind() == "command" && k.start_byte() >= from && !plain_command(k, walk, ok) {
+            return false;
+        }
+        if !skip && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == n {
+                return true;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return true;
+            }
+        }
+    }
+}
+
+/// Whether the simple command `k` runs a [`PLAIN`] program, a client or one of the functions `ok`.
+pub(super) fn plain_command(k: Node<'_>, walk: &Walk<'_>, ok: &[String]) -> bool {
+    let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    let program = context::basename(name);
+    let mut c = k.walk();
+    let args: Vec<String> =
+        k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+    let client = clients::find_client(program, &args).is_some()
+        || program.strip_suffix(".exe").is_some_and(|p| clients::find_client(p, &args).is_some());
+    (PLAIN.contains(&program) || client || ok.iter().any(|f| f == name))
+        && !name.contains(['$', '`', '"', '\''])
+}
+
+/// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
+/// nothing the script reads later, but its status can be a failure.
+pub(super) fn may_only_fail(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    harmless_writing(text(n, walk), &functions.risky, true)
+        && plain_commands(n, walk, n.start_byte(), &functions.ok)
+}
+
+/// [`harmless`] on text.
+pub(super) fn harmless_text(t: &str, functions: &[String]) -> bool {
+    harmless_writing(t, functions, false)
+}
+
+/// [`harmless_text`], or with `writes`, also when it writes files or to a closed stdout.
+fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
+    let t = &without_harmless_substitutions(t);
+    let calls = functions.iter().any(|f| mentions(t, &[f.as_str()]));
+    if calls
+        || assigning_expansion(t)
+        || mentions(t, CHANGES_STATE)
+        || mentions(t, NOT_HARMLESS)
+        || t.contains(['[', '!', '`'])
+        || t.contains("((")
+        || t.contains("$(")
+    {
+        return false;
+    }
+    let words: Vec<&str> = t
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')'))
+        .collect();
+    // `printf -v NAME` assigns (bash): only `printf FORMAT ARGS` writes output alone.
+    if words.windows(2).any(|w| w[0] == "printf" && w[1].starts_with('-')) {
+        return false;
+    }
+    // `exit 0` only.
+    if words.windows(2).any(|w| w[0] == "exit" && w[1] != "0") || words.last() == Some(&"exit") {
+        return false;
+    }
+    // An assignment (`NAME=...`), a function definition (`f()`), a file written.
+    let assigns = words.iter().any(|w| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            let name = name.trim_end_matches('+');
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    });
+    // `echo x >&-` fails (bash: "write error: Bad file descriptor", dash: "I/O error").
+    let closes_stdout = t.split_whitespace().any(|w| {
+        w.trim_end_matches([';', ')'])
+            .split_once(">&-")
+            .is_some_and(|(fd, rest)| rest.is_empty() && matches!(fd, "" | "1"))
+    });
+    !assigns && !t.contains("()") && (writes || (file_targets(t).is_empty() && !closes_stdout))
+}
+
+/// The files a command's text writes: redirections (`>`, `>>`, `&>`, not to `/dev/null` or a file
+/// descriptor) and the output options of `curl -o`, `wget -O`, `psql -o`, `--output`.
+fn file_targets(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        let sink = |target: &str| {
+            !(target == "/dev/null"
+                || target.starts_with('&')
+                || target == "/dev/stderr"
+                || target == "/dev/stdout")
+        };
+        if let Some(pos) = w.find('>') {
+            // A control operator ends the word (`>&2;`, `>/dev/null)`): not part of the target.
+            let w = w.trim_end_matches([';', ')']);
+            let w = if w.len() > pos { w } else { &words[i][..pos + 1] };
+            let rest = w[pos..].trim_start_matches(['>', '|']);
+            let rest = rest
+                .strip_prefix('&')
+                .map_or(rest, |r| if r.bytes().all(|b| b.is_ascii_digit() || b == b'-') { "&" } else { r });
+            let target = if rest.is_empty() { words.get(i + 1).copied().unwrap_or("") } else { rest };
+            if rest.is_empty() {
+                i += 1;
+            }
+            if sink(target) {
+                out.push(target.to_string());
+            }
+        } else if matches!(w, "-o" | "-O" | "--output" | "--output-document" | "--log-file") {
+            let target = words.get(i + 1).copied().unwrap_or("");
+            if sink(target) {
+                out.push(target.to_string());
+            }
+            i += 1;
+        } else if let Some(target) =
+            w.strip_prefix("--output=").or_else(|| w.strip_prefix("--output-document="))
+            && sink(target)
+        {
+            out.push(target.to_string());
+        } else if w == "tee" {
+            out.extend(
+                words[i + 1..]
+                    .iter()
+                    .take_while(|a| !a.contains(['|', ';']))
+                    .filter(|a| !a.starts_with('-'))
+                    .map(|a| a.to_string()),
+            );
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether `n` writes a file that the script names elsewhere, or one whose name the script
+/// computes (`> "$F"`): its output may be read later (`remote > f; grep x f`).
+pub(super) fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    let own = text(n, walk);
+    file_targets(own).iter().any(|f| {
+        named_by_count(f, own, walk) || named_elsewhere(f, walk.src, &[(n.start_byte(), n.end_byte())])
+    })
+}
+
+/// Whether the file `target` (a redirection's word, as written) may be named by the script
+/// outside the byte ranges `own` (the writes themselves), conservatively (break9 A1: `"/tmp/s""9"`,
+/// `/tmp/s\9`, `/tmp//s9`, `$D/s9`, `/tmp/s?`, `cd /tmp && grep -q up s9`, `grep -r up /tmp/`
+/// all read `/tmp/s9` in bash 5.2 and dash 0.5.12): compared with quotes and backslashes
+/// removed (`own`: byte ranges, start and end), it is named elsewhere when its name is computed or a glob, when its last component
+/// or its directory's is a word elsewhere, when any other word holds a glob character (`*`, `?`,
+/// `[`) or a brace expansion, or when the script changes directory (`cd`, `pushd`, `popd`).
+fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -> bool {
+    let unquoted = |t: &str| t.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect::<String>();
+    let name = unquoted(target);
+    if name.is_empty() || name.contains(['$', '`', '*', '?', '[', '{', '~']) {
+        return true;
+    }
+    let mut rest = String::with_capacity(src.len());
+    let mut from = 0;
+    let mut ranges = own.to_vec();
+    ranges.sort_unstable();
+    for (start, end) in ranges {
+        rest.push_str(src.get(from..start.max(from)).unwrap_or(""));
+        rest.push(' ');
+        from = from.max(end);
+    }
+    rest.push_str(src.get(from..).unwrap_or(""));
+    let rest = unquoted(&rest);
+    if mentions(&rest, &["cd", "pushd", "popd"])
+        || rest.contains(['*', '?', '['])
+        || (rest.contains('{') && (rest.contains(',') || rest.contains("..")))
+    {
+        return true;
+    }
+    let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let words: Vec<&str> =
+        rest.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))).collect();
+    parts.iter().rev().take(2).any(|p| words.contains(p))
+}
+
+/// Whether the statement after `at` reads `at`'s status (`$?`, `${?}`, a bare `exit`, anywhere
+/// in it), unless it is `NAME=$?` and `NAME` is then only written out ([`only_echoed`]: bash 5.2
+/// and dash 0.5.12 exit 0 on `pg_isready -h db; ret=$?; echo "db $ret"; curl ...` with the
+/// database down).
+pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let next = siblings_after(at, parent).find(|s| is_statement(*s));
+    let Some(next) = next.filter(|s| !matches!(s.kind(), "elif_clause" | "else_clause")) else {
+        return false;
+    };
+    if !reads_status_text(text(next, walk)) || status_only_written(next, walk) {
+        return false;
+    }
+    let followed = !rules.called
+        && next.kind() == "variable_assignment"
+        && next.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
+        && next.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk));
+    !followed
+}
+
+/// Whether `next` only writes `$?` out: `echo "exit code $?"` (or `printf` without `-v`,
+/// `logger`), with no substitution, no file written and output nothing reads (bash
+/// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db; echo "code $?"; curl ...` with the database
+/// down, as on `r=$?; echo "$r"`; break9 B3).
+fn status_only_written(next: Node<'_>, walk: &Walk<'_>) -> bool {
+    let cmd = match next.kind() {
+        "command" => next,
+        "redirected_statement" => match next.child_by_field_name("body") {
+            Some(b) if b.kind() == "command" => b,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let t = text(next, walk);
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let mut c = cmd.walk();
+    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    let printf_option = name == Some("printf") && first.is_some_and(|a| a.starts_with('-'));
+    matches!(name, Some("echo" | "printf" | "logger"))
+        && !printf_option
+        && !t.contains("$(")
+        && !t.contains('`')
+        && file_targets(t).is_empty()
+        && !t.contains(">&-")
+        && !output_used_above(next, walk)
+}
+
+/// Whether the variable whose assignment names it at `name` is read only by `echo`, `printf`
+/// (not `-v`) or `logger` arguments, as `$NAME` or `${NAME}`, whose output nothing reads (no
+/// pipeline, substitution or file named again), and otherwise only assigned again: its value
+/// reaches no status.
+pub(super) fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
+    let var = text(name, walk);
+    if var.is_empty()
+        || walk.src.contains("${!")
+        || mentions(
+            walk.src,
+            &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
+        )
+    {
+        return false;
+    }
+    let mut root = name;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let mut seen = 0usize;
+    let mut ok = true;
+    each_node(root, |k| {
+        if k.kind() == "variable_name" && text(k, walk) == var {
+            seen += 1;
+            ok &= k == name || reads_only_as_output(k, walk);
+        }
+    });
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    ok && seen == words
+}
+
+/// Whether the `variable_name` `k` is `$NAME`/`${NAME}` in an argument of an `echo`, `printf` or
+/// `logger` command whose output nothing reads, or the name of another plain assignment.
+fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    let Some(exp) = k.parent() else {
+        return false;
+    };
+    if exp.kind() == "variable_assignment" {
+        return exp.child_by_field_name("name") == Some(k)
+            && exp.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+            && exp.child_by_field_name("value").is_none_or(|v| !text(v, walk).contains(['$', '`']));
+    }
+    let var = text(k, walk);
+    if !(exp.kind() == "simple_expansion" || exp.kind() == "expansion")
+        || !matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
+    {
+        return false;
+    }
+    let mut up = exp;
+    while let Some(p) = up.parent() {
+        if !matches!(p.kind(), "string" | "concatenation") {
+            break;
+        }
+        up = p;
+    }
+    let Some(cmd) = up.parent().filter(|c| c.kind() == "command") else {
+        return false;
+    };
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let mut c = cmd.walk();
+    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    matches!(name, Some("echo" | "printf" | "logger"))
+        && cmd.child_by_field_name("name") != Some(up)
+        && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
+        && !output_used_above(cmd, walk)
+}
+
+/// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash
+/// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db || DB=down` with the database down; read
+/// later, `[ "$DB" = down ] && exit 1`, the outcome flows on). Not a name a program run after it
+/// may read from its environment (the script exports nothing: no `export`, `set -a`; the
+/// container's `env` does not declare it, and it has no `envFrom`).
+pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    if right.kind() != "variable_assignment" {
+        return false;
+    }
+    let (Some(name), value) = (right.child_by_field_name("name"), right.child_by_field_name("value")) else {
+        return false;
+    };
+    let var = text(name, walk);
+    let env_like = env_like(var);
+    let exports =
+        mentions(walk.src, &["export", "declare", "typeset", "readonly", "local", "env", "allexport"])
+            || walk
+                .src
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|w| w[0] == "set" && w[1].starts_with(['-', '+']) && w[1].contains('a'));
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    let (declared, env_from) = &rules.container_env;
+    !env_like
+        && !env_from
+        && !declared.iter().any(|d| d == var)
+        && !exports
+        && words == 1
+        && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
+}
+
+/// `if COND; then echo A > F; else echo B > F; fi`: both branches write output to the same file
+/// `F` the script names nowhere else, the same way: a write that fails (a read-only root
+/// filesystem) fails either branch, so the status does not tell which ran (bash 5.2 and dash
+/// 0.5.12 exit 0 with the database down). A branch that writes alone does not qualify.
+pub(super) fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) -> bool {
+    if construct.kind() != "if_statement" {
+        return false;
+    }
+    let mut c = construct.walk();
+    let kids: Vec<Node<'_>> = construct.children(&mut c).collect();
+    if kids.iter().any(|k| k.kind() == "elif_clause") {
+        return false;
+    }
+    let Some(else_clause) = kids.iter().find(|k| k.kind() == "else_clause") else {
+        return false;
+    };
+    let then_at = kids.iter().position(|k| k.kind() == "then");
+    let then_part: Vec<Node<'_>> = then_at
+        .map(|t| {
+            kids[t + 1..]
+                .iter()
+                .filter(|k| is_statement(**k) && !matches!(k.kind(), "else_clause" | "elif_clause"))
+                .copied()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut c = else_clause.walk();
+    let else_part: Vec<Node<'_>> = else_clause.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+    let ([a], [b]) = (then_part.as_slice(), else_part.as_slice()) else {
+        return false;
+    };
+    if cond.start_byte() >= a.start_byte() {
+        return false;
+    }
+    let write = |k: Node<'_>| -> Option<(String, String)> {
+        if k.kind() != "redirected_statement" {
+            return None;
+        }
+        let body = k.child_by_field_name("body").filter(|b| b.kind() == "command")?;
+        let name = text(body.child_by_field_name("name")?, walk);
+        let mut c = body.walk();
+        let args: Vec<&str> =
+            body.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+        if !matches!(name, "echo" | "printf")
+            || args.first().is_some_and(|a| a.starts_with('-'))
+            || args.iter().any(|a| a.contains(['$', '`']))
+        {
+            return None;
+        }
+        let mut c = k.walk();
+        let redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
+        let [r] = redirects.as_slice() else {
+            return None;
+        };
+        let target = text(r.child_by_field_name("destination")?, walk);
+        let op = text(*r, walk).strip_suffix(target)?.trim();
+        (matches!(op, ">" | ">>") && !target.contains(['$', '`', '*', '?', '&', '"', '\'']))
+            .then(|| (op.to_string(), target.to_string()))
+    };
+    let (Some(wa), Some(wb)) = (write(*a), write(*b)) else {
+        return false;
+    };
+    wa == wb
+        && !named_elsewhere(
+            &wa.1,
+            walk.src,
+            &[(a.start_byte(), a.end_byte()), (b.start_byte(), b.end_byte())],
+        )
+        && !reads_status_text(text(construct, walk))
+}
+
+/// A command substitution (`$(...)` or backquotes, as written) that runs one command that only
+/// reads: `date` (not `-s`/`--set`), `hostname` with no argument but an option that prints,
+/// `cat FILE...`, `uname`, `whoami`, `id`, `pwd`. Written out by `echo`/`printf`/`logger`, its
+/// status is lost and it changes nothing (`pg_isready -h db || echo "down at $(date)"`: bash 5.2
+/// and dash 0.5.12 exit 0 with the database down).
+pub(super) fn harmless_substitution(t: &str) -> bool {
+    let inner = t
+        .strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| t.strip_prefix('`').and_then(|r| r.strip_suffix('`')));
+    let Some(inner) = inner else {
+        return false;
+    };
+    if inner.contains(['$', '`', '(', ')', ';', '&', '|', '<', '>', '\n', '\\', '"', '\'', '*', '?', '[']) {
+        return false;
+    }
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let Some((name, args)) = words.split_first() else {
+        return false;
+    };
+    match *name {
+        "date" => args.iter().all(|a| {
+            a.starts_with('+')
+                || matches!(*a, "-u" | "-R" | "--utc" | "--rfc-email")
+                || a.starts_with("-I")
+                || a.starts_with("--iso-8601")
+        }),
+        "hostname" => {
+            args.iter().all(|a| matches!(*a, "-f" | "-i" | "-I" | "-s" | "-d" | "-A" | "--fqdn" | "--short"))
+        }
+        "cat" => !args.is_empty() && args.iter().all(|a| !a.starts_with('-')),
+        "uname" | "id" => args.iter().all(|a| a.starts_with('-')),
+        "whoami" | "pwd" => args.is_empty(),
+        _ => false,
+    }
+}
+
+/// `t` with each [`harmless_substitution`] replaced by a plain word.
+fn without_harmless_substitutions(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    loop {
+        let dollar = rest.find("$(");
+        let tick = rest.find('`');
+        let (at, close) = match (dollar, tick) {
+            (Some(d), Some(b)) if b < d => (b, rest[b + 1..].find('`').map(|e| b + 1 + e + 1)),
+            (Some(d), _) => (d, rest[d..].find(')').map(|e| d + e + 1)),
+            (None, Some(b)) => (b, rest[b + 1..].find('`').map(|e| b + 1 + e + 1)),
+            (None, None) => break,
+        };
+        let Some(end) = close else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        if harmless_substitution(&rest[at..end]) {
+            out.push_str("SUBST");
+        } else {
+            out.push_str(&rest[at..end]);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether every command of a function body's text (`{ echo "$@" >&2; }`) runs a [`PLAIN`]
+/// program: [`plain_commands`] on text, for a body defined outside the text being walked.
+pub(super) fn plain_text_commands(body: &str) -> bool {
+    let inner = body.trim().strip_prefix('{').and_then(|b| b.strip_suffix('}'));
+    let Some(inner) = inner else {
+        return false;
+    };
+    if inner.contains(['(', ')', '{', '}', '`', '\\']) {
+        return false;
+    }
+    inner
+        .split([';', '\n', '&', '|'])
+        .all(|segment| segment.split_whitespace().next().is_none_or(|w| PLAIN.contains(&w) && w != "exit"))
+}
+
+/// Whether a function's text can end the script (`exit`, `exec`) or leave state its caller reads:
+/// an assignment, a file written, a builtin that changes the shell (`read`, `export`, `set`, `cd`,
+/// `printf -v`, ...), a file changed (`rm`, `touch`, ...).
+pub(in crate::engine::exec) fn leaves_state(body: &str) -> bool {
+    let words: Vec<&str> = body
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '{' | '}' | '(' | ')' | '`'))
+        .collect();
+    let assigns = words.iter().any(|w| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            let name = name.trim_end_matches('+');
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    });
+    assigns
+        || assigning_expansion(body)
+        || mentions(body, CHANGES_STATE)
+        || mentions(body, ENDS_OR_UNFOLLOWED)
+        || body.contains("printf -v")
+        || words.contains(&".")
+        || !file_targets(body).is_empty()
+}

@@ -1,0 +1,578 @@
+//! What errexit (`set -e`) and pipefail (`set -o pipefail`) are at a command: from the shell's
+//! options and a `#!` line, then each `set` the shell that runs the command has run before it
+//! (bash manual, "The Set Builtin"; a `( )` subshell inherits them, a change in it does not
+//! reach its parent: `option_on_at`, `set_facts`). Also what one scan of
+//! a tree gives every command of it (`TreeFacts`): where a status is read, whether an `exec` is
+//! only the script's last command (`exec_only_last`), and whether a function leaves state.
+
+use tree_sitter::Node;
+
+use super::super::flow::mentions;
+use super::super::shell::Walk;
+use super::harmless::{leaves_state, reads_status_text};
+use super::{Rules, each_node, is_statement, text, work};
+
+/// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit` where a command
+/// starts (not in a comment, not another command's argument: `echo set -e`, `redis-cli set k
+/// v`; `command set -e`, `\set -e` count), a command whose name is computed in a script with the
+/// word `set` (`f=set; $f -e`), or a `#!` line with `-e`.
+pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
+    let set_e = maybe_set(script) && {
+        let words = command_words(script);
+        let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
+        (computed && words.iter().any(|(w, _)| unquoted(w) == "set"))
+            || words.windows(2).any(|w| {
+                let flags = unquoted(&w[1].0);
+                w[0].1
+                    && unquoted(&w[0].0) == "set"
+                    && ((flags.starts_with(['-', '+']) && flags.contains('e')) || w[1].0.contains(['$', '`']))
+            })
+    };
+    set_e || shebang_errexit(script) || mentions(script, &["errexit"])
+}
+
+/// Whether `src` may spell `set` (quoted or with backslashes): it has the three letters.
+fn maybe_set(src: &str) -> bool {
+    src.contains('s') && src.contains('e') && src.contains('t')
+}
+
+/// `w` without its quotes and backslashes.
+pub(super) fn unquoted(w: &str) -> String {
+    w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect()
+}
+
+/// The words of `src` outside comments, as written, each with whether a command starts there:
+/// after a control operator, a group's or subshell's parenthesis or brace, a keyword (`then`,
+/// `do`, `!`, `time`, ...), an assignment, a redirection, or `command`/`builtin` and their
+/// options. A crude reading (quotes and backslashes kept in a word; `${` splits one), used only
+/// to count `set` commands conservatively.
+fn command_words(src: &str) -> Vec<(String, bool)> {
+    let mut scan =
+        WordScan { out: Vec::new(), cur: String::new(), at_start: true, wrapped: false, target: false };
+    let mut quote: Option<char> = None;
+    let mut chars = src.chars();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                scan.cur.push(c);
+                if c == '\\' && q == '"' {
+                    if let Some(e) = chars.next() {
+                        scan.cur.push(e);
+                    }
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    scan.cur.push(c);
+                }
+                '\\' => {
+                    scan.cur.push(c);
+                    if let Some(e) = chars.next() {
+                        scan.cur.push(e);
+                    }
+                }
+                '#' if scan.cur.is_empty() => {
+                    for e in chars.by_ref() {
+                        if e == '\n' {
+                            break;
+                        }
+                    }
+                    scan.restart();
+                }
+                ';' | '&' | '|' | '(' | ')' | '{' | '}' | '\n' | '`' => {
+                    scan.end_word();
+                    scan.restart();
+                }
+                c if c.is_whitespace() => scan.end_word(),
+                _ => scan.cur.push(c),
+            },
+        }
+    }
+    scan.end_word();
+    scan.out
+}
+
+/// [`command_words`]' state.
+struct WordScan {
+    out: Vec<(String, bool)>,
+    cur: String,
+    /// A command starts at the next word.
+    at_start: bool,
+    /// After `command`/`builtin` (whose options come before the name).
+    wrapped: bool,
+    /// The next word is a redirection's target.
+    target: bool,
+}
+
+impl WordScan {
+    fn restart(&mut self) {
+        self.at_start = true;
+        self.wrapped = false;
+        self.target = false;
+    }
+
+    fn end_word(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        let w = std::mem::take(&mut self.cur);
+        let bare = unquoted(&w);
+        let keyword = matches!(
+            bare.as_str(),
+            "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "!" | "time" | "command" | "builtin"
+        );
+        let assignment = w
+            .split_once('=')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        let option_of_wrapper = self.wrapped && w.starts_with('-');
+        // A redirection before the command's name (`2>/dev/null set -e`), its target attached
+        // or the next word.
+        let redirection = w.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['<', '>']);
+        let target_follows = redirection && w.ends_with(['<', '>', '&']);
+        self.out.push((w, self.at_start));
+        if std::mem::take(&mut self.target) {
+            return;
+        }
+        if self.at_start && redirection {
+            self.target = target_follows;
+        } else if self.at_start && (keyword || assignment || option_of_wrapper) {
+            self.wrapped = matches!(bare.as_str(), "command" | "builtin") || option_of_wrapper;
+        } else {
+            self.at_start = false;
+            self.wrapped = false;
+        }
+    }
+}
+
+/// Whether the script's `#!` line passes `-e` (errexit from its first line).
+pub(super) fn shebang_errexit(script: &str) -> bool {
+    script.strip_prefix("#!").is_some_and(|l| {
+        l.lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .skip(1)
+            .any(|w| w.starts_with('-') && w.contains('e'))
+    })
+}
+
+/// Whether errexit and pipefail are on at `n`, in the tree whose root is `root`, or `None` when
+/// a status may be read where the walk does not look: a function's body or a loop's that reads
+/// one (`f() { echo $?; }`), or an `exec` that is not the script's last command.
+pub(super) fn options_at(
+    n: Node<'_>,
+    root: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+) -> Option<(bool, bool)> {
+    if !exec_only_last(root, walk) || !status_reads_placed(n, root, walk) {
+        return None;
+    }
+    Some((
+        option_on_at(n, root, walk, Opt::Errexit, rules.errexit),
+        option_on_at(n, root, walk, Opt::Pipefail, rules.pipefail),
+    ))
+}
+
+/// The options followed where they are set (`set -e`, `set -o pipefail`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Opt {
+    Errexit,
+    Pipefail,
+}
+
+/// The subshell `k` runs in, nearest first: a `( )`, a substitution, a pipeline's element or a
+/// command in the background; `None`: the script's own shell.
+fn shell_of(k: Node<'_>) -> Option<Node<'_>> {
+    let mut at = k;
+    loop {
+        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+            return Some(at);
+        }
+        let p = at.parent()?;
+        if matches!(p.kind(), "subshell" | "command_substitution" | "process_substitution" | "pipeline") {
+            return Some(p);
+        }
+        at = p;
+    }
+}
+
+/// Whether `outer` is `inner` or one of its ancestors.
+pub(super) fn contains(outer: Node<'_>, inner: Node<'_>) -> bool {
+    let mut at = Some(inner);
+    while let Some(k) = at {
+        if k == outer {
+            return true;
+        }
+        at = k.parent();
+    }
+    false
+}
+
+/// Whether option `opt` is on when `n` runs: set by a `set` command (`set -e`, `-eu`, `-o errexit`,
+/// `set -o pipefail`, `-euo pipefail`) that runs before it in its shell or a shell it inherits
+/// from (not in a `( )` that `n` is not in, not after it unless a loop runs both, not in a function
+/// that is never called), and not turned off since by a `set +e`/`set +o NAME` that certainly runs.
+/// An option named otherwise (`shopt -o`, `SHELLOPTS`, a computed `set` word) counts as on. dash
+/// 0.5.12 has no pipefail (`set -o pipefail` ends its script with status 2): on either way.
+pub(super) fn option_on_at(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>, opt: Opt, start: bool) -> bool {
+    with_facts(root, walk, |tree| {
+        let facts = match opt {
+            Opt::Errexit => &tree.errexit,
+            Opt::Pipefail => &tree.pipefail,
+        };
+        // (A `set` word the walk does not read as a `set` command, `command set -e`, `\set -e`,
+        // counts as on: break9 A3/A8.)
+        if facts.forced || facts.words > facts.named || tree.set_words > tree.sets_read {
+            return true;
+        }
+        work(walk, facts.sets.len());
+        let mut effects: Vec<(usize, bool, bool)> = Vec::new();
+        for set in &facts.sets {
+            if set.shell.is_none_or(|s| contains(s, n)) {
+                if set.on && set.loops.iter().any(|p| contains(*p, n)) {
+                    return true;
+                }
+                if set.node.end_byte() <= n.start_byte() {
+                    effects.push((set.node.start_byte(), set.on, set.certain));
+                }
+            }
+        }
+        // (errexit or pipefail from the shell's flags or a `#!` line: on until a `set +e` that
+        // certainly runs, break9 B1.)
+        let mut state = start;
+        effects.sort_unstable();
+        for (_, on, certain) in effects {
+            if on {
+                state = true;
+            } else if certain {
+                state = false;
+            }
+        }
+        state
+    })
+}
+
+/// What [`option_on_at`] reads of a whole tree for one option, whatever the command asked about.
+#[derive(Default)]
+struct OptFacts<'t> {
+    /// How many times the script's text names the option (`errexit`, `pipefail`) as a word.
+    words: usize,
+    /// How many of those are a `set` command's argument.
+    named: usize,
+    /// A `set` in a function called more than once turns it on (counts as on everywhere).
+    forced: bool,
+    /// The other `set` commands that turn it on or off, in the tree's order.
+    sets: Vec<SetFact<'t>>,
+}
+
+/// A `set` command outside functions that turns an option on or off.
+struct SetFact<'t> {
+    node: Node<'t>,
+    on: bool,
+    /// The subshell it runs in ([`shell_of`]).
+    shell: Option<Node<'t>>,
+    /// It certainly runs when its shell does (only lists and `{ }` around it, up to its shell).
+    certain: bool,
+    /// The loops around it (a command in one of them runs after it the next time round).
+    loops: Vec<Node<'t>>,
+}
+
+/// What `status::discarded` reads of a whole tree, made once per tree (`Walk::tree_facts`).
+pub(in crate::engine::exec) struct TreeFacts<'t> {
+    errexit: OptFacts<'t>,
+    pipefail: OptFacts<'t>,
+    /// How many words of the text are `set` once quotes and backslashes are taken out
+    /// (`\set`, `'set'`, `s\et`) where a command starts ([`command_words`]; all of them when a
+    /// command's name is computed).
+    set_words: usize,
+    /// How many `set` commands the walk reads ([`set_command`]).
+    sets_read: usize,
+    /// [`exec_only_last`].
+    exec_only_last: bool,
+    /// A function body in the tree reads a status ([`status_reads_placed`]).
+    body_reads_status: bool,
+    /// The `for` loops whose text reads a status ([`status_reads_placed`]).
+    status_loops: Vec<Node<'t>>,
+    /// The tree has a substitution, a pipeline or a redirection ([`output_used_above`](super::output_used_above)).
+    pub(super) output_users: bool,
+    /// A function definition in the tree [`leaves_state`] (`flow`'s
+    /// `calls_a_function_with_effects`).
+    defines_stateful: bool,
+    /// The known functions harmless to call ([`known_ok`](super::known_ok); the walk's `Rules` are the same for
+    /// every tree).
+    pub(super) known_ok: std::cell::OnceCell<Vec<String>>,
+    /// How many times each word is in the script's text, quotes and backslashes taken out
+    /// ([`named_by_count`]), made when first asked for.
+    pub(super) words: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
+    /// How many times each word of letters, digits and `_` is in the script's text
+    /// ([`unread_declaration`]), made when first asked for.
+    pub(super) names: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
+    /// [`last_unplain_start`], made when first asked for.
+    pub(super) last_unplain: std::cell::OnceCell<Option<usize>>,
+}
+
+/// The [`TreeFacts`] of the tree whose root is `root`, given to `f`: kept in `Walk::tree_facts`
+/// for the tree being walked.
+pub(super) fn with_facts<R>(root: Node<'_>, walk: &Walk<'_>, f: impl FnOnce(&TreeFacts<'_>) -> R) -> R {
+    let i = walk.tree.get();
+    match (walk.top_functions.get(i), walk.tree_facts.get(i)) {
+        (Some((r, _)), Some(cell)) if r.id() == root.id() => f(cell.get_or_init(|| tree_facts(*r, walk))),
+        _ => f(&tree_facts(root, walk)),
+    }
+}
+
+/// The [`TreeFacts`] of the tree whose root is `root`: one walk of its nodes, one of its text.
+fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
+    let mut errexit = OptFacts::default();
+    let mut pipefail = OptFacts::default();
+    let mut sets_read = 0usize;
+    let mut body_reads_status = false;
+    let mut status_loops = Vec::new();
+    let mut output_users = false;
+    let mut defines_stateful = false;
+    // (A text that reads no status has no function or loop that does.)
+    let reads = reads_status_text(walk.src);
+    // (The nodes looked for need words in the text: `set`, a definition's `(` or `function`, a
+    // `|`, `<`, `>` or substitution; a text with none is not walked.)
+    let src = walk.src;
+    let uses_output = src.contains(['|', '<', '>', '`']) || src.contains("$(");
+    let walked = reads || uses_output || src.contains("set") || src.contains('(') || src.contains("function");
+    let visit = |k: Node<'t>| {
+        match k.kind() {
+            "function_definition" => {
+                if reads && !body_reads_status && reads_status_text(text(k, walk)) {
+                    body_reads_status = true;
+                }
+                if !defines_stateful && leaves_state(text(k, walk)) {
+                    defines_stateful = true;
+                }
+            }
+            "for_statement" | "c_style_for_statement" if reads && reads_status_text(text(k, walk)) => {
+                status_loops.push(k);
+            }
+            "command_substitution" | "process_substitution" | "pipeline" | "redirected_statement" => {
+                output_users = true;
+            }
+            _ => {}
+        }
+        if set_command(k, walk) {
+            sets_read += 1;
+            for (opt, facts) in [(Opt::Errexit, &mut errexit), (Opt::Pipefail, &mut pipefail)] {
+                set_facts(k, walk, opt, facts);
+            }
+        }
+    };
+    if walked {
+        each_node(root, visit);
+    }
+    // (One pass over the text's words for both options and `exec`, when it has one of them.)
+    let mut execs = 0usize;
+    let words = src.contains("errexit") || src.contains("pipefail") || src.contains("exec");
+    if words {
+        for w in src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+            match w {
+                "errexit" => errexit.words += 1,
+                "pipefail" => pipefail.words += 1,
+                "exec" => execs += 1,
+                _ => {}
+            }
+        }
+    }
+    // (`set` where a command starts, however it is spelt, and any word `set` when a command's name
+    // is computed: `f=set; $f -e`.)
+    let set_words = if maybe_set(src) {
+        let words = command_words(src);
+        let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
+        let any_set = || {
+            src.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '"' | '\'' | '\\')))
+                .any(|w| w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).eq("set".chars()))
+        };
+        if computed && any_set() {
+            usize::MAX
+        } else {
+            words.iter().filter(|(w, at_start)| *at_start && unquoted(w) == "set").count()
+        }
+    } else {
+        0
+    };
+    TreeFacts {
+        errexit,
+        pipefail,
+        set_words,
+        sets_read,
+        exec_only_last: exec_only_last_of(root, walk, execs),
+        body_reads_status,
+        status_loops,
+        output_users,
+        defines_stateful,
+        known_ok: std::cell::OnceCell::new(),
+        last_unplain: std::cell::OnceCell::new(),
+        words: std::cell::OnceCell::new(),
+        names: std::cell::OnceCell::new(),
+    }
+}
+
+/// Whether a function definition in the tree being walked (whose root is `root`) leaves state
+/// its caller reads ([`leaves_state`]), read once per tree.
+pub(in crate::engine::exec) fn defines_stateful_function(root: Node<'_>, walk: &Walk<'_>) -> bool {
+    match walk.top_functions.get(walk.tree.get()) {
+        Some((r, _)) => with_facts(*r, walk, |facts| facts.defines_stateful),
+        None => with_facts(root, walk, |facts| facts.defines_stateful),
+    }
+}
+
+/// Whether `k` is a `set` command (looked at by [`option_on_at`]).
+fn set_command(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set")
+}
+
+/// Adds what the `set` command `k` does to option `opt` to `facts`.
+fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t>) {
+    let word = match opt {
+        Opt::Errexit => "errexit",
+        Opt::Pipefail => "pipefail",
+    };
+    let mut c = k.walk();
+    let args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let mut sets: Option<bool> = None;
+    for (i, a) in args.iter().enumerate() {
+        if a.contains(['$', '`', '"', '\'', '\\']) {
+            sets = Some(true);
+            continue;
+        }
+        if *a == word {
+            facts.named += 1;
+        }
+        let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            continue;
+        };
+        if letters.is_empty() || letters.starts_with('-') {
+            break;
+        }
+        let on = a.starts_with('-');
+        if (opt == Opt::Errexit && letters.contains('e'))
+            || (letters.contains('o') && args.get(i + 1) == Some(&word))
+        {
+            sets = Some(on || sets == Some(true));
+        }
+    }
+    let Some(on) = sets else {
+        return;
+    };
+    let mut func = None;
+    let mut up = k.parent();
+    while let Some(p) = up {
+        if p.kind() == "function_definition" {
+            func = p.child_by_field_name("name").map(|m| text(m, walk));
+        }
+        up = p.parent();
+    }
+    if let Some(f) = func {
+        if on && !facts.forced {
+            let calls = walk
+                .src
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .filter(|w| *w == f)
+                .count();
+            facts.forced = calls > 1;
+        }
+        return;
+    }
+    let shell = shell_of(k);
+    let mut loops = Vec::new();
+    let mut up = k.parent();
+    while let Some(p) = up {
+        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement") {
+            loops.push(p);
+        }
+        up = p.parent();
+    }
+    let mut certain = true;
+    let mut up = k.parent();
+    while let Some(p) = up {
+        if shell.is_some_and(|s| s == p) {
+            break;
+        }
+        certain &= matches!(p.kind(), "program" | "compound_statement");
+        up = p.parent();
+    }
+    facts.sets.push(SetFact { node: k, on, shell, certain, loops });
+}
+
+/// Whether the script's only `exec` is its last statement, running a program (`exec CMD`:
+/// the shell is replaced and the script's status is CMD's, bash manual "Bourne Shell Builtins"),
+/// or it has none.
+fn exec_only_last(root: Node<'_>, walk: &Walk<'_>) -> bool {
+    with_facts(root, walk, |facts| facts.exec_only_last)
+}
+
+/// [`exec_only_last`], where the script's text has `count` words `exec`.
+fn exec_only_last_of(root: Node<'_>, walk: &Walk<'_>, count: usize) -> bool {
+    if count == 0 {
+        return true;
+    }
+    let count = count - redirecting_execs(root, walk);
+    if count == 0 {
+        return true;
+    }
+    let mut c = root.walk();
+    let Some(last) = root.named_children(&mut c).filter(|k| is_statement(*k)).last() else {
+        return false;
+    };
+    count == 1
+        && last.kind() == "command"
+        && last.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec")
+        && {
+            let mut c = last.walk();
+            last.children_by_field_name("argument", &mut c)
+                .next()
+                .is_some_and(|a| !text(a, walk).starts_with('-'))
+        }
+}
+
+/// How many `exec` commands in the tree run no program and only redirect to a file descriptor or
+/// to `/proc/1/fd/N` (`exec 2>&1`, `exec >>/proc/1/fd/1 2>&1`): they change no status (bash 5.2
+/// and dash 0.5.12 exit 0 on `exec 2>&1; pg_isready -h db || echo down; curl ...` with the
+/// database down; break9 B2).
+fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
+    let to_fd = |r: Node<'_>| {
+        let t = text(r, walk).trim_start_matches(|c: char| c.is_ascii_digit());
+        let dest = t.trim_start_matches(['>', '<', '&', '|']).trim();
+        (!dest.is_empty() && dest.bytes().all(|b| b.is_ascii_digit()))
+            || dest
+                .strip_prefix("/proc/1/fd/")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut found = 0;
+    let mut stack = vec![root];
+    while let Some(k) = stack.pop() {
+        let mut c = k.walk();
+        if k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec") {
+            let mut c = k.walk();
+            let args = k.children_by_field_name("argument", &mut c).count();
+            let mut c = k.walk();
+            let mut redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
+            if let Some(p) = k.parent().filter(|p| p.kind() == "redirected_statement") {
+                let mut c = p.walk();
+                redirects.extend(p.children_by_field_name("redirect", &mut c));
+            }
+            if args == 0 && !redirects.is_empty() && redirects.iter().all(|r| to_fd(*r)) {
+                found += 1;
+            }
+        }
+        stack.extend(k.named_children(&mut c));
+    }
+    found
+}
+
+/// Whether no status is read where the walk does not look: no function body reads one (it may
+/// run right after `n`), and no loop around `n` reads one in its body (the next time round).
+fn status_reads_placed(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>) -> bool {
+    with_facts(root, walk, |facts| {
+        !facts.body_reads_status && !facts.status_loops.iter().any(|p| contains(*p, n))
+    })
+}
