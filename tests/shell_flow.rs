@@ -2811,6 +2811,8 @@ fn output_written_or_piped_past_a_dropped_status_keeps_the_check_coupled() {
             "pg_isready -h orders-db > /tmp/s9 || true; grep -q accepting /tmp/s9",
             "pg_isready -h orders-db > /tmp/$(echo s9) || true; grep -q accepting /tmp/s9",
             "pg_isready -h orders-db > /tmp/s9 | true; grep -q accepting /tmp/s9",
+            // (Another element of the pipeline writes it: 1 / 0.)
+            "pg_isready -h orders-db | cat > /tmp/s9 | true; grep -q accepting /tmp/s9",
             "{ pg_isready -h orders-db || true; } | grep -q accepting",
             "pg_isready -h orders-db > /tmp/s9 & sleep 1; grep -q accepting /tmp/s9",
         ],

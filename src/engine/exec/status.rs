@@ -211,9 +211,8 @@ fn output_used_above(at: Node<'_>, walk: &Walk<'_>) -> bool {
 /// its assignment (bash 5.2 and dash 0.5.12 exit 1 with the database down on `pg_isready -h db
 /// > /tmp/s || true; grep -q accepting /tmp/s`).
 pub(super) fn output_kept(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    if writes_a_named_file(n, walk)
-        || n.parent().is_some_and(|p| p.kind() == "pipeline" && writes_a_named_file(p, walk))
-    {
+    // (Another element of its own pipeline that writes a file reads its output: below.)
+    if writes_a_named_file(n, walk) {
         return true;
     }
     let Some((root, _)) = walk.top_functions.get(walk.tree.get()) else {
