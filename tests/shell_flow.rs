@@ -2828,3 +2828,47 @@ fn output_written_or_piped_past_a_dropped_status_keeps_the_check_coupled() {
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Survivors of CI's mutation samples in the exit-status walk (issue #15), each killed by a case
+/// whose verdict the mutant changes. Run with stub clients on PATH (`pg_isready` exits 2 for
+/// orders-db, 0 for localhost; `curl` exits 0 for localhost), status with the database down / up:
+///
+/// | script | bash 5.2 | dash 0.5.12 |
+/// |---|---|---|
+/// | `exec >/proc/1/fd/../root/tmp/out; pg_isready -h orders-db; grep -q accepting /tmp/out` | 1 / 0 | 1 / 0 |
+/// | `pg_isready -h orders-db \|\| echo "down at $(date -u)"; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| echo "down at $(date -Iseconds)"; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+/// | `pg_isready -h orders-db \|\| echo "down at $(date --iso-8601=seconds)"; curl -sf localhost:8080/healthz` | 0 / 0 | 0 / 0 |
+///
+/// The first was run in a new PID namespace (`unshare -pf --mount-proc`, the shell as PID 1, as in
+/// a container whose entrypoint is the shell): `/proc/1/fd/..` is `/proc/1`, and
+/// `/proc/1/root/tmp/out` is `/tmp/out`, a file the script reads back. `redirecting_execs` takes an
+/// `exec` to `/proc/1/fd/N` as writing to PID 1's output only when `N` is a number; with its
+/// `!n.is_empty() && all digits` made `||`, the path above counts as such and the check (which the
+/// shells show failing the probe) became a warning.
+///
+/// The `date` cases: `harmless_substitution` takes `date` with `+FORMAT`, `-u`, `-I…` or
+/// `--iso-8601…` as a read-only substitution; any of its `||` made `&&` rejects at least one of
+/// them, and the fallback's substitution then counts as a command that may change state (a denial).
+#[test]
+fn mutation_survivors_of_the_status_walk_are_told_apart() {
+    let denied = ["exec >/proc/1/fd/../root/tmp/out; pg_isready -h orders-db; grep -q accepting /tmp/out"];
+    let warned = [
+        "pg_isready -h orders-db || echo \"down at $(date -u)\"; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo \"down at $(date -Iseconds)\"; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo \"down at $(date --iso-8601=seconds)\"; curl -sf localhost:8080/healthz",
+        "pg_isready -h orders-db || echo \"down at $(date +%s)\"; curl -sf localhost:8080/healthz",
+    ];
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for (scripts, want) in [(&denied[..], Action::Deny), (&warned[..], Action::Warn)] {
+            for script in scripts {
+                let got = finding_of(&[shell, "-c", script]);
+                if got.as_ref().map(|g| g.0) != Some(want) {
+                    wrong.push(format!("{want:?} expected: {shell} {script:?}: {got:?}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
