@@ -2477,3 +2477,52 @@ fn a_trap_that_writes_a_file_keeps_the_denial() {
     let got = finding_of(&["bash", "-c", printed]);
     assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
 }
+
+/// Issue #10 (misses): ssh reaches its jump hosts (`-J`, `ProxyJump`: "connecting to the target
+/// host by first making an ssh connection to the jump host", ssh(1)), runs its `ProxyCommand` here
+/// (ssh_config(5), `%h`/`%p` the destination), and asks the destination to connect to `-W
+/// host:port`. OpenSSH 9.2p1, BatchMode, bastion unresolvable: `ssh -J bastion localhost true`,
+/// `-o ProxyJump=bastion`, `-o ProxyCommand=false` all exit 255. The remote command runs on the
+/// destination through the login shell's `-c` (ssh(1): the words "appended to the command,
+/// separated by spaces"; "ssh exits with the exit status of the remote command"): on this Pod it
+/// is a shell command line, analysed like one, in the session's environment, not the container's.
+#[test]
+fn ssh_jump_hosts_proxy_commands_and_the_remote_command_on_this_pod_are_analysed() {
+    expect_denied("ssh -J bastion localhost true", "jump host bastion");
+    expect_denied("ssh -J admin@bastion:2222 localhost true", "jump host admin@bastion:2222");
+    expect_denied("ssh -J localhost,bastion localhost true", "jump host localhost,bastion");
+    expect_denied("ssh -o ProxyJump=bastion localhost true", "jump host bastion");
+    expect_denied("ssh -oproxyjump=bastion localhost true", "jump host bastion");
+    expect_denied("ssh -o 'ProxyJump bastion' -p 22 localhost true", "jump host bastion");
+    expect_denied("ssh -o 'ProxyCommand=ssh -W %h:%p bastion' localhost true", "bastion");
+    expect_denied("ssh -o 'ProxyCommand nc gateway %p' localhost true", "gateway:22");
+    expect_denied("ssh -W db:5432 localhost", "db:5432");
+    // The remote command, quoted or as separate words (its options are not ssh's).
+    expect_denied("ssh localhost 'curl -sf http://db/'", "http://db/");
+    expect_denied("ssh localhost curl -sf http://db/", "http://db/");
+    expect_denied("ssh -p 2222 user@127.0.0.1 -- pg_isready -h orders-db", "orders-db");
+    expect_denied("ssh localhost -t 'sh -c \"pg_isready -h orders-db\"'", "orders-db");
+    // Still the destination first.
+    expect_denied("ssh db true", "db");
+    expect_denied("ssh -J localhost db true", "db");
+    for script in [
+        "ssh localhost true",
+        "ssh -J none localhost true",
+        "ssh -o ProxyJump=none localhost true",
+        "ssh -J localhost 127.0.0.1 true",
+        // ProxyCommand's `%h` is this Pod.
+        "ssh -o 'ProxyCommand=nc %h %p' localhost true",
+        // The first of ProxyJump and ProxyCommand wins (ssh_config(5), `ProxyJump`).
+        "ssh -o ProxyCommand=none -o ProxyJump=bastion localhost true",
+        "ssh localhost 'curl -sf http://localhost:8080/healthz'",
+        "ssh localhost pg_isready",
+    ] {
+        expect_allowed(script);
+    }
+    // The remote command's own status rules hold: its failure ignored is a warning.
+    let got = finding_of(&["sh", "-c", "ssh localhost 'curl -sf http://db/ || true'"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    // The container's env does not reach the session (sshd sets its own): PGHOST is not read.
+    let e = eval_liveness_env("ssh localhost pg_isready", &[("PGHOST", "orders-db")]);
+    assert!(denials(&e).is_empty(), "{:?}", denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>());
+}

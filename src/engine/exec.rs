@@ -46,6 +46,7 @@ mod powershell;
 mod redact;
 mod script;
 mod shell;
+mod ssh;
 mod status;
 #[cfg(test)]
 mod tests;
