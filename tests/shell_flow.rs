@@ -2526,3 +2526,50 @@ fn ssh_jump_hosts_proxy_commands_and_the_remote_command_on_this_pod_are_analysed
     let e = eval_liveness_env("ssh localhost pg_isready", &[("PGHOST", "orders-db")]);
     assert!(denials(&e).is_empty(), "{:?}", denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>());
 }
+
+/// Issue #10 (miss): an unquoted here-document's body is expanded, its command substitutions run
+/// (POSIX Shell Command Language, 2.7.4 Here-Document); a quoted delimiter expands nothing. Their
+/// status is lost and their output is the command's input. bash 5.2.15 and dash, a stub `curl`
+/// exiting 22 for db (printing `ok` for localhost): `cat <<EOF` / `$(curl -sf http://db/)` / `EOF`
+/// exits 0 (also under `set -e`, with `<<-`, `: <<EOF`, `cat <<EOF | true`); `grep -q ok <<EOF`
+/// and `cat <<EOF | grep -q ok` exit 1 (0 with localhost).
+#[test]
+fn here_document_substitutions_run_and_couple_only_through_a_status_reading_their_output() {
+    let body = "\n$(curl -sf http://db/)\nEOF";
+    for head in [
+        "cat <<EOF",
+        "cat <<-EOF",
+        ": <<EOF",
+        "cat <<EOF | true",
+        "cat <<EOF >/dev/null",
+        "set -e; cat <<EOF",
+    ] {
+        let script = format!("{head}{body}");
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        assert!(got.unwrap().1.contains("here-document's body"), "{script:?}");
+    }
+    let got = finding_of(&["sh", "-c", "cat <<EOF\n${X:-$(curl -sf http://db/)}\nEOF"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    // The output read into a status: denied.
+    for script in [
+        format!("grep -q ok <<EOF{body}"),
+        format!("cat <<EOF | grep -q ok{body}"),
+        format!("cat <<EOF >/tmp/out{body}\ngrep -q ok /tmp/out"),
+    ] {
+        expect_denied(&script, "http://db/");
+    }
+    // Read as a script, or written to a file nobody reads: an empty output is no failure (bash,
+    // dash: `sh <<EOF` and `cat <<EOF >/tmp/out` exit 0).
+    for head in ["sh <<EOF", "cat <<EOF >/tmp/out", "psql -h localhost <<EOF"] {
+        let script = format!("{head}{body}");
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+    }
+    // Quoted delimiters: nothing is expanded, nothing runs.
+    for head in ["cat <<'EOF'", "cat <<\"EOF\"", "cat <<\\EOF", "grep -q ok <<'EOF'"] {
+        let script = format!("{head}{body}");
+        assert_eq!(finding_of(&["sh", "-c", &script]), None, "{script:?}");
+    }
+    expect_allowed("grep -q ok <<EOF\n$(curl -sf http://localhost:8080/)\nEOF");
+}

@@ -38,6 +38,7 @@ mod cmd;
 mod context;
 mod flags;
 mod flow;
+mod heredoc;
 mod hosts;
 mod kubelet;
 mod net;
