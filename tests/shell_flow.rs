@@ -2573,3 +2573,45 @@ fn here_document_substitutions_run_and_couple_only_through_a_status_reading_thei
     }
     expect_allowed("grep -q ok <<EOF\n$(curl -sf http://localhost:8080/)\nEOF");
 }
+
+/// Issue #10 (miss): cmd.exe has no `true` (no internal command of that name: Microsoft Learn,
+/// "Windows commands"), so `A || true` runs a command that "is not recognized as an internal or
+/// external command" (ERRORLEVEL 9009) and A's failure is not hidden: denied, as `|| TRUE` already
+/// was. What does set ERRORLEVEL 0 keeps the warning: `exit /b 0` (`exit /?`), and the internal
+/// commands that "always clear the ERRORLEVEL to 0 upon success" (dbenham's Windows 10
+/// experiments, Stack Overflow question 34968009): `ver >nul`, `verify >nul`, `cd .`, `chdir`.
+/// `rem` only preserves ERRORLEVEL there, but the exit code of `cmd /c` is the return code of the
+/// last command run (dbenham, Stack Overflow question 31173772's answer), REM's a success: the
+/// sources do not settle it, so its current verdict, a warning, stays; so does `|| echo down`.
+#[test]
+fn cmd_has_no_true_and_only_commands_that_clear_errorlevel_hide_a_failure() {
+    for line in [
+        "curl.exe -sf http://db/ || true",
+        "curl.exe -sf http://db/ || true >nul 2>&1",
+        "curl.exe -sf http://db/ || call true",
+        "curl.exe -sf http://db/ || TRUE",
+        "(curl.exe -sf http://db/ || true)",
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{line:?}: {got:?}");
+    }
+    for line in [
+        "curl.exe -sf http://db/ || exit /b 0",
+        "curl.exe -sf http://db/ || ver>nul",
+        "curl.exe -sf http://db/ || verify >nul",
+        "curl.exe -sf http://db/ || cd .",
+        "curl.exe -sf http://db/ || CD .",
+        "curl.exe -sf http://db/ || chdir",
+        "curl.exe -sf http://db/ || cd. >nul",
+        "curl.exe -sf http://db/ || rem",
+        "curl.exe -sf http://db/ || echo down",
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{line:?}: {got:?}");
+    }
+    // `cd` to another directory can fail (it does not exist): it keeps the denial.
+    let got = finding_of(&["cmd", "/c", "curl.exe -sf http://db/ || cd C:\\app"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+    // A local check is no finding either way.
+    assert_eq!(finding_of(&["cmd", "/c", "curl.exe -sf http://localhost:8080/ || true"]), None);
+}
