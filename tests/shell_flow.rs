@@ -2872,3 +2872,141 @@ fn mutation_survivors_of_the_status_walk_are_told_apart() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue #10 (misses): ssh reaches its jump hosts (`-J`, `ProxyJump`: "connecting to the target
+/// host by first making an ssh connection to the jump host", ssh(1)), runs its `ProxyCommand` here
+/// (ssh_config(5), `%h`/`%p` the destination), and asks the destination to connect to `-W
+/// host:port`. OpenSSH 9.2p1, BatchMode, bastion unresolvable: `ssh -J bastion localhost true`,
+/// `-o ProxyJump=bastion`, `-o ProxyCommand=false` all exit 255. The remote command runs on the
+/// destination through the login shell's `-c` (ssh(1): the words "appended to the command,
+/// separated by spaces"; "ssh exits with the exit status of the remote command"): on this Pod it
+/// is a shell command line, analysed like one, in the session's environment, not the container's.
+#[test]
+fn ssh_jump_hosts_proxy_commands_and_the_remote_command_on_this_pod_are_analysed() {
+    expect_denied("ssh -J bastion localhost true", "jump host bastion");
+    expect_denied("ssh -J admin@bastion:2222 localhost true", "jump host admin@bastion:2222");
+    expect_denied("ssh -J localhost,bastion localhost true", "jump host localhost,bastion");
+    expect_denied("ssh -o ProxyJump=bastion localhost true", "jump host bastion");
+    expect_denied("ssh -oproxyjump=bastion localhost true", "jump host bastion");
+    expect_denied("ssh -o 'ProxyJump bastion' -p 22 localhost true", "jump host bastion");
+    expect_denied("ssh -o 'ProxyCommand=ssh -W %h:%p bastion' localhost true", "bastion");
+    expect_denied("ssh -o 'ProxyCommand nc gateway %p' localhost true", "gateway:22");
+    expect_denied("ssh -W db:5432 localhost", "db:5432");
+    // The remote command, quoted or as separate words (its options are not ssh's).
+    expect_denied("ssh localhost 'curl -sf http://db/'", "http://db/");
+    expect_denied("ssh localhost curl -sf http://db/", "http://db/");
+    expect_denied("ssh -p 2222 user@127.0.0.1 -- pg_isready -h orders-db", "orders-db");
+    expect_denied("ssh localhost -t 'sh -c \"pg_isready -h orders-db\"'", "orders-db");
+    // Still the destination first.
+    expect_denied("ssh db true", "db");
+    expect_denied("ssh -J localhost db true", "db");
+    for script in [
+        "ssh localhost true",
+        "ssh -J none localhost true",
+        "ssh -o ProxyJump=none localhost true",
+        "ssh -J localhost 127.0.0.1 true",
+        // ProxyCommand's `%h` is this Pod.
+        "ssh -o 'ProxyCommand=nc %h %p' localhost true",
+        // The first of ProxyJump and ProxyCommand wins (ssh_config(5), `ProxyJump`).
+        "ssh -o ProxyCommand=none -o ProxyJump=bastion localhost true",
+        "ssh localhost 'curl -sf http://localhost:8080/healthz'",
+        "ssh localhost pg_isready",
+    ] {
+        expect_allowed(script);
+    }
+    // The remote command's own status rules hold: its failure ignored is a warning.
+    let got = finding_of(&["sh", "-c", "ssh localhost 'curl -sf http://db/ || true'"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    // The container's env does not reach the session (sshd sets its own): PGHOST is not read.
+    let e = eval_liveness_env("ssh localhost pg_isready", &[("PGHOST", "orders-db")]);
+    assert!(denials(&e).is_empty(), "{:?}", denials(&e).iter().map(|f| f.describe()).collect::<Vec<_>>());
+}
+
+/// Issue #10 (miss): an unquoted here-document's body is expanded, its command substitutions run
+/// (POSIX Shell Command Language, 2.7.4 Here-Document); a quoted delimiter expands nothing. Their
+/// status is lost and their output is the command's input. bash 5.2.15 and dash, a stub `curl`
+/// exiting 22 for db (printing `ok` for localhost): `cat <<EOF` / `$(curl -sf http://db/)` / `EOF`
+/// exits 0 (also under `set -e`, with `<<-`, `: <<EOF`, `cat <<EOF | true`); `grep -q ok <<EOF`
+/// and `cat <<EOF | grep -q ok` exit 1 (0 with localhost).
+#[test]
+fn here_document_substitutions_run_and_couple_only_through_a_status_reading_their_output() {
+    let body = "\n$(curl -sf http://db/)\nEOF";
+    for head in [
+        "cat <<EOF",
+        "cat <<-EOF",
+        ": <<EOF",
+        "cat <<EOF | true",
+        "cat <<EOF >/dev/null",
+        "set -e; cat <<EOF",
+    ] {
+        let script = format!("{head}{body}");
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        assert!(got.unwrap().1.contains("here-document's body"), "{script:?}");
+    }
+    let got = finding_of(&["sh", "-c", "cat <<EOF\n${X:-$(curl -sf http://db/)}\nEOF"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    // The output read into a status: denied.
+    for script in [
+        format!("grep -q ok <<EOF{body}"),
+        format!("cat <<EOF | grep -q ok{body}"),
+        format!("cat <<EOF >/tmp/out{body}\ngrep -q ok /tmp/out"),
+    ] {
+        expect_denied(&script, "http://db/");
+    }
+    // Read as a script, or written to a file nobody reads: an empty output is no failure (bash,
+    // dash: `sh <<EOF` and `cat <<EOF >/tmp/out` exit 0).
+    for head in ["sh <<EOF", "cat <<EOF >/tmp/out", "psql -h localhost <<EOF"] {
+        let script = format!("{head}{body}");
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+    }
+    // Quoted delimiters: nothing is expanded, nothing runs.
+    for head in ["cat <<'EOF'", "cat <<\"EOF\"", "cat <<\\EOF", "grep -q ok <<'EOF'"] {
+        let script = format!("{head}{body}");
+        assert_eq!(finding_of(&["sh", "-c", &script]), None, "{script:?}");
+    }
+    expect_allowed("grep -q ok <<EOF\n$(curl -sf http://localhost:8080/)\nEOF");
+}
+
+/// Issue #10 (miss): cmd.exe has no `true` (no internal command of that name: Microsoft Learn,
+/// "Windows commands"), so `A || true` runs a command that "is not recognized as an internal or
+/// external command" (ERRORLEVEL 9009) and A's failure is not hidden: denied, as `|| TRUE` already
+/// was. What does set ERRORLEVEL 0 keeps the warning: `exit /b 0` (`exit /?`), and the internal
+/// commands that "always clear the ERRORLEVEL to 0 upon success" (dbenham's Windows 10
+/// experiments, Stack Overflow question 34968009): `ver >nul`, `verify >nul`, `cd .`, `chdir`.
+/// `rem` only preserves ERRORLEVEL there, but the exit code of `cmd /c` is the return code of the
+/// last command run (dbenham, Stack Overflow question 31173772's answer), REM's a success: the
+/// sources do not settle it, so its current verdict, a warning, stays; so does `|| echo down`.
+#[test]
+fn cmd_has_no_true_and_only_commands_that_clear_errorlevel_hide_a_failure() {
+    for line in [
+        "curl.exe -sf http://db/ || true",
+        "curl.exe -sf http://db/ || true >nul 2>&1",
+        "curl.exe -sf http://db/ || call true",
+        "curl.exe -sf http://db/ || TRUE",
+        "(curl.exe -sf http://db/ || true)",
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{line:?}: {got:?}");
+    }
+    for line in [
+        "curl.exe -sf http://db/ || exit /b 0",
+        "curl.exe -sf http://db/ || ver>nul",
+        "curl.exe -sf http://db/ || verify >nul",
+        "curl.exe -sf http://db/ || cd .",
+        "curl.exe -sf http://db/ || CD .",
+        "curl.exe -sf http://db/ || chdir",
+        "curl.exe -sf http://db/ || cd. >nul",
+        "curl.exe -sf http://db/ || rem",
+        "curl.exe -sf http://db/ || echo down",
+    ] {
+        let got = finding_of(&["cmd", "/c", line]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{line:?}: {got:?}");
+    }
+    // `cd` to another directory can fail (it does not exist): it keeps the denial.
+    let got = finding_of(&["cmd", "/c", "curl.exe -sf http://db/ || cd C:\\app"]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+    // A local check is no finding either way.
+    assert_eq!(finding_of(&["cmd", "/c", "curl.exe -sf http://localhost:8080/ || true"]), None);
+}

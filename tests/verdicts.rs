@@ -1689,3 +1689,58 @@ fn a_denied_liveness_probe_gets_no_exec_probe_replaceable_advice() {
     assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{:?}", e.findings);
     assert_eq!(findings(&e, RuleId::ExecProbeReplaceable).len(), 1, "{:?}", e.findings);
 }
+
+// === host lists a client tries in turn (libpq failover) ===
+
+/// Issue #10 (false deny): libpq "tries each host in the order given ... until a connection is
+/// successfully established" (PostgreSQL docs, libpq, 34.1.1.3 "Specifying Multiple Hosts"), for
+/// `host`, `hostaddr`, `PGHOST`, `-h` and a URI's authority alike. With this Pod in the list, a
+/// remote host's outage alone cannot fail the check: a warning saying why. pg_isready 15.18 with a
+/// fake server on 127.0.0.1:15432 (db, db2 unresolvable): `-h localhost,db`, `-h db,localhost`,
+/// `host=localhost,db`, `PGHOST=localhost,db`, `hostaddr=127.0.0.1,10.1.2.3`,
+/// `postgresql://localhost:15432,db:15432/x` exit 0; `-h db,db2`, `hostaddr=10.1.2.3,10.1.2.4`,
+/// `postgresql://db:15432,db2:15432/x` exit 2 ("no response").
+#[test]
+fn a_libpq_host_list_holding_this_pod_is_a_warning_and_an_all_remote_one_is_denied() {
+    for script in [
+        "pg_isready -d 'host=localhost,db'",
+        "pg_isready -h localhost,db",
+        "pg_isready -h db,localhost",
+        "PGHOST=localhost,db pg_isready",
+        "psql postgresql://localhost,db/x -c 'select 1'",
+        "psql 'postgresql://db:5432,127.0.0.1:5432/x' -c 'select 1'",
+        "pg_isready -d 'host=db,db2 hostaddr=127.0.0.1,10.0.0.5'",
+        "PGHOSTADDR=10.0.0.5,::1 pg_isready -h db,db2",
+        "pg_isready -h /var/run/postgresql,db",
+        // `prefer-standby` falls back to any server, this Pod's included (libpq, "Parameter Key Words").
+        "pg_isready -d 'host=localhost,db target_session_attrs=prefer-standby'",
+    ] {
+        let (action, m) =
+            unresolved_verdict("[]", script).unwrap_or_else(|| panic!("{script:?}: no finding"));
+        assert_eq!(action, Action::Warn, "{script:?}: {m}");
+        assert!(m.contains("libpq tries its hosts in order until one accepts"), "{script:?}: {m}");
+    }
+    for (script, hosts) in [
+        ("pg_isready -h db,db2", "db,db2"),
+        ("pg_isready -d 'host=db,db2'", "db,db2"),
+        ("PGHOST=db,db2 pg_isready", "db,db2 (PGHOST)"),
+        ("psql postgresql://db,db2/x -c 'select 1'", "postgresql://db,db2/x"),
+        // `hostaddr` decides where libpq connects, whatever `host` says.
+        ("pg_isready -d 'host=localhost,db hostaddr=10.0.0.4,10.0.0.5'", "10.0.0.4,10.0.0.5"),
+        // A `target_session_attrs` that may skip this Pod's server (a standby for `read-write`)
+        // needs another host: the list is no mere alternative.
+        ("pg_isready -d 'host=localhost,db target_session_attrs=read-write'", "localhost,db"),
+        ("PGTARGETSESSIONATTRS=primary pg_isready -h localhost,db", "localhost,db"),
+    ] {
+        let (action, m) =
+            unresolved_verdict("[]", script).unwrap_or_else(|| panic!("{script:?}: no finding"));
+        assert_eq!(action, Action::Deny, "{script:?}: {m}");
+        assert!(m.contains(&format!("reaches {hosts} ")), "{script:?}: {m}");
+    }
+    // A host list of another client keeps its own reading: mongosh sends a seed list's command to
+    // the replica set's primary, which may be another Pod (already denied, with that note).
+    let (action, m) =
+        unresolved_verdict("[]", "mongosh 'mongodb://localhost,db/x' --eval 'db.runCommand({ping:1})'")
+            .expect("mongosh seed list");
+    assert_eq!(action, Action::Deny, "{m}");
+}

@@ -38,6 +38,7 @@ mod cmd;
 mod context;
 mod flags;
 mod flow;
+mod heredoc;
 mod hosts;
 mod kubelet;
 mod net;
@@ -46,6 +47,7 @@ mod powershell;
 mod redact;
 mod script;
 mod shell;
+mod ssh;
 mod status;
 #[cfg(test)]
 mod tests;

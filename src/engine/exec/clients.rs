@@ -344,11 +344,14 @@ pub(super) struct Hit {
     pub(super) always: bool,
     /// For an HTTP request: the path, query and fragment asked for (`/actuator/health`).
     pub(super) path: Option<String>,
+    /// Whether the hosts are alternatives the client tries in turn, succeeding on the first that
+    /// accepts (libpq's host lists, [`Ctx::failover_note`]), rather than all needed.
+    pub(super) failover: bool,
 }
 
 impl Hit {
     pub(super) fn new(category: DependencyCategory, hosts: Vec<String>, target: impl Into<String>) -> Self {
-        Hit { category, hosts, target: target.into(), via: None, always: false, path: None }
+        Hit { category, hosts, target: target.into(), via: None, always: false, path: None, failover: false }
     }
 
     pub(super) fn always(category: DependencyCategory, target: impl Into<String>) -> Self {
@@ -559,8 +562,15 @@ impl Ctx<'_> {
         let mut hostaddr: Option<(Vec<String>, String)> = None;
         let mut conns = p.get(&["d", "dbname", "maintenance-db"]);
         conns.extend(p.pos.iter().cloned());
+        // `target_session_attrs` other than `any` or `prefer-standby` may skip this Pod's server
+        // (a standby when `read-write` is asked) and need another host (libpq, "Parameter Key
+        // Words"): then the hosts are not mere alternatives.
+        let mut session_attrs: Option<String> = None;
         for conn in conns {
             let info = databases::pg_conninfo(&conn);
+            if info.target_session_attrs.is_some() {
+                session_attrs.clone_from(&info.target_session_attrs);
+            }
             // A `key=value` conninfo string is named by its hosts (it may hold a password and
             // other settings); a URI is shown whole, as a URL is.
             let shown = |hs: &[String]| if conn.contains("://") { conn.clone() } else { hs.join(",") };
@@ -577,17 +587,41 @@ impl Ctx<'_> {
                 host = Some((vec![conn.clone()], conn));
             }
         }
-        if let Some((hosts, target)) = hostaddr {
-            return vec![Hit::new(c.category, hosts, target)];
+        let any_host = session_attrs.or_else(|| self.tool_env("PGTARGETSESSIONATTRS", ov)).is_none_or(|v| {
+            let v = v.trim();
+            v.is_empty() || v == "any" || v == "prefer-standby"
+        });
+        let mut hits = if let Some((hosts, target)) = hostaddr {
+            vec![Hit::new(c.category, hosts, target)]
+        } else if let Some(v) = self.tool_env("PGHOSTADDR", ov).filter(|v| !v.is_empty()) {
+            vec![Hit::new(c.category, hosts_of(&v), v).via("PGHOSTADDR")]
+        } else if let Some((hosts, target)) = host {
+            vec![Hit::new(c.category, hosts, target)]
+        } else {
+            let none = Parsed::default();
+            self.standard(c, &none, ov)
+        };
+        for h in &mut hits {
+            h.failover = any_host;
         }
-        if let Some(v) = self.tool_env("PGHOSTADDR", ov).filter(|v| !v.is_empty()) {
-            return vec![Hit::new(c.category, hosts_of(&v), v).via("PGHOSTADDR")];
+        hits
+    }
+
+    /// Why a hit whose hosts are alternatives ([`Hit::failover`]) cannot fail the probe through a
+    /// remote host's outage: one of them is this Pod. libpq "tries each host in the order given
+    /// ... until a connection is successfully established" (PostgreSQL docs, libpq, "Specifying
+    /// Multiple Hosts", 34.1.1.3), so while this Pod's server accepts, the check passes whatever
+    /// the other hosts do; a remote host listed before it can still delay the attempt (a
+    /// connection that hangs instead of being refused), which the warning says.
+    pub(super) fn failover_note(&self, hit: &Hit) -> Option<String> {
+        if !hit.failover || hit.always || hit.hosts.len() < 2 {
+            return None;
         }
-        if let Some((hosts, target)) = host {
-            return vec![Hit::new(c.category, hosts, target)];
-        }
-        let none = Parsed::default();
-        self.standard(c, &none, ov)
+        let first_local = hit.hosts.iter().position(|h| self.classify(h) == HostClass::Local)?;
+        let order = if first_local == 0 { "the first, this Pod, answers" } else { "one of them is this Pod" };
+        Some(format!(
+            "libpq tries its hosts in order until one accepts and {order}: another host's outage alone cannot fail it"
+        ))
     }
 
     /// Whether `word` is exactly one value known only at run time whose variable's name says it

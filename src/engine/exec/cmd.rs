@@ -389,11 +389,39 @@ impl CmdToSh<'_> {
                     }
                     out.push_str("exit ");
                 }
-                if w == "ver"
-                    && let Some(end) = self.only_nul_redirections(self.i + 3, in_block)
+                // `ver` and `verify` "always clear the ERRORLEVEL to 0 upon success" (dbenham's
+                // experiments, Stack Overflow question 34968009; `verify >nul` is the common
+                // idiom), and so do `cd`/`chdir`: with no argument or `.` they cannot fail.
+                let clears = match w.as_str() {
+                    "ver" | "verify" => Some(self.i + w.len()),
+                    "cd" | "chdir" | "cd." => {
+                        let mut j = self.i + w.len();
+                        while self.c.get(j).is_some_and(|c| *c == ' ' || *c == '\t') {
+                            j += 1;
+                        }
+                        let dot = w != "cd."
+                            && self.c.get(j) == Some(&'.')
+                            && self
+                                .c
+                                .get(j + 1)
+                                .is_none_or(|c| c.is_whitespace() || matches!(c, '&' | '|' | '>' | ')'));
+                        Some(if dot { j + 1 } else { self.i + w.len() })
+                    }
+                    _ => None,
+                };
+                if let Some(from) = clears
+                    && let Some(end) = self.only_nul_redirections(from, in_block)
                 {
                     self.i = end;
                     return "true".to_string();
+                }
+                // cmd.exe has no `true` (nor `false`): no internal command of that name (Microsoft
+                // Learn, "Windows commands" and `help`), so it "is not recognized as an internal
+                // or external command" and sets ERRORLEVEL to 9009; `A || true` does not hide A's
+                // failure the way sh's does.
+                if w == "true" {
+                    self.simple(in_block, &mut out);
+                    return "false".to_string();
                 }
                 self.simple(in_block, &mut out);
                 out

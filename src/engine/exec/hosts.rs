@@ -149,9 +149,10 @@ pub(super) fn split_host_port(s: &str) -> (String, Option<String>) {
 }
 
 /// Hosts named by an option value: a URL, or a comma-separated `[user@]host[:port]` list
-/// (a `/chroot` or `/db` suffix is ignored; a leading `/` is a socket path).
+/// (a `/chroot` or `/db` suffix is ignored; a leading `/` is a socket path, also as an item of a
+/// list: libpq's `host=/var/run/postgresql,db`).
 pub(super) fn hosts_of(v: &str) -> Vec<String> {
-    if v.starts_with('/') {
+    if v.starts_with('/') && !v.contains(',') {
         return vec![v.to_string()];
     }
     // One URL with several hosts (`postgres://a:5432,b:5432/db`); a list of URLs is split first.
@@ -163,6 +164,9 @@ pub(super) fn hosts_of(v: &str) -> Vec<String> {
     v.split(',')
         .map(|item| {
             let item = item.trim();
+            if item.starts_with('/') {
+                return item.to_string();
+            }
             if let Some(u) = parse_url(item) {
                 return u.hosts.into_iter().next().map(|h| h.0).unwrap_or_default();
             }

@@ -286,7 +286,8 @@ impl Ctx<'_> {
         let test_decides = (lower.contains("tcptestsucceeded")
             || lower.contains("pingsucceeded")
             || lower.contains("quiet"))
-            && (lower.contains("exit") || lower.contains("throw"));
+            && (lower.contains("exit") || lower.contains("throw"))
+            || status::loop_waits_on_test(&lower);
         self.ps_block(script, edition, test_decides, depth, Vec::new(), &[])
     }
 
@@ -308,7 +309,9 @@ impl Ctx<'_> {
         funcs.extend(defined);
         // Statements before the last one of a script followed to its end: their status is not
         // the script's ([`ps_split_last`]).
-        if let Some((before, last)) = ps_split_last(script, &funcs) {
+        // (`iex 'LITERAL'` judged as the statement it holds: [`status::inline_literal_iex`].)
+        let inlined = status::inline_literal_iex(script);
+        if let Some((before, last)) = ps_split_last(inlined.as_deref().unwrap_or(script), &funcs) {
             for (statement, why) in before {
                 let saved = self.uncoupled.clone();
                 self.uncoupled.get_or_insert_with(|| why.to_string());

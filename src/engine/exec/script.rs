@@ -713,6 +713,7 @@ impl Ctx<'_> {
     ) -> Dependency {
         let shown = redact_bare_userinfo(&redact_secrets(&self.render_orig(&hit.target)));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
+        let uncoupled = self.uncoupled.clone().or_else(|| self.failover_note(&hit));
         let target = match (note, &hit.via) {
             (Some(n), _) => format!("{shown} ({n})"),
             (None, Some(v)) => format!("{shown} ({v})"),
@@ -739,7 +740,7 @@ impl Ctx<'_> {
             command: truncate_chars(&join_redacted(&words), 80),
             script,
             why: None,
-            uncoupled: self.uncoupled.clone(),
+            uncoupled,
         }
     }
 }

@@ -550,7 +550,10 @@ impl Ctx<'_> {
                         let literal = super::words::literal_quoted_pattern(text);
                         cur.push_str(literal.as_deref().unwrap_or(text).get(1..).unwrap_or(""));
                     }
-                    "heredoc_body" => here_document(n, walk, cur),
+                    "heredoc_body" => {
+                        here_document(n, walk, cur);
+                        self.here_document_substitutions(n, walk, depth, subs);
+                    }
                     "heredoc_end" | "comment" => {}
                     _ => {
                         if n.end_byte() <= walk.cut {
@@ -583,7 +586,7 @@ impl Ctx<'_> {
 
     /// A command substitution, process substitution or arithmetic expansion in a piece: its
     /// commands split (to `subs`, beyond [`MAX_DEPTH`] not), and a marker for its value.
-    fn substitution<'t>(
+    pub(super) fn substitution<'t>(
         &mut self,
         n: Node<'t>,
         walk: &Walk<'_>,
@@ -644,14 +647,7 @@ fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
     // With an unquoted delimiter the shell that reads the script expands the body's `$` itself,
     // before the command runs (bash manual, "Here Documents"): they are marked double-quoted.
     let quoted = n.parent().is_none_or(|p| {
-        walk.src.get(p.start_byte()..n.start_byte()).is_none_or(|t| {
-            let word =
-                t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '<' | '-')).trim_start();
-            let end = word
-                .find(|c: char| c.is_whitespace() || matches!(c, '|' | ';' | '&' | ')'))
-                .unwrap_or(word.len());
-            word[..end].contains(['\'', '"', '\\'])
-        })
+        walk.src.get(p.start_byte()..n.start_byte()).is_none_or(super::heredoc::delimiter_quoted)
     });
     let mut text = String::with_capacity(body.len() + 8);
     for line in body.split_inclusive('\n') {

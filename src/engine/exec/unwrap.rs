@@ -478,6 +478,12 @@ impl Ctx<'_> {
                     }
                     return found;
                 }
+                // ssh: jump hosts, a ProxyCommand, and the remote command ([`super::ssh`]).
+                "ssh" => {
+                    let mut words = prefix_disp.to_vec();
+                    words.extend(args.iter().cloned());
+                    return self.ssh(&rest, raw_rest, &overrides, &words, depth);
+                }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);
                     let mut words = prefix_disp.to_vec();

@@ -331,6 +331,7 @@ pub(in super::super) fn pg_conninfo(c: &str) -> PgConninfo {
             match k.as_str() {
                 "host" => out.host.extend(split(&v)),
                 "hostaddr" => out.hostaddr.extend(split(&v)),
+                "target_session_attrs" => out.target_session_attrs = Some(v.clone()),
                 _ => {}
             }
         }
@@ -344,6 +345,7 @@ pub(in super::super) fn pg_conninfo(c: &str) -> PgConninfo {
         match k {
             "host" if !v.is_empty() => out.host = split(v),
             "hostaddr" if !v.is_empty() => out.hostaddr = split(v),
+            "target_session_attrs" => out.target_session_attrs = Some(v.to_string()),
             _ => {}
         }
     }
@@ -362,6 +364,8 @@ pub(in super::super) struct PgConninfo {
     /// hostaddr gives the server network address. The value for host is ignored unless the
     /// authentication method requires it").
     pub hostaddr: Vec<String>,
+    /// `target_session_attrs`, when given: which server of a host list will do (`any` by default).
+    pub target_session_attrs: Option<String>,
 }
 
 /// The addresses a PostgreSQL connection string connects to: `hostaddr` when given, else `host`.

@@ -93,13 +93,36 @@ const READS: &[&str] = &[
 ];
 
 /// Words in a function's body that can end the script or turn an error into one that ends it.
-/// (`-ErrorAction 1`, `-EA:1` is `Stop` by number: [`stops_by_number`].)
+/// (`-ErrorAction 1`, `-EA:1` is `Stop` by number, `Inquire` and `Suspend` do not go on either:
+/// [`stops_by_error_action`].)
 const ENDS_SCRIPT: &[&str] =
     &["exit", "throw", "break", "continue", "trap", "erroractionpreference", "stop", "lastexitcode"];
 
-/// `-ErrorAction 1` (`Stop` by its number in the ActionPreference enum) in a lowercase text.
-fn stops_by_number(lower: &str) -> bool {
-    ["-erroraction 1", "-ea 1", "-erroraction:1", "-ea:1"].iter().any(|p| lower.contains(p))
+/// Whether a lowercase parameter name is `-ErrorAction`: its alias `-ea` or a prefix PowerShell
+/// accepts for it (`-ErrorA`: any unambiguous prefix names a parameter; `-Error` could be
+/// `-ErrorVariable`).
+fn is_error_action(name: &str) -> bool {
+    name == "-ea" || name.len() >= 7 && "-erroraction".starts_with(name)
+}
+
+/// The `-ErrorAction` values that let a script go on after a non-terminating error: `Continue`
+/// ("displays the error message and continues executing"), `SilentlyContinue` and `Ignore`, or
+/// their numbers in the ActionPreference enum (2, 0, 4) (about_CommonParameters). Not `Stop`
+/// (1), `Inquire` (3: "prompts you for confirmation before continuing", which a probe cannot
+/// answer), `Suspend` (5: "only available for workflows which aren't supported in PowerShell 6
+/// and beyond") or `Break` (6: "Enters the debugger").
+fn goes_on(value: &str) -> bool {
+    matches!(value.trim_matches(['\'', '"']), "silentlycontinue" | "continue" | "ignore" | "0" | "2" | "4")
+}
+
+/// Whether a lowercase text gives `-ErrorAction` (or `-EA`, `-ErrorAction:VALUE`) a value that
+/// does not let the script go on ([`goes_on`]): the error may then end the script.
+fn stops_by_error_action(lower: &str) -> bool {
+    let tokens: Vec<&str> = lower.split_whitespace().collect();
+    tokens.iter().enumerate().any(|(k, t)| {
+        let (name, attached) = t.split_once(':').map_or((*t, None), |(n, v)| (n, Some(v)));
+        is_error_action(name) && attached.or(tokens.get(k + 1).copied()).is_none_or(|v| !goes_on(v))
+    })
 }
 
 /// The lowercase words of a text (letters, digits, `-`, `_`; a leading `-` dropped).
@@ -273,7 +296,7 @@ fn flat(statement: &str, in_try: bool) -> Option<String> {
             Some((n, v)) => (n.to_string(), Some(v.to_string())),
             None => (t.clone(), None),
         };
-        if matches!(name.as_str(), "-erroraction" | "-ea") {
+        if is_error_action(&name) {
             let value = match attached {
                 Some(v) => v,
                 None => {
@@ -282,8 +305,7 @@ fn flat(statement: &str, in_try: bool) -> Option<String> {
                 }
             };
             let value = value.trim_matches(['\'', '"']);
-            let goes_on = matches!(value, "silentlycontinue" | "continue" | "ignore" | "0" | "2" | "4");
-            if !(goes_on || in_try && matches!(value, "stop" | "1")) {
+            if !(goes_on(value) || in_try && matches!(value, "stop" | "1")) {
                 return None;
             }
             k += 1;
@@ -355,7 +377,7 @@ fn goes_past(statement: &str, later: &str) -> bool {
     let later = later.to_ascii_lowercase();
     let ends = words(&lower)
         .any(|w| ENDS_SCRIPT.contains(&w) || PASSES_ON.contains(&w) || KEEPS_COUPLED.contains(&w))
-        || stops_by_number(&lower)
+        || stops_by_error_action(&lower)
         || lower.contains("$?")
         || lower.contains("$error")
         || lower.contains('>')
@@ -500,7 +522,7 @@ pub(super) fn ps_split_last(
     let (last, before) = parts.split_last()?;
     let ends_script = |body: &str| {
         let lower = body.to_ascii_lowercase();
-        words(&lower).any(|w| ENDS_SCRIPT.contains(&w)) || stops_by_number(&lower)
+        words(&lower).any(|w| ENDS_SCRIPT.contains(&w)) || stops_by_error_action(&lower)
     };
     // A job's errors read back (`Receive-Job` writes them as the caller's own, `Wait-Job`
     // waits on it) reach whatever statement reads them.
@@ -543,4 +565,94 @@ pub(super) fn ps_split_last(
         flat(last, false)?
     };
     (!out.is_empty()).then_some((out, last))
+}
+
+/// Whether a loop waits on a connection test's result: a `while (...)`, `until (...)` or
+/// `for (...)` whose condition runs `Test-NetConnection`/`Test-Connection`, or a loop with a
+/// `break` in a script that runs one (`while ($true) { if (tnc db -InformationLevel Quiet) {
+/// break } }`). While the dependency is down the loop does not end and the probe times out
+/// (about_While, about_Do: the loop runs as long as its condition holds), which the kubelet
+/// counts as a failure: the test's result decides the probe, as `until pg_isready -h db; do
+/// sleep 1; done` does in sh.
+pub(super) fn loop_waits_on_test(lower: &str) -> bool {
+    let tests = |t: &str| words(t).any(|w| matches!(w, "test-netconnection" | "tnc" | "test-connection"));
+    if !tests(lower) {
+        return false;
+    }
+    let c: Vec<char> = lower.chars().collect();
+    let all: Vec<&str> = words(lower).collect();
+    if all.iter().any(|w| matches!(*w, "while" | "until" | "for")) && all.contains(&"break") {
+        return true;
+    }
+    for keyword in ["while", "until", "for"] {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(keyword).map(|k| k + from) {
+            from = at + keyword.len();
+            let before = lower[..at].chars().next_back();
+            if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == '-' || b == '_') {
+                continue;
+            }
+            let rest = lower[from..].trim_start();
+            if !rest.starts_with('(') {
+                continue;
+            }
+            let open = lower[..from].chars().count() + (lower[from..].chars().count() - rest.chars().count());
+            if let Some(close) = block_end(&c, open)
+                && tests(&c[open..close].iter().collect::<String>())
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The script with each top-level `Invoke-Expression`/`iex` of a literal string replaced by the
+/// literal's text: "runs ... a specified string as a command" in the current scope
+/// (Microsoft.PowerShell.Utility, Invoke-Expression), so the statement it holds is judged in its
+/// place like the same statement written out. A single-quoted string is verbatim (`''` is a
+/// quote); a double-quoted one only without `$` or a backtick (about_Quoting_Rules). `None` when
+/// no statement is such a call.
+pub(super) fn inline_literal_iex(script: &str) -> Option<String> {
+    let parts = top_level(script)?;
+    let mut any = false;
+    let out: Vec<String> = parts
+        .into_iter()
+        .map(|p| match iex_literal(&p) {
+            Some(text) => {
+                any = true;
+                text
+            }
+            None => p,
+        })
+        .collect();
+    any.then(|| out.join("\n"))
+}
+
+/// The text of `iex 'LITERAL'` (or `Invoke-Expression [-Command] "LITERAL"`), if that is all the
+/// statement is.
+fn iex_literal(statement: &str) -> Option<String> {
+    let s = statement.trim();
+    let (first, rest) = s.split_once(char::is_whitespace)?;
+    if !matches!(first.to_ascii_lowercase().as_str(), "iex" | "invoke-expression") {
+        return None;
+    }
+    let mut rest = rest.trim_start();
+    if let Some((flag, after)) = rest.split_once(char::is_whitespace) {
+        let flag = flag.to_ascii_lowercase();
+        if flag.len() > 1 && "-command".starts_with(&flag) {
+            rest = after.trim_start();
+        }
+    }
+    let quote = rest.chars().next().filter(|q| matches!(q, '\'' | '"'))?;
+    let inner = rest.strip_prefix(quote)?.strip_suffix(quote)?;
+    let doubled = format!("{quote}{quote}");
+    // The string ends at the first lone quote: nothing may follow it.
+    if inner.replace(&doubled, "").contains(quote) {
+        return None;
+    }
+    if quote == '"' && inner.contains(['$', '`']) {
+        return None;
+    }
+    Some(inner.replace(&doubled, &quote.to_string()))
 }

@@ -664,3 +664,93 @@ fn invoke_expression_of_a_literal_is_analysed() {
     assert_eq!(o.dependency, None);
     assert!(o.unresolved.iter().any(|u| u.path == "Invoke-Expression ..."), "{:?}", o.unresolved);
 }
+
+/// A dependency whose result fails the probe (a denial): its target.
+#[track_caller]
+fn denied(argv: &[&str]) -> String {
+    match find_dependency(&s(argv), &ExecEnv::default()) {
+        Some(d) if d.uncoupled.is_none() => d.target,
+        other => panic!("expected a dependency that fails the probe for {argv:?}, got {other:?}"),
+    }
+}
+
+/// Issue #10: only the `-ErrorAction` values that go on mask an error (about_CommonParameters:
+/// `Continue` "continues executing", `SilentlyContinue`, `Ignore`; by number 2, 0, 4). `Inquire`
+/// (3) "prompts you for confirmation before continuing", which a probe cannot answer; `Suspend`
+/// (5) "is only available for workflows which aren't supported in PowerShell 6 and beyond";
+/// `Break` (6) "Enters the debugger": none lets the statement be taken as one whose failure
+/// passes. (No PowerShell here: the verdicts rest on those docs.)
+#[test]
+fn only_error_actions_that_go_on_mask_an_error() {
+    for ea in [
+        "-ErrorAction Inquire",
+        "-ErrorAction Suspend",
+        "-EA:3",
+        "-ea 5",
+        "-ErrorAction Break",
+        "-ErrorAct Inquire",
+    ] {
+        for tail in ["exit 0", "Invoke-WebRequest http://localhost:8080/"] {
+            let script = format!("Invoke-WebRequest http://orders.svc/ {ea}; {tail}");
+            assert_eq!(denied(&["pwsh", "-Command", &script]), "http://orders.svc/", "{script}");
+        }
+    }
+    for ea in
+        ["-ErrorAction SilentlyContinue", "-ErrorAction Continue", "-EA Ignore", "-ea:0", "-ErrorAct Ignore"]
+    {
+        let script = format!("Invoke-WebRequest http://orders.svc/ {ea}; exit 0");
+        assert_eq!(warned(&["pwsh", "-Command", &script]), "http://orders.svc/", "{script}");
+    }
+}
+
+/// Issue #10: a loop waiting on a connection test never ends while the dependency is down, and the
+/// kubelet counts the probe's timeout as a failure (about_While, about_Do: the loop runs while its
+/// condition holds) — as sh's `until pg_isready -h db; do sleep 1; done` is denied. A test whose
+/// result decides nothing stays a warning.
+#[test]
+fn a_loop_waiting_on_a_dependency_is_denied() {
+    for script in [
+        "while (-not (Test-NetConnection orders-db -Port 5432 -InformationLevel Quiet)) { Start-Sleep 1 }",
+        "do { Start-Sleep 1 } until (Test-NetConnection orders-db -Port 5432 -InformationLevel Quiet)",
+        "do { Start-Sleep 1 } while (-not (tnc orders-db -Port 5432 -InformationLevel Quiet)); exit 0",
+        "while ($true) { if (Test-NetConnection orders-db -Port 5432 -InformationLevel Quiet) { break }; Start-Sleep 1 }",
+    ] {
+        assert_eq!(denied(&["pwsh", "-Command", script]), "orders-db:5432", "{script}");
+    }
+    for script in [
+        "while ($true) { try { Invoke-WebRequest http://orders.svc/ -UseBasicParsing; break } catch { Start-Sleep 1 } }",
+        "while ($true) { try { Invoke-WebRequest http://orders.svc/ -UseBasicParsing; break } catch { Start-Sleep 1 } }; exit 0",
+    ] {
+        assert_eq!(denied(&["pwsh", "-Command", script]), "http://orders.svc/", "{script}");
+    }
+    // A loop that waits on something else: the test's result still decides nothing.
+    let script = "$i = 0; while ($i -lt 3) { $i++ }; Test-NetConnection orders-db -Port 5432";
+    assert_eq!(warned(&["pwsh", "-Command", script]), "orders-db:5432");
+    warned(&["pwsh", "-Command", "Test-NetConnection orders-db -Port 5432 -InformationLevel Quiet"]);
+}
+
+/// Issue #10 (false deny): `Invoke-Expression` of a literal runs its text in place
+/// (Microsoft.PowerShell.Utility, Invoke-Expression), so its statement is judged where it stands,
+/// like the same statement written out: before `exit 0` or a local check, a warning.
+#[test]
+fn an_invoke_expression_literal_is_judged_in_place() {
+    for script in [
+        "iex 'Invoke-WebRequest http://orders.svc/'; exit 0",
+        "Invoke-Expression -Command \"Invoke-WebRequest http://orders.svc/\"; exit 0",
+        "iex 'Invoke-WebRequest http://orders.svc/'; Invoke-WebRequest http://localhost:8080/",
+        "iex 'Invoke-WebRequest ''http://orders.svc/'''; exit 0",
+    ] {
+        assert_eq!(warned(&["pwsh", "-Command", script]), "http://orders.svc/", "{script}");
+        let written = script.replace("iex '", "").replace("Invoke-Expression -Command \"", "");
+        let written = written.replacen("'; ", "; ", 1).replacen("\"; ", "; ", 1).replace("''", "'");
+        assert_eq!(warned(&["pwsh", "-Command", &written]), "http://orders.svc/", "{written}");
+    }
+    for script in [
+        "iex 'Invoke-WebRequest http://orders.svc/'",
+        "iex 'Invoke-WebRequest http://orders.svc/; exit 1'; exit 0",
+        // A value known only at run time is not a literal: kept as it was.
+        "$u = 'http://orders.svc/'; iex \"Invoke-WebRequest $u\"; exit 0",
+    ] {
+        assert_eq!(denied(&["pwsh", "-Command", script]), "http://orders.svc/", "{script}");
+    }
+}

@@ -1,0 +1,218 @@
+//! OpenSSH's ssh(1) (https://man.openbsd.org/ssh.1, ssh_config(5)): besides its destination (the
+//! client row in `clients/http.rs`), what a command line reaches: the jump hosts of `-J` or
+//! `ProxyJump`, a `ProxyCommand` (a command ssh runs to connect), the `host:port` of `-W`; and
+//! the remote command, which runs on the destination: when that is this Pod, it is a shell
+//! command line like any other.
+
+use super::DependencyCategory;
+use super::clients::Hit;
+use super::context::Ctx;
+use super::hosts::{hosts_of, split_host_port};
+use super::script::Overrides;
+use super::{Dependency, MAX_DEPTH};
+
+/// ssh's options that take a value (ssh(1), SYNOPSIS: `[-B bind_interface] [-b bind_address]
+/// [-c cipher_spec] [-D port] [-E log_file] [-e escape_char] [-F configfile] [-I pkcs11]
+/// [-i identity_file] [-J destination] [-L address] [-l login_name] [-m mac_spec] [-O ctl_cmd]
+/// [-o option] [-P tag] [-p port] [-Q query_option] [-R address] [-S ctl_path] [-W host:port]
+/// [-w local_tun[:remote_tun]]`).
+const VALUE_LETTERS: &str = "BbcDEeFIiJLlmOoPpQRSWw";
+
+/// An ssh command line: its options (letter, value; a flag's value is empty), the index of the
+/// destination and of the remote command's first word.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct SshLine {
+    pub(super) opts: Vec<(char, String)>,
+    pub(super) dest: Option<usize>,
+    pub(super) command: Option<usize>,
+}
+
+/// Reads `ssh [options] destination [command [argument ...]]`. ssh takes options after the
+/// destination too (OpenSSH's ssh.c parses again from there), up to the first word that is not
+/// one: that word starts the command, whose own options (`curl -sf`) are not ssh's.
+pub(super) fn parse(words: &[String]) -> SshLine {
+    let mut line = SshLine::default();
+    let mut k = 0;
+    while k < words.len() {
+        let w = words[k].as_str();
+        if w == "--" {
+            k += 1;
+        } else if w.len() > 1 && w.starts_with('-') {
+            k += 1;
+            for (at, c) in w.char_indices().skip(1) {
+                if VALUE_LETTERS.contains(c) {
+                    let attached = &w[at + c.len_utf8()..];
+                    let value = if attached.is_empty() {
+                        k += 1;
+                        words.get(k - 1).cloned().unwrap_or_default()
+                    } else {
+                        attached.to_string()
+                    };
+                    line.opts.push((c, value));
+                    break;
+                }
+                line.opts.push((c, String::new()));
+            }
+            continue;
+        }
+        if k >= words.len() {
+            break;
+        }
+        if line.dest.is_none() {
+            line.dest = Some(k);
+            k += 1;
+            continue;
+        }
+        line.command = Some(k);
+        break;
+    }
+    line
+}
+
+/// The keyword and argument of an `-o` option, "separated by whitespace or optional whitespace and
+/// exactly one `=`" (ssh_config(5)); keywords are case-insensitive (lowercased here).
+fn config_option(v: &str) -> (String, &str) {
+    let v = v.trim_start();
+    let end = v.find(|c: char| c == '=' || c.is_whitespace()).unwrap_or(v.len());
+    let (key, rest) = v.split_at(end);
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+    (key.to_ascii_lowercase(), rest.trim_end())
+}
+
+/// How ssh connects to its destination: through jump hosts or a command, when the command line
+/// says so. "Whichever is specified first will prevent later instances of the other from taking
+/// effect" (ssh_config(5), `ProxyJump`), and `-J` "is a shortcut to specify a ProxyJump
+/// configuration directive" (ssh(1)); `none` turns either off.
+enum Proxy {
+    Jump(String),
+    Command(String),
+}
+
+fn proxy(opts: &[(char, String)]) -> Option<Proxy> {
+    let found = opts.iter().find_map(|(c, v)| match c {
+        'J' => Some(Proxy::Jump(v.clone())),
+        'o' => match config_option(v) {
+            (k, a) if k == "proxyjump" => Some(Proxy::Jump(a.to_string())),
+            (k, a) if k == "proxycommand" => Some(Proxy::Command(a.to_string())),
+            _ => None,
+        },
+        _ => None,
+    })?;
+    let value = match &found {
+        Proxy::Jump(v) | Proxy::Command(v) => v,
+    };
+    (!value.is_empty() && !value.eq_ignore_ascii_case("none")).then_some(found)
+}
+
+/// A `ProxyCommand` with its tokens expanded (ssh_config(5), TOKENS: `%h` the remote host name,
+/// `%p` the port, `%r` the remote user name, `%n` the host name as given, `%%` a `%`).
+fn expand_tokens(cmd: &str, host: &str, port: &str, user: &str) -> String {
+    let mut out = String::new();
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('h' | 'n') => out.push_str(host),
+            Some('p') => out.push_str(port),
+            Some('r') => out.push_str(user),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+/// `[user@]host[:port]` or `ssh://[user@]host[:port]`: (user, host, port).
+fn destination_parts(dest: &str) -> (String, String, Option<String>) {
+    let plain = dest.strip_prefix("ssh://").unwrap_or(dest);
+    let plain = plain.split('/').next().unwrap_or(plain);
+    let (user, hostport) = plain.rsplit_once('@').map_or((None, plain), |(u, h)| (Some(u), h));
+    // A plain `host` may be an IPv6 address; only the URI form has a port.
+    let (host, port) = if dest.starts_with("ssh://") {
+        split_host_port(hostport)
+    } else {
+        (hostport.trim_start_matches('[').trim_end_matches(']').to_string(), None)
+    };
+    (user.unwrap_or_default().to_string(), host, port)
+}
+
+impl Ctx<'_> {
+    /// ssh: its jump hosts, `ProxyCommand` and `-W` target, its destination, then the remote
+    /// command when the destination is this Pod. `rest`: the words after `ssh`, rendered;
+    /// `raw_rest`: the same words as found; `words`: the command as shown.
+    pub(super) fn ssh(
+        &mut self,
+        rest: &[String],
+        raw_rest: &[String],
+        overrides: &Overrides,
+        words: &[String],
+        depth: usize,
+    ) -> Option<Dependency> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let line = parse(rest);
+        let dest = line.dest.map(|d| rest[d].as_str()).unwrap_or_default();
+        let (dest_user, dest_host, dest_port) = destination_parts(dest);
+        let opt = |c: char| line.opts.iter().find(|(o, _)| *o == c).map(|(_, v)| v.clone());
+        match proxy(&line.opts) {
+            // Each jump host is connected to in turn ("connecting to the target host by first
+            // making an ssh connection to the jump host described by destination", ssh(1) `-J`):
+            // one that is down fails ssh (exit 255).
+            Some(Proxy::Jump(v)) => {
+                let hit = Hit::new(DependencyCategory::Network, hosts_of(&v), format!("jump host {v}"));
+                if let Some(d) = self.first_dependency("ssh", vec![hit], words) {
+                    return Some(d);
+                }
+            }
+            // "Specifies the command to use to connect to the server ... executed using the
+            // user's shell `exec` directive" (ssh_config(5), `ProxyCommand`): a command line run
+            // here, whose failure fails ssh.
+            Some(Proxy::Command(cmd)) => {
+                let port = opt('p').or(dest_port.clone()).unwrap_or_else(|| "22".to_string());
+                let user = opt('l').unwrap_or(dest_user.clone());
+                let cmd = expand_tokens(&cmd, &dest_host, &port, &user);
+                if let Some(d) = self.analyze_script(&cmd, depth + 1) {
+                    return Some(d);
+                }
+            }
+            None => {}
+        }
+        // `-W host:port`: "Requests that standard input and output on the client be forwarded to
+        // host on port over the secure channel" (ssh(1)): the destination connects to it.
+        if let Some(w) = opt('W') {
+            let hit = Hit::new(DependencyCategory::Network, vec![split_host_port(&w).0], w.clone());
+            if let Some(d) = self.first_dependency("ssh", vec![hit], words) {
+                return Some(d);
+            }
+        }
+        let hits = self.tool_hits("ssh", rest, overrides);
+        if let Some(d) = self.first_dependency("ssh", hits, words) {
+            return Some(d);
+        }
+        // The destination is this Pod: "If a command is specified, it will be executed on the
+        // remote host instead of a login shell ... the arguments will be appended to the
+        // command, separated by spaces, before it is sent to the server to be executed"
+        // (ssh(1)), where sshd runs it with the user's login shell's `-c` (sshd(8), LOGIN
+        // PROCESS), and "ssh exits with the exit status of the remote command" (ssh(1), EXIT
+        // STATUS). It runs in the environment sshd gives the session, not the container's.
+        let at = line.command?;
+        let command = raw_rest.get(at..)?.join(" ");
+        let script = self.render_lit(&command);
+        self.run_shell(
+            "sh",
+            &["-c".to_string(), script],
+            &["-c".to_string(), command],
+            vec![(String::new(), String::new())],
+            depth,
+        )
+    }
+}
