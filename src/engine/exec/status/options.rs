@@ -31,14 +31,20 @@ pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
     set_e || shebang_errexit(script) || mentions(script, &["errexit"])
 }
 
-/// Whether `src` may spell `set` (quoted or with backslashes): it has the three letters.
+/// Whether `src` may spell `set` (quoted or with backslashes): without its quotes and
+/// backslashes it holds `set`. A word whose unquoted form is `set` is a piece of `src`, so its
+/// unquoted form is a piece of `src`'s: when this is false, no word of `src` is `set`.
 fn maybe_set(src: &str) -> bool {
-    src.contains('s') && src.contains('e') && src.contains('t')
+    src.contains("set") || (src.contains(['"', '\'', '\\']) && unquoted(src).contains("set"))
 }
 
-/// `w` without its quotes and backslashes.
-pub(super) fn unquoted(w: &str) -> String {
-    w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect()
+/// `w` without its quotes and backslashes (borrowed when it has none, as most words do).
+pub(super) fn unquoted(w: &str) -> std::borrow::Cow<'_, str> {
+    if w.contains(['"', '\'', '\\']) {
+        std::borrow::Cow::Owned(w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect())
+    } else {
+        std::borrow::Cow::Borrowed(w)
+    }
 }
 
 /// The words of `src` outside comments, as written, each with whether a command starts there:
@@ -121,9 +127,11 @@ impl WordScan {
         let w = std::mem::take(&mut self.cur);
         let bare = unquoted(&w);
         let keyword = matches!(
-            bare.as_str(),
+            &*bare,
             "then" | "do" | "else" | "elif" | "if" | "while" | "until" | "!" | "time" | "command" | "builtin"
         );
+        let wrapper = matches!(&*bare, "command" | "builtin");
+        drop(bare);
         let assignment = w
             .split_once('=')
             .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
@@ -139,7 +147,7 @@ impl WordScan {
         if self.at_start && redirection {
             self.target = target_follows;
         } else if self.at_start && (keyword || assignment || option_of_wrapper) {
-            self.wrapped = matches!(bare.as_str(), "command" | "builtin") || option_of_wrapper;
+            self.wrapped = wrapper || option_of_wrapper;
         } else {
             self.at_start = false;
             self.wrapped = false;
