@@ -797,6 +797,33 @@ fn explain_says_when_the_written_run_assumes_readiness_fails_with_the_dependency
     );
 }
 
+/// `explain` simulates restarts only for a liveness coupling `check` denies: a check whose exit
+/// status cannot fail the probe (`|| true`, a libpq host list holding this Pod) is a warning in
+/// `check`, and explain's "as written" run must not restart the pod for it (a fresh user's
+/// finding: the two contradicted each other).
+#[test]
+fn explain_simulates_only_the_couplings_check_denies() {
+    let pod = |command: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: default}}\nspec:\n  containers:\n  \
+             - name: app\n    image: app:1\n    ports: [{{containerPort: 8080}}]\n    livenessProbe:\n      \
+             exec: {{command: [sh, -c, '{command}']}}\n    readinessProbe: {{httpGet: {{path: /ready, port: 8080}}}}\n"
+        )
+    };
+    let coupled = simulations_of(&pod("pg_isready -h db.shop.svc"));
+    assert_eq!(coupled[0].written.scenario.dependency_check, DependencyCheck::Liveness);
+    for cannot_fail in ["pg_isready -h db.shop.svc || true", "pg_isready -h localhost,db.shop.svc"] {
+        let sims = simulations_of(&pod(cannot_fail));
+        assert_ne!(sims[0].written.scenario.dependency_check, DependencyCheck::Liveness, "{cannot_fail}");
+        let o = probegate(&["explain", "-"], Some(&pod(cannot_fail)));
+        assert!(
+            !text(&o.stdout).contains("reaches outside the pod (liveness-dependency)"),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+}
+
 #[test]
 fn explain_prints_the_arithmetic_and_draws_the_chart() {
     let dir = tempfile::tempdir().unwrap();

@@ -404,6 +404,9 @@ fn dependency_rules(effective: &RuleSet) -> RuleSet {
 
 /// Containers whose liveness probe reaches a dependency, and those whose readiness probe does (the
 /// same analysis, run on a copy of the workload with each readiness probe in the liveness slot).
+/// Only a coupling the analysis would deny counts: a check whose exit status cannot fail the probe
+/// (`pg_isready -h db || true`, a libpq host list holding this Pod) or a host that may be the node
+/// is a warning there, and simulating restarts for it would contradict `check`.
 fn dependency_analysis(w: &Workload, ctx: &DependencyContext<'_>) -> (Vec<String>, Vec<String>) {
     let rules = dependency_rules(ctx.rules);
     let evaluate =
@@ -411,7 +414,7 @@ fn dependency_analysis(w: &Workload, ctx: &DependencyContext<'_>) -> (Vec<String
     let names = |eval: engine::Evaluation| -> Vec<String> {
         eval.findings
             .into_iter()
-            .filter(|f| f.rule == RuleId::LivenessDependency)
+            .filter(|f| f.rule == RuleId::LivenessDependency && f.action == Action::Deny)
             .map(|f| f.container)
             .collect()
     };
