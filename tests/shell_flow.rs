@@ -1240,6 +1240,37 @@ fn quoted_parameter_patterns_are_literal_as_in_bash() {
     assert!(denied.len() == 1 && denied[0].contains("reaches orders-db"), "{denied:?}");
 }
 
+/// Break10 M1: `A || B` is a fallback only when A is this Pod's own check. After a remote A, B runs
+/// whenever A fails and its status is the list's: a retry of the same check, another remote host,
+/// or another client is judged as itself (stubs exiting 2 for a remote host, 0 for localhost; bash
+/// 5.2 / dash 0.5.12 with the dependency down, up 0 / 0): `pg_isready -h orders-db || pg_isready
+/// -h orders-db` 2 / 2, `... || pg_isready -h orders-db2` 2 / 2, `curl -sf
+/// http://orders-db.svc/ || curl -sf http://orders-db.svc/` 2 / 2, `redis-cli -h cache ping ||
+/// pg_isready -h orders-db` 2 / 2 (the same as `pg_isready -h orders-db,orders-db2`, denied).
+/// `pg_isready -h localhost || pg_isready -h orders-db` stays a warning (0 / 0).
+#[test]
+fn a_client_after_a_remote_check_is_judged_as_itself() {
+    let mut wrong = wrong_actions(
+        &[
+            "pg_isready -h orders-db || pg_isready -h orders-db",
+            "pg_isready -h orders-db2 || pg_isready -h orders-db",
+            "curl -sf http://orders-db.svc/ || curl -sf http://orders-db.svc/",
+            "curl -sf 'http://orders-db.svc/' || curl -sf \"http://orders-db.svc/\"",
+            "redis-cli -h cache ping || pg_isready -h orders-db",
+        ],
+        Action::Deny,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "pg_isready -h localhost || pg_isready -h orders-db",
+            "pg_isready || pg_isready -h orders-db",
+            "curl -sf http://127.0.0.1:8080/healthz || curl -sf http://orders-db.svc/",
+        ],
+        Action::Warn,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// `[TESTS &&] LOCAL-CHECK || REMOTE-CHECK` (docs/scripts.md, "Fallbacks"): when the tests hold,
 /// the remote check runs only after the local one failed, so the dependency's outage alone never
 /// fails the probe: a warning. When a test may fail (its value not known, or known false), the
