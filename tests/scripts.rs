@@ -858,6 +858,30 @@ fn the_exit_status_walk_counts_against_the_work_units() {
     assert!(text.contains("orders-db"), "{text}");
 }
 
+/// Break10 C1: nested `for ... && break` loops. Each step up the tree costs a walk down from the
+/// root (tree-sitter's `Node::parent`), so the depth is charged per step, and once the units are
+/// spent nothing more is walked: 150 levels (4.8 KB) took 12 s in a debug `check` without
+/// reaching the 50,000 units; now it stops with the "not analysed" note (0.9 s). 25 levels are
+/// analysed as before (`localhost` first: a warning).
+#[test]
+fn deeply_nested_loops_count_against_the_work_units() {
+    let policy = Policy::default();
+    let nested = |n: usize| {
+        format!(
+            "{}pg_isready -h $h && break; {}",
+            "for h in localhost orders-db; do ".repeat(n),
+            "done; ".repeat(n)
+        )
+    };
+    let e = eval_in(&policy, &pod_with_liveness_scripts(&[nested(150)]), &NoConfigMaps);
+    assert!(denials(&e).is_empty(), "{:?}", denials(&e));
+    let notes = &e.evaluation.unresolved;
+    assert!(notes.iter().any(|u| u.over_bound), "{notes:?}");
+    let e = eval_in(&policy, &pod_with_liveness_scripts(&[nested(25)]), &NoConfigMaps);
+    assert!(denials(&e).is_empty(), "{:?}", denials(&e));
+    assert!(!e.evaluation.unresolved.iter().any(|u| u.over_bound), "{:?}", e.evaluation.unresolved);
+}
+
 /// A Windows Pod whose liveness runs `powershell -File C:\probe\live.ps1` from a ConfigMap
 /// (mounted at `/probe`, which a Windows container sees as `C:\probe`).
 fn windows_pod(script: &str, file: &str) -> Vec<Value> {

@@ -1240,6 +1240,37 @@ fn quoted_parameter_patterns_are_literal_as_in_bash() {
     assert!(denied.len() == 1 && denied[0].contains("reaches orders-db"), "{denied:?}");
 }
 
+/// Break10 M1: `A || B` is a fallback only when A is this Pod's own check. After a remote A, B runs
+/// whenever A fails and its status is the list's: a retry of the same check, another remote host,
+/// or another client is judged as itself (stubs exiting 2 for a remote host, 0 for localhost; bash
+/// 5.2 / dash 0.5.12 with the dependency down, up 0 / 0): `pg_isready -h orders-db || pg_isready
+/// -h orders-db` 2 / 2, `... || pg_isready -h orders-db2` 2 / 2, `curl -sf
+/// http://orders-db.svc/ || curl -sf http://orders-db.svc/` 2 / 2, `redis-cli -h cache ping ||
+/// pg_isready -h orders-db` 2 / 2 (the same as `pg_isready -h orders-db,orders-db2`, denied).
+/// `pg_isready -h localhost || pg_isready -h orders-db` stays a warning (0 / 0).
+#[test]
+fn a_client_after_a_remote_check_is_judged_as_itself() {
+    let mut wrong = wrong_actions(
+        &[
+            "pg_isready -h orders-db || pg_isready -h orders-db",
+            "pg_isready -h orders-db2 || pg_isready -h orders-db",
+            "curl -sf http://orders-db.svc/ || curl -sf http://orders-db.svc/",
+            "curl -sf 'http://orders-db.svc/' || curl -sf \"http://orders-db.svc/\"",
+            "redis-cli -h cache ping || pg_isready -h orders-db",
+        ],
+        Action::Deny,
+    );
+    wrong.extend(wrong_actions(
+        &[
+            "pg_isready -h localhost || pg_isready -h orders-db",
+            "pg_isready || pg_isready -h orders-db",
+            "curl -sf http://127.0.0.1:8080/healthz || curl -sf http://orders-db.svc/",
+        ],
+        Action::Warn,
+    ));
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// `[TESTS &&] LOCAL-CHECK || REMOTE-CHECK` (docs/scripts.md, "Fallbacks"): when the tests hold,
 /// the remote check runs only after the local one failed, so the dependency's outage alone never
 /// fails the probe: a warning. When a test may fail (its value not known, or known false), the
@@ -2720,7 +2751,11 @@ fn an_exit_in_a_subshell_after_or_ends_only_the_subshell() {
 /// too (the database then runs as a fallback, as in `pg_isready -h localhost || pg_isready -h
 /// orders-db`, a warning: `flow`'s fallback). The other order is `orders-db || localhost` (0 / 0).
 /// Denied: one word (2 / 0), or the loop variable not the host (`-p $p`: the same database every
-/// time, 2 / 0).
+/// time, 2 / 0). Break10 M2 (stubs /tmp/break10/bin, bash 5.2 / dash 0.5.12, down; up is 0): no
+/// word is this Pod (`orders-db orders-db2`, `pg-0...` `pg-1...`, one host on two ports in a URL)
+/// 2 / 2; curl's `-H $t` is a header (`-H X-Try:1`, one URL twice) 2 / 2. Warned: `127.0.0.1
+/// orders-db` with `--host=$h`, `localhost:5432 orders-db.svc:5432` in a URL, `curl
+/// http://$h:8080/` 0 / 0.
 #[test]
 fn a_loop_that_breaks_on_the_first_host_to_answer_is_a_fallback() {
     let mut wrong = wrong_actions(
@@ -2735,8 +2770,26 @@ fn a_loop_that_breaks_on_the_first_host_to_answer_is_a_fallback() {
             "for h in orders-db; do pg_isready -h $h && break; done",
             "for p in 5432 5433; do pg_isready -h orders-db -p $p && break; done",
             "for h in orders-db orders-db; do pg_isready -h $h && break; done",
+            // Every word remote (break10 M2, a regression of 41c9108): the loop fails when they
+            // are all down, as `pg_isready -h db,db2` does (bash 5.2 / dash 0.5.12: 2 / 2).
+            "for h in orders-db orders-db2; do pg_isready -h $h && break; done",
+            "for h in pg-0.orders-db.svc pg-1.orders-db.svc; do pg_isready -h $h && break; done",
+            "for h in orders-db.svc:5432 orders-db.svc:5433; do pg_isready -d \"postgresql://$h/x\" && break; done",
+            // curl's `-H` is a header, not a host: the loop tries one URL twice (2 / 2).
+            "for t in X-Try:1 X-Try:2; do curl -sf -H $t http://orders-db.svc/healthz && break; done",
+            "for h in localhost orders-db; do curl -sf -H $h http://orders-db/healthz && break; done",
         ],
         Action::Deny,
+    ));
+    // This Pod first (0 / 0 with the database down; the database's check never runs), in a URL
+    // with its port, or as curl's URL (0 / 0).
+    wrong.extend(wrong_actions(
+        &[
+            "for h in 127.0.0.1 orders-db; do pg_isready --host=$h && break; done",
+            "for h in localhost:5432 orders-db.svc:5432; do pg_isready -d \"postgresql://$h/x\" && break; done",
+            "for h in localhost orders-db; do curl -sf http://$h:8080/healthz && break; done",
+        ],
+        Action::Warn,
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

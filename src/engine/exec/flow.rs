@@ -620,6 +620,24 @@ impl Ctx<'_> {
         if super::clients::find_client(program, &args).is_none() || second.kind() != "command" {
             return false;
         }
+        // CLIENT must be this Pod's own check: FALLBACK runs whenever CLIENT fails and its status
+        // is then the list's, so after a remote CLIENT (`pg_isready -h db || pg_isready -h db2`, a
+        // retry `curl -sf http://db/ || curl -sf http://db/`) it is judged as itself (bash 5.2 /
+        // dash 0.5.12 exit 2 / 2 with the database down). Only a CLIENT written out in full is
+        // read; one with a value known at run time stays a fallback (no deny on a guess).
+        if args.iter().all(|a| !a.contains(['$', '`', '\\'])) {
+            let plain: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    let q = |c: char| a.len() >= 2 && a.starts_with(c) && a.ends_with(c);
+                    if q('"') || q('\'') { a[1..a.len() - 1].to_string() } else { a.clone() }
+                })
+                .collect();
+            let hits = self.tool_hits(program, &plain, &[]);
+            if hits.iter().any(|h| self.is_dependency(h)) {
+                return false;
+            }
+        }
         let mut all = String::new();
         for t in tests {
             match self.test_part(*t, true, walk, depth) {

@@ -381,7 +381,10 @@ impl Ctx<'_> {
         let mut cursor = node.walk();
         loop {
             let n = cursor.node();
-            let descend = n.start_byte() < walk.cut && self.statement(n, walk, depth, out);
+            // (Once the work units are spent the analysis stops with its note: walking on would
+            // only cost time, break10 C1.)
+            let descend =
+                n.start_byte() < walk.cut && !self.over_budget.get() && self.statement(n, walk, depth, out);
             if descend && cursor.goto_first_child() {
                 continue;
             }

@@ -6,12 +6,15 @@
 
 use tree_sitter::Node;
 
+use super::super::clients::find_client;
+use super::super::context::basename;
 use super::super::shell::Walk;
 use super::harmless::{
     harmless, harmless_substitution, harmless_text, plain_command, plain_commands, reads_status_text,
 };
 use super::options::{unquoted, with_facts};
 use super::{Funcs, Rules, is_list_of_statements, is_statement, siblings_after, text, work};
+use crate::engine::hosts::is_local;
 
 /// The `( )` that errexit ends when `at`, a statement of `parent` that is not its last, fails:
 /// the nearest subshell around it with only `{ }` groups between, where every statement the
@@ -74,13 +77,34 @@ pub(super) fn tries_each_host<'t>(
     if values.len() < 2 || !values.iter().all(plain) || !distinct || var.is_empty() {
         return None;
     }
+    // One of the words is this Pod (`localhost`, `127.0.0.1:5432` in a URL): the check it runs is
+    // local, as libpq host lists need one (`pg_isready -h db,db2`, all remote, is denied). With
+    // every word remote the loop fails whenever they are all down (bash 5.2 / dash 0.5.12 exit
+    // 2 / 2 on `for h in db db2; do pg_isready -h $h && break; done`).
+    let local = |v: &&str| {
+        is_local(v)
+            || v.rsplit_once(':')
+                .is_some_and(|(h, port)| port.bytes().all(|b| b.is_ascii_digit()) && is_local(h))
+    };
+    if !values.iter().any(local) {
+        return None;
+    }
     let refs = [format!("${var}"), format!("${{{var}}}")];
     let is_ref = |a: &str| refs.iter().any(|r| a.trim_matches('"') == r);
     let mut c = at.walk();
     let args: Vec<&str> = at.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
-    let host = args.windows(2).any(|w| matches!(w[0], "-h" | "-H" | "--host") && is_ref(w[1]))
+    // The loop variable is the host only through the client's own host options (`curl -H $h` is a
+    // header) or a URL.
+    let name = at.child_by_field_name("name").map(|n| basename(text(n, walk)));
+    let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let host_opts = name.and_then(|n| find_client(n, &owned)).map_or(&[][..], |c| c.host_opts);
+    let host_opt = |o: &str| {
+        let o = o.strip_prefix("--").or_else(|| o.strip_prefix('-').filter(|s| s.len() == 1));
+        o.is_some_and(|o| host_opts.contains(&o))
+    };
+    let host = args.windows(2).any(|w| host_opt(w[0]) && is_ref(w[1]))
         || args.iter().any(|a| {
-            a.strip_prefix("--host=").is_some_and(is_ref)
+            a.split_once('=').is_some_and(|(o, v)| o.starts_with("--") && host_opt(o) && is_ref(v))
                 || refs.iter().any(|r| a.trim_matches('"').contains(&format!("://{r}")))
         });
     host.then_some(looped)
