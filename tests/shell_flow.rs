@@ -3010,3 +3010,33 @@ fn cmd_has_no_true_and_only_commands_that_clear_errorlevel_hide_a_failure() {
     // A local check is no finding either way.
     assert_eq!(finding_of(&["cmd", "/c", "curl.exe -sf http://localhost:8080/ || true"]), None);
 }
+
+/// Break10 FD1 (false deny): a check in a here-document body read by a status-reading command
+/// (`grep -q`, or `cat <<EOF | grep -q`) couples only as far as that command's status does: the
+/// exit-status walk judges it like any other statement. bash 5.2.15 and dash 0.5.12, stubs
+/// `pg_isready` exiting 2 for db and `curl` exiting 0 for localhost: each script below exits 0
+/// with the database down (a warning); as the last command, with `set -e`, or `|| exit 1`, it
+/// exits 1 (denied).
+#[test]
+fn a_here_document_reader_whose_status_is_discarded_is_a_warning() {
+    let body = "\n$(pg_isready -h orders-db)\nEOF";
+    let curl = "\ncurl -sf http://localhost:8080/";
+    for head in
+        ["grep -q accepting <<EOF", "cat <<EOF | grep -q accepting", "grep -q accepting <<EOF || true"]
+    {
+        let script = format!("{head}{body}{curl}");
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        assert!(got.unwrap().1.contains("here-document's body"), "{script:?}");
+    }
+    // Still coupled: the reader's status is the script's.
+    for script in [
+        format!("grep -q accepting <<EOF{body}"),
+        format!("cat <<EOF | grep -q accepting{body}"),
+        format!("set -e; grep -q accepting <<EOF{body}{curl}"),
+        format!("grep -q accepting <<EOF || exit 1{body}{curl}"),
+        format!("x=$(grep accepting <<EOF{body}\n)\n[ -n \"$x\" ]"),
+    ] {
+        expect_denied(&script, "orders-db");
+    }
+}
