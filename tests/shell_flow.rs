@@ -3040,3 +3040,24 @@ fn a_here_document_reader_whose_status_is_discarded_is_a_warning() {
         expect_denied(&script, "orders-db");
     }
 }
+
+/// Break10 M4 (miss): a here-document body whose first line starts with blanks and then `$(...)`
+/// (the tab-indented `<<-EOF` style) was parsed as empty by tree-sitter-bash, so its command
+/// substitution went unseen. bash 5.2.15 and dash 0.5.12 strip the tabs with `<<-` and run it:
+/// with a stub `pg_isready` exiting 2 for db, `grep -q accepting <<-EOF` / TAB `$(pg_isready -h
+/// db)` / TAB `EOF` exits 1 (0 when it answers), as does the space-indented `<<EOF` body;
+/// `cat <<-EOF ...` followed by `curl` of localhost exits 0 (a warning).
+#[test]
+fn an_indented_first_line_of_a_here_document_body_is_analysed() {
+    expect_denied("grep -q accepting <<-EOF\n\t$(pg_isready -h orders-db)\n\tEOF", "orders-db");
+    expect_denied("grep -q accepting <<EOF\n  $(pg_isready -h orders-db)\nEOF", "orders-db");
+    let script = "cat <<-EOF\n\t$(pg_isready -h orders-db)\n\tEOF\ncurl -sf http://localhost:8080/";
+    let got = finding_of(&["sh", "-c", script]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    // A quoted delimiter expands nothing.
+    assert_eq!(
+        finding_of(&["sh", "-c", "grep -q accepting <<-'EOF'\n\t$(pg_isready -h orders-db)\n\tEOF"]),
+        None
+    );
+    expect_allowed("grep -q accepting <<-EOF\n\t$(pg_isready -h localhost)\n\tEOF");
+}
