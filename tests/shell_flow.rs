@@ -3061,3 +3061,32 @@ fn an_indented_first_line_of_a_here_document_body_is_analysed() {
     );
     expect_allowed("grep -q accepting <<-EOF\n\t$(pg_isready -h localhost)\n\tEOF");
 }
+
+/// Break10 FD3/M3: ssh's `-o` options that move the connection (ssh_config(5)). `HostName` is
+/// the real host ssh connects to (`ssh -G -o HostName=localhost db` prints `hostname localhost`;
+/// OpenSSH 9.2 `ssh -v -o HostName=localhost db-x.invalid true` prints "Connecting to localhost",
+/// and `-o HostName=db-x.invalid localhost true` exits 255, "Could not resolve hostname"). With
+/// a `ProxyCommand` ssh resolves nothing ("Executing proxy command", no "Connecting to"): only
+/// the proxy command's reach counts (`%h` is the HostName). `RemoteCommand` is the remote command.
+#[test]
+fn ssh_host_name_proxy_command_and_remote_command_options_are_read() {
+    for script in ["ssh -o HostName=localhost orders-db true", "ssh -o Hostname=127.0.0.1 orders-db true"] {
+        expect_allowed(script);
+    }
+    expect_allowed("ssh -o ProxyCommand=\"nc localhost 2222\" orders-db true");
+    for script in [
+        "ssh -o HostName=orders-db localhost true",
+        "ssh -oHostName=orders-db localhost true",
+        "ssh -o \"HostName orders-db\" localhost true",
+        "ssh -o ProxyCommand=\"nc %h 22\" -o HostName=orders-db localhost true",
+        "ssh -o ProxyCommand=\"nc %h 22\" orders-db true",
+        "ssh -o RemoteCommand=\"pg_isready -h orders-db\" localhost",
+        "ssh -o HostName=%h.shop.svc orders-db true",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    // The first value is used (`ssh -G -o HostName=orders-db -o HostName=localhost x`: orders-db).
+    expect_denied("ssh -o HostName=orders-db -o HostName=localhost localhost true", "orders-db");
+    // `RemoteCommand=none` is no command.
+    expect_allowed("ssh -o RemoteCommand=none localhost");
+}
