@@ -3063,3 +3063,83 @@ fn cmd_has_no_true_and_only_commands_that_clear_errorlevel_hide_a_failure() {
     // A local check is no finding either way.
     assert_eq!(finding_of(&["cmd", "/c", "curl.exe -sf http://localhost:8080/ || true"]), None);
 }
+
+/// Break10 FD1 (false deny): a check in a here-document body read by a status-reading command
+/// (`grep -q`, or `cat <<EOF | grep -q`) couples only as far as that command's status does: the
+/// exit-status walk judges it like any other statement. bash 5.2.15 and dash 0.5.12, stubs
+/// `pg_isready` exiting 2 for db and `curl` exiting 0 for localhost: each script below exits 0
+/// with the database down (a warning); as the last command, with `set -e`, or `|| exit 1`, it
+/// exits 1 (denied).
+#[test]
+fn a_here_document_reader_whose_status_is_discarded_is_a_warning() {
+    let body = "\n$(pg_isready -h orders-db)\nEOF";
+    let curl = "\ncurl -sf http://localhost:8080/";
+    for head in
+        ["grep -q accepting <<EOF", "cat <<EOF | grep -q accepting", "grep -q accepting <<EOF || true"]
+    {
+        let script = format!("{head}{body}{curl}");
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        assert!(got.unwrap().1.contains("here-document's body"), "{script:?}");
+    }
+    // Still coupled: the reader's status is the script's.
+    for script in [
+        format!("grep -q accepting <<EOF{body}"),
+        format!("cat <<EOF | grep -q accepting{body}"),
+        format!("set -e; grep -q accepting <<EOF{body}{curl}"),
+        format!("grep -q accepting <<EOF || exit 1{body}{curl}"),
+        format!("x=$(grep accepting <<EOF{body}\n)\n[ -n \"$x\" ]"),
+    ] {
+        expect_denied(&script, "orders-db");
+    }
+}
+
+/// Break10 M4 (miss): a here-document body whose first line starts with blanks and then `$(...)`
+/// (the tab-indented `<<-EOF` style) was parsed as empty by tree-sitter-bash, so its command
+/// substitution went unseen. bash 5.2.15 and dash 0.5.12 strip the tabs with `<<-` and run it:
+/// with a stub `pg_isready` exiting 2 for db, `grep -q accepting <<-EOF` / TAB `$(pg_isready -h
+/// db)` / TAB `EOF` exits 1 (0 when it answers), as does the space-indented `<<EOF` body;
+/// `cat <<-EOF ...` followed by `curl` of localhost exits 0 (a warning).
+#[test]
+fn an_indented_first_line_of_a_here_document_body_is_analysed() {
+    expect_denied("grep -q accepting <<-EOF\n\t$(pg_isready -h orders-db)\n\tEOF", "orders-db");
+    expect_denied("grep -q accepting <<EOF\n  $(pg_isready -h orders-db)\nEOF", "orders-db");
+    let script = "cat <<-EOF\n\t$(pg_isready -h orders-db)\n\tEOF\ncurl -sf http://localhost:8080/";
+    let got = finding_of(&["sh", "-c", script]);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    // A quoted delimiter expands nothing.
+    assert_eq!(
+        finding_of(&["sh", "-c", "grep -q accepting <<-'EOF'\n\t$(pg_isready -h orders-db)\n\tEOF"]),
+        None
+    );
+    expect_allowed("grep -q accepting <<-EOF\n\t$(pg_isready -h localhost)\n\tEOF");
+}
+
+/// Break10 FD3/M3: ssh's `-o` options that move the connection (ssh_config(5)). `HostName` is
+/// the real host ssh connects to (`ssh -G -o HostName=localhost db` prints `hostname localhost`;
+/// OpenSSH 9.2 `ssh -v -o HostName=localhost db-x.invalid true` prints "Connecting to localhost",
+/// and `-o HostName=db-x.invalid localhost true` exits 255, "Could not resolve hostname"). With
+/// a `ProxyCommand` ssh resolves nothing ("Executing proxy command", no "Connecting to"): only
+/// the proxy command's reach counts (`%h` is the HostName). `RemoteCommand` is the remote command.
+#[test]
+fn ssh_host_name_proxy_command_and_remote_command_options_are_read() {
+    for script in ["ssh -o HostName=localhost orders-db true", "ssh -o Hostname=127.0.0.1 orders-db true"] {
+        expect_allowed(script);
+    }
+    expect_allowed("ssh -o ProxyCommand=\"nc localhost 2222\" orders-db true");
+    for script in [
+        "ssh -o HostName=orders-db localhost true",
+        "ssh -oHostName=orders-db localhost true",
+        "ssh -o \"HostName orders-db\" localhost true",
+        "ssh -o ProxyCommand=\"nc %h 22\" -o HostName=orders-db localhost true",
+        "ssh -o ProxyCommand=\"nc %h 22\" orders-db true",
+        "ssh -o RemoteCommand=\"pg_isready -h orders-db\" localhost",
+        "ssh -o HostName=%h.shop.svc orders-db true",
+    ] {
+        expect_denied(script, "orders-db");
+    }
+    // The first value is used (`ssh -G -o HostName=orders-db -o HostName=localhost x`: orders-db).
+    expect_denied("ssh -o HostName=orders-db -o HostName=localhost localhost true", "orders-db");
+    // `RemoteCommand=none` is no command.
+    expect_allowed("ssh -o RemoteCommand=none localhost");
+}

@@ -10,7 +10,10 @@
 //! reach the probe only when that input decides a status: a command that reads it into one
 //! (`grep -q ok <<EOF` exits 1 when curl prints nothing), or output passed on to one
 //! (`cat <<EOF | grep -q ok`, a file the script reads again, `x=$(cat <<EOF ...)`, whose value
-//! the rest of the walk follows). Those keep the denial; the rest is a warning.
+//! the rest of the walk follows). Those keep the denial; the rest is a warning. A command that
+//! reads it into its status couples it only as far as that status goes: the exit-status walk
+//! (`status::discarded`) judges the command (`grep -q ok <<EOF` / ... / `curl localhost` exits 0
+//! in bash and dash with db down: a warning), and so does a `|| true` after it.
 
 use tree_sitter::Node;
 
@@ -42,17 +45,34 @@ pub(super) fn delimiter_quoted(redirect_text: &str) -> bool {
     word[..end].contains(['\'', '"', '\\'])
 }
 
-/// Why the output of the here-document whose body is `body` decides no status, or `None` when it
-/// may: the command reading it, and where that command's output goes.
-fn output_decides_nothing(body: Node<'_>, walk: &Walk<'_>) -> Option<String> {
-    let redirect = body.parent().filter(|p| p.kind() == "heredoc_redirect")?;
-    let statement = redirect.parent().filter(|p| p.kind() == "redirected_statement")?;
-    let command = statement.child_by_field_name("body").filter(|b| b.kind() == "command")?;
-    let name = text(command.child_by_field_name("name")?, walk);
+/// What becomes of the output of the here-document whose body is `body`.
+enum Output<'t> {
+    /// It decides no status: the command reading it, and where that command's output goes.
+    FeedsNothing(String),
+    /// It is read into the exit status of `statement` (`grep -q ok <<EOF`, `cat <<EOF | grep -q
+    /// ok`), whose own status is judged by the exit-status walk like any other command's.
+    ReadIntoStatus(Node<'t>),
+    /// It is data the script uses (a substitution's value, a file named again), or the walk
+    /// cannot tell: coupled.
+    Used,
+}
+
+/// What the output of the here-document whose body is `body` becomes.
+fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
+    let used = Output::Used;
+    let Some(redirect) = body.parent().filter(|p| p.kind() == "heredoc_redirect") else { return used };
+    let Some(statement) = redirect.parent().filter(|p| p.kind() == "redirected_statement") else {
+        return used;
+    };
+    let Some(command) = statement.child_by_field_name("body").filter(|b| b.kind() == "command") else {
+        return used;
+    };
+    let Some(name) = command.child_by_field_name("name").map(|n| text(n, walk)) else { return used };
     let program = super::context::basename(name);
-    if name.contains(['$', '`', '"', '\'']) || READS_INTO_STATUS.contains(&program) {
-        return None;
+    if name.contains(['$', '`', '"', '\'']) {
+        return used;
     }
+    let mut reads = READS_INTO_STATUS.contains(&program);
     // Its output: piped on to a reader (`cat <<EOF | grep -q ok` hangs the pipeline on the
     // here-document's redirection), written to a file, or the value of a substitution.
     let mut c = redirect.walk();
@@ -61,7 +81,7 @@ fn output_decides_nothing(body: Node<'_>, walk: &Walk<'_>) -> Option<String> {
     for kid in kids.iter().filter(|k| k.kind() == "pipeline" && piped(k)) {
         let mut c = kid.walk();
         if kid.named_children(&mut c).any(|n| !trivial_reader(text(n, walk))) {
-            return None;
+            reads = true;
         }
     }
     let mut c = statement.walk();
@@ -78,12 +98,12 @@ fn output_decides_nothing(body: Node<'_>, walk: &Walk<'_>) -> Option<String> {
             },
         );
     if to_a_file {
-        return None;
+        return used;
     }
     let mut child = statement;
     while let Some(parent) = child.parent() {
         match parent.kind() {
-            "command_substitution" | "process_substitution" => return None,
+            "command_substitution" | "process_substitution" => return used,
             "pipeline" => {
                 let mut c = parent.walk();
                 if parent
@@ -91,18 +111,20 @@ fn output_decides_nothing(body: Node<'_>, walk: &Walk<'_>) -> Option<String> {
                     .filter(|k| k.start_byte() >= child.end_byte())
                     .any(|k| !trivial_reader(text(k, walk)))
                 {
-                    return None;
+                    return used;
                 }
             }
             _ => {}
         }
         child = parent;
     }
-    Some(format!(
+    if reads {
+        return Output::ReadIntoStatus(statement);
+    }
+    Output::FeedsNothing(format!(
         "it runs in a here-document's body, where its status is lost and its output only feeds `{program}`"
     ))
 }
-
 impl Ctx<'_> {
     /// The command substitutions of a here-document's `body` (unquoted delimiter), their
     /// commands split to `subs`, marked uncoupled when their output decides no status.
@@ -144,7 +166,11 @@ impl Ctx<'_> {
         if found.is_empty() {
             return;
         }
-        let how = output_decides_nothing(body, walk);
+        let how = match output_of(body, walk) {
+            Output::FeedsNothing(how) => Some(how),
+            Output::Used => None,
+            Output::ReadIntoStatus(statement) => self.reader_status_discarded(statement, walk),
+        };
         for n in found {
             let mut value = String::new();
             let mut pieces = Vec::new();
@@ -158,5 +184,46 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+
+    /// Why the exit status of `statement`, a command reading a here-document's body into its
+    /// status, cannot fail the script, or `None` when it may: its failure is ignored (`grep -q ok
+    /// <<EOF || true`, the `||` the grammar keeps inside the here-document's redirection) or the
+    /// exit-status walk finds it discarded (a later command's status is the script's). Such a
+    /// statement holds the body's `$(...)`, so `flow`'s walk never asks about it; here it is
+    /// asked, its work counted as `status_discarded_within_budget` counts it.
+    fn reader_status_discarded(&self, statement: Node<'_>, walk: &Walk<'_>) -> Option<String> {
+        let redirect =
+            statement.child_by_field_name("redirect").filter(|r| r.kind() == "heredoc_redirect")?;
+        let mut c = redirect.walk();
+        let kids: Vec<Node<'_>> = redirect.children(&mut c).collect();
+        let ignored = kids.windows(2).any(|w| {
+            w[0].kind() == "||"
+                && w[1].kind() == "command"
+                && matches!(text(w[1], walk).trim(), "true" | ":" | "exit 0")
+        });
+        let then = |why: &str| {
+            format!(
+                "it runs in a here-document's body, read into the status of a command whose status cannot fail the probe: {why}"
+            )
+        };
+        if ignored && walk.status.is_some() {
+            return Some(then("its failure is ignored (`|| true`)"));
+        }
+        // A `&&`/`||` the grammar holds inside the redirection: the walk up the tree would miss it.
+        if kids.iter().any(|k| matches!(k.kind(), "&&" | "||")) {
+            return None;
+        }
+        if self.over_budget.get() || statement.end_byte() > walk.cut {
+            return None;
+        }
+        let rules = walk.status.as_ref()?;
+        let before = walk.status_work.get();
+        let why = super::status::discarded(statement, walk, rules);
+        let spent = walk.status_work.get().saturating_sub(before);
+        if spent > 0 && !self.spend_units(spent) {
+            return None;
+        }
+        why.map(then)
     }
 }

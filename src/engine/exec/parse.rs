@@ -210,7 +210,51 @@ pub(super) fn patch_gaps(text: &str) -> Vec<u8> {
             b[i] = b'_';
         }
     }
+    patch_heredoc_first_lines(&mut b);
     b
+}
+
+/// The first line of an unquoted here-document's body that starts with blanks and then `$`
+/// reads its first blank as `.`: tree-sitter-bash 0.25.1 then finds no `$(...)` in the whole
+/// body (`grep -q ok <<-EOF` / TAB `$(pg_isready -h db)` / TAB `EOF` parses to an empty
+/// `heredoc_body`), while bash and dash run it (with `<<-` the tabs are stripped: bash manual,
+/// "Here Documents"; break10 M4). Only when a later line is the delimiter (after its leading
+/// tabs, with `<<-`), so a line that is not a body is left alone. The walk reads the body from
+/// the text as written.
+fn patch_heredoc_first_lines(b: &mut [u8]) {
+    let mut at = 0;
+    while let Some(nl) = b[at..].iter().position(|&c| c == b'\n').map(|n| at + n) {
+        let line = &b[at..nl];
+        let next = nl + 1;
+        let op = line
+            .windows(2)
+            .enumerate()
+            .find(|&(i, w)| w == b"<<" && (i == 0 || line[i - 1] != b'<') && line.get(i + 2) != Some(&b'<'));
+        if let Some((i, _)) = op {
+            let rest = &line[i + 2..];
+            let strip = rest.first() == Some(&b'-');
+            let rest = if strip { &rest[1..] } else { rest };
+            let word_start = rest.iter().position(|c| !matches!(c, b' ' | b'\t')).unwrap_or(rest.len());
+            let word: Vec<u8> = rest[word_start..]
+                .iter()
+                .copied()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                .collect();
+            let blanks = b[next..].iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+            let dollar = b.get(next + blanks) == Some(&b'$');
+            if !word.is_empty() && blanks > 0 && dollar {
+                let ends = b[next..].split(|&c| c == b'\n').skip(1).any(|l| {
+                    let l = l.strip_suffix(b"\r").unwrap_or(l);
+                    let l = if strip { &l[l.iter().take_while(|&&c| c == b'\t').count()..] } else { l };
+                    l == word.as_slice()
+                });
+                if ends {
+                    b[next] = b'.';
+                }
+            }
+        }
+        at = next;
+    }
 }
 
 /// A piece's parse cost measure: its bytes that may start or end a token (all but ASCII letters,

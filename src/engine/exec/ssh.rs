@@ -107,7 +107,7 @@ fn proxy(opts: &[(char, String)]) -> Option<Proxy> {
 
 /// A `ProxyCommand` with its tokens expanded (ssh_config(5), TOKENS: `%h` the remote host name,
 /// `%p` the port, `%r` the remote user name, `%n` the host name as given, `%%` a `%`).
-fn expand_tokens(cmd: &str, host: &str, port: &str, user: &str) -> String {
+fn expand_tokens(cmd: &str, host: &str, given: &str, port: &str, user: &str) -> String {
     let mut out = String::new();
     let mut chars = cmd.chars();
     while let Some(c) = chars.next() {
@@ -116,7 +116,8 @@ fn expand_tokens(cmd: &str, host: &str, port: &str, user: &str) -> String {
             continue;
         }
         match chars.next() {
-            Some('h' | 'n') => out.push_str(host),
+            Some('h') => out.push_str(host),
+            Some('n') => out.push_str(given),
             Some('p') => out.push_str(port),
             Some('r') => out.push_str(user),
             Some('%') => out.push('%'),
@@ -128,6 +129,28 @@ fn expand_tokens(cmd: &str, host: &str, port: &str, user: &str) -> String {
         }
     }
     out
+}
+
+/// The first value of the `-o` option `keyword` (lowercase): "for each parameter, the first
+/// obtained value will be used" (ssh_config(5)), the command line's `-o` options first of all.
+/// (`none` is a value for `HostName`, `ssh -G -o HostName=none db` prints `hostname none`, and
+/// unsets `RemoteCommand`: callers judge it.)
+fn config_value<'v>(opts: &'v [(char, String)], keyword: &str) -> Option<&'v str> {
+    let v =
+        opts.iter().filter(|(c, _)| *c == 'o').map(|(_, v)| config_option(v)).find(|(k, _)| k == keyword)?.1;
+    (!v.is_empty()).then_some(v)
+}
+
+/// `dest` with its host replaced by `host` (its user and port kept).
+fn with_host(dest: &str, user: &str, host: &str, port: Option<&str>) -> String {
+    let user = if user.is_empty() { String::new() } else { format!("{user}@") };
+    if dest.starts_with("ssh://") {
+        let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
+        let port = port.map(|p| format!(":{p}")).unwrap_or_default();
+        format!("ssh://{user}{host}{port}")
+    } else {
+        format!("{user}{host}")
+    }
 }
 
 /// `[user@]host[:port]` or `ssh://[user@]host[:port]`: (user, host, port).
@@ -163,6 +186,14 @@ impl Ctx<'_> {
         let dest = line.dest.map(|d| rest[d].as_str()).unwrap_or_default();
         let (dest_user, dest_host, dest_port) = destination_parts(dest);
         let opt = |c: char| line.opts.iter().find(|(o, _)| *o == c).map(|(_, v)| v.clone());
+        // "HostName: Specifies the real host name to log into ... Arguments to HostName accept
+        // the tokens" `%h` and `%%` (ssh_config(5)): ssh connects there, not to the name given
+        // (`ssh -G -o HostName=localhost db` prints `hostname localhost`).
+        let real_host = match config_value(&line.opts, "hostname") {
+            Some(h) => expand_tokens(h, &dest_host, &dest_host, "%p", "%r"),
+            None => dest_host.clone(),
+        };
+        let mut through_command = false;
         match proxy(&line.opts) {
             // Each jump host is connected to in turn ("connecting to the target host by first
             // making an ssh connection to the jump host described by destination", ssh(1) `-J`):
@@ -175,11 +206,14 @@ impl Ctx<'_> {
             }
             // "Specifies the command to use to connect to the server ... executed using the
             // user's shell `exec` directive" (ssh_config(5), `ProxyCommand`): a command line run
-            // here, whose failure fails ssh.
+            // here, whose failure fails ssh. ssh itself then resolves and connects to nothing
+            // (`ssh -v` prints "Executing proxy command: exec ..." and no "Connecting to"): the
+            // destination is reached only as the proxy command reaches it (`%h`, the HostName).
             Some(Proxy::Command(cmd)) => {
+                through_command = true;
                 let port = opt('p').or(dest_port.clone()).unwrap_or_else(|| "22".to_string());
                 let user = opt('l').unwrap_or(dest_user.clone());
-                let cmd = expand_tokens(&cmd, &dest_host, &port, &user);
+                let cmd = expand_tokens(&cmd, &real_host, &dest_host, &port, &user);
                 if let Some(d) = self.analyze_script(&cmd, depth + 1) {
                     return Some(d);
                 }
@@ -194,9 +228,15 @@ impl Ctx<'_> {
                 return Some(d);
             }
         }
-        let hits = self.tool_hits("ssh", rest, overrides);
-        if let Some(d) = self.first_dependency("ssh", hits, words) {
-            return Some(d);
+        if !through_command {
+            let mut rest = rest.to_vec();
+            if let Some(d) = line.dest.filter(|_| real_host != dest_host) {
+                rest[d] = with_host(dest, &dest_user, &real_host, dest_port.as_deref());
+            }
+            let hits = self.tool_hits("ssh", &rest, overrides);
+            if let Some(d) = self.first_dependency("ssh", hits, words) {
+                return Some(d);
+            }
         }
         // The destination is this Pod: "If a command is specified, it will be executed on the
         // remote host instead of a login shell ... the arguments will be appended to the
@@ -204,8 +244,15 @@ impl Ctx<'_> {
         // (ssh(1)), where sshd runs it with the user's login shell's `-c` (sshd(8), LOGIN
         // PROCESS), and "ssh exits with the exit status of the remote command" (ssh(1), EXIT
         // STATUS). It runs in the environment sshd gives the session, not the container's.
-        let at = line.command?;
-        let command = raw_rest.get(at..)?.join(" ");
+        // Without one on the command line, `-o RemoteCommand=...` is it ("Specifies a command to
+        // execute on the remote machine after successfully connecting", ssh_config(5); with
+        // both, ssh exits 255 "Cannot execute command-line and remote command").
+        let command = match line.command {
+            Some(at) => raw_rest.get(at..)?.join(" "),
+            None => config_value(&parse(raw_rest).opts, "remotecommand")
+                .filter(|c| !c.eq_ignore_ascii_case("none"))?
+                .to_string(),
+        };
         let script = self.render_lit(&command);
         self.run_shell(
             "sh",
