@@ -483,10 +483,17 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
 /// Calls `visit` on every node under `root` (`root` first), each before its children and in the
 /// order of the text: one cursor, nothing collected.
 fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+    each_node_pruned(root, |k| {
+        visit(k);
+        true
+    });
+}
+
+/// [`each_node`], where `visit` returning false skips the node's children.
+fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
     let mut cursor = root.walk();
     'walk: loop {
-        visit(cursor.node());
-        if cursor.goto_first_child() {
+        if visit(cursor.node()) && cursor.goto_first_child() {
             continue;
         }
         loop {

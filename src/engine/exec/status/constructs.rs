@@ -13,7 +13,9 @@ use super::harmless::{
     harmless, harmless_substitution, harmless_text, plain_command, plain_commands, reads_status_text,
 };
 use super::options::{unquoted, with_facts};
-use super::{Funcs, Rules, is_list_of_statements, is_statement, siblings_after, text, work};
+use super::{
+    Funcs, Rules, each_node_pruned, is_list_of_statements, is_statement, siblings_after, text, work,
+};
 use crate::engine::hosts::is_local;
 
 /// The `( )` that errexit ends when `at`, a statement of `parent` that is not its last, fails:
@@ -235,25 +237,12 @@ pub(super) fn env_like(var: &str) -> bool {
 /// once (`TreeFacts::last_unplain`, one walk of the tree).
 pub(super) fn last_unplain_start(root: Node<'_>, walk: &Walk<'_>) -> Option<usize> {
     let mut last = None;
-    let mut cursor = root.walk();
-    'walk: loop {
-        let k = cursor.node();
-        let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
+    each_node_pruned(root, |k| {
         if k.kind() == "command" && !plain_command(k, walk, &[]) {
             last = last.max(Some(k.start_byte()));
         }
-        if !skip && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
+        !(k.kind() == "command_substitution" && harmless_substitution(text(k, walk)))
+    });
     last
 }
 
