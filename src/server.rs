@@ -902,7 +902,12 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     let mut server = axum_server::from_tcp(listener)?.acceptor(acceptor).handle(handle.clone());
     // A connection must send its first request promptly (slow-loris bound); keep-alive after that.
     server = server.first_request_timeout(Duration::from_secs(10));
-    server.http_builder().http1().header_read_timeout(Duration::from_secs(10));
+    // hyper's HTTP/1.1 header read timeout also runs while a keep-alive connection waits for its
+    // next request (hyper PR #3828, "start header_read_timeout when waiting for subsequent
+    // requests"): at 10 s it closed idle keep-alive connections after 10 s, before the API server's
+    // own 90 s, bringing back the race of a request written onto a closing connection. It is the
+    // idle bound, as for HTTP/2 (`conn::IDLE_TIMEOUT`); the first request keeps its 10 s above.
+    server.http_builder().http1().header_read_timeout(conn::IDLE_TIMEOUT);
     server
         .http_builder()
         .http2()

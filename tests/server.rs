@@ -568,6 +568,43 @@ fn raw_https_exchange(addr: SocketAddr, ca_pem: &str, request: &str) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
+/// An HTTP/1.1 keep-alive connection idle for longer than the 10 s first-request bound still
+/// serves its next request (docs/server.md: idle connections close after 120 s, past the API
+/// server's own 90 s). hyper's header read timeout also covers the wait between requests, and at
+/// 10 s it closed the connection here (break-it finding, session 10).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http1_keep_alive_connection_outlives_the_first_request_bound() {
+    let h = start(Policy::default()).await;
+    let (addr, ca) = (h.addr, h.ca.clone());
+    let answers = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut tls = raw_tls(addr, &ca);
+        tls.sock.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+        let request = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        let mut answers = Vec::new();
+        for round in 0..2 {
+            if round == 1 {
+                // The idle time under test: longer than the 10 s first-request bound.
+                std::thread::sleep(std::time::Duration::from_secs(12));
+            }
+            if tls.write_all(request.as_bytes()).and_then(|()| tls.flush()).is_err() {
+                answers.push(String::from("(write failed: closed)"));
+                break;
+            }
+            let mut buf = [0u8; 4096];
+            let n = tls.read(&mut buf).unwrap_or(0);
+            answers.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        answers
+    })
+    .await
+    .unwrap();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    for a in &answers {
+        assert!(a.starts_with("HTTP/1.1 200"), "{answers:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_before_it_is_read() {
     let h = start(Policy::default()).await;
