@@ -293,14 +293,20 @@ impl Ctx<'_> {
             aliases,
             pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
             status: if parsed.gap.is_none() && !self.status_read_elsewhere {
-                super::status::rules(
+                let set = self.function_set();
+                let rules = super::status::rules(
                     text,
                     self.errexit,
                     self.pipefail,
                     &self.functions,
+                    set.reads_status,
                     &self.uncertain_functions,
                     (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
-                )
+                );
+                if let Some(r) = &rules {
+                    r.share_known_ok(&self.functions, self.uncertain_functions.len(), &set.known_ok);
+                }
+                rules
             } else {
                 None
             },

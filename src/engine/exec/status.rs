@@ -50,10 +50,11 @@ use super::flow::mentions;
 use super::shell::Walk;
 use constructs::{errexit_ends_subshell, subshell_only_exits, tries_each_host, unread_declaration};
 use data::PLAIN;
+pub(super) use harmless::reads_status_text;
 use harmless::{
     blank_plain_strings, harmless, harmless_after, harmless_text, last_status_word, may_only_fail,
-    next_reads_status, only_echoed, plain_text_commands, reads_status_text, same_writes,
-    selection_is_harmless, unread_assignment, writes_a_named_file,
+    next_reads_status, only_echoed, plain_text_commands, same_writes, selection_is_harmless,
+    unread_assignment, writes_a_named_file,
 };
 use options::{Opt, option_on_at, options_at, shebang_errexit, with_facts};
 
@@ -86,16 +87,53 @@ pub(super) struct Rules {
     /// any name): such a variable is exported, so a program run later reads a new value given
     /// to it (break9 A2).
     pub(super) container_env: (Vec<String>, bool),
+    /// The known functions harmless to call ([`known_ok`]), made when first asked, or given by
+    /// [`Rules::share_known_ok`].
+    known_ok: std::cell::OnceCell<std::rc::Rc<Vec<String>>>,
+    /// [`functions_at`] where no function the tree defines is harmless yet: made once.
+    base: std::cell::OnceCell<Funcs>,
+}
+
+/// The [`known_ok`] of the last [`Rules`] whose functions were a version of the calling shell's
+/// functions (`Ctx::function_set`), and how many of them were uncertain then.
+pub(super) type KnownOkCache = std::cell::RefCell<Option<(usize, std::rc::Rc<Vec<String>>)>>;
+
+impl Rules {
+    /// [`known_ok`] of these rules, made once.
+    fn known_ok(&self) -> &std::rc::Rc<Vec<String>> {
+        self.known_ok.get_or_init(|| std::rc::Rc::new(known_ok(self)))
+    }
+
+    /// For rules whose text defines no function, so that their functions and known bodies are the
+    /// calling shell's list (`known`, as given to [`rules`]) less its `uncertain` ones: takes
+    /// [`known_ok`] from `cache` when it was made for the same list (`cache` belongs to one version
+    /// of the list) with as many uncertain names (a set that only grows), or makes it and keeps it
+    /// there. Each call of a function analyses its body anew; this makes the known functions'
+    /// part once per version of the list, not once per call (break-it pass, #9).
+    pub(super) fn share_known_ok(&self, known: &[(String, String)], uncertain: usize, cache: &KnownOkCache) {
+        if self.functions.len() != known.len() {
+            return;
+        }
+        if let Some((n, ok)) = &*cache.borrow()
+            && *n == uncertain
+        {
+            let _ = self.known_ok.set(ok.clone());
+            return;
+        }
+        *cache.borrow_mut() = Some((uncertain, self.known_ok().clone()));
+    }
 }
 
 /// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
 /// function's body) turn errexit (`errexit`) or pipefail (`pipefail`) on, where the functions
-/// `known` are defined (`uncertain`: those of them that may have been defined otherwise).
+/// `known` are defined (`uncertain`: those of them that may have been defined otherwise;
+/// `known_reads_status`: a body of one of them reads an exit status, [`reads_status_text`]).
 pub(super) fn rules(
     src: &str,
     errexit: bool,
     pipefail: bool,
     known: &[(String, String)],
+    known_reads_status: bool,
     uncertain: &std::collections::HashSet<String>,
     container_env: (Vec<String>, bool),
 ) -> Option<Rules> {
@@ -105,7 +143,7 @@ pub(super) fn rules(
             src,
             &["wait", "eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"],
         )
-        || known.iter().any(|(_, body)| reads_status_text(body))
+        || known_reads_status
     {
         return None;
     }
@@ -145,6 +183,8 @@ pub(super) fn rules(
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
         called: !known.is_empty(),
         container_env,
+        known_ok: std::cell::OnceCell::new(),
+        base: std::cell::OnceCell::new(),
     })
 }
 
@@ -529,9 +569,10 @@ fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
 
 /// The functions a command at `n` may call, split into those that may do anything and those that
 /// only write output.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Funcs {
-    risky: Vec<String>,
-    ok: Vec<String>,
+    risky: std::rc::Rc<Vec<String>>,
+    ok: std::rc::Rc<Vec<String>>,
 }
 
 /// A function defined at the top level of a script (`Walk::top_functions`): its name, the byte
@@ -545,7 +586,7 @@ pub(super) struct TopFunction {
 
 /// The top-level function definitions of the tree whose root is `root`.
 fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunction> {
-    let all = Funcs { risky: rules.functions.clone(), ok: Vec::new() };
+    let all = Funcs { risky: std::rc::Rc::new(rules.functions.clone()), ok: std::rc::Rc::default() };
     let mut c = root.walk();
     root.named_children(&mut c)
         .filter(|k| k.kind() == "function_definition")
@@ -580,24 +621,28 @@ fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
             &own
         }
     };
+    let base = rules.base.get_or_init(|| {
+        let ok = rules.known_ok().clone();
+        let oks: std::collections::HashSet<&str> = ok.iter().map(String::as_str).collect();
+        let risky = rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect();
+        Funcs { risky: std::rc::Rc::new(risky), ok }
+    });
     let mut ok: Vec<String> =
         table.iter().filter(|f| f.harmless && f.end <= n.start_byte()).map(|f| f.name.clone()).collect();
-    // (The known functions' part is the same for every command: made once per tree.)
-    let root = walk.top_functions.get(walk.tree.get()).map_or_else(root_of_n, |(r, _)| *r);
-    with_facts(root, walk, |facts| {
-        for name in facts.known_ok.get_or_init(|| known_ok(rules)) {
-            if !ok.contains(name) {
-                ok.push(name.clone());
-            }
+    if ok.is_empty() {
+        // (The same for every command of a tree that defines no harmless function: made once.)
+        return base.clone();
+    }
+    // (A list per command: its cost counted, one unit a function.)
+    work(walk, rules.functions.len());
+    for name in base.ok.iter() {
+        if !ok.contains(name) {
+            ok.push(name.clone());
         }
-    });
-    let risky = if ok.is_empty() {
-        rules.functions.clone()
-    } else {
-        let oks: std::collections::HashSet<&str> = ok.iter().map(String::as_str).collect();
-        rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect()
-    };
-    Funcs { risky, ok }
+    }
+    let oks: std::collections::HashSet<&str> = ok.iter().map(String::as_str).collect();
+    let risky = rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect();
+    Funcs { risky: std::rc::Rc::new(risky), ok: std::rc::Rc::new(ok) }
 }
 
 /// The functions defined before the script runs (a function's body) that are harmless to call:

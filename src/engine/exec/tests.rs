@@ -73,6 +73,20 @@ fn the_object_budget_is_shared_by_its_commands_and_its_end_said_once() {
 }
 
 #[test]
+fn a_function_call_costs_a_work_unit_for_each_function_known() {
+    // 100 functions, `f0` called 10 times: each call's body is walked with the 100 (#9). (Their
+    // bodies assign, so none is harmless to call: the status walk's own lists cost nothing more.)
+    let mut script: String = (0..100).map(|i| format!("f{i}() {{ x{i}=1; }}\n")).collect();
+    script.push_str(&"f0\n".repeat(10));
+    let budget = AnalysisBudget::default();
+    let options = Options { budget: Some(&budget), ..Options::default() };
+    assert_eq!(analyze(&s(&["sh", "-c", &script]), &no_env(), &options).dependency, None);
+    let spent = MAX_OBJECT_WORK_UNITS - budget.units.get();
+    // 10 × 100 for the calls, a few for the commands themselves.
+    assert!((1000..1100).contains(&spent), "{spent} units");
+}
+
+#[test]
 fn kubelet_references_to_long_values_count_against_the_budgets() {
     // B is long; A refers to it 100 times; the command refers to A 100 times: 10,000 copies
     // of B (200 MB) if nothing counted them.

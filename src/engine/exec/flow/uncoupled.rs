@@ -23,21 +23,17 @@ impl Ctx<'_> {
         if self.functions.is_empty() && defined.is_empty() {
             return false;
         }
-        // (The words of `n` looked up among the names, not each name among the words.)
+        // (The words of `n` looked up among the names, not each name among the words; the
+        // known functions' facts made once per version of the list.)
         let own = text(n, walk);
-        let names: std::collections::HashSet<&str> = self
-            .functions
-            .iter()
-            .map(|(name, _)| name.as_str())
-            .chain(defined.iter().map(String::as_str))
-            .collect();
+        let set = self.function_set();
         let calls = own
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .any(|w| names.contains(w));
+            .any(|w| set.names.contains(w) || defined.iter().any(|d| d == w));
         if !calls {
             return false;
         }
-        if self.functions.iter().any(|(_, body)| self.leaves_state(body)) {
+        if set.leaves_state {
             return true;
         }
         let root = walk.top_functions.get(walk.tree.get()).map(|(r, _)| *r);
@@ -76,7 +72,7 @@ impl Ctx<'_> {
 
     /// [`status::leaves_state`] of a known function's body, each body read once per
     /// analysis (every command of every body that calls a function asks about all of them).
-    fn leaves_state(&self, body: &str) -> bool {
+    pub(in crate::engine::exec) fn leaves_state(&self, body: &str) -> bool {
         if let Some(&known) = self.leaves_state_memo.borrow().get(body) {
             return known;
         }

@@ -15,7 +15,7 @@ pub(in crate::engine::exec) struct Saved {
     unset: HashSet<String>,
     unexported: HashSet<String>,
     positional: Option<Vec<String>>,
-    functions: Vec<(String, String)>,
+    functions: super::super::context::Functions,
     aliases: Vec<(String, String, usize, usize)>,
     expand_aliases: bool,
     allexport: Option<bool>,
@@ -134,7 +134,7 @@ impl Ctx<'_> {
         self.unexported.clear();
         // (`set -a` is an option of this shell, not passed to the ones it starts.)
         self.allexport = Some(false);
-        self.functions.clear();
+        self.functions = std::rc::Rc::default();
         self.aliases.clear();
         self.expand_aliases = false;
         let out = run(self);

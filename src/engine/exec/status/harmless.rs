@@ -81,7 +81,7 @@ pub(super) fn last_status_word(w: &str) -> bool {
 }
 
 /// Whether text reads the status of the command before it: `$?`, `${?`, or a bare `exit`.
-pub(super) fn reads_status_text(t: &str) -> bool {
+pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
     if t.contains("$?") || t.contains("${?") {
         return true;
     }
@@ -292,7 +292,11 @@ pub(super) fn harmless_text(t: &str, functions: &[String]) -> bool {
 /// [`harmless_text`], or with `writes`, also when it writes files or to a closed stdout.
 fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
     let t = &without_harmless_substitutions(t);
-    let calls = functions.iter().any(|f| mentions(t, &[f.as_str()]));
+    // (One split of the text, each word looked up among the names.)
+    let calls = t
+        .as_bytes()
+        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+        .any(|w| functions.iter().any(|f| f.as_bytes() == w));
     if calls
         || assigning_expansion(t)
         || mentions(t, CHANGES_STATE)

@@ -310,9 +310,6 @@ pub(in crate::engine::exec) struct TreeFacts<'t> {
     /// A function definition in the tree [`leaves_state`] (`flow`'s
     /// `calls_a_function_with_effects`).
     defines_stateful: bool,
-    /// The known functions harmless to call ([`known_ok`](super::known_ok); the walk's `Rules` are the same for
-    /// every tree).
-    pub(super) known_ok: std::cell::OnceCell<Vec<String>>,
     /// How many times each word is in the script's text, quotes and backslashes taken out
     /// ([`named_by_count`]), made when first asked for.
     pub(super) words: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
@@ -417,7 +414,6 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
         status_loops,
         output_users,
         defines_stateful,
-        known_ok: std::cell::OnceCell::new(),
         last_unplain: std::cell::OnceCell::new(),
         words: std::cell::OnceCell::new(),
         names: std::cell::OnceCell::new(),
