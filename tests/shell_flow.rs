@@ -2798,7 +2798,8 @@ fn a_loop_that_breaks_on_the_first_host_to_answer_is_a_fallback() {
 /// comment or as another command's argument does not (bash 5.2.15 / dash 0.5.12, stubs as above:
 /// each warned script exits 0 / 0; each was denied). The spellings kept on on purpose (break9
 /// A3/A8: `command set -e`, `builtin`, `\set`, `'set'`), a computed command name with `set` in
-/// the script (`f=set; $f -e`: 2 / 0) and bash's `time set -e` (2 / 0) stay denied.
+/// the script (`f=set; $f -e`: 2 / 0, also after an assignment `A_B=1 $f -e`: 2 / 0) and
+/// bash's `time set -e` (2 / 0) stay denied.
 #[test]
 fn only_a_set_command_turns_errexit_on() {
     let mut wrong = wrong_actions(
@@ -2820,6 +2821,7 @@ fn only_a_set_command_turns_errexit_on() {
             "\\set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
             "'set' -e; pg_isready -h orders-db; curl -sf localhost:8080/",
             "f=set; $f -e; pg_isready -h orders-db; curl -sf localhost:8080/",
+            "f=set; A_B=1 $f -e; pg_isready -h orders-db; curl -sf localhost:8080/",
             "time set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
             "set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
         ],

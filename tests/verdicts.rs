@@ -1720,6 +1720,19 @@ fn a_libpq_host_list_holding_this_pod_is_a_warning_and_an_all_remote_one_is_deni
         assert_eq!(action, Action::Warn, "{script:?}: {m}");
         assert!(m.contains("libpq tries its hosts in order until one accepts"), "{script:?}: {m}");
     }
+    // The warning says where this Pod is in the list: first (nothing before it can delay the
+    // check) or after a remote host; three hosts as two.
+    for (script, order) in [
+        ("pg_isready -h localhost,db", "and the first, this Pod, answers"),
+        ("pg_isready -h localhost,db,db2", "and the first, this Pod, answers"),
+        ("pg_isready -h db,localhost", "and one of them is this Pod"),
+        ("pg_isready -h db,db2,localhost", "and one of them is this Pod"),
+    ] {
+        let (action, m) =
+            unresolved_verdict("[]", script).unwrap_or_else(|| panic!("{script:?}: no finding"));
+        assert_eq!(action, Action::Warn, "{script:?}: {m}");
+        assert!(m.contains(order), "{script:?}: {m}");
+    }
     for (script, hosts) in [
         ("pg_isready -h db,db2", "db,db2"),
         ("pg_isready -d 'host=db,db2'", "db,db2"),
