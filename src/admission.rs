@@ -835,14 +835,21 @@ pub fn review_with_configmaps(
             // The old object of an UPDATE is read only when a finding would otherwise be denied
             // (it may have been there before): a large UPDATE is mostly parsed once.
             let would_deny = !audit && !trusted && evaluation.with_action(Action::Deny).next().is_some();
+            // An old object that is not a workload of the request's kind excuses nothing: the
+            // denial stands (a 400 here would hand the verdict to `failurePolicy`, and `/mutate`,
+            // which reads it only to keep its own patch, answers 200 for the same request).
             let old = match (&request.operation, &request.old_object) {
-                (Operation::Update, Some(old)) if would_deny => Some(engine::evaluate_with_configmaps(
-                    &effective.rules,
-                    &Workload::from_json(kind, old.get())?,
-                    exempt,
-                    configmaps,
-                    &summary.namespace,
-                )),
+                (Operation::Update, Some(old)) if would_deny => {
+                    Workload::from_json(kind, old.get()).ok().map(|old| {
+                        engine::evaluate_with_configmaps(
+                            &effective.rules,
+                            &old,
+                            exempt,
+                            configmaps,
+                            &summary.namespace,
+                        )
+                    })
+                }
                 _ => None,
             };
             let mut denials = Vec::new();

@@ -347,9 +347,9 @@ fn audit_annotations_are_written_only_for_something_to_record() {
 }
 
 #[test]
-fn an_update_in_audit_mode_never_reads_its_old_object() {
-    // An old object that cannot be read as a Pod: reading it would answer 400. Audit mode denies
-    // nothing, so there is nothing the old object could excuse.
+fn an_update_whose_old_object_is_no_pod_is_judged_on_its_new_object() {
+    // An old object that cannot be read as a Pod. Audit mode denies nothing, so there is nothing
+    // the old object could excuse.
     let unreadable = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"},
         "spec": {"containers": "not a list"}});
     let d = answer(&audit_policy(), Endpoint::Validate, "UPDATE", &coupled_pod(), Some(&unreadable)).unwrap();
@@ -357,11 +357,16 @@ fn an_update_in_audit_mode_never_reads_its_old_object() {
     assert!(
         d.review.response.warnings.unwrap_or_default().iter().any(|w| w.starts_with("probegate [audit]: "))
     );
-    // Enforcing, the same UPDATE reads it (the finding might have been there before)...
-    assert!(
-        answer(&Policy::default(), Endpoint::Validate, "UPDATE", &coupled_pod(), Some(&unreadable)).is_err()
-    );
-    // ...but not when nothing would be denied.
+    // Enforcing, the same UPDATE reads it (the finding might have been there before), and an
+    // old object that is not a Pod excuses nothing: denied, as without an old object (break-it
+    // pass, #9: it answered 400, which hands the verdict to `failurePolicy`, while `/mutate`
+    // answered 200).
+    let d =
+        answer(&Policy::default(), Endpoint::Validate, "UPDATE", &coupled_pod(), Some(&unreadable)).unwrap();
+    assert!(!d.review.response.allowed);
+    let status = d.review.response.status.expect("a denial's status");
+    assert!(status.message.contains("liveness-dependency"), "{}", status.message);
+    // Nor when nothing would be denied.
     let d =
         answer(&Policy::default(), Endpoint::Validate, "UPDATE", &clean_pod(), Some(&unreadable)).unwrap();
     assert!(d.review.response.allowed);

@@ -876,9 +876,9 @@ async fn hostile_text_is_escaped_bounded_and_values_stay_redacted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_update_reads_its_old_object_only_when_a_finding_would_be_denied() {
+async fn an_update_whose_old_object_is_no_pod_is_judged_on_its_new_object() {
     let h = start(Policy::default()).await;
-    // An old object that cannot be read: a review that reads it answers 400.
+    // An old object that cannot be read as a Pod.
     let unreadable = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api-1"},
         "spec": {"containers": "not a list"}});
     let mut clean = coupled_pod(None);
@@ -893,10 +893,14 @@ async fn an_update_reads_its_old_object_only_when_a_finding_would_be_denied() {
     owned["metadata"]["labels"] = json!({"team": "b"});
     let body = review_as("UPDATE", &owned, Some(&unreadable), "o2", REPLICASET_CONTROLLER);
     assert!(h.review("/validate", &body).await.response.allowed);
-    // A finding that would be denied: the old object is read, to see whether it was there before.
+    // A finding that would be denied: the old object is read, to see whether it was there before;
+    // one that is not a Pod excuses nothing, so the denial stands (it answered 400 before, which
+    // hands the verdict to `failurePolicy`; break-it pass, #9).
     let (status, v) =
         h.post("/validate", &review("UPDATE", &coupled_pod(None), Some(&unreadable), "o3")).await;
-    assert_eq!(status, 400, "{v}");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["response"]["allowed"], false, "{v}");
+    assert!(v["response"]["status"]["message"].as_str().unwrap().contains("liveness-dependency"), "{v}");
     // /mutate patches a template on UPDATE only with templates.mutate (off by default), but an
     // unreadable object is refused there as at /validate (the old object is not read).
     let unreadable_template = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
