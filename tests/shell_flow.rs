@@ -3188,3 +3188,11 @@ fn functions_calling_each_other_spend_the_budget_and_are_noted() {
     let notes = &e.evaluation.unresolved;
     assert!(notes.len() == 1 && notes[0].over_bound, "{notes:?}");
 }
+
+/// `unset -f NAME` forgets that one function and no other (bash 5.2 and dash 0.5.12: the first
+/// script exits 2 with the database down, the second 127, `f` being no command any more).
+#[test]
+fn unset_f_forgets_only_the_function_it_names() {
+    expect_denied("f() { pg_isready -h db; }; g() { :; }; unset -f g; f", "db");
+    expect_allowed("f() { pg_isready -h db; }; unset -f f; f");
+}
