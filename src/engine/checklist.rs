@@ -82,6 +82,17 @@ pub(super) fn evaluate(
     if a != Action::Off {
         push(RuleId::ReadinessSharedDependency, a, readiness_dependency(rules, t, liveness_exec));
     }
+    let a = rules.startup_remote_dependency.action;
+    if a != Action::Off
+        && let Some((message, maybe_self)) = startup_dependency(rules, t, liveness_exec)
+    {
+        // As for `liveness-dependency`: a target that may be this Pod is never a reason to deny.
+        let a = match a {
+            Action::Deny if maybe_self => Action::Warn,
+            a => a,
+        };
+        push(RuleId::StartupRemoteDependency, a, Some(message));
+    }
     let a = rules.worker_liveness_missing.action;
     if a != Action::Off {
         push(RuleId::WorkerLivenessMissing, a, worker(t));
@@ -193,12 +204,21 @@ fn short(target: &str) -> String {
     head[..cut].iter().collect::<String>().trim_end().to_string() + "…"
 }
 
-fn readiness_dependency(
+/// What a readiness or startup probe reaches of another workload: a remote `httpGet`/`tcpSocket`
+/// host (a loopback host, or an IP literal with hostNetwork, may be the Pod itself: not remote),
+/// or the dependency its exec command reaches (the liveness analysis, reused when the command is
+/// the liveness probe's own and the budget allows it).
+enum Reached {
+    Host(String),
+    Exec(exec::Dependency),
+}
+
+fn remote_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
+    probe: &Probe,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
-) -> Option<String> {
-    let probe = t.container.readiness_probe.as_ref()?;
+) -> Option<Reached> {
     let host_network = t.spec.host_network == Some(true);
     let host = probe
         .http_get
@@ -211,12 +231,7 @@ fn readiness_dependency(
             ProbeHost::OtherIp => !host_network,
             _ => false,
         };
-        return remote.then(|| {
-            format!(
-                "readinessProbe reaches {:?}: its outage empties the endpoints; {SEED_QUESTION}",
-                short(host)
-            )
-        });
+        return remote.then(|| Reached::Host(host.to_string()));
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
     let dep = match liveness_exec {
@@ -225,11 +240,59 @@ fn readiness_dependency(
         }
         _ => super::rules::analyze_exec(rules, t, command, t.readiness_budget).dependency?,
     };
-    Some(format!(
-        "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
-        short(&dep.target),
-        dep.program
-    ))
+    Some(Reached::Exec(dep))
+}
+
+fn readiness_dependency(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+) -> Option<String> {
+    let probe = t.container.readiness_probe.as_ref()?;
+    Some(match remote_dependency(rules, t, probe, liveness_exec)? {
+        Reached::Host(host) => {
+            format!(
+                "readinessProbe reaches {:?}: its outage empties the endpoints; {SEED_QUESTION}",
+                short(&host)
+            )
+        }
+        Reached::Exec(dep) => format!(
+            "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
+            short(&dep.target),
+            dep.program
+        ),
+    })
+}
+
+// === startup-remote-dependency ===
+
+/// The startup probe's remote dependency (rules.md, `startup-remote-dependency`): the message, and
+/// whether the target may be this Pod after all (a host known only at run time whose variable
+/// names no dependency, an IP literal with hostNetwork), in which case it is never a denial. A
+/// failing startup probe kills the container (Kubernetes docs, "Container probes": "If the startup
+/// probe fails, the kubelet kills the container"), so the dependency's outage during a rollout or
+/// a node drain is a restart loop. A client whose exit status cannot fail the probe is no coupling.
+fn startup_dependency(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+) -> Option<(String, bool)> {
+    let probe = t.container.startup_probe.as_ref()?;
+    // The message names the target and the program: kept within a 256-character warning.
+    const KILLS: &str =
+        "a failure kills the container: restart loop while it is down; wait in readiness or the app";
+    Some(match remote_dependency(rules, t, probe, liveness_exec)? {
+        Reached::Host(host) => (format!("startupProbe reaches {:?}: {KILLS}", short(&host)), false),
+        Reached::Exec(dep) if dep.uncoupled.is_some() => return None,
+        Reached::Exec(dep) => {
+            let maybe_self = dep.unknown_host
+                || t.spec.host_network == Some(true) && super::rules::target_is_ip_literal(&dep.target);
+            (
+                format!("startupProbe reaches {} (via {}): {KILLS}", short(&dep.target), dep.program),
+                maybe_self,
+            )
+        }
+    })
 }
 
 // === worker-liveness-missing ===

@@ -431,7 +431,7 @@ fn via(program: &str) -> &str {
 
 /// Whether an exec dependency's target (`http://10.0.0.5:10256/healthz`, `10.0.0.5:6379`,
 /// `[fd00::1]:80 (REDIS_HOST)`) names its host by an IP address rather than a name.
-fn target_is_ip_literal(target: &str) -> bool {
+pub(super) fn target_is_ip_literal(target: &str) -> bool {
     let shown = target.split(" (").next().unwrap_or(target).trim();
     let host = match url::Url::parse(shown) {
         Ok(u) if shown.contains("://") => {
