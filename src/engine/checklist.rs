@@ -181,27 +181,11 @@ pub(super) fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec
 const SEED_QUESTION: &str = "should that mean \"no traffic here\" or \"serve degraded\"?";
 
 /// At most 40 characters of a target, for a message that must fit a warning: a longer one is cut
-/// after its last separator (`/`, `.`, `:`, a blank, ...) in the second half of the 39 kept, so no
-/// word is cut in two (`http://orders-database.production.svc.cluster.local` is
-/// `http://orders-database.production.svc.…`),
-/// and ends with `…`.
+/// between words ([`super::cut_between_words`]: after its last blank, else its last separator
+/// `/`, `.`, `:`, ... in the second half of the 39 kept; `http://orders-database.production.svc.
+/// cluster.local` is `http://orders-database.production.svc.…`) and ends with `…`.
 fn short(target: &str) -> String {
-    const MAX: usize = 40;
-    let chars: Vec<char> = target.chars().collect();
-    if chars.len() <= MAX {
-        return target.to_string();
-    }
-    let head = &chars[..MAX - 1];
-    let mid_word = chars[MAX - 1].is_alphanumeric() && head.last().is_some_and(|c| c.is_alphanumeric());
-    let cut = if mid_word {
-        head.iter()
-            .rposition(|c| !c.is_alphanumeric())
-            .filter(|&i| i >= MAX / 2)
-            .map_or(head.len(), |i| i + 1)
-    } else {
-        head.len()
-    };
-    head[..cut].iter().collect::<String>().trim_end().to_string() + "…"
+    super::cut_between_words(target, 40)
 }
 
 /// What a readiness or startup probe reaches of another workload: a remote `httpGet`/`tcpSocket`
