@@ -562,6 +562,52 @@ fn exec_probes_that_only_curl_the_pod_are_info() {
     }
 }
 
+/// `$POD_IP` in a shell script, the variable being `fieldRef: status.podIP`, is this pod: the
+/// shell expands it from the container's environment (Kubernetes docs, "Expose Pod Information to
+/// Containers Through Environment Variables"). Not in single quotes (POSIX 2.2.2: no expansion),
+/// not without a shell (curl gets `$POD_IP` as written), and not as `$(POD_IP)`: the kubelet
+/// expands an exec probe's `$(VAR)` from static `value`s only (`ExpandContainerCommandOnlyStatic`
+/// maps each env name to its `value`, which is empty for a `valueFrom` one), so that URL has no host.
+#[test]
+fn exec_probes_that_only_curl_the_pod_ip_from_the_environment_are_info() {
+    let env = "  env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]\n";
+    let probe = |command: &str| {
+        format!(
+            "containers:\n- name: web\n  image: a\n{env}  readinessProbe: {{exec: {{command: {command}}}}}\n"
+        )
+    };
+    for command in [
+        "[sh, -c, \"curl -fs http://$POD_IP:8080/ready\"]",
+        "[sh, -c, \"wget -q -O /dev/null \\\"http://${POD_IP}:8080/\\\"\"]",
+        "[/bin/bash, -c, \"curl -f http://$POD_IP:8080/healthz\"]",
+    ] {
+        let e = eval(&pod(&probe(command)));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!(f.len(), 1, "{command}: {:?}", e.findings);
+        assert!(f[0].message.contains("against this pod"), "{}", f[0].message);
+    }
+    for command in [
+        "[sh, -c, \"curl -fs 'http://$POD_IP:8080/ready'\"]",
+        "[curl, -fs, \"http://$POD_IP:8080/ready\"]",
+        "[curl, -fs, \"http://$(POD_IP):8080/ready\"]",
+        "[sh, -c, \"curl -fs http://$(POD_IP):8080/ready\"]",
+        "[sh, -c, \"POD_IP=db; curl -fs http://$POD_IP:8080/ready\"]",
+        "[sh, -c, \"curl -fs http://$NODE_IP:8080/ready\"]",
+    ] {
+        let e = eval(&pod(&probe(command)));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{command}: {:?}", e.findings);
+    }
+    // Another source for the variable: not this pod's address.
+    for from in ["{fieldRef: {fieldPath: status.hostIP}}", "{configMapKeyRef: {name: c, key: ip}}"] {
+        let spec = format!(
+            "containers:\n- name: web\n  image: a\n  env: [{{name: POD_IP, valueFrom: {from}}}]\n  \
+             readinessProbe: {{exec: {{command: [sh, -c, \"curl -fs http://$POD_IP:8080/\"]}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{from}: {:?}", e.findings);
+    }
+}
+
 // === liveness-never-restarted (KEP-5307) ===
 
 #[test]

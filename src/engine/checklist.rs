@@ -350,16 +350,70 @@ fn worker(t: &Target<'_>) -> Option<String> {
 
 // === exec-probe-replaceable ===
 
+/// The script of a `sh -c SCRIPT` argv (`bash`, `ash`, `dash`, `zsh`; combined flags such as `-ec`).
+fn shell_script(argv: &[String]) -> Option<&str> {
+    match argv {
+        [shell, flag, script, ..]
+            if ["sh", "bash", "ash", "dash", "zsh"].contains(&shell.rsplit('/').next().unwrap_or(shell))
+                && flag.starts_with('-')
+                && flag.ends_with('c') =>
+        {
+            Some(script)
+        }
+        _ => None,
+    }
+}
+
 /// The simple commands an exec probe runs: the argv itself, or the commands of a `sh -c` script.
 fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> std::rc::Rc<[Vec<String>]> {
-    if let [shell, flag, script, ..] = argv
-        && ["sh", "bash", "ash", "dash", "zsh"].contains(&shell.rsplit('/').next().unwrap_or(shell))
-        && flag.starts_with('-')
-        && flag.ends_with('c')
-    {
-        return exec::split_commands_in(script, budget);
+    match shell_script(argv) {
+        Some(script) => exec::split_commands_in(script, budget),
+        None => vec![argv.to_vec()].into(),
     }
-    vec![argv.to_vec()].into()
+}
+
+/// Whether `host` (a URL's host as the split script gives it, variables as written) is `$NAME` or
+/// `${NAME}` of a variable that holds this pod's IP (`fieldRef: status.podIP`, see
+/// [`super::rules::exec_env`]), expanded by the shell of `script`: the script does not set the
+/// variable, and it is written outside single quotes everywhere (POSIX Shell Command Language
+/// 2.2.2: no expansion inside them). Without a shell nothing expands it, and the kubelet's own
+/// `$(NAME)` expansion uses static `value`s only, which a `valueFrom` variable has none of.
+fn pod_ip_variable(host: &str, script: Option<&str>, c: &Container) -> bool {
+    let Some(name) =
+        host.strip_prefix("${").and_then(|h| h.strip_suffix('}')).or_else(|| host.strip_prefix('$'))
+    else {
+        return false;
+    };
+    let Some(script) = script else { return false };
+    let is_pod_ip = super::rules::exec_env(c).vars.get(name) == Some(&exec::EnvValue::PodIp);
+    let assigned = script.contains(&format!("{name}="));
+    is_pod_ip && !assigned && !single_quoted_reference(script, name)
+}
+
+/// Whether `$name` or `${name}` stands inside single quotes somewhere in `script` (a backslash
+/// outside them escapes the next character; double quotes do not stop expansion).
+fn single_quoted_reference(script: &str, name: &str) -> bool {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in script.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '$' if single => {
+                let rest = &script[i + 1..];
+                let rest = rest.strip_prefix('{').unwrap_or(rest);
+                if rest.starts_with(name) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The host of an `http://` or `https://` URL (`[::1]` without brackets).
@@ -404,8 +458,12 @@ fn needs_exec(args: &[String]) -> bool {
 }
 
 /// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
-/// URL with no option that needs exec.
-fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(String, String)> {
+/// URL (loopback, or the pod's IP from its environment) with no option that needs exec.
+fn local_http_only(
+    argv: &[String],
+    budget: &exec::AnalysisBudget,
+    c: &Container,
+) -> Option<(String, String)> {
     let commands = simple_commands(argv, budget);
     let mut found = None;
     for cmd in commands.iter() {
@@ -415,7 +473,7 @@ fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(St
             return None;
         }
         let url = args.iter().find(|a| a.starts_with("http://") || a.starts_with("https://"))?;
-        if !url_host(url).is_some_and(hosts::is_local) {
+        if !url_host(url).is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c)) {
             return None;
         }
         found = Some((program.to_string(), url.clone()));
@@ -433,7 +491,7 @@ fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<String> {
         let Some(argv) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
             continue;
         };
-        if let Some((program, url)) = local_http_only(argv, t.budget) {
+        if let Some((program, url)) = local_http_only(argv, t.budget, t.container) {
             return Some(format!(
                 "{field} only runs {program} against this pod ({}): httpGet does that without a process per \
                  check, unless the server listens only on 127.0.0.1",
@@ -702,7 +760,8 @@ mod tests {
     fn local_http_clients() {
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let budget = exec::AnalysisBudget::default();
-        let local_http_only = |argv: &[String]| local_http_only(argv, &budget);
+        let c = Container::default();
+        let local_http_only = |argv: &[String]| local_http_only(argv, &budget, &c);
         assert!(local_http_only(&argv(&["curl", "-f", "http://localhost:8080/healthz"])).is_some());
         assert!(local_http_only(&argv(&["sh", "-c", "wget -q -O- http://127.0.0.1:80/"])).is_some());
         assert!(local_http_only(&argv(&["curl", "-f", "http://db:8080/"])).is_none());
