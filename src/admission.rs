@@ -1216,19 +1216,17 @@ fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
     out
 }
 
-/// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` tail
-/// intact when there is one, so the rule id always survives.
+/// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` tail intact when there is
+/// one, so the rule id always survives, and cutting the rest between words (see
+/// [`engine::cut_between_words`]): the start (`probegate: container NAME:`) stays.
 fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
     let tail_start = s.rfind(" (").filter(|&i| s[i..].chars().count() < max / 2).unwrap_or(s.len());
     let (head, tail) = s.split_at(tail_start);
-    let keep = max.saturating_sub(tail.chars().count() + 1);
-    let mut t: String = head.chars().take(keep).collect();
-    t.push('…');
-    t.push_str(tail);
-    t
+    let keep = max.saturating_sub(tail.chars().count());
+    engine::cut_between_words(head, keep) + tail
 }
 
 #[cfg(test)]
@@ -1295,6 +1293,24 @@ mod tests {
         let (kept, cut) = (format!("{} (ab)", "x".repeat(20)), format!("{} (abc)", "x".repeat(20)));
         assert_eq!(truncate_chars(&kept, 12), "xxxxxx… (ab)");
         assert_eq!(truncate_chars(&cut, 12), "xxxxxxxxxxx…");
+    }
+
+    /// A warning over the bound is cut between words (never inside one, nor inside a character),
+    /// keeping its `probegate: container NAME:` start and its `(rule-id)` end.
+    #[test]
+    fn a_cut_warning_ends_between_words() {
+        let tail = " (liveness-dependency)";
+        for filler in ["größere Datenbankverbindung ", "reaches orders-db.production.svc ", "x yz "] {
+            let long = format!("probegate: container app: livenessProbe {}{tail}", filler.repeat(60));
+            let cut = truncate_chars(&long, MAX_WARNING_CHARS);
+            assert!(cut.chars().count() <= MAX_WARNING_CHARS, "{cut}");
+            let head = cut.strip_suffix(&format!("…{tail}")).unwrap_or_else(|| panic!("{cut}"));
+            assert!(head.starts_with("probegate: container app: ") && long.starts_with(head), "{cut}");
+            // What follows the kept text in the original starts a new word (or is a separator).
+            let (last, next) = (head.chars().last().unwrap(), long[head.len()..].chars().next().unwrap());
+            assert!(!(last.is_alphanumeric() && next.is_alphanumeric()), "cut inside a word: {cut}");
+            assert!(head.chars().count() > MAX_WARNING_CHARS / 2, "{cut}");
+        }
     }
 
     #[test]

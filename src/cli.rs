@@ -94,6 +94,9 @@ pub fn skip_rules(policy: &mut crate::policy::Policy, rules: &[crate::policy::Ru
                 RuleId::ProbeClientDeadline => {
                     r.probe_client_deadline.iter_mut().for_each(|s| s.action = None)
                 }
+                RuleId::StartupRemoteDependency => {
+                    r.startup_remote_dependency.iter_mut().for_each(|s| s.action = None)
+                }
             }
         }
     }

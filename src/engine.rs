@@ -115,6 +115,31 @@ pub fn excerpt(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(s.chars().take(max).collect::<String>() + "…")
 }
 
+/// `s` cut to at most `max` characters, `…` included, between words: after the last blank in the
+/// second half of what fits, else after the last other separator (ASCII punctuation) there, else
+/// at the bound (one word longer than half of `max`). Counted in characters, so never inside one
+/// (the API server also counts warnings in runes). `s` itself when it fits.
+pub fn cut_between_words(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max {
+        return s.to_string();
+    }
+    let head = &chars[..max.saturating_sub(1)];
+    let separator = |c: char| c.is_whitespace() || c.is_ascii_punctuation();
+    // Already between words: the first character left out starts a new one, or the last kept ends one.
+    let at_boundary =
+        head.last().is_none_or(|&c| separator(c)) || chars.get(head.len()).is_none_or(|&c| separator(c));
+    let cut = if at_boundary {
+        head.len()
+    } else {
+        let after = |pred: &dyn Fn(char) -> bool| {
+            head.iter().rposition(|&c| pred(c)).filter(|&i| i >= max / 2).map(|i| i + 1)
+        };
+        after(&|c| c.is_whitespace()).or_else(|| after(&separator)).unwrap_or(head.len())
+    };
+    head[..cut].iter().collect::<String>().trim_end().to_string() + "…"
+}
+
 /// Text from an object (names, commands) made safe for a message, a warning, a terminal or a log
 /// line: every character that could start a new line, drive a terminal or reorder the text is
 /// written as its `\u{..}` escape. Borrowed when there is nothing to escape.

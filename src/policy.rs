@@ -125,11 +125,13 @@ pub enum RuleId {
     ProbePathsSwapped,
     /// A probe client's own deadline is longer than the probe's `timeoutSeconds`.
     ProbeClientDeadline,
+    /// A startup probe reaches a remote dependency: its outage kills starting containers.
+    StartupRemoteDependency,
 }
 
 impl RuleId {
     /// Every rule, in catalog order.
-    pub const ALL: [RuleId; 13] = [
+    pub const ALL: [RuleId; 14] = [
         RuleId::LivenessDependency,
         RuleId::LivenessMatchesReadiness,
         RuleId::ReadinessMissing,
@@ -143,6 +145,7 @@ impl RuleId {
         RuleId::LivenessNeverRestarted,
         RuleId::ProbePathsSwapped,
         RuleId::ProbeClientDeadline,
+        RuleId::StartupRemoteDependency,
     ];
 
     /// The kebab-case id, e.g. `liveness-dependency`.
@@ -161,6 +164,7 @@ impl RuleId {
             RuleId::LivenessNeverRestarted => "liveness-never-restarted",
             RuleId::ProbePathsSwapped => "probe-paths-swapped",
             RuleId::ProbeClientDeadline => "probe-client-deadline",
+            RuleId::StartupRemoteDependency => "startup-remote-dependency",
         }
     }
 
@@ -510,6 +514,8 @@ pub struct RuleSet {
     /// `probe-client-deadline` (default `warn`; `mutate` raises `timeoutSeconds` above the client's
     /// deadline where the probe's `periodSeconds` leaves room).
     pub probe_client_deadline: CheckRule<WarnDefault>,
+    /// `startup-remote-dependency` (default `warn`).
+    pub startup_remote_dependency: CheckRule<WarnDefault>,
 }
 
 impl RuleSet {
@@ -529,6 +535,7 @@ impl RuleSet {
             RuleId::LivenessNeverRestarted => self.liveness_never_restarted.action,
             RuleId::ProbePathsSwapped => self.probe_paths_swapped.action,
             RuleId::ProbeClientDeadline => self.probe_client_deadline.action,
+            RuleId::StartupRemoteDependency => self.startup_remote_dependency.action,
         }
     }
 
@@ -548,6 +555,7 @@ impl RuleSet {
             RuleId::LivenessNeverRestarted => self.liveness_never_restarted.action = action,
             RuleId::ProbePathsSwapped => self.probe_paths_swapped.action = action,
             RuleId::ProbeClientDeadline => self.probe_client_deadline.action = action,
+            RuleId::StartupRemoteDependency => self.startup_remote_dependency.action = action,
         }
     }
 
@@ -599,6 +607,7 @@ impl RuleSet {
             (&spec.exec_probe_replaceable, &mut self.exec_probe_replaceable.action),
             (&spec.liveness_never_restarted, &mut self.liveness_never_restarted.action),
             (&spec.probe_paths_swapped, &mut self.probe_paths_swapped.action),
+            (&spec.startup_remote_dependency, &mut self.startup_remote_dependency.action),
         ];
         for (s, action) in checks {
             if let Some(s) = s {
@@ -890,6 +899,8 @@ pub struct RulesSpec {
     pub probe_paths_swapped: Option<CheckSpec>,
     /// `probe-client-deadline`.
     pub probe_client_deadline: Option<ProbeClientDeadlineSpec>,
+    /// `startup-remote-dependency`.
+    pub startup_remote_dependency: Option<CheckSpec>,
 }
 
 /// `readiness-missing` settings as written.

@@ -399,3 +399,46 @@ fn errors_give_the_line_and_column_of_the_offending_text() {
     let e = err("exemptions:\n  annotationRules: [startup-probes]\n");
     assert_eq!((e.line, e.column), (Some(4), Some(21)), "{e}");
 }
+
+/// `policy explain` lists the effective known commands and known HTTP paths, built-in and the
+/// policy's own, each marked by origin; `defaultKnown*: false` leaves only the policy's.
+#[test]
+fn policy_explain_lists_the_known_commands_and_http_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = "    knownCommands:\n      - {name: shopctl-health, programs: [shopctl], args: [health, --deep], category: cache, reaches: the session cache, why: it reads a key}\n";
+    let paths =
+        "    knownHttpPaths:\n      - {path: /status/all, framework: Shop, livenessPath: /status/live}\n";
+    let with = |defaults: bool| {
+        let file = dir.path().join(format!("p{defaults}.yaml"));
+        let text = format!(
+            "{HEAD}rules:\n  liveness-dependency:\n    defaultKnownCommands: {defaults}\n{entries}  liveness-dependency-path:\n    defaultKnownHttpPaths: {defaults}\n{paths}"
+        );
+        std::fs::write(&file, text).unwrap();
+        let (code, out, err) = probegate(&["policy", "explain", "--policy", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let out = with(true);
+    let line =
+        |name: &str| out.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_default().to_string();
+    assert!(out.contains("knownCommands (liveness-dependency):"), "{out}");
+    assert!(line("celery-inspect").contains("built in"), "{out}");
+    assert!(line("airflow-jobs-check").contains("the Airflow metadata database"), "{out}");
+    let own = line("shopctl-health");
+    assert!(
+        own.contains("policy") && own.contains("shopctl health --deep") && own.contains("the session cache"),
+        "{own}"
+    );
+    assert!(out.contains("knownHttpPaths (liveness-dependency-path):"), "{out}");
+    let spring = line("/actuator/health ");
+    assert!(
+        spring.contains("Spring Boot")
+            && spring.contains("/actuator/health/liveness")
+            && spring.contains("built in"),
+        "{out}"
+    );
+    assert!(line("/status/all").contains("policy") && line("/status/all").contains("/status/live"), "{out}");
+    let out = with(false);
+    assert!(!out.contains("celery-inspect") && !out.contains("Spring Boot"), "{out}");
+    assert!(out.contains("shopctl-health") && out.contains("/status/all"), "{out}");
+}

@@ -228,6 +228,41 @@ fn matches_readiness_fires_when_liveness_gives_up_no_later() {
     assert_eq!(fired(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness), vec!["r"]);
 }
 
+/// A client's explicit loopback host (`-h 127.0.0.1`, `--host=localhost`) where its default is
+/// local is the same check as none (fresh-user finding); a `sh -c` script that is one plain
+/// command is that command. Not when an env default (`PGHOST`) makes "no host" another machine, nor
+/// for another host, nor a flag that is no host option (curl's `-h` is help).
+#[test]
+fn matches_readiness_treats_an_explicit_default_loopback_host_as_none() {
+    let same = |live: &str, ready: &str, env: &str| {
+        let spec = format!(
+            "containers:\n- name: c\n  image: c\n{env}  livenessProbe: {{exec: {{command: {live}}}}}\n  readinessProbe: {{exec: {{command: {ready}}}}}\n"
+        );
+        fired(&eval(&pod(&spec)), RuleId::LivenessMatchesReadiness) == vec!["c"]
+    };
+    for (live, ready) in [
+        ("[redis-cli, -h, 127.0.0.1, ping]", "[redis-cli, ping]"),
+        ("[redis-cli, -h127.0.0.1, ping]", "[redis-cli, ping]"),
+        ("[pg_isready, -U, app, --host=localhost]", "[pg_isready, -U, app]"),
+        ("[mysqladmin, ping, -h, localhost]", "[mysqladmin, ping]"),
+        ("[sh, -c, \"redis-cli -h localhost ping\"]", "[redis-cli, ping]"),
+        ("[redis-cli, -h, localhost, ping]", "[redis-cli, -h, 127.0.0.1, ping]"),
+    ] {
+        assert!(same(live, ready, ""), "{live} vs {ready}");
+    }
+    for (live, ready) in [
+        ("[redis-cli, -h, cache, ping]", "[redis-cli, ping]"),
+        ("[redis-cli, -a, -h, ping]", "[redis-cli, ping]"),
+        ("[curl, -h, localhost]", "[curl, localhost]"),
+        ("[sh, -c, \"redis-cli -h localhost ping || true\"]", "[redis-cli, ping]"),
+    ] {
+        assert!(!same(live, ready, ""), "{live} vs {ready}");
+    }
+    // PGHOST names the host when no option does: `-h localhost` is another check.
+    let env = "  env: [{name: PGHOST, value: orders-db}]\n";
+    assert!(!same("[pg_isready, -h, localhost]", "[pg_isready]", env));
+}
+
 /// Fresh-user finding: the advice fits the check. A shared local check can only be made more
 /// patient; "make it check only this container" is for one that reaches a dependency.
 #[test]

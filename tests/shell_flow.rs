@@ -2478,7 +2478,9 @@ fn a_powershell_check_in_a_block_the_script_goes_past_is_a_warning() {
 #[test]
 fn ssh_httping_env_double_dash_and_hostaddr_are_judged_as_the_clients_connect() {
     expect_denied("ssh -o BatchMode=yes db pg_isready", "db");
-    expect_denied("ssh user@db true", "user@db");
+    // The host, not the account (`user@`): a message names the machine reached.
+    expect_denied("ssh user@db true", "db (");
+    expect_denied("ssh -l root deploy@bastion.example.com true", "bastion.example.com (");
     expect_allowed("ssh localhost pg_isready");
     expect_denied("httping -c 1 -g http://db/health", "http://db/health");
     expect_denied("httping -c 1 -h db", "db");
@@ -2939,7 +2941,8 @@ fn mutation_survivors_of_the_status_walk_are_told_apart() {
 #[test]
 fn ssh_jump_hosts_proxy_commands_and_the_remote_command_on_this_pod_are_analysed() {
     expect_denied("ssh -J bastion localhost true", "jump host bastion");
-    expect_denied("ssh -J admin@bastion:2222 localhost true", "jump host admin@bastion:2222");
+    expect_denied("ssh -J admin@bastion:2222 localhost true", "jump host bastion:2222");
+    expect_denied("ssh -J ssh://ops@b1,me@b2:22 localhost true", "jump host ssh://b1,b2:22");
     expect_denied("ssh -J localhost,bastion localhost true", "jump host localhost,bastion");
     expect_denied("ssh -o ProxyJump=bastion localhost true", "jump host bastion");
     expect_denied("ssh -oproxyjump=bastion localhost true", "jump host bastion");

@@ -387,6 +387,80 @@ fn a_readiness_probe_running_the_liveness_command_gets_its_own_verdict() {
     assert_eq!(findings(&eval(&pod(&first)), RuleId::ReadinessSharedDependency).len(), 1);
 }
 
+// === startup-remote-dependency ===
+
+/// A startup probe that reaches a remote dependency kills starting containers while it is down
+/// (rules.md, `startup-remote-dependency`): warned by default, a denial when configured so, never
+/// for a target that may be the Pod itself.
+#[test]
+fn a_startup_probe_reaching_a_remote_dependency_warns() {
+    let cases = [
+        ("[pg_isready, -h, orders-db.prod.svc]", "orders-db.prod.svc (via pg_isready)"),
+        ("[sh, -c, \"redis-cli -h cache.prod.svc ping\"]", "cache.prod.svc"),
+    ];
+    for (command, reached) in cases {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  startupProbe: {{exec: {{command: {command}}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::StartupRemoteDependency);
+        assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Warn);
+        assert!(f[0].message.contains(reached), "{}", f[0].message);
+        assert!(f[0].message.contains("a failure kills the container: restart loop"), "{}", f[0].message);
+        assert!(f[0].message.contains("wait in readiness or the app"), "{}", f[0].message);
+    }
+    for (handler, host) in [("httpGet", "payments.prod.svc.cluster.local"), ("tcpSocket", "10.1.2.3")] {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  startupProbe: {{{handler}: {{host: {host}, port: 80}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::StartupRemoteDependency);
+        assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
+        assert!(f[0].message.starts_with(&format!("startupProbe reaches \"{host}\"")), "{}", f[0].message);
+    }
+    let quiet = [
+        // The dependency checking itself, a local check, the pod's own address.
+        "containers:\n- name: db\n  image: postgres:16\n  startupProbe: {exec: {command: [pg_isready, -U, postgres]}}\n",
+        "containers:\n- name: api\n  image: a\n  startupProbe: {exec: {command: [redis-cli, -h, 127.0.0.1, ping]}}\n",
+        "containers:\n- name: api\n  image: a\n  startupProbe: {httpGet: {path: /livez, port: 80}}\n",
+        // hostNetwork: an IP literal or loopback may be this node, as for readiness.
+        "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  startupProbe: {httpGet: {host: 10.0.0.5, path: /, port: 80}}\n",
+        "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  startupProbe: {tcpSocket: {host: 127.0.0.1, port: 80}}\n",
+        // A client whose exit status cannot fail the probe.
+        "containers:\n- name: api\n  image: a\n  startupProbe: {exec: {command: [sh, -c, \"pg_isready -h db.prod.svc || true\"]}}\n",
+        // Only the readiness probe reaches it.
+        "containers:\n- name: api\n  image: a\n  readinessProbe: {exec: {command: [pg_isready, -h, orders-db.prod.svc]}}\n",
+    ];
+    for spec in quiet {
+        let e = eval(&pod(spec));
+        assert!(findings(&e, RuleId::StartupRemoteDependency).is_empty(), "{spec}: {:?}", e.findings);
+    }
+}
+
+#[test]
+fn startup_remote_dependency_denies_when_configured_but_never_a_host_that_may_be_the_pod() {
+    let policy = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  startup-remote-dependency: {action: deny}\n",
+        "test",
+    ).unwrap();
+    let e = |spec: &str| eval_with(&policy, &pod(spec));
+    let remote = "containers:\n- name: api\n  image: a\n  startupProbe: {exec: {command: [pg_isready, -h, orders-db.prod.svc]}}\n";
+    let ev = e(remote);
+    assert_eq!(findings(&ev, RuleId::StartupRemoteDependency)[0].action, Action::Deny, "{:?}", ev.findings);
+    // A host known only at run time whose variable names no dependency: a warning.
+    let unknown = "containers:\n- name: api\n  image: a\n  env: [{name: TARGET, valueFrom: {secretKeyRef: {name: s, key: k}}}]\n  \
+                   startupProbe: {exec: {command: [sh, -c, \"redis-cli -h $TARGET ping\"]}}\n";
+    let ev = e(unknown);
+    let f = findings(&ev, RuleId::StartupRemoteDependency);
+    assert_eq!(f.len(), 1, "{:?}", ev.findings);
+    assert_eq!(f[0].action, Action::Warn);
+    // hostNetwork: an IP literal may be this node.
+    let node = "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  startupProbe: {exec: {command: [redis-cli, -h, 10.0.0.5, ping]}}\n";
+    let ev = e(node);
+    assert_eq!(findings(&ev, RuleId::StartupRemoteDependency)[0].action, Action::Warn, "{:?}", ev.findings);
+}
+
 // === worker-liveness-missing ===
 
 #[test]
@@ -485,6 +559,52 @@ fn exec_probes_that_only_curl_the_pod_are_info() {
     for spec in quiet {
         let e = eval(&pod(spec));
         assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{spec}: {:?}", e.findings);
+    }
+}
+
+/// `$POD_IP` in a shell script, the variable being `fieldRef: status.podIP`, is this pod: the
+/// shell expands it from the container's environment (Kubernetes docs, "Expose Pod Information to
+/// Containers Through Environment Variables"). Not in single quotes (POSIX 2.2.2: no expansion),
+/// not without a shell (curl gets `$POD_IP` as written), and not as `$(POD_IP)`: the kubelet
+/// expands an exec probe's `$(VAR)` from static `value`s only (`ExpandContainerCommandOnlyStatic`
+/// maps each env name to its `value`, which is empty for a `valueFrom` one), so that URL has no host.
+#[test]
+fn exec_probes_that_only_curl_the_pod_ip_from_the_environment_are_info() {
+    let env = "  env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]\n";
+    let probe = |command: &str| {
+        format!(
+            "containers:\n- name: web\n  image: a\n{env}  readinessProbe: {{exec: {{command: {command}}}}}\n"
+        )
+    };
+    for command in [
+        "[sh, -c, \"curl -fs http://$POD_IP:8080/ready\"]",
+        "[sh, -c, \"wget -q -O /dev/null \\\"http://${POD_IP}:8080/\\\"\"]",
+        "[/bin/bash, -c, \"curl -f http://$POD_IP:8080/healthz\"]",
+    ] {
+        let e = eval(&pod(&probe(command)));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!(f.len(), 1, "{command}: {:?}", e.findings);
+        assert!(f[0].message.contains("against this pod"), "{}", f[0].message);
+    }
+    for command in [
+        "[sh, -c, \"curl -fs 'http://$POD_IP:8080/ready'\"]",
+        "[curl, -fs, \"http://$POD_IP:8080/ready\"]",
+        "[curl, -fs, \"http://$(POD_IP):8080/ready\"]",
+        "[sh, -c, \"curl -fs http://$(POD_IP):8080/ready\"]",
+        "[sh, -c, \"POD_IP=db; curl -fs http://$POD_IP:8080/ready\"]",
+        "[sh, -c, \"curl -fs http://$NODE_IP:8080/ready\"]",
+    ] {
+        let e = eval(&pod(&probe(command)));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{command}: {:?}", e.findings);
+    }
+    // Another source for the variable: not this pod's address.
+    for from in ["{fieldRef: {fieldPath: status.hostIP}}", "{configMapKeyRef: {name: c, key: ip}}"] {
+        let spec = format!(
+            "containers:\n- name: web\n  image: a\n  env: [{{name: POD_IP, valueFrom: {from}}}]\n  \
+             readinessProbe: {{exec: {{command: [sh, -c, \"curl -fs http://$POD_IP:8080/\"]}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{from}: {:?}", e.findings);
     }
 }
 
@@ -912,6 +1032,9 @@ fn new_messages_fit_a_warning() {
         format!(
             "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [test, -f, /x]}}, timeoutSeconds: 1, periodSeconds: 1}}\n"
         ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  startupProbe: {{exec: {{command: [kafka-broker-api-versions, --bootstrap-server, orders-db.production.svc.cluster.local:9092]}}}}\n"
+        ),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {
@@ -938,6 +1061,7 @@ fn new_messages_fit_a_warning() {
         RuleId::ProbePathsSwapped,
         RuleId::ProbeClientDeadline,
         RuleId::ProbeTimeout,
+        RuleId::StartupRemoteDependency,
     ] {
         assert!(seen.contains(&rule), "no case fired {rule}");
     }

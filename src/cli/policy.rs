@@ -124,6 +124,9 @@ pub fn explain(
                 r.prestop_sleep.skip_metrics_only
             ),
             RuleId::ReadinessMissing => format!("skipMetricsOnly={}", r.readiness_missing.skip_metrics_only),
+            RuleId::LivenessDependency => {
+                format!("knownCommands={}", r.liveness_dependency.known_commands().count())
+            }
             RuleId::LivenessDependencyPath => {
                 format!("knownHttpPaths={}", r.liveness_dependency_path.known_http_paths().count())
             }
@@ -132,6 +135,7 @@ pub fn explain(
         let action = if action == Action::Off { "off" } else { action.as_str() };
         let _ = writeln!(out, "  {:<28} {:<7} {params}", rule.as_str(), action);
     }
+    write_known(r, out);
     let _ = writeln!(out, "exemptions:");
     for c in &policy.exemptions.containers {
         let images: Vec<&str> = c.images.iter().map(|p| p.as_str()).collect();
@@ -142,4 +146,41 @@ pub fn explain(
     let users: Vec<&str> = policy.exemptions.trusted_controllers.iter().map(|p| p.as_str()).collect();
     let _ = writeln!(out, "  trustedControllers: {}", users.join(", "));
     EXIT_OK
+}
+
+/// The effective `knownCommands` and `knownHttpPaths` of `explain`, one entry a line, each marked
+/// `built in` or `policy` (the built-in lists come first, see `known_commands`/`known_http_paths`).
+fn write_known(r: &policy::RuleSet, out: &mut dyn Write) {
+    let origin = |i: usize, builtin: usize| if i < builtin { "built in" } else { "policy" };
+    let l = &r.liveness_dependency;
+    let builtin = if l.default_known_commands { crate::engine::known::builtin().len() } else { 0 };
+    let _ = writeln!(out, "knownCommands (liveness-dependency):");
+    for (i, k) in l.known_commands().enumerate() {
+        let matches: Vec<&str> = k.args.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            out,
+            "  {:<30} {:<8} {} {} -> {} ({})",
+            k.name,
+            origin(i, builtin),
+            k.programs.join("|"),
+            matches.join(" "),
+            k.reaches,
+            k.category
+        );
+    }
+    let p = &r.liveness_dependency_path;
+    let builtin = if p.default_known_http_paths { crate::engine::paths::builtin().len() } else { 0 };
+    let _ = writeln!(out, "knownHttpPaths (liveness-dependency-path):");
+    for (i, k) in p.known_http_paths().enumerate() {
+        let images =
+            if k.images.is_empty() { String::new() } else { format!(" on {}", k.images.join(" | ")) };
+        let _ = writeln!(
+            out,
+            "  {:<30} {:<8} {} -> {}{images}",
+            k.path,
+            origin(i, builtin),
+            k.framework,
+            k.liveness_path
+        );
+    }
 }

@@ -100,6 +100,11 @@ pub fn rule_text(rule: RuleId) -> (&'static str, &'static str) {
             "An exec probe's client (grpc_health_probe -rpc-timeout, curl --max-time, wget --timeout) may \
              run longer than the probe's timeoutSeconds, so the kubelet counts a failure first.",
         ),
+        RuleId::StartupRemoteDependency => (
+            "Startup probe reaches a remote dependency",
+            "The startup probe reaches a remote dependency: a failing startup probe kills the container, \
+             so the dependency's outage becomes a restart loop. Wait for it in readiness or in the app.",
+        ),
     }
 }
 

@@ -82,6 +82,17 @@ pub(super) fn evaluate(
     if a != Action::Off {
         push(RuleId::ReadinessSharedDependency, a, readiness_dependency(rules, t, liveness_exec));
     }
+    let a = rules.startup_remote_dependency.action;
+    if a != Action::Off
+        && let Some((message, maybe_self)) = startup_dependency(rules, t, liveness_exec)
+    {
+        // As for `liveness-dependency`: a target that may be this Pod is never a reason to deny.
+        let a = match a {
+            Action::Deny if maybe_self => Action::Warn,
+            a => a,
+        };
+        push(RuleId::StartupRemoteDependency, a, Some(message));
+    }
     let a = rules.worker_liveness_missing.action;
     if a != Action::Off {
         push(RuleId::WorkerLivenessMissing, a, worker(t));
@@ -170,35 +181,28 @@ pub(super) fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec
 const SEED_QUESTION: &str = "should that mean \"no traffic here\" or \"serve degraded\"?";
 
 /// At most 40 characters of a target, for a message that must fit a warning: a longer one is cut
-/// after its last separator (`/`, `.`, `:`, a blank, ...) in the second half of the 39 kept, so no
-/// word is cut in two (`http://orders-database.production.svc.cluster.local` is
-/// `http://orders-database.production.svc.…`),
-/// and ends with `…`.
+/// between words ([`super::cut_between_words`]: after its last blank, else its last separator
+/// `/`, `.`, `:`, ... in the second half of the 39 kept; `http://orders-database.production.svc.
+/// cluster.local` is `http://orders-database.production.svc.…`) and ends with `…`.
 fn short(target: &str) -> String {
-    const MAX: usize = 40;
-    let chars: Vec<char> = target.chars().collect();
-    if chars.len() <= MAX {
-        return target.to_string();
-    }
-    let head = &chars[..MAX - 1];
-    let mid_word = chars[MAX - 1].is_alphanumeric() && head.last().is_some_and(|c| c.is_alphanumeric());
-    let cut = if mid_word {
-        head.iter()
-            .rposition(|c| !c.is_alphanumeric())
-            .filter(|&i| i >= MAX / 2)
-            .map_or(head.len(), |i| i + 1)
-    } else {
-        head.len()
-    };
-    head[..cut].iter().collect::<String>().trim_end().to_string() + "…"
+    super::cut_between_words(target, 40)
 }
 
-fn readiness_dependency(
+/// What a readiness or startup probe reaches of another workload: a remote `httpGet`/`tcpSocket`
+/// host (a loopback host, or an IP literal with hostNetwork, may be the Pod itself: not remote),
+/// or the dependency its exec command reaches (the liveness analysis, reused when the command is
+/// the liveness probe's own and the budget allows it).
+enum Reached {
+    Host(String),
+    Exec(exec::Dependency),
+}
+
+fn remote_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
+    probe: &Probe,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
-) -> Option<String> {
-    let probe = t.container.readiness_probe.as_ref()?;
+) -> Option<Reached> {
     let host_network = t.spec.host_network == Some(true);
     let host = probe
         .http_get
@@ -211,12 +215,7 @@ fn readiness_dependency(
             ProbeHost::OtherIp => !host_network,
             _ => false,
         };
-        return remote.then(|| {
-            format!(
-                "readinessProbe reaches {:?}: its outage empties the endpoints; {SEED_QUESTION}",
-                short(host)
-            )
-        });
+        return remote.then(|| Reached::Host(host.to_string()));
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
     let dep = match liveness_exec {
@@ -225,11 +224,59 @@ fn readiness_dependency(
         }
         _ => super::rules::analyze_exec(rules, t, command, t.readiness_budget).dependency?,
     };
-    Some(format!(
-        "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
-        short(&dep.target),
-        dep.program
-    ))
+    Some(Reached::Exec(dep))
+}
+
+fn readiness_dependency(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+) -> Option<String> {
+    let probe = t.container.readiness_probe.as_ref()?;
+    Some(match remote_dependency(rules, t, probe, liveness_exec)? {
+        Reached::Host(host) => {
+            format!(
+                "readinessProbe reaches {:?}: its outage empties the endpoints; {SEED_QUESTION}",
+                short(&host)
+            )
+        }
+        Reached::Exec(dep) => format!(
+            "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
+            short(&dep.target),
+            dep.program
+        ),
+    })
+}
+
+// === startup-remote-dependency ===
+
+/// The startup probe's remote dependency (rules.md, `startup-remote-dependency`): the message, and
+/// whether the target may be this Pod after all (a host known only at run time whose variable
+/// names no dependency, an IP literal with hostNetwork), in which case it is never a denial. A
+/// failing startup probe kills the container (Kubernetes docs, "Container probes": "If the startup
+/// probe fails, the kubelet kills the container"), so the dependency's outage during a rollout or
+/// a node drain is a restart loop. A client whose exit status cannot fail the probe is no coupling.
+fn startup_dependency(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+) -> Option<(String, bool)> {
+    let probe = t.container.startup_probe.as_ref()?;
+    // The message names the target and the program: kept within a 256-character warning.
+    const KILLS: &str =
+        "a failure kills the container: restart loop while it is down; wait in readiness or the app";
+    Some(match remote_dependency(rules, t, probe, liveness_exec)? {
+        Reached::Host(host) => (format!("startupProbe reaches {:?}: {KILLS}", short(&host)), false),
+        Reached::Exec(dep) if dep.uncoupled.is_some() => return None,
+        Reached::Exec(dep) => {
+            let maybe_self = dep.unknown_host
+                || t.spec.host_network == Some(true) && super::rules::target_is_ip_literal(&dep.target);
+            (
+                format!("startupProbe reaches {} (via {}): {KILLS}", short(&dep.target), dep.program),
+                maybe_self,
+            )
+        }
+    })
 }
 
 // === worker-liveness-missing ===
@@ -303,16 +350,70 @@ fn worker(t: &Target<'_>) -> Option<String> {
 
 // === exec-probe-replaceable ===
 
+/// The script of a `sh -c SCRIPT` argv (`bash`, `ash`, `dash`, `zsh`; combined flags such as `-ec`).
+fn shell_script(argv: &[String]) -> Option<&str> {
+    match argv {
+        [shell, flag, script, ..]
+            if ["sh", "bash", "ash", "dash", "zsh"].contains(&shell.rsplit('/').next().unwrap_or(shell))
+                && flag.starts_with('-')
+                && flag.ends_with('c') =>
+        {
+            Some(script)
+        }
+        _ => None,
+    }
+}
+
 /// The simple commands an exec probe runs: the argv itself, or the commands of a `sh -c` script.
 fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> std::rc::Rc<[Vec<String>]> {
-    if let [shell, flag, script, ..] = argv
-        && ["sh", "bash", "ash", "dash", "zsh"].contains(&shell.rsplit('/').next().unwrap_or(shell))
-        && flag.starts_with('-')
-        && flag.ends_with('c')
-    {
-        return exec::split_commands_in(script, budget);
+    match shell_script(argv) {
+        Some(script) => exec::split_commands_in(script, budget),
+        None => vec![argv.to_vec()].into(),
     }
-    vec![argv.to_vec()].into()
+}
+
+/// Whether `host` (a URL's host as the split script gives it, variables as written) is `$NAME` or
+/// `${NAME}` of a variable that holds this pod's IP (`fieldRef: status.podIP`, see
+/// [`super::rules::exec_env`]), expanded by the shell of `script`: the script does not set the
+/// variable, and it is written outside single quotes everywhere (POSIX Shell Command Language
+/// 2.2.2: no expansion inside them). Without a shell nothing expands it, and the kubelet's own
+/// `$(NAME)` expansion uses static `value`s only, which a `valueFrom` variable has none of.
+fn pod_ip_variable(host: &str, script: Option<&str>, c: &Container) -> bool {
+    let Some(name) =
+        host.strip_prefix("${").and_then(|h| h.strip_suffix('}')).or_else(|| host.strip_prefix('$'))
+    else {
+        return false;
+    };
+    let Some(script) = script else { return false };
+    let is_pod_ip = super::rules::exec_env(c).vars.get(name) == Some(&exec::EnvValue::PodIp);
+    let assigned = script.contains(&format!("{name}="));
+    is_pod_ip && !assigned && !single_quoted_reference(script, name)
+}
+
+/// Whether `$name` or `${name}` stands inside single quotes somewhere in `script` (a backslash
+/// outside them escapes the next character; double quotes do not stop expansion).
+fn single_quoted_reference(script: &str, name: &str) -> bool {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in script.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '$' if single => {
+                let rest = &script[i + 1..];
+                let rest = rest.strip_prefix('{').unwrap_or(rest);
+                if rest.starts_with(name) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The host of an `http://` or `https://` URL (`[::1]` without brackets).
@@ -357,8 +458,12 @@ fn needs_exec(args: &[String]) -> bool {
 }
 
 /// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
-/// URL with no option that needs exec.
-fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(String, String)> {
+/// URL (loopback, or the pod's IP from its environment) with no option that needs exec.
+fn local_http_only(
+    argv: &[String],
+    budget: &exec::AnalysisBudget,
+    c: &Container,
+) -> Option<(String, String)> {
     let commands = simple_commands(argv, budget);
     let mut found = None;
     for cmd in commands.iter() {
@@ -368,7 +473,7 @@ fn local_http_only(argv: &[String], budget: &exec::AnalysisBudget) -> Option<(St
             return None;
         }
         let url = args.iter().find(|a| a.starts_with("http://") || a.starts_with("https://"))?;
-        if !url_host(url).is_some_and(hosts::is_local) {
+        if !url_host(url).is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c)) {
             return None;
         }
         found = Some((program.to_string(), url.clone()));
@@ -386,7 +491,7 @@ fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<String> {
         let Some(argv) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
             continue;
         };
-        if let Some((program, url)) = local_http_only(argv, t.budget) {
+        if let Some((program, url)) = local_http_only(argv, t.budget, t.container) {
             return Some(format!(
                 "{field} only runs {program} against this pod ({}): httpGet does that without a process per \
                  check, unless the server listens only on 127.0.0.1",
@@ -655,7 +760,8 @@ mod tests {
     fn local_http_clients() {
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let budget = exec::AnalysisBudget::default();
-        let local_http_only = |argv: &[String]| local_http_only(argv, &budget);
+        let c = Container::default();
+        let local_http_only = |argv: &[String]| local_http_only(argv, &budget, &c);
         assert!(local_http_only(&argv(&["curl", "-f", "http://localhost:8080/healthz"])).is_some());
         assert!(local_http_only(&argv(&["sh", "-c", "wget -q -O- http://127.0.0.1:80/"])).is_some());
         assert!(local_http_only(&argv(&["curl", "-f", "http://db:8080/"])).is_none());

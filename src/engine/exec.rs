@@ -45,6 +45,7 @@ mod net;
 mod parse;
 mod powershell;
 mod redact;
+mod same;
 mod script;
 mod shell;
 mod ssh;
@@ -81,6 +82,7 @@ pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
 pub use parse::MAX_OBJECT_PARSE_AREA;
 pub use redact::{credential_spellings, redact_secrets};
 pub(crate) use redact::{join_redacted, redact_as_written, redact_command};
+pub use same::same_check_argv;
 
 /// The value of one container environment variable, as far as the webhook can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -431,7 +431,7 @@ fn via(program: &str) -> &str {
 
 /// Whether an exec dependency's target (`http://10.0.0.5:10256/healthz`, `10.0.0.5:6379`,
 /// `[fd00::1]:80 (REDIS_HOST)`) names its host by an IP address rather than a name.
-fn target_is_ip_literal(target: &str) -> bool {
+pub(super) fn target_is_ip_literal(target: &str) -> bool {
     let shown = target.split(" (").next().unwrap_or(target).trim();
     let host = match url::Url::parse(shown) {
         Ok(u) if shown.contains("://") => {
@@ -616,7 +616,7 @@ fn value_from_note(from: &EnvVarSource, configmaps: &dyn ConfigMapSource, namesp
 // === liveness-matches-readiness ===
 
 /// A probe's handler identity: what it asks, not how often.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Handler {
     Http { scheme: String, host: String, port: Port, path: String, headers: Vec<(String, String)> },
     Tcp { host: String, port: Port },
@@ -624,7 +624,7 @@ enum Handler {
     Exec(Vec<String>),
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Port {
     Number(i32),
     Name(String),
@@ -745,7 +745,16 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     let live = t.container.liveness_probe.as_ref()?;
     let ready = t.container.readiness_probe.as_ref()?;
     let lh = handler(live, t.container, t.budget)?;
-    if Some(&lh) != handler(ready, t.container, t.budget).as_ref() {
+    // An exec command is compared as the check it makes (`redis-cli -h 127.0.0.1 ping` is
+    // `redis-cli ping`, see [`exec::same_check_argv`]); the message shows the liveness one.
+    let same_check = |h: Option<Handler>| match h {
+        Some(Handler::Exec(argv)) => {
+            Some(Handler::Exec(exec::same_check_argv(&argv, &exec_env(t.container))))
+        }
+        h => h,
+    };
+    let rh = handler(ready, t.container, t.budget);
+    if same_check(Some(lh.clone())) != same_check(rh) {
         return None;
     }
     let (wl, wr) = (failure_window_seconds(live), failure_window_seconds(ready));

@@ -141,16 +141,26 @@ fn config_value<'v>(opts: &'v [(char, String)], keyword: &str) -> Option<&'v str
     (!v.is_empty()).then_some(v)
 }
 
-/// `dest` with its host replaced by `host` (its user and port kept).
-fn with_host(dest: &str, user: &str, host: &str, port: Option<&str>) -> String {
-    let user = if user.is_empty() { String::new() } else { format!("{user}@") };
+/// `dest` with its host replaced by `host`, its port kept and its user name left out: a message
+/// names the machine reached, not the account (`ssh admin@db` reaches `db`).
+fn with_host(dest: &str, host: &str, port: Option<&str>) -> String {
     if dest.starts_with("ssh://") {
         let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
         let port = port.map(|p| format!(":{p}")).unwrap_or_default();
-        format!("ssh://{user}{host}{port}")
+        format!("ssh://{host}{port}")
     } else {
-        format!("{user}{host}")
+        host.to_string()
     }
+}
+
+/// A `-J`/`ProxyJump` list (`[user@]host[:port]` or `ssh://[user@]host[:port]`, comma-separated,
+/// ssh(1) `-J`) without its user names.
+fn without_users(jumps: &str) -> String {
+    let hop = |j: &str| {
+        let (scheme, rest) = j.strip_prefix("ssh://").map_or(("", j), |r| ("ssh://", r));
+        format!("{scheme}{}", rest.rsplit_once('@').map_or(rest, |(_, h)| h))
+    };
+    jumps.split(',').map(hop).collect::<Vec<_>>().join(",")
 }
 
 /// `[user@]host[:port]` or `ssh://[user@]host[:port]`: (user, host, port).
@@ -199,6 +209,7 @@ impl Ctx<'_> {
             // making an ssh connection to the jump host described by destination", ssh(1) `-J`):
             // one that is down fails ssh (exit 255).
             Some(Proxy::Jump(v)) => {
+                let v = without_users(&v);
                 let hit = Hit::new(DependencyCategory::Network, hosts_of(&v), format!("jump host {v}"));
                 if let Some(d) = self.first_dependency("ssh", vec![hit], words) {
                     return Some(d);
@@ -230,8 +241,9 @@ impl Ctx<'_> {
         }
         if !through_command {
             let mut rest = rest.to_vec();
-            if let Some(d) = line.dest.filter(|_| real_host != dest_host) {
-                rest[d] = with_host(dest, &dest_user, &real_host, dest_port.as_deref());
+            // The destination as shown: its host (the real one), never its user name.
+            if let Some(d) = line.dest.filter(|_| real_host != dest_host || !dest_user.is_empty()) {
+                rest[d] = with_host(dest, &real_host, dest_port.as_deref());
             }
             let hits = self.tool_hits("ssh", &rest, overrides);
             if let Some(d) = self.first_dependency("ssh", hits, words) {

@@ -1307,11 +1307,10 @@ fn busybox_and_toybox_wget_are_read_like_gnu_wget() {
 #[test]
 fn ssh_reaches_its_destination() {
     assert_eq!(fires(&["ssh", "db", "pg_isready"]).target, "db");
-    assert_eq!(fires(&["sh", "-c", "ssh -o BatchMode=yes user@db true"]).target, "user@db");
-    assert_eq!(
-        fires(&["ssh", "-i", "/keys/id", "ssh://admin@db.svc:2222"]).target,
-        "ssh://admin@db.svc:2222"
-    );
+    // The host without the user name.
+    assert_eq!(fires(&["sh", "-c", "ssh -o BatchMode=yes user@db true"]).target, "db");
+    assert_eq!(fires(&["ssh", "-i", "/keys/id", "ssh://admin@db.svc:2222"]).target, "ssh://db.svc:2222");
+    assert_eq!(fires(&["ssh", "-o", "HostName=db.svc", "ops@alias", "true"]).target, "db.svc");
     assert_eq!(fires(&["sshpass", "-p", "pw", "ssh", "db", "true"]).target, "db");
     quiet(&["ssh", "localhost", "pg_isready"]);
     quiet(&["ssh", "-p", "2222", "-l", "db", "127.0.0.1", "true"]);
