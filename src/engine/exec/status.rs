@@ -58,7 +58,8 @@ use harmless::{
 };
 use options::{Opt, option_on_at, options_at, shebang_errexit, with_facts};
 
-pub(super) use harmless::{KnownBody, harmless_traps, leaves_state};
+pub(super) use constructs::KnownBody;
+pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a

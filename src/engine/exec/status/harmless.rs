@@ -318,40 +318,8 @@ fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
 
 /// The words of `t` (without its harmless substitutions) that [`harmless_text`] looks up among
 /// the functions' names.
-fn call_words(t: &str) -> impl Iterator<Item = &[u8]> {
+pub(super) fn call_words(t: &str) -> impl Iterator<Item = &[u8]> {
     t.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
-}
-
-/// What [`known_ok`](super::known_ok) reads of a known function's body, the same whatever other
-/// functions are known: made once per body (`Ctx::body_facts`), not once per version of the list
-/// of functions (s12, issue #9: 300 functions defined and called one by one remade it for each).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(in crate::engine::exec) struct KnownBody {
-    /// [`harmless_text`] of the body with no function known, and its commands [`PLAIN`]
-    /// ([`plain_text_commands`]), with no `exit` or `return`.
-    pub(in crate::engine::exec) harmless_alone: bool,
-    /// The body's words that would call a function of the same name ([`call_words`]).
-    pub(in crate::engine::exec) words: Vec<String>,
-}
-
-impl KnownBody {
-    /// The facts of `body`.
-    pub(in crate::engine::exec) fn of(body: &str) -> KnownBody {
-        let harmless_alone =
-            plain_text_commands(body) && !mentions(body, &["exit", "return"]) && harmless_text(body, &[]);
-        let mut words: Vec<String> = Vec::new();
-        if harmless_alone {
-            let t = without_harmless_substitutions(body);
-            for w in call_words(&t).filter(|w| !w.is_empty()) {
-                if let Ok(w) = std::str::from_utf8(w)
-                    && !words.iter().any(|k| k == w)
-                {
-                    words.push(w.to_string());
-                }
-            }
-        }
-        KnownBody { harmless_alone, words }
-    }
 }
 
 /// [`harmless_writing`] of `t` (without its harmless substitutions) but for the functions it calls.
@@ -747,7 +715,7 @@ pub(super) fn harmless_substitution(t: &str) -> bool {
 }
 
 /// `t` with each [`harmless_substitution`] replaced by a plain word.
-fn without_harmless_substitutions(t: &str) -> String {
+pub(super) fn without_harmless_substitutions(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     let mut rest = t;
     loop {
