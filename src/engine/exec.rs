@@ -291,11 +291,13 @@ pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 pub const MAX_OBJECT_ANALYSIS_BYTES: usize = 2 * 1024 * 1024;
 
 /// Most work units spent on one object's exec probes together (and on one command analysed
-/// without an object's budget): a unit is a simple command matched or a word it expands to.
-/// Bytes bound memory, but not time: 1000 words set once and expanded by 160 commands
-/// (`V="..."; f $V; f $V; ...`) are 160,000 words from 2 KB of text, and 14 such containers took
-/// about 245 ms to analyse. At about 250 ns a unit, this bounds an object to about 12 ms; real probe
-/// scripts use a few hundred units. Commands met after it is spent are reported as not analysed.
+/// without an object's budget): a unit is about 250 ns of work in a release build, a word a
+/// command expands to, a step of the exit-status walk; a piece of a script costs `PIECE_UNITS`
+/// and a script text walked `WALK_UNITS` and its weight (s12). Bytes bound memory, but not time:
+/// 1000 words set once and expanded by 160 commands (`V="..."; f $V; f $V; ...`) are 160,000 words
+/// from 2 KB of text, and 14 such containers took about 245 ms to analyse. This bounds an object
+/// to about 12 to 16 ms (docs/benchmarks.md, "Cost shapes"); real probe scripts use a few hundred
+/// to a few thousand units. Commands met after it is spent are reported as not analysed.
 pub const MAX_OBJECT_WORK_UNITS: usize = 50_000;
 
 /// Work units each piece of a script costs (a simple command, an assignment, a function
