@@ -10,6 +10,11 @@
 //! - `many_functions_script`: the break-it pass's costliest shape for the exit-status walk (s9,
 //!   issue #9): 300 functions `fI() { pg_isready -h db || log down; }`, then `log`, then a call of
 //!   each (13.6 KB, inline). It took 85 s (debug build) before the walk's facts were kept per tree.
+//! - `cost_shape`, `cost_shape_x14`: the s12 cost pass's shapes (`workloads::cost_shape`: an `if`
+//!   nested 300 deep, functions defined and called one by one, a function redefined and called
+//!   again and again, 4,000 `$V`, here-documents read into a status, here-document ends the
+//!   parser reads again), in one container and in 14. Target: median at most 20 ms each
+//!   (docs/benchmarks.md, "Cost shapes").
 
 #[path = "support/workloads.rs"]
 mod workloads;
@@ -101,6 +106,22 @@ fn many_functions_script(bencher: divan::Bencher) {
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
         "spec": {"containers": [{"name": "app", "image": "app:1",
             "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}}]}});
+    let workload = Workload::from_value(WorkloadKind::Pod, &pod).unwrap();
+    bencher.bench(|| engine::evaluate(divan::black_box(&policy.rules), divan::black_box(&workload)));
+}
+
+#[divan::bench(args = workloads::COST_SHAPES)]
+fn cost_shape(bencher: divan::Bencher, name: &str) {
+    let policy = Policy::default();
+    let pod = workloads::script_pod(&workloads::cost_shape(name), 1);
+    let workload = Workload::from_value(WorkloadKind::Pod, &pod).unwrap();
+    bencher.bench(|| engine::evaluate(divan::black_box(&policy.rules), divan::black_box(&workload)));
+}
+
+#[divan::bench(args = workloads::COST_SHAPES)]
+fn cost_shape_x14(bencher: divan::Bencher, name: &str) {
+    let policy = Policy::default();
+    let pod = workloads::script_pod(&workloads::cost_shape(name), 14);
     let workload = Workload::from_value(WorkloadKind::Pod, &pod).unwrap();
     bencher.bench(|| engine::evaluate(divan::black_box(&policy.rules), divan::black_box(&workload)));
 }

@@ -67,10 +67,13 @@ struct Places {
     _running: Option<metrics::Raised>,
 }
 
-/// Bodies over this size that go to the blocking pool are *expensive*: 16 KiB. A review's
-/// evaluation cost is bounded by its script bytes, which its body bounds: an ordinary Pod or
-/// template review is 3 to 11 KiB with its managed fields (tests/fixtures/admission), while the
-/// costliest known review (14 liveness scripts expanding 1000 words 160 times, issue 9) is 37 KiB.
+/// Bodies over this size that go to the blocking pool are *expensive*: 16 KiB. The size only sorts
+/// reviews: an evaluation's cost is bounded by the shell analysis's work units
+/// (`engine::exec::MAX_OBJECT_WORK_UNITS` per object, at most about 20 ms in a release build), not
+/// by its script bytes, and a few KiB of script can spend them all (s12, docs/benchmarks.md, "Cost
+/// shapes"). An ordinary Pod or template review is 3 to 11 KiB with its managed fields
+/// (tests/fixtures/admission); the costliest known reviews (14 liveness scripts expanding 1000 words
+/// 160 times, issue 9, 37 KiB) are larger.
 pub const EXPENSIVE_BODY_BYTES: usize = 16 * 1024;
 
 /// Most expensive reviews evaluated at once: 1 (see [`Lane`]).

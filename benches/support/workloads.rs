@@ -43,3 +43,55 @@ pub fn worst_case_body() -> Vec<u8> {
             "userInfo": {"username": "u"}, "object": pod}}))
     .unwrap()
 }
+
+/// The scripts of issue 9's cost pass (s12; `scripts/cost-shapes.py` writes the same as Pod
+/// files): small scripts, under the byte and parse bounds, whose analysis once cost far more
+/// CPU than their work units said. Each ends with a remote check, so that it is analysed whole.
+pub fn cost_shape(name: &str) -> String {
+    const TAIL: &str = "pg_isready -h db\n";
+    // As many `unit(i)` as fit 16 KiB less 256 bytes and a parse weight of 8 pieces of 1024
+    // less 40 each (`src/engine/exec/parse.rs`).
+    let fill = |head: &str, unit: &dyn Fn(usize) -> String, max_weight: usize| {
+        let weight = |t: &str| t.bytes().filter(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).count();
+        let mut out = head.to_string();
+        let (mut size, mut w) = (head.len() + TAIL.len(), weight(head) + weight(TAIL));
+        for i in 0.. {
+            let u = unit(i);
+            if size + u.len() > 16 * 1024 - 256 || w + weight(&u) > max_weight {
+                break;
+            }
+            (size, w) = (size + u.len(), w + weight(&u));
+            out.push_str(&u);
+        }
+        out.push_str(TAIL);
+        out
+    };
+    let max = 8 * 1024 - 8 * 40;
+    match name {
+        "nested-if" => {
+            format!("{}echo ok;{}fi\n{TAIL}", "if pg_isready;then ".repeat(300), "fi;".repeat(299))
+        }
+        "functions-one-by-one" => fill("", &|i| format!("f{i}(){{ :;}}\nf{i}\n"), max),
+        "redefinition" => fill("", &|_| "f(){ pg_isready -h db || true;}\nf\n".to_string(), max),
+        "var-refs" => fill("V=x\n", &|_| format!("echo{}\n", " $V".repeat(100)), max),
+        "heredocs" => fill("", &|_| "grep -q ok <<EOF\n$(pg_isready -h db)\nEOF\n:\n".to_string(), 1000),
+        "heredoc-ends" => fill("", &|_| "cat <<EOF\nx\nEOF \nEOF\n".to_string(), max),
+        _ => panic!("no cost shape {name}"),
+    }
+}
+
+/// The names of [`cost_shape`]'s scripts.
+pub const COST_SHAPES: &[&str] =
+    &["nested-if", "functions-one-by-one", "redefinition", "var-refs", "heredocs", "heredoc-ends"];
+
+/// A Pod of `containers` containers whose liveness probe runs `sh -c script`.
+pub fn script_pod(script: &str, containers: usize) -> Value {
+    let containers: Vec<Value> = (0..containers)
+        .map(|i| {
+            json!({"name": format!("c{i}"), "image": "app:1",
+                "livenessProbe": {"exec": {"command": ["sh", "-c", script]}}})
+        })
+        .collect();
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": containers}})
+}

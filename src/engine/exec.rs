@@ -36,6 +36,8 @@ use super::known::KnownCommand;
 mod clients;
 mod cmd;
 mod context;
+#[cfg(test)]
+mod cost_tests;
 mod flags;
 mod flow;
 mod heredoc;
@@ -291,12 +293,31 @@ pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 pub const MAX_OBJECT_ANALYSIS_BYTES: usize = 2 * 1024 * 1024;
 
 /// Most work units spent on one object's exec probes together (and on one command analysed
-/// without an object's budget): a unit is a simple command matched or a word it expands to.
-/// Bytes bound memory, but not time: 1000 words set once and expanded by 160 commands
-/// (`V="..."; f $V; f $V; ...`) are 160,000 words from 2 KB of text, and 14 such containers took
-/// about 245 ms to analyse. At about 250 ns a unit, this bounds an object to about 12 ms; real probe
-/// scripts use a few hundred units. Commands met after it is spent are reported as not analysed.
+/// without an object's budget): a unit is about 250 ns of work in a release build, a word a
+/// command expands to, a step of the exit-status walk; a piece of a script costs `PIECE_UNITS`
+/// and a script text walked `WALK_UNITS` and its weight (s12). Bytes bound memory, but not time:
+/// 1000 words set once and expanded by 160 commands (`V="..."; f $V; f $V; ...`) are 160,000 words
+/// from 2 KB of text, and 14 such containers took about 245 ms to analyse. This bounds an object
+/// to about 12 to 16 ms (docs/benchmarks.md, "Cost shapes"); real probe scripts use a few hundred
+/// to a few thousand units. Commands met after it is spent are reported as not analysed.
 pub const MAX_OBJECT_WORK_UNITS: usize = 50_000;
+
+/// Work units each piece of a script costs (a simple command, an assignment, a function
+/// definition or call, a mark of the walk), on top of a unit per word it expands to: walking to
+/// it, its exit-status walk and matching it cost about 5 µs in a release build (s12, issue #9:
+/// 3,900 `:` lines took 37 ms at 2 units each).
+const PIECE_UNITS: usize = 16;
+
+/// Work units each script text walked costs (a probe's script, a function's body at each call, a
+/// nested `sh -c`), on top of [`WALK_UNITS_PER_WEIGHT`] per unit of its parse weight
+/// (`parse::weight`: its bytes that may start or end a token; a written word costs about 2 µs to
+/// parse, walk, split and expand, s12: 4,000 `$V` took 10 ms at 4,000 units). The walk's set-up reads the text whole a few times (its rules,
+/// its facts) and looks its parse up (s12: a function redefined and called 470 times took 19 ms at
+/// 7,496 units).
+const WALK_UNITS: usize = 48;
+
+/// Work units per unit of parse weight of a script text walked (see [`WALK_UNITS`]).
+const WALK_UNITS_PER_WEIGHT: usize = 2;
 
 /// What is left of [`MAX_OBJECT_ANALYSIS_BYTES`] (and [`MAX_OBJECT_WORK_UNITS`]) for one object: one per evaluation, shared by
 /// the [`analyze`] calls for its containers through [`Options::budget`].

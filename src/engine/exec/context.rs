@@ -216,9 +216,22 @@ pub(super) struct Ctx<'e> {
     pub(super) piped: Option<String>,
     /// Process substitutions (`<(echo '...')`) whose output is known: their marker and the text.
     pub(super) process_outputs: Vec<(char, String)>,
-    /// `status::leaves_state` of the function bodies asked about so far (`flow`'s
-    /// `calls_a_function_with_effects` asks about every known body for every command).
-    pub(super) leaves_state_memo: std::cell::RefCell<HashMap<String, bool>>,
+    /// What the status walk reads of each function body asked about so far ([`BodyFacts`]):
+    /// every version of the list of functions asks about every known body (`flow`'s
+    /// `calls_a_function_with_effects` and [`Ctx::function_set`]).
+    pub(super) body_memo: std::cell::RefCell<HashMap<String, BodyFacts>>,
+}
+
+/// What the status walk reads of a function's body, whatever else is defined: made once per body
+/// text in an analysis ([`Ctx::body_facts`]).
+#[derive(Clone)]
+pub(super) struct BodyFacts {
+    /// `status::leaves_state`.
+    pub(super) leaves_state: bool,
+    /// `status::reads_status_text`.
+    pub(super) reads_status: bool,
+    /// What `status::known_ok` reads of it.
+    pub(super) known: std::rc::Rc<super::status::KnownBody>,
 }
 
 /// Shell functions (name, body as written), the latest last, shared (see [`Ctx::functions`]).
@@ -247,14 +260,36 @@ impl<'e> Ctx<'e> {
         {
             return set.clone();
         }
+        // (Each body's facts read from `body_memo`: a version costs a look-up per function, not
+        // a scan of every body, s12.)
+        let (mut leaves_state, mut reads_status) = (false, false);
+        for (_, body) in self.functions.iter() {
+            let facts = self.body_facts(body);
+            leaves_state |= facts.leaves_state;
+            reads_status |= facts.reads_status;
+        }
         let set = std::rc::Rc::new(FunctionSet {
             names: self.functions.iter().map(|(name, _)| name.clone()).collect(),
-            leaves_state: self.functions.iter().any(|(_, body)| self.leaves_state(body)),
-            reads_status: self.functions.iter().any(|(_, body)| super::status::reads_status_text(body)),
+            leaves_state,
+            reads_status,
             known_ok: std::cell::RefCell::new(None),
         });
         *self.function_set.borrow_mut() = Some((self.functions.clone(), set.clone()));
         set
+    }
+
+    /// The [`BodyFacts`] of the function body `body`, made once per analysis.
+    pub(super) fn body_facts(&self, body: &str) -> BodyFacts {
+        if let Some(facts) = self.body_memo.borrow().get(body) {
+            return facts.clone();
+        }
+        let facts = BodyFacts {
+            leaves_state: super::status::leaves_state(body),
+            reads_status: super::status::reads_status_text(body),
+            known: std::rc::Rc::new(super::status::KnownBody::of(body)),
+        };
+        self.body_memo.borrow_mut().insert(body.to_string(), facts.clone());
+        facts
     }
 
     pub(super) fn new(env: &'e ExecEnv) -> Self {
@@ -311,7 +346,7 @@ impl<'e> Ctx<'e> {
             last_output: None,
             piped: None,
             process_outputs: Vec::new(),
-            leaves_state_memo: std::cell::RefCell::new(HashMap::new()),
+            body_memo: std::cell::RefCell::new(HashMap::new()),
         }
     }
 

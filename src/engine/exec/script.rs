@@ -7,7 +7,9 @@ use super::hosts::HostClass;
 use super::kubelet::env_literal;
 use super::redact::{redact_bare_userinfo, redact_secrets};
 use super::shell::{split_assignment, split_redirections};
-use super::{Dependency, EnvValue, MAX_DEPTH, MAX_SCRIPT_BYTES, UnresolvedScript, join_redacted};
+use super::{
+    Dependency, EnvValue, MAX_DEPTH, MAX_SCRIPT_BYTES, PIECE_UNITS, UnresolvedScript, join_redacted,
+};
 use std::collections::{HashMap, HashSet};
 
 mod builtins;
@@ -302,6 +304,11 @@ impl Ctx<'_> {
 
     /// One piece of [`Self::analyze_pieces`].
     fn analyze_piece(&mut self, piece: String, depth: usize) -> Step {
+        // Each piece (a simple command, an assignment, a definition, a mark of the walk) costs
+        // [`PIECE_UNITS`], its words one unit each below.
+        if !self.spend_units(PIECE_UNITS) {
+            return Step::Stop;
+        }
         {
             if let Some((name, body)) = piece.strip_prefix(FUNCTION).and_then(|p| p.split_once(FUNCTION)) {
                 let functions = std::rc::Rc::make_mut(&mut self.functions);
@@ -397,8 +404,8 @@ impl Ctx<'_> {
             for w in &words[k..] {
                 args.extend(self.resolve_word(w, depth));
             }
-            // One unit for the command, one for each word it expanded to.
-            if !self.spend_units(1 + args.len()) {
+            // One unit for each word it expanded to (the command's own: `PIECE_UNITS`).
+            if !self.spend_units(args.len()) {
                 return Step::Stop;
             }
             // An assignment before a special builtin (POSIX 2.14: `:`, `.`, `eval`, `export`, ...)

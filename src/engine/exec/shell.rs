@@ -263,6 +263,12 @@ impl Ctx<'_> {
     /// allowance, no syntax error, whose recovery spends the allowance too, no substitution left
     /// unwalked at this depth).
     fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
+        // (A text walked costs its set-up and its scans: `WALK_UNITS`.)
+        if !self.spend_units(
+            super::WALK_UNITS + super::WALK_UNITS_PER_WEIGHT * super::parse::weight(text.as_bytes()),
+        ) {
+            return false;
+        }
         let Some(mut parsed) = self.parse(text) else {
             return false;
         };
@@ -304,7 +310,12 @@ impl Ctx<'_> {
                     (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
                 );
                 if let Some(r) = &rules {
-                    r.share_known_ok(&self.functions, self.uncertain_functions.len(), &set.known_ok);
+                    r.share_known_ok(
+                        &self.functions,
+                        self.uncertain_functions.len(),
+                        &set.known_ok,
+                        &|body| self.body_facts(body).known,
+                    );
                 }
                 rules
             } else {

@@ -53,11 +53,12 @@ use data::PLAIN;
 pub(super) use harmless::reads_status_text;
 use harmless::{
     blank_plain_strings, harmless, harmless_after, harmless_text, last_status_word, may_only_fail,
-    next_reads_status, only_echoed, plain_text_commands, same_writes, selection_is_harmless,
-    unread_assignment, writes_a_named_file,
+    next_reads_status, only_echoed, same_writes, selection_is_harmless, unread_assignment,
+    writes_a_named_file,
 };
 use options::{Opt, option_on_at, options_at, shebang_errexit, with_facts};
 
+pub(super) use constructs::KnownBody;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 
@@ -110,7 +111,14 @@ impl Rules {
     /// of the list) with as many uncertain names (a set that only grows), or makes it and keeps it
     /// there. Each call of a function analyses its body anew; this makes the known functions'
     /// part once per version of the list, not once per call (break-it pass, #9).
-    pub(super) fn share_known_ok(&self, known: &[(String, String)], uncertain: usize, cache: &KnownOkCache) {
+    /// `body` gives each known body's facts ([`known_ok_with`]).
+    pub(super) fn share_known_ok(
+        &self,
+        known: &[(String, String)],
+        uncertain: usize,
+        cache: &KnownOkCache,
+        body: &dyn Fn(&str) -> std::rc::Rc<KnownBody>,
+    ) {
         if self.functions.len() != known.len() {
             return;
         }
@@ -120,7 +128,8 @@ impl Rules {
             let _ = self.known_ok.set(ok.clone());
             return;
         }
-        *cache.borrow_mut() = Some((uncertain, self.known_ok().clone()));
+        let ok = self.known_ok.get_or_init(|| std::rc::Rc::new(known_ok_with(self, body)));
+        *cache.borrow_mut() = Some((uncertain, ok.clone()));
     }
 }
 
@@ -342,6 +351,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
                     let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
+                    work_text(walk, text(construct, walk));
                     if reads_status_text(text(construct, walk)) {
                         return None;
                     }
@@ -552,6 +562,15 @@ fn work(walk: &Walk<'_>, units: usize) {
     walk.status_work.set(walk.status_work.get().saturating_add(units));
 }
 
+/// Bytes of text a scan of it (`harmless_text`, `reads_status_text`, `mentions`: a few passes
+/// each) reads for one unit of work: about as long as a simple command's unit (s12, issue #9).
+const TEXT_BYTES_PER_UNIT: usize = 32;
+
+/// Counts the work of scanning `t` (a part of `walk`'s text): a unit per [`TEXT_BYTES_PER_UNIT`].
+fn work_text(walk: &Walk<'_>, t: &str) {
+    work(walk, t.len().div_ceil(TEXT_BYTES_PER_UNIT));
+}
+
 /// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
 /// `Node::parent` walks down from the root once per step.
 fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
@@ -649,19 +668,27 @@ fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
 /// defined once and certainly, where the call runs (`main() { pg_isready -h db || log down; };
 /// log() { echo "$@"; }; main`: bash 5.2 and dash 0.5.12 exit 0 with the database down).
 fn known_ok(rules: &Rules) -> Vec<String> {
+    known_ok_with(rules, &|body| std::rc::Rc::new(KnownBody::of(body)))
+}
+
+/// [`known_ok`], the facts of each body given by `body` (`Ctx::body_facts` keeps them per
+/// body): a walk of the names, each body's facts read, not made (s12, issue #9).
+pub(super) fn known_ok_with(rules: &Rules, body: &dyn Fn(&str) -> std::rc::Rc<KnownBody>) -> Vec<String> {
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for f in &rules.functions {
         *counts.entry(f.as_str()).or_default() += 1;
     }
     let mut ok: Vec<String> = Vec::new();
-    for (name, body) in &rules.known {
-        // (Cheapest first: `harmless_text` looks for every function's name.)
-        if counts.get(name.as_str()) == Some(&1)
-            && plain_text_commands(body)
-            && !mentions(body, &["exit", "return"])
-            && !ok.contains(name)
-            && harmless_text(body, &rules.functions)
-        {
+    let mut taken = std::collections::HashSet::new();
+    for (name, text) in &rules.known {
+        if counts.get(name.as_str()) != Some(&1) || taken.contains(name.as_str()) {
+            continue;
+        }
+        let facts = body(text);
+        // (`harmless_text` of the body among the functions: harmless alone, and no word of it a
+        // function's name.)
+        if facts.harmless_alone && !facts.words.iter().any(|w| counts.contains_key(w.as_str())) {
+            taken.insert(name.as_str());
             ok.push(name.clone());
         }
     }

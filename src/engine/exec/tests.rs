@@ -74,16 +74,21 @@ fn the_object_budget_is_shared_by_its_commands_and_its_end_said_once() {
 
 #[test]
 fn a_function_call_costs_a_work_unit_for_each_function_known() {
-    // 100 functions, `f0` called 10 times: each call's body is walked with the 100 (#9). (Their
-    // bodies assign, so none is harmless to call: the status walk's own lists cost nothing more.)
-    let mut script: String = (0..100).map(|i| format!("f{i}() {{ x{i}=1; }}\n")).collect();
-    script.push_str(&"f0\n".repeat(10));
-    let budget = AnalysisBudget::default();
-    let options = Options { budget: Some(&budget), ..Options::default() };
-    assert_eq!(analyze(&s(&["sh", "-c", &script]), &no_env(), &options).dependency, None);
-    let spent = MAX_OBJECT_WORK_UNITS - budget.units.get();
-    // 10 × 100 for the calls, a few for the commands themselves.
-    assert!((1000..1100).contains(&spent), "{spent} units");
+    // `n` functions, `f0` called `calls` times: each call's body is walked with the `n` (#9).
+    // (Their bodies assign, so none is harmless to call: the status walk's own lists cost nothing
+    // more.) A call also costs its piece and its body's walk (`PIECE_UNITS`, `WALK_UNITS`, s12).
+    let spent = |n: usize, calls: usize| {
+        let mut script: String = (0..n).map(|i| format!("f{i}() {{ x{i}=1; }}\n")).collect();
+        script.push_str(&"f0\n".repeat(calls));
+        let budget = AnalysisBudget::default();
+        let options = Options { budget: Some(&budget), ..Options::default() };
+        assert_eq!(analyze(&s(&["sh", "-c", &script]), &no_env(), &options).dependency, None);
+        MAX_OBJECT_WORK_UNITS - budget.units.get()
+    };
+    let per_call = |n: usize| spent(n, 10) - spent(n, 9);
+    // One unit more for each function more.
+    assert_eq!(per_call(100) - per_call(50), 50);
+    assert!((100 + PIECE_UNITS + WALK_UNITS..300).contains(&per_call(100)), "{} units", per_call(100));
 }
 
 #[test]

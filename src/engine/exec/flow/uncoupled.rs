@@ -69,17 +69,6 @@ impl Ctx<'_> {
         }
         how
     }
-
-    /// [`status::leaves_state`] of a known function's body, each body read once per
-    /// analysis (every command of every body that calls a function asks about all of them).
-    pub(in crate::engine::exec) fn leaves_state(&self, body: &str) -> bool {
-        if let Some(&known) = self.leaves_state_memo.borrow().get(body) {
-            return known;
-        }
-        let leaves = status::leaves_state(body);
-        self.leaves_state_memo.borrow_mut().insert(body.to_string(), leaves);
-        leaves
-    }
 }
 
 /// A command that always succeeds and reads nothing: `true`, `:`, `exit 0`.

@@ -8,9 +8,11 @@ use tree_sitter::Node;
 
 use super::super::clients::find_client;
 use super::super::context::basename;
+use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
-    harmless, harmless_substitution, harmless_text, plain_command, plain_commands, reads_status_text,
+    call_words, harmless, harmless_substitution, harmless_text, plain_command, plain_commands,
+    plain_text_commands, reads_status_text, without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
 use super::{
@@ -287,4 +289,36 @@ pub(super) fn named_by_count(target: &str, own: &str, walk: &Walk<'_>) -> bool {
             .take(2)
             .any(|p| words.get(*p).copied().unwrap_or(0) > own_words.iter().filter(|w| *w == p).count())
     })
+}
+
+/// What [`known_ok`](super::known_ok) reads of a known function's body, the same whatever other
+/// functions are known: made once per body (`Ctx::body_facts`), not once per version of the list
+/// of functions (s12, issue #9: 300 functions defined and called one by one remade it for each).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::engine::exec) struct KnownBody {
+    /// [`harmless_text`](super::harmless::harmless_text) of the body with no function known, and its commands [`PLAIN`](super::data::PLAIN)
+    /// ([`plain_text_commands`](super::harmless::plain_text_commands)), with no `exit` or `return`.
+    pub(in crate::engine::exec) harmless_alone: bool,
+    /// The body's words that would call a function of the same name ([`call_words`](super::harmless::call_words)).
+    pub(in crate::engine::exec) words: Vec<String>,
+}
+
+impl KnownBody {
+    /// The facts of `body`.
+    pub(in crate::engine::exec) fn of(body: &str) -> KnownBody {
+        let harmless_alone =
+            plain_text_commands(body) && !mentions(body, &["exit", "return"]) && harmless_text(body, &[]);
+        let mut words: Vec<String> = Vec::new();
+        if harmless_alone {
+            let t = without_harmless_substitutions(body);
+            for w in call_words(&t).filter(|w| !w.is_empty()) {
+                if let Ok(w) = std::str::from_utf8(w)
+                    && !words.iter().any(|k| k == w)
+                {
+                    words.push(w.to_string());
+                }
+            }
+        }
+        KnownBody { harmless_alone, words }
+    }
 }

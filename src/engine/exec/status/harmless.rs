@@ -16,7 +16,7 @@ use super::constructs::{assigning_expansion, env_like, named_by_count};
 use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS, PLAIN};
 use super::{
     Funcs, Rules, each_node, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after,
-    text,
+    text, work, work_text,
 };
 
 /// `src` with the text inside each double-quoted string that holds no command substitution
@@ -223,22 +223,40 @@ pub(super) fn harmless_after(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) ->
     while let Some(p) = root.parent() {
         root = p;
     }
-    harmless_text(walk.src.get(n.end_byte()..).unwrap_or(""), &functions.risky)
-        && plain_commands(root, walk, n.end_byte(), &functions.ok)
+    let after = walk.src.get(n.end_byte()..).unwrap_or("");
+    work_text(walk, after);
+    harmless_text(after, &functions.risky) && plain_commands(root, walk, n.end_byte(), &functions.ok)
 }
 
 /// Whether `n`, run or not, cannot by itself fail the script or change what runs after it:
 /// no `exit` but `exit 0`, no `return`, `false`, test (`[`, `[[`, `test`, `(( ))`), `!`, no
 /// assignment or builtin that changes the shell's state, no file written, no function defined.
 pub(super) fn harmless(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    work_text(walk, text(n, walk));
     harmless_text(text(n, walk), &functions.risky) && plain_commands(n, walk, n.start_byte(), &functions.ok)
 }
 
 /// Whether every simple command in `n` that starts at or after byte `from` runs a [`PLAIN`]
-/// program or a client.
+/// program or a client. Each node looked at costs a unit of work (`status::work`): an `if`
+/// nested 300 deep has each condition's walk look at every branch under it (s12, issue #9).
 pub(super) fn plain_commands(n: Node<'_>, walk: &Walk<'_>, from: usize, ok: &[String]) -> bool {
+    let mut visited = 0usize;
+    let plain = plain_commands_counted(n, walk, from, ok, &mut visited);
+    work(walk, visited);
+    plain
+}
+
+/// [`plain_commands`], counting the nodes it looks at in `visited`.
+fn plain_commands_counted(
+    n: Node<'_>,
+    walk: &Walk<'_>,
+    from: usize,
+    ok: &[String],
+    visited: &mut usize,
+) -> bool {
     let mut cursor = n.walk();
     loop {
+        *visited += 1;
         let k = cursor.node();
         // `$(date)`: its output is only written, its status lost ([`harmless_substitution`]).
         let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
@@ -280,6 +298,7 @@ pub(super) fn plain_command(k: Node<'_>, walk: &Walk<'_>, ok: &[String]) -> bool
 /// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
 /// nothing the script reads later, but its status can be a failure.
 pub(super) fn may_only_fail(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    work_text(walk, text(n, walk));
     harmless_writing(text(n, walk), &functions.risky, true)
         && plain_commands(n, walk, n.start_byte(), &functions.ok)
 }
@@ -293,12 +312,19 @@ pub(super) fn harmless_text(t: &str, functions: &[String]) -> bool {
 fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
     let t = &without_harmless_substitutions(t);
     // (One split of the text, each word looked up among the names.)
-    let calls = t
-        .as_bytes()
-        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
-        .any(|w| functions.iter().any(|f| f.as_bytes() == w));
-    if calls
-        || assigning_expansion(t)
+    let calls = call_words(t).any(|w| functions.iter().any(|f| f.as_bytes() == w));
+    !calls && harmless_writing_but_calls(t, writes)
+}
+
+/// The words of `t` (without its harmless substitutions) that [`harmless_text`] looks up among
+/// the functions' names.
+pub(super) fn call_words(t: &str) -> impl Iterator<Item = &[u8]> {
+    t.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+}
+
+/// [`harmless_writing`] of `t` (without its harmless substitutions) but for the functions it calls.
+fn harmless_writing_but_calls(t: &str, writes: bool) -> bool {
+    if assigning_expansion(t)
         || mentions(t, CHANGES_STATE)
         || mentions(t, NOT_HARMLESS)
         || t.contains(['[', '!', '`'])
@@ -689,7 +715,7 @@ pub(super) fn harmless_substitution(t: &str) -> bool {
 }
 
 /// `t` with each [`harmless_substitution`] replaced by a plain word.
-fn without_harmless_substitutions(t: &str) -> String {
+pub(super) fn without_harmless_substitutions(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     let mut rest = t;
     loop {
