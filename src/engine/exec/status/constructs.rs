@@ -172,7 +172,7 @@ pub(super) fn unread_declaration(
     let keyword = text(decl, walk).split_whitespace().next().unwrap_or("");
     if !matches!(keyword, "export" | "local" | "readonly" | "declare" | "typeset")
         || (rules.called && keyword != "local")
-        || !decl.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+        || !statement_or_left_of_a_list(decl)
         || env_like(var)
     {
         return false;
@@ -217,6 +217,24 @@ pub(super) fn unread_declaration(
                 .get_or_init(|| last_unplain_start(root, walk))
                 .is_none_or(|s| s < decl.end_byte())
     })
+}
+
+/// Whether `n` is a statement of a list of statements, or the first command of an `&&`/`||`
+/// list that is (`export X=$(...) || exit 1`: the declaration's status, 0, decides the list's
+/// first step, whatever the substitution returned; bash 5.2 and dash 0.5.12 exit 0 with the
+/// database down).
+fn statement_or_left_of_a_list(n: Node<'_>) -> bool {
+    let mut at = n;
+    while let Some(p) = at.parent() {
+        if is_list_of_statements(p.kind()) {
+            return true;
+        }
+        if p.kind() != "list" || p.named_child(0) != Some(at) {
+            return false;
+        }
+        at = p;
+    }
+    false
 }
 
 /// Whether a client may read variable `var` from its environment (`PGHOST`, `http_proxy`, ...),
