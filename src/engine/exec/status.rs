@@ -56,7 +56,8 @@ use harmless::{
     next_reads_status, only_echoed, plain_text_commands, same_writes, selection_is_harmless,
     unread_assignment, writes_a_named_file,
 };
-use options::{Opt, option_on_at, options_at, shebang_errexit, with_facts};
+pub(super) use options::shebang_errexit;
+use options::{Opt, option_on_at, options_at, with_facts};
 
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
@@ -70,7 +71,8 @@ pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 /// (`discarded`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Rules {
-    /// errexit is on from the start: the shell's own `-e`, a `#!` line with `-e`, or the caller's
+    /// errexit is on from the start: the shell's own `-e` (a `#!` line's for a file executed
+    /// directly, `script::files`), or the caller's
     /// (for a function's body, whose caller mentions it anywhere).
     pub(super) errexit: bool,
     /// pipefail is on from the start (the shell's options, or the caller's for a function's body).
@@ -177,7 +179,7 @@ pub(super) fn rules(
         return None;
     }
     Some(Rules {
-        errexit: errexit || shebang_errexit(src),
+        errexit,
         pipefail,
         functions,
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),

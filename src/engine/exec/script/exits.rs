@@ -32,7 +32,8 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
     }
     let words: Vec<&str> = script.split_whitespace().collect();
     let exits_zero = words.windows(2).all(|w| w[0] != "exit" || w[1].trim_end_matches(';') == "0");
-    // `set -e`, `#!/bin/bash -e` (a script naming `errexit` was left above).
+    // `set -e` (a script naming `errexit` was left above; a `#!` line's `-e` is the caller's
+    // errexit, for a file executed directly).
     (exits_zero
         && !super::super::status::sets_errexit(script)
         && !words.contains(&".")

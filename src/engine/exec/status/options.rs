@@ -1,5 +1,5 @@
 //! What errexit (`set -e`) and pipefail (`set -o pipefail`) are at a command: from the shell's
-//! options and a `#!` line, then each `set` the shell that runs the command has run before it
+//! options (a `#!` line's for a file executed directly), then each `set` the shell that runs the command has run before it
 //! (bash manual, "The Set Builtin"; a `( )` subshell inherits them, a change in it does not
 //! reach its parent: `option_on_at`, `set_facts`). Also what one scan of
 //! a tree gives every command of it (`TreeFacts`): where a status is read, whether an `exec` is
@@ -15,7 +15,8 @@ use super::{Rules, each_node, is_statement, text, work};
 /// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit` where a command
 /// starts (not in a comment, not another command's argument: `echo set -e`, `redis-cli set k
 /// v`; `command set -e`, `\set -e` count), a command whose name is computed in a script with the
-/// word `set` (`f=set; $f -e`), or a `#!` line with `-e`.
+/// word `set` (`f=set; $f -e`). (A `#!` line with `-e` counts only for a file executed
+/// directly: `script::files`; handed to a shell, the line is a comment.)
 pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
     let set_e = maybe_set(script) && {
         let words = command_words(script);
@@ -32,7 +33,7 @@ pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
                 }
             })
     };
-    set_e || shebang_errexit(script) || mentions(script, &["errexit"])
+    set_e || mentions(script, &["errexit"])
 }
 
 /// Whether `src` may spell `set` (quoted or with backslashes): without its quotes and
@@ -198,7 +199,7 @@ fn set_turns_on(args: &[&str], opt: Opt) -> Option<bool> {
 }
 
 /// Whether the script's `#!` line passes `-e` (errexit from its first line).
-pub(super) fn shebang_errexit(script: &str) -> bool {
+pub(in crate::engine::exec) fn shebang_errexit(script: &str) -> bool {
     script.strip_prefix("#!").is_some_and(|l| {
         l.lines()
             .next()
