@@ -3358,7 +3358,14 @@ fn an_exit_with_an_unset_variable_is_a_bare_exit() {
             "pg_isready -h orders-db; true; exit $RC",
             "pg_isready -h orders-db; true; exit $1",
             "pg_isready -h orders-db; true; exit \"$RC\"",
+            "pg_isready -h orders-db; true; exit ${RC}",
+            "{ pg_isready -h orders-db; true; exit $RC; }",
         ],
-        &["pg_isready -h orders-db; exit $RC", "pg_isready -h orders-db; RC=$?; true; exit $RC"],
+        &[
+            "pg_isready -h orders-db; exit $RC",
+            "pg_isready -h orders-db; RC=$?; true; exit $RC",
+            "pg_isready -h orders-db; { exit $RC; }",
+            "f() { RC=$?; }; pg_isready -h orders-db; f; true; exit $RC",
+        ],
     );
 }

@@ -62,6 +62,7 @@ impl Ctx<'_> {
         if !self.spend_object(script.len()) {
             return None;
         }
+        let script = &*self.unset_exit_words(script);
         // The shell splitter flattens function bodies, so a function's `$1` cannot be bound to
         // its call's arguments here: while a script that defines functions is analysed, a
         // positional parameter the script was not given is read as empty rather than as a remote
