@@ -48,7 +48,9 @@ use tree_sitter::Node;
 
 use super::flow::mentions;
 use super::shell::Walk;
-use constructs::{errexit_ends_subshell, subshell_only_exits, tries_each_host, unread_declaration};
+use constructs::{
+    errexit_ends_subshell, only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
+};
 use data::PLAIN;
 pub(super) use harmless::reads_status_text;
 use harmless::{
@@ -346,6 +348,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
                     if reads_status_text(text(construct, walk)) {
                         return None;
+                    }
+                    if only_leaves_its_loop(construct, walk) {
+                        return Some((LEAVES_LOOP, at));
                     }
                     return (selection_is_harmless(at, construct, walk, &funcs)
                         || same_writes(at, construct, walk))
@@ -678,6 +683,7 @@ const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
 const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
+const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
