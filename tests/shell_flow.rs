@@ -3314,10 +3314,15 @@ fn errexit_is_ignored_inside_compound_commands_and_functions_run_where_it_is_ign
             "set -e; if { pg_isready -h orders-db; true; }; then echo up; fi; echo ok",
             "set -e; { pg_isready -h orders-db; true; } && echo yes; echo ok",
             "set -e; x() { pg_isready -h orders-db; true; }; y=1; x || y=0; echo $y",
+            "set -e; ! { pg_isready -h orders-db; true; }; echo ok",
+            "set -e; if true; then pg_isready -h orders-db; true; fi && echo yes; echo ok",
+            "set -e; f() { pg_isready -h orders-db; true; }; g() { f; echo x; }; g && y=1; echo ok",
         ],
         &[
             "set -e; f() { pg_isready -h orders-db; true; }; f; echo ok",
             "set -e; { pg_isready -h orders-db; true; }; echo ok",
+            "set -e; true && { pg_isready -h orders-db; true; }; echo ok",
+            "set -e; f() { pg_isready -h orders-db; true; }; f && y=1; f; echo ok",
         ],
     );
 }

@@ -161,6 +161,7 @@ impl Ctx<'_> {
                         }
                     }
                     Some('L') => self.line = scope[1..].parse().unwrap_or(0),
+                    Some('E') => self.errexit_ignored = true,
                     Some('F') => {
                         let end = loop_end(pieces, at);
                         let body = &pieces[at..end];
@@ -241,6 +242,7 @@ impl Ctx<'_> {
 
     /// One piece of [`Self::analyze_pieces`].
     fn analyze_piece(&mut self, piece: String, depth: usize) -> Step {
+        let errexit_ignored = std::mem::take(&mut self.errexit_ignored);
         {
             if let Some((name, body)) = piece.strip_prefix(FUNCTION).and_then(|p| p.split_once(FUNCTION)) {
                 let functions = std::rc::Rc::make_mut(&mut self.functions);
@@ -387,9 +389,12 @@ impl Ctx<'_> {
                 return found.map_or(Step::Next, Step::Found);
             }
             if let Some(body) = self.function(args.first()) {
-                return self
-                    .call_function(&body, &args[1..], &assigns, depth)
-                    .map_or(Step::Next, Step::Found);
+                // Called where errexit is ignored, its body runs without it.
+                let errexit = self.errexit;
+                self.errexit &= !errexit_ignored;
+                let found = self.call_function(&body, &args[1..], &assigns, depth);
+                self.errexit = errexit;
+                return found.map_or(Step::Next, Step::Found);
             }
             self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)
         }

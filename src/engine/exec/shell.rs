@@ -440,6 +440,9 @@ impl Ctx<'_> {
         }
         if is_piece(kind) {
             if n.end_byte() <= walk.cut {
+                if kind == "command" && self.calls_in_ignored_errexit(n, walk) {
+                    out.push(format!("{}E", super::flow::SCOPE));
+                }
                 self.piece(&[n], walk, depth, out);
             }
             return false;
