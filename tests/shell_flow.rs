@@ -3206,10 +3206,13 @@ fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
             "pg_isready -h orders-db <<EOF; exit 0\nhello\nEOF",
             "pg_isready -h orders-db <<EOF || true\nhello\nEOF",
             "pg_isready -h orders-db <<-EOF; exit 0\n\thello\n\tEOF",
+            "pg_isready -h orders-db <<EOF >/dev/null 2>&1; exit 0\nx\nEOF",
+            "if grep -q accepting <<EOF; then echo up; fi; exit 0\n$(pg_isready -h orders-db)\nEOF",
         ],
         &[
             "pg_isready -h orders-db <<EOF && echo up\nhello\nEOF",
             "true <<EOF; pg_isready -h orders-db\nhello\nEOF",
+            "if grep -q accepting <<EOF; then exit 0; fi; exit 1\n$(pg_isready -h orders-db)\nEOF",
         ],
     );
 }

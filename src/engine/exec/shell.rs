@@ -239,6 +239,12 @@ impl Ctx<'_> {
                 })
                 .collect()
         };
+        // (A here-document's operator line that goes on with commands, read as the shells read
+        // it: `heredoc::group_here_document_lines`.)
+        let text = match super::heredoc::group_here_document_lines(&text) {
+            std::borrow::Cow::Owned(grouped) => grouped,
+            std::borrow::Cow::Borrowed(_) => text,
+        };
         let start = out.len();
         let outside_walks = self.uncoupling.is_empty();
         let by_text = match plain_command(&text) {
