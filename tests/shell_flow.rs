@@ -2057,11 +2057,9 @@ fn status_reads_options_and_harmless_fallbacks_are_judged_where_they_are() {
     );
     // The shell's own `-e` applies from the start (a `#!` line's, for a file executed directly:
     // `a_shebang_line_is_a_comment_to_the_shell_the_text_is_handed_to`).
-    for argv in [&["sh", "-e", "-c", "pg_isready -h orders-db; curl -sf localhost:8080/healthz; set +e"][..]]
-    {
-        let got = finding_of(argv);
-        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
-    }
+    let argv = ["sh", "-e", "-c", "pg_isready -h orders-db; curl -sf localhost:8080/healthz; set +e"];
+    let got = finding_of(&argv);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
 }
 
 /// The break-it pass after the exit-status walk (break9, sections A and B), each case run in bash
@@ -3197,7 +3195,7 @@ fn expect_actions(warned: &[&str], denied: &[&str]) {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
-/// 1. The rest of a here-document operator's line is commands; the body starts on the next line
+/// Item 1: The rest of a here-document operator's line is commands; the body starts on the next line
 /// (`pg_isready -h db <<EOF; exit 0`: 0 / 0; `<<EOF && echo up`: 2 / 2).
 #[test]
 fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
@@ -3217,7 +3215,7 @@ fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
     );
 }
 
-/// 2, 3. A here-document read by a pipeline: its status is the last command's (no pipefail), so
+/// Item 2, 3: A here-document read by a pipeline: its status is the last command's (no pipefail), so
 /// `cat <<EOF | grep -q accepting || true` and `grep accepting <<EOF | cat` exit 0 / 0 whatever
 /// `$(pg_isready -h db)` in the body writes; without the `|| true` / `| cat`, 1 / 1.
 #[test]
@@ -3234,7 +3232,7 @@ fn a_here_document_read_by_a_pipeline_couples_only_through_its_status() {
     );
 }
 
-/// 4. Loops that try each host until one answers: `&& exit 0` ends the script with 0 at the first
+/// Item 4: Loops that try each host until one answers: `&& exit 0` ends the script with 0 at the first
 /// host that answers (this Pod's, localhost: 0 / 0), and `if CHECK; then break; fi` leaves the
 /// loop with 0 either way (an `if` without `else` whose condition fails is 0: 0 / 0 even over
 /// remote hosts alone). Over remote hosts alone `&& exit 0` is the last host's status: 2 / 2.
@@ -3257,7 +3255,7 @@ fn loops_that_try_each_host_until_one_answers_are_fallbacks() {
     );
 }
 
-/// 5. The `#!` line is a comment when the text is handed to a shell (`sh -c`, `sh FILE`): no
+/// Item 5: The `#!` line is a comment when the text is handed to a shell (`sh -c`, `sh FILE`): no
 /// errexit from `#!/bin/sh -e` (`sh check.sh`: 0 / 0; run as `./check.sh`, its `-e` holds: 2),
 /// and `sh FILE` runs sh whatever the `#!` line names.
 #[test]
@@ -3306,7 +3304,7 @@ fn a_shebang_line_is_a_comment_to_the_shell_the_text_is_handed_to() {
     assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
 }
 
-/// 6. errexit is ignored in a command left of `&&`/`||`, after `!` or in an `if` condition, and in
+/// Item 6: errexit is ignored in a command left of `&&`/`||`, after `!` or in an `if` condition, and in
 /// everything it runs: a compound command's statements and a function's body (bash manual, `set
 /// -e`): 0 / 0. The same command run as a statement of its own: 2 / 2.
 #[test]
@@ -3330,7 +3328,7 @@ fn errexit_is_ignored_inside_compound_commands_and_functions_run_where_it_is_ign
     );
 }
 
-/// 7. `export X=$(check) || exit 1`: export's status is 0, so the `|| exit 1` never runs (0 / 0);
+/// Item 7: `export X=$(check) || exit 1`: export's status is 0, so the `|| exit 1` never runs (0 / 0);
 /// a plain assignment's status is the substitution's (1 / 1).
 #[test]
 fn a_declaration_left_of_or_has_its_own_status() {
@@ -3343,7 +3341,7 @@ fn a_declaration_left_of_or_has_its_own_status() {
     );
 }
 
-/// 8. `set` applies its options in order: the last word for errexit decides (`set -e +e`,
+/// Item 8: `set` applies its options in order: the last word for errexit decides (`set -e +e`,
 /// `set -e "+e"`, `set -o errexit +e`: 0 / 0; `set +e -e`, `set -e +e '-e'`: 2 / 2).
 #[test]
 fn the_last_errexit_word_of_a_set_command_decides() {
@@ -3358,7 +3356,7 @@ fn the_last_errexit_word_of_a_set_command_decides() {
     );
 }
 
-/// 9. `exit $RC` with RC never assigned is a bare `exit` (the last command's status: `true`'s, 0 /
+/// Item 9: `exit $RC` with RC never assigned is a bare `exit` (the last command's status: `true`'s, 0 /
 /// 0), as is `exit $1` in `sh -c` with no arguments; `exit "$RC"` is `exit ""`, an error both
 /// shells end with 2 whatever the database does. After the check itself, 2 / 2.
 #[test]
