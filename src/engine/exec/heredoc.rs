@@ -45,6 +45,48 @@ fn text<'s>(n: Node<'_>, walk: &Walk<'s>) -> &'s str {
     walk.src.get(n.start_byte()..n.end_byte().min(walk.src.len())).unwrap_or("")
 }
 
+/// A here-document's body, as the command's standard input: appended to its piece as a
+/// here-string word (`<<<'...'`, single-quoted; its `$` marked double-quoted when the delimiter
+/// is unquoted, else literal: a shell that reads it expands what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
+/// lines' leading tabs are stripped, as bash does.
+pub(super) fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
+    let Some(body) = walk.src.get(n.start_byte()..n.end_byte().min(walk.cut)) else {
+        return;
+    };
+    let strip = n.parent().is_some_and(|p| {
+        walk.src
+            .get(p.start_byte()..n.start_byte())
+            .is_some_and(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with("<<-"))
+    });
+    // With an unquoted delimiter the shell that reads the script expands the body's `$` itself,
+    // before the command runs (bash manual, "Here Documents"): they are marked double-quoted.
+    let quoted =
+        n.parent().is_none_or(|p| walk.src.get(p.start_byte()..n.start_byte()).is_none_or(delimiter_quoted));
+    let mut text = String::with_capacity(body.len() + 8);
+    for line in body.split_inclusive('\n') {
+        text.push_str(if strip { line.trim_start_matches('\t') } else { line });
+    }
+    if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
+        cur.push(' ');
+    }
+    cur.push(super::shell::REDIRECT);
+    cur.push_str("<<<'");
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => cur.push_str("'\\''"),
+            '\\' if !quoted && chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push(super::context::LDOLLAR);
+            }
+            '$' if !quoted => cur.push(super::context::QDOLLAR),
+            '$' => cur.push(super::context::LDOLLAR),
+            c => cur.push(c),
+        }
+    }
+    cur.push_str("' ");
+}
+
 /// Whether a here-document's delimiter (the text from its `<<` to its body) is quoted.
 pub(super) fn delimiter_quoted(redirect_text: &str) -> bool {
     let word =
