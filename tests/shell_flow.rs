@@ -702,11 +702,11 @@ fn only_the_errexit_option_turns_errexit_on() {
 
 #[test]
 fn a_script_that_can_stop_early_is_not_always_exit_0() {
-    // `always_exits_zero`: `set -e`, a `#!/bin/sh -e` line, `.`/`source` or a bare `exit;` may
-    // end the script with the check's status, each on its own.
+    // `always_exits_zero`: `set -e`, `.`/`source` or a bare `exit;` may end the script with the
+    // check's status, each on its own. (A `#!/bin/sh -e` line is a comment to `sh -c`:
+    // `a_shebang_line_is_a_comment_to_the_shell_the_text_is_handed_to`.)
     for script in [
         "set -e; pg_isready -h orders-db; exit 0",
-        "#!/bin/sh -e\npg_isready -h orders-db\nexit 0",
         ". /etc/profile; pg_isready -h orders-db; exit 0",
         "pg_isready -h orders-db || exit; exit 0",
     ] {
@@ -1819,7 +1819,6 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "! pg_isready -h orders-db",
         "set -e; pg_isready -h orders-db; curl -sf localhost:8080/",
         "set -eu\npg_isready -h orders-db\ncurl -sf localhost:8080/",
-        "#!/bin/sh -e\npg_isready -h orders-db\ncurl -sf localhost:8080/",
         "set -e; (pg_isready -h orders-db; curl -sf localhost:8080/)",
         "set -e; check() { pg_isready -h orders-db; curl -sf localhost:8080/; }; check",
         "set -o pipefail; pg_isready -h orders-db | cat; ",
@@ -2056,14 +2055,11 @@ fn status_reads_options_and_harmless_fallbacks_are_judged_where_they_are() {
 "
         )
     );
-    // The shell's own `-e` and a `#!` line's apply from the start.
-    for argv in [
-        &["sh", "-e", "-c", "pg_isready -h orders-db; curl -sf localhost:8080/healthz; set +e"][..],
-        &["sh", "-c", "#!/bin/sh -e\npg_isready -h orders-db\ncurl -sf localhost:8080/healthz"][..],
-    ] {
-        let got = finding_of(argv);
-        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
-    }
+    // The shell's own `-e` applies from the start (a `#!` line's, for a file executed directly:
+    // `a_shebang_line_is_a_comment_to_the_shell_the_text_is_handed_to`).
+    let argv = ["sh", "-e", "-c", "pg_isready -h orders-db; curl -sf localhost:8080/healthz; set +e"];
+    let got = finding_of(&argv);
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
 }
 
 /// The break-it pass after the exit-status walk (break9, sections A and B), each case run in bash
@@ -3198,4 +3194,197 @@ fn functions_calling_each_other_spend_the_budget_and_are_noted() {
 fn unset_f_forgets_only_the_function_it_names() {
     expect_denied("f() { pg_isready -h db; }; g() { :; }; unset -f g; f", "db");
     expect_allowed("f() { pg_isready -h db; }; unset -f f; f");
+}
+
+/// Issue #10 (session 12 break-it, "never deny on a guess"): shapes whose check cannot fail the
+/// script by the dependency's outage. Each row was run in bash 5.2.15 and dash 0.5.12 with a stub
+/// `pg_isready` exiting 2 for orders-db and 0 for localhost (status with the database down):
+/// the warned rows exit 0 (or a status that does not depend on the database), the denied 1 or 2.
+fn expect_actions(warned: &[&str], denied: &[&str]) {
+    let mut wrong = wrong_actions(warned, Action::Warn);
+    wrong.extend(wrong_actions(denied, Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Item 1: The rest of a here-document operator's line is commands; the body starts on the next line
+/// (`pg_isready -h db <<EOF; exit 0`: 0 / 0; `<<EOF && echo up`: 2 / 2).
+#[test]
+fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
+    expect_actions(
+        &[
+            "pg_isready -h orders-db <<EOF; exit 0\nhello\nEOF",
+            "pg_isready -h orders-db <<EOF || true\nhello\nEOF",
+            "pg_isready -h orders-db <<-EOF; exit 0\n\thello\n\tEOF",
+            "pg_isready -h orders-db <<EOF >/dev/null 2>&1; exit 0\nx\nEOF",
+            "if grep -q accepting <<EOF; then echo up; fi; exit 0\n$(pg_isready -h orders-db)\nEOF",
+        ],
+        &[
+            "pg_isready -h orders-db <<EOF && echo up\nhello\nEOF",
+            "true <<EOF; pg_isready -h orders-db\nhello\nEOF",
+            "if grep -q accepting <<EOF; then exit 0; fi; exit 1\n$(pg_isready -h orders-db)\nEOF",
+        ],
+    );
+}
+
+/// Item 2, 3: A here-document read by a pipeline: its status is the last command's (no pipefail), so
+/// `cat <<EOF | grep -q accepting || true` and `grep accepting <<EOF | cat` exit 0 / 0 whatever
+/// `$(pg_isready -h db)` in the body writes; without the `|| true` / `| cat`, 1 / 1.
+#[test]
+fn a_here_document_read_by_a_pipeline_couples_only_through_its_status() {
+    expect_actions(
+        &[
+            "cat <<EOF | grep -q accepting || true\n$(pg_isready -h orders-db)\nEOF",
+            "grep accepting <<EOF | cat\n$(pg_isready -h orders-db)\nEOF",
+        ],
+        &[
+            "cat <<EOF | grep -q accepting\n$(pg_isready -h orders-db)\nEOF",
+            "grep accepting <<EOF\n$(pg_isready -h orders-db)\nEOF",
+        ],
+    );
+}
+
+/// Item 4: Loops that try each host until one answers: `&& exit 0` ends the script with 0 at the first
+/// host that answers (this Pod's, localhost: 0 / 0), and `if CHECK; then break; fi` leaves the
+/// loop with 0 either way (an `if` without `else` whose condition fails is 0: 0 / 0 even over
+/// remote hosts alone). Over remote hosts alone `&& exit 0` is the last host's status: 2 / 2.
+#[test]
+fn loops_that_try_each_host_until_one_answers_are_fallbacks() {
+    expect_actions(
+        &[
+            "for h in localhost orders-db; do pg_isready -h $h && exit 0; done",
+            "for h in orders-db localhost; do pg_isready -h $h && exit 0; done; exit 1",
+            "for h in localhost orders-db; do if pg_isready -h $h; then break; fi; done",
+            "for h in orders-db db2; do if pg_isready -h $h; then break; fi; done",
+        ],
+        &[
+            "for h in orders-db db2; do pg_isready -h $h && exit 0; done",
+            "for h in orders-db db2; do pg_isready -h $h && exit 0; done; exit 1",
+            "for h in orders-db; do if pg_isready -h $h; then break; fi; exit 1; done",
+            // The variable, read after the loop, carries which host answered.
+            "for h in orders-db localhost; do if pg_isready -h $h; then break; fi; done; [ \"$h\" = orders-db ]",
+        ],
+    );
+}
+
+/// Item 5: The `#!` line is a comment when the text is handed to a shell (`sh -c`, `sh FILE`): no
+/// errexit from `#!/bin/sh -e` (`sh check.sh`: 0 / 0; run as `./check.sh`, its `-e` holds: 2),
+/// and `sh FILE` runs sh whatever the `#!` line names.
+#[test]
+fn a_shebang_line_is_a_comment_to_the_shell_the_text_is_handed_to() {
+    // (Each of these was denied, three of them by earlier tests that read the line as errexit.)
+    expect_actions(
+        &[
+            "#!/bin/sh -e\npg_isready -h orders-db\necho ok",
+            "#!/bin/sh -e\npg_isready -h orders-db\nexit 0",
+            "#!/bin/sh -e\npg_isready -h orders-db\ncurl -sf localhost:8080/",
+        ],
+        &["#!/bin/sh -e\nset -e\npg_isready -h orders-db\necho ok"],
+    );
+    let files = |check: &str, command: serde_json::Value| {
+        let docs: Vec<serde_json::Value> = serde_json::from_value(serde_json::json!([
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": "shop"},
+             "data": {"check.sh": check}},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+             "spec": {"volumes": [{"name": "probe", "configMap": {"name": "probe", "defaultMode": 493}}],
+                      "containers": [{"name": "c", "image": "x",
+                        "volumeMounts": [{"name": "probe", "mountPath": "/scripts"}],
+                        "livenessProbe": {"exec": {"command": command}}}]}}
+        ]))
+        .unwrap();
+        let cms = probegate::engine::StaticConfigMaps::from_documents(&docs, "default");
+        let e = admission::evaluate_object_with_configmaps(
+            &Policy::default(),
+            &workload(&docs[1]),
+            "shop",
+            None,
+            &cms,
+        );
+        let f = e.evaluation.findings.iter().find(|f| f.rule == RuleId::LivenessDependency);
+        f.map(|f| (f.action, f.describe()))
+    };
+    let errexit = "#!/bin/sh -e\npg_isready -h orders-db\necho ok\n";
+    let got = files(errexit, serde_json::json!(["sh", "/scripts/check.sh"]));
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{got:?}");
+    let got = files(errexit, serde_json::json!(["/scripts/check.sh"]));
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+    // An assignment before a special builtin lasts in sh (dash: localhost), not in bash (db).
+    let special = "#!/bin/bash\nH=orders-db\nH=localhost :\npg_isready -h $H\n";
+    let got = files(special, serde_json::json!(["sh", "/scripts/check.sh"]));
+    assert!(got.is_none(), "{got:?}");
+    let got = files(special, serde_json::json!(["/scripts/check.sh"]));
+    assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{got:?}");
+}
+
+/// Item 6: errexit is ignored in a command left of `&&`/`||`, after `!` or in an `if` condition, and in
+/// everything it runs: a compound command's statements and a function's body (bash manual, `set
+/// -e`): 0 / 0. The same command run as a statement of its own: 2 / 2.
+#[test]
+fn errexit_is_ignored_inside_compound_commands_and_functions_run_where_it_is_ignored() {
+    expect_actions(
+        &[
+            "set -e; f() { pg_isready -h orders-db; true; }; f || true; echo ok",
+            "set -e; if { pg_isready -h orders-db; true; }; then echo up; fi; echo ok",
+            "set -e; { pg_isready -h orders-db; true; } && echo yes; echo ok",
+            "set -e; x() { pg_isready -h orders-db; true; }; y=1; x || y=0; echo $y",
+            "set -e; ! { pg_isready -h orders-db; true; }; echo ok",
+            "set -e; if true; then pg_isready -h orders-db; true; fi && echo yes; echo ok",
+            "set -e; f() { pg_isready -h orders-db; true; }; g() { f; echo x; }; g && y=1; echo ok",
+        ],
+        &[
+            "set -e; f() { pg_isready -h orders-db; true; }; f; echo ok",
+            "set -e; { pg_isready -h orders-db; true; }; echo ok",
+            "set -e; true && { pg_isready -h orders-db; true; }; echo ok",
+            "set -e; f() { pg_isready -h orders-db; true; }; f && y=1; f; echo ok",
+        ],
+    );
+}
+
+/// Item 7: `export X=$(check) || exit 1`: export's status is 0, so the `|| exit 1` never runs (0 / 0);
+/// a plain assignment's status is the substitution's (1 / 1).
+#[test]
+fn a_declaration_left_of_or_has_its_own_status() {
+    expect_actions(
+        &[
+            "export X=$(pg_isready -h orders-db) || exit 1",
+            "readonly X=$(pg_isready -h orders-db) && echo ok",
+        ],
+        &["X=$(pg_isready -h orders-db) || exit 1"],
+    );
+}
+
+/// Item 8: `set` applies its options in order: the last word for errexit decides (`set -e +e`,
+/// `set -e "+e"`, `set -o errexit +e`: 0 / 0; `set +e -e`, `set -e +e '-e'`: 2 / 2).
+#[test]
+fn the_last_errexit_word_of_a_set_command_decides() {
+    expect_actions(
+        &[
+            "set -e +e; pg_isready -h orders-db; echo ok",
+            "set -e \"+e\"; pg_isready -h orders-db; echo ok",
+            "set -o errexit +e; pg_isready -h orders-db; echo ok",
+            "set -e +e; f() { pg_isready -h orders-db; true; }; f; echo ok",
+        ],
+        &["set +e -e; pg_isready -h orders-db; echo ok", "set -e +e '-e'; pg_isready -h orders-db; echo ok"],
+    );
+}
+
+/// Item 9: `exit $RC` with RC never assigned is a bare `exit` (the last command's status: `true`'s, 0 /
+/// 0), as is `exit $1` in `sh -c` with no arguments; `exit "$RC"` is `exit ""`, an error both
+/// shells end with 2 whatever the database does. After the check itself, 2 / 2.
+#[test]
+fn an_exit_with_an_unset_variable_is_a_bare_exit() {
+    expect_actions(
+        &[
+            "pg_isready -h orders-db; true; exit $RC",
+            "pg_isready -h orders-db; true; exit $1",
+            "pg_isready -h orders-db; true; exit \"$RC\"",
+            "pg_isready -h orders-db; true; exit ${RC}",
+            "{ pg_isready -h orders-db; true; exit $RC; }",
+        ],
+        &[
+            "pg_isready -h orders-db; exit $RC",
+            "pg_isready -h orders-db; RC=$?; true; exit $RC",
+            "pg_isready -h orders-db; { exit $RC; }",
+            "f() { RC=$?; }; pg_isready -h orders-db; f; true; exit $RC",
+        ],
+    );
 }

@@ -194,6 +194,9 @@ pub(super) struct Ctx<'e> {
     pub(super) uncoupled_found: Option<super::Dependency>,
     /// The shell running the script was started with `-e` (errexit): a failing command ends it.
     pub(super) errexit: bool,
+    /// The next piece runs where errexit is ignored (`flow::SCOPE` `E`): a function it calls runs
+    /// its body without errexit.
+    pub(super) errexit_ignored: bool,
     /// `set -a` (allexport) is on: every variable assigned from now on is exported (bash manual,
     /// "The Set Builtin"; POSIX `set -a`); `None` when a `set` that may not have run changed it.
     pub(super) allexport: Option<bool>,
@@ -337,6 +340,7 @@ impl<'e> Ctx<'e> {
             uncoupled: None,
             uncoupled_found: None,
             errexit: false,
+            errexit_ignored: false,
             allexport: Some(false),
             uncertain_functions: HashSet::new(),
             status_read_elsewhere: false,

@@ -62,6 +62,9 @@ pub(super) const EXIT: char = '\u{E009}';
 ///   of a pipeline when `lastpipe` is mentioned): what it changes is unknown after it;
 /// - `SCOPE F` + name + [`SCOPE`] + words opens a `for` loop whose words are known only when the
 ///   analysis reaches it (`for h in "$1"`), `SCOPE f` closes it: the body is run once per word;
+/// - `SCOPE E`: the next piece runs where errexit is ignored (left of `&&`/`||`, after `!`, in an
+///   `if` condition, or in a compound command there: `status::errexit_ignored_around`), so a
+///   function it calls runs its body without errexit (bash manual, `set -e`);
 /// - `SCOPE L` + a line number: the commands after it are on that line of the script (written only
 ///   when the script mentions `alias`: an alias applies from the next line on).
 pub(super) const SCOPE: char = '\u{E00A}';

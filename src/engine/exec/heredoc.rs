@@ -27,6 +27,15 @@ use super::shell::Walk;
 /// on it as far as the shells show (an empty `sh <<EOF` script exits 0 in bash and dash).
 const READS_INTO_STATUS: &[&str] = &["grep", "egrep", "fgrep", "zgrep", "rg", "diff", "cmp"];
 
+/// A command of [`READS_INTO_STATUS`] named as written, writing no file and running nothing else
+/// (`grep -q ok`).
+fn reads_into_status(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    let t = text(k, walk);
+    k.kind() == "command"
+        && !t.contains(['>', '`', '$'])
+        && k.child_by_field_name("name").is_some_and(|n| READS_INTO_STATUS.contains(&text(n, walk)))
+}
+
 /// Pipeline readers that read nothing into a status (as `status::trivial_reader`).
 fn trivial_reader(t: &str) -> bool {
     matches!(t.trim(), "true" | ":" | "cat >/dev/null" | "cat > /dev/null")
@@ -34,6 +43,48 @@ fn trivial_reader(t: &str) -> bool {
 
 fn text<'s>(n: Node<'_>, walk: &Walk<'s>) -> &'s str {
     walk.src.get(n.start_byte()..n.end_byte().min(walk.src.len())).unwrap_or("")
+}
+
+/// A here-document's body, as the command's standard input: appended to its piece as a
+/// here-string word (`<<<'...'`, single-quoted; its `$` marked double-quoted when the delimiter
+/// is unquoted, else literal: a shell that reads it expands what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
+/// lines' leading tabs are stripped, as bash does.
+pub(super) fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
+    let Some(body) = walk.src.get(n.start_byte()..n.end_byte().min(walk.cut)) else {
+        return;
+    };
+    let strip = n.parent().is_some_and(|p| {
+        walk.src
+            .get(p.start_byte()..n.start_byte())
+            .is_some_and(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with("<<-"))
+    });
+    // With an unquoted delimiter the shell that reads the script expands the body's `$` itself,
+    // before the command runs (bash manual, "Here Documents"): they are marked double-quoted.
+    let quoted =
+        n.parent().is_none_or(|p| walk.src.get(p.start_byte()..n.start_byte()).is_none_or(delimiter_quoted));
+    let mut text = String::with_capacity(body.len() + 8);
+    for line in body.split_inclusive('\n') {
+        text.push_str(if strip { line.trim_start_matches('\t') } else { line });
+    }
+    if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
+        cur.push(' ');
+    }
+    cur.push(super::shell::REDIRECT);
+    cur.push_str("<<<'");
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => cur.push_str("'\\''"),
+            '\\' if !quoted && chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push(super::context::LDOLLAR);
+            }
+            '$' if !quoted => cur.push(super::context::QDOLLAR),
+            '$' => cur.push(super::context::LDOLLAR),
+            c => cur.push(c),
+        }
+    }
+    cur.push_str("' ");
 }
 
 /// Whether a here-document's delimiter (the text from its `<<` to its body) is quoted.
@@ -101,22 +152,34 @@ fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
         return used;
     }
     let mut child = statement;
+    // A pipeline whose later commands read the output into their status (`{ cat <<EOF; } | grep
+    // -q ok`, as the grammar's reading of `cat <<EOF | grep -q ok` is regrouped): its status is
+    // judged as the reader's is.
+    let mut reader = None;
     while let Some(parent) = child.parent() {
         match parent.kind() {
             "command_substitution" | "process_substitution" => return used,
+            // (A bare `cat` after it copies its output on: where that goes is looked at further
+            // up, and the status the output decides is judged by the walk, `grep ok <<EOF | cat`
+            // being `cat`'s: bash 5.2 and dash 0.5.12 exit 0.)
             "pipeline" => {
                 let mut c = parent.walk();
-                if parent
-                    .named_children(&mut c)
-                    .filter(|k| k.start_byte() >= child.end_byte())
-                    .any(|k| !trivial_reader(text(k, walk)))
-                {
-                    return used;
+                let later: Vec<Node<'t>> =
+                    parent.named_children(&mut c).filter(|k| k.start_byte() >= child.end_byte()).collect();
+                let passes = |k: &Node<'_>| trivial_reader(text(*k, walk)) || text(*k, walk).trim() == "cat";
+                if !later.iter().all(passes) {
+                    if !later.iter().all(|k| passes(k) || reads_into_status(*k, walk)) {
+                        return used;
+                    }
+                    reader.get_or_insert(parent);
                 }
             }
             _ => {}
         }
         child = parent;
+    }
+    if let Some(pipeline) = reader {
+        return Output::ReadIntoStatus(pipeline);
     }
     if reads {
         return Output::ReadIntoStatus(statement);
@@ -193,10 +256,16 @@ impl Ctx<'_> {
     /// statement holds the body's `$(...)`, so `flow`'s walk never asks about it; here it is
     /// asked, its work counted as `status_discarded_within_budget` counts it.
     fn reader_status_discarded(&self, statement: Node<'_>, walk: &Walk<'_>) -> Option<String> {
-        let redirect =
-            statement.child_by_field_name("redirect").filter(|r| r.kind() == "heredoc_redirect")?;
-        let mut c = redirect.walk();
-        let kids: Vec<Node<'_>> = redirect.children(&mut c).collect();
+        // (A pipeline holding the command, `Output::ReadIntoStatus`, has no redirection of its own.)
+        let redirect = statement.child_by_field_name("redirect").filter(|r| r.kind() == "heredoc_redirect");
+        let kids: Vec<Node<'_>> = match redirect {
+            Some(r) => {
+                let mut c = r.walk();
+                r.children(&mut c).collect()
+            }
+            None if statement.kind() == "pipeline" => Vec::new(),
+            None => return None,
+        };
         let ignored = kids.windows(2).any(|w| {
             w[0].kind() == "||"
                 && w[1].kind() == "command"
@@ -225,5 +294,174 @@ impl Ctx<'_> {
             return None;
         }
         why.map(then)
+    }
+}
+
+/// `script` with each here-document whose operator's line goes on with more commands (`cmd <<EOF
+/// | grep -q ok || true`, `cmd <<EOF; exit 0`) written as a group holding the command and its
+/// body, the rest of the line after the group: `{ cmd <<EOF` / body / `EOF` / `} | grep -q ok ||
+/// true`. The shells read the rest of the operator's line as commands and the body from the next
+/// line (POSIX 2.7.4: "the here-document starts after the next <newline>"); tree-sitter-bash
+/// 0.25.1 reads a `;` there as an error and the rest as words of the redirection (`pg_isready -h
+/// db <<EOF; exit 0` was the command `pg_isready -h db exit 0`), and `| ...`/`|| ...` as parts of
+/// it. A `{ }` group runs in the shell that runs the command, and a pipeline or list binds it as
+/// it binds the command, so the script means the same (bash 5.2 and dash 0.5.12 exit 0 on both
+/// forms of each). Only a line with one `<<` (not `<<<`), no backquote or `$(`, a delimiter line
+/// that ends the body, and a command that starts after an operator or `if`/`then`/`do`/`else`/
+/// `elif`/`while`/`until`/`!` is rewritten; any other is left as it is.
+pub(super) fn group_here_document_lines(script: &str) -> std::borrow::Cow<'_, str> {
+    if !script.contains("<<") {
+        return std::borrow::Cow::Borrowed(script);
+    }
+    let lines: Vec<&str> = script.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < lines.len() {
+        match regroup(&lines, i) {
+            Some((grouped, next)) => {
+                out.push(grouped);
+                changed = true;
+                i = next;
+            }
+            None => {
+                out.push(lines[i].to_string());
+                i += 1;
+            }
+        }
+    }
+    if changed { std::borrow::Cow::Owned(out.join("\n")) } else { std::borrow::Cow::Borrowed(script) }
+}
+
+/// [`group_here_document_lines`] of the line `lines[at]`: the text that replaces it and its body,
+/// and the index of the line after the body.
+fn regroup(lines: &[&str], at: usize) -> Option<(String, usize)> {
+    let line = lines[at];
+    if line.matches("<<").count() != 1 || line.contains("<<<") || line.contains('`') || line.contains("$(") {
+        return None;
+    }
+    // The top-level bytes of the line (outside quotes): `None` inside quotes.
+    let mut quote: Option<u8> = None;
+    let bytes = line.as_bytes();
+    let mut top = vec![false; bytes.len()];
+    let mut k = 0;
+    while k < bytes.len() {
+        let b = bytes[k];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(b'"') if b == b'\\' => k += 1,
+            Some(_) => {}
+            None if b == b'\\' => k += 1,
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None => top[k] = true,
+        }
+        k += 1;
+    }
+    let op = line.find("<<")?;
+    if !top[op] || bytes.get(op.wrapping_sub(1)) == Some(&b'<') {
+        return None;
+    }
+    let strip = bytes.get(op + 2) == Some(&b'-');
+    let word_at = op + 2 + usize::from(strip);
+    let word_at = word_at + line[word_at..].len() - line[word_at..].trim_start_matches([' ', '\t']).len();
+    let word_end = line[word_at..]
+        .find([' ', '\t', ';', '&', '|', '<', '>', '(', ')'])
+        .map_or(line.len(), |e| word_at + e);
+    let delimiter: String =
+        line[word_at..word_end].chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect();
+    if delimiter.is_empty() {
+        return None;
+    }
+    // The first control operator after the word, before any comment.
+    let mut rest_at = None;
+    for k in word_end..bytes.len() {
+        if !top[k] {
+            continue;
+        }
+        if bytes[k] == b'#' && matches!(bytes[k - 1], b' ' | b'\t') {
+            break;
+        }
+        if matches!(bytes[k], b';' | b'&' | b'|') {
+            // (`>&2`, `2>&1`, `&>f`: a redirection, not an operator.)
+            let redirect =
+                bytes[k] == b'&' && (matches!(bytes[k - 1], b'>' | b'<') || bytes.get(k + 1) == Some(&b'>'));
+            if !redirect {
+                rest_at = Some(k);
+                break;
+            }
+        }
+    }
+    let rest_at = rest_at?;
+    // Where the command holding the operator starts.
+    let mut start = 0;
+    for k in 0..op {
+        if top[k] && matches!(bytes[k], b';' | b'&' | b'|' | b'(' | b'{') {
+            start = k + 1;
+        }
+    }
+    loop {
+        let from = start + line[start..op].len() - line[start..op].trim_start().len();
+        let word = line[from..op].split([' ', '\t']).next().unwrap_or("");
+        start = from;
+        if matches!(word, "if" | "then" | "do" | "else" | "elif" | "while" | "until" | "!") {
+            start += word.len();
+            continue;
+        }
+        if word.is_empty()
+            || matches!(word, "}" | ")" | "done" | "fi" | "esac" | "{" | "time")
+            || word.contains('(')
+        {
+            return None;
+        }
+        break;
+    }
+    // The body: the lines up to the delimiter's.
+    let end = (at + 1..lines.len()).find(|&j| {
+        let l = lines[j].strip_suffix('\r').unwrap_or(lines[j]);
+        let l = if strip { l.trim_start_matches('\t') } else { l };
+        l == delimiter
+    })?;
+    let mut grouped = format!("{}{{ {}", &line[..start], line[start..rest_at].trim_end());
+    for body in &lines[at + 1..=end] {
+        grouped.push('\n');
+        grouped.push_str(body);
+    }
+    grouped.push_str("\n} ");
+    grouped.push_str(&line[rest_at..]);
+    Some((grouped, end + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_here_document_lines as grouped;
+
+    /// The rest of an operator's line goes after a group of the command and its body; lines the
+    /// grammar reads as bash does, or that cannot be regrouped safely, are left as they are.
+    #[test]
+    fn an_operator_line_that_goes_on_is_regrouped() {
+        assert_eq!(grouped("a <<EOF; exit 0\nx\nEOF\nb"), "{ a <<EOF\nx\nEOF\n} ; exit 0\nb");
+        assert_eq!(
+            grouped("cat <<EOF | grep -q ok || true\n$(c)\nEOF"),
+            "{ cat <<EOF\n$(c)\nEOF\n} | grep -q ok || true"
+        );
+        assert_eq!(
+            grouped("true && cat <<-E >&2 | cat\n\tx\n\tE"),
+            "true && { cat <<-E >&2\n\tx\n\tE\n} | cat"
+        );
+        assert_eq!(
+            grouped("if grep -q x <<EOF; then :; fi\nb\nEOF"),
+            "if { grep -q x <<EOF\nb\nEOF\n} ; then :; fi"
+        );
+        for same in [
+            "cat <<EOF\nx; y\nEOF",
+            "cat <<EOF # a; b\nx\nEOF",
+            "cat <<EOF; x\nno end",
+            "done <<EOF; x\nb\nEOF",
+            "echo '<<EOF; x'\nEOF",
+            "cat <<<x; y",
+            "x=$(cat <<EOF); y\nb\nEOF",
+        ] {
+            assert_eq!(grouped(same), same);
+        }
     }
 }

@@ -1,7 +1,10 @@
-//! Stage 3b: running a script: its simple commands in turn, assignments and `export`, script files read from volumes, and building the reported [`Dependency`].
+//! Stage 3b: running a script: its simple commands in turn, assignments and `export`, script
+//! files read from volumes, and building the reported [`Dependency`]. Its children: `invocation`
+//! (where a shell finds its script or file), `exits` (a text that always exits 0), `files`,
+//! `scope`, `builtins`, `cond`.
 
 use super::clients::Hit;
-use super::context::{Ctx, RefKind, basename, is_ident, truncate_chars};
+use super::context::{Ctx, RefKind, is_ident, truncate_chars};
 use super::flow::{EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PIPE, SCOPE, UNCOUPLED};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
@@ -14,11 +17,16 @@ use std::collections::{HashMap, HashSet};
 
 mod builtins;
 mod cond;
+mod exits;
 mod files;
+mod invocation;
 mod scope;
 
 pub(super) use builtins::printf_output;
 use builtins::{here_string, input_redirect};
+pub(super) use exits::always_exits_zero;
+pub(super) use files::FileRun;
+pub(super) use invocation::{runs_as_shell, shell_file_pos, shell_script_pos};
 use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
@@ -43,76 +51,6 @@ const SPECIAL_BUILTINS: &[&str] = &[
 /// Command-level environment assignments (`PGHOST=db cmd`, `env PGHOST=db cmd`).
 pub(super) type Overrides = Vec<(String, String)>;
 
-/// For `sh [options] -c [options] script`, the index of the script among `vals`.
-pub(super) fn shell_script_pos(vals: &[String]) -> Option<usize> {
-    let mut has_c = false;
-    let mut k = 0;
-    while k < vals.len() {
-        let v = vals[k].as_str();
-        if v == "--" || v == "-" {
-            k += 1;
-            break;
-        }
-        if v.starts_with("--") {
-            k += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
-            continue;
-        }
-        if v.len() > 1 && (v.starts_with('-') || v.starts_with('+')) {
-            let flags = &v[1..];
-            if v.starts_with('-') && flags.contains('c') {
-                has_c = true;
-            }
-            k += 1;
-            if flags.contains(['o', 'O']) {
-                k += 1;
-            }
-            continue;
-        }
-        break;
-    }
-    (has_c && k < vals.len()).then_some(k)
-}
-
-/// For `sh [options] FILE [args]`, the index of FILE among `vals` (`None` with `-s`, or no file).
-pub(super) fn shell_file_pos(vals: &[String]) -> Option<usize> {
-    let mut k = 0;
-    while k < vals.len() {
-        let v = vals[k].as_str();
-        if v == "--" {
-            return (k + 1 < vals.len()).then_some(k + 1);
-        }
-        if v.starts_with("--") {
-            k += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
-            continue;
-        }
-        if v.len() > 1 && (v.starts_with('-') || v.starts_with('+')) {
-            if v.starts_with('-') && v.contains('s') {
-                return None;
-            }
-            k += if v[1..].contains(['o', 'O']) { 2 } else { 1 };
-            continue;
-        }
-        return Some(k);
-    }
-    None
-}
-
-/// Does a file that is executed directly run as a shell script? A `#!` line naming a shell, or
-/// none at all (a shell runs such a file itself) on a name that is not another language's.
-pub(super) fn runs_as_shell(path: &str, text: &str) -> bool {
-    const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "yash", "busybox"];
-    if let Some(line) = text.strip_prefix("#!") {
-        let mut words = line.lines().next().unwrap_or("").split_whitespace();
-        let mut interpreter = basename(words.next().unwrap_or(""));
-        if interpreter == "env" {
-            interpreter = words.find(|w| !w.starts_with('-') && !w.contains('=')).map_or("", basename);
-        }
-        return SHELLS.contains(&interpreter);
-    }
-    let ext = basename(path).rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    !matches!(ext.as_deref(), Some("py" | "rb" | "pl" | "js" | "php" | "lua" | "awk" | "jar" | "class"))
-}
-
 impl Ctx<'_> {
     /// Analyse a `-c` script: each simple command in turn.
     pub(super) fn analyze_script(&mut self, script: &str, depth: usize) -> Option<Dependency> {
@@ -126,6 +64,7 @@ impl Ctx<'_> {
         if !self.spend_object(script.len()) {
             return None;
         }
+        let script = &*self.unset_exit_words(script);
         // The shell splitter flattens function bodies, so a function's `$1` cannot be bound to
         // its call's arguments here: while a script that defines functions is analysed, a
         // positional parameter the script was not given is read as empty rather than as a remote
@@ -224,6 +163,7 @@ impl Ctx<'_> {
                         }
                     }
                     Some('L') => self.line = scope[1..].parse().unwrap_or(0),
+                    Some('E') => self.errexit_ignored = true,
                     Some('F') => {
                         let end = loop_end(pieces, at);
                         let body = &pieces[at..end];
@@ -309,6 +249,7 @@ impl Ctx<'_> {
         if !self.spend_units(PIECE_UNITS) {
             return Step::Stop;
         }
+        let errexit_ignored = std::mem::take(&mut self.errexit_ignored);
         {
             if let Some((name, body)) = piece.strip_prefix(FUNCTION).and_then(|p| p.split_once(FUNCTION)) {
                 let functions = std::rc::Rc::make_mut(&mut self.functions);
@@ -455,9 +396,12 @@ impl Ctx<'_> {
                 return found.map_or(Step::Next, Step::Found);
             }
             if let Some(body) = self.function(args.first()) {
-                return self
-                    .call_function(&body, &args[1..], &assigns, depth)
-                    .map_or(Step::Next, Step::Found);
+                // Called where errexit is ignored, its body runs without it.
+                let errexit = self.errexit;
+                self.errexit &= !errexit_ignored;
+                let found = self.call_function(&body, &args[1..], &assigns, depth);
+                self.errexit = errexit;
+                return found.map_or(Step::Next, Step::Found);
             }
             self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)
         }
@@ -759,42 +703,6 @@ impl Ctx<'_> {
             uncoupled,
         }
     }
-}
-
-/// Whether a script's exit status is 0 whatever its commands return (bash manual, "Exit
-/// Status": a script's status is its last command's): its last statement is `exit 0`, `true`,
-/// `:` or a plain `echo` (returned, `echo` without its words, for the message), and nothing can
-/// end it earlier with another status (no other `exit`, no `return`, `exec`, `set -e`/`errexit`,
-/// `trap`, `source` or `.`, which may run another script's `exit`, and no `while`/`until` loop, which can wait on a dependency until the probe times out).
-/// A crude scan of the text: anything it does not understand keeps the script's commands coupled.
-pub(super) fn always_exits_zero(script: &str) -> Option<&str> {
-    let body = script.trim_end().trim_end_matches(';').trim_end();
-    let last = body.rsplit(['\n', ';']).next().unwrap_or("").trim();
-    // A plain `echo` (no redirection, pipe, substitution or background: nothing that can fail)
-    // exits 0 too: `pg_isready -h db; echo $?`, and cmd's `curl ... & echo ok`.
-    let plain_echo =
-        (last == "echo" || last.starts_with("echo ")) && !last.contains(['>', '<', '|', '&', '`', '(', ')']);
-    // (A quote left open in it: the split on `;` was inside a quoted word, `sh -ec 'a; echo ok'`,
-    // whose last command is `sh`: break-it, #10.)
-    let balanced = last.matches('\'').count().is_multiple_of(2)
-        && last.matches('"').count().is_multiple_of(2)
-        && !last.contains('\\');
-    if !(super::flow::succeeds_as_written(last) || plain_echo) || !balanced || body.len() == last.len() {
-        return None;
-    }
-    // A loop whose condition is the check waits for the dependency: its outage hangs the probe
-    // until it times out (`until pg_isready -h db; do sleep 1; done; exit 0`).
-    if super::flow::mentions(
-        script,
-        &["return", "exec", "errexit", "trap", "source", "kill", "while", "until"],
-    ) {
-        return None;
-    }
-    let words: Vec<&str> = script.split_whitespace().collect();
-    let exits_zero = words.windows(2).all(|w| w[0] != "exit" || w[1].trim_end_matches(';') == "0");
-    // `set -e`, `#!/bin/bash -e` (a script naming `errexit` was left above).
-    (exits_zero && !super::status::sets_errexit(script) && !words.contains(&".") && !script.contains("exit;"))
-        .then_some(if plain_echo { "echo" } else { last })
 }
 
 /// The here-string (or here-document) text of a piece (`cat <<EOF`), for a command substitution.

@@ -239,6 +239,12 @@ impl Ctx<'_> {
                 })
                 .collect()
         };
+        // (A here-document's operator line that goes on with commands, read as the shells read
+        // it: `heredoc::group_here_document_lines`.)
+        let text = match super::heredoc::group_here_document_lines(&text) {
+            std::borrow::Cow::Owned(grouped) => grouped,
+            std::borrow::Cow::Borrowed(_) => text,
+        };
         let start = out.len();
         let outside_walks = self.uncoupling.is_empty();
         let by_text = match plain_command(&text) {
@@ -451,6 +457,9 @@ impl Ctx<'_> {
         }
         if is_piece(kind) {
             if n.end_byte() <= walk.cut {
+                if kind == "command" && self.calls_in_ignored_errexit(n, walk) {
+                    out.push(format!("{}E", super::flow::SCOPE));
+                }
                 self.piece(&[n], walk, depth, out);
             }
             return false;
@@ -571,7 +580,7 @@ impl Ctx<'_> {
                         cur.push_str(literal.as_deref().unwrap_or(text).get(1..).unwrap_or(""));
                     }
                     "heredoc_body" => {
-                        here_document(n, walk, cur);
+                        super::heredoc::here_document(n, walk, cur);
                         self.here_document_substitutions(n, walk, depth, subs);
                     }
                     "heredoc_end" | "comment" => {}
@@ -649,49 +658,6 @@ impl Ctx<'_> {
             subs.push(format!("{})", super::flow::SCOPE));
         }
     }
-}
-
-/// A here-document's body, as the command's standard input: appended to its piece as a
-/// here-string word (`<<<'...'`, single-quoted; its `$` marked double-quoted when the delimiter
-/// is unquoted, else literal: a shell that reads it expands what it holds), which the analysis reads as it reads a here-string (`sh <<EOF`). With `<<-`, the
-/// lines' leading tabs are stripped, as bash does.
-fn here_document(n: Node<'_>, walk: &Walk<'_>, cur: &mut String) {
-    let Some(body) = walk.src.get(n.start_byte()..n.end_byte().min(walk.cut)) else {
-        return;
-    };
-    let strip = n.parent().is_some_and(|p| {
-        walk.src
-            .get(p.start_byte()..n.start_byte())
-            .is_some_and(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with("<<-"))
-    });
-    // With an unquoted delimiter the shell that reads the script expands the body's `$` itself,
-    // before the command runs (bash manual, "Here Documents"): they are marked double-quoted.
-    let quoted = n.parent().is_none_or(|p| {
-        walk.src.get(p.start_byte()..n.start_byte()).is_none_or(super::heredoc::delimiter_quoted)
-    });
-    let mut text = String::with_capacity(body.len() + 8);
-    for line in body.split_inclusive('\n') {
-        text.push_str(if strip { line.trim_start_matches('\t') } else { line });
-    }
-    if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
-        cur.push(' ');
-    }
-    cur.push(REDIRECT);
-    cur.push_str("<<<'");
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => cur.push_str("'\\''"),
-            '\\' if !quoted && chars.peek() == Some(&'$') => {
-                chars.next();
-                cur.push(LDOLLAR);
-            }
-            '$' if !quoted => cur.push(QDOLLAR),
-            '$' => cur.push(LDOLLAR),
-            c => cur.push(c),
-        }
-    }
-    cur.push_str("' ");
 }
 
 /// Whether a node's `text` can hold no node that [`Ctx::emit`] acts on (a substitution, an

@@ -48,7 +48,9 @@ use tree_sitter::Node;
 
 use super::flow::mentions;
 use super::shell::Walk;
-use constructs::{errexit_ends_subshell, subshell_only_exits, tries_each_host, unread_declaration};
+use constructs::{
+    errexit_ends_subshell, only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
+};
 use data::PLAIN;
 pub(super) use harmless::reads_status_text;
 use harmless::{
@@ -56,7 +58,8 @@ use harmless::{
     next_reads_status, only_echoed, same_writes, selection_is_harmless, unread_assignment,
     writes_a_named_file,
 };
-use options::{Opt, option_on_at, options_at, shebang_errexit, with_facts};
+pub(super) use options::shebang_errexit;
+use options::{Opt, option_on_at, options_at, with_facts};
 
 pub(super) use constructs::KnownBody;
 pub(super) use harmless::{harmless_traps, leaves_state};
@@ -71,7 +74,8 @@ pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 /// (`discarded`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Rules {
-    /// errexit is on from the start: the shell's own `-e`, a `#!` line with `-e`, or the caller's
+    /// errexit is on from the start: the shell's own `-e` (a `#!` line's for a file executed
+    /// directly, `script::files`), or the caller's
     /// (for a function's body, whose caller mentions it anywhere).
     pub(super) errexit: bool,
     /// pipefail is on from the start (the shell's options, or the caller's for a function's body).
@@ -186,7 +190,7 @@ pub(super) fn rules(
         return None;
     }
     Some(Rules {
-        errexit: errexit || shebang_errexit(src),
+        errexit,
         pipefail,
         functions,
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
@@ -355,6 +359,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     if reads_status_text(text(construct, walk)) {
                         return None;
                     }
+                    if only_leaves_its_loop(construct, walk) {
+                        return Some((LEAVES_LOOP, at));
+                    }
                     return (selection_is_harmless(at, construct, walk, &funcs)
                         || same_writes(at, construct, walk))
                     .then_some((CONDITION, at));
@@ -367,7 +374,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     return Some((BACKGROUND, at));
                 }
                 if !last_statement(at, parent) {
-                    if !errexit || exempt {
+                    if !errexit || exempt || errexit_ignored_around(parent) {
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ends the `( )` around it, not the script: the subshell's status is
@@ -703,6 +710,7 @@ const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
 const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
+const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
@@ -711,6 +719,42 @@ fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
     let mut c = parent.walk();
     let then = parent.children(&mut c).find(|k| k.kind() == "then");
     then.is_some_and(|t| at.end_byte() <= t.start_byte())
+}
+
+/// Whether errexit is ignored in the compound command `n` (a `{ }`, `( )`, loop body or branch)
+/// because a construct around it ignores it (bash manual, `set -e`: "If a compound command or
+/// shell function executes in a context where -e is being ignored, none of the commands executed
+/// within the compound command or function body will be affected"): it is left of `&&`/`||`,
+/// after `!`, or in an `if`/`elif` condition (`set -e; { pg_isready -h db; true; } && echo up`:
+/// bash 5.2 and dash 0.5.12 exit 0 with the database down). A substitution, a pipeline or a
+/// function's definition around it ends the search (not claimed).
+pub(super) fn errexit_ignored_around(n: Node<'_>) -> bool {
+    let mut child = n;
+    while let Some(p) = child.parent() {
+        match p.kind() {
+            "list" => {
+                let last = p.named_child(p.named_child_count().saturating_sub(1));
+                if last != Some(child) {
+                    return true;
+                }
+            }
+            "negated_command" => return true,
+            "if_statement" | "elif_clause" if in_condition(child, p) => return true,
+            "compound_statement"
+            | "subshell"
+            | "redirected_statement"
+            | "do_group"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "case_item"
+            | "case_statement"
+            | "for_statement" => {}
+            _ => return false,
+        }
+        child = p;
+    }
+    false
 }
 
 /// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.

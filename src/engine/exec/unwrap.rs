@@ -5,7 +5,7 @@ use super::clients::Hit;
 use super::context::{Ctx, basename, is_reserved_char};
 use super::hosts::{HostClass, port_category};
 use super::powershell::Edition;
-use super::script::{Overrides, runs_as_shell};
+use super::script::{FileRun, Overrides, runs_as_shell};
 use super::shell::split_assignment;
 use super::{Dependency, FileLookup, LocalRequest, MAX_DEPTH, MAX_UNWRAP};
 
@@ -239,7 +239,14 @@ impl Ctx<'_> {
                 match files.read(&first) {
                     FileLookup::Text { text, origin } if runs_as_shell(&first, &text) => {
                         let script_args = args[i + 1..].to_vec();
-                        return self.run_file(&first, &text, origin, Some(script_args), false, depth);
+                        return self.run_file(
+                            &first,
+                            &text,
+                            origin,
+                            Some(script_args),
+                            FileRun::Program,
+                            depth,
+                        );
                     }
                     FileLookup::Text { .. } | FileLookup::NotOnVolume => {}
                     // A shell script that cannot be read: reported, not guessed. (Another

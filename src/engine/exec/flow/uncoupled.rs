@@ -49,6 +49,22 @@ impl Ctx<'_> {
         }
     }
 
+    /// Whether `n`, a simple command, calls a shell function where errexit is ignored
+    /// ([`status::errexit_ignored_around`]): its body then runs without errexit (`set -e; f() {
+    /// pg_isready -h db; true; }; f || y=0`: bash 5.2 and dash 0.5.12 exit 0 with the database
+    /// down). Only asked while errexit may be on.
+    pub(in crate::engine::exec) fn calls_in_ignored_errexit(&self, n: Node<'_>, walk: &Walk<'_>) -> bool {
+        if !self.errexit && !status::sets_errexit(walk.src) {
+            return false;
+        }
+        let Some(name) = n.child_by_field_name("name").map(|m| text(m, walk)) else {
+            return false;
+        };
+        let defined = walk.defined_functions.get_or_init(|| status::defined_functions(walk.src));
+        (defined.iter().any(|d| d == name) || self.functions.iter().any(|(f, _)| f == name))
+            && status::errexit_ignored_around(n)
+    }
+
     /// [`status_discarded`], its work (`Walk::status_work`) counted against the analysis's work
     /// units: once they are spent, no command is judged (each keeps its status, today's verdict)
     /// and the analysis stops with its "not analysed" note, so no script's shape makes the walk

@@ -20,7 +20,8 @@ impl Ctx<'_> {
         match files.read(path) {
             FileLookup::Text { text, origin } => {
                 let args = (!source || !args.is_empty()).then(|| args.to_vec());
-                self.run_file(path, &text, origin, args, source, depth)
+                let how = if source { FileRun::Source } else { FileRun::Shell };
+                self.run_file(path, &text, origin, args, how, depth)
             }
             FileLookup::Unreadable(reason) => {
                 self.note_unresolved(path, reason);
@@ -30,8 +31,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// Analyses a script file's text. Run as a program (`source` false), it is a new shell: only
-    /// exported variables carry over, and `$0`, `$1`... are its path and `args`. Sourced, it shares
+    /// Analyses a script file's text. Run as a program or by a shell (`how`), it is a new shell:
+    /// only exported variables carry over, and `$0`, `$1`... are its path and `args`. Sourced, it shares
     /// the caller's variables (and its positional parameters, unless it is given arguments).
     /// Bounded: a file already being analysed is not entered again, nesting and the number of files
     /// read are limited.
@@ -41,7 +42,7 @@ impl Ctx<'_> {
         text: &str,
         origin: String,
         args: Option<Vec<String>>,
-        source: bool,
+        how: FileRun,
         depth: usize,
     ) -> Option<Dependency> {
         if depth >= MAX_DEPTH
@@ -52,7 +53,7 @@ impl Ctx<'_> {
             return None;
         }
         self.files_read += 1;
-        if source {
+        if how == FileRun::Source {
             let saved_positional = self.positional.clone();
             if let Some(a) = args {
                 self.positional = Some(a);
@@ -63,8 +64,13 @@ impl Ctx<'_> {
             self.positional = saved_positional;
             return found;
         }
-        // Run as a program: the shell its `#!` line names (without one, the caller's).
+        // Run as a program: the shell its `#!` line names (without one, the caller's), with the
+        // options the line gives (`#!/bin/sh -e`). Handed to a shell (`sh FILE`), the line is a
+        // comment: that shell runs it, with its own options (bash 5.2 and dash 0.5.12 exit 0 on
+        // `sh check.sh` whose `#!/bin/sh -e` script checks a database that is down and ends in
+        // `echo ok`, 2 on `./check.sh`).
         let shell = match text.strip_prefix("#!").and_then(|l| l.lines().next()) {
+            _ if how == FileRun::Shell => self.shell,
             Some(line) => {
                 match line.split_whitespace().map(super::super::context::basename).collect::<Vec<_>>()[..] {
                     ["env", name, ..] | [name, ..] if name == "bash" => Some("bash"),
@@ -75,15 +81,30 @@ impl Ctx<'_> {
             }
             None => self.shell,
         };
+        let shebang_errexit = how == FileRun::Program && super::super::status::shebang_errexit(text);
         self.in_child_shell(shell, |ctx| {
             let saved_positional = (ctx.positional.clone(), ctx.arg0.clone());
             ctx.arg0 = Some(path.to_string());
             ctx.positional = Some(args.unwrap_or_default());
             ctx.scripts.push((path.to_string(), origin));
+            let saved_errexit = ctx.errexit;
+            ctx.errexit |= shebang_errexit;
             let found = ctx.analyze_script(&sanitize(text), depth + 1);
+            ctx.errexit = saved_errexit;
             ctx.scripts.pop();
             (ctx.positional, ctx.arg0) = saved_positional;
             found
         })
     }
+}
+
+/// How a script file is run ([`Ctx::run_file`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(in crate::engine::exec) enum FileRun {
+    /// Read into the calling shell (`. FILE`, `source FILE`).
+    Source,
+    /// Handed to a shell (`sh FILE`): its `#!` line is a comment.
+    Shell,
+    /// Executed directly: the program and options of its `#!` line run it.
+    Program,
 }

@@ -51,7 +51,48 @@ pub(super) fn errexit_ends_subshell<'t>(
     }
 }
 
-/// The `for` loop when `list` (`at && right`) is its whole body, `right` is `break`, the loop runs
+/// Whether `construct`, an `if` whose condition the check ends, is the whole body of a `for` loop
+/// and only leaves it: no `elif`/`else`, its branch `break` or `continue` alone, and the loop's
+/// variable named nowhere outside the loop. The `if`'s status is 0 whether its condition fails (no
+/// branch runs) or succeeds (the loop ends or goes on, 0), so each round's is, and the loop's
+/// (bash 5.2 and dash 0.5.12 exit 0 on `for h in db db2; do if pg_isready -h $h; then break; fi;
+/// done` with both down); which round it stops at is seen only in the variable.
+pub(super) fn only_leaves_its_loop(construct: Node<'_>, walk: &Walk<'_>) -> bool {
+    if construct.kind() != "if_statement" {
+        return false;
+    }
+    let mut c = construct.walk();
+    let kids: Vec<Node<'_>> = construct.children(&mut c).collect();
+    if kids.iter().any(|k| matches!(k.kind(), "elif_clause" | "else_clause")) {
+        return false;
+    }
+    let Some(then) = kids.iter().position(|k| k.kind() == "then") else {
+        return false;
+    };
+    let branch: Vec<&Node<'_>> = kids[then + 1..].iter().filter(|k| is_statement(**k)).collect();
+    if branch.len() != 1 || !matches!(text(*branch[0], walk).trim(), "break" | "continue") {
+        return false;
+    }
+    let Some(body) = construct.parent().filter(|b| b.kind() == "do_group") else {
+        return false;
+    };
+    let Some(looped) = body.parent().filter(|l| l.kind() == "for_statement") else {
+        return false;
+    };
+    let mut c = body.walk();
+    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
+        return false;
+    }
+    let Some(var) = looped.child_by_field_name("variable").map(|v| text(v, walk)) else {
+        return false;
+    };
+    let (before, after) =
+        (walk.src.get(..looped.start_byte()).unwrap_or(""), walk.src.get(looped.end_byte()..).unwrap_or(""));
+    !var.is_empty() && !mentions(before, &[var]) && !mentions(after, &[var])
+}
+
+/// The `for` loop when `list` (`at && right`) is its whole body, `right` is `break` (or `exit 0`,
+/// `exit`: the script ends with 0 at the first host that answers), the loop runs
 /// over two or more different literal words, and `at` is a command whose host is the loop's
 /// variable (`-h $h`, `--host=$h`, `http://$h/`): `for h in localhost db; do pg_isready -h $h &&
 /// break; done` tries each host until one answers, its status the last one's (bash manual,
@@ -63,7 +104,7 @@ pub(super) fn tries_each_host<'t>(
     right: Node<'_>,
     walk: &Walk<'_>,
 ) -> Option<Node<'t>> {
-    if text(right, walk).trim() != "break" || at.kind() != "command" {
+    if !matches!(text(right, walk).trim(), "break" | "exit 0" | "exit") || at.kind() != "command" {
         return None;
     }
     let body = list.parent().filter(|b| b.kind() == "do_group")?;
@@ -174,7 +215,7 @@ pub(super) fn unread_declaration(
     let keyword = text(decl, walk).split_whitespace().next().unwrap_or("");
     if !matches!(keyword, "export" | "local" | "readonly" | "declare" | "typeset")
         || (rules.called && keyword != "local")
-        || !decl.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+        || !statement_or_left_of_a_list(decl)
         || env_like(var)
     {
         return false;
@@ -219,6 +260,24 @@ pub(super) fn unread_declaration(
                 .get_or_init(|| last_unplain_start(root, walk))
                 .is_none_or(|s| s < decl.end_byte())
     })
+}
+
+/// Whether `n` is a statement of a list of statements, or the first command of an `&&`/`||`
+/// list that is (`export X=$(...) || exit 1`: the declaration's status, 0, decides the list's
+/// first step, whatever the substitution returned; bash 5.2 and dash 0.5.12 exit 0 with the
+/// database down).
+fn statement_or_left_of_a_list(n: Node<'_>) -> bool {
+    let mut at = n;
+    while let Some(p) = at.parent() {
+        if is_list_of_statements(p.kind()) {
+            return true;
+        }
+        if p.kind() != "list" || p.named_child(0) != Some(at) {
+            return false;
+        }
+        at = p;
+    }
+    false
 }
 
 /// Whether a client may read variable `var` from its environment (`PGHOST`, `http_proxy`, ...),

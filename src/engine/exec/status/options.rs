@@ -1,5 +1,5 @@
 //! What errexit (`set -e`) and pipefail (`set -o pipefail`) are at a command: from the shell's
-//! options and a `#!` line, then each `set` the shell that runs the command has run before it
+//! options (a `#!` line's for a file executed directly), then each `set` the shell that runs the command has run before it
 //! (bash manual, "The Set Builtin"; a `( )` subshell inherits them, a change in it does not
 //! reach its parent: `option_on_at`, `set_facts`). Also what one scan of
 //! a tree gives every command of it (`TreeFacts`): where a status is read, whether an `exec` is
@@ -15,20 +15,25 @@ use super::{Rules, each_node, is_statement, text, work};
 /// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit` where a command
 /// starts (not in a comment, not another command's argument: `echo set -e`, `redis-cli set k
 /// v`; `command set -e`, `\set -e` count), a command whose name is computed in a script with the
-/// word `set` (`f=set; $f -e`), or a `#!` line with `-e`.
+/// word `set` (`f=set; $f -e`). (A `#!` line with `-e` counts only for a file executed
+/// directly: `script::files`; handed to a shell, the line is a comment.)
 pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
     let set_e = maybe_set(script) && {
         let words = command_words(script);
         let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
         (computed && words.iter().any(|(w, _)| unquoted(w) == "set"))
-            || words.windows(2).any(|w| {
-                let flags = unquoted(&w[1].0);
-                w[0].1
-                    && unquoted(&w[0].0) == "set"
-                    && ((flags.starts_with(['-', '+']) && flags.contains('e')) || w[1].0.contains(['$', '`']))
+            || words.iter().enumerate().any(|(i, (w, at_start))| {
+                *at_start && unquoted(w) == "set" && {
+                    let args: Vec<&str> = words[i + 1..]
+                        .iter()
+                        .take_while(|(_, start)| !start)
+                        .map(|(a, _)| a.as_str())
+                        .collect();
+                    set_turns_on(&args, Opt::Errexit) == Some(true)
+                }
             })
     };
-    set_e || shebang_errexit(script) || mentions(script, &["errexit"])
+    set_e || mentions(script, &["errexit"])
 }
 
 /// Whether `src` may spell `set` (quoted or with backslashes): without its quotes and
@@ -155,8 +160,46 @@ impl WordScan {
     }
 }
 
+/// What the arguments `args` of a `set` command (as written) do to option `opt`: `Some(true)` it
+/// is on after them, `Some(false)` off, `None` unchanged. The options apply in order, so the last
+/// word that names `opt` decides (`set -e +e`: off; bash 5.2 and dash 0.5.12), a quoted word
+/// is its unquoted text (`set -e "+e"`: off), and a computed word (`$X`, a backquote) may turn it
+/// on: on from there, whatever follows. Options end at `--`, `-` or the first word that is not
+/// one (the positional parameters).
+fn set_turns_on(args: &[&str], opt: Opt) -> Option<bool> {
+    let name = match opt {
+        Opt::Errexit => "errexit",
+        Opt::Pipefail => "pipefail",
+    };
+    let mut state = None;
+    for (i, a) in args.iter().enumerate() {
+        if a.contains(['$', '`']) {
+            return Some(true);
+        }
+        let a = unquoted(a);
+        let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
+            // (An option's name after `-o`, or the positional parameters.)
+            if i > 0 && args[i - 1].contains('o') && args[i - 1].starts_with(['-', '+']) {
+                continue;
+            }
+            break;
+        };
+        if letters.is_empty() || letters.starts_with('-') {
+            break;
+        }
+        let on = a.starts_with('-');
+        let next = args.get(i + 1).map(|n| unquoted(n));
+        if (opt == Opt::Errexit && letters.contains('e'))
+            || (letters.contains('o') && next.as_deref() == Some(name))
+        {
+            state = Some(on);
+        }
+    }
+    state
+}
+
 /// Whether the script's `#!` line passes `-e` (errexit from its first line).
-pub(super) fn shebang_errexit(script: &str) -> bool {
+pub(in crate::engine::exec) fn shebang_errexit(script: &str) -> bool {
     script.strip_prefix("#!").is_some_and(|l| {
         l.lines()
             .next()
@@ -442,29 +485,8 @@ fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t
     };
     let mut c = k.walk();
     let args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
-    let mut sets: Option<bool> = None;
-    for (i, a) in args.iter().enumerate() {
-        if a.contains(['$', '`', '"', '\'', '\\']) {
-            sets = Some(true);
-            continue;
-        }
-        if *a == word {
-            facts.named += 1;
-        }
-        let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) else {
-            continue;
-        };
-        if letters.is_empty() || letters.starts_with('-') {
-            break;
-        }
-        let on = a.starts_with('-');
-        if (opt == Opt::Errexit && letters.contains('e'))
-            || (letters.contains('o') && args.get(i + 1) == Some(&word))
-        {
-            sets = Some(on || sets == Some(true));
-        }
-    }
-    let Some(on) = sets else {
+    facts.named += args.iter().filter(|a| !a.contains(['$', '`']) && unquoted(a) == word).count();
+    let Some(on) = set_turns_on(&args, opt) else {
         return;
     };
     let mut func = None;

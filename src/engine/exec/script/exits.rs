@@ -1,0 +1,173 @@
+//! Whether a script's text always exits 0, whatever its commands return (a crude scan).
+
+/// Whether a script's exit status is 0 whatever its commands return (bash manual, "Exit
+/// Status": a script's status is its last command's): its last statement is `exit 0`, `true`,
+/// `:` or a plain `echo` (returned, `echo` without its words, for the message), and nothing can
+/// end it earlier with another status (no other `exit`, no `return`, `exec`, `set -e`/`errexit`,
+/// `trap`, `source` or `.`, which may run another script's `exit`, and no `while`/`until` loop, which can wait on a dependency until the probe times out).
+/// A crude scan of the text: anything it does not understand keeps the script's commands coupled.
+pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
+    let body = script.trim_end().trim_end_matches(';').trim_end();
+    let last = body.rsplit(['\n', ';']).next().unwrap_or("").trim();
+    // A plain `echo` (no redirection, pipe, substitution or background: nothing that can fail)
+    // exits 0 too: `pg_isready -h db; echo $?`, and cmd's `curl ... & echo ok`.
+    let plain_echo =
+        (last == "echo" || last.starts_with("echo ")) && !last.contains(['>', '<', '|', '&', '`', '(', ')']);
+    // (A quote left open in it: the split on `;` was inside a quoted word, `sh -ec 'a; echo ok'`,
+    // whose last command is `sh`: break-it, #10.)
+    let balanced = last.matches('\'').count().is_multiple_of(2)
+        && last.matches('"').count().is_multiple_of(2)
+        && !last.contains('\\');
+    if !(super::super::flow::succeeds_as_written(last) || plain_echo) || !balanced || body.len() == last.len()
+    {
+        return None;
+    }
+    // A loop whose condition is the check waits for the dependency: its outage hangs the probe
+    // until it times out (`until pg_isready -h db; do sleep 1; done; exit 0`).
+    if super::super::flow::mentions(
+        script,
+        &["return", "exec", "errexit", "trap", "source", "kill", "while", "until"],
+    ) {
+        return None;
+    }
+    let words: Vec<&str> = script.split_whitespace().collect();
+    let exits_zero = words.windows(2).all(|w| w[0] != "exit" || w[1].trim_end_matches(';') == "0");
+    // `set -e` (a script naming `errexit` was left above; a `#!` line's `-e` is the caller's
+    // errexit, for a file executed directly).
+    (exits_zero
+        && !super::super::status::sets_errexit(script)
+        && !words.contains(&".")
+        && !script.contains("exit;"))
+    .then_some(if plain_echo { "echo" } else { last })
+}
+
+/// Variables a shell sets itself (bash manual, "Shell Variables"; POSIX 2.5.3): never taken as
+/// unset.
+const SHELL_SET: &[&str] = &[
+    "PATH",
+    "HOME",
+    "PWD",
+    "OLDPWD",
+    "IFS",
+    "PPID",
+    "UID",
+    "EUID",
+    "RANDOM",
+    "SRANDOM",
+    "SECONDS",
+    "LINENO",
+    "OPTIND",
+    "OPTARG",
+    "REPLY",
+    "SHLVL",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "PS1",
+    "PS2",
+    "PS4",
+    "SHELL",
+    "USER",
+    "LOGNAME",
+    "TERM",
+    "GROUPS",
+    "FUNCNAME",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "COLUMNS",
+    "LINES",
+];
+
+impl super::Ctx<'_> {
+    /// `script` with each `exit $NAME` whose NAME is certainly unset where it runs read as the
+    /// shell reads it (bash 5.2 and dash 0.5.12): an unquoted empty expansion is no word, so it is
+    /// a bare `exit` (the last command's status), and a quoted one is `exit ""`, an error both
+    /// shells end with 2, written `exit 2`. Each is rewritten in place, blanks for the rest of
+    /// the word, so every offset stays the script's. NAME is unset when the script never names
+    /// it otherwise (no assignment, `read`, `for`, `export`, default expansion: every mention is
+    /// `$NAME` or `${NAME}`), no function known here names it, and neither the script's variables
+    /// so far nor the container's `env` (nor an `envFrom`) hold it; `$1`...`$9` when the shell
+    /// was given fewer arguments, in a text that defines no function and runs no `set`. A value
+    /// the image's environment may give it is a constant, whose status does not depend on any
+    /// dependency: reading it as unset (the last command's status) only keeps a check coupled.
+    pub(in crate::engine::exec) fn unset_exit_words<'s>(&self, script: &'s str) -> std::borrow::Cow<'s, str> {
+        if !script.contains("exit") || !script.contains('$') {
+            return std::borrow::Cow::Borrowed(script);
+        }
+        let mut out: Option<String> = None;
+        let bytes = script.as_bytes();
+        let mut from = 0;
+        while let Some(i) = script[from..].find("exit").map(|i| i + from) {
+            from = i + 4;
+            let starts =
+                i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b'{');
+            let after = &script[i + 4..];
+            if !starts || !after.starts_with([' ', '\t']) {
+                continue;
+            }
+            let rest = after.trim_start_matches([' ', '\t']);
+            let word_at = script.len() - rest.len();
+            let end = rest.find([' ', '\t', '\n', ';', '&', '|', ')']).unwrap_or(rest.len());
+            let word = &rest[..end];
+            let (inner, quoted) = match word.strip_prefix('"').and_then(|w| w.strip_suffix('"')) {
+                Some(w) => (w, true),
+                None => (word, false),
+            };
+            let name = inner
+                .strip_prefix("${")
+                .and_then(|n| n.strip_suffix('}'))
+                .or_else(|| inner.strip_prefix('$'))
+                .unwrap_or("");
+            if name.is_empty() || !self.certainly_unset(name, script) {
+                continue;
+            }
+            let text = out.get_or_insert_with(|| script.to_string());
+            let replacement =
+                if quoted { format!("2{}", " ".repeat(word.len() - 1)) } else { " ".repeat(word.len()) };
+            text.replace_range(word_at..word_at + word.len(), &replacement);
+        }
+        out.map_or(std::borrow::Cow::Borrowed(script), std::borrow::Cow::Owned)
+    }
+
+    /// Whether variable or positional parameter `name` is certainly unset in `script`
+    /// ([`Self::unset_exit_words`]).
+    fn certainly_unset(&self, name: &str, script: &str) -> bool {
+        if let Ok(n) = name.parse::<usize>() {
+            return name.len() == 1
+                && n > 0
+                && self.positional.as_ref().is_some_and(|p| p.len() < n)
+                && !super::defines_function(script)
+                && !super::super::flow::mentions(script, &["set"]);
+        }
+        if !super::super::context::is_ident(name)
+            || SHELL_SET.contains(&name)
+            || name.starts_with("BASH")
+            || self.shell_vars.contains_key(name)
+            || self.env.vars.contains_key(name)
+            || self.env.has_env_from
+            || self.functions.iter().any(|(_, body)| super::super::flow::mentions(body, &[name]))
+        {
+            return false;
+        }
+        // Every mention of the name is `$NAME` or `${NAME}`.
+        let bytes = script.as_bytes();
+        let mut from = 0;
+        while let Some(i) = script[from..].find(name).map(|i| i + from) {
+            from = i + name.len();
+            let after = bytes.get(from).copied();
+            let before = if i > 0 { Some(bytes[i - 1]) } else { None };
+            let word_end = after.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_'));
+            let word_start = before.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_'));
+            if !(word_start && word_end) {
+                continue;
+            }
+            let plain = before == Some(b'$');
+            let braced = before == Some(b'{') && i >= 2 && bytes[i - 2] == b'$' && after == Some(b'}');
+            if !(plain || braced) {
+                return false;
+            }
+        }
+        true
+    }
+}
