@@ -43,6 +43,7 @@ mod constructs;
 mod data;
 mod harmless;
 mod options;
+mod tree;
 
 use tree_sitter::Node;
 
@@ -64,6 +65,7 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::KnownBody;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
+use tree::{each_node, each_node_pruned, path_to};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
@@ -537,33 +539,6 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     }
 }
 
-/// Calls `visit` on every node under `root` (`root` first), each before its children and in the
-/// order of the text: one cursor, nothing collected.
-fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
-    each_node_pruned(root, |k| {
-        visit(k);
-        true
-    });
-}
-
-/// [`each_node`], where `visit` returning false skips the node's children.
-fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
-    let mut cursor = root.walk();
-    'walk: loop {
-        if visit(cursor.node()) && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-}
-
 /// Counts `units` of work done on `walk`'s text (`Walk::status_work`).
 fn work(walk: &Walk<'_>, units: usize) {
     walk.status_work.set(walk.status_work.get().saturating_add(units));
@@ -576,21 +551,6 @@ const TEXT_BYTES_PER_UNIT: usize = 32;
 /// Counts the work of scanning `t` (a part of `walk`'s text): a unit per [`TEXT_BYTES_PER_UNIT`].
 fn work_text(walk: &Walk<'_>, t: &str) {
     work(walk, t.len().div_ceil(TEXT_BYTES_PER_UNIT));
-}
-
-/// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
-/// `Node::parent` walks down from the root once per step.
-fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
-    let mut path = Vec::new();
-    let mut at = root;
-    while at != n {
-        path.push(at);
-        match at.child_with_descendant(n) {
-            Some(c) if c != at => at = c,
-            _ => break,
-        }
-    }
-    path
 }
 
 /// The functions a command at `n` may call, split into those that may do anything and those that

@@ -1,0 +1,46 @@
+//! Walking a syntax tree: every node in text order (with or without pruning) and the path from
+//! the root down to a node. One cursor each, nothing collected but the path.
+
+use tree_sitter::Node;
+
+/// Calls `visit` on every node under `root` (`root` first), each before its children and in the
+/// order of the text: one cursor, nothing collected.
+pub(super) fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+    each_node_pruned(root, |k| {
+        visit(k);
+        true
+    });
+}
+
+/// [`each_node`], where `visit` returning false skips the node's children.
+pub(super) fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = root.walk();
+    'walk: loop {
+        if visit(cursor.node()) && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+}
+
+/// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
+/// `Node::parent` walks down from the root once per step.
+pub(super) fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
+    let mut path = Vec::new();
+    let mut at = root;
+    while at != n {
+        path.push(at);
+        match at.child_with_descendant(n) {
+            Some(c) if c != at => at = c,
+            _ => break,
+        }
+    }
+    path
+}
