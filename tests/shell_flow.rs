@@ -3388,3 +3388,21 @@ fn an_exit_with_an_unset_variable_is_a_bare_exit() {
         ],
     );
 }
+
+/// A `{ }` group that is an element of a pipeline runs in a subshell (bash manual, "Pipelines"):
+/// errexit ends the group, not the script, and the pipeline's status is its last element's.
+/// bash 5.2 and dash 0.5.12 with the database down: 0 for the first two, 1 when the group's output
+/// is what the last element reads, 2 with pipefail, as the last element, or outside a pipeline.
+#[test]
+fn errexit_in_a_group_that_is_a_pipeline_element_ends_the_group() {
+    expect_allowed("set -e; { pg_isready -h db; true; } | cat; echo ok");
+    expect_allowed("set -e; { pg_isready -h db; } | cat");
+    for script in [
+        "set -e; { pg_isready -h db; echo x; } | grep -q x",
+        "set -e; set -o pipefail; { pg_isready -h db; true; } | cat; echo ok",
+        "set -e; cat /dev/null | { pg_isready -h db; true; }; echo ok",
+        "set -e; { pg_isready -h db; true; }; echo ok",
+    ] {
+        expect_denied(script, "db");
+    }
+}

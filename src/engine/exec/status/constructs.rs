@@ -21,7 +21,8 @@ use super::{
 use crate::engine::hosts::is_local;
 
 /// The `( )` that errexit ends when `at`, a statement of `parent` that is not its last, fails:
-/// the nearest subshell around it with only `{ }` groups between, where every statement the
+/// the nearest subshell around it with only `{ }` groups between (a group that is a pipeline's
+/// element is a subshell), where every statement the
 /// failure skips (after `at`, to the end of the subshell) is [`harmless`] and reads no status.
 pub(super) fn errexit_ends_subshell<'t>(
     at: Node<'t>,
@@ -40,8 +41,14 @@ pub(super) fn errexit_ends_subshell<'t>(
         match list.kind() {
             "subshell" => return Some(list),
             "compound_statement" => {
+                let up = list.parent()?;
+                if up.kind() == "pipeline" {
+                    // An element of a pipeline runs in a subshell of its own (bash manual,
+                    // "Pipelines"): `set -e; { check; true; } | cat` goes on.
+                    return Some(list);
+                }
                 child = list;
-                list = list.parent()?;
+                list = up;
                 if !matches!(list.kind(), "subshell" | "compound_statement") {
                     return None;
                 }
