@@ -3406,3 +3406,26 @@ fn errexit_in_a_group_that_is_a_pipeline_element_ends_the_group() {
         expect_denied(script, "db");
     }
 }
+
+/// A function called after `||` only leaves the check's failure harmless when every command of
+/// its body only writes output (`echo`, `printf`, `logger`, ...): one whose body runs another
+/// program fails by itself (bash 5.2 and dash 0.5.12 with the database down: 1, 1 and 0).
+#[test]
+fn a_fallback_function_that_runs_a_program_is_no_plain_writer() {
+    expect_denied("main() { pg_isready -h db || log down; }; log() { false; }; main", "db");
+    expect_denied(
+        "main() { pg_isready -h db || log down; }; log() { grep -q \"$1\" /etc/hostname; }; main",
+        "db",
+    );
+    expect_allowed("main() { pg_isready -h db || log down; }; log() { echo \"$@\"; }; main");
+}
+
+/// errexit named outside a `set` command (`shopt -s -o errexit`) counts as on, however many other
+/// words the script's `set` commands have (bash 5.2 with the database down: 2; 0 without the
+/// `shopt`).
+#[test]
+fn errexit_named_outside_set_counts_as_on_beside_other_set_words() {
+    let denied = |script: &str| denials(&eval_liveness(&["bash", "-c", script])).len();
+    assert_eq!(denied("set -o nounset -o pipefail; shopt -s -o errexit; pg_isready -h db; echo ok"), 1);
+    assert_eq!(denied("set -o nounset -o pipefail; pg_isready -h db; echo ok"), 0);
+}
