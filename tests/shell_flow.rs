@@ -3207,7 +3207,7 @@ fn expect_actions(warned: &[&str], denied: &[&str]) {
 }
 
 /// Item 1: The rest of a here-document operator's line is commands; the body starts on the next line
-/// (`pg_isready -h db <<EOF; exit 0`: 0 / 0; `<<EOF && echo up`: 2 / 2).
+/// (`pg_isready -h db <<EOF; exit 0`: 0 / 0, a quoted word before the operator too; `<<EOF && echo up`: 2 / 2).
 #[test]
 fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
     expect_actions(
@@ -3216,6 +3216,8 @@ fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
             "pg_isready -h orders-db <<EOF || true\nhello\nEOF",
             "pg_isready -h orders-db <<-EOF; exit 0\n\thello\n\tEOF",
             "pg_isready -h orders-db <<EOF >/dev/null 2>&1; exit 0\nx\nEOF",
+            "pg_isready -h orders-db -d 'app' <<EOF; exit 0\nhello\nEOF",
+            "pg_isready -h orders-db -d \"app\" <<EOF; exit 0\nhello\nEOF",
             "if grep -q accepting <<EOF; then echo up; fi; exit 0\n$(pg_isready -h orders-db)\nEOF",
         ],
         &[
