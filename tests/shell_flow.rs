@@ -3448,3 +3448,39 @@ fn the_shared_list_of_harmless_functions_is_not_taken_where_it_does_not_hold() {
     // (Where the list holds, the fallback stays harmless.)
     expect_allowed("a() { true; }; g1() { b() { true; }; true; }; g2() { pg_isready -h db || a; }; (g1); g2");
 }
+
+/// A check piped into a filter that exits 0 whatever it reads (`tee`, `head`, `wc`, `sort`,
+/// `awk '{print}'`, `sed 's/..'`, `logger`): without pipefail the pipeline's status is the
+/// filter's, so the check cannot fail the probe (s13 verdict pass: denied before, though bash 5.2
+/// and dash 0.5.12 exit 0 with the database down for each). A filter whose status reads its input
+/// (`grep`, awk with `exit`, sed with `q`, `sort -c`, `jq -e`), a `tee` file read again, a
+/// function named like the filter, or pipefail keep the denial (1 / 1; pipefail: 2 / 2).
+#[test]
+fn a_check_piped_into_a_filter_that_exits_0_is_not_denied() {
+    expect_actions(
+        &[
+            "pg_isready -h orders-db | tee -a /tmp/liveness.log",
+            "pg_isready -h orders-db | head -1",
+            "pg_isready -h orders-db | wc -l",
+            "pg_isready -h orders-db | awk '{print $1}'",
+            "pg_isready -h orders-db | sed 's/x/y/'",
+            "pg_isready -h orders-db | tail -n 1",
+            "pg_isready -h orders-db | sort | uniq",
+            "pg_isready -h orders-db | cat -",
+            "pg_isready -h orders-db | logger -t probe",
+            "pg_isready -h orders-db | tee /tmp/o >/dev/null",
+            "pg_isready -h orders-db | jq -r .status",
+            "set -e; pg_isready -h orders-db | tee -a /tmp/l; echo ok",
+        ],
+        &[
+            "pg_isready -h orders-db | grep -q accepting",
+            "pg_isready -h orders-db | tee /tmp/o; grep -q accepting /tmp/o",
+            "pg_isready -h orders-db | tee /tmp/o >/tmp/p; grep -q accepting /tmp/p",
+            "pg_isready -h orders-db | awk '/accepting/{f=1} END{exit !f}'",
+            "pg_isready -h orders-db | head -1 | grep -q accepting",
+            "set -o pipefail; pg_isready -h orders-db | tee -a /tmp/l",
+            "tee() { return 1; }; pg_isready -h orders-db | tee /tmp/x",
+            "[ \"$(pg_isready -h orders-db | head -1)\" = x ]",
+        ],
+    );
+}

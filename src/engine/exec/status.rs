@@ -41,6 +41,7 @@
 
 mod constructs;
 mod data;
+mod filters;
 mod harmless;
 mod options;
 mod tree;
@@ -478,13 +479,12 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     if after.iter().all(|k| trivial_reader(*k, walk)) {
                         return Some((PIPED_AWAY, parent));
                     }
-                    // `remote | cat`: a bare `cat` copies its input out and exits 0 whatever it
-                    // is (bash manual, "Pipelines"): the pipeline's output, the check's, is judged
-                    // where it goes (`output_used_above`).
-                    // (Not a function named `cat`.)
-                    if !rules.functions.iter().any(|f| f == "cat")
-                        && after.iter().all(|k| trivial_reader(*k, walk) || text(*k, walk).trim() == "cat")
-                    {
+                    // `remote | cat`, `remote | tee -a log`: a filter exits 0 whatever it reads
+                    // (bash manual, "Pipelines"; `filters::plain_filter`): the pipeline's output,
+                    // the check's, is judged where it goes (`output_used_above`).
+                    if after.iter().all(|k| {
+                        trivial_reader(*k, walk) || filters::plain_filter_element(*k, walk, &rules.functions)
+                    }) {
                         return Some((PIPED_THROUGH, parent));
                     }
                 }
@@ -668,7 +668,7 @@ const OR_ELSE: &str = "its failure only runs the command after `||`, which does 
 const CONDITION: &str = "its status only chooses which branch runs, and no branch fails by itself";
 const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
-const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
+const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
