@@ -13,16 +13,16 @@ use super::harmless::named_elsewhere;
 use super::text;
 
 /// Programs that copy or reshape their input and exit 0 whatever it holds (GNU coreutils,
-/// util-linux `logger`, POSIX awk and sed, jq), given the arguments [`plain_filter`] accepts.
+/// util-linux `logger`, POSIX awk and sed), given the arguments [`plain_filter`] accepts. Not `jq`:
+/// it fails on input that is not JSON (a client's error message), so its status reads the input.
 const FILTERS: &[&str] = &[
     "cat", "tee", "head", "tail", "wc", "sort", "uniq", "tr", "cut", "nl", "tac", "rev", "logger", "awk",
-    "gawk", "mawk", "sed", "jq",
+    "gawk", "mawk", "sed",
 ];
 
 /// Whether the pipeline element `k` is a [`FILTERS`] program run with plain arguments (words and
 /// quoted strings that expand nothing) none of which makes its status read its input: no
-/// `tail -f` (it waits), no `sort -c` (exits 1 on unsorted input), no `jq -e` (status from the
-/// output), no awk program with `exit`, `getline` or `system` and no sed script with `q`/`Q`
+/// `tail -f` (it waits), no `sort -c` (exits 1 on unsorted input), no awk program with `exit`, `getline` or `system` and no sed script with `q`/`Q`
 /// (an exit status), no program read from a file (`-f`); and, for `tee`, no file it writes named
 /// again by the script (`src`, [`named_elsewhere`]), whose reader would see the check's output.
 /// A function of that name (`functions`) is not the program. Anything else is not a filter.
@@ -55,9 +55,6 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
             !args.iter().any(|a| short_has(a, &['f', 'F']) || a.starts_with("--follow") || *a == "--retry")
         }
         "sort" => !args.iter().any(|a| short_has(a, &['c', 'C']) || a.starts_with("--check")),
-        "jq" => !args
-            .iter()
-            .any(|a| short_has(a, &['e', 'f']) || a.starts_with("--exit-status") || *a == "--from-file"),
         "awk" | "gawk" | "mawk" => !args.iter().any(|a| {
             short_has(a, &['f'])
                 || a.starts_with("--file")
