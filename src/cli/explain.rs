@@ -236,8 +236,14 @@ fn handler(probe: &Probe) -> String {
         // redacted, as the engine's messages redact them: a password flag, URL user info, a
         // variable given where a password goes (break-it pass).
         // A script's line breaks are shown as ` ⏎ ` (the output is a line per probe; the text
-        // is cut at 60 characters anyway), its trailing one dropped.
+        // is cut at 60 characters anyway), its trailing one dropped. A script that feeds a literal
+        // to a program's standard input (`echo TOKEN | vault login -`) shows its programs only.
         Some(argv) => {
+            if crate::engine::exec::feeds_literal_to_stdin(argv)
+                && let Some(summary) = crate::engine::exec::opaque_script_summary(argv)
+            {
+                return summary;
+            }
             let shown = crate::engine::exec::redact_as_written(argv);
             let shown = match shown.trim_end_matches(['\n', '\r']).strip_suffix("\n'") {
                 Some(body) => format!("{}'", body.trim_end_matches('\r')),

@@ -532,6 +532,49 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
     analyze(argv, env, &Options::default()).dependency
 }
 
+/// A script that can hand a program a secret no credential flag names, shown by its programs
+/// only: `Some("exec `sh … vault …` (a script with a pipe, here-document or variable)")` for an
+/// argv one of whose words feeds a command's standard input (`echo PW | vault login -`, `<<<`, a
+/// here-document) or sets or reads a variable (`T=pw; curl -H "Authorization: Bearer $T"`), else
+/// `None` (the caller shows the command redacted, [`redact_command`]). Break-it passes found
+/// such secrets in denial messages and in `explain` output.
+pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
+    let script_with_variables =
+        |a: &str| a.contains(char::is_whitespace) && (a.contains('=') || a.contains('$'));
+    if !argv.iter().any(|a| a.contains('|') || a.contains("<<") || script_with_variables(a)) {
+        return None;
+    }
+    let program = |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
+    let first = argv.first().map(|p| program(p)).unwrap_or_default();
+    // The script's first program, past its variable assignments (`T=pw; curl ...`).
+    let lead = argv
+        .last()
+        .and_then(|s| s.split_whitespace().find(|w| !w.contains('=')))
+        .map(|w| program(w.trim_end_matches(';')))
+        .unwrap_or_default();
+    Some(format!("exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"))
+}
+
+/// Whether a word of `argv` feeds a literal to a command's standard input, where a secret needs
+/// no credential flag: a here-document or here-string (`<<`), or a pipeline element that is an
+/// `echo` or `printf` (`echo TOKEN | vault login -`, `printf '%s' PW | redis-cli -x AUTH`).
+/// `explain` shows such a script by its programs only ([`opaque_script_summary`]) and any other
+/// as written, redacted (s13 verdict pass: the token of `echo TOKEN | vault login -` was shown).
+pub fn feeds_literal_to_stdin(argv: &[String]) -> bool {
+    argv.iter().any(|a| {
+        a.contains("<<")
+            || a.match_indices('|').any(|(i, _)| {
+                let (before, after) = (&a[..i], &a[i + 1..]);
+                if before.ends_with('|') || after.starts_with('|') {
+                    return false;
+                }
+                let segment = before.rsplit([';', '&', '|', '(', '{', '\n', '`']).next().unwrap_or(before);
+                let first = segment.split_whitespace().next().unwrap_or("");
+                matches!(first.rsplit('/').next(), Some("echo" | "printf"))
+            })
+    })
+}
+
 /// A command as notes show it: redacted, on one line, at most 60 characters.
 fn one_line_excerpt(argv: &[String]) -> String {
     let text = redact_command(argv, 80);

@@ -702,24 +702,10 @@ fn describe_handler(h: &Handler) -> String {
         Handler::Grpc { port, service } => format!("gRPC health of {service:?} on port {port}"),
         Handler::Exec(argv) => {
             // A script that feeds a command's standard input (`echo PW | redis-cli -x AUTH`,
-            // `<<<`, a here-document) or sets a variable (`T=PW; curl -H "Authorization: Bearer
-            // $T"`) can hand it a secret no credential flag names (break-it passes): only its
-            // programs are shown.
-            let script_with_variables =
-                |a: &str| a.contains(char::is_whitespace) && (a.contains('=') || a.contains('$'));
-            if argv.iter().any(|a| a.contains('|') || a.contains("<<") || script_with_variables(a)) {
-                let program =
-                    |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
-                let first = argv.first().map(|p| program(p)).unwrap_or_default();
-                // The script's first program, past its variable assignments (`T=pw; curl ...`).
-                let lead = argv
-                    .last()
-                    .and_then(|s| s.split_whitespace().find(|w| !w.contains('=')))
-                    .map(|w| program(w.trim_end_matches(';')))
-                    .unwrap_or_default();
-                return format!(
-                    "exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"
-                );
+            // `<<<`, a here-document) or sets a variable can hand it a secret no credential flag
+            // names (break-it passes): only its programs are shown.
+            if let Some(summary) = exec::opaque_script_summary(argv) {
+                return summary;
             }
             // One line: a script's newlines and indentation become single spaces.
             let mut s = exec::redact_command(argv, 64).split_whitespace().collect::<Vec<_>>().join(" ");
