@@ -119,6 +119,16 @@ pub struct ExecEnv {
     /// "Adding entries to Pod /etc/hosts with HostAliases"), so a command run in the container
     /// reaches the container itself through them.
     pub local_names: std::collections::HashSet<String>,
+    /// Names whose last `env` entry has a `valueFrom`: in a probe's command the kubelet expands
+    /// `$(NAME)` to the empty string, whatever value the container sees at run time. Its prober
+    /// expands the command with `ExpandContainerCommandOnlyStatic`, which maps each `env` name
+    /// to its written `value` (empty for a `valueFrom` entry; kubernetes
+    /// `pkg/kubelet/prober/prober.go`, `pkg/kubelet/container/helpers.go`). `$NAME` read by a
+    /// shell is the run-time value, as in [`ExecEnv::vars`].
+    pub probe_empty: std::collections::HashSet<String>,
+    /// Names set only by `envFrom`: the same expansion reads `env` only, so a probe's `$(NAME)`
+    /// stays as written (a shell then runs `NAME` as a command substitution).
+    pub env_from_only: std::collections::HashSet<String>,
 }
 
 /// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):

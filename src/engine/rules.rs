@@ -569,6 +569,19 @@ pub(crate) fn exec_env_resolved(
         vars.insert(name.clone(), v);
     }
     unresolved_from.retain(|name, _| vars.get(name) == Some(&EnvValue::Unresolved));
+    // What a probe's `$(NAME)` becomes (kubelet `ExpandContainerCommandOnlyStatic`: `env` only,
+    // written values only): the last entry of a name decides.
+    let mut probe_empty = std::collections::HashSet::new();
+    for e in container.env.iter().flatten() {
+        if e.value_from.is_some() {
+            probe_empty.insert(e.name.clone());
+        } else {
+            probe_empty.remove(&e.name);
+        }
+    }
+    let declared: std::collections::HashSet<&str> =
+        container.env.iter().flatten().map(|e| e.name.as_str()).collect();
+    let env_from_only = vars.keys().filter(|k| !declared.contains(k.as_str())).cloned().collect();
     // The last entry of a name wins; a hostIP fieldRef is the node (analyze_exec makes it the
     // pod's own address under hostNetwork).
     let mut node_vars = std::collections::HashSet::new();
@@ -584,7 +597,15 @@ pub(crate) fn exec_env_resolved(
             node_vars.remove(&e.name);
         }
     }
-    ExecEnv { vars, has_env_from: unknown_from, unresolved_from, node_vars, ..Default::default() }
+    ExecEnv {
+        vars,
+        has_env_from: unknown_from,
+        unresolved_from,
+        node_vars,
+        probe_empty,
+        env_from_only,
+        ..Default::default()
+    }
 }
 
 /// Where a `valueFrom` variable's value comes from, for the note on a target the analysis cannot

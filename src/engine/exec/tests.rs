@@ -156,10 +156,13 @@ fn notes_name_the_kubelet_reference_and_the_cmd_line() {
         let d = fires(&["sh", "-c", script]);
         assert!(d.target.ends_with("(command output)"), "{script}: {}", d.target);
     }
-    // With envFrom the variable may exist: said so, not "left as written".
+    // With envFrom the variable may exist at run time, but a probe's `$(NAME)` is expanded from
+    // `env` alone (kubelet prober, `ExpandContainerCommandOnlyStatic`): still left as written, and
+    // said so (s13; this said "may exist" before).
     let e = ExecEnv { has_env_from: true, ..no_env() };
     let d = fires_in(&["sh", "-c", "curl -sf http://$(HOSTNAME):8080/"], &e);
-    assert!(d.target.contains("envFrom"), "{}", d.target);
+    assert!(d.target.contains("envFrom does not count"), "{}", d.target);
+    assert!(d.target.contains("the kubelet leaves `$(HOSTNAME)` as written"), "{}", d.target);
     // A parse gap in a cmd line, and one in a shell script.
     let reason = |argv: &[&str]| {
         let out = analyze(&s(argv), &no_env(), &Options::default());
