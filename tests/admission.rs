@@ -518,3 +518,48 @@ fn the_count_of_warnings_left_out_is_exact_for_thousands_of_findings() {
         "{warnings:#?}"
     );
 }
+
+/// /mutate copies the liveness handler into the startup probe it adds. A liveness command of
+/// hundreds of KiB (a script too large to analyse) doubled the object (break-it pass, issue 10):
+/// a handler over `MAX_SCRIPT_BYTES` (16 KiB, the analysis's script bound) as JSON is not copied,
+/// and a warning at /mutate says why; one at the bound still is.
+#[test]
+fn a_huge_liveness_command_is_not_copied_into_a_startup_probe() {
+    let pod_with = |script: String| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"},
+            "spec": {"restartPolicy": "Always", "containers": [{"name": "api", "image": "api:1",
+                "livenessProbe": {"exec": {"command": ["sh", "-c", script]}, "timeoutSeconds": 5}}]}})
+    };
+    let startup_ops = |d: &Decision| -> Vec<String> {
+        let Some(p) = &d.review.response.patch else { return vec![] };
+        let patch = common::decode_patch(p);
+        serde_json::to_value(&patch)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|op| op["path"].as_str().unwrap_or_default().contains("startupProbe"))
+            .map(|op| op.to_string())
+            .collect()
+    };
+    // `{"command":["sh","-c","…"]}` is 26 bytes around the script.
+    let bound = probegate::engine::exec::MAX_SCRIPT_BYTES;
+    let at_bound = pod_with(format!("test -f /tmp/healthy #{}", "x".repeat(bound - 26 - 22)));
+    let d = decide(Endpoint::Mutate, &at_bound, "alice");
+    assert_eq!(startup_ops(&d).len(), 1, "a handler of exactly the bound is copied");
+    for size in [bound - 26 + 1, 300 * 1024] {
+        let pod = pod_with(format!("test -f /tmp/healthy #{}", "x".repeat(size - 22)));
+        let d = decide(Endpoint::Mutate, &pod, "alice");
+        assert!(
+            startup_ops(&d).is_empty(),
+            "{size}: {:?}",
+            startup_ops(&d).iter().map(|s| s.len()).collect::<Vec<_>>()
+        );
+        let patch_len = d.review.response.patch.as_ref().map_or(0, String::len);
+        assert!(patch_len < 4096, "{size}: a {patch_len}-byte patch");
+        let warnings = d.review.response.warnings.unwrap_or_default();
+        let w =
+            warnings.iter().find(|w| w.contains("(startup-probe)")).unwrap_or_else(|| panic!("{warnings:?}"));
+        assert!(w.contains("not added") && w.contains(&format!("over the {bound} bytes")), "{w}");
+    }
+}

@@ -920,6 +920,19 @@ fn startup_probe(
             (field, value, "the liveness handler")
         }
     };
+    // A handler of hundreds of KiB (a liveness script too large to analyse) copied into the patch
+    // would double the object: over the analysis's script bound, nothing is added, and the finding
+    // (unpatched, so a warning at /mutate) says why.
+    let handler_bytes = serde_json::to_string(&handler_value).map_or(usize::MAX, |s| s.len());
+    if handler_bytes > exec::MAX_SCRIPT_BYTES {
+        let message = format!(
+            "no startupProbe, so a slow start is killed before it finishes; not added: the liveness handler is \
+             {handler_bytes} bytes, over the {} bytes probegate copies; add one with a short check",
+            exec::MAX_SCRIPT_BYTES
+        );
+        out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
+        return;
+    }
     let delay = live.initial_delay_seconds.unwrap_or(0);
     // With a TCP check in place of the liveness handler, the liveness probe keeps its delay: the
     // port may open before the app is ready for its own health endpoint.
