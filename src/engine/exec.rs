@@ -256,6 +256,9 @@ pub struct Options<'a> {
     /// The object's [`AnalysisBudget`], shared by all its commands (`None`: only the
     /// per-command limits apply).
     pub budget: Option<&'a AnalysisBudget>,
+    /// Go on past the first dependency a script's exit status depends on and list each in
+    /// [`Outcome::all`] (`explain` names them all; the rules need only the first).
+    pub collect_all: bool,
 }
 
 /// An HTTP request an exec probe makes to the Pod itself (`curl -f http://localhost:8080/actuator/health`),
@@ -279,6 +282,9 @@ pub struct Outcome {
     pub unresolved: Vec<UnresolvedScript>,
     /// HTTP requests to this Pod met before the analysis stopped, in order.
     pub local_requests: Vec<LocalRequest>,
+    /// With [`Options::collect_all`]: every dependency found whose outage alone fails the probe
+    /// (none uncoupled), in the order met; empty otherwise, and when an analysis bound stopped it.
+    pub all: Vec<Dependency>,
 }
 
 /// Maximum nesting of scripts and command substitutions that is analysed.
@@ -607,6 +613,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     ctx.known = &options.known_commands;
     ctx.files = options.files;
     ctx.object_budget = options.budget;
+    ctx.collect_all = options.collect_all;
     let command_bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
     if command_bytes > MAX_COMMAND_BYTES {
         let shown = one_line_excerpt(&argv[..argv.len().min(8)]);
@@ -617,7 +624,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
                 argv.len()
             ),
         );
-        return Outcome { dependency: None, unresolved: ctx.unresolved, local_requests: Vec::new() };
+        return Outcome { dependency: None, unresolved: ctx.unresolved, ..Outcome::default() };
     }
     if let Some(budget) = options.budget
         && budget.is_spent()
@@ -626,7 +633,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         if !budget.noted.replace(true) {
             ctx.note_over_bound(&one_line_excerpt(argv), object_budget_note());
         }
-        return Outcome { dependency: None, unresolved: ctx.unresolved, local_requests: Vec::new() };
+        return Outcome { dependency: None, unresolved: ctx.unresolved, ..Outcome::default() };
     }
     let args: Vec<String> = argv
         .iter()
@@ -691,13 +698,25 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
             format!("its function calls nest deeper than the {levels} levels probegate follows"),
         );
     }
+    let bounded = ctx.over_budget.get() || ctx.units_left.get() == 0 || ctx.object_spent.get();
+    // Collecting, the walk went on past the coupled dependencies it found: the first is the one
+    // the rules report; all of them count only when no bound stopped the walk.
+    let mut all = std::mem::take(&mut ctx.found_all);
+    if bounded || !ctx.collect_all {
+        all.clear();
+    } else if let Some(first) = &dependency {
+        if first.uncoupled.is_none() && !all.contains(first) {
+            all.insert(0, first.clone());
+        }
+    } else {
+        dependency = all.first().cloned();
+    }
     // A dependency whose exit status cannot fail the probe counts only when no other was found
     // (and never after an analysis bound stopped the analysis).
-    if dependency.is_none() && !ctx.over_budget.get() && ctx.units_left.get() != 0 && !ctx.object_spent.get()
-    {
+    if dependency.is_none() && !bounded {
         dependency = ctx.uncoupled_found.take();
     }
     let local_requests =
         if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };
-    Outcome { dependency, unresolved: ctx.unresolved, local_requests }
+    Outcome { dependency, unresolved: ctx.unresolved, local_requests, all }
 }

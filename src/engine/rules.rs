@@ -452,6 +452,27 @@ pub(super) fn analyze_exec(
     command: &[String],
     budget: &exec::AnalysisBudget,
 ) -> exec::Outcome {
+    analyze_exec_with(rules, t, command, budget, false)
+}
+
+/// The coupled dependencies the target's liveness exec command reaches, in the order met: each
+/// one's outage alone fails the probe (`explain` names them all; the rule reports the first).
+/// Empty for another handler, and when an analysis bound stopped the analysis.
+pub(super) fn liveness_dependencies(rules: &RuleSet, t: &Target<'_>) -> Vec<exec::Dependency> {
+    let probe = t.container.liveness_probe.as_ref();
+    let Some(command) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
+        return Vec::new();
+    };
+    analyze_exec_with(rules, t, command, t.budget, true).all
+}
+
+fn analyze_exec_with(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    command: &[String],
+    budget: &exec::AnalysisBudget,
+    collect_all: bool,
+) -> exec::Outcome {
     let mut env = exec_env_resolved(t.container, t.configmaps, t.namespace);
     if t.spec.host_network == Some(true) {
         // With hostNetwork the pod's IP is the node's IP (API reference, PodStatus: "hostIP ... podIP
@@ -483,6 +504,7 @@ pub(super) fn analyze_exec(
         known_commands: rules.liveness_dependency.known_commands().collect(),
         files: Some(&files),
         budget: Some(budget),
+        collect_all,
     };
     exec::analyze(command, &env, &options)
 }
@@ -927,6 +949,19 @@ fn startup_probe(
             (field, value, "the liveness handler")
         }
     };
+    // A handler of hundreds of KiB (a liveness script too large to analyse) copied into the patch
+    // would double the object: over the analysis's script bound, nothing is added, and the finding
+    // (unpatched, so a warning at /mutate) says why.
+    let handler_bytes = serde_json::to_string(&handler_value).map_or(usize::MAX, |s| s.len());
+    if handler_bytes > exec::MAX_SCRIPT_BYTES {
+        let message = format!(
+            "no startupProbe, so a slow start is killed before it finishes; not added: the liveness handler is \
+             {handler_bytes} bytes, over the {} bytes probegate copies; add one with a short check",
+            exec::MAX_SCRIPT_BYTES
+        );
+        out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
+        return;
+    }
     let delay = live.initial_delay_seconds.unwrap_or(0);
     // With a TCP check in place of the liveness handler, the liveness probe keeps its delay: the
     // port may open before the app is ready for its own health endpoint.

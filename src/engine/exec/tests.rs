@@ -486,7 +486,8 @@ fn python_runs_modules_and_scripts() {
     }))
     .unwrap();
     let django = &django;
-    let options = Options { known_commands: vec![celery, django], files: None, budget: None };
+    let options =
+        Options { known_commands: vec![celery, django], files: None, budget: None, collect_all: false };
     let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options).dependency;
     assert!(run(&["python3", "-m", "celery", "-A", "app", "inspect", "ping"]).is_some());
     assert!(
@@ -517,7 +518,7 @@ fn script_files_siblings_and_sourcing() {
         ("/cm/py.sh", "#!/usr/bin/python3\nimport os\n"),
         ("/cm/two.sh", "#!/bin/sh\nexec redis-cli -h \"$TARGET\" ping\n"),
     ]));
-    let options = Options { known_commands: vec![], files: Some(&files), budget: None };
+    let options = Options { known_commands: vec![], files: Some(&files), budget: None, collect_all: false };
     let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options);
     // `${0%/*}/lib.sh` is `/cm/lib.sh` (pattern removal evaluated on the known `$0`), which cannot
     // be read: reported, not guessed.
