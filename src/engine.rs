@@ -48,6 +48,7 @@ use json_patch::{Patch, PatchOperation};
 use crate::policy::{Action, ContainerExemption, RuleId, RuleSet};
 pub use checklist::metrics_only;
 pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfigMaps, configmaps_needed};
+pub use hosts::redact_host;
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 
 /// Which list of the PodSpec a container is in.

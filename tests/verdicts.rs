@@ -1881,3 +1881,22 @@ fn a_libpq_host_list_holding_this_pod_is_a_warning_and_an_all_remote_one_is_deni
             .expect("mongosh seed list");
     assert_eq!(action, Action::Deny, "{m}");
 }
+
+/// User info in an httpGet/tcpSocket host (`u:pw@db`) is shown as URLs are, `u:***@db`, in the
+/// liveness denial, the readiness and startup warnings and `explain` (break-it pass).
+#[test]
+fn user_info_in_a_probe_host_is_redacted_in_every_message() {
+    let spec = "containers:\n- name: app\n  image: a\n  \
+        livenessProbe: {httpGet: {host: 'u:S3cretA@db.shop.svc', path: /h, port: 8080}}\n  \
+        readinessProbe: {tcpSocket: {host: 'u:S3cretB@db.shop.svc', port: 8080}}\n  \
+        startupProbe: {tcpSocket: {host: 'S3cretC@db.shop.svc', port: 8080}}\n";
+    let e = eval(&pod(spec));
+    let shown: Vec<&str> = e.findings.iter().map(|f| f.message.as_str()).collect();
+    assert!(shown.iter().any(|m| m.contains("u:***@db.shop.svc")), "{shown:?}");
+    assert!(shown.iter().any(|m| m.contains("***@db.shop.svc")), "{shown:?}");
+    assert_eq!(findings(&e, RuleId::ReadinessSharedDependency).len(), 1, "{shown:?}");
+    assert_eq!(findings(&e, RuleId::StartupRemoteDependency).len(), 1, "{shown:?}");
+    for m in &shown {
+        assert!(!m.contains("S3cret"), "{m}");
+    }
+}

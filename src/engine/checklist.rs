@@ -189,9 +189,10 @@ fn short(target: &str) -> String {
 }
 
 /// What a readiness or startup probe reaches of another workload: a remote `httpGet`/`tcpSocket`
-/// host (a loopback host, or an IP literal with hostNetwork, may be the Pod itself: not remote),
-/// or the dependency its exec command reaches (the liveness analysis, reused when the command is
-/// the liveness probe's own and the budget allows it).
+/// host as messages show it ([`hosts::redact_host`]; a loopback host, or an IP literal with
+/// hostNetwork, may be the Pod itself: not remote), or the dependency its exec command reaches
+/// (the liveness analysis, reused when the command is the liveness probe's own and the budget
+/// allows it).
 enum Reached {
     Host(String),
     Exec(exec::Dependency),
@@ -215,7 +216,7 @@ fn remote_dependency(
             ProbeHost::OtherIp => !host_network,
             _ => false,
         };
-        return remote.then(|| Reached::Host(host.to_string()));
+        return remote.then(|| Reached::Host(hosts::redact_host(host)));
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
     let dep = match liveness_exec {

@@ -81,6 +81,20 @@ pub(crate) fn classify(host: &str, container: &Container) -> ProbeHost {
     ProbeHost::OtherName
 }
 
+/// A probe `host` as messages show it: user info (`u:pw@db`, which no host name holds) as URLs
+/// show it, the password replaced (`u:***@db`), and user info without a `:` replaced whole
+/// (`***@db`: it may be a token); `password=...`-like pairs redacted ([`super::exec::redact_secrets`]).
+pub fn redact_host(host: &str) -> String {
+    let host = match host.rsplit_once('@') {
+        Some((userinfo, rest)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{rest}"),
+            None => format!("***@{rest}"),
+        },
+        None => host.to_string(),
+    };
+    super::exec::redact_secrets(&host)
+}
+
 /// Whether a flag or variable name says its value is an address the process itself binds, listens
 /// on or advertises: a part starting with `advertise`, `bind` or `listen` (`--advertise-address`,
 /// `--bind-address`, `--listen-client-urls`, `BIND_ADDR`), or a whole name that is the process's own
@@ -241,5 +255,13 @@ mod tests {
         assert_eq!(classify("pay.prod.svc.cluster.local", &c), ProbeHost::ServiceName);
         assert_eq!(classify("pay.prod.svc", &c), ProbeHost::ServiceName);
         assert_eq!(classify("api.example.com", &c), ProbeHost::OtherName);
+    }
+
+    #[test]
+    fn hosts_are_shown_without_user_info_secrets() {
+        assert_eq!(redact_host("u:pw@db.svc"), "u:***@db.svc");
+        assert_eq!(redact_host("tok@db.svc"), "***@db.svc");
+        assert_eq!(redact_host("a@b:pw@db.svc"), "a@b:***@db.svc");
+        assert_eq!(redact_host("db.svc"), "db.svc");
     }
 }

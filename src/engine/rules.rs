@@ -288,7 +288,7 @@ fn liveness_dependency<'a>(
         });
     if let Some((handler, host)) = network_host {
         let class = hosts::classify(host, t.container);
-        let lead = format!("livenessProbe.{handler}.host is {host:?}");
+        let lead = format!("livenessProbe.{handler}.host is {:?}", hosts::redact_host(host));
         if host_network {
             // The pod shares the node's network: "drop host" would probe the node's address, which
             // a server bound to 127.0.0.1 does not answer. Say what is right here instead.
