@@ -1900,3 +1900,31 @@ fn user_info_in_a_probe_host_is_redacted_in_every_message() {
         assert!(!m.contains("S3cret"), "{m}");
     }
 }
+
+/// The hint of `exec-probe-replaceable` names the host the command uses: httpGet requests the
+/// Pod's IP, which a server listening only on loopback does not answer; for a command that
+/// already uses the Pod's IP there is no such caveat.
+#[test]
+fn the_exec_probe_replaceable_hint_names_the_host_written() {
+    let message = |command: &str, env: &str| {
+        let spec = format!(
+            "containers:\n- name: web\n  image: a\n{env}  readinessProbe: {{exec: {{command: [sh, -c, {command:?}]}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!(f.len(), 1, "{command}: {:?}", e.findings);
+        f[0].message.clone()
+    };
+    for (command, host) in [
+        ("curl -f http://0.0.0.0:8080/healthz", "0.0.0.0"),
+        ("curl -f http://[::1]:8080/healthz", "::1"),
+        ("curl -f http://localhost:8080/healthz", "localhost"),
+        ("wget -q -O- http://127.0.0.1:8080/", "127.0.0.1"),
+    ] {
+        let m = message(command, "");
+        assert!(m.contains(&format!("only on {host}")) && m.contains("pod's IP"), "{m}");
+    }
+    let env = "  env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]\n";
+    let m = message("curl -f http://$POD_IP:8080/healthz", env);
+    assert!(!m.contains("only on") && !m.contains("127.0.0.1"), "{m}");
+}

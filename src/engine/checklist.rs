@@ -417,17 +417,6 @@ fn single_quoted_reference(script: &str, name: &str) -> bool {
     false
 }
 
-/// The host of an `http://` or `https://` URL (`[::1]` without brackets).
-fn url_host(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    if let Some(v6) = authority.strip_prefix('[') {
-        return v6.split(']').next();
-    }
-    authority.split(':').next()
-}
-
 /// Options that keep an exec probe necessary: client certificates, credentials, Unix sockets,
 /// proxies and resolve overrides (rules.md, `exec-probe-replaceable` traps).
 fn needs_exec(args: &[String]) -> bool {
@@ -474,7 +463,9 @@ fn local_http_only(
             return None;
         }
         let url = args.iter().find(|a| a.starts_with("http://") || a.starts_with("https://"))?;
-        if !url_host(url).is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c)) {
+        if !hosts::url_host(url)
+            .is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c))
+        {
             return None;
         }
         found = Some((program.to_string(), url.clone()));
@@ -493,9 +484,16 @@ fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<String> {
             continue;
         };
         if let Some((program, url)) = local_http_only(argv, t.budget, t.container) {
+            // httpGet asks the pod's IP: as a URL on it does, not as a loopback-only server listens.
+            let how = match hosts::url_host(&url).filter(|h| hosts::is_local(h)) {
+                Some(host) => format!(
+                    "httpGet to the pod's IP does that without a process per check, unless the server \
+                     listens only on {host}"
+                ),
+                None => "httpGet does that without a process per check (to the pod's IP, its default)".into(),
+            };
             return Some(format!(
-                "{field} only runs {program} against this pod ({}): httpGet does that without a process per \
-                 check, unless the server listens only on 127.0.0.1",
+                "{field} only runs {program} against this pod ({}): {how}",
                 exec::redact_secrets(&url)
             ));
         }

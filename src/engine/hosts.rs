@@ -81,6 +81,17 @@ pub(crate) fn classify(host: &str, container: &Container) -> ProbeHost {
     ProbeHost::OtherName
 }
 
+/// The host of an `http://` or `https://` URL (`[::1]` without brackets).
+pub(crate) fn url_host(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next();
+    }
+    authority.split(':').next()
+}
+
 /// A probe `host` as messages show it: user info (`u:pw@db`, which no host name holds) as URLs
 /// show it, the password replaced (`u:***@db`), and user info without a `:` replaced whole
 /// (`***@db`: it may be a token); `password=...`-like pairs redacted ([`super::exec::redact_secrets`]).
