@@ -1928,3 +1928,52 @@ fn the_exec_probe_replaceable_hint_names_the_host_written() {
     let m = message("curl -f http://$POD_IP:8080/healthz", env);
     assert!(!m.contains("only on") && !m.contains("127.0.0.1"), "{m}");
 }
+
+// === loopback names and the Pod's own host names (issue 10) ===
+
+/// The liveness-dependency finding (action, message) of `obj`.
+fn liveness_of(obj: &Value) -> Option<(Action, String)> {
+    let e = eval(obj);
+    findings(&e, RuleId::LivenessDependency).first().map(|f| (f.action, f.message.clone()))
+}
+
+/// A bare Pod `name` in namespace `shop` with `extra` spec lines and a liveness `probe` (a YAML
+/// flow mapping).
+fn named_pod(name: &str, extra: &str, probe: &str) -> Value {
+    let spec =
+        common::yaml(&format!("{extra}containers:\n- name: app\n  image: a\n  livenessProbe: {probe}\n"));
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "shop"}, "spec": spec})
+}
+
+fn exec_probe(command: &[&str]) -> String {
+    format!("{{exec: {{command: {}}}}}", serde_json::to_string(command).unwrap())
+}
+
+/// The loopback names of /etc/hosts files: the kubelet's (`localhost`, `ip6-localhost`,
+/// `ip6-loopback`) and RHEL's (`localhost.localdomain`, `localhost6`, `localhost6.localdomain6`).
+/// Where a hosts file names them they are the loopback; where none does they resolve nowhere: no
+/// dependency either way. For exec probes that is this Pod; for httpGet/tcpSocket hosts without
+/// hostNetwork the node's loopback (denied as such, like `localhost`), with hostNetwork the Pod.
+#[test]
+fn every_loopback_name_is_local_for_exec_and_the_nodes_loopback_for_network_probes() {
+    for name in ["localhost6", "localhost6.localdomain6", "ip6-localhost", "ip6-loopback", "LOCALHOST6."] {
+        for command in [
+            vec!["pg_isready", "-h", name],
+            vec!["redis-cli", "-h", name, "ping"],
+            vec!["sh", "-c", &format!("curl -sf http://{name}:8080/healthz")],
+        ] {
+            let got = liveness_of(&named_pod("p", "", &exec_probe(&command)));
+            assert!(got.is_none(), "{command:?}: {got:?}");
+        }
+        for probe in [
+            format!("{{httpGet: {{host: {name:?}, path: /healthz, port: 8080}}}}"),
+            format!("{{tcpSocket: {{host: {name:?}, port: 8080}}}}"),
+        ] {
+            let got = liveness_of(&named_pod("p", "", &probe));
+            let (action, message) = got.clone().unwrap_or_else(|| panic!("{probe}: no finding"));
+            assert_eq!(action, Action::Deny, "{probe}");
+            assert!(message.contains("the node's loopback, not this pod"), "{message}");
+            assert_eq!(liveness_of(&named_pod("p", "hostNetwork: true\n", &probe)), None, "{probe}");
+        }
+    }
+}

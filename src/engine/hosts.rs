@@ -31,17 +31,32 @@ pub(crate) enum ProbeHost {
     OtherName,
 }
 
+/// The names `/etc/hosts` files give the loopback: the kubelet's (`localhost`, `ip6-localhost`,
+/// `ip6-loopback`; pkg/kubelet/kubelet_pods.go, `managedHostsFileContent`) and those of RHEL-like
+/// systems (`localhost.localdomain`, `localhost6`, `localhost6.localdomain6`). Where no hosts file
+/// names one it resolves nowhere (the cluster DNS has no such name): it is never another host.
+const LOOPBACK_NAMES: [&str; 6] = [
+    "localhost",
+    "localhost.localdomain",
+    "localhost6",
+    "localhost6.localdomain6",
+    "ip6-localhost",
+    "ip6-loopback",
+];
+
+/// Whether `name` (without the root dot, any case) is one of [`LOOPBACK_NAMES`].
+pub(crate) fn is_loopback_name(name: &str) -> bool {
+    LOOPBACK_NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+}
+
 /// Loopback (127.0.0.0/8, `::1`, and their IPv4-mapped forms such as `::ffff:127.0.0.1`),
 /// unspecified (`0.0.0.0`, `::`: connecting to it reaches the local host on Linux), or one of the
-/// names `/etc/hosts` gives the loopback (`localhost`, `localhost.localdomain`, `ip6-localhost`,
-/// `ip6-loopback`), with or without the root dot (`localhost.`).
+/// names `/etc/hosts` gives the loopback ([`LOOPBACK_NAMES`]), with or without the root dot
+/// (`localhost.`).
 pub(crate) fn is_local(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     let name = h.strip_suffix('.').unwrap_or(h);
-    if ["localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n))
-    {
+    if is_loopback_name(name) {
         return true;
     }
     match h.parse::<IpAddr>() {
@@ -228,7 +243,13 @@ mod tests {
         ] {
             assert!(is_local(h), "{h}");
         }
-        for h in ["::ffff:127.0.0.1", "ip6-localhost", "localhost.localdomain."] {
+        for h in [
+            "::ffff:127.0.0.1",
+            "ip6-localhost",
+            "localhost.localdomain.",
+            "localhost6",
+            "Localhost6.localdomain6",
+        ] {
             assert!(is_local(h), "{h}");
         }
         for h in ["10.0.0.1", "::ffff:10.0.0.1", "localhost.example.com", "mylocalhost", "1.2.3.4"] {
