@@ -273,6 +273,7 @@ pub fn evaluate_with_configmaps(
     let controller = workload.metadata.controller().map(|c| c.kind.as_str());
     let outage_kills = rules::outage_kills(workload.kind, controller);
     let in_job = rules::in_job(workload.kind, controller);
+    let own_names = hosts::own_host_names(workload, namespace);
     for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
         let target = rules::Target {
             spec,
@@ -288,6 +289,7 @@ pub fn evaluate_with_configmaps(
             outage_kills,
             in_job,
             exempt_containers,
+            own_names: &own_names,
         };
         rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
     }

@@ -211,7 +211,7 @@ fn remote_dependency(
         .and_then(|h| h.host.as_deref())
         .or_else(|| probe.tcp_socket.as_ref().and_then(|s| s.host.as_deref()));
     if let Some(host) = host {
-        let remote = match hosts::classify(host, t.container) {
+        let remote = match hosts::classify(host, t.container, t.own_names) {
             ProbeHost::ServiceName | ProbeHost::OtherName => true,
             ProbeHost::OtherIp => !host_network,
             _ => false,
