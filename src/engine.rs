@@ -48,6 +48,7 @@ use json_patch::{Patch, PatchOperation};
 use crate::policy::{Action, ContainerExemption, RuleId, RuleSet};
 pub use checklist::metrics_only;
 pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfigMaps, configmaps_needed};
+pub use hosts::redact_host;
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 
 /// Which list of the PodSpec a container is in.
@@ -313,6 +314,7 @@ fn each_target(
     let controller = workload.metadata.controller().map(|c| c.kind.as_str());
     let outage_kills = rules::outage_kills(workload.kind, controller);
     let in_job = rules::in_job(workload.kind, controller);
+    let own_names = hosts::own_host_names(workload, namespace);
     for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
         let target = rules::Target {
             spec,
@@ -328,6 +330,7 @@ fn each_target(
             outage_kills,
             in_job,
             exempt_containers,
+            own_names: &own_names,
         };
         f(&target);
     }

@@ -19,15 +19,37 @@ fn pod(i: usize, script: &str) -> Value {
             "livenessProbe": probe, "readinessProbe": probe}]}})
 }
 
+/// Pods whose liveness, readiness and startup probes name `secret` as user info of an httpGet or
+/// tcpSocket host (`u:SECRET@db.svc`, `SECRET@db.svc`): the liveness denial and both warnings
+/// show the host.
+fn host_pods(first: usize, secret: &str) -> Vec<Value> {
+    let http = |host: String| json!({"httpGet": {"host": host, "path": "/healthz", "port": 8080}});
+    let tcp = |host: String| json!({"tcpSocket": {"host": host, "port": 8080}});
+    [format!("u:{secret}@db.svc"), format!("{secret}@db.svc")]
+        .into_iter()
+        .enumerate()
+        .map(|(i, host)| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("p{}", first + i), "namespace": "shop"},
+                "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1", "ports": [{"containerPort": 8080}],
+                    "livenessProbe": http(host.clone()), "readinessProbe": tcp(host.clone()), "startupProbe": http(host)}]}})
+        })
+        .collect()
+}
+
 /// `probegate check` on `file` with `extra` arguments: stdout and stderr together.
 fn check(file: &std::path::Path, extra: &[&str]) -> String {
+    run("check", file, extra)
+}
+
+/// `probegate <verb>` on `file` with `extra` arguments: stdout and stderr together.
+fn run(verb: &str, file: &std::path::Path, extra: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
-        .arg("check")
+        .arg(verb)
         .args(extra)
         .arg(file)
         .output()
         .unwrap();
-    assert!(out.status.code().is_some_and(|c| c != 2), "check failed to run: {out:?}");
+    assert!(out.status.code().is_some_and(|c| c != 2), "{verb} failed to run: {out:?}");
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
@@ -59,7 +81,8 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
         (0..3).map(|_| "S3c[A-Za-z0-9]{8,12}".new_tree(&mut runner).unwrap().current()).collect();
     for secret in secrets {
         let scripts = probegate::engine::exec::credential_spellings(&secret);
-        let pods: Vec<Value> = scripts.iter().enumerate().map(|(i, s)| pod(i, s)).collect();
+        let mut pods: Vec<Value> = scripts.iter().enumerate().map(|(i, s)| pod(i, s)).collect();
+        pods.extend(host_pods(pods.len(), &secret));
         let log_before = served.log().len();
         let mut answers = String::new();
         for (i, obj) in pods.iter().enumerate() {
@@ -74,7 +97,7 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
             assert!(
                 shown.contains("db.svc") || shown.contains("***") || shown.contains("a script with a pipe"),
                 "{}: {response}",
-                scripts[i]
+                scripts.get(i).map_or("a probe host", String::as_str)
             );
             answers.push_str(&response.to_string());
         }
@@ -88,10 +111,16 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
         std::fs::write(&file, docs.join("\n---\n")).unwrap();
         let text = check(&file, &[]);
         let json = check(&file, &["-o", "json"]);
+        let explain = run("explain", &file, &[]);
         assert!(text.contains("db.svc") && json.contains("db.svc"), "check shows the dependency:\n{text}");
-        for (what, shown) in
-            [("answers", &answers), ("log", &log), ("check", &text), ("check -o json", &json)]
-        {
+        assert!(explain.contains("of host u:***@db.svc"), "explain shows the host:\n{explain}");
+        for (what, shown) in [
+            ("answers", &answers),
+            ("log", &log),
+            ("check", &text),
+            ("check -o json", &json),
+            ("explain", &explain),
+        ] {
             if let Some(at) = shown.find(&secret) {
                 let from = shown.floor_char_boundary(at.saturating_sub(300));
                 let to = shown.ceil_char_boundary((at + 100).min(shown.len()));

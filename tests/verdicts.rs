@@ -1881,3 +1881,270 @@ fn a_libpq_host_list_holding_this_pod_is_a_warning_and_an_all_remote_one_is_deni
             .expect("mongosh seed list");
     assert_eq!(action, Action::Deny, "{m}");
 }
+
+/// User info in an httpGet/tcpSocket host (`u:pw@db`) is shown as URLs are, `u:***@db`, in the
+/// liveness denial, the readiness and startup warnings and `explain` (break-it pass).
+#[test]
+fn user_info_in_a_probe_host_is_redacted_in_every_message() {
+    let spec = "containers:\n- name: app\n  image: a\n  \
+        livenessProbe: {httpGet: {host: 'u:S3cretA@db.shop.svc', path: /h, port: 8080}}\n  \
+        readinessProbe: {tcpSocket: {host: 'u:S3cretB@db.shop.svc', port: 8080}}\n  \
+        startupProbe: {tcpSocket: {host: 'S3cretC@db.shop.svc', port: 8080}}\n";
+    let e = eval(&pod(spec));
+    let shown: Vec<&str> = e.findings.iter().map(|f| f.message.as_str()).collect();
+    assert!(shown.iter().any(|m| m.contains("u:***@db.shop.svc")), "{shown:?}");
+    assert!(shown.iter().any(|m| m.contains("***@db.shop.svc")), "{shown:?}");
+    assert_eq!(findings(&e, RuleId::ReadinessSharedDependency).len(), 1, "{shown:?}");
+    assert_eq!(findings(&e, RuleId::StartupRemoteDependency).len(), 1, "{shown:?}");
+    for m in &shown {
+        assert!(!m.contains("S3cret"), "{m}");
+    }
+}
+
+/// The hint of `exec-probe-replaceable` names the host the command uses: httpGet requests the
+/// Pod's IP, which a server listening only on loopback does not answer; for a command that
+/// already uses the Pod's IP there is no such caveat.
+#[test]
+fn the_exec_probe_replaceable_hint_names_the_host_written() {
+    let message = |command: &str, env: &str| {
+        let spec = format!(
+            "containers:\n- name: web\n  image: a\n{env}  readinessProbe: {{exec: {{command: [sh, -c, {command:?}]}}}}\n"
+        );
+        let e = eval(&pod(&spec));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!(f.len(), 1, "{command}: {:?}", e.findings);
+        f[0].message.clone()
+    };
+    for (command, host) in [
+        ("curl -f http://0.0.0.0:8080/healthz", "0.0.0.0"),
+        ("curl -f http://[::1]:8080/healthz", "::1"),
+        ("curl -f http://localhost:8080/healthz", "localhost"),
+        ("wget -q -O- http://127.0.0.1:8080/", "127.0.0.1"),
+    ] {
+        let m = message(command, "");
+        assert!(m.contains(&format!("only on {host}")) && m.contains("pod's IP"), "{m}");
+    }
+    let env = "  env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]\n";
+    let m = message("curl -f http://$POD_IP:8080/healthz", env);
+    assert!(!m.contains("only on") && !m.contains("127.0.0.1"), "{m}");
+}
+
+// === loopback names and the Pod's own host names (issue 10) ===
+
+/// The liveness-dependency finding (action, message) of `obj`.
+fn liveness_of(obj: &Value) -> Option<(Action, String)> {
+    let e = eval(obj);
+    findings(&e, RuleId::LivenessDependency).first().map(|f| (f.action, f.message.clone()))
+}
+
+/// A bare Pod `name` in namespace `shop` with `extra` spec lines and a liveness `probe` (a YAML
+/// flow mapping).
+fn named_pod(name: &str, extra: &str, probe: &str) -> Value {
+    let spec =
+        common::yaml(&format!("{extra}containers:\n- name: app\n  image: a\n  livenessProbe: {probe}\n"));
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "shop"}, "spec": spec})
+}
+
+fn exec_probe(command: &[&str]) -> String {
+    format!("{{exec: {{command: {}}}}}", serde_json::to_string(command).unwrap())
+}
+
+/// The loopback names of /etc/hosts files: the kubelet's (`localhost`, `ip6-localhost`,
+/// `ip6-loopback`) and RHEL's (`localhost.localdomain`, `localhost6`, `localhost6.localdomain6`).
+/// Where a hosts file names them they are the loopback; where none does they resolve nowhere: no
+/// dependency either way. For exec probes that is this Pod; for httpGet/tcpSocket hosts without
+/// hostNetwork the node's loopback (denied as such, like `localhost`), with hostNetwork the Pod.
+#[test]
+fn every_loopback_name_is_local_for_exec_and_the_nodes_loopback_for_network_probes() {
+    for name in ["localhost6", "localhost6.localdomain6", "ip6-localhost", "ip6-loopback", "LOCALHOST6."] {
+        for command in [
+            vec!["pg_isready", "-h", name],
+            vec!["redis-cli", "-h", name, "ping"],
+            vec!["sh", "-c", &format!("curl -sf http://{name}:8080/healthz")],
+        ] {
+            let got = liveness_of(&named_pod("p", "", &exec_probe(&command)));
+            assert!(got.is_none(), "{command:?}: {got:?}");
+        }
+        for probe in [
+            format!("{{httpGet: {{host: {name:?}, path: /healthz, port: 8080}}}}"),
+            format!("{{tcpSocket: {{host: {name:?}, port: 8080}}}}"),
+        ] {
+            let got = liveness_of(&named_pod("p", "", &probe));
+            let (action, message) = got.clone().unwrap_or_else(|| panic!("{probe}: no finding"));
+            assert_eq!(action, Action::Deny, "{probe}");
+            assert!(message.contains("the node's loopback, not this pod"), "{message}");
+            assert_eq!(liveness_of(&named_pod("p", "hostNetwork: true\n", &probe)), None, "{probe}");
+        }
+    }
+}
+
+/// The kubelet writes the Pod's hostname (`spec.hostname`, else `metadata.name`) into the
+/// container's `/etc/hosts` with the Pod's IP, and with `spec.subdomain` its
+/// `<hostname>.<subdomain>.<namespace>.svc.<cluster domain>` too (pkg/kubelet/kubelet_pods.go,
+/// `managedHostsFileContent`; docs "DNS for Services and Pods", "Pod's hostname and subdomain
+/// fields"). An exec probe resolves it there (`/etc/hosts` before DNS): the Pod itself.
+#[test]
+fn an_exec_probe_of_the_pods_own_hostname_is_self() {
+    let quiet = |name: &str, extra: &str, command: &[&str]| {
+        let got = liveness_of(&named_pod(name, extra, &exec_probe(command)));
+        assert!(got.is_none(), "{name} {extra:?} {command:?}: {got:?}");
+    };
+    let denied = |name: &str, extra: &str, command: &[&str], host: &str| {
+        let got = liveness_of(&named_pod(name, extra, &exec_probe(command)));
+        let (action, message) = got.clone().unwrap_or_else(|| panic!("{command:?}: no finding"));
+        assert_eq!(action, Action::Deny, "{name} {extra:?} {command:?}: {got:?}");
+        assert!(message.contains(host), "{message}");
+    };
+    // metadata.name is the hostname without spec.hostname.
+    quiet("mypod", "", &["pg_isready", "-h", "mypod"]);
+    quiet("mypod", "", &["pg_isready", "-h", "MyPod."]);
+    quiet("mypod", "", &["sh", "-c", "curl -sf http://mypod:8080/healthz"]);
+    quiet("mypod", "", &["redis-cli", "-h", "mypod", "ping"]);
+    denied("other", "", &["pg_isready", "-h", "mypod"], "mypod");
+    // spec.hostname wins over metadata.name.
+    quiet("mypod", "hostname: myhost\n", &["pg_isready", "-h", "myhost"]);
+    denied("mypod", "hostname: myhost\n", &["pg_isready", "-h", "mypod"], "mypod");
+    // With spec.subdomain, the FQDN (in /etc/hosts with the default cluster domain).
+    let sub = "hostname: myhost\nsubdomain: sub\n";
+    for host in ["myhost.sub.shop.svc.cluster.local", "myhost.sub.shop.svc.cluster.local.", "myhost"] {
+        quiet("mypod", sub, &["pg_isready", "-h", host]);
+    }
+    // Without the cluster domain it is found through the DNS search list: this Pod's alone when
+    // the hostname is the Pod's (unique) name; a spec.hostname may be another Pod's too.
+    quiet("myhost", "subdomain: sub\n", &["pg_isready", "-h", "myhost.sub.shop.svc"]);
+    denied("mypod", sub, &["pg_isready", "-h", "myhost.sub.shop.svc"], "myhost");
+    for host in [
+        "myhost.sub.default.svc.cluster.local",
+        "myhost.other.shop.svc.cluster.local",
+        "myhost.sub.shop.svc.example.org",
+        "other.sub.shop.svc.cluster.local",
+    ] {
+        denied("mypod", sub, &["pg_isready", "-h", host], host);
+    }
+    // Without a subdomain there is no FQDN entry.
+    denied(
+        "mypod",
+        "hostname: myhost\n",
+        &["pg_isready", "-h", "myhost.sub.shop.svc.cluster.local"],
+        "myhost",
+    );
+    // With hostNetwork the container gets the node's /etc/hosts: the Pod's name is not in it.
+    denied("mypod", "hostNetwork: true\n", &["pg_isready", "-h", "mypod"], "mypod");
+    // A hostAlias giving the name another address: which one a resolver picks is not certain.
+    denied(
+        "mypod",
+        "hostAliases:\n- ip: 10.0.0.9\n  hostnames: [mypod]\n",
+        &["pg_isready", "-h", "mypod"],
+        "mypod",
+    );
+    // A name over 63 characters is cut to 63 for the hostname (kubelet
+    // `truncatePodHostnameIfNeeded`, which also drops a trailing `-` or `.`).
+    let long = format!("{}-{}", "a".repeat(62), "b".repeat(10));
+    quiet(&long, "", &["pg_isready", "-h", &"a".repeat(62)]);
+}
+
+/// A StatefulSet's Pods are `<name>-<ordinal>`, with `spec.hostname` and `spec.subdomain` set by
+/// the controller over the template's (pkg/controller/statefulset, `initIdentity`): a template
+/// knows no Pod's own name, and `<name>-0` is a peer (replica 0), not this Pod. Only names from
+/// the Pod's environment are its own (`$HOSTNAME`, a `metadata.name` fieldRef). A Pod the
+/// controller made carries its name, hostname and subdomain.
+#[test]
+fn a_statefulset_template_knows_no_pods_own_name_but_its_pods_do() {
+    let sts = |command: &[&str], hostname: &str| {
+        let env = "  env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]\n";
+        let spec = common::yaml(&format!(
+            "{hostname}containers:\n- name: app\n  image: a\n{env}  livenessProbe: {}\n",
+            exec_probe(command)
+        ));
+        let obj = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "redis", "namespace": "shop"},
+            "spec": {"serviceName": "redis-headless", "selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}}, "spec": spec}}});
+        liveness_of(&obj)
+    };
+    for command in [
+        ["redis-cli", "-h", "redis-0.redis-headless", "ping"],
+        ["redis-cli", "-h", "redis-0.redis-headless.shop.svc.cluster.local", "ping"],
+        ["redis-cli", "-h", "redis", "ping"],
+    ] {
+        assert_eq!(sts(&command, "").map(|g| g.0), Some(Action::Deny), "{command:?}");
+    }
+    // The template's hostname is replaced by the Pod's name.
+    assert_eq!(
+        sts(&["redis-cli", "-h", "myhost", "ping"], "hostname: myhost\n").map(|g| g.0),
+        Some(Action::Deny)
+    );
+    for script in [
+        "redis-cli -h $HOSTNAME ping",
+        "redis-cli -h $POD_NAME.redis-headless ping",
+        "redis-cli -h \"${HOSTNAME}.redis-headless.shop.svc.cluster.local\" ping",
+    ] {
+        assert_eq!(sts(&["sh", "-c", script], ""), None, "{script}");
+    }
+    // The Pod the controller made (its admission review): its own name is known, its peers are not it.
+    let made = |host: &str| {
+        let mut obj = named_pod(
+            "redis-1",
+            "hostname: redis-1\nsubdomain: redis-headless\n",
+            &exec_probe(&["redis-cli", "-h", host, "ping"]),
+        );
+        obj["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "redis", "uid": "u", "controller": true}]);
+        liveness_of(&obj)
+    };
+    assert_eq!(made("redis-1.redis-headless.shop.svc.cluster.local"), None);
+    assert_eq!(made("redis-1"), None);
+    assert_eq!(made("redis-0.redis-headless.shop.svc.cluster.local").map(|g| g.0), Some(Action::Deny));
+}
+
+/// Other templates keep their `spec.hostname` (every replica has it, each mapped to its own IP in
+/// its own /etc/hosts); the workload's own name is not the Pods' hostname.
+#[test]
+fn a_template_hostname_is_self_but_the_workload_name_is_not() {
+    let deploy = |extra: &str, command: &[&str]| {
+        let spec = common::yaml(&format!(
+            "{extra}containers:\n- name: app\n  image: a\n  livenessProbe: {}\n",
+            exec_probe(command)
+        ));
+        liveness_of(&deployment(&json!({"spec": spec})))
+    };
+    assert_eq!(deploy("hostname: myhost\n", &["pg_isready", "-h", "myhost"]), None);
+    assert_eq!(
+        deploy(
+            "hostname: myhost\nsubdomain: sub\n",
+            &["pg_isready", "-h", "myhost.sub.default.svc.cluster.local"]
+        ),
+        None
+    );
+    // Through DNS (not in /etc/hosts) the short forms may answer with another replica's address.
+    assert_eq!(
+        deploy("hostname: myhost\nsubdomain: sub\n", &["pg_isready", "-h", "myhost.sub.default.svc"])
+            .map(|g| g.0),
+        Some(Action::Deny)
+    );
+    assert_eq!(deploy("", &["pg_isready", "-h", "d"]).map(|g| g.0), Some(Action::Deny));
+}
+
+/// An httpGet or tcpSocket host is resolved by the kubelet on the node, not in the Pod: the
+/// Pod's own hostname (an /etc/hosts entry in the Pod) names no dependency, but the node may not
+/// resolve it. A warning that says so, never a denial; another name is still denied.
+#[test]
+fn a_network_probe_of_the_pods_own_hostname_is_a_warning_not_a_dependency() {
+    for (extra, host) in [
+        ("", "mypod"),
+        ("hostname: myhost\n", "myhost"),
+        ("hostname: myhost\nsubdomain: sub\n", "myhost.sub.shop.svc.cluster.local"),
+    ] {
+        for probe in [
+            format!("{{httpGet: {{host: {host}, path: /healthz, port: 8080}}}}"),
+            format!("{{tcpSocket: {{host: {host}, port: 8080}}}}"),
+        ] {
+            let got = liveness_of(&named_pod("mypod", extra, &probe));
+            let (action, message) = got.clone().unwrap_or_else(|| panic!("{probe}: no finding"));
+            assert_eq!(action, Action::Warn, "{probe}: {got:?}");
+            assert!(message.contains("own hostname") && message.contains("node"), "{message}");
+            assert!(message.contains("drop host"), "{message}");
+            // Another Pod's name is another host: denied.
+            let got = liveness_of(&named_pod("other", "", &probe.replace(host, "someone")));
+            assert_eq!(got.map(|g| g.0), Some(Action::Deny), "{probe}");
+        }
+    }
+}

@@ -51,7 +51,7 @@ use serde_json::Value;
 use super::input::{self, Checked, FileAnalysis, Level};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::engine::simulate::{self, DependencyCheck, Outcome, Scenario};
-use crate::engine::{self, ContainerKind, Workload, WorkloadKind};
+use crate::engine::{self, ContainerKind, Workload, WorkloadKind, redact_host};
 use crate::policy::{Action, ContainerExemption, Policy, RuleId, RuleSet};
 
 /// Kubernetes defaults ([`engine::defaults`]) in the width used here.
@@ -220,12 +220,12 @@ fn handler(probe: &Probe) -> String {
         k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s.clone(),
     };
     if let Some(h) = &probe.http_get {
-        let host = h.host.as_deref().map(|h| format!(" of host {h}")).unwrap_or_default();
+        let host = h.host.as_deref().map(|h| format!(" of host {}", redact_host(h))).unwrap_or_default();
         let path = crate::engine::exec::redact_secrets(h.path.as_deref().unwrap_or("/"));
         return format!("GET {path} on port {}{host}", port(&h.port));
     }
     if let Some(t) = &probe.tcp_socket {
-        let host = t.host.as_deref().map(|h| format!(" of host {h}")).unwrap_or_default();
+        let host = t.host.as_deref().map(|h| format!(" of host {}", redact_host(h))).unwrap_or_default();
         return format!("TCP connect to port {}{host}", port(&t.port));
     }
     if let Some(g) = &probe.grpc {

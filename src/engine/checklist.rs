@@ -189,9 +189,10 @@ fn short(target: &str) -> String {
 }
 
 /// What a readiness or startup probe reaches of another workload: a remote `httpGet`/`tcpSocket`
-/// host (a loopback host, or an IP literal with hostNetwork, may be the Pod itself: not remote),
-/// or the dependency its exec command reaches (the liveness analysis, reused when the command is
-/// the liveness probe's own and the budget allows it).
+/// host as messages show it ([`hosts::redact_host`]; a loopback host, or an IP literal with
+/// hostNetwork, may be the Pod itself: not remote), or the dependency its exec command reaches
+/// (the liveness analysis, reused when the command is the liveness probe's own and the budget
+/// allows it).
 enum Reached {
     Host(String),
     Exec(exec::Dependency),
@@ -210,12 +211,12 @@ fn remote_dependency(
         .and_then(|h| h.host.as_deref())
         .or_else(|| probe.tcp_socket.as_ref().and_then(|s| s.host.as_deref()));
     if let Some(host) = host {
-        let remote = match hosts::classify(host, t.container) {
+        let remote = match hosts::classify(host, t.container, t.own_names) {
             ProbeHost::ServiceName | ProbeHost::OtherName => true,
             ProbeHost::OtherIp => !host_network,
             _ => false,
         };
-        return remote.then(|| Reached::Host(host.to_string()));
+        return remote.then(|| Reached::Host(hosts::redact_host(host)));
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
     let dep = match liveness_exec {
@@ -416,17 +417,6 @@ fn single_quoted_reference(script: &str, name: &str) -> bool {
     false
 }
 
-/// The host of an `http://` or `https://` URL (`[::1]` without brackets).
-fn url_host(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    if let Some(v6) = authority.strip_prefix('[') {
-        return v6.split(']').next();
-    }
-    authority.split(':').next()
-}
-
 /// Options that keep an exec probe necessary: client certificates, credentials, Unix sockets,
 /// proxies and resolve overrides (rules.md, `exec-probe-replaceable` traps).
 fn needs_exec(args: &[String]) -> bool {
@@ -473,7 +463,9 @@ fn local_http_only(
             return None;
         }
         let url = args.iter().find(|a| a.starts_with("http://") || a.starts_with("https://"))?;
-        if !url_host(url).is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c)) {
+        if !hosts::url_host(url)
+            .is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c))
+        {
             return None;
         }
         found = Some((program.to_string(), url.clone()));
@@ -492,9 +484,16 @@ fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<String> {
             continue;
         };
         if let Some((program, url)) = local_http_only(argv, t.budget, t.container) {
+            // httpGet asks the pod's IP: as a URL on it does, not as a loopback-only server listens.
+            let how = match hosts::url_host(&url).filter(|h| hosts::is_local(h)) {
+                Some(host) => format!(
+                    "httpGet to the pod's IP does that without a process per check, unless the server \
+                     listens only on {host}"
+                ),
+                None => "httpGet does that without a process per check (to the pod's IP, its default)".into(),
+            };
             return Some(format!(
-                "{field} only runs {program} against this pod ({}): httpGet does that without a process per \
-                 check, unless the server listens only on 127.0.0.1",
+                "{field} only runs {program} against this pod ({}): {how}",
                 exec::redact_secrets(&url)
             ));
         }

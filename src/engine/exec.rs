@@ -114,10 +114,11 @@ pub struct ExecEnv {
     /// `valueFrom.fieldRef` of `status.hostIP`/`status.hostIPs` without `hostNetwork` (the node's
     /// address, not the Pod's; API reference, PodStatus). A host from one counts as remote.
     pub node_vars: std::collections::HashSet<String>,
-    /// Host names (lowercase) that the Pod's `hostAliases` map only to loopback or unspecified
-    /// addresses: the kubelet writes them into the container's `/etc/hosts` (Kubernetes docs,
-    /// "Adding entries to Pod /etc/hosts with HostAliases"), so a command run in the container
-    /// reaches the container itself through them.
+    /// Host names (lowercase) that the container's `/etc/hosts` maps to the Pod itself: the
+    /// Pod's `hostAliases` that name only loopback or unspecified addresses (Kubernetes docs,
+    /// "Adding entries to Pod /etc/hosts with HostAliases"), and the Pod's own hostname and FQDN,
+    /// which the kubelet maps to the Pod's IP. A command run in the container reaches the Pod
+    /// itself through them.
     pub local_names: std::collections::HashSet<String>,
     /// Names whose last `env` entry has a `valueFrom`: in a probe's command the kubelet expands
     /// `$(NAME)` to the empty string, whatever value the container sees at run time. Its prober

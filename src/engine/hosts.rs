@@ -21,6 +21,9 @@ pub(crate) enum ProbeHost {
     Local,
     /// An address the container is told to bind or advertise (its flags or env say so).
     OwnAddress,
+    /// The Pod's own host name ([`own_host_names`]): only the Pod's `/etc/hosts` maps it to the
+    /// Pod's IP; the kubelet resolves `host` on the node, where it may not resolve at all.
+    OwnName,
     /// A `$(VAR)` or `${VAR}` reference: the kubelet does not expand it in `host`.
     Unexpanded,
     /// Some other IP literal.
@@ -31,17 +34,32 @@ pub(crate) enum ProbeHost {
     OtherName,
 }
 
+/// The names `/etc/hosts` files give the loopback: the kubelet's (`localhost`, `ip6-localhost`,
+/// `ip6-loopback`; pkg/kubelet/kubelet_pods.go, `managedHostsFileContent`) and those of RHEL-like
+/// systems (`localhost.localdomain`, `localhost6`, `localhost6.localdomain6`). Where no hosts file
+/// names one it resolves nowhere (the cluster DNS has no such name): it is never another host.
+const LOOPBACK_NAMES: [&str; 6] = [
+    "localhost",
+    "localhost.localdomain",
+    "localhost6",
+    "localhost6.localdomain6",
+    "ip6-localhost",
+    "ip6-loopback",
+];
+
+/// Whether `name` (without the root dot, any case) is one of [`LOOPBACK_NAMES`].
+pub(crate) fn is_loopback_name(name: &str) -> bool {
+    LOOPBACK_NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+}
+
 /// Loopback (127.0.0.0/8, `::1`, and their IPv4-mapped forms such as `::ffff:127.0.0.1`),
 /// unspecified (`0.0.0.0`, `::`: connecting to it reaches the local host on Linux), or one of the
-/// names `/etc/hosts` gives the loopback (`localhost`, `localhost.localdomain`, `ip6-localhost`,
-/// `ip6-loopback`), with or without the root dot (`localhost.`).
+/// names `/etc/hosts` gives the loopback ([`LOOPBACK_NAMES`]), with or without the root dot
+/// (`localhost.`).
 pub(crate) fn is_local(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     let name = h.strip_suffix('.').unwrap_or(h);
-    if ["localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n))
-    {
+    if is_loopback_name(name) {
         return true;
     }
     match h.parse::<IpAddr>() {
@@ -55,8 +73,9 @@ pub(crate) fn is_local(host: &str) -> bool {
     }
 }
 
-/// Classifies a probe `host` of `container`.
-pub(crate) fn classify(host: &str, container: &Container) -> ProbeHost {
+/// Classifies a probe `host` of `container`, in a Pod whose own host names are `own`
+/// ([`own_host_names`]).
+pub(crate) fn classify(host: &str, container: &Container, own: &[String]) -> ProbeHost {
     let host = host.trim();
     if host.is_empty() {
         return ProbeHost::PodIp;
@@ -70,6 +89,9 @@ pub(crate) fn classify(host: &str, container: &Container) -> ProbeHost {
     if own_address(host, container).is_some() {
         return ProbeHost::OwnAddress;
     }
+    if own.iter().any(|n| same_host(n, host)) {
+        return ProbeHost::OwnName;
+    }
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     if bare.parse::<IpAddr>().is_ok() {
         return ProbeHost::OtherIp;
@@ -79,6 +101,75 @@ pub(crate) fn classify(host: &str, container: &Container) -> ProbeHost {
         return ProbeHost::ServiceName;
     }
     ProbeHost::OtherName
+}
+
+/// The names the kubelet's `/etc/hosts` in the Pod's containers maps to the Pod's own IP
+/// (lowercase), and the cluster DNS names that answer with this Pod's IP alone.
+///
+/// The kubelet writes `<pod IP> <hostname>`, and with `spec.subdomain`
+/// `<pod IP> <hostname>.<subdomain>.<namespace>.svc.<cluster domain> <hostname>`
+/// (pkg/kubelet/kubelet_pods.go, `managedHostsFileContent`). The hostname is `spec.hostname`, else
+/// `metadata.name`, cut to 63 characters without a trailing `-` or `.` (`GeneratePodHostNameAndDomain`,
+/// `truncatePodHostnameIfNeeded`); the cluster domain is taken to be the default `cluster.local`
+/// (with another one that name is not in the file, and resolves nowhere). A resolver reads
+/// `/etc/hosts` before DNS, so a command in the container reaches this Pod through these names.
+/// `<hostname>.<subdomain>.<namespace>.svc` resolves through the DNS search list to the Pod's
+/// A record (docs "DNS for Services and Pods", "Pod's hostname and subdomain fields"), which is
+/// this Pod's alone only when the hostname is its unique name (a Pod whose hostname is its name):
+/// replicas of a template share a `spec.hostname`.
+///
+/// None with `hostNetwork` (the containers get the node's `/etc/hosts`), for a StatefulSet
+/// template (the controller names each Pod `<name>-<ordinal>` and sets its hostname and
+/// subdomain over the template's, pkg/controller/statefulset `initIdentity`: the ordinal, so the
+/// Pod's own name, is not known), and for another template without `spec.hostname` (the
+/// workload's name is not its Pods' hostname).
+pub(crate) fn own_host_names(workload: &super::Workload, namespace: &str) -> Vec<String> {
+    let spec = &workload.spec;
+    if spec.host_network == Some(true) || workload.kind == super::WorkloadKind::StatefulSet {
+        return Vec::new();
+    }
+    let set = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+    let name = if workload.kind.is_pod() { set(&workload.metadata.name) } else { None };
+    let Some(hostname) = set(&spec.hostname).or_else(|| name.clone()) else { return Vec::new() };
+    let mut hostname = hostname.to_ascii_lowercase();
+    if hostname.len() > 63 {
+        hostname = hostname.chars().take(63).collect::<String>().trim_end_matches(['-', '.']).to_string();
+    }
+    let mut names = vec![hostname.clone()];
+    if let Some(sub) = set(&spec.subdomain) {
+        let sub = sub.to_ascii_lowercase();
+        let svc = format!("{hostname}.{sub}.{namespace}.svc");
+        names.push(format!("{svc}.cluster.local"));
+        if name.is_some_and(|n| n.eq_ignore_ascii_case(&hostname)) {
+            names.push(svc);
+        }
+    }
+    names
+}
+
+/// The host of an `http://` or `https://` URL (`[::1]` without brackets).
+pub(crate) fn url_host(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next();
+    }
+    authority.split(':').next()
+}
+
+/// A probe `host` as messages show it: user info (`u:pw@db`, which no host name holds) as URLs
+/// show it, the password replaced (`u:***@db`), and user info without a `:` replaced whole
+/// (`***@db`: it may be a token); `password=...`-like pairs redacted ([`super::exec::redact_secrets`]).
+pub fn redact_host(host: &str) -> String {
+    let host = match host.rsplit_once('@') {
+        Some((userinfo, rest)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{rest}"),
+            None => format!("***@{rest}"),
+        },
+        None => host.to_string(),
+    };
+    super::exec::redact_secrets(&host)
 }
 
 /// Whether a flag or variable name says its value is an address the process itself binds, listens
@@ -203,7 +294,13 @@ mod tests {
         ] {
             assert!(is_local(h), "{h}");
         }
-        for h in ["::ffff:127.0.0.1", "ip6-localhost", "localhost.localdomain."] {
+        for h in [
+            "::ffff:127.0.0.1",
+            "ip6-localhost",
+            "localhost.localdomain.",
+            "localhost6",
+            "Localhost6.localdomain6",
+        ] {
             assert!(is_local(h), "{h}");
         }
         for h in ["10.0.0.1", "::ffff:10.0.0.1", "localhost.example.com", "mylocalhost", "1.2.3.4"] {
@@ -214,32 +311,45 @@ mod tests {
     #[test]
     fn own_addresses_from_flags_and_env() {
         let c = container(&["kube-apiserver", "--advertise-address=192.168.1.10", "--secure-port=6443"], &[]);
-        assert_eq!(classify("192.168.1.10", &c), ProbeHost::OwnAddress);
-        assert_eq!(classify("192.168.1.11", &c), ProbeHost::OtherIp);
+        assert_eq!(classify("192.168.1.10", &c, &[]), ProbeHost::OwnAddress);
+        assert_eq!(classify("192.168.1.11", &c, &[]), ProbeHost::OtherIp);
         let c =
             container(&["etcd", "--listen-client-urls=https://127.0.0.1:2379,https://10.1.2.3:2379"], &[]);
-        assert_eq!(classify("10.1.2.3", &c), ProbeHost::OwnAddress);
+        assert_eq!(classify("10.1.2.3", &c, &[]), ProbeHost::OwnAddress);
         let c = container(&["agent", "--bind-address", "10.9.9.9"], &[("NODE_IP", "10.8.8.8")]);
-        assert_eq!(classify("10.9.9.9", &c), ProbeHost::OwnAddress);
-        assert_eq!(classify("10.8.8.8", &c), ProbeHost::OwnAddress);
+        assert_eq!(classify("10.9.9.9", &c, &[]), ProbeHost::OwnAddress);
+        assert_eq!(classify("10.8.8.8", &c, &[]), ProbeHost::OwnAddress);
         // A dependency's address in a flag is not the container's own.
         let c = container(&["api", "--db-server=10.7.7.7", "--etcd-servers=https://10.6.6.6:2379"], &[]);
-        assert_eq!(classify("10.7.7.7", &c), ProbeHost::OtherIp);
-        assert_eq!(classify("10.6.6.6", &c), ProbeHost::OtherIp);
+        assert_eq!(classify("10.7.7.7", &c, &[]), ProbeHost::OtherIp);
+        assert_eq!(classify("10.6.6.6", &c, &[]), ProbeHost::OtherIp);
         let c =
             container(&["--db-host=10.4.4.4"], &[("DB_PASSWORD", "10.5.5.5"), ("REDIS_ADDR", "10.3.3.3")]);
-        assert_eq!(classify("10.5.5.5", &c), ProbeHost::OtherIp);
-        assert_eq!(classify("10.4.4.4", &c), ProbeHost::OtherIp);
-        assert_eq!(classify("10.3.3.3", &c), ProbeHost::OtherIp);
+        assert_eq!(classify("10.5.5.5", &c, &[]), ProbeHost::OtherIp);
+        assert_eq!(classify("10.4.4.4", &c, &[]), ProbeHost::OtherIp);
+        assert_eq!(classify("10.3.3.3", &c, &[]), ProbeHost::OtherIp);
     }
 
     #[test]
     fn names() {
         let c = container(&[], &[]);
-        assert_eq!(classify("", &c), ProbeHost::PodIp);
-        assert_eq!(classify("$(POD_IP)", &c), ProbeHost::Unexpanded);
-        assert_eq!(classify("pay.prod.svc.cluster.local", &c), ProbeHost::ServiceName);
-        assert_eq!(classify("pay.prod.svc", &c), ProbeHost::ServiceName);
-        assert_eq!(classify("api.example.com", &c), ProbeHost::OtherName);
+        assert_eq!(classify("", &c, &[]), ProbeHost::PodIp);
+        assert_eq!(classify("$(POD_IP)", &c, &[]), ProbeHost::Unexpanded);
+        assert_eq!(classify("pay.prod.svc.cluster.local", &c, &[]), ProbeHost::ServiceName);
+        assert_eq!(classify("pay.prod.svc", &c, &[]), ProbeHost::ServiceName);
+        assert_eq!(classify("api.example.com", &c, &[]), ProbeHost::OtherName);
+        let own = ["web-1".to_string(), "web-1.web.shop.svc.cluster.local".to_string()];
+        assert_eq!(classify("WEB-1.", &c, &own), ProbeHost::OwnName);
+        assert_eq!(classify("web-1.web.shop.svc.cluster.local", &c, &own), ProbeHost::OwnName);
+        assert_eq!(classify("web-0.web.shop.svc.cluster.local", &c, &own), ProbeHost::ServiceName);
+        assert_eq!(classify("localhost", &c, &own), ProbeHost::Local);
+    }
+
+    #[test]
+    fn hosts_are_shown_without_user_info_secrets() {
+        assert_eq!(redact_host("u:pw@db.svc"), "u:***@db.svc");
+        assert_eq!(redact_host("tok@db.svc"), "***@db.svc");
+        assert_eq!(redact_host("a@b:pw@db.svc"), "a@b:***@db.svc");
+        assert_eq!(redact_host("db.svc"), "db.svc");
     }
 }

@@ -7,7 +7,7 @@
 //! - a named probe port resolves against the same container's `ports[].name`;
 //! - `restartPolicy` defaults to `Always`; `terminationGracePeriodSeconds` to 30.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
 use jsonptr::PointerBuf;
@@ -89,6 +89,9 @@ pub(super) struct Target<'a> {
     pub in_job: bool,
     /// The policy's container exemptions: covered neighbours (a mesh proxy) are not the pod's app.
     pub exempt_containers: &'a [crate::policy::ContainerExemption],
+    /// The Pod's own host names ([`hosts::own_host_names`]): an exec probe reaches the Pod itself
+    /// through them.
+    pub own_names: &'a [String],
 }
 
 impl Target<'_> {
@@ -287,8 +290,8 @@ fn liveness_dependency<'a>(
             probe.tcp_socket.as_ref().and_then(|s| s.host.as_deref().map(|host| ("tcpSocket", host)))
         });
     if let Some((handler, host)) = network_host {
-        let class = hosts::classify(host, t.container);
-        let lead = format!("livenessProbe.{handler}.host is {host:?}");
+        let class = hosts::classify(host, t.container, t.own_names);
+        let lead = format!("livenessProbe.{handler}.host is {:?}", hosts::redact_host(host));
         if host_network {
             // The pod shares the node's network: "drop host" would probe the node's address, which
             // a server bound to 127.0.0.1 does not answer. Say what is right here instead.
@@ -299,7 +302,7 @@ fn liveness_dependency<'a>(
                     format!("{lead}: with hostNetwork it may be this node or another machine; {advice}"),
                     true,
                 )),
-                ProbeHost::OtherName => Some((
+                ProbeHost::OtherName | ProbeHost::OwnName => Some((
                     format!("{lead}: resolved from the node, it may be this node or another; {advice}"),
                     true,
                 )),
@@ -310,6 +313,18 @@ fn liveness_dependency<'a>(
                     Some((format!("{lead}: a Service name is another workload; {advice}"), false))
                 }
             };
+        }
+        if class == ProbeHost::OwnName {
+            // Not a dependency: where the node resolves it (through the cluster DNS) it is this
+            // pod; elsewhere it resolves nowhere and the probe fails. Which, admission cannot know.
+            return Some((
+                format!(
+                    "{lead}: this pod's own hostname, but only the pod's /etc/hosts maps it and the \
+                     kubelet resolves host on the node, where it may not resolve; drop host (the pod's \
+                     IP is the default)"
+                ),
+                true,
+            ));
         }
         let why = match class {
             ProbeHost::PodIp => None,
@@ -493,7 +508,11 @@ fn analyze_exec_with(
             }
         }
     }
-    env.local_names = local_host_aliases(t.spec);
+    let (local, other) = host_alias_names(t.spec);
+    // The kubelet writes the Pod's own names before the aliases; a name an alias also gives
+    // another address may resolve to either.
+    env.local_names = local;
+    env.local_names.extend(t.own_names.iter().filter(|n| !other.contains(*n)).cloned());
     let files = ContainerFiles {
         container: t.container,
         volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
@@ -509,13 +528,14 @@ fn analyze_exec_with(
     exec::analyze(command, &env, &options)
 }
 
-/// The names the Pod's `hostAliases` map to loopback or unspecified addresses only (lowercase).
-/// The kubelet appends these entries to every container's `/etc/hosts`; a name that is also
-/// given another address is left out (which entry a resolver picks is not certain). Only exec
-/// probes see them: the kubelet resolves `httpGet`/`tcpSocket` hosts itself, on the node.
-fn local_host_aliases(spec: &PodSpec) -> std::collections::HashSet<String> {
-    let mut local = std::collections::HashSet::new();
-    let mut other = std::collections::HashSet::new();
+/// The names the Pod's `hostAliases` map to loopback or unspecified addresses only, and the names
+/// they map to another address (lowercase). The kubelet appends these entries to every
+/// container's `/etc/hosts`; a name that is also given another address is not local (which entry
+/// a resolver picks is not certain). Only exec probes see them: the kubelet resolves
+/// `httpGet`/`tcpSocket` hosts itself, on the node.
+fn host_alias_names(spec: &PodSpec) -> (HashSet<String>, HashSet<String>) {
+    let mut local = HashSet::new();
+    let mut other = HashSet::new();
     for alias in spec.host_aliases.iter().flatten() {
         let is_local = hosts::is_local(alias.ip.trim());
         for name in alias.hostnames.iter().flatten() {
@@ -528,7 +548,7 @@ fn local_host_aliases(spec: &PodSpec) -> std::collections::HashSet<String> {
         }
     }
     local.retain(|n| !other.contains(n));
-    local
+    (local, other)
 }
 
 /// The container's environment as far as admission can know it (Kubernetes API reference,

@@ -235,7 +235,7 @@ impl Ctx<'_> {
         if has_marker {
             return HostClass::Unresolved;
         }
-        if matches!(lower, "localhost" | "localhost.localdomain" | "ip6-localhost" | "ip6-loopback")
+        if crate::engine::hosts::is_loopback_name(lower)
             || lower.ends_with(".localhost")
             || self.env.local_names.contains(lower)
         {
