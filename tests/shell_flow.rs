@@ -3429,3 +3429,48 @@ fn errexit_named_outside_set_counts_as_on_beside_other_set_words() {
     assert_eq!(denied("set -o nounset -o pipefail; shopt -s -o errexit; pg_isready -h db; echo ok"), 1);
     assert_eq!(denied("set -o nounset -o pipefail; pg_isready -h db; echo ok"), 0);
 }
+
+/// Issue #10 (session 13, false denies from the break-it pass): a function's `exit $1` / `return
+/// $1` has the status its calls pass it (bash manual, "Shell Functions"). The walk gave up on a
+/// computed status and kept the check coupled: `f() { exit $1; }; pg_isready -h db; f 0` was
+/// denied. bash 5.2.15 and dash 0.5.12 with a stub `pg_isready` exiting 2 for orders-db (3 to
+/// tell `exit ""`'s 2 apart): the warned rows exit 0 (`exit "$1"` unset: 2 whatever the check
+/// returns), the denied rows the check's status (an unset `$1` is no word: a bare `exit`/`return`;
+/// `f $?` passes the check's status on). Arguments admission cannot know (`f "$CODE"`: 0, 1 or the
+/// check's 2 for CODE=0, 1, unset) and calls that disagree are a warning that says so.
+#[test]
+fn a_function_s_computed_exit_status_is_the_one_its_calls_give_it() {
+    expect_actions(
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db; f 0",
+            "f() { exit \"$1\"; }; pg_isready -h orders-db; f 0",
+            "f() { exit ${1}; }; pg_isready -h orders-db; f 0",
+            "f() { exit \"${1}\"; }; pg_isready -h orders-db; f 0",
+            "f() { return $1; }; pg_isready -h orders-db; f 0",
+            "f() { return \"$1\"; }; pg_isready -h orders-db; f '0'",
+            "f() { exit $2; }; pg_isready -h orders-db; f 3 0",
+            "f() { exit $#; }; pg_isready -h orders-db; f",
+            "f() { pg_isready -h orders-db; exit $1; }; f 0",
+            "f() { exit \"$1\"; }; pg_isready -h orders-db; f",
+            "f() { exit $1; }; pg_isready -h orders-db; f 0; f 1",
+            "f() { exit $1; }; pg_isready -h orders-db; f \"$CODE\"",
+            "f() { pg_isready -h orders-db; }; f || exit 0",
+        ],
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db; f",
+            "f() { return $1; }; pg_isready -h orders-db; f",
+            "f() { return $1; }; pg_isready -h orders-db; f \"\"",
+            "f() { exit $1; }; pg_isready -h orders-db; f $?",
+            "f() { return $1; }; pg_isready -h orders-db; f \"$?\"",
+            "f() { pg_isready -h orders-db; exit $1; }; f",
+            "f() { pg_isready -h orders-db; }; f",
+        ],
+    );
+    for script in [
+        "f() { exit $1; }; pg_isready -h orders-db; f \"$CODE\"",
+        "f() { exit $1; }; pg_isready -h orders-db; f 0; f 1",
+    ] {
+        let got = finding_of(&["sh", "-c", script]).map(|f| f.1).unwrap_or_default();
+        assert!(got.contains("known only at run time"), "{script:?}: {got}");
+    }
+}

@@ -385,6 +385,22 @@ fn liveness_dependency<'a>(
             true,
         ));
     }
+    if let Some(why) = &dep.status_unknown {
+        // Never deny on a guess: whether the client's status reaches the probe's is known only at
+        // run time (`exec::Dependency::status_unknown`).
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}), and {why}: if that status is \
+                 this check's, its outage would {}; {}",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                t.outage_kills,
+                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
+            ),
+            true,
+        ));
+    }
     if dep.unknown_host {
         // rules.md, the `unresolved` policy: a host known only at run time whose variable does not
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
