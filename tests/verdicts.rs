@@ -1080,6 +1080,13 @@ fn new_messages_fit_a_warning() {
         format!(
             "containers:\n- name: {name}\n  image: a\n  startupProbe: {{exec: {{command: [kafka-broker-api-versions, --bootstrap-server, orders-db.production.svc.cluster.local:9092]}}}}\n"
         ),
+        // (s13: a variable in host; a status known only at run time.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{tcpSocket: {{host: \"$(POD_IP)\", port: 80}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, 'f() {{ exit $1; }}; pg_isready -h orders-db; f \"$CODE\"']}}}}\n"
+        ),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {

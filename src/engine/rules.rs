@@ -275,7 +275,8 @@ pub(super) struct ExecAnalysis<'a> {
 /// probe dials that literal name, whose lookup fails (`pkg/probe/tcp` and `pkg/probe/http` report
 /// a failed dial as a probe failure): it fails every time, whatever any dependency does. A
 /// warning, not a denial (s13 item 2: it was denied as a dependency's reach).
-const UNEXPANDED_HOST: &str = "the kubelet does not expand variables in probe host fields, so the probe looks up that literal name and always fails";
+const UNEXPANDED_HOST: &str =
+    "the kubelet does not expand variables in host, so the probe looks up that literal name and always fails";
 
 /// The liveness probe's dependency, if any: the message, and whether the target may be the pod
 /// itself after all (an IP literal of a hostNetwork pod, which can be the node's own address; an
@@ -321,9 +322,7 @@ fn liveness_dependency<'a>(
         }
         if class == ProbeHost::Unexpanded {
             return Some((
-                format!(
-                    "{lead}: {UNEXPANDED_HOST}; drop host (httpGet and tcpSocket probe the pod's IP by default)"
-                ),
+                format!("{lead}: {UNEXPANDED_HOST}; drop host (the pod's IP is the default)"),
                 true,
             ));
         }
@@ -405,12 +404,11 @@ fn liveness_dependency<'a>(
         // run time (`exec::Dependency::status_unknown`).
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}), and {why}: if that status is \
-                 this check's, its outage would {}; {}",
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}); whether it fails the probe \
+                 rests on {why}, known only at run time; {}",
                 dep.target,
                 dep.category,
                 via(&dep.program),
-                t.outage_kills,
                 if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
             ),
             true,

@@ -51,7 +51,8 @@ impl Ctx<'_> {
 pub(in crate::engine::exec) struct PositionalExits {
     /// The script with each `exit`/`return` word it could read rewritten, when there was one.
     pub(in crate::engine::exec) text: Option<String>,
-    /// Why the status of one it could not read is known only at run time.
+    /// The first it could not read, as messages name it (`` `exit $1` in `f` ``): its status is
+    /// known only at run time.
     pub(in crate::engine::exec) unknown: Option<String>,
 }
 
@@ -279,12 +280,7 @@ pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) 
                 }
                 None if forwards_status => {}
                 None => {
-                    out.unknown.get_or_insert_with(|| {
-                        format!(
-                            "the script's exit status may be the one `{verb} {word}` in function `{name}` gives, \
-                             which its calls' arguments leave known only at run time"
-                        )
-                    });
+                    out.unknown.get_or_insert_with(|| format!("`{verb} {word}` in `{name}`"));
                 }
             }
         }
