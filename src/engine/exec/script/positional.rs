@@ -8,6 +8,7 @@
 //! leave it unknown the script's status is said to be known only at run time: a warning, never a
 //! denial on a guess.
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use tree_sitter::{Node, Tree};
@@ -55,6 +56,11 @@ pub(in crate::engine::exec) struct PositionalExits {
     /// known only at run time.
     pub(in crate::engine::exec) unknown: Option<String>,
 }
+
+/// Most function bodies [`positional_exit_words`] reads in one script (each is scanned once): real
+/// probe scripts define a few; past them a status is said to be known only at run time, so no
+/// script's shape makes the pass cost more than a few walks of its text.
+const MAX_FUNCTIONS_READ: usize = 16;
 
 /// What one call of a function passes as its positional parameter N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,14 +172,6 @@ fn sets_only_options(body: Node<'_>, src: &str) -> bool {
     ok
 }
 
-/// How many times `name` is a word of `src` (words as [`mentions`] splits them).
-fn word_count(src: &str, name: &str) -> usize {
-    src.as_bytes()
-        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
-        .filter(|w| *w == name.as_bytes())
-        .count()
-}
-
 /// `src` (parsed into `trees`, with no syntax error) with each `exit $N` / `return $N` (`$N`,
 /// `"$N"`, `${N}`, `"${N}"`, N from 1 to 9, the command's only argument) in the body of a function
 /// defined once in it read as the shells read it when every call of that function in `src` passes
@@ -194,66 +192,69 @@ fn word_count(src: &str, name: &str) -> usize {
 /// `a_function_s_computed_exit_status_is_the_one_its_calls_give_it`).
 pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) -> PositionalExits {
     let mut out = PositionalExits::default();
-    // (Each function definition and command, by name.)
+    // One pass over the trees (a stack of nodes, each with the function definition it is in):
+    // every definition by name, every command by name, and the `exit`/`return` words of each
+    // definition's own body (not of a function defined in it).
     let mut defs: Vec<(&str, Node<'_>)> = Vec::new();
-    let mut calls: Vec<(&str, Node<'_>)> = Vec::new();
+    let mut calls: HashMap<&str, Vec<Node<'_>>> = HashMap::new();
+    let mut exits: Vec<Vec<(Node<'_>, &str, usize, bool)>> = Vec::new();
     for tree in trees {
-        each_node(tree.root_node(), |k| match k.kind() {
-            "function_definition" => {
-                if let Some(name) = k.child_by_field_name("name") {
-                    defs.push((text(name, src), k));
+        let mut stack: Vec<(Node<'_>, Option<usize>)> = vec![(tree.root_node(), None)];
+        while let Some((k, mut within)) = stack.pop() {
+            match k.kind() {
+                "function_definition" => {
+                    if let Some(name) = k.child_by_field_name("name") {
+                        defs.push((text(name, src), k));
+                        exits.push(Vec::new());
+                        within = Some(defs.len() - 1);
+                    }
                 }
-            }
-            "command" => {
-                if let Some(name) = k.child_by_field_name("name") {
-                    calls.push((text(name, src), k));
+                "command" => {
+                    if let Some(name) = k.child_by_field_name("name").map(|m| text(m, src)) {
+                        calls.entry(name).or_default().push(k);
+                        let mut c = k.walk();
+                        let args: Vec<Node<'_>> = k.children_by_field_name("argument", &mut c).collect();
+                        if let (Some(def), "exit" | "return", [arg]) = (within, name, args.as_slice())
+                            && let Some((n, quoted)) = positional_word(text(*arg, src))
+                        {
+                            exits[def].push((*arg, name, n, quoted));
+                        }
+                    }
                 }
+                _ => {}
             }
-            _ => {}
-        });
+            let mut c = k.walk();
+            stack.extend(k.children(&mut c).map(|child| (child, within)));
+        }
     }
-    for &(name, def) in &defs {
+    // (How many times each word is in the text, made once when a definition needs it.)
+    let mut words_of_src: Option<HashMap<&[u8], usize>> = None;
+    let mut read = 0usize;
+    for (i, &(name, def)) in defs.iter().enumerate() {
+        let words = std::mem::take(&mut exits[i]);
         let Some(body) = def.child_by_field_name("body") else {
             continue;
         };
-        // The `exit`/`return` commands of this body (not of a function defined in it).
-        let mut words: Vec<(Node<'_>, &str, usize, bool)> = Vec::new();
-        each_node(body, |k| {
-            if k.kind() != "command" {
-                return;
-            }
-            let Some(verb) = k.child_by_field_name("name").map(|m| text(m, src)) else {
-                return;
-            };
-            if !matches!(verb, "exit" | "return") {
-                return;
-            }
-            let mut up = k.parent();
-            while let Some(p) = up.filter(|p| p.kind() != "function_definition") {
-                up = p.parent();
-            }
-            if up != Some(def) {
-                return;
-            }
-            let mut c = k.walk();
-            let args: Vec<Node<'_>> = k.children_by_field_name("argument", &mut c).collect();
-            if let [arg] = args.as_slice()
-                && let Some((n, quoted)) = positional_word(text(*arg, src))
-            {
-                words.push((*arg, verb, n, quoted));
-            }
-        });
         if words.is_empty() {
             continue;
         }
-        let its_calls: Vec<Node<'_>> = calls.iter().filter(|(c, _)| *c == name).map(|(_, k)| *k).collect();
+        let its_calls: &[Node<'_>] = calls.get(name).map_or(&[], Vec::as_slice);
         if its_calls.is_empty() {
             continue;
         }
-        let body_text = text(body, src);
-        let readable = defs.iter().filter(|(d, _)| *d == name).count() == 1
-            && word_count(src, name) == its_calls.len() + 1
-            && !mentions(body_text, &["shift", "getopts"])
+        // (At most `MAX_FUNCTIONS_READ` bodies are read: past them, a status is said unknown.)
+        read += 1;
+        let counts = words_of_src.get_or_insert_with(|| {
+            let mut counts = HashMap::new();
+            for w in src.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')) {
+                *counts.entry(w).or_insert(0usize) += 1;
+            }
+            counts
+        });
+        let readable = read <= MAX_FUNCTIONS_READ
+            && defs.iter().filter(|(d, _)| *d == name).count() == 1
+            && counts.get(name.as_bytes()) == Some(&(its_calls.len() + 1))
+            && !mentions(text(body, src), &["shift", "getopts"])
             && sets_only_options(body, src);
         for (arg, verb, n, quoted) in words {
             let word = text(arg, src);
