@@ -3474,3 +3474,22 @@ fn a_function_s_computed_exit_status_is_the_one_its_calls_give_it() {
         assert!(got.contains("known only at run time"), "{script:?}: {got}");
     }
 }
+
+/// At most 16 function bodies are read for their `exit $1` (`MAX_FUNCTIONS_READ`, a bound on the
+/// pass's cost): with 16 the calls' missing arguments make every `exit $1` a bare `exit`, the
+/// check's status (bash 5.2 and dash 0.5.12: 2 with the database down), denied; past 16 the status
+/// is said to be known only at run time, a warning, never a denial on a guess.
+#[test]
+fn function_bodies_read_for_their_exit_status_are_bounded() {
+    let script = |n: usize| {
+        let defs: String = (0..n).map(|i| format!("f{i}() {{ exit $1; }}\n")).collect();
+        let calls: Vec<String> = (0..n).map(|i| format!("f{i}")).collect();
+        format!("{defs}pg_isready -h orders-db; {}", calls.join("; "))
+    };
+    expect_denied(&script(16), "orders-db");
+    let got = finding_of(&["sh", "-c", &script(17)]);
+    assert!(
+        got.as_ref().is_some_and(|(a, m)| *a == Action::Warn && m.contains("known only at run time")),
+        "{got:?}"
+    );
+}
