@@ -861,9 +861,12 @@ pub fn review_with_configmaps(
                 } else if f.action == Action::Warn {
                     warnings.push(format!("probegate: {text}"));
                 } else if let Some(owner) = owner.filter(|_| trusted) {
+                    // The owner's name cut to a DNS label's length: a 253-character name would push
+                    // the container's name out of the warning's 255 characters.
                     warnings.push(format!(
                         "probegate: not denied ({} {} owns it, trusted controller {creator} creates it): {text}",
-                        owner.kind, owner.name
+                        crate::engine::excerpt(&owner.kind, 63),
+                        crate::engine::excerpt(&owner.name, 63)
                     ));
                     audit_annotations.insert("trusted-controller".to_string(), creator.to_string());
                 } else if old.as_ref().is_some_and(|o| had_before(o, f)) {
@@ -1196,19 +1199,29 @@ fn unresolved_json(list: &[Unresolved]) -> String {
 }
 
 /// Truncates each warning to [`MAX_WARNING_CHARS`] and keeps at most [`MAX_WARNINGS`] of them,
-/// deduplicated, the last one counting the rest.
+/// the last one counting exactly the warnings not shown. Only warnings equal as a whole are merged
+/// (one unknown rule named twice): two that are equal only once cut (5,000 containers' findings
+/// behind a long prefix) are different findings, and each counts.
 fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut distinct: Vec<String> = Vec::new();
     for w in warnings {
-        // Names and annotation values from the object: escaped before kubectl prints them.
-        let w = truncate_chars(&crate::engine::display_safe(&w), MAX_WARNING_CHARS);
-        if !out.contains(&w) {
-            out.push(w);
+        if seen.insert(w.clone()) {
+            distinct.push(w);
         }
     }
-    if out.len() > MAX_WARNINGS {
-        let more = out.len() - (MAX_WARNINGS - 1);
-        out.truncate(MAX_WARNINGS - 1);
+    let (shown, more) = if distinct.len() > MAX_WARNINGS {
+        (MAX_WARNINGS - 1, distinct.len() - (MAX_WARNINGS - 1))
+    } else {
+        (distinct.len(), 0)
+    };
+    // Names and annotation values from the object: escaped before kubectl prints them.
+    let mut out: Vec<String> = distinct
+        .iter()
+        .take(shown)
+        .map(|w| truncate_chars(&crate::engine::display_safe(w), MAX_WARNING_CHARS))
+        .collect();
+    if more > 0 {
         out.push(format!(
             "probegate: and {more} more findings; run `probegate check` on the manifest for all"
         ));

@@ -235,13 +235,55 @@ pub fn evaluate_with_configmaps(
     configmaps: &dyn ConfigMapSource,
     namespace: &str,
 ) -> Evaluation {
+    let mut findings = Vec::new();
+    let mut unresolved = Vec::new();
+    let exempted = each_target(workload, exempt_containers, configmaps, namespace, |target| {
+        rules::evaluate_container(rules, target, &mut findings, &mut unresolved);
+    });
+    Evaluation { findings, unresolved, exempted }
+}
+
+/// For `explain`: each container whose liveness exec command reaches more than one dependency
+/// whose outage alone fails the probe, with their targets as `HOST (CATEGORY, via PROGRAM)`, in the
+/// order met. Read as [`evaluate_with_configmaps`] reads the object.
+pub fn liveness_dependencies(
+    rules: &RuleSet,
+    workload: &Workload,
+    exempt_containers: &[ContainerExemption],
+    configmaps: &dyn ConfigMapSource,
+    namespace: &str,
+) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    each_target(workload, exempt_containers, configmaps, namespace, |target| {
+        let mut names: Vec<String> = Vec::new();
+        for d in rules::liveness_dependencies(rules, target).into_iter().filter(|d| !d.unknown_host) {
+            let name = format!("{} ({}, via {})", d.target, d.category, d.program);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.len() > 1 {
+            out.push((target.container.name.clone(), names));
+        }
+    });
+    out
+}
+
+/// Calls `f` with each container the rules look at (app containers, then native sidecars, less
+/// the exempt ones), sharing one analysis budget; returns the exempt containers.
+fn each_target(
+    workload: &Workload,
+    exempt_containers: &[ContainerExemption],
+    configmaps: &dyn ConfigMapSource,
+    namespace: &str,
+    mut f: impl FnMut(&rules::Target<'_>),
+) -> Vec<Exempted> {
     let namespace = match namespace {
         "" => workload.metadata.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or("default"),
         ns => ns,
     };
     let spec = &workload.spec;
     let base = workload.kind.pod_spec_tokens();
-    let mut findings = Vec::new();
     let apps = spec.containers.iter().enumerate().map(|(i, c)| (ContainerKind::App, i, c));
     let sidecars = spec
         .init_containers
@@ -262,7 +304,6 @@ pub fn evaluate_with_configmaps(
         }
         !exempt
     };
-    let mut unresolved = Vec::new();
     let budget = exec::AnalysisBudget::default();
     // The readiness analysis has a budget of its own: a large readiness script must never spend what
     // the liveness (deny) analysis of a later container needs.
@@ -288,7 +329,7 @@ pub fn evaluate_with_configmaps(
             in_job,
             exempt_containers,
         };
-        rules::evaluate_container(rules, &target, &mut findings, &mut unresolved);
+        f(&target);
     }
-    Evaluation { findings, unresolved, exempted }
+    exempted
 }

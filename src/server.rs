@@ -400,9 +400,9 @@ async fn admit_body(
     let path = request.uri().path();
     if request.method() == axum::http::Method::POST
         && (path == "/validate" || path == "/mutate")
-        && !is_json(request.headers())
+        && let Some(refused) = unsupported_media_type(request.headers())
     {
-        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, NOT_JSON_MESSAGE);
+        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, refused);
     }
     // hyper's exact size hint: the Content-Length, or 0 for an HTTP/1.1 request without a body;
     // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
@@ -568,12 +568,28 @@ fn error_response(status: StatusCode, message: &str) -> Response {
 const NOT_JSON_MESSAGE: &str =
     "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)";
 
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+const NOT_UTF8_MESSAGE: &str = "Content-Type names a charset other than UTF-8: an AdmissionReview is JSON, which is UTF-8 (RFC 8259, section 8.1); send it as application/json or application/json; charset=utf-8";
+
+/// Why a review's `Content-Type` is refused (415), or `None` when it is `application/json` with
+/// no charset, `charset=utf-8` or `charset=us-ascii` (a subset of UTF-8), in any case, quoted or not.
+fn unsupported_media_type(headers: &HeaderMap) -> Option<&'static str> {
+    let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let mut parts = value.unwrap_or_default().split(';');
+    if !parts.next().is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json")) {
+        return Some(NOT_JSON_MESSAGE);
+    }
+    for parameter in parts {
+        let (name, charset) = parameter.split_once('=').unwrap_or((parameter, ""));
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            continue;
+        }
+        let charset = charset.trim();
+        let charset = charset.strip_prefix('"').and_then(|c| c.strip_suffix('"')).unwrap_or(charset);
+        if !["utf-8", "utf8", "us-ascii"].iter().any(|ok| charset.eq_ignore_ascii_case(ok)) {
+            return Some(NOT_UTF8_MESSAGE);
+        }
+    }
+    None
 }
 
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {

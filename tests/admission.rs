@@ -476,3 +476,90 @@ fn a_pod_update_that_only_undoes_probegates_patch_is_patched_back() {
         assert!(mutate(&Policy::default(), "UPDATE", &changed, Some(&stored)).patch.is_none(), "{startup:?}");
     }
 }
+
+/// 5,000 containers, each with its own finding, in a Pod that a trusted controller creates for a
+/// ReplicaSet with a long name: every warning is over the length bound, and cut they used to look
+/// alike, so they were merged and counted as one (break-it pass, issue 10: "and 2,072 more" for
+/// 4,989 left out; here no count at all). Warnings are merged only when their whole texts are
+/// equal, and the last one counts exactly the warnings not shown.
+#[test]
+fn the_count_of_warnings_left_out_is_exact_for_thousands_of_findings() {
+    let n = 5_000;
+    let containers: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"name": format!("c{i:04}"), "image": "api:1",
+                "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}})
+        })
+        .collect();
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r".repeat(253),
+            "uid": "u", "controller": true}]},
+        "spec": {"containers": containers}});
+    let user = json!({"username": "system:serviceaccount:kube-system:replicaset-controller", "groups": []});
+    let d = decide_as(Endpoint::Validate, &pod, user.clone());
+    assert!(d.review.response.allowed);
+    let warnings = d.review.response.warnings.unwrap_or_default();
+    assert_eq!(warnings.len(), MAX_WARNINGS, "{warnings:#?}");
+    assert_eq!(
+        warnings[MAX_WARNINGS - 1],
+        format!("probegate: and {} more findings; run `probegate check` on the manifest for all", n - 11)
+    );
+    // Each shown warning names its own container: they are 11 findings, not one.
+    for (i, w) in warnings[..MAX_WARNINGS - 1].iter().enumerate() {
+        assert!(w.contains(&format!("container c{i:04}:")), "{w}");
+    }
+    // Warnings equal as a whole are one: the same unknown rule named 5,000 times in the skip
+    // annotation is one warning, beside the 5,000 findings.
+    pod["metadata"]["annotations"] = json!({SKIP_ANNOTATION: vec!["no-such-rule"; n].join(",")});
+    let warnings = decide_as(Endpoint::Validate, &pod, user).review.response.warnings.unwrap_or_default();
+    assert_eq!(warnings.len(), MAX_WARNINGS, "{warnings:#?}");
+    assert!(
+        warnings[MAX_WARNINGS - 1].contains(&format!("and {} more findings", n + 1 - 11)),
+        "{warnings:#?}"
+    );
+}
+
+/// /mutate copies the liveness handler into the startup probe it adds. A liveness command of
+/// hundreds of KiB (a script too large to analyse) doubled the object (break-it pass, issue 10):
+/// a handler over `MAX_SCRIPT_BYTES` (16 KiB, the analysis's script bound) as JSON is not copied,
+/// and a warning at /mutate says why; one at the bound still is.
+#[test]
+fn a_huge_liveness_command_is_not_copied_into_a_startup_probe() {
+    let pod_with = |script: String| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api", "namespace": "shop"},
+            "spec": {"restartPolicy": "Always", "containers": [{"name": "api", "image": "api:1",
+                "livenessProbe": {"exec": {"command": ["sh", "-c", script]}, "timeoutSeconds": 5}}]}})
+    };
+    let startup_ops = |d: &Decision| -> Vec<String> {
+        let Some(p) = &d.review.response.patch else { return vec![] };
+        let patch = common::decode_patch(p);
+        serde_json::to_value(&patch)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|op| op["path"].as_str().unwrap_or_default().contains("startupProbe"))
+            .map(|op| op.to_string())
+            .collect()
+    };
+    // `{"command":["sh","-c","…"]}` is 26 bytes around the script.
+    let bound = probegate::engine::exec::MAX_SCRIPT_BYTES;
+    let at_bound = pod_with(format!("test -f /tmp/healthy #{}", "x".repeat(bound - 26 - 22)));
+    let d = decide(Endpoint::Mutate, &at_bound, "alice");
+    assert_eq!(startup_ops(&d).len(), 1, "a handler of exactly the bound is copied");
+    for size in [bound - 26 + 1, 300 * 1024] {
+        let pod = pod_with(format!("test -f /tmp/healthy #{}", "x".repeat(size - 22)));
+        let d = decide(Endpoint::Mutate, &pod, "alice");
+        assert!(
+            startup_ops(&d).is_empty(),
+            "{size}: {:?}",
+            startup_ops(&d).iter().map(|s| s.len()).collect::<Vec<_>>()
+        );
+        let patch_len = d.review.response.patch.as_ref().map_or(0, String::len);
+        assert!(patch_len < 4096, "{size}: a {patch_len}-byte patch");
+        let warnings = d.review.response.warnings.unwrap_or_default();
+        let w =
+            warnings.iter().find(|w| w.contains("(startup-probe)")).unwrap_or_else(|| panic!("{warnings:?}"));
+        assert!(w.contains("not added") && w.contains(&format!("over the {bound} bytes")), "{w}");
+    }
+}

@@ -1019,3 +1019,55 @@ fn explain_redacts_secrets_in_probe_commands() {
         }
     }
 }
+
+/// A liveness probe that reaches two dependencies, each of which fails it by itself
+/// (`pg_isready -h db && redis-cli -h cache ping`): `explain` names both, and says the outage
+/// simulation holds for either one down (break-it pass, issue 10: it named neither and spoke of
+/// "the dependency"). The restarts are the same as for one dependency: the probe fails either way.
+/// A second command whose failure cannot fail the probe (`|| true`, `;` without errexit, a
+/// fallback after `||`) is not named.
+#[test]
+fn explain_names_every_dependency_a_liveness_probe_needs() {
+    let pod = |command: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: default}}\nspec:\n  containers:\n  \
+             - name: app\n    image: app:1\n    ports: [{{containerPort: 8080}}]\n    livenessProbe:\n      \
+             exec: {{command: [sh, -c, '{command}']}}\n    readinessProbe: {{httpGet: {{path: /ready, port: 8080}}}}\n"
+        )
+    };
+    let both = [
+        "pg_isready -h db.shop.svc && redis-cli -h cache.shop.svc ping",
+        "set -e; pg_isready -h db.shop.svc; redis-cli -h cache.shop.svc ping",
+        "if pg_isready -h db.shop.svc; then redis-cli -h cache.shop.svc ping; else exit 1; fi",
+        "pg_isready -h db.shop.svc && redis-cli -h cache.shop.svc ping && pg_isready -h db.shop.svc",
+    ];
+    let one = simulations_of(&pod("pg_isready -h db.shop.svc"));
+    for command in both {
+        let out = text(&probegate(&["explain", "-"], Some(&pod(command))).stdout);
+        assert!(
+            out.contains(
+                "reaches 2 dependencies, each of which fails it by itself when down: db.shop.svc (database, via \
+                 pg_isready); cache.shop.svc (cache, via redis-cli)"
+            ),
+            "{command}\n{out}"
+        );
+        assert!(
+            out.contains("the dependency is any of db.shop.svc, cache.shop.svc: each one down fails"),
+            "{out}"
+        );
+        // Either one down fails the probe, as the one dependency does: the same runs.
+        let sims = simulations_of(&pod(command));
+        assert_eq!(sims[0].written, one[0].written, "{command}");
+        assert_eq!(sims[0].fixed, one[0].fixed, "{command}");
+    }
+    for command in [
+        "pg_isready -h db.shop.svc && { redis-cli -h cache.shop.svc ping || true; }",
+        "pg_isready -h db.shop.svc; redis-cli -h cache.shop.svc ping",
+        "pg_isready -h db.shop.svc || redis-cli -h cache.shop.svc ping",
+        "pg_isready -h db.shop.svc",
+    ] {
+        let out = text(&probegate(&["explain", "-"], Some(&pod(command))).stdout);
+        assert!(out.contains("reaches outside the pod (liveness-dependency)"), "{command}\n{out}");
+        assert!(!out.contains("dependencies, each") && !out.contains("any of"), "{command}\n{out}");
+    }
+}

@@ -1181,6 +1181,22 @@ fn explain_shows_a_script_as_written_with_only_its_secrets_redacted() {
             panic!("explain {flags:?} shows the secret: …{}", &out[from..at + secret.len()]);
         }
     }
+    // A literal fed to a program's standard input needs no credential flag (s13 verdict pass:
+    // `echo TOKEN | vault login -` was shown whole): such a script shows its programs only, while
+    // a pipe out of the check (`| tee`) is still shown as written.
+    for script in [
+        format!("echo {secret} | vault login -address=https://vault:8200 -"),
+        format!("printf '%s' {secret} | redis-cli -h cache -x AUTH"),
+        format!("vault login - <<EOF\n{secret}\nEOF"),
+    ] {
+        for flags in [&[][..], &["-o", "json"][..]] {
+            let out = explain_text(&pod(&script), flags);
+            assert!(!out.contains(secret), "{script}: {out}");
+            assert!(out.contains("a script with a pipe, here-document or variable"), "{script}: {out}");
+        }
+    }
+    let out = explain_text(&pod("pg_isready -h db | tee -a /tmp/l"), &[]);
+    assert!(out.contains("exec `sh -c 'pg_isready -h db | tee -a /tmp/l'`"), "{out}");
 }
 
 /// `policy explain` takes `-n` like check, fix and explain, defaults the namespace and policy as

@@ -482,3 +482,55 @@ fn the_oracle_rejects_invalid_pods() {
     assert_eq!(message_errors(&["periodSeconds 5, failureThreshold 3 (16s to boot)".into()]).len(), 1);
     assert!(message_errors(&["periodSeconds 5, failureThreshold 3 (15s to boot)".into()]).is_empty());
 }
+
+/// A liveness `initialDelaySeconds` of 2^31-1 gets the same finding as a smaller large one (break-it
+/// pass, issue 10, reported no finding at the int32 maximum; not reproduced on 7f9034e, kept as a
+/// test): with each handler, the added startup probe keeps the whole window (`failureThreshold`
+/// `ceil((delay + 10 × 3) / 5)`, at most 2^31-1), the Pod stays valid, and the warning (startup-probe
+/// at `warn`) shows the exact, unwrapped numbers.
+#[test]
+fn the_int32_maximum_initial_delay_gets_the_finding_a_smaller_one_gets() {
+    let warn = policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  startup-probe: {action: warn}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let handlers = [
+        json!({"httpGet": {"path": "/live", "port": 8080}}),
+        json!({"tcpSocket": {"port": 8080}}),
+        json!({"grpc": {"port": 8080}}),
+        json!({"exec": {"command": ["cat", "/tmp/healthy"]}}),
+    ];
+    for handler in handlers {
+        for delay in [100_000, I32_MAX - 1, I32_MAX] {
+            let mut live = handler.clone();
+            live["initialDelaySeconds"] = json!(delay);
+            live["timeoutSeconds"] = json!(5);
+            let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+                "spec": {"containers": [{"name": "app", "image": "i", "livenessProbe": live}]}});
+            let what = format!("{handler} delay {delay}");
+            let r = respond(&Policy::default(), Endpoint::Mutate, &pod);
+            let after =
+                common::apply(&pod, &common::decode_patch(&r.patch.unwrap_or_else(|| panic!("{what}"))));
+            assert!(api_errors(&after).is_empty(), "{what}: {:?}", api_errors(&after));
+            let threshold = (delay + 30 + 4) / 5;
+            let startup = &after["spec"]["containers"][0]["startupProbe"];
+            assert_eq!(startup["failureThreshold"], json!(threshold), "{what}: {after}");
+            assert!(
+                after["spec"]["containers"][0]["livenessProbe"].get("initialDelaySeconds").is_none(),
+                "{what}"
+            );
+            let warnings = respond(&warn, Endpoint::Validate, &pod).warnings.unwrap_or_default();
+            let w = warnings
+                .iter()
+                .find(|w| w.contains("(startup-probe)"))
+                .unwrap_or_else(|| panic!("{what}: {warnings:?}"));
+            assert!(
+                w.contains(&format!("failureThreshold {threshold} ({}s to boot)", threshold * 5)),
+                "{what}: {w}"
+            );
+            assert!(w.contains(&format!("initialDelaySeconds {delay} moves")), "{what}: {w}");
+            assert!(message_errors(&warnings).is_empty(), "{what}: {warnings:?}");
+        }
+    }
+}

@@ -442,3 +442,40 @@ fn policy_explain_lists_the_known_commands_and_http_paths() {
     assert!(!out.contains("celery-inspect") && !out.contains("Spring Boot"), "{out}");
     assert!(out.contains("shopctl-health") && out.contains("/status/all"), "{out}");
 }
+
+/// The `knownCommands=N` and `knownHttpPaths=N` counts of `policy explain` equal the entries
+/// listed below them, one line each (break-it pass, issue 10, saw 9 against 7 lines): a policy's
+/// entry with a line break in its name, programs, match or target printed as several lines. Text
+/// from the policy is escaped; entries are never merged (a policy entry named like a built-in one
+/// is listed, and counted, beside it).
+#[test]
+fn policy_explain_counts_what_it_lists_one_line_an_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.yaml");
+    let text = format!(
+        "{HEAD}rules:\n  liveness-dependency:\n    knownCommands:\n      \
+         - {{name: \"shop\\nctl\", programs: [\"shop\\nctl\"], args: [\"he\\nalth\"], category: cache, reaches: \"the\\nsession cache\", why: it reads a key}}\n      \
+         - {{name: celery-inspect, programs: [celery], args: [inspect], category: queue, reaches: the broker, why: again}}\n  \
+         liveness-dependency-path:\n    knownHttpPaths:\n      \
+         - {{path: \"/status\\n/all\", framework: \"Sh\\nop\", livenessPath: /status/live}}\n"
+    );
+    std::fs::write(&file, text).unwrap();
+    let (code, out, err) = probegate(&["policy", "explain", "--policy", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for (count, header, next) in [
+        ("knownCommands=", "knownCommands (liveness-dependency):", "knownHttpPaths ("),
+        ("knownHttpPaths=", "knownHttpPaths (liveness-dependency-path):", "exemptions:"),
+    ] {
+        let n: usize = out
+            .split(count)
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{count}: {out}"));
+        let listed = out.split(header).nth(1).and_then(|rest| rest.split(next).next()).unwrap();
+        let lines: Vec<&str> = listed.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), n, "{header}\n{listed}");
+        assert!(lines.iter().all(|l| l.starts_with("  ")), "{listed}");
+    }
+    assert_eq!(out.matches("celery-inspect ").count(), 2, "{out}");
+}

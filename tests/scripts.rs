@@ -946,3 +946,69 @@ fn a_windows_script_file_is_judged_by_what_sets_its_exit_code() {
     let noted: Vec<&str> = e.evaluation.unresolved.iter().map(|u| u.script.as_str()).collect();
     assert_eq!(noted, ["C:\\app\\check-orders-db.ps1"]);
 }
+
+/// A probe's command gets the kubelet's `$(NAME)` from the written `env` values only (kubelet
+/// prober, `ExpandContainerCommandOnlyStatic` over `v1EnvVarsToMap`: a `valueFrom` entry maps to
+/// its empty `value`; `envFrom` is not read): `pg_isready -h $(DATABASE_HOST)` runs
+/// `pg_isready -h ''`, libpq's local default, whatever the ConfigMap says, and `$(DB_HOST)` set
+/// only by `envFrom` stays literal text no resolver knows (s13 verdict pass: both were denied as
+/// reaching orders-db). A shell's `$DATABASE_HOST` reads the run-time value and stays denied.
+#[test]
+fn a_probes_kubelet_reference_to_a_value_from_variable_is_empty() {
+    let text = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: pg}
+data: {host: orders-db.prod.svc, DB_HOST: orders-db.prod.svc}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: kubelet-ref}
+spec:
+  containers:
+  - name: db
+    image: postgres:16
+    env:
+    - name: DATABASE_HOST
+      valueFrom: {configMapKeyRef: {name: pg, key: host}}
+    livenessProbe: {exec: {command: ["pg_isready", "-U", "postgres", "-h", "$(DATABASE_HOST)"]}}
+  - name: from
+    image: app:1
+    envFrom: [{configMapRef: {name: pg}}]
+    livenessProbe: {exec: {command: ["pg_isready", "-h", "$(DB_HOST)"]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: shell-ref}
+spec:
+  containers:
+  - name: app
+    image: app:1
+    env:
+    - name: DATABASE_HOST
+      valueFrom: {configMapKeyRef: {name: pg, key: host}}
+    livenessProbe: {exec: {command: ["sh", "-c", "pg_isready -h $DATABASE_HOST"]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: static-ref}
+spec:
+  containers:
+  - name: app
+    image: app:1
+    env: [{name: DATABASE_HOST, value: orders-db.prod.svc}]
+    livenessProbe: {exec: {command: ["pg_isready", "-h", "$(DATABASE_HOST)"]}}
+"#;
+    let docs = probegate::manifest::parse_documents(text).unwrap();
+    let cms = with_configmaps(&docs);
+    let policy = Policy::default();
+    let e = eval_in(&policy, named(&docs, "kubelet-ref"), &cms);
+    allowed(&e);
+    let why: Vec<&str> = e.evaluation.unresolved.iter().map(|u| u.reason.as_str()).collect();
+    assert!(
+        why.iter().any(|w| w.contains("DATABASE_HOST is set by valueFrom") && w.contains("empty string")),
+        "{why:?}"
+    );
+    assert!(denied(&eval_in(&policy, named(&docs, "shell-ref"), &cms)).contains("orders-db.prod.svc"));
+    assert!(denied(&eval_in(&policy, named(&docs, "static-ref"), &cms)).contains("orders-db.prod.svc"));
+}

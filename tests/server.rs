@@ -436,6 +436,52 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     h.healthy().await;
 }
 
+/// JSON is UTF-8 (RFC 8259, section 8.1): a review declared in another charset is refused with 415
+/// and says why, before its body is read (break-it pass, issue 10: `charset=utf-16` was accepted
+/// and its body read as UTF-8). UTF-8, US-ASCII (a subset of it) and no charset are read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_in_a_charset_other_than_utf8_is_refused_with_415() {
+    let h = start(Policy::default()).await;
+    let body = serde_json::to_vec(&review("CREATE", &coupled_pod(None), None, "cs1")).unwrap();
+    for charset in ["utf-16", "UTF-16LE", "iso-8859-1", "\"utf-32\"", "latin1", ""] {
+        for path in ["/validate", "/mutate"] {
+            let content_type = format!("application/json; charset={charset}");
+            let r = h
+                .client
+                .post(h.url(path))
+                .header("content-type", &content_type)
+                .body(body.clone())
+                .send()
+                .await;
+            let r = r.unwrap();
+            assert_eq!(r.status(), 415, "{content_type}");
+            let v: Value = r.json().await.expect("a JSON body");
+            let msg = v["error"].as_str().unwrap_or_default();
+            assert!(msg.contains("UTF-8") && msg.contains("charset"), "{content_type}: {msg}");
+        }
+    }
+    for content_type in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/json;charset=UTF-8",
+        "application/json; charset=\"utf-8\"",
+        "Application/JSON; charset=us-ascii",
+        "application/json; foo=bar",
+    ] {
+        let r = h
+            .client
+            .post(h.url("/validate"))
+            .header("content-type", content_type)
+            .body(body.clone())
+            .send()
+            .await;
+        let r = r.unwrap();
+        assert_eq!(r.status(), 200, "{content_type}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["response"]["allowed"], false, "{content_type}: {v}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_fields_survive_and_indexes_skip_foreign_containers() {
     let h = start(Policy::default()).await;

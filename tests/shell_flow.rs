@@ -3207,7 +3207,7 @@ fn expect_actions(warned: &[&str], denied: &[&str]) {
 }
 
 /// Item 1: The rest of a here-document operator's line is commands; the body starts on the next line
-/// (`pg_isready -h db <<EOF; exit 0`: 0 / 0; `<<EOF && echo up`: 2 / 2).
+/// (`pg_isready -h db <<EOF; exit 0`: 0 / 0, a quoted word before the operator too; `<<EOF && echo up`: 2 / 2).
 #[test]
 fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
     expect_actions(
@@ -3216,6 +3216,8 @@ fn commands_after_a_here_document_operator_on_its_line_run_after_it() {
             "pg_isready -h orders-db <<EOF || true\nhello\nEOF",
             "pg_isready -h orders-db <<-EOF; exit 0\n\thello\n\tEOF",
             "pg_isready -h orders-db <<EOF >/dev/null 2>&1; exit 0\nx\nEOF",
+            "pg_isready -h orders-db -d 'app' <<EOF; exit 0\nhello\nEOF",
+            "pg_isready -h orders-db -d \"app\" <<EOF; exit 0\nhello\nEOF",
             "if grep -q accepting <<EOF; then echo up; fi; exit 0\n$(pg_isready -h orders-db)\nEOF",
         ],
         &[
@@ -3491,5 +3493,75 @@ fn function_bodies_read_for_their_exit_status_are_bounded() {
     assert!(
         got.as_ref().is_some_and(|(a, m)| *a == Action::Warn && m.contains("known only at run time")),
         "{got:?}"
+    );
+}
+
+/// The known functions harmless to call are made once per version of the function list and
+/// shared (`Rules::share_known_ok`, #9), but only between scripts that define no function of
+/// their own and see as many uncertain ones. A body that redefines a function (`a() { false; }`)
+/// must not take the shared list, where `a` was `true`; nor a call after a region that may not
+/// have defined `f` (then `f` is not found: 127). bash 5.2 and dash 0.5.12 with the database
+/// down: 1 and 127, so both are coupled.
+#[test]
+fn the_shared_list_of_harmless_functions_is_not_taken_where_it_does_not_hold() {
+    expect_denied(
+        "a() { true; }; g1() { b() { true; }; true; }; g2() { a() { false; }; pg_isready -h db || a; }; (g1); g2",
+        "db",
+    );
+    expect_denied("h() { pg_isready -h db || f; }; if [ -e /x ]; then f() { true; }; h; fi; h", "db");
+    // (Where the list holds, the fallback stays harmless.)
+    expect_allowed("a() { true; }; g1() { b() { true; }; true; }; g2() { pg_isready -h db || a; }; (g1); g2");
+}
+
+/// A check piped into a filter that exits 0 whatever it reads (`tee`, `head`, `wc`, `sort`,
+/// `awk '{print}'`, `sed 's/..'`, `logger`): without pipefail the pipeline's status is the
+/// filter's, so the check cannot fail the probe (s13 verdict pass: denied before, though bash 5.2
+/// and dash 0.5.12 exit 0 with the database down for each). A filter whose status reads its input
+/// (`grep`, awk with `exit`, sed with `q`, `sort -c`, `jq`, which fails on input that is not
+/// JSON), a `tee` file read again, a
+/// function named like the filter, or pipefail keep the denial (1 / 1; pipefail: 2 / 2).
+#[test]
+fn a_check_piped_into_a_filter_that_exits_0_is_not_denied() {
+    expect_actions(
+        &[
+            "pg_isready -h orders-db | tee -a /tmp/liveness.log",
+            "pg_isready -h orders-db | head -1",
+            "pg_isready -h orders-db | wc -l",
+            "pg_isready -h orders-db | awk '{print $1}'",
+            "pg_isready -h orders-db | sed 's/x/y/'",
+            "pg_isready -h orders-db | tail -n 1",
+            "pg_isready -h orders-db | sort | uniq",
+            "pg_isready -h orders-db | cat -",
+            "pg_isready -h orders-db | logger -t probe",
+            "pg_isready -h orders-db | tee /tmp/o >/dev/null",
+            "set -e; pg_isready -h orders-db | tee -a /tmp/l; echo ok",
+        ],
+        &[
+            "pg_isready -h orders-db | grep -q accepting",
+            "pg_isready -h orders-db | tee /tmp/o; grep -q accepting /tmp/o",
+            "pg_isready -h orders-db | tee /tmp/o >/tmp/p; grep -q accepting /tmp/p",
+            "pg_isready -h orders-db | awk '/accepting/{f=1} END{exit !f}'",
+            "pg_isready -h orders-db | head -1 | grep -q accepting",
+            "set -o pipefail; pg_isready -h orders-db | tee -a /tmp/l",
+            "tee() { return 1; }; pg_isready -h orders-db | tee /tmp/x",
+            "[ \"$(pg_isready -h orders-db | head -1)\" = x ]",
+        ],
+    );
+}
+
+/// A bare `wait` waits for every background job and exits 0 (POSIX "wait"), so a check run in the
+/// background and waited for that way cannot fail the probe (s13 verdict pass: denied before;
+/// bash 5.2 and dash 0.5.12 exit 0 with the database down). `wait $!`, `wait %1` and
+/// `wait "$p"` return the check's status (2 / 2) and stay denied.
+#[test]
+fn a_bare_wait_returns_0_and_a_wait_for_the_check_returns_its_status() {
+    expect_actions(
+        &["pg_isready -h orders-db & wait", "pg_isready -h orders-db & wait; echo done"],
+        &[
+            "pg_isready -h orders-db & wait $!",
+            "pg_isready -h orders-db & wait %1",
+            "pg_isready -h orders-db & p=$!; wait \"$p\"",
+            "wait; pg_isready -h orders-db",
+        ],
     );
 }

@@ -236,8 +236,14 @@ fn handler(probe: &Probe) -> String {
         // redacted, as the engine's messages redact them: a password flag, URL user info, a
         // variable given where a password goes (break-it pass).
         // A script's line breaks are shown as ` ⏎ ` (the output is a line per probe; the text
-        // is cut at 60 characters anyway), its trailing one dropped.
+        // is cut at 60 characters anyway), its trailing one dropped. A script that feeds a literal
+        // to a program's standard input (`echo TOKEN | vault login -`) shows its programs only.
         Some(argv) => {
+            if crate::engine::exec::feeds_literal_to_stdin(argv)
+                && let Some(summary) = crate::engine::exec::opaque_script_summary(argv)
+            {
+                return summary;
+            }
             let shown = crate::engine::exec::redact_as_written(argv);
             let shown = match shown.trim_end_matches(['\n', '\r']).strip_suffix("\n'") {
                 Some(body) => format!("{}'", body.trim_end_matches('\r')),
@@ -274,6 +280,10 @@ pub struct ContainerProbes {
     /// dependencies (a `liveness-dependency-path` finding; its code is not visible, so it is not
     /// simulated as checking one unless `--dependency-check liveness` says so).
     pub liveness_aggregate_path: bool,
+    /// When the liveness probe reaches more than one dependency whose outage alone fails it
+    /// (`pg_isready -h db && redis-cli -h cache ping`): each, as `HOST (CATEGORY, via PROGRAM)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub liveness_dependencies: Vec<String>,
 }
 
 /// One run of the simulation.
@@ -439,6 +449,13 @@ struct DependencyContext<'a> {
 fn probes_of(w: &Workload, ctx: &DependencyContext<'_>) -> Vec<ContainerProbes> {
     let exempt = ctx.exempt;
     let (live, ready) = dependency_analysis(w, ctx);
+    let several = engine::liveness_dependencies(
+        &dependency_rules(ctx.rules),
+        w,
+        ctx.exempt,
+        ctx.configmaps,
+        ctx.namespace,
+    );
     containers(w, exempt)
         .into_iter()
         .map(|(kind, c)| ContainerProbes {
@@ -448,6 +465,11 @@ fn probes_of(w: &Workload, ctx: &DependencyContext<'_>) -> Vec<ContainerProbes> 
             liveness_reaches_dependency: c.liveness_probe.is_some() && live.contains(&c.name),
             readiness_reaches_dependency: c.readiness_probe.is_some() && ready.contains(&c.name),
             liveness_aggregate_path: false,
+            liveness_dependencies: if c.liveness_probe.is_some() && live.contains(&c.name) {
+                several.iter().find(|(n, _)| *n == c.name).map(|(_, d)| d.clone()).unwrap_or_default()
+            } else {
+                Vec::new()
+            },
             name: c.name,
             kind,
         })
@@ -734,6 +756,14 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
                     ""
                 };
                 writeln!(out, "    liveness:  {}; {}{dep}", l.handler, l.settings())?;
+                if !c.liveness_dependencies.is_empty() {
+                    writeln!(
+                        out,
+                        "               reaches {} dependencies, each of which fails it by itself when down: {}",
+                        c.liveness_dependencies.len(),
+                        c.liveness_dependencies.join("; ")
+                    )?;
+                }
                 writeln!(
                     out,
                     "               a hang is a restart after at most {} s = periodSeconds {} x failureThreshold {} + \
@@ -826,6 +856,18 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         s.outage_seconds,
         s.outage_start_seconds
     )?;
+    let several = e.containers.iter().find(|c| c.name == sim.container).map(|c| &c.liveness_dependencies);
+    if let Some(deps) = several.filter(|d| !d.is_empty())
+        && sim.written.scenario.dependency_check == DependencyCheck::Liveness
+    {
+        let hosts: Vec<&str> = deps.iter().map(|d| d.split(" (").next().unwrap_or(d)).collect();
+        writeln!(
+            out,
+            "    the dependency is any of {}: each one down fails the liveness probe by itself, so these runs \
+             hold for an outage of any one of them, or of all at once",
+            hosts.join(", ")
+        )?;
+    }
     for a in &sim.written_assumes {
         writeln!(out, "    as written assumes {a}")?;
     }

@@ -150,7 +150,10 @@ pub fn explain(
 
 /// The effective `knownCommands` and `knownHttpPaths` of `explain`, one entry a line, each marked
 /// `built in` or `policy` (the built-in lists come first, see `known_commands`/`known_http_paths`).
+/// Entries are never merged, so each list has as many lines as the count above it; text from the
+/// policy is escaped (`display_safe`), so a line break in it cannot make two lines of one entry.
 fn write_known(r: &policy::RuleSet, out: &mut dyn Write) {
+    use crate::engine::display_safe as safe;
     let origin = |i: usize, builtin: usize| if i < builtin { "built in" } else { "policy" };
     let l = &r.liveness_dependency;
     let builtin = if l.default_known_commands { crate::engine::known::builtin().len() } else { 0 };
@@ -160,11 +163,11 @@ fn write_known(r: &policy::RuleSet, out: &mut dyn Write) {
         let _ = writeln!(
             out,
             "  {:<30} {:<8} {} {} -> {} ({})",
-            k.name,
+            safe(&k.name),
             origin(i, builtin),
-            k.programs.join("|"),
-            matches.join(" "),
-            k.reaches,
+            safe(&k.programs.join("|")),
+            safe(&matches.join(" ")),
+            safe(&k.reaches),
             k.category
         );
     }
@@ -173,14 +176,14 @@ fn write_known(r: &policy::RuleSet, out: &mut dyn Write) {
     let _ = writeln!(out, "knownHttpPaths (liveness-dependency-path):");
     for (i, k) in p.known_http_paths().enumerate() {
         let images =
-            if k.images.is_empty() { String::new() } else { format!(" on {}", k.images.join(" | ")) };
+            if k.images.is_empty() { String::new() } else { format!(" on {}", safe(&k.images.join(" | "))) };
         let _ = writeln!(
             out,
             "  {:<30} {:<8} {} -> {}{images}",
-            k.path,
+            safe(&k.path),
             origin(i, builtin),
-            k.framework,
-            k.liveness_path
+            safe(&k.framework),
+            safe(&k.liveness_path)
         );
     }
 }

@@ -119,6 +119,16 @@ pub struct ExecEnv {
     /// "Adding entries to Pod /etc/hosts with HostAliases"), so a command run in the container
     /// reaches the container itself through them.
     pub local_names: std::collections::HashSet<String>,
+    /// Names whose last `env` entry has a `valueFrom`: in a probe's command the kubelet expands
+    /// `$(NAME)` to the empty string, whatever value the container sees at run time. Its prober
+    /// expands the command with `ExpandContainerCommandOnlyStatic`, which maps each `env` name
+    /// to its written `value` (empty for a `valueFrom` entry; kubernetes
+    /// `pkg/kubelet/prober/prober.go`, `pkg/kubelet/container/helpers.go`). `$NAME` read by a
+    /// shell is the run-time value, as in [`ExecEnv::vars`].
+    pub probe_empty: std::collections::HashSet<String>,
+    /// Names set only by `envFrom`: the same expansion reads `env` only, so a probe's `$(NAME)`
+    /// stays as written (a shell then runs `NAME` as a command substitution).
+    pub env_from_only: std::collections::HashSet<String>,
 }
 
 /// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):
@@ -251,6 +261,9 @@ pub struct Options<'a> {
     /// The object's [`AnalysisBudget`], shared by all its commands (`None`: only the
     /// per-command limits apply).
     pub budget: Option<&'a AnalysisBudget>,
+    /// Go on past the first dependency a script's exit status depends on and list each in
+    /// [`Outcome::all`] (`explain` names them all; the rules need only the first).
+    pub collect_all: bool,
 }
 
 /// An HTTP request an exec probe makes to the Pod itself (`curl -f http://localhost:8080/actuator/health`),
@@ -274,6 +287,9 @@ pub struct Outcome {
     pub unresolved: Vec<UnresolvedScript>,
     /// HTTP requests to this Pod met before the analysis stopped, in order.
     pub local_requests: Vec<LocalRequest>,
+    /// With [`Options::collect_all`]: every dependency found whose outage alone fails the probe
+    /// (none uncoupled), in the order met; empty otherwise, and when an analysis bound stopped it.
+    pub all: Vec<Dependency>,
 }
 
 /// Maximum nesting of scripts and command substitutions that is analysed.
@@ -537,6 +553,49 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
     analyze(argv, env, &Options::default()).dependency
 }
 
+/// A script that can hand a program a secret no credential flag names, shown by its programs
+/// only: `Some("exec `sh … vault …` (a script with a pipe, here-document or variable)")` for an
+/// argv one of whose words feeds a command's standard input (`echo PW | vault login -`, `<<<`, a
+/// here-document) or sets or reads a variable (`T=pw; curl -H "Authorization: Bearer $T"`), else
+/// `None` (the caller shows the command redacted, [`redact_command`]). Break-it passes found
+/// such secrets in denial messages and in `explain` output.
+pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
+    let script_with_variables =
+        |a: &str| a.contains(char::is_whitespace) && (a.contains('=') || a.contains('$'));
+    if !argv.iter().any(|a| a.contains('|') || a.contains("<<") || script_with_variables(a)) {
+        return None;
+    }
+    let program = |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
+    let first = argv.first().map(|p| program(p)).unwrap_or_default();
+    // The script's first program, past its variable assignments (`T=pw; curl ...`).
+    let lead = argv
+        .last()
+        .and_then(|s| s.split_whitespace().find(|w| !w.contains('=')))
+        .map(|w| program(w.trim_end_matches(';')))
+        .unwrap_or_default();
+    Some(format!("exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"))
+}
+
+/// Whether a word of `argv` feeds a literal to a command's standard input, where a secret needs
+/// no credential flag: a here-document or here-string (`<<`), or a pipeline element that is an
+/// `echo` or `printf` (`echo TOKEN | vault login -`, `printf '%s' PW | redis-cli -x AUTH`).
+/// `explain` shows such a script by its programs only ([`opaque_script_summary`]) and any other
+/// as written, redacted (s13 verdict pass: the token of `echo TOKEN | vault login -` was shown).
+pub fn feeds_literal_to_stdin(argv: &[String]) -> bool {
+    argv.iter().any(|a| {
+        a.contains("<<")
+            || a.match_indices('|').any(|(i, _)| {
+                let (before, after) = (&a[..i], &a[i + 1..]);
+                if before.ends_with('|') || after.starts_with('|') {
+                    return false;
+                }
+                let segment = before.rsplit([';', '&', '|', '(', '{', '\n', '`']).next().unwrap_or(before);
+                let first = segment.split_whitespace().next().unwrap_or("");
+                matches!(first.rsplit('/').next(), Some("echo" | "printf"))
+            })
+    })
+}
+
 /// A command as notes show it: redacted, on one line, at most 60 characters.
 fn one_line_excerpt(argv: &[String]) -> String {
     let text = redact_command(argv, 80);
@@ -559,6 +618,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     ctx.known = &options.known_commands;
     ctx.files = options.files;
     ctx.object_budget = options.budget;
+    ctx.collect_all = options.collect_all;
     let command_bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
     if command_bytes > MAX_COMMAND_BYTES {
         let shown = one_line_excerpt(&argv[..argv.len().min(8)]);
@@ -569,7 +629,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
                 argv.len()
             ),
         );
-        return Outcome { dependency: None, unresolved: ctx.unresolved, local_requests: Vec::new() };
+        return Outcome { dependency: None, unresolved: ctx.unresolved, ..Outcome::default() };
     }
     if let Some(budget) = options.budget
         && budget.is_spent()
@@ -578,7 +638,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         if !budget.noted.replace(true) {
             ctx.note_over_bound(&one_line_excerpt(argv), object_budget_note());
         }
-        return Outcome { dependency: None, unresolved: ctx.unresolved, local_requests: Vec::new() };
+        return Outcome { dependency: None, unresolved: ctx.unresolved, ..Outcome::default() };
     }
     let args: Vec<String> = argv
         .iter()
@@ -643,13 +703,25 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
             format!("its function calls nest deeper than the {levels} levels probegate follows"),
         );
     }
+    let bounded = ctx.over_budget.get() || ctx.units_left.get() == 0 || ctx.object_spent.get();
+    // Collecting, the walk went on past the coupled dependencies it found: the first is the one
+    // the rules report; all of them count only when no bound stopped the walk.
+    let mut all = std::mem::take(&mut ctx.found_all);
+    if bounded || !ctx.collect_all {
+        all.clear();
+    } else if let Some(first) = &dependency {
+        if first.uncoupled.is_none() && !all.contains(first) {
+            all.insert(0, first.clone());
+        }
+    } else {
+        dependency = all.first().cloned();
+    }
     // A dependency whose exit status cannot fail the probe counts only when no other was found
     // (and never after an analysis bound stopped the analysis).
-    if dependency.is_none() && !ctx.over_budget.get() && ctx.units_left.get() != 0 && !ctx.object_spent.get()
-    {
+    if dependency.is_none() && !bounded {
         dependency = ctx.uncoupled_found.take();
     }
     let local_requests =
         if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };
-    Outcome { dependency, unresolved: ctx.unresolved, local_requests }
+    Outcome { dependency, unresolved: ctx.unresolved, local_requests, all }
 }

@@ -481,6 +481,27 @@ pub(super) fn analyze_exec(
     command: &[String],
     budget: &exec::AnalysisBudget,
 ) -> exec::Outcome {
+    analyze_exec_with(rules, t, command, budget, false)
+}
+
+/// The coupled dependencies the target's liveness exec command reaches, in the order met: each
+/// one's outage alone fails the probe (`explain` names them all; the rule reports the first).
+/// Empty for another handler, and when an analysis bound stopped the analysis.
+pub(super) fn liveness_dependencies(rules: &RuleSet, t: &Target<'_>) -> Vec<exec::Dependency> {
+    let probe = t.container.liveness_probe.as_ref();
+    let Some(command) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
+        return Vec::new();
+    };
+    analyze_exec_with(rules, t, command, t.budget, true).all
+}
+
+fn analyze_exec_with(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    command: &[String],
+    budget: &exec::AnalysisBudget,
+    collect_all: bool,
+) -> exec::Outcome {
     let mut env = exec_env_resolved(t.container, t.configmaps, t.namespace);
     if t.spec.host_network == Some(true) {
         // With hostNetwork the pod's IP is the node's IP (API reference, PodStatus: "hostIP ... podIP
@@ -512,6 +533,7 @@ pub(super) fn analyze_exec(
         known_commands: rules.liveness_dependency.known_commands().collect(),
         files: Some(&files),
         budget: Some(budget),
+        collect_all,
     };
     exec::analyze(command, &env, &options)
 }
@@ -598,6 +620,19 @@ pub(crate) fn exec_env_resolved(
         vars.insert(name.clone(), v);
     }
     unresolved_from.retain(|name, _| vars.get(name) == Some(&EnvValue::Unresolved));
+    // What a probe's `$(NAME)` becomes (kubelet `ExpandContainerCommandOnlyStatic`: `env` only,
+    // written values only): the last entry of a name decides.
+    let mut probe_empty = std::collections::HashSet::new();
+    for e in container.env.iter().flatten() {
+        if e.value_from.is_some() {
+            probe_empty.insert(e.name.clone());
+        } else {
+            probe_empty.remove(&e.name);
+        }
+    }
+    let declared: std::collections::HashSet<&str> =
+        container.env.iter().flatten().map(|e| e.name.as_str()).collect();
+    let env_from_only = vars.keys().filter(|k| !declared.contains(k.as_str())).cloned().collect();
     // The last entry of a name wins; a hostIP fieldRef is the node (analyze_exec makes it the
     // pod's own address under hostNetwork).
     let mut node_vars = std::collections::HashSet::new();
@@ -613,7 +648,15 @@ pub(crate) fn exec_env_resolved(
             node_vars.remove(&e.name);
         }
     }
-    ExecEnv { vars, has_env_from: unknown_from, unresolved_from, node_vars, ..Default::default() }
+    ExecEnv {
+        vars,
+        has_env_from: unknown_from,
+        unresolved_from,
+        node_vars,
+        probe_empty,
+        env_from_only,
+        ..Default::default()
+    }
 }
 
 /// Where a `valueFrom` variable's value comes from, for the note on a target the analysis cannot
@@ -731,24 +774,10 @@ fn describe_handler(h: &Handler) -> String {
         Handler::Grpc { port, service } => format!("gRPC health of {service:?} on port {port}"),
         Handler::Exec(argv) => {
             // A script that feeds a command's standard input (`echo PW | redis-cli -x AUTH`,
-            // `<<<`, a here-document) or sets a variable (`T=PW; curl -H "Authorization: Bearer
-            // $T"`) can hand it a secret no credential flag names (break-it passes): only its
-            // programs are shown.
-            let script_with_variables =
-                |a: &str| a.contains(char::is_whitespace) && (a.contains('=') || a.contains('$'));
-            if argv.iter().any(|a| a.contains('|') || a.contains("<<") || script_with_variables(a)) {
-                let program =
-                    |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
-                let first = argv.first().map(|p| program(p)).unwrap_or_default();
-                // The script's first program, past its variable assignments (`T=pw; curl ...`).
-                let lead = argv
-                    .last()
-                    .and_then(|s| s.split_whitespace().find(|w| !w.contains('=')))
-                    .map(|w| program(w.trim_end_matches(';')))
-                    .unwrap_or_default();
-                return format!(
-                    "exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"
-                );
+            // `<<<`, a here-document) or sets a variable can hand it a secret no credential flag
+            // names (break-it passes): only its programs are shown.
+            if let Some(summary) = exec::opaque_script_summary(argv) {
+                return summary;
             }
             // One line: a script's newlines and indentation become single spaces.
             let mut s = exec::redact_command(argv, 64).split_whitespace().collect::<Vec<_>>().join(" ");
@@ -949,6 +978,19 @@ fn startup_probe(
             (field, value, "the liveness handler")
         }
     };
+    // A handler of hundreds of KiB (a liveness script too large to analyse) copied into the patch
+    // would double the object: over the analysis's script bound, nothing is added, and the finding
+    // (unpatched, so a warning at /mutate) says why.
+    let handler_bytes = serde_json::to_string(&handler_value).map_or(usize::MAX, |s| s.len());
+    if handler_bytes > exec::MAX_SCRIPT_BYTES {
+        let message = format!(
+            "no startupProbe, so a slow start is killed before it finishes; not added: the liveness handler is \
+             {handler_bytes} bytes, over the {} bytes probegate copies; add one with a short check",
+            exec::MAX_SCRIPT_BYTES
+        );
+        out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
+        return;
+    }
     let delay = live.initial_delay_seconds.unwrap_or(0);
     // With a TCP check in place of the liveness handler, the liveness probe keeps its delay: the
     // port may open before the app is ready for its own health endpoint.

@@ -199,6 +199,10 @@ pub(super) struct Ctx<'e> {
     pub(super) status_unknown_split: Option<String>,
     /// The first dependency found in an uncoupled command, kept while a coupled one is looked for.
     pub(super) uncoupled_found: Option<super::Dependency>,
+    /// Go on past the first coupled dependency, collecting each in `found_all` ([`super::Options::collect_all`]).
+    pub(super) collect_all: bool,
+    /// The coupled dependencies found, in order, when `collect_all`.
+    pub(super) found_all: Vec<super::Dependency>,
     /// The shell running the script was started with `-e` (errexit): a failing command ends it.
     pub(super) errexit: bool,
     /// The next piece runs where errexit is ignored (`flow::SCOPE` `E`): a function it calls runs
@@ -348,6 +352,8 @@ impl<'e> Ctx<'e> {
             status_unknown: None,
             status_unknown_split: None,
             uncoupled_found: None,
+            collect_all: false,
+            found_all: Vec::new(),
             errexit: false,
             errexit_ignored: false,
             allexport: Some(false),

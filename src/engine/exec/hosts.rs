@@ -285,7 +285,19 @@ impl Ctx<'_> {
     pub(super) fn names_dependency_variable(&self, host: &str) -> bool {
         host.chars().filter_map(|c| self.ref_of(c)).filter(|r| r.kind == RefKind::Unresolved).any(|r| {
             dependency_like_name(&r.original) || self.env.node_vars.contains(&variable_name(&r.original))
-        }) || dependency_like_name(host)
+        }) || (dependency_like_name(host) && !self.holds_reference_left_as_written(host))
+    }
+
+    /// Whether `host` holds a `$(NAME)` the kubelet left as written ([`Self::kubelet_left_as_written`]):
+    /// in a command no shell runs it is literal text, a name no resolver knows, so the probe always
+    /// fails; it names no dependency, whatever `NAME` says (s13: `pg_isready -h $(DB_HOST)` with
+    /// `DB_HOST` only in `envFrom` was denied).
+    fn holds_reference_left_as_written(&self, host: &str) -> bool {
+        host.match_indices("$(").any(|(at, _)| {
+            host[at..]
+                .find(')')
+                .is_some_and(|end| self.kubelet_left_as_written(&host[at..=at + end]).is_some())
+        })
     }
 
     /// Why the first unresolved reference in `s` is unknown, to explain a target: where an env
@@ -334,9 +346,16 @@ impl Ctx<'_> {
     fn kubelet_left_as_written(&self, original: &str) -> Option<String> {
         let name = original.strip_prefix("$(")?.strip_suffix(')')?;
         let kubelet_like = is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase());
-        (kubelet_like && !self.env.vars.contains_key(name)).then(|| {
+        // (A name only `envFrom` sets is not in the kubelet's map either.)
+        let in_env = self.env.vars.contains_key(name) && !self.env.env_from_only.contains(name);
+        let env_from = if self.env.has_env_from || self.env.env_from_only.contains(name) {
+            " (envFrom does not count for a probe's command)"
+        } else {
+            ""
+        };
+        (kubelet_like && !in_env).then(|| {
             format!(
-                "{name} not in env: the kubelet leaves `{original}` as written, the shell runs `{name}` as a command"
+                "{name} not in env{env_from}: the kubelet leaves `{original}` as written, the shell runs `{name}` as a command"
             )
         })
     }

@@ -73,12 +73,16 @@ pub fn expand_kubelet_vars(arg: &str, env: &ExecEnv) -> String {
     expand_kubelet_argv(std::slice::from_ref(&arg.to_string()), env, None).pop().unwrap_or_default()
 }
 
-/// [`expand_kubelet_vars`] over a whole command, bounded: at most [`MAX_EXPANSION_BYTES`] of
+/// [`expand_kubelet_vars`] over a whole probe command (a `valueFrom` variable is the empty string,
+/// one only `envFrom` sets stays as written: [`ExecEnv::probe_empty`]), bounded: at most [`MAX_EXPANSION_BYTES`] of
 /// values substituted over all its arguments, each also taken from `budget` (the object's, when
 /// given); references past either bound stay as written.
 pub fn expand_kubelet_argv(argv: &[String], env: &ExecEnv, budget: Option<&AnalysisBudget>) -> Vec<String> {
     let mut total = 0usize;
     let mut lookup = |name: &str| match env.vars.get(name) {
+        // (As the kubelet's prober expands a probe's command: `Ctx::kubelet_var`.)
+        _ if env.probe_empty.contains(name) => Some(String::new()),
+        _ if env.env_from_only.contains(name) => None,
         Some(EnvValue::Literal(v)) => {
             total = total.saturating_add(v.len());
             let within = total <= MAX_EXPANSION_BYTES && budget.is_none_or(|b| b.take(v.len()));
@@ -126,8 +130,25 @@ impl Ctx<'_> {
         if self.spend(out.len()) { out } else { String::new() }
     }
 
+    /// The value of `$(name)`: in the probe's command itself (`depth` 0) as the kubelet's prober
+    /// expands it (static `env` values only: [`ExecEnv::probe_empty`], [`ExecEnv::env_from_only`]),
+    /// in an env value (`depth` 1 and more) as the container's environment has it.
     pub(super) fn kubelet_var(&mut self, name: &str, depth: usize) -> Option<String> {
         let original = format!("$({name})");
+        if depth == 0 {
+            if self.env.probe_empty.contains(name) {
+                let reason = format!(
+                    "{name} is set by valueFrom: the kubelet gives a probe's command the empty string for \
+                     `{original}` (it substitutes only values written in env); a shell's `${name}` reads the real value"
+                );
+                self.note_unresolved(&original, reason);
+                return Some(String::new());
+            }
+            // (Nor a name `envFrom` may set: the kubelet's map is `env`'s.)
+            if self.env.env_from_only.contains(name) || !self.env.vars.contains_key(name) {
+                return None;
+            }
+        }
         match self.env.vars.get(name) {
             Some(EnvValue::Literal(v)) => {
                 // The value is copied and scanned for every reference (and kept in the marker

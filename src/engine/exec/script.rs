@@ -209,6 +209,7 @@ impl Ctx<'_> {
                 Step::Found(d) if d.uncoupled.is_some() || d.status_unknown.is_some() => {
                     self.uncoupled_found.get_or_insert(d);
                 }
+                Step::Found(d) if self.collect_all => self.found_all.push(d),
                 Step::Found(d) => return Run::End(Some(d)),
             }
         }

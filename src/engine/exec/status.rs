@@ -41,6 +41,7 @@
 
 mod constructs;
 mod data;
+mod filters;
 mod harmless;
 mod options;
 mod tree;
@@ -70,7 +71,7 @@ use tree::{each_node, each_node_pruned, path_to};
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
 /// `exit` with a computed status other than `$?`, a `trap` whose action is not [`harmless_traps`],
-/// `wait`, `eval`, `source`/`.`, `kill`, a `while`/`until` loop, which can wait on the dependency
+/// `wait` with an operand or option, `eval`, `source`/`.`, `kill`, a `while`/`until` loop, which can wait on the dependency
 /// until the probe times out, `coproc`, `lastpipe`, a known function whose body reads `$?`).
 /// `$?`, a bare `exit`, `exit $?`, `exec`, `set -e` and `set -o pipefail` are judged where they are
 /// (`discarded`).
@@ -154,10 +155,8 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
-        || mentions(
-            src,
-            &["wait", "eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"],
-        )
+        || mentions(src, &["eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"])
+        || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
     {
         return None;
@@ -200,6 +199,26 @@ pub(super) fn rules(
         container_env,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
+    })
+}
+
+/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
+/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
+/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
+/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
+/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
+fn only_bare_waits(src: &str) -> bool {
+    src.match_indices("wait").all(|(at, _)| {
+        let before = src[..at].chars().next_back();
+        let word_start =
+            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
+        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
+        let word_end =
+            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
+        // (`await`, `waiter`: another word, not a `wait` at all.)
+        let other_word =
+            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
+        other_word || word_end
     })
 }
 
@@ -372,7 +391,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     return None;
                 }
                 if at.next_sibling().is_some_and(|s| s.kind() == "&") {
-                    // Run in the background (only a script without `wait` gets here).
+                    // Run in the background (only a script whose `wait`s are bare gets here: their status is 0).
                     return Some((BACKGROUND, at));
                 }
                 if !last_statement(at, parent) {
@@ -478,13 +497,12 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     if after.iter().all(|k| trivial_reader(*k, walk)) {
                         return Some((PIPED_AWAY, parent));
                     }
-                    // `remote | cat`: a bare `cat` copies its input out and exits 0 whatever it
-                    // is (bash manual, "Pipelines"): the pipeline's output, the check's, is judged
-                    // where it goes (`output_used_above`).
-                    // (Not a function named `cat`.)
-                    if !rules.functions.iter().any(|f| f == "cat")
-                        && after.iter().all(|k| trivial_reader(*k, walk) || text(*k, walk).trim() == "cat")
-                    {
+                    // `remote | cat`, `remote | tee -a log`: a filter exits 0 whatever it reads
+                    // (bash manual, "Pipelines"; `filters::plain_filter`): the pipeline's output,
+                    // the check's, is judged where it goes (`output_used_above`).
+                    if after.iter().all(|k| {
+                        trivial_reader(*k, walk) || filters::plain_filter_element(*k, walk, &rules.functions)
+                    }) {
                         return Some((PIPED_THROUGH, parent));
                     }
                 }
@@ -668,7 +686,7 @@ const OR_ELSE: &str = "its failure only runs the command after `||`, which does 
 const CONDITION: &str = "its status only chooses which branch runs, and no branch fails by itself";
 const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
 const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
-const PIPED_THROUGH: &str = "its pipeline's status is `cat`'s, which only copies its output";
+const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";

@@ -156,10 +156,13 @@ fn notes_name_the_kubelet_reference_and_the_cmd_line() {
         let d = fires(&["sh", "-c", script]);
         assert!(d.target.ends_with("(command output)"), "{script}: {}", d.target);
     }
-    // With envFrom the variable may exist: said so, not "left as written".
+    // With envFrom the variable may exist at run time, but a probe's `$(NAME)` is expanded from
+    // `env` alone (kubelet prober, `ExpandContainerCommandOnlyStatic`): still left as written, and
+    // said so (s13; this said "may exist" before).
     let e = ExecEnv { has_env_from: true, ..no_env() };
     let d = fires_in(&["sh", "-c", "curl -sf http://$(HOSTNAME):8080/"], &e);
-    assert!(d.target.contains("envFrom"), "{}", d.target);
+    assert!(d.target.contains("envFrom does not count"), "{}", d.target);
+    assert!(d.target.contains("the kubelet leaves `$(HOSTNAME)` as written"), "{}", d.target);
     // A parse gap in a cmd line, and one in a shell script.
     let reason = |argv: &[&str]| {
         let out = analyze(&s(argv), &no_env(), &Options::default());
@@ -483,7 +486,8 @@ fn python_runs_modules_and_scripts() {
     }))
     .unwrap();
     let django = &django;
-    let options = Options { known_commands: vec![celery, django], files: None, budget: None };
+    let options =
+        Options { known_commands: vec![celery, django], files: None, budget: None, collect_all: false };
     let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options).dependency;
     assert!(run(&["python3", "-m", "celery", "-A", "app", "inspect", "ping"]).is_some());
     assert!(
@@ -514,7 +518,7 @@ fn script_files_siblings_and_sourcing() {
         ("/cm/py.sh", "#!/usr/bin/python3\nimport os\n"),
         ("/cm/two.sh", "#!/bin/sh\nexec redis-cli -h \"$TARGET\" ping\n"),
     ]));
-    let options = Options { known_commands: vec![], files: Some(&files), budget: None };
+    let options = Options { known_commands: vec![], files: Some(&files), budget: None, collect_all: false };
     let run = |argv: &[&str]| analyze(&s(argv), &no_env(), &options);
     // `${0%/*}/lib.sh` is `/cm/lib.sh` (pattern removal evaluated on the known `$0`), which cannot
     // be read: reported, not guessed.

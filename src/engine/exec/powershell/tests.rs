@@ -411,7 +411,12 @@ fn script_files_from_volumes_are_analysed() {
             "$u = 'http://localhost:8080/healthz'\nInvoke-WebRequest $u -UseBasicParsing\n",
         ),
     ]);
-    let options = super::super::Options { known_commands: vec![], files: Some(&files), budget: None };
+    let options = super::super::Options {
+        known_commands: vec![],
+        files: Some(&files),
+        budget: None,
+        collect_all: false,
+    };
     let run = |argv: &[&str]| super::super::analyze(&s(argv), &ExecEnv::default(), &options);
     for argv in [
         &["powershell.exe", "-NoProfile", "-File", "C:\\probe\\live.ps1"][..],

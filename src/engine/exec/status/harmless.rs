@@ -430,7 +430,7 @@ pub(super) fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// removed (`own`: byte ranges, start and end), it is named elsewhere when its name is computed or a glob, when its last component
 /// or its directory's is a word elsewhere, when any other word holds a glob character (`*`, `?`,
 /// `[`) or a brace expansion, or when the script changes directory (`cd`, `pushd`, `popd`).
-fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -> bool {
+pub(super) fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -> bool {
     let unquoted = |t: &str| t.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect::<String>();
     let name = unquoted(target);
     if name.is_empty() || name.contains(['$', '`', '*', '?', '[', '{', '~']) {
