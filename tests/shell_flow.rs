@@ -3432,6 +3432,70 @@ fn errexit_named_outside_set_counts_as_on_beside_other_set_words() {
     assert_eq!(denied("set -o nounset -o pipefail; pg_isready -h db; echo ok"), 0);
 }
 
+/// Issue #10 (session 13, false denies from the break-it pass): a function's `exit $1` / `return
+/// $1` has the status its calls pass it (bash manual, "Shell Functions"). The walk gave up on a
+/// computed status and kept the check coupled: `f() { exit $1; }; pg_isready -h db; f 0` was
+/// denied. bash 5.2.15 and dash 0.5.12 with a stub `pg_isready` exiting 2 for orders-db (3 to
+/// tell `exit ""`'s 2 apart): the warned rows exit 0 (`exit "$1"` unset: 2 whatever the check
+/// returns), the denied rows the check's status (an unset `$1` is no word: a bare `exit`/`return`;
+/// `f $?` passes the check's status on). Arguments admission cannot know (`f "$CODE"`: 0, 1 or the
+/// check's 2 for CODE=0, 1, unset) and calls that disagree are a warning that says so.
+#[test]
+fn a_function_s_computed_exit_status_is_the_one_its_calls_give_it() {
+    expect_actions(
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db; f 0",
+            "f() { exit \"$1\"; }; pg_isready -h orders-db; f 0",
+            "f() { exit ${1}; }; pg_isready -h orders-db; f 0",
+            "f() { exit \"${1}\"; }; pg_isready -h orders-db; f 0",
+            "f() { return $1; }; pg_isready -h orders-db; f 0",
+            "f() { return \"$1\"; }; pg_isready -h orders-db; f '0'",
+            "f() { exit $2; }; pg_isready -h orders-db; f 3 0",
+            "f() { exit $#; }; pg_isready -h orders-db; f",
+            "f() { pg_isready -h orders-db; exit $1; }; f 0",
+            "f() { exit \"$1\"; }; pg_isready -h orders-db; f",
+            "f() { exit $1; }; pg_isready -h orders-db; f 0; f 1",
+            "f() { exit $1; }; pg_isready -h orders-db; f \"$CODE\"",
+            "f() { pg_isready -h orders-db; }; f || exit 0",
+        ],
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db; f",
+            "f() { return $1; }; pg_isready -h orders-db; f",
+            "f() { return $1; }; pg_isready -h orders-db; f \"\"",
+            "f() { exit $1; }; pg_isready -h orders-db; f $?",
+            "f() { return $1; }; pg_isready -h orders-db; f \"$?\"",
+            "f() { pg_isready -h orders-db; exit $1; }; f",
+            "f() { pg_isready -h orders-db; }; f",
+        ],
+    );
+    for script in [
+        "f() { exit $1; }; pg_isready -h orders-db; f \"$CODE\"",
+        "f() { exit $1; }; pg_isready -h orders-db; f 0; f 1",
+    ] {
+        let got = finding_of(&["sh", "-c", script]).map(|f| f.1).unwrap_or_default();
+        assert!(got.contains("known only at run time"), "{script:?}: {got}");
+    }
+}
+
+/// At most 16 function bodies are read for their `exit $1` (`MAX_FUNCTIONS_READ`, a bound on the
+/// pass's cost): with 16 the calls' missing arguments make every `exit $1` a bare `exit`, the
+/// check's status (bash 5.2 and dash 0.5.12: 2 with the database down), denied; past 16 the status
+/// is said to be known only at run time, a warning, never a denial on a guess.
+#[test]
+fn function_bodies_read_for_their_exit_status_are_bounded() {
+    let script = |n: usize| {
+        let defs: String = (0..n).map(|i| format!("f{i}() {{ exit $1; }}\n")).collect();
+        let calls: Vec<String> = (0..n).map(|i| format!("f{i}")).collect();
+        format!("{defs}pg_isready -h orders-db; {}", calls.join("; "))
+    };
+    expect_denied(&script(16), "orders-db");
+    let got = finding_of(&["sh", "-c", &script(17)]);
+    assert!(
+        got.as_ref().is_some_and(|(a, m)| *a == Action::Warn && m.contains("known only at run time")),
+        "{got:?}"
+    );
+}
+
 /// The known functions harmless to call are made once per version of the function list and
 /// shared (`Rules::share_known_ok`, #9), but only between scripts that define no function of
 /// their own and see as many uncertain ones. A body that redefines a function (`a() { false; }`)

@@ -98,15 +98,60 @@ fn host_network_own_address_from_flags_or_env_is_self() {
 
 #[test]
 fn host_network_service_names_and_variables_are_still_denied_without_drop_host() {
-    for host in ["postgres.db.svc.cluster.local", "$(NODE_IP)"] {
+    // (A variable in host is a misconfiguration that always fails, not a dependency: a warning,
+    // `a_variable_in_a_probe_host_field_is_a_warning_that_it_always_fails`.)
+    for (host, action) in [("postgres.db.svc.cluster.local", Action::Deny), ("$(NODE_IP)", Action::Warn)] {
         let spec = format!(
             "hostNetwork: true\ncontainers:\n- name: agent\n  image: a\n  \
              livenessProbe: {{httpGet: {{host: {host:?}, path: /, port: 80}}}}\n"
         );
         let e = eval(&pod(&spec));
         let f = findings(&e, RuleId::LivenessDependency);
-        assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{host}");
+        assert_eq!((f.len(), f[0].action), (1, action), "{host}");
         assert!(!f[0].message.contains("drop host"), "{}", f[0].message);
+    }
+}
+
+/// s13 item 2: the kubelet expands `$(VAR)` only in an exec probe's command, never in
+/// `httpGet.host` or `tcpSocket.host` (rules.md 1.1.1, kubelet `prober.go`): the probe looks up
+/// the literal name `$(POD_IP)` and fails every time. That is a misconfiguration, not a
+/// dependency's reach (it was denied as one): a warning that says so and advises dropping host,
+/// whatever the variable is (a fieldRef, a literal value, not in env). With hostNetwork the
+/// advice is an address the container listens on (dropping host would probe the node's).
+#[test]
+fn a_variable_in_a_probe_host_field_is_a_warning_that_it_always_fails() {
+    let envs = [
+        "  env: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]\n",
+        "  env: [{name: POD_IP, value: 10.0.0.5}]\n",
+        "",
+    ];
+    for env in envs {
+        for (handler, extra) in [("httpGet", ", path: /healthz"), ("tcpSocket", "")] {
+            for host in ["$(POD_IP)", "${POD_IP}"] {
+                let spec = format!(
+                    "containers:\n- name: web\n  image: nginx\n{env}  \
+                     livenessProbe: {{{handler}: {{host: {host:?}, port: 8080{extra}}}}}\n"
+                );
+                let e = eval(&pod(&spec));
+                let f = findings(&e, RuleId::LivenessDependency);
+                assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{spec}");
+                let m = &f[0].message;
+                assert!(m.contains("does not expand variables") && m.contains("always fails"), "{m}");
+                assert!(m.contains("drop host") && !m.contains("readinessProbe"), "{m}");
+            }
+        }
+    }
+    // An exec probe's `$(POD_IP)` is expanded, from static values only
+    // (`ExpandContainerCommandOnlyStatic`, kubelet `pkg/kubelet/container/helpers.go`): a fieldRef
+    // variable is empty there, and `pg_isready -h ""` asks libpq's default, the local socket. This
+    // pod either way: no finding (already so on main).
+    for command in ["[pg_isready, -h, \"$(POD_IP)\"]", "[sh, -c, \"pg_isready -h $(POD_IP)\"]"] {
+        let spec = format!(
+            "containers:\n- name: db\n  image: postgres\n{}  livenessProbe: {{exec: {{command: {command}}}}}\n",
+            envs[0]
+        );
+        let e = eval(&pod(&spec));
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{command}: {:?}", e.findings);
     }
 }
 
@@ -1034,6 +1079,13 @@ fn new_messages_fit_a_warning() {
         ),
         format!(
             "containers:\n- name: {name}\n  image: a\n  startupProbe: {{exec: {{command: [kafka-broker-api-versions, --bootstrap-server, orders-db.production.svc.cluster.local:9092]}}}}\n"
+        ),
+        // (s13: a variable in host; a status known only at run time.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{tcpSocket: {{host: \"$(POD_IP)\", port: 80}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, 'f() {{ exit $1; }}; pg_isready -h orders-db; f \"$CODE\"']}}}}\n"
         ),
     ];
     let mut seen = std::collections::BTreeSet::new();

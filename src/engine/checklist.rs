@@ -271,6 +271,7 @@ fn startup_dependency(
         Reached::Exec(dep) if dep.uncoupled.is_some() => return None,
         Reached::Exec(dep) => {
             let maybe_self = dep.unknown_host
+                || dep.status_unknown.is_some()
                 || t.spec.host_network == Some(true) && super::rules::target_is_ip_literal(&dep.target);
             (
                 format!("startupProbe reaches {} (via {}): {KILLS}", short(&dep.target), dep.program),

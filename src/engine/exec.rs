@@ -211,6 +211,11 @@ pub struct Dependency {
     /// denial: the dependency's outage does not fail the probe, though a hung connection can still
     /// time it out.
     pub uncoupled: Option<String>,
+    /// What decides, at run time only, whether the client's exit status fails the probe: the
+    /// script's status may be one a function computes from its calls' arguments (`f() { exit
+    /// $1; }; pg_isready -h db; f "$CODE"`: `` `exit $1` in `f` ``). A finding on it is a warning,
+    /// never a denial.
+    pub status_unknown: Option<String>,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

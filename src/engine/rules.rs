@@ -272,10 +272,21 @@ pub(super) struct ExecAnalysis<'a> {
 
 // === liveness-dependency ===
 
+/// Why a `$(VAR)` or `${VAR}` in `httpGet.host` / `tcpSocket.host` is a misconfiguration, not a
+/// dependency: the kubelet expands variables only in an exec probe's command (rules.md 1.1.1;
+/// kubelet `pkg/kubelet/prober/prober.go` calls the expansion in the exec branch alone), so the
+/// probe dials that literal name, whose lookup fails (`pkg/probe/tcp` and `pkg/probe/http` report
+/// a failed dial as a probe failure): it fails every time, whatever any dependency does. A
+/// warning, not a denial (s13 item 2: it was denied as a dependency's reach).
+const UNEXPANDED_HOST: &str =
+    "the kubelet does not expand variables in host, so the probe looks up that literal name and always fails";
+
 /// The liveness probe's dependency, if any: the message, and whether the target may be the pod
 /// itself after all (an IP literal of a hostNetwork pod, which can be the node's own address; an
 /// exec host known only at run time whose variable does not name a dependency, see
-/// [`exec::Dependency::unknown_host`]), in which case the finding is never a denial.
+/// [`exec::Dependency::unknown_host`]; a script whose status is known only at run time, see
+/// [`exec::Dependency::status_unknown`]; a variable in a probe's host field, a misconfiguration:
+/// [`UNEXPANDED_HOST`]), in which case the finding is never a denial.
 fn liveness_dependency<'a>(
     rules: &RuleSet,
     t: &Target<'a>,
@@ -306,13 +317,17 @@ fn liveness_dependency<'a>(
                     format!("{lead}: resolved from the node, it may be this node or another; {advice}"),
                     true,
                 )),
-                ProbeHost::Unexpanded => {
-                    Some((format!("{lead}: the kubelet does not expand variables in host; {advice}"), false))
-                }
+                ProbeHost::Unexpanded => Some((format!("{lead}: {UNEXPANDED_HOST}; {advice}"), true)),
                 ProbeHost::ServiceName => {
                     Some((format!("{lead}: a Service name is another workload; {advice}"), false))
                 }
             };
+        }
+        if class == ProbeHost::Unexpanded {
+            return Some((
+                format!("{lead}: {UNEXPANDED_HOST}; drop host (the pod's IP is the default)"),
+                true,
+            ));
         }
         if class == ProbeHost::OwnName {
             // Not a dependency: where the node resolves it (through the cluster DNS) it is this
@@ -329,7 +344,6 @@ fn liveness_dependency<'a>(
         let why = match class {
             ProbeHost::PodIp => None,
             ProbeHost::Local => Some("without hostNetwork that is the node's loopback, not this pod"),
-            ProbeHost::Unexpanded => Some("the kubelet does not expand variables in host"),
             _ => Some("the kubelet probes that host from the node, not this pod"),
         };
         if let Some(why) = why {
@@ -396,6 +410,21 @@ fn liveness_dependency<'a>(
                 dep.target,
                 dep.category,
                 via(&dep.program)
+            ),
+            true,
+        ));
+    }
+    if let Some(why) = &dep.status_unknown {
+        // Never deny on a guess: whether the client's status reaches the probe's is known only at
+        // run time (`exec::Dependency::status_unknown`).
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}); whether it fails the probe \
+                 rests on {why}, known only at run time; {}",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
             ),
             true,
         ));

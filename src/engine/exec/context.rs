@@ -190,6 +190,13 @@ pub(super) struct Ctx<'e> {
     /// Why the exit status of the commands being analysed cannot fail the probe, when it cannot
     /// (see `flow::UNCOUPLED`).
     pub(super) uncoupled: Option<String>,
+    /// Why the script's exit status, which may be the check's, is known only at run time (a
+    /// function's `exit $1` whose calls pass what admission cannot know:
+    /// `script::positional_exit_words`): a dependency found then is a warning, never a denial.
+    pub(super) status_unknown: Option<String>,
+    /// [`Ctx::status_unknown`] as the split of the script being analysed found it, taken by
+    /// `analyze_script` once the split is done.
+    pub(super) status_unknown_split: Option<String>,
     /// The first dependency found in an uncoupled command, kept while a coupled one is looked for.
     pub(super) uncoupled_found: Option<super::Dependency>,
     /// Go on past the first coupled dependency, collecting each in `found_all` ([`super::Options::collect_all`]).
@@ -342,6 +349,8 @@ impl<'e> Ctx<'e> {
             expand_aliases: false,
             shell: None,
             uncoupled: None,
+            status_unknown: None,
+            status_unknown_split: None,
             uncoupled_found: None,
             collect_all: false,
             found_all: Vec::new(),

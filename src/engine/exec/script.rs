@@ -1,7 +1,7 @@
 //! Stage 3b: running a script: its simple commands in turn, assignments and `export`, script
 //! files read from volumes, and building the reported [`Dependency`]. Its children: `invocation`
-//! (where a shell finds its script or file), `exits` (a text that always exits 0), `files`,
-//! `scope`, `builtins`, `cond`.
+//! (where a shell finds its script or file), `exits` (a text that always exits 0), `positional`
+//! (a function's `exit $1` as its calls give it), `files`, `scope`, `builtins`, `cond`.
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, is_ident, truncate_chars};
@@ -20,6 +20,7 @@ mod cond;
 mod exits;
 mod files;
 mod invocation;
+mod positional;
 mod scope;
 
 pub(super) use builtins::printf_output;
@@ -77,7 +78,11 @@ impl Ctx<'_> {
         self.line = 0;
         let mut pieces = Vec::new();
         let had_gap = self.parse_gap.is_some();
+        let saved_unknown = self.status_unknown.clone();
         self.split_script(script, depth, &mut pieces);
+        if let Some(why) = self.status_unknown_split.take() {
+            self.status_unknown.get_or_insert(why);
+        }
         let saved_uncoupled = self.uncoupled.clone();
         // `set -e` in the script holds in the functions it calls too (their bodies are walked as
         // texts of their own: `status::rules`).
@@ -98,6 +103,7 @@ impl Ctx<'_> {
         let found = self.analyze_pieces(pieces, depth);
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
+        self.status_unknown = saved_unknown;
         (self.errexit, self.pipefail, self.status_read_elsewhere) = saved_status;
         self.defines_function = saved_functions;
         found
@@ -200,7 +206,7 @@ impl Ctx<'_> {
             match step {
                 Step::Next => {}
                 Step::Stop => return Run::End(None),
-                Step::Found(d) if d.uncoupled.is_some() => {
+                Step::Found(d) if d.uncoupled.is_some() || d.status_unknown.is_some() => {
                     self.uncoupled_found.get_or_insert(d);
                 }
                 Step::Found(d) if self.collect_all => self.found_all.push(d),
@@ -675,6 +681,7 @@ impl Ctx<'_> {
         let shown = redact_bare_userinfo(&redact_secrets(&self.render_orig(&hit.target)));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
         let uncoupled = self.uncoupled.clone().or_else(|| self.failover_note(&hit));
+        let status_unknown = if uncoupled.is_none() { self.status_unknown.clone() } else { None };
         let target = match (note, &hit.via) {
             (Some(n), _) => format!("{shown} ({n})"),
             (None, Some(v)) => format!("{shown} ({v})"),
@@ -702,6 +709,7 @@ impl Ctx<'_> {
             script,
             why: None,
             uncoupled,
+            status_unknown,
         }
     }
 }

@@ -291,6 +291,21 @@ impl Ctx<'_> {
                 parsed = reparsed;
             }
         }
+        // A function's `exit $1` read as its calls give it (`script::positional_exit_words`).
+        let rewritten;
+        let mut exits_rewritten = false;
+        if parsed.gap.is_none() {
+            match self.read_positional_exits(text, &parsed.trees) {
+                Err(()) => return false,
+                Ok(Some((new, reparsed))) => {
+                    rewritten = new;
+                    text = &rewritten;
+                    parsed = reparsed;
+                    exits_rewritten = true;
+                }
+                Ok(None) => {}
+            }
+        }
         if let Some(gap) = parsed.gap {
             self.parse_gap.get_or_insert(gap);
         }
@@ -342,7 +357,8 @@ impl Ctx<'_> {
             out.pop();
         }
         // (A syntax error's recovery re-parses within the allowance too: see `parse::clean_prefix`.)
-        !walk.depth_cut.get()
+        !exits_rewritten
+            && !walk.depth_cut.get()
             && !matches!(parsed.gap, Some(ParseGap::OverParseBudget(_) | ParseGap::SyntaxError(_)))
     }
 
@@ -368,7 +384,7 @@ impl Ctx<'_> {
 
     /// The parse of `text`: from the object's cache, or made by the object's parser within its
     /// parse allowance (without an object, by this analysis's own parser).
-    fn parse(&mut self, text: &str) -> Option<Rc<Parsed>> {
+    pub(super) fn parse(&mut self, text: &str) -> Option<Rc<Parsed>> {
         let Some(budget) = self.object_budget else {
             if self.parser.is_none() {
                 self.parser = new_parser();
