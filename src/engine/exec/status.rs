@@ -66,7 +66,8 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::KnownBody;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
-use tree::{each_node, each_node_pruned, path_to};
+pub(super) use tree::each_node;
+use tree::{each_node_pruned, path_to};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an

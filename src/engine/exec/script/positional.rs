@@ -16,6 +16,7 @@ use tree_sitter::{Node, Tree};
 use super::super::context::Ctx;
 use super::super::flow::mentions;
 use super::super::parse::{Parsed, weight};
+use super::super::status::each_node;
 use super::super::{WALK_UNITS, WALK_UNITS_PER_WEIGHT};
 
 impl Ctx<'_> {
@@ -77,25 +78,6 @@ enum Passed {
 /// The text of `n` in `src`.
 fn text<'s>(n: Node<'_>, src: &'s str) -> &'s str {
     src.get(n.start_byte()..n.end_byte()).unwrap_or("")
-}
-
-/// Calls `visit` on every node under `root`, in the order of the text.
-fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
-    let mut cursor = root.walk();
-    'walk: loop {
-        visit(cursor.node());
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
 }
 
 /// The positional parameter (1 to 9) a word names: `$1`, `"$1"`, `${1}` or `"${1}"`, and whether

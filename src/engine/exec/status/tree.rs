@@ -5,7 +5,7 @@ use tree_sitter::Node;
 
 /// Calls `visit` on every node under `root` (`root` first), each before its children and in the
 /// order of the text: one cursor, nothing collected.
-pub(super) fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+pub(in crate::engine::exec) fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
     each_node_pruned(root, |k| {
         visit(k);
         true
