@@ -3565,3 +3565,18 @@ fn a_bare_wait_returns_0_and_a_wait_for_the_check_returns_its_status() {
         ],
     );
 }
+
+/// Two survivors of CI's mutation sample (#15): a host-trying loop over three words, one of them
+/// this Pod, tries each until one answers (bash 5.2 and dash 0.5.12 with the database down: 0);
+/// and errexit applies in an `if`'s branch, only its condition ignores it (`set -e; if ...; then
+/// { check; true; }; fi`: 2 / 2, while the same group as the condition: 0 / 0).
+#[test]
+fn loops_over_three_hosts_and_errexit_in_an_if_branch() {
+    expect_actions(
+        &[
+            "for h in orders-db db2 localhost; do pg_isready -h $h && break; done",
+            "set -e; if { pg_isready -h orders-db; true; }; then echo up; fi; echo ok",
+        ],
+        &["set -e; if [ -d / ]; then { pg_isready -h orders-db; true; }; fi; echo ok"],
+    );
+}
