@@ -3541,6 +3541,7 @@ fn a_check_piped_into_a_filter_that_exits_0_is_not_denied() {
             "pg_isready -h orders-db | tee /tmp/o; grep -q accepting /tmp/o",
             "pg_isready -h orders-db | tee /tmp/o >/tmp/p; grep -q accepting /tmp/p",
             "pg_isready -h orders-db | awk '/accepting/{f=1} END{exit !f}'",
+            "pg_isready -h orders-db | sed '/no response/q1'",
             "pg_isready -h orders-db | head -1 | grep -q accepting",
             "set -o pipefail; pg_isready -h orders-db | tee -a /tmp/l",
             "tee() { return 1; }; pg_isready -h orders-db | tee /tmp/x",

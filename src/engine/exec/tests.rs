@@ -1353,3 +1353,28 @@ fn unknown_values_are_labelled_by_their_origin() {
         assert!(d.target.ends_with("(command output)"), "{script}: {}", d.target);
     }
 }
+
+/// `explain` hides a script that feeds a literal to a program's standard input (a secret needs no
+/// flag there) and shows any other as written: [`feeds_literal_to_stdin`] tells the two apart
+/// (s13; `cli_ux` checks the output, which the mutation sample's test binaries leave out).
+#[test]
+fn a_literal_fed_to_standard_input_is_told_from_a_pipe_out_of_the_check() {
+    for script in [
+        "echo T0k | vault login -",
+        "printf '%s' pw | redis-cli -x AUTH",
+        "/bin/echo pw|redis-cli -x AUTH",
+        "vault login - <<EOF\nT0k\nEOF",
+        "redis-cli -x AUTH <<< pw",
+    ] {
+        assert!(feeds_literal_to_stdin(&s(&["sh", "-c", script])), "{script}");
+    }
+    for script in [
+        "pg_isready -h db | tee -a /tmp/l",
+        "pg_isready -h db || echo down",
+        "echo checking || pg_isready -h db",
+        "echo start; pg_isready -h db",
+        "redis-cli ping | grep -q PONG",
+    ] {
+        assert!(!feeds_literal_to_stdin(&s(&["sh", "-c", script])), "{script}");
+    }
+}
