@@ -56,6 +56,7 @@ mod status;
 mod tests;
 mod unwrap;
 mod words;
+mod xargs;
 
 #[allow(unused_imports)]
 use clients::*;
