@@ -294,6 +294,11 @@ pub struct Outcome {
     pub all: Vec<Dependency>,
 }
 
+/// The `PATH` of a container whose image and Pod set none: Docker's `DefaultPathEnv` (docker
+/// `pkg/system/path_unix.go`), which the common base images also set. A bare command name is looked up there ([`ScriptFiles`] for the files
+/// on volumes).
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// Maximum nesting of scripts and command substitutions that is analysed.
 const MAX_DEPTH: usize = 8;
 /// Longest shell script analysed, in bytes (real probe scripts are a few hundred bytes; the

@@ -228,11 +228,17 @@ impl Ctx<'_> {
         let mut i = 0;
         for _ in 0..MAX_UNWRAP {
             let first = self.render_lit(args.get(i)?);
-            if first.contains('/')
-                && !first.chars().any(is_reserved_char)
-                && let Some(files) = self.files
-            {
-                match files.read(&first) {
+            // A path, or a bare name `PATH` finds on a volume (a ConfigMap script mounted with
+            // `subPath` into `/usr/local/bin`).
+            let on_volume = if first.contains('/') {
+                (!first.chars().any(is_reserved_char))
+                    .then(|| self.files.map(|files| (first.clone(), files.read(&first))))
+                    .flatten()
+            } else {
+                self.on_path(&first, &overrides)
+            };
+            if let Some((first, lookup)) = on_volume {
+                match lookup {
                     FileLookup::Text { text, origin } if runs_as_shell(&first, &text) => {
                         let script_args = args[i + 1..].to_vec();
                         return self.run_file(
