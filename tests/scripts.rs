@@ -273,7 +273,14 @@ fn no_database_checking_itself_is_denied() {
         .filter(|f| f.rule == RuleId::LivenessDependency)
         .map(Finding::describe)
         .collect();
-    assert!(coupled.is_empty(), "self-checks denied:\n{}", coupled.join("\n"));
+    // Only etcd's `endpoint health` is a finding: a warning that its answer rests on the cluster's
+    // quorum (a lost quorum restarts every member), never a denial.
+    assert!(
+        coupled.len() == 1 && coupled[0].contains("container etcd") && coupled[0].contains("lost quorum"),
+        "self-checks flagged:\n{}",
+        coupled.join("\n")
+    );
+    allowed(&e);
     assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
     // And every script was read: with no ConfigMaps each one is reported instead.
     let blind = eval_in(&Policy::default(), named(&docs, "databases"), &NoConfigMaps);

@@ -2248,3 +2248,47 @@ fn xargs_fed_a_literal_runs_the_command_lines_it_would_build() {
         assert_ne!(verdict(script).map(|v| v.0), Some(Action::Deny), "{script}");
     }
 }
+
+// === self-checks whose answer rests on the cluster's quorum (issue 10, a miss) ===
+
+/// A member that checks only itself, but answers "healthy" only while its peers form a quorum:
+/// a lost quorum fails every replica's liveness at once and restarts them all. A warning that
+/// says so (never a denial: the member itself may be fine); the ruling rows cite etcd's
+/// ep_command.go, Redis' CLUSTER INFO, MariaDB's wsrep_cluster_status and ZooKeeper's zkServer.sh.
+#[test]
+fn quorum_dependent_self_checks_are_warnings_naming_the_quorum() {
+    let verdict = |script: &str| {
+        let f = liveness_findings(&["sh", "-c", script], json!([]));
+        f.first().map(|f| (f.action, f.message.clone()))
+    };
+    for (script, rests_on) in [
+        ("etcdctl endpoint health", "the etcd cluster's quorum"),
+        ("ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 endpoint health -w json", "etcd"),
+        ("redis-cli cluster info | grep -q cluster_state:ok", "the Redis Cluster's masters"),
+        ("redis-cli -p 6379 cluster info | grep cluster_state:ok", "Redis Cluster"),
+        ("mysql -Nse \"SHOW STATUS LIKE 'wsrep_cluster_status'\" | grep -q Primary", "Primary Component"),
+        ("zkServer.sh status", "the ZooKeeper ensemble's quorum"),
+        ("/opt/zookeeper/bin/zkServer.sh status", "ZooKeeper"),
+    ] {
+        let (action, message) = verdict(script).unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Warn, "{script}: {message}");
+        assert!(message.contains(rests_on) && message.contains("lost quorum"), "{script}: {message}");
+        assert!(message.contains("readinessProbe"), "{script}: {message}");
+    }
+    // Checks of the member alone, or of other members (already a denial), are not this warning.
+    for script in [
+        "echo ruok | nc localhost 2181 | grep -q imok",
+        "redis-cli ping",
+        "redis-cli cluster info | grep -v cluster_state:ok",
+        "etcdctl endpoint status",
+        "zkServer.sh version",
+    ] {
+        assert_eq!(verdict(script), None, "{script}");
+    }
+    let (action, _) = verdict("etcdctl endpoint health --cluster").expect("every member");
+    assert_eq!(action, Action::Deny);
+    // A quorum check does not hide a real dependency after it.
+    let (action, message) = verdict("etcdctl endpoint health && pg_isready -h db").unwrap();
+    assert_eq!(action, Action::Deny, "{message}");
+    assert!(message.contains("reaches db"), "{message}");
+}

@@ -46,6 +46,7 @@ mod kubelet;
 mod net;
 mod parse;
 mod powershell;
+mod quorum;
 mod redact;
 mod same;
 mod script;
@@ -217,6 +218,11 @@ pub struct Dependency {
     /// $1; }; pg_isready -h db; f "$CODE"`: `` `exit $1` in `f` ``). A finding on it is a warning,
     /// never a denial.
     pub status_unknown: Option<String>,
+    /// For a check of this member whose answer rests on its cluster's quorum (`etcdctl endpoint
+    /// health`, a Redis Cluster's `cluster_state:ok`): why, and the document that says so
+    /// ([`quorum`]). A lost quorum fails every replica's probe at once; a finding on it is a
+    /// warning, never a denial.
+    pub quorum: Option<String>,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

@@ -788,7 +788,9 @@ fn other_clients() {
     fires(&["nodetool", "-h", "cassandra-1.cassandra", "status"]);
     quiet(&["nodetool", "status"]);
     fires(&["etcdctl", "--endpoints=https://etcd-0.etcd:2379,https://127.0.0.1:2379", "endpoint", "health"]);
-    quiet(&["etcdctl", "endpoint", "health"]);
+    // The local endpoint: no host, but an answer that rests on the cluster's quorum (a warning).
+    let local = analyze(&s(&["etcdctl", "endpoint", "health"]), &no_env(), &Options::default()).dependency;
+    assert!(local.is_some_and(|d| d.quorum.is_some()));
     fires(&["zkCli.sh", "-server", "zk-0.zk:2181", "ls", "/"]);
     fires(&["zookeeper-shell", "zk:2181/kafka", "ls", "/"]);
     fires(&["nats", "-s", "nats://nats.msg:4222", "server", "ping"]);

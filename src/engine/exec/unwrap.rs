@@ -462,7 +462,12 @@ impl Ctx<'_> {
                         d.why = Some(known.why.clone());
                         return Some(d);
                     }
-                    return None;
+                    // A check of this member whose answer rests on the cluster's quorum.
+                    let check = super::quorum::find(&base, name, &rest)?;
+                    let hit = Hit::always(check.command.category, check.command.reaches.clone());
+                    let mut d = self.make_dependency(&base, hit, args, prefix_disp);
+                    d.quorum = Some(format!("{} ({})", check.command.why, check.source));
+                    return Some(d);
                 }
             }
         }
