@@ -1087,6 +1087,22 @@ fn a_configmap_script_mounted_with_subpath_is_found_by_path_and_by_bare_name() {
         "{:?}",
         e.evaluation.unresolved
     );
+    // An emptyDir of binaries at /usr/local/bin (an init container copies them there): a client
+    // run by its name is still judged by its name, and a script name there is noted.
+    let mut docs =
+        subpath_pod("/usr/local/bin/check.sh", none.clone(), &["pg_isready", "-h", "db"], none.clone());
+    docs[1]["spec"]["volumes"][0] = serde_json::json!({"name": "checks", "emptyDir": {}});
+    docs[1]["spec"]["containers"][0]["volumeMounts"][0] =
+        serde_json::json!({"name": "checks", "mountPath": "/usr/local/bin"});
+    assert!(denied(&judge(&docs).0).contains("reaches db"));
+    docs[1]["spec"]["containers"][0]["livenessProbe"]["exec"]["command"] = serde_json::json!(["check.sh"]);
+    let (e, _) = judge(&docs);
+    allowed(&e);
+    assert!(
+        e.evaluation.unresolved.iter().any(|u| u.script == "/usr/local/bin/check.sh"),
+        "{:?}",
+        e.evaluation.unresolved
+    );
     // Not on PATH (the Pod's PATH leaves /opt/probe out, or the default one has no /opt/probe),
     // another name, or a shell function of that name: not this file.
     for (mount, command, extra) in [

@@ -70,6 +70,12 @@ impl Ctx<'_> {
             };
             match files.read(&full) {
                 FileLookup::NotOnVolume => {}
+                // A volume that cannot be read in a PATH directory (an emptyDir an init container
+                // fills with binaries at /usr/local/bin): the program is judged by its name, as
+                // before; only a name that is a shell script's is noted as not analysed.
+                FileLookup::Unreadable(_) if !name.ends_with(".sh") && !name.ends_with(".bash") => {
+                    return None;
+                }
                 found => return Some((full, found)),
             }
         }
