@@ -2200,3 +2200,95 @@ fn a_network_probe_of_the_pods_own_hostname_is_a_warning_not_a_dependency() {
         }
     }
 }
+
+// === xargs fed a literal the script gives (issue 10, a miss) ===
+
+/// xargs runs its command with words from its standard input. When that input is a literal of the
+/// script (echo, printf, a here-string, a here-document), the command lines are known and judged
+/// as if written: xargs exits 123 when any of them fails with 1-125 (xargs(1), "EXIT STATUS"), so
+/// a remote host's outage fails the probe. Checked in bash 5.2 and dash 0.5.12 with GNU xargs and
+/// a stub pg_isready (2 for a remote host, 0 for localhost): each denied script exits 123.
+#[test]
+fn xargs_fed_a_literal_runs_the_command_lines_it_would_build() {
+    let verdict = |script: &str| {
+        let f = liveness_findings(&["bash", "-c", script], json!([]));
+        f.first().map(|f| (f.action, f.message.clone()))
+    };
+    for script in [
+        "echo db | xargs -I{} pg_isready -h {}",
+        "xargs -n1 pg_isready -h <<< db",
+        "xargs pg_isready -h <<EOF\ndb\nEOF",
+        "printf 'localhost\\ndb\\n' | xargs -I{} pg_isready -h {}",
+        "echo localhost db | xargs -n1 pg_isready -h",
+        "echo db | xargs -rn1 timeout 3 pg_isready -h",
+        "echo db | xargs -I HOST sh -c 'pg_isready -h HOST'",
+    ] {
+        let (action, message) = verdict(script).unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Deny, "{script}: {message}");
+        assert!(message.contains("reaches db"), "{script}: {message}");
+    }
+    // Local hosts only, a command that never runs, or a status dropped: no denial.
+    for script in [
+        "echo localhost | xargs -I{} pg_isready -h {}",
+        "printf '' | xargs -I{} pg_isready -h db",
+        "echo localhost 127.0.0.1 | xargs -n1 pg_isready -h",
+        "echo db | xargs -I{} pg_isready -h {} || true",
+    ] {
+        assert_ne!(verdict(script).map(|v| v.0), Some(Action::Deny), "{script}");
+    }
+    // An input not known here (a file, a command's output, quotes xargs interprets, -0): the
+    // words are values known only at run time, never a denial.
+    for script in [
+        "cat /etc/dbhost | xargs -I{} pg_isready -h {}",
+        "cat /etc/dbhost | xargs pg_isready -h",
+        "discover-primary | xargs -n1 pg_isready -h",
+        "echo \"'db'\" | xargs pg_isready -h",
+        "echo db | xargs -0 pg_isready -h",
+    ] {
+        assert_ne!(verdict(script).map(|v| v.0), Some(Action::Deny), "{script}");
+    }
+}
+
+// === self-checks whose answer rests on the cluster's quorum (issue 10, a miss) ===
+
+/// A member that checks only itself, but answers "healthy" only while its peers form a quorum:
+/// a lost quorum fails every replica's liveness at once and restarts them all. A warning that
+/// says so (never a denial: the member itself may be fine); the ruling rows cite etcd's
+/// ep_command.go, Redis' CLUSTER INFO, MariaDB's wsrep_cluster_status and ZooKeeper's zkServer.sh.
+#[test]
+fn quorum_dependent_self_checks_are_warnings_naming_the_quorum() {
+    let verdict = |script: &str| {
+        let f = liveness_findings(&["sh", "-c", script], json!([]));
+        f.first().map(|f| (f.action, f.message.clone()))
+    };
+    for (script, rests_on) in [
+        ("etcdctl endpoint health", "the etcd cluster's quorum"),
+        ("ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 endpoint health -w json", "etcd"),
+        ("redis-cli cluster info | grep -q cluster_state:ok", "the Redis Cluster's masters"),
+        ("redis-cli -p 6379 cluster info | grep cluster_state:ok", "Redis Cluster"),
+        ("mysql -Nse \"SHOW STATUS LIKE 'wsrep_cluster_status'\" | grep -q Primary", "Primary Component"),
+        ("zkServer.sh status", "the ZooKeeper ensemble's quorum"),
+        ("/opt/zookeeper/bin/zkServer.sh status", "ZooKeeper"),
+    ] {
+        let (action, message) = verdict(script).unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Warn, "{script}: {message}");
+        assert!(message.contains(rests_on) && message.contains("lost quorum"), "{script}: {message}");
+        assert!(message.contains("readinessProbe"), "{script}: {message}");
+    }
+    // Checks of the member alone, or of other members (already a denial), are not this warning.
+    for script in [
+        "echo ruok | nc localhost 2181 | grep -q imok",
+        "redis-cli ping",
+        "redis-cli cluster info | grep -v cluster_state:ok",
+        "etcdctl endpoint status",
+        "zkServer.sh version",
+    ] {
+        assert_eq!(verdict(script), None, "{script}");
+    }
+    let (action, _) = verdict("etcdctl endpoint health --cluster").expect("every member");
+    assert_eq!(action, Action::Deny);
+    // A quorum check does not hide a real dependency after it.
+    let (action, message) = verdict("etcdctl endpoint health && pg_isready -h db").unwrap();
+    assert_eq!(action, Action::Deny, "{message}");
+    assert!(message.contains("reaches db"), "{message}");
+}

@@ -272,6 +272,7 @@ fn startup_dependency(
         Reached::Exec(dep) => {
             let maybe_self = dep.unknown_host
                 || dep.status_unknown.is_some()
+                || dep.quorum.is_some()
                 || t.spec.host_network == Some(true) && super::rules::target_is_ip_literal(&dep.target);
             (
                 format!("startupProbe reaches {} (via {}): {KILLS}", short(&dep.target), dep.program),

@@ -46,6 +46,7 @@ mod kubelet;
 mod net;
 mod parse;
 mod powershell;
+mod quorum;
 mod redact;
 mod same;
 mod script;
@@ -56,6 +57,7 @@ mod status;
 mod tests;
 mod unwrap;
 mod words;
+mod xargs;
 
 #[allow(unused_imports)]
 use clients::*;
@@ -216,6 +218,11 @@ pub struct Dependency {
     /// $1; }; pg_isready -h db; f "$CODE"`: `` `exit $1` in `f` ``). A finding on it is a warning,
     /// never a denial.
     pub status_unknown: Option<String>,
+    /// For a check of this member whose answer rests on its cluster's quorum (`etcdctl endpoint
+    /// health`, a Redis Cluster's `cluster_state:ok`): why, and the document that says so
+    /// ([`quorum`]). A lost quorum fails every replica's probe at once; a finding on it is a
+    /// warning, never a denial.
+    pub quorum: Option<String>,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).
@@ -292,6 +299,11 @@ pub struct Outcome {
     /// (none uncoupled), in the order met; empty otherwise, and when an analysis bound stopped it.
     pub all: Vec<Dependency>,
 }
+
+/// The `PATH` of a container whose image and Pod set none: Docker's `DefaultPathEnv` (docker
+/// `pkg/system/path_unix.go`), which the common base images also set. A bare command name is looked up there ([`ScriptFiles`] for the files
+/// on volumes).
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Maximum nesting of scripts and command substitutions that is analysed.
 const MAX_DEPTH: usize = 8;

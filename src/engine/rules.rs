@@ -429,6 +429,26 @@ fn liveness_dependency<'a>(
             true,
         ));
     }
+    if let Some(why) = &dep.quorum {
+        // The check asks this member only, but its answer rests on the peers' quorum
+        // (`exec::Dependency::quorum`): the member may be fine, so a warning, never a denial.
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} checks this member, but its answer rests on {} ({}, via \
+                 {}): {why}; a lost quorum fails every replica's liveness at once and restarts them \
+                 all, which cannot restore it; {}",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                if t.in_job {
+                    "drop it from livenessProbe"
+                } else {
+                    "check quorum in readinessProbe and keep liveness on this process"
+                }
+            ),
+            true,
+        ));
+    }
     if dep.unknown_host {
         // rules.md, the `unresolved` policy: a host known only at run time whose variable does not
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
