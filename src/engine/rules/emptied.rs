@@ -16,6 +16,10 @@ pub(super) fn kubelet_emptied(
     command: &[String],
     emptied: &[String],
 ) -> Option<(String, Coupling)> {
+    // Analysed again only when the kubelet emptied a reference (rare): the object's budget pays.
+    if emptied.is_empty() {
+        return None;
+    }
     let meant = analyze_exec_with(rules, t, command, t.budget, false, false).dependency?;
     // The variable the dependency's host came from, when the target names it.
     let name = emptied.iter().find(|n| meant.target.contains(n.as_str())).or(emptied.first())?;
