@@ -3581,3 +3581,39 @@ fn loops_over_three_hosts_and_errexit_in_an_if_branch() {
         &["set -e; if [ -d / ]; then { pg_isready -h orders-db; true; }; fi; echo ok"],
     );
 }
+
+/// Survivors of CI's mutation sample on a00d258 (#15), each run in bash 5.2 and dash 0.5.12 with
+/// stub clients (database down / up):
+/// - a condition's status that the next command of the condition list reads decides the branch
+///   (`if check; [ $? -eq 0 ]; then exit 0; else exit 1; fi`: 1 / 0), while one the next command
+///   does not read is discarded (`if check; true; then echo ok; fi`: 0 / 0);
+/// - a function's `return $X` with `X` unset is a bare `return`, the check's status (2 / 0);
+/// - an exit status with a literal default, `exit ${RC:-0}`, is never empty, so never the last
+///   command's status (0 / 0; it was denied), unless the script sets it from the check
+///   (`RC=$?`: 2 / 0; `|| RC=1`: 1 / 0);
+/// - `sort -c` exits 1 on unsorted lines, and a client's error text can be unsorted:
+///   mysqladmin's two lines when it cannot connect ("mysqladmin: connect to server at ... failed",
+///   "error: ...") make `mysqladmin ... 2>&1 | sort -c` 1 / 0;
+/// - a fallback that writes a backquoted `date` before a `$(date)` is as harmless as either
+///   alone (0 / 0).
+#[test]
+fn survivors_of_the_sample_on_a00d258_are_told_apart() {
+    expect_actions(
+        &[
+            "if pg_isready -h orders-db; true; then echo ok; fi",
+            "pg_isready -h orders-db; exit ${RC:-0}",
+            "pg_isready -h orders-db; exit ${RC-0}",
+            "f() { pg_isready -h orders-db; return ${RC:-0}; }; f",
+            "pg_isready -h orders-db || echo down at `date +%s` $(date -u); curl -sf localhost:8080/healthz",
+            "pg_isready -h orders-db || echo \"down at `date +%s`\" \"$(date -u)\"; curl -sf localhost:8080/healthz",
+        ],
+        &[
+            "if pg_isready -h orders-db; [ $? -eq 0 ]; then exit 0; else exit 1; fi",
+            "f(){ pg_isready -h orders-db;return $X;}; f",
+            "pg_isready -h orders-db; RC=$?; exit ${RC:-0}",
+            "pg_isready -h orders-db || RC=1; exit ${RC:-0}",
+            "pg_isready -h orders-db; exit ${?:-0}",
+            "mysqladmin -h orders-db ping 2>&1 | sort -c",
+        ],
+    );
+}

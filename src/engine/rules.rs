@@ -1047,10 +1047,24 @@ fn startup_probe(
     // the probe it adds is not itself a `probe-client-deadline` finding.
     let deadline =
         super::checklist::longest_deadline(live, t.budget).map_or(0, |(_, s)| s).min(u64::from(MAX_SECONDS));
-    let period = u64::from(cfg.period_seconds.max(1)).max(deadline);
+    let base_period = u64::from(cfg.period_seconds.max(1));
+    let period = base_period.max(deadline);
+    // A check that fails at once (nothing listens yet) fails at 0, P, 2P, ...: the kubelet kills
+    // the container at the `failureThreshold`-th, `(failureThreshold - 1) × periodSeconds` after it
+    // started (Kubernetes docs, "Configure Liveness, Readiness and Startup Probes": a startup probe
+    // is given `failureThreshold × periodSeconds`, which holds for a check that takes its whole
+    // period). `ceil(budget / period)` loses at most one period of boot time, one policy period;
+    // a period stretched to a client's deadline (`curl -m 120`: 120 s, failureThreshold 1) would
+    // lose the whole budget, killing at the first check. So a stretched period gets one more
+    // failure: `(failureThreshold - 1) × periodSeconds` is at least `budget - policy period`, what
+    // the policy's own period gives.
     // `failureThreshold` is an int32 (Kubernetes API reference, Probe): a budget past
     // `periodSeconds × (2^31 - 1)` is cut there rather than written as a number the API rejects.
-    let wanted_threshold = budget.div_ceil(period);
+    let wanted_threshold = if period > base_period {
+        budget.saturating_sub(base_period).div_ceil(period) + 1
+    } else {
+        budget.div_ceil(period)
+    };
     let failure_threshold = wanted_threshold.min(MAX_INT32);
     let cut = wanted_threshold > failure_threshold;
     let live_timeout =
