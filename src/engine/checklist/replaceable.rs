@@ -190,3 +190,47 @@ pub(super) fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::status_keeping_command as keep;
+
+    /// The fallbacks that keep a curl's status, and the text around the command read with the
+    /// shell's quoting (POSIX 2.2): `;`, `&`, `|`, `$(` inside quotes are text, outside they are not.
+    #[test]
+    fn only_one_command_and_a_fallback_that_keeps_its_status() {
+        let url = "curl -sf http://localhost:8080/";
+        for tail in ["", " || exit 1", " || exit 255", " || exit", " || false", " || exit 1 ;"] {
+            assert_eq!(keep(&format!("{url}{tail}")), Some(url), "{tail}");
+        }
+        for tail in [" || exit 0", " || exit 256", " || true", " || exit 1 2", " || :"] {
+            assert_eq!(keep(&format!("{url}{tail}")), None, "{tail}");
+        }
+        assert_eq!(keep("|| exit 1"), None);
+        assert_eq!(keep("   "), None);
+        for quoted in [
+            "curl -sf 'http://localhost/a;b&c|d(e)'",
+            "curl -sf \"http://localhost/a;b&c|d\"",
+            "curl -sf http://localhost/a\\;b",
+            "curl -sf 'http://localhost/$(x)'",
+            "curl -sf \"http://localhost/a\\\";b\"",
+        ] {
+            assert_eq!(keep(quoted), Some(quoted), "{quoted}");
+        }
+        for script in [
+            "curl -sf \"http://$(hostname)/\"",
+            "curl -sf http://`hostname`/",
+            "curl -sf http://localhost/; true",
+            "curl -sf 'http://localhost/",
+            "curl -sf \"http://localhost/",
+            "curl -sf 'http://localhost/a\\' ; b'",
+            "! curl -sf http://localhost/",
+            "curl -sf http://localhost/ &",
+            "{ curl -sf http://localhost/; }",
+            "(curl -sf http://localhost/)",
+            "curl -sf http://localhost/\nexit 0",
+        ] {
+            assert_eq!(keep(script), None, "{script}");
+        }
+    }
+}

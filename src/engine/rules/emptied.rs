@@ -64,3 +64,31 @@ fn image_may_serve(servers: &[&str], image: &str) -> bool {
     let name = name.split(['@', ':']).next().unwrap_or(name).to_ascii_lowercase();
     servers.iter().any(|s| name.contains(s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{image_may_serve, local_servers};
+
+    #[test]
+    fn the_image_may_serve_what_a_client_checks_by_default() {
+        for (program, image) in [
+            ("pg_isready", "postgres:16"),
+            ("psql", "docker.io/bitnami/postgresql@sha256:abc"),
+            ("redis-cli", "registry:5000/cache/redis:7"),
+            ("valkey-cli", "valkey/valkey:8"),
+            ("mysqladmin", "mariadb:11"),
+            ("mongosh", "mongo:7"),
+        ] {
+            assert!(image_may_serve(local_servers(program), image), "{program} {image}");
+        }
+        for (program, image) in [
+            ("pg_isready", "shop/api:1"),
+            ("pg_isready", "prometheuscommunity/exporter:1"),
+            ("redis-cli", "postgres:16"),
+            ("curl", "postgres:16"),
+        ] {
+            assert!(!image_may_serve(local_servers(program), image), "{program} {image}");
+        }
+        assert!(local_servers("curl").is_empty() && !local_servers("mongo").is_empty());
+    }
+}
