@@ -1012,11 +1012,14 @@ spec:
     let policy = Policy::default();
     let e = eval_in(&policy, named(&docs, "kubelet-ref"), &cms);
     allowed(&e);
-    let why: Vec<&str> = e.evaluation.unresolved.iter().map(|u| u.reason.as_str()).collect();
+    // In a `postgres` image `pg_isready -h ''` checks that server: no finding, and no note calling
+    // it a script not analysed.
     assert!(
-        why.iter().any(|w| w.contains("DATABASE_HOST is set by valueFrom") && w.contains("empty string")),
-        "{why:?}"
+        e.evaluation.findings.iter().all(|f| f.rule != RuleId::LivenessDependency || f.container != "db"),
+        "{:?}",
+        e.evaluation
     );
+    assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
     assert!(denied(&eval_in(&policy, named(&docs, "shell-ref"), &cms)).contains("orders-db.prod.svc"));
     assert!(denied(&eval_in(&policy, named(&docs, "static-ref"), &cms)).contains("orders-db.prod.svc"));
 }
@@ -1114,4 +1117,81 @@ fn a_configmap_script_mounted_with_subpath_is_found_by_path_and_by_bare_name() {
     ] {
         allowed(&judge(&subpath_pod(mount, none.clone(), command, extra)).0);
     }
+}
+
+/// A probe's `$(DB_HOST)` of a `valueFrom` variable, in a container whose image is no Postgres
+/// server: the kubelet runs `pg_isready -h ''` (written env values only, docs/scripts.md), the local
+/// socket, not the ConfigMap's host the author meant. A warning that says what runs and what to do
+/// (never a denial), no longer a note calling it a script not analysed, and no startupProbe patch
+/// copying the command (s14, fresh-user pass).
+#[test]
+fn a_probes_kubelet_reference_emptied_by_value_from_is_a_warning_saying_what_runs() {
+    let text = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {DB_HOST: orders-db.prod.svc}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: app
+    image: registry.example/shop/api:1.4
+    env:
+    - name: DB_HOST
+      valueFrom: {configMapKeyRef: {name: cfg, key: DB_HOST}}
+    livenessProbe: {exec: {command: ["pg_isready", "-h", "$(DB_HOST)"]}}
+"#;
+    let docs = probegate::manifest::parse_documents(text).unwrap();
+    let cms = with_configmaps(&docs);
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &cms);
+    allowed(&e);
+    let f: Vec<&Finding> =
+        e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).collect();
+    assert_eq!(f.len(), 1, "{:?}", e.evaluation.findings);
+    assert_eq!(f[0].action, Action::Warn);
+    let m = &f[0].message;
+    for part in [
+        "runs `pg_isready -h ''`",
+        "$(DB_HOST) from valueFrom",
+        "local default",
+        "$DB_HOST",
+        "readinessProbe",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(!m.contains("not analysed"), "{m}");
+    assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
+    // Within a warning's 256 characters with a 20-character container name.
+    let warning = format!("probegate: container {}: {m} (liveness-dependency)", "c".repeat(20));
+    assert!(warning.chars().count() <= 256, "{} {warning}", warning.chars().count());
+    // No startupProbe copies the command.
+    assert!(
+        e.evaluation.findings.iter().all(|f| f.rule != RuleId::StartupProbe || f.patch.is_empty()),
+        "{:?}",
+        e.evaluation.findings
+    );
+    // An HTTP client has no local default: `curl http://:8080/` has no host at all.
+    let curl = text.replace(
+        r#"["pg_isready", "-h", "$(DB_HOST)"]"#,
+        r#"["curl", "-f", "http://$(DB_HOST):8080/health"]"#,
+    );
+    let docs = probegate::manifest::parse_documents(&curl).unwrap();
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &with_configmaps(&docs));
+    allowed(&e);
+    let m: Vec<&str> = e
+        .evaluation
+        .findings
+        .iter()
+        .filter(|f| f.rule == RuleId::LivenessDependency)
+        .map(|f| f.message.as_str())
+        .collect();
+    assert!(
+        m.len() == 1
+            && m[0].contains("runs `curl -f http://:8080/health`")
+            && m[0].contains("it gets no host"),
+        "{m:?}"
+    );
 }

@@ -452,8 +452,8 @@ fn a_startup_probe_reaching_a_remote_dependency_warns() {
         assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
         assert_eq!(f[0].action, Action::Warn);
         assert!(f[0].message.contains(reached), "{}", f[0].message);
-        assert!(f[0].message.contains("a failure kills the container: restart loop"), "{}", f[0].message);
-        assert!(f[0].message.contains("wait in readiness or the app"), "{}", f[0].message);
+        assert!(f[0].message.contains("each start is killed, a restart loop"), "{}", f[0].message);
+        assert!(f[0].message.contains("wait in readinessProbe or the app"), "{}", f[0].message);
     }
     for (handler, host) in [("httpGet", "payments.prod.svc.cluster.local"), ("tcpSocket", "10.1.2.3")] {
         let spec = format!(
@@ -462,7 +462,7 @@ fn a_startup_probe_reaching_a_remote_dependency_warns() {
         let e = eval(&pod(&spec));
         let f = findings(&e, RuleId::StartupRemoteDependency);
         assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
-        assert!(f[0].message.starts_with(&format!("startupProbe reaches \"{host}\"")), "{}", f[0].message);
+        assert!(f[0].message.starts_with(&format!("startupProbe reaches {host};")), "{}", f[0].message);
     }
     let quiet = [
         // The dependency checking itself, a local check, the pod's own address.
@@ -1086,6 +1086,20 @@ fn new_messages_fit_a_warning() {
         ),
         format!(
             "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, 'f() {{ exit $1; }}; pg_isready -h orders-db; f \"$CODE\"']}}}}\n"
+        ),
+        // (s14: readiness checks whose status does not count, whose host or status is known only
+        // at run time; a probe's $(NAME) of a valueFrom variable.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, 'kafka-broker-api-versions --bootstrap-server orders-db.production.svc.cluster.local:9092 || true']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, 'kafka-broker-api-versions --bootstrap-server $ORDERS_TARGET_ADDRESS_X:9092']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, 'f() {{ exit $1; }}; kafka-broker-api-versions --bootstrap-server orders-db.production.svc.cluster.local:9092; f \"$CODE\"']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  env: [{{name: DB_HOST, valueFrom: {{configMapKeyRef: {{name: c, key: h}}}}}}]\n  livenessProbe: {{exec: {{command: [pg_isready, -U, postgres, -h, \"$(DB_HOST)\"]}}}}\n"
         ),
     ];
     let mut seen = std::collections::BTreeSet::new();
@@ -2291,4 +2305,119 @@ fn quorum_dependent_self_checks_are_warnings_naming_the_quorum() {
     let (action, message) = verdict("etcdctl endpoint health && pg_isready -h db").unwrap();
     assert_eq!(action, Action::Deny, "{message}");
     assert!(message.contains("reaches db"), "{message}");
+}
+
+/// `sh -c 'curl -sf URL || exit 1'` means what `curl -sf URL` means: bash and dash exit 1 when
+/// curl fails and 0 when it succeeds (`|| exit 2`, `|| false`, `|| exit`: the same), and a probe
+/// fails on any non-zero status, so `exec-probe-replaceable` gives its hint there too (s14,
+/// fresh-user pass: it did only without the fallback). A fallback that changes the status (`||
+/// exit 0`, `|| true`, `|| exit 256`, which is 0) or a script that does (`!`, `&`) gets none: an
+/// httpGet would not do what it does.
+#[test]
+fn a_fallback_that_keeps_the_status_keeps_the_exec_probe_replaceable_hint() {
+    let spec = |script: &str| {
+        format!(
+            "containers:\n- name: web\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, {}]}}}}\n",
+            serde_json::to_string(script).unwrap()
+        )
+    };
+    let url = "curl -sf http://localhost:8080/healthz";
+    for tail in ["", " || exit 1", " || exit 2", " || false", " || exit", " || exit 1;", "  ||  exit 255 "] {
+        let script = format!("{url}{tail}");
+        let e = eval(&pod(&spec(&script)));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!(f.len(), 1, "{script}: {:?}", e.findings);
+        assert!(f[0].message.contains("http://localhost:8080/healthz"), "{}", f[0].message);
+    }
+    for script in [
+        format!("{url} || exit 0"),
+        format!("{url} || true"),
+        format!("{url} || exit 256"),
+        format!("{url} || echo down"),
+        format!("! {url}"),
+        format!("! {url} || exit 1"),
+        format!("{url} &"),
+        format!("{url} | head -1 || exit 1"),
+        format!("{url}; exit 1"),
+        format!("{url} && {url} || exit 1"),
+        format!("({url}) || exit 1; exit 0"),
+    ] {
+        let e = eval(&pod(&spec(&script)));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{script}: {:?}", e.findings);
+    }
+}
+
+/// The readiness and startup dependency warnings name what they reach by its host and port only:
+/// no URL user info, path or query (a token may be in them), no cut inside a parenthesis and no
+/// quotes around a host; a check whose status cannot fail the probe, or whose host is known only
+/// at run time, is not said to empty the endpoints (s14, fresh-user pass).
+#[test]
+fn readiness_and_startup_dependency_messages_show_a_host_and_say_only_what_is_known() {
+    let spec = |probe: &str, handler: &str| {
+        format!(
+            "containers:\n- name: web\n  image: a\n  ports: [{{containerPort: 8080}}]\n  {probe}: {handler}\n"
+        )
+    };
+    let exec =
+        |script: &str| format!("{{exec: {{command: [sh, -c, {}]}}}}", serde_json::to_string(script).unwrap());
+    let cases = [
+        (
+            exec("curl -sf 'http://user:s3cret@api.example.com:8443/v1/health?token=abcdef&x=1'"),
+            "api.example.com:8443 (via curl)",
+        ),
+        (
+            exec(
+                "pg_isready -d 'postgresql://app:pw@orders-database.production.svc.cluster.local:5432/db?sslmode=require'",
+            ),
+            "orders-database.production.svc.cluster.… (via pg_isready)",
+        ),
+        (
+            "{httpGet: {path: /ready, port: 8080, host: 'user:pw@api.example.com'}}".to_string(),
+            "reaches api.example.com",
+        ),
+        ("{tcpSocket: {port: 5432, host: db.shop.svc}}".to_string(), "reaches db.shop.svc"),
+    ];
+    for (probe, rule) in [
+        ("readinessProbe", RuleId::ReadinessSharedDependency),
+        ("startupProbe", RuleId::StartupRemoteDependency),
+    ] {
+        for (handler, shown) in &cases {
+            let e = eval(&pod(&spec(probe, handler)));
+            let f = findings(&e, rule);
+            assert_eq!(f.len(), 1, "{handler}: {:?}", e.findings);
+            let m = &f[0].message;
+            assert!(m.contains(shown), "{shown}: {m}");
+            for secret in
+                ["user", "s3cret", "token", "abcdef", "app:", "pw", "sslmode", "/v1", "\"api", "\"db"]
+            {
+                assert!(!m.contains(secret), "{secret}: {m}");
+            }
+            assert_eq!(m.matches('(').count(), m.matches(')').count(), "{m}");
+            assert_eq!(m.matches('`').count() % 2, 0, "{m}");
+            assert!(!m.contains("::"), "{m}");
+        }
+    }
+    let ready = |script: &str| {
+        let e = eval(&pod(&spec("readinessProbe", &exec(script))));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!(f.len(), 1, "{script}: {:?}", e.findings);
+        f[0].message.clone()
+    };
+    let m = ready("redis-cli -h cache.shop.svc ping || true");
+    assert!(
+        m.contains("its exit status cannot fail the probe, only a hang past timeoutSeconds 1 can")
+            && !m.contains("empties the endpoints"),
+        "{m}"
+    );
+    let m = ready("redis-cli -h $TARGET_X ping");
+    assert!(m.contains("known only at run time: if that is another workload, its outage empties"), "{m}");
+    assert_eq!(m.matches('(').count(), m.matches(')').count(), "{m}");
+    // With hostNetwork an IP literal may be this node, as liveness-dependency says.
+    let e = eval(&pod(&format!(
+        "hostNetwork: true\n{}",
+        spec("readinessProbe", &exec("curl -f http://10.0.0.5:9100/"))
+    )));
+    let f = findings(&e, RuleId::ReadinessSharedDependency);
+    assert!(f[0].message.contains("may be this node"), "{}", f[0].message);
+    assert_eq!(f[0].coupling, Some(probegate::engine::Coupling::Uncertain));
 }

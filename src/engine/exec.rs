@@ -298,6 +298,9 @@ pub struct Outcome {
     /// With [`Options::collect_all`]: every dependency found whose outage alone fails the probe
     /// (none uncoupled), in the order met; empty otherwise, and when an analysis bound stopped it.
     pub all: Vec<Dependency>,
+    /// `valueFrom` variables whose `$(NAME)` the probe's command uses: the kubelet expands each
+    /// to the empty string ([`ExecEnv::probe_empty`]), so the command runs without their values.
+    pub kubelet_emptied: Vec<String>,
 }
 
 /// The `PATH` of a container whose image and Pod set none: Docker's `DefaultPathEnv` (docker
@@ -736,5 +739,11 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     }
     let local_requests =
         if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };
-    Outcome { dependency, unresolved: ctx.unresolved, local_requests, all }
+    Outcome {
+        dependency,
+        unresolved: ctx.unresolved,
+        local_requests,
+        all,
+        kubelet_emptied: ctx.kubelet_emptied,
+    }
 }
