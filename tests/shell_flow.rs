@@ -3581,3 +3581,30 @@ fn loops_over_three_hosts_and_errexit_in_an_if_branch() {
         &["set -e; if [ -d / ]; then { pg_isready -h orders-db; true; }; fi; echo ok"],
     );
 }
+
+/// Session 14, issue #10 break-it item 6: a called function whose body exits ends the script there, as an
+/// `exit` in the script does (bash 5.2 and dash 0.5.12: 0 / 0, the check never runs): nothing after the call
+/// is analysed. Denied: the call in a subshell, a pipeline or a substitution (only that ends), in a branch
+/// that may not run, or a body that returns (2 / 2).
+#[test]
+fn a_called_function_that_exits_ends_the_script() {
+    for script in [
+        "f() { exit 0; }; f 0; pg_isready -h orders-db",
+        "f() { echo bye; exit 0; }; f; pg_isready -h orders-db",
+        "f() { exit $1; }; f 0; pg_isready -h orders-db",
+        "g() { f; }; f() { exit 0; }; g; pg_isready -h orders-db",
+    ] {
+        expect_allowed(script);
+        assert_eq!(finding_of(&["sh", "-c", script]), None, "{script:?}");
+    }
+    expect_actions(
+        &[],
+        &[
+            "f() { exit 0; }; (f); pg_isready -h orders-db",
+            "f() { exit 0; }; if [ -e /x ]; then f; fi; pg_isready -h orders-db",
+            "f() { exit 0; }; f | cat; pg_isready -h orders-db",
+            "f() { return 0; }; f; pg_isready -h orders-db",
+            "f() { exit 0; }; x=$(f); pg_isready -h orders-db",
+        ],
+    );
+}

@@ -208,6 +208,15 @@ pub(super) struct Ctx<'e> {
     /// The next piece runs where errexit is ignored (`flow::SCOPE` `E`): a function it calls runs
     /// its body without errexit.
     pub(super) errexit_ignored: bool,
+    /// The last run of pieces ended at an `exit` (or `exec PROGRAM`) certain to run in its
+    /// script's own shell (`flow::EXIT`): a called function's body that exits ends its caller's
+    /// script too, where the call itself is certain to run in the caller's shell.
+    pub(super) exited: bool,
+    /// The next script analysed (`analyze_script`) is a called function's body.
+    pub(super) next_is_body: bool,
+    /// The script being split is a called function's body (taken by `split_parsed`): an `exit`
+    /// at its end ends the caller's script, and `return` returns from it.
+    pub(super) splitting_body: bool,
     /// `set -a` (allexport) is on: every variable assigned from now on is exported (bash manual,
     /// "The Set Builtin"; POSIX `set -a`); `None` when a `set` that may not have run changed it.
     pub(super) allexport: Option<bool>,
@@ -356,6 +365,9 @@ impl<'e> Ctx<'e> {
             found_all: Vec::new(),
             errexit: false,
             errexit_ignored: false,
+            exited: false,
+            next_is_body: false,
+            splitting_body: false,
             allexport: Some(false),
             uncertain_functions: HashSet::new(),
             status_read_elsewhere: false,

@@ -78,8 +78,11 @@ impl Ctx<'_> {
         self.line = 0;
         let mut pieces = Vec::new();
         let had_gap = self.parse_gap.is_some();
+        // (A called function's body: `call_function` says so for the split of this text alone.)
+        self.splitting_body = std::mem::take(&mut self.next_is_body);
         let saved_unknown = self.status_unknown.clone();
         self.split_script(script, depth, &mut pieces);
+        self.splitting_body = false;
         if let Some(why) = self.status_unknown_split.take() {
             self.status_unknown.get_or_insert(why);
         }
@@ -110,8 +113,12 @@ impl Ctx<'_> {
     }
 
     fn analyze_pieces(&mut self, pieces: Vec<String>, depth: usize) -> Option<Dependency> {
+        self.exited = false;
         match self.run_pieces(&pieces, depth, true) {
-            Run::Done => None,
+            Run::Done => {
+                self.exited = false;
+                None
+            }
             Run::End(found) => found,
         }
     }
@@ -186,6 +193,7 @@ impl Ctx<'_> {
             // An `exit` every open region of which certainly runs: the script ends here.
             if piece.starts_with(EXIT) {
                 if certain && regions.iter().all(Option::is_none) {
+                    self.exited = true;
                     return Run::End(None);
                 }
                 continue;
@@ -206,6 +214,14 @@ impl Ctx<'_> {
             match step {
                 Step::Next => {}
                 Step::Stop => return Run::End(None),
+                // A called function's body exited: so does this script, where the call is certain
+                // to run in its own shell (not in a subshell, a pipeline or a substitution).
+                Step::Exit => {
+                    if certain && regions.iter().all(Option::is_none) && scopes.is_empty() {
+                        self.exited = true;
+                        return Run::End(None);
+                    }
+                }
                 Step::Found(d) if d.uncoupled.is_some() || d.status_unknown.is_some() => {
                     self.uncoupled_found.get_or_insert(d);
                 }
@@ -406,8 +422,12 @@ impl Ctx<'_> {
                 // Called where errexit is ignored, its body runs without it.
                 let errexit = self.errexit;
                 self.errexit &= !errexit_ignored;
+                self.exited = false;
                 let found = self.call_function(&body, &args[1..], &assigns, depth);
                 self.errexit = errexit;
+                if found.is_none() && std::mem::take(&mut self.exited) {
+                    return Step::Exit;
+                }
                 return found.map_or(Step::Next, Step::Found);
             }
             self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)
@@ -451,7 +471,9 @@ impl Ctx<'_> {
             self.exported.insert(n.clone());
         }
         let saved = self.positional.replace(args.to_vec());
+        self.next_is_body = true;
         let found = self.analyze_script(body, depth);
+        self.next_is_body = false;
         self.positional = saved;
         if let Some(frame) = self.locals.pop() {
             for (name, value, unset, exported) in frame.into_iter().rev() {
@@ -725,6 +747,10 @@ enum Step {
     Next,
     /// An analysis bound is spent: stop.
     Stop,
+    /// A called function's body ended its script (`exit 0`): so does the caller's, if the call
+    /// runs in its shell for certain (bash manual, "Shell Functions": a function runs in the
+    /// shell that calls it).
+    Exit,
     Found(Dependency),
 }
 
