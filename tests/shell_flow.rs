@@ -3608,3 +3608,27 @@ fn a_called_function_that_exits_ends_the_script() {
         ],
     );
 }
+
+/// Session 14, issue #10 break-it item 2: an EXIT trap whose action ends with `exit 0`, set in the script's
+/// own shell before the check, makes the script exit 0 whatever the check returns (bash manual and POSIX
+/// `trap`; bash 5.2 and dash 0.5.12: 0 / 0, also under `set -e`). Denied: a trap that only writes (2 / 2),
+/// `exec` (the trap does not run: 2 / 2), a check before the trap (1 / 1), a trap set in a subshell or a
+/// branch that does not run, or reset (2 / 2).
+#[test]
+fn an_exit_trap_that_exits_0_uncouples_the_checks_after_it() {
+    expect_actions(
+        &[
+            "trap 'exit 0' EXIT; pg_isready -h orders-db",
+            "trap \"exit 0\" 0; set -e; pg_isready -h orders-db; echo up",
+            "trap 'echo bye; exit 0' EXIT; pg_isready -h orders-db",
+        ],
+        &[
+            "trap 'echo bye' EXIT; pg_isready -h orders-db",
+            "trap 'exit 0' EXIT; exec pg_isready -h orders-db",
+            "pg_isready -h orders-db || exit 1; trap 'exit 0' EXIT",
+            "(trap 'exit 0' EXIT); pg_isready -h orders-db",
+            "trap 'exit 0' EXIT; trap - EXIT; pg_isready -h orders-db",
+            "if [ -e /x ]; then trap 'exit 0' EXIT; fi; pg_isready -h orders-db",
+        ],
+    );
+}

@@ -217,6 +217,15 @@ pub(super) struct Ctx<'e> {
     /// The script being split is a called function's body (taken by `split_parsed`): an `exit`
     /// at its end ends the caller's script, and `return` returns from it.
     pub(super) splitting_body: bool,
+    /// The probe's own script sets an EXIT trap whose action ends with `exit 0`, certainly and
+    /// before the piece analysed now (`script::exits::exit_zero_trap`): the script exits 0
+    /// whatever its commands return. The reason said for what a later command reaches.
+    pub(super) exit_trap: Option<String>,
+    /// A `trap` command was analysed: whether it sets such an EXIT trap (taken by `run_pieces`).
+    pub(super) trap_seen: Option<bool>,
+    /// The probe's own script could keep such a trap: its only `trap`, and no `exec`, `kill`,
+    /// `source`, `.` or `eval` (`script::exits::trap_may_hold`).
+    pub(super) trap_may_hold: bool,
     /// `set -a` (allexport) is on: every variable assigned from now on is exported (bash manual,
     /// "The Set Builtin"; POSIX `set -a`); `None` when a `set` that may not have run changed it.
     pub(super) allexport: Option<bool>,
@@ -368,6 +377,9 @@ impl<'e> Ctx<'e> {
             exited: false,
             next_is_body: false,
             splitting_body: false,
+            exit_trap: None,
+            trap_seen: None,
+            trap_may_hold: false,
             allexport: Some(false),
             uncertain_functions: HashSet::new(),
             status_read_elsewhere: false,

@@ -66,6 +66,10 @@ impl Ctx<'_> {
             return None;
         }
         let script = &*self.unset_exit_words(script);
+        if depth == 1 && self.calls == 0 {
+            self.exit_trap = None;
+            self.trap_may_hold = exits::trap_may_hold(script);
+        }
         // The shell splitter flattens function bodies, so a function's `$1` cannot be bound to
         // its call's arguments here: while a script that defines functions is analysed, a
         // positional parameter the script was not given is read as empty rather than as a remote
@@ -207,10 +211,21 @@ impl Ctx<'_> {
                 None => (None, piece.clone()),
             };
             if self.uncoupled.is_none() {
-                self.uncoupled = how;
+                self.uncoupled = how.or_else(|| self.exit_trap.clone());
             }
             let step = self.analyze_piece(piece, depth);
             self.uncoupled.clone_from(&saved);
+            // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
+            if self.trap_seen.take() == Some(true)
+                && self.trap_may_hold
+                && depth == 1
+                && self.calls == 0
+                && certain
+                && scopes.is_empty()
+                && regions.iter().all(Option::is_none)
+            {
+                self.exit_trap = Some(exits::EXIT_TRAP.to_string());
+            }
             match step {
                 Step::Next => {}
                 Step::Stop => return Run::End(None),
@@ -386,6 +401,9 @@ impl Ctx<'_> {
                 }
             }
             self.last_output = self.output_of(&args);
+            if args.first().is_some_and(|a| a == "trap") {
+                self.trap_seen = Some(exits::exit_zero_trap(&args[1..]));
+            }
             if self.builtin_assigns(&args) {
                 return Step::Next;
             }
