@@ -3632,3 +3632,32 @@ fn an_exit_trap_that_exits_0_uncouples_the_checks_after_it() {
         ],
     );
 }
+
+/// Session 14, issue #10 break-it item 4: a PowerShell `catch` that only writes a quoted string holding `;`,
+/// `(` or `}` is still harmless (about_Quoting_Rules: a single-quoted string is literal, a double-quoted one
+/// without `$` or a backtick expands nothing), so the trailing `exit 0` sets the exit code. Denied: a
+/// subexpression in the string runs code (`"$(exit 1)"`), a `catch` that exits 1.
+#[test]
+fn a_powershell_catch_writing_a_quoted_separator_is_harmless() {
+    let db = "Test-NetConnection orders-db -Port 5432 -InformationLevel Quiet -ErrorAction Stop";
+    let warned = [
+        format!("try {{ {db} }} catch {{ Write-Host 'a;b' }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host 'a(b' }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host 'a}}b' }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host \"a;b\" }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Warning 'it''s down; retry' }}; exit 0"),
+    ];
+    let denied = [
+        format!("try {{ {db} }} catch {{ Write-Host \"down $(exit 1)\" }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host 'a;b'; exit 1 }}; exit 0"),
+    ];
+    for (scripts, action) in [(&warned[..], Action::Warn), (&denied[..], Action::Deny)] {
+        for script in scripts {
+            let got = finding_of(&["pwsh", "-Command", script]);
+            assert!(
+                got.as_ref().is_some_and(|g| g.0 == action && g.1.contains("orders-db")),
+                "{script:?}: {got:?}"
+            );
+        }
+    }
+}
