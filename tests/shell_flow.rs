@@ -140,7 +140,9 @@ fn branches_the_script_makes_certain_are_the_only_ones_analysed() {
         "if [[ a != b ]]; then pg_isready -h orders-db; fi",
         "if [ 1 = 2 ]; then :; else pg_isready -h orders-db; fi",
         "[ 1 = 1 ] && pg_isready -h orders-db",
-        "while true; do pg_isready -h orders-db; break; done",
+        // (`while true` runs its body: the check found. Its status reaches the script when the
+        // loop waits on it; `check; break` exits 0 whatever it returns: warned, session 14.)
+        "while true; do pg_isready -h orders-db && break; sleep 1; done",
         "case $MODE in live) :;; ready) pg_isready -h orders-db;; esac",
         "case \"live\" in live) :;; *) :;; esac; pg_isready -h orders-db",
         "case live in live) : ;& ready) pg_isready -h orders-db;; esac",
@@ -3660,4 +3662,30 @@ fn a_powershell_catch_writing_a_quoted_separator_is_harmless() {
             );
         }
     }
+}
+
+/// Session 14, issue #10 break-it item 3: a `while` loop whose condition is the check (or `until !` it) ends
+/// when the check fails, with status 0 when its body never ran, else its body's last (POSIX "The while
+/// Loop"): with a body that cannot fail, 0 (bash 5.2 and dash 0.5.12: 0 with the database down; with it up
+/// the loop runs on). Denied: `until check` and `while ! check` wait while it is down (the probe times out),
+/// a `||` that turns the failure into a success (waits), a body that changes state read after it (1 / 1), a
+/// fallback loop that waits.
+#[test]
+fn a_while_loop_the_check_ends_is_not_coupled() {
+    expect_actions(
+        &[
+            "while pg_isready -h orders-db; do sleep 1; done",
+            "until ! pg_isready -h orders-db; do sleep 1; done",
+            "while pg_isready -h orders-db >/dev/null; do echo up; sleep 5; done",
+            // (Not last in the body: `break`'s status is the loop's, 0 / 0.)
+            "while true; do pg_isready -h orders-db; break; done",
+        ],
+        &[
+            "until pg_isready -h orders-db; do sleep 1; done",
+            "while ! pg_isready -h orders-db; do sleep 1; done",
+            "while pg_isready -h orders-db || echo down >> /tmp/l; do sleep 1; done",
+            "while pg_isready -h orders-db; do touch /tmp/up; done; [ -f /tmp/up ]",
+            "pg_isready -h orders-db || while :; do sleep 1; done",
+        ],
+    );
 }

@@ -51,7 +51,8 @@ use tree_sitter::Node;
 use super::flow::mentions;
 use super::shell::Walk;
 use constructs::{
-    errexit_ends_subshell, only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
+    errexit_ends_subshell, loop_condition, only_bare_waits, only_leaves_its_loop, subshell_only_exits,
+    tries_each_host, unread_declaration,
 };
 use data::PLAIN;
 pub(super) use harmless::reads_status_text;
@@ -72,8 +73,10 @@ use tree::{each_node_pruned, path_to};
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
 /// `exit` with a computed status other than `$?`, a `trap` whose action is not [`harmless_traps`],
-/// `wait` with an operand or option, `eval`, `source`/`.`, `kill`, a `while`/`until` loop, which can wait on the dependency
-/// until the probe times out, `coproc`, `lastpipe`, a known function whose body reads `$?`).
+/// `wait` with an operand or option, `eval`, `source`/`.`, `kill`, `coproc`, `lastpipe`, a known
+/// function whose body reads `$?`). A `while`/`until` loop, which can wait on the dependency until
+/// the probe times out, is never harmless (`data::NOT_HARMLESS`); one the check ends is judged
+/// where it is (`discarded`).
 /// `$?`, a bare `exit`, `exit $?`, `exec`, `set -e` and `set -o pipefail` are judged where they are
 /// (`discarded`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,7 +159,7 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
-        || mentions(src, &["eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"])
+        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe", "select"])
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
     {
@@ -200,26 +203,6 @@ pub(super) fn rules(
         container_env,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
-    })
-}
-
-/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
-/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
-/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
-/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
-/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
-fn only_bare_waits(src: &str) -> bool {
-    src.match_indices("wait").all(|(at, _)| {
-        let before = src[..at].chars().next_back();
-        let word_start =
-            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
-        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
-        let word_end =
-            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
-        // (`await`, `waiter`: another word, not a `wait` at all.)
-        let other_word =
-            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
-        other_word || word_end
     })
 }
 
@@ -362,6 +345,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
     let mut exempt = false;
+    // `at` succeeds when the check fails (a `!` passed an odd number of times), and whether
+    // `at`'s status still follows the check's at all (not once a `||` whose right side only
+    // writes, or a later pipeline element, gives it): for a loop the check ends.
+    let (mut negated, mut sense_lost) = (false, false);
     // Each step up (`Node::parent`) walks down from the root: it costs the depth, which nested
     // loops make large (break10 C1: `for h in ...; do ` 150 deep took 12 s in a debug build).
     let depth = path_to(root, n).len().max(1);
@@ -461,12 +448,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     // and errexit applies to it.
                     "||" if may_only_fail(right, walk, &funcs) && !leaves(right, walk) => {
                         exempt = false;
+                        sense_lost = true;
                         at = parent;
                     }
                     // `|| ( echo down; exit 1 )`: the `exit` ends the subshell, whose status is
                     // the list's (bash manual, "Command Execution Environment"), followed on.
                     "||" if !redirected && subshell_only_exits(right, walk, &funcs) => {
                         exempt = false;
+                        sense_lost = true;
                         at = parent;
                     }
                     "||" => return None,
@@ -483,7 +472,11 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             }
             "negated_command" => {
                 exempt = true;
+                negated = !negated;
                 at = parent;
+            }
+            "while_statement" => {
+                return loop_condition(at, parent, walk, rules, &funcs, (negated, sense_lost));
             }
             "pipeline" => {
                 let last = {
@@ -510,6 +503,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 if writes_a_named_file(parent, walk) {
                     return None;
                 }
+                sense_lost |= last != at;
                 at = parent;
             }
             "redirected_statement" => {
@@ -690,6 +684,8 @@ const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)"
 const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
+const LOOP_ENDS: &str =
+    "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an

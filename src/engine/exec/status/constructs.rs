@@ -1,6 +1,7 @@
 //! Constructs the exit-status walk reads beyond lists, pipelines and conditions (issue #10, the
 //! session-10 break-it pass): a declaration's own status (`export X=$(...)`), a subshell that
-//! errexit or `exit` ends, a loop that tries each host until one answers, an expansion that
+//! errexit or `exit` ends, a loop that tries each host until one answers, a `while` loop the check
+//! ends, bare `wait`s, an expansion that
 //! assigns or fails (`${S:=x}`, `${S:?}`), and the tree's word counts that tell whether a file
 //! written is named again. Each checked against bash 5.2.15 and dash 0.5.12 (`tests/shell_flow.rs`).
 
@@ -11,12 +12,13 @@ use super::super::context::basename;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
-    call_words, harmless, harmless_substitution, harmless_text, plain_command, plain_commands,
-    plain_text_commands, reads_status_text, without_harmless_substitutions,
+    call_words, harmless, harmless_substitution, harmless_text, next_reads_status, plain_command,
+    plain_commands, plain_text_commands, reads_status_text, without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
 use super::{
     Funcs, Rules, each_node_pruned, is_list_of_statements, is_statement, siblings_after, text, work,
+    work_text,
 };
 use crate::engine::hosts::is_local;
 
@@ -387,4 +389,63 @@ impl KnownBody {
         }
         KnownBody { harmless_alone, words }
     }
+}
+
+/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
+/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
+/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
+/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
+/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
+pub(super) fn only_bare_waits(src: &str) -> bool {
+    src.match_indices("wait").all(|(at, _)| {
+        let before = src[..at].chars().next_back();
+        let word_start =
+            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
+        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
+        let word_end =
+            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
+        // (`await`, `waiter`: another word, not a `wait` at all.)
+        let other_word =
+            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
+        other_word || word_end
+    })
+}
+
+/// Why `at`, a statement of the condition of `looped` (a `while`/`until` loop), cannot fail the
+/// script, or `None`: not the condition's last, its status is the next one's; the last, when the
+/// check's failure ends the loop (`while CHECK`, `until ! CHECK`: `sense` is whether `at` succeeds
+/// when the check fails, and whether its status no longer follows the check's) the loop's status
+/// is 0 if its body never ran, else the body's last (POSIX "The while Loop"), 0 for a body that
+/// cannot fail and changes nothing (output, clients, `sleep`). Bash 5.2 and dash 0.5.12 exit 0 on
+/// `while pg_isready -h db; do sleep 1; done` with the database down. A loop the check's failure
+/// keeps going (`until CHECK`, `while ! CHECK`) waits on it until the probe times out: `None`.
+pub(super) fn loop_condition<'t>(
+    at: Node<'t>,
+    looped: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+    (negated, sense_lost): (bool, bool),
+) -> Option<(&'static str, Node<'t>)> {
+    let body = {
+        let mut c = looped.walk();
+        looped.named_children(&mut c).find(|k| k.kind() == "do_group")?
+    };
+    if at.start_byte() >= body.start_byte() {
+        return None;
+    }
+    if siblings_after(at, looped).take_while(|s| *s != body).any(is_statement) {
+        return (!next_reads_status(at, looped, walk, rules)).then_some((super::NOT_LAST, at));
+    }
+    let until = looped.child(0).is_some_and(|k| k.kind() == "until");
+    work_text(walk, text(looped, walk));
+    if until != negated || sense_lost || reads_status_text(text(looped, walk)) {
+        return None;
+    }
+    let mut ok = funcs.ok.to_vec();
+    ok.push("sleep".to_string());
+    let quiet = harmless_text(text(body, walk), &funcs.risky)
+        && plain_commands(body, walk, body.start_byte(), &ok)
+        && !mentions(text(body, walk), &["exit", "return"]);
+    quiet.then_some((super::LOOP_ENDS, looped))
 }
