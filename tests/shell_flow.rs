@@ -3689,3 +3689,29 @@ fn a_while_loop_the_check_ends_is_not_coupled() {
         ],
     );
 }
+
+/// Session 14, issue #10 break-it item 7: a fallback that forces status 0: `|| f` where `f` ends with `exit
+/// 0` (also `exit $1` called with 0) or `return 0` after commands that cannot fail, and `|| return 0` in a
+/// function's body whose rest cannot fail (bash 5.2 and dash 0.5.12: 0 / 0). Denied: `f 2`, `return 1`, a
+/// bare `return` (the check's status), `return 0` outside a function (bash 2, dash 0), a rest of the body
+/// that leaves state read later (1 / 1), a function that exits 1.
+#[test]
+fn a_fallback_that_forces_status_0_uncouples_the_check() {
+    expect_actions(
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db || f 0",
+            "f() { echo down; exit 0; }; pg_isready -h orders-db || f",
+            "f() { return 0; }; pg_isready -h orders-db || f",
+            "f() { pg_isready -h orders-db || return 0; echo up; }; f",
+            "f() { for h in a b; do pg_isready -h orders-db || return 0; done; }; f",
+        ],
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db || f 2",
+            "f() { pg_isready -h orders-db || return 1; }; f",
+            "f() { pg_isready -h orders-db || return; }; f",
+            "pg_isready -h orders-db || return 0",
+            "f() { pg_isready -h orders-db || return 0; touch /tmp/ok; }; f; [ -f /tmp/ok ]",
+            "f() { echo down; exit 1; }; pg_isready -h orders-db || f",
+        ],
+    );
+}

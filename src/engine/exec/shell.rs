@@ -322,7 +322,7 @@ impl Ctx<'_> {
             pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
             status: if parsed.gap.is_none() && !self.status_read_elsewhere {
                 let set = self.function_set();
-                let rules = super::status::rules(
+                let mut rules = super::status::rules(
                     text,
                     self.errexit,
                     self.pipefail,
@@ -331,7 +331,8 @@ impl Ctx<'_> {
                     &self.uncertain_functions,
                     (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
                 );
-                if let Some(r) = &rules {
+                if let Some(r) = &mut rules {
+                    r.in_function = is_body;
                     r.share_known_ok(
                         &self.functions,
                         self.uncertain_functions.len(),

@@ -51,8 +51,8 @@ use tree_sitter::Node;
 use super::flow::mentions;
 use super::shell::Walk;
 use constructs::{
-    errexit_ends_subshell, loop_condition, only_bare_waits, only_leaves_its_loop, subshell_only_exits,
-    tries_each_host, unread_declaration,
+    errexit_ends_subshell, forces_zero, loop_condition, only_bare_waits, only_leaves_its_loop,
+    subshell_only_exits, tries_each_host, unread_declaration,
 };
 use data::PLAIN;
 pub(super) use harmless::reads_status_text;
@@ -99,6 +99,8 @@ pub(super) struct Rules {
     /// any name): such a variable is exported, so a program run later reads a new value given
     /// to it (break9 A2).
     pub(super) container_env: (Vec<String>, bool),
+    /// The text is a called function's body (`Ctx::splitting_body`): `return` returns from it.
+    pub(super) in_function: bool,
     /// The known functions harmless to call ([`known_ok`]), made when first asked, or given by
     /// [`Rules::share_known_ok`].
     known_ok: std::cell::OnceCell<std::rc::Rc<Vec<String>>>,
@@ -201,6 +203,7 @@ pub(super) fn rules(
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
         called: !known.is_empty(),
         container_env,
+        in_function: false,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
     })
@@ -458,6 +461,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         sense_lost = true;
                         at = parent;
                     }
+                    "||" if !redirected && forces_zero(parent, right, walk, rules, &funcs) => {
+                        return Some((OR_ZERO, parent));
+                    }
                     "||" => return None,
                     "&&" if let Some(looped) = tries_each_host(at, parent, right, walk) => {
                         return Some((NEXT_HOST, looped));
@@ -581,6 +587,9 @@ pub(super) struct TopFunction {
     name: String,
     end: usize,
     harmless: bool,
+    /// Its body ends with `exit 0` (`Some(true)`) or `return 0` (`Some(false)`) after commands
+    /// that cannot fail (`constructs::zero_end`).
+    zero: Option<bool>,
 }
 
 /// The top-level function definitions of the tree whose root is `root`.
@@ -596,7 +605,8 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
                 && body.kind() == "compound_statement"
                 && harmless(body, walk, &all)
                 && !leaves(body, walk);
-            Some(TopFunction { name, end: def.end_byte(), harmless })
+            let zero = constructs::zero_end(text(body, walk));
+            Some(TopFunction { name, end: def.end_byte(), harmless, zero })
         })
         .collect()
 }
@@ -684,6 +694,7 @@ const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)"
 const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
+const OR_ZERO: &str = "its failure only runs the command after `||`, which ends with status 0 (`return 0`, a function that ends with `exit 0`)";
 const LOOP_ENDS: &str =
     "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";

@@ -12,8 +12,8 @@ use super::super::context::basename;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
-    call_words, harmless, harmless_substitution, harmless_text, next_reads_status, plain_command,
-    plain_commands, plain_text_commands, reads_status_text, without_harmless_substitutions,
+    call_words, harmless, harmless_after, harmless_substitution, harmless_text, next_reads_status,
+    plain_command, plain_commands, plain_text_commands, reads_status_text, without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
 use super::{
@@ -448,4 +448,66 @@ pub(super) fn loop_condition<'t>(
         && plain_commands(body, walk, body.start_byte(), &ok)
         && !mentions(text(body, walk), &["exit", "return"]);
     quiet.then_some((super::LOOP_ENDS, looped))
+}
+
+/// Whether `right`, the command after `||` in `list`, ends with status 0 whatever happens, so
+/// that the check left of it cannot fail the script through it (bash 5.2 and dash 0.5.12 exit 0
+/// with the database down on each): `return 0` in a called function's body, when what it skips
+/// (the rest of the body) cannot fail or change anything; or a call, with plain arguments, of a
+/// function defined once, before (at this text's top level, or certainly before it runs), whose
+/// body ends with `return 0` or `exit 0` after commands that only write output ([`zero_end`]).
+/// `exit 0` ends the shell: taken only outside a function's body (whose caller's rest it skips)
+/// when the rest of this text is harmless too. `return 0` outside a function is an error in bash
+/// (2), and `return 1`, a bare `return` (the check's status) or `exit 1` are kept.
+pub(super) fn forces_zero(
+    list: Node<'_>,
+    right: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> bool {
+    let t = text(right, walk);
+    if right.kind() != "command" {
+        return false;
+    }
+    if t.split_whitespace().eq(["return", "0"]) {
+        return rules.in_function && harmless_after(list, walk, funcs);
+    }
+    if !harmless_text(t, &[]) {
+        return false;
+    }
+    let Some(name) = right.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    if rules.functions.iter().filter(|f| *f == name).count() != 1 {
+        return false;
+    }
+    let top = walk.top_functions.get(walk.tree.get()).and_then(|(_, table)| table.get());
+    let zero = match top.and_then(|t| t.iter().find(|f| f.name == name)) {
+        Some(f) if f.end <= list.start_byte() => f.zero,
+        Some(_) => None,
+        None => rules.known.iter().find(|(n, _)| n == name).and_then(|(_, body)| zero_end(body)),
+    };
+    match zero {
+        Some(true) => !rules.called && !rules.in_function && harmless_after(list, walk, funcs),
+        Some(false) => true,
+        None => false,
+    }
+}
+
+/// A function's body (`{ ...; }`) that ends with `exit 0` (`Some(true)`) or `return 0`
+/// (`Some(false)`), every command before it writing output only ([`KnownBody`]'s
+/// `harmless_alone`: `{ echo down; exit 0; }`).
+pub(super) fn zero_end(body: &str) -> Option<bool> {
+    let inner = body.trim().strip_prefix('{')?.strip_suffix('}')?.trim().trim_end_matches(';').trim_end();
+    let (rest, last) = match inner.rfind([';', '\n']) {
+        Some(i) => (&inner[..i], inner[i + 1..].trim()),
+        None => ("", inner),
+    };
+    let exits = match last.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["exit", "0"] => true,
+        ["return", "0"] => false,
+        _ => return None,
+    };
+    (rest.trim().is_empty() || KnownBody::of(&format!("{{ {rest}; }}")).harmless_alone).then_some(exits)
 }
