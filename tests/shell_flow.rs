@@ -3715,3 +3715,27 @@ fn a_fallback_that_forces_status_0_uncouples_the_check() {
         ],
     );
 }
+
+/// Session 14, issue #10 (break-it pass, false denies in the exit-status walk), 1: a variable a
+/// function's body assigns from the check and only writes out (`echo "$r"`, `local st=$(...)`)
+/// carries nothing to a status when no other code of the shell names it (bash 5.2.15 and dash
+/// 0.5.12, stub `pg_isready` exiting 2 for orders-db: 0 / 0). Denied: the caller or another
+/// function reads it (`[ -z "$r" ]`: 1 / 1), errexit ends the script at the assignment (2 / 2), the
+/// assignment is the body's last statement (2 / 2), a `local` read by a test (1 / 1).
+#[test]
+fn a_variable_a_function_assigns_from_the_check_and_only_writes_out_is_not_coupled() {
+    expect_actions(
+        &[
+            "f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; f",
+            "f() { local st=$(pg_isready -h orders-db); echo $st; }; set -e; f",
+            "main() { f; }; f() { r=$(pg_isready -h orders-db); printf '%s\\n' \"$r\"; }; main",
+        ],
+        &[
+            "f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; f; [ -z \"$r\" ]",
+            "set -e; f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; f",
+            "f() { r=$(pg_isready -h orders-db); }; f",
+            "f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; g() { [ -z \"$r\" ]; }; f; g",
+            "f() { local st=$(pg_isready -h orders-db); [ -z \"$st\" ]; }; f",
+        ],
+    );
+}

@@ -226,6 +226,9 @@ pub(super) struct Ctx<'e> {
     /// The probe's own script could keep such a trap: its only `trap`, and no `exec`, `kill`,
     /// `source`, `.` or `eval` (`script::exits::trap_may_hold`).
     pub(super) trap_may_hold: bool,
+    /// The texts of the scripts being analysed, outermost first (`analyze_script`): the code a
+    /// called function's body returns to.
+    pub(super) texts: Vec<std::rc::Rc<str>>,
     /// `set -a` (allexport) is on: every variable assigned from now on is exported (bash manual,
     /// "The Set Builtin"; POSIX `set -a`); `None` when a `set` that may not have run changed it.
     pub(super) allexport: Option<bool>,
@@ -310,6 +313,20 @@ impl<'e> Ctx<'e> {
         set
     }
 
+    /// Tells the status walk's `rules` of the text split now whether it is a called function's
+    /// body (`is_body`), and then what else runs in its shell: the scripts it returns to and the
+    /// functions' bodies, which may read what it assigns (`status::Callers`).
+    pub(super) fn body_rules(&self, rules: &mut super::status::Rules, is_body: bool) {
+        rules.in_function = is_body;
+        if let Some((own, outer)) = self.texts.split_last().filter(|_| is_body) {
+            rules.callers = Some(super::status::Callers {
+                own: own.clone(),
+                scripts: outer.to_vec(),
+                functions: self.functions.clone(),
+            });
+        }
+    }
+
     /// The [`BodyFacts`] of the function body `body`, made once per analysis.
     pub(super) fn body_facts(&self, body: &str) -> BodyFacts {
         if let Some(facts) = self.body_memo.borrow().get(body) {
@@ -380,6 +397,7 @@ impl<'e> Ctx<'e> {
             exit_trap: None,
             trap_seen: None,
             trap_may_hold: false,
+            texts: Vec::new(),
             allexport: Some(false),
             uncertain_functions: HashSet::new(),
             status_read_elsewhere: false,

@@ -66,6 +66,7 @@ impl Ctx<'_> {
             return None;
         }
         let script = &*self.unset_exit_words(script);
+        self.texts.push(std::rc::Rc::from(script));
         if depth == 1 && self.calls == 0 {
             self.exit_trap = None;
             self.trap_may_hold = exits::trap_may_hold(script);
@@ -113,6 +114,7 @@ impl Ctx<'_> {
         self.status_unknown = saved_unknown;
         (self.errexit, self.pipefail, self.status_read_elsewhere) = saved_status;
         self.defines_function = saved_functions;
+        self.texts.pop();
         found
     }
 

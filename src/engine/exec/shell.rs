@@ -332,7 +332,7 @@ impl Ctx<'_> {
                     (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
                 );
                 if let Some(r) = &mut rules {
-                    r.in_function = is_body;
+                    self.body_rules(r, is_body);
                     r.share_known_ok(
                         &self.functions,
                         self.uncertain_functions.len(),

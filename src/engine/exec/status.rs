@@ -51,8 +51,8 @@ use tree_sitter::Node;
 use super::flow::mentions;
 use super::shell::Walk;
 use constructs::{
-    errexit_ends_subshell, forces_zero, loop_condition, only_bare_waits, only_leaves_its_loop,
-    subshell_only_exits, tries_each_host, unread_declaration,
+    callers_never_name, errexit_ends_subshell, forces_zero, loop_condition, only_bare_waits,
+    only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
 };
 use data::PLAIN;
 pub(super) use harmless::reads_status_text;
@@ -64,7 +64,7 @@ use harmless::{
 pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
-pub(super) use constructs::KnownBody;
+pub(super) use constructs::{Callers, KnownBody};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use tree::each_node;
@@ -101,6 +101,9 @@ pub(super) struct Rules {
     pub(super) container_env: (Vec<String>, bool),
     /// The text is a called function's body (`Ctx::splitting_body`): `return` returns from it.
     pub(super) in_function: bool,
+    /// For a called function's body, the code besides it that runs in its shell and may read
+    /// what it assigns ([`Callers`]).
+    pub(super) callers: Option<Callers>,
     /// The known functions harmless to call ([`known_ok`]), made when first asked, or given by
     /// [`Rules::share_known_ok`].
     known_ok: std::cell::OnceCell<std::rc::Rc<Vec<String>>>,
@@ -204,6 +207,7 @@ pub(super) fn rules(
         called: !known.is_empty(),
         container_env,
         in_function: false,
+        callers: None,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
     })
@@ -529,8 +533,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 // its value must only be written out (`echo "$out"`).
                 if up.kind() == "variable_assignment"
                     && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
-                    && !rules.called
-                    && up.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
+                    && up.child_by_field_name("name").is_some_and(|name| {
+                        only_echoed(name, walk) && (!rules.called || callers_never_name(name, walk, rules))
+                    })
                 {
                     exempt = false;
                     at = up;

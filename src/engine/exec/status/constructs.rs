@@ -13,7 +13,8 @@ use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
     call_words, harmless, harmless_after, harmless_substitution, harmless_text, next_reads_status,
-    plain_command, plain_commands, plain_text_commands, reads_status_text, without_harmless_substitutions,
+    plain_command, plain_commands, plain_text_commands, reads_only_output, reads_status_text,
+    without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
 use super::{
@@ -261,8 +262,9 @@ pub(super) fn unread_declaration(
             }
             counts
         });
-        // (No indirect reference, `${!`, that may name it.)
-        names.get(var) == Some(&1)
+        // (No indirect reference, `${!`, that may name it; any other mention only writes it out:
+        // `local st=$(check); echo $st`, bash 5.2 and dash 0.5.12 0 / 0.)
+        (names.get(var) == Some(&1) || reads_only_output(name, walk))
             && !names.contains_key("")
             && facts
                 .last_unplain
@@ -510,4 +512,65 @@ pub(super) fn zero_end(body: &str) -> Option<bool> {
         _ => return None,
     };
     (rest.trim().is_empty() || KnownBody::of(&format!("{{ {rest}; }}")).harmless_alone).then_some(exits)
+}
+
+/// What runs in a called function's shell besides its body (`Ctx::body_rules`): the texts of the
+/// scripts it returns to (outermost first) and every function's body. The body's own text,
+/// `own`, is blanked in them before they are read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::engine::exec) struct Callers {
+    pub(in crate::engine::exec) own: std::rc::Rc<str>,
+    pub(in crate::engine::exec) scripts: Vec<std::rc::Rc<str>>,
+    pub(in crate::engine::exec) functions: std::rc::Rc<Vec<(String, String)>>,
+}
+
+/// Whether no code a called function's body returns to can read the variable named at `name`
+/// (assigned in the body): no other script text or function body names it (the body's own text
+/// blanked), none reads variables it does not name (`eval`, `source`, `.`, `${!`, `declare`,
+/// `typeset`, `printenv`, `env`) or exports them (`export`, `readonly`, `set -a`, `allexport`),
+/// and the container's `env` does not declare it (nor may `envFrom`): an exported variable is
+/// read by any program run later. (bash 5.2 and dash 0.5.12: `f() { r=$(pg_isready -h db);
+/// echo "$r"; }; f` exits 0 with the database down, `...; f; [ -z "$r" ]` 1.)
+pub(super) fn callers_never_name(name: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let var = text(name, walk);
+    let Some(callers) = &rules.callers else {
+        return false;
+    };
+    let (declared, env_from) = &rules.container_env;
+    if var.is_empty() || *env_from || declared.iter().any(|d| d == var) || callers.own.is_empty() {
+        return false;
+    }
+    let own = &*callers.own;
+    let texts = callers.scripts.iter().map(|s| &**s).chain(callers.functions.iter().map(|(_, b)| b.as_str()));
+    for t in texts.filter(|t| *t != own) {
+        work_text(walk, t);
+        let rest = t.replace(own, " ");
+        let names = rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == var);
+        if names
+            || rest.contains("${!")
+            || rest.split_whitespace().any(|w| w == ".")
+            || rest
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|w| w[0] == "set" && w[1].starts_with('-') && w[1].contains('a'))
+            || mentions(
+                &rest,
+                &[
+                    "eval",
+                    "source",
+                    "declare",
+                    "typeset",
+                    "printenv",
+                    "env",
+                    "export",
+                    "readonly",
+                    "allexport",
+                ],
+            )
+        {
+            return false;
+        }
+    }
+    true
 }
