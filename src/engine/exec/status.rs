@@ -64,7 +64,7 @@ use harmless::{
 pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
-pub(super) use constructs::{Callers, KnownBody};
+pub(super) use constructs::{Callers, KnownBody, errexit_ignored_around};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use tree::each_node;
@@ -710,42 +710,6 @@ fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
     let mut c = parent.walk();
     let then = parent.children(&mut c).find(|k| k.kind() == "then");
     then.is_some_and(|t| at.end_byte() <= t.start_byte())
-}
-
-/// Whether errexit is ignored in the compound command `n` (a `{ }`, `( )`, loop body or branch)
-/// because a construct around it ignores it (bash manual, `set -e`: "If a compound command or
-/// shell function executes in a context where -e is being ignored, none of the commands executed
-/// within the compound command or function body will be affected"): it is left of `&&`/`||`,
-/// after `!`, or in an `if`/`elif` condition (`set -e; { pg_isready -h db; true; } && echo up`:
-/// bash 5.2 and dash 0.5.12 exit 0 with the database down). A substitution, a pipeline or a
-/// function's definition around it ends the search (not claimed).
-pub(super) fn errexit_ignored_around(n: Node<'_>) -> bool {
-    let mut child = n;
-    while let Some(p) = child.parent() {
-        match p.kind() {
-            "list" => {
-                let last = p.named_child(p.named_child_count().saturating_sub(1));
-                if last != Some(child) {
-                    return true;
-                }
-            }
-            "negated_command" => return true,
-            "if_statement" | "elif_clause" if in_condition(child, p) => return true,
-            "compound_statement"
-            | "subshell"
-            | "redirected_statement"
-            | "do_group"
-            | "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "case_item"
-            | "case_statement"
-            | "for_statement" => {}
-            _ => return false,
-        }
-        child = p;
-    }
-    false
 }
 
 /// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.

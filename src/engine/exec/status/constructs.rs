@@ -18,7 +18,7 @@ use super::harmless::{
 };
 use super::options::{unquoted, with_facts};
 use super::{
-    Funcs, Rules, each_node_pruned, is_list_of_statements, is_statement, siblings_after, text, work,
+    Funcs, Rules, in_condition, each_node_pruned, is_list_of_statements, is_statement, siblings_after, text, work,
     work_text,
 };
 use crate::engine::hosts::is_local;
@@ -573,4 +573,40 @@ pub(super) fn callers_never_name(name: Node<'_>, walk: &Walk<'_>, rules: &Rules)
         }
     }
     true
+}
+
+/// Whether errexit is ignored in the compound command `n` (a `{ }`, `( )`, loop body or branch)
+/// because a construct around it ignores it (bash manual, `set -e`: "If a compound command or
+/// shell function executes in a context where -e is being ignored, none of the commands executed
+/// within the compound command or function body will be affected"): it is left of `&&`/`||`,
+/// after `!`, or in an `if`/`elif` condition (`set -e; { pg_isready -h db; true; } && echo up`:
+/// bash 5.2 and dash 0.5.12 exit 0 with the database down). A substitution, a pipeline or a
+/// function's definition around it ends the search (not claimed).
+pub(in crate::engine::exec) fn errexit_ignored_around(n: Node<'_>) -> bool {
+    let mut child = n;
+    while let Some(p) = child.parent() {
+        match p.kind() {
+            "list" => {
+                let last = p.named_child(p.named_child_count().saturating_sub(1));
+                if last != Some(child) {
+                    return true;
+                }
+            }
+            "negated_command" => return true,
+            "if_statement" | "elif_clause" if in_condition(child, p) => return true,
+            "compound_statement"
+            | "subshell"
+            | "redirected_statement"
+            | "do_group"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "case_item"
+            | "case_statement"
+            | "for_statement" => {}
+            _ => return false,
+        }
+        child = p;
+    }
+    false
 }
