@@ -3739,3 +3739,21 @@ fn a_variable_a_function_assigns_from_the_check_and_only_writes_out_is_not_coupl
         ],
     );
 }
+
+/// Session 14, issue #10 break-it item 5: a function defined with the same text in every branch of an `if`
+/// with an `else` is defined after it, whichever branch ran (bash 5.2 and dash 0.5.12: 0 / 0). Denied: the
+/// definitions differ (`false`: 1 / 1), or no `else` (not found: 127 / 127).
+#[test]
+fn a_function_defined_alike_in_every_branch_is_defined() {
+    expect_actions(
+        &[
+            "if [ -e /x ]; then f() { echo a; }; else f() { echo a; }; fi; pg_isready -h orders-db || f",
+            "g() { pg_isready -h orders-db || f; }; if [ -e /x ]; then f() { echo a; }; else f() { echo a; }; fi; g",
+        ],
+        &[
+            "if [ -e /x ]; then f() { echo a; }; else f() { false; }; fi; pg_isready -h orders-db || f",
+            "if [ -e /x ]; then f() { echo a; }; fi; pg_isready -h orders-db || f",
+            "if [ -e /x ]; then f() { echo a; }; elif [ -e /y ]; then f() { echo a; }; fi; pg_isready -h orders-db || f",
+        ],
+    );
+}

@@ -64,7 +64,7 @@ use harmless::{
 pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
-pub(super) use constructs::{Callers, KnownBody, errexit_ignored_around};
+pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use tree::each_node;
@@ -600,18 +600,50 @@ pub(super) struct TopFunction {
 /// The top-level function definitions of the tree whose root is `root`.
 fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunction> {
     let all = Funcs { risky: std::rc::Rc::new(rules.functions.clone()), ok: std::rc::Rc::default() };
+    // Each definition's name, body, where it takes effect and how many definitions it is: one
+    // alike in every branch of an `if` with an `else` defines it at the `if`'s end, as many
+    // times as there are branches (`constructs::alike_definitions`).
+    let mut defs: Vec<(Node<'_>, Node<'_>, usize, usize)> = Vec::new();
     let mut c = root.walk();
-    root.named_children(&mut c)
-        .filter(|k| k.kind() == "function_definition")
-        .filter_map(|def| {
-            let (name, body) = (def.child_by_field_name("name")?, def.child_by_field_name("body")?);
+    for k in root.named_children(&mut c) {
+        match k.kind() {
+            "function_definition" => {
+                if let (Some(m), Some(b)) = (k.child_by_field_name("name"), k.child_by_field_name("body")) {
+                    defs.push((m, b, k.end_byte(), 1));
+                }
+            }
+            "if_statement" => {
+                let (alike, branches) = constructs::alike_definitions(k, walk.src);
+                defs.extend(alike.into_iter().map(|(m, b)| (m, b, k.end_byte(), branches)));
+            }
+            _ => {}
+        }
+    }
+    defs.into_iter()
+        .map(|(name, body, end, count)| {
             let name = text(name, walk).to_string();
-            let harmless = rules.functions.iter().filter(|f| **f == name).count() == 1
+            // (The text's scan, `defined_functions`, may miss a definition after `then` or
+            // `else`: for those, the tree's definitions of the name are counted.)
+            let defined = if count == 1 {
+                rules.functions.iter().filter(|f| **f == name).count()
+            } else {
+                let (mut n, mut visited) = (0, 0);
+                each_node(root, |k| {
+                    visited += 1;
+                    n += usize::from(
+                        k.kind() == "function_definition"
+                            && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == name),
+                    );
+                });
+                work(walk, visited);
+                n
+            };
+            let harmless = defined == count
                 && body.kind() == "compound_statement"
                 && harmless(body, walk, &all)
                 && !leaves(body, walk);
             let zero = constructs::zero_end(text(body, walk));
-            Some(TopFunction { name, end: def.end_byte(), harmless, zero })
+            TopFunction { name, end, harmless, zero }
         })
         .collect()
 }
