@@ -140,7 +140,9 @@ fn branches_the_script_makes_certain_are_the_only_ones_analysed() {
         "if [[ a != b ]]; then pg_isready -h orders-db; fi",
         "if [ 1 = 2 ]; then :; else pg_isready -h orders-db; fi",
         "[ 1 = 1 ] && pg_isready -h orders-db",
-        "while true; do pg_isready -h orders-db; break; done",
+        // (`while true` runs its body: the check found. Its status reaches the script when the
+        // loop waits on it; `check; break` exits 0 whatever it returns: warned, session 14.)
+        "while true; do pg_isready -h orders-db && break; sleep 1; done",
         "case $MODE in live) :;; ready) pg_isready -h orders-db;; esac",
         "case \"live\" in live) :;; *) :;; esac; pg_isready -h orders-db",
         "case live in live) : ;& ready) pg_isready -h orders-db;; esac",
@@ -3638,4 +3640,178 @@ fn a_long_and_chain_after_a_check_does_not_spend_the_analysis() {
         assert_eq!(finding_of(&["sh", "-c", &script]).map(|f| f.0), Some(Action::Warn), "{script}");
     };
     std::thread::Builder::new().stack_size(64 << 20).spawn(run).expect("thread").join().expect("no panic");
+}
+
+/// Session 14, issue #10 break-it item 6: a called function whose body exits ends the script there, as an
+/// `exit` in the script does (bash 5.2 and dash 0.5.12: 0 / 0, the check never runs): nothing after the call
+/// is analysed. Denied: the call in a subshell, a pipeline or a substitution (only that ends), in a branch
+/// that may not run, or a body that returns (2 / 2).
+#[test]
+fn a_called_function_that_exits_ends_the_script() {
+    for script in [
+        "f() { exit 0; }; f 0; pg_isready -h orders-db",
+        "f() { echo bye; exit 0; }; f; pg_isready -h orders-db",
+        "f() { exit $1; }; f 0; pg_isready -h orders-db",
+        "g() { f; }; f() { exit 0; }; g; pg_isready -h orders-db",
+    ] {
+        expect_allowed(script);
+        assert_eq!(finding_of(&["sh", "-c", script]), None, "{script:?}");
+    }
+    expect_actions(
+        &[],
+        &[
+            "f() { exit 0; }; (f); pg_isready -h orders-db",
+            "f() { exit 0; }; if [ -e /x ]; then f; fi; pg_isready -h orders-db",
+            "f() { exit 0; }; f | cat; pg_isready -h orders-db",
+            "f() { return 0; }; f; pg_isready -h orders-db",
+            "f() { exit 0; }; x=$(f); pg_isready -h orders-db",
+        ],
+    );
+}
+
+/// Session 14, issue #10 break-it item 2: an EXIT trap whose action ends with `exit 0`, set in the script's
+/// own shell before the check, makes the script exit 0 whatever the check returns (bash manual and POSIX
+/// `trap`; bash 5.2 and dash 0.5.12: 0 / 0, also under `set -e`). Denied: a trap that only writes (2 / 2),
+/// `exec` (the trap does not run: 2 / 2), a check before the trap (1 / 1), a trap set in a subshell or a
+/// branch that does not run, or reset (2 / 2).
+#[test]
+fn an_exit_trap_that_exits_0_uncouples_the_checks_after_it() {
+    expect_actions(
+        &[
+            "trap 'exit 0' EXIT; pg_isready -h orders-db",
+            "trap \"exit 0\" 0; set -e; pg_isready -h orders-db; echo up",
+            "trap 'echo bye; exit 0' EXIT; pg_isready -h orders-db",
+        ],
+        &[
+            "trap 'echo bye' EXIT; pg_isready -h orders-db",
+            "trap 'exit 0' EXIT; exec pg_isready -h orders-db",
+            "pg_isready -h orders-db || exit 1; trap 'exit 0' EXIT",
+            "(trap 'exit 0' EXIT); pg_isready -h orders-db",
+            "trap 'exit 0' EXIT; trap - EXIT; pg_isready -h orders-db",
+            "if [ -e /x ]; then trap 'exit 0' EXIT; fi; pg_isready -h orders-db",
+        ],
+    );
+}
+
+/// Session 14, issue #10 break-it item 4: a PowerShell `catch` that only writes a quoted string holding `;`,
+/// `(` or `}` is still harmless (about_Quoting_Rules: a single-quoted string is literal, a double-quoted one
+/// without `$` or a backtick expands nothing), so the trailing `exit 0` sets the exit code. Denied: a
+/// subexpression in the string runs code (`"$(exit 1)"`), a `catch` that exits 1.
+#[test]
+fn a_powershell_catch_writing_a_quoted_separator_is_harmless() {
+    let db = "Test-NetConnection orders-db -Port 5432 -InformationLevel Quiet -ErrorAction Stop";
+    let warned = [
+        format!("try {{ {db} }} catch {{ Write-Host 'a;b' }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host 'a(b' }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host 'a}}b' }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host \"a;b\" }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Warning 'it''s down; retry' }}; exit 0"),
+    ];
+    let denied = [
+        format!("try {{ {db} }} catch {{ Write-Host \"down $(exit 1)\" }}; exit 0"),
+        format!("try {{ {db} }} catch {{ Write-Host 'a;b'; exit 1 }}; exit 0"),
+    ];
+    for (scripts, action) in [(&warned[..], Action::Warn), (&denied[..], Action::Deny)] {
+        for script in scripts {
+            let got = finding_of(&["pwsh", "-Command", script]);
+            assert!(
+                got.as_ref().is_some_and(|g| g.0 == action && g.1.contains("orders-db")),
+                "{script:?}: {got:?}"
+            );
+        }
+    }
+}
+
+/// Session 14, issue #10 break-it item 3: a `while` loop whose condition is the check (or `until !` it) ends
+/// when the check fails, with status 0 when its body never ran, else its body's last (POSIX "The while
+/// Loop"): with a body that cannot fail, 0 (bash 5.2 and dash 0.5.12: 0 with the database down; with it up
+/// the loop runs on). Denied: `until check` and `while ! check` wait while it is down (the probe times out),
+/// a `||` that turns the failure into a success (waits), a body that changes state read after it (1 / 1), a
+/// fallback loop that waits.
+#[test]
+fn a_while_loop_the_check_ends_is_not_coupled() {
+    expect_actions(
+        &[
+            "while pg_isready -h orders-db; do sleep 1; done",
+            "until ! pg_isready -h orders-db; do sleep 1; done",
+            "while pg_isready -h orders-db >/dev/null; do echo up; sleep 5; done",
+            // (Not last in the body: `break`'s status is the loop's, 0 / 0.)
+            "while true; do pg_isready -h orders-db; break; done",
+        ],
+        &[
+            "until pg_isready -h orders-db; do sleep 1; done",
+            "while ! pg_isready -h orders-db; do sleep 1; done",
+            "while pg_isready -h orders-db || echo down >> /tmp/l; do sleep 1; done",
+            "while pg_isready -h orders-db; do touch /tmp/up; done; [ -f /tmp/up ]",
+            "pg_isready -h orders-db || while :; do sleep 1; done",
+        ],
+    );
+}
+
+/// Session 14, issue #10 break-it item 7: a fallback that forces status 0: `|| f` where `f` ends with `exit
+/// 0` (also `exit $1` called with 0) or `return 0` after commands that cannot fail, and `|| return 0` in a
+/// function's body whose rest cannot fail (bash 5.2 and dash 0.5.12: 0 / 0). Denied: `f 2`, `return 1`, a
+/// bare `return` (the check's status), `return 0` outside a function (bash 2, dash 0), a rest of the body
+/// that leaves state read later (1 / 1), a function that exits 1.
+#[test]
+fn a_fallback_that_forces_status_0_uncouples_the_check() {
+    expect_actions(
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db || f 0",
+            "f() { echo down; exit 0; }; pg_isready -h orders-db || f",
+            "f() { return 0; }; pg_isready -h orders-db || f",
+            "f() { pg_isready -h orders-db || return 0; echo up; }; f",
+            "f() { for h in a b; do pg_isready -h orders-db || return 0; done; }; f",
+        ],
+        &[
+            "f() { exit $1; }; pg_isready -h orders-db || f 2",
+            "f() { pg_isready -h orders-db || return 1; }; f",
+            "f() { pg_isready -h orders-db || return; }; f",
+            "pg_isready -h orders-db || return 0",
+            "f() { pg_isready -h orders-db || return 0; touch /tmp/ok; }; f; [ -f /tmp/ok ]",
+            "f() { echo down; exit 1; }; pg_isready -h orders-db || f",
+        ],
+    );
+}
+
+/// Session 14, issue #10 (break-it pass, false denies in the exit-status walk), 1: a variable a
+/// function's body assigns from the check and only writes out (`echo "$r"`, `local st=$(...)`)
+/// carries nothing to a status when no other code of the shell names it (bash 5.2.15 and dash
+/// 0.5.12, stub `pg_isready` exiting 2 for orders-db: 0 / 0). Denied: the caller or another
+/// function reads it (`[ -z "$r" ]`: 1 / 1), errexit ends the script at the assignment (2 / 2), the
+/// assignment is the body's last statement (2 / 2), a `local` read by a test (1 / 1).
+#[test]
+fn a_variable_a_function_assigns_from_the_check_and_only_writes_out_is_not_coupled() {
+    expect_actions(
+        &[
+            "f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; f",
+            "f() { local st=$(pg_isready -h orders-db); echo $st; }; set -e; f",
+            "main() { f; }; f() { r=$(pg_isready -h orders-db); printf '%s\\n' \"$r\"; }; main",
+        ],
+        &[
+            "f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; f; [ -z \"$r\" ]",
+            "set -e; f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; f",
+            "f() { r=$(pg_isready -h orders-db); }; f",
+            "f() { r=$(pg_isready -h orders-db); echo \"$r\"; }; g() { [ -z \"$r\" ]; }; f; g",
+            "f() { local st=$(pg_isready -h orders-db); [ -z \"$st\" ]; }; f",
+        ],
+    );
+}
+
+/// Session 14, issue #10 break-it item 5: a function defined with the same text in every branch of an `if`
+/// with an `else` is defined after it, whichever branch ran (bash 5.2 and dash 0.5.12: 0 / 0). Denied: the
+/// definitions differ (`false`: 1 / 1), or no `else` (not found: 127 / 127).
+#[test]
+fn a_function_defined_alike_in_every_branch_is_defined() {
+    expect_actions(
+        &[
+            "if [ -e /x ]; then f() { echo a; }; else f() { echo a; }; fi; pg_isready -h orders-db || f",
+            "g() { pg_isready -h orders-db || f; }; if [ -e /x ]; then f() { echo a; }; else f() { echo a; }; fi; g",
+        ],
+        &[
+            "if [ -e /x ]; then f() { echo a; }; else f() { false; }; fi; pg_isready -h orders-db || f",
+            "if [ -e /x ]; then f() { echo a; }; fi; pg_isready -h orders-db || f",
+            "if [ -e /x ]; then f() { echo a; }; elif [ -e /y ]; then f() { echo a; }; fi; pg_isready -h orders-db || f",
+        ],
+    );
 }

@@ -211,6 +211,27 @@ pub(super) struct Ctx<'e> {
     /// The next piece runs where errexit is ignored (`flow::SCOPE` `E`): a function it calls runs
     /// its body without errexit.
     pub(super) errexit_ignored: bool,
+    /// The last run of pieces ended at an `exit` (or `exec PROGRAM`) certain to run in its
+    /// script's own shell (`flow::EXIT`): a called function's body that exits ends its caller's
+    /// script too, where the call itself is certain to run in the caller's shell.
+    pub(super) exited: bool,
+    /// The next script analysed (`analyze_script`) is a called function's body.
+    pub(super) next_is_body: bool,
+    /// The script being split is a called function's body (taken by `split_parsed`): an `exit`
+    /// at its end ends the caller's script, and `return` returns from it.
+    pub(super) splitting_body: bool,
+    /// The probe's own script sets an EXIT trap whose action ends with `exit 0`, certainly and
+    /// before the piece analysed now (`script::exits::exit_zero_trap`): the script exits 0
+    /// whatever its commands return. The reason said for what a later command reaches.
+    pub(super) exit_trap: Option<String>,
+    /// A `trap` command was analysed: whether it sets such an EXIT trap (taken by `run_pieces`).
+    pub(super) trap_seen: Option<bool>,
+    /// The probe's own script could keep such a trap: its only `trap`, and no `exec`, `kill`,
+    /// `source`, `.` or `eval` (`script::exits::trap_may_hold`).
+    pub(super) trap_may_hold: bool,
+    /// The texts of the scripts being analysed, outermost first (`analyze_script`): the code a
+    /// called function's body returns to.
+    pub(super) texts: Vec<std::rc::Rc<str>>,
     /// `set -a` (allexport) is on: every variable assigned from now on is exported (bash manual,
     /// "The Set Builtin"; POSIX `set -a`); `None` when a `set` that may not have run changed it.
     pub(super) allexport: Option<bool>,
@@ -295,6 +316,20 @@ impl<'e> Ctx<'e> {
         set
     }
 
+    /// Tells the status walk's `rules` of the text split now whether it is a called function's
+    /// body (`is_body`), and then what else runs in its shell: the scripts it returns to and the
+    /// functions' bodies, which may read what it assigns (`status::Callers`).
+    pub(super) fn body_rules(&self, rules: &mut super::status::Rules, is_body: bool) {
+        rules.in_function = is_body;
+        if let Some((own, outer)) = self.texts.split_last().filter(|_| is_body) {
+            rules.callers = Some(super::status::Callers {
+                own: own.clone(),
+                scripts: outer.to_vec(),
+                functions: self.functions.clone(),
+            });
+        }
+    }
+
     /// The [`BodyFacts`] of the function body `body`, made once per analysis.
     pub(super) fn body_facts(&self, body: &str) -> BodyFacts {
         if let Some(facts) = self.body_memo.borrow().get(body) {
@@ -360,6 +395,13 @@ impl<'e> Ctx<'e> {
             found_all: Vec::new(),
             errexit: false,
             errexit_ignored: false,
+            exited: false,
+            next_is_body: false,
+            splitting_body: false,
+            exit_trap: None,
+            trap_seen: None,
+            trap_may_hold: false,
+            texts: Vec::new(),
             allexport: Some(false),
             uncertain_functions: HashSet::new(),
             status_read_elsewhere: false,

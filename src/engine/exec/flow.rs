@@ -436,6 +436,21 @@ impl Ctx<'_> {
     /// succeeded and the ones before failed, the `else` branch if all failed; each walked in a
     /// [`GUARD`] region saying so.
     fn guarded_if<'t>(&mut self, n: Node<'t>, walk: &Walk<'t>, depth: usize, out: &mut Vec<String>) {
+        // A function defined alike in every branch is defined before the `if` too, so that no
+        // branch's region leaves it uncertain: nothing in the `if` can call it before (no call of
+        // any function in its text but those definitions).
+        let (alike, _) = super::status::alike_definitions(n, walk.src);
+        let defined = walk.defined_functions.get_or_init(|| super::status::defined_functions(walk.src));
+        let calls =
+            text(n, walk).split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
+                !alike.iter().any(|(m, _)| text(*m, walk) == w)
+                    && (defined.iter().any(|d| d == w) || self.functions.iter().any(|(f, _)| f == w))
+            });
+        if !calls {
+            for (name, body) in &alike {
+                out.push(format!("{FUNCTION}{}{FUNCTION}{}", text(*name, walk), text(*body, walk)));
+            }
+        }
         let mut cursor = n.walk();
         let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
         // The if's own branch, then each elif/else clause's.

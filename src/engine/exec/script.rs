@@ -66,6 +66,11 @@ impl Ctx<'_> {
             return None;
         }
         let script = &*self.unset_exit_words(script);
+        self.texts.push(std::rc::Rc::from(script));
+        if depth == 1 && self.calls == 0 {
+            self.exit_trap = None;
+            self.trap_may_hold = exits::trap_may_hold(script);
+        }
         // The shell splitter flattens function bodies, so a function's `$1` cannot be bound to
         // its call's arguments here: while a script that defines functions is analysed, a
         // positional parameter the script was not given is read as empty rather than as a remote
@@ -78,8 +83,11 @@ impl Ctx<'_> {
         self.line = 0;
         let mut pieces = Vec::new();
         let had_gap = self.parse_gap.is_some();
+        // (A called function's body: `call_function` says so for the split of this text alone.)
+        self.splitting_body = std::mem::take(&mut self.next_is_body);
         let saved_unknown = self.status_unknown.clone();
         self.split_script(script, depth, &mut pieces);
+        self.splitting_body = false;
         if let Some(why) = self.status_unknown_split.take() {
             self.status_unknown.get_or_insert(why);
         }
@@ -106,12 +114,17 @@ impl Ctx<'_> {
         self.status_unknown = saved_unknown;
         (self.errexit, self.pipefail, self.status_read_elsewhere) = saved_status;
         self.defines_function = saved_functions;
+        self.texts.pop();
         found
     }
 
     fn analyze_pieces(&mut self, pieces: Vec<String>, depth: usize) -> Option<Dependency> {
+        self.exited = false;
         match self.run_pieces(&pieces, depth, true) {
-            Run::Done => None,
+            Run::Done => {
+                self.exited = false;
+                None
+            }
             Run::End(found) => found,
         }
     }
@@ -186,6 +199,7 @@ impl Ctx<'_> {
             // An `exit` every open region of which certainly runs: the script ends here.
             if piece.starts_with(EXIT) {
                 if certain && regions.iter().all(Option::is_none) {
+                    self.exited = true;
                     return Run::End(None);
                 }
                 continue;
@@ -199,13 +213,32 @@ impl Ctx<'_> {
                 None => (None, piece.clone()),
             };
             if self.uncoupled.is_none() {
-                self.uncoupled = how;
+                self.uncoupled = how.or_else(|| self.exit_trap.clone());
             }
             let step = self.analyze_piece(piece, depth);
             self.uncoupled.clone_from(&saved);
+            // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
+            if self.trap_seen.take() == Some(true)
+                && self.trap_may_hold
+                && depth == 1
+                && self.calls == 0
+                && certain
+                && scopes.is_empty()
+                && regions.iter().all(Option::is_none)
+            {
+                self.exit_trap = Some(exits::EXIT_TRAP.to_string());
+            }
             match step {
                 Step::Next => {}
                 Step::Stop => return Run::End(None),
+                // A called function's body exited: so does this script, where the call is certain
+                // to run in its own shell (not in a subshell, a pipeline or a substitution).
+                Step::Exit => {
+                    if certain && regions.iter().all(Option::is_none) && scopes.is_empty() {
+                        self.exited = true;
+                        return Run::End(None);
+                    }
+                }
                 Step::Found(d)
                     if d.uncoupled.is_some() || d.status_unknown.is_some() || d.quorum.is_some() =>
                 {
@@ -372,6 +405,9 @@ impl Ctx<'_> {
                 }
             }
             self.last_output = self.output_of(&args);
+            if args.first().is_some_and(|a| a == "trap") {
+                self.trap_seen = Some(exits::exit_zero_trap(&args[1..]));
+            }
             if self.builtin_assigns(&args) {
                 return Step::Next;
             }
@@ -408,8 +444,12 @@ impl Ctx<'_> {
                 // Called where errexit is ignored, its body runs without it.
                 let errexit = self.errexit;
                 self.errexit &= !errexit_ignored;
+                self.exited = false;
                 let found = self.call_function(&body, &args[1..], &assigns, depth);
                 self.errexit = errexit;
+                if found.is_none() && std::mem::take(&mut self.exited) {
+                    return Step::Exit;
+                }
                 return found.map_or(Step::Next, Step::Found);
             }
             self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)
@@ -453,7 +493,9 @@ impl Ctx<'_> {
             self.exported.insert(n.clone());
         }
         let saved = self.positional.replace(args.to_vec());
+        self.next_is_body = true;
         let found = self.analyze_script(body, depth);
+        self.next_is_body = false;
         self.positional = saved;
         if let Some(frame) = self.locals.pop() {
             for (name, value, unset, exported) in frame.into_iter().rev() {
@@ -728,6 +770,10 @@ enum Step {
     Next,
     /// An analysis bound is spent: stop.
     Stop,
+    /// A called function's body ended its script (`exit 0`): so does the caller's, if the call
+    /// runs in its shell for certain (bash manual, "Shell Functions": a function runs in the
+    /// shell that calls it).
+    Exit,
     Found(Dependency),
 }
 

@@ -269,6 +269,7 @@ impl Ctx<'_> {
     /// allowance, no syntax error, whose recovery spends the allowance too, no substitution left
     /// unwalked at this depth).
     fn split_parsed(&mut self, text: &str, depth: usize, out: &mut Vec<String>) -> bool {
+        let is_body = std::mem::take(&mut self.splitting_body);
         // (A text walked costs its set-up and its scans: `WALK_UNITS`.)
         if !self.spend_units(
             super::WALK_UNITS + super::WALK_UNITS_PER_WEIGHT * super::parse::weight(text.as_bytes()),
@@ -321,7 +322,7 @@ impl Ctx<'_> {
             pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
             status: if parsed.gap.is_none() && !self.status_read_elsewhere {
                 let set = self.function_set();
-                let rules = super::status::rules(
+                let mut rules = super::status::rules(
                     text,
                     self.errexit,
                     self.pipefail,
@@ -330,7 +331,8 @@ impl Ctx<'_> {
                     &self.uncertain_functions,
                     (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
                 );
-                if let Some(r) = &rules {
+                if let Some(r) = &mut rules {
+                    self.body_rules(r, is_body);
                     r.share_known_ok(
                         &self.functions,
                         self.uncertain_functions.len(),
@@ -352,8 +354,9 @@ impl Ctx<'_> {
             walk.tree.set(i);
             self.statements(tree.root_node(), &walk, depth, out);
         }
-        // (An end of the script that nothing follows says nothing.)
-        while out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
+        // (An end of the script that nothing follows says nothing; a function's body ends its
+        // caller's script there.)
+        while !is_body && out.last().is_some_and(|p| p.starts_with(super::flow::EXIT)) {
             out.pop();
         }
         // (A syntax error's recovery re-parses within the allowance too: see `parse::clean_prefix`.)

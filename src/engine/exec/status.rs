@@ -51,7 +51,8 @@ use tree_sitter::Node;
 use super::flow::mentions;
 use super::shell::Walk;
 use constructs::{
-    errexit_ends_subshell, only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
+    callers_never_name, errexit_ends_subshell, forces_zero, loop_condition, only_bare_waits,
+    only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
 };
 use data::PLAIN;
 pub(super) use harmless::reads_status_text;
@@ -63,7 +64,7 @@ use harmless::{
 pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
-pub(super) use constructs::KnownBody;
+pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use tree::each_node;
@@ -72,8 +73,10 @@ use tree::{each_node_pruned, path_to};
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
 /// `exit` with a computed status other than `$?`, a `trap` whose action is not [`harmless_traps`],
-/// `wait` with an operand or option, `eval`, `source`/`.`, `kill`, a `while`/`until` loop, which can wait on the dependency
-/// until the probe times out, `coproc`, `lastpipe`, a known function whose body reads `$?`).
+/// `wait` with an operand or option, `eval`, `source`/`.`, `kill`, `coproc`, `lastpipe`, a known
+/// function whose body reads `$?`). A `while`/`until` loop, which can wait on the dependency until
+/// the probe times out, is never harmless (`data::NOT_HARMLESS`); one the check ends is judged
+/// where it is (`discarded`).
 /// `$?`, a bare `exit`, `exit $?`, `exec`, `set -e` and `set -o pipefail` are judged where they are
 /// (`discarded`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +99,11 @@ pub(super) struct Rules {
     /// any name): such a variable is exported, so a program run later reads a new value given
     /// to it (break9 A2).
     pub(super) container_env: (Vec<String>, bool),
+    /// The text is a called function's body (`Ctx::splitting_body`): `return` returns from it.
+    pub(super) in_function: bool,
+    /// For a called function's body, the code besides it that runs in its shell and may read
+    /// what it assigns ([`Callers`]).
+    pub(super) callers: Option<Callers>,
     /// The known functions harmless to call ([`known_ok`]), made when first asked, or given by
     /// [`Rules::share_known_ok`].
     known_ok: std::cell::OnceCell<std::rc::Rc<Vec<String>>>,
@@ -192,7 +200,7 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
-        || mentions(src, &["eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"])
+        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe", "select"])
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
     {
@@ -234,28 +242,10 @@ pub(super) fn rules(
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
         called: !known.is_empty(),
         container_env,
+        in_function: false,
+        callers: None,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
-    })
-}
-
-/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
-/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
-/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
-/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
-/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
-fn only_bare_waits(src: &str) -> bool {
-    src.match_indices("wait").all(|(at, _)| {
-        let before = src[..at].chars().next_back();
-        let word_start =
-            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
-        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
-        let word_end =
-            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
-        // (`await`, `waiter`: another word, not a `wait` at all.)
-        let other_word =
-            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
-        other_word || word_end
     })
 }
 
@@ -398,6 +388,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
     let mut exempt = false;
+    // `at` succeeds when the check fails (a `!` passed an odd number of times), and whether
+    // `at`'s status still follows the check's at all (not once a `||` whose right side only
+    // writes, or a later pipeline element, gives it): for a loop the check ends.
+    let (mut negated, mut sense_lost) = (false, false);
     // `Node::parent` walks down from the root: a step up with it costs the depth, which nested
     // loops (break10 C1: `for h in ...; do ` 150 deep took 12 s in a debug build) make large.
     // The path from the root is found once and each step up is a step along it. A step out of
@@ -507,13 +501,18 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     // and errexit applies to it.
                     "||" if may_only_fail(right, walk, &funcs) && !leaves(right, walk) => {
                         exempt = false;
+                        sense_lost = true;
                         at = parent;
                     }
                     // `|| ( echo down; exit 1 )`: the `exit` ends the subshell, whose status is
                     // the list's (bash manual, "Command Execution Environment"), followed on.
                     "||" if !redirected && subshell_only_exits(right, walk, &funcs) => {
                         exempt = false;
+                        sense_lost = true;
                         at = parent;
+                    }
+                    "||" if !redirected && forces_zero(parent, right, walk, rules, &funcs) => {
+                        return Some((OR_ZERO, parent));
                     }
                     "||" => return None,
                     "&&" if let Some(looped) = tries_each_host(at, parent, right, walk) => {
@@ -529,7 +528,11 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             }
             "negated_command" => {
                 exempt = true;
+                negated = !negated;
                 at = parent;
+            }
+            "while_statement" => {
+                return loop_condition(at, parent, walk, rules, &funcs, (negated, sense_lost));
             }
             "pipeline" => {
                 let last = {
@@ -556,6 +559,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if writes_a_named_file(parent, walk) {
                     return None;
                 }
+                sense_lost |= last != at;
                 at = parent;
             }
             "redirected_statement" => {
@@ -575,8 +579,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // its value must only be written out (`echo "$out"`).
                 if up.kind() == "variable_assignment"
                     && parent_of(up).is_some_and(|p| is_list_of_statements(p.kind()))
-                    && !rules.called
-                    && up.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
+                    && up.child_by_field_name("name").is_some_and(|name| {
+                        only_echoed(name, walk) && (!rules.called || callers_never_name(name, walk, rules))
+                    })
                 {
                     exempt = false;
                     at = up;
@@ -644,22 +649,58 @@ pub(super) struct TopFunction {
     name: String,
     end: usize,
     harmless: bool,
+    /// Its body ends with `exit 0` (`Some(true)`) or `return 0` (`Some(false)`) after commands
+    /// that cannot fail (`constructs::zero_end`).
+    zero: Option<bool>,
 }
 
 /// The top-level function definitions of the tree whose root is `root`.
 fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunction> {
     let all = Funcs { risky: std::rc::Rc::new(rules.functions.clone()), ok: std::rc::Rc::default() };
+    // Each definition's name, body, where it takes effect and how many definitions it is: one
+    // alike in every branch of an `if` with an `else` defines it at the `if`'s end, as many
+    // times as there are branches (`constructs::alike_definitions`).
+    let mut defs: Vec<(Node<'_>, Node<'_>, usize, usize)> = Vec::new();
     let mut c = root.walk();
-    root.named_children(&mut c)
-        .filter(|k| k.kind() == "function_definition")
-        .filter_map(|def| {
-            let (name, body) = (def.child_by_field_name("name")?, def.child_by_field_name("body")?);
+    for k in root.named_children(&mut c) {
+        match k.kind() {
+            "function_definition" => {
+                if let (Some(m), Some(b)) = (k.child_by_field_name("name"), k.child_by_field_name("body")) {
+                    defs.push((m, b, k.end_byte(), 1));
+                }
+            }
+            "if_statement" => {
+                let (alike, branches) = constructs::alike_definitions(k, walk.src);
+                defs.extend(alike.into_iter().map(|(m, b)| (m, b, k.end_byte(), branches)));
+            }
+            _ => {}
+        }
+    }
+    defs.into_iter()
+        .map(|(name, body, end, count)| {
             let name = text(name, walk).to_string();
-            let harmless = rules.functions.iter().filter(|f| **f == name).count() == 1
+            // (The text's scan, `defined_functions`, may miss a definition after `then` or
+            // `else`: for those, the tree's definitions of the name are counted.)
+            let defined = if count == 1 {
+                rules.functions.iter().filter(|f| **f == name).count()
+            } else {
+                let (mut n, mut visited) = (0, 0);
+                each_node(root, |k| {
+                    visited += 1;
+                    n += usize::from(
+                        k.kind() == "function_definition"
+                            && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == name),
+                    );
+                });
+                work(walk, visited);
+                n
+            };
+            let harmless = defined == count
                 && body.kind() == "compound_statement"
                 && harmless(body, walk, &all)
                 && !leaves(body, walk);
-            Some(TopFunction { name, end: def.end_byte(), harmless })
+            let zero = constructs::zero_end(text(body, walk));
+            TopFunction { name, end, harmless, zero }
         })
         .collect()
 }
@@ -747,6 +788,9 @@ const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)"
 const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
+const OR_ZERO: &str = "its failure only runs the command after `||`, which ends with status 0 (`return 0`, a function that ends with `exit 0`)";
+const LOOP_ENDS: &str =
+    "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
@@ -755,42 +799,6 @@ fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
     let mut c = parent.walk();
     let then = parent.children(&mut c).find(|k| k.kind() == "then");
     then.is_some_and(|t| at.end_byte() <= t.start_byte())
-}
-
-/// Whether errexit is ignored in the compound command `n` (a `{ }`, `( )`, loop body or branch)
-/// because a construct around it ignores it (bash manual, `set -e`: "If a compound command or
-/// shell function executes in a context where -e is being ignored, none of the commands executed
-/// within the compound command or function body will be affected"): it is left of `&&`/`||`,
-/// after `!`, or in an `if`/`elif` condition (`set -e; { pg_isready -h db; true; } && echo up`:
-/// bash 5.2 and dash 0.5.12 exit 0 with the database down). A substitution, a pipeline or a
-/// function's definition around it ends the search (not claimed).
-pub(super) fn errexit_ignored_around(n: Node<'_>) -> bool {
-    let mut child = n;
-    while let Some(p) = child.parent() {
-        match p.kind() {
-            "list" => {
-                let last = p.named_child(p.named_child_count().saturating_sub(1));
-                if last != Some(child) {
-                    return true;
-                }
-            }
-            "negated_command" => return true,
-            "if_statement" | "elif_clause" if in_condition(child, p) => return true,
-            "compound_statement"
-            | "subshell"
-            | "redirected_statement"
-            | "do_group"
-            | "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "case_item"
-            | "case_statement"
-            | "for_statement" => {}
-            _ => return false,
-        }
-        child = p;
-    }
-    false
 }
 
 /// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.

@@ -316,12 +316,72 @@ fn flat(statement: &str, in_try: bool) -> Option<String> {
     }
     let s = kept.join(" ");
     let lower = s.to_ascii_lowercase();
+    // A cmdlet that only writes its arguments: a string that expands nothing is text alone.
+    let writes = lower.split_whitespace().next().is_some_and(|w| WRITERS.contains(&w));
+    let lower = if writes { blank_literals(&lower) } else { lower };
     let not_flat = lower.contains(['{', '}', '(', ')', '=', '>', '#', '`', '@', '?', ';'])
         || lower.contains("&&")
         || lower.contains("||")
         || lower.split_whitespace().any(|w| w == ".")
         || words(&lower).any(|w| PASSES_ON.contains(&w) || READS.contains(&w));
     (!not_flat && !s.is_empty()).then_some(s)
+}
+
+/// The cmdlets (lowercase) that only write their arguments to an output stream.
+const WRITERS: &[&str] = &[
+    "write-host",
+    "write-output",
+    "write-warning",
+    "write-verbose",
+    "write-information",
+    "write-debug",
+    "echo",
+];
+
+/// `s` with the text of each string that expands nothing blanked (about_Quoting_Rules): a
+/// single-quoted string (`''` is a quote in it) and a double-quoted one without `$` or a
+/// backtick. A `;`, `(` or `}` in such a string is text, not code. A string left open, or one
+/// that may expand (`"$(exit 1)"`), is kept as written.
+fn blank_literals(s: &str) -> String {
+    let c: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < c.len() {
+        let q = c[i];
+        if !matches!(q, '\'' | '"') {
+            out.push(q);
+            i += 1;
+            continue;
+        }
+        // The closing quote: the next one not doubled.
+        let mut j = i + 1;
+        let mut end = None;
+        while j < c.len() {
+            if c[j] == q {
+                if c.get(j + 1) == Some(&q) {
+                    j += 2;
+                    continue;
+                }
+                end = Some(j);
+                break;
+            }
+            j += 1;
+        }
+        let Some(end) = end else {
+            out.extend(&c[i..]);
+            break;
+        };
+        let inner = &c[i + 1..end];
+        out.push(q);
+        if q == '"' && inner.iter().any(|ch| matches!(ch, '$' | '`')) {
+            out.extend(inner);
+        } else {
+            out.extend(inner.iter().map(|_| ' '));
+        }
+        out.push(q);
+        i = end + 1;
+    }
+    out
 }
 
 /// Words that keep a statement before the last one coupled when it is not flat, besides

@@ -41,6 +41,52 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
     .then_some(if plain_echo { "echo" } else { last })
 }
 
+/// Why a check after `trap 'exit 0' EXIT` cannot fail the probe.
+pub(super) const EXIT_TRAP: &str =
+    "the script's EXIT trap ends it with `exit 0` (`trap 'exit 0' EXIT`), whatever this command returns";
+
+/// Whether the words after `trap` (quotes removed) set the EXIT trap (`EXIT`, `exit` or `0`
+/// among the conditions) to an action that ends with `exit 0` after commands that only write
+/// output or remove files: the shell runs it when the script ends, by its end, an `exit` or
+/// errexit, and its `exit 0` sets the script's status (POSIX `trap` and `exit`: "the exit status
+/// shall be n"; bash 5.2 and dash 0.5.12 exit 0 on `trap 'exit 0' EXIT; pg_isready -h db` with
+/// the database down, also under `set -e`). `SIGEXIT` is no condition bash 5.2 takes (2).
+pub(super) fn exit_zero_trap(args: &[String]) -> bool {
+    let args = match args.first() {
+        Some(a) if a == "--" => &args[1..],
+        _ => args,
+    };
+    let Some((action, conditions)) = args.split_first() else {
+        return false;
+    };
+    if !conditions.iter().any(|c| c.eq_ignore_ascii_case("exit") || c == "0")
+        || action.contains(['$', '`', '\\', '<', '>', '|', '&', '(', ')'])
+    {
+        return false;
+    }
+    let parts: Vec<&str> = action.split([';', '\n']).map(str::trim).filter(|p| !p.is_empty()).collect();
+    let Some((last, before)) = parts.split_last() else {
+        return false;
+    };
+    last.split_whitespace().eq(["exit", "0"])
+        && before.iter().all(|p| {
+            let mut words = p.split_whitespace();
+            matches!(words.next(), Some("echo" | "printf" | "logger" | ":" | "true" | "rm"))
+                && !words.any(|w| matches!(w, "exit" | "return" | "exec" | "kill"))
+        })
+}
+
+/// Whether an EXIT trap set in `script` (the probe's own script) holds to its end: `trap` is
+/// named once (no other trap resets it), and nothing ends the shell without running it or runs
+/// code not seen here (`exec PROGRAM` replaces the shell, `kill` may end it by a signal,
+/// `source`, `.` and `eval` run text the walk does not follow).
+pub(super) fn trap_may_hold(script: &str) -> bool {
+    let words = script.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'));
+    words.filter(|w| *w == b"trap").count() == 1
+        && !super::super::flow::mentions(script, &["exec", "kill", "source", "eval"])
+        && !script.split_whitespace().any(|w| w == ".")
+}
+
 /// Variables a shell sets itself (bash manual, "Shell Variables"; POSIX 2.5.3): never taken as
 /// unset.
 const SHELL_SET: &[&str] = &[

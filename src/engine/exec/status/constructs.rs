@@ -1,6 +1,7 @@
 //! Constructs the exit-status walk reads beyond lists, pipelines and conditions (issue #10, the
 //! session-10 break-it pass): a declaration's own status (`export X=$(...)`), a subshell that
-//! errexit or `exit` ends, a loop that tries each host until one answers, an expansion that
+//! errexit or `exit` ends, a loop that tries each host until one answers, a `while` loop the check
+//! ends, bare `wait`s, an expansion that
 //! assigns or fails (`${S:=x}`, `${S:?}`), and the tree's word counts that tell whether a file
 //! written is named again. Each checked against bash 5.2.15 and dash 0.5.12 (`tests/shell_flow.rs`).
 
@@ -11,12 +12,14 @@ use super::super::context::basename;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
-    call_words, harmless, harmless_substitution, harmless_text, plain_command, plain_commands,
-    plain_text_commands, reads_status_text, without_harmless_substitutions,
+    call_words, harmless, harmless_after, harmless_substitution, harmless_text, next_reads_status,
+    plain_command, plain_commands, plain_text_commands, reads_only_output, reads_status_text,
+    without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
 use super::{
-    Funcs, Rules, each_node_pruned, is_list_of_statements, is_statement, siblings_after, text, work,
+    Funcs, Rules, each_node_pruned, in_condition, is_list_of_statements, is_statement, siblings_after, text,
+    work, work_text,
 };
 use crate::engine::hosts::is_local;
 
@@ -259,8 +262,9 @@ pub(super) fn unread_declaration(
             }
             counts
         });
-        // (No indirect reference, `${!`, that may name it.)
-        names.get(var) == Some(&1)
+        // (No indirect reference, `${!`, that may name it; any other mention only writes it out:
+        // `local st=$(check); echo $st`, bash 5.2 and dash 0.5.12 0 / 0.)
+        (names.get(var) == Some(&1) || reads_only_output(name, walk))
             && !names.contains_key("")
             && facts
                 .last_unplain
@@ -387,4 +391,280 @@ impl KnownBody {
         }
         KnownBody { harmless_alone, words }
     }
+}
+
+/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
+/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
+/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
+/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
+/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
+pub(super) fn only_bare_waits(src: &str) -> bool {
+    src.match_indices("wait").all(|(at, _)| {
+        let before = src[..at].chars().next_back();
+        let word_start =
+            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
+        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
+        let word_end =
+            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
+        // (`await`, `waiter`: another word, not a `wait` at all.)
+        let other_word =
+            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
+        other_word || word_end
+    })
+}
+
+/// Why `at`, a statement of the condition of `looped` (a `while`/`until` loop), cannot fail the
+/// script, or `None`: not the condition's last, its status is the next one's; the last, when the
+/// check's failure ends the loop (`while CHECK`, `until ! CHECK`: `sense` is whether `at` succeeds
+/// when the check fails, and whether its status no longer follows the check's) the loop's status
+/// is 0 if its body never ran, else the body's last (POSIX "The while Loop"), 0 for a body that
+/// cannot fail and changes nothing (output, clients, `sleep`). Bash 5.2 and dash 0.5.12 exit 0 on
+/// `while pg_isready -h db; do sleep 1; done` with the database down. A loop the check's failure
+/// keeps going (`until CHECK`, `while ! CHECK`) waits on it until the probe times out: `None`.
+pub(super) fn loop_condition<'t>(
+    at: Node<'t>,
+    looped: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+    (negated, sense_lost): (bool, bool),
+) -> Option<(&'static str, Node<'t>)> {
+    let body = {
+        let mut c = looped.walk();
+        looped.named_children(&mut c).find(|k| k.kind() == "do_group")?
+    };
+    if at.start_byte() >= body.start_byte() {
+        return None;
+    }
+    if siblings_after(at, looped).take_while(|s| *s != body).any(is_statement) {
+        return (!next_reads_status(at, looped, walk, rules)).then_some((super::NOT_LAST, at));
+    }
+    let until = looped.child(0).is_some_and(|k| k.kind() == "until");
+    work_text(walk, text(looped, walk));
+    if until != negated || sense_lost || reads_status_text(text(looped, walk)) {
+        return None;
+    }
+    let mut ok = funcs.ok.to_vec();
+    ok.push("sleep".to_string());
+    let quiet = harmless_text(text(body, walk), &funcs.risky)
+        && plain_commands(body, walk, body.start_byte(), &ok)
+        && !mentions(text(body, walk), &["exit", "return"]);
+    quiet.then_some((super::LOOP_ENDS, looped))
+}
+
+/// Whether `right`, the command after `||` in `list`, ends with status 0 whatever happens, so
+/// that the check left of it cannot fail the script through it (bash 5.2 and dash 0.5.12 exit 0
+/// with the database down on each): `return 0` in a called function's body, when what it skips
+/// (the rest of the body) cannot fail or change anything; or a call, with plain arguments, of a
+/// function defined once, before (at this text's top level, or certainly before it runs), whose
+/// body ends with `return 0` or `exit 0` after commands that only write output ([`zero_end`]).
+/// `exit 0` ends the shell: taken only outside a function's body (whose caller's rest it skips)
+/// when the rest of this text is harmless too. `return 0` outside a function is an error in bash
+/// (2), and `return 1`, a bare `return` (the check's status) or `exit 1` are kept.
+pub(super) fn forces_zero(
+    list: Node<'_>,
+    right: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> bool {
+    let t = text(right, walk);
+    if right.kind() != "command" {
+        return false;
+    }
+    if t.split_whitespace().eq(["return", "0"]) {
+        return rules.in_function && harmless_after(list, walk, funcs);
+    }
+    if !harmless_text(t, &[]) {
+        return false;
+    }
+    let Some(name) = right.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    if rules.functions.iter().filter(|f| *f == name).count() != 1 {
+        return false;
+    }
+    let top = walk.top_functions.get(walk.tree.get()).and_then(|(_, table)| table.get());
+    let zero = match top.and_then(|t| t.iter().find(|f| f.name == name)) {
+        Some(f) if f.end <= list.start_byte() => f.zero,
+        Some(_) => None,
+        None => rules.known.iter().find(|(n, _)| n == name).and_then(|(_, body)| zero_end(body)),
+    };
+    match zero {
+        Some(true) => !rules.called && !rules.in_function && harmless_after(list, walk, funcs),
+        Some(false) => true,
+        None => false,
+    }
+}
+
+/// A function's body (`{ ...; }`) that ends with `exit 0` (`Some(true)`) or `return 0`
+/// (`Some(false)`), every command before it writing output only ([`KnownBody`]'s
+/// `harmless_alone`: `{ echo down; exit 0; }`).
+pub(super) fn zero_end(body: &str) -> Option<bool> {
+    let inner = body.trim().strip_prefix('{')?.strip_suffix('}')?.trim().trim_end_matches(';').trim_end();
+    let (rest, last) = match inner.rfind([';', '\n']) {
+        Some(i) => (&inner[..i], inner[i + 1..].trim()),
+        None => ("", inner),
+    };
+    let exits = match last.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["exit", "0"] => true,
+        ["return", "0"] => false,
+        _ => return None,
+    };
+    (rest.trim().is_empty() || KnownBody::of(&format!("{{ {rest}; }}")).harmless_alone).then_some(exits)
+}
+
+/// What runs in a called function's shell besides its body (`Ctx::body_rules`): the texts of the
+/// scripts it returns to (outermost first) and every function's body. The body's own text,
+/// `own`, is blanked in them before they are read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::engine::exec) struct Callers {
+    pub(in crate::engine::exec) own: std::rc::Rc<str>,
+    pub(in crate::engine::exec) scripts: Vec<std::rc::Rc<str>>,
+    pub(in crate::engine::exec) functions: std::rc::Rc<Vec<(String, String)>>,
+}
+
+/// Whether no code a called function's body returns to can read the variable named at `name`
+/// (assigned in the body): no other script text or function body names it (the body's own text
+/// blanked), none reads variables it does not name (`eval`, `source`, `.`, `${!`, `declare`,
+/// `typeset`, `printenv`, `env`) or exports them (`export`, `readonly`, `set -a`, `allexport`),
+/// and the container's `env` does not declare it (nor may `envFrom`): an exported variable is
+/// read by any program run later. (bash 5.2 and dash 0.5.12: `f() { r=$(pg_isready -h db);
+/// echo "$r"; }; f` exits 0 with the database down, `...; f; [ -z "$r" ]` 1.)
+pub(super) fn callers_never_name(name: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let var = text(name, walk);
+    let Some(callers) = &rules.callers else {
+        return false;
+    };
+    let (declared, env_from) = &rules.container_env;
+    if var.is_empty() || *env_from || declared.iter().any(|d| d == var) || callers.own.is_empty() {
+        return false;
+    }
+    let own = &*callers.own;
+    let texts = callers.scripts.iter().map(|s| &**s).chain(callers.functions.iter().map(|(_, b)| b.as_str()));
+    for t in texts.filter(|t| *t != own) {
+        work_text(walk, t);
+        let rest = t.replace(own, " ");
+        let names = rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == var);
+        if names
+            || rest.contains("${!")
+            || rest.split_whitespace().any(|w| w == ".")
+            || rest
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|w| w[0] == "set" && w[1].starts_with('-') && w[1].contains('a'))
+            || mentions(
+                &rest,
+                &[
+                    "eval",
+                    "source",
+                    "declare",
+                    "typeset",
+                    "printenv",
+                    "env",
+                    "export",
+                    "readonly",
+                    "allexport",
+                ],
+            )
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether errexit is ignored in the compound command `n` (a `{ }`, `( )`, loop body or branch)
+/// because a construct around it ignores it (bash manual, `set -e`: "If a compound command or
+/// shell function executes in a context where -e is being ignored, none of the commands executed
+/// within the compound command or function body will be affected"): it is left of `&&`/`||`,
+/// after `!`, or in an `if`/`elif` condition (`set -e; { pg_isready -h db; true; } && echo up`:
+/// bash 5.2 and dash 0.5.12 exit 0 with the database down). A substitution, a pipeline or a
+/// function's definition around it ends the search (not claimed).
+pub(in crate::engine::exec) fn errexit_ignored_around(n: Node<'_>) -> bool {
+    let mut child = n;
+    while let Some(p) = child.parent() {
+        match p.kind() {
+            "list" => {
+                let last = p.named_child(p.named_child_count().saturating_sub(1));
+                if last != Some(child) {
+                    return true;
+                }
+            }
+            "negated_command" => return true,
+            "if_statement" | "elif_clause" if in_condition(child, p) => return true,
+            "compound_statement"
+            | "subshell"
+            | "redirected_statement"
+            | "do_group"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "case_item"
+            | "case_statement"
+            | "for_statement" => {}
+            _ => return false,
+        }
+        child = p;
+    }
+    false
+}
+
+/// The functions `n`, an `if` with an `else`, defines alike in every branch, and how many branches
+/// it has: each branch defines the name once among its own statements, with the same body text,
+/// the `if` names it nowhere else, and no `break`, `continue` or `return` may skip a definition.
+/// Whichever branch runs, the function is defined after the `if` with that body (bash 5.2 and
+/// dash 0.5.12: `if [ -e /x ]; then f() { echo a; }; else f() { echo a; }; fi; pg_isready -h db
+/// || f` exits 0 with the database down). Each as its name's node and its body's.
+pub(in crate::engine::exec) fn alike_definitions<'t>(
+    n: Node<'t>,
+    src: &str,
+) -> (Vec<(Node<'t>, Node<'t>)>, usize) {
+    let t = |k: Node<'_>| src.get(k.start_byte()..k.end_byte()).unwrap_or("");
+    let mut c = n.walk();
+    let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+    if n.kind() != "if_statement"
+        || !kids.iter().any(|k| k.kind() == "else_clause")
+        || mentions(t(n), &["break", "continue", "return"])
+    {
+        return (Vec::new(), 0);
+    }
+    // Each branch's own statements: after `then` (or in the `else`), up to the next clause.
+    let after_then = |kids: &[Node<'t>]| -> Vec<Node<'t>> {
+        let from = kids.iter().position(|k| k.kind() == "then").map_or(0, |p| p + 1);
+        kids[from..]
+            .iter()
+            .filter(|k| is_statement(**k) && !matches!(k.kind(), "elif_clause" | "else_clause"))
+            .copied()
+            .collect()
+    };
+    let mut branches = vec![after_then(&kids)];
+    for k in kids.iter().filter(|k| matches!(k.kind(), "elif_clause" | "else_clause")) {
+        let mut c = k.walk();
+        let clause: Vec<Node<'t>> = k.children(&mut c).collect();
+        branches.push(after_then(&clause));
+    }
+    let name_of = |d: &Node<'t>| d.child_by_field_name("name").map(t);
+    let mut out = Vec::new();
+    for def in branches[0].iter().filter(|d| d.kind() == "function_definition") {
+        let (Some(name), Some(body)) = (def.child_by_field_name("name"), def.child_by_field_name("body"))
+        else {
+            continue;
+        };
+        let alike = branches.iter().all(|b| {
+            let defs: Vec<&Node<'t>> = b
+                .iter()
+                .filter(|d| d.kind() == "function_definition" && name_of(d) == Some(t(name)))
+                .collect();
+            defs.len() == 1 && defs[0].child_by_field_name("body").map(t) == Some(t(body))
+        });
+        let words = |s: &str| {
+            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == t(name)).count()
+        };
+        if alike && words(t(n)) == branches.len() * words(t(*def)) {
+            out.push((name, body));
+        }
+    }
+    (out, branches.len())
 }

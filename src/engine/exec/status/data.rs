@@ -39,9 +39,11 @@ pub(super) const CHANGES_STATE: &[&str] = &[
 ];
 
 /// Beside [`CHANGES_STATE`], what keeps a text from being harmless: a status of its own (`false`,
-/// `test`, `return`), loop control, `local`, and a `function` definition.
+/// `test`, `return`), loop control, `local`, a `function` definition, and a `while`/`until` loop
+/// (it can wait on the dependency until the probe times out: `check || while :; do sleep 1;
+/// done`).
 pub(super) const NOT_HARMLESS: &[&str] =
-    &["false", "return", "test", "local", "break", "continue", "function"];
+    &["false", "return", "test", "local", "break", "continue", "function", "while", "until"];
 
 /// Beside [`CHANGES_STATE`], what a function's body may do that ends the script or runs code the
 /// walk does not follow (`exit`, `exec`, `trap`, `kill`, `eval`, `source`).

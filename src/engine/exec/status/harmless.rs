@@ -520,6 +520,13 @@ pub(super) fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
     {
         return false;
     }
+    reads_only_output(name, walk)
+}
+
+/// Whether every other mention of the variable assigned at `name` is [`reads_only_as_output`]
+/// (and each is a variable's name in the tree: none hides in a word the parser reads as text).
+pub(super) fn reads_only_output(name: Node<'_>, walk: &Walk<'_>) -> bool {
+    let var = text(name, walk);
     let mut root = name;
     while let Some(p) = root.parent() {
         root = p;
