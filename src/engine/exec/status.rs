@@ -41,6 +41,7 @@
 
 mod constructs;
 mod data;
+mod exit_words;
 mod filters;
 mod harmless;
 mod options;
@@ -65,10 +66,11 @@ pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
+use exit_words::literal_defaults;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use tree::each_node;
-use tree::{each_node_pruned, path_to};
+use tree::{each_node_pruned, parent_on, path_to};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
@@ -147,42 +149,6 @@ impl Rules {
         let ok = self.known_ok.get_or_init(|| std::rc::Rc::new(known_ok_with(self, body)));
         *cache.borrow_mut() = Some((uncertain, ok.clone()));
     }
-}
-
-/// `text` with each variable expansion that has a literal numeric default, `${RC:-0}` or
-/// `${RC-0}`, replaced by its default: as an `exit`/`return` status it is never
-/// empty, so never the bare `exit` that returns the last command's status (POSIX, Shell Command
-/// Language, 2.6.2 "Parameter Expansion"). Its value is the default or one set by the environment
-/// or by the script, whose assignments the walk follows (`pg_isready -h db; RC=$?; exit ${RC:-0}`
-/// stays denied). bash 5.2 and dash 0.5.12, with the database down: `pg_isready -h db; exit
-/// ${RC:-0}` exits 0. Not a positional or special parameter (`${1:-0}`, `${?:-0}`).
-fn literal_defaults(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("${") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 2..];
-        let default = after.split_once('}').and_then(|(inner, _)| {
-            let (name, default) = inner.split_once(":-").or_else(|| inner.split_once('-'))?;
-            (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !default.is_empty()
-                && default.bytes().all(|b| b.is_ascii_digit()))
-            .then_some((default, inner.len()))
-        });
-        match default {
-            Some((default, len)) => {
-                out.push_str(default);
-                rest = &after[len + 1..];
-            }
-            None => {
-                out.push_str("${");
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
@@ -607,17 +573,6 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             _ => return None,
         }
     }
-}
-
-/// The parent of `at` from `path` (the nodes from the root down to the parent of `n`), when `at`
-/// is `n` or on the path; `on` is `at`'s index in it (the length for `n`), which only goes down
-/// as the walk goes up, so a step costs one comparison or a few. `None` when `at` is not there
-/// (the caller asks the tree).
-fn parent_on<'t>(path: &[Node<'t>], on: &mut usize, n: Node<'t>, at: Node<'t>) -> Option<Node<'t>> {
-    let i =
-        if at == n { path.len() } else { path[..(*on).min(path.len())].iter().rposition(|p| *p == at)? };
-    *on = i;
-    path.get(i.checked_sub(1)?).copied()
 }
 
 /// Counts `units` of work done on `walk`'s text (`Walk::status_work`).

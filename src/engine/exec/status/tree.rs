@@ -44,3 +44,19 @@ pub(super) fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
     }
     path
 }
+
+/// The parent of `at` from `path` (the nodes from the root down to the parent of `n`), when `at`
+/// is `n` or on the path; `on` is `at`'s index in it (the length for `n`), which only goes down
+/// as the walk goes up, so a step costs one comparison or a few. `None` when `at` is not there
+/// (the caller asks the tree).
+pub(super) fn parent_on<'t>(
+    path: &[Node<'t>],
+    on: &mut usize,
+    n: Node<'t>,
+    at: Node<'t>,
+) -> Option<Node<'t>> {
+    let i =
+        if at == n { path.len() } else { path[..(*on).min(path.len())].iter().rposition(|p| *p == at)? };
+    *on = i;
+    path.get(i.checked_sub(1)?).copied()
+}

@@ -1,0 +1,37 @@
+//! The status words of `exit` and `return` as the status walk's rules read them.
+
+/// `text` with each variable expansion that has a literal numeric default, `${RC:-0}` or
+/// `${RC-0}`, replaced by its default: as an `exit`/`return` status it is never
+/// empty, so never the bare `exit` that returns the last command's status (POSIX, Shell Command
+/// Language, 2.6.2 "Parameter Expansion"). Its value is the default or one set by the environment
+/// or by the script, whose assignments the walk follows (`pg_isready -h db; RC=$?; exit ${RC:-0}`
+/// stays denied). bash 5.2 and dash 0.5.12, with the database down: `pg_isready -h db; exit
+/// ${RC:-0}` exits 0. Not a positional or special parameter (`${1:-0}`, `${?:-0}`).
+pub(super) fn literal_defaults(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let default = after.split_once('}').and_then(|(inner, _)| {
+            let (name, default) = inner.split_once(":-").or_else(|| inner.split_once('-'))?;
+            (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !default.is_empty()
+                && default.bytes().all(|b| b.is_ascii_digit()))
+            .then_some((default, inner.len()))
+        });
+        match default {
+            Some((default, len)) => {
+                out.push_str(default);
+                rest = &after[len + 1..];
+            }
+            None => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
