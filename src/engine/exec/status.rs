@@ -44,6 +44,7 @@ mod data;
 mod filters;
 mod harmless;
 mod options;
+mod shapes;
 mod tree;
 
 use tree_sitter::Node;
