@@ -581,11 +581,22 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 {
                     return Some((DECLARED, decl));
                 }
+                let name = up.child_by_field_name("name").map(|m| text(m, walk));
+                // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`
+                // included (v2 pass 11, 13: bash/dash 0 / 0); what it writes is judged where it
+                // goes (`output_used_above`).
+                if up.kind() == "command" && name == Some("echo") {
+                    return Some((ECHOED, up));
+                }
                 if reads_status_text(text(up, walk)) {
                     return None;
                 }
-                let name = up.child_by_field_name("name").map(|m| text(m, walk));
-                if up.kind() != "command" || !matches!(name, Some("echo" | "logger")) {
+                // `curl -sf "http://localhost/?db=$(pg_isready -h db -q)"`: the argument is the
+                // same whatever the check finds, the command's status its own.
+                if shapes::constant_argument(at, parent, up, walk, &rules.functions) {
+                    return Some((CONSTANT_ARGUMENT, up));
+                }
+                if up.kind() != "command" || name != Some("logger") {
                     return None;
                 }
                 return Some((ECHOED, up));
@@ -727,6 +738,8 @@ const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)"
 const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
+const CONSTANT_ARGUMENT: &str =
+    "its output, always empty (`-q`, `>/dev/null`), is an argument of a command whose status is its own";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
