@@ -147,11 +147,13 @@ fn a_case_on_a_check_s_output_has_its_branch_s_status() {
             "r=$(redis-cli -h redis-master ping); case \"$r\" in PONG) echo ok;; *) echo bad;; esac",
             "case \"$(redis-cli -h redis-master ping)\" in PONG) ;; esac; curl -sf localhost:8080/livez",
             "pg_isready -h orders-db; case $? in 3) exit 1;; esac",
+            "r=$(redis-cli -h redis-master ping 2>&1); case \"$r\" in PONG) ;; *) echo \"down: $r\" >&2;; esac; redis-cli -h 127.0.0.1 ping | grep -q PONG",
         ],
         &[
             "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) exit 1;; esac",
             "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) false;; esac",
             "r=$(redis-cli -h redis-master ping); case \"$r\" in PONG) echo ok;; *) exit 1;; esac",
+            "r=$(redis-cli -h redis-master ping); case \"$r\" in PONG) echo ok;; esac; [ \"$r\" = PONG ]",
             "pg_isready -h orders-db; case $? in 0) ;; *) exit 1;; esac",
             "pg_isready -h orders-db; case $? in 2) exit 1;; esac",
             "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) echo bad;; esac > /tmp/s; grep -q ok /tmp/s",

@@ -434,6 +434,13 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 }
                 if !last_statement(at, parent) {
                     if !errexit || exempt || errexit_ignored_around(parent) {
+                        // `pg_isready -h db; case $? in 3) exit 1;; esac`: no item an outage
+                        // selects fails (`shapes::case_on_outage_status_is_harmless`).
+                        if siblings_after(at, parent).find(|s| is_statement(*s)).is_some_and(|next| {
+                            shapes::case_on_outage_status_is_harmless(at, next, walk, &funcs)
+                        }) {
+                            return Some((CASE_SELECTS, at));
+                        }
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ends the `( )` around it, not the script: the subshell's status is
@@ -567,7 +574,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 if up.kind() == "variable_assignment"
                     && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
                     && !rules.called
-                    && up.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
+                    && up.child_by_field_name("name").is_some_and(|name| {
+                        only_echoed(name, walk) || shapes::only_case_subject(name, walk, &funcs)
+                    })
                 {
                     exempt = false;
                     at = up;
@@ -580,6 +589,12 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     && unread_declaration(up, decl, walk, rules)
                 {
                     return Some((DECLARED, decl));
+                }
+                // `case "$(redis-cli -h cache ping)" in PONG) ...`: the output only chooses
+                // the item, whose status is the case's (`shapes::case_is_harmless`).
+                if let Some(case) = shapes::case_of_subject(parent, up) {
+                    return shapes::case_is_harmless(case, walk, &funcs, |_| true)
+                        .then_some((CASE_SELECTS, case));
                 }
                 let name = up.child_by_field_name("name").map(|m| text(m, walk));
                 // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`
@@ -740,6 +755,8 @@ const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
 const CONSTANT_ARGUMENT: &str =
     "its output, always empty (`-q`, `>/dev/null`), is an argument of a command whose status is its own";
+const CASE_SELECTS: &str =
+    "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an

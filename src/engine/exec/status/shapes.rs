@@ -6,8 +6,10 @@
 
 use tree_sitter::Node;
 
+use super::super::flow::mentions;
 use super::super::shell::Walk;
-use super::{each_node, is_statement, text};
+use super::harmless::{harmless, harmless_after, reads_only_as_output};
+use super::{Funcs, each_node, is_statement, leaves, text};
 
 /// How many `exec` commands under `root` run a program as the last statement of a `( )`
 /// subshell (`(exec pg_isready -h db); exit 0`): each replaces only the subshell, whose status is
@@ -100,4 +102,128 @@ pub(super) fn constant_argument(
     let quiet = name == "pg_isready"
         && cmd.children_by_field_name("argument", &mut c).any(|a| matches!(text(a, walk), "-q" | "--quiet"));
     stdout_null || quiet
+}
+
+/// The `case` statement whose subject (`case WORD in`) holds `n`, if `up` (the first node above
+/// `n` that is not a string or a concatenation) is one.
+pub(super) fn case_of_subject<'t>(n: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
+    (up.kind() == "case_statement"
+        && up.child_by_field_name("value").is_some_and(|v| v.byte_range().contains(&n.start_byte())))
+    .then_some(up)
+}
+
+/// Whether a `case` whose subject carries a check's output (or status) cannot fail the script by
+/// itself: every item `selectable` says the check's outcome may choose runs only [`harmless`]
+/// commands, and when one of them leaves the script (`exit 0`) so is every command after the
+/// `case`. Its status is then that item's (0), or 0 when no pattern matches (POSIX, Shell Command
+/// Language, 2.9.4 "Case Conditional Construct": "The exit status of case shall be zero if no
+/// patterns are matched. Otherwise, the exit status shall be the exit status of the last command
+/// executed in the compound-list"). bash 5.2 and dash 0.5.12 with redis down: `case
+/// "$(redis-cli -h cache ping)" in PONG) echo ok;; *) echo bad;; esac` exits 0.
+pub(super) fn case_is_harmless(
+    case: Node<'_>,
+    walk: &Walk<'_>,
+    funcs: &Funcs,
+    selectable: impl Fn(Node<'_>) -> bool,
+) -> bool {
+    let mut c = case.walk();
+    let items: Vec<Node<'_>> =
+        case.named_children(&mut c).filter(|k| k.kind() == "case_item").filter(|k| selectable(*k)).collect();
+    let bodies: Vec<Node<'_>> = items
+        .iter()
+        .flat_map(|item| {
+            let close = {
+                let mut c = item.walk();
+                item.children(&mut c).find(|k| k.kind() == ")").map_or(item.start_byte(), |p| p.end_byte())
+            };
+            let mut c = item.walk();
+            item.named_children(&mut c)
+                .filter(|k| is_statement(*k) && k.start_byte() >= close)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    bodies.iter().all(|b| harmless(*b, walk, funcs))
+        && (!bodies.iter().any(|b| leaves(*b, walk)) || harmless_after(case, walk, funcs))
+}
+
+/// Whether `next`, the statement after the check `at`, is `case $? in` (or `"$?"`) where every
+/// item an outage's status can select is harmless ([`case_is_harmless`]). Only `pg_isready`
+/// tells its outage's status: 1 (the server rejects connections) or 2 (no response), 3 meaning
+/// no attempt was made (PostgreSQL, "pg_isready", Exit Status). An item whose patterns are all
+/// literal numbers other than 1 and 2 cannot be selected by an outage (`pg_isready -h db; case
+/// $? in 3) exit 1;; esac`: bash/dash 0 / 0 with the database down); any other pattern can.
+pub(super) fn case_on_outage_status_is_harmless(
+    at: Node<'_>,
+    next: Node<'_>,
+    walk: &Walk<'_>,
+    funcs: &Funcs,
+) -> bool {
+    let cmd = if at.kind() == "redirected_statement" { at.child_by_field_name("body") } else { Some(at) };
+    let Some(cmd) = cmd.filter(|c| c.kind() == "command") else {
+        return false;
+    };
+    if !cmd.child_by_field_name("name").is_some_and(|m| text(m, walk) == "pg_isready")
+        || next.kind() != "case_statement"
+        || !next.child_by_field_name("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
+    {
+        return false;
+    }
+    case_is_harmless(next, walk, funcs, |item| {
+        let mut c = item.walk();
+        item.children_by_field_name("value", &mut c).any(|p| {
+            let p = text(p, walk);
+            !(p.bytes().all(|b| b.is_ascii_digit()) && !p.is_empty())
+                || matches!(p.trim_start_matches('0'), "1" | "2")
+        })
+    })
+}
+
+/// Whether the variable assigned at `name` (`r=$(redis-cli -h cache ping)`) is read only as the
+/// subject of `case` statements, or written out (`echo "$r"`: `harmless::reads_only_as_output`), ([`case_of_subject`], `case "$r" in` or `case $r in`) that are
+/// [`case_is_harmless`] whatever it holds, and named nowhere else: its value then only chooses a
+/// harmless branch (bash 5.2 and dash 0.5.12 with redis down: `r=$(redis-cli -h cache ping);
+/// case "$r" in PONG) echo ok;; *) echo bad;; esac` exits 0). An export, `declare`, indirection
+/// or `env` could read it elsewhere: not claimed.
+pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    let var = text(name, walk);
+    if var.is_empty()
+        || walk.src.contains("${!")
+        || mentions(
+            walk.src,
+            &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
+        )
+    {
+        return false;
+    }
+    let mut root = name;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let (mut seen, mut ok) = (0usize, true);
+    each_node(root, |k| {
+        if k.kind() != "variable_name" || text(k, walk) != var {
+            return;
+        }
+        seen += 1;
+        if k == name || reads_only_as_output(k, walk) {
+            return;
+        }
+        let Some(exp) = k.parent().filter(|e| {
+            e.kind() == "simple_expansion"
+                || (e.kind() == "expansion" && text(*e, walk) == format!("${{{var}}}"))
+        }) else {
+            ok = false;
+            return;
+        };
+        let mut up = exp.parent();
+        while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
+            up = u.parent();
+        }
+        ok &= up
+            .and_then(|u| case_of_subject(exp, u))
+            .is_some_and(|case| case_is_harmless(case, walk, funcs, |_| true));
+    });
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    ok && seen == words
 }
