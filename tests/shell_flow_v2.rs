@@ -163,7 +163,7 @@ fn a_case_on_a_check_s_output_has_its_branch_s_status() {
 
 /// A `for` loop's status is its last body command's on its last iteration (POSIX, 2.9.4 "The for
 /// Loop"): over `orders-db localhost` it is localhost's (0 / 0), over `localhost orders-db`
-/// orders-db's (2 / 0); `|| continue` makes each iteration 0 (continue's status), pg-0 remote or
+/// orders-db's (2 / 0), as with errexit on (2 / 0); `|| continue` makes each iteration 0 (continue's status), pg-0 remote or
 /// not (0 / 0). A check piped into `while read -r l; do echo "$l"; done` has the loop's status,
 /// echo's (0 / 0); one whose body tests the line is denied (1 / 0).
 #[test]
@@ -176,6 +176,10 @@ fn a_loop_s_status_is_its_last_iteration_s() {
         ],
         &[
             "for h in localhost orders-db; do pg_isready -h $h; done",
+            "set -e; for h in orders-db localhost; do pg_isready -h $h; done",
+            "for h in orders-db localhost; do pg_isready -h orders-db; done",
+            "pg_isready -h orders-db | while read -r l; do echo \"$l\"; done | grep -q accepting",
+            "while ! pg_isready -h orders-db; do sleep 1; done",
             "pg_isready -h orders-db | while read -r l; do [ \"$l\" != \"no response\" ]; done",
         ],
     );

@@ -45,6 +45,7 @@ mod filters;
 mod harmless;
 mod options;
 mod shapes;
+mod texts;
 mod tree;
 
 use tree_sitter::Node;
@@ -67,6 +68,7 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::KnownBody;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
+use texts::{literal_defaults, only_bare_waits};
 pub(super) use tree::each_node;
 use tree::{each_node_pruned, path_to};
 
@@ -142,42 +144,6 @@ impl Rules {
     }
 }
 
-/// `text` with each variable expansion that has a literal numeric default, `${RC:-0}` or
-/// `${RC-0}`, replaced by its default: as an `exit`/`return` status it is never
-/// empty, so never the bare `exit` that returns the last command's status (POSIX, Shell Command
-/// Language, 2.6.2 "Parameter Expansion"). Its value is the default or one set by the environment
-/// or by the script, whose assignments the walk follows (`pg_isready -h db; RC=$?; exit ${RC:-0}`
-/// stays denied). bash 5.2 and dash 0.5.12, with the database down: `pg_isready -h db; exit
-/// ${RC:-0}` exits 0. Not a positional or special parameter (`${1:-0}`, `${?:-0}`).
-fn literal_defaults(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("${") {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 2..];
-        let default = after.split_once('}').and_then(|(inner, _)| {
-            let (name, default) = inner.split_once(":-").or_else(|| inner.split_once('-'))?;
-            (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !default.is_empty()
-                && default.bytes().all(|b| b.is_ascii_digit()))
-            .then_some((default, inner.len()))
-        });
-        match default {
-            Some((default, len)) => {
-                out.push_str(default);
-                rest = &after[len + 1..];
-            }
-            None => {
-                out.push_str("${");
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
 /// function's body) turn errexit (`errexit`) or pipefail (`pipefail`) on, where the functions
 /// `known` are defined (`uncertain`: those of them that may have been defined otherwise;
@@ -193,7 +159,8 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
-        || mentions(src, &["eval", "source", "kill", "while", "until", "coproc", "lastpipe", "select"])
+        || mentions(src, &["eval", "source", "kill", "until", "coproc", "lastpipe", "select"])
+        || (mentions(src, &["while"]) && !shapes::only_read_loops(src))
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
     {
@@ -237,26 +204,6 @@ pub(super) fn rules(
         container_env,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
-    })
-}
-
-/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
-/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
-/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
-/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
-/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
-fn only_bare_waits(src: &str) -> bool {
-    src.match_indices("wait").all(|(at, _)| {
-        let before = src[..at].chars().next_back();
-        let word_start =
-            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
-        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
-        let word_end =
-            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
-        // (`await`, `waiter`: another word, not a `wait` at all.)
-        let other_word =
-            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
-        other_word || word_end
     })
 }
 
@@ -456,6 +403,12 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     "else_clause" | "elif_clause" => at = parent.parent()?,
                     "case_item" => at = parent.parent()?,
                     "do_group" => {
+                        // `for h in db localhost; do pg_isready -h $h; done`: the last round's
+                        // status, the local check's, is the loop's (errexit would end the
+                        // script at the first).
+                        if !errexit && let Some(looped) = shapes::last_round_is_local(at, walk) {
+                            return Some((LAST_ROUND, looped));
+                        }
                         let looped = parent.parent()?;
                         if looped.kind() != "for_statement" {
                             return None;
@@ -509,6 +462,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     }
                     // `|| ( echo down; exit 1 )`: the `exit` ends the subshell, whose status is
                     // the list's (bash manual, "Command Execution Environment"), followed on.
+                    "||" if !redirected && shapes::continues_its_loop(parent, right, walk) => {
+                        return Some((OR_ELSE, parent));
+                    }
                     "||" if !redirected && subshell_only_exits(right, walk, &funcs) => {
                         exempt = false;
                         at = parent;
@@ -546,7 +502,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                     // (bash manual, "Pipelines"; `filters::plain_filter`): the pipeline's output,
                     // the check's, is judged where it goes (`output_used_above`).
                     if after.iter().all(|k| {
-                        trivial_reader(*k, walk) || filters::plain_filter_element(*k, walk, &rules.functions)
+                        trivial_reader(*k, walk)
+                            || filters::plain_filter_element(*k, walk, &rules.functions)
+                            || shapes::harmless_read_loop(*k, walk, &funcs)
                     }) {
                         return Some((PIPED_THROUGH, parent));
                     }
@@ -757,6 +715,7 @@ const CONSTANT_ARGUMENT: &str =
     "its output, always empty (`-q`, `>/dev/null`), is an argument of a command whose status is its own";
 const CASE_SELECTS: &str =
     "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
+const LAST_ROUND: &str = "its loop's status is its last round's, whose host is this Pod";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an

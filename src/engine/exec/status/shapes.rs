@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::super::flow::mentions;
 use super::super::shell::Walk;
+use super::constructs::{host_is_loop_variable, local_word};
 use super::harmless::{harmless, harmless_after, reads_only_as_output};
 use super::{Funcs, each_node, is_statement, leaves, text};
 
@@ -19,7 +20,7 @@ use super::{Funcs, each_node, is_statement, leaves, text};
 pub(super) fn subshell_last_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
     let mut found = 0;
     each_node(root, |k| {
-        if k.kind() != "command" || !k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec") {
+        if k.kind() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, walk) != "exec") {
             return;
         }
         let Some(sub) = k.parent().filter(|p| p.kind() == "subshell") else {
@@ -162,7 +163,7 @@ pub(super) fn case_on_outage_status_is_harmless(
     let Some(cmd) = cmd.filter(|c| c.kind() == "command") else {
         return false;
     };
-    if !cmd.child_by_field_name("name").is_some_and(|m| text(m, walk) == "pg_isready")
+    if cmd.child_by_field_name("name").is_none_or(|m| text(m, walk) != "pg_isready")
         || next.kind() != "case_statement"
         || !next.child_by_field_name("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
     {
@@ -172,7 +173,8 @@ pub(super) fn case_on_outage_status_is_harmless(
         let mut c = item.walk();
         item.children_by_field_name("value", &mut c).any(|p| {
             let p = text(p, walk);
-            !(p.bytes().all(|b| b.is_ascii_digit()) && !p.is_empty())
+            p.is_empty()
+                || !p.bytes().all(|b| b.is_ascii_digit())
                 || matches!(p.trim_start_matches('0'), "1" | "2")
         })
     })
@@ -226,4 +228,92 @@ pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) 
     let words =
         walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
     ok && seen == words
+}
+
+/// The `for` loop whose body is only the check `at`, when the loop's last word is this Pod
+/// (`constructs::local_word`) and `at`'s host is the loop variable: the loop's status is its last
+/// round's (POSIX, 2.9.4 "The for Loop": "the exit status of the last command that executes"),
+/// the local check's, each earlier round's replaced by the next (bash 5.2 and dash 0.5.12: `for h
+/// in orders-db localhost; do pg_isready -h $h; done` exits 0 with the database down; `for h in
+/// localhost orders-db; ...` exits 2). The list's words must be plain (no expansion, no glob).
+pub(super) fn last_round_is_local<'t>(at: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
+    if at.kind() != "command" {
+        return None;
+    }
+    let body = at.parent().filter(|b| b.kind() == "do_group")?;
+    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
+    let mut c = body.walk();
+    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
+        return None;
+    }
+    let var = text(looped.child_by_field_name("variable")?, walk);
+    let mut c = looped.walk();
+    let values: Vec<&str> = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+    let plain = |v: &&str| {
+        !v.is_empty()
+            && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'))
+    };
+    if var.is_empty() || !values.iter().all(plain) || !values.last().is_some_and(|v| local_word(v)) {
+        return None;
+    }
+    host_is_loop_variable(at, var, walk).then_some(looped)
+}
+
+/// Whether `right`, the right side of `at || right`, is a bare `continue` and the list is the
+/// last statement of a `for` loop's body: a failure of `at` gives the round `continue`'s status,
+/// 0 (bash manual, "Bourne Shell Builtins", `continue`: "The return status is zero unless n is
+/// not greater than or equal to 1"), and the loop's is its last round's (bash 5.2 and dash
+/// 0.5.12: `for h in orders-db pg-0; do pg_isready -h $h -q || continue; done` exits 0 with both
+/// down).
+pub(super) fn continues_its_loop(list: Node<'_>, right: Node<'_>, walk: &Walk<'_>) -> bool {
+    if text(right, walk).trim() != "continue" {
+        return false;
+    }
+    let Some(body) = list.parent().filter(|b| b.kind() == "do_group") else {
+        return false;
+    };
+    let mut c = body.walk();
+    body.parent().is_some_and(|l| l.kind() == "for_statement")
+        && body.named_children(&mut c).filter(|k| is_statement(*k)).last() == Some(list)
+}
+
+/// Whether the pipeline element `k` is `while read ...; do BODY; done` whose condition is a
+/// bare `read` (options and names, nothing expanded) and whose body is [`harmless`]: it reads
+/// the lines before it until they end, and its status is the body's last command's, 0, or 0
+/// when no line came (POSIX, 2.9.4 "The while Loop"; bash 5.2 and dash 0.5.12: `pg_isready -h
+/// db | while read -r l; do echo "$l"; done` exits 0 with the database down).
+pub(super) fn harmless_read_loop(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    if k.kind() != "while_statement" {
+        return false;
+    }
+    let (Some(cond), Some(body)) = (k.child_by_field_name("condition"), k.child_by_field_name("body")) else {
+        return false;
+    };
+    let cond = match cond.kind() {
+        "command" => cond,
+        _ => return false,
+    };
+    let read = cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "read");
+    let mut c = cond.walk();
+    let plain = cond.named_children(&mut c).all(|a| matches!(a.kind(), "command_name" | "word"))
+        && !text(cond, walk).contains(['$', '`']);
+    let mut c = body.walk();
+    let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|s| is_statement(*s)).collect();
+    read && plain && !statements.is_empty() && statements.iter().all(|s| harmless(*s, walk, funcs))
+}
+
+/// Whether every `while` loop in `src` is a `while read` loop (`while read`, `while IFS= read`):
+/// one that ends when its input does, not one that waits on a check (`while ! pg_isready -h db;
+/// do sleep 1; done` runs until the probe times out). `Rules` refuses the others.
+pub(super) fn only_read_loops(src: &str) -> bool {
+    let words: Vec<&str> = src
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let whiles = src.matches("while").count();
+    let read_loops = words
+        .windows(3)
+        .filter(|w| w[0] == "while" && (w[1] == "read" || (w[1].starts_with("IFS=") && w[2] == "read")))
+        .count();
+    whiles == read_loops
 }
