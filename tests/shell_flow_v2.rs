@@ -173,6 +173,7 @@ fn a_loop_s_status_is_its_last_iteration_s() {
             "for h in orders-db localhost; do pg_isready -h $h; done",
             "for h in orders-db pg-0; do pg_isready -h $h -q || continue; done",
             "pg_isready -h orders-db | while read -r l; do echo \"$l\"; done",
+            "pg_isready -h orders-db | while IFS= read -r l; do echo \"$l\"; done",
         ],
         &[
             "for h in localhost orders-db; do pg_isready -h $h; done",

@@ -278,7 +278,7 @@ pub(super) fn continues_its_loop(list: Node<'_>, right: Node<'_>, walk: &Walk<'_
 }
 
 /// Whether the pipeline element `k` is `while read ...; do BODY; done` whose condition is a
-/// bare `read` (options and names, nothing expanded) and whose body is [`harmless`]: it reads
+/// bare `read` (options and names, nothing expanded, `IFS=` before it at most) and whose body is [`harmless`]: it reads
 /// the lines before it until they end, and its status is the body's last command's, 0, or 0
 /// when no line came (POSIX, 2.9.4 "The while Loop"; bash 5.2 and dash 0.5.12: `pg_isready -h
 /// db | while read -r l; do echo "$l"; done` exits 0 with the database down).
@@ -295,8 +295,10 @@ pub(super) fn harmless_read_loop(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) ->
     };
     let read = cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "read");
     let mut c = cond.walk();
-    let plain = cond.named_children(&mut c).all(|a| matches!(a.kind(), "command_name" | "word"))
-        && !text(cond, walk).contains(['$', '`']);
+    let plain = cond.named_children(&mut c).all(|a| {
+        matches!(a.kind(), "command_name" | "word")
+            || (a.kind() == "variable_assignment" && matches!(text(a, walk), "IFS=" | "IFS=''" | "IFS=\"\""))
+    }) && !text(cond, walk).contains(['$', '`']);
     let mut c = body.walk();
     let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|s| is_statement(*s)).collect();
     read && plain && !statements.is_empty() && statements.iter().all(|s| harmless(*s, walk, funcs))
