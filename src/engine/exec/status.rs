@@ -68,7 +68,7 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::KnownBody;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
-use texts::{literal_defaults, only_bare_waits};
+use texts::literal_defaults;
 pub(super) use tree::each_node;
 use tree::{each_node_pruned, path_to};
 
@@ -204,6 +204,26 @@ pub(super) fn rules(
         container_env,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
+    })
+}
+
+/// Whether every `wait` in `src` is a bare `wait` command (no operand, no option): it waits for
+/// every background job and its status is 0 (POSIX, "wait": "If one or more operands were
+/// specified, all of them have terminated [...] Otherwise, the exit status shall be zero"; bash 5.2
+/// and dash 0.5.12: `pg_isready -h db & wait` exits 0 with the database down). `wait $!`,
+/// `wait -n`, `wait %1` return a job's status; any other use of the word is not understood.
+fn only_bare_waits(src: &str) -> bool {
+    src.match_indices("wait").all(|(at, _)| {
+        let before = src[..at].chars().next_back();
+        let word_start =
+            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '`'));
+        let rest = src[at + 4..].trim_start_matches([' ', '\t']);
+        let word_end =
+            rest.chars().next().is_none_or(|c| matches!(c, '\n' | ';' | '&' | '|' | ')' | '}' | '#' | '`'));
+        // (`await`, `waiter`: another word, not a `wait` at all.)
+        let other_word =
+            !word_start || src[at + 4..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
+        other_word || word_end
     })
 }
 
