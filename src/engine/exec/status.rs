@@ -406,7 +406,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         if siblings_after(at, parent).find(|s| is_statement(*s)).is_some_and(|next| {
                             shapes::case_on_outage_status_is_harmless(at, next, walk, &funcs)
                         }) {
-                            return Some((CASE_SELECTS, at));
+                            return Some((shapes::CASE_SELECTS, at));
                         }
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
@@ -427,7 +427,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         // status, the local check's, is the loop's (errexit would end the
                         // script at the first).
                         if !errexit && let Some(looped) = shapes::last_round_is_local(at, walk) {
-                            return Some((LAST_ROUND, looped));
+                            return Some((shapes::LAST_ROUND, looped));
                         }
                         let looped = parent.parent()?;
                         if looped.kind() != "for_statement" {
@@ -547,14 +547,26 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = up.parent()?;
                 }
+                // `r=$(remote); case "$r" in ...`: as below, `r` read only by harmless cases
+                // (`shapes::only_case_subject`).
+                if up.kind() == "variable_assignment"
+                    && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+                    && !rules.called
+                    && up
+                        .child_by_field_name("name")
+                        .is_some_and(|name| shapes::only_case_subject(name, walk, &funcs))
+                {
+                    exempt = false;
+                    at = up;
+                    continue;
+                }
+
                 // `out=$(remote)`: the assignment's status is the substitution's, followed on;
                 // its value must only be written out (`echo "$out"`).
                 if up.kind() == "variable_assignment"
                     && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
                     && !rules.called
-                    && up.child_by_field_name("name").is_some_and(|name| {
-                        only_echoed(name, walk) || shapes::only_case_subject(name, walk, &funcs)
-                    })
+                    && up.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
                 {
                     exempt = false;
                     at = up;
@@ -572,7 +584,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 // the item, whose status is the case's (`shapes::case_is_harmless`).
                 if let Some(case) = shapes::case_of_subject(parent, up) {
                     return shapes::case_is_harmless(case, walk, &funcs, |_| true)
-                        .then_some((CASE_SELECTS, case));
+                        .then_some((shapes::CASE_SELECTS, case));
                 }
                 let name = up.child_by_field_name("name").map(|m| text(m, walk));
                 // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`
@@ -587,7 +599,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 // `curl -sf "http://localhost/?db=$(pg_isready -h db -q)"`: the argument is the
                 // same whatever the check finds, the command's status its own.
                 if shapes::constant_argument(at, parent, up, walk, &rules.functions) {
-                    return Some((CONSTANT_ARGUMENT, up));
+                    return Some((shapes::CONSTANT_ARGUMENT, up));
                 }
                 if up.kind() != "command" || name != Some("logger") {
                     return None;
@@ -731,11 +743,6 @@ const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)"
 const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
 const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
-const CONSTANT_ARGUMENT: &str =
-    "its output, always empty (`-q`, `>/dev/null`), is an argument of a command whose status is its own";
-const CASE_SELECTS: &str =
-    "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
-const LAST_ROUND: &str = "its loop's status is its last round's, whose host is this Pod";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
 
 /// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an

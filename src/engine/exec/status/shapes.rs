@@ -319,3 +319,12 @@ pub(super) fn only_read_loops(src: &str) -> bool {
         .count();
     whiles == read_loops
 }
+
+/// A reason the walk gives (`discarded`).
+pub(super) const CONSTANT_ARGUMENT: &str =
+    "its output, always empty (`-q`, `>/dev/null`), is an argument of a command whose status is its own";
+/// A reason the walk gives (`discarded`).
+pub(super) const CASE_SELECTS: &str =
+    "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
+/// A reason the walk gives (`discarded`).
+pub(super) const LAST_ROUND: &str = "its loop's status is its last round's, whose host is this Pod";
