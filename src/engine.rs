@@ -83,6 +83,34 @@ pub struct Finding {
     /// a startupProbe ..." where [`Finding::message`] says "added one ...". `None` when the finding
     /// has no patch (its message then says nothing was patched).
     pub dry_run_message: Option<String>,
+    /// For `liveness-dependency` and `readiness-shared-dependency`: how the probe's result follows
+    /// what it reaches, as the message says it. `explain` reads it rather than analysing again, so
+    /// that it says what `check` says. `None` for the other rules.
+    pub coupling: Option<Coupling>,
+}
+
+/// How a probe's result follows a dependency it reaches (see [`Finding::coupling`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Coupling {
+    /// The dependency's outage fails the probe (`liveness-dependency` denies it under `deny`).
+    Fails,
+    /// An exec client reaches the dependency, but its exit status cannot fail the probe (it runs
+    /// in the background, its pipeline's status is a filter's, a later command's status is the
+    /// script's, ...): an outage that makes the client fail restarts nothing, and only a client
+    /// that hangs past the probe's `timeoutSeconds` fails it (Kubernetes docs, exec probes: the
+    /// command's exit status decides; a command over `timeoutSeconds` is a failure).
+    HangOnly {
+        /// The client program, as the message names it (`pg_isready`).
+        program: String,
+        /// What it reaches, as the message shows it (`db`).
+        target: String,
+        /// Why its exit status cannot fail the probe (`it runs in the background (`&`)`).
+        how: String,
+    },
+    /// Reported without certainty: the target may be this Pod (a host known only at run time, an
+    /// address that may be the node), whether the client's status fails the probe is known only
+    /// at run time, or the probe does not run what it says. Never a denial.
+    Uncertain,
 }
 
 impl Finding {

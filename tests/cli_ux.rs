@@ -1261,3 +1261,60 @@ fn policy_explain_takes_the_namespace_flags_of_the_other_commands() {
         stderr(&o)
     );
 }
+
+/// A liveness probe that reaches a dependency but whose exit status does not follow it (`| tee`,
+/// `& wait`, a later `f 0`): `check` warns that the dependency's outage cannot fail the probe but a
+/// hang past timeoutSeconds can, and `explain` says the same, naming the client and the
+/// timeoutSeconds, from the engine's finding (s14, fresh-user pass: it said "no probe checks a
+/// dependency, so its outage restarts nothing"). A readiness probe reaching a host known only at
+/// run time is `check`'s warning in explain too, not "takes no pod out of the endpoints".
+#[test]
+fn explain_says_what_check_says_of_a_dependency_whose_status_does_not_count() {
+    let deployment = |probe: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: api}}\nspec:\n  template:\n    spec:\n      \
+             containers:\n      - name: api\n        image: example/api:1\n        ports: [{{containerPort: 8080}}]\n{probe}"
+        )
+    };
+    for (script, client) in [
+        ("pg_isready -h db | tee -a /tmp/l", "pg_isready"),
+        ("redis-cli -h cache ping & wait", "redis-cli"),
+        ("f() { exit $1; }; pg_isready -h db; f 0", "pg_isready"),
+    ] {
+        let text = deployment(&format!(
+            "        readinessProbe: {{httpGet: {{path: /ready, port: 8080}}}}\n        livenessProbe:\n          \
+             timeoutSeconds: 4\n          exec: {{command: [sh, -c, '{script}']}}\n"
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("w.yaml"), &text).unwrap();
+        let check = stdout(&run_in(dir.path(), &["check", "w.yaml"], None));
+        assert!(
+            check.contains("its exit status cannot fail the probe") && check.contains("time out"),
+            "{check}"
+        );
+        let out = explain_text(&text, &[]);
+        assert!(!out.contains("no probe checks a dependency"), "{script}: {out}");
+        assert!(!out.contains("outage restarts nothing and takes no pod"), "{script}: {out}");
+        assert!(
+            out.contains("but its exit status cannot fail the probe (liveness-dependency)"),
+            "{script}: {out}"
+        );
+        assert!(
+            out.contains("makes it hang past timeoutSeconds 4 fails the probe and restarts the container")
+                && out.contains(&format!("an outage that makes {client} fail restarts nothing")),
+            "{script}: {out}"
+        );
+        let json = explain_text(&text, &["-o", "json"]);
+        assert!(
+            json.contains("\"livenessHangOnly\"") && json.contains(&format!("\"program\": \"{client}\"")),
+            "{json}"
+        );
+    }
+    let text = deployment(
+        "        readinessProbe:\n          exec: {command: [sh, -c, 'redis-cli -h $TARGET ping']}\n",
+    );
+    let out = explain_text(&text, &[]);
+    assert!(out.contains("readiness-shared-dependency warns: readinessProbe reaches $TARGET"), "{out}");
+    assert!(out.contains("known only at run time"), "{out}");
+    assert!(!out.contains("takes no pod out of the endpoints"), "{out}");
+}

@@ -534,3 +534,49 @@ fn the_int32_maximum_initial_delay_gets_the_finding_a_smaller_one_gets() {
         }
     }
 }
+
+/// A liveness handler with a long client deadline (`curl -m 120`, `grpc_health_probe
+/// -rpc-timeout=2m`) stretches the added startup probe's period to the deadline. A check that
+/// fails at once (nothing listens yet during boot) fails at 0, P, 2P, ..., and the kubelet kills
+/// at the `failureThreshold`-th: `(failureThreshold - 1) × periodSeconds` of boot time. The server
+/// break-it pass on a00d258 found `failureThreshold: 1` at period 120, a kill at the first check of
+/// a Pod that booted fine before the patch (and with `initialDelaySeconds: 60` moved away, ~90 s of
+/// boot time became none). The default policy's budget is 120 s at period 5: a stretched period
+/// must still give a fast-failing check at least `120 - 5` seconds, and the delay it moves.
+#[test]
+fn a_startup_probe_stretched_to_a_client_deadline_still_gives_the_budget_to_a_fast_failure() {
+    for (command, delay, at_least) in [
+        (vec!["curl", "-sf", "-m", "120", "http://localhost:8080/healthz"], None, 115),
+        (vec!["curl", "-sf", "-m", "60", "http://localhost:8080/healthz"], None, 115),
+        (vec!["grpc_health_probe", "-addr=:50051", "-rpc-timeout=2m"], None, 115),
+        (vec!["curl", "-sf", "-m", "120", "http://localhost:8080/healthz"], Some(60), 115),
+        (vec!["curl", "-sf", "-m", "30", "http://localhost:8080/healthz"], Some(300), 330),
+    ] {
+        let mut live = json!({"exec": {"command": command}, "timeoutSeconds": 5});
+        if let Some(d) = delay {
+            live["initialDelaySeconds"] = json!(d);
+        }
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {"containers": [{"name": "app", "image": "i", "livenessProbe": live}]}});
+        let what = format!("{command:?} delay {delay:?}");
+        let r = respond(&Policy::default(), Endpoint::Mutate, &pod);
+        let after = common::apply(&pod, &common::decode_patch(&r.patch.unwrap_or_else(|| panic!("{what}"))));
+        assert!(api_errors(&after).is_empty(), "{what}: {:?}", api_errors(&after));
+        let startup = &after["spec"]["containers"][0]["startupProbe"];
+        let period = startup["periodSeconds"].as_i64().unwrap_or_else(|| panic!("{what}: {after}"));
+        let threshold = startup["failureThreshold"].as_i64().unwrap_or_else(|| panic!("{what}: {after}"));
+        assert!(period > 5, "{what}: the period is stretched to the deadline: {startup}");
+        assert!(threshold >= 2, "{what}: one failure kills: {startup}");
+        assert!(
+            (threshold - 1) * period >= at_least,
+            "{what}: a fast failure is killed too early: {startup}"
+        );
+    }
+    // (Not stretched: the policy's formula, ceil(120 / 5) = 24.)
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "app", "image": "i",
+            "livenessProbe": {"exec": {"command": ["curl", "-sf", "http://localhost:8080/healthz"]}}}]}});
+    let r = respond(&Policy::default(), Endpoint::Mutate, &pod);
+    let after = common::apply(&pod, &common::decode_patch(&r.patch.expect("patch")));
+    assert_eq!(after["spec"]["containers"][0]["startupProbe"]["failureThreshold"], json!(24));
+}

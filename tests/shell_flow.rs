@@ -3617,3 +3617,25 @@ fn survivors_of_the_sample_on_a00d258_are_told_apart() {
         ],
     );
 }
+
+/// The server break-it pass on a00d258: 49 `&& true` after a check (416 bytes) spent the object's
+/// work units, so the check went unjudged (a note and an admission warning instead of the denial:
+/// a deny bypass by padding). Each `&&` nests the list one level deeper, and each command's
+/// exit-status walk stepped up to the root with `Node::parent`, itself a walk down from the root:
+/// cubic. The walk now steps along the path found once, and skips commands that reach nothing
+/// (`true`, `echo ok`). bash 5.2 and dash 0.5.12: 2 / 0 for each chain below.
+/// (300 deep: the walk's recursion needs more than a debug build's 2 MiB test thread; a release
+/// build analyses the 500 or so a line's parse bound allows on the server's threads.)
+#[test]
+fn a_long_and_chain_after_a_check_does_not_spend_the_analysis() {
+    let run = || {
+        for (n, tail) in [(49, " && true"), (300, " && true"), (300, " && echo ok"), (60, " && [ -d / ]")] {
+            let script = format!("pg_isready -h orders-db{}", tail.repeat(n));
+            expect_denied(&script, "orders-db");
+        }
+        // (A chain followed by a command whose status is 0 whatever the check's is still no denial.)
+        let script = format!("pg_isready -h orders-db{}; true", " && true".repeat(300));
+        assert_eq!(finding_of(&["sh", "-c", &script]).map(|f| f.0), Some(Action::Warn), "{script}");
+    };
+    std::thread::Builder::new().stack_size(64 << 20).spawn(run).expect("thread").join().expect("no panic");
+}

@@ -452,8 +452,8 @@ fn a_startup_probe_reaching_a_remote_dependency_warns() {
         assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
         assert_eq!(f[0].action, Action::Warn);
         assert!(f[0].message.contains(reached), "{}", f[0].message);
-        assert!(f[0].message.contains("a failure kills the container: restart loop"), "{}", f[0].message);
-        assert!(f[0].message.contains("wait in readiness or the app"), "{}", f[0].message);
+        assert!(f[0].message.contains("each start is killed, a restart loop"), "{}", f[0].message);
+        assert!(f[0].message.contains("wait in readinessProbe or the app"), "{}", f[0].message);
     }
     for (handler, host) in [("httpGet", "payments.prod.svc.cluster.local"), ("tcpSocket", "10.1.2.3")] {
         let spec = format!(
@@ -462,7 +462,7 @@ fn a_startup_probe_reaching_a_remote_dependency_warns() {
         let e = eval(&pod(&spec));
         let f = findings(&e, RuleId::StartupRemoteDependency);
         assert_eq!(f.len(), 1, "{spec}: {:?}", e.findings);
-        assert!(f[0].message.starts_with(&format!("startupProbe reaches \"{host}\"")), "{}", f[0].message);
+        assert!(f[0].message.starts_with(&format!("startupProbe reaches {host};")), "{}", f[0].message);
     }
     let quiet = [
         // The dependency checking itself, a local check, the pod's own address.
@@ -1086,6 +1086,20 @@ fn new_messages_fit_a_warning() {
         ),
         format!(
             "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, 'f() {{ exit $1; }}; pg_isready -h orders-db; f \"$CODE\"']}}}}\n"
+        ),
+        // (s14: readiness checks whose status does not count, whose host or status is known only
+        // at run time; a probe's $(NAME) of a valueFrom variable.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, 'kafka-broker-api-versions --bootstrap-server orders-db.production.svc.cluster.local:9092 || true']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, 'kafka-broker-api-versions --bootstrap-server $ORDERS_TARGET_ADDRESS_X:9092']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, 'f() {{ exit $1; }}; kafka-broker-api-versions --bootstrap-server orders-db.production.svc.cluster.local:9092; f \"$CODE\"']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  env: [{{name: DB_HOST, valueFrom: {{configMapKeyRef: {{name: c, key: h}}}}}}]\n  livenessProbe: {{exec: {{command: [pg_isready, -U, postgres, -h, \"$(DB_HOST)\"]}}}}\n"
         ),
     ];
     let mut seen = std::collections::BTreeSet::new();
@@ -2199,4 +2213,211 @@ fn a_network_probe_of_the_pods_own_hostname_is_a_warning_not_a_dependency() {
             assert_eq!(got.map(|g| g.0), Some(Action::Deny), "{probe}");
         }
     }
+}
+
+// === xargs fed a literal the script gives (issue 10, a miss) ===
+
+/// xargs runs its command with words from its standard input. When that input is a literal of the
+/// script (echo, printf, a here-string, a here-document), the command lines are known and judged
+/// as if written: xargs exits 123 when any of them fails with 1-125 (xargs(1), "EXIT STATUS"), so
+/// a remote host's outage fails the probe. Checked in bash 5.2 and dash 0.5.12 with GNU xargs and
+/// a stub pg_isready (2 for a remote host, 0 for localhost): each denied script exits 123.
+#[test]
+fn xargs_fed_a_literal_runs_the_command_lines_it_would_build() {
+    let verdict = |script: &str| {
+        let f = liveness_findings(&["bash", "-c", script], json!([]));
+        f.first().map(|f| (f.action, f.message.clone()))
+    };
+    for script in [
+        "echo db | xargs -I{} pg_isready -h {}",
+        "xargs -n1 pg_isready -h <<< db",
+        "xargs pg_isready -h <<EOF\ndb\nEOF",
+        "printf 'localhost\\ndb\\n' | xargs -I{} pg_isready -h {}",
+        "echo localhost db | xargs -n1 pg_isready -h",
+        "echo db | xargs -rn1 timeout 3 pg_isready -h",
+        "echo db | xargs -I HOST sh -c 'pg_isready -h HOST'",
+    ] {
+        let (action, message) = verdict(script).unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Deny, "{script}: {message}");
+        assert!(message.contains("reaches db"), "{script}: {message}");
+    }
+    // Local hosts only, a command that never runs, or a status dropped: no denial.
+    for script in [
+        "echo localhost | xargs -I{} pg_isready -h {}",
+        "printf '' | xargs -I{} pg_isready -h db",
+        "echo localhost 127.0.0.1 | xargs -n1 pg_isready -h",
+        "echo db | xargs -I{} pg_isready -h {} || true",
+    ] {
+        assert_ne!(verdict(script).map(|v| v.0), Some(Action::Deny), "{script}");
+    }
+    // An input not known here (a file, a command's output, quotes xargs interprets, -0): the
+    // words are values known only at run time, never a denial.
+    for script in [
+        "cat /etc/dbhost | xargs -I{} pg_isready -h {}",
+        "cat /etc/dbhost | xargs pg_isready -h",
+        "discover-primary | xargs -n1 pg_isready -h",
+        "echo \"'db'\" | xargs pg_isready -h",
+        "echo db | xargs -0 pg_isready -h",
+    ] {
+        assert_ne!(verdict(script).map(|v| v.0), Some(Action::Deny), "{script}");
+    }
+}
+
+// === self-checks whose answer rests on the cluster's quorum (issue 10, a miss) ===
+
+/// A member that checks only itself, but answers "healthy" only while its peers form a quorum:
+/// a lost quorum fails every replica's liveness at once and restarts them all. A warning that
+/// says so (never a denial: the member itself may be fine); the ruling rows cite etcd's
+/// ep_command.go, Redis' CLUSTER INFO, MariaDB's wsrep_cluster_status and ZooKeeper's zkServer.sh.
+#[test]
+fn quorum_dependent_self_checks_are_warnings_naming_the_quorum() {
+    let verdict = |script: &str| {
+        let f = liveness_findings(&["sh", "-c", script], json!([]));
+        f.first().map(|f| (f.action, f.message.clone()))
+    };
+    for (script, rests_on) in [
+        ("etcdctl endpoint health", "the etcd cluster's quorum"),
+        ("ETCDCTL_API=3 etcdctl --endpoints=https://127.0.0.1:2379 endpoint health -w json", "etcd"),
+        ("redis-cli cluster info | grep -q cluster_state:ok", "the Redis Cluster's masters"),
+        ("redis-cli -p 6379 cluster info | grep cluster_state:ok", "Redis Cluster"),
+        ("mysql -Nse \"SHOW STATUS LIKE 'wsrep_cluster_status'\" | grep -q Primary", "Primary Component"),
+        ("zkServer.sh status", "the ZooKeeper ensemble's quorum"),
+        ("/opt/zookeeper/bin/zkServer.sh status", "ZooKeeper"),
+    ] {
+        let (action, message) = verdict(script).unwrap_or_else(|| panic!("{script}: no finding"));
+        assert_eq!(action, Action::Warn, "{script}: {message}");
+        assert!(message.contains(rests_on) && message.contains("lost quorum"), "{script}: {message}");
+        assert!(message.contains("readinessProbe"), "{script}: {message}");
+    }
+    // Checks of the member alone, or of other members (already a denial), are not this warning.
+    for script in [
+        "echo ruok | nc localhost 2181 | grep -q imok",
+        "redis-cli ping",
+        "redis-cli cluster info | grep -v cluster_state:ok",
+        "etcdctl endpoint status",
+        "zkServer.sh version",
+    ] {
+        assert_eq!(verdict(script), None, "{script}");
+    }
+    let (action, _) = verdict("etcdctl endpoint health --cluster").expect("every member");
+    assert_eq!(action, Action::Deny);
+    // A quorum check does not hide a real dependency after it.
+    let (action, message) = verdict("etcdctl endpoint health && pg_isready -h db").unwrap();
+    assert_eq!(action, Action::Deny, "{message}");
+    assert!(message.contains("reaches db"), "{message}");
+}
+
+/// `sh -c 'curl -sf URL || exit 1'` means what `curl -sf URL` means: bash and dash exit 1 when
+/// curl fails and 0 when it succeeds (`|| exit 2`, `|| false`, `|| exit`: the same), and a probe
+/// fails on any non-zero status, so `exec-probe-replaceable` gives its hint there too (s14,
+/// fresh-user pass: it did only without the fallback). A fallback that changes the status (`||
+/// exit 0`, `|| true`, `|| exit 256`, which is 0) or a script that does (`!`, `&`) gets none: an
+/// httpGet would not do what it does.
+#[test]
+fn a_fallback_that_keeps_the_status_keeps_the_exec_probe_replaceable_hint() {
+    let spec = |script: &str| {
+        format!(
+            "containers:\n- name: web\n  image: a\n  readinessProbe: {{exec: {{command: [sh, -c, {}]}}}}\n",
+            serde_json::to_string(script).unwrap()
+        )
+    };
+    let url = "curl -sf http://localhost:8080/healthz";
+    for tail in ["", " || exit 1", " || exit 2", " || false", " || exit", " || exit 1;", "  ||  exit 255 "] {
+        let script = format!("{url}{tail}");
+        let e = eval(&pod(&spec(&script)));
+        let f = findings(&e, RuleId::ExecProbeReplaceable);
+        assert_eq!(f.len(), 1, "{script}: {:?}", e.findings);
+        assert!(f[0].message.contains("http://localhost:8080/healthz"), "{}", f[0].message);
+    }
+    for script in [
+        format!("{url} || exit 0"),
+        format!("{url} || true"),
+        format!("{url} || exit 256"),
+        format!("{url} || echo down"),
+        format!("! {url}"),
+        format!("! {url} || exit 1"),
+        format!("{url} &"),
+        format!("{url} | head -1 || exit 1"),
+        format!("{url}; exit 1"),
+        format!("{url} && {url} || exit 1"),
+        format!("({url}) || exit 1; exit 0"),
+    ] {
+        let e = eval(&pod(&spec(&script)));
+        assert!(findings(&e, RuleId::ExecProbeReplaceable).is_empty(), "{script}: {:?}", e.findings);
+    }
+}
+
+/// The readiness and startup dependency warnings name what they reach by its host and port only:
+/// no URL user info, path or query (a token may be in them), no cut inside a parenthesis and no
+/// quotes around a host; a check whose status cannot fail the probe, or whose host is known only
+/// at run time, is not said to empty the endpoints (s14, fresh-user pass).
+#[test]
+fn readiness_and_startup_dependency_messages_show_a_host_and_say_only_what_is_known() {
+    let spec = |probe: &str, handler: &str| {
+        format!(
+            "containers:\n- name: web\n  image: a\n  ports: [{{containerPort: 8080}}]\n  {probe}: {handler}\n"
+        )
+    };
+    let exec =
+        |script: &str| format!("{{exec: {{command: [sh, -c, {}]}}}}", serde_json::to_string(script).unwrap());
+    let cases = [
+        (
+            exec("curl -sf 'http://user:s3cret@api.example.com:8443/v1/health?token=abcdef&x=1'"),
+            "api.example.com:8443 (via curl)",
+        ),
+        (
+            exec(
+                "pg_isready -d 'postgresql://app:pw@orders-database.production.svc.cluster.local:5432/db?sslmode=require'",
+            ),
+            "orders-database.production.svc.cluster.… (via pg_isready)",
+        ),
+        (
+            "{httpGet: {path: /ready, port: 8080, host: 'user:pw@api.example.com'}}".to_string(),
+            "reaches api.example.com",
+        ),
+        ("{tcpSocket: {port: 5432, host: db.shop.svc}}".to_string(), "reaches db.shop.svc"),
+    ];
+    for (probe, rule) in [
+        ("readinessProbe", RuleId::ReadinessSharedDependency),
+        ("startupProbe", RuleId::StartupRemoteDependency),
+    ] {
+        for (handler, shown) in &cases {
+            let e = eval(&pod(&spec(probe, handler)));
+            let f = findings(&e, rule);
+            assert_eq!(f.len(), 1, "{handler}: {:?}", e.findings);
+            let m = &f[0].message;
+            assert!(m.contains(shown), "{shown}: {m}");
+            for secret in
+                ["user", "s3cret", "token", "abcdef", "app:", "pw", "sslmode", "/v1", "\"api", "\"db"]
+            {
+                assert!(!m.contains(secret), "{secret}: {m}");
+            }
+            assert_eq!(m.matches('(').count(), m.matches(')').count(), "{m}");
+            assert_eq!(m.matches('`').count() % 2, 0, "{m}");
+            assert!(!m.contains("::"), "{m}");
+        }
+    }
+    let ready = |script: &str| {
+        let e = eval(&pod(&spec("readinessProbe", &exec(script))));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!(f.len(), 1, "{script}: {:?}", e.findings);
+        f[0].message.clone()
+    };
+    let m = ready("redis-cli -h cache.shop.svc ping || true");
+    assert!(
+        m.contains("its exit status cannot fail the probe, only a hang past timeoutSeconds 1 can")
+            && !m.contains("empties the endpoints"),
+        "{m}"
+    );
+    let m = ready("redis-cli -h $TARGET_X ping");
+    assert!(m.contains("known only at run time: if that is another workload, its outage empties"), "{m}");
+    assert_eq!(m.matches('(').count(), m.matches(')').count(), "{m}");
+    // With hostNetwork an IP literal may be this node, as liveness-dependency says.
+    let e = eval(&pod(&format!(
+        "hostNetwork: true\n{}",
+        spec("readinessProbe", &exec("curl -f http://10.0.0.5:9100/"))
+    )));
+    let f = findings(&e, RuleId::ReadinessSharedDependency);
+    assert!(f[0].message.contains("may be this node"), "{}", f[0].message);
+    assert_eq!(f[0].coupling, Some(probegate::engine::Coupling::Uncertain));
 }

@@ -52,7 +52,11 @@ use super::input::{self, Checked, FileAnalysis, Level};
 use super::{EXIT_BAD_INPUT, EXIT_OK};
 use crate::engine::simulate::{self, DependencyCheck, Outcome, Scenario};
 use crate::engine::{self, ContainerKind, Workload, WorkloadKind, redact_host};
-use crate::policy::{Action, ContainerExemption, Policy, RuleId, RuleSet};
+
+mod dependencies;
+use crate::policy::{ContainerExemption, Policy, RuleId};
+pub use dependencies::HangOnly;
+use dependencies::{DependencyContext, probes_of};
 
 /// Kubernetes defaults ([`engine::defaults`]) in the width used here.
 const DEFAULT_PERIOD: i64 = engine::defaults::PERIOD_SECONDS as i64;
@@ -284,6 +288,20 @@ pub struct ContainerProbes {
     /// (`pg_isready -h db && redis-cli -h cache ping`): each, as `HOST (CATEGORY, via PROGRAM)`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub liveness_dependencies: Vec<String>,
+    /// The liveness probe reaches a dependency whose outage cannot fail it by exit status, only
+    /// by a client hanging past `timeoutSeconds` (`liveness-dependency` warns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_hang_only: Option<HangOnly>,
+    /// The same for the readiness probe (`readiness-shared-dependency` warns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readiness_hang_only: Option<HangOnly>,
+    /// `liveness-dependency`'s message when it warns without certainty (a host known only at run
+    /// time, a status known only at run time, a command the kubelet runs otherwise than written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_uncertain: Option<String>,
+    /// `readiness-shared-dependency`'s message when it warns without certainty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readiness_uncertain: Option<String>,
 }
 
 /// One run of the simulation.
@@ -338,7 +356,19 @@ pub fn no_chart_reason(e: &Explanation) -> Option<&'static str> {
     match &e.simulation {
         None => Some("no container has a liveness or readiness probe"),
         Some(s) if !s.simulates_outage() => Some(
-            "no probe checks a dependency, so an outage changes nothing (--dependency-check liveness or readiness draws one)",
+            if e.containers.iter().any(|c| c.liveness_hang_only.is_some() || c.readiness_hang_only.is_some())
+            {
+                "no probe's exit status follows the dependency it reaches, so only a hang past timeoutSeconds \
+                 fails one (--dependency-check liveness or readiness draws that)"
+            } else if e
+                .containers
+                .iter()
+                .any(|c| c.liveness_uncertain.is_some() || c.readiness_uncertain.is_some())
+            {
+                "no probe is known to check a dependency (--dependency-check liveness or readiness draws one that does)"
+            } else {
+                "no probe checks a dependency, so an outage changes nothing (--dependency-check liveness or readiness draws one)"
+            },
         ),
         Some(_) if !e.serves => Some("no container declares ports, so nothing serves requests"),
         Some(_) => None,
@@ -398,81 +428,6 @@ fn containers(w: &Workload, exempt: &[ContainerExemption]) -> Vec<(ContainerKind
         .map(|c| (ContainerKind::Sidecar, c.clone()));
     apps.chain(sidecars)
         .filter(|(_, c)| !exempt.iter().any(|e| e.covers(&c.name, c.image.as_deref())))
-        .collect()
-}
-
-/// The effective rules with only `liveness-dependency` on (the policy's knownCommands kept): the
-/// dependency analysis alone.
-fn dependency_rules(effective: &RuleSet) -> RuleSet {
-    let mut rules = effective.clone();
-    for r in RuleId::ALL {
-        rules.set_action(r, Action::Off);
-    }
-    rules.set_action(RuleId::LivenessDependency, Action::Deny);
-    rules
-}
-
-/// Containers whose liveness probe reaches a dependency, and those whose readiness probe does (the
-/// same analysis, run on a copy of the workload with each readiness probe in the liveness slot).
-/// Only a coupling the analysis would deny counts: a check whose exit status cannot fail the probe
-/// (`pg_isready -h db || true`, a libpq host list holding this Pod) or a host that may be the node
-/// is a warning there, and simulating restarts for it would contradict `check`.
-fn dependency_analysis(w: &Workload, ctx: &DependencyContext<'_>) -> (Vec<String>, Vec<String>) {
-    let rules = dependency_rules(ctx.rules);
-    let evaluate =
-        |w: &Workload| engine::evaluate_with_configmaps(&rules, w, ctx.exempt, ctx.configmaps, ctx.namespace);
-    let names = |eval: engine::Evaluation| -> Vec<String> {
-        eval.findings
-            .into_iter()
-            .filter(|f| f.rule == RuleId::LivenessDependency && f.action == Action::Deny)
-            .map(|f| f.container)
-            .collect()
-    };
-    let live = names(evaluate(w));
-    let mut swapped = w.clone();
-    for c in swapped.spec.containers.iter_mut().chain(swapped.spec.init_containers.iter_mut().flatten()) {
-        c.liveness_probe = c.readiness_probe.clone();
-    }
-    let ready = names(evaluate(&swapped));
-    (live, ready)
-}
-
-/// What the dependency analysis of one object reads: the effective rules, exempt containers, the
-/// ConfigMaps of the whole run and the object's namespace.
-struct DependencyContext<'a> {
-    rules: &'a RuleSet,
-    exempt: &'a [ContainerExemption],
-    configmaps: &'a engine::StaticConfigMaps,
-    namespace: &'a str,
-}
-
-fn probes_of(w: &Workload, ctx: &DependencyContext<'_>) -> Vec<ContainerProbes> {
-    let exempt = ctx.exempt;
-    let (live, ready) = dependency_analysis(w, ctx);
-    let several = engine::liveness_dependencies(
-        &dependency_rules(ctx.rules),
-        w,
-        ctx.exempt,
-        ctx.configmaps,
-        ctx.namespace,
-    );
-    containers(w, exempt)
-        .into_iter()
-        .map(|(kind, c)| ContainerProbes {
-            liveness: c.liveness_probe.as_ref().map(Timing::of),
-            readiness: c.readiness_probe.as_ref().map(Timing::of),
-            startup: c.startup_probe.as_ref().map(Timing::of),
-            liveness_reaches_dependency: c.liveness_probe.is_some() && live.contains(&c.name),
-            readiness_reaches_dependency: c.readiness_probe.is_some() && ready.contains(&c.name),
-            liveness_aggregate_path: false,
-            liveness_dependencies: if c.liveness_probe.is_some() && live.contains(&c.name) {
-                several.iter().find(|(n, _)| *n == c.name).map(|(_, d)| d.clone()).unwrap_or_default()
-            } else {
-                Vec::new()
-            },
-            name: c.name,
-            kind,
-        })
         .collect()
 }
 
@@ -749,13 +704,31 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         match &c.liveness {
             Some(l) => {
                 let dep = if c.liveness_reaches_dependency {
-                    "; reaches outside the pod (liveness-dependency)"
+                    "; reaches outside the pod (liveness-dependency)".to_string()
+                } else if let Some(h) = &c.liveness_hang_only {
+                    format!(
+                        "; reaches {} (via {}), but its exit status cannot fail the probe (liveness-dependency)",
+                        h.target, h.program
+                    )
                 } else if c.liveness_aggregate_path {
                     "; the Pod's aggregate health endpoint, which may check dependencies (liveness-dependency-path)"
+                        .to_string()
                 } else {
-                    ""
+                    String::new()
                 };
                 writeln!(out, "    liveness:  {}; {}{dep}", l.handler, l.settings())?;
+                if let Some(h) = &c.liveness_hang_only {
+                    writeln!(
+                        out,
+                        "               an outage of {} that makes {} fail restarts nothing, because {}; one that \
+                         makes it hang past timeoutSeconds {} fails the check, and failureThreshold {} such checks \
+                         in a row restart the container",
+                        h.target, h.program, h.how, l.timeout, l.failure_threshold
+                    )?;
+                }
+                if let Some(m) = &c.liveness_uncertain {
+                    writeln!(out, "               liveness-dependency warns: {m}")?;
+                }
                 if !c.liveness_dependencies.is_empty() {
                     writeln!(
                         out,
@@ -792,8 +765,27 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         }
         match &c.readiness {
             Some(r) => {
-                let dep = if c.readiness_reaches_dependency { "; reaches outside the pod" } else { "" };
+                let dep = match &c.readiness_hang_only {
+                    _ if c.readiness_reaches_dependency => "; reaches outside the pod".to_string(),
+                    Some(h) => format!(
+                        "; reaches {} (via {}), but its exit status cannot fail the probe \
+                         (readiness-shared-dependency)",
+                        h.target, h.program
+                    ),
+                    None => String::new(),
+                };
                 writeln!(out, "    readiness: {}; {}{dep}", r.handler, r.settings())?;
+                if let Some(h) = &c.readiness_hang_only {
+                    writeln!(
+                        out,
+                        "               an outage of {} that makes {} fail takes no pod out of the endpoints, \
+                         because {}; one that makes it hang past timeoutSeconds {} fails the check",
+                        h.target, h.program, h.how, r.timeout
+                    )?;
+                }
+                if let Some(m) = &c.readiness_uncertain {
+                    writeln!(out, "               readiness-shared-dependency warns: {m}")?;
+                }
                 writeln!(
                     out,
                     "               a failure takes the pod out of the endpoints after at most {} s = periodSeconds {} x \
@@ -826,6 +818,42 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         return writeln!(out);
     };
     if !sim.simulates_outage() {
+        // What `check` says of these probes, said again: a hang still fails one, or whether one
+        // checks a dependency is not certain.
+        let hang = e.containers.iter().find_map(|c| {
+            let live = (c.liveness_hang_only.as_ref()?, c.liveness.as_ref()?.timeout);
+            Some((c, "liveness", live, "restarts nothing", "restarts the container"))
+        });
+        let hang = hang.or_else(|| {
+            e.containers.iter().find_map(|c| {
+                let ready = (c.readiness_hang_only.as_ref()?, c.readiness.as_ref()?.timeout);
+                Some((
+                    c,
+                    "readiness",
+                    ready,
+                    "takes no pod out of the endpoints",
+                    "takes the pod out of them",
+                ))
+            })
+        });
+        if let Some((c, probe, (h, timeout), fast, slow)) = hang {
+            writeln!(
+                out,
+                "  outage simulation: none: the {probe} probe of container {} reaches {} (via {}), but its exit \
+                 status cannot fail the probe, so an outage that makes {} fail {fast}; one that makes it hang \
+                 past timeoutSeconds {timeout} fails the probe and {slow} (--dependency-check {probe} simulates that)",
+                c.name, h.target, h.program, h.program
+            )?;
+            return writeln!(out);
+        }
+        if e.containers.iter().any(|c| c.liveness_uncertain.is_some() || c.readiness_uncertain.is_some()) {
+            writeln!(
+                out,
+                "  outage simulation: none: no probe is known to check a dependency (see the warning above; \
+                 --dependency-check liveness or readiness simulates a probe that does)"
+            )?;
+            return writeln!(out);
+        }
         match e.containers.iter().find(|c| c.liveness_aggregate_path) {
             Some(c) => writeln!(
                 out,

@@ -806,6 +806,7 @@ mod tests {
             message: "m".into(),
             patch: Vec::new(),
             dry_run_message: None,
+            coupling: None,
         };
         let rs = OwnerReference { kind: "ReplicaSet".into(), name: "rs".into(), ..Default::default() };
         let (level, note) = level_of(&f, Mode::Audit, Some(&rs));

@@ -21,8 +21,11 @@ use super::exec;
 use super::hosts::{self, ProbeHost};
 use super::paths;
 use super::rules::Target;
-use super::{ContainerKind, Finding};
+use super::{ContainerKind, Coupling, Finding};
 use crate::policy::{Action, RuleId, RuleSet};
+
+mod replaceable;
+use replaceable::exec_replaceable;
 
 /// Whether a container only serves metrics: it declares ports and every one of them is named for
 /// metrics (`metrics`, `http-metrics`, `https-metrics`, `prometheus`, ...), or its image is a
@@ -69,18 +72,22 @@ pub(super) fn evaluate(
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
     liveness_denied: bool,
 ) {
-    let mut push = |rule: RuleId, action: Action, message: Option<String>| {
+    fn push(out: &mut Vec<Finding>, t: &Target<'_>, rule: RuleId, action: Action, message: Option<String>) {
         if let Some(message) = message {
             out.push(t.finding(rule, action, message, vec![]));
         }
-    };
+    }
     let r = &rules.liveness_dependency_path;
     if r.action != Action::Off {
-        push(RuleId::LivenessDependencyPath, r.action, aggregate_path(rules, t, local_requests));
+        push(out, t, RuleId::LivenessDependencyPath, r.action, aggregate_path(rules, t, local_requests));
     }
     let a = rules.readiness_shared_dependency.action;
-    if a != Action::Off {
-        push(RuleId::ReadinessSharedDependency, a, readiness_dependency(rules, t, liveness_exec));
+    if a != Action::Off
+        && let Some((message, coupling)) = readiness_dependency(rules, t, liveness_exec)
+    {
+        let mut f = t.finding(RuleId::ReadinessSharedDependency, a, message, vec![]);
+        f.coupling = Some(coupling);
+        out.push(f);
     }
     let a = rules.startup_remote_dependency.action;
     if a != Action::Off
@@ -91,23 +98,23 @@ pub(super) fn evaluate(
             Action::Deny if maybe_self => Action::Warn,
             a => a,
         };
-        push(RuleId::StartupRemoteDependency, a, Some(message));
+        push(out, t, RuleId::StartupRemoteDependency, a, Some(message));
     }
     let a = rules.worker_liveness_missing.action;
     if a != Action::Off {
-        push(RuleId::WorkerLivenessMissing, a, worker(t));
+        push(out, t, RuleId::WorkerLivenessMissing, a, worker(t));
     }
     let a = rules.exec_probe_replaceable.action;
     if a != Action::Off {
-        push(RuleId::ExecProbeReplaceable, a, exec_replaceable(t, liveness_denied));
+        push(out, t, RuleId::ExecProbeReplaceable, a, exec_replaceable(t, liveness_denied));
     }
     let a = rules.liveness_never_restarted.action;
     if a != Action::Off {
-        push(RuleId::LivenessNeverRestarted, a, never_restarted(t));
+        push(out, t, RuleId::LivenessNeverRestarted, a, never_restarted(t));
     }
     let a = rules.probe_paths_swapped.action;
     if a != Action::Off {
-        push(RuleId::ProbePathsSwapped, a, swapped(t));
+        push(out, t, RuleId::ProbePathsSwapped, a, swapped(t));
     }
     if rules.probe_client_deadline.action != Action::Off {
         client_deadline(rules, t, out);
@@ -180,12 +187,10 @@ pub(super) fn local_exec_requests(rules: &RuleSet, t: &Target<'_>) -> Option<Vec
 /// The question seed 004 asks of every readiness dependency.
 const SEED_QUESTION: &str = "should that mean \"no traffic here\" or \"serve degraded\"?";
 
-/// At most 40 characters of a target, for a message that must fit a warning: a longer one is cut
-/// between words ([`super::cut_between_words`]: after its last blank, else its last separator
-/// `/`, `.`, `:`, ... in the second half of the 39 kept; `http://orders-database.production.svc.
-/// cluster.local` is `http://orders-database.production.svc.…`) and ends with `…`.
+/// A target as the readiness and startup messages show it, in at most 40 characters
+/// ([`hosts::shown_target`]: a URL's host and port only, no user info; cut between words).
 fn short(target: &str) -> String {
-    super::cut_between_words(target, 40)
+    hosts::shown_target(target, 40)
 }
 
 /// What a readiness or startup probe reaches of another workload: a remote `httpGet`/`tcpSocket`
@@ -232,20 +237,46 @@ fn readiness_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
-) -> Option<String> {
+) -> Option<(String, Coupling)> {
     let probe = t.container.readiness_probe.as_ref()?;
+    const EMPTIES: &str = "its outage empties the endpoints";
     Some(match remote_dependency(rules, t, probe, liveness_exec)? {
         Reached::Host(host) => {
-            format!(
-                "readinessProbe reaches {:?}: its outage empties the endpoints; {SEED_QUESTION}",
-                short(&host)
-            )
+            (format!("readinessProbe reaches {}: {EMPTIES}; {SEED_QUESTION}", short(&host)), Coupling::Fails)
         }
-        Reached::Exec(dep) => format!(
-            "readinessProbe reaches {} (via {}): its outage empties the endpoints; {SEED_QUESTION}",
-            short(&dep.target),
-            dep.program
-        ),
+        Reached::Exec(dep) => {
+            let reaches = format!("readinessProbe reaches {} (via {})", short(&dep.target), dep.program);
+            if let Some(how) = dep.uncoupled {
+                // Its status cannot take the pod out of the endpoints; a client that hangs past
+                // timeoutSeconds still does (Kubernetes docs, exec probes).
+                let timeout = probe.timeout_seconds.unwrap_or(super::defaults::TIMEOUT_SECONDS);
+                (
+                    format!(
+                        "{reaches}: its exit status cannot fail the probe, only a hang past \
+                         timeoutSeconds {timeout} can"
+                    ),
+                    Coupling::HangOnly { program: dep.program, target: short(&dep.target), how },
+                )
+            } else if dep.status_unknown.is_some() {
+                (
+                    format!("{reaches}; if its status fails the probe (known at run time), {EMPTIES}"),
+                    Coupling::Uncertain,
+                )
+            } else if t.spec.host_network == Some(true) && super::rules::target_is_ip_literal(&dep.target) {
+                // As for `liveness-dependency`: with hostNetwork an IP literal may be this node.
+                (
+                    format!("{reaches}: with hostNetwork that address may be this node; if not, {EMPTIES}"),
+                    Coupling::Uncertain,
+                )
+            } else if dep.unknown_host {
+                (
+                    format!("{reaches}, known only at run time: if that is another workload, {EMPTIES}"),
+                    Coupling::Uncertain,
+                )
+            } else {
+                (format!("{reaches}: {EMPTIES}; {SEED_QUESTION}"), Coupling::Fails)
+            }
+        }
     })
 }
 
@@ -265,16 +296,17 @@ fn startup_dependency(
     let probe = t.container.startup_probe.as_ref()?;
     // The message names the target and the program: kept within a 256-character warning.
     const KILLS: &str =
-        "a failure kills the container: restart loop while it is down; wait in readiness or the app";
+        "while it is down each start is killed, a restart loop; wait in readinessProbe or the app";
     Some(match remote_dependency(rules, t, probe, liveness_exec)? {
-        Reached::Host(host) => (format!("startupProbe reaches {:?}: {KILLS}", short(&host)), false),
+        Reached::Host(host) => (format!("startupProbe reaches {}; {KILLS}", short(&host)), false),
         Reached::Exec(dep) if dep.uncoupled.is_some() => return None,
         Reached::Exec(dep) => {
             let maybe_self = dep.unknown_host
                 || dep.status_unknown.is_some()
+                || dep.quorum.is_some()
                 || t.spec.host_network == Some(true) && super::rules::target_is_ip_literal(&dep.target);
             (
-                format!("startupProbe reaches {} (via {}): {KILLS}", short(&dep.target), dep.program),
+                format!("startupProbe reaches {} (via {}); {KILLS}", short(&dep.target), dep.program),
                 maybe_self,
             )
         }
@@ -350,7 +382,7 @@ fn worker(t: &Target<'_>) -> Option<String> {
     )
 }
 
-// === exec-probe-replaceable ===
+// === exec-probe-replaceable (in `replaceable`) ===
 
 /// The script of a `sh -c SCRIPT` argv (`bash`, `ash`, `dash`, `zsh`; combined flags such as `-ec`).
 fn shell_script(argv: &[String]) -> Option<&str> {
@@ -372,134 +404,6 @@ fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> std::rc::R
         Some(script) => exec::split_commands_in(script, budget),
         None => vec![argv.to_vec()].into(),
     }
-}
-
-/// Whether `host` (a URL's host as the split script gives it, variables as written) is `$NAME` or
-/// `${NAME}` of a variable that holds this pod's IP (`fieldRef: status.podIP`, see
-/// [`super::rules::exec_env`]), expanded by the shell of `script`: the script does not set the
-/// variable, and it is written outside single quotes everywhere (POSIX Shell Command Language
-/// 2.2.2: no expansion inside them). Without a shell nothing expands it, and the kubelet's own
-/// `$(NAME)` expansion uses static `value`s only, which a `valueFrom` variable has none of.
-fn pod_ip_variable(host: &str, script: Option<&str>, c: &Container) -> bool {
-    let Some(name) =
-        host.strip_prefix("${").and_then(|h| h.strip_suffix('}')).or_else(|| host.strip_prefix('$'))
-    else {
-        return false;
-    };
-    let Some(script) = script else { return false };
-    let is_pod_ip = super::rules::exec_env(c).vars.get(name) == Some(&exec::EnvValue::PodIp);
-    let assigned = script.contains(&format!("{name}="));
-    is_pod_ip && !assigned && !single_quoted_reference(script, name)
-}
-
-/// Whether `$name` or `${name}` stands inside single quotes somewhere in `script` (a backslash
-/// outside them escapes the next character; double quotes do not stop expansion).
-fn single_quoted_reference(script: &str, name: &str) -> bool {
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    for (i, c) in script.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' if !single => escaped = true,
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            '$' if single => {
-                let rest = &script[i + 1..];
-                let rest = rest.strip_prefix('{').unwrap_or(rest);
-                if rest.starts_with(name) {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
-/// Options that keep an exec probe necessary: client certificates, credentials, Unix sockets,
-/// proxies and resolve overrides (rules.md, `exec-probe-replaceable` traps).
-fn needs_exec(args: &[String]) -> bool {
-    args.iter().any(|a| {
-        let a = a.as_str();
-        let flag = a.split('=').next().unwrap_or(a);
-        matches!(
-            flag,
-            "--unix-socket"
-                | "--abstract-unix-socket"
-                | "-E"
-                | "--cert"
-                | "--key"
-                | "-u"
-                | "--user"
-                | "-H"
-                | "--header"
-                | "-x"
-                | "--proxy"
-                | "--resolve"
-                | "--connect-to"
-                | "--certificate"
-                | "--private-key"
-                | "--http-user"
-                | "--http-password"
-                | "--user-agent"
-        ) || a.starts_with("-E") && a.len() > 2
-    })
-}
-
-/// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
-/// URL (loopback, or the pod's IP from its environment) with no option that needs exec.
-fn local_http_only(
-    argv: &[String],
-    budget: &exec::AnalysisBudget,
-    c: &Container,
-) -> Option<(String, String)> {
-    let commands = simple_commands(argv, budget);
-    let mut found = None;
-    for cmd in commands.iter() {
-        let (program, args) = cmd.split_first()?;
-        let program = program.rsplit('/').next().unwrap_or(program);
-        if !["curl", "wget"].contains(&program) || needs_exec(args) {
-            return None;
-        }
-        let url = args.iter().find(|a| a.starts_with("http://") || a.starts_with("https://"))?;
-        if !hosts::url_host(url)
-            .is_some_and(|h| hosts::is_local(h) || pod_ip_variable(h, shell_script(argv), c))
-        {
-            return None;
-        }
-        found = Some((program.to_string(), url.clone()));
-    }
-    found
-}
-
-fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<String> {
-    for (field, probe) in probes(t.container) {
-        // A denied liveness probe is to be moved or changed, not kept as an httpGet (its request
-        // asks the whole cluster: `curl localhost:9200/_cluster/health`).
-        if liveness_denied && field == "livenessProbe" {
-            continue;
-        }
-        let Some(argv) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
-            continue;
-        };
-        if let Some((program, url)) = local_http_only(argv, t.budget, t.container) {
-            // httpGet asks the pod's IP: as a URL on it does, not as a loopback-only server listens.
-            let how = match hosts::url_host(&url).filter(|h| hosts::is_local(h)) {
-                Some(host) => format!(
-                    "httpGet to the pod's IP does that without a process per check, unless the server \
-                     listens only on {host}"
-                ),
-                None => "httpGet does that without a process per check (to the pod's IP, its default)".into(),
-            };
-            return Some(format!(
-                "{field} only runs {program} against this pod ({}): {how}",
-                exec::redact_secrets(&url)
-            ));
-        }
-    }
-    None
 }
 
 // === liveness-never-restarted ===
@@ -761,7 +665,7 @@ mod tests {
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let budget = exec::AnalysisBudget::default();
         let c = Container::default();
-        let local_http_only = |argv: &[String]| local_http_only(argv, &budget, &c);
+        let local_http_only = |argv: &[String]| super::replaceable::local_http_only(argv, &budget, &c);
         assert!(local_http_only(&argv(&["curl", "-f", "http://localhost:8080/healthz"])).is_some());
         assert!(local_http_only(&argv(&["sh", "-c", "wget -q -O- http://127.0.0.1:80/"])).is_some());
         assert!(local_http_only(&argv(&["curl", "-f", "http://db:8080/"])).is_none());
@@ -775,22 +679,26 @@ mod tests {
     #[test]
     fn a_long_target_is_cut_between_words() {
         assert_eq!(super::short("orders-db.prod.svc"), "orders-db.prod.svc");
+        // A URL is its host and port: no path, query or user info.
         let t = "http://orders-database.production.svc.cluster.local:5432/health";
-        assert_eq!(super::short(t), "http://orders-database.production.svc.…");
-        // The 40th character starts a new part: all 39 kept.
-        let t = "http://orders-db.prod.svc.cluster.local:5432/health";
-        assert_eq!(super::short(t), "http://orders-db.prod.svc.cluster.local…");
+        assert_eq!(super::short(t), "orders-database.production.svc.cluster.…");
+        let t = "https://u:pw@api.example.com:8443/v1?token=abc";
+        assert_eq!(super::short(t), "api.example.com:8443");
         // The cut falls on a separator already: nothing is taken back.
         assert_eq!(
-            super::short(&format!("{}/{}", "a".repeat(38), "b".repeat(10))),
-            format!("{}/…", "a".repeat(38))
+            super::short(&format!("{}.{}", "a".repeat(38), "b".repeat(10))),
+            format!("{}.…", "a".repeat(38))
         );
         // One long word: cut at the limit (no separator in the second half).
         let word = "x".repeat(60);
         assert_eq!(super::short(&word), format!("{}…", "x".repeat(39)));
         // A separator in the first half is too early to cut at: the long word is cut instead.
-        let early = format!("http://{}", "x".repeat(60));
-        assert_eq!(super::short(&early), format!("http://{}…", "x".repeat(32)));
+        let early = format!("db.{}", "x".repeat(60));
+        assert_eq!(super::short(&early), format!("db.{}…", "x".repeat(36)));
+        // A note the analysis added is kept whole or left out, never cut.
+        assert_eq!(super::short("db.svc (DB_HOST)"), "db.svc (DB_HOST)");
+        let t = "$CACHE_X (not in the container's env; set at run time)";
+        assert_eq!(super::short(t), "$CACHE_X");
         assert!(super::short(t).chars().count() <= 40);
     }
 }

@@ -220,6 +220,17 @@ pub fn configmaps_needed(workload: &Workload, known: &dyn ConfigMapSource) -> Ve
         for (path, cms) in mounted {
             let path = path.trim_end_matches('/');
             let named = !path.is_empty() && texts.iter().any(|t| t.contains(path));
+            // A file mounted into a directory of the default PATH (`subPath` at
+            // `/usr/local/bin/check.sh`) runs by its bare name (`check.sh`).
+            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+            let env_path = c.env.iter().flatten().find(|e| e.name == "PATH").and_then(|e| e.value.as_deref());
+            let on_path = !file.is_empty()
+                && env_path
+                    .unwrap_or(super::exec::DEFAULT_PATH)
+                    .split(':')
+                    .any(|d| d.trim_end_matches('/') == dir)
+                && texts.iter().any(|t| t.contains(file));
+            let named = named || on_path;
             if named
                 || workdir.is_some_and(|w| !w.is_empty() && (w == path || w.starts_with(&format!("{path}/"))))
             {

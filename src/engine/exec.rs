@@ -46,6 +46,7 @@ mod kubelet;
 mod net;
 mod parse;
 mod powershell;
+mod quorum;
 mod redact;
 mod same;
 mod script;
@@ -56,6 +57,7 @@ mod status;
 mod tests;
 mod unwrap;
 mod words;
+mod xargs;
 
 #[allow(unused_imports)]
 use clients::*;
@@ -216,6 +218,11 @@ pub struct Dependency {
     /// $1; }; pg_isready -h db; f "$CODE"`: `` `exit $1` in `f` ``). A finding on it is a warning,
     /// never a denial.
     pub status_unknown: Option<String>,
+    /// For a check of this member whose answer rests on its cluster's quorum (`etcdctl endpoint
+    /// health`, a Redis Cluster's `cluster_state:ok`): why, and the document that says so
+    /// ([`quorum`]). A lost quorum fails every replica's probe at once; a finding on it is a
+    /// warning, never a denial.
+    pub quorum: Option<String>,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).
@@ -291,7 +298,15 @@ pub struct Outcome {
     /// With [`Options::collect_all`]: every dependency found whose outage alone fails the probe
     /// (none uncoupled), in the order met; empty otherwise, and when an analysis bound stopped it.
     pub all: Vec<Dependency>,
+    /// `valueFrom` variables whose `$(NAME)` the probe's command uses: the kubelet expands each
+    /// to the empty string ([`ExecEnv::probe_empty`]), so the command runs without their values.
+    pub kubelet_emptied: Vec<String>,
 }
+
+/// The `PATH` of a container whose image and Pod set none: Docker's `DefaultPathEnv` (docker
+/// `pkg/system/path_unix.go`), which the common base images also set. A bare command name is looked up there ([`ScriptFiles`] for the files
+/// on volumes).
+pub(crate) const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Maximum nesting of scripts and command substitutions that is analysed.
 const MAX_DEPTH: usize = 8;
@@ -724,5 +739,11 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     }
     let local_requests =
         if dependency.is_some() || ctx.over_budget.get() { Vec::new() } else { ctx.local_requests };
-    Outcome { dependency, unresolved: ctx.unresolved, local_requests, all }
+    Outcome {
+        dependency,
+        unresolved: ctx.unresolved,
+        local_requests,
+        all,
+        kubelet_emptied: ctx.kubelet_emptied,
+    }
 }

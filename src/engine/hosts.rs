@@ -172,6 +172,30 @@ pub fn redact_host(host: &str) -> String {
     super::exec::redact_secrets(&host)
 }
 
+/// What a probe reaches, as the readiness and startup messages name it: a URL (`scheme://...`) as
+/// its host and port only (no user info, path, query or fragment: they may hold a token), a host
+/// with user info (`u:pw@db`) without it, a note the analysis added in parentheses (`db (DB_HOST)`)
+/// kept only when the whole fits `max` characters; the host cut between words at `max`
+/// ([`super::cut_between_words`]) and what is left redacted ([`super::exec::redact_secrets`]).
+/// Never cut inside the note, so parentheses stay balanced.
+pub(crate) fn shown_target(target: &str, max: usize) -> String {
+    let (host, note) = match target.split_once(" (") {
+        Some((h, n)) if n.ends_with(')') => (h, Some(n)),
+        _ => (target, None),
+    };
+    let host = match host.split_once("://") {
+        Some((_, rest)) => rest.split(['/', '?', '#']).next().unwrap_or(rest),
+        None => host,
+    };
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = super::exec::redact_secrets(host);
+    let shown = match note {
+        Some(n) if host.chars().count() + n.chars().count() + 2 <= max => format!("{host} ({n}"),
+        _ => host,
+    };
+    super::cut_between_words(&shown, max)
+}
+
 /// Whether a flag or variable name says its value is an address the process itself binds, listens
 /// on or advertises: a part starting with `advertise`, `bind` or `listen` (`--advertise-address`,
 /// `--bind-address`, `--listen-client-urls`, `BIND_ADDR`), or a whole name that is the process's own

@@ -19,8 +19,11 @@ use super::configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps};
 use super::exec::{self, EnvValue, ExecEnv};
 use super::hosts::{self, ProbeHost};
 use super::scripts::ContainerFiles;
-use super::{ContainerKind, Finding, Unresolved};
+use super::{ContainerKind, Coupling, Finding, Unresolved};
 use crate::policy::{Action, MAX_SECONDS, RuleId, RuleSet, SleepStyle};
+
+mod emptied;
+use emptied::kubelet_emptied;
 
 use super::defaults::{
     FAILURE_THRESHOLD as DEFAULT_FAILURE_THRESHOLD, PERIOD_SECONDS as DEFAULT_PERIOD_SECONDS,
@@ -148,6 +151,7 @@ impl Target<'_> {
             message,
             patch,
             dry_run_message: None,
+            coupling: None,
         }
     }
 
@@ -191,18 +195,20 @@ pub(super) fn evaluate_container(
     // The liveness exec command's analysis, for a readiness probe that runs the same command.
     let mut liveness_exec = None;
     if rules.liveness_dependency.action != Action::Off
-        && let Some((message, maybe_self)) =
+        && let Some((message, coupling)) =
             liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
     {
         coupled = true;
         // A host that may be the node itself (hostNetwork), or one known only at run time that
         // nothing names a dependency, is never a reason to deny.
         let action = match rules.liveness_dependency.action {
-            Action::Deny if maybe_self => Action::Warn,
+            Action::Deny if coupling != Coupling::Fails => Action::Warn,
             a => a,
         };
         liveness_denied = action == Action::Deny;
-        out.push(t.finding(RuleId::LivenessDependency, action, message, vec![]));
+        let mut f = t.finding(RuleId::LivenessDependency, action, message, vec![]);
+        f.coupling = Some(coupling);
+        out.push(f);
     }
     if rules.liveness_matches_readiness.action != Action::Off
         && let Some(message) = liveness_matches_readiness(t, coupled)
@@ -293,7 +299,7 @@ fn liveness_dependency<'a>(
     unresolved: &mut Vec<Unresolved>,
     local_requests: &mut Option<Vec<exec::LocalRequest>>,
     analysis: &mut Option<ExecAnalysis<'a>>,
-) -> Option<(String, bool)> {
+) -> Option<(String, Coupling)> {
     let probe = t.container.liveness_probe.as_ref()?;
     let host_network = t.spec.host_network == Some(true);
     let network_host =
@@ -311,22 +317,24 @@ fn liveness_dependency<'a>(
                 ProbeHost::PodIp | ProbeHost::Local | ProbeHost::OwnAddress => None,
                 ProbeHost::OtherIp => Some((
                     format!("{lead}: with hostNetwork it may be this node or another machine; {advice}"),
-                    true,
+                    Coupling::Uncertain,
                 )),
                 ProbeHost::OtherName | ProbeHost::OwnName => Some((
                     format!("{lead}: resolved from the node, it may be this node or another; {advice}"),
-                    true,
+                    Coupling::Uncertain,
                 )),
-                ProbeHost::Unexpanded => Some((format!("{lead}: {UNEXPANDED_HOST}; {advice}"), true)),
+                ProbeHost::Unexpanded => {
+                    Some((format!("{lead}: {UNEXPANDED_HOST}; {advice}"), Coupling::Uncertain))
+                }
                 ProbeHost::ServiceName => {
-                    Some((format!("{lead}: a Service name is another workload; {advice}"), false))
+                    Some((format!("{lead}: a Service name is another workload; {advice}"), Coupling::Fails))
                 }
             };
         }
         if class == ProbeHost::Unexpanded {
             return Some((
                 format!("{lead}: {UNEXPANDED_HOST}; drop host (the pod's IP is the default)"),
-                true,
+                Coupling::Uncertain,
             ));
         }
         if class == ProbeHost::OwnName {
@@ -338,7 +346,7 @@ fn liveness_dependency<'a>(
                      kubelet resolves host on the node, where it may not resolve; drop host (the pod's \
                      IP is the default)"
                 ),
-                true,
+                Coupling::Uncertain,
             ));
         }
         let why = match class {
@@ -352,7 +360,7 @@ fn liveness_dependency<'a>(
                     "{lead}: {why}; drop host (the pod's IP is the default) and check dependencies in \
                      readinessProbe"
                 ),
-                false,
+                Coupling::Fails,
             ));
         }
     }
@@ -376,7 +384,9 @@ fn liveness_dependency<'a>(
             unresolved.push(entry);
         }
     }
-    let dep = outcome.dependency?;
+    let Some(dep) = outcome.dependency else {
+        return kubelet_emptied(rules, t, command, &outcome.kubelet_emptied);
+    };
     let place = dep.script.as_ref().map(|s| format!(" (in {s})")).unwrap_or_default();
     if host_network && target_is_ip_literal(&dep.target) {
         // rules.md, hostNetwork: the pod has the node's addresses, so an IP literal may be this
@@ -390,7 +400,7 @@ fn liveness_dependency<'a>(
                 dep.target,
                 via(&dep.program)
             ),
-            true,
+            Coupling::Uncertain,
         ));
     }
     let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
@@ -411,7 +421,11 @@ fn liveness_dependency<'a>(
                 dep.category,
                 via(&dep.program)
             ),
-            true,
+            Coupling::HangOnly {
+                program: via(&dep.program).to_string(),
+                target: dep.target.clone(),
+                how: how.clone(),
+            },
         ));
     }
     if let Some(why) = &dep.status_unknown {
@@ -426,7 +440,27 @@ fn liveness_dependency<'a>(
                 via(&dep.program),
                 if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
             ),
-            true,
+            Coupling::Uncertain,
+        ));
+    }
+    if let Some(why) = &dep.quorum {
+        // The check asks this member only, but its answer rests on the peers' quorum
+        // (`exec::Dependency::quorum`): the member may be fine, so a warning, never a denial.
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} checks this member, but its answer rests on {} ({}, via \
+                 {}): {why}; a lost quorum fails every replica's liveness at once and restarts them \
+                 all, which cannot restore it; {}",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                if t.in_job {
+                    "drop it from livenessProbe"
+                } else {
+                    "check quorum in readinessProbe and keep liveness on this process"
+                }
+            ),
+            Coupling::Uncertain,
         ));
     }
     if dep.unknown_host {
@@ -442,7 +476,7 @@ fn liveness_dependency<'a>(
                 t.outage_kills,
                 if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
             ),
-            true,
+            Coupling::Uncertain,
         ));
     }
     Some((
@@ -459,7 +493,7 @@ fn liveness_dependency<'a>(
                 "move that check to readinessProbe"
             }
         ),
-        false,
+        Coupling::Fails,
     ))
 }
 
@@ -489,14 +523,16 @@ pub(super) fn target_is_ip_literal(target: &str) -> bool {
 }
 
 /// Analyses an exec probe `command` of the target's container: its environment (ConfigMaps
-/// resolved), its script files, the policy's known commands, spending `budget`.
+/// resolved), its script files, the policy's known commands, spending `budget`. (`as_run` false,
+/// in `analyze_exec_with`: with a probe's `$(NAME)` of a `valueFrom` variable read as its value
+/// rather than the empty string the kubelet gives it.)
 pub(super) fn analyze_exec(
     rules: &RuleSet,
     t: &Target<'_>,
     command: &[String],
     budget: &exec::AnalysisBudget,
 ) -> exec::Outcome {
-    analyze_exec_with(rules, t, command, budget, false)
+    analyze_exec_with(rules, t, command, budget, false, true)
 }
 
 /// The coupled dependencies the target's liveness exec command reaches, in the order met: each
@@ -507,7 +543,7 @@ pub(super) fn liveness_dependencies(rules: &RuleSet, t: &Target<'_>) -> Vec<exec
     let Some(command) = probe.and_then(|p| p.exec.as_ref()).and_then(|e| e.command.as_ref()) else {
         return Vec::new();
     };
-    analyze_exec_with(rules, t, command, t.budget, true).all
+    analyze_exec_with(rules, t, command, t.budget, true, true).all
 }
 
 fn analyze_exec_with(
@@ -516,8 +552,14 @@ fn analyze_exec_with(
     command: &[String],
     budget: &exec::AnalysisBudget,
     collect_all: bool,
+    as_run: bool,
 ) -> exec::Outcome {
     let mut env = exec_env_resolved(t.container, t.configmaps, t.namespace);
+    if !as_run {
+        // As the command's author meant it: a probe's `$(NAME)` of a `valueFrom` variable read as
+        // the container's value (see `kubelet_emptied`).
+        env.probe_empty.clear();
+    }
     if t.spec.host_network == Some(true) {
         // With hostNetwork the pod's IP is the node's IP (API reference, PodStatus: "hostIP ... podIP
         // ... the same as hostIP when hostNetwork"), so `status.hostIP` names this pod too. Later
@@ -1025,10 +1067,24 @@ fn startup_probe(
     // the probe it adds is not itself a `probe-client-deadline` finding.
     let deadline =
         super::checklist::longest_deadline(live, t.budget).map_or(0, |(_, s)| s).min(u64::from(MAX_SECONDS));
-    let period = u64::from(cfg.period_seconds.max(1)).max(deadline);
+    let base_period = u64::from(cfg.period_seconds.max(1));
+    let period = base_period.max(deadline);
+    // A check that fails at once (nothing listens yet) fails at 0, P, 2P, ...: the kubelet kills
+    // the container at the `failureThreshold`-th, `(failureThreshold - 1) × periodSeconds` after it
+    // started (Kubernetes docs, "Configure Liveness, Readiness and Startup Probes": a startup probe
+    // is given `failureThreshold × periodSeconds`, which holds for a check that takes its whole
+    // period). `ceil(budget / period)` loses at most one period of boot time, one policy period;
+    // a period stretched to a client's deadline (`curl -m 120`: 120 s, failureThreshold 1) would
+    // lose the whole budget, killing at the first check. So a stretched period gets one more
+    // failure: `(failureThreshold - 1) × periodSeconds` is at least `budget - policy period`, what
+    // the policy's own period gives.
     // `failureThreshold` is an int32 (Kubernetes API reference, Probe): a budget past
     // `periodSeconds × (2^31 - 1)` is cut there rather than written as a number the API rejects.
-    let wanted_threshold = budget.div_ceil(period);
+    let wanted_threshold = if period > base_period {
+        budget.saturating_sub(base_period).div_ceil(period) + 1
+    } else {
+        budget.div_ceil(period)
+    };
     let failure_threshold = wanted_threshold.min(MAX_INT32);
     let cut = wanted_threshold > failure_threshold;
     let live_timeout =

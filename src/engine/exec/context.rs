@@ -144,6 +144,9 @@ pub(super) struct Ctx<'e> {
     pub(super) scripts: Vec<(String, String)>,
     pub(super) files_read: usize,
     pub(super) unresolved: Vec<UnresolvedScript>,
+    /// `valueFrom` variables whose `$(NAME)` in the probe's command the kubelet expands to the
+    /// empty string ([`super::ExecEnv::probe_empty`]), in the order met, each once.
+    pub(super) kubelet_emptied: Vec<String>,
     /// The length of a script too long to analyse, when one was met.
     pub(super) too_long: Option<usize>,
     /// Bytes produced by expansions so far (see [`MAX_EXPANSION_BYTES`]).
@@ -328,6 +331,7 @@ impl<'e> Ctx<'e> {
             scripts: Vec::new(),
             files_read: 0,
             unresolved: Vec::new(),
+            kubelet_emptied: Vec::new(),
             too_long: None,
             expanded: std::cell::Cell::new(0),
             over_budget: std::cell::Cell::new(false),

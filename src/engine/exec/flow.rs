@@ -114,7 +114,7 @@ impl Ctx<'_> {
     pub(super) fn flow<'t>(
         &mut self,
         n: Node<'t>,
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
         out: &mut Vec<String>,
     ) -> Option<bool> {
@@ -435,7 +435,7 @@ impl Ctx<'_> {
     /// `if`: each condition runs if the ones before it failed, each branch if its condition
     /// succeeded and the ones before failed, the `else` branch if all failed; each walked in a
     /// [`GUARD`] region saying so.
-    fn guarded_if<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) {
+    fn guarded_if<'t>(&mut self, n: Node<'t>, walk: &Walk<'t>, depth: usize, out: &mut Vec<String>) {
         let mut cursor = n.walk();
         let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
         // The if's own branch, then each elif/else clause's.
@@ -475,7 +475,7 @@ impl Ctx<'_> {
     /// `case WORD in ...`: each item's body in a [`GUARD`] region (the word matches one of its
     /// patterns and none of the items' before); with a fall-through (`;&`, `;;&`), a region whose
     /// condition (`K`) is the whole statement, which decides the items that run as bash does.
-    fn guarded_case<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) {
+    fn guarded_case<'t>(&mut self, n: Node<'t>, walk: &Walk<'t>, depth: usize, out: &mut Vec<String>) {
         let mut cursor = n.walk();
         let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
         let value = n.child_by_field_name("value");
@@ -547,7 +547,7 @@ impl Ctx<'_> {
 
     /// The piece of a word or a test command, for a [`GUARD`] condition (`None` if it is not one
     /// piece).
-    fn cond_piece<'t>(&mut self, nodes: &[Node<'t>], walk: &Walk<'_>, depth: usize) -> Option<String> {
+    fn cond_piece<'t>(&mut self, nodes: &[Node<'t>], walk: &Walk<'t>, depth: usize) -> Option<String> {
         let mut pieces = Vec::new();
         self.piece(nodes, walk, depth, &mut pieces);
         let piece = pieces.pop()?;
@@ -558,7 +558,7 @@ impl Ctx<'_> {
     /// (`[ ]`, `[[ ]]`, `test`, `(( ))`, `true`, `false`, `:`, with `!`), a chain of them joined by
     /// `&&` alone or `||` alone (`P`: every part holds, `Q`: not every part holds, each part after
     /// [`PATTERN`]), or unknown. It is one condition, so [`negated`] gives its opposite.
-    fn condition<'t>(&mut self, nodes: &[Node<'t>], success: bool, walk: &Walk<'_>, depth: usize) -> String {
+    fn condition<'t>(&mut self, nodes: &[Node<'t>], success: bool, walk: &Walk<'t>, depth: usize) -> String {
         let named: Vec<Node<'t>> =
             nodes.iter().filter(|k| k.is_named() && k.kind() != "comment").copied().collect();
         let unknown = format!("{COND}U");
@@ -598,7 +598,7 @@ impl Ctx<'_> {
         &mut self,
         first: Node<'t>,
         second: Node<'t>,
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
         out: &mut Vec<String>,
     ) -> bool {
@@ -702,7 +702,7 @@ impl Ctx<'_> {
         &mut self,
         node: Node<'t>,
         success: bool,
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
     ) -> Option<String> {
         let mut node = node;

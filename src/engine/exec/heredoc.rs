@@ -191,10 +191,10 @@ fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
 impl Ctx<'_> {
     /// The command substitutions of a here-document's `body` (unquoted delimiter), their
     /// commands split to `subs`, marked uncoupled when their output decides no status.
-    pub(super) fn here_document_substitutions(
+    pub(super) fn here_document_substitutions<'w>(
         &mut self,
-        body: Node<'_>,
-        walk: &Walk<'_>,
+        body: Node<'w>,
+        walk: &Walk<'w>,
         depth: usize,
         subs: &mut Vec<String>,
     ) {
@@ -255,7 +255,7 @@ impl Ctx<'_> {
     /// exit-status walk finds it discarded (a later command's status is the script's). Such a
     /// statement holds the body's `$(...)`, so `flow`'s walk never asks about it; here it is
     /// asked, its work counted as `status_discarded_within_budget` counts it.
-    fn reader_status_discarded(&self, statement: Node<'_>, walk: &Walk<'_>) -> Option<String> {
+    fn reader_status_discarded<'t>(&self, statement: Node<'t>, walk: &Walk<'t>) -> Option<String> {
         // (A pipeline holding the command, `Output::ReadIntoStatus`, has no redirection of its own.)
         let redirect = statement.child_by_field_name("redirect").filter(|r| r.kind() == "heredoc_redirect");
         let kids: Vec<Node<'_>> = match redirect {

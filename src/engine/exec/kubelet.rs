@@ -137,11 +137,11 @@ impl Ctx<'_> {
         let original = format!("$({name})");
         if depth == 0 {
             if self.env.probe_empty.contains(name) {
-                let reason = format!(
-                    "{name} is set by valueFrom: the kubelet gives a probe's command the empty string for \
-                     `{original}` (it substitutes only values written in env); a shell's `${name}` reads the real value"
-                );
-                self.note_unresolved(&original, reason);
+                // Not a script left unread: the rules say what the kubelet runs instead
+                // ([`super::Outcome::kubelet_emptied`]).
+                if !self.kubelet_emptied.iter().any(|n| n == name) {
+                    self.kubelet_emptied.push(name.to_string());
+                }
                 return Some(String::new());
             }
             // (Nor a name `envFrom` may set: the kubelet's map is `env`'s.)

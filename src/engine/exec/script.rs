@@ -206,7 +206,9 @@ impl Ctx<'_> {
             match step {
                 Step::Next => {}
                 Step::Stop => return Run::End(None),
-                Step::Found(d) if d.uncoupled.is_some() || d.status_unknown.is_some() => {
+                Step::Found(d)
+                    if d.uncoupled.is_some() || d.status_unknown.is_some() || d.quorum.is_some() =>
+                {
                     self.uncoupled_found.get_or_insert(d);
                 }
                 Step::Found(d) if self.collect_all => self.found_all.push(d),
@@ -710,6 +712,7 @@ impl Ctx<'_> {
             why: None,
             uncoupled,
             status_unknown,
+            quorum: None,
         }
     }
 }

@@ -413,7 +413,7 @@ impl Ctx<'_> {
     pub(super) fn statements<'t>(
         &mut self,
         node: Node<'t>,
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
         out: &mut Vec<String>,
     ) {
@@ -457,7 +457,7 @@ impl Ctx<'_> {
 
     /// One node of the statement walk: a piece is made of a simple command; true to walk into
     /// the node's children.
-    fn statement<'t>(&mut self, n: Node<'t>, walk: &Walk<'_>, depth: usize, out: &mut Vec<String>) -> bool {
+    fn statement<'t>(&mut self, n: Node<'t>, walk: &Walk<'t>, depth: usize, out: &mut Vec<String>) -> bool {
         let kind = n.kind();
         if walk.skips.iter().any(|r| r.contains(&n.start_byte())) {
             return false;
@@ -508,7 +508,7 @@ impl Ctx<'_> {
     pub(super) fn piece<'t>(
         &mut self,
         segments: &[Node<'t>],
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
         out: &mut Vec<String>,
     ) {
@@ -541,7 +541,7 @@ impl Ctx<'_> {
     fn emit<'t>(
         &mut self,
         node: Node<'t>,
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
         cur: &mut String,
         subs: &mut Vec<String>,
@@ -634,7 +634,7 @@ impl Ctx<'_> {
     pub(super) fn substitution<'t>(
         &mut self,
         n: Node<'t>,
-        walk: &Walk<'_>,
+        walk: &Walk<'t>,
         depth: usize,
         cur: &mut String,
         subs: &mut Vec<String>,

@@ -262,7 +262,7 @@ fn is_statement(k: Node<'_>) -> bool {
 
 /// Why the exit status of `n` (a simple command, or one with redirections) cannot reach the
 /// script's, or `None` when it may (or the walk cannot tell).
-pub(super) fn discarded(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Option<&'static str> {
+pub(super) fn discarded<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<&'static str> {
     let (why, at) = discarded_at(n, walk, rules)?;
     (!output_used_above(at, walk)).then_some(why)
 }
@@ -344,7 +344,7 @@ fn trivial_reader(k: Node<'_>, walk: &Walk<'_>) -> bool {
 }
 
 /// [`discarded`], with the node whose status is the one found discarded.
-fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'static str, Node<'t>)> {
+fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'static str, Node<'t>)> {
     // Its output is data: a file it writes that the script names again.
     if writes_a_named_file(n, walk) {
         return None;
@@ -366,12 +366,22 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
     let mut exempt = false;
-    // Each step up (`Node::parent`) walks down from the root: it costs the depth, which nested
-    // loops make large (break10 C1: `for h in ...; do ` 150 deep took 12 s in a debug build).
-    let depth = path_to(root, n).len().max(1);
+    // `Node::parent` walks down from the root: a step up with it costs the depth, which nested
+    // loops (break10 C1: `for h in ...; do ` 150 deep took 12 s in a debug build) make large.
+    // The path from the root is found once and each step up is a step along it. A step out of
+    // an `&&`/`||` list only looks at the list's operator and its right side: it costs a unit;
+    // any other step still costs the depth (what the constructs' own checks may walk). A long
+    // `&&` chain is a left-nested `list` per operator: charged the depth per step, 49 `&& true`
+    // after a check spent the object's work units in 416 bytes and left it unjudged (server
+    // break-it pass on a00d258).
+    let path = path_to(root, n);
+    let depth = path.len().max(1);
+    work(walk, depth);
+    let mut on_path = path.len();
+    let mut parent_of = |x: Node<'t>| parent_on(&path, &mut on_path, n, x).or_else(|| x.parent());
     loop {
-        work(walk, depth);
-        let parent = at.parent()?;
+        let parent = parent_of(at)?;
+        work(walk, if parent.kind() == "list" { 1 } else { depth });
         match parent.kind() {
             "program" | "compound_statement" | "subshell" | "do_group" | "case_item" | "else_clause"
             | "if_statement" | "elif_clause" => {
@@ -380,7 +390,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
-                    let construct = if parent.kind() == "elif_clause" { parent.parent()? } else { parent };
+                    let construct = if parent.kind() == "elif_clause" { parent_of(parent)? } else { parent };
                     work_text(walk, text(construct, walk));
                     if reads_status_text(text(construct, walk)) {
                         return None;
@@ -420,8 +430,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 }
                 match parent.kind() {
                     "program" => return None,
-                    "else_clause" | "elif_clause" => at = parent.parent()?,
-                    "case_item" => at = parent.parent()?,
+                    "else_clause" | "elif_clause" => at = parent_of(parent)?,
+                    "case_item" => at = parent_of(parent)?,
                     "do_group" => {
                         // `for h in db localhost; do pg_isready -h $h; done`: the last round's
                         // status, the local check's, is the loop's (errexit would end the
@@ -429,7 +439,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                         if !errexit && let Some(looped) = shapes::last_round_is_local(at, walk) {
                             return Some((shapes::LAST_ROUND, looped));
                         }
-                        let looped = parent.parent()?;
+                        let looped = parent_of(parent)?;
                         if looped.kind() != "for_statement" {
                             return None;
                         }
@@ -458,7 +468,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 // tree-sitter-bash hangs `A || B > f`'s redirection on the list, bash on B: B
                 // writes the file, which can fail (a read-only root filesystem), or a closed
                 // stdout (`>&-`).
-                let redirected = parent.parent().is_some_and(|r| {
+                let redirected = parent_of(parent).is_some_and(|r| {
                     r.kind() == "redirected_statement"
                         && !harmless_text(walk.src.get(parent.end_byte()..r.end_byte()).unwrap_or(""), &[])
                 });
@@ -543,9 +553,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
             // its output is echo's (used only if echo's output is: `output_used_above`).
             "command_substitution" if !errexit || exempt || last_statement(at, parent) => {
-                let mut up = parent.parent()?;
+                let mut up = parent_of(parent)?;
                 while matches!(up.kind(), "string" | "concatenation") {
-                    up = up.parent()?;
+                    up = parent_of(up)?;
                 }
                 // `r=$(remote); case "$r" in ...`: as below, `r` read only by harmless cases
                 // (`shapes::only_case_subject`).
@@ -564,7 +574,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 // `out=$(remote)`: the assignment's status is the substitution's, followed on;
                 // its value must only be written out (`echo "$out"`).
                 if up.kind() == "variable_assignment"
-                    && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+                    && parent_of(up).is_some_and(|p| is_list_of_statements(p.kind()))
                     && !rules.called
                     && up.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
                 {
@@ -575,7 +585,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
                 // `export X=$(remote)` (`local`, `readonly`, `declare`, `typeset`): the
                 // declaration's status is its own, 0, the substitution's lost.
                 if up.kind() == "variable_assignment"
-                    && let Some(decl) = up.parent().filter(|d| d.kind() == "declaration_command")
+                    && let Some(decl) = parent_of(up).filter(|d| d.kind() == "declaration_command")
                     && unread_declaration(up, decl, walk, rules)
                 {
                     return Some((DECLARED, decl));
@@ -609,6 +619,17 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'_>, rules: &Rules) -> Option<(&'st
             _ => return None,
         }
     }
+}
+
+/// The parent of `at` from `path` (the nodes from the root down to the parent of `n`), when `at`
+/// is `n` or on the path; `on` is `at`'s index in it (the length for `n`), which only goes down
+/// as the walk goes up, so a step costs one comparison or a few. `None` when `at` is not there
+/// (the caller asks the tree).
+fn parent_on<'t>(path: &[Node<'t>], on: &mut usize, n: Node<'t>, at: Node<'t>) -> Option<Node<'t>> {
+    let i =
+        if at == n { path.len() } else { path[..(*on).min(path.len())].iter().rposition(|p| *p == at)? };
+    *on = i;
+    path.get(i.checked_sub(1)?).copied()
 }
 
 /// Counts `units` of work done on `walk`'s text (`Walk::status_work`).

@@ -788,7 +788,9 @@ fn other_clients() {
     fires(&["nodetool", "-h", "cassandra-1.cassandra", "status"]);
     quiet(&["nodetool", "status"]);
     fires(&["etcdctl", "--endpoints=https://etcd-0.etcd:2379,https://127.0.0.1:2379", "endpoint", "health"]);
-    quiet(&["etcdctl", "endpoint", "health"]);
+    // The local endpoint: no host, but an answer that rests on the cluster's quorum (a warning).
+    let local = analyze(&s(&["etcdctl", "endpoint", "health"]), &no_env(), &Options::default()).dependency;
+    assert!(local.is_some_and(|d| d.quorum.is_some()));
     fires(&["zkCli.sh", "-server", "zk-0.zk:2181", "ls", "/"]);
     fires(&["zookeeper-shell", "zk:2181/kafka", "ls", "/"]);
     fires(&["nats", "-s", "nats://nats.msg:4222", "server", "ping"]);
@@ -1266,7 +1268,7 @@ fn targets_read_from_stdin_or_a_file_are_noted_not_guessed() {
         o.unresolved.iter().map(|u| format!("{}: {}", u.path, u.reason)).collect::<Vec<_>>()
     };
     for (script, note) in [
-        ("echo http://db/health | xargs curl -sf", "xargs curl: the arguments xargs adds to `curl`"),
+        ("cat /etc/urls | xargs curl -sf", "xargs curl: the arguments xargs adds to `curl`"),
         ("cat /etc/urls | xargs -n1 curl -sf", "xargs curl"),
         ("wget -q -i - < /etc/urls", "wget -i -: wget reads URLs or options from standard input"),
         ("wget -q -i /etc/urls", "wget -i /etc/urls: wget reads URLs or options from `/etc/urls`"),
@@ -1280,6 +1282,8 @@ fn targets_read_from_stdin_or_a_file_are_noted_not_guessed() {
     assert!(notes("ls | xargs rm -f").is_empty());
     assert!(notes("wget -q -O- http://localhost:8080/health").is_empty());
     assert_eq!(fires(&["sh", "-c", "echo x | xargs curl -sf http://db/health"]).target, "http://db/health");
+    // A literal input is no unknown: xargs' command line is known (`curl -sf http://db/health`).
+    assert_eq!(fires(&["sh", "-c", "echo http://db/health | xargs curl -sf"]).target, "http://db/health");
     // Each xargs is a level: a long chain (under the 64 KiB command bound) is bounded, not a
     // stack overflow.
     let mut chain = vec!["xargs"; 10_000];

@@ -212,10 +212,6 @@ pub(super) fn windows_program(word: &str) -> Option<String> {
     (drive || word.contains('\\') || exe).then(|| last.to_ascii_lowercase())
 }
 
-/// xargs options that take a value (GNU findutils, xargs(1)).
-const XARGS_VALUE_OPTS: &[&str] =
-    &["-n", "-I", "-i", "-L", "-P", "-d", "-s", "-E", "-a", "--max-args", "--max-procs", "--delimiter"];
-
 impl Ctx<'_> {
     /// Analyse one simple command (`args` resolved, markers allowed): unwrap wrappers, then
     /// hand the client to its parser.
@@ -232,11 +228,17 @@ impl Ctx<'_> {
         let mut i = 0;
         for _ in 0..MAX_UNWRAP {
             let first = self.render_lit(args.get(i)?);
-            if first.contains('/')
-                && !first.chars().any(is_reserved_char)
-                && let Some(files) = self.files
-            {
-                match files.read(&first) {
+            // A path, or a bare name `PATH` finds on a volume (a ConfigMap script mounted with
+            // `subPath` into `/usr/local/bin`).
+            let on_volume = if first.contains('/') {
+                (!first.chars().any(is_reserved_char))
+                    .then(|| self.files.map(|files| (first.clone(), files.read(&first))))
+                    .flatten()
+            } else {
+                self.on_path(&first, &overrides)
+            };
+            if let Some((first, lookup)) = on_volume {
+                match lookup {
                     FileLookup::Text { text, origin } if runs_as_shell(&first, &text) => {
                         let script_args = args[i + 1..].to_vec();
                         return self.run_file(
@@ -434,57 +436,9 @@ impl Ctx<'_> {
                     self.uncoupled = saved;
                     return found;
                 }
-                // `xargs [OPTS] CMD ARGS`: the command runs with extra arguments from stdin.
-                "xargs" => {
-                    // `-I R` / `-IR` / `--replace[=R]` / `-i` (R `{}`): R in the command's words
-                    // stands for a line of stdin, a value known only at run time: never a host
-                    // that denies (fresh-user pass: `xargs -I{} pg_isready -h {}`).
-                    let placeholder =
-                        rest.iter().take_while(|r| r.starts_with('-')).enumerate().find_map(|(k, r)| match r
-                            .as_str()
-                        {
-                            "-I" => rest.get(k + 1).cloned(),
-                            "-i" | "--replace" => Some("{}".to_string()),
-                            _ => r
-                                .strip_prefix("--replace=")
-                                .or_else(|| r.strip_prefix("-I"))
-                                .or_else(|| r.strip_prefix("-i"))
-                                .filter(|p| !p.is_empty())
-                                .map(str::to_string),
-                        });
-                    let k = skip_opts(&rest, XARGS_VALUE_OPTS);
-                    // (Each xargs is a level: `xargs xargs ... xargs curl` is bounded.)
-                    if depth >= MAX_DEPTH {
-                        return None;
-                    }
-                    if let Some(placeholder) = placeholder
-                        && raw_rest[k..].iter().any(|a| a.contains(placeholder.as_str()))
-                    {
-                        // The command after xargs' options, its placeholder a value not followed.
-                        let unknown = self.new_ref(super::RefKind::Unknown, &placeholder).to_string();
-                        let command: Vec<String> =
-                            raw_rest[k..].iter().map(|a| a.replace(placeholder.as_str(), &unknown)).collect();
-                        return self.analyze_args(&command, overrides, prefix_disp, depth + 1);
-                    }
-                    // Without a placeholder, the lines of stdin are added to the command's
-                    // arguments (xargs(1)): a client given nothing else (`... | xargs curl`) has
-                    // its target there, which the analysis does not see. Noted, never a finding.
-                    let command = &raw_rest[k..];
-                    let found = self.analyze_args(command, overrides, prefix_disp, depth + 1);
-                    if found.is_none()
-                        && let Some(program) = command.first().map(|p| self.render_lit(p))
-                        && super::clients::find_client(basename(&program), &rest[k + 1..]).is_some()
-                    {
-                        self.note_unresolved(
-                            &format!("xargs {}", basename(&program)),
-                            format!(
-                                "the arguments xargs adds to `{}` come from its standard input: where it connects is not analysed",
-                                basename(&program)
-                            ),
-                        );
-                    }
-                    return found;
-                }
+                // `xargs [OPTS] CMD ARGS`: the command runs with extra arguments from stdin
+                // ([`super::xargs`]).
+                "xargs" => return self.xargs(&rest, raw_rest, overrides, prefix_disp, depth),
                 // ssh: jump hosts, a ProxyCommand, and the remote command ([`super::ssh`]).
                 "ssh" => {
                     let mut words = prefix_disp.to_vec();
@@ -508,7 +462,12 @@ impl Ctx<'_> {
                         d.why = Some(known.why.clone());
                         return Some(d);
                     }
-                    return None;
+                    // A check of this member whose answer rests on the cluster's quorum.
+                    let check = super::quorum::find(&base, name, &rest)?;
+                    let hit = Hit::always(check.command.category, check.command.reaches.clone());
+                    let mut d = self.make_dependency(&base, hit, args, prefix_disp);
+                    d.quorum = Some(format!("{} ({})", check.command.why, check.source));
+                    return Some(d);
                 }
             }
         }

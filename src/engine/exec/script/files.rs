@@ -1,7 +1,7 @@
 //! Script files: a shell's operand or a sourced file, read from the container's volumes and analysed in turn.
 
 use super::super::context::{Ctx, is_reserved_char, sanitize};
-use super::super::{Dependency, FileLookup, MAX_DEPTH, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING};
+use super::super::{DEFAULT_PATH, Dependency, FileLookup, MAX_DEPTH, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING};
 
 impl Ctx<'_> {
     /// Runs the file at `path` (a shell's operand, or sourced): analysed when it can be read.
@@ -29,6 +29,57 @@ impl Ctx<'_> {
             }
             FileLookup::NotOnVolume => None,
         }
+    }
+
+    /// Where a command named without a `/` runs from, when that is a file on a volume: the first
+    /// directory of `PATH` (the one the command sees; without one, [`DEFAULT_PATH`]) that has the
+    /// name on a volume, with what admission can read of it (a ConfigMap script mounted with
+    /// `subPath` at `/usr/local/bin/check.sh` and run as `check.sh`). `None` when no volume has
+    /// it: the file is the image's, opaque.
+    pub(in crate::engine::exec) fn on_path(
+        &mut self,
+        name: &str,
+        overrides: &[(String, String)],
+    ) -> Option<(String, FileLookup)> {
+        let files = self.files?;
+        if name.is_empty()
+            || name.contains(['/', '\\'])
+            || name.chars().any(is_reserved_char)
+            || SHELL_BUILTINS.contains(&name)
+        {
+            return None;
+        }
+        // The shell searches its own `PATH` variable, exported or not, or the one a prefix
+        // assignment gives the command; a program started without a shell, its environment's.
+        let path = match overrides.iter().rev().find(|(n, _)| n == "PATH") {
+            Some((_, v)) => Some(self.render_lit(v)),
+            None => self.shell_vars.get("PATH").cloned().map(|v| self.render_lit(&v)),
+        };
+        let path =
+            path.or_else(|| self.tool_env("PATH", overrides)).unwrap_or_else(|| DEFAULT_PATH.to_string());
+        // An empty entry is the working directory (POSIX, "Environment Variables": PATH). An entry
+        // known only at run time ends the search: what follows it may never be reached.
+        for dir in path.split(':').take(MAX_PATH_DIRS) {
+            if dir.chars().any(is_reserved_char) {
+                return None;
+            }
+            let full = if dir.is_empty() {
+                name.to_string()
+            } else {
+                format!("{}/{name}", dir.trim_end_matches('/'))
+            };
+            match files.read(&full) {
+                FileLookup::NotOnVolume => {}
+                // A volume that cannot be read in a PATH directory (an emptyDir an init container
+                // fills with binaries at /usr/local/bin): the program is judged by its name, as
+                // before; only a name that is a shell script's is noted as not analysed.
+                FileLookup::Unreadable(_) if !name.ends_with(".sh") && !name.ends_with(".bash") => {
+                    return None;
+                }
+                found => return Some((full, found)),
+            }
+        }
+        None
     }
 
     /// Analyses a script file's text. Run as a program or by a shell (`how`), it is a new shell:
@@ -108,3 +159,12 @@ pub(in crate::engine::exec) enum FileRun {
     /// Executed directly: the program and options of its `#!` line run it.
     Program,
 }
+
+/// At most this many `PATH` directories are searched.
+const MAX_PATH_DIRS: usize = 32;
+
+/// Shell builtins, which a shell runs before it searches `PATH` (POSIX 2.9.1.1; the common ones).
+const SHELL_BUILTINS: &[&str] = &[
+    "echo", "printf", "test", "[", "true", "false", ":", "cd", "read", "pwd", "kill", "type", "command",
+    "exit", "return", "set", "export", "wait", "trap", "eval", "exec", "shift", "unset", "local",
+];

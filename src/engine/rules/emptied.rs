@@ -1,0 +1,94 @@
+//! A probe's `$(NAME)` of a `valueFrom` variable, which the kubelet expands to the empty string.
+
+use super::super::exec;
+use super::{Coupling, RuleSet, Target, analyze_exec_with, exec_env};
+
+/// A liveness command whose `$(NAME)` of a `valueFrom` variable the kubelet expands to the empty
+/// string (its prober expands a probe's command from the values written in `env` only:
+/// `ExpandContainerCommandOnlyStatic`, `pkg/kubelet/prober/prober.go`; docs/scripts.md), where
+/// the command with the variable's value would reach a dependency: `pg_isready -h $(DB_HOST)` runs
+/// `pg_isready -h ''`, the client's local default, which is not the check its author meant. A
+/// warning saying what the kubelet runs and what to do, never a denial; none where the image may
+/// be the server the client checks by default (a `postgres` image's own `pg_isready`).
+pub(super) fn kubelet_emptied(
+    rules: &RuleSet,
+    t: &Target<'_>,
+    command: &[String],
+    emptied: &[String],
+) -> Option<(String, Coupling)> {
+    // Analysed again only when the kubelet emptied a reference (rare): the object's budget pays.
+    if emptied.is_empty() {
+        return None;
+    }
+    let meant = analyze_exec_with(rules, t, command, t.budget, false, false).dependency?;
+    // The variable the dependency's host came from, when the target names it.
+    let name = emptied.iter().find(|n| meant.target.contains(n.as_str())).or(emptied.first())?;
+    let servers = local_servers(&meant.program);
+    let image = t.container.image.as_deref().unwrap_or("");
+    if image_may_serve(servers, image) {
+        return None;
+    }
+    // A database or cache client given an empty host uses its local default (libpq's socket,
+    // redis-cli's 127.0.0.1, ...); another client (`curl http://:8080/`) has no host at all.
+    let what = if servers.is_empty() { "it gets no host" } else { "it checks the local default" };
+    let env = exec_env(t.container);
+    let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
+    let runs = super::super::cut_between_words(&runs, 48);
+    Some((
+        format!(
+            "livenessProbe runs `{runs}`: a probe's $({name}) from valueFrom is empty, so {what}; for the \
+             remote check use ${name} in sh -c in readinessProbe"
+        ),
+        Coupling::Uncertain,
+    ))
+}
+
+/// The server names of the images that serve what `program` checks when given no host (its local
+/// default); empty for a client without such a default.
+fn local_servers(program: &str) -> &'static [&'static str] {
+    match program {
+        "pg_isready" | "psql" => &["postgres", "postgis", "timescale", "spilo", "patroni"],
+        "redis-cli" | "valkey-cli" | "keydb-cli" => &["redis", "valkey", "keydb"],
+        "mysql" | "mysqladmin" | "mariadb" | "mariadb-admin" => &["mysql", "mariadb", "percona"],
+        "mongosh" | "mongo" => &["mongo"],
+        _ => &[],
+    }
+}
+
+/// Whether a container's `image` may be one of `servers` (see [`local_servers`]): the image's name
+/// (its last path part, tag and digest dropped) holds a server's name. A guess in the direction of
+/// no finding: `pg_isready -h ''` in a `postgres` image checks that server, which a liveness probe
+/// may well mean.
+fn image_may_serve(servers: &[&str], image: &str) -> bool {
+    let name = image.rsplit('/').next().unwrap_or(image);
+    let name = name.split(['@', ':']).next().unwrap_or(name).to_ascii_lowercase();
+    servers.iter().any(|s| name.contains(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{image_may_serve, local_servers};
+
+    #[test]
+    fn the_image_may_serve_what_a_client_checks_by_default() {
+        for (program, image) in [
+            ("pg_isready", "postgres:16"),
+            ("psql", "docker.io/bitnami/postgresql@sha256:abc"),
+            ("redis-cli", "registry:5000/cache/redis:7"),
+            ("valkey-cli", "valkey/valkey:8"),
+            ("mysqladmin", "mariadb:11"),
+            ("mongosh", "mongo:7"),
+        ] {
+            assert!(image_may_serve(local_servers(program), image), "{program} {image}");
+        }
+        for (program, image) in [
+            ("pg_isready", "shop/api:1"),
+            ("pg_isready", "prometheuscommunity/exporter:1"),
+            ("redis-cli", "postgres:16"),
+            ("curl", "postgres:16"),
+        ] {
+            assert!(!image_may_serve(local_servers(program), image), "{program} {image}");
+        }
+        assert!(local_servers("curl").is_empty() && !local_servers("mongo").is_empty());
+    }
+}
