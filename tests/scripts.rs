@@ -745,7 +745,11 @@ fn shell_syntax_around_a_local_check_is_not_a_dependency() {
         ("psql -h orders-db <<SQL\nSELECT 1;\nSQL", "orders-db"),
         ("n=$(( 1 << 4 )); curl -sf http://orders.svc:8080/", "orders.svc"),
         ("(( 2 << 3 > 4 )) && curl -sf http://orders.svc:8080/", "orders.svc"),
-        ("case \"$(redis-cli -h cache.other.svc ping)\" in PONG) exit 0;; esac", "cache.other.svc"),
+        // (`in PONG) exit 0;; esac` alone is 0 with the cache down: no pattern matches, status 0.)
+        (
+            "case \"$(redis-cli -h cache.other.svc ping)\" in PONG) exit 0;; *) exit 1;; esac",
+            "cache.other.svc",
+        ),
         ("case $MODE in\n  a) redis-cli -h cache.other.svc ping;;\nesac", "cache.other.svc"),
         ("check() { curl -sf http://orders.svc:8080/healthz; }; check", "orders.svc"),
         ("[[ $(curl -s http://orders.svc/) == ok ]]", "orders.svc"),

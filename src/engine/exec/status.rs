@@ -41,10 +41,11 @@
 
 mod constructs;
 mod data;
-mod exit_words;
 mod filters;
 mod harmless;
 mod options;
+mod shapes;
+mod texts;
 mod tree;
 
 use tree_sitter::Node;
@@ -66,9 +67,9 @@ pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
-use exit_words::literal_defaults;
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
+use texts::literal_defaults;
 pub(super) use tree::each_node;
 use tree::{each_node_pruned, parent_on, path_to};
 
@@ -403,6 +404,13 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 if !last_statement(at, parent) {
                     if !errexit || exempt || errexit_ignored_around(parent) {
+                        // `pg_isready -h db; case $? in 3) exit 1;; esac`: no item an outage
+                        // selects fails (`shapes::case_on_outage_status_is_harmless`).
+                        if siblings_after(at, parent).find(|s| is_statement(*s)).is_some_and(|next| {
+                            shapes::case_on_outage_status_is_harmless(at, next, walk, &funcs)
+                        }) {
+                            return Some((shapes::CASE_SELECTS, at));
+                        }
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ends the `( )` around it, not the script: the subshell's status is
@@ -418,6 +426,12 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "else_clause" | "elif_clause" => at = parent_of(parent)?,
                     "case_item" => at = parent_of(parent)?,
                     "do_group" => {
+                        // `for h in db localhost; do pg_isready -h $h; done`: the last round's
+                        // status, the local check's, is the loop's (errexit would end the
+                        // script at the first).
+                        if !errexit && let Some(looped) = shapes::last_round_is_local(at, walk) {
+                            return Some((shapes::LAST_ROUND, looped));
+                        }
                         let looped = parent_of(parent)?;
                         if looped.kind() != "for_statement" {
                             return None;
@@ -472,6 +486,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     }
                     // `|| ( echo down; exit 1 )`: the `exit` ends the subshell, whose status is
                     // the list's (bash manual, "Command Execution Environment"), followed on.
+                    "||" if !redirected && shapes::continues_its_loop(parent, right, walk) => {
+                        return Some((OR_ELSE, parent));
+                    }
                     "||" if !redirected && subshell_only_exits(right, walk, &funcs) => {
                         exempt = false;
                         sense_lost = true;
@@ -517,7 +534,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     // (bash manual, "Pipelines"; `filters::plain_filter`): the pipeline's output,
                     // the check's, is judged where it goes (`output_used_above`).
                     if after.iter().all(|k| {
-                        trivial_reader(*k, walk) || filters::plain_filter_element(*k, walk, &rules.functions)
+                        trivial_reader(*k, walk)
+                            || filters::plain_filter_element(*k, walk, &rules.functions)
+                            || shapes::harmless_read_loop(*k, walk, &funcs)
                     }) {
                         return Some((PIPED_THROUGH, parent));
                     }
@@ -541,6 +560,20 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = parent_of(up)?;
                 }
+                // `r=$(remote); case "$r" in ...`: as below, `r` read only by harmless cases
+                // (`shapes::only_case_subject`).
+                if up.kind() == "variable_assignment"
+                    && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+                    && !rules.called
+                    && up
+                        .child_by_field_name("name")
+                        .is_some_and(|name| shapes::only_case_subject(name, walk, &funcs))
+                {
+                    exempt = false;
+                    at = up;
+                    continue;
+                }
+
                 // `out=$(remote)`: the assignment's status is the substitution's, followed on;
                 // its value must only be written out (`echo "$out"`).
                 if up.kind() == "variable_assignment"
@@ -561,11 +594,28 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 {
                     return Some((DECLARED, decl));
                 }
+                // `case "$(redis-cli -h cache ping)" in PONG) ...`: the output only chooses
+                // the item, whose status is the case's (`shapes::case_is_harmless`).
+                if let Some(case) = shapes::case_of_subject(parent, up) {
+                    return shapes::case_is_harmless(case, walk, &funcs, |_| true)
+                        .then_some((shapes::CASE_SELECTS, case));
+                }
+                let name = up.child_by_field_name("name").map(|m| text(m, walk));
+                // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`
+                // included (v2 pass 11, 13: bash/dash 0 / 0); what it writes is judged where it
+                // goes (`output_used_above`).
+                if up.kind() == "command" && name == Some("echo") {
+                    return Some((ECHOED, up));
+                }
                 if reads_status_text(text(up, walk)) {
                     return None;
                 }
-                let name = up.child_by_field_name("name").map(|m| text(m, walk));
-                if up.kind() != "command" || !matches!(name, Some("echo" | "logger")) {
+                // `curl -sf "http://localhost/?db=$(pg_isready -h db -q)"`: the argument is the
+                // same whatever the check finds, the command's status its own.
+                if shapes::constant_argument(at, parent, up, walk, &rules.functions) {
+                    return Some((shapes::CONSTANT_ARGUMENT, up));
+                }
+                if up.kind() != "command" || name != Some("logger") {
                     return None;
                 }
                 return Some((ECHOED, up));

@@ -136,14 +136,22 @@ pub(super) fn tries_each_host<'t>(
     // local, as libpq host lists need one (`pg_isready -h db,db2`, all remote, is denied). With
     // every word remote the loop fails whenever they are all down (bash 5.2 / dash 0.5.12 exit
     // 2 / 2 on `for h in db db2; do pg_isready -h $h && break; done`).
-    let local = |v: &&str| {
-        is_local(v)
-            || v.rsplit_once(':')
-                .is_some_and(|(h, port)| port.bytes().all(|b| b.is_ascii_digit()) && is_local(h))
-    };
-    if !values.iter().any(local) {
+    if !values.iter().any(|v| local_word(v)) {
         return None;
     }
+    host_is_loop_variable(at, var, walk).then_some(looped)
+}
+
+/// Whether a word of a `for` loop's list is this Pod: `localhost`, a loopback address, or one
+/// of them with a port (`127.0.0.1:5432`).
+pub(super) fn local_word(v: &str) -> bool {
+    is_local(v)
+        || v.rsplit_once(':').is_some_and(|(h, port)| port.bytes().all(|b| b.is_ascii_digit()) && is_local(h))
+}
+
+/// Whether the command `at` reaches the host held by the loop variable `var` (`-h $h`,
+/// `--host=$h`, `http://$h/`), through the client's own host options or a URL.
+pub(super) fn host_is_loop_variable(at: Node<'_>, var: &str, walk: &Walk<'_>) -> bool {
     let refs = [format!("${var}"), format!("${{{var}}}")];
     let is_ref = |a: &str| refs.iter().any(|r| a.trim_matches('"') == r);
     let mut c = at.walk();
@@ -157,12 +165,11 @@ pub(super) fn tries_each_host<'t>(
         let o = o.strip_prefix("--").or_else(|| o.strip_prefix('-').filter(|s| s.len() == 1));
         o.is_some_and(|o| host_opts.contains(&o))
     };
-    let host = args.windows(2).any(|w| host_opt(w[0]) && is_ref(w[1]))
+    args.windows(2).any(|w| host_opt(w[0]) && is_ref(w[1]))
         || args.iter().any(|a| {
             a.split_once('=').is_some_and(|(o, v)| o.starts_with("--") && host_opt(o) && is_ref(v))
                 || refs.iter().any(|r| a.trim_matches('"').contains(&format!("://{r}")))
-        });
-    host.then_some(looped)
+        })
 }
 
 /// Whether `n` is a `( )` that would be [`harmless`] but for `exit N` with a literal `N` (which

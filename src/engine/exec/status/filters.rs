@@ -15,10 +15,67 @@ use super::text;
 /// Programs that copy or reshape their input and exit 0 whatever it holds (GNU coreutils,
 /// util-linux `logger`, POSIX awk and sed), given the arguments [`plain_filter`] accepts. Not `jq`:
 /// it fails on input that is not JSON (a client's error message), so its status reads the input.
+///
+/// Added after the v2 verdict pass (bash 5.2 and dash 0.5.12 exit 0 with the database down on
+/// `pg_isready -h db | F` for each), each with the source of its exit status:
+/// - `paste`, `fold`, `base64` (GNU coreutils manual, "paste invocation", "fold invocation",
+///   "base64 invocation": exit status "zero indicates success", a failure being a file that
+///   cannot be read or, for `base64 --decode` alone, invalid input, so `-d` is refused);
+/// - `md5sum`, `sha1sum`, `sha256sum`, `sha512sum` (coreutils, "md5sum invocation": nonzero
+///   only on a file error, or a `--check` that fails, refused);
+/// - `column` (util-linux column(1): EXIT STATUS only on an error in its arguments or files);
+/// - `xargs` with no command: it runs `echo` (POSIX xargs, "If the utility operand is omitted,
+///   the results shall be as if the echo utility [...]"; findutils, "Invoking xargs": status 123
+///   only when the command fails), so options only.
 const FILTERS: &[&str] = &[
-    "cat", "tee", "head", "tail", "wc", "sort", "uniq", "tr", "cut", "nl", "tac", "rev", "logger", "awk",
-    "gawk", "mawk", "sed",
+    "cat",
+    "tee",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "tr",
+    "cut",
+    "nl",
+    "tac",
+    "rev",
+    "logger",
+    "awk",
+    "gawk",
+    "mawk",
+    "sed",
+    "paste",
+    "fold",
+    "base64",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "column",
+    "xargs",
 ];
+
+/// Whether `program`, an awk program text, sets no exit status but 0: every `exit` in it is
+/// `exit 0` (POSIX awk, "exit [expr]": the expression is the status; `exit` alone in an `END`
+/// action keeps an earlier one, which can only be 0 here).
+fn awk_exits_0_only(program: &str) -> bool {
+    program.match_indices("exit").all(|(at, _)| {
+        let rest = program[at + 4..].trim_start_matches([' ', '\t']);
+        rest.strip_prefix('0')
+            .is_some_and(|r| r.trim_start_matches([' ', '\t']).starts_with([';', '}', '\n']))
+            || rest.starts_with(['}', ';', '\n'])
+    })
+}
+
+/// Whether a sed script `script` sets no exit status: no `q`/`Q` followed by an exit code
+/// (GNU sed manual, "Commands": `q [exit-code]`, `Q [exit-code]`; bash/dash: `sed 'q 5'` is 5,
+/// `sed 1q` 0). A letter q inside a regular expression or a replacement counts too (refused).
+fn sed_sets_no_status(script: &str) -> bool {
+    script.match_indices(['q', 'Q']).all(|(at, _)| {
+        !script[at + 1..].trim_start_matches([' ', '\t']).starts_with(|c: char| c.is_ascii_digit())
+    })
+}
 
 /// Whether the pipeline element `k` is a [`FILTERS`] program run with plain arguments (words and
 /// quoted strings that expand nothing) none of which makes its status read its input: no
@@ -58,11 +115,20 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
         "awk" | "gawk" | "mawk" => !args.iter().any(|a| {
             short_has(a, &['f'])
                 || a.starts_with("--file")
-                || ["exit", "getline", "system"].iter().any(|w| a.contains(w))
+                || ["getline", "system"].iter().any(|w| a.contains(w))
+                || !awk_exits_0_only(a)
         }),
         "sed" => !args.iter().any(|a| {
-            short_has(a, &['f']) || a.starts_with("--file") || (!a.starts_with('-') && a.contains(['q', 'Q']))
+            short_has(a, &['f']) || a.starts_with("--file") || (!a.starts_with('-') && !sed_sets_no_status(a))
         }),
+        "base64" => !args.iter().any(|a| short_has(a, &['d', 'D']) || a.starts_with("--decode")),
+        "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" => {
+            !args.iter().any(|a| short_has(a, &['c']) || a.starts_with("--check"))
+        }
+        // (No command: every argument an option that takes no separate value.)
+        "xargs" => args
+            .iter()
+            .all(|a| matches!(*a, "-r" | "--no-run-if-empty" | "-0" | "--null" | "-t" | "--verbose")),
         "tee" => !args
             .iter()
             .filter(|a| !a.starts_with('-'))

@@ -546,7 +546,7 @@ pub(super) fn reads_only_output(name: Node<'_>, walk: &Walk<'_>) -> bool {
 
 /// Whether the `variable_name` `k` is `$NAME`/`${NAME}` in an argument of an `echo`, `printf` or
 /// `logger` command whose output nothing reads, or the name of another plain assignment.
-fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
+pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(exp) = k.parent() else {
         return false;
     };

@@ -541,7 +541,8 @@ fn exec_only_last_of(root: Node<'_>, walk: &Walk<'_>, count: usize) -> bool {
     if count == 0 {
         return true;
     }
-    let count = count - redirecting_execs(root, walk);
+    let count =
+        count.saturating_sub(redirecting_execs(root, walk) + super::shapes::subshell_last_execs(root, walk));
     if count == 0 {
         return true;
     }

@@ -1,4 +1,5 @@
-//! The status words of `exit` and `return` as the status walk's rules read them.
+//! Words of a script's text the status walk's [`Rules`](super::Rules) read before any tree: an
+//! exit status with a literal default (`exit ${RC:-0}`) (moved out of `status.rs`, unchanged).
 
 /// `text` with each variable expansion that has a literal numeric default, `${RC:-0}` or
 /// `${RC-0}`, replaced by its default: as an `exit`/`return` status it is never

@@ -1,0 +1,314 @@
+//! Constructs whose exit status is a known part's, found by the v2 verdict break-it pass on
+//! a00d258 (issue #10, "never deny on a guess"), each checked in bash 5.2 and dash 0.5.12 with
+//! stub clients (`tests/shell_flow_v2.rs`):
+//! - `(exec CMD)`: `exec` replaces the subshell, not the script (bash manual, "Command Execution
+//!   Environment"), so the subshell's status is CMD's, judged where the subshell is.
+
+use tree_sitter::Node;
+
+use super::super::flow::mentions;
+use super::super::shell::Walk;
+use super::constructs::{host_is_loop_variable, local_word};
+use super::harmless::{harmless, harmless_after, reads_only_as_output};
+use super::{Funcs, each_node, is_statement, leaves, text};
+
+/// How many `exec` commands under `root` run a program as the last statement of a `( )`
+/// subshell (`(exec pg_isready -h db); exit 0`): each replaces only the subshell, whose status is
+/// the program's, walked on from the subshell like any last statement's (bash 5.2 and dash
+/// 0.5.12: `(exec pg_isready -h db); exit 0` and `(exec ...) || true` exit 0 with the database
+/// down; `(exec ...)` alone exits 2).
+pub(super) fn subshell_last_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
+    let mut found = 0;
+    each_node(root, |k| {
+        if k.kind() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, walk) != "exec") {
+            return;
+        }
+        let Some(sub) = k.parent().filter(|p| p.kind() == "subshell") else {
+            return;
+        };
+        let mut c = k.walk();
+        let runs_program = k
+            .children_by_field_name("argument", &mut c)
+            .next()
+            .is_some_and(|a| !text(a, walk).starts_with('-'));
+        let mut c = sub.walk();
+        let last = sub.named_children(&mut c).filter(|s| is_statement(*s)).last();
+        let background = k.next_sibling().is_some_and(|s| s.kind() == "&");
+        if runs_program && last == Some(k) && !background {
+            found += 1;
+        }
+    });
+    found
+}
+
+/// Whether the command substitution `sub`, whose only statement is `at`, writes nothing whatever
+/// the check `at` finds, and is an argument of the command `up` (not its name): `up` then runs
+/// with the same arguments with the dependency up or down, and its status is its own (bash
+/// manual, "Simple Command Expansion": "If there is a command name left after expansion, [...]
+/// the exit status of the command"). bash 5.2 and dash 0.5.12: `curl -sf
+/// "http://localhost:8080/healthz?db=$(pg_isready -h db -q)"` exits 0 with the database down.
+/// Nothing is written when `at` is `pg_isready -q`/`--quiet` (PostgreSQL, "pg_isready": "Do not
+/// display status message") or its standard output goes to `/dev/null` (and its standard error
+/// is not sent to the substitution before that: `2>&1 >/dev/null` writes the errors). A function
+/// of that name (`functions`) may write anything.
+pub(super) fn constant_argument(
+    at: Node<'_>,
+    sub: Node<'_>,
+    up: Node<'_>,
+    walk: &Walk<'_>,
+    functions: &[String],
+) -> bool {
+    if up.kind() != "command"
+        || up.child_by_field_name("name").is_some_and(|m| m.byte_range().contains(&sub.start_byte()))
+    {
+        return false;
+    }
+    let mut c = sub.walk();
+    if sub.named_children(&mut c).filter(|s| is_statement(*s)).count() != 1 {
+        return false;
+    }
+    let (cmd, redirects) = match at.kind() {
+        "command" => (at, Vec::new()),
+        "redirected_statement" => {
+            let Some(body) = at.child_by_field_name("body").filter(|b| b.kind() == "command") else {
+                return false;
+            };
+            let mut c = at.walk();
+            (
+                body,
+                at.children_by_field_name("redirect", &mut c)
+                    .map(|r| text(r, walk).replace(' ', ""))
+                    .collect(),
+            )
+        }
+        _ => return false,
+    };
+    let Some(name) = cmd.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    if functions.iter().any(|f| f == name) {
+        return false;
+    }
+    // (Standard output to /dev/null, standard error kept out of the substitution.)
+    let mut stdout_null = false;
+    for r in &redirects {
+        match r.as_str() {
+            ">/dev/null" | "1>/dev/null" | "&>/dev/null" | ">&/dev/null" => stdout_null = true,
+            "2>/dev/null" => {}
+            "2>&1" if stdout_null => {}
+            _ => return false,
+        }
+    }
+    let mut c = cmd.walk();
+    let quiet = name == "pg_isready"
+        && cmd.children_by_field_name("argument", &mut c).any(|a| matches!(text(a, walk), "-q" | "--quiet"));
+    stdout_null || quiet
+}
+
+/// The `case` statement whose subject (`case WORD in`) holds `n`, if `up` (the first node above
+/// `n` that is not a string or a concatenation) is one.
+pub(super) fn case_of_subject<'t>(n: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
+    (up.kind() == "case_statement"
+        && up.child_by_field_name("value").is_some_and(|v| v.byte_range().contains(&n.start_byte())))
+    .then_some(up)
+}
+
+/// Whether a `case` whose subject carries a check's output (or status) cannot fail the script by
+/// itself: every item `selectable` says the check's outcome may choose runs only [`harmless`]
+/// commands, and when one of them leaves the script (`exit 0`) so is every command after the
+/// `case`. Its status is then that item's (0), or 0 when no pattern matches (POSIX, Shell Command
+/// Language, 2.9.4 "Case Conditional Construct": "The exit status of case shall be zero if no
+/// patterns are matched. Otherwise, the exit status shall be the exit status of the last command
+/// executed in the compound-list"). bash 5.2 and dash 0.5.12 with redis down: `case
+/// "$(redis-cli -h cache ping)" in PONG) echo ok;; *) echo bad;; esac` exits 0.
+pub(super) fn case_is_harmless(
+    case: Node<'_>,
+    walk: &Walk<'_>,
+    funcs: &Funcs,
+    selectable: impl Fn(Node<'_>) -> bool,
+) -> bool {
+    let mut c = case.walk();
+    let items: Vec<Node<'_>> =
+        case.named_children(&mut c).filter(|k| k.kind() == "case_item").filter(|k| selectable(*k)).collect();
+    let bodies: Vec<Node<'_>> = items
+        .iter()
+        .flat_map(|item| {
+            let close = {
+                let mut c = item.walk();
+                item.children(&mut c).find(|k| k.kind() == ")").map_or(item.start_byte(), |p| p.end_byte())
+            };
+            let mut c = item.walk();
+            item.named_children(&mut c)
+                .filter(|k| is_statement(*k) && k.start_byte() >= close)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    bodies.iter().all(|b| harmless(*b, walk, funcs))
+        && (!bodies.iter().any(|b| leaves(*b, walk)) || harmless_after(case, walk, funcs))
+}
+
+/// Whether `next`, the statement after the check `at`, is `case $? in` (or `"$?"`) where every
+/// item an outage's status can select is harmless ([`case_is_harmless`]). Only `pg_isready`
+/// tells its outage's status: 1 (the server rejects connections) or 2 (no response), 3 meaning
+/// no attempt was made (PostgreSQL, "pg_isready", Exit Status). An item whose patterns are all
+/// literal numbers other than 1 and 2 cannot be selected by an outage (`pg_isready -h db; case
+/// $? in 3) exit 1;; esac`: bash/dash 0 / 0 with the database down); any other pattern can.
+pub(super) fn case_on_outage_status_is_harmless(
+    at: Node<'_>,
+    next: Node<'_>,
+    walk: &Walk<'_>,
+    funcs: &Funcs,
+) -> bool {
+    let cmd = if at.kind() == "redirected_statement" { at.child_by_field_name("body") } else { Some(at) };
+    let Some(cmd) = cmd.filter(|c| c.kind() == "command") else {
+        return false;
+    };
+    if cmd.child_by_field_name("name").is_none_or(|m| text(m, walk) != "pg_isready")
+        || next.kind() != "case_statement"
+        || !next.child_by_field_name("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
+    {
+        return false;
+    }
+    case_is_harmless(next, walk, funcs, |item| {
+        let mut c = item.walk();
+        item.children_by_field_name("value", &mut c).any(|p| {
+            let p = text(p, walk);
+            p.is_empty()
+                || !p.bytes().all(|b| b.is_ascii_digit())
+                || matches!(p.trim_start_matches('0'), "1" | "2")
+        })
+    })
+}
+
+/// Whether the variable assigned at `name` (`r=$(redis-cli -h cache ping)`) is read only as the
+/// subject of `case` statements, or written out (`echo "$r"`: `harmless::reads_only_as_output`), ([`case_of_subject`], `case "$r" in` or `case $r in`) that are
+/// [`case_is_harmless`] whatever it holds, and named nowhere else: its value then only chooses a
+/// harmless branch (bash 5.2 and dash 0.5.12 with redis down: `r=$(redis-cli -h cache ping);
+/// case "$r" in PONG) echo ok;; *) echo bad;; esac` exits 0). An export, `declare`, indirection
+/// or `env` could read it elsewhere: not claimed.
+pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    let var = text(name, walk);
+    if var.is_empty()
+        || walk.src.contains("${!")
+        || mentions(
+            walk.src,
+            &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
+        )
+    {
+        return false;
+    }
+    let mut root = name;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let (mut seen, mut ok) = (0usize, true);
+    each_node(root, |k| {
+        if k.kind() != "variable_name" || text(k, walk) != var {
+            return;
+        }
+        seen += 1;
+        if k == name || reads_only_as_output(k, walk) {
+            return;
+        }
+        let Some(exp) = k.parent().filter(|e| {
+            e.kind() == "simple_expansion"
+                || (e.kind() == "expansion" && text(*e, walk) == format!("${{{var}}}"))
+        }) else {
+            ok = false;
+            return;
+        };
+        let mut up = exp.parent();
+        while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
+            up = u.parent();
+        }
+        ok &= up
+            .and_then(|u| case_of_subject(exp, u))
+            .is_some_and(|case| case_is_harmless(case, walk, funcs, |_| true));
+    });
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    ok && seen == words
+}
+
+/// The `for` loop whose body is only the check `at`, when the loop's last word is this Pod
+/// (`constructs::local_word`) and `at`'s host is the loop variable: the loop's status is its last
+/// round's (POSIX, 2.9.4 "The for Loop": "the exit status of the last command that executes"),
+/// the local check's, each earlier round's replaced by the next (bash 5.2 and dash 0.5.12: `for h
+/// in orders-db localhost; do pg_isready -h $h; done` exits 0 with the database down; `for h in
+/// localhost orders-db; ...` exits 2). The list's words must be plain (no expansion, no glob).
+pub(super) fn last_round_is_local<'t>(at: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
+    if at.kind() != "command" {
+        return None;
+    }
+    let body = at.parent().filter(|b| b.kind() == "do_group")?;
+    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
+    let mut c = body.walk();
+    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
+        return None;
+    }
+    let var = text(looped.child_by_field_name("variable")?, walk);
+    let mut c = looped.walk();
+    let values: Vec<&str> = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+    let plain = |v: &&str| {
+        !v.is_empty()
+            && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'))
+    };
+    if var.is_empty() || !values.iter().all(plain) || !values.last().is_some_and(|v| local_word(v)) {
+        return None;
+    }
+    host_is_loop_variable(at, var, walk).then_some(looped)
+}
+
+/// Whether `right`, the right side of `at || right`, is a bare `continue` and the list is the
+/// last statement of a `for` loop's body: a failure of `at` gives the round `continue`'s status,
+/// 0 (bash manual, "Bourne Shell Builtins", `continue`: "The return status is zero unless n is
+/// not greater than or equal to 1"), and the loop's is its last round's (bash 5.2 and dash
+/// 0.5.12: `for h in orders-db pg-0; do pg_isready -h $h -q || continue; done` exits 0 with both
+/// down).
+pub(super) fn continues_its_loop(list: Node<'_>, right: Node<'_>, walk: &Walk<'_>) -> bool {
+    if text(right, walk).trim() != "continue" {
+        return false;
+    }
+    let Some(body) = list.parent().filter(|b| b.kind() == "do_group") else {
+        return false;
+    };
+    let mut c = body.walk();
+    body.parent().is_some_and(|l| l.kind() == "for_statement")
+        && body.named_children(&mut c).filter(|k| is_statement(*k)).last() == Some(list)
+}
+
+/// Whether the pipeline element `k` is `while read ...; do BODY; done` whose condition is a
+/// bare `read` (options and names, nothing expanded, `IFS=` before it at most) and whose body is [`harmless`]: it reads
+/// the lines before it until they end, and its status is the body's last command's, 0, or 0
+/// when no line came (POSIX, 2.9.4 "The while Loop"; bash 5.2 and dash 0.5.12: `pg_isready -h
+/// db | while read -r l; do echo "$l"; done` exits 0 with the database down).
+pub(super) fn harmless_read_loop(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    if k.kind() != "while_statement" {
+        return false;
+    }
+    let (Some(cond), Some(body)) = (k.child_by_field_name("condition"), k.child_by_field_name("body")) else {
+        return false;
+    };
+    let cond = match cond.kind() {
+        "command" => cond,
+        _ => return false,
+    };
+    let read = cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "read");
+    let mut c = cond.walk();
+    let plain = cond.named_children(&mut c).all(|a| {
+        matches!(a.kind(), "command_name" | "word")
+            || (a.kind() == "variable_assignment" && matches!(text(a, walk), "IFS=" | "IFS=''" | "IFS=\"\""))
+    }) && !text(cond, walk).contains(['$', '`']);
+    let mut c = body.walk();
+    let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|s| is_statement(*s)).collect();
+    read && plain && !statements.is_empty() && statements.iter().all(|s| harmless(*s, walk, funcs))
+}
+
+/// A reason the walk gives (`discarded`).
+pub(super) const CONSTANT_ARGUMENT: &str =
+    "its output, always empty (`-q`, `>/dev/null`), is an argument of a command whose status is its own";
+/// A reason the walk gives (`discarded`).
+pub(super) const CASE_SELECTS: &str =
+    "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
+/// A reason the walk gives (`discarded`).
+pub(super) const LAST_ROUND: &str = "its loop's status is its last round's, whose host is this Pod";

@@ -1,0 +1,187 @@
+//! Issue 10 ("never deny on a guess"), verdict break-it pass v2 on a00d258: liveness exec probes
+//! denied where bash 5.2 and dash 0.5.12 exit 0 with the dependency down. Every row was run in
+//! both shells with stub clients (`pg_isready` exits 2 for a remote host, 0 for localhost;
+//! `redis-cli` exits 1): the warned rows give 0 / 0 (database down / up), the denied rows fail
+//! with the database down (1 / 0 or 2 / 0), or always (`| jq .`: 4 / 4, `exit $(...)`: 2 / 2).
+
+use probegate::admission;
+use probegate::engine::NoConfigMaps;
+use probegate::policy::{Action, Policy, RuleId};
+
+mod common;
+
+/// The liveness-dependency finding of the exec probe `argv` (action and message), if any.
+fn finding_of(argv: &[&str]) -> Option<(Action, String)> {
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x", "livenessProbe": {"exec": {"command": argv}}}]}});
+    let e = admission::evaluate_object_with_configmaps(
+        &Policy::default(),
+        &common::workload(&pod),
+        "shop",
+        None,
+        &NoConfigMaps,
+    );
+    e.evaluation
+        .findings
+        .iter()
+        .find(|f| f.rule == RuleId::LivenessDependency)
+        .map(|f| (f.action, f.describe()))
+}
+
+/// The scripts (run by `sh -c` and `bash -c`) whose finding about orders-db (or redis-master) is
+/// not `action`.
+fn wrong_actions(scripts: &[&str], action: Action) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for script in scripts {
+            let got = finding_of(&[shell, "-c", script]);
+            if !got
+                .as_ref()
+                .is_some_and(|g| g.0 == action && (g.1.contains("orders-db") || g.1.contains("redis-master")))
+            {
+                wrong.push(format!("{action:?} expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    wrong
+}
+
+#[track_caller]
+fn expect_actions(warned: &[&str], denied: &[&str]) {
+    let mut wrong = wrong_actions(warned, Action::Warn);
+    wrong.extend(wrong_actions(denied, Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Filters that exit 0 whatever they read, at the end of the check's pipeline: `sed` whose `q`
+/// has no exit code (GNU sed, "Commands": `q [exit-code]`), `xargs` with no command (it runs
+/// `echo`: findutils, "Invoking xargs"), `paste`, `column`, `md5sum`/`sha256sum` (not `-c`),
+/// `fold`, `base64` (not `-d`), awk whose every `exit` is `exit 0`. Kept denied: `grep -q`,
+/// `jq` (fails on non-JSON), `sort -c`, `sed q1`/`Q 3`, `awk exit !f`/`exit 3`, `base64 -d`
+/// (fails on "no response"), `md5sum -c`, `xargs test -z` (123 / 123).
+#[test]
+fn filters_that_exit_0_whatever_they_read_end_the_check_s_pipeline() {
+    expect_actions(
+        &[
+            "pg_isready -h orders-db | sed 1q",
+            "pg_isready -h orders-db | sed -n '1p;1q'",
+            "redis-cli -h redis-master ping | xargs",
+            "pg_isready -h orders-db | xargs -r",
+            "pg_isready -h orders-db | paste -sd,",
+            "pg_isready -h orders-db | column -t",
+            "pg_isready -h orders-db | md5sum",
+            "pg_isready -h orders-db | sha256sum",
+            "pg_isready -h orders-db | fold -w 40",
+            "pg_isready -h orders-db | base64",
+            "pg_isready -h orders-db | awk 'END{exit 0}'",
+            "pg_isready -h orders-db | awk 'NR==1{print; exit 0}'",
+        ],
+        &[
+            "pg_isready -h orders-db | grep -q accepting",
+            "pg_isready -h orders-db | jq .",
+            "mysqladmin -h orders-db ping 2>&1 | sort -c",
+            "pg_isready -h orders-db | sed '/no response/q1'",
+            "pg_isready -h orders-db | sed '/no/Q 3'",
+            "pg_isready -h orders-db | sed 'q 5'",
+            "pg_isready -h orders-db | awk '/accepting/{f=1} END{exit !f}'",
+            "pg_isready -h orders-db | awk '/no/{exit 3}'",
+            "pg_isready -h orders-db | awk '/no/{exit 1}'",
+            "pg_isready -h orders-db | base64 -d",
+            "pg_isready -h orders-db | md5sum -c",
+            "pg_isready -h orders-db | xargs test -z",
+            "pg_isready -h orders-db | xargs -n 1 test -z",
+        ],
+    );
+}
+
+/// `exec` in a subshell replaces the subshell, not the script (bash manual, "Command Execution
+/// Environment"): `(exec pg_isready -h orders-db); exit 0` and `... || true` exit 0 / 0, while
+/// the subshell as the last statement gives the check's status (2 / 0).
+#[test]
+fn exec_in_a_subshell_replaces_only_the_subshell() {
+    expect_actions(
+        &["(exec pg_isready -h orders-db); exit 0", "(exec pg_isready -h orders-db) || true"],
+        &[
+            "(exec pg_isready -h orders-db)",
+            "(exec pg_isready -h orders-db) && echo up",
+            "exec pg_isready -h orders-db; exit 0",
+            "(exec pg_isready -h orders-db; echo x)",
+        ],
+    );
+}
+
+/// A command substitution used as an argument: its status is lost, its output is the command's
+/// argument. `echo "$(check; echo $?)"` writes the status (0 / 0, as `echo "db: $(check)"`);
+/// `curl -sf "http://localhost:8080/healthz?db=$(check)"` has curl's status, of this Pod (0 / 0);
+/// a log line then a local check, 0 / 0. Denied where something reads the output as a status:
+/// `exit $(check; echo $?)` (2 / 2), a test of it (1 / 1, 1 / 0), a remote curl carrying it.
+#[test]
+fn a_substitution_used_as_an_argument_loses_its_status() {
+    expect_actions(
+        &[
+            "echo \"$(pg_isready -h orders-db -q; echo $?)\"",
+            "echo \"db: $(pg_isready -h orders-db)\"",
+            "curl -sf \"http://localhost:8080/healthz?db=$(pg_isready -h orders-db -q)\"",
+            "echo \"db=$(pg_isready -q -h orders-db; echo $?)\" >> /tmp/health.log; curl -sf http://localhost:8080/livez",
+        ],
+        &[
+            "exit $(pg_isready -h orders-db -q; echo $?)",
+            "[ \"$(pg_isready -h orders-db -q; echo $?)\" = 0 ]",
+            "test \"$(pg_isready -h orders-db)\" != \"no response\"",
+            "echo \"$(pg_isready -h orders-db -q; echo $?)\" | grep -q 0",
+            "echo \"db=$(pg_isready -h orders-db)\" > /tmp/h; grep -q accepting /tmp/h",
+        ],
+    );
+}
+
+/// A `case` on a check's output or status: the `case`'s status is the branch's (0 when no pattern
+/// matches: POSIX, 2.9.4 "Case Conditional Construct"). `echo` branches, `exit 0` branches, a
+/// later local check, `case $? in 3) exit 1;; esac` (an outage gives 2: 0 / 0) are warned; a
+/// branch that fails (`*) exit 1;;`, `*) false;;`) is denied (1 / 0).
+#[test]
+fn a_case_on_a_check_s_output_has_its_branch_s_status() {
+    expect_actions(
+        &[
+            "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) echo bad;; esac",
+            "case \"$(redis-cli -h redis-master ping)\" in PONG) exit 0;; *) exit 0;; esac",
+            "r=$(redis-cli -h redis-master ping); case \"$r\" in PONG) echo ok;; *) echo bad;; esac",
+            "case \"$(redis-cli -h redis-master ping)\" in PONG) ;; esac; curl -sf localhost:8080/livez",
+            "pg_isready -h orders-db; case $? in 3) exit 1;; esac",
+            "r=$(redis-cli -h redis-master ping 2>&1); case \"$r\" in PONG) ;; *) echo \"down: $r\" >&2;; esac; redis-cli -h 127.0.0.1 ping | grep -q PONG",
+        ],
+        &[
+            "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) exit 1;; esac",
+            "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) false;; esac",
+            "r=$(redis-cli -h redis-master ping); case \"$r\" in PONG) echo ok;; *) exit 1;; esac",
+            "r=$(redis-cli -h redis-master ping); case \"$r\" in PONG) echo ok;; esac; [ \"$r\" = PONG ]",
+            "pg_isready -h orders-db; case $? in 0) ;; *) exit 1;; esac",
+            "pg_isready -h orders-db; case $? in 2) exit 1;; esac",
+            "case \"$(redis-cli -h redis-master ping)\" in PONG) echo ok;; *) echo bad;; esac > /tmp/s; grep -q ok /tmp/s",
+        ],
+    );
+}
+
+/// A `for` loop's status is its last body command's on its last iteration (POSIX, 2.9.4 "The for
+/// Loop"): over `orders-db localhost` it is localhost's (0 / 0), over `localhost orders-db`
+/// orders-db's (2 / 0), as with errexit on (2 / 0); `|| continue` makes each iteration 0 (continue's status), pg-0 remote or
+/// not (0 / 0). A check piped into `while read -r l; do echo "$l"; done` has the loop's status,
+/// echo's (0 / 0); one whose body tests the line is denied (1 / 0).
+#[test]
+fn a_loop_s_status_is_its_last_iteration_s() {
+    expect_actions(
+        &[
+            "for h in orders-db localhost; do pg_isready -h $h; done",
+            "for h in orders-db pg-0; do pg_isready -h $h -q || continue; done",
+            "pg_isready -h orders-db | while read -r l; do echo \"$l\"; done",
+            "pg_isready -h orders-db | while IFS= read -r l; do echo \"$l\"; done",
+        ],
+        &[
+            "for h in localhost orders-db; do pg_isready -h $h; done",
+            "set -e; for h in orders-db localhost; do pg_isready -h $h; done",
+            "for h in orders-db localhost; do pg_isready -h orders-db; done",
+            "pg_isready -h orders-db | while read -r l; do echo \"$l\"; done | grep -q accepting",
+            "while ! pg_isready -h orders-db; do sleep 1; done",
+            "pg_isready -h orders-db | while read -r l; do [ \"$l\" != \"no response\" ]; done",
+        ],
+    );
+}
