@@ -1241,3 +1241,53 @@ fn behind_a_proxy_the_client_connects_and_the_proxy_password_is_never_shown() {
     assert!(stderr.contains("socks5://u:***@127.0.0.1"), "{stderr}");
     assert!(!stderr.contains(secret), "{stderr}");
 }
+
+/// Break-it pass (s14): `"operation": null` was "invalid JSON" (serde_json's reading of a null
+/// enum), and a huge integer (`periodSeconds: 1e30`, `99999999999999999999`) "floating point": the
+/// answer names the field, and says a number must be an int32. Values are still never echoed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_review_names_the_field_and_a_number_out_of_range_must_be_an_int32() {
+    let h = start(Policy::default()).await;
+    let mut op = review("CREATE", &coupled_pod(None), None, "m1");
+    op["request"]["operation"] = Value::Null;
+    let (status, v) = h.post("/validate", &op).await;
+    assert_eq!(status, 400);
+    let error = v["error"].as_str().unwrap();
+    assert!(error.contains("request.operation: null is not a value this field takes"), "{v}");
+    assert!(!error.contains("invalid JSON"), "{v}");
+    for (i, number) in
+        [json!(1e30), json!(1e20), json!(3_000_000_000u64), json!(-2.5)].into_iter().enumerate()
+    {
+        let mut pod = coupled_pod(None);
+        pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = number.clone();
+        let (status, v) = h.post("/validate", &review("CREATE", &pod, None, &format!("m{i}"))).await;
+        assert_eq!(status, 400);
+        let error = v["error"].as_str().unwrap();
+        assert!(
+            error.contains("spec.containers[0].livenessProbe.periodSeconds: must be an int32 (a whole number from -2147483648 to 2147483647)"),
+            "{number}: {v}"
+        );
+        assert!(!error.contains("floating point") && !error.contains(&number.to_string()), "{v}");
+    }
+    // The integer literal past u64 (serde_json reads it as a float), as the API server sends it.
+    let mut pod = coupled_pod(None);
+    pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = json!(7);
+    let body = serde_json::to_string(&review("CREATE", &pod, None, "m9"))
+        .unwrap()
+        .replace("\"periodSeconds\":7", "\"periodSeconds\":99999999999999999999");
+    assert!(body.contains("99999999999999999999"));
+    let error = match probegate::admission::parse_review(body.as_bytes()) {
+        Ok(request) => probegate::admission::review(
+            &Policy::default(),
+            None,
+            probegate::admission::Endpoint::Validate,
+            &request,
+        )
+        .err()
+        .expect("an invalid Pod")
+        .to_string(),
+        Err(e) => e.to_string(),
+    };
+    assert!(error.contains("periodSeconds: must be an int32"), "{error}");
+    h.healthy().await;
+}
