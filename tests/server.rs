@@ -1277,15 +1277,13 @@ async fn a_malformed_review_names_the_field_and_a_number_out_of_range_must_be_an
         .replace("\"periodSeconds\":7", "\"periodSeconds\":99999999999999999999");
     assert!(body.contains("99999999999999999999"));
     let error = match probegate::admission::parse_review(body.as_bytes()) {
-        Ok(request) => probegate::admission::review(
-            &Policy::default(),
-            None,
-            probegate::admission::Endpoint::Validate,
-            &request,
-        )
-        .err()
-        .expect("an invalid Pod")
-        .to_string(),
+        Ok(request) => {
+            let endpoint = probegate::admission::Endpoint::Validate;
+            match probegate::admission::review(&Policy::default(), None, endpoint, &request) {
+                Ok(_) => panic!("an invalid Pod was reviewed"),
+                Err(e) => e.to_string(),
+            }
+        }
         Err(e) => e.to_string(),
     };
     assert!(error.contains("periodSeconds: must be an int32"), "{error}");
