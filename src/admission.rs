@@ -151,9 +151,11 @@ impl AdmissionRequest {
             (Some(Ok(w)), _) => Ok(Some(std::borrow::Cow::Borrowed(w))),
             (Some(Err(e)), _) => Err(match e {
                 WorkloadError::NoPodSpec { kind, path } => WorkloadError::NoPodSpec { kind, path },
-                WorkloadError::Invalid { kind, source } => {
-                    WorkloadError::Invalid { kind, source: serde::de::Error::custom(source) }
-                }
+                WorkloadError::Invalid { kind, field, source } => WorkloadError::Invalid {
+                    kind,
+                    field: field.clone(),
+                    source: serde::de::Error::custom(source),
+                },
             }),
             (None, Some(raw)) => {
                 Workload::from_json(kind, raw.get()).map(|w| Some(std::borrow::Cow::Owned(w)))
@@ -376,7 +378,7 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
     let review = match one_pass {
         Some(review) => review.0,
         None => serde_json::from_slice::<AdmissionReviewRequest>(body)
-            .map_err(|e| ReviewError::Malformed(describe_json_error(&e)))?,
+            .map_err(|e| ReviewError::Malformed(describe_review_error(body, &e)))?,
     };
     if review.api_version.is_none() && review.kind.is_none() {
         return Err(ReviewError::Malformed(
@@ -565,6 +567,55 @@ mod one_pass {
             Workload::deserialize_kind(self.0, d).map(Some)
         }
     }
+}
+
+/// What is wrong with an AdmissionReview that does not read, naming the field: serde_json says
+/// "expected value", a syntax error, for a `null` where an enum goes (`"operation": null` was
+/// reported as "invalid JSON"), and a data error names no path. Read again with path tracking (only
+/// when it is wrong); the field's JSON type is said, never its value.
+fn describe_review_error(body: &[u8], e: &serde_json::Error) -> String {
+    let plain = describe_json_error(e);
+    if matches!(e.classify(), serde_json::error::Category::Io | serde_json::error::Category::Eof) {
+        return plain;
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        // Not JSON after all: the syntax error stands.
+        return plain;
+    };
+    let mut track = serde_path_to_error::Track::new();
+    // From the text (the object is a `RawValue`, which only serde_json's own reader gives).
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let _ = AdmissionReviewRequest::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let path = track.path();
+    let dotted = path.to_string();
+    if dotted == "." {
+        return plain;
+    }
+    if e.classify() == serde_json::error::Category::Syntax {
+        let mut at = Some(&value);
+        for segment in &path {
+            at = match segment {
+                serde_path_to_error::Segment::Map { key } => at.and_then(|v| v.get(key)),
+                serde_path_to_error::Segment::Seq { index } => at.and_then(|v| v.get(index)),
+                _ => None,
+            };
+        }
+        let what = match at {
+            Some(serde_json::Value::Null) => "null",
+            Some(serde_json::Value::Bool(_)) => "a boolean",
+            Some(serde_json::Value::Number(_)) => "a number",
+            Some(serde_json::Value::String(_)) => "a string",
+            Some(serde_json::Value::Array(_)) => "an array",
+            Some(serde_json::Value::Object(_)) => "an object",
+            None => "a value",
+        };
+        return format!(
+            "{dotted}: {what} is not a value this field takes (line {} column {})",
+            e.line(),
+            e.column()
+        );
+    }
+    format!("{dotted}: {plain}")
 }
 
 /// A JSON error without quoting the offending value (it could be a secret from an env var).

@@ -609,7 +609,7 @@ fn audit(args: AuditArgs) -> ExitCode {
         return match runtime.block_on(probegate::audit::watch::run(opts, watch)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("probegate: {e:#}");
+                eprintln!("probegate: {}", probegate::server::kube_error_text(&format_args!("{e:#}")));
                 ExitCode::from(EXIT_BAD_INPUT)
             }
         };
@@ -662,13 +662,16 @@ fn serve(args: ServeArgs) -> ExitCode {
         _ if self_managed.is_some() => {
             let cfg = self_managed.clone().unwrap_or_else(|| selfmanaged::SelfManagedTls::new("", ""));
             let ensured = runtime.block_on(async {
-                let client = kube::Client::try_default().await?;
+                let client = probegate::server::kubeclient::client().await?;
                 selfmanaged::ensure(&client, &cfg).await
             });
             match ensured {
                 Ok((material, _ca)) => material,
                 Err(e) => {
-                    eprintln!("probegate: --self-managed-tls: {e:#}");
+                    eprintln!(
+                        "probegate: --self-managed-tls: {}",
+                        probegate::server::kube_error_text(&format_args!("{e:#}"))
+                    );
                     return ExitCode::FAILURE;
                 }
             }
@@ -730,7 +733,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("probegate: {e:#}");
+            eprintln!("probegate: {}", probegate::server::kube_error_text(&format_args!("{e:#}")));
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }

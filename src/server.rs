@@ -10,6 +10,7 @@
 
 pub mod configmaps;
 pub mod conn;
+pub mod kubeclient;
 pub mod metrics;
 pub mod namespaces;
 pub mod reload;
@@ -844,7 +845,9 @@ pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
 /// kube-client's `KubeconfigError::ReadConfig`), which printed doubled quotes; the path is shown
 /// once, in single quotes.
 pub fn kube_error_text(e: &dyn std::fmt::Display) -> String {
-    e.to_string().replace("'\"", "'").replace("\"'", "'")
+    // A URL's user info is redacted: kube's errors name the proxy (`configured proxy
+    // http://u:PW@proxy:3128/ ...`) and the API server as configured (s14 break-it pass).
+    crate::engine::exec::redact_secrets(&e.to_string().replace("'\"", "'").replace("\"'", "'"))
 }
 
 /// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
@@ -1013,7 +1016,7 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
     let admin = running.admin_addr.map(|a| a.to_string()).unwrap_or_else(|| "none".into());
     tracing::info!(addr = %running.addr, admin = %admin, "probegate serving /validate and /mutate over HTTPS");
     if resolve_configmaps {
-        match kube::Client::try_default().await {
+        match kubeclient::client().await {
             Ok(client) => {
                 let fetch = Arc::new(configmaps::KubeConfigMaps::new(client));
                 running.state.set_configmap_resolver(Some(Arc::new(ConfigMapResolver::new(fetch))));
@@ -1029,7 +1032,7 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
         }
     }
     if let Some(cfg) = self_managed {
-        let client = kube::Client::try_default().await?;
+        let client = kubeclient::client().await?;
         let rustls = running.tls.clone();
         let wake = Arc::new(tokio::sync::Notify::new());
         tokio::spawn(selfmanaged::watch_webhook_configurations(

@@ -159,3 +159,121 @@ async fn a_crafted_uid_cannot_forge_a_log_line() {
         assert!(!line.contains('\r') && !line.contains('\u{202e}'), "a raw control character: {line:?}");
     }
 }
+
+/// The commands of [`every_rule_pods`]: five spellings of `secret` (`-pSECRET`, `--password=SECRET`,
+/// `PGPASSWORD=SECRET`, `https://u:SECRET@h/`, `?token=SECRET`), each reaching `host`, and each in
+/// the shapes a probe's command takes: a `sh -c` script, one string, argv words, and scripts the
+/// shell parser rejects (an unbalanced `(`, an unclosed `"`).
+fn command_shapes(secret: &str, host: &str) -> Vec<Value> {
+    let commands = [
+        format!("mysqladmin -h {host} -p{secret} ping"),
+        format!("mysqladmin -h {host} --password={secret} ping"),
+        format!("PGPASSWORD={secret} pg_isready -h {host}"),
+        format!("curl -m 10 -fsS https://u:{secret}@{host}:8080/healthz"),
+        format!("curl -m 10 -fsS http://{host}:8080/healthz?token={secret}"),
+    ];
+    let mut out = Vec::new();
+    for c in commands {
+        out.push(json!(["sh", "-c", c]));
+        out.push(json!([c]));
+        out.push(json!(c.split(' ').collect::<Vec<_>>()));
+        out.push(json!(["sh", "-c", format!("({c}")]));
+        out.push(json!(["sh", "-c", format!("\"{c}")]));
+    }
+    out
+}
+
+/// Pods on which every rule that shows a command, URL, path or host shows one with `secret` in it:
+/// liveness-dependency (a remote check, and notes for scripts not analysed), liveness-matches-
+/// readiness (the same exec command or httpGet path in both), exec-probe-replaceable and
+/// probe-client-deadline (a local `curl -m 10`), readiness-shared-dependency and
+/// startup-remote-dependency (a remote check), liveness-dependency-path (an aggregate path), and
+/// probe-paths-swapped.
+fn every_rule_pods(secret: &str) -> Vec<Value> {
+    let exec = |command: &Value| json!({"exec": {"command": command}});
+    let http = |path: String| json!({"httpGet": {"path": path, "port": 8080}});
+    let pod = |i: usize, container: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("r{i}"), "namespace": "shop"},
+            "spec": {"containers": [container]}})
+    };
+    let container = |probes: Value| {
+        let mut c =
+            json!({"name": "app", "image": "registry.example.com/app:1", "ports": [{"containerPort": 8080}]});
+        c.as_object_mut().unwrap().extend(probes.as_object().unwrap().clone());
+        c
+    };
+    let mut containers = Vec::new();
+    for command in command_shapes(secret, "orders-db.shop.svc") {
+        containers.push(json!({"livenessProbe": exec(&command), "readinessProbe": http("/ready".into())}));
+        containers.push(json!({"livenessProbe": http("/livez".into()), "readinessProbe": exec(&command), "startupProbe": exec(&command)}));
+    }
+    for command in command_shapes(secret, "127.0.0.1") {
+        containers.push(json!({"livenessProbe": exec(&command), "readinessProbe": exec(&command)}));
+    }
+    let path = format!("/actuator/health?token={secret}&password={secret}");
+    containers.push(json!({"livenessProbe": http(path.clone()), "readinessProbe": http(path)}));
+    containers.push(json!({"livenessProbe": http(format!("/ready?token={secret}")), "readinessProbe": http(format!("/livez?token={secret}"))}));
+    containers.into_iter().enumerate().map(|(i, probes)| pod(i, container(probes))).collect()
+}
+
+/// Break-it pass (s14): for each rule that can show a command, a secret given as `-pSECRET`,
+/// `--password=SECRET`, `PGPASSWORD=SECRET`, URL user info or `?token=SECRET` never appears in an
+/// AdmissionResponse (status message, warnings, audit annotations) at either endpoint, nor in
+/// `check -o json`: a one-string command was shown whole by liveness-matches-readiness, and a
+/// script the parser rejects was echoed in the `unresolved-scripts` annotation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_rule_shows_a_secret_of_a_command_parsed_or_not() {
+    let (dir, _served, client, base) = serve_logging("info");
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let secrets: Vec<String> =
+        (0..2).map(|_| "S3c[A-Za-z0-9]{8,12}".new_tree(&mut runner).unwrap().current()).collect();
+    for secret in secrets {
+        let pods = every_rule_pods(&secret);
+        let mut answers = String::new();
+        for (i, obj) in pods.iter().enumerate() {
+            for endpoint in ["validate", "mutate"] {
+                let review = common::review("CREATE", obj, None, &format!("uid-{i}"));
+                let r = client.post(format!("{base}/{endpoint}")).json(&review).send().await.unwrap();
+                assert_eq!(r.status(), 200);
+                let mut answer: Value = r.json().await.unwrap();
+                let response = answer["response"].as_object_mut().unwrap();
+                // The patch copies the probes as written (the user's own command, to the user's
+                // own object): not something probegate shows.
+                response.remove("patch");
+                answers.push_str(&serde_json::to_string(response).unwrap());
+                answers.push('\n');
+            }
+        }
+        // Not vacuous: every rule that shows a command did show one, redacted.
+        for shown in [
+            "liveness-dependency",
+            "liveness-matches-readiness",
+            "exec-probe-replaceable",
+            "probe-client-deadline",
+            "readiness-shared-dependency",
+            "startup-remote-dependency",
+            "liveness-dependency-path",
+            "probe-paths-swapped",
+            "unresolved-scripts",
+            "-p***",
+            "--password=***",
+            "PGPASSWORD=***",
+            "u:***@",
+            "token=***",
+        ] {
+            assert!(answers.contains(shown), "no answer shows {shown}:\n{answers}");
+        }
+        let file = dir.path().join("rules.yaml");
+        let docs: Vec<String> = pods.iter().map(|p| serde_json::to_string(p).unwrap()).collect();
+        std::fs::write(&file, docs.join("\n---\n")).unwrap();
+        let json = check(&file, &["-o", "json"]);
+        let text = check(&file, &[]);
+        for (what, shown) in [("answers", &answers), ("check -o json", &json), ("check", &text)] {
+            if let Some(at) = shown.find(&secret) {
+                let from = shown.floor_char_boundary(at.saturating_sub(300));
+                let to = shown.ceil_char_boundary((at + 100).min(shown.len()));
+                panic!("the {what} show the secret {secret}: …{}…", &shown[from..to]);
+            }
+        }
+    }
+}

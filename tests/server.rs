@@ -1133,3 +1133,159 @@ fn clean_pod() -> Value {
         }]}
     })
 }
+
+/// A TCP listener on 127.0.0.1 that keeps the first bytes of every connection (a proxy's CONNECT
+/// request, an API server's TLS ClientHello).
+fn recording_listener() -> (SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+            let mut buf = vec![0u8; 4096];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            buf.truncate(n);
+            record.lock().unwrap().push(buf);
+            // Dropped: the client sees the connection closed and retries with back-off.
+        }
+    });
+    (addr, seen)
+}
+
+/// Break-it pass (s14): behind a proxy, `HTTPS_PROXY=http://u:PW@proxy:3128` was logged whole
+/// (twice at start, and on stderr by `--self-managed-tls`), and the Kubernetes client failed to
+/// build ("requires the disabled feature kube/http-proxy") even with `NO_PROXY` covering the API
+/// server. Now the client goes through the proxy (a CONNECT to the API server, with the proxy's
+/// credentials), goes straight to the API server when `NO_PROXY` covers it, and no log line or
+/// message shows the password.
+#[test]
+fn behind_a_proxy_the_client_connects_and_the_proxy_password_is_never_shown() {
+    use base64::Engine;
+    let secret = "S3cr3tProxyPw";
+    let (api, api_seen) = recording_listener();
+    let (proxy, proxy_seen) = recording_listener();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
+            api.port()
+        ),
+    )
+    .unwrap();
+    // The proxy by name, the API server by address: kube 5.0.0 matches NO_PROXY against the
+    // proxy's host, so `NO_PROXY=127.0.0.1` must be matched against the API server's here.
+    let proxy_url = format!("http://u:{secret}@localhost:{}", proxy.port());
+    let kubeconfig = kubeconfig.display().to_string();
+    let args: Vec<String> =
+        ["--addr", "127.0.0.1:0", "--resolve-configmaps"].iter().map(|s| s.to_string()).collect();
+    let env = |no_proxy: &'static str| {
+        [
+            ("KUBECONFIG", kubeconfig.clone()),
+            ("HTTPS_PROXY", proxy_url.clone()),
+            ("https_proxy", proxy_url.clone()),
+            ("NO_PROXY", no_proxy.to_string()),
+            ("no_proxy", no_proxy.to_string()),
+        ]
+    };
+    let within = std::time::Duration::from_secs(30);
+
+    // Through the proxy: a CONNECT to the API server, with the proxy's credentials.
+    let vars = env("");
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let served = Served::start(&args, &vars, within);
+    wait_until("a CONNECT at the proxy", within, || !proxy_seen.lock().unwrap().is_empty());
+    let request = String::from_utf8_lossy(&proxy_seen.lock().unwrap()[0]).to_string();
+    assert!(request.starts_with(&format!("CONNECT 127.0.0.1:{} ", api.port())), "{request}");
+    let credentials = base64::engine::general_purpose::STANDARD.encode(format!("u:{secret}"));
+    assert!(
+        request
+            .to_ascii_lowercase()
+            .contains(&format!("proxy-authorization: basic {}", credentials.to_ascii_lowercase())),
+        "{request}"
+    );
+    assert!(api_seen.lock().unwrap().is_empty(), "the API server was reached directly");
+    let log = served.log();
+    assert!(!log.contains(secret), "the log shows the proxy's password:\n{log}");
+    drop(served);
+
+    // NO_PROXY covers the API server: straight to it (its TLS ClientHello), never to the proxy.
+    proxy_seen.lock().unwrap().clear();
+    let vars = env("127.0.0.1");
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let served = Served::start(&args, &vars, within);
+    wait_until("a connection at the API server", within, || !api_seen.lock().unwrap().is_empty());
+    assert_eq!(api_seen.lock().unwrap()[0].first(), Some(&0x16), "a TLS handshake record");
+    assert!(proxy_seen.lock().unwrap().is_empty(), "the proxy was used despite NO_PROXY");
+    assert!(!served.log().contains(secret), "{}", served.log());
+    drop(served);
+
+    // A proxy the client cannot use (SOCKS5 is not built in): the error names it, password redacted.
+    let socks = format!("socks5://u:{secret}@127.0.0.1:{}", proxy.port());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--self-managed-tls"])
+        .env("KUBECONFIG", &kubeconfig)
+        .env("HTTPS_PROXY", &socks)
+        .env("NO_PROXY", "")
+        .env("no_proxy", "")
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("socks5://u:***@127.0.0.1"), "{stderr}");
+    assert!(!stderr.contains(secret), "{stderr}");
+}
+
+/// Break-it pass (s14): `"operation": null` was "invalid JSON" (serde_json's reading of a null
+/// enum), and a huge integer (`periodSeconds: 1e30`, `99999999999999999999`) "floating point": the
+/// answer names the field, and says a number must be an int32. Values are still never echoed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_review_names_the_field_and_a_number_out_of_range_must_be_an_int32() {
+    let h = start(Policy::default()).await;
+    let mut op = review("CREATE", &coupled_pod(None), None, "m1");
+    op["request"]["operation"] = Value::Null;
+    let (status, v) = h.post("/validate", &op).await;
+    assert_eq!(status, 400);
+    let error = v["error"].as_str().unwrap();
+    assert!(error.contains("request.operation: null is not a value this field takes"), "{v}");
+    assert!(!error.contains("invalid JSON"), "{v}");
+    for (i, number) in
+        [json!(1e30), json!(1e20), json!(3_000_000_000u64), json!(-2.5)].into_iter().enumerate()
+    {
+        let mut pod = coupled_pod(None);
+        pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = number.clone();
+        let (status, v) = h.post("/validate", &review("CREATE", &pod, None, &format!("m{i}"))).await;
+        assert_eq!(status, 400);
+        let error = v["error"].as_str().unwrap();
+        assert!(
+            error.contains("spec.containers[0].livenessProbe.periodSeconds: must be an int32 (a whole number from -2147483648 to 2147483647)"),
+            "{number}: {v}"
+        );
+        assert!(!error.contains("floating point") && !error.contains(&number.to_string()), "{v}");
+    }
+    // The integer literal past u64 (serde_json reads it as a float), as the API server sends it.
+    let mut pod = coupled_pod(None);
+    pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = json!(7);
+    let body = serde_json::to_string(&review("CREATE", &pod, None, "m9"))
+        .unwrap()
+        .replace("\"periodSeconds\":7", "\"periodSeconds\":99999999999999999999");
+    assert!(body.contains("99999999999999999999"));
+    let error = match probegate::admission::parse_review(body.as_bytes()) {
+        Ok(request) => {
+            let endpoint = probegate::admission::Endpoint::Validate;
+            match probegate::admission::review(&Policy::default(), None, endpoint, &request) {
+                Ok(_) => panic!("an invalid Pod was reviewed"),
+                Err(e) => e.to_string(),
+            }
+        }
+        Err(e) => e.to_string(),
+    };
+    assert!(error.contains("periodSeconds: must be an int32"), "{error}");
+    h.healthy().await;
+}

@@ -369,7 +369,7 @@ impl Cluster {
         {
             anyhow::bail!("not a namespace name: {:?}", crate::engine::excerpt(ns, 64));
         }
-        let mut config = config;
+        let mut config = crate::server::kubeclient::honour_no_proxy(config);
         // kube's own retry layer would retry 429, 503 and 504 unseen (up to 15 times, for up to
         // 1000 s each); this client retries every request itself, counted and bounded (see `send`).
         config.default_retry = false;
@@ -523,7 +523,7 @@ impl Cluster {
             if write {
                 self.write_retries.fetch_add(1, Ordering::Relaxed);
             }
-            tracing::debug!(error = %error, "retrying a request");
+            tracing::debug!(error = %crate::server::kube_error_text(&error), "retrying a request");
             tokio::time::sleep(server_wait.map_or(backoff, |w| w.max(backoff))).await;
         }
     }

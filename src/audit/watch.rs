@@ -453,7 +453,7 @@ fn spawn_objects<S, K>(
                 Ok(Event::Delete(o)) => (o.metadata, true),
                 Err(e) => {
                     if !reported {
-                        tracing::warn!(kind = kind.as_str(), error = %e, "watch failed; retrying with back-off (resync still runs)");
+                        tracing::warn!(kind = kind.as_str(), error = %crate::server::kube_error_text(&e), "watch failed; retrying with back-off (resync still runs)");
                         reported = true;
                     }
                     continue;
@@ -550,7 +550,7 @@ fn spawn_namespaces<S, K>(
                 }
                 Err(e) => {
                     if !reported {
-                        tracing::warn!(kind = "namespaces", error = %e, "watch failed; retrying with back-off (resync still runs)");
+                        tracing::warn!(kind = "namespaces", error = %crate::server::kube_error_text(&e), "watch failed; retrying with back-off (resync still runs)");
                         reported = true;
                     }
                 }

@@ -85,7 +85,7 @@ use words::*;
 pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
 pub use parse::MAX_OBJECT_PARSE_AREA;
 pub use redact::{credential_spellings, redact_secrets};
-pub(crate) use redact::{join_redacted, redact_as_written, redact_command};
+pub(crate) use redact::{join_redacted, redact_as_written, redact_by_words, redact_command};
 pub use same::same_check_argv;
 
 /// The value of one container environment variable, as far as the webhook can know it.
@@ -582,13 +582,20 @@ pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
         return None;
     }
     let program = |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
-    let first = argv.first().map(|p| program(p)).unwrap_or_default();
-    // The script's first program, past its variable assignments (`T=pw; curl ...`).
-    let lead = argv
-        .last()
-        .and_then(|s| s.split_whitespace().find(|w| !w.contains('=')))
-        .map(|w| program(w.trim_end_matches(';')))
-        .unwrap_or_default();
+    // The first program of a text, past its variable assignments (`T=pw; curl ...`): a word
+    // with `=` is never shown (break-it pass, s14: `["PGPASSWORD=pw pg_isready"]` showed it).
+    let lead_of = |s: &str| {
+        s.split_whitespace()
+            .find(|w| !w.contains('='))
+            .map(|w| program(w.trim_end_matches(';')))
+            .unwrap_or_default()
+    };
+    let lead = argv.last().map(|s| lead_of(s)).unwrap_or_default();
+    if argv.len() < 2 {
+        // One string: the command itself.
+        return Some(format!("exec `{lead} …` (a script with a pipe, here-document or variable)"));
+    }
+    let first = argv.first().map(|p| lead_of(p)).unwrap_or_default();
     Some(format!("exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"))
 }
 

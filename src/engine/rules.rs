@@ -376,7 +376,9 @@ fn liveness_dependency<'a>(
     for u in outcome.unresolved {
         let entry = Unresolved {
             container: t.container.name.clone(),
-            script: u.path,
+            // Every note's command text is redacted where it is made; word by word again here,
+            // where all of them pass on their way to warnings, the audit annotation and `check`.
+            script: exec::redact_by_words(&u.path),
             reason: u.reason,
             over_bound: u.over_bound,
         };

@@ -189,10 +189,17 @@ pub struct Workload {
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     /// The JSON does not have the shape of the kind (a field of the wrong type, say).
-    #[error("the object is not a valid {kind}: {}", redact_quoted(&source.to_string()))]
+    #[error(
+        "the object is not a valid {kind}: {}{}",
+        if field.is_empty() { String::new() } else { format!("{field}: ") },
+        describe_value_error(&source.to_string())
+    )]
     Invalid {
         /// The kind it was read as.
         kind: &'static str,
+        /// Where in the object, dotted (`spec.containers[0].livenessProbe.periodSeconds`); empty
+        /// when not known.
+        field: String,
         /// The deserialization error (names the field and position, never a value).
         #[source]
         source: serde_json::Error,
@@ -314,8 +321,16 @@ impl Workload {
     /// [`WorkloadError`] when the JSON does not have the kind's shape or lacks the PodSpec.
     pub fn from_json(kind: WorkloadKind, json: &str) -> Result<Workload, WorkloadError> {
         let mut de = serde_json::Deserializer::from_str(json);
-        Workload::deserialize_kind(kind, &mut de)
-            .map_err(|source| WorkloadError::Invalid { kind: kind.as_str(), source })?
+        Workload::deserialize_kind(kind, &mut de).map_err(|source| {
+            // Read again with path tracking, for the field's name (only when it is wrong).
+            let mut track = serde_path_to_error::Track::new();
+            let mut de = serde_json::Deserializer::from_str(json);
+            let _ =
+                Workload::deserialize_kind(kind, serde_path_to_error::Deserializer::new(&mut de, &mut track));
+            let field = track.path().to_string();
+            let field = if field == "." { String::new() } else { field };
+            WorkloadError::Invalid { kind: kind.as_str(), field, source }
+        })?
     }
 
     /// Reads a workload of the given kind from a parsed JSON value (a manifest document).
@@ -323,8 +338,11 @@ impl Workload {
     /// # Errors
     /// As [`Workload::from_json`].
     pub fn from_value(kind: WorkloadKind, value: &serde_json::Value) -> Result<Workload, WorkloadError> {
-        Workload::deserialize_kind(kind, value)
-            .map_err(|source| WorkloadError::Invalid { kind: kind.as_str(), source })?
+        Workload::deserialize_kind(kind, value).map_err(|source| WorkloadError::Invalid {
+            kind: kind.as_str(),
+            field: String::new(),
+            source,
+        })?
     }
 
     /// Where the error of [`Workload::from_value`] on the same value is: the field's path as JSON
@@ -354,7 +372,7 @@ impl Workload {
         Some(InvalidField {
             tokens,
             dotted: if dotted == "." { String::new() } else { dotted },
-            message: redact_quoted(&error.to_string()),
+            message: describe_value_error(&error.to_string()),
         })
     }
 
@@ -407,6 +425,25 @@ impl Workload {
             }
         })
     }
+}
+
+/// A deserialization error as a message says it: values redacted ([`redact_quoted`]), and a number
+/// an integer field cannot hold said so (`periodSeconds: 1e30` and `99999999999999999999` read as
+/// floating point, `3000000000` as an integer out of range: each "must be an int32", as the
+/// Kubernetes API has it).
+pub fn describe_value_error(message: &str) -> String {
+    let text = redact_quoted(message);
+    for (bits, range) in
+        [("32", "-2147483648 to 2147483647"), ("64", "-9223372036854775808 to 9223372036854775807")]
+    {
+        for wrong in ["invalid type: floating point `…`", "invalid value: integer `…`"] {
+            let said = format!("{wrong}, expected i{bits}");
+            if text.contains(&said) {
+                return text.replace(&said, &format!("must be an int{bits} (a whole number from {range})"));
+            }
+        }
+    }
+    text
 }
 
 /// A deserialization error without the values it quotes (an env value can be a secret): the

@@ -54,7 +54,7 @@ impl NamespaceLabels for WatchedNamespaceLabels {
 /// # Errors
 /// When no Kubernetes client can be configured (no in-cluster environment and no kubeconfig).
 pub async fn watch() -> Result<Arc<dyn NamespaceLabels>, kube::Error> {
-    let client = kube::Client::try_default().await?;
+    let client = super::kubeclient::client().await?;
     let api: kube::Api<Namespace> = kube::Api::all(client);
     let (store, writer) = reflector::store();
     let stream = reflector::reflector(writer, watcher(api, watcher::Config::default()))
@@ -67,7 +67,7 @@ pub async fn watch() -> Result<Arc<dyn NamespaceLabels>, kube::Error> {
             match event {
                 Ok(_) => reported = false,
                 Err(e) if !reported => {
-                    tracing::warn!(error = %e, "namespace watch failed; retrying with back-off (namespaceSelector overrides use the last known labels)");
+                    tracing::warn!(error = %super::kube_error_text(&e), "namespace watch failed; retrying with back-off (namespaceSelector overrides use the last known labels)");
                     reported = true;
                 }
                 Err(_) => {}

@@ -293,7 +293,7 @@ pub async fn watch_webhook_configurations(
                 }
             }
             Err(e) if !reported => {
-                tracing::warn!(error = %e, "watch of the webhook configurations failed; retrying with back-off (the caBundle is still checked every interval)");
+                tracing::warn!(error = %super::kube_error_text(&e), "watch of the webhook configurations failed; retrying with back-off (the caBundle is still checked every interval)");
                 reported = true;
             }
             Err(_) => {}

@@ -93,8 +93,11 @@ pub(super) fn redact_kv(s: &str) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
     while i < chars.len() {
-        let at_boundary =
-            i == 0 || matches!(chars[i - 1], ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"' | '{');
+        let at_boundary = i == 0
+            || matches!(
+                chars[i - 1],
+                ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"' | '{' | '(' | '`'
+            );
         if at_boundary {
             let mut k = i;
             while k < chars.len()
@@ -272,11 +275,68 @@ pub(super) const PASSWORD_FLAGS: &[PasswordFlag] = &[
 /// A program's name as redaction matches it: its last path component (`/` or `\`), without a
 /// Windows `.exe` (`C:\tools\curl.exe` is curl).
 fn basename(s: &str) -> &str {
+    let s = bare_word(s);
     let name = path_basename(s).rsplit('\\').next().unwrap_or(s);
     match name.len().checked_sub(4) {
         Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(".exe") => &name[..at],
         _ => name,
     }
+}
+
+/// A word without the shell punctuation around it that a script no parser read leaves on it:
+/// `(mysqladmin`, `$(redis-cli`, `` `curl ``, `"mysql`, `ping;`, `-pX)`. A client's name or a flag
+/// is then matched as a command's ([`redact_by_words`]).
+fn bare_word(w: &str) -> &str {
+    let mut w = w;
+    loop {
+        let before = w.len();
+        w = w.trim_start_matches(['(', '{', '`', '"', '\'', '!', ';', '&', '|']);
+        w = w.strip_prefix("$(").unwrap_or(w);
+        w = w.trim_end_matches([')', '}', '`', '"', '\'', ';', '&', '|']);
+        if w.len() == before {
+            return w;
+        }
+    }
+}
+
+/// Text that holds a command but is read by no parser (a script with a syntax error, a command
+/// line given as one argument, a quoted string inside a command) redacted word by word:
+/// `user:password@` and `password=`-like pairs first ([`redact_secrets`], on the whole text, so a
+/// quoted value with blanks goes whole), then its blank-separated words as a command's words
+/// ([`redact_words`]: the credential flags of the clients it names, `KEY=VALUE` of a secret
+/// name, `-u user:password`), each word's shell punctuation ([`bare_word`]) set aside. Blanks and
+/// punctuation are kept as written; only what is redacted changes (`(mysqladmin -h db -p*** ping`).
+pub(crate) fn redact_by_words(text: &str) -> String {
+    let text = redact_secrets(text);
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                let word = &text[s..at];
+                let bare = bare_word(word);
+                // `bare` is a slice of `word`: its offset is where its first byte is.
+                let from = s + (bare.as_ptr() as usize - word.as_ptr() as usize);
+                spans.push(from..from + bare.len());
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    let values: Vec<String> = spans.iter().map(|r| text[r.clone()].to_string()).collect();
+    let shown = redact_words(&values);
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for ((value, range), shown) in values.iter().zip(&spans).zip(&shown) {
+        if *shown != quote_word(value) {
+            out.push_str(&text[done..range.start]);
+            out.push_str(shown);
+            done = range.end;
+        }
+    }
+    out.push_str(&text[done..]);
+    out
 }
 
 /// Re-join display words, quoting where needed and redacting secrets (`--password X`,
@@ -355,7 +415,8 @@ fn redact_words_with(words: &[String], secret_vars: &std::collections::BTreeSet<
             let whole = redact_secrets(w);
             out.push(match shell_words::split(&whole) {
                 Ok(inner) => format!("'{}'", join_redacted(&inner).replace('\'', "'\\''")),
-                Err(_) => "'…'".to_string(),
+                // Not split by sh's rules: word by word, as written.
+                Err(_) => format!("'{}'", redact_by_words(&whole).replace('\'', "'\\''")),
             });
             prev = w.as_str();
             continue;
@@ -455,6 +516,12 @@ fn redact_words_with(words: &[String], secret_vars: &std::collections::BTreeSet<
                 r = h;
             }
         }
+        if w.contains(char::is_whitespace) {
+            // A word with blanks is a string no parser split (`["mysqladmin -h db -pX ping"]`,
+            // a script's unclosed quote): redacted word by word (its words have no blanks, so
+            // this goes one level deep).
+            r = redact_by_words(&r);
+        }
         r = redact_bare_userinfo(&r);
         out.push(quote_word(&r));
         prev = w.as_str();
@@ -496,7 +563,8 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
             // evaluation).
             // A cut inside quotes is closed with the quote it needs (the last word is cut
             // anyway); failing that the whole text is split, and a script that cannot be split
-            // at all is not shown.
+            // at all is redacted word by word, as written ([`redact_by_words`], on the head cut
+            // after its last whole word).
             let head: String = a.chars().take(2 * max_chars).collect();
             let words = shell_words::split(&head)
                 .or_else(|_| shell_words::split(&format!("{head}\"")))
@@ -514,7 +582,15 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
                     });
                     format!("'{}'", join_redacted(&shown.cloned().collect::<Vec<_>>()))
                 }
-                Err(_) => "'…'".to_string(),
+                Err(_) => {
+                    let whole = head.len() == a.len();
+                    let cut = if whole {
+                        &head[..]
+                    } else {
+                        head.rsplit_once(char::is_whitespace).map_or("", |(h, _)| h)
+                    };
+                    format!("'{}{}'", redact_by_words(cut), if whole { "" } else { " …" })
+                }
             });
             continue;
         }
@@ -681,113 +757,4 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{ExecEnv, Options, analyze};
-    use super::*;
-    use proptest::prelude::*;
-
-    /// Break-it pass: a cmd or PowerShell command line given as one argument (not through
-    /// `sh -c`) was shown whole in the liveness-matches-readiness warning and by `explain`.
-    #[test]
-    fn a_cmd_or_powershell_command_line_is_redacted_word_by_word() {
-        let argvs: [&[&str]; 4] = [
-            &["cmd", "/c", "curl.exe -u admin:S3cr3tPw http://db.prod.svc/"],
-            &["cmd.exe", "/S", "/C", "mysqladmin ping -h db.prod.svc -pS3cr3tPw"],
-            &["cmd", "/K", "curl.exe -fsu admin:S3cr3tPw http://db.prod.svc/"],
-            &["pwsh", "-Command", "curl.exe -u admin:S3cr3tPw http://db.prod.svc/"],
-        ];
-        for argv in argvs {
-            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
-            let shown = redact_command(&argv, 200);
-            assert!(!shown.contains("S3cr3tPw"), "{shown}");
-            assert!(shown.contains("db.prod.svc") && shown.contains("***"), "{shown}");
-        }
-    }
-
-    fn argv(v: &[&str]) -> Vec<String> {
-        v.iter().map(|a| a.to_string()).collect()
-    }
-
-    /// `explain`'s display (issue #10's leftover): the script as written, `;`, quoting, blanks
-    /// and variables kept, only secrets replaced.
-    #[test]
-    fn a_command_is_shown_as_written_with_only_its_secrets_replaced() {
-        for (command, shown) in [
-            (&["sh", "-c", "h=db; pg_isready -h $h"][..], "sh -c 'h=db; pg_isready -h $h'"),
-            (&["sh", "-c", "h=db;pg_isready  -h \"$h\" # x"], "sh -c 'h=db;pg_isready  -h \"$h\" # x'"),
-            (&["sh", "-c", "P=pw1; redis-cli -a \"$P\" ping"], "sh -c 'P=***; redis-cli -a *** ping'"),
-            (
-                &["bash", "-ec", "A=pw1\nB=${A}\nredis-cli -a $B ping"],
-                "bash -ec 'A=***\nB=***\nredis-cli -a *** ping'",
-            ),
-            (
-                &["sh", "-c", "curl -H 'Authorization: Bearer pw1' http://x/"],
-                "sh -c 'curl -H '\\''Authorization: ***'\\'' http://x/'",
-            ),
-            (
-                &["sh", "-c", "echo 'a;b' | redis-cli -h db --pass=pw1"],
-                "sh -c 'echo '\\''a;b'\\'' | redis-cli -h db --pass=***'",
-            ),
-            (
-                &["sh", "-c", "psql 'host=db password=pw1' -c 'select 1'"],
-                "sh -c 'psql '\\''host=db password=***'\\'' -c '\\''select 1'\\'''",
-            ),
-            (&["mysqladmin", "ping", "-ppw1", "-h", "db host"], "mysqladmin ping -p*** -h 'db host'"),
-            (&["redis-cli", "-a", "pw1", "ping"], "redis-cli -a *** ping"),
-            (&["cmd", "/c", "curl.exe -u admin:pw1 http://db/"], "cmd /c 'curl.exe -u admin:*** http://db/'"),
-        ] {
-            assert_eq!(redact_as_written(&argv(command)), shown, "{command:?}");
-        }
-    }
-
-    #[test]
-    fn script_words_split_operators_and_unquote_values_with_their_spans() {
-        let text = "a='x y';b\\ c \"d\\\"e\\n\" &&f\ng";
-        let words = script_words(text);
-        let values: Vec<&str> = words.iter().map(|(v, _)| v.as_str()).collect();
-        assert_eq!(values, ["a=x y", ";", "b c", "d\"e\\n", "&&", "f", "\n", "g"]);
-        let spans: Vec<&str> = words.iter().map(|(_, r)| &text[r.clone()]).collect();
-        assert_eq!(spans, ["a='x y'", ";", "b\\ c", "\"d\\\"e\\n\"", "&&", "f", "\n", "g"]);
-    }
-
-    /// Only variables that reach a redacted place are masked where they are set; the rest keep
-    /// their values (the host a message names stays visible).
-    #[test]
-    fn only_variables_that_carry_a_secret_are_masked() {
-        let words = |s: &str| shell_words::split(s).unwrap();
-        assert_eq!(join_redacted(&words("h=db; pg_isready -h $h")), "h=db; pg_isready -h $h");
-        assert_eq!(join_redacted(&words("P=pw1; redis-cli -a $P ping")), "P=***; redis-cli -a *** ping");
-        assert_eq!(join_redacted(&words("P=pw1 mysql -p$P -h db")), "P=*** mysql -p*** -h db");
-        assert_eq!(
-            join_redacted(&words("A=pw1; B=x$A; C=$B; H=db; redis-cli -h $H -a $C")),
-            "A=***; B=***; C=***; H=db; redis-cli -h $H -a ***"
-        );
-        assert_eq!(variables_used("${A:-x}$B_1/$9$ $"), ["A", "B_1"]);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(16))]
-        /// For every client row that carries a credential, a random secret given through any of its
-        /// spellings never appears in the dependency found (target, command) or the command as
-        /// warnings and notes show it; and every spelling is found (so that it is shown at all).
-        #[test]
-        fn a_secret_in_any_spelling_never_reaches_what_is_shown(secret in "S3c[A-Za-z0-9]{6,12}") {
-            let env = ExecEnv::default();
-            for script in credential_spellings(&secret) {
-                let argv = vec!["sh".to_string(), "-c".to_string(), script.clone()];
-                let mut shown = vec![redact_command(&argv, 80), redact_command(&argv, 400)];
-                if let Some(d) = analyze(&argv, &env, &Options::default()).dependency {
-                    shown.push(d.target);
-                    shown.push(d.command);
-                }
-                if let Ok(words) = shell_words::split(&script) {
-                    shown.push(join_redacted(&words));
-                }
-                shown.push(redact_as_written(&argv));
-                for text in shown {
-                    prop_assert!(!text.contains(&secret), "{script:?} shows {text:?}");
-                }
-            }
-        }
-    }
-}
+mod tests;
