@@ -117,19 +117,9 @@ pub(super) fn tries_each_host<'t>(
     if !matches!(text(right, walk).trim(), "break" | "exit 0" | "exit") || at.kind() != "command" {
         return None;
     }
-    let body = list.parent().filter(|b| b.kind() == "do_group")?;
-    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
-    let mut c = body.walk();
-    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
-        return None;
-    }
-    let var = text(looped.child_by_field_name("variable")?, walk);
-    let mut c = looped.walk();
-    let values: Vec<&str> = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
-    let plain =
-        |v: &&str| v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
+    let (looped, var, values) = one_statement_for_loop(list, walk)?;
     let distinct = values.iter().enumerate().all(|(i, v)| !values[..i].contains(v));
-    if values.len() < 2 || !values.iter().all(plain) || !distinct || var.is_empty() {
+    if values.len() < 2 || !values.iter().all(|v| plain_word(v)) || !distinct || var.is_empty() {
         return None;
     }
     // One of the words is this Pod (`localhost`, `127.0.0.1:5432` in a URL): the check it runs is
@@ -140,6 +130,29 @@ pub(super) fn tries_each_host<'t>(
         return None;
     }
     host_is_loop_variable(at, var, walk).then_some(looped)
+}
+
+/// The `for` loop whose body is `statement` alone (a `do_group` of one statement), its variable
+/// and the words of its list, as written.
+pub(super) fn one_statement_for_loop<'t, 's>(
+    statement: Node<'t>,
+    walk: &Walk<'s>,
+) -> Option<(Node<'t>, &'s str, Vec<&'s str>)> {
+    let body = statement.parent().filter(|b| b.kind() == "do_group")?;
+    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
+    let mut c = body.walk();
+    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
+        return None;
+    }
+    let var = text(looped.child_by_field_name("variable")?, walk);
+    let mut c = looped.walk();
+    let values = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+    Some((looped, var, values))
+}
+
+/// A word of a `for` loop's list that expands nothing: letters, digits, `.`, `-`, `_`, `:`.
+pub(super) fn plain_word(v: &str) -> bool {
+    v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'))
 }
 
 /// Whether a word of a `for` loop's list is this Pod: `localhost`, a loopback address, or one

@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use super::super::flow::mentions;
 use super::super::shell::Walk;
-use super::constructs::{host_is_loop_variable, local_word};
+use super::constructs::{host_is_loop_variable, local_word, one_statement_for_loop, plain_word};
 use super::harmless::{harmless, harmless_after, reads_only_as_output};
 use super::{Funcs, each_node, is_statement, leaves, text};
 
@@ -240,19 +240,8 @@ pub(super) fn last_round_is_local<'t>(at: Node<'t>, walk: &Walk<'_>) -> Option<N
     if at.kind() != "command" {
         return None;
     }
-    let body = at.parent().filter(|b| b.kind() == "do_group")?;
-    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
-    let mut c = body.walk();
-    if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
-        return None;
-    }
-    let var = text(looped.child_by_field_name("variable")?, walk);
-    let mut c = looped.walk();
-    let values: Vec<&str> = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
-    let plain = |v: &&str| {
-        !v.is_empty()
-            && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'))
-    };
+    let (looped, var, values) = one_statement_for_loop(at, walk)?;
+    let plain = |v: &&str| !v.is_empty() && plain_word(v);
     if var.is_empty() || !values.iter().all(plain) || !values.last().is_some_and(|v| local_word(v)) {
         return None;
     }
