@@ -505,22 +505,24 @@ fn status_only_written(next: Node<'_>, walk: &Walk<'_>) -> bool {
         && !output_used_above(next, walk)
 }
 
-/// Whether the variable whose assignment names it at `name` is read only by `echo`, `printf`
-/// (not `-v`) or `logger` arguments, as `$NAME` or `${NAME}`, whose output nothing reads (no
-/// pipeline, substitution or file named again), and otherwise only assigned again: its value
-/// reaches no status.
-pub(super) fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
-    let var = text(name, walk);
-    if var.is_empty()
+/// Whether the variable assigned at `name` may be read where the script does not name it: it has
+/// no name, or the script exports or declares variables (`export`, `declare`, `local`, `env`,
+/// `set -a`'s `allexport`, ...) or reads one indirectly (`${!x}`).
+pub(super) fn may_be_read_elsewhere(name: Node<'_>, walk: &Walk<'_>) -> bool {
+    text(name, walk).is_empty()
         || walk.src.contains("${!")
         || mentions(
             walk.src,
             &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
         )
-    {
-        return false;
-    }
-    reads_only_output(name, walk)
+}
+
+/// Whether the variable whose assignment names it at `name` is read only by `echo`, `printf`
+/// (not `-v`) or `logger` arguments, as `$NAME` or `${NAME}`, whose output nothing reads (no
+/// pipeline, substitution or file named again), and otherwise only assigned again: its value
+/// reaches no status.
+pub(super) fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
+    !may_be_read_elsewhere(name, walk) && reads_only_output(name, walk)
 }
 
 /// Whether every other mention of the variable assigned at `name` is [`reads_only_as_output`]

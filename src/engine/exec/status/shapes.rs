@@ -6,10 +6,9 @@
 
 use tree_sitter::Node;
 
-use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::constructs::{host_is_loop_variable, local_word, one_statement_for_loop, plain_word};
-use super::harmless::{harmless, harmless_after, reads_only_as_output};
+use super::harmless::{harmless, harmless_after, may_be_read_elsewhere, reads_only_as_output};
 use super::{Funcs, each_node, is_statement, leaves, text};
 
 /// How many `exec` commands under `root` run a program as the last statement of a `( )`
@@ -187,16 +186,10 @@ pub(super) fn case_on_outage_status_is_harmless(
 /// case "$r" in PONG) echo ok;; *) echo bad;; esac` exits 0). An export, `declare`, indirection
 /// or `env` could read it elsewhere: not claimed.
 pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
-    let var = text(name, walk);
-    if var.is_empty()
-        || walk.src.contains("${!")
-        || mentions(
-            walk.src,
-            &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
-        )
-    {
+    if may_be_read_elsewhere(name, walk) {
         return false;
     }
+    let var = text(name, walk);
     let mut root = name;
     while let Some(p) = root.parent() {
         root = p;
