@@ -1160,7 +1160,7 @@ spec:
     for part in [
         "runs `pg_isready -h ''`",
         "$(DB_HOST) from valueFrom",
-        "local default",
+        "a local server, likely absent",
         "$DB_HOST",
         "readinessProbe",
     ] {

@@ -28,7 +28,7 @@ use super::{EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK};
 pub enum Format {
     /// For people: one aligned line per finding and a summary line.
     Text,
-    /// The stable JSON report (see the README, "JSON output").
+    /// The stable JSON report (see docs/cli.md, "JSON output").
     Json,
     /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
     Sarif,

@@ -1,4 +1,4 @@
-//! The JSON report of `probegate check -o json`. Its shape is stable (documented in the README,
+//! The JSON report of `probegate check -o json`. Its shape is stable (documented in docs/cli.md,
 //! "JSON output"): fields are only ever added, under `apiVersion: probegate.dev/v1alpha1`,
 //! `kind: CheckReport`.
 

@@ -30,7 +30,7 @@ pub(super) fn kubelet_emptied(
     }
     // A database or cache client given an empty host uses its local default (libpq's socket,
     // redis-cli's 127.0.0.1, ...); another client (`curl http://:8080/`) has no host at all.
-    let what = if servers.is_empty() { "it gets no host" } else { "it checks the local default" };
+    let what = if servers.is_empty() { "it gets no host" } else { "it asks a local server, likely absent" };
     let env = exec_env(t.container);
     let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
     let runs = super::super::cut_between_words(&runs, 48);
