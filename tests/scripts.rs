@@ -1199,3 +1199,45 @@ spec:
         "{m:?}"
     );
 }
+
+/// A probe's `$(POD_IP)` from a fieldRef inside `sh -c`: the kubelet empties it (written env values
+/// only), so `redis-cli -h $(POD_IP) -p 6379 ping` runs `redis-cli -h -p 6379 ping`, whose host is
+/// `-p`: the probe always fails, and reaches nothing. It was denied as reaching "-p (cache)" with
+/// the advice to move the check to readiness (verdict break-it pass on a00d258). A warning that
+/// says what runs and to use the shell's `$POD_IP`; a host that is no flag keeps its denial.
+#[test]
+fn a_kubelet_reference_emptied_before_a_flag_is_a_warning_not_a_dependency() {
+    let pod = |script: &str| {
+        format!(
+            r#"
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: redis
+    image: redis:7
+    env:
+    - name: POD_IP
+      valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}
+    livenessProbe: {{exec: {{command: ["sh", "-c", "{script}"]}}}}
+"#
+        )
+    };
+    let text = pod("redis-cli -h $(POD_IP) -p 6379 ping | grep PONG");
+    let docs = probegate::manifest::parse_documents(&text).unwrap();
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &NoConfigMaps);
+    allowed(&e);
+    let f: Vec<&Finding> =
+        e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).collect();
+    assert_eq!(f.len(), 1, "{:?}", e.evaluation.findings);
+    assert_eq!(f[0].action, Action::Warn);
+    for part in ["redis-cli -h  -p 6379 ping", "`-p` is taken as the host", "always fails", "$POD_IP"] {
+        assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
+    }
+    // A remote host after the emptied reference is still reached: denied.
+    let text = pod("redis-cli -h cache -a $(POD_IP) ping | grep PONG");
+    let docs = probegate::manifest::parse_documents(&text).unwrap();
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &NoConfigMaps);
+    assert!(denied(&e).contains("cache"), "{:?}", e.evaluation.findings);
+}

@@ -23,7 +23,7 @@ use super::{ContainerKind, Coupling, Finding, Unresolved};
 use crate::policy::{Action, MAX_SECONDS, RuleId, RuleSet, SleepStyle};
 
 mod emptied;
-use emptied::kubelet_emptied;
+use emptied::{kubelet_emptied, shifted_by_emptied};
 
 use super::defaults::{
     FAILURE_THRESHOLD as DEFAULT_FAILURE_THRESHOLD, PERIOD_SECONDS as DEFAULT_PERIOD_SECONDS,
@@ -389,6 +389,9 @@ fn liveness_dependency<'a>(
     let Some(dep) = outcome.dependency else {
         return kubelet_emptied(rules, t, command, &outcome.kubelet_emptied);
     };
+    if let Some(shifted) = shifted_by_emptied(t, command, &outcome.kubelet_emptied, &dep) {
+        return Some(shifted);
+    }
     let place = dep.script.as_ref().map(|s| format!(" (in {s})")).unwrap_or_default();
     if host_network && target_is_ip_literal(&dep.target) {
         // rules.md, hostNetwork: the pod has the node's addresses, so an IP literal may be this

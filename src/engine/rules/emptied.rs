@@ -36,8 +36,37 @@ pub(super) fn kubelet_emptied(
     let runs = super::super::cut_between_words(&runs, 48);
     Some((
         format!(
-            "livenessProbe runs `{runs}`: a probe's $({name}) from valueFrom is empty, so {what}; for the \
-             remote check use ${name} in sh -c in readinessProbe"
+            "livenessProbe runs `{runs}`: a probe's $({name}) from valueFrom is empty, so {what}; use ${name} in sh -c in \
+             readinessProbe"
+        ),
+        Coupling::Uncertain,
+    ))
+}
+
+/// A liveness command whose `$(NAME)` of a `valueFrom` variable the kubelet emptied, so that the
+/// next word took its place: `redis-cli -h $(POD_IP) -p 6379 ping` in `sh -c` runs
+/// `redis-cli -h -p 6379 ping`, whose host is `-p` (`dependency` is what the analysis found on
+/// the expanded command, its target a flag). No dependency is reached: the probe always fails
+/// (no host is named `-p`). A warning saying what runs and what to write (the shell's `$NAME`),
+/// never a denial as a dependency (verdict break-it pass on a00d258: "reaches -p (cache)").
+pub(super) fn shifted_by_emptied(
+    t: &Target<'_>,
+    command: &[String],
+    emptied: &[String],
+    dependency: &exec::Dependency,
+) -> Option<(String, Coupling)> {
+    if emptied.is_empty() || !dependency.target.starts_with('-') {
+        return None;
+    }
+    let name = emptied.first()?;
+    let env = exec_env(t.container);
+    let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
+    let runs = super::super::cut_between_words(&runs, 48);
+    let flag = super::super::cut_between_words(&dependency.target, 16);
+    Some((
+        format!(
+            "livenessProbe runs `{runs}`: a probe's $({name}) from valueFrom is empty, so `{flag}` is taken \
+             as the host and the probe always fails; use ${name} in sh -c"
         ),
         Coupling::Uncertain,
     ))
