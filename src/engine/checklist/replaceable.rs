@@ -33,9 +33,26 @@ fn status_keeping_command(script: &str) -> Option<&str> {
         }
         None => text,
     };
+    let (chars, open) = quote_states(body);
+    for (i, c, single, double) in chars {
+        match c {
+            '$' if !single && body[i + 1..].starts_with('(') => return None,
+            '`' if !single => return None,
+            ';' | '&' | '|' | '!' | '(' | ')' | '{' | '}' | '\n' if !single && !double => return None,
+            _ => {}
+        }
+    }
+    (!open && !body.is_empty()).then_some(body)
+}
+
+/// The characters of `s` that are not quoting syntax, each with its byte offset and whether it
+/// stands inside single and inside double quotes, as sh reads them (POSIX Shell Command Language
+/// 2.2: a backslash outside single quotes escapes the next character, and neither is listed; a
+/// quote character that opens or closes quotes is not listed); and whether a quote is left open.
+fn quote_states(s: &str) -> (Vec<(usize, char, bool, bool)>, bool) {
     let (mut single, mut double, mut escaped) = (false, false, false);
-    let mut chars = body.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut out = Vec::with_capacity(s.len());
+    for (i, c) in s.char_indices() {
         if escaped {
             escaped = false;
             continue;
@@ -44,13 +61,10 @@ fn status_keeping_command(script: &str) -> Option<&str> {
             '\\' if !single => escaped = true,
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
-            '$' if !single && chars.peek() == Some(&'(') => return None,
-            '`' if !single => return None,
-            ';' | '&' | '|' | '!' | '(' | ')' | '{' | '}' | '\n' if !single && !double => return None,
-            _ => {}
+            _ => out.push((i, c, single, double)),
         }
     }
-    (!single && !double && !body.is_empty()).then_some(body)
+    (out, single || double)
 }
 
 /// Whether `host` (a URL's host as the split script gives it, variables as written) is `$NAME` or
@@ -74,27 +88,10 @@ fn pod_ip_variable(host: &str, script: Option<&str>, c: &Container) -> bool {
 /// Whether `$name` or `${name}` stands inside single quotes somewhere in `script` (a backslash
 /// outside them escapes the next character; double quotes do not stop expansion).
 fn single_quoted_reference(script: &str, name: &str) -> bool {
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    for (i, c) in script.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' if !single => escaped = true,
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            '$' if single => {
-                let rest = &script[i + 1..];
-                let rest = rest.strip_prefix('{').unwrap_or(rest);
-                if rest.starts_with(name) {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+    quote_states(script).0.into_iter().any(|(i, c, single, _)| {
+        let rest = &script[i + 1..];
+        c == '$' && single && rest.strip_prefix('{').unwrap_or(rest).starts_with(name)
+    })
 }
 
 /// Options that keep an exec probe necessary: client certificates, credentials, Unix sockets,
