@@ -118,7 +118,8 @@ impl KnownCommand {
     }
 }
 
-fn entry(
+/// A [`KnownCommand`] from string slices: the built-in list's rows and `exec::quorum`'s.
+pub(super) fn entry(
     name: &str,
     programs: &[&str],
     args: &[&str],

@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 use super::DependencyCategory;
-use crate::engine::known::KnownCommand;
+use crate::engine::known::{self, KnownCommand};
 
 /// One quorum-dependent check: the command it matches (as [`KnownCommand::matches`] reads
 /// `programs`, `args` and `unless`), what its answer rests on, and why, from `source`.
@@ -35,19 +35,7 @@ fn row(
     why: &str,
     source: &'static str,
 ) -> QuorumCheck {
-    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-    QuorumCheck {
-        command: KnownCommand {
-            name: name.into(),
-            programs: strings(programs),
-            args: strings(args),
-            unless: strings(unless),
-            category,
-            reaches: reaches.into(),
-            why: why.into(),
-        },
-        source,
-    }
+    QuorumCheck { command: known::entry(name, programs, args, unless, category, reaches, why), source }
 }
 
 /// The quorum-dependent checks, in the order they are tried.
