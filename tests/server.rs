@@ -1242,6 +1242,96 @@ fn behind_a_proxy_the_client_connects_and_the_proxy_password_is_never_shown() {
     assert!(!stderr.contains(secret), "{stderr}");
 }
 
+/// Break-it pass (s15): with a proxy set, `NO_PROXY=127.0.0.1,` (an empty entry) or a bad CIDR
+/// entry (`10.0.0.0/99`) made kube refuse to build the client: `serve` ran without its Namespace
+/// watch and ConfigMap reads, logged at INFO. Such entries are skipped as curl and Go skip them,
+/// with a warning naming them; a kubeconfig that does not load is a warning, not INFO; `audit`
+/// does not say "no kubeconfig" of one that exists.
+#[test]
+fn no_proxy_entries_curl_skips_are_skipped_with_a_warning_and_a_broken_kubeconfig_is_a_warning() {
+    let (api, api_seen) = recording_listener();
+    let (proxy, proxy_seen) = recording_listener();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
+            api.port()
+        ),
+    )
+    .unwrap();
+    let proxy_url = format!("http://u:S3cr3t@localhost:{}", proxy.port());
+    let kubeconfig = kubeconfig.display().to_string();
+    let args: Vec<String> =
+        ["--addr", "127.0.0.1:0", "--resolve-configmaps"].iter().map(|s| s.to_string()).collect();
+    let within = std::time::Duration::from_secs(30);
+    let serve = |no_proxy: &str, config: &str| {
+        let vars = [
+            ("KUBECONFIG", config),
+            ("HTTPS_PROXY", proxy_url.as_str()),
+            ("https_proxy", proxy_url.as_str()),
+            ("NO_PROXY", no_proxy),
+            ("no_proxy", ""),
+        ];
+        Served::start(&args, &vars, within)
+    };
+
+    // `127.0.0.1,`: the client is built and goes straight to the API server.
+    let served = serve("127.0.0.1,", &kubeconfig);
+    wait_until("a connection at the API server", within, || !api_seen.lock().unwrap().is_empty());
+    assert!(proxy_seen.lock().unwrap().is_empty(), "the proxy was used despite NO_PROXY");
+    let log = served.log();
+    assert!(!log.contains("failed to parse NO_PROXY"), "{log}");
+    let warning =
+        log.lines().find(|l| l.contains("WARN") && l.contains("NO_PROXY")).unwrap_or_else(|| panic!("{log}"));
+    assert!(warning.contains("skipped 1 entry"), "{warning}");
+    drop(served);
+
+    // `,10.0.0.0/99`: nothing covers the API server, so the client goes through the proxy.
+    api_seen.lock().unwrap().clear();
+    let served = serve(",10.0.0.0/99", &kubeconfig);
+    wait_until("a CONNECT at the proxy", within, || !proxy_seen.lock().unwrap().is_empty());
+    let request = String::from_utf8_lossy(&proxy_seen.lock().unwrap()[0]).to_string();
+    assert!(request.starts_with(&format!("CONNECT 127.0.0.1:{} ", api.port())), "{request}");
+    let log = served.log();
+    let warning =
+        log.lines().find(|l| l.contains("WARN") && l.contains("NO_PROXY")).unwrap_or_else(|| panic!("{log}"));
+    assert!(warning.contains("skipped 2 entries") && warning.contains("10.0.0.0/99"), "{warning}");
+    assert!(!log.contains("S3cr3t"), "{log}");
+    drop(served);
+
+    // A kubeconfig that does not load: a warning with the reason, not INFO.
+    let broken = dir.path().join("broken");
+    std::fs::write(&broken, "apiVersion: v1\nkind: Config\nclusters: [\n").unwrap();
+    let broken = broken.display().to_string();
+    let served = serve("", &broken);
+    let log = served.log();
+    let line =
+        log.lines().find(|l| l.contains("Namespace labels are unknown")).unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("WARN") && line.contains("cannot build a Kubernetes client"), "{line}");
+    assert!(line.contains("failed to parse kubeconfig"), "{line}");
+    drop(served);
+    // No kubeconfig at all, outside a cluster: INFO, as before.
+    let none = dir.path().join("none").display().to_string();
+    let served = serve("", &none);
+    let log = served.log();
+    let line =
+        log.lines().find(|l| l.contains("Namespace labels are unknown")).unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("INFO") && line.contains("no Kubernetes API reachable"), "{line}");
+    drop(served);
+    // `audit` names what failed, not "no kubeconfig" for one that exists.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["audit", "-A"])
+        .env("KUBECONFIG", &broken)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot load the Kubernetes configuration"), "{stderr}");
+    assert!(!stderr.contains("no kubeconfig and not in a cluster"), "{stderr}");
+}
+
 /// Break-it pass (s14): `"operation": null` was "invalid JSON" (serde_json's reading of a null
 /// enum), and a huge integer (`periodSeconds: 1e30`, `99999999999999999999`) "floating point": the
 /// answer names the field, and says a number must be an int32. Values are still never echoed.
