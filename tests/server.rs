@@ -1424,23 +1424,41 @@ async fn a_malformed_review_names_the_field_and_a_number_out_of_range_must_be_an
         );
         assert!(!error.contains("floating point") && !error.contains(&number.to_string()), "{v}");
     }
-    // The integer literal past u64 (serde_json reads it as a float), as the API server sends it.
-    let mut pod = coupled_pod(None);
-    pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = json!(7);
-    let body = serde_json::to_string(&review("CREATE", &pod, None, "m9"))
-        .unwrap()
-        .replace("\"periodSeconds\":7", "\"periodSeconds\":99999999999999999999");
-    assert!(body.contains("99999999999999999999"));
-    let error = match probegate::admission::parse_review(body.as_bytes()) {
-        Ok(request) => {
-            let endpoint = probegate::admission::Endpoint::Validate;
-            match probegate::admission::review(&Policy::default(), None, endpoint, &request) {
-                Ok(_) => panic!("an invalid Pod was reviewed"),
-                Err(e) => e.to_string(),
+    // The integer literal past u64 (serde_json reads it as a float), as the API server sends it,
+    // and one past f64 (310 digits: serde_json's "number out of range", s15 break-it pass).
+    for literal in ["99999999999999999999".to_string(), format!("1{}", "0".repeat(309))] {
+        let mut pod = coupled_pod(None);
+        pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = json!(7);
+        let body = serde_json::to_string(&review("CREATE", &pod, None, "m9"))
+            .unwrap()
+            .replace("\"periodSeconds\":7", &format!("\"periodSeconds\":{literal}"));
+        assert!(body.contains(&literal));
+        let error = match probegate::admission::parse_review(body.as_bytes()) {
+            Ok(request) => {
+                let endpoint = probegate::admission::Endpoint::Validate;
+                match probegate::admission::review(&Policy::default(), None, endpoint, &request) {
+                    Ok(_) => panic!("an invalid Pod was reviewed"),
+                    Err(e) => e.to_string(),
+                }
             }
-        }
-        Err(e) => e.to_string(),
-    };
-    assert!(error.contains("periodSeconds: must be an int32"), "{error}");
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            error.contains("spec.containers[0].livenessProbe.periodSeconds: must be an int32"),
+            "{error}"
+        );
+        // Over HTTPS, the same 400.
+        let r = h
+            .client
+            .post(h.url("/validate"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400);
+        let text = r.text().await.unwrap();
+        assert!(text.contains("periodSeconds: must be an int32"), "{text}");
+    }
     h.healthy().await;
 }
