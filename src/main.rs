@@ -360,8 +360,13 @@ fn main() -> ExitCode {
     // One process-wide crypto provider, installed before anything uses rustls.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
+    // Before any thread exists (the runtimes are built later): the Kubernetes client's commands.
+    let no_proxy_warning = match cli.command {
+        Command::Serve(_) | Command::Audit(_) => fix_no_proxy(),
+        _ => None,
+    };
     match cli.command {
-        Command::Serve(args) => serve(*args),
+        Command::Serve(args) => serve(*args, no_proxy_warning),
         Command::Check(args) => {
             use std::io::IsTerminal;
             let Some(run) = Shared::new(args.policy, args.namespace, args.skip, args.paths) else {
@@ -429,7 +434,7 @@ fn main() -> ExitCode {
                 cli::EXIT_OK
             }))
         }
-        Command::Audit(args) => audit(args),
+        Command::Audit(args) => audit(args, no_proxy_warning),
         Command::Policy(cmd) => {
             use std::io::Write as _;
             let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
@@ -550,7 +555,19 @@ fn with_output_wrapped(
     }
 }
 
-fn audit(args: AuditArgs) -> ExitCode {
+/// Rewrites `NO_PROXY`/`no_proxy` so that kube can build its client (see
+/// `probegate::server::kubeclient::no_proxy_env_fix`); returns the warning to log.
+fn fix_no_proxy() -> Option<String> {
+    let fix = probegate::server::kubeclient::no_proxy_env_fix(|name| std::env::var(name).ok())?;
+    for (name, value) in &fix.set {
+        // SAFETY: called from `main` before any runtime or thread is started: no other thread
+        // can read or write the environment at the same time.
+        unsafe { std::env::set_var(name, value) };
+    }
+    Some(fix.warning)
+}
+
+fn audit(args: AuditArgs, no_proxy_warning: Option<String>) -> ExitCode {
     use std::io::IsTerminal;
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let exit_zero = args.exit_zero;
@@ -588,6 +605,9 @@ fn audit(args: AuditArgs) -> ExitCode {
     };
     if args.watch {
         init_logging(args.log_format);
+        if let Some(warning) = &no_proxy_warning {
+            tracing::warn!("{warning}");
+        }
         let identity = args.identity.unwrap_or_else(|| {
             std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .map(|h| h.trim().to_string())
@@ -614,6 +634,9 @@ fn audit(args: AuditArgs) -> ExitCode {
             }
         };
     }
+    if let Some(warning) = &no_proxy_warning {
+        eprintln!("probegate: warning: {warning}");
+    }
     let code = with_output(|out, err| runtime.block_on(probegate::audit::run(&opts, out, err)));
     ExitCode::from(if exit_zero && code == cli::EXIT_FINDINGS { cli::EXIT_OK } else { code })
 }
@@ -634,8 +657,11 @@ fn init_logging(format: LogFormat) {
 /// Exit code for bad input: an invalid policy, an unreadable certificate, a bad address.
 const EXIT_BAD_INPUT: u8 = cli::EXIT_BAD_INPUT;
 
-fn serve(args: ServeArgs) -> ExitCode {
+fn serve(args: ServeArgs, no_proxy_warning: Option<String>) -> ExitCode {
     init_logging(args.log_format);
+    if let Some(warning) = &no_proxy_warning {
+        tracing::warn!("{warning}");
+    }
     let (policy, text, source) = match cli::load_policy(args.policy.as_deref()) {
         Ok(p) => p,
         Err(message) => {

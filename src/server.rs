@@ -1006,6 +1006,10 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
                 error = %kube_error_text(&e),
                 "no Kubernetes API reachable: overrides with a namespaceSelector will not match; overrides by namespace name keep working"
             ),
+            Err(e) if !kubeclient::is_unconfigured(&e) => tracing::warn!(
+                error = %kube_error_text(&e),
+                "cannot build a Kubernetes client: Namespace labels are unknown (no override of this policy needs them)"
+            ),
             Err(e) => tracing::info!(
                 error = %kube_error_text(&e),
                 "no Kubernetes API reachable: Namespace labels are unknown (no override of this policy needs them)"

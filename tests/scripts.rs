@@ -1241,3 +1241,96 @@ spec:
     let e = eval_in(&Policy::default(), named(&docs, "p"), &NoConfigMaps);
     assert!(denied(&e).contains("cache"), "{:?}", e.evaluation.findings);
 }
+
+/// The liveness-dependency findings of the Pod `p` in `text`, after checking it is admitted.
+fn liveness_warnings(text: &str) -> Vec<Finding> {
+    let docs = probegate::manifest::parse_documents(text).unwrap();
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &NoConfigMaps);
+    allowed(&e);
+    e.evaluation.findings.into_iter().filter(|f| f.rule == RuleId::LivenessDependency).collect()
+}
+
+/// Break-it pass (s15): `$$(DB_HOST)` is the kubelet's escape for the text `$(DB_HOST)`
+/// (Kubernetes docs, "Define a Command and Arguments for a Container"): `pg_isready` gets that
+/// text as its host, and in `sh -c` bash and dash run `DB_HOST` as a command ("not found"), so
+/// `pg_isready -h` gets no host. Neither reaches the database; it was denied as reaching
+/// `$(DB_HOST)`. A warning that says what the kubelet and the shell make of it.
+#[test]
+fn an_escaped_kubelet_reference_is_text_not_a_dependency() {
+    let pod = |command: &str| {
+        format!(
+            r#"
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: api
+    image: shop/api:1
+    env:
+    - name: DB_HOST
+      valueFrom: {{configMapKeyRef: {{name: cfg, key: host}}}}
+    livenessProbe: {{exec: {{command: {command}}}}}
+"#
+        )
+    };
+    for (command, says) in [
+        (r#"["pg_isready", "-h", "$$(DB_HOST)"]"#, "the text `$(DB_HOST)`, no host name"),
+        (r#"["sh", "-c", "pg_isready -h $$(DB_HOST)"]"#, "the shell runs `DB_HOST` as a command"),
+    ] {
+        let f = liveness_warnings(&pod(command));
+        assert_eq!(f.len(), 1, "{command}: {f:?}");
+        assert_eq!(f[0].action, Action::Warn, "{command}");
+        assert!(f[0].message.contains("`$$(DB_HOST)`") && f[0].message.contains(says), "{}", f[0].message);
+    }
+    // The reference itself, unescaped, is still the kubelet-emptied warning (and a host named in
+    // the same command still a denial).
+    let f = liveness_warnings(&pod(r#"["pg_isready", "-h", "$(DB_HOST)"]"#));
+    assert!(f[0].message.contains("from valueFrom is empty"), "{}", f[0].message);
+    let docs =
+        probegate::manifest::parse_documents(&pod(r#"["sh", "-c", "pg_isready -h db -p $$(DB_HOST)"]"#))
+            .unwrap();
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &NoConfigMaps);
+    assert!(denied(&e).contains("db"), "{:?}", e.evaluation.findings);
+}
+
+/// Break-it pass (s15): an env var with neither `value` nor `valueFrom` (`valueFrom: null`) is
+/// empty in a probe's `$(R)`, as a `valueFrom` one is; it was emptied silently (no finding). Now the
+/// same warning, saying it has no value (the shell's `$R` is empty too).
+#[test]
+fn a_variable_with_no_value_gets_the_emptied_warning() {
+    let pod = |value_from: &str, script: &str| {
+        format!(
+            r#"
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: api
+    image: shop/api:1
+    env:
+    - name: R
+      {value_from}
+    livenessProbe: {{exec: {{command: ["sh", "-c", "{script}"]}}}}
+"#
+        )
+    };
+    for value_from in ["valueFrom: null", "value: null"] {
+        let f = liveness_warnings(&pod(value_from, "pg_isready -h $(R)"));
+        assert_eq!(f.len(), 1, "{value_from}: {f:?}");
+        assert_eq!(f[0].action, Action::Warn);
+        for part in ["pg_isready -h ", "$(R) has no value", "local server", "give R a value"] {
+            assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
+        }
+        let f = liveness_warnings(&pod(value_from, "redis-cli -h $(R) -p 6379 ping"));
+        assert!(f.len() == 1 && f[0].message.contains("`-p` is taken as the host"), "{f:?}");
+    }
+    // A valueFrom variable keeps its wording; a written empty value is what its author asked for.
+    let f = liveness_warnings(&pod(
+        "valueFrom: {resourceFieldRef: {resource: limits.cpu}}",
+        "pg_isready -h $(R)",
+    ));
+    assert!(f.len() == 1 && f[0].message.contains("from valueFrom is empty, so"), "{f:?}");
+    assert!(liveness_warnings(&pod("value: ''", "pg_isready -h $(R)")).is_empty());
+}

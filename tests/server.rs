@@ -1005,6 +1005,71 @@ async fn h2_post(
     (response, send)
 }
 
+/// Break-it pass (s15): over HTTP/2 a body over [`server::MAX_BODY_BYTES`] looked like a stream
+/// reset (curl 7.88: "(92) Stream error in the HTTP/2 framing layer"). What an HTTP/2 client gets
+/// is the same 413 and JSON body as over HTTP/1.1, whole (HEADERS, DATA with END_STREAM), then
+/// RST_STREAM(NO_ERROR): RFC 9113 section 8.1's "stop sending the body, the response is complete",
+/// which the h2 crate sends when the unread request body is dropped (docs/server.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http2_a_body_over_the_limit_gets_the_413_json_answer_then_a_no_error_reset() {
+    let h = start(Policy::default()).await;
+    let huge = vec![b' '; server::MAX_BODY_BYTES + 1024 * 1024];
+    // reqwest with HTTP/2 prior knowledge (over TLS).
+    let client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(h.ca.as_bytes()).unwrap())
+        .http2_prior_knowledge()
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let r = client
+        .post(h.url("/validate"))
+        .header("content-type", "application/json")
+        .body(huge.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_2);
+    assert_eq!(r.status(), 413);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["status"], 413, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("4 MiB"), "{v}");
+    // Frame by frame (h2), with the length declared and without: the whole answer first, then the
+    // reset of the request stream, NO_ERROR (where HTTP/1.1 closes the connection).
+    let mut client = h2_connection(h.addr, &h.ca).await;
+    for declared in [true, false] {
+        let mut request =
+            http::Request::post("https://localhost/validate").header("content-type", "application/json");
+        if declared {
+            request = request.header("content-length", huge.len());
+        }
+        client = client.clone().ready().await.unwrap();
+        let (response, mut send) = client.send_request(request.body(()).unwrap(), false).unwrap();
+        if !declared {
+            // (A declared length over the limit is answered at once, before any body is sent.)
+            // Not the stream's end: h2 reports a reset only on a stream still sending.
+            send.send_data(axum::body::Bytes::from(huge.clone()), false).unwrap();
+        }
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), 413, "declared: {declared}");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let mut body = response.into_body();
+        let mut answer = Vec::new();
+        while let Some(chunk) = body.data().await {
+            answer.extend_from_slice(&chunk.unwrap());
+        }
+        let v: Value = serde_json::from_slice(&answer).unwrap();
+        assert!(v["error"].as_str().unwrap().contains("4 MiB"), "declared: {declared}: {v}");
+        let reset = futures::future::poll_fn(|cx| send.poll_reset(cx)).await.unwrap();
+        assert_eq!(reset, h2::Reason::NO_ERROR, "declared: {declared}");
+    }
+    // The connection still serves.
+    let (response, _send) = h2_post(&mut client, b"{}", 2).await;
+    assert_eq!(response.await.unwrap().status(), 400);
+    h.healthy().await;
+}
+
 /// Issue 9's stall: on one HTTP/2 connection, large reviews whose bodies wait, unread, for room in
 /// the large-body budget must not take the connection's flow-control window, or nothing else on
 /// that connection can arrive: a small review sent beside them is answered while they are still
@@ -1242,6 +1307,96 @@ fn behind_a_proxy_the_client_connects_and_the_proxy_password_is_never_shown() {
     assert!(!stderr.contains(secret), "{stderr}");
 }
 
+/// Break-it pass (s15): with a proxy set, `NO_PROXY=127.0.0.1,` (an empty entry) or a bad CIDR
+/// entry (`10.0.0.0/99`) made kube refuse to build the client: `serve` ran without its Namespace
+/// watch and ConfigMap reads, logged at INFO. Such entries are skipped as curl and Go skip them,
+/// with a warning naming them; a kubeconfig that does not load is a warning, not INFO; `audit`
+/// does not say "no kubeconfig" of one that exists.
+#[test]
+fn no_proxy_entries_curl_skips_are_skipped_with_a_warning_and_a_broken_kubeconfig_is_a_warning() {
+    let (api, api_seen) = recording_listener();
+    let (proxy, proxy_seen) = recording_listener();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
+            api.port()
+        ),
+    )
+    .unwrap();
+    let proxy_url = format!("http://u:S3cr3t@localhost:{}", proxy.port());
+    let kubeconfig = kubeconfig.display().to_string();
+    let args: Vec<String> =
+        ["--addr", "127.0.0.1:0", "--resolve-configmaps"].iter().map(|s| s.to_string()).collect();
+    let within = std::time::Duration::from_secs(30);
+    let serve = |no_proxy: &str, config: &str| {
+        let vars = [
+            ("KUBECONFIG", config),
+            ("HTTPS_PROXY", proxy_url.as_str()),
+            ("https_proxy", proxy_url.as_str()),
+            ("NO_PROXY", no_proxy),
+            ("no_proxy", ""),
+        ];
+        Served::start(&args, &vars, within)
+    };
+
+    // `127.0.0.1,`: the client is built and goes straight to the API server.
+    let served = serve("127.0.0.1,", &kubeconfig);
+    wait_until("a connection at the API server", within, || !api_seen.lock().unwrap().is_empty());
+    assert!(proxy_seen.lock().unwrap().is_empty(), "the proxy was used despite NO_PROXY");
+    let log = served.log();
+    assert!(!log.contains("failed to parse NO_PROXY"), "{log}");
+    let warning =
+        log.lines().find(|l| l.contains("WARN") && l.contains("NO_PROXY")).unwrap_or_else(|| panic!("{log}"));
+    assert!(warning.contains("skipped 1 entry"), "{warning}");
+    drop(served);
+
+    // `,10.0.0.0/99`: nothing covers the API server, so the client goes through the proxy.
+    api_seen.lock().unwrap().clear();
+    let served = serve(",10.0.0.0/99", &kubeconfig);
+    wait_until("a CONNECT at the proxy", within, || !proxy_seen.lock().unwrap().is_empty());
+    let request = String::from_utf8_lossy(&proxy_seen.lock().unwrap()[0]).to_string();
+    assert!(request.starts_with(&format!("CONNECT 127.0.0.1:{} ", api.port())), "{request}");
+    let log = served.log();
+    let warning =
+        log.lines().find(|l| l.contains("WARN") && l.contains("NO_PROXY")).unwrap_or_else(|| panic!("{log}"));
+    assert!(warning.contains("skipped 2 entries") && warning.contains("10.0.0.0/99"), "{warning}");
+    assert!(!log.contains("S3cr3t"), "{log}");
+    drop(served);
+
+    // A kubeconfig that does not load: a warning with the reason, not INFO.
+    let broken = dir.path().join("broken");
+    std::fs::write(&broken, "apiVersion: v1\nkind: Config\nclusters: [\n").unwrap();
+    let broken = broken.display().to_string();
+    let served = serve("", &broken);
+    let log = served.log();
+    let line =
+        log.lines().find(|l| l.contains("Namespace labels are unknown")).unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("WARN") && line.contains("cannot build a Kubernetes client"), "{line}");
+    assert!(line.contains("failed to parse kubeconfig"), "{line}");
+    drop(served);
+    // No kubeconfig at all, outside a cluster: INFO, as before.
+    let none = dir.path().join("none").display().to_string();
+    let served = serve("", &none);
+    let log = served.log();
+    let line =
+        log.lines().find(|l| l.contains("Namespace labels are unknown")).unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("INFO") && line.contains("no Kubernetes API reachable"), "{line}");
+    drop(served);
+    // `audit` names what failed, not "no kubeconfig" for one that exists.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(["audit", "-A"])
+        .env("KUBECONFIG", &broken)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot load the Kubernetes configuration"), "{stderr}");
+    assert!(!stderr.contains("no kubeconfig and not in a cluster"), "{stderr}");
+}
+
 /// Break-it pass (s14): `"operation": null` was "invalid JSON" (serde_json's reading of a null
 /// enum), and a huge integer (`periodSeconds: 1e30`, `99999999999999999999`) "floating point": the
 /// answer names the field, and says a number must be an int32. Values are still never echoed.
@@ -1269,23 +1424,41 @@ async fn a_malformed_review_names_the_field_and_a_number_out_of_range_must_be_an
         );
         assert!(!error.contains("floating point") && !error.contains(&number.to_string()), "{v}");
     }
-    // The integer literal past u64 (serde_json reads it as a float), as the API server sends it.
-    let mut pod = coupled_pod(None);
-    pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = json!(7);
-    let body = serde_json::to_string(&review("CREATE", &pod, None, "m9"))
-        .unwrap()
-        .replace("\"periodSeconds\":7", "\"periodSeconds\":99999999999999999999");
-    assert!(body.contains("99999999999999999999"));
-    let error = match probegate::admission::parse_review(body.as_bytes()) {
-        Ok(request) => {
-            let endpoint = probegate::admission::Endpoint::Validate;
-            match probegate::admission::review(&Policy::default(), None, endpoint, &request) {
-                Ok(_) => panic!("an invalid Pod was reviewed"),
-                Err(e) => e.to_string(),
+    // The integer literal past u64 (serde_json reads it as a float), as the API server sends it,
+    // and one past f64 (310 digits: serde_json's "number out of range", s15 break-it pass).
+    for literal in ["99999999999999999999".to_string(), format!("1{}", "0".repeat(309))] {
+        let mut pod = coupled_pod(None);
+        pod["spec"]["containers"][0]["livenessProbe"]["periodSeconds"] = json!(7);
+        let body = serde_json::to_string(&review("CREATE", &pod, None, "m9"))
+            .unwrap()
+            .replace("\"periodSeconds\":7", &format!("\"periodSeconds\":{literal}"));
+        assert!(body.contains(&literal));
+        let error = match probegate::admission::parse_review(body.as_bytes()) {
+            Ok(request) => {
+                let endpoint = probegate::admission::Endpoint::Validate;
+                match probegate::admission::review(&Policy::default(), None, endpoint, &request) {
+                    Ok(_) => panic!("an invalid Pod was reviewed"),
+                    Err(e) => e.to_string(),
+                }
             }
-        }
-        Err(e) => e.to_string(),
-    };
-    assert!(error.contains("periodSeconds: must be an int32"), "{error}");
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            error.contains("spec.containers[0].livenessProbe.periodSeconds: must be an int32"),
+            "{error}"
+        );
+        // Over HTTPS, the same 400.
+        let r = h
+            .client
+            .post(h.url("/validate"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400);
+        let text = r.text().await.unwrap();
+        assert!(text.contains("periodSeconds: must be an int32"), "{text}");
+    }
     h.healthy().await;
 }

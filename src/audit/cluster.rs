@@ -357,7 +357,15 @@ impl Cluster {
             })
             .await
             .with_context(|| format!("kubeconfig context {context}"))?,
-            None => kube::Config::infer().await.context("no kubeconfig and not in a cluster")?,
+            None => match kube::Config::infer().await.map_err(kube::Error::InferConfig) {
+                Ok(config) => config,
+                Err(e) if crate::server::kubeclient::is_unconfigured(&e) => {
+                    return Err(anyhow::Error::new(e).context("no kubeconfig and not in a cluster"));
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context("cannot load the Kubernetes configuration"));
+                }
+            },
         };
         let namespace = match (&opts.namespace, opts.all_namespaces) {
             (_, true) => None,

@@ -129,6 +129,10 @@ pub struct ExecEnv {
     /// `pkg/kubelet/prober/prober.go`, `pkg/kubelet/container/helpers.go`). `$NAME` read by a
     /// shell is the run-time value, as in [`ExecEnv::vars`].
     pub probe_empty: std::collections::HashSet<String>,
+    /// Names of [`ExecEnv::probe_empty`] whose last `env` entry has neither `value` nor
+    /// `valueFrom` (`valueFrom: null`): empty in the container too ([`EnvValue::Literal`] `""`), so
+    /// a shell's `$NAME` is no way round.
+    pub probe_no_value: std::collections::HashSet<String>,
     /// Names set only by `envFrom`: the same expansion reads `env` only, so a probe's `$(NAME)`
     /// stays as written (a shell then runs `NAME` as a command substitution).
     pub env_from_only: std::collections::HashSet<String>,

@@ -564,6 +564,10 @@ fn analyze_exec_with(
         // As the command's author meant it: a probe's `$(NAME)` of a `valueFrom` variable read as
         // the container's value (see `kubelet_emptied`).
         env.probe_empty.clear();
+        // A variable with no value at all: what it was meant to hold is unknown.
+        for name in std::mem::take(&mut env.probe_no_value) {
+            env.vars.insert(name, exec::EnvValue::Unresolved);
+        }
     }
     if t.spec.host_network == Some(true) {
         // With hostNetwork the pod's IP is the node's IP (API reference, PodStatus: "hostIP ... podIP
@@ -690,9 +694,15 @@ pub(crate) fn exec_env_resolved(
     // What a probe's `$(NAME)` becomes (kubelet `ExpandContainerCommandOnlyStatic`: `env` only,
     // written values only): the last entry of a name decides.
     let mut probe_empty = std::collections::HashSet::new();
+    let mut probe_no_value = std::collections::HashSet::new();
     for e in container.env.iter().flatten() {
+        probe_no_value.remove(&e.name);
         if e.value_from.is_some() {
             probe_empty.insert(e.name.clone());
+        } else if e.value.is_none() {
+            // Neither value nor valueFrom (`valueFrom: null`): the kubelet expands it to "" too.
+            probe_empty.insert(e.name.clone());
+            probe_no_value.insert(e.name.clone());
         } else {
             probe_empty.remove(&e.name);
         }
@@ -721,6 +731,7 @@ pub(crate) fn exec_env_resolved(
         unresolved_from,
         node_vars,
         probe_empty,
+        probe_no_value,
         env_from_only,
         ..Default::default()
     }

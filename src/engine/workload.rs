@@ -322,6 +322,14 @@ impl Workload {
     pub fn from_json(kind: WorkloadKind, json: &str) -> Result<Workload, WorkloadError> {
         let mut de = serde_json::Deserializer::from_str(json);
         Workload::deserialize_kind(kind, &mut de).map_err(|source| {
+            // A literal past f64 (`1` and 309 zeros) stops serde_json's reading with "number out of
+            // range", naming no field: read again with `1e300` in its place, which names the field
+            // and says what it takes, as a smaller huge number does.
+            if let Some(in_range) = number_in_range(json, &source)
+                && let Err(e) = Workload::from_json(kind, &in_range)
+            {
+                return e;
+            }
             // Read again with path tracking, for the field's name (only when it is wrong).
             let mut track = serde_path_to_error::Track::new();
             let mut de = serde_json::Deserializer::from_str(json);
@@ -427,6 +435,31 @@ impl Workload {
     }
 }
 
+/// `json` with the number literal serde_json found out of range (`source`, "number out of range"
+/// at its line and column) as `1e300` (`-1e300` when negative): a number serde_json reads, as far
+/// out of an integer's range. `None` for any other error, or no number there.
+fn number_in_range(json: &str, source: &serde_json::Error) -> Option<String> {
+    if source.classify() != serde_json::error::Category::Syntax
+        || !source.to_string().starts_with("number out of range")
+    {
+        return None;
+    }
+    // serde_json's line is 1-based, its column the 1-based byte offset in that line.
+    let line_start =
+        if source.line() <= 1 { 0 } else { json.match_indices('\n').nth(source.line() - 2)?.0 + 1 };
+    let at = (line_start + source.column()).min(json.len());
+    let bytes = json.as_bytes();
+    let numeric = |b: u8| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E');
+    let start = bytes[..at].iter().rposition(|&b| !numeric(b)).map_or(0, |i| i + 1);
+    let end = at + bytes[at..].iter().position(|&b| !numeric(b)).unwrap_or(bytes.len() - at);
+    let literal = &json[start..end];
+    if !literal.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let stand_in = if literal.starts_with('-') { "-1e300" } else { "1e300" };
+    Some(format!("{}{stand_in}{}", &json[..start], &json[end..]))
+}
+
 /// A deserialization error as a message says it: values redacted ([`redact_quoted`]), and a number
 /// an integer field cannot hold said so (`periodSeconds: 1e30` and `99999999999999999999` read as
 /// floating point, `3000000000` as an integer out of range: each "must be an int32", as the
@@ -524,5 +557,24 @@ mod tests {
         // Other annotations must still be strings.
         let bad = r#"{"metadata": {"annotations": {"a": 1}}, "spec": {"containers": []}}"#;
         assert!(Workload::from_json(WorkloadKind::Pod, bad).is_err());
+    }
+
+    /// Break-it pass (s15): an integer of 310 digits (past f64) said "number out of range",
+    /// naming neither the field nor int32, where `99999999999999999999` names both.
+    #[test]
+    fn an_integer_past_f64_names_the_field_and_int32_as_a_smaller_huge_one_does() {
+        let pod = |n: &str| {
+            format!(
+                "{{\"metadata\": {{\"name\": \"api\"}},\n \"spec\": {{\"containers\": [{{\"name\": \"api\", \"image\": \"x\",\n \"livenessProbe\": {{\"exec\": {{\"command\": [\"true\"]}}, \"periodSeconds\": {n}}}}}]}}}}"
+            )
+        };
+        let expected = "the object is not a valid Pod: spec.containers[0].livenessProbe.periodSeconds: must be an int32 (a whole number from -2147483648 to 2147483647)";
+        let huge = format!("1{}", "0".repeat(309));
+        for n in ["99999999999999999999".to_string(), huge.clone(), format!("-{huge}"), format!("{huge}.5e3")]
+        {
+            let e = Workload::from_json(WorkloadKind::Pod, &pod(&n)).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{n}: {e}");
+            assert!(!e.contains("out of range") && !e.contains("0000"), "{e}");
+        }
     }
 }

@@ -8,8 +8,16 @@
 //! every request sent to the proxy. Here `NO_PROXY` (else `no_proxy`) is matched against the API
 //! server's host as curl and Go's `httpproxy` do: `*`, a host name and its subdomains (`example.com`,
 //! `.example.com`, `*.example.com`), an IP address, a CIDR range, each optionally with `:port`.
+//!
+//! kube 5.0.0 also refuses to build a client at all when a proxy is set and one `NO_PROXY` entry
+//! does not parse (kube-client `config/no_proxy.rs`): an empty one (`localhost,`) or a bad CIDR
+//! range (`10.0.0.0/99`). curl and Go skip empty entries, and Go reads an entry that is not a CIDR
+//! range as a host name (which no host matches). `probegate` rewrites `NO_PROXY` before any client
+//! is built ([`no_proxy_env_fix`], applied by `main` while the process has one thread) and warns
+//! what it skipped.
 
 use std::net::IpAddr;
+use std::str::FromStr;
 
 /// A client for the inferred configuration, with [`honour_no_proxy`] applied.
 ///
@@ -37,6 +45,85 @@ pub fn honour_no_proxy(mut config: kube::Config) -> kube::Config {
         }
     }
     config
+}
+
+/// Whether `e` says only that there is nothing to connect to: not in a cluster
+/// (`KUBERNETES_SERVICE_HOST` unset) and no kubeconfig file (`KUBECONFIG`, else `~/.kube/config`,
+/// absent). Any other failure (a kubeconfig that does not load, an unusable proxy, a missing
+/// service-account token) is a configuration to fix, worth a warning.
+pub fn is_unconfigured(e: &kube::Error) -> bool {
+    use kube::config::KubeconfigError;
+    let kube::Error::InferConfig(e) = e else { return false };
+    let kubeconfig = std::error::Error::source(e).and_then(|s| s.downcast_ref::<KubeconfigError>());
+    std::env::var_os("KUBERNETES_SERVICE_HOST").is_none()
+        && match kubeconfig {
+            Some(KubeconfigError::FindPath) => true,
+            Some(KubeconfigError::ReadConfig(io, _)) => io.kind() == std::io::ErrorKind::NotFound,
+            _ => false,
+        }
+}
+
+/// The `NO_PROXY` rewrite [`no_proxy_env_fix`] asks for: the variables to set, and the warning
+/// naming what was skipped.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NoProxyFix {
+    /// `(name, value)` pairs to set in the environment.
+    pub set: Vec<(&'static str, String)>,
+    /// The warning to log (entries shown without any `user:password@`).
+    pub warning: String,
+}
+
+/// The rewrite of `NO_PROXY` (else `no_proxy`, the first that is not blank, as kube and Go read
+/// them) that lets kube 5.0.0 build its client: entries it cannot parse are left out, as curl and
+/// Go leave them out or never match them (empty entries; entries that are neither an IP address, a
+/// CIDR range nor a host name, such as `10.0.0.0/99`); a `*` among other entries becomes `*` alone
+/// (Go's reading; kube refuses it). `None` when nothing needs changing. `var` reads a variable.
+pub fn no_proxy_env_fix(var: impl Fn(&str) -> Option<String>) -> Option<NoProxyFix> {
+    let (name, raw) = ["NO_PROXY", "no_proxy"]
+        .into_iter()
+        .find_map(|name| var(name).filter(|v| !v.trim().is_empty()).map(|v| (name, v)))?;
+    let entries: Vec<&str> = raw.split(',').map(str::trim).collect();
+    let value = if entries.contains(&"*") {
+        "*".to_string()
+    } else {
+        entries.iter().copied().filter(|e| kube_reads(e)).collect::<Vec<_>>().join(",")
+    };
+    let skipped: Vec<&str> = entries.iter().copied().filter(|e| !kube_reads(e) && *e != "*").collect();
+    if value == raw.trim() || (skipped.is_empty() && value != "*") {
+        return None;
+    }
+    let mut set = vec![(name, value.clone())];
+    if name == "NO_PROXY" && value.is_empty() {
+        // kube would fall back to no_proxy; Go reads only the first variable that is not empty.
+        set.push(("no_proxy", String::new()));
+    }
+    let shown: Vec<String> = skipped
+        .iter()
+        .map(|e| match e.rsplit_once('@') {
+            Some((_, host)) => format!("{:?}", format!("***@{host}")),
+            None => format!("{e:?}"),
+        })
+        .collect();
+    let warning = if skipped.is_empty() {
+        format!("{name}: a \"*\" entry covers every host; reading {name} as \"*\"")
+    } else {
+        format!(
+            "{name}: skipped {} {} that curl and Go skip or never match (empty, or not a host name, an IP address or a CIDR range): {}",
+            skipped.len(),
+            if skipped.len() == 1 { "entry" } else { "entries" },
+            shown.join(", ")
+        )
+    };
+    Some(NoProxyFix { set, warning })
+}
+
+/// Whether kube 5.0.0 parses `entry` as a `NO_PROXY` matcher (kube-client `config/no_proxy.rs`,
+/// `NoProxyMatcher::from_str`): a CIDR range, an IP address, or a URI with a host.
+fn kube_reads(entry: &str) -> bool {
+    !entry.is_empty()
+        && (ipnet::IpNet::from_str(entry).is_ok()
+            || IpAddr::from_str(entry).is_ok()
+            || http::Uri::from_str(entry).is_ok_and(|u| u.host().is_some()))
 }
 
 /// Whether a `NO_PROXY` value covers `host` (a name, an IP address, or a bracketed IPv6 address)
@@ -100,7 +187,49 @@ fn in_range(ip: IpAddr, net: IpAddr, bits: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::no_proxy_covers;
+    use super::{NoProxyFix, no_proxy_covers, no_proxy_env_fix};
+
+    fn fix(no_proxy: Option<&str>, lower: Option<&str>) -> Option<NoProxyFix> {
+        no_proxy_env_fix(|name| match name {
+            "NO_PROXY" => no_proxy.map(str::to_string),
+            "no_proxy" => lower.map(str::to_string),
+            _ => None,
+        })
+    }
+
+    /// Break-it pass (s15): `NO_PROXY=localhost,`, `,127.0.0.1` or `10.0.0.0/99` made kube 5.0.0
+    /// refuse to build the client; the entries curl and Go skip are left out, and named.
+    #[test]
+    fn no_proxy_entries_kube_refuses_are_left_out_and_named() {
+        for untouched in
+            [None, Some(""), Some("  "), Some("localhost,10.0.0.0/8"), Some("*"), Some(" a.example , b ")]
+        {
+            assert_eq!(fix(untouched, None), None, "{untouched:?}");
+        }
+        let f = fix(Some("localhost,"), None).unwrap();
+        assert_eq!(f.set, vec![("NO_PROXY", "localhost".to_string())]);
+        assert!(f.warning.contains("skipped 1 entry") && f.warning.contains("\"\""), "{}", f.warning);
+        let f = fix(Some(",127.0.0.1, 10.0.0.0/99 ,.svc"), Some("x")).unwrap();
+        assert_eq!(f.set, vec![("NO_PROXY", "127.0.0.1,.svc".to_string())]);
+        assert!(
+            f.warning.contains("skipped 2 entries") && f.warning.contains("\"10.0.0.0/99\""),
+            "{}",
+            f.warning
+        );
+        // no_proxy when NO_PROXY is empty, as kube and Go read them.
+        let f = fix(Some(""), Some("10.0.0.1/33,10.0.0.1")).unwrap();
+        assert_eq!(f.set, vec![("no_proxy", "10.0.0.1".to_string())]);
+        // Nothing left: NO_PROXY empty, and no_proxy not read in its place.
+        let f = fix(Some(","), Some("10.0.0.1")).unwrap();
+        assert_eq!(f.set, vec![("NO_PROXY", String::new()), ("no_proxy", String::new())]);
+        // `*` among entries covers everything (Go); kube refuses it unless alone.
+        let f = fix(Some("localhost,*"), None).unwrap();
+        assert_eq!(f.set, vec![("NO_PROXY", "*".to_string())]);
+        // A skipped entry's user info is never shown.
+        let f = fix(Some("http://u:S3cr3t@proxy:3128/x y,localhost"), None).unwrap();
+        assert!(!f.warning.contains("S3cr3t"), "{}", f.warning);
+        assert!(f.warning.contains("***@proxy:3128/x y"), "{}", f.warning);
+    }
 
     #[test]
     fn no_proxy_entries_match_as_curl_and_go_read_them() {

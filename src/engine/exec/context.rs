@@ -147,6 +147,9 @@ pub(super) struct Ctx<'e> {
     /// `valueFrom` variables whose `$(NAME)` in the probe's command the kubelet expands to the
     /// empty string ([`super::ExecEnv::probe_empty`]), in the order met, each once.
     pub(super) kubelet_emptied: Vec<String>,
+    /// The `$(NAME)` texts the kubelet made from a `$$(NAME)` escape (in the probe's command or an
+    /// env value it expands), each once: literal text, no reference to `NAME`.
+    pub(super) kubelet_escaped: Vec<String>,
     /// The length of a script too long to analyse, when one was met.
     pub(super) too_long: Option<usize>,
     /// Bytes produced by expansions so far (see [`MAX_EXPANSION_BYTES`]).
@@ -367,6 +370,7 @@ impl<'e> Ctx<'e> {
             files_read: 0,
             unresolved: Vec::new(),
             kubelet_emptied: Vec::new(),
+            kubelet_escaped: Vec::new(),
             too_long: None,
             expanded: std::cell::Cell::new(0),
             over_budget: std::cell::Cell::new(false),

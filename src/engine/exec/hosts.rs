@@ -331,6 +331,10 @@ impl Ctx<'_> {
                 _ => {}
             }
         }
+        if let Some(escaped) = self.kubelet_escaped.iter().find(|e| s.contains(e.as_str())) {
+            // No shell: the client gets the text itself, which no resolver knows.
+            return Some(format!("the kubelet makes `${escaped}` the text `{escaped}`, no host name"));
+        }
         if s.contains("$(") || s.contains('$') {
             return Some(UNKNOWN.into());
         }
@@ -343,8 +347,16 @@ impl Ctx<'_> {
     /// reference in the input string will be unchanged": Kubernetes API, Container `command`
     /// and `args`; docs, "Define Dependent Environment Variables"), so the shell then runs `NAME`
     /// as a command substitution.
+    /// Also for the text `$(NAME)` the kubelet makes of a `$$(NAME)` escape (Kubernetes docs,
+    /// "Define a Command and Arguments for a Container": `$$` is a literal `$`), `NAME` in env or
+    /// not: the shell runs `NAME` as a command, as bash and dash do.
     fn kubelet_left_as_written(&self, original: &str) -> Option<String> {
         let name = original.strip_prefix("$(")?.strip_suffix(')')?;
+        if self.kubelet_escaped.iter().any(|e| e == original) {
+            return Some(format!(
+                "the kubelet makes `${original}` the text `{original}`, and the shell runs `{name}` as a command"
+            ));
+        }
         let kubelet_like = is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase());
         // (A name only `envFrom` sets is not in the kubelet's map either.)
         let in_env = self.env.vars.contains_key(name) && !self.env.env_from_only.contains(name);

@@ -125,9 +125,27 @@ impl Ctx<'_> {
         if self.over_budget.get() {
             return String::new();
         }
+        if arg.contains("$$(") {
+            self.note_escapes(arg);
+        }
         let mut lookup = |name: &str| -> Option<String> { self.kubelet_var(name, depth) };
         let out = kubelet_expand_with(arg, &mut lookup);
         if self.spend(out.len()) { out } else { String::new() }
+    }
+
+    /// Records the `$(NAME)` texts `arg`'s `$$(NAME)` escapes become ([`Ctx::kubelet_escaped`]):
+    /// with every reference expanded to nothing, a closed `$(NAME)` left in the text is one.
+    fn note_escapes(&mut self, arg: &str) {
+        let text = kubelet_expand_with(arg, &mut |_| Some(String::new()));
+        for (at, _) in text.match_indices("$(") {
+            let Some(end) = text[at + 2..].find(')') else { break };
+            let original = &text[at..at + 3 + end];
+            if is_ident(&original[2..original.len() - 1])
+                && !self.kubelet_escaped.iter().any(|e| e == original)
+            {
+                self.kubelet_escaped.push(original.to_string());
+            }
+        }
     }
 
     /// The value of `$(name)`: in the probe's command itself (`depth` 0) as the kubelet's prober

@@ -979,9 +979,10 @@ fn kubelet_literal_reaches_the_client() {
     let d = fires_in(&["pg_isready", "-h", "$(DB)"], &e);
     assert_eq!(d.target, "orders-db.prod.svc");
     assert_eq!(d.command, "pg_isready -h $(DB)");
-    // `$$(DB)` is the literal text `$(DB)`: not a resolvable host, so not provably local.
+    // `$$(DB)` is the literal text `$(DB)`: not a resolvable host, so not provably local; the
+    // note says where the text comes from.
     let d = fires_in(&["pg_isready", "-h", "$$(DB)"], &e);
-    assert_eq!(d.target, "$(DB) (not a literal env value)");
+    assert_eq!(d.target, "$(DB) (the kubelet makes `$$(DB)` the text `$(DB)`, no host name)");
     let d = fires_in(&["sh", "-c", "pg_isready -h $(DB)"], &e);
     assert_eq!(d.target, "orders-db.prod.svc");
 }

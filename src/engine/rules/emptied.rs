@@ -34,13 +34,23 @@ pub(super) fn kubelet_emptied(
     let env = exec_env(t.container);
     let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
     let runs = super::super::cut_between_words(&runs, 48);
+    let (why, fix) = why_empty(&env, name);
+    let fix = if fix.starts_with("use") { format!("{fix} in") } else { format!("{fix} and check it in") };
     Some((
-        format!(
-            "livenessProbe runs `{runs}`: a probe's $({name}) from valueFrom is empty, so {what}; use ${name} in sh -c in \
-             readinessProbe"
-        ),
+        format!("livenessProbe runs `{runs}`: a probe's $({name}) {why}, so {what}; {fix} readinessProbe"),
         Coupling::Uncertain,
     ))
+}
+
+/// Why the kubelet emptied a probe's `$(name)`, and what to write instead: a `valueFrom` variable
+/// is empty in the probe's command only (the shell's `$NAME` has the value); one with neither
+/// `value` nor `valueFrom` is empty everywhere.
+fn why_empty(env: &exec::ExecEnv, name: &str) -> (&'static str, String) {
+    if env.probe_no_value.contains(name) {
+        ("has no value (neither value nor valueFrom)", format!("give {name} a value"))
+    } else {
+        ("from valueFrom is empty", format!("use ${name} in sh -c"))
+    }
 }
 
 /// A liveness command whose `$(NAME)` of a `valueFrom` variable the kubelet emptied, so that the
@@ -63,10 +73,11 @@ pub(super) fn shifted_by_emptied(
     let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
     let runs = super::super::cut_between_words(&runs, 48);
     let flag = super::super::cut_between_words(&dependency.target, 16);
+    let (why, fix) = why_empty(&env, name);
     Some((
         format!(
-            "livenessProbe runs `{runs}`: a probe's $({name}) from valueFrom is empty, so `{flag}` is taken \
-             as the host and the probe always fails; use ${name} in sh -c"
+            "livenessProbe runs `{runs}`: a probe's $({name}) {why}, so `{flag}` is taken as the host and the \
+             probe always fails; {fix}"
         ),
         Coupling::Uncertain,
     ))
