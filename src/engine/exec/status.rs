@@ -43,6 +43,8 @@ mod constructs;
 mod data;
 mod filters;
 mod harmless;
+mod memo;
+pub(super) use memo::WalkCache;
 mod options;
 mod output;
 pub(super) use output::output_kept;
@@ -293,18 +295,22 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     let (mut negated, mut sense_lost) = (false, false);
     // `Node::parent` walks down from the root: a step up with it costs the depth, which nested
     // loops (break10 C1: `for h in ...; do ` 150 deep took 12 s in a debug build) make large.
-    // The path from the root is found once and each step up is a step along it. A step out of
-    // an `&&`/`||` list only looks at the list's operator and its right side: it costs a unit;
-    // any other step still costs the depth (what the constructs' own checks may walk). A long
-    // `&&` chain is a left-nested `list` per operator: charged the depth per step, 49 `&& true`
-    // after a check spent the object's work units in 416 bytes and left it unjudged (server
-    // break-it pass on a00d258).
-    let path = path_to(root, n);
+    // The path from the root is found from the last command's (`memo`), each step up a step
+    // along it. A step out of an `&&`/`||` list costs a unit (49 `&& true`, each charged the
+    // depth, spent the object's units: a00d258), any other the depth (the constructs' checks).
+    // A walk reaching a node in a state an earlier one passed stops with its answer (`memo`).
+    let (path, steps) = walk.status_cache.path_to(walk, root, n);
+    work(walk, steps.max(1));
     let depth = path.len().max(1);
-    work(walk, depth);
     let mut on_path = path.len();
     let mut parent_of = |x: Node<'t>| parent_on(&path, &mut on_path, n, x).or_else(|| x.parent());
-    loop {
+    let mut passed = Vec::new();
+    let found = (|| loop {
+        let state = memo::State::new(walk, at, [errexit, pipefail, exempt, negated, sense_lost]);
+        if let Some(found) = walk.status_cache.found(&state, &funcs) {
+            return found;
+        }
+        passed.push(state);
         let parent = parent_of(at)?;
         work(walk, if parent.kind() == "list" { 1 } else { depth });
         match parent.kind() {
@@ -554,7 +560,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             }
             _ => return None,
         }
-    }
+    })();
+    walk.status_cache.keep(passed, &funcs, found);
+    walk.status_cache.put_path(walk, path);
+    found
 }
 
 /// Counts `units` of work done on `walk`'s text (`Walk::status_work`).
