@@ -185,3 +185,24 @@ fn a_loop_s_status_is_its_last_iteration_s() {
         ],
     );
 }
+
+/// Session 15, issue 15: the survivors of CI's advisory mutation sample on 7ccbcae, each told apart
+/// by a script (bash 5.2 and dash 0.5.12, database down / up):
+/// - `status.rs`, the command-substitution arm's guard (`!errexit || exempt || last_statement`) made
+///   `true`: errexit ends the substitution at the check, so the file written after it is missing
+///   and `grep` fails (2 / 0 in both): denied, not "only written" by `echo`;
+/// - `constructs.rs` `named_by_count`, the `!` of its split deleted: the script's words counted are
+///   its separators, so a file named `@` is "named" by `probe@localhost` (0 / 0 in both, `curl`
+///   stubbed to exit 0: a warning);
+/// - `harmless.rs` `harmless_traps`, `i + 4 + j` made `i * 4 + j`: the scan skips past the second
+///   `trap`, an ERR trap that exits (bash 1 / 0, dash 0 / 0, ERR is bash's: denied).
+#[test]
+fn survivors_of_the_sample_on_7ccbcae_are_told_apart() {
+    expect_actions(
+        &["pg_isready -h orders-db > /tmp/@; curl -sf http://probe@localhost:8080/healthz"],
+        &[
+            "echo \"$(set -e; pg_isready -h orders-db; echo up > /tmp/s)\"; grep -q up /tmp/s",
+            ": ; trap '' TERM; trap 'exit 1' ERR; pg_isready -h orders-db; echo done",
+        ],
+    );
+}
