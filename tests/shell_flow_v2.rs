@@ -206,3 +206,23 @@ fn survivors_of_the_sample_on_7ccbcae_are_told_apart() {
         ],
     );
 }
+
+/// Session 15 (found reading the first survivor above): with errexit on, a check that is not the
+/// last statement of a command substitution ends it (dash; bash in POSIX mode), skipping the rest;
+/// when the rest only writes output (`echo x`), only the substitution's output and status differ,
+/// and `echo`'s or `export`'s status is its own: bash 5.2 and dash 0.5.12 exit 0 / 0, warned (they
+/// were denied). Denied: the value kept by an assignment under `set -e` (dash 2 / 0), and the output
+/// read from a file (dash 1 / 0).
+#[test]
+fn errexit_ending_a_substitution_early_changes_only_its_output() {
+    expect_actions(
+        &[
+            "set -e; echo \"$(pg_isready -h orders-db; echo x)\"; curl -sf http://localhost:8080/healthz",
+            "set -e; export X=\"$(pg_isready -h orders-db; echo x)\"; curl -sf http://localhost:8080/healthz",
+        ],
+        &[
+            "set -e; out=$(pg_isready -h orders-db; echo x); echo \"$out\"",
+            "set -e; echo \"$(pg_isready -h orders-db; echo x)\" > /tmp/s; grep -q x /tmp/s",
+        ],
+    );
+}

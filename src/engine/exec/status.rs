@@ -76,7 +76,7 @@ pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 use texts::literal_defaults;
 pub(super) use tree::each_node;
-use tree::{each_node_pruned, parent_on, path_to};
+use tree::{each_node_pruned, in_case_body, in_condition, parent_on, path_to};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
@@ -492,8 +492,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 at = parent;
             }
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
-            // its output is echo's (used only if echo's output is: `output_used_above`).
-            "command_substitution" if !errexit || exempt || last_statement(at, parent) => {
+            // its output is echo's (used only if echo's output is: `output_used_above`). errexit
+            // ends it at a check not last: only when what that skips is harmless (s15).
+            "command_substitution"
+                if !errexit
+                    || exempt
+                    || last_statement(at, parent)
+                    || shapes::errexit_skips_only_output(at, parent, walk, &funcs) =>
+            {
                 let mut up = parent_of(parent)?;
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = parent_of(up)?;
@@ -738,21 +744,6 @@ const OR_ZERO: &str = "its failure only runs the command after `||`, which ends 
 const LOOP_ENDS: &str =
     "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
-
-/// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
-/// `elif_clause`).
-fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
-    let mut c = parent.walk();
-    let then = parent.children(&mut c).find(|k| k.kind() == "then");
-    then.is_some_and(|t| at.end_byte() <= t.start_byte())
-}
-
-/// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.
-fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
-    let mut c = item.walk();
-    let close = item.children(&mut c).find(|k| k.kind() == ")");
-    close.is_some_and(|p| at.start_byte() >= p.end_byte())
-}
 
 /// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
 /// clause of its `if`, or a `case` item's terminator).
