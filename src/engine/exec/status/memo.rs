@@ -47,9 +47,16 @@ pub(in crate::engine::exec) struct WalkCache<'t> {
     /// What the walk found from each state, with the functions it judged by (`functions_at`,
     /// the same for every command of a top-level statement).
     found: RefCell<HashMap<State, Vec<(Funcs, Found<'t>)>>>,
+    /// [`super::sets_errexit`] of the text, made when first asked (once, not once per command).
+    sets_errexit: std::cell::OnceCell<bool>,
 }
 
 impl<'t> WalkCache<'t> {
+    /// Whether the walk's text `src` may turn errexit on ([`super::sets_errexit`]), read once.
+    pub(in crate::engine::exec) fn sets_errexit(&self, src: &str) -> bool {
+        *self.sets_errexit.get_or_init(|| super::sets_errexit(src))
+    }
+
     /// What a walk found from `state` with the functions `funcs`, if one passed it.
     pub(super) fn found(&self, state: &State, funcs: &Funcs) -> Option<Found<'t>> {
         let found = self.found.borrow();
