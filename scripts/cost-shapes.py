@@ -65,6 +65,9 @@ def shapes():
         # 5b. here-documents whose end bash does not take as one (`EOF ` with a blank): the
         # parser reads the piece again for each.
         "heredoc-ends": fill(lambda i: "cat <<EOF\nx\nEOF \nEOF\n"),
+        # 6. (s15) `||false` 1,000 times after a check, on one line (at most 2048 weight): each
+        # element's status walk went up through the lists above it.
+        "or-chain": "pg_isready -h db&&false" + "||false" * 1000 + "||exit 1\npg_isready -h db\n",
     }
 
 

@@ -3642,6 +3642,36 @@ fn a_long_and_chain_after_a_check_does_not_spend_the_analysis() {
     std::thread::Builder::new().stack_size(64 << 20).spawn(run).expect("thread").join().expect("no panic");
 }
 
+/// Session 15, issue #9: `|| false` 320 times after `pg_isready -h orders-db && false` (2.9 KB) spent the
+/// object's work units, so the check was only noted and admitted: each element's exit-status walk found
+/// its path from the root and judged the lists above it again (quadratic). The walk now finds each path
+/// from the last one and stops where an earlier walk passed in the same state (`status::memo`), so the
+/// padded shape is judged as the short one is: denied; ending `|| exit 0`, a warning. bash 5.2 and dash
+/// 0.5.12, `pg_isready` stubbed to exit 2 (and 0): `|| exit 1` 1 (1), `|| exit 0` 0 (0); without the
+/// `&& false`, or padded with `&& date`, `|| exit 1` 1 (0). 3,000 ` || false` are 27 KB, over the
+/// 16 KiB a script may be (`exec::MAX_SCRIPT_BYTES`), and 1,020 `||false` is the most one line's parse
+/// bound (`MAX_LINE_WEIGHT`) allows: 1,000 is tried.
+#[test]
+fn a_long_or_chain_after_a_check_does_not_spend_the_analysis() {
+    let run = || {
+        for (head, pad, n) in [
+            ("pg_isready -h orders-db && false", " || false", 320),
+            ("pg_isready -h orders-db", " || false", 320),
+            ("pg_isready -h orders-db", " && date", 320),
+            ("pg_isready -h orders-db&&false", "||false", 1000),
+        ] {
+            let script = format!("{head}{} || exit 1", pad.repeat(n));
+            assert!(script.len() <= probegate::engine::exec::MAX_SCRIPT_BYTES, "{}", script.len());
+            expect_denied(&script, "orders-db");
+            let e = eval_liveness(&["sh", "-c", &script]);
+            assert!(e.evaluation.unresolved.is_empty(), "{n}: {:?}", e.evaluation.unresolved);
+            let script = format!("{head}{} || exit 0", pad.repeat(n));
+            assert_eq!(finding_of(&["sh", "-c", &script]).map(|f| f.0), Some(Action::Warn), "{n} {pad}");
+        }
+    };
+    std::thread::Builder::new().stack_size(64 << 20).spawn(run).expect("thread").join().expect("no panic");
+}
+
 /// Session 14, issue #10 break-it item 6: a called function whose body exits ends the script there, as an
 /// `exit` in the script does (bash 5.2 and dash 0.5.12: 0 / 0, the check never runs): nothing after the call
 /// is analysed. Denied: the call in a subshell, a pipeline or a substitution (only that ends), in a branch

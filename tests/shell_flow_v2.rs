@@ -185,3 +185,44 @@ fn a_loop_s_status_is_its_last_iteration_s() {
         ],
     );
 }
+
+/// Session 15, issue 15: the survivors of CI's advisory mutation sample on 7ccbcae, each told apart
+/// by a script (bash 5.2 and dash 0.5.12, database down / up):
+/// - `status.rs`, the command-substitution arm's guard (`!errexit || exempt || last_statement`) made
+///   `true`: errexit ends the substitution at the check, so the file written after it is missing
+///   and `grep` fails (2 / 0 in both): denied, not "only written" by `echo`;
+/// - `constructs.rs` `named_by_count`, the `!` of its split deleted: the script's words counted are
+///   its separators, so a file named `@` is "named" by `probe@localhost` (0 / 0 in both, `curl`
+///   stubbed to exit 0: a warning);
+/// - `harmless.rs` `harmless_traps`, `i + 4 + j` made `i * 4 + j`: the scan skips past the second
+///   `trap`, an ERR trap that exits (bash 1 / 0, dash 0 / 0, ERR is bash's: denied).
+#[test]
+fn survivors_of_the_sample_on_7ccbcae_are_told_apart() {
+    expect_actions(
+        &["pg_isready -h orders-db > /tmp/@; curl -sf http://probe@localhost:8080/healthz"],
+        &[
+            "echo \"$(set -e; pg_isready -h orders-db; echo up > /tmp/s)\"; grep -q up /tmp/s",
+            ": ; trap '' TERM; trap 'exit 1' ERR; pg_isready -h orders-db; echo done",
+        ],
+    );
+}
+
+/// Session 15 (found reading the first survivor above): with errexit on, a check that is not the
+/// last statement of a command substitution ends it (dash; bash in POSIX mode), skipping the rest;
+/// when the rest only writes output (`echo x`), only the substitution's output and status differ,
+/// and `echo`'s or `export`'s status is its own: bash 5.2 and dash 0.5.12 exit 0 / 0, warned (they
+/// were denied). Denied: the value kept by an assignment under `set -e` (dash 2 / 0), and the output
+/// read from a file (dash 1 / 0).
+#[test]
+fn errexit_ending_a_substitution_early_changes_only_its_output() {
+    expect_actions(
+        &[
+            "set -e; echo \"$(pg_isready -h orders-db; echo x)\"; curl -sf http://localhost:8080/healthz",
+            "set -e; export X=\"$(pg_isready -h orders-db; echo x)\"; curl -sf http://localhost:8080/healthz",
+        ],
+        &[
+            "set -e; out=$(pg_isready -h orders-db; echo x); echo \"$out\"",
+            "set -e; echo \"$(pg_isready -h orders-db; echo x)\" > /tmp/s; grep -q x /tmp/s",
+        ],
+    );
+}

@@ -76,13 +76,22 @@ pub fn cost_shape(name: &str) -> String {
         "var-refs" => fill("V=x\n", &|_| format!("echo{}\n", " $V".repeat(100)), max),
         "heredocs" => fill("", &|_| "grep -q ok <<EOF\n$(pg_isready -h db)\nEOF\n:\n".to_string(), 1000),
         "heredoc-ends" => fill("", &|_| "cat <<EOF\nx\nEOF \nEOF\n".to_string(), max),
+        // (One line of at most 2048 weight: `||false` is 2.)
+        "or-chain" => format!("pg_isready -h db&&false{}||exit 1\n{TAIL}", "||false".repeat(1000)),
         _ => panic!("no cost shape {name}"),
     }
 }
 
 /// The names of [`cost_shape`]'s scripts.
-pub const COST_SHAPES: &[&str] =
-    &["nested-if", "functions-one-by-one", "redefinition", "var-refs", "heredocs", "heredoc-ends"];
+pub const COST_SHAPES: &[&str] = &[
+    "nested-if",
+    "functions-one-by-one",
+    "redefinition",
+    "var-refs",
+    "heredocs",
+    "heredoc-ends",
+    "or-chain",
+];
 
 /// A Pod of `containers` containers whose liveness probe runs `sh -c script`.
 pub fn script_pod(script: &str, containers: usize) -> Value {

@@ -83,3 +83,17 @@ fn each_parse_of_a_piece_costs_its_area() {
     let area = MAX_OBJECT_PARSE_AREA - budget.parse_area_left.get();
     assert!(area >= 10 * w * w, "{area} of {w}²");
 }
+
+#[test]
+fn an_or_chain_costs_its_length() {
+    // `||false` after a check, on one line: each element's exit-status walk stops at the list above
+    // it and finds its path from the last one (`status::memo`); 320 ` || false` spent the 50,000
+    // units before (s15, #9). Linear: four times the chain, about four times the units.
+    let run = || {
+        let chain = |n: usize| format!("pg_isready -h db&&false{}||exit 1\n", "||false".repeat(n));
+        let (short, long) = (units_spent_through(&chain(250)), units_spent_through(&chain(1000)));
+        assert!(long < 5 * short && long < 40 * 1000, "{short} then {long} units");
+    };
+    // (1,000 nested lists: more stack than a debug build's test thread has.)
+    std::thread::Builder::new().stack_size(64 << 20).spawn(run).expect("thread").join().expect("no panic");
+}

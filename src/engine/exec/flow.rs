@@ -694,6 +694,14 @@ impl Ctx<'_> {
             parts.push(n);
             return (parts.len() <= 8).then_some(op?);
         }
+        // (8 lists down the left are 9 parts or more: not walked down, as deep as the chain, s15.)
+        let mut spine = Some(n);
+        for _ in 0..8 {
+            spine = spine.filter(|s| s.kind() == "list").and_then(|s| s.named_child(0));
+        }
+        if spine.is_some() {
+            return None;
+        }
         let mut c = n.walk();
         let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
         let [left, o, right] = kids.as_slice() else {

@@ -220,6 +220,8 @@ pub(super) struct Walk<'s> {
     /// Work done by `status::discarded` on this text (steps up the tree, `set` commands and
     /// ancestors looked at): counted against the analysis's work units (`flow`).
     pub(super) status_work: std::cell::Cell<usize>,
+    /// `status::discarded`'s last path and answers, so its walks cost the text's size.
+    pub(super) status_cache: super::status::WalkCache<'s>,
 }
 
 impl Ctx<'_> {
@@ -349,6 +351,7 @@ impl Ctx<'_> {
             tree_facts: parsed.trees.iter().map(|_| std::cell::OnceCell::new()).collect(),
             defined_functions: std::cell::OnceCell::new(),
             status_work: std::cell::Cell::new(0),
+            status_cache: Default::default(),
         };
         for (i, tree) in parsed.trees.iter().enumerate() {
             walk.tree.set(i);

@@ -43,6 +43,8 @@ mod constructs;
 mod data;
 mod filters;
 mod harmless;
+mod memo;
+pub(super) use memo::WalkCache;
 mod options;
 mod output;
 pub(super) use output::output_kept;
@@ -74,7 +76,7 @@ pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 use texts::literal_defaults;
 pub(super) use tree::each_node;
-use tree::{each_node_pruned, parent_on, path_to};
+use tree::{each_node_pruned, in_case_body, in_condition, parent_on, path_to};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
@@ -293,18 +295,22 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     let (mut negated, mut sense_lost) = (false, false);
     // `Node::parent` walks down from the root: a step up with it costs the depth, which nested
     // loops (break10 C1: `for h in ...; do ` 150 deep took 12 s in a debug build) make large.
-    // The path from the root is found once and each step up is a step along it. A step out of
-    // an `&&`/`||` list only looks at the list's operator and its right side: it costs a unit;
-    // any other step still costs the depth (what the constructs' own checks may walk). A long
-    // `&&` chain is a left-nested `list` per operator: charged the depth per step, 49 `&& true`
-    // after a check spent the object's work units in 416 bytes and left it unjudged (server
-    // break-it pass on a00d258).
-    let path = path_to(root, n);
+    // The path from the root is found from the last command's (`memo`), each step up a step
+    // along it. A step out of an `&&`/`||` list costs a unit (49 `&& true`, each charged the
+    // depth, spent the object's units: a00d258), any other the depth (the constructs' checks).
+    // A walk reaching a node in a state an earlier one passed stops with its answer (`memo`).
+    let (path, steps) = walk.status_cache.path_to(walk, root, n);
+    work(walk, steps.max(1));
     let depth = path.len().max(1);
-    work(walk, depth);
     let mut on_path = path.len();
     let mut parent_of = |x: Node<'t>| parent_on(&path, &mut on_path, n, x).or_else(|| x.parent());
-    loop {
+    let mut passed = Vec::new();
+    let found = (|| loop {
+        let state = memo::State::new(walk, at, [errexit, pipefail, exempt, negated, sense_lost]);
+        if let Some(found) = walk.status_cache.found(&state, &funcs) {
+            return found;
+        }
+        passed.push(state);
         let parent = parent_of(at)?;
         work(walk, if parent.kind() == "list" { 1 } else { depth });
         match parent.kind() {
@@ -486,8 +492,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 at = parent;
             }
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
-            // its output is echo's (used only if echo's output is: `output_used_above`).
-            "command_substitution" if !errexit || exempt || last_statement(at, parent) => {
+            // its output is echo's (used only if echo's output is: `output_used_above`). errexit
+            // ends it at a check not last: only when what that skips is harmless (s15).
+            "command_substitution"
+                if !errexit
+                    || exempt
+                    || last_statement(at, parent)
+                    || shapes::errexit_skips_only_output(at, parent, walk, &funcs) =>
+            {
                 let mut up = parent_of(parent)?;
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = parent_of(up)?;
@@ -554,7 +566,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             }
             _ => return None,
         }
-    }
+    })();
+    walk.status_cache.keep(passed, &funcs, found);
+    walk.status_cache.put_path(walk, path);
+    found
 }
 
 /// Counts `units` of work done on `walk`'s text (`Walk::status_work`).
@@ -729,21 +744,6 @@ const OR_ZERO: &str = "its failure only runs the command after `||`, which ends 
 const LOOP_ENDS: &str =
     "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
 const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
-
-/// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
-/// `elif_clause`).
-fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
-    let mut c = parent.walk();
-    let then = parent.children(&mut c).find(|k| k.kind() == "then");
-    then.is_some_and(|t| at.end_byte() <= t.start_byte())
-}
-
-/// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.
-fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
-    let mut c = item.walk();
-    let close = item.children(&mut c).find(|k| k.kind() == ")");
-    close.is_some_and(|p| at.start_byte() >= p.end_byte())
-}
 
 /// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
 /// clause of its `if`, or a `case` item's terminator).

@@ -54,7 +54,7 @@ impl Ctx<'_> {
     /// pg_isready -h db; true; }; f || y=0`: bash 5.2 and dash 0.5.12 exit 0 with the database
     /// down). Only asked while errexit may be on.
     pub(in crate::engine::exec) fn calls_in_ignored_errexit(&self, n: Node<'_>, walk: &Walk<'_>) -> bool {
-        if !self.errexit && !status::sets_errexit(walk.src) {
+        if !self.errexit && !walk.status_cache.sets_errexit(walk.src) {
             return false;
         }
         let Some(name) = n.child_by_field_name("name").map(|m| text(m, walk)) else {

@@ -294,3 +294,12 @@ pub(super) const CASE_SELECTS: &str =
     "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
 /// A reason the walk gives (`discarded`).
 pub(super) const LAST_ROUND: &str = "its loop's status is its last round's, whose host is this Pod";
+
+/// Whether errexit, ending the command substitution `sub` at `at` (one of its statements, not
+/// its last), skips only statements that are [`harmless`]: they write no file and change nothing
+/// later, so only the substitution's output and status differ, and each is judged where it goes
+/// (`echo "$(check; echo x)"`: bash 5.2 and dash 0.5.12 exit 0 with the database down, `set -e`
+/// or not). (Its output then depends on the check: a [`constant_argument`] holds one statement.)
+pub(super) fn errexit_skips_only_output(at: Node<'_>, sub: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    super::siblings_after(at, sub).filter(|s| is_statement(*s)).all(|s| harmless(s, walk, funcs))
+}

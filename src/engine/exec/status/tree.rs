@@ -60,3 +60,18 @@ pub(super) fn parent_on<'t>(
     *on = i;
     path.get(i.checked_sub(1)?).copied()
 }
+
+/// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
+/// `elif_clause`).
+pub(super) fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
+    let mut c = parent.walk();
+    let then = parent.children(&mut c).find(|k| k.kind() == "then");
+    then.is_some_and(|t| at.end_byte() <= t.start_byte())
+}
+
+/// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.
+pub(super) fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
+    let mut c = item.walk();
+    let close = item.children(&mut c).find(|k| k.kind() == ")");
+    close.is_some_and(|p| at.start_byte() >= p.end_byte())
+}
