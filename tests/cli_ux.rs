@@ -1318,3 +1318,47 @@ fn explain_says_what_check_says_of_a_dependency_whose_status_does_not_count() {
     assert!(out.contains("known only at run time"), "{out}");
     assert!(!out.contains("takes no pod out of the endpoints"), "{out}");
 }
+
+/// A Pod whose liveness probe runs `LIVENESS` (an exec command, YAML flow) beside an HTTP readiness
+/// probe, with a port.
+fn liveness_pod(liveness: &str) -> String {
+    format!(
+        "{POD_HEAD}    ports: [{{containerPort: 8080}}]\n    readinessProbe: {{httpGet: {{path: /ready, port: 8080}}}}\n    livenessProbe: {liveness}\n"
+    )
+}
+
+/// A liveness check `liveness-dependency` warns about (its exit status cannot fail the probe) gets
+/// no startup probe, and `check`, `fix` and `explain` say why: a copy would wait on what it
+/// reaches (fresh-user pass: nothing said why). A denied one gets no such note (the denial asks
+/// for the change first); a check of this pod alone still gets its startup probe.
+#[test]
+fn a_warned_liveness_check_gets_no_startup_probe_and_the_reason() {
+    let tee = liveness_pod(r#"{exec: {command: [sh, -c, "pg_isready -h db | tee /tmp/x"]}}"#);
+    let o = check_text("p.yaml", &tee);
+    let out = stdout(&o);
+    let note = out.lines().find(|l| l.ends_with("(startup-probe)")).unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        note.contains("  warn  ")
+            && note.contains("not added: it would copy the liveness check flagged by liveness-dependency"),
+        "{note}"
+    );
+    // `fix` changes the rest and says what it left, and why.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.yaml"), &tee).unwrap();
+    let o = run_in(dir.path(), &["fix", "--diff", "p.yaml"], None);
+    assert!(!stdout(&o).contains("startupProbe"), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("probegate: note: p.yaml:7: Pod default/x: not changed: container app: no startupProbe")
+            && err.contains("flagged by liveness-dependency"),
+        "{err}"
+    );
+    // Denied: the denial says what to change; no startup-probe note beside it.
+    let denied = liveness_pod("{exec: {command: [pg_isready, -h, db]}}");
+    let out = stdout(&check_text("p.yaml", &denied));
+    assert!(out.contains("(liveness-dependency)") && !out.contains("(startup-probe)"), "{out}");
+    // Not flagged: the startup probe is added as before.
+    let local = liveness_pod("{exec: {command: [pg_isready, -h, localhost]}}");
+    let out = stdout(&check_text("p.yaml", &local));
+    assert!(out.contains("added one with the liveness handler"), "{out}");
+}
