@@ -1362,3 +1362,37 @@ fn a_warned_liveness_check_gets_no_startup_probe_and_the_reason() {
     let out = stdout(&check_text("p.yaml", &local));
     assert!(out.contains("added one with the liveness handler"), "{out}");
 }
+
+/// `explain` lists every finding `check` gives for a container, at the same level and in the same
+/// words (fresh-user pass: the `curl -m 120` Pod's probe-client-deadline warning was missing).
+#[test]
+fn explain_lists_every_finding_check_gives() {
+    let pod = liveness_pod(
+        r#"{timeoutSeconds: 1, exec: {command: [curl, -m, "120", "http://localhost:8080/healthz"]}}"#,
+    );
+    let check = stdout(&check_text("w.yaml", &pod));
+    let explain = explain_text(&pod, &[]);
+    let listed: Vec<&str> = check.lines().filter(|l| l.contains("container app: ")).collect();
+    assert!(listed.len() >= 4 && check.contains("(probe-client-deadline)"), "{check}");
+    for line in listed {
+        let (head, message) = line.split_once("container app: ").unwrap();
+        let level = head.split_whitespace().nth(1).unwrap();
+        assert!(
+            explain.lines().any(|l| l.trim_start().trim_start_matches("findings:").trim_start()
+                == format!("{level:<4}  {message}")),
+            "{level} {message} missing from\n{explain}"
+        );
+    }
+    // And as JSON.
+    let json: serde_json::Value = serde_json::from_str(&explain_text(&pod, &["-o", "json"])).unwrap();
+    let findings = &json[0]["containers"][0]["findings"];
+    assert!(
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "probe-client-deadline" && f["level"] == "warn"),
+        "{findings}"
+    );
+}
+
