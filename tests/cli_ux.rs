@@ -373,7 +373,7 @@ fn explain_says_what_it_assumed() {
         WORKER.replace("        image: x\n", "        image: x\n        ports: [{containerPort: 8080}]\n");
     let out = explain_text(&web, &[]);
     assert!(out.contains("replicas serving requests, every"), "{out}");
-    assert!(out.contains("warm-up is the 0 s default") && out.contains("--warmup SECONDS"), "{out}");
+    assert!(out.contains("the warm-up is the 0 s default") && out.contains("--warmup SECONDS"), "{out}");
     let out = explain_text(&web, &["--warmup", "40"]);
     assert!(!out.contains("0 s default"), "{out}");
     // No probe checks a dependency: no simulation of one.
@@ -1396,3 +1396,18 @@ fn explain_lists_every_finding_check_gives() {
     );
 }
 
+/// A readiness-only Pod restarts nothing in any run, so the warm-up changes nothing: no warm-up
+/// note (fresh-user pass: it said "a restart costs nothing" of a Pod nothing restarts).
+#[test]
+fn a_readiness_only_pod_gets_no_warm_up_note() {
+    let pod = format!(
+        "{POD_HEAD}    ports: [{{containerPort: 8080}}]\n    readinessProbe: {{exec: {{command: [pg_isready, -h, db]}}}}\n"
+    );
+    let out = explain_text(&pod, &[]);
+    assert!(out.contains("dependency checked by readiness only: 0 restarts"), "{out}");
+    assert!(!out.contains("note:") && !out.contains("--warmup SECONDS"), "{out}");
+    // Simulated as checked by liveness, it restarts: the note is there, and short.
+    let out = explain_text(&pod, &["--dependency-check", "liveness"]);
+    let note = out.lines().find(|l| l.contains("note:")).unwrap_or_else(|| panic!("{out}"));
+    assert!(note.contains("0 s default") && note.contains("--warmup SECONDS") && note.len() < 160, "{note}");
+}

@@ -970,16 +970,17 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         fmt_secs(d.full_capacity_after_recovery_seconds)
     )?;
     // With no boot time a restart costs nothing, and "as written" looks no worse than "as fixed":
-    // say that this is the assumption, not the finding.
+    // say that this is the assumption, not the finding. Only where "as written" restarts something:
+    // without restarts the warm-up changes nothing (a readiness-only Pod, fresh-user pass).
     if sim.warmup_from == WARMUP_DEFAULT
+        && sim.written.outcome.restarts > 0
         && sim.written.outcome.lost_pod_seconds_after_recovery
             <= sim.fixed.outcome.lost_pod_seconds_after_recovery
     {
         writeln!(
             out,
-            "    note: as written looks no worse only because the warm-up is the 0 s default (nothing in the \
-             manifest says how long the container takes to start), so a restart costs nothing here; give the \
-             real start time with --warmup SECONDS"
+            "    note: the warm-up is the 0 s default (the manifest gives no start time), so these restarts \
+             cost nothing here; give the start time with --warmup SECONDS"
         )?;
     }
     if !e.serves {
