@@ -1281,16 +1281,24 @@ fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
 }
 
 /// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` tail intact when there is
-/// one, so the rule id always survives, and cutting the rest between words (see
-/// [`engine::cut_between_words`]): the start (`probegate: container NAME:`) stays.
+/// one (a lower-case word of letters, digits and `-`, shorter than half of `max`), so the rule id
+/// always survives, and cutting the rest at a blank (see [`engine::cut_at_blank`]): the start
+/// (`probegate: container NAME:`) stays. Another parenthesis at the end is text like the rest: a
+/// message cut before it and resumed inside it would read as cut in the middle.
 fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
-    let tail_start = s.rfind(" (").filter(|&i| s[i..].chars().count() < max / 2).unwrap_or(s.len());
+    let id_like = |t: &str| {
+        t.strip_prefix(" (").and_then(|t| t.strip_suffix(')')).is_some_and(|id| {
+            !id.is_empty() && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
+    };
+    let tail_start =
+        s.rfind(" (").filter(|&i| s[i..].chars().count() < max / 2 && id_like(&s[i..])).unwrap_or(s.len());
     let (head, tail) = s.split_at(tail_start);
     let keep = max.saturating_sub(tail.chars().count());
-    engine::cut_between_words(head, keep) + tail
+    engine::cut_at_blank(head, keep) + tail
 }
 
 #[cfg(test)]

@@ -169,6 +169,46 @@ pub fn cut_between_words(s: &str, max: usize) -> String {
     head[..cut].iter().collect::<String>().trim_end().to_string() + "…"
 }
 
+/// `s` cut to at most `max` characters, `…` included, for a reader: at a blank in the second half
+/// of what fits, the last one where the kept text closes every backtick, double quote and
+/// parenthesis it opens (else the last blank there), a trailing `,`, `;` or `:` dropped before the
+/// `…`; [`cut_between_words`] when no blank is there (one long word). `s` itself when it fits.
+/// Admission warnings use it: "... (`| cat`, `| tee`…" or "... is the last filter…" (of
+/// "filter's") read as the reason cut in the middle (fresh-user pass).
+pub fn cut_at_blank(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max {
+        return s.to_string();
+    }
+    let room = max.saturating_sub(1);
+    let (mut ticks, mut quotes, mut depth) = (0usize, 0usize, 0isize);
+    let (mut any, mut closed) = (None, None);
+    for (i, &c) in chars.iter().enumerate().take(room + 1) {
+        // Cutting before chars[i] keeps chars[..i]; what it opened is counted below, after.
+        if c.is_whitespace() && i >= max / 2 {
+            any = Some(i);
+            if ticks % 2 == 0 && quotes % 2 == 0 && depth == 0 {
+                closed = Some(i);
+            }
+        }
+        match c {
+            '`' => ticks += 1,
+            '"' => quotes += 1,
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    match closed.or(any) {
+        Some(i) => {
+            let kept: String = chars[..i].iter().collect();
+            kept.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':')).to_string()
+                + "…"
+        }
+        None => cut_between_words(s, max),
+    }
+}
+
 /// Text from an object (names, commands) made safe for a message, a warning, a terminal or a log
 /// line: every character that could start a new line, drive a terminal or reorder the text is
 /// written as its `\u{..}` escape. Borrowed when there is nothing to escape.

@@ -120,3 +120,61 @@ fn info_findings_are_audit_annotations_not_warnings() {
     assert!(r.warnings.unwrap().iter().any(|w| w.contains("(exec-probe-replaceable)")));
     assert!(!r.audit_annotations.unwrap_or_default().contains_key("info-findings"));
 }
+
+/// A warning over 255 characters is cut at a blank, where the text kept closes every backtick,
+/// quote and parenthesis it opens, with `…` and the whole `(rule-id)` at the end: never inside a
+/// word (`filter…` of `filter's`) nor inside a parenthesis it then leaves open (fresh-user pass:
+/// warnings cut in the middle of the reason). Every container-name length moves the cut.
+#[test]
+fn a_long_warning_is_cut_at_a_blank_and_keeps_its_rule_id() {
+    let probes = [
+        r#""livenessProbe": {"exec": {"command": ["sh", "-c", "pg_isready -h orders-db.production.svc | tee /tmp/x"]}}"#,
+        r#""livenessProbe": {"exec": {"command": ["sh", "-c", "redis-cli -h cache.shop.svc ping & wait"]}}"#,
+        r#""readinessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.production.svc.cluster.local"]}}"#,
+        r#""livenessProbe": {"tcpSocket": {"port": 8080}}, "readinessProbe": {"tcpSocket": {"port": 8080}}"#,
+        r#""startupProbe": {"exec": {"command": ["kafka-broker-api-versions", "--bootstrap-server", "kafka.shop.svc:9092"]}}"#,
+    ];
+    let mut cut = 0;
+    for probe in probes {
+        for len in 1..=63 {
+            let name = format!("a{}", "b".repeat(len - 1));
+            let pod: Value = serde_json::from_str(&format!(
+                r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "p", "namespace": "ns"}}, "spec": {{"containers": [{{
+                    "name": "{name}", "image": "img", "ports": [{{"containerPort": 8080}}], {probe}}}]}}}}"#
+            ))
+            .unwrap();
+            let full: Vec<String> =
+                probegate::engine::evaluate(&Policy::default().rules, &common::workload(&pod))
+                    .findings
+                    .iter()
+                    .map(|f| format!("probegate: {}", f.describe()))
+                    .collect();
+            for endpoint in [Endpoint::Validate, Endpoint::Mutate] {
+                for w in respond(&Policy::default(), endpoint, &pod).warnings.unwrap_or_default() {
+                    assert!(w.chars().count() <= admission::MAX_WARNING_CHARS, "{w}");
+                    if full.contains(&w) {
+                        continue;
+                    }
+                    cut += 1;
+                    let (head, rule) = w.rsplit_once("… (").unwrap_or_else(|| panic!("not cut at …: {w}"));
+                    let tail = format!(" ({rule}");
+                    let original = full
+                        .iter()
+                        .find(|f| f.starts_with(head) && f.ends_with(&tail))
+                        .unwrap_or_else(|| panic!("{w}\nnot a cut of any of {full:#?}"));
+                    assert!(probegate::policy::RuleId::parse(rule.trim_end_matches(')')).is_some(), "{w}");
+                    let next = original[head.len()..].chars().next().unwrap();
+                    assert!(
+                        next.is_whitespace() || ",;:".contains(next),
+                        "cut inside a word: {w}\n{original}"
+                    );
+                    let count = |c: char| head.matches(c).count();
+                    assert!(count('`') % 2 == 0 && count('"') % 2 == 0, "a quote left open: {w}");
+                    assert_eq!(count('('), count(')'), "a parenthesis left open: {w}");
+                    assert!(!head.ends_with([',', ';', ':', ' ']), "{w}");
+                }
+            }
+        }
+    }
+    assert!(cut > 100, "only {cut} warnings were cut");
+}

@@ -373,7 +373,7 @@ fn explain_says_what_it_assumed() {
         WORKER.replace("        image: x\n", "        image: x\n        ports: [{containerPort: 8080}]\n");
     let out = explain_text(&web, &[]);
     assert!(out.contains("replicas serving requests, every"), "{out}");
-    assert!(out.contains("warm-up is the 0 s default") && out.contains("--warmup SECONDS"), "{out}");
+    assert!(out.contains("the warm-up is the 0 s default") && out.contains("--warmup SECONDS"), "{out}");
     let out = explain_text(&web, &["--warmup", "40"]);
     assert!(!out.contains("0 s default"), "{out}");
     // No probe checks a dependency: no simulation of one.
@@ -1317,4 +1317,97 @@ fn explain_says_what_check_says_of_a_dependency_whose_status_does_not_count() {
     assert!(out.contains("readiness-shared-dependency warns: readinessProbe reaches $TARGET"), "{out}");
     assert!(out.contains("known only at run time"), "{out}");
     assert!(!out.contains("takes no pod out of the endpoints"), "{out}");
+}
+
+/// A Pod whose liveness probe runs `LIVENESS` (an exec command, YAML flow) beside an HTTP readiness
+/// probe, with a port.
+fn liveness_pod(liveness: &str) -> String {
+    format!(
+        "{POD_HEAD}    ports: [{{containerPort: 8080}}]\n    readinessProbe: {{httpGet: {{path: /ready, port: 8080}}}}\n    livenessProbe: {liveness}\n"
+    )
+}
+
+/// A liveness check `liveness-dependency` warns about (its exit status cannot fail the probe) gets
+/// no startup probe, and `check`, `fix` and `explain` say why: a copy would wait on what it
+/// reaches (fresh-user pass: nothing said why). A denied one gets no such note (the denial asks
+/// for the change first); a check of this pod alone still gets its startup probe.
+#[test]
+fn a_warned_liveness_check_gets_no_startup_probe_and_the_reason() {
+    let tee = liveness_pod(r#"{exec: {command: [sh, -c, "pg_isready -h db | tee /tmp/x"]}}"#);
+    let o = check_text("p.yaml", &tee);
+    let out = stdout(&o);
+    let note = out.lines().find(|l| l.ends_with("(startup-probe)")).unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        note.contains("  warn  ")
+            && note.contains("not added: it would copy the liveness check flagged by liveness-dependency"),
+        "{note}"
+    );
+    // `fix` changes the rest and says what it left, and why.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.yaml"), &tee).unwrap();
+    let o = run_in(dir.path(), &["fix", "--diff", "p.yaml"], None);
+    assert!(!stdout(&o).contains("startupProbe"), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("probegate: note: p.yaml:7: Pod default/x: not changed: container app: no startupProbe")
+            && err.contains("flagged by liveness-dependency"),
+        "{err}"
+    );
+    // Denied: the denial says what to change; no startup-probe note beside it.
+    let denied = liveness_pod("{exec: {command: [pg_isready, -h, db]}}");
+    let out = stdout(&check_text("p.yaml", &denied));
+    assert!(out.contains("(liveness-dependency)") && !out.contains("(startup-probe)"), "{out}");
+    // Not flagged: the startup probe is added as before.
+    let local = liveness_pod("{exec: {command: [pg_isready, -h, localhost]}}");
+    let out = stdout(&check_text("p.yaml", &local));
+    assert!(out.contains("added one with the liveness handler"), "{out}");
+}
+
+/// `explain` lists every finding `check` gives for a container, at the same level and in the same
+/// words (fresh-user pass: the `curl -m 120` Pod's probe-client-deadline warning was missing).
+#[test]
+fn explain_lists_every_finding_check_gives() {
+    let pod = liveness_pod(
+        r#"{timeoutSeconds: 1, exec: {command: [curl, -m, "120", "http://localhost:8080/healthz"]}}"#,
+    );
+    let check = stdout(&check_text("w.yaml", &pod));
+    let explain = explain_text(&pod, &[]);
+    let listed: Vec<&str> = check.lines().filter(|l| l.contains("container app: ")).collect();
+    assert!(listed.len() >= 4 && check.contains("(probe-client-deadline)"), "{check}");
+    for line in listed {
+        let (head, message) = line.split_once("container app: ").unwrap();
+        let level = head.split_whitespace().nth(1).unwrap();
+        assert!(
+            explain.lines().any(|l| l.trim_start().trim_start_matches("findings:").trim_start()
+                == format!("{level:<4}  {message}")),
+            "{level} {message} missing from\n{explain}"
+        );
+    }
+    // And as JSON.
+    let json: serde_json::Value = serde_json::from_str(&explain_text(&pod, &["-o", "json"])).unwrap();
+    let findings = &json[0]["containers"][0]["findings"];
+    assert!(
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "probe-client-deadline" && f["level"] == "warn"),
+        "{findings}"
+    );
+}
+
+/// A readiness-only Pod restarts nothing in any run, so the warm-up changes nothing: no warm-up
+/// note (fresh-user pass: it said "a restart costs nothing" of a Pod nothing restarts).
+#[test]
+fn a_readiness_only_pod_gets_no_warm_up_note() {
+    let pod = format!(
+        "{POD_HEAD}    ports: [{{containerPort: 8080}}]\n    readinessProbe: {{exec: {{command: [pg_isready, -h, db]}}}}\n"
+    );
+    let out = explain_text(&pod, &[]);
+    assert!(out.contains("dependency checked by readiness only: 0 restarts"), "{out}");
+    assert!(!out.contains("note:") && !out.contains("--warmup SECONDS"), "{out}");
+    // Simulated as checked by liveness, it restarts: the note is there, and short.
+    let out = explain_text(&pod, &["--dependency-check", "liveness"]);
+    let note = out.lines().find(|l| l.contains("note:")).unwrap_or_else(|| panic!("{out}"));
+    assert!(note.contains("0 s default") && note.contains("--warmup SECONDS") && note.len() < 160, "{note}");
 }

@@ -151,10 +151,11 @@ overrides:
         assert!(r.allowed && r.patch.is_none() && r.warnings.is_none(), "{path}");
     }
 
-    // label-selected override: liveness-dependency becomes a warning; prestop-sleep off.
+    // label-selected override: liveness-dependency becomes a warning; prestop-sleep off. The
+    // warned liveness check is not copied into a startup probe, and startup-probe says so.
     let r = h.review("/validate", &review("CREATE", &pod("legacy-shop", None), None, "m5")).await;
     assert!(r.allowed, "{r:?}");
-    assert_eq!(rules_in(&r), vec!["liveness-dependency"]);
+    assert_eq!(rules_in(&r), vec!["liveness-dependency", "startup-probe"]);
     let m = h.review("/mutate", &review("CREATE", &pod("legacy-shop", None), None, "m6")).await;
     let patch = serde_json::to_string(&decode_patch(m.patch.as_ref().unwrap())).unwrap();
     assert!(patch.contains("timeoutSeconds") && !patch.contains("lifecycle"), "{patch}");

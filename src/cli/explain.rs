@@ -302,6 +302,23 @@ pub struct ContainerProbes {
     /// `readiness-shared-dependency`'s message when it warns without certainty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub readiness_uncertain: Option<String>,
+    /// Every finding `check` gives for this container, in its order, read from the same
+    /// evaluation (never analysed again).
+    pub findings: Vec<ContainerFinding>,
+}
+
+/// One finding of `check` on a container, as `explain` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ContainerFinding {
+    /// What it amounts to (`info`, `fix`, `warn`, `deny`), as `check` reports it.
+    pub level: Level,
+    /// The rule id.
+    pub rule: &'static str,
+    /// The message, as `check` words it (without the container name and rule id).
+    pub message: String,
+    /// Why the level differs from the rule's action, if it does (`check` shows it in brackets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One run of the simulation.
@@ -647,6 +664,17 @@ pub fn explain_object(
             .findings
             .iter()
             .any(|r| r.finding.rule == RuleId::LivenessDependencyPath && r.finding.container == c.name);
+        c.findings = checked
+            .findings
+            .iter()
+            .filter(|r| r.finding.container == c.name)
+            .map(|r| ContainerFinding {
+                level: r.level,
+                rule: r.finding.rule.as_str(),
+                message: engine::display_safe(&r.finding.message).into_owned(),
+                note: r.note.as_deref().map(|n| engine::display_safe(n).into_owned()),
+            })
+            .collect();
     }
     let grace = match w.spec.termination_grace_period_seconds {
         Some(seconds) => Grace { seconds, defaulted: false },
@@ -812,6 +840,16 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
                 s.failure_threshold
             )?;
         }
+        // What `check` reports for this container, all of it (fresh-user pass: a
+        // probe-client-deadline warning was missing here).
+        if c.findings.is_empty() {
+            writeln!(out, "    findings:  none")?;
+        }
+        for (i, f) in c.findings.iter().enumerate() {
+            let label = if i == 0 { "findings:" } else { "" };
+            let note = f.note.as_ref().map(|n| format!(" [{n}]")).unwrap_or_default();
+            writeln!(out, "    {label:<10} {:<4}  {} ({}){note}", f.level.as_str(), f.message, f.rule)?;
+        }
     }
     let Some(sim) = &e.simulation else {
         writeln!(out, "  outage simulation: no container has a liveness or readiness probe")?;
@@ -932,16 +970,17 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         fmt_secs(d.full_capacity_after_recovery_seconds)
     )?;
     // With no boot time a restart costs nothing, and "as written" looks no worse than "as fixed":
-    // say that this is the assumption, not the finding.
+    // say that this is the assumption, not the finding. Only where "as written" restarts something:
+    // without restarts the warm-up changes nothing (a readiness-only Pod, fresh-user pass).
     if sim.warmup_from == WARMUP_DEFAULT
+        && sim.written.outcome.restarts > 0
         && sim.written.outcome.lost_pod_seconds_after_recovery
             <= sim.fixed.outcome.lost_pod_seconds_after_recovery
     {
         writeln!(
             out,
-            "    note: as written looks no worse only because the warm-up is the 0 s default (nothing in the \
-             manifest says how long the container takes to start), so a restart costs nothing here; give the \
-             real start time with --warmup SECONDS"
+            "    note: the warm-up is the 0 s default (the manifest gives no start time), so these restarts \
+             cost nothing here; give the start time with --warmup SECONDS"
         )?;
     }
     if !e.serves {

@@ -607,6 +607,9 @@ pub fn run_skipping(
             });
         }
     }
+    for note in not_fixed(&files) {
+        let _ = writeln!(err, "probegate: note: {note}");
+    }
     for e in &errors {
         let _ = writeln!(err, "probegate: {e}");
         code = EXIT_BAD_INPUT;
@@ -631,6 +634,40 @@ pub fn run_skipping(
         )
     };
     code
+}
+
+/// What `fix` leaves as it is although the policy has the rule mutate: the findings of a
+/// `mutate` rule with no patch (a timeout its period leaves no room to raise, a startup probe that
+/// would copy a liveness check `liveness-dependency` flags, ...), each as
+/// `FILE:LINE: KIND NS/NAME: not changed: container NAME: MESSAGE (RULE-ID)`, so that the diff's
+/// silence is explained (fresh-user pass).
+fn not_fixed(files: &[input::FileAnalysis]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files {
+        let name = f.input.name();
+        for o in &f.objects {
+            for r in &o.findings {
+                let rule = r.finding.rule;
+                if rule.fixable()
+                    && r.finding.patch.is_empty()
+                    && o.evaluation.effective.rules.action(rule) == crate::policy::Action::Mutate
+                {
+                    out.push(
+                        crate::engine::display_safe(&format!(
+                            "{name}:{}: {} {}/{}: not changed: {}",
+                            r.container_line.unwrap_or(o.line),
+                            o.kind.as_str(),
+                            o.namespace,
+                            o.name,
+                            r.finding.describe()
+                        ))
+                        .into_owned(),
+                    );
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A unified diff (`--- a/FILE`, `+++ b/FILE`, 3 lines of context). An absolute path loses its

@@ -247,6 +247,8 @@ pub(super) fn evaluate_container(
     }
     if rules.startup_probe.action != Action::Off && !coupled {
         startup_probe(rules, t, out, local_requests.as_deref());
+    } else if rules.startup_probe.action != Action::Off && !liveness_denied {
+        not_copied(rules, t, out);
     }
     if rules.prestop_sleep.action != Action::Off
         && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
@@ -1144,6 +1146,25 @@ fn startup_probe(
         }
     }
     out.push(t.fix_finding(RuleId::StartupProbe, cfg.action, patch, ["added", "would add", "add"], message));
+}
+
+/// A liveness probe `liveness-dependency` warns about (its exit status cannot fail it, or what it
+/// reaches is known only at run time) is never copied into a startup probe: the copy would make
+/// each start wait on what it reaches, and kill the container while that is down. Nothing is
+/// added, and the finding says why (fresh-user pass: a warned `pg_isready -h db | tee` check got
+/// no startup probe and nothing said why). A denied one gets no note: the denial asks to change
+/// the probe first.
+fn not_copied(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+    if t.container.liveness_probe.is_none() || t.container.startup_probe.is_some() {
+        return;
+    }
+    let cfg = &rules.startup_probe;
+    // Nothing is patched: a warning where the rule mutates, so the webhook and `check` show it.
+    let action = if cfg.action == Action::Mutate { Action::Warn } else { cfg.action };
+    let message = "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
+                   liveness check flagged by liveness-dependency, which waits on what it reaches; check this \
+                   container only";
+    out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));
 }
 
 // === prestop-sleep ===

@@ -122,6 +122,7 @@ pub(super) fn probes_of(w: &Workload, ctx: &DependencyContext<'_>) -> Vec<Contai
                 readiness_hang_only: hang_only(ready),
                 liveness_uncertain: uncertain(live),
                 readiness_uncertain: uncertain(ready),
+                findings: Vec::new(),
                 name: c.name,
                 kind,
             }
