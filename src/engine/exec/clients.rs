@@ -176,6 +176,11 @@ pub(super) struct Client {
     /// test holds every row to one.
     #[allow(dead_code)]
     pub outage: &'static str,
+    /// The exit statuses an outage of the server gives, where the client's documentation or
+    /// source says so (pg_isready: 1 rejecting connections, 2 no response; redis-cli: 1):
+    /// `$?` tested only for another value (`[ $? -ne 3 ]`, `case $? in 3)`) tests as with the
+    /// server up (`status::lost`, `status::shapes`). Empty: not known, nothing assumed.
+    pub outage_status: &'static [u8],
     /// The document the row's facts come from (for reviewers; a test holds every row to one).
     #[allow(dead_code)]
     pub source: &'static str,
@@ -203,6 +208,7 @@ pub(super) const BASE: Client = Client {
     default_local: true,
     shape: Shape::Standard,
     outage: "",
+    outage_status: &[],
     source: "",
 };
 

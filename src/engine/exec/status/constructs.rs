@@ -461,8 +461,12 @@ pub(super) fn loop_condition<'t>(
     }
     let until = looped.child(0).is_some_and(|k| k.kind() == "until");
     work_text(walk, text(looped, walk));
-    if until != negated || sense_lost || reads_status_text(text(looped, walk)) {
+    if sense_lost || reads_status_text(text(looped, walk)) {
         return None;
+    }
+    if until != negated {
+        return super::lost::bounded_retry(looped, walk, rules, funcs)
+            .then_some((super::lost::RETRIES, looped));
     }
     let mut ok = funcs.ok.to_vec();
     ok.push("sleep".to_string());
