@@ -284,3 +284,26 @@ fn a_counted_retry_loop_ends_with_status_0() {
         ],
     );
 }
+
+/// grpc_health_probe's `-addr` is a gRPC target (gRPC docs, "gRPC Name Resolution"):
+/// `dns:///svc:50051`, `dns://DNS-SERVER/svc:50051`, `dns:svc:50051`, `passthrough:///svc:50051`
+/// and `ipv4:ADDR,...` reach svc (or the address), denied; `unix:` sockets and `dns:///localhost`
+/// are this Pod (`unix:/tmp/grpc.sock` was denied as reaching a host `unix`).
+#[test]
+fn a_grpc_target_s_scheme_is_not_its_host() {
+    for addr in [
+        "dns:///grpc-backend.default.svc:50051",
+        "dns://10.0.0.10:53/grpc-backend.default.svc:50051",
+        "dns:grpc-backend:50051",
+        "passthrough:///grpc-backend:50051",
+        "ipv4:10.1.9.9:50051,10.1.9.8:50051",
+    ] {
+        let got = finding_of(&["grpc_health_probe", &format!("-addr={addr}")]);
+        assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{addr}: {got:?}");
+    }
+    for addr in ["unix:/tmp/grpc.sock", "unix:///tmp/grpc.sock", "dns:///localhost:50051", "localhost:50051"]
+    {
+        let got = finding_of(&["grpc_health_probe", &format!("-addr={addr}")]);
+        assert!(got.is_none(), "{addr}: {got:?}");
+    }
+}

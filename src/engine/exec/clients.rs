@@ -70,6 +70,30 @@ pub(super) enum HostFormat {
     ErlangNode,
     /// A SQL Server server: `[tcp:]host[\instance][,port]`, `.` and `(local)` being this machine.
     SqlServer,
+    /// A gRPC target, `[scheme:[//authority/]]endpoint` ([`grpc_endpoint`]).
+    GrpcTarget,
+}
+
+/// The `host[:port]` a gRPC target names (gRPC docs, "gRPC Name Resolution", naming.md): `dns:`
+/// with an optional `//AUTHORITY/` (the DNS server asked, not the one reached: `dns:///svc:50051`
+/// and `dns://10.0.0.10:53/svc:50051` reach svc), `passthrough:///`, the first of an `ipv4:` or
+/// `ipv6:` address list; `""` (this machine) for `unix:`, `unix-abstract:` and `vsock:`; the
+/// value itself without one of those schemes (grpc-go dials an unregistered scheme's whole target
+/// with its default resolver).
+fn grpc_endpoint(v: &str) -> &str {
+    let Some((scheme, rest)) = v.split_once(':') else {
+        return v;
+    };
+    let rest = match rest.strip_prefix("//") {
+        Some(r) => r.split_once('/').map_or("", |(_, endpoint)| endpoint),
+        None => rest,
+    };
+    match scheme {
+        "dns" | "passthrough" => rest,
+        "ipv4" | "ipv6" => rest.split(',').next().unwrap_or(""),
+        "unix" | "unix-abstract" | "vsock" => "",
+        _ => v,
+    }
 }
 
 /// The host of a SQL Server server value, `[protocol:]host[\\instance][,port]` (sqlcmd `-S`,
@@ -528,6 +552,10 @@ impl Ctx<'_> {
                 self.net_hit(&h, port.as_deref(), "", v.to_string())
             }
             HostFormat::List => Hit::new(c.category, hosts_of(v), v),
+            HostFormat::GrpcTarget => {
+                let (h, port) = split_host_port(grpc_endpoint(v));
+                self.net_hit(&h, port.as_deref(), "", v.to_string())
+            }
             HostFormat::ErlangNode => {
                 Hit::new(c.category, vec![v.split_once('@').map_or("", |(_, h)| h).to_string()], v)
             }
