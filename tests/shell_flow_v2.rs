@@ -307,3 +307,31 @@ fn a_grpc_target_s_scheme_is_not_its_host() {
         assert!(got.is_none(), "{addr}: {got:?}");
     }
 }
+
+/// A `for` loop that tries each host until one answers (`&& exit 0`, `&& break`) with the host as
+/// the client's positional argument (`nc -z $b 9092`), one of the words this Pod: a fallback
+/// (bash 5.2 and dash 0.5.12 exit 0 with kafka-0 down and localhost up), as with `-h $h` (found
+/// while checking the IFS broker lists of the v2 pass: `nc` was denied, `pg_isready -h` warned).
+/// Denied: every word remote, the host not the loop's variable, `|| exit 1` (1 / 0).
+#[test]
+fn a_loop_trying_each_positional_host_is_a_fallback() {
+    let warned = [
+        "for b in kafka-0.kafka-headless localhost; do nc -z -w 2 $b 9092 && exit 0; done; exit 1",
+        "for b in kafka-0.kafka-headless localhost; do nc -z -w 2 \"$b\" 9092 && exit 0; done",
+        "for b in kafka-0.kafka-headless 127.0.0.1; do nc -z $b 9092 && break; done",
+    ];
+    let denied = [
+        "for b in kafka-0.kafka-headless kafka-1.kafka-headless; do nc -z -w 2 \"$b\" 9092 && exit 0; done; exit 1",
+        "for b in kafka-0.kafka-headless localhost; do nc -z -w 2 kafka-0.kafka-headless 9092 && exit 0; done; exit 1",
+        "for b in localhost kafka-0.kafka-headless; do nc -z $b 9092 || exit 1; done",
+    ];
+    for (scripts, action) in [(&warned, Action::Warn), (&denied, Action::Deny)] {
+        for script in scripts {
+            let got = finding_of(&["sh", "-c", script]);
+            assert!(
+                got.as_ref().is_some_and(|g| g.0 == action && g.1.contains("kafka-0")),
+                "{action:?} expected: {script}: {got:?}"
+            );
+        }
+    }
+}
