@@ -205,6 +205,7 @@ fn a_check_in_a_process_substitution_has_its_reader_s_status() {
             "cat <(pg_isready -h orders-db)",
             "head -1 <(pg_isready -h orders-db) <(redis-cli -h redis-master ping)",
             "grep -q accepting < <(pg_isready -h orders-db); echo done",
+            "while read -r l; do :; done < <(pg_isready -h orders-db)",
         ],
         &[
             "while read -r l; do echo \"$l\"; done < <(pg_isready -h orders-db); pg_isready -h orders-db",
