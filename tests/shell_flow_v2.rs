@@ -243,6 +243,7 @@ fn a_status_test_an_outage_passes_is_a_warning() {
             "redis-cli -h redis-master ping; [ $? -ne 2 ]",
             "redis-cli -h redis-master ping; case $? in 2) exit 1;; esac",
             "nc -z orders-db 5432; [ $? -ne 3 ]",
+            "pg_isready -h orders-db; [ $? -gt 2 ] && exit 1; exit 0",
         ],
         &[
             "pg_isready -h orders-db; [ $? -eq 0 ]",
@@ -282,6 +283,9 @@ fn a_counted_retry_loop_ends_with_status_0() {
             "n=0; until pg_isready -h orders-db || [ $n -ge 2 ]; do n=$((n+1)); false; done",
             "set -e; n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done; exit $n",
             "until pg_isready -h orders-db; do sleep 1; done",
+            // (No `break`, or one on a command that is no test: it waits until the probe times out.)
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); sleep 1; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); grep -q \"x$n\" /dev/null && break; sleep 1; done",
         ],
     );
 }
