@@ -754,7 +754,9 @@ fn shell_syntax_around_a_local_check_is_not_a_dependency() {
         ("check() { curl -sf http://orders.svc:8080/healthz; }; check", "orders.svc"),
         ("[[ $(curl -s http://orders.svc/) == ok ]]", "orders.svc"),
         ("grep -q ok <(curl -s http://orders.svc/)", "orders.svc"),
-        ("while read -r l; do :; done < <(curl -s http://orders.svc/x)", "orders.svc"),
+        // (A `while read` loop fed by `< <(...)` has the loop's status, 0: a warning,
+        // `tests/shell_flow_v2.rs`; `grep -q` reading it is denied, 1 / 0 in bash 5.2.)
+        ("grep -q ok < <(curl -s http://orders.svc/x)", "orders.svc"),
     ];
     for (script, target) in denied_scripts {
         let text = denied(&eval_liveness(&["bash", "-c", script]));

@@ -226,3 +226,158 @@ fn errexit_ending_a_substitution_early_changes_only_its_output() {
         ],
     );
 }
+
+/// A check in a process substitution (`done < <(check)`, `cat <(check)`): no shell keeps its
+/// status (bash manual, "Process Substitution"; not `$?`, errexit or pipefail), its output is the
+/// reader's input as in `check | reader`. bash 5.2: a `while read` loop that only echoes, `cat`,
+/// `head -1` exit 0 / 0 (database down / up), errexit on or not; `grep -q` reading it (1 / 0), a
+/// loop that exits or tests the line, or assigns what a later test reads (1 / 0), are denied.
+/// dash rejects `<(` (a syntax error, 2 / 2): the warning says so.
+#[test]
+fn a_check_in_a_process_substitution_has_its_reader_s_status() {
+    expect_actions(
+        &[
+            "while read -r line; do echo \"$line\"; done < <(pg_isready -h orders-db)",
+            "while IFS= read -r l; do echo \"$l\" >&2; done < <(pg_isready -h orders-db -t 2)",
+            "set -e; while read -r line; do echo \"$line\"; done < <(pg_isready -h orders-db)",
+            "for x in 1; do while read -r line; do echo \"$line\"; done < <(pg_isready -h orders-db); done",
+            "while read -r l; do echo \"$l\"; done < <(pg_isready -h orders-db) > /dev/null",
+            "cat < <(pg_isready -h orders-db)",
+            "cat <(pg_isready -h orders-db)",
+            "head -1 <(pg_isready -h orders-db) <(redis-cli -h redis-master ping)",
+            "grep -q accepting < <(pg_isready -h orders-db); echo done",
+            "while read -r l; do :; done < <(pg_isready -h orders-db)",
+        ],
+        &[
+            "while read -r l; do echo \"$l\"; done < <(pg_isready -h orders-db); pg_isready -h orders-db",
+            "while read -r line; do echo \"$line\" | grep -q accepting && exit 0; done < <(pg_isready -h orders-db)",
+            "while read -r line; do echo \"$line\" | grep -q accepting && exit 0; done < <(pg_isready -h orders-db); exit 1",
+            "grep -q accepting < <(pg_isready -h orders-db)",
+            "grep -q accepting <(pg_isready -h orders-db)",
+            "while read -r l; do echo \"$l\"; done < <(pg_isready -h orders-db) | grep -q accepting",
+            "while read -r l; do echo \"$l\"; done < <(pg_isready -h orders-db) > /tmp/o; grep -q accepting /tmp/o",
+            "while read -r l; do last=$l; done < <(pg_isready -h orders-db); case \"$last\" in *accepting*) exit 0;; esac; exit 1",
+            "mapfile -t a < <(pg_isready -h orders-db); [ \"${a[0]}\" != \"no response\" ]",
+        ],
+    );
+    let (_, message) = finding_of(&["sh", "-c", "cat < <(pg_isready -h orders-db)"]).unwrap();
+    assert!(message.contains("dash") && message.contains("process substitution"), "{message}");
+}
+
+/// `$?` tested for a value an outage does not give: pg_isready exits 1 (rejecting) or 2 (no
+/// response), redis-cli 1 (the client rows' `outage_status`), so `[ $? -ne 3 ]`, `test $? -lt
+/// 3`, `[ "$?" != "3" ] || exit 1`, `if [ $? -eq 3 ]; then exit 1; fi` test as with the server
+/// up (0 / 0 in bash 5.2 and dash 0.5.12), and so does a status test of a command whose outage
+/// statuses are not known that some failure passes (`nc -z ...; [ $? -ne 3 ]`: in doubt, a
+/// warning). Denied: a test an outage fails (`-eq 0`, `-ne 2`, `-lt 2`, redis `-ne 1`: 1 / 0),
+/// `-gt 0` or `-eq 0` for any command, errexit on (2 / 0), a later check.
+#[test]
+fn a_status_test_an_outage_passes_is_a_warning() {
+    expect_actions(
+        &[
+            "pg_isready -h orders-db; [ $? -ne 3 ]",
+            "pg_isready -h orders-db; [ \"$?\" != 3 ]",
+            "pg_isready -h orders-db; test $? -lt 3",
+            "pg_isready -h orders-db; [ $? -ne 3 ] || exit 1",
+            "pg_isready -h orders-db; if [ $? -eq 3 ]; then exit 1; fi",
+            "pg_isready -h orders-db; [ $? -ne 03 ] && [ $? = 0 ]",
+            "redis-cli -h redis-master ping; [ $? -ne 2 ]",
+            "redis-cli -h redis-master ping; case $? in 2) exit 1;; esac",
+            "nc -z orders-db 5432; [ $? -ne 3 ]",
+            "pg_isready -h orders-db; [ $? -gt 2 ] && exit 1; exit 0",
+        ],
+        &[
+            "pg_isready -h orders-db; [ $? -eq 0 ]",
+            "pg_isready -h orders-db; [ $? -ne 2 ]",
+            "pg_isready -h orders-db; [ $? -lt 2 ]",
+            "pg_isready -h orders-db; if [ $? -ne 0 ]; then exit 1; fi",
+            "redis-cli -h redis-master ping; [ $? -ne 1 ]",
+            "redis-cli -h redis-master ping; case $? in 1) exit 1;; esac",
+            "nc -z orders-db 5432; [ $? -eq 0 ]",
+            "nc -z orders-db 5432; [ $? -gt 0 ] && exit 1; exit 0",
+            "set -e; pg_isready -h orders-db; [ $? -ne 3 ]",
+            "pg_isready -h orders-db; [ $? -ne 3 ]; pg_isready -h orders-db",
+        ],
+    );
+}
+
+/// An `until` loop that retries a check a counted number of times: `break`'s status, 0, is the
+/// loop's once the count is reached (bash manual, "Bourne Shell Builtins"), and with `until check
+/// || [ $n -ge 2 ]` the body's last, `sleep`'s (POSIX, 2.9.4 "The until Loop"): 0 / 0 in bash
+/// 5.2 and dash 0.5.12, `while ! check` alike. Denied: `exit 1` for `break`, the counter or the
+/// check read after the loop, a body that fails (`false`), errexit with `exit $n` (1 / 0).
+#[test]
+fn a_counted_retry_loop_ends_with_status_0() {
+    expect_actions(
+        &[
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done",
+            "n=0; until pg_isready -h orders-db -t 1 || [ $n -ge 2 ]; do n=$((n+1)); sleep 1; done",
+            "i=0; until pg_isready -h orders-db; do i=$((i+1)); if [ \"$i\" -ge 3 ]; then echo giving up; break; fi; sleep 1; done",
+            "n=0; while ! pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && { echo down >&2; break; }; sleep 1; done; echo ok",
+        ],
+        &[
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && exit 1; sleep 1; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done; [ $n -lt 3 ]",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done; pg_isready -h orders-db",
+            "n=0; until pg_isready -h orders-db || [ $n -ge 2 ]; do n=$((n+1)); sleep 1; done; [ $n -lt 2 ]",
+            "n=0; until pg_isready -h orders-db || [ $n -ge 2 ]; do n=$((n+1)); false; done",
+            "set -e; n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done; exit $n",
+            "until pg_isready -h orders-db; do sleep 1; done",
+            // (No `break`, or one on a command that is no test: it waits until the probe times out.)
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); sleep 1; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); grep -q \"x$n\" /dev/null && break; sleep 1; done",
+        ],
+    );
+}
+
+/// grpc_health_probe's `-addr` is a gRPC target (gRPC docs, "gRPC Name Resolution"):
+/// `dns:///svc:50051`, `dns://DNS-SERVER/svc:50051`, `dns:svc:50051`, `passthrough:///svc:50051`
+/// and `ipv4:ADDR,...` reach svc (or the address), denied; `unix:` sockets and `dns:///localhost`
+/// are this Pod (`unix:/tmp/grpc.sock` was denied as reaching a host `unix`).
+#[test]
+fn a_grpc_target_s_scheme_is_not_its_host() {
+    for addr in [
+        "dns:///grpc-backend.default.svc:50051",
+        "dns://10.0.0.10:53/grpc-backend.default.svc:50051",
+        "dns:grpc-backend:50051",
+        "passthrough:///grpc-backend:50051",
+        "ipv4:10.1.9.9:50051,10.1.9.8:50051",
+    ] {
+        let got = finding_of(&["grpc_health_probe", &format!("-addr={addr}")]);
+        assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{addr}: {got:?}");
+    }
+    for addr in ["unix:/tmp/grpc.sock", "unix:///tmp/grpc.sock", "dns:///localhost:50051", "localhost:50051"]
+    {
+        let got = finding_of(&["grpc_health_probe", &format!("-addr={addr}")]);
+        assert!(got.is_none(), "{addr}: {got:?}");
+    }
+}
+
+/// A `for` loop that tries each host until one answers (`&& exit 0`, `&& break`) with the host as
+/// the client's positional argument (`nc -z $b 9092`), one of the words this Pod: a fallback
+/// (bash 5.2 and dash 0.5.12 exit 0 with kafka-0 down and localhost up), as with `-h $h` (found
+/// while checking the IFS broker lists of the v2 pass: `nc` was denied, `pg_isready -h` warned).
+/// Denied: every word remote, the host not the loop's variable, `|| exit 1` (1 / 0).
+#[test]
+fn a_loop_trying_each_positional_host_is_a_fallback() {
+    let warned = [
+        "for b in kafka-0.kafka-headless localhost; do nc -z -w 2 $b 9092 && exit 0; done; exit 1",
+        "for b in kafka-0.kafka-headless localhost; do nc -z -w 2 \"$b\" 9092 && exit 0; done",
+        "for b in kafka-0.kafka-headless 127.0.0.1; do nc -z $b 9092 && break; done",
+    ];
+    let denied = [
+        "for b in kafka-0.kafka-headless kafka-1.kafka-headless; do nc -z -w 2 \"$b\" 9092 && exit 0; done; exit 1",
+        "for b in kafka-0.kafka-headless localhost; do nc -z -w 2 kafka-0.kafka-headless 9092 && exit 0; done; exit 1",
+        "for b in localhost kafka-0.kafka-headless; do nc -z $b 9092 || exit 1; done",
+    ];
+    for (scripts, action) in [(&warned, Action::Warn), (&denied, Action::Deny)] {
+        for script in scripts {
+            let got = finding_of(&["sh", "-c", script]);
+            assert!(
+                got.as_ref().is_some_and(|g| g.0 == action && g.1.contains("kafka-0")),
+                "{action:?} expected: {script}: {got:?}"
+            );
+        }
+    }
+}

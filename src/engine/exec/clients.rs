@@ -70,6 +70,30 @@ pub(super) enum HostFormat {
     ErlangNode,
     /// A SQL Server server: `[tcp:]host[\instance][,port]`, `.` and `(local)` being this machine.
     SqlServer,
+    /// A gRPC target, `[scheme:[//authority/]]endpoint` ([`grpc_endpoint`]).
+    GrpcTarget,
+}
+
+/// The `host[:port]` a gRPC target names (gRPC docs, "gRPC Name Resolution", naming.md): `dns:`
+/// with an optional `//AUTHORITY/` (the DNS server asked, not the one reached: `dns:///svc:50051`
+/// and `dns://10.0.0.10:53/svc:50051` reach svc), `passthrough:///`, the first of an `ipv4:` or
+/// `ipv6:` address list; `""` (this machine) for `unix:`, `unix-abstract:` and `vsock:`; the
+/// value itself without one of those schemes (grpc-go dials an unregistered scheme's whole target
+/// with its default resolver).
+fn grpc_endpoint(v: &str) -> &str {
+    let Some((scheme, rest)) = v.split_once(':') else {
+        return v;
+    };
+    let rest = match rest.strip_prefix("//") {
+        Some(r) => r.split_once('/').map_or("", |(_, endpoint)| endpoint),
+        None => rest,
+    };
+    match scheme {
+        "dns" | "passthrough" => rest,
+        "ipv4" | "ipv6" => rest.split(',').next().unwrap_or(""),
+        "unix" | "unix-abstract" | "vsock" => "",
+        _ => v,
+    }
 }
 
 /// The host of a SQL Server server value, `[protocol:]host[\\instance][,port]` (sqlcmd `-S`,
@@ -176,6 +200,11 @@ pub(super) struct Client {
     /// test holds every row to one.
     #[allow(dead_code)]
     pub outage: &'static str,
+    /// The exit statuses an outage of the server gives, where the client's documentation or
+    /// source says so (pg_isready: 1 rejecting connections, 2 no response; redis-cli: 1):
+    /// `$?` tested only for another value (`[ $? -ne 3 ]`, `case $? in 3)`) tests as with the
+    /// server up (`status::lost`, `status::shapes`). Empty: not known, nothing assumed.
+    pub outage_status: &'static [u8],
     /// The document the row's facts come from (for reviewers; a test holds every row to one).
     #[allow(dead_code)]
     pub source: &'static str,
@@ -203,6 +232,7 @@ pub(super) const BASE: Client = Client {
     default_local: true,
     shape: Shape::Standard,
     outage: "",
+    outage_status: &[],
     source: "",
 };
 
@@ -522,6 +552,10 @@ impl Ctx<'_> {
                 self.net_hit(&h, port.as_deref(), "", v.to_string())
             }
             HostFormat::List => Hit::new(c.category, hosts_of(v), v),
+            HostFormat::GrpcTarget => {
+                let (h, port) = split_host_port(grpc_endpoint(v));
+                self.net_hit(&h, port.as_deref(), "", v.to_string())
+            }
             HostFormat::ErlangNode => {
                 Hit::new(c.category, vec![v.split_once('@').map_or("", |(_, h)| h).to_string()], v)
             }

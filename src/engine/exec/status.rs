@@ -37,7 +37,8 @@
 //!   tree gives every command of it (`TreeFacts`);
 //! - `harmless`: what a command after (or beside) the check may do without failing the script
 //!   or changing what runs later, and where a status or an assigned variable is only written;
-//! - `data`: the command-name lists those judgements use.
+//! - `data`: the command-name lists those judgements use;
+//! - `lost`: process substitutions, counted `until` retries and `$?` tests an outage passes.
 
 mod constructs;
 mod data;
@@ -45,10 +46,13 @@ mod filters;
 mod harmless;
 mod memo;
 pub(super) use memo::WalkCache;
+mod lost;
 mod options;
 mod output;
+mod reasons;
 pub(super) use output::output_kept;
 use output::output_used_above;
+use reasons::*;
 mod shapes;
 mod texts;
 mod tree;
@@ -314,8 +318,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
         let parent = parent_of(at)?;
         work(walk, if parent.kind() == "list" { 1 } else { depth });
         match parent.kind() {
-            "program" | "compound_statement" | "subshell" | "do_group" | "case_item" | "else_clause"
-            | "if_statement" | "elif_clause" => {
+            kind if is_list_of_statements(kind)
+                || matches!(kind, "if_statement" | "elif_clause" | "process_substitution") =>
+            {
                 if matches!(parent.kind(), "if_statement" | "elif_clause") && in_condition(at, parent) {
                     if !last_statement(at, parent) {
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
@@ -344,10 +349,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     if !errexit || exempt || errexit_ignored_around(parent) {
                         // `pg_isready -h db; case $? in 3) exit 1;; esac`: no item an outage
                         // selects fails (`shapes::case_on_outage_status_is_harmless`).
-                        if siblings_after(at, parent).find(|s| is_statement(*s)).is_some_and(|next| {
+                        let next = siblings_after(at, parent).find(|s| is_statement(*s));
+                        if next.is_some_and(|next| {
                             shapes::case_on_outage_status_is_harmless(at, next, walk, &funcs)
                         }) {
                             return Some((shapes::CASE_SELECTS, at));
+                        }
+                        if let Some(why) = next.and_then(|next| lost::status_test(at, next, walk, rules)) {
+                            return Some((why, at));
                         }
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
@@ -379,7 +388,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     // errexit's exceptions end at a subshell: its status is a failure like any
                     // command's (bash manual, `set -e`: "a compound command other than a
                     // subshell"; break9 A5), and errexit is the one of the shell around it.
-                    "subshell" => {
+                    "subshell" | "process_substitution" => {
                         exempt = false;
                         errexit = option_on_at(parent, root, walk, Opt::Errexit, rules.errexit);
                         at = parent;
@@ -435,6 +444,11 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "||" if !redirected && forces_zero(parent, right, walk, rules, &funcs) => {
                         return Some((OR_ZERO, parent));
                     }
+                    "||" if !redirected
+                        && let Some(looped) = lost::bounded_condition(parent, right, walk, rules, &funcs) =>
+                    {
+                        return Some((lost::RETRIES, looped));
+                    }
                     "||" => return None,
                     "&&" if let Some(looped) = tries_each_host(at, parent, right, walk) => {
                         return Some((NEXT_HOST, looped));
@@ -484,6 +498,13 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 sense_lost |= last != at;
                 at = parent;
+            }
+            // `while read l; do ...; done < <(remote)`, `cat <(remote)`: as for a pipeline.
+            "file_redirect" | "command" if at.kind() == "process_substitution" => {
+                match lost::procsub_reader(at, parent, walk, rules, &funcs)? {
+                    Ok(read) => return Some((lost::PROCSUB, read)),
+                    Err(read) => (exempt, sense_lost, at) = (false, true, read),
+                }
             }
             "redirected_statement" => {
                 if writes_a_named_file(parent, walk) {
@@ -731,19 +752,20 @@ pub(super) fn known_ok_with(rules: &Rules, body: &dyn Fn(&str) -> std::rc::Rc<Kn
     ok
 }
 
-const NOT_LAST: &str = "its exit status is not used (a later command's status is the script's)";
-const BACKGROUND: &str = "it runs in the background (`&`)";
-const OR_ELSE: &str = "its failure only runs the command after `||`, which does not fail by itself and whose status is the script's";
-const CONDITION: &str = "its status only chooses which branch runs, and no branch fails by itself";
-const ECHOED: &str = "its output is only written (`echo \"$(...)\"`), its status lost";
-const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
-const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
-const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
-const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
-const OR_ZERO: &str = "its failure only runs the command after `||`, which ends with status 0 (`return 0`, a function that ends with `exit 0`)";
-const LOOP_ENDS: &str =
-    "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
-const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
+/// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
+/// `elif_clause`).
+fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
+    let mut c = parent.walk();
+    let then = parent.children(&mut c).find(|k| k.kind() == "then");
+    then.is_some_and(|t| at.end_byte() <= t.start_byte())
+}
+
+/// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.
+fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
+    let mut c = item.walk();
+    let close = item.children(&mut c).find(|k| k.kind() == ")");
+    close.is_some_and(|p| at.start_byte() >= p.end_byte())
+}
 
 /// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
 /// clause of its `if`, or a `case` item's terminator).

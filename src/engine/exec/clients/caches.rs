@@ -17,6 +17,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "127.0.0.1:6379",
         source: "https://redis.io/docs/latest/develop/tools/cli/",
         outage: "redis-cli without a server: \"Could not connect to Redis at HOST:PORT\" and exit 1 (src/redis-cli.c exits 1 when the connection fails in non-interactive mode)",
+        outage_status: &[1],
         ..BASE
     },
     // Kafka's command-line tools: `--bootstrap-server` (required), the older `--broker-list` and

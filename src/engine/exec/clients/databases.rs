@@ -61,7 +61,14 @@ const fn mysql(
 }
 
 pub(in super::super) const CLIENTS: &[Client] = &[
-    libpq(&["pg_isready"], "dhptU", "https://www.postgresql.org/docs/current/app-pg-isready.html"),
+    // "pg_isready returns 0 to the shell if the server is accepting connections normally, 1 if
+    // the server is rejecting connections (for example during startup), 2 if there was no
+    // response to the connection attempt, and 3 if no attempt was made (for example due to
+    // invalid parameters)" (docs, Exit Status).
+    Client {
+        outage_status: &[1, 2],
+        ..libpq(&["pg_isready"], "dhptU", "https://www.postgresql.org/docs/current/app-pg-isready.html")
+    },
     libpq(&["psql"], "cdfhLopPRTUvF", "https://www.postgresql.org/docs/current/app-psql.html"),
     libpq(
         &[

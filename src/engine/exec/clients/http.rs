@@ -109,6 +109,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         names: &["grpc_health_probe"],
         syntax: Syntax::Go(GRPC_HP_VALS),
         host_opts: &["addr"],
+        host_format: HostFormat::GrpcTarget,
         default: "none: -addr is required",
         source: "https://github.com/grpc-ecosystem/grpc-health-probe#readme",
         outage: "\"failed to connect service ...\", exit status 2 (README, exit codes: 2 connection failure, 3 RPC failure, 4 not SERVING)",

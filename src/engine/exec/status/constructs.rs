@@ -7,7 +7,7 @@
 
 use tree_sitter::Node;
 
-use super::super::clients::find_client;
+use super::super::clients::{Positional, find_client};
 use super::super::context::basename;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
@@ -163,7 +163,8 @@ pub(super) fn local_word(v: &str) -> bool {
 }
 
 /// Whether the command `at` reaches the host held by the loop variable `var` (`-h $h`,
-/// `--host=$h`, `http://$h/`), through the client's own host options or a URL.
+/// `--host=$h`, `http://$h/`, `nc -z $h 9092`), through the client's own host options, a URL or
+/// its host argument.
 pub(super) fn host_is_loop_variable(at: Node<'_>, var: &str, walk: &Walk<'_>) -> bool {
     let refs = [format!("${var}"), format!("${{{var}}}")];
     let is_ref = |a: &str| refs.iter().any(|r| a.trim_matches('"') == r);
@@ -178,7 +179,17 @@ pub(super) fn host_is_loop_variable(at: Node<'_>, var: &str, walk: &Walk<'_>) ->
         let o = o.strip_prefix("--").or_else(|| o.strip_prefix('-').filter(|s| s.len() == 1));
         o.is_some_and(|o| host_opts.contains(&o))
     };
-    args.windows(2).any(|w| host_opt(w[0]) && is_ref(w[1]))
+    // `nc -z -w 2 $h 9092`, `telnet $h 23`: the first positional argument, with no proxy or
+    // local-socket option (the client's row: `Positional::Host`/`HostPort`).
+    let positional = name.and_then(|n| find_client(n, &owned)).is_some_and(|c| {
+        let p = c.syntax.parse(&owned);
+        matches!(c.positional, Positional::Host | Positional::HostPort)
+            && !p.has(c.proxy_opts)
+            && !p.has(c.local_opts)
+            && p.pos.first().is_some_and(|h| is_ref(h))
+    });
+    positional
+        || args.windows(2).any(|w| host_opt(w[0]) && is_ref(w[1]))
         || args.iter().any(|a| {
             a.split_once('=').is_some_and(|(o, v)| o.starts_with("--") && host_opt(o) && is_ref(v))
                 || refs.iter().any(|r| a.trim_matches('"').contains(&format!("://{r}")))
@@ -461,8 +472,12 @@ pub(super) fn loop_condition<'t>(
     }
     let until = looped.child(0).is_some_and(|k| k.kind() == "until");
     work_text(walk, text(looped, walk));
-    if until != negated || sense_lost || reads_status_text(text(looped, walk)) {
+    if sense_lost || reads_status_text(text(looped, walk)) {
         return None;
+    }
+    if until != negated {
+        return super::lost::bounded_retry(looped, walk, rules, funcs)
+            .then_some((super::lost::RETRIES, looped));
     }
     let mut ok = funcs.ok.to_vec();
     ok.push("sleep".to_string());

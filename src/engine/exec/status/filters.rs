@@ -95,14 +95,21 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
         return false;
     }
     let mut c = k.walk();
+    // A file it reads that is a process substitution (`cat <(remote)`: bash manual, "Process
+    // Substitution"): read like any file, whatever it holds.
+    let read_file = |a: Node<'_>| a.kind() == "process_substitution" && text(a, walk).starts_with("<(");
     // (Only the name and arguments: an assignment before the name or a redirection is not plain.)
-    if k.named_children(&mut c)
-        .any(|a| !matches!(a.kind(), "command_name" | "word" | "raw_string" | "string" | "number"))
-    {
+    if k.named_children(&mut c).any(|a| {
+        !matches!(a.kind(), "command_name" | "word" | "raw_string" | "string" | "number") && !read_file(a)
+    }) {
         return false;
     }
     let mut c = k.walk();
-    let args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let args: Vec<&str> = k
+        .children_by_field_name("argument", &mut c)
+        .filter(|a| !read_file(*a))
+        .map(|a| text(a, walk))
+        .collect();
     if args.iter().any(|a| a.contains(['$', '`']) && !a.starts_with('\'')) {
         return false;
     }

@@ -6,6 +6,7 @@
 
 use tree_sitter::Node;
 
+use super::super::clients::find_client;
 use super::super::shell::Walk;
 use super::constructs::{host_is_loop_variable, local_word, one_statement_for_loop, plain_word};
 use super::harmless::{harmless, harmless_after, may_be_read_elsewhere, reads_only_as_output};
@@ -147,11 +148,12 @@ pub(super) fn case_is_harmless(
 }
 
 /// Whether `next`, the statement after the check `at`, is `case $? in` (or `"$?"`) where every
-/// item an outage's status can select is harmless ([`case_is_harmless`]). Only `pg_isready`
-/// tells its outage's status: 1 (the server rejects connections) or 2 (no response), 3 meaning
-/// no attempt was made (PostgreSQL, "pg_isready", Exit Status). An item whose patterns are all
-/// literal numbers other than 1 and 2 cannot be selected by an outage (`pg_isready -h db; case
-/// $? in 3) exit 1;; esac`: bash/dash 0 / 0 with the database down); any other pattern can.
+/// item an outage's status can select is harmless ([`case_is_harmless`]). A client's row tells
+/// its outage's statuses (`outage_status`: `pg_isready` 1, the server rejects connections, or 2,
+/// no response, 3 meaning no attempt was made: PostgreSQL, "pg_isready", Exit Status). An item
+/// whose patterns are all literal numbers other than those cannot be selected by an outage
+/// (`pg_isready -h db; case $? in 3) exit 1;; esac`: bash/dash 0 / 0 with the database down);
+/// any other pattern can.
 pub(super) fn case_on_outage_status_is_harmless(
     at: Node<'_>,
     next: Node<'_>,
@@ -162,8 +164,16 @@ pub(super) fn case_on_outage_status_is_harmless(
     let Some(cmd) = cmd.filter(|c| c.kind() == "command") else {
         return false;
     };
-    if cmd.child_by_field_name("name").is_none_or(|m| text(m, walk) != "pg_isready")
-        || next.kind() != "case_statement"
+    let Some(name) = cmd.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    let mut c = cmd.walk();
+    let args: Vec<String> =
+        cmd.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+    let Some(client) = find_client(name, &args).filter(|c| !c.outage_status.is_empty()) else {
+        return false;
+    };
+    if next.kind() != "case_statement"
         || !next.child_by_field_name("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
     {
         return false;
@@ -174,7 +184,8 @@ pub(super) fn case_on_outage_status_is_harmless(
             let p = text(p, walk);
             p.is_empty()
                 || !p.bytes().all(|b| b.is_ascii_digit())
-                || matches!(p.trim_start_matches('0'), "1" | "2")
+                || p.trim_start_matches('0').parse::<u8>().is_ok_and(|n| client.outage_status.contains(&n))
+                || p.bytes().all(|b| b == b'0') && client.outage_status.contains(&0)
         })
     })
 }

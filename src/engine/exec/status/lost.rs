@@ -1,0 +1,351 @@
+//! Where a check's status is lost or cannot change the outcome, found by the v2 verdict break-it
+//! pass on a00d258 (issue #10, "never deny on a guess"; `tests/shell_flow_v2.rs`), each run in
+//! bash 5.2.15 and dash 0.5.12 with stub clients (`pg_isready` exiting 2 for a remote host):
+//! - a process substitution (`while read l; do ...; done < <(check)`): no shell keeps its status
+//!   (bash manual, "Process Substitution"; `$?`, errexit and pipefail never see it), its output is
+//!   the reader's input, as in `check | reader` ([`procsub_reader`]);
+//! - `until check; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done`: the check's failure keeps
+//!   the loop retrying until a counter's test ends it, `break`'s status (0) the loop's (bash
+//!   manual, "Bourne Shell Builtins": break "The return status is zero unless n is not greater
+//!   than or equal to 1"), and `until check || [ $n -ge 3 ]` alike: the loop's status is then its
+//!   body's last command's (POSIX, 2.9.4 "The until Loop") ([`bounded_retry`], [`bounded_condition`]);
+//! - `check; [ $? -ne 3 ]`: `$?` tested for values no outage of that client gives (its row's
+//!   `outage_status`, `clients`), so the test's result is the one it has with the server up
+//!   ([`status_test`]).
+
+use tree_sitter::Node;
+
+use super::super::clients::find_client;
+use super::super::shell::Walk;
+use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS};
+use super::filters::plain_filter_element;
+use super::harmless::{harmless, may_be_read_elsewhere};
+use super::shapes::harmless_read_loop;
+use super::{Funcs, Rules, each_node, is_statement, leaves, text, trivial_reader};
+
+/// A reason the walk gives (`discarded`).
+pub(super) const PROCSUB: &str = "its status is lost in a process substitution (`< <(...)`, bash only: dash and busybox sh reject it, so the probe always fails there), read by a command that exits 0 whatever it reads";
+/// A reason the walk gives (`discarded`).
+pub(super) const RETRIES: &str = "its failure only makes its `until` loop retry until a counter's test ends it (`[ $n -ge 3 ] && break`), with status 0";
+/// A reason the walk gives (`discarded`).
+pub(super) const STATUS_DOUBT: &str =
+    "its status is only tested for one value (`[ $? -ne 3 ]`), which its outage may not give";
+/// A reason the walk gives (`discarded`).
+pub(super) const STATUS_TEST: &str = "its status is only tested for a value its outage does not give (`[ $? -ne 3 ]`), which tests as with the server up";
+
+/// What reads the output of the process substitution `sub` (`<(...)`), whose parent is `parent`
+/// (the `<` redirection of a statement, or a command naming it as a file): `Ok(node)` when the
+/// reader is `true`/`:`, a filter that exits 0 whatever it reads (`filters::plain_filter`), or a
+/// `while read` loop whose body cannot fail (`shapes::harmless_read_loop`), `node` being the
+/// statement whose output is judged further up (`output_used_above`); `Err(node)` when the
+/// reader's status may follow what it reads (`grep -q ok < <(check)`), `node` being where the
+/// walk goes on, the check's status lost but its outcome carried (as for `check | grep -q ok`).
+/// `None` for anything else (`>(...)`, another redirection, a file the statement writes that the
+/// script names again).
+pub(super) fn procsub_reader<'t>(
+    sub: Node<'t>,
+    parent: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> Option<Result<Node<'t>, Node<'t>>> {
+    if !text(sub, walk).starts_with("<(") {
+        return None;
+    }
+    let reads_all = |reader: Node<'_>| {
+        trivial_reader(reader, walk)
+            || plain_filter_element(reader, walk, &rules.functions)
+            // (The loop runs in the script's shell: an `exit 0` in it ends the script.)
+            || harmless_read_loop(reader, walk, funcs) && !leaves(reader, walk)
+    };
+    match parent.kind() {
+        "file_redirect" => {
+            let mut c = parent.walk();
+            let from_stdin = parent.children(&mut c).any(|k| !k.is_named() && k.kind() == "<")
+                && parent.child_by_field_name("descriptor").is_none_or(|d| text(d, walk) == "0");
+            let statement = parent.parent().filter(|s| s.kind() == "redirected_statement")?;
+            if !from_stdin || super::writes_a_named_file(statement, walk) {
+                return None;
+            }
+            let reader = statement.child_by_field_name("body")?;
+            if reads_all(reader) {
+                return Some(Ok(statement));
+            }
+            plain_reader(reader, walk, rules).then_some(Err(statement))
+        }
+        "command" if reads_all(parent) => Some(Ok(parent)),
+        "command" => plain_reader(parent, walk, rules).then_some(Err(parent)),
+        _ => None,
+    }
+}
+
+/// Whether `reader`, which reads a process substitution's output in the script's own shell, is a
+/// program whose only effect is its status (`grep -q ok`): not a function, a compound command
+/// (a loop's `exit` or assignment lasts: `while read l; do last=$l; done < <(remote)`) or a
+/// builtin that changes the shell (`mapfile`, `read`).
+fn plain_reader(reader: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(name) = reader.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    reader.kind() == "command"
+        && !rules.functions.iter().any(|f| f == name)
+        && !CHANGES_STATE.contains(&name)
+        && !ENDS_OR_UNFOLLOWED.contains(&name)
+        && !NOT_HARMLESS.contains(&name)
+        && !leaves(reader, walk)
+}
+
+/// Whether `cond` is `[ ... ]`/`test ...` (or `[[ ... ]]`) naming one of the variables `counters`.
+fn tests_a_counter(cond: Node<'_>, walk: &Walk<'_>, counters: &[String]) -> bool {
+    let is_test = cond.kind() == "test_command"
+        || cond.kind() == "command"
+            && cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test");
+    let mut named = false;
+    each_node(cond, |k| {
+        named |= k.kind() == "variable_name" && counters.iter().any(|c| c == text(k, walk));
+    });
+    is_test && named && !text(cond, walk).contains(['`', '(']) && !text(cond, walk).contains("$(")
+}
+
+/// The variables the statements `body` assign with an arithmetic expansion alone (`n=$((n+1))`),
+/// named nowhere else in the script but in assignments (`n=0`) and tests, and not exported: a
+/// counter only the loop reads.
+fn counters(body: &[Node<'_>], looped: Node<'_>, walk: &Walk<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in body {
+        let Some((name, value)) = s
+            .child_by_field_name("name")
+            .zip(s.child_by_field_name("value"))
+            .filter(|_| s.kind() == "variable_assignment")
+        else {
+            continue;
+        };
+        let t = text(value, walk);
+        if value.kind() == "arithmetic_expansion"
+            && !t.contains('`')
+            && !t[1..].contains("$(")
+            && !may_be_read_elsewhere(name, walk)
+        {
+            out.push(text(name, walk).to_string());
+        }
+    }
+    // Outside the loop, the name only assigned (`n=0`).
+    let mut root = looped;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    out.retain(|var| {
+        let mut read_outside = false;
+        each_node(root, |k| {
+            if k.kind() == "variable_name"
+                && text(k, walk) == var
+                && (k.start_byte() < looped.start_byte() || k.end_byte() > looped.end_byte())
+            {
+                read_outside |= k.parent().is_none_or(|p| p.kind() != "variable_assignment");
+            }
+        });
+        !read_outside
+    });
+    out
+}
+
+/// A statement of a retry loop's body that always succeeds and changes nothing but a counter:
+/// harmless (output), `sleep` with a literal duration, or an arithmetic assignment of `counters`.
+fn quiet_step(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) -> bool {
+    if s.kind() == "variable_assignment" {
+        return s.child_by_field_name("name").is_some_and(|m| counters.iter().any(|c| c == text(m, walk)));
+    }
+    let sleeps = s.kind() == "command"
+        && s.child_by_field_name("name").is_some_and(|m| text(m, walk) == "sleep")
+        && text(s, walk)
+            .split_whitespace()
+            .skip(1)
+            .all(|w| w.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    sleeps || harmless(s, walk, funcs)
+}
+
+/// Whether `s` ends the loop on a counter's test: `TEST && break` or `if TEST; then break; fi`
+/// (`break` or `break 1`, after harmless commands at most).
+fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) -> bool {
+    let is_break = |k: Node<'_>| {
+        k.kind() == "command"
+            && matches!(
+                text(k, walk).split_whitespace().collect::<Vec<_>>().as_slice(),
+                ["break"] | ["break", "1"]
+            )
+    };
+    let ends = |k: Node<'_>| {
+        if is_break(k) {
+            return true;
+        }
+        let mut c = k.walk();
+        let inner: Vec<Node<'_>> = k.named_children(&mut c).filter(|x| is_statement(*x)).collect();
+        k.kind() == "compound_statement"
+            && inner.last().is_some_and(|x| is_break(*x))
+            && inner[..inner.len() - 1].iter().all(|x| harmless(*x, walk, funcs))
+    };
+    match s.kind() {
+        "list" => {
+            let (Some(left), Some(op), Some(right)) = (s.named_child(0), s.child(1), s.named_child(1)) else {
+                return false;
+            };
+            s.named_child_count() == 2
+                && op.kind() == "&&"
+                && tests_a_counter(left, walk, counters)
+                && ends(right)
+        }
+        "if_statement" => {
+            let mut c = s.walk();
+            let parts: Vec<Node<'_>> = s.named_children(&mut c).filter(|x| is_statement(*x)).collect();
+            let Some(cond) = s.child_by_field_name("condition") else {
+                return false;
+            };
+            let mut c = s.walk();
+            let branches =
+                s.named_children(&mut c).any(|x| matches!(x.kind(), "elif_clause" | "else_clause"));
+            !branches
+                && tests_a_counter(cond, walk, counters)
+                && parts.len() >= 2
+                && parts.last().is_some_and(|x| is_break(*x))
+                && parts[1..parts.len() - 1].iter().all(|x| harmless(*x, walk, funcs))
+        }
+        _ => false,
+    }
+}
+
+/// The statements of the `do_group` of `looped`.
+fn body_statements<'t>(looped: Node<'t>) -> Option<Vec<Node<'t>>> {
+    let mut c = looped.walk();
+    let body = looped.named_children(&mut c).find(|k| k.kind() == "do_group")?;
+    let mut c = body.walk();
+    Some(body.named_children(&mut c).filter(|s| is_statement(*s)).collect())
+}
+
+/// Whether the loop `looped`, which the check's failure keeps going (`until check`), is a bounded
+/// retry: its body counts rounds (`n=$((n+1))`), ends the loop with `break` on a test of that
+/// count, and otherwise only writes output or sleeps, its last statement always succeeding. Its
+/// status is then 0 when the check keeps failing (`break`'s), or the last statement's, 0, once
+/// it succeeds; the counter is named nowhere outside the loop but in assignments (bash 5.2 and
+/// dash 0.5.12: `n=0; until pg_isready -h db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1;
+/// done` exits 0 with the database down; with `exit 1` for `break`, 1). A loop with no such
+/// `break` waits on the check until the probe times out: not claimed.
+pub(super) fn bounded_retry(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
+    let Some(body) = body_statements(looped) else {
+        return false;
+    };
+    let counted = counters(&body, looped, walk);
+    if counted.is_empty() || rules.called || body.iter().any(|s| leaves(*s, walk)) {
+        return false;
+    }
+    let breaks = body.iter().filter(|s| breaks_on_counter(**s, walk, funcs, &counted)).count();
+    breaks > 0
+        && body.last().is_some_and(|s| quiet_step(*s, walk, funcs, &counted))
+        && body
+            .iter()
+            .all(|s| quiet_step(*s, walk, funcs, &counted) || breaks_on_counter(*s, walk, funcs, &counted))
+}
+
+/// For `list` (`check || TEST`, `right` its `TEST`), the `until` loop whose whole condition it is,
+/// when `TEST` tests a counter its body counts and the body is a bounded retry but for the
+/// `break` ([`bounded_retry`]'s other conditions): the loop ends when the counter's test
+/// succeeds, with its body's last status, 0 (bash 5.2 and dash 0.5.12: `n=0; until pg_isready -h
+/// db || [ $n -ge 2 ]; do n=$((n+1)); sleep 1; done` exits 0 with the database down).
+pub(super) fn bounded_condition<'t>(
+    list: Node<'t>,
+    right: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> Option<Node<'t>> {
+    let looped = list.parent().filter(|l| l.kind() == "while_statement")?;
+    if looped.child(0).is_none_or(|k| k.kind() != "until")
+        || looped.child_by_field_name("condition") != Some(list)
+        || rules.called
+    {
+        return None;
+    }
+    let mut c = looped.walk();
+    let conditions = looped
+        .named_children(&mut c)
+        .take_while(|k| k.kind() != "do_group")
+        .filter(|k| is_statement(*k))
+        .count();
+    let body = body_statements(looped)?;
+    let counted = counters(&body, looped, walk);
+    (conditions == 1
+        && !counted.is_empty()
+        && tests_a_counter(right, walk, &counted)
+        && !body.iter().any(|s| leaves(*s, walk))
+        && body.last().is_some_and(|s| quiet_step(*s, walk, funcs, &counted))
+        && body.iter().all(|s| quiet_step(*s, walk, funcs, &counted)))
+    .then_some(looped)
+}
+
+/// The result of `[ $? OP N ]` for status `status`, for the operators of `test` (POSIX, "test":
+/// `-eq` ... compare integers, `=`/`!=` strings), `None` for any other or an `N` that is no integer.
+fn test_holds(op: &str, status: u8, n: &str) -> Option<bool> {
+    if matches!(op, "=" | "==" | "!=") {
+        return Some((status.to_string() == n) == (op != "!="));
+    }
+    let (status, n) = (i64::from(status), n.parse::<i64>().ok()?);
+    Some(match op {
+        "-eq" => status == n,
+        "-ne" => status != n,
+        "-lt" => status < n,
+        "-le" => status <= n,
+        "-gt" => status > n,
+        "-ge" => status >= n,
+        _ => return None,
+    })
+}
+
+/// The first command `next` runs: itself, the left of an `&&`/`||` list, an `if`'s condition.
+fn first_command(next: Node<'_>) -> Option<Node<'_>> {
+    match next.kind() {
+        "list" => first_command(next.named_child(0)?),
+        "if_statement" => first_command(next.child_by_field_name("condition")?),
+        "test_command" | "command" => Some(next),
+        _ => None,
+    }
+}
+
+/// Why the status of the check `at` (a command, or one with redirections) cannot fail the script
+/// through `next`, the statement after it, when `next` first runs `[ $? OP N ]` (`"$?"`, `test`,
+/// `[[ ]]`, N a literal) whose result is the same for 0 as for every status an outage of that
+/// client gives (its row's `outage_status`, `clients`): the script then runs as with the server
+/// up (bash 5.2 and dash 0.5.12: `pg_isready -h db; [ $? -ne 3 ]` exits 0 with the database
+/// down, `[ $? -eq 0 ]` or `[ $? -ne 2 ]` 1). For a command whose outage statuses are not known,
+/// a test that some failure status (1 to 255) passes as 0 does (`nc -z db 5432; [ $? -ne 3 ]`)
+/// may be one the outage gives: in doubt, not a denial ([`STATUS_DOUBT`]); one no failure passes
+/// as 0 does (`-eq 0`, `-ne 0`, `-gt 0`) keeps the check's status.
+pub(super) fn status_test(
+    at: Node<'_>,
+    next: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+) -> Option<&'static str> {
+    let cmd = if at.kind() == "redirected_statement" { at.child_by_field_name("body")? } else { at };
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| cmd.kind() == "command")?;
+    if rules.functions.iter().any(|f| f == name || f == "test") {
+        return None;
+    }
+    let words: Vec<&str> = text(first_command(next)?, walk).split_whitespace().collect();
+    let (op, n) = match words.as_slice() {
+        ["[", s, op, n, "]"] | ["[[", s, op, n, "]]"] | ["test", s, op, n]
+            if matches!(*s, "$?" | "\"$?\"") =>
+        {
+            (*op, n.trim_matches('"'))
+        }
+        _ => return None,
+    };
+    let up = test_holds(op, 0, n)?;
+    let mut c = cmd.walk();
+    let args: Vec<String> =
+        cmd.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+    match find_client(name, &args).filter(|c| !c.outage_status.is_empty()) {
+        Some(client) => {
+            client.outage_status.iter().all(|s| test_holds(op, *s, n) == Some(up)).then_some(STATUS_TEST)
+        }
+        None => (1..=255).any(|s| test_holds(op, s, n) == Some(up)).then_some(STATUS_DOUBT),
+    }
+}
