@@ -752,21 +752,6 @@ pub(super) fn known_ok_with(rules: &Rules, body: &dyn Fn(&str) -> std::rc::Rc<Kn
     ok
 }
 
-/// Whether `at` is among the statements before `then` of `parent` (an `if_statement` or an
-/// `elif_clause`).
-fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
-    let mut c = parent.walk();
-    let then = parent.children(&mut c).find(|k| k.kind() == "then");
-    then.is_some_and(|t| at.end_byte() <= t.start_byte())
-}
-
-/// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.
-fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
-    let mut c = item.walk();
-    let close = item.children(&mut c).find(|k| k.kind() == ")");
-    close.is_some_and(|p| at.start_byte() >= p.end_byte())
-}
-
 /// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
 /// clause of its `if`, or a `case` item's terminator).
 fn last_statement(at: Node<'_>, parent: Node<'_>) -> bool {
