@@ -5,22 +5,11 @@
 
 mod common;
 
+use common::flow::*;
 use common::*;
 use probegate::admission::{self, ObjectEvaluation};
 use probegate::engine::{Finding, NoConfigMaps};
 use probegate::policy::{Action, Policy, RuleId};
-
-fn eval_liveness(argv: &[&str]) -> ObjectEvaluation {
-    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
-        "spec": {"containers": [{"name": "c", "image": "x", "livenessProbe": {"exec": {"command": argv}}}]}});
-    admission::evaluate_object_with_configmaps(
-        &Policy::default(),
-        &workload(&pod),
-        "shop",
-        None,
-        &NoConfigMaps,
-    )
-}
 
 fn denials(e: &ObjectEvaluation) -> Vec<&Finding> {
     e.evaluation.with_action(Action::Deny).collect()
@@ -247,16 +236,6 @@ fn quoted_words_that_look_like_redirections_are_arguments() {
     // Unquoted, they are redirections to another host.
     expect_denied("echo ping 3<>/dev/tcp/db/5432", "db:5432");
     expect_denied("echo ping >/dev/tcp/db/1", "db:1");
-}
-
-/// The liveness-dependency finding of `sh -c script` (action and message), if any.
-fn finding_of(argv: &[&str]) -> Option<(Action, String)> {
-    let e = eval_liveness(argv);
-    e.evaluation
-        .findings
-        .iter()
-        .find(|f| f.rule == RuleId::LivenessDependency)
-        .map(|f| (f.action, f.describe()))
 }
 
 #[test]
@@ -2616,21 +2595,6 @@ fn a_call_chain_deeper_than_the_analysis_follows_is_noted() {
     assert_eq!(denials(&e).len(), 1, "{:?}", e.evaluation);
 }
 
-/// Runs each script under `sh` and `bash` and collects the ones whose liveness finding is not
-/// `action` (naming `orders-db`).
-fn wrong_actions(scripts: &[&str], action: Action) -> Vec<String> {
-    let mut wrong = Vec::new();
-    for shell in ["sh", "bash"] {
-        for script in scripts {
-            let got = finding_of(&[shell, "-c", script]);
-            if !got.as_ref().is_some_and(|g| g.0 == action && g.1.contains("orders-db")) {
-                wrong.push(format!("{action:?} expected: {shell} {script:?}: {got:?}"));
-            }
-        }
-    }
-    wrong
-}
-
 /// Issue #10 (session 10 break-it, item 1): `export`/`readonly`/`local` NAME=$(check) has the
 /// status of the declaration (0), not the substitution's (bash manual, "Simple Command Expansion"
 /// and `set -e`; POSIX `export`). Stub `pg_isready` exiting 2 for orders-db and 0 for localhost,
@@ -3198,15 +3162,10 @@ fn unset_f_forgets_only_the_function_it_names() {
     expect_allowed("f() { pg_isready -h db; }; unset -f f; f");
 }
 
-/// Issue #10 (session 12 break-it, "never deny on a guess"): shapes whose check cannot fail the
-/// script by the dependency's outage. Each row was run in bash 5.2.15 and dash 0.5.12 with a stub
-/// `pg_isready` exiting 2 for orders-db and 0 for localhost (status with the database down):
-/// the warned rows exit 0 (or a status that does not depend on the database), the denied 1 or 2.
-fn expect_actions(warned: &[&str], denied: &[&str]) {
-    let mut wrong = wrong_actions(warned, Action::Warn);
-    wrong.extend(wrong_actions(denied, Action::Deny));
-    assert!(wrong.is_empty(), "{wrong:#?}");
-}
+// Issue #10 (session 12 break-it, "never deny on a guess"): shapes whose check cannot fail the
+// script by the dependency's outage. Each row was run in bash 5.2.15 and dash 0.5.12 with a stub
+// `pg_isready` exiting 2 for orders-db and 0 for localhost (status with the database down):
+// the warned rows exit 0 (or a status that does not depend on the database), the denied 1 or 2.
 
 /// Item 1: The rest of a here-document operator's line is commands; the body starts on the next line
 /// (`pg_isready -h db <<EOF; exit 0`: 0 / 0, a quoted word before the operator too; `<<EOF && echo up`: 2 / 2).

@@ -4,54 +4,10 @@
 //! `redis-cli` exits 1): the warned rows give 0 / 0 (database down / up), the denied rows fail
 //! with the database down (1 / 0 or 2 / 0), or always (`| jq .`: 4 / 4, `exit $(...)`: 2 / 2).
 
-use probegate::admission;
-use probegate::engine::NoConfigMaps;
-use probegate::policy::{Action, Policy, RuleId};
+use probegate::policy::Action;
 
 mod common;
-
-/// The liveness-dependency finding of the exec probe `argv` (action and message), if any.
-fn finding_of(argv: &[&str]) -> Option<(Action, String)> {
-    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
-        "spec": {"containers": [{"name": "c", "image": "x", "livenessProbe": {"exec": {"command": argv}}}]}});
-    let e = admission::evaluate_object_with_configmaps(
-        &Policy::default(),
-        &common::workload(&pod),
-        "shop",
-        None,
-        &NoConfigMaps,
-    );
-    e.evaluation
-        .findings
-        .iter()
-        .find(|f| f.rule == RuleId::LivenessDependency)
-        .map(|f| (f.action, f.describe()))
-}
-
-/// The scripts (run by `sh -c` and `bash -c`) whose finding about orders-db (or redis-master) is
-/// not `action`.
-fn wrong_actions(scripts: &[&str], action: Action) -> Vec<String> {
-    let mut wrong = Vec::new();
-    for shell in ["sh", "bash"] {
-        for script in scripts {
-            let got = finding_of(&[shell, "-c", script]);
-            if !got
-                .as_ref()
-                .is_some_and(|g| g.0 == action && (g.1.contains("orders-db") || g.1.contains("redis-master")))
-            {
-                wrong.push(format!("{action:?} expected: {shell} {script:?}: {got:?}"));
-            }
-        }
-    }
-    wrong
-}
-
-#[track_caller]
-fn expect_actions(warned: &[&str], denied: &[&str]) {
-    let mut wrong = wrong_actions(warned, Action::Warn);
-    wrong.extend(wrong_actions(denied, Action::Deny));
-    assert!(wrong.is_empty(), "{wrong:#?}");
-}
+use common::flow::*;
 
 /// Filters that exit 0 whatever they read, at the end of the check's pipeline: `sed` whose `q`
 /// has no exit code (GNU sed, "Commands": `q [exit-code]`), `xargs` with no command (it runs

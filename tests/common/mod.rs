@@ -1,6 +1,8 @@
 //! Shared test helpers: fixtures, AdmissionReview construction, strict patch application.
 #![allow(dead_code)]
 
+pub mod flow;
+
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
