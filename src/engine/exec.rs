@@ -592,7 +592,10 @@ pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
             .map(program)
             .unwrap_or_default()
     };
-    let shown = redact_argv(argv);
+    // Only each argument's first words are read: its first 256 characters, cut at a blank.
+    let heads: Vec<String> =
+        argv.iter().map(|a| redact::head_at_blank(a, 256).unwrap_or(a).to_string()).collect();
+    let shown = redact_argv(&heads);
     // The script of `sh -c SCRIPT ...`, not the words after it (its `$0`, `$1`: break-it pass,
     // s15, `sh -c 'mysqladmin -p"$1" ping' x PASSWORD` showed the password).
     let script = (1..argv.len()).find(|&k| {

@@ -395,10 +395,14 @@ pub(super) fn quote_word(w: &str) -> String {
 /// value; an unclosed quote runs to the end; [`POSITIONAL_SHOWN`] is one word. Not a shell
 /// parser: only for showing a text with its secrets replaced in place.
 pub(super) fn display_words(text: &str) -> Vec<(String, Range<usize>, bool)> {
+    // Blanks as sh reads them (`-p\u{a0}X` is one word, the password `\u{a0}X`); a text with none
+    // and no operator, but other white space (a word sh did not split), at any white space.
+    let shell_split = text.contains([' ', '\t']) || text.contains(is_operator);
+    let is_blank = |c: char| if shell_split { matches!(c, ' ' | '\t') } else { c.is_whitespace() };
     let mut words = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some(&(start, c)) = chars.peek() {
-        if c.is_whitespace() && c != '\n' {
+        if is_blank(c) && c != '\n' {
             chars.next();
             continue;
         }
@@ -424,7 +428,7 @@ pub(super) fn display_words(text: &str) -> Vec<(String, Range<usize>, bool)> {
         let mut quote: Option<char> = None;
         while let Some(&(at, c)) = chars.peek() {
             match quote {
-                None if c.is_whitespace() || is_operator(c) => break,
+                None if is_blank(c) || is_operator(c) => break,
                 None if c == '\'' || c == '"' => quote = Some(c),
                 None if c == '\\' => {
                     chars.next();
@@ -467,6 +471,14 @@ fn is_script_flag(prev: &str) -> bool {
         || ["/c", "/k", "-command"].iter().any(|f| prev.eq_ignore_ascii_case(f))
 }
 
+/// The start of `text` when it is longer than `chars` characters: its first `chars`, cut at
+/// the last white space (the word cut dropped, so that no part of a secret is left to show and
+/// redact); `None` for a shorter text.
+pub(crate) fn head_at_blank(text: &str, chars: usize) -> Option<&str> {
+    let (at, _) = text.char_indices().nth(chars)?;
+    Some(text[..at].rsplit_once(char::is_whitespace).map_or("", |(head, _)| head))
+}
+
 /// An exec command for messages, redacted ([`redact_argv`]): a `sh -c` script shown as its
 /// words re-joined (`sh -c 'redis-cli -a *** ping'`), about `max_chars` of it; other arguments
 /// quoted where needed. A script longer than `2 * max_chars` characters is cut at a blank before
@@ -478,10 +490,10 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
     let heads: Vec<String> = argv
         .iter()
         .enumerate()
-        .map(|(k, a)| match a.char_indices().nth(2 * max_chars) {
-            Some((at, _)) if after_c(k) => {
+        .map(|(k, a)| match head_at_blank(a, 2 * max_chars) {
+            Some(head) if after_c(k) => {
                 cut[k] = true;
-                a[..at].rsplit_once(char::is_whitespace).map_or("", |(h, _)| h).to_string()
+                head.to_string()
             }
             _ => a.clone(),
         })

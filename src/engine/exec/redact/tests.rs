@@ -197,4 +197,8 @@ fn the_break_it_shapes_of_every_spelling_show_no_secret() {
     assert_eq!(redact_text(&once), once);
     assert_eq!(join_redacted(&argv(&["redis-cli", "-h db -a", "pw1"])), "redis-cli '-h db -a' ***");
     assert_eq!(redact_text("mysqladmin -h db -pPw2>/dev/null ))"), "mysqladmin -h db -p***>/dev/null ))");
+    // sh splits at blanks only: a no-break space is part of the word (the password's first
+    // character); a word sh did not split is still read at its other white space.
+    assert_eq!(redact_text("mysqladmin -h db -p\u{a0}Pw2 ping"), "mysqladmin -h db -p*** ping");
+    assert_eq!(redact_text("mysql -h db --password\u{a0}Pw2 (("), "mysql -h db '--password\u{a0}***' ((");
 }
