@@ -41,6 +41,16 @@ fn check(file: &std::path::Path, extra: &[&str]) -> String {
     run("check", file, extra)
 }
 
+/// The `response` of the server at `base` to a CREATE review of `obj` (uid `uid-{i}`) at
+/// `/{endpoint}`.
+async fn respond(client: &reqwest::Client, base: &str, endpoint: &str, i: usize, obj: &Value) -> Value {
+    let review = common::review("CREATE", obj, None, &format!("uid-{i}"));
+    let r = client.post(format!("{base}/{endpoint}")).json(&review).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let mut answer: Value = r.json().await.unwrap();
+    answer["response"].take()
+}
+
 /// `probegate <verb>` on `file` with `extra` arguments: stdout and stderr together.
 fn run(verb: &str, file: &std::path::Path, extra: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_probegate"))
@@ -86,11 +96,7 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
         let log_before = served.log().len();
         let mut answers = String::new();
         for (i, obj) in pods.iter().enumerate() {
-            let review = common::review("CREATE", obj, None, &format!("uid-{i}"));
-            let r = client.post(format!("{base}/validate")).json(&review).send().await.unwrap();
-            assert_eq!(r.status(), 200);
-            let answer: Value = r.json().await.unwrap();
-            let response = &answer["response"];
+            let response = &respond(&client, &base, "validate", i, obj).await;
             // Every spelling's command is shown (denied, or in a warning; a script that feeds standard
             // input by its programs only): the property is not vacuous.
             let shown = response.to_string();
@@ -114,19 +120,14 @@ async fn a_secret_in_any_spelling_never_reaches_a_message_warning_log_line_or_ch
         let explain = run("explain", &file, &[]);
         assert!(text.contains("db.svc") && json.contains("db.svc"), "check shows the dependency:\n{text}");
         assert!(explain.contains("of host u:***@db.svc"), "explain shows the host:\n{explain}");
-        for (what, shown) in [
+        let outputs = [
             ("answers", &answers),
             ("log", &log),
             ("check", &text),
             ("check -o json", &json),
             ("explain", &explain),
-        ] {
-            if let Some(at) = shown.find(&secret) {
-                let from = shown.floor_char_boundary(at.saturating_sub(300));
-                let to = shown.ceil_char_boundary((at + 100).min(shown.len()));
-                panic!("the {what} show the secret {secret}: …{}…", &shown[from..to]);
-            }
-        }
+        ];
+        assert_not_shown(&secret, &outputs);
     }
 }
 
@@ -232,11 +233,8 @@ async fn no_rule_shows_a_secret_of_a_command_parsed_or_not() {
         let mut answers = String::new();
         for (i, obj) in pods.iter().enumerate() {
             for endpoint in ["validate", "mutate"] {
-                let review = common::review("CREATE", obj, None, &format!("uid-{i}"));
-                let r = client.post(format!("{base}/{endpoint}")).json(&review).send().await.unwrap();
-                assert_eq!(r.status(), 200);
-                let mut answer: Value = r.json().await.unwrap();
-                let response = answer["response"].as_object_mut().unwrap();
+                let mut answer = respond(&client, &base, endpoint, i, obj).await;
+                let response = answer.as_object_mut().unwrap();
                 // The patch copies the probes as written (the user's own command, to the user's
                 // own object): not something probegate shows.
                 response.remove("patch");
@@ -245,35 +243,98 @@ async fn no_rule_shows_a_secret_of_a_command_parsed_or_not() {
             }
         }
         // Not vacuous: every rule that shows a command did show one, redacted.
-        for shown in [
-            "liveness-dependency",
-            "liveness-matches-readiness",
-            "exec-probe-replaceable",
-            "probe-client-deadline",
-            "readiness-shared-dependency",
-            "startup-remote-dependency",
-            "liveness-dependency-path",
-            "probe-paths-swapped",
-            "unresolved-scripts",
-            "-p***",
-            "--password=***",
-            "PGPASSWORD=***",
-            "u:***@",
-            "token=***",
-        ] {
-            assert!(answers.contains(shown), "no answer shows {shown}:\n{answers}");
-        }
-        let file = dir.path().join("rules.yaml");
-        let docs: Vec<String> = pods.iter().map(|p| serde_json::to_string(p).unwrap()).collect();
-        std::fs::write(&file, docs.join("\n---\n")).unwrap();
-        let json = check(&file, &["-o", "json"]);
-        let text = check(&file, &[]);
-        for (what, shown) in [("answers", &answers), ("check -o json", &json), ("check", &text)] {
-            if let Some(at) = shown.find(&secret) {
-                let from = shown.floor_char_boundary(at.saturating_sub(300));
-                let to = shown.ceil_char_boundary((at + 100).min(shown.len()));
-                panic!("the {what} show the secret {secret}: …{}…", &shown[from..to]);
-            }
+        assert_shows_all(
+            &answers,
+            &[
+                "exec-probe-replaceable",
+                "probe-client-deadline",
+                "readiness-shared-dependency",
+                "startup-remote-dependency",
+                "liveness-dependency-path",
+                "probe-paths-swapped",
+                "PGPASSWORD=***",
+                "token=***",
+            ],
+        );
+        let (json, text) = check_json_and_text(dir.path(), "rules.yaml", &pods);
+        assert_not_shown(&secret, &[("answers", &answers), ("check -o json", &json), ("check", &text)]);
+    }
+}
+
+/// Panics unless `answers` show the rules that show a command (liveness-dependency,
+/// liveness-matches-readiness, the unresolved-scripts annotation), secrets redacted (`-p***`,
+/// `--password=***`, `u:***@`), and each of `more`.
+fn assert_shows_all(answers: &str, more: &[&str]) {
+    let shown = ["liveness-dependency", "liveness-matches-readiness", "unresolved-scripts", "-p***"];
+    for shown in shown.iter().chain(&["--password=***", "u:***@"]).chain(more) {
+        assert!(answers.contains(shown), "no answer shows {shown}:\n{answers}");
+    }
+}
+
+/// `probegate check -o json` and `probegate check` on `pods` written to `name` in `dir`.
+fn check_json_and_text(dir: &std::path::Path, name: &str, pods: &[Value]) -> (String, String) {
+    let file = dir.join(name);
+    let docs: Vec<String> = pods.iter().map(|p| serde_json::to_string(p).unwrap()).collect();
+    std::fs::write(&file, docs.join("\n---\n")).unwrap();
+    (check(&file, &["-o", "json"]), check(&file, &[]))
+}
+
+/// Panics with the place where `secret` shows in any of `outputs` (named).
+fn assert_not_shown(secret: &str, outputs: &[(&str, &String)]) {
+    for (what, shown) in outputs {
+        if let Some(at) = shown.find(secret) {
+            let from = (0..=at.saturating_sub(300)).rev().find(|&k| shown.is_char_boundary(k)).unwrap_or(0);
+            let to = ((at + 100).min(shown.len())..=shown.len()).find(|&k| shown.is_char_boundary(k));
+            panic!("the {what} show the secret {secret}: …{}…", &shown[from..to.unwrap_or(shown.len())]);
         }
     }
+}
+
+/// Pods whose liveness and readiness probes both run one of the break-it shapes
+/// (`exec::break_it_shapes`) of every credential spelling of `secret`: the liveness denial or
+/// the unresolved-scripts note, and the liveness-matches-readiness warning, show the command.
+fn break_it_pods(secret: &str) -> Vec<Value> {
+    let mut pods = Vec::new();
+    for script in probegate::engine::exec::credential_spellings(secret) {
+        for argv in probegate::engine::exec::break_it_shapes(&script, secret) {
+            let probe = json!({"exec": {"command": argv}});
+            pods.push(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("b{}", pods.len()), "namespace": "shop"},
+                "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1", "ports": [{"containerPort": 8080}],
+                    "livenessProbe": probe, "readinessProbe": probe}]}}));
+        }
+    }
+    pods
+}
+
+/// Break-it pass (s15): a script with `$(` or a backquote, or with `|`, `&&`, `>` stuck to the
+/// secret, that the parser rejects (shown raw in the `unresolved-scripts` annotation and in
+/// `check`'s note); an argument with blanks inside (raw in the liveness-matches-readiness
+/// warning); the words after `sh -c SCRIPT`, the script's `$0`, `$1`... (raw, or cut inside the
+/// secret); an argument with a leading blank (raw in the denial). For every credential spelling,
+/// none shows the secret in an AdmissionResponse (status message, warnings, audit annotations)
+/// nor in the server's log or `check` (JSON and text); the positional words are shown as
+/// `<redacted>`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_break_it_shape_of_a_command_shows_its_secret() {
+    let (dir, served, client, base) = serve_logging("info");
+    let secret = "S3cBreakIt42";
+    let pods = break_it_pods(secret);
+    let mut answers = String::new();
+    for (i, obj) in pods.iter().enumerate() {
+        let response = respond(&client, &base, "validate", i, obj).await;
+        for part in ["status", "warnings", "auditAnnotations"] {
+            answers.push_str(&response[part].to_string());
+        }
+        answers.push('\n');
+    }
+    // Not vacuous: each place a command is shown did show one, redacted.
+    assert_shows_all(&answers, &["\"code\":403", "<redacted>", "password=***"]);
+    common::wait_until("the decision log lines", Duration::from_secs(10), || {
+        served.log().matches("admission decision").count() >= pods.len()
+    });
+    let log = served.log();
+    let (json, text) = check_json_and_text(dir.path(), "shapes.yaml", &pods);
+    assert!(text.contains("not analysed") && json.contains("liveness-matches-readiness"), "{text}");
+    let outputs = [("answers", &answers), ("log", &log), ("check -o json", &json), ("check", &text)];
+    assert_not_shown(secret, &outputs);
 }

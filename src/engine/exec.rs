@@ -84,8 +84,8 @@ use words::*;
 
 pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
 pub use parse::MAX_OBJECT_PARSE_AREA;
-pub use redact::{credential_spellings, redact_secrets};
-pub(crate) use redact::{join_redacted, redact_as_written, redact_by_words, redact_command};
+pub use redact::{break_it_shapes, credential_spellings, redact_secrets};
+pub(crate) use redact::{join_redacted, redact_argv, redact_as_written, redact_command, redact_text};
 pub use same::same_check_argv;
 
 /// The value of one container environment variable, as far as the webhook can know it.
@@ -586,20 +586,32 @@ pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
         return None;
     }
     let program = |w: &str| w.rsplit(['/', '\\']).next().unwrap_or(w).chars().take(24).collect::<String>();
-    // The first program of a text, past its variable assignments (`T=pw; curl ...`): a word
-    // with `=` is never shown (break-it pass, s14: `["PGPASSWORD=pw pg_isready"]` showed it).
+    // The first program of a text, past its variable assignments and shell punctuation (`T=pw;
+    // curl ...`, `a=$(mysqladmin ...`): a word with `=` is never shown (break-it pass, s14:
+    // `["PGPASSWORD=pw pg_isready"]` showed it). The text is redacted first, like any command
+    // shown ([`redact_argv`]).
     let lead_of = |s: &str| {
-        s.split_whitespace()
-            .find(|w| !w.contains('='))
-            .map(|w| program(w.trim_end_matches(';')))
+        s.split(|c: char| c.is_whitespace() || "'\";&|<>()`$".contains(c))
+            .find(|w| !w.is_empty() && !w.contains('='))
+            .map(program)
             .unwrap_or_default()
     };
-    let lead = argv.last().map(|s| lead_of(s)).unwrap_or_default();
+    // Only each argument's first words are read: its first 256 characters, cut at a blank.
+    let heads: Vec<String> =
+        argv.iter().map(|a| redact::head_at_blank(a, 256).unwrap_or(a).to_string()).collect();
+    let shown = redact_argv(&heads);
+    // The script of `sh -c SCRIPT ...`, not the words after it (its `$0`, `$1`: break-it pass,
+    // s15, `sh -c 'mysqladmin -p"$1" ping' x PASSWORD` showed the password).
+    let script = (1..argv.len()).find(|&k| {
+        let p = &argv[k - 1];
+        p.starts_with('-') && !p.starts_with("--") && p.ends_with('c')
+    });
+    let lead = script.or(shown.len().checked_sub(1)).map(|k| lead_of(&shown[k])).unwrap_or_default();
     if argv.len() < 2 {
         // One string: the command itself.
         return Some(format!("exec `{lead} …` (a script with a pipe, here-document or variable)"));
     }
-    let first = argv.first().map(|p| lead_of(p)).unwrap_or_default();
+    let first = shown.first().map(|p| lead_of(p)).unwrap_or_default();
     Some(format!("exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"))
 }
 

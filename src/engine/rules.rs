@@ -378,9 +378,10 @@ fn liveness_dependency<'a>(
     for u in outcome.unresolved {
         let entry = Unresolved {
             container: t.container.name.clone(),
-            // Every note's command text is redacted where it is made; word by word again here,
-            // where all of them pass on their way to warnings, the audit annotation and `check`.
-            script: exec::redact_by_words(&u.path),
+            // Every note's command text passes here on its way to warnings, the audit annotation
+            // and `check`: redacted here (the excerpts of commands are redacted before they are
+            // cut, where they are made; redacting again changes nothing).
+            script: exec::redact_text(&u.path),
             reason: u.reason,
             over_bound: u.over_bound,
         };

@@ -125,6 +125,10 @@ pub(super) struct Ctx<'e> {
     pub(super) files: Option<&'e dyn ScriptFiles>,
     /// `$1`, `$2`, ... of the script being analysed, when known (values may hold markers).
     pub(super) positional: Option<Vec<String>>,
+    /// The words of positional parameters expanded unquoted and split (`-p$1` of `sh -c SCRIPT
+    /// x 'a b'`), which leave no marker to show them by: a command shown hides them
+    /// ([`redact::POSITIONAL_SHOWN`]), at most [`MAX_HIDDEN_FIELDS`].
+    pub(super) hidden_fields: Vec<String>,
     /// The script being analysed defines shell functions (see `script::defines_function`).
     pub(super) defines_function: bool,
     /// Shell functions defined so far (name, body as written), the latest last. Shared (`Rc`)
@@ -360,6 +364,7 @@ impl<'e> Ctx<'e> {
             known: &[],
             files: None,
             positional: None,
+            hidden_fields: Vec::new(),
             defines_function: false,
             functions: std::rc::Rc::default(),
             function_set: std::cell::RefCell::new(None),
@@ -483,6 +488,28 @@ impl<'e> Ctx<'e> {
 
     pub(super) fn ref_of(&self, c: char) -> Option<&Ref> {
         marker_index(c).and_then(|i| self.refs.get(i))
+    }
+}
+
+/// How many words of positional parameters a command shown hides ([`Ctx::hidden_fields`]).
+pub(super) const MAX_HIDDEN_FIELDS: usize = 64;
+
+impl Ctx<'_> {
+    /// The words of a command as shown: rendered as written ([`Ctx::render_orig`]), each word
+    /// that holds a split positional parameter's word ([`Ctx::hidden_fields`]) shown as
+    /// [`redact::POSITIONAL_SHOWN`] (the display then redacts the rest, [`redact::redact_argv`]).
+    pub(super) fn shown_words(&self, words: &[String]) -> Vec<String> {
+        words
+            .iter()
+            .map(|w| {
+                let shown = self.render_orig(w);
+                let hidden = self
+                    .hidden_fields
+                    .iter()
+                    .any(|f| shown == *f || (f.len() > 2 && shown.contains(f.as_str())));
+                if hidden { super::redact::POSITIONAL_SHOWN.to_string() } else { shown }
+            })
+            .collect()
     }
 }
 

@@ -8,7 +8,7 @@ use super::context::{Ctx, RefKind, is_ident, truncate_chars};
 use super::flow::{EXIT, FUNCTION, GUARD, MAX_CALL_DEPTH, PIPE, SCOPE, UNCOUPLED};
 use super::hosts::HostClass;
 use super::kubelet::env_literal;
-use super::redact::{redact_bare_userinfo, redact_secrets};
+use super::redact::redact_operand;
 use super::shell::{split_assignment, split_redirections};
 use super::{
     Dependency, EnvValue, MAX_DEPTH, MAX_SCRIPT_BYTES, PIECE_UNITS, UnresolvedScript, join_redacted,
@@ -722,7 +722,7 @@ impl Ctx<'_> {
         args: &[String],
         prefix_disp: &[String],
     ) -> Dependency {
-        let shown = redact_bare_userinfo(&redact_secrets(&self.render_orig(&hit.target)));
+        let shown = redact_operand(program, &self.render_orig(&hit.target));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
         let uncoupled = self.uncoupled.clone().or_else(|| self.failover_note(&hit));
         let status_unknown = if uncoupled.is_none() { self.status_unknown.clone() } else { None };
@@ -732,7 +732,7 @@ impl Ctx<'_> {
             (None, None) => shown,
         };
         let mut words: Vec<String> = prefix_disp.to_vec();
-        words.extend(args.iter().map(|a| self.render_orig(a)));
+        words.extend(self.shown_words(args));
         let script = self.scripts.last().map(|(_, origin)| {
             let chain: Vec<&str> = self.scripts.iter().map(|(p, _)| p.as_str()).collect();
             format!("{} ({origin})", chain.join(" → "))

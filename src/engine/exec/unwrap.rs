@@ -488,7 +488,7 @@ impl Ctx<'_> {
             }
             self.note_unknown_host(program, &hit);
             if let Some(path) = &hit.path {
-                let shown: Vec<String> = words.iter().map(|w| self.render_orig(w)).collect();
+                let shown = self.shown_words(words);
                 self.local_requests.push(LocalRequest {
                     program: program.to_string(),
                     path: self.render_orig(path),

@@ -1,7 +1,8 @@
 //! Stage 3: word and variable resolution (`$VAR`, `${VAR:-default}`, positional parameters, command substitutions whose value admission can know), and rendering.
 
 use super::context::{
-    Ctx, LDOLLAR, QDOLLAR, Ref, RefKind, basename, is_ident, is_reserved_char, marker_index,
+    Ctx, LDOLLAR, MAX_HIDDEN_FIELDS, QDOLLAR, Ref, RefKind, basename, is_ident, is_reserved_char,
+    marker_index,
 };
 use super::kubelet::env_literal;
 use super::shell::{skip_parens, split_redirections};
@@ -260,6 +261,15 @@ impl Ctx<'_> {
         match l {
             Lookup::Val(v) => {
                 if !quoted && v.chars().any(char::is_whitespace) {
+                    let digits = original.trim_start_matches(['$', '{']);
+                    if digits.starts_with(|c: char| c.is_ascii_digit() || c == '@' || c == '*') {
+                        // A positional parameter's words, split: nothing marks them in what is
+                        // shown, so they are hidden by their text.
+                        let room = MAX_HIDDEN_FIELDS.saturating_sub(self.hidden_fields.len());
+                        let fields =
+                            v.split_whitespace().map(|f| self.render_orig(f)).take(room).collect::<Vec<_>>();
+                        self.hidden_fields.extend(fields);
+                    }
                     out.push_str(&v);
                     return true;
                 }

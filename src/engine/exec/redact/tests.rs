@@ -59,10 +59,10 @@ fn a_command_is_shown_as_written_with_only_its_secrets_replaced() {
 #[test]
 fn script_words_split_operators_and_unquote_values_with_their_spans() {
     let text = "a='x y';b\\ c \"d\\\"e\\n\" &&f\ng";
-    let words = script_words(text);
-    let values: Vec<&str> = words.iter().map(|(v, _)| v.as_str()).collect();
+    let words = display_words(text);
+    let values: Vec<&str> = words.iter().map(|(v, _, _)| v.as_str()).collect();
     assert_eq!(values, ["a=x y", ";", "b c", "d\"e\\n", "&&", "f", "\n", "g"]);
-    let spans: Vec<&str> = words.iter().map(|(_, r)| &text[r.clone()]).collect();
+    let spans: Vec<&str> = words.iter().map(|(_, r, _)| &text[r.clone()]).collect();
     assert_eq!(spans, ["a='x y'", ";", "b\\ c", "\"d\\\"e\\n\"", "&&", "f", "\n", "g"]);
 }
 
@@ -154,6 +154,51 @@ fn a_command_no_parser_reads_is_redacted_word_by_word() {
             );
         }
     }
-    assert_eq!(redact_by_words("(mysqladmin  -h db -pX ping\";"), "(mysqladmin  -h db -p*** ping\";");
-    assert_eq!(redact_by_words("(PGPASSWORD=x pg_isready"), "(PGPASSWORD=*** pg_isready");
+    assert_eq!(redact_text("(mysqladmin  -h db -pX ping\";"), "(mysqladmin  -h db -p*** ping\";");
+    assert_eq!(redact_text("(PGPASSWORD=x pg_isready"), "(PGPASSWORD=*** pg_isready");
+}
+
+/// Break-it pass (s15): the four shapes [`break_it_shapes`] (a script the parser rejects with
+/// `$(`, a backquote or an operator stuck to the secret; an argument with blanks inside; a
+/// positional parameter after `sh -c SCRIPT`; an argument with a leading blank) of every
+/// credential spelling show no secret in any display form, in the notes of scripts not analysed
+/// nor in the dependency found; a positional parameter is shown as `<redacted>`.
+#[test]
+fn the_break_it_shapes_of_every_spelling_show_no_secret() {
+    let secret = "S3cr3tPw9";
+    let mut positional_shown = 0;
+    for script in credential_spellings(secret) {
+        for argv in break_it_shapes(&script, secret) {
+            let mut shown = vec![
+                redact_command(&argv, 64),
+                redact_command(&argv, 400),
+                redact_as_written(&argv),
+                join_redacted(&argv),
+                super::super::opaque_script_summary(&argv).unwrap_or_default(),
+            ];
+            let outcome = analyze(&argv, &ExecEnv::default(), &Options::default());
+            shown.extend(outcome.unresolved.iter().map(|u| redact_text(&u.path)));
+            if let Some(d) = outcome.dependency {
+                shown.extend([d.target, d.command]);
+            }
+            for text in shown {
+                assert!(!text.contains(secret), "{argv:?} shows {text:?}");
+            }
+            positional_shown += usize::from(redact_command(&argv, 400).contains(POSITIONAL_SHOWN));
+        }
+    }
+    assert!(positional_shown > 0);
+    let command = argv(&["sh", "-c", "mysqladmin -h db -p\"$1\" ping", "x", "pw1"]);
+    assert_eq!(redact_as_written(&command), "sh -c 'mysqladmin -h db -p*** ping' <redacted> <redacted>");
+    // A positional parameter's redaction ends with its command; redacting again changes nothing.
+    let text = "sh -c 'redis-cli -a \"$1\"' x pw1; a=$(mysqladmin -pPw2|grep -q alive";
+    let once = redact_text(text);
+    assert_eq!(once, "sh -c 'redis-cli -a ***' <redacted> <redacted>; a=$(mysqladmin -p***|grep -q alive");
+    assert_eq!(redact_text(&once), once);
+    assert_eq!(join_redacted(&argv(&["redis-cli", "-h db -a", "pw1"])), "redis-cli '-h db -a' ***");
+    assert_eq!(redact_text("mysqladmin -h db -pPw2>/dev/null ))"), "mysqladmin -h db -p***>/dev/null ))");
+    // sh splits at blanks only: a no-break space is part of the word (the password's first
+    // character); a word sh did not split is still read at its other white space.
+    assert_eq!(redact_text("mysqladmin -h db -p\u{a0}Pw2 ping"), "mysqladmin -h db -p*** ping");
+    assert_eq!(redact_text("mysql -h db --password\u{a0}Pw2 (("), "mysql -h db '--password\u{a0}***' ((");
 }

@@ -1,0 +1,552 @@
+//! The one redaction entry point for a command shown to a user ([`redact_argv`]): messages,
+//! warnings, audit annotations, notes, `check` and `explain` output and logs show a probe's
+//! command only through it, in the display forms built on it ([`join_redacted`],
+//! [`redact_command`], [`redact_as_written`], [`redact_text`]). A display form only quotes, joins
+//! and cuts what [`redact_argv`] returned; none redacts on its own.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use super::super::context::basename as path_basename;
+use super::{
+    PASSWORD_FLAGS, PasswordFlag, is_plain_name, is_secret_name, redact_auth_lines, redact_bare_userinfo,
+    redact_header, redact_secrets,
+};
+
+/// What a positional parameter of `sh -c SCRIPT NAME ARG...` is shown as: the words after the
+/// script are `$0`, `$1`, ... inside it, where any of them can be a password (`sh -c
+/// 'mysqladmin -p"$1" ping' x PASSWORD`), so none is shown.
+pub(crate) const POSITIONAL_SHOWN: &str = "<redacted>";
+
+/// How deep quoted text inside quoted text is redacted word by word; deeper, a word with blanks
+/// or shell operators is shown as `***` whole.
+const MAX_NESTING: usize = 6;
+
+/// A program's name as redaction matches it: its last path component (`/` or `\`), without a
+/// Windows `.exe` (`C:\tools\curl.exe` is curl).
+fn basename(s: &str) -> &str {
+    let s = bare_word(s);
+    let name = path_basename(s).rsplit('\\').next().unwrap_or(s);
+    match name.len().checked_sub(4) {
+        Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(".exe") => &name[..at],
+        _ => name,
+    }
+}
+
+/// A word without the shell punctuation around it: `(mysqladmin`, `$(redis-cli`, `` `curl ``,
+/// `"mysql`, `ping;`, `-pX)`.
+fn bare_word(w: &str) -> &str {
+    let mut w = w;
+    loop {
+        let before = w.len();
+        w = w.trim_start_matches(['(', '{', '`', '"', '\'', '!', ';', '&', '|']);
+        w = w.strip_prefix("$(").unwrap_or(w);
+        w = w.trim_end_matches([')', '}', '`', '"', '\'', ';', '&', '|']);
+        if w.len() == before {
+            return w;
+        }
+    }
+}
+
+/// A shell operator character: it ends a word wherever it stands, quoted or not, for display
+/// (`-pX|grep`, `db&&-pX`, `a=$(mysqladmin`, `` x=`curl ``).
+fn is_operator(c: char) -> bool {
+    matches!(c, ';' | '&' | '|' | '<' | '>' | '(' | ')' | '`' | '\n')
+}
+
+/// A POSIX shell, whose `-c SCRIPT` is followed by the script's positional parameters.
+fn is_shell(w: &str) -> bool {
+    matches!(basename(w), "sh" | "bash" | "dash" | "ash" | "zsh" | "ksh" | "mksh" | "yash")
+}
+
+/// The programs of a whole command, wherever their names stand (an argument with blanks, a
+/// script, a quoted string): a credential flag is known by the client it belongs to, so that
+/// `["mysqladmin", "-h db -pX ping"]` and `["mysqladmin", " -pX"]` are redacted as `mysqladmin
+/// -h db -pX ping` is.
+struct Programs {
+    /// Commands that write a protocol's lines themselves (`printf 'AUTH pw\r\nPING\r\n' | nc`).
+    speaks_protocol: bool,
+    /// The short password flags of the clients named (`-P` of sqlcmd, `-w` of ldapsearch).
+    password_flags: Vec<&'static PasswordFlag>,
+    curl_like: bool,
+    /// httpie (`http`, `https`) and xh: `-a USER:PASSWORD`.
+    httpie_like: bool,
+}
+
+impl Programs {
+    /// The programs named in `texts`, split at blanks, shell operators and quotes.
+    fn of(texts: &[String]) -> Programs {
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        for t in texts {
+            let atoms =
+                t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
+            names.extend(atoms.map(basename).filter(|a| !a.is_empty() && !a.starts_with('-')));
+        }
+        let named = |list: &[&str]| list.iter().any(|n| names.contains(n));
+        let redis_like = named(&["redis-cli", "valkey-cli", "keydb-cli"]);
+        Programs {
+            speaks_protocol: redis_like
+                || named(&["nc", "ncat", "netcat", "socat", "telnet", "printf", "echo"]),
+            password_flags: PASSWORD_FLAGS.iter().filter(|f| names.iter().any(|n| f.is_client(n))).collect(),
+            curl_like: named(&["curl"]),
+            httpie_like: named(&["http", "https", "xh"]),
+        }
+    }
+}
+
+/// Shell variables whose values are secrets, by name.
+type Vars = BTreeSet<String>;
+
+/// A word to redact: its value, and whether the display lexer read it as a shell operator (a
+/// command's end: `;`, `&&`, `|`, a newline, a parenthesis; never a quoted one).
+struct Word<'a> {
+    value: &'a str,
+    operator: bool,
+}
+
+/// THE entry point: each argument of a command as it may be shown, with its credentials replaced
+/// by `***`, one entry per argument, unquoted, as written otherwise. Redacted: the credential
+/// flags of the clients the command names ([`PASSWORD_FLAGS`]; `--password=X`, `--pass X`),
+/// attached or separate, `-u user:X`, credential headers, URL user info, `password=`-like pairs
+/// in queries, fragments and conninfo strings, Redis `AUTH` lines, `KEY=VALUE` of a secret name,
+/// a shell variable set to what reaches such a place, and every positional parameter after `sh -c
+/// SCRIPT` ([`POSITIONAL_SHOWN`]). An argument with blanks or shell operators in it (a script,
+/// `"-h db -pX ping"`, `" -pX"`, a script the parser rejects: `a=$(mysqladmin -pX ping`,
+/// `-pX|grep`) is split into words at blanks and at `; & | < > ( )` and backquotes, inside its
+/// quotes too, and each word redacted as a command's, in place.
+pub(crate) fn redact_argv(argv: &[String]) -> Vec<String> {
+    let programs = Programs::of(argv);
+    let words: Vec<Word<'_>> = argv.iter().map(|a| Word { value: a, operator: false }).collect();
+    redact_words(&words, &programs, &BTreeSet::new(), 0)
+}
+
+/// A text that holds a command (a note's command line, a script) as it may be shown:
+/// [`redact_argv`] of the text as one argument.
+pub(crate) fn redact_text(text: &str) -> String {
+    redact_argv(&[text.to_string()]).pop().unwrap_or_default()
+}
+
+/// What a command gives `program` (a dependency's host or URL, as found) as it may be shown:
+/// [`redact_argv`] of the two, so that a host taken from an argument with blanks (`["cqlsh",
+/// "-h db -pX ping"]`) is redacted by its client's flags.
+pub(crate) fn redact_operand(program: &str, text: &str) -> String {
+    redact_argv(&[program.to_string(), text.to_string()]).pop().unwrap_or_default()
+}
+
+/// Re-join display words, each redacted ([`redact_argv`]) and quoted where needed
+/// ([`quote_word`]).
+pub(crate) fn join_redacted(words: &[String]) -> String {
+    redact_argv(words).iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// The shell variables a word uses (`$P`, `${P}`, `${P:-x}`), by name.
+pub(super) fn variables_used(w: &str) -> Vec<&str> {
+    w.match_indices('$')
+        .filter_map(|(at, _)| {
+            let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
+            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let name = &rest[..end];
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some(name)
+        })
+        .collect()
+}
+
+/// Each word redacted, unquoted. A shell variable's value is redacted where the script sets it
+/// when the variable reaches a place that is redacted (`P=pw; redis-cli -a $P`: `P=***`),
+/// directly or through other variables (`A=pw; B=$A; redis-cli -a $B`); other variables keep
+/// their values (`h=db; pg_isready -h $h` shows the host the finding is about).
+/// `inherited`: the secret variables of the text around (a word of an argument with blanks
+/// sets a variable another argument gives as a password).
+fn redact_words(words: &[Word<'_>], programs: &Programs, inherited: &Vars, depth: usize) -> Vec<String> {
+    let first = redact_words_with(words, programs, inherited, depth);
+    let mut secret = inherited.clone();
+    for (w, shown) in words.iter().zip(&first) {
+        if shown != w.value {
+            secret.extend(variables_used(w.value).into_iter().map(str::to_string));
+        }
+    }
+    loop {
+        let before = secret.len();
+        for w in words {
+            if let Some((n, v)) = w.value.trim_start().split_once('=')
+                && secret.contains(n)
+            {
+                secret.extend(variables_used(v).into_iter().map(str::to_string));
+            }
+        }
+        if secret.len() == before {
+            break;
+        }
+    }
+    if secret.len() == inherited.len() { first } else { redact_words_with(words, programs, &secret, depth) }
+}
+
+/// [`redact_words`] with `secret_vars` the variables whose assignments are redacted.
+fn redact_words_with(
+    words: &[Word<'_>],
+    programs: &Programs,
+    secret_vars: &Vars,
+    depth: usize,
+) -> Vec<String> {
+    let Programs { speaks_protocol, ref password_flags, curl_like, httpie_like } = *programs;
+    // Arguments of a format that writes an AUTH line (`printf 'AUTH %s\r\n' PASSWORD`), up to
+    // the end of that command.
+    let mut format_secrets = false;
+    // A shell named in this command; its `-c` script seen; the words after it (the script's
+    // positional parameters), up to the command's end.
+    let (mut shell, mut positional) = (false, false);
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    // The last blank-separated piece of the word before (`-a` of `"-h db -a"`).
+    let mut prev: &str = "";
+    for word in words {
+        let w = word.value;
+        if word.operator && w.contains(['<', '>']) && !w.contains([';', '|', '(', ')', '`', '\n']) {
+            // A redirection (`>`, `>&`, `<<<`): the command goes on past it.
+            out.push(w.to_string());
+            prev = w;
+            continue;
+        }
+        if word.operator {
+            (shell, positional, format_secrets) = (false, false, false);
+            out.push(w.to_string());
+            prev = w;
+            continue;
+        }
+        if positional {
+            out.push(POSITIONAL_SHOWN.to_string());
+            prev = w;
+            continue;
+        }
+        let script_flag = shell
+            && prev.len() > 1
+            && prev.starts_with('-')
+            && !prev.starts_with("--")
+            && prev[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && prev.contains('c');
+        if script_flag && !w.starts_with('-') {
+            positional = true;
+        }
+        shell |= is_shell(w);
+        if is_script_flag(prev) && w.contains(char::is_whitespace) {
+            // A script (`sh -c`, cmd's `/c`, PowerShell's `-Command`): a command line of its own,
+            // its words redacted as a command's, not as one word.
+            out.push(redact_nested(w, programs, secret_vars, depth));
+            prev = w;
+            continue;
+        }
+        let mut r = redact_secrets(w);
+        // A whole word `--password=x` or `PGPASSWORD=x` (a script's text is left to the
+        // pair-by-pair redaction above).
+        let pair =
+            w.split_once('=').filter(|(n, _)| !w.contains(char::is_whitespace) || n.ends_with("header"));
+        if let Some((n, v)) = pair
+            && is_plain_name(n)
+        {
+            if is_secret_name(n) {
+                r = format!("{n}=***");
+            } else if matches!(n, "--user" | "--proxy-user" | "-u") && v.contains(':') {
+                r = format!("{n}={}:***", v.split(':').next().unwrap_or(""));
+            } else if let Some(h) = redact_header(v).filter(|_| n.ends_with("header")) {
+                r = format!("{n}={h}");
+            } else if let Some((hn, _)) =
+                v.split_once(':').filter(|(hn, _)| hn.eq_ignore_ascii_case("authorization"))
+            {
+                r = format!("{n}={hn}:***");
+            } else if !w.contains(char::is_whitespace) && secret_vars.contains(n) {
+                // A shell variable set to a value and later given where a secret goes (`P=pw;
+                // redis-cli -a $P`): whatever its name, its value is the secret (break-it pass).
+                // A `;` the word ends with is the script's, kept.
+                let end = if v.ends_with(';') { ";" } else { "" };
+                r = format!("{n}=***{end}");
+            }
+        }
+        if speaks_protocol {
+            r = redact_auth_lines(&r);
+        }
+        // The end of a command (the script's words are split but not parsed here).
+        let separator = matches!(w, "|" | "||" | "&&" | ";" | "&");
+        if separator {
+            format_secrets = false;
+        }
+        // A word redacted already (an AUTH line's value, cut at the line's end, in a quoted
+        // string; a note's text redacted again) keeps what follows it.
+        let prev_secret = !w.starts_with('-')
+            && !w.starts_with("***")
+            && ((prev.starts_with('-') && !prev.contains('=') && is_secret_name(prev))
+                || prev == "-pw"
+                || prev == "<<<"
+                || (speaks_protocol && prev.eq_ignore_ascii_case("auth"))
+                || password_flags.iter().any(|f| f.separate && prev == f.flag)
+                || (curl_like && matches!(prev, "-b" | "--cookie"))
+                || (format_secrets && !separator));
+        if speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
+            format_secrets = true;
+        }
+        let attached = password_flags
+            .iter()
+            .find(|f| f.attached && w.len() > f.flag.len() && w.starts_with(f.flag) && !w.starts_with("--"));
+        if prev_secret {
+            r = "***".to_string();
+        } else if let Some(f) = attached {
+            r = format!("{}***", f.flag);
+        } else if w.starts_with("<<<") && w.len() > 3 {
+            // A here-string glued to its operator: the client's stdin (`--askpass <<<PASSWORD`).
+            r = "<<<***".to_string();
+        } else if curl_like && matches!(prev, "-E" | "--cert") && w.contains(':') {
+            // `--cert FILE:PASSPHRASE`.
+            r = format!("{}:***", w.split(':').next().unwrap_or(""));
+        } else if curl_like
+            && let Some(flags) = w.strip_prefix('-').filter(|f| !f.starts_with('-'))
+            && let Some(at) =
+                flags.find('u').filter(|&at| at > 0 && flags[..at].chars().all(|c| c.is_ascii_alphabetic()))
+            && flags[at + 1..].contains(':')
+        {
+            // Short flags run together, the last taking the credentials: `-sfuadmin:PASSWORD`.
+            let cred = &flags[at + 1..];
+            r = format!("-{}u{}:***", &flags[..at], cred.split(':').next().unwrap_or(""));
+        } else if (matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
+            || (httpie_like && matches!(prev, "-a" | "--auth"))
+            // Short flags run together, the last taking the credentials as the next word: `-fsu
+            // admin:PASSWORD`.
+            || (curl_like
+                && prev.len() > 2
+                && prev.ends_with('u')
+                && prev.strip_prefix('-').is_some_and(|f| f.chars().all(|c| c.is_ascii_alphabetic())))
+            || prev == "digest")
+            && w.contains(':')
+            && !w.contains("://")
+        {
+            let user = w.split(':').next().unwrap_or("");
+            r = format!("{user}:***");
+        } else if matches!(prev, "-H" | "--header") {
+            if let Some(h) = redact_header(w) {
+                r = h;
+            }
+        } else if let Some(h) = w.strip_prefix("-H").filter(|h| !h.is_empty()).and_then(redact_header) {
+            r = format!("-H{h}");
+        } else if let Some(cred) = w.strip_prefix("-u").filter(|c| c.contains(':')) {
+            r = format!("-u{}:***", cred.split(':').next().unwrap_or(""));
+        } else if httpie_like && !w.contains("://") && !w.starts_with('-') && w.contains(':') {
+            // httpie request items: `Authorization:Bearer X` is a header.
+            if let Some(h) = redact_header(w) {
+                r = h;
+            }
+        }
+        if w.contains(|c: char| c.is_whitespace() || is_operator(c)) {
+            // Text no parser split (`["mysqladmin -h db -pX ping"]`, `" -pX"`, a quoted string,
+            // an unclosed quote, `-pX|grep`): its words redacted in place.
+            r = redact_nested(&r, programs, secret_vars, depth);
+        }
+        r = redact_bare_userinfo(&r);
+        out.push(r);
+        prev = w.rsplit(char::is_whitespace).find(|p| !p.is_empty()).unwrap_or(w);
+    }
+    out
+}
+
+/// [`redact_in_place`] one level deeper, or `***` past [`MAX_NESTING`].
+fn redact_nested(text: &str, programs: &Programs, secret_vars: &BTreeSet<String>, depth: usize) -> String {
+    if depth < MAX_NESTING {
+        redact_in_place(text, programs, secret_vars, depth + 1)
+    } else {
+        "***".to_string()
+    }
+}
+
+/// `text` with `password=`-like pairs and URL user info redacted first ([`redact_secrets`], on
+/// the whole text: a quoted value may hold blanks), then each of its words ([`display_words`])
+/// redacted as a command's word ([`redact_words`]) and, where that changed it, replaced in place
+/// (quoted anew); blanks, quoting and operators are kept as written.
+fn redact_in_place(text: &str, programs: &Programs, secret_vars: &BTreeSet<String>, depth: usize) -> String {
+    let text = redact_secrets(text);
+    let spans = display_words(&text);
+    let words: Vec<Word<'_>> = spans.iter().map(|(v, _, op)| Word { value: v, operator: *op }).collect();
+    let shown = redact_words(&words, programs, secret_vars, depth);
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for ((value, range, _), shown) in spans.iter().zip(&shown) {
+        if shown != value {
+            out.push_str(&text[done..range.start]);
+            out.push_str(&quote_word(shown));
+            done = range.end;
+        }
+    }
+    out.push_str(&text[done..]);
+    out
+}
+
+/// Quote a word for display when it contains whitespace or quotes (or is empty).
+pub(super) fn quote_word(w: &str) -> String {
+    let substitution =
+        (w.starts_with("$(") && w.ends_with(')')) || (w.len() > 1 && w.starts_with('`') && w.ends_with('`'));
+    if w.is_empty() {
+        "''".to_string()
+    } else if !substitution && w.chars().any(|c| c.is_whitespace() || c == '\'' || c == '"') {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    } else {
+        w.to_string()
+    }
+}
+
+/// The words of a text as the display reads them, each with its byte range in `text` and
+/// whether it is an operator: blanks separate words; a run of operator characters
+/// ([`is_operator`]) outside quotes is a word of its own; single quotes, double quotes (`\`
+/// escaping inside) and a backslash outside quotes quote as in sh and are not part of the word's
+/// value; an unclosed quote runs to the end; [`POSITIONAL_SHOWN`] is one word. Not a shell
+/// parser: only for showing a text with its secrets replaced in place.
+pub(super) fn display_words(text: &str) -> Vec<(String, Range<usize>, bool)> {
+    // Blanks as sh reads them (`-p\u{a0}X` is one word, the password `\u{a0}X`); a text with none
+    // and no operator, but other white space (a word sh did not split), at any white space.
+    let shell_split = text.contains([' ', '\t']) || text.contains(is_operator);
+    let is_blank = |c: char| if shell_split { matches!(c, ' ' | '\t') } else { c.is_whitespace() };
+    let mut words = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
+        if is_blank(c) && c != '\n' {
+            chars.next();
+            continue;
+        }
+        let mut value = String::new();
+        let mut end = start;
+        if text[start..].starts_with(POSITIONAL_SHOWN) {
+            // Shown already (a note's command line redacted again).
+            for _ in 0..POSITIONAL_SHOWN.len() {
+                chars.next();
+            }
+            words.push((POSITIONAL_SHOWN.to_string(), start..start + POSITIONAL_SHOWN.len(), false));
+            continue;
+        }
+        if is_operator(c) {
+            while let Some(&(at, c)) = chars.peek().filter(|(_, c)| is_operator(*c)) {
+                value.push(c);
+                end = at + c.len_utf8();
+                chars.next();
+            }
+            words.push((value, start..end, true));
+            continue;
+        }
+        let mut quote: Option<char> = None;
+        while let Some(&(at, c)) = chars.peek() {
+            match quote {
+                None if is_blank(c) || is_operator(c) => break,
+                None if c == '\'' || c == '"' => quote = Some(c),
+                None if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                Some(q) if c == q => quote = None,
+                Some('"') if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        if !matches!(c, '"' | '\\' | '$' | '`') {
+                            value.push('\\');
+                        }
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                _ => value.push(c),
+            }
+            end = at + c.len_utf8();
+            chars.next();
+        }
+        words.push((value, start..end, false));
+    }
+    words
+}
+
+/// Does `prev` (the argument before `k`) hand a script to a shell, cmd or PowerShell (`-c`,
+/// `-ec`, `/c`, `/k`, `-Command`)?
+fn is_script_flag(prev: &str) -> bool {
+    (prev.starts_with('-') && !prev.starts_with("--") && prev.ends_with('c'))
+        || ["/c", "/k", "-command"].iter().any(|f| prev.eq_ignore_ascii_case(f))
+}
+
+/// The start of `text` when it is longer than `chars` characters: its first `chars`, cut at
+/// the last white space (the word cut dropped, so that no part of a secret is left to show and
+/// redact); `None` for a shorter text.
+pub(crate) fn head_at_blank(text: &str, chars: usize) -> Option<&str> {
+    let (at, _) = text.char_indices().nth(chars)?;
+    Some(text[..at].rsplit_once(char::is_whitespace).map_or("", |(head, _)| head))
+}
+
+/// An exec command for messages, redacted ([`redact_argv`]): a `sh -c` script shown as its
+/// words re-joined (`sh -c 'redis-cli -a *** ping'`), about `max_chars` of it; other arguments
+/// quoted where needed. A script longer than `2 * max_chars` characters is cut at a blank before
+/// it is redacted (the whole text of a long script costs more to split than the rest of the
+/// evaluation), the cut word dropped, so that no part of a secret is left to show.
+pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
+    let after_c = |k: usize| k > 0 && is_script_flag(&argv[k - 1]) && !argv[k - 1].starts_with('/');
+    let mut cut = vec![false; argv.len()];
+    let heads: Vec<String> = argv
+        .iter()
+        .enumerate()
+        .map(|(k, a)| match head_at_blank(a, 2 * max_chars) {
+            Some(head) if after_c(k) => {
+                cut[k] = true;
+                head.to_string()
+            }
+            _ => a.clone(),
+        })
+        .collect();
+    let shown = redact_argv(&heads);
+    let mut out = Vec::with_capacity(argv.len());
+    for (k, s) in shown.iter().enumerate() {
+        if !after_c(k) {
+            out.push(quote_word(s));
+            continue;
+        }
+        // A cut inside quotes is closed with the quote it needs; a script that cannot be split
+        // at all is shown as written.
+        let words = shell_words::split(s)
+            .or_else(|_| shell_words::split(&format!("{s}\"")))
+            .or_else(|_| shell_words::split(&format!("{s}'")));
+        out.push(match words {
+            Ok(words) => {
+                // Only as many words as can be shown.
+                let mut length = 0;
+                let shown: Vec<String> = words
+                    .iter()
+                    .take_while(|w| {
+                        let keep = length <= max_chars;
+                        length += w.len() + 1;
+                        keep
+                    })
+                    .map(|w| quote_word(w))
+                    .collect();
+                format!("'{}'", shown.join(" "))
+            }
+            Err(_) => format!("'{s}{}'", if cut[k] { " …" } else { "" }),
+        });
+    }
+    out.join(" ")
+}
+
+/// An exec command for `explain`: as written (its arguments joined with shell quoting, a script
+/// given to `-c`, cmd's `/c`/`/k` or PowerShell's `-Command` as typed, its `;`, quoting and
+/// variables kept), with only the secrets [`redact_argv`] finds replaced (`sh -c 'h=db;
+/// pg_isready -h $h'` stays as it is; `sh -c 'P=***; redis-cli -a $P ping'`).
+pub(crate) fn redact_as_written(argv: &[String]) -> String {
+    let shown = redact_argv(argv);
+    let mut out = Vec::with_capacity(argv.len());
+    for (k, (a, s)) in argv.iter().zip(&shown).enumerate() {
+        let script = k > 0 && is_script_flag(&argv[k - 1]) && a.contains(char::is_whitespace);
+        if script {
+            out.push(shell_words::quote(s).into_owned());
+        } else if s == a {
+            out.push(shell_words::quote(a).into_owned());
+        } else {
+            out.push(quote_word(s));
+        }
+    }
+    out.join(" ")
+}
