@@ -337,3 +337,32 @@ fn a_loop_trying_each_positional_host_is_a_fallback() {
         }
     }
 }
+
+/// Clients whose outage statuses their docs give (the rows' `outage_status`): `nc`/`ncat`/`telnet`/
+/// `socat` 1, `mysqladmin` and the MySQL clients 1, `grpc_health_probe` 2 (connection failure),
+/// `curl` 6 or 7 (no such host, connection refused). A `$?` test that sets the outage's status
+/// apart from 0 keeps the check's status: with stubs exiting those statuses, bash 5.2 and dash
+/// 0.5.12 exit 1 with the server down, 0 up (the verdict pass on s15 found these warned when no
+/// statuses were known). A test no outage status passes differently from 0 is a warning (0 / 0).
+#[test]
+fn a_status_test_that_sets_a_known_outage_status_apart_is_a_denial() {
+    expect_actions(
+        &[
+            "nc -z orders-db 5432; [ $? -ne 3 ]",
+            "mysqladmin -h orders-db ping; [ $? -ne 2 ]",
+            "grpc_health_probe -addr=orders-db:50051; [ $? -ne 4 ]",
+            "curl -s http://orders-db/health; [ $? -ne 22 ]",
+            "nc -z orders-db 5432; case $? in 2) exit 1;; esac",
+        ],
+        &[
+            "nc -z orders-db 9092; [ $? -ne 1 ]",
+            "ncat -z orders-db 9092; [ $? -ne 1 ]",
+            "mysqladmin -h orders-db ping; [ $? -ne 1 ]",
+            "grpc_health_probe -addr=orders-db:50051; [ $? -ne 2 ]",
+            "grpc_health_probe -addr=orders-db:50051; [ $? -lt 2 ]",
+            "curl -s http://orders-db/health; [ $? -ne 7 ]",
+            "curl -s http://orders-db/health; [ $? -ne 6 ]",
+            "nc -z orders-db 5432; case $? in 1) exit 1;; esac",
+        ],
+    );
+}

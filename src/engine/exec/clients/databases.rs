@@ -55,6 +55,7 @@ const fn mysql(
         outage: "mysqladmin: \"The return status from mysqladmin is 0 if the server is running, 1 if it \
                  is not\" (0 also on Access denied: the server answered; docs, mysqladmin); the other \
                  clients exit 1 on ERROR 2002/2003 (cannot connect)",
+        outage_status: &[1],
         source,
         ..BASE
     }

@@ -23,6 +23,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         shape: Shape::Curl,
         source: "https://curl.se/docs/manpage.html",
         outage: "exit 7 (failed to connect), 6 (could not resolve host) or 28 (timeout) (curl(1), EXIT CODES); an HTTP error status fails it only with -f",
+        outage_status: &[6, 7],
         ..BASE
     },
     // GNU Wget: URLs, proxies from `-e http_proxy=...`.
@@ -57,6 +58,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: the destination is required",
         source: "https://man.openbsd.org/nc.1",
         outage: "-z: exit 1 when the connection is refused or times out (nc(1))",
+        outage_status: &[1],
         ..BASE
     },
     // Nmap's ncat: `ncat [options] host [port]`, `--proxy`, `-l`, `-U` (its `-x` is a hex dump).
@@ -69,6 +71,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: the host is required",
         source: "https://nmap.org/ncat/guide/ncat-usage.html",
         outage: "exit 1 when the connection fails",
+        outage_status: &[1],
         ..BASE
     },
     // telnet(1): `telnet [options] [host [port]]`.
@@ -79,6 +82,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: without a host it starts in command mode",
         source: "https://manpages.debian.org/bookworm/inetutils-telnet/telnet.1.en.html",
         outage: "\"Unable to connect to remote host\" and exit 1",
+        outage_status: &[1],
         ..BASE
     },
     // socat: two addresses; `TCP:host:port`, `OPENSSL:host:port`, `UDP:...`, `SOCKS4:...`.
@@ -88,6 +92,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         shape: Shape::Socat,
         source: "http://www.dest-unreach.org/socat/doc/socat.html",
         outage: "exit 1 when an address cannot be opened (socat(1), DIAGNOSTICS)",
+        outage_status: &[1],
         ..BASE
     },
     // openssl s_client: `-connect host:port` (default localhost:4433), `-host`, `-proxy`, `-unix`.
@@ -113,6 +118,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: -addr is required",
         source: "https://github.com/grpc-ecosystem/grpc-health-probe#readme",
         outage: "\"failed to connect service ...\", exit status 2 (README, exit codes: 2 connection failure, 3 RPC failure, 4 not SERVING)",
+        outage_status: &[2],
         ..BASE
     },
     // grpcurl: `grpcurl [flags] [address] [list|describe|method]`; `-unix`.

@@ -29,9 +29,9 @@ pub(super) const PROCSUB: &str = "its status is lost in a process substitution (
 pub(super) const RETRIES: &str = "its failure only makes its `until` loop retry until a counter's test ends it (`[ $n -ge 3 ] && break`), with status 0";
 /// A reason the walk gives (`discarded`).
 pub(super) const STATUS_DOUBT: &str =
-    "its status is only tested for one value (`[ $? -ne 3 ]`), which its outage may not give";
+    "its status (`$?`) is only tested for one value, which its outage may not give";
 /// A reason the walk gives (`discarded`).
-pub(super) const STATUS_TEST: &str = "its status is only tested for a value its outage does not give (`[ $? -ne 3 ]`), which tests as with the server up";
+pub(super) const STATUS_TEST: &str = "its status (`$?`) is only tested for a value its outage does not give, which tests as with the server up";
 
 /// What reads the output of the process substitution `sub` (`<(...)`), whose parent is `parent`
 /// (the `<` redirection of a statement, or a command naming it as a file): `Ok(node)` when the
