@@ -1221,6 +1221,20 @@ fn recording_listener() -> (SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<Vec<
     (addr, seen)
 }
 
+/// Writes a kubeconfig for a token user of the API server at `https://127.0.0.1:PORT` (TLS not
+/// verified) into `dir`, and returns its path.
+fn kubeconfig_for(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
+        ),
+    )
+    .unwrap();
+    kubeconfig
+}
+
 /// Break-it pass (s14): behind a proxy, `HTTPS_PROXY=http://u:PW@proxy:3128` was logged whole
 /// (twice at start, and on stderr by `--self-managed-tls`), and the Kubernetes client failed to
 /// build ("requires the disabled feature kube/http-proxy") even with `NO_PROXY` covering the API
@@ -1234,15 +1248,7 @@ fn behind_a_proxy_the_client_connects_and_the_proxy_password_is_never_shown() {
     let (api, api_seen) = recording_listener();
     let (proxy, proxy_seen) = recording_listener();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
-            api.port()
-        ),
-    )
-    .unwrap();
+    let kubeconfig = kubeconfig_for(dir.path(), api.port());
     // The proxy by name, the API server by address: kube 5.0.0 matches NO_PROXY against the
     // proxy's host, so `NO_PROXY=127.0.0.1` must be matched against the API server's here.
     let proxy_url = format!("http://u:{secret}@localhost:{}", proxy.port());
@@ -1317,15 +1323,7 @@ fn no_proxy_entries_curl_skips_are_skipped_with_a_warning_and_a_broken_kubeconfi
     let (api, api_seen) = recording_listener();
     let (proxy, proxy_seen) = recording_listener();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
-            api.port()
-        ),
-    )
-    .unwrap();
+    let kubeconfig = kubeconfig_for(dir.path(), api.port());
     let proxy_url = format!("http://u:S3cr3t@localhost:{}", proxy.port());
     let kubeconfig = kubeconfig.display().to_string();
     let args: Vec<String> =
