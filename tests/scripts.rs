@@ -1237,6 +1237,18 @@ spec:
     for part in ["redis-cli -h  -p 6379 ping", "`-p` is taken as the host", "always fails", "$POD_IP"] {
         assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
     }
+    // The word after the reference taken as the host (fresh-user pass on s15: "reaches ping").
+    let text = pod("redis-cli -h $(POD_IP) ping | grep PONG");
+    let docs = probegate::manifest::parse_documents(&text).unwrap();
+    let e = eval_in(&Policy::default(), named(&docs, "p"), &NoConfigMaps);
+    allowed(&e);
+    let f: Vec<&Finding> =
+        e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).collect();
+    assert_eq!(f.len(), 1, "{:?}", e.evaluation.findings);
+    assert_eq!(f[0].action, Action::Warn);
+    for part in ["redis-cli -h  ping", "`ping` is taken as the host", "always fails"] {
+        assert!(f[0].message.contains(part), "{part}: {}", f[0].message);
+    }
     // A remote host after the emptied reference is still reached: denied.
     let text = pod("redis-cli -h cache -a $(POD_IP) ping | grep PONG");
     let docs = probegate::manifest::parse_documents(&text).unwrap();

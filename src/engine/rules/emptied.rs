@@ -55,8 +55,9 @@ fn why_empty(env: &exec::ExecEnv, name: &str) -> (&'static str, String) {
 
 /// A liveness command whose `$(NAME)` of a `valueFrom` variable the kubelet emptied, so that the
 /// next word took its place: `redis-cli -h $(POD_IP) -p 6379 ping` in `sh -c` runs
-/// `redis-cli -h -p 6379 ping`, whose host is `-p` (`dependency` is what the analysis found on
-/// the expanded command, its target a flag). No dependency is reached: the probe always fails
+/// `redis-cli -h -p 6379 ping`, whose host is `-p`, and `redis-cli -h $(DB_HOST) ping` runs
+/// `redis-cli -h ping` (`dependency` is what the analysis found on the expanded command, its
+/// target a flag or the word after the reference). No dependency is reached: the probe always fails
 /// (no host is named `-p`). A warning saying what runs and what to write (the shell's `$NAME`),
 /// never a denial as a dependency (verdict break-it pass on a00d258: "reaches -p (cache)").
 pub(super) fn shifted_by_emptied(
@@ -65,10 +66,9 @@ pub(super) fn shifted_by_emptied(
     emptied: &[String],
     dependency: &exec::Dependency,
 ) -> Option<(String, Coupling)> {
-    if emptied.is_empty() || !dependency.target.starts_with('-') {
-        return None;
-    }
-    let name = emptied.first()?;
+    let shifted =
+        |name: &String| dependency.target.starts_with('-') || follows(command, name, &dependency.target);
+    let name = emptied.iter().find(|n| shifted(n))?;
     let env = exec_env(t.container);
     let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
     let runs = super::super::cut_between_words(&runs, 48);
@@ -81,6 +81,22 @@ pub(super) fn shifted_by_emptied(
         ),
         Coupling::Uncertain,
     ))
+}
+
+/// Whether the word right after the kubelet reference `$(NAME)` in `command` (its words split at
+/// blanks, quotes dropped) is `target` or its host (`ping` of `redis-cli -h $(DB_HOST) ping`,
+/// which `sh -c` runs as `redis-cli -h ping`: `ping` is taken as the host).
+fn follows(command: &[String], name: &str, target: &str) -> bool {
+    let reference = format!("$({name})");
+    let joined = command.join(" ");
+    let words: Vec<&str> = joined.split_whitespace().collect();
+    let host = target.rsplit_once(':').map_or(target, |(h, _)| h);
+    words.windows(2).any(|w| {
+        w[0] == reference && {
+            let next = w[1].trim_matches(['"', '\'']);
+            !next.is_empty() && (next == target || next == host)
+        }
+    })
 }
 
 /// The server names of the images that serve what `program` checks when given no host (its local
