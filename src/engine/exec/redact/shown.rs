@@ -56,7 +56,9 @@ fn is_operator(c: char) -> bool {
 
 /// A POSIX shell, whose `-c SCRIPT` is followed by the script's positional parameters.
 fn is_shell(w: &str) -> bool {
-    matches!(basename(w), "sh" | "bash" | "dash" | "ash" | "zsh" | "ksh" | "mksh" | "yash")
+    // (Each of these names holds `sh`: a word without it names none of them.)
+    w.contains("sh")
+        && matches!(basename(w), "sh" | "bash" | "dash" | "ash" | "zsh" | "ksh" | "mksh" | "yash")
 }
 
 /// The programs of a whole command, wherever their names stand (an argument with blanks, a
@@ -71,7 +73,17 @@ struct Programs {
     curl_like: bool,
     /// httpie (`http`, `https`) and xh: `-a USER:PASSWORD`.
     httpie_like: bool,
+    /// [`redact_in_place`]'s first steps on each text it was given ([`Prepared`]): a script is
+    /// redacted again once its words named more secret variables, from the same text.
+    prepared: std::cell::RefCell<std::collections::HashMap<String, std::rc::Rc<Prepared>>>,
+    /// [`redact_secrets`] of each word [`redact_words_with`] was given: a text's words are
+    /// redacted again once they named more secret variables.
+    secrets_out: std::cell::RefCell<std::collections::HashMap<String, String>>,
 }
+
+/// A text with [`redact_secrets`] applied, and its [`display_words`]: neither depends on the
+/// secret variables, so a text redacted twice in one [`redact_argv`] call is read once.
+type Prepared = (String, Vec<(String, Range<usize>, bool)>);
 
 impl Programs {
     /// The programs named in `texts`, split at blanks, shell operators and quotes.
@@ -80,7 +92,13 @@ impl Programs {
         for t in texts {
             let atoms =
                 t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
-            names.extend(atoms.map(basename).filter(|a| !a.is_empty() && !a.starts_with('-')));
+            // (An empty atom's basename is empty: not looked at.)
+            names.extend(
+                atoms
+                    .filter(|a| !a.is_empty())
+                    .map(basename)
+                    .filter(|a| !a.is_empty() && !a.starts_with('-')),
+            );
         }
         let named = |list: &[&str]| list.iter().any(|n| names.contains(n));
         let redis_like = named(&["redis-cli", "valkey-cli", "keydb-cli"]);
@@ -90,6 +108,8 @@ impl Programs {
             password_flags: PASSWORD_FLAGS.iter().filter(|f| names.iter().any(|n| f.is_client(n))).collect(),
             curl_like: named(&["curl"]),
             httpie_like: named(&["http", "https", "xh"]),
+            prepared: Default::default(),
+            secrets_out: Default::default(),
         }
     }
 }
@@ -188,7 +208,7 @@ fn redact_words_with(
     secret_vars: &Vars,
     depth: usize,
 ) -> Vec<String> {
-    let Programs { speaks_protocol, ref password_flags, curl_like, httpie_like } = *programs;
+    let Programs { speaks_protocol, ref password_flags, curl_like, httpie_like, .. } = *programs;
     // Arguments of a format that writes an AUTH line (`printf 'AUTH %s\r\n' PASSWORD`), up to
     // the end of that command.
     let mut format_secrets = false;
@@ -234,7 +254,16 @@ fn redact_words_with(
             prev = w;
             continue;
         }
-        let mut r = redact_secrets(w);
+        // (Kept only for a word `redact_secrets` reads past its first look.)
+        let worth_keeping = w.contains('=') || w.contains("://") || w.contains("\":");
+        let kept = worth_keeping.then(|| programs.secrets_out.borrow().get(w).cloned()).flatten();
+        let mut r = kept.unwrap_or_else(|| {
+            let r = redact_secrets(w);
+            if worth_keeping {
+                programs.secrets_out.borrow_mut().insert(w.to_string(), r.clone());
+            }
+            r
+        });
         // A whole word `--password=x` or `PGPASSWORD=x` (a script's text is left to the
         // pair-by-pair redaction above).
         let pair =
@@ -358,8 +387,15 @@ fn redact_nested(text: &str, programs: &Programs, secret_vars: &BTreeSet<String>
 /// redacted as a command's word ([`redact_words`]) and, where that changed it, replaced in place
 /// (quoted anew); blanks, quoting and operators are kept as written.
 fn redact_in_place(text: &str, programs: &Programs, secret_vars: &BTreeSet<String>, depth: usize) -> String {
-    let text = redact_secrets(text);
-    let spans = display_words(&text);
+    let kept = programs.prepared.borrow().get(text).cloned();
+    let prepared = kept.unwrap_or_else(|| {
+        let secrets_out = redact_secrets(text);
+        let spans = display_words(&secrets_out);
+        let p = std::rc::Rc::new((secrets_out, spans));
+        programs.prepared.borrow_mut().insert(text.to_string(), p.clone());
+        p
+    });
+    let (text, spans) = (&prepared.0, &prepared.1);
     let words: Vec<Word<'_>> = spans.iter().map(|(v, _, op)| Word { value: v, operator: *op }).collect();
     let shown = redact_words(&words, programs, secret_vars, depth);
     let mut out = String::with_capacity(text.len());
