@@ -178,3 +178,14 @@ fn a_long_warning_is_cut_at_a_blank_and_keeps_its_rule_id() {
     }
     assert!(cut > 100, "only {cut} warnings were cut");
 }
+
+/// `cut_at_blank` keeps as much as fits: a blank at the last place a cut can be (`max - 1`
+/// characters kept, then `…`) is taken, one further is not (CI's mutation sample on s15 made the
+/// scan stop two characters short, and the warning lost its last word).
+#[test]
+fn a_warning_is_cut_at_the_last_blank_that_fits() {
+    use probegate::engine::cut_at_blank;
+    assert_eq!(cut_at_blank("aaaaa bbb cccc", 10), "aaaaa bbb…");
+    assert_eq!(cut_at_blank("aaaaa bbbb ccc", 10), "aaaaa…");
+    assert_eq!(cut_at_blank("aaaaa bbb", 10), "aaaaa bbb");
+}
