@@ -271,6 +271,8 @@ fn a_counted_retry_loop_ends_with_status_0() {
             "i=0; until pg_isready -h orders-db; do i=$((i+1)); if [ \"$i\" -ge 3 ]; then echo giving up; break; fi; sleep 1; done",
             "n=0; while ! pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 1; done",
             "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && { echo down >&2; break; }; sleep 1; done; echo ok",
+            // (A fractional literal sleep is a quiet step too: CI's mutation sample on s15.)
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && break; sleep 0.5; done",
         ],
         &[
             "n=0; until pg_isready -h orders-db; do n=$((n+1)); [ $n -ge 3 ] && exit 1; sleep 1; done",
