@@ -847,7 +847,37 @@ pub fn log_safe(s: &str) -> std::borrow::Cow<'_, str> {
 pub fn kube_error_text(e: &dyn std::fmt::Display) -> String {
     // A URL's user info is redacted: kube's errors name the proxy (`configured proxy
     // http://u:PW@proxy:3128/ ...`) and the API server as configured (s14 break-it pass).
-    crate::engine::exec::redact_secrets(&e.to_string().replace("'\"", "'").replace("\"'", "'"))
+    let text = crate::engine::exec::redact_secrets(&e.to_string().replace("'\"", "'").replace("\"'", "'"));
+    redact_schemeless_userinfo(&text)
+}
+
+/// `text` with the user info of each word written without a scheme (`u:PW@proxy:3128`, which
+/// curl and Go take as an `http://` proxy and kube refuses as "an unsupported protocol") replaced
+/// by `***`: everything before the word's last `@`, after any quote or `(` it starts with.
+/// Words with `://` are left to [`crate::engine::exec::redact_secrets`] (s16 break-it pass: the
+/// password of `HTTPS_PROXY=u:PW@host:3128` was logged).
+fn redact_schemeless_userinfo(text: &str) -> String {
+    if !text.contains('@') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let lead = word.len() - word.trim_start_matches(['\'', '"', '(', '`', '<']).len();
+        match word[lead..].rsplit_once('@') {
+            Some((userinfo, host))
+                if !userinfo.is_empty() && !userinfo.contains("://") && userinfo != "***" =>
+            {
+                out.push_str(&word[..lead]);
+                out.push_str("***@");
+                out.push_str(host);
+            }
+            _ => out.push_str(word),
+        }
+    }
+    out
 }
 
 /// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
@@ -1146,5 +1176,23 @@ mod kube_error_text_tests {
             "kubeconfig: (failed to read kubeconfig from '/root/.kube/config': No such file or directory)"
         );
         assert_eq!(super::kube_error_text(&"connection refused"), "connection refused");
+    }
+
+    /// s16 break-it pass: `HTTPS_PROXY=u:PW@host:3128` (no scheme) is refused by kube as "an
+    /// unsupported protocol", and the error named it with its password.
+    #[test]
+    fn a_proxy_without_a_scheme_is_shown_without_its_user_info() {
+        for (error, shown) in [
+            (
+                "configured proxy u:Pr0xyE@127.0.0.1:1 uses an unsupported protocol",
+                "configured proxy ***@127.0.0.1:1 uses an unsupported protocol",
+            ),
+            ("proxy 'TOKEN@proxy:3128': refused", "proxy '***@proxy:3128': refused"),
+            ("proxy (a@b:c@proxy) refused", "proxy (***@proxy) refused"),
+            ("proxy http://u:pw@proxy:3128/ refused", "proxy http://u:***@proxy:3128/ refused"),
+            ("no user info @ all", "no user info @ all"),
+        ] {
+            assert_eq!(super::kube_error_text(&error), shown);
+        }
     }
 }

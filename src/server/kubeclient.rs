@@ -123,7 +123,15 @@ fn kube_reads(entry: &str) -> bool {
     !entry.is_empty()
         && (ipnet::IpNet::from_str(entry).is_ok()
             || IpAddr::from_str(entry).is_ok()
-            || http::Uri::from_str(entry).is_ok_and(|u| u.host().is_some()))
+            || (!entry.contains('@')
+                && http::Uri::from_str(entry).is_ok_and(|u| {
+                    // Not a host name: user info (`u:pw@host`, which Go compares as written and
+                    // never matches) or a port that is not a number (`.example.com:abc`, which
+                    // `Uri` reads as having no port).
+                    let authority = u.authority().map_or("", |a| a.as_str());
+                    let port = authority.rsplit_once(']').map_or(authority, |(_, p)| p).rsplit_once(':');
+                    u.host().is_some() && port.is_none_or(|(_, p)| p.parse::<u16>().is_ok())
+                })))
 }
 
 /// Whether a `NO_PROXY` value covers `host` (a name, an IP address, or a bracketed IPv6 address)
@@ -225,6 +233,15 @@ mod tests {
         // `*` among entries covers everything (Go); kube refuses it unless alone.
         let f = fix(Some("localhost,*"), None).unwrap();
         assert_eq!(f.set, vec![("NO_PROXY", "*".to_string())]);
+        // s16 break-it pass: user info and a port that is not a number are skipped and named too.
+        let f = fix(Some("localhost,u:S3cr3t@db.svc,.example.com:abc,api.example.com:6443"), None).unwrap();
+        assert_eq!(f.set, vec![("NO_PROXY", "localhost,api.example.com:6443".to_string())]);
+        assert!(
+            f.warning.contains("skipped 2 entries") && f.warning.contains("\".example.com:abc\""),
+            "{}",
+            f.warning
+        );
+        assert!(f.warning.contains("\"***@db.svc\"") && !f.warning.contains("S3cr3t"), "{}", f.warning);
         // A skipped entry's user info is never shown.
         let f = fix(Some("http://u:S3cr3t@proxy:3128/x y,localhost"), None).unwrap();
         assert!(!f.warning.contains("S3cr3t"), "{}", f.warning);
