@@ -156,6 +156,13 @@ pub(super) fn redact_kv(s: &str) -> String {
                         i = (i + 1).min(chars.len());
                         continue;
                     }
+                    if let Some(end) = substitution_end(&chars, i) {
+                        // A command substitution (`PGPASSWORD=$(echo pw)`, `` `cat f` ``): the
+                        // whole of it, blanks inside included (s16 break-it pass: only its first
+                        // word was hidden).
+                        i = end;
+                        continue;
+                    }
                     while i < chars.len() && !matches!(chars[i], ' ' | '\n' | '&' | ';' | '\'' | '"') {
                         i += 1;
                     }
@@ -167,6 +174,30 @@ pub(super) fn redact_kv(s: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// Where the command substitution starting at `chars[i]` (`$(...)`, nested parentheses counted,
+/// or `` `...` ``) ends: the index after its closing character, or the end of the text when it is
+/// unclosed. `None` when none starts there.
+fn substitution_end(chars: &[char], i: usize) -> Option<usize> {
+    match (chars.get(i), chars.get(i + 1)) {
+        (Some('$'), Some('(')) => {
+            let mut depth = 0usize;
+            for (k, c) in chars.iter().enumerate().skip(i + 1) {
+                match c {
+                    '(' => depth += 1,
+                    ')' if depth == 1 => return Some(k + 1),
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+            }
+            Some(chars.len())
+        }
+        (Some('`'), _) => {
+            Some(chars[i + 1..].iter().position(|c| *c == '`').map_or(chars.len(), |k| i + k + 2))
+        }
+        _ => None,
+    }
 }
 
 /// `AUTH <credentials>` lines inside one word (Redis `AUTH [user] password`, as written by
@@ -312,6 +343,9 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     // cmd's command line (break-it pass: shown whole in the liveness-matches-readiness warning).
     out.push(format!("cmd /c \"curl.exe -u admin:{secret} http://db.svc/health\""));
     out.push(format!("cmd /S /C \"mysqladmin ping -h db.svc -p{secret}\""));
+    // A secret pair given by a command substitution (s16 break-it pass: only its first word hidden).
+    out.push(format!("PGPASSWORD=$(echo {secret}) pg_isready -h db.svc"));
+    out.push(format!("PGPASSWORD=`printf %s {secret}` psql -h db.svc -c 'select 1'"));
     // Through two variables, and a variable quoted.
     out.push(format!("A={secret}; B=$A; redis-cli -h db.svc -a \"$B\" ping"));
     out

@@ -218,8 +218,32 @@ fn redact_words_with(
     let mut out: Vec<String> = Vec::with_capacity(words.len());
     // The last blank-separated piece of the word before (`-a` of `"-h db -a"`).
     let mut prev: &str = "";
+    // Inside a secret pair's command substitution split over words (`PGPASSWORD=$(echo`,
+    // `PW)`): how it closes, and how many parentheses are open.
+    let mut secret_open: Option<Open> = None;
     for word in words {
         let w = word.value;
+        if let Some(open) = secret_open {
+            // Hidden up to where the substitution closes; the rest of the word as any other.
+            match open.close_in(w) {
+                Ok(end) => {
+                    secret_open = None;
+                    let rest = &w[end..];
+                    let rest = if rest.trim().is_empty() {
+                        rest.to_string()
+                    } else {
+                        redact_nested(rest, programs, secret_vars, depth)
+                    };
+                    out.push(format!("***{rest}"));
+                }
+                Err(still) => {
+                    secret_open = Some(still);
+                    out.push("***".to_string());
+                }
+            }
+            prev = w;
+            continue;
+        }
         if word.operator && w.contains(['<', '>']) && !w.contains([';', '|', '(', ')', '`', '\n']) {
             // A redirection (`>`, `>&`, `<<<`): the command goes on past it.
             out.push(w.to_string());
@@ -273,6 +297,7 @@ fn redact_words_with(
         {
             if is_secret_name(n) {
                 r = format!("{n}=***");
+                secret_open = Open::after(v);
             } else if matches!(n, "--user" | "--proxy-user" | "-u") && v.contains(':') {
                 r = format!("{n}={}:***", v.split(':').next().unwrap_or(""));
             } else if let Some(h) = redact_header(v).filter(|_| n.ends_with("header")) {
@@ -371,6 +396,46 @@ fn redact_words_with(
         prev = w.rsplit(char::is_whitespace).find(|p| !p.is_empty()).unwrap_or(w);
     }
     out
+}
+
+/// A command substitution left open at the end of a word: `$(` with `parens` parentheses still
+/// open, or a backquote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Open {
+    Parens(usize),
+    Backquote,
+}
+
+impl Open {
+    /// The substitution a secret pair's value `v` leaves open (`$(echo`, `` `printf ``), if any.
+    fn after(v: &str) -> Option<Open> {
+        if v.starts_with("$(") {
+            Open::Parens(0).close_in(v).err()
+        } else if v.starts_with('`') {
+            Open::Backquote.close_in(&v[1..]).err()
+        } else {
+            None
+        }
+    }
+
+    /// Where this substitution closes in `w`: the byte index after its closing character, or
+    /// what is still open at the end of `w`.
+    fn close_in(self, w: &str) -> Result<usize, Open> {
+        match self {
+            Open::Backquote => w.find('`').map(|k| k + 1).ok_or(Open::Backquote),
+            Open::Parens(mut open) => {
+                for (k, c) in w.char_indices() {
+                    match c {
+                        '(' => open += 1,
+                        ')' if open <= 1 => return Ok(k + 1),
+                        ')' => open -= 1,
+                        _ => {}
+                    }
+                }
+                Err(Open::Parens(open))
+            }
+        }
+    }
 }
 
 /// [`redact_in_place`] one level deeper, or `***` past [`MAX_NESTING`].

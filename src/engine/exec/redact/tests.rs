@@ -202,3 +202,22 @@ fn the_break_it_shapes_of_every_spelling_show_no_secret() {
     assert_eq!(redact_text("mysqladmin -h db -p\u{a0}Pw2 ping"), "mysqladmin -h db -p*** ping");
     assert_eq!(redact_text("mysql -h db --password\u{a0}Pw2 (("), "mysql -h db '--password\u{a0}***' ((");
 }
+
+/// s16 break-it pass: `PGPASSWORD=$(echo S3cr3tSUB) pg_isready -h db` showed `PGPASSWORD=***
+/// S3cr3tSUB)`: a secret pair's value that is a command substitution is hidden whole.
+#[test]
+fn a_secret_pair_given_by_a_substitution_is_hidden_whole() {
+    for (text, shown) in [
+        ("PGPASSWORD=$(echo S3cr3tSUB) pg_isready -h db", "PGPASSWORD=*** pg_isready -h db"),
+        ("PGPASSWORD=$(cat $(ls /s) | tr -d x) psql", "PGPASSWORD=*** psql"),
+        ("PGPASSWORD=`echo S3cr3tSUB x` psql", "PGPASSWORD=*** psql"),
+        ("PGPASSWORD=$(echo S3cr3tSUB", "PGPASSWORD=***"),
+        ("PGPASSWORD=`echo S3cr3tSUB", "PGPASSWORD=***"),
+        ("HOST=$(echo db) pg_isready", "HOST=$(echo db) pg_isready"),
+    ] {
+        assert_eq!(super::redact_secrets(text), shown, "{text}");
+    }
+    let argv = argv(&["sh", "-c", "PGPASSWORD=$(echo S3cr3tSUB) pg_isready -h db"]);
+    let shown = super::shown::redact_argv(&argv).join(" ");
+    assert!(!shown.contains("S3cr3tSUB") && shown.contains("PGPASSWORD=***"), "{shown}");
+}
