@@ -474,3 +474,29 @@ fn a_status_test_is_replayed_for_each_outage_status() {
     wrong.extend(not_all(&bash_denied, &["bash"], Action::Deny));
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A process substitution opened on a descriptor other than 0 (`3< <(check)`): nothing reads it
+/// unless the script names the descriptor (`<&3`, `read -u 3`, `/dev/fd/3`, an `exec` keeping it
+/// open), so its output goes nowhere and its status nowhere either. bash 5.2 with stub clients:
+/// warned rows exit 0 / 0 (database down / up, `0< <(check)` as `< <(check)`), denied rows 1 / 0.
+#[test]
+fn a_process_substitution_on_an_unread_descriptor_loses_the_check() {
+    let warned = [
+        "while read -r l; do echo \"$l\"; done 3< <(pg_isready -h orders-db)",
+        "cat 3< <(pg_isready -h orders-db)",
+        "cat 0< <(pg_isready -h orders-db)",
+    ];
+    let denied = [
+        "grep -q accepting 0< <(pg_isready -h orders-db)",
+        "while read -r l <&3; do echo \"$l\" | grep -q accepting && exit 0; done 3< <(pg_isready -h orders-db); exit 1",
+        "while read -r -u 3 l; do echo \"$l\" | grep -q accepting && exit 0; done 3< <(pg_isready -h orders-db); exit 1",
+        "while read -u3 l; do echo \"$l\" | grep -q accepting && exit 0; done 3< <(pg_isready -h orders-db); exit 1",
+        "grep -q accepting /dev/fd/3 3< <(pg_isready -h orders-db)",
+        "exec 4< <(pg_isready -h orders-db); grep -q accepting <&4",
+    ];
+    let mut wrong = not_all(&warned, &["bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let (_, message) = finding_of(&["bash", "-c", "cat 3< <(pg_isready -h orders-db)"]).unwrap();
+    assert!(message.contains("descriptor nothing reads"), "{message}");
+}

@@ -493,7 +493,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             // `while read l; do ...; done < <(remote)`, `cat <(remote)`: as for a pipeline.
             "file_redirect" | "command" if at.kind() == "process_substitution" => {
                 match lost::procsub_reader(at, parent, walk, rules, &funcs)? {
-                    Ok(read) => return Some((lost::PROCSUB, read)),
+                    Ok((why, read)) => return Some((why, read)),
                     Err(read) => (exempt, sense_lost, at) = (false, true, read),
                 }
             }
