@@ -435,6 +435,8 @@ fn a_status_test_is_replayed_for_each_outage_status() {
         "pg_isready -h orders-db; [ $? -ne $LIMIT ]",
         "pg_isready -h orders-db; rc=$?; [ $rc -ne \"$LIMIT\" ] && exit 0; exit 1",
         "psql -h orders-db; rc=$?; [ $rc -ne 3 ]",
+        "pg_isready -h orders-db; case $? in [34]) exit 1;; esac",
+        "pg_isready -h orders-db; [ \\( $? -ne 3 \\) ]",
     ];
     let denied = [
         "pg_isready -h orders-db; [ 2 -ne $? ]",
@@ -456,12 +458,15 @@ fn a_status_test_is_replayed_for_each_outage_status() {
         "grpc_health_probe -addr=redis-master:50051; rc=$?; [ $rc -lt 2 ]",
         "pg_isready -h orders-db; ( [ $? -ne 2 ] )",
         "psql -h orders-db; rc=$?; [ $rc -eq 0 ]",
+        "pg_isready -h orders-db; case $? in [12]) exit 1;; esac",
+        "pg_isready -h orders-db; case $? in 0) ;; *) exit 1;; esac",
     ];
     let bash_warned = [
         "pg_isready -h orders-db; (( $? != 3 ))",
         "pg_isready -h orders-db; rc=$?; (( rc < 3 ))",
         "pg_isready -h orders-db; [[ $? -ne 3 ]]",
         "pg_isready -h orders-db; rc=$?; [[ $rc != 3 && $rc != 4 ]]",
+        "pg_isready -h orders-db; (( $? != 0x3 ))",
     ];
     let bash_denied = [
         "pg_isready -h orders-db; (( $? == 0 ))",

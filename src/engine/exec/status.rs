@@ -46,7 +46,6 @@ mod filters;
 mod harmless;
 mod memo;
 pub(super) use memo::WalkCache;
-mod arith;
 mod lost;
 mod options;
 mod output;

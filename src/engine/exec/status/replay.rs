@@ -6,23 +6,25 @@
 //! their last statement's) and the statements after it run on known values only: `$?` and the
 //! variables the replay assigned (`rc=$?`), compared in `[ ]`, `test`, `[[ ]]` (`-eq` ... and
 //! `=`/`!=` of literals, `!`, `-a`/`-o`, `&&`/`||`), `(( ))` and `$(( ))`, `case $? in`,
-//! `if`, `exit N`/`exit $rc`/`exit $(( ... ))`, `true`, `false`, `:`, `echo`, `printf`.
+//! `if`, `exit N`/`exit $rc`/`exit $(( ... ))`, `true`, `false`, `:`, `echo`.
 //! A statement it cannot run stops the replay there, with `$?` and the variables it holds.
 //!
 //! Two replays that end alike (the same `exit` status, or the same statement reached with the
 //! same `$?` and variables) run alike from there. The check's status cannot fail the probe when
 //! every replay of an outage's status ends as the replay of 0 does, or exits 0 ([`verdict`]).
 //! The outage statuses are the client's row's (`clients`, `outage_status`; through `timeout`,
-//! 124 too): when the row has none, 1 to 255 each; a test the replay cannot evaluate (`[ $? -ne
+//! 124 too): when the row has none, 1 to 255 (`representatives`); a test the replay cannot evaluate (`[ $? -ne
 //! $LIMIT ]`) is a doubt, never a denial.
 
 use tree_sitter::Node;
 
 use super::super::clients::find_client;
 use super::super::flow::mentions;
+use super::super::script::{arithmetic, test_expression};
 use super::super::shell::Walk;
+use super::super::words::glob_matches;
 use super::harmless::{reads_status_text, writes_a_named_file};
-use super::{Rules, arith, is_statement, siblings_after, text};
+use super::{Rules, is_statement, siblings_after, text};
 
 /// A reason the walk gives (`discarded`).
 pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and for every status its outage gives the script then runs as with the server up, or exits 0";
@@ -143,7 +145,7 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
         return None;
     }
     let known = outage_codes(cmd, walk);
-    let codes: Vec<u8> = known.clone().unwrap_or_else(|| (1..=255).collect());
+    let codes: Vec<u8> = known.clone().unwrap_or_else(|| representatives(walk.src));
     let (up, _) = replay(n, 0, walk, rules)?;
     let up = (up.len() == 1).then(|| up[0].clone());
     let (mut all, mut some, mut fails, mut doubt) = (true, false, false, false);
@@ -154,6 +156,9 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
         doubt |= unsure && !pass;
         all &= pass;
         some |= pass;
+        if known.is_none() && some && !all {
+            break;
+        }
     }
     let mut top = n;
     while let Some(p) = top.parent().filter(|p| p.kind() != "program") {
@@ -168,13 +173,31 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
     }
 }
 
+/// The failure statuses that stand for all of 1 to 255 when a client's are not known: each number
+/// of the script's text up to 255, one less and one more (a comparison with a literal splits the
+/// statuses at it; both parities for `%`), and 1, 2, 126 to 128, 255.
+fn representatives(src: &str) -> Vec<u8> {
+    let mut out: Vec<u8> = vec![1, 2, 126, 127, 128, 255];
+    for w in src.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty() && w.len() <= 3) {
+        if let Ok(n) = w.parse::<u16>().map(i32::from) {
+            out.extend((n - 1..=n + 1).filter_map(|x| u8::try_from(x).ok()).filter(|x| *x > 0));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// How the script ends when the check `n` exits with `status` (several ends when a pipeline's
 /// reader gives one of several statuses), and whether a status test could not be evaluated.
 /// `None`: the replay cannot follow the check's status up (a loop, a function, a substitution).
 fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Vec<End>, bool)> {
     let mut run = Run { walk, rules, status, vars: vec![Vec::new()], doubt: false, steps: 0 };
     let mut ends = Vec::new();
-    up_from(n, &mut run, &mut ends)?;
+    let found = up_from(n, &mut run, &mut ends);
+    // (Each statement run is a unit of the walk's work: `Walk::status_work`.)
+    super::work(walk, run.steps.max(1));
+    found?;
     Some((ends, run.doubt))
 }
 
@@ -372,9 +395,9 @@ impl Run<'_, '_> {
                 let held = if let Some(e) = t.strip_prefix("((").and_then(|x| x.strip_suffix("))")) {
                     self.arith(e).map(|v| v != 0)
                 } else if let Some(e) = t.strip_prefix("[[").and_then(|x| x.strip_suffix("]]")) {
-                    self.test(&e.split_whitespace().collect::<Vec<_>>(), true)
+                    self.test(&e.split_whitespace().collect::<Vec<_>>())
                 } else if let Some(e) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
-                    self.test(&e.split_whitespace().collect::<Vec<_>>(), false)
+                    self.single_test(&e.split_whitespace().collect::<Vec<_>>())
                 } else {
                     None
                 };
@@ -534,7 +557,7 @@ impl Run<'_, '_> {
                 .collect();
             let mut hit = false;
             for p in &patterns {
-                hit |= p == "*" || self.word(p)? == subject;
+                hit |= if p.contains('$') { self.word(p)? == subject } else { glob_matches(p, &subject)? };
             }
             if hit {
                 let mut c = item.walk();
@@ -548,7 +571,7 @@ impl Run<'_, '_> {
         Some(Flow::Next(0))
     }
 
-    /// A simple command run: `true`, `:`, `false`, `test`/`[`, `exit`, `echo`, `printf`.
+    /// A simple command run: `true`, `:`, `false`, `test`/`[`, `exit`, `echo`.
     fn command(&mut self, s: Node<'_>) -> Option<Flow> {
         let name = text(s.child_by_field_name("name")?, self.walk);
         if self.rules.functions.iter().any(|f| f == name) {
@@ -566,10 +589,10 @@ impl Run<'_, '_> {
         Some(match name {
             "true" | ":" => Flow::Next(0),
             "false" => Flow::Next(1),
-            "echo" | "printf" if !text(s, self.walk).contains(['`', '(']) => Flow::Next(0),
+            "echo" if !text(s, self.walk).contains(['`', '(']) => Flow::Next(0),
             "test" | "[" => {
                 let args = if name == "[" { args.strip_suffix(&["]"])? } else { &args[..] };
-                match self.test(args, false) {
+                match self.single_test(args) {
                     Some(h) => Flow::Next(u8::from(!h)),
                     None => {
                         self.doubt |= status_read || self.names_a_var(text(s, self.walk));
@@ -602,19 +625,36 @@ impl Run<'_, '_> {
         self.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]))
     }
 
-    /// `test`'s words `w` (without `[`/`]`) evaluated, `[[ ]]`'s with `dbl`: `!`, `-a`/`-o` (or
-    /// `&&`/`||`), `( )`, `A OP B` for `-eq -ne -lt -le -gt -ge = == !=`, `-n A`, `-z A`, `A`.
-    fn test(&self, w: &[&str], dbl: bool) -> Option<bool> {
-        let (or, and) = if dbl { ("||", "&&") } else { ("-o", "-a") };
+    /// `test`'s (`[`'s) words `w` (without `[`/`]`), expanded (an unquoted empty value is no
+    /// word) and evaluated as bash's `test` builtin does (`script::test_expression`).
+    fn single_test(&self, w: &[&str]) -> Option<bool> {
+        let mut args = Vec::with_capacity(w.len());
+        for raw in w {
+            let v = match *raw {
+                "(" | "\\(" => "(".to_string(),
+                ")" | "\\)" => ")".to_string(),
+                _ => self.word(raw)?,
+            };
+            if !v.is_empty() || raw.starts_with(['"', '\'']) {
+                args.push(v);
+            }
+        }
+        test_expression(&args)
+    }
+
+    /// `[[ ]]`'s words `w` evaluated: `!`, `&&`, `||`, `( )`, `A OP B` for `-eq -ne -lt -le -gt
+    /// -ge = == !=` (a pattern only as a literal), `-n A`, `-z A`, `A`.
+    fn test(&self, w: &[&str]) -> Option<bool> {
+        let (or, and) = ("||", "&&");
         // Split at the lowest-binding operator outside parentheses.
         for op in [or, and] {
             let mut depth = 0i32;
             for (i, x) in w.iter().enumerate().rev() {
                 match *x {
-                    ")" | "\\)" => depth += 1,
-                    "(" | "\\(" => depth -= 1,
+                    ")" => depth += 1,
+                    "(" => depth -= 1,
                     x if x == op && depth == 0 && i > 0 => {
-                        let (l, r) = (self.test(&w[..i], dbl)?, self.test(&w[i + 1..], dbl)?);
+                        let (l, r) = (self.test(&w[..i])?, self.test(&w[i + 1..])?);
                         return Some(if op == or { l || r } else { l && r });
                     }
                     _ => {}
@@ -622,8 +662,8 @@ impl Run<'_, '_> {
             }
         }
         match w {
-            ["!", rest @ ..] if !rest.is_empty() => self.test(rest, dbl).map(|b| !b),
-            ["(" | "\\(", inner @ .., ")" | "\\)"] if !inner.is_empty() => self.test(inner, dbl),
+            ["!", rest @ ..] if !rest.is_empty() => self.test(rest).map(|b| !b),
+            ["(", inner @ .., ")"] if !inner.is_empty() => self.test(inner),
             [a, op, b] => {
                 let (a, b) = (self.word(a)?, self.word(b)?);
                 let int = |x: &str| x.parse::<i64>().ok();
@@ -646,10 +686,34 @@ impl Run<'_, '_> {
         }
     }
 
-    /// The value of arithmetic expression `e` (`(( ))`, `$(( ))`), with `$?` and the variables
-    /// the replay assigned ([`arith::value`]).
+    /// The value of arithmetic expression `e` (`(( ))`, `$(( ))`): `$?`, `$rc` and `${rc}`
+    /// replaced by their values, then bash's arithmetic (`script::arithmetic`), names read from
+    /// the variables the replay assigned (`None` for any other, or a substitution).
     fn arith(&self, e: &str) -> Option<i64> {
-        arith::value(e, self.status, |name| self.var(name)?.parse().ok())
+        let mut out = String::with_capacity(e.len());
+        let mut rest = e;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            let (name, len) = if let Some(x) = after.strip_prefix('{') {
+                let end = x.find('}')?;
+                (&x[..end], end + 2)
+            } else if after.starts_with('?') {
+                ("?", 1)
+            } else {
+                let end =
+                    after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+                (&after[..end], end)
+            };
+            let value = if name == "?" { self.status.to_string() } else { self.var(name)?.to_string() };
+            if name.is_empty() || value.is_empty() {
+                return None;
+            }
+            out.push_str(&value);
+            rest = &after[len..];
+        }
+        out.push_str(rest);
+        arithmetic(&out, &mut |name| self.var(name).map(str::to_string))
     }
 }
 
