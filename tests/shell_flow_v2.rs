@@ -437,6 +437,7 @@ fn a_status_test_is_replayed_for_each_outage_status() {
         "psql -h orders-db; rc=$?; [ $rc -ne 3 ]",
         "pg_isready -h orders-db; case $? in [34]) exit 1;; esac",
         "pg_isready -h orders-db; [ \\( $? -ne 3 \\) ]",
+        "pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ] || exit 1; curl -sf http://localhost:8080/health",
     ];
     let denied = [
         "pg_isready -h orders-db; [ 2 -ne $? ]",
@@ -460,6 +461,7 @@ fn a_status_test_is_replayed_for_each_outage_status() {
         "psql -h orders-db; rc=$?; [ $rc -eq 0 ]",
         "pg_isready -h orders-db; case $? in [12]) exit 1;; esac",
         "pg_isready -h orders-db; case $? in 0) ;; *) exit 1;; esac",
+        "f() { exit $rc; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ] || exit 1; f",
     ];
     let bash_warned = [
         "pg_isready -h orders-db; (( $? != 3 ))",

@@ -73,11 +73,13 @@ struct Run<'w, 't> {
     vars: Vec<Vec<(String, String)>>,
     doubt: bool,
     steps: usize,
+    /// Where the check starts in the text.
+    from: usize,
 }
 
 /// Whether the replay may run on this script: no errexit or pipefail anywhere (`set` not named),
 /// one parsed piece, the whole text analysed, a script run by a shell of its own (not a function's
-/// body), a text that reads a status (`$?`, a bare `exit`).
+/// body), a text that reads a status (`$?`, a bare `exit`) and has no here-document.
 fn replayable(walk: &Walk<'_>, rules: &Rules) -> bool {
     !rules.errexit
         && !rules.pipefail
@@ -87,6 +89,8 @@ fn replayable(walk: &Walk<'_>, rules: &Rules) -> bool {
         && walk.top_functions.len() == 1
         && walk.cut >= walk.src.len()
         && reads_status_text(walk.src)
+        // (A here-document body the grammar may read as commands: `Walk::skips`.)
+        && !walk.src.contains("<<")
         && !mentions(walk.src, &["set", "shopt", "trap"])
 }
 
@@ -192,7 +196,8 @@ fn representatives(src: &str) -> Vec<u8> {
 /// reader gives one of several statuses), and whether a status test could not be evaluated.
 /// `None`: the replay cannot follow the check's status up (a loop, a function, a substitution).
 fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Vec<End>, bool)> {
-    let mut run = Run { walk, rules, status, vars: vec![Vec::new()], doubt: false, steps: 0 };
+    let mut run =
+        Run { walk, rules, status, vars: vec![Vec::new()], doubt: false, steps: 0, from: n.start_byte() };
     let mut ends = Vec::new();
     let found = up_from(n, &mut run, &mut ends);
     // (Each statement run is a unit of the walk's work: `Walk::status_work`.)
@@ -239,6 +244,7 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                             vars: run.vars.clone(),
                             doubt: false,
                             steps: run.steps,
+                            from: run.from,
                         };
                         up_from(parent, &mut each, ends)?;
                         run.doubt |= each.doubt;
@@ -318,9 +324,22 @@ fn end(ends: &mut Vec<End>, e: End) -> Option<()> {
 }
 
 impl Run<'_, '_> {
-    /// The end of a replay stopped at the statement starting at `at`.
+    /// The end of a replay stopped at the statement starting at `at`, with the variables the text
+    /// may still read: named from `at` on or before the check (a function defined there may be
+    /// called later), or exported (`export`, `declare`, ..., the container's `env`).
     fn reached(&self, at: usize) -> End {
-        End::Reached(at, self.status, self.vars.clone())
+        let src = self.walk.src;
+        let exports = mentions(src, &["export", "declare", "typeset", "readonly", "local"]);
+        let (env, env_from) = &self.rules.container_env;
+        let read = |name: &str| {
+            exports
+                || *env_from
+                || env.iter().any(|e| e == name)
+                || mentions(src.get(at..).unwrap_or(""), &[name])
+                || mentions(src.get(..self.from).unwrap_or(""), &[name])
+        };
+        let vars = self.vars.iter().map(|f| f.iter().filter(|(n, _)| read(n)).cloned().collect()).collect();
+        End::Reached(at, self.status, vars)
     }
 
     /// The value of variable `name` the replay assigned.
