@@ -370,3 +370,140 @@ fn a_status_test_that_sets_a_known_outage_status_apart_is_a_denial() {
         ],
     );
 }
+
+/// Every liveness-dependency finding of `sh -c SCRIPT` and `bash -c SCRIPT` (`shells`) for the
+/// scripts that do not all have `action`, each described.
+fn not_all(scripts: &[&str], shells: &[&str], action: Action) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for shell in shells {
+        for script in scripts {
+            let e = eval_liveness(&[shell, "-c", script]);
+            let found: Vec<_> = e
+                .evaluation
+                .findings
+                .iter()
+                .filter(|f| f.rule == probegate::policy::RuleId::LivenessDependency)
+                .map(|f| (f.action, f.describe()))
+                .collect();
+            if found.is_empty() || found.iter().any(|f| f.0 != action) {
+                wrong.push(format!("{action:?} expected: {shell} {script:?}: {found:?}"));
+            }
+        }
+    }
+    wrong
+}
+
+/// A check's status tested in any shape is replayed for each status its outage gives (the client
+/// rows' `outage_status`: pg_isready 1 and 2, redis-cli 1, nc 1, curl 6 and 7, grpc_health_probe
+/// 2; through `timeout`, 124 too): saved in a variable (`rc=$?`), compared either way round, in
+/// `[ ]`, `test`, `[[ ]]`, `(( ))`, `exit $(( ))`, `case`, `if`/`elif`, `-a`/`-o`, after `!`,
+/// after `||`, after a pipeline into `grep` (0, 1 or 2) or an `&&`/`||` list of checks, in
+/// `( )` or `{ }`. Warned rows exit 0 for every outage status in bash 5.2 and dash 0.5.12 with
+/// stub clients (`[[ ]]`, `(( ))`: bash); denied rows exit 1 (or the status) for one of them
+/// where they exit 0 with the server up: `case $? in 0|2) exit 0;; esac; exit 1` fails with
+/// pg_isready's 1 ("rejecting connections", during a restart). A test the replay cannot
+/// evaluate (`[ $? -ne $LIMIT ]`) or a client whose outage statuses are not known (psql) some
+/// status passes is a doubt, warned.
+#[test]
+fn a_status_test_is_replayed_for_each_outage_status() {
+    let warned = [
+        "pg_isready -h orders-db; [ 3 -ne $? ]",
+        "pg_isready -h orders-db; [ \"3\" != \"$?\" ]",
+        "pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]",
+        "pg_isready -h orders-db; rc=$?; test \"$rc\" -lt 3",
+        "pg_isready -h orders-db; RC=$?; [ ${RC:-0} -ne 3 ]",
+        "pg_isready -h orders-db || [ $? -ne 3 ]",
+        "pg_isready -h orders-db || test 3 -ne $?",
+        "pg_isready -h orders-db; exit $(( $? == 3 ))",
+        "! pg_isready -h orders-db; [ $? -ne 3 ]",
+        "pg_isready -h orders-db | grep -q accepting; [ $? -ne 3 ]",
+        "redis-cli -h redis-master ping && pg_isready -h orders-db; [ $? -ne 3 ]",
+        "nc -z redis-master 6379 || pg_isready -h orders-db; [ $? -ne 3 ]",
+        "nc -z redis-master 6379; test $? -eq 0 -o $? -eq 1",
+        "pg_isready -h orders-db; [ $? -eq 0 ] || [ $? -eq 1 ]",
+        "curl -s http://redis-master/health; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 7 ] || [ $rc -eq 6 ]",
+        "pg_isready -h orders-db; if [ $? -eq 2 ]; then exit 0; fi",
+        "redis-cli -h redis-master ping; case $? in 0|1) exit 0;; esac; exit 1",
+        "redis-cli -h redis-master ping; s=$?; [ $s -eq 0 ] || [ $s -eq 1 ]",
+        "redis-cli -h redis-master ping || [ $? -eq 1 ]",
+        "redis-cli -h redis-master ping; [ $? -ne 0 -a $? -ne 1 ] && exit 1; exit 0",
+        "grpc_health_probe -addr=redis-master:50051; rc=$?; [ $rc -ne 3 ] && exit 0; exit 1",
+        "timeout 3 pg_isready -h orders-db; [ $? -ne 3 ]",
+        "pg_isready -h orders-db; rc=$?; if [ $rc -eq 3 ]; then exit 1; elif [ $rc -eq 4 ]; then exit 1; else exit 0; fi",
+        "pg_isready -h orders-db; ( [ $? -ne 3 ] )",
+        "pg_isready -h orders-db; { [ $? -ne 3 ]; }",
+        "pg_isready -h orders-db; [ $? -ne $LIMIT ]",
+        "pg_isready -h orders-db; rc=$?; [ $rc -ne \"$LIMIT\" ] && exit 0; exit 1",
+        "psql -h orders-db; rc=$?; [ $rc -ne 3 ]",
+        "pg_isready -h orders-db; case $? in [34]) exit 1;; esac",
+        "pg_isready -h orders-db; [ \\( $? -ne 3 \\) ]",
+        "pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ] || exit 1; curl -sf http://localhost:8080/health",
+    ];
+    let denied = [
+        "pg_isready -h orders-db; [ 2 -ne $? ]",
+        "pg_isready -h orders-db; rc=$?; [ $rc -eq 0 ]",
+        "pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]; exit $rc",
+        "pg_isready -h orders-db || [ $? -ne 2 ]",
+        "pg_isready -h orders-db; exit $(( $? != 0 ))",
+        "! pg_isready -h orders-db; [ $? -eq 1 ]",
+        "pg_isready -h orders-db | grep -q accepting; [ $? -eq 0 ]",
+        "redis-cli -h redis-master ping && pg_isready -h orders-db; [ $? -eq 0 ]",
+        "nc -z redis-master 6379; test $? -eq 0 -o $? -eq 2",
+        "curl -s http://redis-master/health; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 28 ]",
+        "pg_isready -h orders-db; if [ $? -eq 1 ]; then exit 1; fi",
+        "pg_isready -h orders-db; case $? in 0|2) exit 0;; esac; exit 1",
+        "pg_isready -h orders-db; s=$?; [ $s -eq 0 ] || [ $s -eq 2 ]",
+        "pg_isready -h orders-db || [ $? -eq 2 ]",
+        "pg_isready -h orders-db; [ $? -ne 0 -a $? -ne 2 ] && exit 1; exit 0",
+        "timeout 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+        "grpc_health_probe -addr=redis-master:50051; rc=$?; [ $rc -lt 2 ]",
+        "pg_isready -h orders-db; ( [ $? -ne 2 ] )",
+        "psql -h orders-db; rc=$?; [ $rc -eq 0 ]",
+        "pg_isready -h orders-db; case $? in [12]) exit 1;; esac",
+        "pg_isready -h orders-db; case $? in 0) ;; *) exit 1;; esac",
+        "f() { exit $rc; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ] || exit 1; f",
+    ];
+    let bash_warned = [
+        "pg_isready -h orders-db; (( $? != 3 ))",
+        "pg_isready -h orders-db; rc=$?; (( rc < 3 ))",
+        "pg_isready -h orders-db; [[ $? -ne 3 ]]",
+        "pg_isready -h orders-db; rc=$?; [[ $rc != 3 && $rc != 4 ]]",
+        "pg_isready -h orders-db; (( $? != 0x3 ))",
+    ];
+    let bash_denied = [
+        "pg_isready -h orders-db; (( $? == 0 ))",
+        "pg_isready -h orders-db; rc=$?; (( rc < 2 ))",
+        "pg_isready -h orders-db; [[ $? -ne 2 ]]",
+    ];
+    let mut wrong = not_all(&warned, &["sh", "bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["sh", "bash"], Action::Deny));
+    wrong.extend(not_all(&bash_warned, &["bash"], Action::Warn));
+    wrong.extend(not_all(&bash_denied, &["bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A process substitution opened on a descriptor other than 0 (`3< <(check)`): nothing reads it
+/// unless the script names the descriptor (`<&3`, `read -u 3`, `/dev/fd/3`, an `exec` keeping it
+/// open), so its output goes nowhere and its status nowhere either. bash 5.2 with stub clients:
+/// warned rows exit 0 / 0 (database down / up, `0< <(check)` as `< <(check)`), denied rows 1 / 0.
+#[test]
+fn a_process_substitution_on_an_unread_descriptor_loses_the_check() {
+    let warned = [
+        "while read -r l; do echo \"$l\"; done 3< <(pg_isready -h orders-db)",
+        "cat 3< <(pg_isready -h orders-db)",
+        "cat 0< <(pg_isready -h orders-db)",
+    ];
+    let denied = [
+        "grep -q accepting 0< <(pg_isready -h orders-db)",
+        "while read -r l <&3; do echo \"$l\" | grep -q accepting && exit 0; done 3< <(pg_isready -h orders-db); exit 1",
+        "while read -r -u 3 l; do echo \"$l\" | grep -q accepting && exit 0; done 3< <(pg_isready -h orders-db); exit 1",
+        "while read -u3 l; do echo \"$l\" | grep -q accepting && exit 0; done 3< <(pg_isready -h orders-db); exit 1",
+        "grep -q accepting /dev/fd/3 3< <(pg_isready -h orders-db)",
+        "exec 4< <(pg_isready -h orders-db); grep -q accepting <&4",
+    ];
+    let mut wrong = not_all(&warned, &["bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let (_, message) = finding_of(&["bash", "-c", "cat 3< <(pg_isready -h orders-db)"]).unwrap();
+    assert!(message.contains("descriptor nothing reads"), "{message}");
+}

@@ -25,6 +25,7 @@ mod scope;
 
 pub(super) use builtins::printf_output;
 use builtins::{here_string, input_redirect};
+pub(super) use cond::{arithmetic, test_expression};
 pub(super) use exits::always_exits_zero;
 pub(super) use files::FileRun;
 pub(super) use invocation::{runs_as_shell, shell_file_pos, shell_script_pos};

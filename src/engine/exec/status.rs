@@ -50,6 +50,7 @@ mod lost;
 mod options;
 mod output;
 mod reasons;
+mod replay;
 pub(super) use output::output_kept;
 use output::output_used_above;
 use reasons::*;
@@ -78,6 +79,7 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
+pub(super) use texts::defined_functions;
 use texts::literal_defaults;
 pub(super) use tree::each_node;
 use tree::{each_node_pruned, in_case_body, in_condition, parent_on, path_to};
@@ -190,7 +192,11 @@ pub(super) fn rules(
     // (A script that does not hold the names has no such word: its tokens are not looked at.)
     let names_a_status = src.contains("exit") || src.contains("return");
     // (`echo "exit code $?"`: a word in a double-quoted string that runs nothing is no command.)
-    let unquoted = if names_a_status { literal_defaults(&blank_plain_strings(src)) } else { String::new() };
+    let unquoted = if names_a_status {
+        replay::status_exits_as_read(&literal_defaults(&blank_plain_strings(src)))
+    } else {
+        String::new()
+    };
     let tokens = unquoted
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'));
     let statuses_literal = !names_a_status
@@ -225,29 +231,6 @@ pub(super) fn rules(
     })
 }
 
-/// The names of the functions `src` defines (`name() ...`, `function name ...`), at the start of
-/// a line or after `;`, `&`, `|`, `{` (as `script::defines_function` finds them).
-pub(super) fn defined_functions(src: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    // (A definition holds `()` or `function `: a script without either has none.)
-    if !src.contains("()") && !src.contains("function ") {
-        return out;
-    }
-    for segment in src.split(['\n', ';', '&', '|', '{']) {
-        let seg = segment.trim_start();
-        let seg = seg.strip_prefix("function ").map_or(seg, str::trim_start);
-        let end =
-            // (`:() { exit 1; }` is a function bash 5.2 defines and calls for `:`.)
-            seg.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))).unwrap_or(seg.len());
-        if end > 0
-            && (segment.trim_start().starts_with("function ") || seg[end..].trim_start().starts_with("()"))
-        {
-            out.push(seg[..end].to_string());
-        }
-    }
-    out
-}
-
 /// The text of `n` in the script.
 fn text<'s>(n: Node<'_>, walk: &Walk<'s>) -> &'s str {
     walk.src.get(n.start_byte()..n.end_byte()).unwrap_or("")
@@ -259,9 +242,16 @@ fn is_statement(k: Node<'_>) -> bool {
 }
 
 /// Why the exit status of `n` (a simple command, or one with redirections) cannot reach the
-/// script's, or `None` when it may (or the walk cannot tell).
+/// script's, or `None` when it may (or the walk cannot tell). Where the walk finds no reason, or
+/// a doubt about a `$?` test, the script replayed for each outage status decides (`replay`).
 pub(super) fn discarded<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<&'static str> {
-    let (why, at) = discarded_at(n, walk, rules)?;
+    let walked = discarded_at(n, walk, rules);
+    let found = walked.filter(|(why, _)| *why != lost::STATUS_DOUBT);
+    let (why, at) = match found.is_none().then(|| replay::verdict(n, walk, rules)).flatten() {
+        Some(replay::Verdict::Discarded(why, at)) => (why, at),
+        Some(replay::Verdict::Coupled) => return None,
+        None => walked?,
+    };
     (!output_used_above(at, walk)).then_some(why)
 }
 
@@ -502,7 +492,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             // `while read l; do ...; done < <(remote)`, `cat <(remote)`: as for a pipeline.
             "file_redirect" | "command" if at.kind() == "process_substitution" => {
                 match lost::procsub_reader(at, parent, walk, rules, &funcs)? {
-                    Ok(read) => return Some((lost::PROCSUB, read)),
+                    Ok((why, read)) => return Some((why, read)),
                     Err(read) => (exempt, sense_lost, at) = (false, true, read),
                 }
             }

@@ -6,6 +6,7 @@ use super::super::shell::split_redirections;
 use super::super::words::glob_matches;
 
 mod arith;
+pub(in crate::engine::exec) use arith::evaluate as arithmetic;
 
 impl Ctx<'_> {
     /// Whether the conditions of a `flow::GUARD` piece hold: `Some(false)` when one certainly

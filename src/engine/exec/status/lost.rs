@@ -26,6 +26,8 @@ use super::{Funcs, Rules, each_node, is_statement, leaves, text, trivial_reader}
 /// A reason the walk gives (`discarded`).
 pub(super) const PROCSUB: &str = "its status is lost in a process substitution (`< <(...)`, bash only: dash and busybox sh reject it, so the probe always fails there), read by a command that exits 0 whatever it reads";
 /// A reason the walk gives (`discarded`).
+pub(super) const PROCSUB_UNREAD: &str = "its status is lost in a process substitution (`3< <(...)`, bash only: dash and busybox sh reject it, so the probe always fails there), opened on a descriptor nothing reads";
+/// A reason the walk gives (`discarded`).
 pub(super) const RETRIES: &str = "its failure only makes its `until` loop retry until a counter's test ends it (`[ $n -ge 3 ] && break`), with status 0";
 /// A reason the walk gives (`discarded`).
 pub(super) const STATUS_DOUBT: &str =
@@ -34,21 +36,23 @@ pub(super) const STATUS_DOUBT: &str =
 pub(super) const STATUS_TEST: &str = "its status (`$?`) is only tested for a value its outage does not give, which tests as with the server up";
 
 /// What reads the output of the process substitution `sub` (`<(...)`), whose parent is `parent`
-/// (the `<` redirection of a statement, or a command naming it as a file): `Ok(node)` when the
-/// reader is `true`/`:`, a filter that exits 0 whatever it reads (`filters::plain_filter`), or a
-/// `while read` loop whose body cannot fail (`shapes::harmless_read_loop`), `node` being the
-/// statement whose output is judged further up (`output_used_above`); `Err(node)` when the
+/// (the `<` redirection of a statement, or a command naming it as a file): `Ok((why, node))` when
+/// the reader is `true`/`:`, a filter that exits 0 whatever it reads (`filters::plain_filter`), a
+/// `while read` loop whose body cannot fail (`shapes::harmless_read_loop`) ([`PROCSUB`]), or
+/// nothing reads the descriptor it is opened on (`3< <(check)`, [`unread_descriptor`],
+/// [`PROCSUB_UNREAD`]), `node` being the statement whose output is judged further up
+/// (`output_used_above`); `Err(node)` when the
 /// reader's status may follow what it reads (`grep -q ok < <(check)`), `node` being where the
 /// walk goes on, the check's status lost but its outcome carried (as for `check | grep -q ok`).
-/// `None` for anything else (`>(...)`, another redirection, a file the statement writes that the
-/// script names again).
+/// `None` for anything else (`>(...)`, another redirection, a descriptor read, a file the
+/// statement writes that the script names again).
 pub(super) fn procsub_reader<'t>(
     sub: Node<'t>,
     parent: Node<'t>,
     walk: &Walk<'_>,
     rules: &Rules,
     funcs: &Funcs,
-) -> Option<Result<Node<'t>, Node<'t>>> {
+) -> Option<Result<(&'static str, Node<'t>), Node<'t>>> {
     if !text(sub, walk).starts_with("<(") {
         return None;
     }
@@ -64,19 +68,51 @@ pub(super) fn procsub_reader<'t>(
             let from_stdin = parent.children(&mut c).any(|k| !k.is_named() && k.kind() == "<")
                 && parent.child_by_field_name("descriptor").is_none_or(|d| text(d, walk) == "0");
             let statement = parent.parent().filter(|s| s.kind() == "redirected_statement")?;
-            if !from_stdin || super::writes_a_named_file(statement, walk) {
+            if !from_stdin && super::writes_a_named_file(statement, walk) {
+                return None;
+            }
+            if !from_stdin {
+                return unread_descriptor(parent, statement, walk, rules)
+                    .then_some(Ok((PROCSUB_UNREAD, statement)));
+            }
+            if super::writes_a_named_file(statement, walk) {
                 return None;
             }
             let reader = statement.child_by_field_name("body")?;
             if reads_all(reader) {
-                return Some(Ok(statement));
+                return Some(Ok((PROCSUB, statement)));
             }
             plain_reader(reader, walk, rules).then_some(Err(statement))
         }
-        "command" if reads_all(parent) => Some(Ok(parent)),
+        "command" if reads_all(parent) => Some(Ok((PROCSUB, parent))),
         "command" => plain_reader(parent, walk, rules).then_some(Err(parent)),
         _ => None,
     }
+}
+
+/// Whether the `N< <(...)` redirection `redirect` of `statement` (N from 1 to 9) opens a
+/// descriptor nothing reads: no word of the script names it (`<&3`, `read -u 3`, `/dev/fd/3`),
+/// and the statement is no `exec` (which keeps it open for the rest of the script) or function
+/// call. The substitution's output then goes nowhere, its status nowhere either (bash 5.2:
+/// `while read -r l; do echo "$l"; done 3< <(pg_isready -h db)`, `cat 3< <(...)` exit 0 / 0
+/// with the database down / up; with `read -u 3` or `<&3` in the loop, 1 / 0).
+fn unread_descriptor(redirect: Node<'_>, statement: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(fd) = redirect.child_by_field_name("descriptor").map(|d| text(d, walk)) else {
+        return false;
+    };
+    let body = statement.child_by_field_name("body");
+    let name = body.and_then(|b| b.child_by_field_name("name")).map(|m| text(m, walk));
+    let src = walk.src;
+    fd.len() == 1
+        && fd != "0"
+        && fd.bytes().all(|b| b.is_ascii_digit())
+        && !name.is_some_and(|n| n == "exec" || rules.functions.iter().any(|f| f == n))
+        && !rules.called
+        && !src.contains(&format!("&{fd}"))
+        && !src.contains(&format!("-u {fd}"))
+        && !src.contains(&format!("-u{fd}"))
+        && !src.contains("/dev/fd/")
+        && !src.contains("/proc/")
 }
 
 /// Whether `reader`, which reads a process substitution's output in the script's own shell, is a

@@ -1,5 +1,6 @@
 //! Words of a script's text the status walk's [`Rules`](super::Rules) read before any tree: an
-//! exit status with a literal default (`exit ${RC:-0}`) (moved out of `status.rs`, unchanged).
+//! exit status with a literal default (`exit ${RC:-0}`), the functions a text defines (moved
+//! out of `status.rs`, unchanged).
 
 /// `text` with each variable expansion that has a literal numeric default, `${RC:-0}` or
 /// `${RC-0}`, replaced by its default: as an `exit`/`return` status it is never
@@ -34,5 +35,28 @@ pub(super) fn literal_defaults(text: &str) -> String {
         }
     }
     out.push_str(rest);
+    out
+}
+
+/// The names of the functions `src` defines (`name() ...`, `function name ...`), at the start of
+/// a line or after `;`, `&`, `|`, `{` (as `script::defines_function` finds them).
+pub(in crate::engine::exec) fn defined_functions(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // (A definition holds `()` or `function `: a script without either has none.)
+    if !src.contains("()") && !src.contains("function ") {
+        return out;
+    }
+    for segment in src.split(['\n', ';', '&', '|', '{']) {
+        let seg = segment.trim_start();
+        let seg = seg.strip_prefix("function ").map_or(seg, str::trim_start);
+        let end =
+            // (`:() { exit 1; }` is a function bash 5.2 defines and calls for `:`.)
+            seg.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))).unwrap_or(seg.len());
+        if end > 0
+            && (segment.trim_start().starts_with("function ") || seg[end..].trim_start().starts_with("()"))
+        {
+            out.push(seg[..end].to_string());
+        }
+    }
     out
 }

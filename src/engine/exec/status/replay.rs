@@ -1,0 +1,776 @@
+//! The script replayed after a check for each exit status its outage gives (issue #10, "never
+//! deny on a guess"; verdict pass vd3 on a8ec80c): where the check's status is only TESTED,
+//! whatever shape the test has, the shells decide, not the shape. From the check, its status `s`
+//! goes up the tree as bash 5.2 and dash 0.5.12 pass it (`!` inverts it, `A && B`/`A || B` run
+//! B or not, a pipeline's is its last command's, `( )` and `{ }` and `if`/`case` bodies end with
+//! their last statement's) and the statements after it run on known values only: `$?` and the
+//! variables the replay assigned (`rc=$?`), compared in `[ ]`, `test`, `[[ ]]` (`-eq` ... and
+//! `=`/`!=` of literals, `!`, `-a`/`-o`, `&&`/`||`), `(( ))` and `$(( ))`, `case $? in`,
+//! `if`, `exit N`/`exit $rc`/`exit $(( ... ))`, `true`, `false`, `:`, `echo`.
+//! A statement it cannot run stops the replay there, with `$?` and the variables it holds.
+//!
+//! Two replays that end alike (the same `exit` status, or the same statement reached with the
+//! same `$?` and variables) run alike from there. The check's status cannot fail the probe when
+//! every replay of an outage's status ends as the replay of 0 does, or exits 0 ([`verdict`]).
+//! The outage statuses are the client's row's (`clients`, `outage_status`; through `timeout`,
+//! 124 too): when the row has none, 1 to 255 (`representatives`); a test the replay cannot evaluate (`[ $? -ne
+//! $LIMIT ]`) is a doubt, never a denial.
+
+use tree_sitter::Node;
+
+use super::super::clients::find_client;
+use super::super::flow::mentions;
+use super::super::script::{arithmetic, test_expression};
+use super::super::shell::Walk;
+use super::super::words::glob_matches;
+use super::harmless::{reads_status_text, writes_a_named_file};
+use super::{Rules, is_statement, siblings_after, text};
+
+/// A reason the walk gives (`discarded`).
+pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and for every status its outage gives the script then runs as with the server up, or exits 0";
+/// A reason the walk gives (`discarded`).
+pub(super) const REPLAY_DOUBT: &str = "its status (`$?`) is only tested, in a way that some status its outage may give passes (its outage statuses are not known, or the test cannot be evaluated here)";
+
+/// What the replay concludes for a check.
+pub(super) enum Verdict<'t> {
+    /// The check's status cannot fail the probe (or may not: a doubt): the reason, and the
+    /// statement at the top of the script that holds the check (whose output is judged).
+    Discarded(&'static str, Node<'t>),
+    /// An outage status the client's row gives makes the script exit non-zero where the server
+    /// up does not.
+    Coupled,
+}
+
+/// How one replay ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum End {
+    /// The script exits with this status.
+    Exit(u8),
+    /// The replay stopped at the statement starting at this byte, with this `$?` and these
+    /// variables (a stack: one frame per subshell it is in).
+    Reached(usize, u8, Vec<Vec<(String, String)>>),
+}
+
+/// The outcome of one statement run forward.
+enum Flow {
+    /// It ran to its end with this status.
+    Next(u8),
+    /// It exits the shell (or the subshell it is in) with this status.
+    Exit(u8),
+    /// It cannot be run here: the replay stops at the statement starting at this byte.
+    Stop(usize),
+}
+
+/// Statements one replay may run at most.
+const MAX_STEPS: usize = 400;
+
+/// One replay: `$?`, the variables assigned since the check, and whether a status test could
+/// not be evaluated (`doubt`).
+struct Run<'w, 't> {
+    walk: &'w Walk<'t>,
+    rules: &'w Rules,
+    status: u8,
+    vars: Vec<Vec<(String, String)>>,
+    doubt: bool,
+    steps: usize,
+    /// Where the check starts in the text.
+    from: usize,
+}
+
+/// Whether the replay may run on this script: no errexit or pipefail anywhere (`set` not named),
+/// one parsed piece, the whole text analysed, a script run by a shell of its own (not a function's
+/// body), a text that reads a status (`$?`, a bare `exit`) and has no here-document.
+fn replayable(walk: &Walk<'_>, rules: &Rules) -> bool {
+    !rules.errexit
+        && !rules.pipefail
+        && !walk.pipefail
+        && !rules.called
+        && !rules.in_function
+        && walk.top_functions.len() == 1
+        && walk.cut >= walk.src.len()
+        && reads_status_text(walk.src)
+        // (A here-document body the grammar may read as commands: `Walk::skips`.)
+        && !walk.src.contains("<<")
+        && !mentions(walk.src, &["set", "shopt", "trap"])
+}
+
+/// The exit statuses an outage of the check `cmd` gives: its client row's `outage_status`, and
+/// through `timeout [-k T] [--foreground] [-v] DURATION` 124 (and 137 with `-k`) too (coreutils,
+/// "timeout invocation": "If the command times out, and --preserve-status is not set, then exit
+/// with status 124"; otherwise its status is the command's). `None`: not known.
+fn outage_codes(cmd: Node<'_>, walk: &Walk<'_>) -> Option<Vec<u8>> {
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk))?;
+    let mut c = cmd.walk();
+    let args: Vec<String> =
+        cmd.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+    let mut words: Vec<&str> = std::iter::once(name).chain(args.iter().map(String::as_str)).collect();
+    let mut extra: Vec<u8> = Vec::new();
+    if name == "timeout" {
+        let mut i = 1;
+        extra.push(124);
+        while let Some(w) = words.get(i) {
+            match *w {
+                "--foreground" | "-v" | "--verbose" => i += 1,
+                "-k" => {
+                    extra.push(137);
+                    i += 2;
+                }
+                w if w.starts_with("--kill-after=") => {
+                    extra.push(137);
+                    i += 1;
+                }
+                w if w.starts_with('-') => return None,
+                _ => break,
+            }
+        }
+        // The duration, then the command.
+        words = words.get(i + 1..)?.to_vec();
+    }
+    let (first, rest) = words.split_first()?;
+    let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+    let client = find_client(first, &rest).filter(|c| !c.outage_status.is_empty())?;
+    let mut codes = client.outage_status.to_vec();
+    codes.extend(extra);
+    codes.sort_unstable();
+    codes.dedup();
+    Some(codes)
+}
+
+/// The replay's verdict on the check `n` (a simple command, or one with redirections), `None`
+/// when it cannot tell (the walk's then stands).
+pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<Verdict<'t>> {
+    if !replayable(walk, rules) {
+        return None;
+    }
+    let cmd = if n.kind() == "redirected_statement" { n.child_by_field_name("body")? } else { n };
+    if cmd.kind() != "command"
+        || ["test", "[", "exit", "echo", "printf"].iter().any(|f| rules.functions.iter().any(|g| g == f))
+    {
+        return None;
+    }
+    let known = outage_codes(cmd, walk);
+    let codes: Vec<u8> = known.clone().unwrap_or_else(|| representatives(walk.src));
+    let (up, _) = replay(n, 0, walk, rules)?;
+    let up = (up.len() == 1).then(|| up[0].clone());
+    let (mut all, mut some, mut fails, mut doubt) = (true, false, false, false);
+    for code in codes {
+        let (ends, unsure) = replay(n, code, walk, rules)?;
+        let pass = ends.iter().all(|e| *e == End::Exit(0) || up.as_ref() == Some(e));
+        fails |= !pass && ends.iter().any(|e| matches!(e, End::Exit(s) if *s != 0) && up.as_ref() != Some(e));
+        doubt |= unsure && !pass;
+        all &= pass;
+        some |= pass;
+        if known.is_none() && some && !all {
+            break;
+        }
+    }
+    let mut top = n;
+    while let Some(p) = top.parent().filter(|p| p.kind() != "program") {
+        top = p;
+    }
+    match known {
+        _ if all => Some(Verdict::Discarded(REPLAYED, top)),
+        Some(_) if fails => Some(Verdict::Coupled),
+        Some(_) if doubt => Some(Verdict::Discarded(REPLAY_DOUBT, top)),
+        None if some || doubt => Some(Verdict::Discarded(REPLAY_DOUBT, top)),
+        _ => None,
+    }
+}
+
+/// The failure statuses that stand for all of 1 to 255 when a client's are not known: each number
+/// of the script's text up to 255, one less and one more (a comparison with a literal splits the
+/// statuses at it; both parities for `%`), and 1, 2, 126 to 128, 255.
+fn representatives(src: &str) -> Vec<u8> {
+    let mut out: Vec<u8> = vec![1, 2, 126, 127, 128, 255];
+    for w in src.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty() && w.len() <= 3) {
+        if let Ok(n) = w.parse::<u16>().map(i32::from) {
+            out.extend((n - 1..=n + 1).filter_map(|x| u8::try_from(x).ok()).filter(|x| *x > 0));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// How the script ends when the check `n` exits with `status` (several ends when a pipeline's
+/// reader gives one of several statuses), and whether a status test could not be evaluated.
+/// `None`: the replay cannot follow the check's status up (a loop, a function, a substitution).
+fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Vec<End>, bool)> {
+    let mut run =
+        Run { walk, rules, status, vars: vec![Vec::new()], doubt: false, steps: 0, from: n.start_byte() };
+    let mut ends = Vec::new();
+    let found = up_from(n, &mut run, &mut ends);
+    // (Each statement run is a unit of the walk's work: `Walk::status_work`.)
+    super::work(walk, run.steps.max(1));
+    found?;
+    Some((ends, run.doubt))
+}
+
+/// The replay from `at`, which has just ended with `run.status`, up to the script's end: each end
+/// pushed on `ends`.
+fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Option<()> {
+    loop {
+        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+            return None;
+        }
+        let parent = at.parent()?;
+        match parent.kind() {
+            "redirected_statement" => {
+                if writes_a_named_file(parent, run.walk) {
+                    return None;
+                }
+            }
+            "negated_command" => run.status = u8::from(run.status == 0),
+            "pipeline" => {
+                let mut c = parent.walk();
+                let parts: Vec<Node<'_>> =
+                    parent.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+                if parts.last() != Some(&at) {
+                    // `check | grep -q ok`: grep's status, 0, 1 or 2 (GNU grep, "Exit Status"),
+                    // whatever the check wrote.
+                    let reader = parts.last().filter(|_| parts.len() == 2)?;
+                    let name = reader.child_by_field_name("name").map(|m| text(m, run.walk));
+                    if reader.kind() != "command"
+                        || !matches!(name, Some("grep" | "egrep" | "fgrep"))
+                        || text(*reader, run.walk).contains(['$', '`', '>', '<'])
+                    {
+                        return None;
+                    }
+                    for s in [0, 1, 2] {
+                        let mut each = Run {
+                            walk: run.walk,
+                            rules: run.rules,
+                            status: s,
+                            vars: run.vars.clone(),
+                            doubt: false,
+                            steps: run.steps,
+                            from: run.from,
+                        };
+                        up_from(parent, &mut each, ends)?;
+                        run.doubt |= each.doubt;
+                    }
+                    return Some(());
+                }
+            }
+            "list" => {
+                let left = parent.named_child(0)?;
+                let op = parent.child(1)?.kind();
+                let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
+                let runs_right = match op {
+                    "&&" => run.status == 0,
+                    "||" => run.status != 0,
+                    _ => return None,
+                };
+                if at == left && runs_right {
+                    match run.stmt(right) {
+                        Flow::Next(s) => run.status = s,
+                        Flow::Exit(s) => return end(ends, End::Exit(s)),
+                        Flow::Stop(at) => return end(ends, run.reached(at)),
+                    }
+                }
+            }
+            "program" | "compound_statement" | "subshell" | "case_item" | "else_clause" | "elif_clause"
+            | "if_statement" => {
+                if parent.kind() == "case_item" && !super::in_case_body(at, parent) {
+                    return None;
+                }
+                let after = siblings_after(at, parent)
+                    .take_while(|k| !matches!(k.kind(), "then" | "fi" | "elif_clause" | "else_clause"))
+                    .filter(|k| is_statement(*k));
+                let subshell = parent.kind() == "subshell";
+                match run.seq(after) {
+                    Flow::Next(s) => run.status = s,
+                    Flow::Exit(s) if subshell => run.status = s,
+                    Flow::Exit(s) => return end(ends, End::Exit(s)),
+                    Flow::Stop(at) => return end(ends, run.reached(at)),
+                }
+                if subshell {
+                    // What it assigned is gone after it.
+                    run.vars.last_mut()?.clear();
+                }
+                match parent.kind() {
+                    "program" => return end(ends, End::Exit(run.status)),
+                    "if_statement" if super::in_condition(at, parent) => match run.branches(parent) {
+                        Flow::Next(s) => run.status = s,
+                        Flow::Exit(s) => return end(ends, End::Exit(s)),
+                        Flow::Stop(at) => return end(ends, run.reached(at)),
+                    },
+                    "elif_clause" if super::in_condition(at, parent) => return None,
+                    "case_item" => {
+                        let mut c = parent.walk();
+                        if parent.children(&mut c).any(|k| matches!(k.kind(), ";&" | ";;&")) {
+                            return None;
+                        }
+                        at = parent.parent()?;
+                        continue;
+                    }
+                    "else_clause" | "elif_clause" => {
+                        at = parent.parent()?;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            _ => return None,
+        }
+        at = parent;
+    }
+}
+
+/// Pushes `e` on `ends`.
+fn end(ends: &mut Vec<End>, e: End) -> Option<()> {
+    ends.push(e);
+    Some(())
+}
+
+impl Run<'_, '_> {
+    /// The end of a replay stopped at the statement starting at `at`, with the variables the text
+    /// may still read: named from `at` on or before the check (a function defined there may be
+    /// called later), or exported (`export`, `declare`, ..., the container's `env`).
+    fn reached(&self, at: usize) -> End {
+        let src = self.walk.src;
+        let exports = mentions(src, &["export", "declare", "typeset", "readonly", "local"]);
+        let (env, env_from) = &self.rules.container_env;
+        let read = |name: &str| {
+            exports
+                || *env_from
+                || env.iter().any(|e| e == name)
+                || mentions(src.get(at..).unwrap_or(""), &[name])
+                || mentions(src.get(..self.from).unwrap_or(""), &[name])
+        };
+        let vars = self.vars.iter().map(|f| f.iter().filter(|(n, _)| read(n)).cloned().collect()).collect();
+        End::Reached(at, self.status, vars)
+    }
+
+    /// The value of variable `name` the replay assigned.
+    fn var(&self, name: &str) -> Option<&str> {
+        self.vars.iter().rev().flat_map(|f| f.iter().rev()).find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The value of word `w` (its text): `$?`, a variable the replay assigned (`$rc`, `${rc}`),
+    /// double-quoted or not, a literal without expansion or quoting, a single-quoted string.
+    fn word(&self, w: &str) -> Option<String> {
+        if let Some(inner) = w.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+            return (!inner.contains('\'')).then(|| inner.to_string());
+        }
+        let inner = w.strip_prefix('"').and_then(|x| x.strip_suffix('"')).unwrap_or(w);
+        if inner.contains('"') {
+            return None;
+        }
+        if matches!(inner, "$?" | "${?}") {
+            return Some(self.status.to_string());
+        }
+        if let Some(name) = inner.strip_prefix('$') {
+            let name = name.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(name);
+            // `${rc:-0}`, `${rc-0}` of a variable the replay assigned (POSIX, 2.6.2 "Parameter
+            // Expansion").
+            let split = name.split_once(":-").map(|(n, d)| (n, d, true));
+            if let Some((name, default, colon)) =
+                split.or_else(|| name.split_once('-').map(|(n, d)| (n, d, false)))
+            {
+                let value = self.var(name)?;
+                return if colon && value.is_empty() { self.word(default) } else { Some(value.to_string()) };
+            }
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return self.var(name).map(str::to_string);
+            }
+            return None;
+        }
+        if inner.contains(['$', '`', '\\', '\'', '*', '?', '[', ']', '{', '}', '(', ')', '~'])
+            || w.contains(' ')
+        {
+            return None;
+        }
+        Some(inner.to_string())
+    }
+
+    /// The statements `nodes` run one after the other.
+    fn seq<'t>(&mut self, nodes: impl Iterator<Item = Node<'t>>) -> Flow {
+        for s in nodes {
+            match self.stmt(s) {
+                Flow::Next(st) => self.status = st,
+                other => return other,
+            }
+        }
+        Flow::Next(self.status)
+    }
+
+    /// Statement `s` run forward.
+    fn stmt(&mut self, s: Node<'_>) -> Flow {
+        self.steps += 1;
+        let stop = Flow::Stop(s.start_byte());
+        if self.steps > MAX_STEPS || s.next_sibling().is_some_and(|k| k.kind() == "&") {
+            return stop;
+        }
+        let t = text(s, self.walk);
+        let tested = |run: &mut Self| {
+            run.doubt |=
+                reads_status_text(t) || run.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]));
+            Flow::Stop(s.start_byte())
+        };
+        match s.kind() {
+            "command" => self.command(s).unwrap_or(stop),
+            "test_command" => {
+                let held = if let Some(e) = t.strip_prefix("((").and_then(|x| x.strip_suffix("))")) {
+                    self.arith(e).map(|v| v != 0)
+                } else if let Some(e) = t.strip_prefix("[[").and_then(|x| x.strip_suffix("]]")) {
+                    self.test(&e.split_whitespace().collect::<Vec<_>>())
+                } else if let Some(e) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+                    self.single_test(&e.split_whitespace().collect::<Vec<_>>())
+                } else {
+                    None
+                };
+                match held {
+                    Some(h) => Flow::Next(u8::from(!h)),
+                    None => tested(self),
+                }
+            }
+            "variable_assignment" => {
+                let (Some(name), Some(value)) =
+                    (s.child_by_field_name("name"), s.child_by_field_name("value"))
+                else {
+                    return stop;
+                };
+                let v = text(value, self.walk);
+                let v = match v.strip_prefix("$((").and_then(|x| x.strip_suffix("))")) {
+                    Some(e) => self.arith(e).map(|x| x.to_string()),
+                    None => self.word(v),
+                };
+                let Some(v) = v else { return stop };
+                let name = text(name, self.walk).to_string();
+                if let Some(frame) = self.vars.last_mut() {
+                    frame.push((name, v));
+                }
+                Flow::Next(0)
+            }
+            "list" => {
+                let (Some(left), Some(op), Some(right)) = (s.named_child(0), s.child(1), s.named_child(1))
+                else {
+                    return stop;
+                };
+                let l = match self.stmt(left) {
+                    Flow::Next(l) => l,
+                    other => return other,
+                };
+                self.status = l;
+                match op.kind() {
+                    "&&" if l == 0 => self.stmt(right),
+                    "||" if l != 0 => self.stmt(right),
+                    "&&" | "||" => Flow::Next(l),
+                    _ => stop,
+                }
+            }
+            "negated_command" => {
+                let Some(inner) = s.named_child(0) else { return stop };
+                match self.stmt(inner) {
+                    Flow::Next(st) => Flow::Next(u8::from(st == 0)),
+                    other => other,
+                }
+            }
+            // `(( ... ))`, which the grammar reads as a compound statement.
+            "compound_statement" if t.starts_with("((") => {
+                match t.strip_prefix("((").and_then(|x| x.strip_suffix("))")).and_then(|e| self.arith(e)) {
+                    Some(v) => Flow::Next(u8::from(v == 0)),
+                    None => tested(self),
+                }
+            }
+            "compound_statement" => {
+                let mut c = s.walk();
+                let inner: Vec<Node<'_>> = s.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+                self.seq(inner.into_iter())
+            }
+            "subshell" => {
+                let mut c = s.walk();
+                let inner: Vec<Node<'_>> = s.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+                self.vars.push(Vec::new());
+                let flow = self.seq(inner.into_iter());
+                if matches!(flow, Flow::Stop(_)) {
+                    return flow;
+                }
+                self.vars.pop();
+                match flow {
+                    Flow::Next(st) | Flow::Exit(st) => Flow::Next(st),
+                    other => other,
+                }
+            }
+            "if_statement" => {
+                let mut c = s.walk();
+                let cond: Vec<Node<'_>> = s
+                    .children(&mut c)
+                    .skip(1)
+                    .take_while(|k| k.kind() != "then")
+                    .filter(|k| is_statement(*k))
+                    .collect();
+                match self.seq(cond.into_iter()) {
+                    Flow::Next(st) => self.status = st,
+                    other => return other,
+                }
+                self.branches(s)
+            }
+            "case_statement" => self.case(s).unwrap_or_else(|| tested(self)),
+            _ => stop,
+        }
+    }
+
+    /// The branch of `if_statement` `s` its condition's status (`self.status`) chooses, run.
+    fn branches(&mut self, s: Node<'_>) -> Flow {
+        let mut c = s.walk();
+        let kids: Vec<Node<'_>> = s.children(&mut c).collect();
+        let then = kids.iter().position(|k| k.kind() == "then");
+        let Some(then) = then else { return Flow::Stop(s.start_byte()) };
+        let body = |from: usize| {
+            kids[from..]
+                .iter()
+                .copied()
+                .take_while(|k| !matches!(k.kind(), "elif_clause" | "else_clause" | "fi"))
+                .filter(|k| is_statement(*k))
+                .collect::<Vec<_>>()
+        };
+        if self.status == 0 {
+            return self.seq(body(then + 1).into_iter());
+        }
+        for k in &kids[then + 1..] {
+            match k.kind() {
+                "elif_clause" => {
+                    let mut c = k.walk();
+                    let parts: Vec<Node<'_>> = k.children(&mut c).collect();
+                    let Some(t) = parts.iter().position(|p| p.kind() == "then") else {
+                        return Flow::Stop(k.start_byte());
+                    };
+                    match self.seq(parts[..t].iter().copied().filter(|p| is_statement(*p))) {
+                        Flow::Next(st) => self.status = st,
+                        other => return other,
+                    }
+                    if self.status == 0 {
+                        return self.seq(parts[t + 1..].iter().copied().filter(|p| is_statement(*p)));
+                    }
+                }
+                "else_clause" => {
+                    let mut c = k.walk();
+                    let parts: Vec<Node<'_>> =
+                        k.named_children(&mut c).filter(|p| is_statement(*p)).collect();
+                    return self.seq(parts.into_iter());
+                }
+                _ => {}
+            }
+        }
+        // No branch ran: the `if`'s status is 0 (POSIX, 2.9.4 "The if Conditional Construct").
+        Flow::Next(0)
+    }
+
+    /// `case WORD in ...` run: the first item a pattern of which is WORD (literal patterns, `*`),
+    /// each ending with `;;`. `None` for anything else.
+    fn case(&mut self, s: Node<'_>) -> Option<Flow> {
+        let subject = self.word(text(s.child_by_field_name("value")?, self.walk))?;
+        let mut c = s.walk();
+        let items: Vec<Node<'_>> = s.named_children(&mut c).filter(|k| k.kind() == "case_item").collect();
+        for item in items {
+            let mut c = item.walk();
+            if item.children(&mut c).any(|k| matches!(k.kind(), ";&" | ";;&")) {
+                return None;
+            }
+            let mut c = item.walk();
+            let patterns: Vec<String> = item
+                .children_by_field_name("value", &mut c)
+                .map(|p| text(p, self.walk).to_string())
+                .collect();
+            let mut hit = false;
+            for p in &patterns {
+                hit |= if p.contains('$') { self.word(p)? == subject } else { glob_matches(p, &subject)? };
+            }
+            if hit {
+                let mut c = item.walk();
+                let body: Vec<Node<'_>> = item
+                    .named_children(&mut c)
+                    .filter(|k| is_statement(*k) && super::in_case_body(*k, item))
+                    .collect();
+                return Some(self.seq(body.into_iter()));
+            }
+        }
+        Some(Flow::Next(0))
+    }
+
+    /// A simple command run: `true`, `:`, `false`, `test`/`[`, `exit`, `echo`.
+    fn command(&mut self, s: Node<'_>) -> Option<Flow> {
+        let name = text(s.child_by_field_name("name")?, self.walk);
+        if self.rules.functions.iter().any(|f| f == name) {
+            return None;
+        }
+        let mut c = s.walk();
+        if s.named_children(&mut c).any(|k| k.kind() == "variable_assignment") {
+            return None;
+        }
+        let mut c = s.walk();
+        let args: Vec<String> =
+            s.children_by_field_name("argument", &mut c).map(|a| text(a, self.walk).to_string()).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let status_read = reads_status_text(text(s, self.walk));
+        Some(match name {
+            "true" | ":" => Flow::Next(0),
+            "false" => Flow::Next(1),
+            "echo" if !text(s, self.walk).contains(['`', '(']) => Flow::Next(0),
+            "test" | "[" => {
+                let args = if name == "[" { args.strip_suffix(&["]"])? } else { &args[..] };
+                match self.single_test(args) {
+                    Some(h) => Flow::Next(u8::from(!h)),
+                    None => {
+                        self.doubt |= status_read || self.names_a_var(text(s, self.walk));
+                        return None;
+                    }
+                }
+            }
+            "exit" => match args.as_slice() {
+                [] => Flow::Exit(self.status),
+                [w] => {
+                    let v = match w.strip_prefix("$((").and_then(|x| x.strip_suffix("))")) {
+                        Some(e) => self.arith(e),
+                        None => self.word(w).and_then(|v| v.parse::<i64>().ok()),
+                    };
+                    let Some(v) = v.filter(|v| *v >= 0) else {
+                        // (A comparison not evaluated is a doubt; another status is not.)
+                        self.doubt |= w.starts_with("$((") && (status_read || self.names_a_var(w));
+                        return None;
+                    };
+                    Flow::Exit((v & 255) as u8)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Whether `t` names a variable the replay assigned.
+    fn names_a_var(&self, t: &str) -> bool {
+        self.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]))
+    }
+
+    /// `test`'s (`[`'s) words `w` (without `[`/`]`), expanded (an unquoted empty value is no
+    /// word) and evaluated as bash's `test` builtin does (`script::test_expression`).
+    fn single_test(&self, w: &[&str]) -> Option<bool> {
+        let mut args = Vec::with_capacity(w.len());
+        for raw in w {
+            let v = match *raw {
+                "(" | "\\(" => "(".to_string(),
+                ")" | "\\)" => ")".to_string(),
+                _ => self.word(raw)?,
+            };
+            if !v.is_empty() || raw.starts_with(['"', '\'']) {
+                args.push(v);
+            }
+        }
+        test_expression(&args)
+    }
+
+    /// `[[ ]]`'s words `w` evaluated: `!`, `&&`, `||`, `( )`, `A OP B` for `-eq -ne -lt -le -gt
+    /// -ge = == !=` (a pattern only as a literal), `-n A`, `-z A`, `A`.
+    fn test(&self, w: &[&str]) -> Option<bool> {
+        let (or, and) = ("||", "&&");
+        // Split at the lowest-binding operator outside parentheses.
+        for op in [or, and] {
+            let mut depth = 0i32;
+            for (i, x) in w.iter().enumerate().rev() {
+                match *x {
+                    ")" => depth += 1,
+                    "(" => depth -= 1,
+                    x if x == op && depth == 0 && i > 0 => {
+                        let (l, r) = (self.test(&w[..i])?, self.test(&w[i + 1..])?);
+                        return Some(if op == or { l || r } else { l && r });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match w {
+            ["!", rest @ ..] if !rest.is_empty() => self.test(rest).map(|b| !b),
+            ["(", inner @ .., ")"] if !inner.is_empty() => self.test(inner),
+            [a, op, b] => {
+                let (a, b) = (self.word(a)?, self.word(b)?);
+                let int = |x: &str| x.parse::<i64>().ok();
+                Some(match *op {
+                    "=" | "==" => a == b,
+                    "!=" => a != b,
+                    "-eq" => int(&a)? == int(&b)?,
+                    "-ne" => int(&a)? != int(&b)?,
+                    "-lt" => int(&a)? < int(&b)?,
+                    "-le" => int(&a)? <= int(&b)?,
+                    "-gt" => int(&a)? > int(&b)?,
+                    "-ge" => int(&a)? >= int(&b)?,
+                    _ => return None,
+                })
+            }
+            ["-n", a] => Some(!self.word(a)?.is_empty()),
+            ["-z", a] => Some(self.word(a)?.is_empty()),
+            [a] if !a.starts_with('-') && *a != "!" => Some(!self.word(a)?.is_empty()),
+            _ => None,
+        }
+    }
+
+    /// The value of arithmetic expression `e` (`(( ))`, `$(( ))`): `$?`, `$rc` and `${rc}`
+    /// replaced by their values, then bash's arithmetic (`script::arithmetic`), names read from
+    /// the variables the replay assigned (`None` for any other, or a substitution).
+    fn arith(&self, e: &str) -> Option<i64> {
+        let mut out = String::with_capacity(e.len());
+        let mut rest = e;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            let (name, len) = if let Some(x) = after.strip_prefix('{') {
+                let end = x.find('}')?;
+                (&x[..end], end + 2)
+            } else if after.starts_with('?') {
+                ("?", 1)
+            } else {
+                let end =
+                    after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+                (&after[..end], end)
+            };
+            let value = if name == "?" { self.status.to_string() } else { self.var(name)?.to_string() };
+            if name.is_empty() || value.is_empty() {
+                return None;
+            }
+            out.push_str(&value);
+            rest = &after[len..];
+        }
+        out.push_str(rest);
+        arithmetic(&out, &mut |name| self.var(name).map(str::to_string))
+    }
+}
+
+/// `t` with each `exit $(( ... ))` whose expression holds only `$?`, decimal numbers and
+/// operators written `exit $?`: for [`super::rules`], a status computed from the last command's
+/// alone, which the walk judges where it is (it reads `$?`) and the replay evaluates
+/// (`pg_isready -h db; exit $(( $? == 3 ))`: 0 / 0 in bash 5.2 and dash 0.5.12).
+pub(super) fn status_exits_as_read(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    while let Some(i) = rest.find("exit $((") {
+        let from = i + "exit $((".len();
+        let Some(len) = rest[from..].find("))") else { break };
+        let e = &rest[from..from + len];
+        out.push_str(&rest[..i]);
+        if e.contains("$?")
+            && e.replace("$?", "").bytes().all(|b| b.is_ascii_digit() || b" =!<>&|+-*/%()".contains(&b))
+        {
+            out.push_str("exit $?");
+        } else {
+            out.push_str(&rest[i..from + len + 2]);
+        }
+        rest = &rest[from + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::status_exits_as_read;
+
+    #[test]
+    fn an_exit_computed_from_the_status_alone_reads_as_exit_status() {
+        assert_eq!(status_exits_as_read("c; exit $(( $? == 3 ))"), "c; exit $?");
+        assert_eq!(status_exits_as_read("c; exit $(($?!=3)); x"), "c; exit $?; x");
+        for kept in ["c; exit $(( rc == 3 ))", "c; exit $(( 1 ))", "exit $(( $? == $(f) ))", "exit $(( $?"] {
+            assert_eq!(status_exits_as_read(kept), kept);
+        }
+    }
+}
