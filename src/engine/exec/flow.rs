@@ -9,6 +9,7 @@
 //! A statement whose exit status cannot fail the script is walked as [`UNCOUPLED`]: which ones
 //! is decided in the child module `uncoupled`.
 
+mod constant;
 mod uncoupled;
 
 use tree_sitter::Node;
@@ -262,11 +263,17 @@ impl Ctx<'_> {
                 let [first, op, second] = kids.as_slice() else {
                     return None;
                 };
-                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind() == "||")) {
+                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind() == "||"))
+                    && !constant::redefined(walk)
+                {
                     return Some(false);
                 }
                 if n.end_byte() > walk.cut || !matches!(op.kind(), "&&" | "||") {
                     return None;
+                }
+                // `true || R || R`, `R && false || local`: the left side's status known as written.
+                if let Some(done) = self.constant_list(n, (*first, op.kind(), *second), walk, depth, out) {
+                    return Some(done);
                 }
                 // The right side runs only if the left one succeeds (`&&`) or fails (`||`).
                 self.statements(*first, walk, depth, out);
@@ -287,6 +294,7 @@ impl Ctx<'_> {
                 // `while false` and `until true` never run their body (the condition runs: no client).
                 if constant_condition(&kids[1..body_at], walk)
                     .is_some_and(|value| value == (keyword == "until"))
+                    && !constant::redefined(walk)
                 {
                     return Some(false);
                 }

@@ -1,0 +1,115 @@
+//! A check in a command substitution whose status does not become the status of the command
+//! around it (s16, verdict break-it pass vd3; each shape run in bash 5.2 and dash 0.5.12 with a
+//! `redis-cli` stub that fails on a remote host):
+//! - an assignment with no command name has the status of the LAST substitution it performs
+//!   (POSIX "Simple Commands"; bash manual, "Simple Command Expansion"): `x=$(check) y=$(true)`,
+//!   `x="$(check)"$(true)` exit 0 / 0 under `set -e`;
+//! - a statement not last in `$(...)`, without errexit, whose output goes to `/dev/null`, gives
+//!   the value nothing and its status nothing: `x=$(check >/dev/null; echo ok)`, 0 / 0;
+//! - bash (not in POSIX mode, without `shopt -s inherit_errexit`) clears `-e` in a command
+//!   substitution's subshell (bash manual, "The Set Builtin", `-e`; "Bash POSIX Mode"):
+//!   `set -e; x=$(check; echo done)` exits 0 / 0 in bash, 1 / 0 in dash and in bash with
+//!   `inherit_errexit` or `set -o posix`.
+
+use tree_sitter::Node;
+
+use super::super::shell::Walk;
+use super::tree::each_node_pruned;
+use super::{Rules, is_list_of_statements, text};
+use crate::engine::exec::flow::mentions;
+
+/// A reason the walk gives (`discarded`).
+pub(super) const LATER_SUBSTITUTION: &str =
+    "the assignment's status is its last substitution's (`x=$(...) y=$(true)`), not this one's";
+
+/// Whether an assignment whose parent is `p` is a statement whose status the walk follows on:
+/// one of a list of statements, an `if`/`elif`/`while`/`until` condition, a part of an
+/// `&&`/`||` list, or after `!` (errexit ignores the last four: bash manual, `set -e`); or the
+/// `variable_assignments` of one (`x=$(a) y=$(b)`).
+pub(super) fn assignment_statement_in(p: Node<'_>) -> bool {
+    if p.kind() == "variable_assignments" {
+        return p.parent().is_some_and(|q| q.kind() != "variable_assignments" && assignment_statement_in(q));
+    }
+    is_list_of_statements(p.kind())
+        || matches!(p.kind(), "if_statement" | "elif_clause" | "while_statement" | "list" | "negated_command")
+}
+
+/// Whether the assignment statement `up` (a `variable_assignment`, alone or one of a
+/// `variable_assignments`) performs a command substitution after `subst` ends, not inside an
+/// expansion that may not run it (`${y:-$(true)}`): its status is then that one's.
+pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
+    if up.kind() != "variable_assignment" {
+        return false;
+    }
+    let statement = up.parent().filter(|p| p.kind() == "variable_assignments").unwrap_or(up);
+    let mut later = false;
+    each_node_pruned(statement, |k| {
+        if later || k.kind() == "expansion" {
+            return false;
+        }
+        if k.kind() == "command_substitution" && k.start_byte() >= subst.end_byte() {
+            later = true;
+            return false;
+        }
+        true
+    });
+    later
+}
+
+/// Whether the statement `at` (not the last of its substitution) writes nothing to the
+/// substitution: its standard output and standard error end at `/dev/null` or the shell's
+/// standard error (`check >/dev/null`, `check >/dev/null 2>&1`, `check &>/dev/null`), read in
+/// order (`check 2>&1 >/dev/null` writes its errors into the value: not taken).
+pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
+    if at.kind() != "redirected_statement"
+        || at.child_by_field_name("body").is_none_or(|b| b.kind() != "command")
+    {
+        return false;
+    }
+    // Where fds 1 and 2 go: the value (`V`), elsewhere (`E`: the shell's stderr), `/dev/null` (`N`).
+    let (mut out, mut err) = ('V', 'E');
+    let mut c = at.walk();
+    let mut any = false;
+    for r in at.children_by_field_name("redirect", &mut c) {
+        if r.kind() != "file_redirect" {
+            return false;
+        }
+        any = true;
+        let t: String = text(r, walk).chars().filter(|c| !c.is_whitespace()).collect();
+        match t.as_str() {
+            ">/dev/null" | "1>/dev/null" | ">>/dev/null" | "1>>/dev/null" => out = 'N',
+            "2>/dev/null" | "2>>/dev/null" => err = 'N',
+            "&>/dev/null" | ">&/dev/null" | "&>>/dev/null" => (out, err) = ('N', 'N'),
+            "2>&1" => err = out,
+            ">&2" | "1>&2" => out = err,
+            _ => return false,
+        }
+    }
+    any && out != 'V' && err != 'V'
+}
+
+/// Whether bash clears errexit where `n` runs: the script's shell is bash (not `sh`, which may
+/// be bash in POSIX mode, where a substitution inherits `-e`), `n` is in a command substitution
+/// that runs no `set`, and nothing in the script or the container's env names
+/// `inherit_errexit`, `posix` or `POSIXLY_CORRECT`.
+pub(super) fn bash_clears_errexit(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    if !rules.bash
+        || mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"])
+        || rules.container_env.1
+        || rules
+            .container_env
+            .0
+            .iter()
+            .any(|v| matches!(v.as_str(), "POSIXLY_CORRECT" | "SHELLOPTS" | "BASHOPTS"))
+    {
+        return false;
+    }
+    let mut up = n.parent();
+    while let Some(p) = up {
+        if p.kind() == "command_substitution" {
+            return !mentions(text(p, walk), &["set"]);
+        }
+        up = p.parent();
+    }
+    false
+}
