@@ -558,6 +558,25 @@ impl Ctx<'_> {
                 _ => (format!("{COND}U"), String::new()),
             };
             index += 1;
+            // A substitution in a pattern runs when the items before did not match (`case ok in
+            // $(check && echo ok))`: bash manual, "Conditional Constructs"), before the body.
+            let mut c = k.walk();
+            let run: Vec<Node<'t>> = k
+                .children_by_field_name("value", &mut c)
+                .filter(|p| ["$(", "`", "<(", ">("].iter().any(|s| text(*p, walk).contains(s)))
+                .collect();
+            if !run.is_empty() {
+                let open = !before.is_empty();
+                if open {
+                    out.push(format!("{GUARD}{before}"));
+                }
+                for p in run {
+                    self.statements(p, walk, depth, out);
+                }
+                if open {
+                    out.push(GUARD.to_string());
+                }
+            }
             out.push(format!("{GUARD}{before}{matched}"));
             let mut c = k.walk();
             for b in k.children(&mut c).skip(*body_at) {

@@ -599,7 +599,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 // `case "$(redis-cli -h cache ping)" in PONG) ...`: the output only chooses
                 // the item, whose status is the case's (`shapes::case_is_harmless`).
-                if let Some(case) = shapes::case_of_subject(parent, up) {
+                if let Some(case) =
+                    shapes::case_of_subject(parent, up).or_else(|| subst::case_of_pattern(parent, up))
+                {
                     return shapes::case_is_harmless(case, walk, &funcs, |_| true)
                         .then_some((shapes::CASE_SELECTS, case));
                 }

@@ -14,7 +14,7 @@
 use tree_sitter::Node;
 
 use super::super::shell::Walk;
-use super::tree::each_node_pruned;
+use super::tree::{each_node_pruned, in_case_body};
 use super::{Rules, is_list_of_statements, text};
 use crate::engine::exec::flow::mentions;
 
@@ -112,4 +112,12 @@ pub(super) fn bash_clears_errexit(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -
         up = p.parent();
     }
     false
+}
+
+/// The `case` statement one of whose patterns (before its item's `)`: [`in_case_body`]) holds
+/// the substitution `subst`, if `up` (the first node above it that is not a string or a
+/// concatenation) is that item: its output only chooses the item, as a subject's does
+/// (`shapes::case_is_harmless`): `case ok in $(check && echo ok)) echo up;; esac` exits 0 / 0.
+pub(super) fn case_of_pattern<'t>(subst: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
+    (up.kind() == "case_item" && !in_case_body(subst, up)).then(|| up.parent()).flatten()
 }
