@@ -511,3 +511,29 @@ fn a_check_in_a_case_pattern_chooses_the_item() {
         "case ok in ok) exit 0;; $(pg_isready -h orders-db >/dev/null && echo ok)) exit 0;; esac; exit 1",
     ]);
 }
+
+/// Loops a counter ends (s16, vd3 un04/un05/un09; bash 5.2 and dash 0.5.12, dependency down /
+/// up): `until [ $n -ge 3 ]` or `while [ $n -lt 3 ]` around `check && break`, `until [ $i -eq 3 ]
+/// || check`, and `until check` whose counted `if` runs `false; break` (or `break` alone, last):
+/// the loop ends at the count or a `break`, with status 0 (0 / 0, warned). Denied: the check's
+/// `&& break` last (its failure is the loop's, 2 / 0), an `exit 1` for `break`, the counter or
+/// the check read after the loop (1 / 0, 2 / 0).
+#[test]
+fn a_loop_a_counter_ends_has_status_0() {
+    expect_actions(
+        &[
+            "n=0; until [ $n -ge 3 ]; do redis-cli -h redis-master ping && break; n=$((n+1)); done",
+            "n=0; while [ $n -lt 3 ]; do pg_isready -h orders-db && break; n=$((n+1)); sleep 0; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); if [ $n -gt 2 ]; then false; break; fi; done",
+            "i=0; until [ $i -eq 3 ] || pg_isready -h orders-db; do i=$((i+1)); done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); if [ $n -gt 2 ]; then break; fi; done",
+        ],
+        &[
+            "n=0; until [ $n -ge 3 ]; do n=$((n+1)); pg_isready -h orders-db && break; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); if [ $n -gt 2 ]; then false; exit 1; fi; done",
+            "i=0; until [ $i -eq 3 ] || pg_isready -h orders-db; do i=$((i+1)); done; pg_isready -h orders-db",
+            "i=0; until [ $i -eq 3 ] || pg_isready -h orders-db; do i=$((i+1)); done; [ $i -lt 3 ]",
+            "n=0; until [ $n -ge 3 ]; do pg_isready -h orders-db && break; n=$((n+1)); done; [ $n -lt 3 ]",
+        ],
+    );
+}

@@ -476,8 +476,9 @@ pub(super) fn loop_condition<'t>(
         return None;
     }
     if until != negated {
-        return super::lost::bounded_retry(looped, walk, rules, funcs)
-            .then_some((super::lost::RETRIES, looped));
+        return (super::lost::bounded_retry(looped, walk, rules, funcs)
+            || super::lost::counted_loop(looped, walk, rules, funcs))
+        .then_some((super::lost::RETRIES, looped));
     }
     let mut ok = funcs.ok.to_vec();
     ok.push("sleep".to_string());
