@@ -537,3 +537,34 @@ fn a_loop_a_counter_ends_has_status_0() {
         ],
     );
 }
+
+/// Pipelines and process substitutions that drop a check (s16, vd3 o26/ps08/ps12; bash 5.2 and
+/// dash 0.5.12, dependency down / up; `<(`/`>(` are bash's, a syntax error in dash): a check
+/// piped into a local check that reads no input (`| redis-cli ping`, `| pg_isready -h
+/// localhost`, `| curl -sf http://localhost...`) has that check's status; a statement of a
+/// process substitution, last or not, only writes to its reader (`< <(check; echo done)` read by
+/// a loop that echoes); an output process substitution's status is lost (`echo hi >
+/// >(check)`). All 0 / 0, warned. Denied: `pipefail`, a later check, a reader testing what it
+/// reads (`grep -q`), `tee >(check) | grep -q` (the check writes into the pipe): 1 / 0, 2 / 0.
+#[test]
+fn pipelines_and_process_substitutions_that_drop_a_check() {
+    expect_actions(
+        &[
+            "redis-cli -h redis-master ping | redis-cli ping",
+            "pg_isready -h orders-db | pg_isready -h localhost",
+            "pg_isready -h orders-db | curl -sf http://localhost:8080/healthz",
+            "while read l; do echo $l; done < <(redis-cli -h redis-master ping; echo done)",
+            "while read l; do echo $l; done < <(set -e; pg_isready -h orders-db; echo done)",
+            "echo hi > >(redis-cli -h redis-master ping >/dev/null)",
+            "echo hi > >(pg_isready -h orders-db)",
+        ],
+        &[
+            "set -o pipefail; pg_isready -h orders-db | redis-cli ping",
+            "pg_isready -h orders-db | redis-cli ping; pg_isready -h orders-db",
+            "tee >(pg_isready -h orders-db) < /dev/null | grep -q accepting",
+            "cat <(pg_isready -h orders-db; echo done) | grep -q accepting",
+            "grep -q done < <(pg_isready -h orders-db && echo done)",
+            "echo hi > >(pg_isready -h orders-db); pg_isready -h orders-db",
+        ],
+    );
+}

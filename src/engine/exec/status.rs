@@ -82,7 +82,8 @@ pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 use texts::literal_defaults;
 pub(super) use tree::each_node;
 use tree::{
-    each_node_pruned, in_case_body, in_condition, last_statement, parent_on, path_to, siblings_after,
+    each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
+    path_to, siblings_after,
 };
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
@@ -347,6 +348,13 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                         || same_writes(at, construct, walk))
                     .then_some((CONDITION, at));
                 }
+                // No shell reads a process substitution's status: every statement in it, last
+                // or not, only writes to its reader (s16, vd3 ps08: `< <(check; echo done)`).
+                if parent.kind() == "process_substitution" {
+                    (exempt, at) = (false, parent);
+                    errexit = option_on_at(parent, root, walk, Opt::Errexit, rules.errexit);
+                    continue;
+                }
                 if matches!(parent.kind(), "case_item") && !in_case_body(at, parent) {
                     return None;
                 }
@@ -491,7 +499,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     let mut c = parent.walk();
                     let after: Vec<Node<'_>> =
                         parent.named_children(&mut c).filter(|k| k.start_byte() > at.start_byte()).collect();
-                    if after.iter().all(|k| trivial_reader(*k, walk)) {
+                    if after.iter().all(|k| trivial_reader(*k, walk) || subst::ignores_stdin(*k, walk, rules))
+                    {
                         return Some((PIPED_AWAY, parent));
                     }
                     // `remote | cat`, `remote | tee -a log`: a filter exits 0 whatever it reads
@@ -513,6 +522,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             }
             // `while read l; do ...; done < <(remote)`, `cat <(remote)`: as for a pipeline.
             "file_redirect" | "command" if at.kind() == "process_substitution" => {
+                if let Some(statement) = subst::output_procsub(at, parent) {
+                    return Some((subst::PROCSUB_OUT, statement));
+                }
                 match lost::procsub_reader(at, parent, walk, rules, &funcs)? {
                     Ok(read) => return Some((lost::PROCSUB, read)),
                     Err(read) => (exempt, sense_lost, at) = (false, true, read),
@@ -793,14 +805,4 @@ pub(super) fn known_ok_with(rules: &Rules, body: &dyn Fn(&str) -> std::rc::Rc<Kn
         }
     }
     ok
-}
-
-/// Whether `n` holds an `exit` or `return` (it leaves the script or function).
-fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    mentions(text(n, walk), &["exit", "return"])
-}
-
-/// Kinds whose named children are statements run one after the other.
-fn is_list_of_statements(kind: &str) -> bool {
-    matches!(kind, "program" | "compound_statement" | "subshell" | "do_group" | "else_clause" | "case_item")
 }

@@ -10,6 +10,8 @@
 //!   substitution's subshell (bash manual, "The Set Builtin", `-e`; "Bash POSIX Mode"):
 //!   `set -e; x=$(check; echo done)` exits 0 / 0 in bash, 1 / 0 in dash and in bash with
 //!   `inherit_errexit` or `set -o posix`.
+//!
+//! And, alike, a pipeline element that reads nothing of the check's output ([`ignores_stdin`]).
 
 use tree_sitter::Node;
 
@@ -120,4 +122,54 @@ pub(super) fn bash_clears_errexit(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -
 /// (`shapes::case_is_harmless`): `case ok in $(check && echo ok)) echo up;; esac` exits 0 / 0.
 pub(super) fn case_of_pattern<'t>(subst: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
     (up.kind() == "case_item" && !in_case_body(subst, up)).then(|| up.parent()).flatten()
+}
+
+/// A reason the walk gives (`discarded`).
+pub(super) const PROCSUB_OUT: &str = "its status is lost in an output process substitution (`> >(...)`, bash only: dash and busybox sh reject it, so the probe always fails there), and it writes where the command around it does";
+
+/// For an output process substitution `sub` (`>(...)`) in the redirection or the arguments
+/// (`parent`) of a statement, that statement: no shell reads the substitution's status, and its
+/// output goes where the shell's does when the statement runs, judged there
+/// (`output_used_above`): `echo hi > >(check >/dev/null)` exits 0 / 0 in bash 5.2 (s16, vd3 ps12).
+pub(super) fn output_procsub<'t>(sub: Node<'t>, parent: Node<'t>) -> Option<Node<'t>> {
+    if sub.kind() != "process_substitution" || sub.child(0).is_none_or(|k| k.kind() != ">(") {
+        return None;
+    }
+    match parent.kind() {
+        "file_redirect" => parent.parent().filter(|s| s.kind() == "redirected_statement"),
+        "command" => Some(parent),
+        _ => None,
+    }
+}
+
+/// Whether the pipeline element `k` reads nothing from its standard input, so that the check
+/// before it gives it nothing: `pg_isready`, `redis-cli`/`valkey-cli ... ping` (not `-x`, which
+/// reads an argument from it), `curl` sending no data from it (no `@-`, `-T`/`--upload-file`,
+/// `-K`/`--config`); not a function. `redis-cli -h cache ping | redis-cli ping` has the local
+/// check's status: bash 5.2 and dash 0.5.12 exit 0 / 0 (s16, vd3 o26).
+pub(super) fn ignores_stdin(k: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| k.kind() == "command")
+    else {
+        return false;
+    };
+    let t = text(k, walk);
+    let words: Vec<&str> = t.split_whitespace().collect();
+    if rules.functions.iter().any(|f| f == name) || t.contains(['$', '`', '<', '>', '\\', '"', '\'']) {
+        return false;
+    }
+    match name {
+        "pg_isready" => true,
+        "redis-cli" | "valkey-cli" => {
+            words.last().is_some_and(|w| w.eq_ignore_ascii_case("ping")) && !words.contains(&"-x")
+        }
+        "curl" => {
+            !t.contains("@-")
+                && !words.iter().any(|w| {
+                    matches!(*w, "-K" | "--config" | "--upload-file")
+                        || w.starts_with("-T")
+                        || w.starts_with("--config=")
+                })
+        }
+        _ => false,
+    }
 }

@@ -3,7 +3,9 @@
 
 use tree_sitter::Node;
 
-use super::is_statement;
+use super::super::flow::mentions;
+use super::super::shell::Walk;
+use super::{is_statement, text};
 
 /// Calls `visit` on every node under `root` (`root` first), each before its children and in the
 /// order of the text: one cursor, nothing collected.
@@ -112,4 +114,14 @@ pub(super) fn siblings_after<'a>(at: Node<'a>, parent: Node<'a>) -> impl Iterato
         fallback = s.next_sibling();
         Some(s)
     })
+}
+
+/// Whether `n` holds an `exit` or `return` (it leaves the script or function).
+pub(super) fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    mentions(text(n, walk), &["exit", "return"])
+}
+
+/// Kinds whose named children are statements run one after the other.
+pub(super) fn is_list_of_statements(kind: &str) -> bool {
+    matches!(kind, "program" | "compound_statement" | "subshell" | "do_group" | "else_clause" | "case_item")
 }
