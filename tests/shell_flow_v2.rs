@@ -167,8 +167,9 @@ fn survivors_of_the_sample_on_7ccbcae_are_told_apart() {
 /// last statement of a command substitution ends it (dash; bash in POSIX mode), skipping the rest;
 /// when the rest only writes output (`echo x`), only the substitution's output and status differ,
 /// and `echo`'s or `export`'s status is its own: bash 5.2 and dash 0.5.12 exit 0 / 0, warned (they
-/// were denied). Denied: the value kept by an assignment under `set -e` (dash 2 / 0), and the output
-/// read from a file (dash 1 / 0).
+/// were denied). Denied: the value kept by an assignment under `set -e` (dash 2 / 0; bash, which
+/// clears errexit in the substitution, 0 / 0: warned for `bash -c`, s16), and the output read from
+/// a file (dash 1 / 0).
 #[test]
 fn errexit_ending_a_substitution_early_changes_only_its_output() {
     expect_actions(
@@ -176,11 +177,11 @@ fn errexit_ending_a_substitution_early_changes_only_its_output() {
             "set -e; echo \"$(pg_isready -h orders-db; echo x)\"; curl -sf http://localhost:8080/healthz",
             "set -e; export X=\"$(pg_isready -h orders-db; echo x)\"; curl -sf http://localhost:8080/healthz",
         ],
-        &[
-            "set -e; out=$(pg_isready -h orders-db; echo x); echo \"$out\"",
-            "set -e; echo \"$(pg_isready -h orders-db; echo x)\" > /tmp/s; grep -q x /tmp/s",
-        ],
+        &["set -e; echo \"$(pg_isready -h orders-db; echo x)\" > /tmp/s; grep -q x /tmp/s"],
     );
+    let kept = ["set -e; out=$(pg_isready -h orders-db; echo x); echo \"$out\""];
+    assert_eq!(finding_of(&["sh", "-c", kept[0]]).map(|f| f.0), Some(Action::Deny));
+    assert_eq!(finding_of(&["bash", "-c", kept[0]]).map(|f| f.0), Some(Action::Warn));
 }
 
 /// A check in a process substitution (`done < <(check)`, `cat <(check)`): no shell keeps its
@@ -506,4 +507,201 @@ fn a_process_substitution_on_an_unread_descriptor_loses_the_check() {
     assert!(wrong.is_empty(), "{wrong:#?}");
     let (_, message) = finding_of(&["bash", "-c", "cat 3< <(pg_isready -h orders-db)"]).unwrap();
     assert!(message.contains("descriptor nothing reads"), "{message}");
+}
+
+/// Asserts that no script of `scripts`, run by `sh -c` and `bash -c`, has a liveness-dependency
+/// finding: the check in it never runs.
+#[track_caller]
+fn expect_silent(scripts: &[&str]) {
+    let mut wrong = Vec::new();
+    for shell in ["sh", "bash"] {
+        for script in scripts {
+            if let Some(got) = finding_of(&[shell, "-c", script]) {
+                wrong.push(format!("no finding expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// An `&&`/`||` list whose left side's status is known as written (s16, vd3 ch08/ch12c/ch18/
+/// ch23/mx09; bash 5.2 and dash 0.5.12 with stub clients, database down / up): `true || R || R
+/// ...` (any length) and `true || exit 0 && true || R` never run R (0 / 0, no finding);
+/// `R && false || local`, `R || true || R`, `R && nc ... || pg_isready ... && false || local`
+/// always run what follows the constant left side, whose status is the list's (0 / 0, warned);
+/// `R && exit 0 || exit 0` exits 0 either way (warned). Denied: a left side that can exit
+/// (`|| exit 1`, a function that exits), one that writes a file read later, a remote check
+/// after it, `R && exit 0 || true; exit 1`, and `true` redefined as a function (1 / 0, 2 / 0).
+#[test]
+fn a_list_whose_left_side_s_status_is_known_as_written() {
+    expect_silent(&[
+        "true || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping || redis-cli -h redis-master ping",
+        "true || exit 0 && true || redis-cli -h redis-master ping",
+        ": && false && pg_isready -h orders-db || redis-cli ping",
+    ]);
+    expect_actions(
+        &[
+            "redis-cli -h redis-master ping && exit 0 || exit 0",
+            "redis-cli -h redis-master ping && nc -z kafka 9092 || pg_isready -h orders-db && false || redis-cli ping",
+            "pg_isready -h orders-db && false || redis-cli ping",
+            "pg_isready -h orders-db || true || pg_isready -h orders-db",
+            "pg_isready -h orders-db || ! false && redis-cli ping",
+        ],
+        &[
+            "pg_isready -h orders-db && false || pg_isready -h orders-db",
+            "pg_isready -h orders-db || exit 1 && false || redis-cli ping",
+            "pg_isready -h orders-db && exit 0 || true; exit 1",
+            "pg_isready -h orders-db || false && redis-cli ping",
+            "f() { exit 2; }; pg_isready -h orders-db || f && false || redis-cli ping",
+            "true() { false; }; true || pg_isready -h orders-db",
+            "pg_isready -h orders-db > /tmp/s && false || grep -q accepting /tmp/s",
+        ],
+    );
+}
+
+/// errexit and command substitutions (s16, vd3 ee12-ee29; bash 5.2 and dash 0.5.12, database
+/// down / up): an assignment statement's status is its LAST substitution's (`x=$(R) y=$(true)`,
+/// `x="$(R)"$(true)`: POSIX "Simple Commands"); an assignment in an `if`/`while` condition, an
+/// `&&` list or after `!` is one of errexit's exceptions; `set +e` (or `set -u` alone) leaves
+/// errexit off; `x=$(R >/dev/null; echo ok)` has echo's status and value, R's output gone;
+/// `while R; do break; done` ends with 0 either way. All 0 / 0, warned. Denied (1 / 0, 2 / 0): R's
+/// substitution last, a condition with an `exit 1` branch, `2>&1 >/dev/null` (R's errors in the
+/// value), `echo $?`, an assignment last in an `&&` list, a value tested, `${y:+$(true)}` (may
+/// not run).
+#[test]
+fn an_assignment_s_status_is_its_last_substitution_s_and_errexit_s_exceptions_apply() {
+    expect_actions(
+        &[
+            "set -e; x=$(pg_isready -h orders-db) y=$(true)",
+            "set -e; x=\"$(pg_isready -h orders-db)\"$(true); echo ok",
+            "set -e; if x=$(pg_isready -h orders-db); then :; fi",
+            "x=$(pg_isready -h orders-db >/dev/null; echo ok); [ \"$x\" = ok ]",
+            "x=$(pg_isready -h orders-db >/dev/null 2>&1; echo ok); [ \"$x\" = ok ]",
+            "set -e; set +e; x=$(pg_isready -h orders-db); echo ok",
+            "set -u; x=$(pg_isready -h orders-db); echo ok",
+            "set -e; x=$(pg_isready -h orders-db) && echo ok; echo end",
+            "set -e; ! x=$(pg_isready -h orders-db); echo ok",
+            "set -e; while x=$(pg_isready -h orders-db); do break; done; echo ok",
+            "while pg_isready -h orders-db; do echo up; break; done",
+            "x=$(pg_isready -h orders-db; echo done)",
+        ],
+        &[
+            "set -e; x=$(true) y=$(pg_isready -h orders-db); echo ok",
+            "set -e; x=$(pg_isready -h orders-db)${y:+$(true)}; echo ok",
+            "set -e; if x=$(pg_isready -h orders-db); then :; else exit 1; fi",
+            "x=$(redis-cli -h redis-master ping 2>&1 >/dev/null; echo ok); [ \"$x\" = ok ]",
+            "x=$(pg_isready -h orders-db >/dev/null; echo $?); [ \"$x\" = 0 ]",
+            "set -e; x=$(pg_isready -h orders-db) && echo ok",
+            "x=$(redis-cli -h redis-master ping) y=$(true); [ -n \"$x\" ]",
+            "while ! pg_isready -h orders-db; do exit 1; done",
+            "set -e; set +e; x=$(pg_isready -h orders-db); echo $x | grep -q accepting",
+        ],
+    );
+}
+
+/// bash (by name, not `sh`) clears errexit in a command substitution's subshell (bash manual,
+/// "The Set Builtin", `-e`; s16, vd3 ee07b): `set -e; x=$(R; echo done)` exits 0 / 0 in bash 5.2,
+/// warned; 2 / 0 with `shopt -s inherit_errexit`, `set -o posix`, a `set -e` in the substitution,
+/// and in dash (`sh -c`): denied.
+#[test]
+fn bash_clears_errexit_in_a_command_substitution() {
+    let bash = |script: &str| finding_of(&["bash", "-c", script]).map(|f| f.0);
+    let sh = |script: &str| finding_of(&["sh", "-c", script]).map(|f| f.0);
+    for script in [
+        "set -e; x=$(pg_isready -h orders-db; echo done)",
+        "set -e; x=$(pg_isready -h orders-db >/dev/null; echo ok); [ \"$x\" = ok ]",
+    ] {
+        assert_eq!(bash(script), Some(Action::Warn), "bash {script}");
+        assert_eq!(sh(script), Some(Action::Deny), "sh {script}");
+    }
+    for script in [
+        "shopt -s inherit_errexit; set -e; x=$(pg_isready -h orders-db; echo done)",
+        "set -o posix; set -e; x=$(pg_isready -h orders-db; echo done)",
+        "set -e; x=$(set -e; pg_isready -h orders-db; echo done)",
+    ] {
+        assert_eq!(bash(script), Some(Action::Deny), "bash {script}");
+    }
+}
+
+/// A check in a `case` pattern (s16: it was not analysed at all): the pattern is expanded when the
+/// items before it did not match (bash manual, "Conditional Constructs"), and its output only
+/// chooses the item, as a subject's does: bash 5.2 and dash 0.5.12 exit 0 / 0 (database down /
+/// up) where every item only writes output (warned), 1 / 0 where the item chosen, or the code
+/// after the `case`, exits (denied). A pattern after one that always matches never runs (`ok)`
+/// first: 0 / 0, no finding). The warned rows tell a pattern (`in_case_body` false) from a body.
+#[test]
+fn a_check_in_a_case_pattern_chooses_the_item() {
+    expect_actions(
+        &[
+            "case ok in $(pg_isready -h orders-db >/dev/null && echo ok)) echo up;; esac; echo done",
+            "case ok in x|$(pg_isready -h orders-db >/dev/null && echo ok)) echo up;; *) echo down;; esac",
+        ],
+        &[
+            "case ok in $(pg_isready -h orders-db >/dev/null && echo ok)) exit 0;; esac; exit 1",
+            "case ok in \"$(pg_isready -h orders-db >/dev/null && echo ok)\") exit 0;; esac; exit 1",
+            "case ok in x|$(pg_isready -h orders-db >/dev/null && echo ok)) exit 0;; esac; exit 1",
+            "case ok in no) echo no;; $(pg_isready -h orders-db >/dev/null && echo ok)) exit 0;; esac; exit 1",
+            "case ok in $(pg_isready -h orders-db >/dev/null && echo ok)) ;; *) exit 1;; esac",
+        ],
+    );
+    expect_silent(&[
+        "case ok in ok) exit 0;; $(pg_isready -h orders-db >/dev/null && echo ok)) exit 0;; esac; exit 1",
+    ]);
+}
+
+/// Loops a counter ends (s16, vd3 un04/un05/un09; bash 5.2 and dash 0.5.12, dependency down /
+/// up): `until [ $n -ge 3 ]` or `while [ $n -lt 3 ]` around `check && break`, `until [ $i -eq 3 ]
+/// || check`, and `until check` whose counted `if` runs `false; break` (or `break` alone, last):
+/// the loop ends at the count or a `break`, with status 0 (0 / 0, warned). Denied: the check's
+/// `&& break` last (its failure is the loop's, 2 / 0), an `exit 1` for `break`, the counter or
+/// the check read after the loop (1 / 0, 2 / 0).
+#[test]
+fn a_loop_a_counter_ends_has_status_0() {
+    expect_actions(
+        &[
+            "n=0; until [ $n -ge 3 ]; do redis-cli -h redis-master ping && break; n=$((n+1)); done",
+            "n=0; while [ $n -lt 3 ]; do pg_isready -h orders-db && break; n=$((n+1)); sleep 0; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); if [ $n -gt 2 ]; then false; break; fi; done",
+            "i=0; until [ $i -eq 3 ] || pg_isready -h orders-db; do i=$((i+1)); done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); if [ $n -gt 2 ]; then break; fi; done",
+        ],
+        &[
+            "n=0; until [ $n -ge 3 ]; do n=$((n+1)); pg_isready -h orders-db && break; done",
+            "n=0; until pg_isready -h orders-db; do n=$((n+1)); if [ $n -gt 2 ]; then false; exit 1; fi; done",
+            "i=0; until [ $i -eq 3 ] || pg_isready -h orders-db; do i=$((i+1)); done; pg_isready -h orders-db",
+            "i=0; until [ $i -eq 3 ] || pg_isready -h orders-db; do i=$((i+1)); done; [ $i -lt 3 ]",
+            "n=0; until [ $n -ge 3 ]; do pg_isready -h orders-db && break; n=$((n+1)); done; [ $n -lt 3 ]",
+        ],
+    );
+}
+
+/// Pipelines and process substitutions that drop a check (s16, vd3 o26/ps08/ps12; bash 5.2 and
+/// dash 0.5.12, dependency down / up; `<(`/`>(` are bash's, a syntax error in dash): a check
+/// piped into a local check that reads no input (`| redis-cli ping`, `| pg_isready -h
+/// localhost`, `| curl -sf http://localhost...`) has that check's status; a statement of a
+/// process substitution, last or not, only writes to its reader (`< <(check; echo done)` read by
+/// a loop that echoes); an output process substitution's status is lost (`echo hi >
+/// >(check)`). All 0 / 0, warned. Denied: `pipefail`, a later check, a reader testing what it
+/// reads (`grep -q`), `tee >(check) | grep -q` (the check writes into the pipe): 1 / 0, 2 / 0.
+#[test]
+fn pipelines_and_process_substitutions_that_drop_a_check() {
+    expect_actions(
+        &[
+            "redis-cli -h redis-master ping | redis-cli ping",
+            "pg_isready -h orders-db | pg_isready -h localhost",
+            "pg_isready -h orders-db | curl -sf http://localhost:8080/healthz",
+            "while read l; do echo $l; done < <(redis-cli -h redis-master ping; echo done)",
+            "while read l; do echo $l; done < <(set -e; pg_isready -h orders-db; echo done)",
+            "echo hi > >(redis-cli -h redis-master ping >/dev/null)",
+            "echo hi > >(pg_isready -h orders-db)",
+        ],
+        &[
+            "set -o pipefail; pg_isready -h orders-db | redis-cli ping",
+            "pg_isready -h orders-db | redis-cli ping; pg_isready -h orders-db",
+            "tee >(pg_isready -h orders-db) < /dev/null | grep -q accepting",
+            "cat <(pg_isready -h orders-db; echo done) | grep -q accepting",
+            "grep -q done < <(pg_isready -h orders-db && echo done)",
+            "echo hi > >(pg_isready -h orders-db); pg_isready -h orders-db",
+        ],
+    );
 }

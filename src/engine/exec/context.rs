@@ -197,6 +197,13 @@ pub(super) struct Ctx<'e> {
     pub(super) shell: Option<&'static str>,
     /// Syntax nodes (ids) being walked as uncoupled statements (`flow::UNCOUPLED`).
     pub(super) uncoupling: Vec<usize>,
+    /// The status known as written of each `&&`/`||` list asked about (`flow::constant`), by
+    /// text, node id and start byte: a chain's left side is read once.
+    pub(super) constant_lists:
+        std::cell::RefCell<std::collections::HashMap<(usize, usize, usize), Option<bool>>>,
+    /// The left sides (text, node id) of lists whose right side fails by itself (`... || exit 1`),
+    /// and down their chains: their checks are not walked as uncoupled (`flow::constant`).
+    pub(super) kept_coupled: std::cell::RefCell<std::collections::HashSet<(usize, usize)>>,
     /// Why the exit status of the commands being analysed cannot fail the probe, when it cannot
     /// (see `flow::UNCOUPLED`).
     pub(super) uncoupled: Option<String>,
@@ -388,6 +395,8 @@ impl<'e> Ctx<'e> {
             parse_gap: None,
             parse_gap_in_cmd: false,
             uncoupling: Vec::new(),
+            constant_lists: Default::default(),
+            kept_coupled: Default::default(),
             scoping: Vec::new(),
             line: 0,
             aliases: Vec::new(),

@@ -9,6 +9,7 @@
 //! A statement whose exit status cannot fail the script is walked as [`UNCOUPLED`]: which ones
 //! is decided in the child module `uncoupled`.
 
+mod constant;
 mod uncoupled;
 
 use tree_sitter::Node;
@@ -262,11 +263,17 @@ impl Ctx<'_> {
                 let [first, op, second] = kids.as_slice() else {
                     return None;
                 };
-                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind() == "||")) {
+                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind() == "||"))
+                    && !constant::redefined(walk)
+                {
                     return Some(false);
                 }
                 if n.end_byte() > walk.cut || !matches!(op.kind(), "&&" | "||") {
                     return None;
+                }
+                // `true || R || R`, `R && false || local`: the left side's status known as written.
+                if let Some(done) = self.constant_list(n, (*first, op.kind(), *second), walk, depth, out) {
+                    return Some(done);
                 }
                 // The right side runs only if the left one succeeds (`&&`) or fails (`||`).
                 self.statements(*first, walk, depth, out);
@@ -287,6 +294,7 @@ impl Ctx<'_> {
                 // `while false` and `until true` never run their body (the condition runs: no client).
                 if constant_condition(&kids[1..body_at], walk)
                     .is_some_and(|value| value == (keyword == "until"))
+                    && !constant::redefined(walk)
                 {
                     return Some(false);
                 }
@@ -550,6 +558,25 @@ impl Ctx<'_> {
                 _ => (format!("{COND}U"), String::new()),
             };
             index += 1;
+            // A substitution in a pattern runs when the items before did not match (`case ok in
+            // $(check && echo ok))`: bash manual, "Conditional Constructs"), before the body.
+            let mut c = k.walk();
+            let run: Vec<Node<'t>> = k
+                .children_by_field_name("value", &mut c)
+                .filter(|p| ["$(", "`", "<(", ">("].iter().any(|s| text(*p, walk).contains(s)))
+                .collect();
+            if !run.is_empty() {
+                let open = !before.is_empty();
+                if open {
+                    out.push(format!("{GUARD}{before}"));
+                }
+                for p in run {
+                    self.statements(p, walk, depth, out);
+                }
+                if open {
+                    out.push(GUARD.to_string());
+                }
+            }
             out.push(format!("{GUARD}{before}{matched}"));
             let mut c = k.walk();
             for b in k.children(&mut c).skip(*body_at) {

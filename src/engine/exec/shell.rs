@@ -335,6 +335,7 @@ impl Ctx<'_> {
                 );
                 if let Some(r) = &mut rules {
                     self.body_rules(r, is_body);
+                    r.bash = self.shell == Some("bash");
                     r.share_known_ok(
                         &self.functions,
                         self.uncertain_functions.len(),

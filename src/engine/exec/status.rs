@@ -55,6 +55,7 @@ pub(super) use output::output_kept;
 use output::output_used_above;
 use reasons::*;
 mod shapes;
+mod subst;
 mod texts;
 mod tree;
 
@@ -82,7 +83,10 @@ pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use texts::defined_functions;
 use texts::literal_defaults;
 pub(super) use tree::each_node;
-use tree::{each_node_pruned, in_case_body, in_condition, parent_on, path_to};
+use tree::{
+    each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
+    path_to, siblings_after,
+};
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
@@ -101,6 +105,9 @@ pub(super) struct Rules {
     pub(super) errexit: bool,
     /// pipefail is on from the start (the shell's options, or the caller's for a function's body).
     pub(super) pipefail: bool,
+    /// The shell is bash by name (`bash -c`, `#!/bin/bash`), not `sh`: errexit is cleared in its
+    /// command substitutions (`subst::bash_clears_errexit`).
+    pub(super) bash: bool,
     /// The shell functions the script may call (defined in it or before it): a call of one may
     /// run anything (`f() { exit 1; }`), so it is never taken as harmless.
     pub(super) functions: Vec<String>,
@@ -220,6 +227,7 @@ pub(super) fn rules(
     Some(Rules {
         errexit,
         pipefail,
+        bash: false,
         functions,
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
         called: !known.is_empty(),
@@ -279,6 +287,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
         }
     };
     let (mut errexit, pipefail) = options_at(n, root, walk, rules)?;
+    let cleared = errexit && subst::bash_clears_errexit(n, walk, rules);
+    errexit &= !cleared;
     let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
@@ -327,6 +337,13 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     return (selection_is_harmless(at, construct, walk, &funcs)
                         || same_writes(at, construct, walk))
                     .then_some((CONDITION, at));
+                }
+                // No shell reads a process substitution's status: every statement in it, last
+                // or not, only writes to its reader (s16, vd3 ps08: `< <(check; echo done)`).
+                if parent.kind() == "process_substitution" {
+                    (exempt, at) = (false, parent);
+                    errexit = option_on_at(parent, root, walk, Opt::Errexit, rules.errexit);
+                    continue;
                 }
                 if matches!(parent.kind(), "case_item") && !in_case_body(at, parent) {
                     return None;
@@ -443,6 +460,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "&&" if let Some(looped) = tries_each_host(at, parent, right, walk) => {
                         return Some((NEXT_HOST, looped));
                     }
+                    "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
+                        return Some((lost::RETRIES, looped));
+                    }
                     "&&" if !harmless(right, walk, &funcs) => return None,
                     "&&" if leaves(right, walk) && !harmless_after(parent, walk, &funcs) => {
                         return None;
@@ -469,7 +489,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     let mut c = parent.walk();
                     let after: Vec<Node<'_>> =
                         parent.named_children(&mut c).filter(|k| k.start_byte() > at.start_byte()).collect();
-                    if after.iter().all(|k| trivial_reader(*k, walk)) {
+                    if after.iter().all(|k| trivial_reader(*k, walk) || subst::ignores_stdin(*k, walk, rules))
+                    {
                         return Some((PIPED_AWAY, parent));
                     }
                     // `remote | cat`, `remote | tee -a log`: a filter exits 0 whatever it reads
@@ -491,6 +512,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             }
             // `while read l; do ...; done < <(remote)`, `cat <(remote)`: as for a pipeline.
             "file_redirect" | "command" if at.kind() == "process_substitution" => {
+                if let Some(statement) = subst::output_procsub(at, parent) {
+                    return Some((subst::PROCSUB_OUT, statement));
+                }
                 match lost::procsub_reader(at, parent, walk, rules, &funcs)? {
                     Ok((why, read)) => return Some((why, read)),
                     Err(read) => (exempt, sense_lost, at) = (false, true, read),
@@ -501,6 +525,15 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     return None;
                 }
                 at = parent;
+            }
+            // `x=$(check >/dev/null; echo ok)`: neither its status nor its output is the value's.
+            "command_substitution"
+                if (!errexit || exempt)
+                    && !last_statement(at, parent)
+                    && subst::writes_nothing_to_it(at, walk)
+                    && !next_reads_status(at, parent, walk, rules) =>
+            {
+                return Some((NOT_LAST, parent));
             }
             // `echo "db: $(pg_isready -h db)"`: the substitution's status is lost (echo's is 0),
             // its output is echo's (used only if echo's output is: `output_used_above`). errexit
@@ -514,6 +547,25 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 let mut up = parent_of(parent)?;
                 while matches!(up.kind(), "string" | "concatenation") {
                     up = parent_of(up)?;
+                }
+                // `x=$(remote) y=$(true)`: the status is the last substitution's (`subst`);
+                // `x=$(remote; echo done)` without errexit there: echo's is the value's.
+                // (errexit inside the substitution, then where it is: `subst::bash_clears_errexit`.)
+                let inside = errexit;
+                if cleared {
+                    errexit = option_on_at(up, root, walk, Opt::Errexit, rules.errexit)
+                        && !subst::bash_clears_errexit(up, walk, rules);
+                }
+                let not_last = (!inside || exempt) && !last_statement(at, parent);
+                let later = subst::later_substitution(parent, up);
+                if up.kind() == "variable_assignment"
+                    && (later || not_last && !next_reads_status(at, parent, walk, rules))
+                    && parent_of(up).is_some_and(subst::assignment_statement_in)
+                    && up.child_by_field_name("name").is_some_and(|name| {
+                        only_echoed(name, walk) && (!rules.called || callers_never_name(name, walk, rules))
+                    })
+                {
+                    return Some((if later { subst::LATER_SUBSTITUTION } else { NOT_LAST }, up));
                 }
                 // `r=$(remote); case "$r" in ...`: as below, `r` read only by harmless cases
                 // (`shapes::only_case_subject`).
@@ -529,10 +581,11 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     continue;
                 }
 
-                // `out=$(remote)`: the assignment's status is the substitution's, followed on;
-                // its value must only be written out (`echo "$out"`).
+                // `out=$(remote)`: the assignment's status is the substitution's (the last one's:
+                // `subst::later_substitution`), followed on (a statement, a condition, a part of
+                // `&&`/`||`, after `!`); its value must only be written out (`echo "$out"`).
                 if up.kind() == "variable_assignment"
-                    && parent_of(up).is_some_and(|p| is_list_of_statements(p.kind()))
+                    && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
                         only_echoed(name, walk) && (!rules.called || callers_never_name(name, walk, rules))
                     })
@@ -551,7 +604,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 // `case "$(redis-cli -h cache ping)" in PONG) ...`: the output only chooses
                 // the item, whose status is the case's (`shapes::case_is_harmless`).
-                if let Some(case) = shapes::case_of_subject(parent, up) {
+                if let Some(case) =
+                    shapes::case_of_subject(parent, up).or_else(|| subst::case_of_pattern(parent, up))
+                {
                     return shapes::case_is_harmless(case, walk, &funcs, |_| true)
                         .then_some((shapes::CASE_SELECTS, case));
                 }
@@ -740,50 +795,4 @@ pub(super) fn known_ok_with(rules: &Rules, body: &dyn Fn(&str) -> std::rc::Rc<Kn
         }
     }
     ok
-}
-
-/// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
-/// clause of its `if`, or a `case` item's terminator).
-fn last_statement(at: Node<'_>, parent: Node<'_>) -> bool {
-    for s in siblings_after(at, parent) {
-        if is_statement(s) && !matches!(s.kind(), "elif_clause" | "else_clause") {
-            return false;
-        }
-        if !s.is_named()
-            && matches!(s.kind(), "then" | "fi" | "done" | "}" | ")" | ";;" | ";&" | ";;&" | "esac")
-        {
-            return true;
-        }
-    }
-    true
-}
-
-/// The children of `parent` after `at` (one of them), in order: one cursor over `parent`'s
-/// children, where each `Node::next_sibling` finds the parent again and walks its children.
-fn siblings_after<'a>(at: Node<'a>, parent: Node<'a>) -> impl Iterator<Item = Node<'a>> {
-    let mut c = parent.walk();
-    let mut found = c.goto_first_child_for_byte(at.start_byte()).is_some();
-    while found && c.node() != at {
-        found = c.goto_next_sibling();
-    }
-    // (Not found among them: the siblings one by one, as before.)
-    let mut fallback = if found { None } else { at.next_sibling() };
-    std::iter::from_fn(move || {
-        if found {
-            return c.goto_next_sibling().then(|| c.node());
-        }
-        let s = fallback?;
-        fallback = s.next_sibling();
-        Some(s)
-    })
-}
-
-/// Whether `n` holds an `exit` or `return` (it leaves the script or function).
-fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    mentions(text(n, walk), &["exit", "return"])
-}
-
-/// Kinds whose named children are statements run one after the other.
-fn is_list_of_statements(kind: &str) -> bool {
-    matches!(kind, "program" | "compound_statement" | "subshell" | "do_group" | "else_clause" | "case_item")
 }

@@ -156,13 +156,29 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
         && parent.child(1).is_some_and(|op| op.kind() == "||")
         && parent.named_child(0) == Some(n)
     {
-        return (!ends_script(n) && !output_kept()).then_some("its failure is ignored (`|| true`)");
+        // `R && exit 0 || exit 0`: every way out of the list ends the script with 0 (bash 5.2 and
+        // dash 0.5.12 exit 0 / 0; `R && exit 0 || true; exit 1` is kept: R chooses the `exit 1`).
+        let zero_either_way =
+            text(right, walk).split_whitespace().eq(["exit", "0"]) && only_exits_zero(n, walk);
+        return ((zero_either_way || !ends_script(n)) && !output_kept())
+            .then_some("its failure is ignored (`|| true`)");
     }
     if parent.kind() == "pipeline" && !walk.pipefail {
         return (!ends_script(n) && !output_kept())
             .then_some("its pipeline's status is another command's (`| true`)");
     }
     None
+}
+
+/// Whether every way `n` can end the script is `exit 0`: no `exec`, `return` or loop, and each
+/// `exit` is followed by `0` (and no other word).
+fn only_exits_zero(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    let t = text(n, walk);
+    let words: Vec<&str> =
+        t.split(|c: char| c.is_whitespace() || ";&|(){}".contains(c)).filter(|w| !w.is_empty()).collect();
+    !mentions(t, &["exec", "return", "while", "until"])
+        && !t.contains(['`', '\\'])
+        && words.iter().enumerate().all(|(i, w)| *w != "exit" || words.get(i + 1) == Some(&"0"))
 }
 
 /// Why the status of `n`, a simple command (with its redirections), cannot reach the script's

@@ -476,14 +476,25 @@ pub(super) fn loop_condition<'t>(
         return None;
     }
     if until != negated {
-        return super::lost::bounded_retry(looped, walk, rules, funcs)
-            .then_some((super::lost::RETRIES, looped));
+        return (super::lost::bounded_retry(looped, walk, rules, funcs)
+            || super::lost::counted_loop(looped, walk, rules, funcs))
+        .then_some((super::lost::RETRIES, looped));
     }
     let mut ok = funcs.ok.to_vec();
     ok.push("sleep".to_string());
-    let quiet = harmless_text(text(body, walk), &funcs.risky)
-        && plain_commands(body, walk, body.start_byte(), &ok)
-        && !mentions(text(body, walk), &["exit", "return"]);
+    // (`while check; do break; done`: a `break` alone ends the loop with status 0, as the
+    // condition's failure does: bash 5.2 and dash 0.5.12 exit 0 / 0, s16.)
+    let quiet = |k: Node<'_>| {
+        harmless_text(text(k, walk), &funcs.risky)
+            && plain_commands(k, walk, k.start_byte(), &ok)
+            && !mentions(text(k, walk), &["exit", "return"])
+    };
+    let mut c = body.walk();
+    let quiet = quiet(body)
+        || body
+            .named_children(&mut c)
+            .filter(|k| is_statement(*k))
+            .all(|k| (k.kind() == "command" && text(k, walk) == "break") || quiet(k));
     quiet.then_some((super::LOOP_ENDS, looped))
 }
 

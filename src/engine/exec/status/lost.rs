@@ -200,16 +200,25 @@ fn quiet_step(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) 
     sleeps || harmless(s, walk, funcs)
 }
 
+/// Whether `k` is `break` or `break 1`.
+fn is_break(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    k.kind() == "command"
+        && matches!(
+            text(k, walk).split_whitespace().collect::<Vec<_>>().as_slice(),
+            ["break"] | ["break", "1"]
+        )
+}
+
+/// A statement before a `break` whose status `break`'s (0) replaces: harmless, or `false`, `true`,
+/// `:` (`then false; break; fi`: bash 5.2 and dash 0.5.12 exit 0 / 0, s16 vd3 un05).
+fn before_break(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    matches!(text(k, walk), "false" | "true" | ":") && k.kind() == "command" || harmless(k, walk, funcs)
+}
+
 /// Whether `s` ends the loop on a counter's test: `TEST && break` or `if TEST; then break; fi`
-/// (`break` or `break 1`, after harmless commands at most).
+/// (`break` or `break 1`, after harmless commands, `false` or `true` at most).
 fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) -> bool {
-    let is_break = |k: Node<'_>| {
-        k.kind() == "command"
-            && matches!(
-                text(k, walk).split_whitespace().collect::<Vec<_>>().as_slice(),
-                ["break"] | ["break", "1"]
-            )
-    };
+    let is_break = |k: Node<'_>| is_break(k, walk);
     let ends = |k: Node<'_>| {
         if is_break(k) {
             return true;
@@ -218,7 +227,7 @@ fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[St
         let inner: Vec<Node<'_>> = k.named_children(&mut c).filter(|x| is_statement(*x)).collect();
         k.kind() == "compound_statement"
             && inner.last().is_some_and(|x| is_break(*x))
-            && inner[..inner.len() - 1].iter().all(|x| harmless(*x, walk, funcs))
+            && inner[..inner.len() - 1].iter().all(|x| before_break(*x, walk, funcs))
     };
     match s.kind() {
         "list" => {
@@ -243,7 +252,7 @@ fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[St
                 && tests_a_counter(cond, walk, counters)
                 && parts.len() >= 2
                 && parts.last().is_some_and(|x| is_break(*x))
-                && parts[1..parts.len() - 1].iter().all(|x| harmless(*x, walk, funcs))
+                && parts[1..parts.len() - 1].iter().all(|x| before_break(*x, walk, funcs))
         }
         _ => false,
     }
@@ -274,8 +283,12 @@ pub(super) fn bounded_retry(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, fu
         return false;
     }
     let breaks = body.iter().filter(|s| breaks_on_counter(**s, walk, funcs, &counted)).count();
+    // (An `if TEST; then ...; break; fi` last: 0 when it does not break, s16 vd3 un05.)
     breaks > 0
-        && body.last().is_some_and(|s| quiet_step(*s, walk, funcs, &counted))
+        && body.last().is_some_and(|s| {
+            quiet_step(*s, walk, funcs, &counted)
+                || s.kind() == "if_statement" && breaks_on_counter(*s, walk, funcs, &counted)
+        })
         && body
             .iter()
             .all(|s| quiet_step(*s, walk, funcs, &counted) || breaks_on_counter(*s, walk, funcs, &counted))
@@ -315,6 +328,69 @@ pub(super) fn bounded_condition<'t>(
         && body.last().is_some_and(|s| quiet_step(*s, walk, funcs, &counted))
         && body.iter().all(|s| quiet_step(*s, walk, funcs, &counted)))
     .then_some(looped)
+}
+
+/// A loop whose condition tests a counter its body counts (`until [ $n -ge 3 ]`, `while [ $n -lt
+/// 3 ]`, `until [ $i -eq 3 ] || check`) and whose body is otherwise a bounded retry's (quiet steps,
+/// the last one too; `check && break` allowed): it ends when the counter says so, with its body's
+/// last status (0), or at a `break` (0). The condition's parts and the body's checks only choose
+/// when it stops (bash 5.2 and dash 0.5.12: `n=0; until [ $n -ge 3 ]; do check && break;
+/// n=$((n+1)); done` and `i=0; until [ $i -eq 3 ] || check; do i=$((i+1)); done` exit 0 / 0 with
+/// the dependency down; with `n=$((n+1))` before `check && break`, last, 1 / 0). s16, vd3 un04, un09.
+pub(super) fn counted_loop(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
+    if looped.kind() != "while_statement" || rules.called {
+        return false;
+    }
+    let Some(body) = body_statements(looped) else {
+        return false;
+    };
+    let counted = counters(&body, looped, walk);
+    let mut c = looped.walk();
+    let conditions: Vec<Node<'_>> = looped
+        .named_children(&mut c)
+        .take_while(|k| k.kind() != "do_group")
+        .filter(|k| is_statement(*k))
+        .collect();
+    let [cond] = conditions.as_slice() else {
+        return false;
+    };
+    let until = looped.child(0).is_some_and(|k| k.kind() == "until");
+    // `until TEST`, `while TEST`, or `until TEST || check` (`until check || TEST`: bounded_condition).
+    let counter_ends = tests_a_counter(*cond, walk, &counted)
+        || until
+            && cond.kind() == "list"
+            && cond.named_child_count() == 2
+            && cond.child(1).is_some_and(|op| op.kind() == "||")
+            && cond.named_child(0).is_some_and(|t| tests_a_counter(t, walk, &counted));
+    let check_and_break = |s: Node<'_>| {
+        s.kind() == "list"
+            && s.named_child_count() == 2
+            && s.child(1).is_some_and(|op| op.kind() == "&&")
+            && s.named_child(0).is_some_and(|l| matches!(l.kind(), "command" | "redirected_statement"))
+            && s.named_child(1).is_some_and(|r| is_break(r, walk))
+    };
+    !counted.is_empty()
+        && counter_ends
+        && !body.iter().any(|s| leaves(*s, walk))
+        && body.last().is_some_and(|s| quiet_step(*s, walk, funcs, &counted))
+        && body.iter().all(|s| {
+            quiet_step(*s, walk, funcs, &counted)
+                || check_and_break(*s)
+                || breaks_on_counter(*s, walk, funcs, &counted)
+        })
+}
+
+/// The loop around `list` (`check && break`, a statement of its body) when it is a
+/// [`counted_loop`].
+pub(super) fn counted_break<'t>(
+    list: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> Option<Node<'t>> {
+    let looped = list.parent().filter(|b| b.kind() == "do_group")?.parent()?;
+    (list.named_child(1).is_some_and(|r| is_break(r, walk)) && counted_loop(looped, walk, rules, funcs))
+        .then_some(looped)
 }
 
 /// The result of `[ $? OP N ]` for status `status`, for the operators of `test` (POSIX, "test":

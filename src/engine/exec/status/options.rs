@@ -20,7 +20,7 @@ use super::{Rules, each_node, is_statement, text, work};
 pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
     let set_e = maybe_set(script) && {
         let words = command_words(script);
-        let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
+        let computed = words.iter().any(|(w, at_start)| computed_name(w, *at_start));
         (computed && words.iter().any(|(w, _)| unquoted(w) == "set"))
             || words.iter().enumerate().any(|(i, (w, at_start))| {
                 *at_start && unquoted(w) == "set" && {
@@ -34,6 +34,24 @@ pub(in crate::engine::exec) fn sets_errexit(script: &str) -> bool {
             })
     };
     set_e || mentions(script, &["errexit"])
+}
+
+/// Whether the word `w` of [`command_words`] may be a computed command name (`$f -e`): at a
+/// command's start and holding `$` or a backquote, and not an assignment (`x=$(check)`: bash
+/// manual, "Simple Command Expansion", the words before the name that look like `NAME=` are
+/// assignments, not the name).
+fn computed_name(w: &str, at_start: bool) -> bool {
+    at_start && w.contains(['$', '`']) && !is_assignment_word(w)
+}
+
+/// Whether `w` starts with `NAME=` (`NAME+=`), `NAME` letters, digits and `_`.
+fn is_assignment_word(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(n, _)| {
+        let n = n.strip_suffix('+').unwrap_or(n);
+        !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
 }
 
 /// Whether `src` may spell `set` (quoted or with backslashes): without its quotes and
@@ -434,7 +452,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     // is computed: `f=set; $f -e`.)
     let set_words = if maybe_set(src) {
         let words = command_words(src);
-        let computed = words.iter().any(|(w, at_start)| *at_start && w.contains(['$', '`']));
+        let computed = words.iter().any(|(w, at_start)| computed_name(w, *at_start));
         let any_set = || {
             src.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '"' | '\'' | '\\')))
                 .any(|w| w.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).eq("set".chars()))

@@ -3,6 +3,10 @@
 
 use tree_sitter::Node;
 
+use super::super::flow::mentions;
+use super::super::shell::Walk;
+use super::{is_statement, text};
+
 /// Calls `visit` on every node under `root` (`root` first), each before its children and in the
 /// order of the text: one cursor, nothing collected.
 pub(in crate::engine::exec) fn each_node<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
@@ -74,4 +78,50 @@ pub(super) fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
     let mut c = item.walk();
     let close = item.children(&mut c).find(|k| k.kind() == ")");
     close.is_some_and(|p| at.start_byte() >= p.end_byte())
+}
+
+/// Whether no statement of the same list follows `at` (the next named sibling, if any, is another
+/// clause of its `if`, or a `case` item's terminator).
+pub(super) fn last_statement(at: Node<'_>, parent: Node<'_>) -> bool {
+    for s in siblings_after(at, parent) {
+        if is_statement(s) && !matches!(s.kind(), "elif_clause" | "else_clause") {
+            return false;
+        }
+        if !s.is_named()
+            && matches!(s.kind(), "then" | "fi" | "done" | "}" | ")" | ";;" | ";&" | ";;&" | "esac")
+        {
+            return true;
+        }
+    }
+    true
+}
+
+/// The children of `parent` after `at` (one of them), in order: one cursor over `parent`'s
+/// children, where each `Node::next_sibling` finds the parent again and walks its children.
+pub(super) fn siblings_after<'a>(at: Node<'a>, parent: Node<'a>) -> impl Iterator<Item = Node<'a>> {
+    let mut c = parent.walk();
+    let mut found = c.goto_first_child_for_byte(at.start_byte()).is_some();
+    while found && c.node() != at {
+        found = c.goto_next_sibling();
+    }
+    // (Not found among them: the siblings one by one, as before.)
+    let mut fallback = if found { None } else { at.next_sibling() };
+    std::iter::from_fn(move || {
+        if found {
+            return c.goto_next_sibling().then(|| c.node());
+        }
+        let s = fallback?;
+        fallback = s.next_sibling();
+        Some(s)
+    })
+}
+
+/// Whether `n` holds an `exit` or `return` (it leaves the script or function).
+pub(super) fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    mentions(text(n, walk), &["exit", "return"])
+}
+
+/// Kinds whose named children are statements run one after the other.
+pub(super) fn is_list_of_statements(kind: &str) -> bool {
+    matches!(kind, "program" | "compound_statement" | "subshell" | "do_group" | "else_clause" | "case_item")
 }

@@ -1,0 +1,175 @@
+//! A check in a command substitution whose status does not become the status of the command
+//! around it (s16, verdict break-it pass vd3; each shape run in bash 5.2 and dash 0.5.12 with a
+//! `redis-cli` stub that fails on a remote host):
+//! - an assignment with no command name has the status of the LAST substitution it performs
+//!   (POSIX "Simple Commands"; bash manual, "Simple Command Expansion"): `x=$(check) y=$(true)`,
+//!   `x="$(check)"$(true)` exit 0 / 0 under `set -e`;
+//! - a statement not last in `$(...)`, without errexit, whose output goes to `/dev/null`, gives
+//!   the value nothing and its status nothing: `x=$(check >/dev/null; echo ok)`, 0 / 0;
+//! - bash (not in POSIX mode, without `shopt -s inherit_errexit`) clears `-e` in a command
+//!   substitution's subshell (bash manual, "The Set Builtin", `-e`; "Bash POSIX Mode"):
+//!   `set -e; x=$(check; echo done)` exits 0 / 0 in bash, 1 / 0 in dash and in bash with
+//!   `inherit_errexit` or `set -o posix`.
+//!
+//! And, alike, a pipeline element that reads nothing of the check's output ([`ignores_stdin`]).
+
+use tree_sitter::Node;
+
+use super::super::shell::Walk;
+use super::tree::{each_node_pruned, in_case_body};
+use super::{Rules, is_list_of_statements, text};
+use crate::engine::exec::flow::mentions;
+
+/// A reason the walk gives (`discarded`).
+pub(super) const LATER_SUBSTITUTION: &str =
+    "the assignment's status is its last substitution's (`x=$(...) y=$(true)`), not this one's";
+
+/// Whether an assignment whose parent is `p` is a statement whose status the walk follows on:
+/// one of a list of statements, an `if`/`elif`/`while`/`until` condition, a part of an
+/// `&&`/`||` list, or after `!` (errexit ignores the last four: bash manual, `set -e`); or the
+/// `variable_assignments` of one (`x=$(a) y=$(b)`).
+pub(super) fn assignment_statement_in(p: Node<'_>) -> bool {
+    if p.kind() == "variable_assignments" {
+        return p.parent().is_some_and(|q| q.kind() != "variable_assignments" && assignment_statement_in(q));
+    }
+    is_list_of_statements(p.kind())
+        || matches!(p.kind(), "if_statement" | "elif_clause" | "while_statement" | "list" | "negated_command")
+}
+
+/// Whether the assignment statement `up` (a `variable_assignment`, alone or one of a
+/// `variable_assignments`) performs a command substitution after `subst` ends, not inside an
+/// expansion that may not run it (`${y:-$(true)}`): its status is then that one's.
+pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
+    if up.kind() != "variable_assignment" {
+        return false;
+    }
+    let statement = up.parent().filter(|p| p.kind() == "variable_assignments").unwrap_or(up);
+    let mut later = false;
+    each_node_pruned(statement, |k| {
+        if later || k.kind() == "expansion" {
+            return false;
+        }
+        if k.kind() == "command_substitution" && k.start_byte() >= subst.end_byte() {
+            later = true;
+            return false;
+        }
+        true
+    });
+    later
+}
+
+/// Whether the statement `at` (not the last of its substitution) writes nothing to the
+/// substitution: its standard output and standard error end at `/dev/null` or the shell's
+/// standard error (`check >/dev/null`, `check >/dev/null 2>&1`, `check &>/dev/null`), read in
+/// order (`check 2>&1 >/dev/null` writes its errors into the value: not taken).
+pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
+    if at.kind() != "redirected_statement"
+        || at.child_by_field_name("body").is_none_or(|b| b.kind() != "command")
+    {
+        return false;
+    }
+    // Where fds 1 and 2 go: the value (`V`), elsewhere (`E`: the shell's stderr), `/dev/null` (`N`).
+    let (mut out, mut err) = ('V', 'E');
+    let mut c = at.walk();
+    let mut any = false;
+    for r in at.children_by_field_name("redirect", &mut c) {
+        if r.kind() != "file_redirect" {
+            return false;
+        }
+        any = true;
+        let t: String = text(r, walk).chars().filter(|c| !c.is_whitespace()).collect();
+        match t.as_str() {
+            ">/dev/null" | "1>/dev/null" | ">>/dev/null" | "1>>/dev/null" => out = 'N',
+            "2>/dev/null" | "2>>/dev/null" => err = 'N',
+            "&>/dev/null" | ">&/dev/null" | "&>>/dev/null" => (out, err) = ('N', 'N'),
+            "2>&1" => err = out,
+            ">&2" | "1>&2" => out = err,
+            _ => return false,
+        }
+    }
+    any && out != 'V' && err != 'V'
+}
+
+/// Whether bash clears errexit where `n` runs: the script's shell is bash (not `sh`, which may
+/// be bash in POSIX mode, where a substitution inherits `-e`), `n` is in a command substitution
+/// that runs no `set`, and nothing in the script or the container's env names
+/// `inherit_errexit`, `posix` or `POSIXLY_CORRECT`.
+pub(super) fn bash_clears_errexit(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    if !rules.bash
+        || mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"])
+        || rules.container_env.1
+        || rules
+            .container_env
+            .0
+            .iter()
+            .any(|v| matches!(v.as_str(), "POSIXLY_CORRECT" | "SHELLOPTS" | "BASHOPTS"))
+    {
+        return false;
+    }
+    let mut up = n.parent();
+    while let Some(p) = up {
+        if p.kind() == "command_substitution" {
+            return !mentions(text(p, walk), &["set"]);
+        }
+        up = p.parent();
+    }
+    false
+}
+
+/// The `case` statement one of whose patterns (before its item's `)`: [`in_case_body`]) holds
+/// the substitution `subst`, if `up` (the first node above it that is not a string or a
+/// concatenation) is that item: its output only chooses the item, as a subject's does
+/// (`shapes::case_is_harmless`): `case ok in $(check && echo ok)) echo up;; esac` exits 0 / 0.
+pub(super) fn case_of_pattern<'t>(subst: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
+    (up.kind() == "case_item" && !in_case_body(subst, up)).then(|| up.parent()).flatten()
+}
+
+/// A reason the walk gives (`discarded`).
+pub(super) const PROCSUB_OUT: &str = "its status is lost in an output process substitution (`> >(...)`, bash only: dash and busybox sh reject it, so the probe always fails there), and it writes where the command around it does";
+
+/// For an output process substitution `sub` (`>(...)`) in the redirection or the arguments
+/// (`parent`) of a statement, that statement: no shell reads the substitution's status, and its
+/// output goes where the shell's does when the statement runs, judged there
+/// (`output_used_above`): `echo hi > >(check >/dev/null)` exits 0 / 0 in bash 5.2 (s16, vd3 ps12).
+pub(super) fn output_procsub<'t>(sub: Node<'t>, parent: Node<'t>) -> Option<Node<'t>> {
+    if sub.kind() != "process_substitution" || sub.child(0).is_none_or(|k| k.kind() != ">(") {
+        return None;
+    }
+    match parent.kind() {
+        "file_redirect" => parent.parent().filter(|s| s.kind() == "redirected_statement"),
+        "command" => Some(parent),
+        _ => None,
+    }
+}
+
+/// Whether the pipeline element `k` reads nothing from its standard input, so that the check
+/// before it gives it nothing: `pg_isready`, `redis-cli`/`valkey-cli ... ping` (not `-x`, which
+/// reads an argument from it), `curl` sending no data from it (no `@-`, `-T`/`--upload-file`,
+/// `-K`/`--config`); not a function. `redis-cli -h cache ping | redis-cli ping` has the local
+/// check's status: bash 5.2 and dash 0.5.12 exit 0 / 0 (s16, vd3 o26).
+pub(super) fn ignores_stdin(k: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| k.kind() == "command")
+    else {
+        return false;
+    };
+    let t = text(k, walk);
+    let words: Vec<&str> = t.split_whitespace().collect();
+    if rules.functions.iter().any(|f| f == name) || t.contains(['$', '`', '<', '>', '\\', '"', '\'']) {
+        return false;
+    }
+    match name {
+        "pg_isready" => true,
+        "redis-cli" | "valkey-cli" => {
+            words.last().is_some_and(|w| w.eq_ignore_ascii_case("ping")) && !words.contains(&"-x")
+        }
+        "curl" => {
+            !t.contains("@-")
+                && !words.iter().any(|w| {
+                    matches!(*w, "-K" | "--config" | "--upload-file")
+                        || w.starts_with("-T")
+                        || w.starts_with("--config=")
+                })
+        }
+        _ => false,
+    }
+}
