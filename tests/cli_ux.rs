@@ -1411,3 +1411,33 @@ fn a_readiness_only_pod_gets_no_warm_up_note() {
     let note = out.lines().find(|l| l.contains("note:")).unwrap_or_else(|| panic!("{out}"));
     assert!(note.contains("0 s default") && note.contains("--warmup SECONDS") && note.len() < 160, "{note}");
 }
+
+/// Fresh-user pass (s16): `fix` on a probe written as a YAML flow mapping added its member
+/// JSON-style (`periodSeconds: 10, "timeoutSeconds": 3}`). The key now takes the mapping's style:
+/// plain in plain YAML, quoted where the keys are quoted (JSON), and each fixed file parses back to
+/// the object as written plus the fix.
+#[test]
+fn fix_adds_a_flow_member_in_the_mappings_style() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    livenessProbe: {exec: {command: [test, -f, /tmp/ok]}, periodSeconds: 10}\n    startupProbe: {exec: {command: [test, -f, /tmp/ok]}, periodSeconds: 5, failureThreshold: 30, timeoutSeconds: 3}\n";
+    let json = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"}, "spec": {"containers": [{"name": "app", "image": "example/app:1", "livenessProbe": {"exec": {"command": ["test", "-f", "/tmp/ok"]}, "periodSeconds": 10}, "startupProbe": {"exec": {"command": ["test", "-f", "/tmp/ok"]}, "periodSeconds": 5, "failureThreshold": 30, "timeoutSeconds": 3}}]}}
+"#;
+    for (name, text, member) in [
+        ("pod.yaml", yaml, "periodSeconds: 10, timeoutSeconds: 3}"),
+        ("pod.json", json, "\"periodSeconds\": 10, \"timeoutSeconds\": 3}"),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let diff = run_in(dir.path(), &["fix", "--diff", name], None);
+        assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+        assert!(stdout(&diff).contains(member), "{name}: {}", stdout(&diff));
+        let o = run_in(dir.path(), &["fix", name], None);
+        let fixed = stdout(&o);
+        assert!(fixed.contains(member), "{name}: {fixed}");
+        // The object as written plus the fix, and nothing else changed.
+        let mut expected: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+        expected["spec"]["containers"][0]["livenessProbe"]["timeoutSeconds"] = 3.into();
+        let got: serde_json::Value = serde_saphyr::from_str(&fixed).unwrap();
+        assert_eq!(got, expected, "{name}: {fixed}");
+        assert_eq!(fixed.lines().count(), text.lines().count(), "{name}: {fixed}");
+    }
+}

@@ -14,7 +14,8 @@
 //!    (YAML through serde-saphyr, JSON through serde_json): its comments (but those above it),
 //!    quoting style, flow style and anchors are lost. Reported on standard error.
 //!
-//! Added members are written in block style (YAML) or compact JSON, with their keys sorted.
+//! Added members are written in block style (YAML) or compact JSON, with their keys sorted; in a
+//! flow mapping the added key is plain or quoted as the mapping's last key is.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -284,7 +285,14 @@ fn text_end(text: &str, node: &Node) -> Option<usize> {
 fn add_member(text: &str, map: &Node, entries: &[(Key, Node)], key: &str, value: &Value) -> Option<Edit> {
     if is_flow(text, map) {
         let json = serde_json::to_string(value).ok()?;
-        let quoted = serde_json::to_string(key).ok()?;
+        // The key in the style of the mapping's own: JSON-quoted when its last key is quoted (JSON,
+        // or YAML written so), else plain where plain YAML reads it the same
+        // (`livenessProbe: {exec: ..., periodSeconds: 10, timeoutSeconds: 3}`).
+        let quoted_keys = match entries.last() {
+            Some((k, _)) => matches!(text.as_bytes().get(k.pos.offset), Some(b'"' | b'\'')),
+            None => true,
+        };
+        let quoted = if quoted_keys { serde_json::to_string(key).ok()? } else { yaml_key(key) };
         let Some((last_key, last_value)) = entries.last() else {
             let at = map.pos.offset + 1;
             return Some(Edit { start: at, end: at, text: format!("{quoted}: {json}") });
