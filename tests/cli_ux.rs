@@ -497,7 +497,8 @@ fn explain_agrees_with_the_aggregate_path_warning_and_draws_only_real_outages() 
     assert!(stdout(&check).contains("(liveness-dependency-path)"), "{}", stdout(&check));
     let svg = dir.path().join("chart.svg");
     let o = run_in(dir.path(), &["explain", "--svg", svg.to_str().unwrap(), "api.yaml"], None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // No chart to draw is an error (s16): the text is still written.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(!text.contains("no probe checks a dependency"), "{text}");
     assert!(
@@ -1439,5 +1440,37 @@ fn fix_adds_a_flow_member_in_the_mappings_style() {
         let got: serde_json::Value = serde_saphyr::from_str(&fixed).unwrap();
         assert_eq!(got, expected, "{name}: {fixed}");
         assert_eq!(fixed.lines().count(), text.lines().count(), "{name}: {fixed}");
+    }
+}
+
+/// Fresh-user pass (s16): `explain --svg FILE` wrote no file and exited 0 when no workload had a
+/// chart to draw, and `-o json --svg FILE` never drew one at all. Now no chart at all is exit 2
+/// with the reason, and `-o json` draws the charts `-o text` draws.
+#[test]
+fn explain_svg_writes_its_chart_or_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("tests/fixtures/cli/app.yaml"), dir.path().join("app.yaml")).unwrap();
+    let worker = AGGREGATE.replace("        ports: [{containerPort: 8080}]\n", "");
+    std::fs::write(dir.path().join("worker.yaml"), worker).unwrap();
+    for format in ["text", "json"] {
+        let svg = dir.path().join(format!("{format}.svg"));
+        let o =
+            run_in(dir.path(), &["explain", "-o", format, "--svg", svg.to_str().unwrap(), "app.yaml"], None);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"), "{format}");
+        assert!(stderr(&o).contains("wrote"), "{}", stderr(&o));
+        if format == "json" {
+            let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        }
+        let none = dir.path().join(format!("none-{format}.svg"));
+        let o = run_in(
+            dir.path(),
+            &["explain", "-o", format, "--svg", none.to_str().unwrap(), "worker.yaml"],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{format}: {}", stderr(&o));
+        assert!(!none.exists());
+        assert!(stderr(&o).contains("not written: no workload has a chart to draw"), "{}", stderr(&o));
+        assert!(!stdout(&o).is_empty(), "{format}: the explanation itself is still written");
     }
 }
