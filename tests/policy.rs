@@ -159,6 +159,32 @@ fn unknown_names_suggest_the_nearest_valid_one() {
     assert!(e.message.contains("did you mean `enforce`"), "{e}");
 }
 
+/// Fresh-user pass (s16): `startup-probe: {action: info}` was answered "did you mean `off`?" (the
+/// nearest spelling, the opposite of reporting). An action of other rules, or a word for on or off,
+/// gets the valid actions nearest in meaning, and the message still lists them all.
+#[test]
+fn an_action_of_other_rules_suggests_the_nearest_in_meaning() {
+    for (body, says) in [
+        (
+            "rules:\n  startup-probe: {action: info}\n",
+            "this rule has no `info` (its findings are patches, reported as fixes); the closest: `warn` or `off`",
+        ),
+        ("rules:\n  prestop-sleep: {action: info}\n", "the closest: `warn` or `off`"),
+        ("rules:\n  readiness-missing: {action: mutate}\n", "no `mutate`; the closest: `warn` or `info`"),
+        (
+            "rules:\n  startup-probe: {action: on}\n",
+            "to turn the rule on, give what it does: `mutate` or `deny` or `warn`",
+        ),
+        ("rules:\n  worker-liveness-missing: {action: disabled}\n", "did you mean `off`?"),
+        ("rules:\n  startup-probe: {action: mutat}\n", "did you mean `mutate`?"),
+    ] {
+        let e = err(body);
+        assert!(e.message.contains(says), "{body}: {e}");
+        assert!(e.message.contains("expected one of"), "{body}: {e}");
+        assert!(!body.contains("info") || !e.message.contains("did you mean `off`"), "{body}: {e}");
+    }
+}
+
 #[test]
 fn skip_annotation_only_skips_allowed_rules() {
     let p = policy::Policy::default();
