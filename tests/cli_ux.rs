@@ -1474,3 +1474,36 @@ fn explain_svg_writes_its_chart_or_fails() {
         assert!(!stdout(&o).is_empty(), "{format}: the explanation itself is still written");
     }
 }
+
+/// Fresh-user pass (s16): a grpc_health_probe denial showed the resolver scheme as part of the
+/// host (`reaches dns:///orders:50051`). It shows the endpoint reached (`orders:50051`), with the
+/// DNS server a `dns://SERVER/` target asks; other targets as written.
+#[test]
+fn a_grpc_target_shows_the_host_it_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = |name: &str, addr: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    livenessProbe: {{exec: {{command: [grpc_health_probe, \"-addr={addr}\"]}}, timeoutSeconds: 5}}\n"
+        )
+    };
+    let text = [
+        pod("dns", "dns:///orders:50051"),
+        pod("server", "dns://10.96.0.10:53/orders.shop.svc:50051"),
+        pod("pass", "passthrough:///orders:50051"),
+        pod("list", "ipv4:10.0.0.1:50051,10.0.0.2:50051"),
+    ]
+    .join("---\n");
+    std::fs::write(dir.path().join("grpc.yaml"), text).unwrap();
+    let out = stdout(&run_in(dir.path(), &["check", "grpc.yaml"], None));
+    for (object, reaches) in [
+        ("Pod shop/dns ", "reaches orders:50051 (network service, via grpc_health_probe)"),
+        ("Pod shop/server ", "reaches orders.shop.svc:50051 (DNS server 10.96.0.10:53) (network service"),
+        ("Pod shop/pass ", "reaches orders:50051 (network service"),
+        ("Pod shop/list ", "reaches ipv4:10.0.0.1:50051,10.0.0.2:50051 (network service"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(object) && l.contains(reaches) && l.contains(" deny ")),
+            "{object}{reaches}:\n{out}"
+        );
+    }
+}
