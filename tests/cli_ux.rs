@@ -579,7 +579,7 @@ fn an_unresolved_target_says_where_its_value_comes_from() {
         (
             "Pod default/kubelet",
             "reaches http://$(HOSTNAME):8080/healthz (HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as \
-             written, the shell runs `HOSTNAME` as a command)",
+             written, so the shell runs a command named `HOSTNAME`)",
         ),
     ] {
         assert!(
@@ -1505,5 +1505,27 @@ fn a_grpc_target_shows_the_host_it_reaches() {
             out.lines().any(|l| l.contains(object) && l.contains(reaches) && l.contains(" deny ")),
             "{object}{reaches}:\n{out}"
         );
+    }
+}
+
+/// Fresh-user pass (s16): `sh -c 'pg_isready -h $$(DB_HOST)'` was said to reach a host "known only
+/// at run time". The kubelet makes `$$(DB_HOST)` the text `$(DB_HOST)`, and bash and dash then run a
+/// command named `DB_HOST` ("DB_HOST: not found"), so pg_isready gets no host at all. The liveness
+/// warning and the readiness one say what the shell runs and how to write the variable; still
+/// warnings (the image may have such a command).
+#[test]
+fn an_escaped_reference_says_what_the_shell_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    ports: [{containerPort: 8080}]\n    env: [{name: DB_HOST, value: db.shop.svc}]\n    livenessProbe: {exec: {command: [sh, -c, 'pg_isready -h $$(DB_HOST)']}, timeoutSeconds: 5}\n    readinessProbe: {exec: {command: [sh, -c, 'pg_isready -h $$(DB_HOST)']}, timeoutSeconds: 5}\n";
+    std::fs::write(dir.path().join("pod.yaml"), text).unwrap();
+    let o = run_in(dir.path(), &["check", "--fail-on", "deny", "pod.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("known only at run time"), "{out}");
+    for rule in ["(liveness-dependency)", "(readiness-shared-dependency)"] {
+        let line = out.lines().find(|l| l.ends_with(rule)).unwrap_or_else(|| panic!("no {rule}: {out}"));
+        assert!(line.contains(" warn "), "{line}");
+        assert!(line.contains("the shell runs a command named `DB_HOST`"), "{line}");
+        assert!(line.contains("(none if the image lacks it); for the variable write `$DB_HOST`"), "{line}");
     }
 }

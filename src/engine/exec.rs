@@ -227,6 +227,11 @@ pub struct Dependency {
     /// ([`quorum`]). A lost quorum fails every replica's probe at once; a finding on it is a
     /// warning, never a denial.
     pub quorum: Option<String>,
+    /// When the host is the output of a command the shell runs because the kubelet left a
+    /// `$(NAME)` as written or made it of a `$$(NAME)` escape (`sh -c 'pg_isready -h $$(DB_HOST)'`
+    /// runs a command named `DB_HOST`, not found in most images, so `-h` gets nothing): `NAME`.
+    /// Set with [`Self::unknown_host`]: a warning, never a denial.
+    pub host_command: Option<String>,
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

@@ -471,6 +471,27 @@ fn liveness_dependency<'a>(
             Coupling::Uncertain,
         ));
     }
+    if let Some(name) = dep.host_command.as_ref().filter(|_| dep.unknown_host) {
+        // The kubelet left `$(NAME)` as written (or made it of `$$(NAME)`), so the shell runs a
+        // command named NAME for the host (bash and dash: "NAME: not found", an empty host). Not a
+        // value known only at run time: say what runs (fresh-user pass s16). A warning: the image
+        // may have such a command.
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}): that command's output is the \
+                 host (none if the image lacks it); for the variable write `${name}`; {}",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                if t.in_job {
+                    "drop a dependency from livenessProbe"
+                } else {
+                    "check a dependency in readinessProbe"
+                }
+            ),
+            Coupling::Uncertain,
+        ));
+    }
     if dep.unknown_host {
         // rules.md, the `unresolved` policy: a host known only at run time whose variable does not
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.

@@ -341,6 +341,28 @@ impl Ctx<'_> {
         None
     }
 
+    /// The `NAME` of the command the shell runs for `s`'s host, when the note [`Self::unresolved_note`]
+    /// gives on `s` is that of a kubelet `$(NAME)` reference left as written or made of a `$$(NAME)`
+    /// escape ([`Self::kubelet_left_as_written`]): the host is then that command's output, empty where
+    /// the image has no such command (bash and dash: "DB_HOST: not found"), not a value known only
+    /// at run time.
+    pub(super) fn host_command(&self, s: &str) -> Option<String> {
+        for c in s.chars() {
+            match self.ref_of(c) {
+                Some(r) if r.kind == RefKind::UnresolvedCmd => {
+                    let o = &r.original;
+                    self.kubelet_left_as_written(o)?;
+                    return o.strip_prefix("$(")?.strip_suffix(')').map(str::to_string);
+                }
+                Some(r) if matches!(r.kind, RefKind::Unresolved | RefKind::Unknown | RefKind::PeerName) => {
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// For a command substitution written like the kubelet's `$(NAME)` reference (`$(HOSTNAME)`,
     /// a name with a capital letter) whose variable the container's env does not declare: the
     /// kubelet leaves such a reference as written ("If a variable cannot be resolved, the
@@ -354,7 +376,7 @@ impl Ctx<'_> {
         let name = original.strip_prefix("$(")?.strip_suffix(')')?;
         if self.kubelet_escaped.iter().any(|e| e == original) {
             return Some(format!(
-                "the kubelet makes `${original}` the text `{original}`, and the shell runs `{name}` as a command"
+                "the kubelet makes `${original}` the text `{original}`, so the shell runs a command named `{name}`"
             ));
         }
         let kubelet_like = is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase());
@@ -367,7 +389,7 @@ impl Ctx<'_> {
         };
         (kubelet_like && !in_env).then(|| {
             format!(
-                "{name} not in env{env_from}: the kubelet leaves `{original}` as written, the shell runs `{name}` as a command"
+                "{name} not in env{env_from}: the kubelet leaves `{original}` as written, so the shell runs a command named `{name}`"
             )
         })
     }

@@ -146,7 +146,7 @@ fn a_trailing_backslash_inside_a_substitution_is_not_a_panic() {
 /// declared in env is run by the shell as a command; a cmd line is no shell script.
 #[test]
 fn notes_name_the_kubelet_reference_and_the_cmd_line() {
-    let left = "(HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as written, the shell runs `HOSTNAME` as a command)";
+    let left = "(HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as written, so the shell runs a command named `HOSTNAME`)";
     let d = fires(&["sh", "-c", "curl -sf http://$(HOSTNAME):8080/healthz"]);
     assert!(d.target.ends_with(left), "{}", d.target);
     let d = fires(&["sh", "-c", "curl -sf http://$(Db_Host):8080/healthz"]);
