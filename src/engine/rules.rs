@@ -421,10 +421,11 @@ fn liveness_dependency<'a>(
         // command succeeds, it returns 0"); this client's status cannot change it. Only a client
         // that hangs past timeoutSeconds still fails the probe: a warning, never a denial.
         return Some((
+            // The reason first: an admission warning over 256 characters is cut at its end
+            // (fresh-user pass s16: the reason was cut off).
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}), but its exit status cannot fail \
-                 the probe: {how}; if the dependency hangs instead of refusing, the probe can still time \
-                 out; drop that check from livenessProbe",
+                "livenessProbe `{command}`{place} cannot fail the probe: {how}; it reaches {} ({}, via {}), \
+                 so only a hang past timeoutSeconds can; drop that check from livenessProbe",
                 dep.target,
                 dep.category,
                 via(&dep.program)
