@@ -268,7 +268,7 @@ fn readiness_dependency(
                     format!("{reaches}: with hostNetwork that address may be this node; if not, {EMPTIES}"),
                     Coupling::Uncertain,
                 )
-            } else if let Some(name) = dep.host_command.as_ref().filter(|_| dep.unknown_host) {
+            } else if let Some(name) = dep.host_command_name().filter(|_| dep.unknown_host) {
                 // As for `liveness-dependency`: the shell runs a command named NAME for the host.
                 (
                     format!(

@@ -472,7 +472,7 @@ fn liveness_dependency<'a>(
             Coupling::Uncertain,
         ));
     }
-    if let Some(name) = dep.host_command.as_ref().filter(|_| dep.unknown_host) {
+    if let Some(name) = dep.host_command_name().filter(|_| dep.unknown_host) {
         // The kubelet left `$(NAME)` as written (or made it of `$$(NAME)`), so the shell runs a
         // command named NAME for the host (bash and dash: "NAME: not found", an empty host). Not a
         // value known only at run time: say what runs (fresh-user pass s16). A warning: the image
