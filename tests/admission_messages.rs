@@ -194,7 +194,8 @@ fn a_warning_is_cut_at_the_last_blank_that_fits() {
 /// characters, and the 256-character admission warning kept the target and lost the reason (cut
 /// after "its pipeline's status is the last filter's…"). The reason now comes first and is
 /// shorter: for container names up to 40 characters and a 24-character host, each warning of a
-/// check whose status cannot fail the probe keeps its whole reason.
+/// check whose status cannot fail the probe keeps its whole reason; so does the warning on a
+/// `$$(DB_HOST)` host (what the shell runs for it).
 #[test]
 fn a_cut_liveness_warning_keeps_its_reason() {
     let cases = [
@@ -207,6 +208,8 @@ fn a_cut_liveness_warning_keeps_its_reason() {
             "pg_isready -h orders-db.production.svc || true",
             "cannot fail the probe: its failure is ignored (`|| true`);",
         ),
+        // (And the host of a `$$(NAME)` escape: what the shell runs for it.)
+        ("pg_isready -h $$(DB_HOST)", "so the shell runs a command named `DB_HOST`"),
     ];
     for (script, reason) in cases {
         for len in 1..=40 {

@@ -1290,7 +1290,8 @@ fn explain_says_what_check_says_of_a_dependency_whose_status_does_not_count() {
         std::fs::write(dir.path().join("w.yaml"), &text).unwrap();
         let check = stdout(&run_in(dir.path(), &["check", "w.yaml"], None));
         assert!(
-            check.contains("cannot fail the probe: ") && check.contains("only a hang past timeoutSeconds can"),
+            check.contains("cannot fail the probe: ")
+                && check.contains("only a hang past timeoutSeconds can"),
             "{check}"
         );
         let out = explain_text(&text, &[]);
