@@ -567,8 +567,8 @@ impl Ctx<'_> {
                 let shown = if resolver && !endpoint.is_empty() { endpoint } else { v };
                 let hit = self.net_hit(&h, port.as_deref(), "", shown.to_string());
                 match dns_server {
-                    Some(server) if shown != v => hit.via(&format!("DNS server {server}")),
-                    _ => hit,
+                    Some(server) => hit.via(&format!("DNS server {server}")),
+                    None => hit,
                 }
             }
             HostFormat::ErlangNode => {

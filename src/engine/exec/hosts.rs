@@ -2,7 +2,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::context::{Ctx, RefKind, is_ident, marker_index};
+use super::context::{Ctx, Ref, RefKind, is_ident, marker_index};
 use super::{DependencyCategory, EnvValue};
 
 /// Where a host points, as far as the webhook can tell.
@@ -305,10 +305,10 @@ impl Ctx<'_> {
     /// an unset variable, command output.
     pub(super) fn unresolved_note(&self, s: &str) -> Option<String> {
         const UNKNOWN: &str = "not a literal env value";
-        for c in s.chars() {
-            match self.ref_of(c) {
-                Some(r) if r.kind == RefKind::Unresolved => return Some(self.variable_note(&r.original)),
-                Some(r) if r.kind == RefKind::UnresolvedCmd => {
+        if let Some(r) = self.first_unknown_ref(s) {
+            return Some(match r.kind {
+                RefKind::Unresolved => self.variable_note(&r.original),
+                RefKind::UnresolvedCmd => {
                     // The kind also holds values of no command: what `read` got from a stdin the
                     // analysis does not have, an assignment an unknown shell may keep, arithmetic.
                     let o = &r.original;
@@ -317,19 +317,11 @@ impl Ctx<'_> {
                         || o.starts_with("<(")
                         || o.starts_with(">(");
                     let what = if substitution { "command output" } else { "unknown value" };
-                    return Some(self.kubelet_left_as_written(o).unwrap_or_else(|| what.into()));
+                    self.kubelet_left_as_written(o).unwrap_or_else(|| what.into())
                 }
-                Some(r) if r.kind == RefKind::Unknown => {
-                    return Some("a script variable not known at admission".into());
-                }
-                Some(r) if r.kind == RefKind::PeerName => {
-                    return Some(
-                        "made from this Pod's name: another Pod (`-0` is replica 0, this Pod only there)"
-                            .into(),
-                    );
-                }
-                _ => {}
-            }
+                RefKind::Unknown => "a script variable not known at admission".into(),
+                _ => "made from this Pod's name: another Pod (`-0` is replica 0, this Pod only there)".into(),
+            });
         }
         if let Some(escaped) = self.kubelet_escaped.iter().find(|e| s.contains(e.as_str())) {
             // No shell: the client gets the text itself, which no resolver knows.
@@ -341,26 +333,27 @@ impl Ctx<'_> {
         None
     }
 
-    /// The `NAME` of the command the shell runs for `s`'s host, when the note [`Self::unresolved_note`]
-    /// gives on `s` is that of a kubelet `$(NAME)` reference left as written or made of a `$$(NAME)`
-    /// escape ([`Self::kubelet_left_as_written`]): the host is then that command's output, empty where
-    /// the image has no such command (bash and dash: "DB_HOST: not found"), not a value known only
-    /// at run time.
-    pub(super) fn host_command(&self, s: &str) -> Option<String> {
-        for c in s.chars() {
-            match self.ref_of(c) {
-                Some(r) if r.kind == RefKind::UnresolvedCmd => {
-                    let o = &r.original;
-                    self.kubelet_left_as_written(o)?;
-                    return o.strip_prefix("$(")?.strip_suffix(')').map(str::to_string);
-                }
-                Some(r) if matches!(r.kind, RefKind::Unresolved | RefKind::Unknown | RefKind::PeerName) => {
-                    return None;
-                }
-                _ => {}
-            }
-        }
-        None
+    /// The first reference in `s` whose value is not known here (an unresolved variable, command
+    /// output, a script variable, a peer's name): the one [`Self::unresolved_note`] explains.
+    fn first_unknown_ref(&self, s: &str) -> Option<&Ref> {
+        s.chars().find_map(|c| {
+            self.ref_of(c).filter(|r| {
+                matches!(
+                    r.kind,
+                    RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::Unknown | RefKind::PeerName
+                )
+            })
+        })
+    }
+
+    /// Whether the note [`Self::unresolved_note`] gives on `s` is that of a kubelet `$(NAME)`
+    /// reference left as written or made of a `$$(NAME)` escape ([`Self::kubelet_left_as_written`]):
+    /// the host is then the output of a command named `NAME`, empty where the image has no such
+    /// command (bash and dash: "DB_HOST: not found"), not a value known only at run time.
+    pub(super) fn host_is_command_output(&self, s: &str) -> bool {
+        self.first_unknown_ref(s).is_some_and(|r| {
+            r.kind == RefKind::UnresolvedCmd && self.kubelet_left_as_written(&r.original).is_some()
+        })
     }
 
     /// For a command substitution written like the kubelet's `$(NAME)` reference (`$(HOSTNAME)`,
