@@ -157,6 +157,11 @@ fn unknown_names_suggest_the_nearest_valid_one() {
     assert!(e.message.contains("did you mean `prestop-sleep`"), "{e}");
     let e = err("mode: enforcing\n");
     assert!(e.message.contains("did you mean `enforce`"), "{e}");
+    // The distance allowed grows with the name (a third of it, at least 3), and no further.
+    let e = err("rules:\n  liveness-dependency: {knownCommandsList: []}\n");
+    assert!(e.message.contains("did you mean `knownCommands`"), "{e}");
+    let e = err("mode: nothing-like-any-of-them\n");
+    assert!(!e.message.contains("did you mean"), "{e}");
 }
 
 /// Fresh-user pass (s16): `startup-probe: {action: info}` was answered "did you mean `off`?" (the
