@@ -1741,23 +1741,22 @@ fn action_hint(given: &str, expected: &[&str]) -> Option<String> {
     let takes = |v: &str| expected.contains(&v);
     let on: Vec<&str> = expected.iter().copied().filter(|c| *c != "off").collect();
     match g.as_str() {
-        "info" if !takes("info") => {
+        // (`info` or `mutate` unknown here: the rule does not take it.)
+        "info" => {
             let near: Vec<&str> = ["warn", "off"].into_iter().filter(|c| takes(c)).collect();
             Some(format!(
                 "this rule has no `info` (its findings are patches, reported as fixes); the closest: {} (`warn` reports it and warns at admission, `off` does neither)",
                 quoted(&near)
             ))
         }
-        "mutate" if !takes("mutate") => Some(format!(
+        "mutate" => Some(format!(
             "this rule has no patch to make, so no `mutate`; the closest: {}",
             quoted(&on.iter().copied().filter(|c| *c != "deny").collect::<Vec<_>>())
         )),
         "on" | "true" | "yes" | "enable" | "enabled" | "active" => {
             Some(format!("to turn the rule on, give what it does: {}", quoted(&on)))
         }
-        "false" | "no" | "disable" | "disabled" | "none" | "skip" if takes("off") => {
-            Some("did you mean `off`?".into())
-        }
+        "false" | "no" | "disable" | "disabled" | "none" | "skip" => Some("did you mean `off`?".into()),
         _ => None,
     }
 }

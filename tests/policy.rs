@@ -160,6 +160,9 @@ fn unknown_names_suggest_the_nearest_valid_one() {
     // The distance allowed grows with the name (a third of it, at least 3), and no further.
     let e = err("rules:\n  liveness-dependency: {knownCommandsList: []}\n");
     assert!(e.message.contains("did you mean `knownCommands`"), "{e}");
+    // (An action's hints are for actions only: `mode: on` is no rule to turn on.)
+    let e = err("mode: on\n");
+    assert!(!e.message.contains("turn the rule on"), "{e}");
     let e = err("mode: nothing-like-any-of-them\n");
     assert!(!e.message.contains("did you mean"), "{e}");
 }
