@@ -195,7 +195,7 @@ struct ExplainArgs {
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     output: cli::explain::Format,
     /// Draw replicas serving over time, as written and as fixed, to this SVG file (FILE-2.svg, ...
-    /// for further workloads).
+    /// for further workloads; with -o text or json). Exit 2 when no workload has an outage to draw.
     #[arg(long)]
     svg: Option<PathBuf>,
     /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input [default:

@@ -1708,15 +1708,56 @@ fn suggest_nearest(message: &str) -> String {
     let list =
         expected.split_once("expected one of ").or_else(|| expected.split_once("expected ")).map(|(_, l)| l);
     let Some(list) = list else { return message.to_string() };
-    let best = list
-        .split(',')
-        .map(|c| c.trim().trim_matches('`'))
-        .filter(|c| !c.is_empty())
-        .map(|c| (strsim::damerau_levenshtein(&given.to_lowercase(), &c.to_lowercase()), c))
-        .min();
-    match best {
-        Some((d, c)) if d <= 3.max(given.len() / 3) => format!("{message}; did you mean `{c}`?"),
-        _ => message.to_string(),
+    let candidates: Vec<&str> =
+        list.split(',').map(|c| c.trim().trim_matches('`')).filter(|c| !c.is_empty()).collect();
+    if let Some(hint) = action_hint(given, &candidates) {
+        return format!("{message}; {hint}");
+    }
+    let distance = |c: &str| strsim::damerau_levenshtein(&given.to_lowercase(), &c.to_lowercase());
+    let Some(best) = candidates.iter().map(|c| distance(c)).min() else { return message.to_string() };
+    if best > 3.max(given.len() / 3) {
+        return message.to_string();
+    }
+    let closest: Vec<String> =
+        candidates.iter().filter(|c| distance(c) == best).map(|c| format!("`{c}`")).collect();
+    format!("{message}; did you mean {}?", closest.join(" or "))
+}
+
+/// The actions some rule takes (README, "Rules"): `deny`, `warn`, `off` everywhere, `mutate` for
+/// the rules with a patch, `info` for all but `probe-timeout`, `startup-probe`, `prestop-sleep`.
+const ACTIONS: [&str; 5] = ["mutate", "deny", "warn", "info", "off"];
+
+/// For an unknown `action` value (the `expected` list is made of actions only): the valid ones
+/// nearest in meaning, where spelling misleads. An action of other rules (`info` for
+/// `startup-probe`, `mutate` for `readiness-missing`) named `off` by spelling (fresh-user pass
+/// s16: "did you mean `off`?" for `info`); a word that turns the rule on (`on`, `true`, `enabled`)
+/// or off (`false`, `no`, `disabled`). `None` for other values and other fields.
+fn action_hint(given: &str, expected: &[&str]) -> Option<String> {
+    if expected.is_empty() || !expected.iter().all(|c| ACTIONS.contains(c)) {
+        return None;
+    }
+    let g = given.trim().to_ascii_lowercase();
+    let quoted = |v: &[&str]| v.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or ");
+    let takes = |v: &str| expected.contains(&v);
+    let on: Vec<&str> = expected.iter().copied().filter(|c| *c != "off").collect();
+    match g.as_str() {
+        // (`info` or `mutate` unknown here: the rule does not take it.)
+        "info" => {
+            let near: Vec<&str> = ["warn", "off"].into_iter().filter(|c| takes(c)).collect();
+            Some(format!(
+                "this rule has no `info` (its findings are patches, reported as fixes); the closest: {} (`warn` reports it and warns at admission, `off` does neither)",
+                quoted(&near)
+            ))
+        }
+        "mutate" => Some(format!(
+            "this rule has no patch to make, so no `mutate`; the closest: {}",
+            quoted(&on.iter().copied().filter(|c| *c != "deny").collect::<Vec<_>>())
+        )),
+        "on" | "true" | "yes" | "enable" | "enabled" | "active" => {
+            Some(format!("to turn the rule on, give what it does: {}", quoted(&on)))
+        }
+        "false" | "no" | "disable" | "disabled" | "none" | "skip" => Some("did you mean `off`?".into()),
+        _ => None,
     }
 }
 

@@ -189,3 +189,42 @@ fn a_warning_is_cut_at_the_last_blank_that_fits() {
     assert_eq!(cut_at_blank("aaaaa bbbb ccc", 10), "aaaaa…");
     assert_eq!(cut_at_blank("aaaaa bbb", 10), "aaaaa bbb");
 }
+
+/// Fresh-user pass (s16): the liveness warning for `pg_isready -h ... | tee /tmp/x` was about 350
+/// characters, and the 256-character admission warning kept the target and lost the reason (cut
+/// after "its pipeline's status is the last filter's…"). The reason now comes first and is
+/// shorter: for container names up to 40 characters and a 24-character host, each warning of a
+/// check whose status cannot fail the probe keeps its whole reason; so does the warning on a
+/// `$$(DB_HOST)` host (what the shell runs for it).
+#[test]
+fn a_cut_liveness_warning_keeps_its_reason() {
+    let cases = [
+        (
+            "pg_isready -h orders-db.production.svc | tee /tmp/x",
+            "piped into a filter (`| tee`, `| cat`, ...) that exits 0 whatever it reads",
+        ),
+        ("redis-cli -h orders-db.production.svc ping & wait", "it runs in the background (`&`)"),
+        (
+            "pg_isready -h orders-db.production.svc || true",
+            "cannot fail the probe: its failure is ignored (`|| true`);",
+        ),
+        // (And the host of a `$$(NAME)` escape: what the shell runs for it.)
+        ("pg_isready -h $$(DB_HOST)", "so the shell runs a command named `DB_HOST`"),
+    ];
+    for (script, reason) in cases {
+        for len in 1..=40 {
+            let name = format!("a{}", "b".repeat(len - 1));
+            let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [{
+                "name": name, "image": "img", "ports": [{"containerPort": 8080}],
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}},
+                "livenessProbe": {"exec": {"command": ["sh", "-c", script]}, "timeoutSeconds": 5}}]}});
+            let warnings = respond(&Policy::default(), Endpoint::Validate, &pod).warnings.unwrap_or_default();
+            let w = warnings
+                .iter()
+                .find(|w| w.ends_with("(liveness-dependency)"))
+                .unwrap_or_else(|| panic!("{script}: no liveness warning in {warnings:?}"));
+            assert!(w.chars().count() <= admission::MAX_WARNING_CHARS, "{w}");
+            assert!(w.contains(reason), "{script} ({len}): the reason was cut: {w}");
+        }
+    }
+}

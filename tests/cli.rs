@@ -645,10 +645,7 @@ fn fix_edits_json_and_flow_style_in_place() {
     let flow = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: a, image: b, ports: [{containerPort: 80}], readinessProbe: {tcpSocket: {port: 80}}}  # keep\n";
     let o = probegate(&["fix", "-"], Some(flow));
     let fixed = text(&o.stdout);
-    assert!(
-        fixed.ends_with("\"lifecycle\": {\"preStop\":{\"sleep\":{\"seconds\":5}}}}  # keep\n"),
-        "{fixed}"
-    );
+    assert!(fixed.ends_with("lifecycle: {preStop: {sleep: {seconds: 5}}}}  # keep\n"), "{fixed}");
 }
 
 #[test]

@@ -497,7 +497,8 @@ fn explain_agrees_with_the_aggregate_path_warning_and_draws_only_real_outages() 
     assert!(stdout(&check).contains("(liveness-dependency-path)"), "{}", stdout(&check));
     let svg = dir.path().join("chart.svg");
     let o = run_in(dir.path(), &["explain", "--svg", svg.to_str().unwrap(), "api.yaml"], None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // No chart to draw is an error (s16): the text is still written.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(!text.contains("no probe checks a dependency"), "{text}");
     assert!(
@@ -578,7 +579,7 @@ fn an_unresolved_target_says_where_its_value_comes_from() {
         (
             "Pod default/kubelet",
             "reaches http://$(HOSTNAME):8080/healthz (HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as \
-             written, the shell runs `HOSTNAME` as a command)",
+             written, so the shell runs a command named `HOSTNAME`)",
         ),
     ] {
         assert!(
@@ -1289,7 +1290,8 @@ fn explain_says_what_check_says_of_a_dependency_whose_status_does_not_count() {
         std::fs::write(dir.path().join("w.yaml"), &text).unwrap();
         let check = stdout(&run_in(dir.path(), &["check", "w.yaml"], None));
         assert!(
-            check.contains("its exit status cannot fail the probe") && check.contains("time out"),
+            check.contains("cannot fail the probe: ")
+                && check.contains("only a hang past timeoutSeconds can"),
             "{check}"
         );
         let out = explain_text(&text, &[]);
@@ -1410,4 +1412,121 @@ fn a_readiness_only_pod_gets_no_warm_up_note() {
     let out = explain_text(&pod, &["--dependency-check", "liveness"]);
     let note = out.lines().find(|l| l.contains("note:")).unwrap_or_else(|| panic!("{out}"));
     assert!(note.contains("0 s default") && note.contains("--warmup SECONDS") && note.len() < 160, "{note}");
+}
+
+/// Fresh-user pass (s16): `fix` on a probe written as a YAML flow mapping added its member
+/// JSON-style (`periodSeconds: 10, "timeoutSeconds": 3}`). The key now takes the mapping's style:
+/// plain in plain YAML, quoted where the keys are quoted (JSON), and each fixed file parses back to
+/// the object as written plus the fix.
+#[test]
+fn fix_adds_a_flow_member_in_the_mappings_style() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    livenessProbe: {exec: {command: [test, -f, /tmp/ok]}, periodSeconds: 10}\n    startupProbe: {exec: {command: [test, -f, /tmp/ok]}, periodSeconds: 5, failureThreshold: 30, timeoutSeconds: 3}\n";
+    let json = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"}, "spec": {"containers": [{"name": "app", "image": "example/app:1", "livenessProbe": {"exec": {"command": ["test", "-f", "/tmp/ok"]}, "periodSeconds": 10}, "startupProbe": {"exec": {"command": ["test", "-f", "/tmp/ok"]}, "periodSeconds": 5, "failureThreshold": 30, "timeoutSeconds": 3}}]}}
+"#;
+    for (name, text, member) in [
+        ("pod.yaml", yaml, "periodSeconds: 10, timeoutSeconds: 3}"),
+        ("pod.json", json, "\"periodSeconds\": 10, \"timeoutSeconds\": 3}"),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        let diff = run_in(dir.path(), &["fix", "--diff", name], None);
+        assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+        assert!(stdout(&diff).contains(member), "{name}: {}", stdout(&diff));
+        let o = run_in(dir.path(), &["fix", name], None);
+        let fixed = stdout(&o);
+        assert!(fixed.contains(member), "{name}: {fixed}");
+        // The object as written plus the fix, and nothing else changed.
+        let mut expected: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+        expected["spec"]["containers"][0]["livenessProbe"]["timeoutSeconds"] = 3.into();
+        let got: serde_json::Value = serde_saphyr::from_str(&fixed).unwrap();
+        assert_eq!(got, expected, "{name}: {fixed}");
+        assert_eq!(fixed.lines().count(), text.lines().count(), "{name}: {fixed}");
+    }
+}
+
+/// Fresh-user pass (s16): `explain --svg FILE` wrote no file and exited 0 when no workload had a
+/// chart to draw, and `-o json --svg FILE` never drew one at all. Now no chart at all is exit 2
+/// with the reason, and `-o json` draws the charts `-o text` draws.
+#[test]
+fn explain_svg_writes_its_chart_or_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("tests/fixtures/cli/app.yaml"), dir.path().join("app.yaml")).unwrap();
+    let worker = AGGREGATE.replace("        ports: [{containerPort: 8080}]\n", "");
+    std::fs::write(dir.path().join("worker.yaml"), worker).unwrap();
+    for format in ["text", "json"] {
+        let svg = dir.path().join(format!("{format}.svg"));
+        let o =
+            run_in(dir.path(), &["explain", "-o", format, "--svg", svg.to_str().unwrap(), "app.yaml"], None);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"), "{format}");
+        assert!(stderr(&o).contains("wrote"), "{}", stderr(&o));
+        if format == "json" {
+            let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        }
+        let none = dir.path().join(format!("none-{format}.svg"));
+        let o = run_in(
+            dir.path(),
+            &["explain", "-o", format, "--svg", none.to_str().unwrap(), "worker.yaml"],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{format}: {}", stderr(&o));
+        assert!(!none.exists());
+        assert!(stderr(&o).contains("not written: no workload has a chart to draw"), "{}", stderr(&o));
+        assert!(!stdout(&o).is_empty(), "{format}: the explanation itself is still written");
+    }
+}
+
+/// Fresh-user pass (s16): a grpc_health_probe denial showed the resolver scheme as part of the
+/// host (`reaches dns:///orders:50051`). It shows the endpoint reached (`orders:50051`), with the
+/// DNS server a `dns://SERVER/` target asks; other targets as written.
+#[test]
+fn a_grpc_target_shows_the_host_it_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = |name: &str, addr: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    livenessProbe: {{exec: {{command: [grpc_health_probe, \"-addr={addr}\"]}}, timeoutSeconds: 5}}\n"
+        )
+    };
+    let text = [
+        pod("dns", "dns:///orders:50051"),
+        pod("server", "dns://10.96.0.10:53/orders.shop.svc:50051"),
+        pod("pass", "passthrough:///orders:50051"),
+        pod("list", "ipv4:10.0.0.1:50051,10.0.0.2:50051"),
+    ]
+    .join("---\n");
+    std::fs::write(dir.path().join("grpc.yaml"), text).unwrap();
+    let out = stdout(&run_in(dir.path(), &["check", "grpc.yaml"], None));
+    for (object, reaches) in [
+        ("Pod shop/dns ", "reaches orders:50051 (network service, via grpc_health_probe)"),
+        ("Pod shop/server ", "reaches orders.shop.svc:50051 (DNS server 10.96.0.10:53) (network service"),
+        ("Pod shop/pass ", "reaches orders:50051 (network service"),
+        ("Pod shop/list ", "reaches ipv4:10.0.0.1:50051,10.0.0.2:50051 (network service"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(object) && l.contains(reaches) && l.contains(" deny ")),
+            "{object}{reaches}:\n{out}"
+        );
+    }
+}
+
+/// Fresh-user pass (s16): `sh -c 'pg_isready -h $$(DB_HOST)'` was said to reach a host "known only
+/// at run time". The kubelet makes `$$(DB_HOST)` the text `$(DB_HOST)`, and bash and dash then run a
+/// command named `DB_HOST` ("DB_HOST: not found"), so pg_isready gets no host at all. The liveness
+/// warning and the readiness one say what the shell runs and how to write the variable; still
+/// warnings (the image may have such a command).
+#[test]
+fn an_escaped_reference_says_what_the_shell_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop}\nspec:\n  containers:\n  - name: app\n    image: example/app:1\n    ports: [{containerPort: 8080}]\n    env: [{name: DB_HOST, value: db.shop.svc}]\n    livenessProbe: {exec: {command: [sh, -c, 'pg_isready -h $$(DB_HOST)']}, timeoutSeconds: 5}\n    readinessProbe: {exec: {command: [sh, -c, 'pg_isready -h $$(DB_HOST)']}, timeoutSeconds: 5}\n";
+    std::fs::write(dir.path().join("pod.yaml"), text).unwrap();
+    let o = run_in(dir.path(), &["check", "--fail-on", "deny", "pod.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("known only at run time"), "{out}");
+    for rule in ["(liveness-dependency)", "(readiness-shared-dependency)"] {
+        let line = out.lines().find(|l| l.ends_with(rule)).unwrap_or_else(|| panic!("no {rule}: {out}"));
+        assert!(line.contains(" warn "), "{line}");
+        assert!(line.contains("the shell runs a command named `DB_HOST`"), "{line}");
+        assert!(line.contains("(none if the image lacks it); for the variable write `$DB_HOST`"), "{line}");
+    }
 }

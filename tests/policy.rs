@@ -157,6 +157,40 @@ fn unknown_names_suggest_the_nearest_valid_one() {
     assert!(e.message.contains("did you mean `prestop-sleep`"), "{e}");
     let e = err("mode: enforcing\n");
     assert!(e.message.contains("did you mean `enforce`"), "{e}");
+    // The distance allowed grows with the name (a third of it, at least 3), and no further.
+    let e = err("rules:\n  liveness-dependency: {knownCommandsList: []}\n");
+    assert!(e.message.contains("did you mean `knownCommands`"), "{e}");
+    // (An action's hints are for actions only: `mode: on` is no rule to turn on.)
+    let e = err("mode: on\n");
+    assert!(!e.message.contains("turn the rule on"), "{e}");
+    let e = err("mode: nothing-like-any-of-them\n");
+    assert!(!e.message.contains("did you mean"), "{e}");
+}
+
+/// Fresh-user pass (s16): `startup-probe: {action: info}` was answered "did you mean `off`?" (the
+/// nearest spelling, the opposite of reporting). An action of other rules, or a word for on or off,
+/// gets the valid actions nearest in meaning, and the message still lists them all.
+#[test]
+fn an_action_of_other_rules_suggests_the_nearest_in_meaning() {
+    for (body, says) in [
+        (
+            "rules:\n  startup-probe: {action: info}\n",
+            "this rule has no `info` (its findings are patches, reported as fixes); the closest: `warn` or `off`",
+        ),
+        ("rules:\n  prestop-sleep: {action: info}\n", "the closest: `warn` or `off`"),
+        ("rules:\n  readiness-missing: {action: mutate}\n", "no `mutate`; the closest: `warn` or `info`"),
+        (
+            "rules:\n  startup-probe: {action: on}\n",
+            "to turn the rule on, give what it does: `mutate` or `deny` or `warn`",
+        ),
+        ("rules:\n  worker-liveness-missing: {action: disabled}\n", "did you mean `off`?"),
+        ("rules:\n  startup-probe: {action: mutat}\n", "did you mean `mutate`?"),
+    ] {
+        let e = err(body);
+        assert!(e.message.contains(says), "{body}: {e}");
+        assert!(e.message.contains("expected one of"), "{body}: {e}");
+        assert!(!body.contains("info") || !e.message.contains("did you mean `off`"), "{body}: {e}");
+    }
 }
 
 #[test]

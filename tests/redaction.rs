@@ -338,3 +338,44 @@ async fn no_break_it_shape_of_a_command_shows_its_secret() {
     let outputs = [("answers", &answers), ("log", &log), ("check -o json", &json), ("check", &text)];
     assert_not_shown(secret, &outputs);
 }
+
+/// Fresh-user pass (s16): a URL password holding a raw `/` (`http://u:pw/x@h/`). RFC 3986 ends
+/// the authority at the `/`, so curl 7.88 reads host `u` with the port `pw` (and fails: "URL using
+/// bad/illegal format"), while a parser that takes the last `@` reads the password `pw/x`. Either
+/// way the text between the `:` and the `@` may be a password: `check` (text and JSON) and
+/// `explain` showed it (`reaches http://u:pw/x@h/`, `reaches admin:s3cr`); now they show
+/// `u:***@`. A port stays shown (`http://db:8080/a@b`).
+#[test]
+fn a_url_password_with_a_raw_slash_is_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pods = Vec::new();
+    for (i, url) in [
+        "http://u:Pw7q/zRt@db.shop.svc/health",
+        "https://u:Pw7q?zRt@db.shop.svc:8443/x",
+        "http://u:Pw7q#zRt@db.shop.svc/",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let probe = json!({"exec": {"command": ["curl", "-f", url]}});
+        let script = json!({"exec": {"command": ["sh", "-c", format!("curl -f {url} && echo ok")]}});
+        pods.push(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("p{i}"), "namespace": "shop"},
+            "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1", "ports": [{"containerPort": 8080}],
+                "livenessProbe": probe, "readinessProbe": script}]}}));
+    }
+    let (json, text) = check_json_and_text(dir.path(), "slash.yaml", &pods);
+    let explained = run("explain", &dir.path().join("slash.yaml"), &[]);
+    for (what, shown) in [("check -o json", &json), ("check", &text), ("explain", &explained)] {
+        assert!(shown.contains("u:***@"), "{what}: {shown}");
+        for part in ["Pw7q", "zRt"] {
+            assert_not_shown(part, &[(what, shown)]);
+        }
+    }
+    // A port is a port, and an `@` in the path is the path's.
+    let port =
+        vec![json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "port", "namespace": "shop"},
+        "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1",
+            "livenessProbe": {"exec": {"command": ["curl", "-f", "http://db.shop.svc:8080/@me"]}}}]}})];
+    let (_, text) = check_json_and_text(dir.path(), "port.yaml", &port);
+    assert!(text.contains("http://db.shop.svc:8080/@me"), "{text}");
+}

@@ -1290,7 +1290,7 @@ spec:
     };
     for (command, says) in [
         (r#"["pg_isready", "-h", "$$(DB_HOST)"]"#, "the text `$(DB_HOST)`, no host name"),
-        (r#"["sh", "-c", "pg_isready -h $$(DB_HOST)"]"#, "the shell runs `DB_HOST` as a command"),
+        (r#"["sh", "-c", "pg_isready -h $$(DB_HOST)"]"#, "so the shell runs a command named `DB_HOST`"),
     ] {
         let f = liveness_warnings(&pod(command));
         assert_eq!(f.len(), 1, "{command}: {f:?}");

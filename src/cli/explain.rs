@@ -1151,8 +1151,8 @@ pub fn explain_all_noting(
     (out, errors, skipped)
 }
 
-/// Runs `explain`; returns the exit code (0, or 2 for unreadable input, an invalid policy or a
-/// chart that cannot be written).
+/// Runs `explain`; returns the exit code (0, or 2 for unreadable input, an invalid policy, a
+/// chart that cannot be written, or `--svg` where no workload has a chart to draw).
 pub fn run(
     opts: &ExplainOptions,
     paths: &[PathBuf],
@@ -1192,7 +1192,10 @@ pub fn run_skipping(
         let written = serde_json::to_writer_pretty(&mut *out, &explanations)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out));
-        return if written.is_err() { EXIT_BAD_INPUT } else { code };
+        if written.is_err() {
+            return EXIT_BAD_INPUT;
+        }
+        return draw_charts(opts, &explanations, err).max(code);
     }
     for e in &explanations {
         if write_explanation(e, out).is_err() {
@@ -1202,22 +1205,38 @@ pub fn run_skipping(
     if explanations.is_empty() && errors.is_empty() {
         let _ = writeln!(err, "probegate: no Pods or pod controllers in the input");
     }
-    if let Some(base) = &opts.svg {
-        for e in &explanations {
-            if let Some(why) = no_chart_reason(e) {
-                let _ = writeln!(err, "probegate: no chart for {}: {why}", e.object);
-            }
+    draw_charts(opts, &explanations, err).max(code)
+}
+
+/// `--svg FILE`: draws each workload's chart (`FILE`, `FILE-2.svg`, ...), saying on `err` why a
+/// workload gets none. Returns 0, or 2 when a chart cannot be written or when no workload gets one
+/// (asked for a chart, the command must not end as if it had written one: fresh-user pass s16).
+fn draw_charts(opts: &ExplainOptions, explanations: &[Explanation], err: &mut dyn Write) -> u8 {
+    let Some(base) = &opts.svg else { return EXIT_OK };
+    let mut code = EXIT_OK;
+    for e in explanations {
+        if let Some(why) = no_chart_reason(e) {
+            let _ = writeln!(err, "probegate: no chart for {}: {why}", e.object);
         }
-        for (n, e) in explanations.iter().filter(|e| no_chart_reason(e).is_none()).enumerate() {
-            let path = svg_path(base, n);
-            match draw_svg(e, &path) {
-                Ok(()) => {
-                    let _ = writeln!(err, "probegate: wrote {} ({})", path.display(), e.object);
-                }
-                Err(m) => {
-                    let _ = writeln!(err, "probegate: cannot draw the chart: {m}");
-                    code = EXIT_BAD_INPUT;
-                }
+    }
+    let drawable: Vec<&Explanation> = explanations.iter().filter(|e| no_chart_reason(e).is_none()).collect();
+    if drawable.is_empty() {
+        let _ = writeln!(
+            err,
+            "probegate: --svg {}: not written: no workload has a chart to draw",
+            base.display()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    for (n, e) in drawable.into_iter().enumerate() {
+        let path = svg_path(base, n);
+        match draw_svg(e, &path) {
+            Ok(()) => {
+                let _ = writeln!(err, "probegate: wrote {} ({})", path.display(), e.object);
+            }
+            Err(m) => {
+                let _ = writeln!(err, "probegate: cannot draw the chart: {m}");
+                code = EXIT_BAD_INPUT;
             }
         }
     }

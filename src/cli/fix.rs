@@ -14,7 +14,8 @@
 //!    (YAML through serde-saphyr, JSON through serde_json): its comments (but those above it),
 //!    quoting style, flow style and anchors are lost. Reported on standard error.
 //!
-//! Added members are written in block style (YAML) or compact JSON, with their keys sorted.
+//! Added members are written in block style (YAML) or compact JSON, with their keys sorted; in a
+//! flow mapping the added member is plain YAML or JSON as the mapping's last key is.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -217,6 +218,23 @@ fn yaml_key(key: &str) -> String {
     if plain { key.to_string() } else { serde_json::to_string(key).unwrap_or_default() }
 }
 
+/// `value` as a YAML flow node on one line, keys plain where [`yaml_key`] allows (`{preStop: {sleep:
+/// {seconds: 5}}}`), scalars as JSON (which YAML reads the same).
+fn flow_yaml(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(o) => {
+            let members: Option<Vec<String>> =
+                o.iter().map(|(k, v)| Some(format!("{}: {}", yaml_key(k), flow_yaml(v)?))).collect();
+            Some(format!("{{{}}}", members?.join(", ")))
+        }
+        Value::Array(a) => {
+            let items: Option<Vec<String>> = a.iter().map(flow_yaml).collect();
+            Some(format!("[{}]", items?.join(", ")))
+        }
+        v => inline(v),
+    }
+}
+
 /// `key: value` in block style at `indent`, ending with a newline.
 fn block_member(key: &str, value: &Value, indent: &str) -> Option<String> {
     let key = yaml_key(key);
@@ -284,7 +302,15 @@ fn text_end(text: &str, node: &Node) -> Option<usize> {
 fn add_member(text: &str, map: &Node, entries: &[(Key, Node)], key: &str, value: &Value) -> Option<Edit> {
     if is_flow(text, map) {
         let json = serde_json::to_string(value).ok()?;
-        let quoted = serde_json::to_string(key).ok()?;
+        // The key in the style of the mapping's own: JSON-quoted when its last key is quoted (JSON,
+        // or YAML written so), else plain where plain YAML reads it the same
+        // (`livenessProbe: {exec: ..., periodSeconds: 10, timeoutSeconds: 3}`).
+        let quoted_keys = match entries.last() {
+            Some((k, _)) => matches!(text.as_bytes().get(k.pos.offset), Some(b'"' | b'\'')),
+            None => true,
+        };
+        let quoted = if quoted_keys { serde_json::to_string(key).ok()? } else { yaml_key(key) };
+        let json = if quoted_keys { json } else { flow_yaml(value)? };
         let Some((last_key, last_value)) = entries.last() else {
             let at = map.pos.offset + 1;
             return Some(Edit { start: at, end: at, text: format!("{quoted}: {json}") });

@@ -268,6 +268,15 @@ fn readiness_dependency(
                     format!("{reaches}: with hostNetwork that address may be this node; if not, {EMPTIES}"),
                     Coupling::Uncertain,
                 )
+            } else if let Some(name) = dep.host_command_name().filter(|_| dep.unknown_host) {
+                // As for `liveness-dependency`: the shell runs a command named NAME for the host.
+                (
+                    format!(
+                        "{reaches}: the shell runs a command named `{name}` for the host (none if the \
+                         image lacks it); for the variable write `${name}`"
+                    ),
+                    Coupling::Uncertain,
+                )
             } else if dep.unknown_host {
                 (
                     format!("{reaches}, known only at run time: if that is another workload, {EMPTIES}"),

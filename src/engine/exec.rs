@@ -227,6 +227,25 @@ pub struct Dependency {
     /// ([`quorum`]). A lost quorum fails every replica's probe at once; a finding on it is a
     /// warning, never a denial.
     pub quorum: Option<String>,
+    /// Whether the host is the output of a command the shell runs because the kubelet left a
+    /// `$(NAME)` as written or made it of a `$$(NAME)` escape (`sh -c 'pg_isready -h $$(DB_HOST)'`
+    /// runs a command named `DB_HOST`, not found in most images, so `-h` gets nothing); the name is
+    /// [`Self::host_command_name`]. Set with [`Self::unknown_host`]: a warning, never a denial. (A
+    /// flag, not the name: a `String` more would make the analysis' result enums too large.)
+    pub host_command: bool,
+}
+
+impl Dependency {
+    /// For a [`Self::host_command`] dependency, the command's `NAME`: the first `$(NAME)` of the
+    /// target as shown (the note on the target describes its first unresolved reference).
+    pub fn host_command_name(&self) -> Option<&str> {
+        if !self.host_command {
+            return None;
+        }
+        let at = self.target.find("$(")?;
+        let rest = &self.target[at + 2..];
+        rest.find(')').map(|end| &rest[..end]).filter(|n| !n.is_empty())
+    }
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

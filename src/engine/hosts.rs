@@ -183,6 +183,9 @@ pub(crate) fn shown_target(target: &str, max: usize) -> String {
         Some((h, n)) if n.ends_with(')') => (h, Some(n)),
         _ => (target, None),
     };
+    // Redacted first: a password with a raw `/` (`http://u:pw/x@h/`) ends the authority early.
+    let redacted = super::exec::redact_secrets(host);
+    let host = redacted.as_str();
     let host = match host.split_once("://") {
         Some((_, rest)) => rest.split(['/', '?', '#']).next().unwrap_or(rest),
         None => host,

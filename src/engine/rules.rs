@@ -421,10 +421,11 @@ fn liveness_dependency<'a>(
         // command succeeds, it returns 0"); this client's status cannot change it. Only a client
         // that hangs past timeoutSeconds still fails the probe: a warning, never a denial.
         return Some((
+            // The reason first: an admission warning over 256 characters is cut at its end
+            // (fresh-user pass s16: the reason was cut off).
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}), but its exit status cannot fail \
-                 the probe: {how}; if the dependency hangs instead of refusing, the probe can still time \
-                 out; drop that check from livenessProbe",
+                "livenessProbe `{command}`{place} cannot fail the probe: {how}; it reaches {} ({}, via {}), \
+                 so only a hang past timeoutSeconds can; drop that check from livenessProbe",
                 dep.target,
                 dep.category,
                 via(&dep.program)
@@ -466,6 +467,27 @@ fn liveness_dependency<'a>(
                     "drop it from livenessProbe"
                 } else {
                     "check quorum in readinessProbe and keep liveness on this process"
+                }
+            ),
+            Coupling::Uncertain,
+        ));
+    }
+    if let Some(name) = dep.host_command_name().filter(|_| dep.unknown_host) {
+        // The kubelet left `$(NAME)` as written (or made it of `$$(NAME)`), so the shell runs a
+        // command named NAME for the host (bash and dash: "NAME: not found", an empty host). Not a
+        // value known only at run time: say what runs (fresh-user pass s16). A warning: the image
+        // may have such a command.
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} reaches {} ({}, via {}): that command's output is the \
+                 host (none if the image lacks it); for the variable write `${name}`; {}",
+                dep.target,
+                dep.category,
+                via(&dep.program),
+                if t.in_job {
+                    "drop a dependency from livenessProbe"
+                } else {
+                    "check a dependency in readinessProbe"
                 }
             ),
             Coupling::Uncertain,

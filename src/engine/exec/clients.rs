@@ -553,8 +553,23 @@ impl Ctx<'_> {
             }
             HostFormat::List => Hit::new(c.category, hosts_of(v), v),
             HostFormat::GrpcTarget => {
-                let (h, port) = split_host_port(grpc_endpoint(v));
-                self.net_hit(&h, port.as_deref(), "", v.to_string())
+                let endpoint = grpc_endpoint(v);
+                let (h, port) = split_host_port(endpoint);
+                // Shown as the endpoint reached (`orders:50051` of `dns:///orders:50051`), with the
+                // DNS server a `dns://SERVER/` target asks (fresh-user pass s16: the scheme read as
+                // part of the host); a target without a resolver scheme as written.
+                let dns_server = v
+                    .strip_prefix("dns://")
+                    .and_then(|r| r.split_once('/'))
+                    .map(|(server, _)| server)
+                    .filter(|s| !s.is_empty());
+                let resolver = v.starts_with("dns:") || v.starts_with("passthrough:");
+                let shown = if resolver && !endpoint.is_empty() { endpoint } else { v };
+                let hit = self.net_hit(&h, port.as_deref(), "", shown.to_string());
+                match dns_server {
+                    Some(server) => hit.via(&format!("DNS server {server}")),
+                    None => hit,
+                }
             }
             HostFormat::ErlangNode => {
                 Hit::new(c.category, vec![v.split_once('@').map_or("", |(_, h)| h).to_string()], v)

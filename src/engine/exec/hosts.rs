@@ -2,7 +2,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::context::{Ctx, RefKind, is_ident, marker_index};
+use super::context::{Ctx, Ref, RefKind, is_ident, marker_index};
 use super::{DependencyCategory, EnvValue};
 
 /// Where a host points, as far as the webhook can tell.
@@ -305,10 +305,10 @@ impl Ctx<'_> {
     /// an unset variable, command output.
     pub(super) fn unresolved_note(&self, s: &str) -> Option<String> {
         const UNKNOWN: &str = "not a literal env value";
-        for c in s.chars() {
-            match self.ref_of(c) {
-                Some(r) if r.kind == RefKind::Unresolved => return Some(self.variable_note(&r.original)),
-                Some(r) if r.kind == RefKind::UnresolvedCmd => {
+        if let Some(r) = self.first_unknown_ref(s) {
+            return Some(match r.kind {
+                RefKind::Unresolved => self.variable_note(&r.original),
+                RefKind::UnresolvedCmd => {
                     // The kind also holds values of no command: what `read` got from a stdin the
                     // analysis does not have, an assignment an unknown shell may keep, arithmetic.
                     let o = &r.original;
@@ -317,19 +317,11 @@ impl Ctx<'_> {
                         || o.starts_with("<(")
                         || o.starts_with(">(");
                     let what = if substitution { "command output" } else { "unknown value" };
-                    return Some(self.kubelet_left_as_written(o).unwrap_or_else(|| what.into()));
+                    self.kubelet_left_as_written(o).unwrap_or_else(|| what.into())
                 }
-                Some(r) if r.kind == RefKind::Unknown => {
-                    return Some("a script variable not known at admission".into());
-                }
-                Some(r) if r.kind == RefKind::PeerName => {
-                    return Some(
-                        "made from this Pod's name: another Pod (`-0` is replica 0, this Pod only there)"
-                            .into(),
-                    );
-                }
-                _ => {}
-            }
+                RefKind::Unknown => "a script variable not known at admission".into(),
+                _ => "made from this Pod's name: another Pod (`-0` is replica 0, this Pod only there)".into(),
+            });
         }
         if let Some(escaped) = self.kubelet_escaped.iter().find(|e| s.contains(e.as_str())) {
             // No shell: the client gets the text itself, which no resolver knows.
@@ -339,6 +331,29 @@ impl Ctx<'_> {
             return Some(UNKNOWN.into());
         }
         None
+    }
+
+    /// The first reference in `s` whose value is not known here (an unresolved variable, command
+    /// output, a script variable, a peer's name): the one [`Self::unresolved_note`] explains.
+    fn first_unknown_ref(&self, s: &str) -> Option<&Ref> {
+        s.chars().find_map(|c| {
+            self.ref_of(c).filter(|r| {
+                matches!(
+                    r.kind,
+                    RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::Unknown | RefKind::PeerName
+                )
+            })
+        })
+    }
+
+    /// Whether the note [`Self::unresolved_note`] gives on `s` is that of a kubelet `$(NAME)`
+    /// reference left as written or made of a `$$(NAME)` escape ([`Self::kubelet_left_as_written`]):
+    /// the host is then the output of a command named `NAME`, empty where the image has no such
+    /// command (bash and dash: "DB_HOST: not found"), not a value known only at run time.
+    pub(super) fn host_is_command_output(&self, s: &str) -> bool {
+        self.first_unknown_ref(s).is_some_and(|r| {
+            r.kind == RefKind::UnresolvedCmd && self.kubelet_left_as_written(&r.original).is_some()
+        })
     }
 
     /// For a command substitution written like the kubelet's `$(NAME)` reference (`$(HOSTNAME)`,
@@ -354,7 +369,7 @@ impl Ctx<'_> {
         let name = original.strip_prefix("$(")?.strip_suffix(')')?;
         if self.kubelet_escaped.iter().any(|e| e == original) {
             return Some(format!(
-                "the kubelet makes `${original}` the text `{original}`, and the shell runs `{name}` as a command"
+                "the kubelet makes `${original}` the text `{original}`, so the shell runs a command named `{name}`"
             ));
         }
         let kubelet_like = is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase());
@@ -367,7 +382,7 @@ impl Ctx<'_> {
         };
         (kubelet_like && !in_env).then(|| {
             format!(
-                "{name} not in env{env_from}: the kubelet leaves `{original}` as written, the shell runs `{name}` as a command"
+                "{name} not in env{env_from}: the kubelet leaves `{original}` as written, so the shell runs a command named `{name}`"
             )
         })
     }

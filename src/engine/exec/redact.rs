@@ -75,12 +75,35 @@ pub fn redact_secrets(s: &str) -> String {
                 out.push_str(":***@");
                 out.push_str(host);
             }
-            _ => out.push_str(authority),
+            _ => match password_past_authority(authority, &after[end..]) {
+                Some((user, resume)) => {
+                    out.push_str(user);
+                    out.push_str(":***@");
+                    rest = &after[end + resume..];
+                    continue;
+                }
+                None => out.push_str(authority),
+            },
         }
         rest = &after[end..];
     }
     out.push_str(rest);
     redact_kv(&out)
+}
+
+/// For a URL whose password holds a raw `/`, `?` or `#` (`http://u:pw/x@h/`): RFC 3986 ends the
+/// authority there, so curl reads host `u` with the port `pw` (and fails: "URL using bad/illegal
+/// format"), while a parser that looks for the last `@` reads user `u`, password `pw/x`. Either way
+/// `pw/x` may be a password: for an `authority` of `user:NOT-A-PORT` (no `@`, not a bracketed IPv6
+/// address, the text after its `:` not a port's digits) followed in the same word (`after`, up to a
+/// blank or a quote) by an `@`, the user and the offset in `after` just past that `@`.
+fn password_past_authority<'a>(authority: &'a str, after: &str) -> Option<(&'a str, usize)> {
+    let (user, port) = authority.split_once(':')?;
+    if authority.starts_with('[') || (!port.is_empty() && port.chars().all(|c| c.is_ascii_digit())) {
+        return None;
+    }
+    let word = &after[..after.find([' ', '\'', '"']).unwrap_or(after.len())];
+    word.find('@').map(|at| (user, at + 1))
 }
 
 /// Redact the values of `password=...`-like pairs (conninfo strings, query strings): any

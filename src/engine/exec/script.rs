@@ -725,6 +725,7 @@ impl Ctx<'_> {
     ) -> Dependency {
         let shown = redact_operand(program, &self.render_orig(&hit.target));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
+        let host_command = note.is_some() && self.host_is_command_output(&hit.target);
         let uncoupled = self.uncoupled.clone().or_else(|| self.failover_note(&hit));
         let status_unknown = if uncoupled.is_none() { self.status_unknown.clone() } else { None };
         let target = match (note, &hit.via) {
@@ -756,6 +757,7 @@ impl Ctx<'_> {
             uncoupled,
             status_unknown,
             quorum: None,
+            host_command,
         }
     }
 }

@@ -146,9 +146,20 @@ fn a_trailing_backslash_inside_a_substitution_is_not_a_panic() {
 /// declared in env is run by the shell as a command; a cmd line is no shell script.
 #[test]
 fn notes_name_the_kubelet_reference_and_the_cmd_line() {
-    let left = "(HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as written, the shell runs `HOSTNAME` as a command)";
+    let left = "(HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as written, so the shell runs a command named `HOSTNAME`)";
     let d = fires(&["sh", "-c", "curl -sf http://$(HOSTNAME):8080/healthz"]);
     assert!(d.target.ends_with(left), "{}", d.target);
+    assert_eq!(d.host_command_name(), Some("HOSTNAME"), "{d:?}");
+    // Only when that reference is the one the note explains (s16): an unknown variable first, or
+    // command output, is no command named by the kubelet's reference.
+    for script in [
+        "curl -sf http://$CACHE$(HOSTNAME):8080/",
+        "curl -sf http://$(dbhost):8080/",
+        "curl -sf http://$(cat /x)$(HOSTNAME):8080/",
+    ] {
+        let d = fires(&["sh", "-c", script]);
+        assert!(!d.host_command && d.host_command_name().is_none(), "{script}: {d:?}");
+    }
     let d = fires(&["sh", "-c", "curl -sf http://$(Db_Host):8080/healthz"]);
     assert!(d.target.contains("the kubelet leaves `$(Db_Host)` as written"), "{}", d.target);
     // A command substitution that is no variable name with a capital letter is a command's output.
@@ -259,6 +270,16 @@ fn netcat_to_db_port() {
 fn grpc_health_probe_remote() {
     let d = fires(&["grpc_health_probe", "-addr=backend:50051"]);
     assert_eq!(d.target, "backend:50051");
+    // A resolver scheme is not part of the host (s16); a dns://SERVER/ target names its server.
+    for (addr, target) in [
+        ("-addr=dns:///backend:50051", "backend:50051"),
+        ("-addr=passthrough:///backend:50051", "backend:50051"),
+        ("-addr=dns://10.96.0.10:53/backend:50051", "backend:50051 (DNS server 10.96.0.10:53)"),
+        ("-addr=ipv4:10.0.0.1:50051,10.0.0.2:50051", "ipv4:10.0.0.1:50051,10.0.0.2:50051"),
+        ("-addr=xds:///backend", "xds:///backend"),
+    ] {
+        assert_eq!(fires(&["grpc_health_probe", addr]).target, target, "{addr}");
+    }
     fires(&["/bin/grpc_health_probe", "-addr", "backend:50051"]);
 }
 

@@ -221,3 +221,22 @@ fn a_secret_pair_given_by_a_substitution_is_hidden_whole() {
     let shown = super::shown::redact_argv(&argv).join(" ");
     assert!(!shown.contains("S3cr3tSUB") && shown.contains("PGPASSWORD=***"), "{shown}");
 }
+
+/// A URL password holding a raw `/`, `?` or `#` (s16): whether it is userinfo (a last-`@` parser)
+/// or a bad port (curl, RFC 3986), what lies between the `:` and the `@` is hidden; a port, an IPv6
+/// literal and an `@` in a path stay as written.
+#[test]
+fn a_url_password_past_the_authority_is_hidden() {
+    for (url, shown) in [
+        ("http://u:pw/x@h/", "http://u:***@h/"),
+        ("curl -f http://u:p?w@db:80/a b", "curl -f http://u:***@db:80/a b"),
+        ("http://u:#w@h/ http://v:2/3@k/", "http://u:***@h/ http://v:2/3@k/"),
+        ("http://u:/w@h/", "http://u:***@h/"),
+        ("http://db:8080/users/@me", "http://db:8080/users/@me"),
+        ("http://[::1]:80/@x", "http://[::1]:80/@x"),
+        ("http://u:pw/x 'y@h'", "http://u:pw/x 'y@h'"),
+        ("http://u:pw/x", "http://u:pw/x"),
+    ] {
+        assert_eq!(redact_secrets(url), shown, "{url}");
+    }
+}

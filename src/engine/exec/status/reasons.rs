@@ -14,7 +14,8 @@ pub(super) const ECHOED: &str = "its output is only written (`echo \"$(...)\"`),
 /// A reason the walk gives (`discarded`).
 pub(super) const PIPED_AWAY: &str = "its pipeline's status is another command's (`| true`)";
 /// A reason the walk gives (`discarded`).
-pub(super) const PIPED_THROUGH: &str = "its pipeline's status is the last filter's (`| cat`, `| tee`, `| head`, ...), which exits 0 whatever it reads";
+pub(super) const PIPED_THROUGH: &str =
+    "piped into a filter (`| tee`, `| cat`, ...) that exits 0 whatever it reads";
 /// A reason the walk gives (`discarded`).
 pub(super) const NEXT_HOST: &str = "it is one of the hosts a loop tries until one answers (`&& break`): the loop fails only when every one does";
 /// A reason the walk gives (`discarded`).
