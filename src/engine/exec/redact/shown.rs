@@ -88,7 +88,8 @@ type Prepared = (String, Vec<(String, Range<usize>, bool)>);
 impl Programs {
     /// The programs named in `texts`, split at blanks, shell operators and quotes.
     fn of(texts: &[String]) -> Programs {
-        let mut names: BTreeSet<&str> = BTreeSet::new();
+        // (A list, not a set: it is only asked whether it holds a name.)
+        let mut names: Vec<&str> = Vec::new();
         for t in texts {
             let atoms =
                 t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
@@ -100,7 +101,9 @@ impl Programs {
                     .filter(|a| !a.is_empty() && !a.starts_with('-')),
             );
         }
-        let named = |list: &[&str]| list.iter().any(|n| names.contains(n));
+        names.sort_unstable();
+        names.dedup();
+        let named = |list: &[&str]| list.iter().any(|n| names.binary_search(n).is_ok());
         let redis_like = named(&["redis-cli", "valkey-cli", "keydb-cli"]);
         Programs {
             speaks_protocol: redis_like
