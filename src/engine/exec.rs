@@ -609,23 +609,40 @@ pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
     // curl ...`, `a=$(mysqladmin ...`): a word with `=` is never shown (break-it pass, s14:
     // `["PGPASSWORD=pw pg_isready"]` showed it). The text is redacted first, like any command
     // shown ([`redact_argv`]).
+    let delimiter = |c: char| c.is_whitespace() || "'\";&|<>()`$".contains(c);
     let lead_of = |s: &str| {
-        s.split(|c: char| c.is_whitespace() || "'\";&|<>()`$".contains(c))
-            .find(|w| !w.is_empty() && !w.contains('='))
-            .map(program)
-            .unwrap_or_default()
+        s.split(delimiter).find(|w| !w.is_empty() && !w.contains('=')).map(program).unwrap_or_default()
+    };
+    // Whether the start of a text shown holds its lead whole (a delimiter after it): the rest
+    // of the text, shown or not, cannot change it.
+    let lead_found = |s: &str| {
+        let mut start = 0;
+        for (at, c) in s.char_indices().filter(|&(_, c)| delimiter(c)) {
+            let w = &s[start..at];
+            if !w.is_empty() && !w.contains('=') {
+                return true;
+            }
+            start = at + c.len_utf8();
+        }
+        false
     };
     // Only each argument's first words are read: its first 256 characters, cut at a blank.
     let heads: Vec<String> =
         argv.iter().map(|a| redact::head_at_blank(a, 256).unwrap_or(a).to_string()).collect();
-    let shown = redact_argv(&heads);
     // The script of `sh -c SCRIPT ...`, not the words after it (its `$0`, `$1`: break-it pass,
     // s15, `sh -c 'mysqladmin -p"$1" ping' x PASSWORD` showed the password).
     let script = (1..argv.len()).find(|&k| {
         let p = &argv[k - 1];
         p.starts_with('-') && !p.starts_with("--") && p.ends_with('c')
     });
-    let lead = script.or(shown.len().checked_sub(1)).map(|k| lead_of(&shown[k])).unwrap_or_default();
+    let lead_at = script.or(heads.len().checked_sub(1));
+    // The script is redacted only as far as its lead (what follows it is not shown), with the
+    // programs and secret variables of the whole command, as [`redact_argv`] redacts it whole.
+    let shown = match lead_at {
+        Some(k) => redact::redact_argv_until(&heads, k, &lead_found),
+        None => redact_argv(&heads),
+    };
+    let lead = lead_at.map(|k| lead_of(&shown[k])).unwrap_or_default();
     if argv.len() < 2 {
         // One string: the command itself.
         return Some(format!("exec `{lead} …` (a script with a pipe, here-document or variable)"));

@@ -2,28 +2,28 @@
 
 /// Does an option or variable name look like it carries a secret?
 pub(super) fn is_secret_name(n: &str) -> bool {
-    let l = n.trim_start_matches('-').to_ascii_lowercase();
-    [
-        "pass",
-        "secret",
-        "token",
-        "pwd",
-        "auth",
-        "credential",
-        "apikey",
-        "api_key",
-        "api-key",
-        "access_key",
-        "access-key",
-        "private",
-        "bearer",
-        "cookie",
-        "session",
-        "signature",
-    ]
-    .iter()
-    .any(|k| l.contains(k))
-        || matches!(l.as_str(), "key" | "sig" | "pw")
+    // "pass", "secret", "token", "pwd", "auth", "credential", "apikey", "api_key", "api-key",
+    // "access_key", "access-key", "private", "bearer", "cookie", "session" or "signature"
+    // anywhere in it, or the whole of it "key", "sig" or "pw", in any case. Compared byte by byte
+    // without case (the words are ASCII), each place tried only for the words its letter
+    // begins: no lowercase copy is made.
+    let l = n.trim_start_matches('-').as_bytes();
+    let at =
+        |rest: &[u8], k: &str| rest.len() >= k.len() && rest[..k.len()].eq_ignore_ascii_case(k.as_bytes());
+    let holds = (0..l.len()).any(|i| {
+        let rest = &l[i..];
+        let words: &[&str] = match rest[0].to_ascii_lowercase() {
+            b'p' => &["pass", "pwd", "private"],
+            b's' => &["secret", "session", "signature"],
+            b't' => &["token"],
+            b'a' => &["auth", "apikey", "api_key", "api-key", "access_key", "access-key"],
+            b'c' => &["credential", "cookie"],
+            b'b' => &["bearer"],
+            _ => &[],
+        };
+        words.iter().any(|k| at(rest, k))
+    });
+    holds || ["key", "sig", "pw"].iter().any(|k| l.eq_ignore_ascii_case(k.as_bytes()))
 }
 
 /// Is `n` a plain option or variable name (`--password`, `PGPASSWORD`, `db.password`), not a URL

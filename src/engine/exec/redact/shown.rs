@@ -88,7 +88,8 @@ type Prepared = (String, Vec<(String, Range<usize>, bool)>);
 impl Programs {
     /// The programs named in `texts`, split at blanks, shell operators and quotes.
     fn of(texts: &[String]) -> Programs {
-        let mut names: BTreeSet<&str> = BTreeSet::new();
+        // (A list, not a set: it is only asked whether it holds a name.)
+        let mut names: Vec<&str> = Vec::new();
         for t in texts {
             let atoms =
                 t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
@@ -100,7 +101,9 @@ impl Programs {
                     .filter(|a| !a.is_empty() && !a.starts_with('-')),
             );
         }
-        let named = |list: &[&str]| list.iter().any(|n| names.contains(n));
+        names.sort_unstable();
+        names.dedup();
+        let named = |list: &[&str]| list.iter().any(|n| names.binary_search(n).is_ok());
         let redis_like = named(&["redis-cli", "valkey-cli", "keydb-cli"]);
         Programs {
             speaks_protocol: redis_like
@@ -138,6 +141,18 @@ pub(crate) fn redact_argv(argv: &[String]) -> Vec<String> {
     let programs = Programs::of(argv);
     let words: Vec<Word<'_>> = argv.iter().map(|a| Word { value: a, operator: false }).collect();
     redact_words(&words, &programs, &BTreeSet::new(), 0)
+}
+
+/// [`redact_argv`] with argument `k`, when it is a script given to a shell (`sh -c SCRIPT`),
+/// shown only from its start up to where `until` holds of what is shown (the whole of it if
+/// `until` never holds): what follows in a script never changes how its start is shown, so a
+/// caller that reads only its first program ([`super::super::opaque_script_summary`]) needs no
+/// more. Every other argument is shown whole.
+pub(crate) fn redact_argv_until(argv: &[String], k: usize, until: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let programs = Programs::of(argv);
+    let words: Vec<Word<'_>> = argv.iter().map(|a| Word { value: a, operator: false }).collect();
+    let mut pass = Pass::new(&words, &programs, &BTreeSet::new(), 0);
+    (0..words.len()).map(|i| pass.shown(i, (i == k).then_some(until))).collect()
 }
 
 /// A text that holds a command (a note's command line, a script) as it may be shown:
@@ -178,86 +193,58 @@ pub(super) fn variables_used(w: &str) -> Vec<&str> {
 /// `inherited`: the secret variables of the text around (a word of an argument with blanks
 /// sets a variable another argument gives as a password).
 fn redact_words(words: &[Word<'_>], programs: &Programs, inherited: &Vars, depth: usize) -> Vec<String> {
-    let first = redact_words_with(words, programs, inherited, depth);
-    let mut secret = inherited.clone();
-    for (w, shown) in words.iter().zip(&first) {
-        if shown != w.value {
-            secret.extend(variables_used(w.value).into_iter().map(str::to_string));
-        }
-    }
-    loop {
-        let before = secret.len();
-        for w in words {
-            if let Some((n, v)) = w.value.trim_start().split_once('=')
-                && secret.contains(n)
-            {
-                secret.extend(variables_used(v).into_iter().map(str::to_string));
-            }
-        }
-        if secret.len() == before {
-            break;
-        }
-    }
-    if secret.len() == inherited.len() { first } else { redact_words_with(words, programs, &secret, depth) }
+    let mut pass = Pass::new(words, programs, inherited, depth);
+    (0..words.len()).map(|i| pass.shown(i, None)).collect()
 }
 
-/// [`redact_words`] with `secret_vars` the variables whose assignments are redacted.
-fn redact_words_with(
-    words: &[Word<'_>],
-    programs: &Programs,
-    secret_vars: &Vars,
-    depth: usize,
-) -> Vec<String> {
-    let Programs { speaks_protocol, ref password_flags, curl_like, httpie_like, .. } = *programs;
-    // Arguments of a format that writes an AUTH line (`printf 'AUTH %s\r\n' PASSWORD`), up to
-    // the end of that command.
-    let mut format_secrets = false;
+/// What the words before a word left for it: the state [`Pass::redact`] reads. It depends on
+/// the words only, never on the secret variables, so it is made once per list of words.
+#[derive(Clone, Copy)]
+struct Before<'a> {
+    /// The last blank-separated piece of the word before (`-a` of `"-h db -a"`).
+    prev: &'a str,
+    /// A shell's `-c` script seen in this command: the word is one of its positional parameters.
+    positional: bool,
+    /// Arguments of a format that writes an AUTH line (`printf 'AUTH %s\r\n' PASSWORD`), up to
+    /// the end of that command.
+    format_secrets: bool,
+    /// Inside a secret pair's command substitution split over words (`PGPASSWORD=$(echo`,
+    /// `PW)`): how it closes.
+    secret_open: Option<Open>,
+}
+
+/// Is a word a redirection operator (`>`, `>&`, `<<<`), past which the command goes on?
+fn is_redirection(word: &Word<'_>) -> bool {
+    let w = word.value;
+    word.operator && w.contains(['<', '>']) && !w.contains([';', '|', '(', ')', '`', '\n'])
+}
+
+/// The [`Before`] of each word of `words`, in order.
+fn befores<'a>(words: &[Word<'a>], programs: &Programs) -> Vec<Before<'a>> {
     // A shell named in this command; its `-c` script seen; the words after it (the script's
     // positional parameters), up to the command's end.
-    let (mut shell, mut positional) = (false, false);
-    let mut out: Vec<String> = Vec::with_capacity(words.len());
-    // The last blank-separated piece of the word before (`-a` of `"-h db -a"`).
+    let (mut shell, mut positional, mut format_secrets) = (false, false, false);
     let mut prev: &str = "";
-    // Inside a secret pair's command substitution split over words (`PGPASSWORD=$(echo`,
-    // `PW)`): how it closes, and how many parentheses are open.
     let mut secret_open: Option<Open> = None;
+    let mut out = Vec::with_capacity(words.len());
     for word in words {
+        out.push(Before { prev, positional, format_secrets, secret_open });
         let w = word.value;
         if let Some(open) = secret_open {
-            // Hidden up to where the substitution closes; the rest of the word as any other.
-            match open.close_in(w) {
-                Ok(end) => {
-                    secret_open = None;
-                    let rest = &w[end..];
-                    let rest = if rest.trim().is_empty() {
-                        rest.to_string()
-                    } else {
-                        redact_nested(rest, programs, secret_vars, depth)
-                    };
-                    out.push(format!("***{rest}"));
-                }
-                Err(still) => {
-                    secret_open = Some(still);
-                    out.push("***".to_string());
-                }
-            }
+            secret_open = open.close_in(w).err();
             prev = w;
             continue;
         }
-        if word.operator && w.contains(['<', '>']) && !w.contains([';', '|', '(', ')', '`', '\n']) {
-            // A redirection (`>`, `>&`, `<<<`): the command goes on past it.
-            out.push(w.to_string());
+        if is_redirection(word) {
             prev = w;
             continue;
         }
         if word.operator {
             (shell, positional, format_secrets) = (false, false, false);
-            out.push(w.to_string());
             prev = w;
             continue;
         }
         if positional {
-            out.push(POSITIONAL_SHOWN.to_string());
             prev = w;
             continue;
         }
@@ -272,11 +259,136 @@ fn redact_words_with(
         }
         shell |= is_shell(w);
         if is_script_flag(prev) && w.contains(char::is_whitespace) {
-            // A script (`sh -c`, cmd's `/c`, PowerShell's `-Command`): a command line of its own,
-            // its words redacted as a command's, not as one word.
-            out.push(redact_nested(w, programs, secret_vars, depth));
             prev = w;
             continue;
+        }
+        if matches!(w, "|" | "||" | "&&" | ";" | "&") {
+            format_secrets = false;
+        }
+        if programs.speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
+            format_secrets = true;
+        }
+        if let Some((n, v)) = w.split_once('=')
+            && !w.contains(char::is_whitespace)
+            && is_plain_name(n)
+            && is_secret_name(n)
+        {
+            secret_open = Open::after(v);
+        }
+        prev = w.rsplit(char::is_whitespace).find(|p| !p.is_empty()).unwrap_or(w);
+    }
+    out
+}
+
+/// One [`redact_words`] call, word by word: the secret variables found first (from the words
+/// that use a variable, the only ones that can name one), then each word redacted on demand,
+/// so that a caller that needs only the start of a text ([`redact_in_place`]'s `until`) or
+/// only whether it changes ([`in_place_changes`]) redacts no more of it than that. Each word's
+/// result is the one a whole pass gives: a word is redacted from what the words before it left
+/// ([`Before`]) and the secret variables.
+struct Pass<'w, 'a, 'p> {
+    words: &'w [Word<'a>],
+    programs: &'p Programs,
+    depth: usize,
+    befores: Vec<Before<'a>>,
+    /// Each word redacted with `inherited`, where it was (the words using a variable).
+    first: Vec<Option<String>>,
+    /// The secret variables every word is shown with.
+    secret: Vars,
+    /// `secret` holds no more than the variables inherited: `first` is the answer.
+    same: bool,
+}
+
+impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
+    fn new(words: &'w [Word<'a>], programs: &'p Programs, inherited: &Vars, depth: usize) -> Self {
+        let befores = befores(words, programs);
+        let mut first: Vec<Option<String>> = vec![None; words.len()];
+        let mut secret = inherited.clone();
+        for (i, w) in words.iter().enumerate() {
+            // (A word without `$` uses no variable: whether it changes adds none.)
+            if !w.value.contains('$') {
+                continue;
+            }
+            let changed =
+                match Self::redact_with(words, programs, depth, &befores, i, inherited, Want::Changed) {
+                    Shown::Changed(c) => c,
+                    Shown::Text(r) => {
+                        let c = r != w.value;
+                        first[i] = Some(r);
+                        c
+                    }
+                };
+            if changed {
+                secret.extend(variables_used(w.value).into_iter().map(str::to_string));
+            }
+        }
+        loop {
+            let before = secret.len();
+            for w in words {
+                if let Some((n, v)) = w.value.trim_start().split_once('=')
+                    && secret.contains(n)
+                {
+                    secret.extend(variables_used(v).into_iter().map(str::to_string));
+                }
+            }
+            if secret.len() == before {
+                break;
+            }
+        }
+        let same = secret.len() == inherited.len();
+        Pass { words, programs, depth, befores, first, secret, same }
+    }
+
+    /// Word `i` as shown; with `until`, a script given to a shell is redacted only up to where
+    /// `until` holds for the start of the text shown ([`redact_in_place`]).
+    fn shown(&mut self, i: usize, until: Option<&dyn Fn(&str) -> bool>) -> String {
+        if self.same
+            && let Some(r) = self.first[i].take()
+        {
+            return r;
+        }
+        let want = until.map_or(Want::Full, Want::Until);
+        match Self::redact_with(self.words, self.programs, self.depth, &self.befores, i, &self.secret, want) {
+            Shown::Text(r) => r,
+            Shown::Changed(_) => unreachable!("only Want::Changed answers Changed"),
+        }
+    }
+
+    /// Word `i` redacted with `secret_vars` the variables whose assignments are redacted.
+    fn redact_with(
+        words: &[Word<'_>],
+        programs: &Programs,
+        depth: usize,
+        befores: &[Before<'_>],
+        i: usize,
+        secret_vars: &Vars,
+        want: Want<'_>,
+    ) -> Shown {
+        let word = &words[i];
+        let Before { prev, positional, format_secrets, secret_open } = befores[i];
+        let Programs { speaks_protocol, ref password_flags, curl_like, httpie_like, .. } = *programs;
+        let w = word.value;
+        if let Some(open) = secret_open {
+            // Hidden up to where the substitution closes; the rest of the word as a text.
+            let rest = open.close_in(w).map_or("", |end| &w[end..]);
+            if rest.trim().is_empty() {
+                return Shown::Text(format!("***{rest}"));
+            }
+            return match redact_nested(rest, programs, secret_vars, depth, Want::Full) {
+                Shown::Text(t) => Shown::Text(format!("***{t}")),
+                Shown::Changed(_) => Shown::Text(format!("***{rest}")),
+            };
+        }
+        if word.operator {
+            return Shown::Text(w.to_string());
+        }
+        if positional {
+            return Shown::Text(POSITIONAL_SHOWN.to_string());
+        }
+        if is_script_flag(prev) && w.contains(char::is_whitespace) {
+            // A script (`sh -c`, cmd's `/c`, PowerShell's `-Command`): a command line of its own,
+            // its words redacted as a command's, not as one word.
+            return redact_nested(w, programs, secret_vars, depth, want);
         }
         // (Kept only for a word `redact_secrets` reads past its first look.)
         let worth_keeping = w.contains('=') || w.contains("://") || w.contains("\":");
@@ -297,7 +409,6 @@ fn redact_words_with(
         {
             if is_secret_name(n) {
                 r = format!("{n}=***");
-                secret_open = Open::after(v);
             } else if matches!(n, "--user" | "--proxy-user" | "-u") && v.contains(':') {
                 r = format!("{n}={}:***", v.split(':').next().unwrap_or(""));
             } else if let Some(h) = redact_header(v).filter(|_| n.ends_with("header")) {
@@ -319,9 +430,6 @@ fn redact_words_with(
         }
         // The end of a command (the script's words are split but not parsed here).
         let separator = matches!(w, "|" | "||" | "&&" | ";" | "&");
-        if separator {
-            format_secrets = false;
-        }
         // A word redacted already (an AUTH line's value, cut at the line's end, in a quoted
         // string; a note's text redacted again) keeps what follows it.
         let prev_secret = !w.starts_with('-')
@@ -333,9 +441,6 @@ fn redact_words_with(
                 || password_flags.iter().any(|f| f.separate && prev == f.flag)
                 || (curl_like && matches!(prev, "-b" | "--cookie"))
                 || (format_secrets && !separator));
-        if speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
-            format_secrets = true;
-        }
         let attached = password_flags
             .iter()
             .find(|f| f.attached && w.len() > f.flag.len() && w.starts_with(f.flag) && !w.starts_with("--"));
@@ -359,14 +464,14 @@ fn redact_words_with(
             let cred = &flags[at + 1..];
             r = format!("-{}u{}:***", &flags[..at], cred.split(':').next().unwrap_or(""));
         } else if (matches!(prev, "-u" | "--user" | "-U" | "--proxy-user")
-            || (httpie_like && matches!(prev, "-a" | "--auth"))
-            // Short flags run together, the last taking the credentials as the next word: `-fsu
-            // admin:PASSWORD`.
-            || (curl_like
-                && prev.len() > 2
-                && prev.ends_with('u')
-                && prev.strip_prefix('-').is_some_and(|f| f.chars().all(|c| c.is_ascii_alphabetic())))
-            || prev == "digest")
+        || (httpie_like && matches!(prev, "-a" | "--auth"))
+        // Short flags run together, the last taking the credentials as the next word: `-fsu
+        // admin:PASSWORD`.
+        || (curl_like
+            && prev.len() > 2
+            && prev.ends_with('u')
+            && prev.strip_prefix('-').is_some_and(|f| f.chars().all(|c| c.is_ascii_alphabetic())))
+        || prev == "digest")
             && w.contains(':')
             && !w.contains("://")
         {
@@ -389,13 +494,39 @@ fn redact_words_with(
         if w.contains(|c: char| c.is_whitespace() || is_operator(c)) {
             // Text no parser split (`["mysqladmin -h db -pX ping"]`, `" -pX"`, a quoted string,
             // an unclosed quote, `-pX|grep`): its words redacted in place.
-            r = redact_nested(&r, programs, secret_vars, depth);
+            r = redact_nested(&r, programs, secret_vars, depth, Want::Full).text();
         }
-        r = redact_bare_userinfo(&r);
-        out.push(r);
-        prev = w.rsplit(char::is_whitespace).find(|p| !p.is_empty()).unwrap_or(w);
+        Shown::Text(redact_bare_userinfo(&r))
     }
-    out
+}
+
+/// How much of a text [`redact_in_place`] is asked for.
+#[derive(Clone, Copy)]
+enum Want<'f> {
+    /// All of it.
+    Full,
+    /// Only whether it differs from the text given ([`Shown::Changed`]).
+    Changed,
+    /// Its start, up to where the predicate holds of the text shown so far (the whole text if
+    /// it never does): a caller that reads only a script's first program.
+    Until(&'f dyn Fn(&str) -> bool),
+}
+
+/// What [`Pass::redact_with`] gives for a [`Want`].
+enum Shown {
+    Text(String),
+    /// [`Want::Changed`] of a script: whether it is shown otherwise than written.
+    Changed(bool),
+}
+
+impl Shown {
+    /// The text shown (never asked of [`Want::Changed`]'s answer).
+    fn text(self) -> String {
+        match self {
+            Shown::Text(t) => t,
+            Shown::Changed(_) => unreachable!("only Want::Changed answers Changed"),
+        }
+    }
 }
 
 /// A command substitution left open at the end of a word: `$(` with `parens` parentheses still
@@ -439,41 +570,102 @@ impl Open {
 }
 
 /// [`redact_in_place`] one level deeper, or `***` past [`MAX_NESTING`].
-fn redact_nested(text: &str, programs: &Programs, secret_vars: &BTreeSet<String>, depth: usize) -> String {
-    if depth < MAX_NESTING {
-        redact_in_place(text, programs, secret_vars, depth + 1)
-    } else {
-        "***".to_string()
+fn redact_nested(text: &str, programs: &Programs, secret_vars: &Vars, depth: usize, want: Want<'_>) -> Shown {
+    if depth >= MAX_NESTING {
+        return match want {
+            Want::Changed => Shown::Changed(text != "***"),
+            _ => Shown::Text("***".to_string()),
+        };
+    }
+    match want {
+        Want::Full => Shown::Text(redact_in_place(text, programs, secret_vars, depth + 1, None)),
+        Want::Until(until) => {
+            Shown::Text(redact_in_place(text, programs, secret_vars, depth + 1, Some(until)))
+        }
+        Want::Changed => Shown::Changed(in_place_changes(text, programs, secret_vars, depth + 1)),
     }
 }
 
-/// `text` with `password=`-like pairs and URL user info redacted first ([`redact_secrets`], on
-/// the whole text: a quoted value may hold blanks), then each of its words ([`display_words`])
-/// redacted as a command's word ([`redact_words`]) and, where that changed it, replaced in place
-/// (quoted anew); blanks, quoting and operators are kept as written.
-fn redact_in_place(text: &str, programs: &Programs, secret_vars: &BTreeSet<String>, depth: usize) -> String {
+/// [`redact_secrets`] of a text and its [`display_words`], kept in `programs` for the
+/// [`redact_argv`] call.
+fn prepared(text: &str, programs: &Programs) -> std::rc::Rc<Prepared> {
     let kept = programs.prepared.borrow().get(text).cloned();
-    let prepared = kept.unwrap_or_else(|| {
+    kept.unwrap_or_else(|| {
         let secrets_out = redact_secrets(text);
         let spans = display_words(&secrets_out);
         let p = std::rc::Rc::new((secrets_out, spans));
         programs.prepared.borrow_mut().insert(text.to_string(), p.clone());
         p
-    });
+    })
+}
+
+/// `text` with `password=`-like pairs and URL user info redacted first ([`redact_secrets`], on
+/// the whole text: a quoted value may hold blanks), then each of its words ([`display_words`])
+/// redacted as a command's word ([`redact_words`]) and, where that changed it, replaced in place
+/// (quoted anew); blanks, quoting and operators are kept as written. With `until`, only the start
+/// of it: the text shown is made word by word, left to right, and returned as soon as `until`
+/// holds for it (what follows never changes what is before).
+fn redact_in_place(
+    text: &str,
+    programs: &Programs,
+    secret_vars: &Vars,
+    depth: usize,
+    until: Option<&dyn Fn(&str) -> bool>,
+) -> String {
+    let prepared = prepared(text, programs);
     let (text, spans) = (&prepared.0, &prepared.1);
     let words: Vec<Word<'_>> = spans.iter().map(|(v, _, op)| Word { value: v, operator: *op }).collect();
-    let shown = redact_words(&words, programs, secret_vars, depth);
+    let mut pass = Pass::new(&words, programs, secret_vars, depth);
     let mut out = String::with_capacity(text.len());
     let mut done = 0;
-    for ((value, range, _), shown) in spans.iter().zip(&shown) {
-        if shown != value {
+    for (i, (value, range, _)) in spans.iter().enumerate() {
+        let shown = pass.shown(i, None);
+        if shown != *value {
             out.push_str(&text[done..range.start]);
-            out.push_str(&quote_word(shown));
+            out.push_str(&quote_word(&shown));
             done = range.end;
+        }
+        if let Some(until) = until {
+            // The text shown up to the next word, which no later word changes.
+            let next = spans.get(i + 1).map_or(text.len(), |(_, r, _)| r.start);
+            out.push_str(&text[done..next]);
+            done = next;
+            if until(&out) {
+                return out;
+            }
         }
     }
     out.push_str(&text[done..]);
     out
+}
+
+/// Whether [`redact_in_place`] shows `text` otherwise than written, made word by word and
+/// answered at the first place where what it shows stops being the start of `text`.
+fn in_place_changes(original: &str, programs: &Programs, secret_vars: &Vars, depth: usize) -> bool {
+    let prepared = prepared(original, programs);
+    let (text, spans) = (&prepared.0, &prepared.1);
+    let words: Vec<Word<'_>> = spans.iter().map(|(v, _, op)| Word { value: v, operator: *op }).collect();
+    let mut pass = Pass::new(&words, programs, secret_vars, depth);
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for (i, (value, range, _)) in spans.iter().enumerate() {
+        let shown = pass.shown(i, None);
+        if shown != *value {
+            out.push_str(&text[done..range.start]);
+            out.push_str(&quote_word(&shown));
+            done = range.end;
+        }
+        let next = spans.get(i + 1).map_or(text.len(), |(_, r, _)| r.start);
+        out.push_str(&text[done..next]);
+        done = next;
+        // (`out` is the start of what is shown: once it is not the start of `original`, the
+        // whole is not `original`.)
+        if !original.starts_with(out.as_str()) {
+            return true;
+        }
+    }
+    out.push_str(&text[done..]);
+    out != original
 }
 
 /// Quote a word for display when it contains whitespace or quotes (or is empty).

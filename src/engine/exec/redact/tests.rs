@@ -240,3 +240,60 @@ fn a_url_password_past_the_authority_is_hidden() {
         assert_eq!(redact_secrets(url), shown, "{url}");
     }
 }
+
+/// A script's lead as `opaque_script_summary` reads it: the first word, past assignments and
+/// shell punctuation.
+fn lead_of(s: &str) -> &str {
+    s.split(|c: char| c.is_whitespace() || "'\";&|<>()`$".contains(c))
+        .find(|w| !w.is_empty() && !w.contains('='))
+        .unwrap_or_default()
+}
+
+/// Whether the start of a text holds its lead whole, as `opaque_script_summary` asks it.
+fn lead_found(s: &str) -> bool {
+    let lead = lead_of(s);
+    !lead.is_empty() && {
+        let end = lead.as_ptr() as usize - s.as_ptr() as usize + lead.len();
+        end < s.len()
+    }
+}
+
+proptest! {
+    /// `redact_argv_until` shows a `sh -c` script's start as `redact_argv` shows it whole: the
+    /// lead read from it is the same, and with a predicate that never holds the whole text is
+    /// the same (scripts of secret-bearing pieces: variables set and given as passwords,
+    /// quoted values with blanks, clients' attached and separate flags, operators).
+    #[test]
+    fn a_script_redacted_up_to_its_lead_shows_the_lead_redact_argv_shows(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "P=pw;", "P=\"a b\";", "T=$P;", "h=db;", "X=1", "redis-cli -a $P ping", "mysqladmin -p\"$T\" status",
+            "mysql -pS3cr3t", "-pS3cr3t;", "curl -u admin:$P http://h/", "echo $P |", "vault login -", "&&",
+            "if [ -f x ]; then", "fi", "\"$P\"", "'q r'", "a=$(cat f)", "PGPASSWORD=pw pg_isready", "\n",
+            "https://u:pw@h/x", "password=\"s t\"", "exec", "|", "(", ")",
+        ]), 1..8)
+    ) {
+        let script = pieces.join(" ");
+        let argv: Vec<String> = ["/bin/bash", "-ec", script.as_str()].iter().map(|a| a.to_string()).collect();
+        let whole = redact_argv(&argv);
+        let start = redact_argv_until(&argv, 2, &lead_found);
+        prop_assert_eq!(lead_of(&start[2]), lead_of(&whole[2]), "{:?} / {:?}", start[2], whole[2]);
+        prop_assert_eq!(&start[..2], &whole[..2]);
+        prop_assert_eq!(redact_argv_until(&argv, 2, &|_| false), whole);
+    }
+}
+
+proptest! {
+    /// `is_secret_name` compares without a lowercase copy and answers as the copy did.
+    #[test]
+    fn is_secret_name_answers_as_a_lowercase_copy_does(n in "-{0,2}[a-zA-Z_.ÄéPpWwDdAaSsTtKkEeYy-]{0,16}") {
+        let l = n.trim_start_matches('-').to_ascii_lowercase();
+        let copy = [
+            "pass", "secret", "token", "pwd", "auth", "credential", "apikey", "api_key", "api-key",
+            "access_key", "access-key", "private", "bearer", "cookie", "session", "signature",
+        ]
+        .iter()
+        .any(|k| l.contains(k))
+            || matches!(l.as_str(), "key" | "sig" | "pw");
+        prop_assert_eq!(is_secret_name(&n), copy);
+    }
+}
