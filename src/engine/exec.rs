@@ -85,7 +85,9 @@ use words::*;
 pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
 pub use parse::MAX_OBJECT_PARSE_AREA;
 pub use redact::{break_it_shapes, credential_spellings, redact_secrets};
-pub(crate) use redact::{join_redacted, redact_argv, redact_as_written, redact_command, redact_text};
+pub(crate) use redact::{
+    join_redacted, redact_argv, redact_as_written, redact_command, redact_text, token_as_user,
+};
 pub use same::same_check_argv;
 
 /// The value of one container environment variable, as far as the webhook can know it.

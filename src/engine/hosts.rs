@@ -164,8 +164,8 @@ pub(crate) fn url_host(url: &str) -> Option<&str> {
 pub fn redact_host(host: &str) -> String {
     let host = match host.rsplit_once('@') {
         Some((userinfo, rest)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{rest}"),
-            None => format!("***@{rest}"),
+            Some((user, _)) if !super::exec::token_as_user(userinfo) => format!("{user}:***@{rest}"),
+            _ => format!("***@{rest}"),
         },
         None => host.to_string(),
     };

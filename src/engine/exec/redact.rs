@@ -69,10 +69,16 @@ pub fn redact_secrets(s: &str) -> String {
         let end = after.find(['/', '?', '#', ' ', '\'', '"']).unwrap_or(after.len());
         let authority = &after[..end];
         match authority.rsplit_once('@') {
-            Some((userinfo, host)) if userinfo.contains(':') => {
+            Some((userinfo, host)) if userinfo.contains(':') && !token_as_user(userinfo) => {
                 let user = userinfo.split(':').next().unwrap_or("");
                 out.push_str(user);
                 out.push_str(":***@");
+                out.push_str(host);
+            }
+            Some((userinfo, host)) if !userinfo.is_empty() => {
+                // User info that is a token (`https://TOKEN@host`, `TOKEN:x-oauth-basic@`), or
+                // may be one: hidden whole, as hosts are ([`crate::engine::redact_host`]).
+                out.push_str("***@");
                 out.push_str(host);
             }
             _ => match password_past_authority(authority, &after[end..]) {
@@ -89,6 +95,13 @@ pub fn redact_secrets(s: &str) -> String {
     }
     out.push_str(rest);
     redact_kv(&out)
+}
+
+/// Whether URL user info `user:password` gives a token as its user name: GitHub's
+/// `TOKEN:x-oauth-basic` ("Authenticating with a personal access token" over HTTPS), or an empty
+/// password (`TOKEN:@`).
+pub(crate) fn token_as_user(userinfo: &str) -> bool {
+    userinfo.split_once(':').is_some_and(|(_, pw)| pw.is_empty() || pw.eq_ignore_ascii_case("x-oauth-basic"))
 }
 
 /// For a URL whose password holds a raw `/`, `?` or `#` (`http://u:pw/x@h/`): RFC 3986 ends the
@@ -366,6 +379,9 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     // cmd's command line (break-it pass: shown whole in the liveness-matches-readiness warning).
     out.push(format!("cmd /c \"curl.exe -u admin:{secret} http://db.svc/health\""));
     out.push(format!("cmd /S /C \"mysqladmin ping -h db.svc -p{secret}\""));
+    // A token as a URL's user name (s16 break-it pass: shown whole).
+    out.push(format!("curl -f https://{secret}@db.svc/health"));
+    out.push(format!("wget -q -O- https://{secret}:x-oauth-basic@db.svc/health"));
     // A secret pair given by a command substitution (s16 break-it pass: only its first word hidden).
     out.push(format!("PGPASSWORD=$(echo {secret}) pg_isready -h db.svc"));
     out.push(format!("PGPASSWORD=`printf %s {secret}` psql -h db.svc -c 'select 1'"));

@@ -297,3 +297,24 @@ proptest! {
         prop_assert_eq!(is_secret_name(&n), copy);
     }
 }
+
+/// s16 break-it pass: a URL whose user info is a token alone (`https://TOKEN@db/`), or a token
+/// with GitHub's `x-oauth-basic` password, showed the token; docs/scripts.md says URL user info is
+/// never shown. Hidden whole; a user name with a password keeps the name.
+#[test]
+fn a_token_given_as_a_url_user_name_is_hidden() {
+    for (url, shown) in [
+        ("curl -f https://S3cr3tTOK@db.default.svc/health", "curl -f https://***@db.default.svc/health"),
+        ("https://S3cr3tTOK:x-oauth-basic@github.com/o/r", "https://***@github.com/o/r"),
+        ("https://S3cr3tTOK:@github.com/o/r", "https://***@github.com/o/r"),
+        ("postgresql://S3cr3tTOK@db:5432/x", "postgresql://***@db:5432/x"),
+        ("https://x-access-token:S3cr3tTOK@github.com/", "https://x-access-token:***@github.com/"),
+        ("http://u:pw@db/", "http://u:***@db/"),
+        ("http://@db/", "http://@db/"),
+        ("http://db:8080/users/@me", "http://db:8080/users/@me"),
+    ] {
+        assert_eq!(redact_secrets(url), shown, "{url}");
+    }
+    assert_eq!(crate::engine::redact_host("S3cr3tTOK:x-oauth-basic@db"), "***@db");
+    assert_eq!(crate::engine::redact_host("u:pw@db"), "u:***@db");
+}
