@@ -542,8 +542,8 @@ impl Open {
     fn after(v: &str) -> Option<Open> {
         if v.starts_with("$(") {
             Open::Parens(0).close_in(v).err()
-        } else if v.starts_with('`') {
-            Open::Backquote.close_in(&v[1..]).err()
+        } else if let Some(quoted) = v.strip_prefix('`') {
+            Open::Backquote.close_in(quoted).err()
         } else {
             None
         }
