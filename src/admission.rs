@@ -1393,4 +1393,21 @@ mod tests {
         let e = serde_json::from_str::<AdmissionReviewRequest>(r#"{"kind": ["hunter2"]}"#).unwrap_err();
         assert!(!describe_json_error(&e).contains("hunter2"));
     }
+
+    /// A body that does not read says which kind of error and where, and a data error the type
+    /// expected (the 400's message; kills `describe_json_error` made `"xyzzy"`, the s16 sample).
+    #[test]
+    fn json_errors_say_what_is_wrong_and_where() {
+        let describe = |body: &str| {
+            describe_json_error(&serde_json::from_str::<AdmissionReviewRequest>(body).unwrap_err())
+        };
+        assert_eq!(describe(r#"{"request": }"#), "invalid JSON at line 1 column 13");
+        assert_eq!(describe(r#"{"request": {"#), "truncated or empty JSON at line 1 column 13");
+        assert_eq!(describe(""), "truncated or empty JSON at line 1 column 0");
+        // The value is redacted, the expected type kept.
+        assert_eq!(
+            describe(r#"{"request": {"uid": 5}}"#),
+            "invalid type: integer `…`, expected a string at line 1 column 21"
+        );
+    }
 }

@@ -1840,6 +1840,16 @@ mod tests {
                 4,
                 "rules.startup-probe.periodSeconds",
             ),
+            // A flow value closing its mapping: only its own brackets go, not the next closing one
+            // (the s16 sample's mutant `policy.rs:1446:22`, `open -= 1` made `+=`, blanked the
+            // `}` of `startup-probe` too and moved `probe-timeout` into it).
+            (
+                "rules: {startup-probe: {budgetSecond: {x: 1}}, probe-timeout: {livenessMinSeconds: x}}\n",
+                3,
+                "rules.startup-probe.budgetSecond",
+                3,
+                "rules.probe-timeout.livenessMinSeconds",
+            ),
         ];
         for (body, line, field, next_line, next_field) in cases {
             let errors = parse_all(&format!("{HEAD}{body}"), "bad.yaml").unwrap_err();

@@ -228,3 +228,24 @@ fn a_cut_liveness_warning_keeps_its_reason() {
         }
     }
 }
+
+/// A name from the object that could start a new line, drive a terminal or reorder the text is
+/// shown escaped in the warnings kubectl prints (`display_safe`): a control character and one
+/// character of each invisible range (kills `is_unsafe_to_show`'s `||` made `&&`, the s16
+/// sample, which escaped nothing; only the server and redaction suites, outside the mutation
+/// set, checked it).
+#[test]
+fn names_that_could_drive_a_terminal_are_escaped_in_warnings() {
+    let mut object = pod();
+    let name = "app\n\u{1b}[31mred\u{200B}\u{2028}\u{202E}\u{2066}\u{FEFF}";
+    object["spec"]["containers"][0]["name"] = json!(name);
+    let warnings = respond(&policy("audit"), Endpoint::Mutate, &object).warnings.unwrap();
+    let w = warnings.iter().find(|w| w.ends_with("(startup-probe)")).unwrap();
+    assert!(
+        w.contains(r"container app\u{a}\u{1b}[31mred\u{200b}\u{2028}\u{202e}\u{2066}\u{feff}: "),
+        "{w:?}"
+    );
+    for w in &warnings {
+        assert!(!w.chars().any(|c| "\n\u{1b}\u{200B}\u{2028}\u{202E}\u{2066}\u{FEFF}".contains(c)), "{w:?}");
+    }
+}

@@ -361,6 +361,16 @@ fn configmaps_needed_lists_script_volumes_and_env_sources_of_exec_liveness_probe
         admission::configmaps_needed(&request, &NoConfigMaps),
         vec![("data".to_string(), "cache-redis-health".to_string())]
     );
+    // A subresource request (`status`) is allowed untouched, so nothing is prefetched for it; an
+    // empty `subResource` is the object itself (kills the s16 sample mutant `admission.rs:726:60`,
+    // the subresource check's `!` deleted).
+    for (sub, needed) in
+        [("status", vec![]), ("", vec![("data".to_string(), "cache-redis-health".to_string())])]
+    {
+        body["request"]["subResource"] = sub.into();
+        let request = admission::parse_review(&serde_json::to_vec(&body).unwrap()).unwrap();
+        assert_eq!(admission::configmaps_needed(&request, &NoConfigMaps), needed, "{sub:?}");
+    }
 }
 
 #[test]

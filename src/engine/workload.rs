@@ -559,6 +559,27 @@ mod tests {
         assert!(Workload::from_json(WorkloadKind::Pod, bad).is_err());
     }
 
+    /// An owner reference without `apiVersion` is read by its kind alone: a ReplicaSet is a
+    /// controller whose template was validated, a Pod or an unknown kind is not (kills
+    /// `WorkloadKind::from_kind_name` made `None`, the s16 sample, which made every such owner
+    /// unknown).
+    #[test]
+    fn an_owner_without_api_version_is_read_by_its_kind() {
+        let owned = |kind: &str| {
+            let json = format!(
+                r#"{{"metadata": {{"name": "p", "ownerReferences": [{{"kind": "{kind}", "name": "o", "controller": true}}]}}, "spec": {{"containers": []}}}}"#
+            );
+            let w = Workload::from_json(WorkloadKind::Pod, &json).unwrap();
+            w.metadata.validated_controller().map(|o| o.kind.clone())
+        };
+        for kind in ["ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job"] {
+            assert_eq!(owned(kind).as_deref(), Some(kind));
+        }
+        for kind in ["Pod", "Rollout", ""] {
+            assert_eq!(owned(kind), None, "{kind}");
+        }
+    }
+
     /// Break-it pass (s15): an integer of 310 digits (past f64) said "number out of range",
     /// naming neither the field nor int32, where `99999999999999999999` names both.
     #[test]
