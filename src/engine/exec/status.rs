@@ -604,11 +604,13 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 // `case "$(redis-cli -h cache ping)" in PONG) ...`: the output only chooses
                 // the item, whose status is the case's (`shapes::case_is_harmless`).
-                if let Some(case) =
-                    shapes::case_of_subject(parent, up).or_else(|| subst::case_of_pattern(parent, up))
-                {
+                if let Some(case) = shapes::case_of_subject(parent, up) {
                     return shapes::case_is_harmless(case, walk, &funcs, |_| true)
                         .then_some((shapes::CASE_SELECTS, case));
+                }
+                if let Some(case) = subst::case_of_pattern(parent, up) {
+                    let harmless = shapes::case_is_harmless(case, walk, &funcs, |_| true);
+                    return Some((if harmless { shapes::CASE_SELECTS } else { shapes::CASE_PATTERN }, case));
                 }
                 let name = up.child_by_field_name("name").map(|m| text(m, walk));
                 // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`

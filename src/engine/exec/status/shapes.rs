@@ -303,6 +303,12 @@ pub(super) const CONSTANT_ARGUMENT: &str =
 /// A reason the walk gives (`discarded`).
 pub(super) const CASE_SELECTS: &str =
     "it only chooses which item of a `case` runs, and no item it can choose fails by itself";
+/// A reason the walk gives (`discarded`): a check in a `case` pattern (`case ok in $(check && echo
+/// ok))`). Which item runs depends on what the check prints in an outage, which is a guess, so
+/// never a denial (s16 fresh-user pass: `case ok in $(check >/dev/null || echo down)) exit 1;;
+/// esac` exits 0 / 0 in bash and dash, and was denied).
+pub(super) const CASE_PATTERN: &str =
+    "it only prints a `case` pattern, and whether its output in an outage matches is not known";
 /// A reason the walk gives (`discarded`).
 pub(super) const LAST_ROUND: &str = "its loop's status is its last round's, whose host is this Pod";
 
