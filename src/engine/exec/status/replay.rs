@@ -27,7 +27,7 @@ use super::harmless::{reads_status_text, writes_a_named_file};
 use super::{Rules, is_statement, siblings_after, text};
 
 /// A reason the walk gives (`discarded`).
-pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and for every status its outage gives the script then runs as with the server up, or exits 0";
+pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and each status an outage gives makes the script run as with the server up, or exit 0";
 /// A reason the walk gives (`discarded`).
 pub(super) const REPLAY_DOUBT: &str = "its status (`$?`) is only tested, in a way that some status its outage may give passes (its outage statuses are not known, or the test cannot be evaluated here)";
 
