@@ -110,6 +110,29 @@ fn literal(s: &str) -> bool {
 }
 
 impl Ctx<'_> {
+    /// The pieces of `n` whose status is lost (`how`: why), each marked uncoupled with that
+    /// reason (a function's, an exit's, a guard's or a pipe's piece as it is), pushed to `out`.
+    fn uncoupled_statements<'t>(
+        &mut self,
+        n: Node<'t>,
+        walk: &Walk<'t>,
+        depth: usize,
+        how: &str,
+        out: &mut Vec<String>,
+    ) {
+        let mut inner = Vec::new();
+        self.uncoupling.push(n.id());
+        self.statements(n, walk, depth, &mut inner);
+        self.uncoupling.pop();
+        for piece in inner {
+            if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT, SCOPE]) {
+                out.push(piece);
+            } else {
+                out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
+            }
+        }
+    }
+
     /// The control-flow nodes handled here: `Some(descend)` when `n` is one (its parts that run
     /// already walked), `None` to walk it as any other node.
     pub(super) fn flow<'t>(
@@ -123,17 +146,7 @@ impl Ctx<'_> {
             && !self.calls_a_function_with_effects(n, walk)
             && let Some(how) = uncoupled(n, walk).or_else(|| self.status_discarded_within_budget(n, walk))
         {
-            let mut inner = Vec::new();
-            self.uncoupling.push(n.id());
-            self.statements(n, walk, depth, &mut inner);
-            self.uncoupling.pop();
-            for piece in inner {
-                if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT, SCOPE]) {
-                    out.push(piece);
-                } else {
-                    out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
-                }
-            }
+            self.uncoupled_statements(n, walk, depth, how, out);
             return Some(false);
         }
         // A subshell, and a command run in the background (a subshell too): what it assigns is

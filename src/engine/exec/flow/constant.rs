@@ -16,7 +16,7 @@ use tree_sitter::Node;
 
 use super::super::context::Ctx;
 use super::super::shell::Walk;
-use super::{EXIT, FUNCTION, GUARD, PIPE, SCOPE, UNCOUPLED, text};
+use super::text;
 use crate::engine::exec::status;
 
 /// The builtins a left side walked as uncoupled may not run: each ends the script or a loop,
@@ -102,17 +102,7 @@ impl Ctx<'_> {
             "the commands before `{op}` always {} as written, so the one after it always runs and its status is the list's",
             if value { "succeed" } else { "fail" }
         );
-        let mut inner = Vec::new();
-        self.uncoupling.push(first.id());
-        self.statements(first, walk, depth, &mut inner);
-        self.uncoupling.pop();
-        for piece in inner {
-            if piece.starts_with([FUNCTION, UNCOUPLED, GUARD, PIPE, EXIT, SCOPE]) {
-                out.push(piece);
-            } else {
-                out.push(format!("{UNCOUPLED}{how}{UNCOUPLED}{piece}"));
-            }
-        }
+        self.uncoupled_statements(first, walk, depth, &how, out);
         self.statements(second, walk, depth, out);
         Some(false)
     }

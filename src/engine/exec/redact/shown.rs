@@ -642,30 +642,10 @@ fn redact_in_place(
 /// Whether [`redact_in_place`] shows `text` otherwise than written, made word by word and
 /// answered at the first place where what it shows stops being the start of `text`.
 fn in_place_changes(original: &str, programs: &Programs, secret_vars: &Vars, depth: usize) -> bool {
-    let prepared = prepared(original, programs);
-    let (text, spans) = (&prepared.0, &prepared.1);
-    let words: Vec<Word<'_>> = spans.iter().map(|(v, _, op)| Word { value: v, operator: *op }).collect();
-    let mut pass = Pass::new(&words, programs, secret_vars, depth);
-    let mut out = String::with_capacity(text.len());
-    let mut done = 0;
-    for (i, (value, range, _)) in spans.iter().enumerate() {
-        let shown = pass.shown(i, None);
-        if shown != *value {
-            out.push_str(&text[done..range.start]);
-            out.push_str(&quote_word(&shown));
-            done = range.end;
-        }
-        let next = spans.get(i + 1).map_or(text.len(), |(_, r, _)| r.start);
-        out.push_str(&text[done..next]);
-        done = next;
-        // (`out` is the start of what is shown: once it is not the start of `original`, the
-        // whole is not `original`.)
-        if !original.starts_with(out.as_str()) {
-            return true;
-        }
-    }
-    out.push_str(&text[done..]);
-    out != original
+    // (What is shown up to a word is the start of the whole: once it is not the start of
+    // `original`, the whole is not `original`.)
+    let not_original = |shown: &str| !original.starts_with(shown);
+    redact_in_place(original, programs, secret_vars, depth, Some(&not_original)) != original
 }
 
 /// Quote a word for display when it contains whitespace or quotes (or is empty).

@@ -28,7 +28,8 @@ pub(super) const PROCSUB: &str = "its status is lost in a process substitution (
 /// A reason the walk gives (`discarded`).
 pub(super) const PROCSUB_UNREAD: &str = "its status is lost in a process substitution (`3< <(...)`, bash only: dash and busybox sh reject it, so the probe always fails there), opened on a descriptor nothing reads";
 /// A reason the walk gives (`discarded`).
-pub(super) const RETRIES: &str = "its failure only makes its `until` loop retry until a counter's test ends the loop, with status 0";
+pub(super) const RETRIES: &str =
+    "its failure only makes its `until` loop retry until a counter's test ends the loop, with status 0";
 /// A reason the walk gives (`discarded`).
 pub(super) const STATUS_DOUBT: &str =
     "its status (`$?`) is only tested for one value, which its outage may not give";
