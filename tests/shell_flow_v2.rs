@@ -709,3 +709,12 @@ fn pipelines_and_process_substitutions_that_drop_a_check() {
         ],
     );
 }
+
+/// The replay runs up to `MAX_STEPS` (400) statements after the check: `rc=$?`, 398 `:` and the
+/// test are 400, all run, so the test is read (bash and dash: 0 / 0, a warning). Kills CI's
+/// sampled mutant on d922922 making the bound `>=` (the replay stopped before the test).
+#[test]
+fn the_replay_runs_its_whole_step_budget() {
+    let script = format!("pg_isready -h orders-db; rc=$?; {}[ $rc -ne 3 ]", ": ; ".repeat(398));
+    expect_actions(&[script.as_str()], &[]);
+}
