@@ -718,3 +718,14 @@ fn the_replay_runs_its_whole_step_budget() {
     let script = format!("pg_isready -h orders-db; rc=$?; {}[ $rc -ne 3 ]", ": ; ".repeat(398));
     expect_actions(&[script.as_str()], &[]);
 }
+
+/// A `[[ ]]` test with a parenthesised group right of `||`: the replay splits at the `||` outside
+/// the group (bash 5.2: 1 / 0 with the database down / up, denied). Kills CI's sampled mutant on
+/// d922922 deleting the `(` arm of the replay's depth count (the `||` was never split: a doubt,
+/// warned).
+#[test]
+fn the_replay_splits_a_test_outside_its_parentheses() {
+    let denied = ["pg_isready -h orders-db; rc=$?; [[ $rc -eq 0 || ( $rc -eq 3 && $rc -eq 3 ) ]]"];
+    let wrong = not_all(&denied, &["bash"], Action::Deny);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
