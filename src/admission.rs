@@ -904,6 +904,13 @@ pub fn review_with_configmaps(
                 _ => None,
             };
             let mut denials = Vec::new();
+            // A command over an analysis bound is also a warning (kubectl shows it): the deny rule
+            // did not look at it, and only a manifest built that way gets one. These come before
+            // the findings' warnings, so that the cap on warnings never drops them (break-it pass,
+            // s17: eleven `readiness-missing` warnings pushed the only sign of a skipped coupled
+            // probe out).
+            let prefix = if audit { "probegate [audit]:" } else { "probegate:" };
+            warnings.extend(not_analysed_warnings(&evaluation.unresolved, prefix));
             for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
                 reported.push(f);
                 let text = f.describe();
@@ -925,15 +932,6 @@ pub fn review_with_configmaps(
                 } else {
                     denials.push(text);
                 }
-            }
-            // A command over an analysis bound is also a warning (kubectl shows it): the deny rule
-            // did not look at it, and only a manifest built that way gets one.
-            for u in evaluation.unresolved.iter().filter(|u| u.over_bound) {
-                let prefix = if audit { "probegate [audit]:" } else { "probegate:" };
-                warnings.push(format!(
-                    "{prefix} container {}: liveness probe not analysed for dependencies ({})",
-                    u.container, u.reason
-                ));
             }
             // `info` findings are for the record, never a warning the user sees: the audit
             // annotation `info-findings`, in every mode.
@@ -1232,6 +1230,57 @@ fn exempted_json(list: &[engine::Exempted]) -> String {
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
 }
 
+/// Most characters of container names one "not analysed" warning lists (the rest are counted).
+const MAX_NAMES_CHARS: usize = 64;
+
+/// The warnings for liveness commands over an analysis bound (`over_bound` notes): one per
+/// reason, in the order met, naming its containers (`container c0: liveness probe not analysed
+/// for dependencies (REASON)`, or `containers c1, c2 and 11 more: liveness probes ...` when
+/// several share it: a Pod padded past the object's budget names every container it skipped in
+/// one warning). Each starts with `prefix`.
+fn not_analysed_warnings(unresolved: &[Unresolved], prefix: &str) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for u in unresolved.iter().filter(|u| u.over_bound) {
+        match groups.iter_mut().find(|(reason, _)| *reason == u.reason) {
+            Some((_, names)) => {
+                if !names.contains(&u.container.as_str()) {
+                    names.push(&u.container);
+                }
+            }
+            None => groups.push((&u.reason, vec![&u.container])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(reason, names)| match names.as_slice() {
+            [one] => {
+                format!("{prefix} container {one}: liveness probe not analysed for dependencies ({reason})")
+            }
+            _ => {
+                let mut shown = String::new();
+                let mut listed = 0;
+                for name in &names {
+                    let name = crate::engine::excerpt(name, 63);
+                    if listed > 0 && shown.chars().count() + name.chars().count() > MAX_NAMES_CHARS {
+                        break;
+                    }
+                    if listed > 0 {
+                        shown.push_str(", ");
+                    }
+                    shown.push_str(&name);
+                    listed += 1;
+                }
+                if listed < names.len() {
+                    shown.push_str(&format!(" and {} more", names.len() - listed));
+                }
+                format!(
+                    "{prefix} containers {shown}: liveness probes not analysed for dependencies ({reason})"
+                )
+            }
+        })
+        .collect()
+}
+
 /// The `unresolved-scripts` audit annotation: a compact JSON list of `{container, script, reason}`.
 fn unresolved_json(list: &[Unresolved]) -> String {
     #[derive(Serialize)]
@@ -1304,6 +1353,35 @@ fn truncate_chars(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn containers_not_analysed_for_one_reason_share_a_warning_that_names_what_fits() {
+        let note = |container: &str, reason: &str, over_bound: bool| Unresolved {
+            container: container.into(),
+            script: "sh -c ...".into(),
+            reason: reason.into(),
+            over_bound,
+        };
+        // A script that could not be read is no warning; one container alone is named alone.
+        let mut notes = vec![note("web", "ConfigMap x is not available", false), note("c0", "over", true)];
+        // Twenty containers of 9-character names skipped for one reason: as many names as fit in 64
+        // characters (six: 6 x 9 + 5 x 2 = 64), the others counted; a container twice is one.
+        let names: Vec<String> = (10..30).map(|i| format!("sidecar{i}")).collect();
+        for n in &names {
+            notes.push(note(n, "spent", true));
+        }
+        notes.push(note("sidecar10", "spent", true));
+        let w = not_analysed_warnings(&notes, "probegate:");
+        assert_eq!(
+            w,
+            [
+                "probegate: container c0: liveness probe not analysed for dependencies (over)",
+                "probegate: containers sidecar10, sidecar11, sidecar12, sidecar13, sidecar14, sidecar15 and 14 \
+                 more: liveness probes not analysed for dependencies (spent)",
+            ]
+        );
+        assert!(not_analysed_warnings(&notes[..1], "probegate:").is_empty());
+    }
 
     #[test]
     fn json_containers_are_counted_outside_strings_only() {

@@ -187,14 +187,16 @@ fn one_objects_shell_analysis_is_bounded_and_what_is_left_is_noted_not_denied() 
     let mut scripts = vec![coupled.clone(), filler.clone(), filler.clone(), filler.clone(), coupled.clone()];
     let e = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
     // The first container is analysed (denied); the last, after the budget, is not: no denial on a
-    // command that was never looked at, and one note says where the analysis stopped.
+    // command that was never looked at, and a note says where the analysis stopped and another
+    // names the container it skipped (never a silent allow).
     let d = denials(&e);
     assert_eq!(d.len(), 1, "{:?}", d.iter().map(|f| f.describe()).collect::<Vec<_>>());
     assert_eq!(d[0].container, "c0");
     let notes = &e.evaluation.unresolved;
-    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes.iter().map(|n| n.container.as_str()).collect::<Vec<_>>(), ["c3", "c4"], "{notes:?}");
     assert!(notes[0].reason.contains("2 MiB") && notes[0].reason.contains("one object"), "{notes:?}");
-    assert!(notes[0].over_bound);
+    assert!(notes[1].reason.starts_with("earlier exec probes spent the 2 MiB"), "{notes:?}");
+    assert!(notes.iter().all(|n| n.over_bound));
     // Unlike an unreadable script, a command over a bound is also a warning at /validate (a real
     // manifest never gets one, and the deny rule did not look at it).
     let body =
@@ -203,8 +205,9 @@ fn one_objects_shell_analysis_is_bounded_and_what_is_left_is_noted_not_denied() 
     let r = admission::review(&policy, None, Endpoint::Validate, &request).unwrap().review.response;
     let warned: Vec<&String> =
         r.warnings.iter().flatten().filter(|w| w.contains("not analysed for dependencies")).collect();
-    assert_eq!(warned.len(), 1, "{:?}", r.warnings);
+    assert_eq!(warned.len(), 2, "{:?}", r.warnings);
     assert!(warned[0].starts_with("probegate: container c3:"), "where the budget ran out: {warned:?}");
+    assert!(warned[1].starts_with("probegate: container c4:"), "the container it skipped: {warned:?}");
     // The budget is per object: the same container in a Pod of its own is denied.
     scripts.drain(..4);
     let alone = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
@@ -214,6 +217,55 @@ fn one_objects_shell_analysis_is_bounded_and_what_is_left_is_noted_not_denied() 
     let e = eval_in(&policy, &pod_with_liveness_scripts(&fits), &NoConfigMaps);
     assert_eq!(denials(&e).iter().map(|f| f.container.as_str()).collect::<Vec<_>>(), ["c2"]);
     assert!(e.evaluation.unresolved.is_empty(), "{:?}", e.evaluation.unresolved);
+}
+
+/// Break-it pass, s17: thirteen containers of `:` padding spent the object's work units and a
+/// fourteenth's `pg_isready -h db` was admitted with no warning (the one warning, for the first
+/// container, fell behind eleven `readiness-missing` warnings under the cap).
+#[test]
+fn a_coupled_probe_after_the_budget_is_spent_is_named_in_a_warning_that_the_cap_keeps() {
+    let policy = Policy::default();
+    let padding = ":\n".repeat(4000);
+    let mut scripts = vec![padding; 13];
+    scripts.push("pg_isready -h db".to_string());
+    let mut pod = pod_with_liveness_scripts(&scripts);
+    // Ports and no readinessProbe: a `readiness-missing` warning per container.
+    for c in pod["spec"]["containers"].as_array_mut().unwrap() {
+        c["ports"] = serde_json::json!([{"containerPort": 8080}]);
+    }
+    let e = eval_in(&policy, &pod, &NoConfigMaps);
+    assert!(denials(&e).is_empty());
+    let skipped: Vec<&str> = e.evaluation.unresolved.iter().map(|u| u.container.as_str()).collect();
+    assert_eq!(skipped.len(), 14, "{skipped:?}");
+    assert_eq!(skipped.last(), Some(&"c13"));
+    for endpoint_audit in [false, true] {
+        let body = serde_json::to_vec(&review("CREATE", &pod, None, "b2")).unwrap();
+        let request = admission::parse_review(&body).unwrap();
+        let policy = if endpoint_audit {
+            policy::parse("apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nmode: audit\n", "p.yaml")
+                .unwrap()
+        } else {
+            Policy::default()
+        };
+        let r = admission::review(&policy, None, Endpoint::Validate, &request).unwrap().review.response;
+        assert!(r.allowed);
+        let warnings = r.warnings.clone().unwrap_or_default();
+        assert_eq!(warnings.len(), admission::MAX_WARNINGS, "{warnings:?}");
+        let prefix = if endpoint_audit { "probegate [audit]: " } else { "probegate: " };
+        // Where the budget ran out, and then every container it skipped, in one warning.
+        assert!(
+            warnings[0].starts_with(&format!("{prefix}container c0: liveness probe not analysed")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].starts_with(&format!(
+                "{prefix}containers c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13: liveness probes not \
+                 analysed for dependencies (earlier exec probes spent the 2 MiB"
+            )),
+            "{warnings:?}"
+        );
+        assert!(warnings[1].contains("c13: liveness probes not analysed"), "{warnings:?}");
+    }
 }
 
 #[test]
@@ -841,12 +893,16 @@ fn work_units_bound_words_multiplied_by_commands_and_the_rest_is_noted() {
     scripts.extend(std::iter::repeat_n(costly.clone(), 14));
     scripts.push(coupled.clone());
     let e = eval_in(&policy, &pod_with_liveness_scripts(&scripts), &NoConfigMaps);
-    // The first container is analysed and denied; the last one, after the budget, is not.
+    // The first container is analysed and denied; the last one, after the budget, is not, and is
+    // noted (each container the budget stopped is, the coupled last one too).
     let d = denials(&e);
     assert_eq!(d.iter().map(|f| f.container.as_str()).collect::<Vec<_>>(), ["c0"]);
     let notes = &e.evaluation.unresolved;
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].over_bound && notes[0].reason.contains("commands and words"), "{notes:?}");
+    assert!(notes.iter().all(|n| n.over_bound && n.reason.contains("commands and words")), "{notes:?}");
+    assert_eq!(
+        notes.last().map(|n| (n.container.as_str(), n.script.as_str())),
+        Some(("c15", "sh -c 'pg_isready -h orders-db'"))
+    );
     // The same shape, small, is analysed as usual: a coupled command after it is denied.
     let small = format!("V=\"a b c\"; {}pg_isready -h orders-db", "f $V; ".repeat(20));
     let text = denied(&eval_in(&policy, &pod_with_liveness_scripts(&[small]), &NoConfigMaps));

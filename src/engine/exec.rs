@@ -388,8 +388,6 @@ pub struct AnalysisBudget {
     left: std::cell::Cell<usize>,
     /// Work units left (see [`MAX_OBJECT_WORK_UNITS`]).
     units: std::cell::Cell<usize>,
-    /// The note saying the budget ran out has been given (it is given once per object).
-    noted: std::cell::Cell<bool>,
     /// Parse area left (see [`MAX_OBJECT_PARSE_AREA`]).
     parse_area_left: std::cell::Cell<usize>,
     /// The object's parser and the scripts it parsed so far, for its other probes (shared with
@@ -411,7 +409,6 @@ impl AnalysisBudget {
         AnalysisBudget {
             left: std::cell::Cell::new(bytes),
             units: std::cell::Cell::new(MAX_OBJECT_WORK_UNITS),
-            noted: std::cell::Cell::new(false),
             parse_area_left: std::cell::Cell::new(MAX_OBJECT_PARSE_AREA),
             parses: std::rc::Rc::default(),
             parse_owner: 0,
@@ -679,10 +676,19 @@ fn one_line_excerpt(argv: &[String]) -> String {
     truncate_chars(&text.split_whitespace().collect::<Vec<_>>().join(" "), 60)
 }
 
-/// The note for a command left unanalysed by the object's [`AnalysisBudget`].
+/// The note for the command that spent the rest of the object's [`AnalysisBudget`].
 fn object_budget_note() -> String {
     format!(
-        "over the {} MiB of shell text or {MAX_OBJECT_WORK_UNITS} commands and words probegate analyses for one object's exec probes together; the commands after this one were not analysed either",
+        "over the {} MiB of shell text or {MAX_OBJECT_WORK_UNITS} commands and words probegate analyses for one object's exec probes together",
+        MAX_OBJECT_ANALYSIS_BYTES / (1024 * 1024)
+    )
+}
+
+/// The note for each command met after the object's [`AnalysisBudget`] is spent: not analysed
+/// at all (every one is noted, naming its container).
+fn spent_before_note() -> String {
+    format!(
+        "earlier exec probes spent the {} MiB of shell text or {MAX_OBJECT_WORK_UNITS} commands and words probegate analyses per object",
         MAX_OBJECT_ANALYSIS_BYTES / (1024 * 1024)
     )
 }
@@ -711,10 +717,10 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     if let Some(budget) = options.budget
         && budget.is_spent()
     {
-        // Spent by the object's earlier commands: said once, on the first command it stops.
-        if !budget.noted.replace(true) {
-            ctx.note_over_bound(&one_line_excerpt(argv), object_budget_note());
-        }
+        // Spent by the object's earlier commands: every command it stops is noted, so that its
+        // container is named (break-it pass, s17: thirteen containers of `: ;` padding spent it,
+        // and a fourteenth's `pg_isready -h db` was admitted with no warning).
+        ctx.note_over_bound(&one_line_excerpt(argv), spent_before_note());
         return Outcome { dependency: None, unresolved: ctx.unresolved, ..Outcome::default() };
     }
     let args: Vec<String> = argv
@@ -734,9 +740,6 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
         // analysed, and nothing this one found counts (its text was cut short).
         dependency = None;
         let shown = shown();
-        if let Some(budget) = options.budget {
-            budget.noted.set(true);
-        }
         ctx.note_over_bound(&shown, object_budget_note());
     } else if ctx.units_left.get() == 0 {
         // Stopped part way by the work units: nothing found counts.
