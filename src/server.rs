@@ -360,7 +360,7 @@ struct Counted;
 
 /// Counts in `probegate_admission_requests_total` an admission request answered without a
 /// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
-/// 413, 415 and 503 (refused before or instead of being read), `error` for any other (an
+/// 413, 415, 501 and 503 (refused before or instead of being read), `error` for any other (an
 /// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
 /// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
 /// timeouts would leave the counter flat.
@@ -372,6 +372,7 @@ fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, s
         StatusCode::REQUEST_TIMEOUT => "timeout",
         StatusCode::PAYLOAD_TOO_LARGE
         | StatusCode::UNSUPPORTED_MEDIA_TYPE
+        | StatusCode::NOT_IMPLEMENTED
         | StatusCode::SERVICE_UNAVAILABLE => "refused",
         _ => "error",
     };
@@ -396,6 +397,15 @@ async fn admit_body(
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
+    }
+    // A body in a transfer coding other than `chunked` (`gzip, chunked`): hyper removes the
+    // chunking only, and the rest would be read as JSON. RFC 9112 §6.1: a server that receives a
+    // transfer coding it does not understand should answer 501.
+    if let Some(coding) = unsupported_transfer_coding(request.headers()) {
+        return error_response(
+            StatusCode::NOT_IMPLEMENTED,
+            &format!("transfer coding {coding:?} is not supported: send the body as is or chunked"),
+        );
     }
     // A review with the wrong content type is refused before its body is read (or waited for).
     let path = request.uri().path();
@@ -433,6 +443,19 @@ async fn admit_body(
         None
     };
     next.run(request).await
+}
+
+/// The first transfer coding of a request's `Transfer-Encoding` headers other than `chunked`
+/// (compared without case, RFC 9112 §7), cut to 40 characters; `None` when there is none.
+fn unsupported_transfer_coding(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| {
+            String::from_utf8_lossy(v.as_bytes()).split(',').map(|c| c.trim().to_string()).collect::<Vec<_>>()
+        })
+        .find(|c| !c.eq_ignore_ascii_case("chunked"))
+        .map(|c| crate::engine::excerpt(&c, 40).into_owned())
 }
 
 fn too_large_message() -> String {

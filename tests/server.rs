@@ -701,6 +701,32 @@ async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_befor
     .unwrap();
     assert!(answer.starts_with("HTTP/1.1 415"), "{answer}");
     assert!(answer.contains("Content-Type must be application/json"), "{answer}");
+    // A body in a transfer coding the server does not decode (gzip under the chunking): 501
+    // (RFC 9112 §6.1), not a review read from compressed bytes; plain chunked is read as usual.
+    let body = serde_json::to_string(&review(
+        "CREATE",
+        &json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+        None,
+        "te1",
+    ))
+    .unwrap();
+    for (coding, want) in [("gzip, chunked", "HTTP/1.1 501"), ("Chunked", "HTTP/1.1 200")] {
+        let (addr, ca) = (h.addr, h.ca.clone());
+        let request = format!(
+            "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Transfer-Encoding: {coding}\r\nConnection: close\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+            body.len()
+        );
+        let answer =
+            tokio::task::spawn_blocking(move || raw_https_exchange(addr, &ca, &request)).await.unwrap();
+        assert!(answer.starts_with(want), "{coding}: {answer}");
+        if want.ends_with("501") {
+            assert!(answer.contains(r#"transfer coding \"gzip\" is not supported"#), "{answer}");
+        } else {
+            assert!(answer.contains(r#""allowed":true"#), "{answer}");
+        }
+    }
     h.healthy().await;
 }
 
