@@ -711,6 +711,17 @@ async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_befor
         "te1",
     ))
     .unwrap();
+    let refused = || async {
+        let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        metrics
+            .lines()
+            .filter(|l| {
+                l.starts_with("probegate_admission_requests_total{") && l.contains("result=\"refused\"")
+            })
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum::<u64>()
+    };
+    let refused_before = refused().await;
     for (coding, want) in [("gzip, chunked", "HTTP/1.1 501"), ("Chunked", "HTTP/1.1 200")] {
         let (addr, ca) = (h.addr, h.ca.clone());
         let request = format!(
@@ -727,6 +738,8 @@ async fn framework_errors_are_json_and_a_declared_oversize_body_is_refused_befor
             assert!(answer.contains(r#""allowed":true"#), "{answer}");
         }
     }
+    // The 501 is counted as refused (answered before the body was read), the 200 is not.
+    assert_eq!(refused().await, refused_before + 1);
     h.healthy().await;
 }
 
