@@ -729,3 +729,41 @@ fn the_replay_splits_a_test_outside_its_parentheses() {
     let wrong = not_all(&denied, &["bash"], Action::Deny);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// pg_isready prints a status line on stdout up or down (`db:5432 - no response`, PostgreSQL
+/// docs, "pg_isready"; real pg_isready 15): a test only of whether its captured output is empty
+/// gives the same answer either way (break-it pass, s17: docs/scripts.md's own example of a used
+/// output was denied). bash and dash with a stub that prints as pg_isready does: the warned rows
+/// exit 0 / 0 (down / up); denied: a client silent on stdout when down (redis-cli: its error goes
+/// to stderr), `-q`, a comparison of the text, the assignment's status read (1 / 0), or a test
+/// that fails either way (1 / 1, 2 / 2).
+#[test]
+fn an_emptiness_test_of_a_status_line_always_printed_cannot_fail_on_the_outage() {
+    expect_actions(
+        &[
+            r#"out=$(pg_isready -h orders-db); [ -n "$out" ]"#,
+            r#"out=$(pg_isready -h orders-db); [ -z "$out" ] && exit 1; exit 0"#,
+            r#"out=$(pg_isready -h orders-db); test -n "$out""#,
+            r#"out=$(/usr/bin/pg_isready -h orders-db -t 3); [ "$out" ]"#,
+            r#"out=$(pg_isready -h orders-db); [ -n "${out}" ]"#,
+            r#"[ -n "$(pg_isready -h orders-db)" ]; exit $?"#,
+            r#"test -z "$(pg_isready -h orders-db -t 2)" && exit 1; exit 0"#,
+            r#"[ "$(pg_isready -h orders-db)" ]"#,
+        ],
+        &[
+            r#"out=$(redis-cli -h redis-master ping); [ -n "$out" ]"#,
+            r#"[ -n "$(redis-cli -h redis-master ping)" ]"#,
+            r#"[ -n "$(pg_isready -q -h orders-db)" ]"#,
+            r#"[ "$(pg_isready -h orders-db)" = "orders-db:5432 - accepting connections" ]"#,
+            r#"out=$(pg_isready -q -h orders-db); [ -n "$out" ]"#,
+            r#"out=$(pg_isready -qh orders-db); [ -n "$out" ]"#,
+            r#"out=$(pg_isready --quiet -h orders-db); [ -n "$out" ]"#,
+            r#"out=$(pg_isready -h orders-db); [ -n "$out" ] && echo "$out" | grep -q accepting"#,
+            r#"out=$(pg_isready -h orders-db) || exit 1; [ -n "$out" ]"#,
+            r#"out=$(pg_isready -h orders-db); [ -n $out ]"#,
+            r#"out=$(pg_isready -h orders-db >/dev/null); [ -n "$out" ]"#,
+            r#"out=$(pg_isready -h orders-db); [ -n "$out" -a -n "$x" ]"#,
+            r#"out=$(pg_isready -h orders-db); [ "$out" = "orders-db:5432 - accepting connections" ]"#,
+        ],
+    );
+}

@@ -71,8 +71,7 @@ use data::PLAIN;
 pub(super) use harmless::reads_status_text;
 use harmless::{
     blank_plain_strings, harmless, harmless_after, harmless_text, last_status_word, may_only_fail,
-    next_reads_status, only_echoed, same_writes, selection_is_harmless, unread_assignment,
-    writes_a_named_file,
+    next_reads_status, same_writes, selection_is_harmless, unread_assignment, writes_a_named_file,
 };
 pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
@@ -562,7 +561,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     && (later || not_last && !next_reads_status(at, parent, walk, rules))
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
-                        only_echoed(name, walk) && (!rules.called || callers_never_name(name, walk, rules))
+                        shapes::value_reaches_no_status(name, at, parent, walk)
+                            && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
                     return Some((if later { subst::LATER_SUBSTITUTION } else { NOT_LAST }, up));
@@ -587,7 +587,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if up.kind() == "variable_assignment"
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
-                        only_echoed(name, walk) && (!rules.called || callers_never_name(name, walk, rules))
+                        shapes::value_reaches_no_status(name, at, parent, walk)
+                            && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
                     exempt = false;
@@ -621,6 +622,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 if reads_status_text(text(up, walk)) {
                     return None;
+                }
+                if shapes::substitution_tested_for_emptiness(at, parent, walk) {
+                    return Some((shapes::STATUS_LINE, up));
                 }
                 // `curl -sf "http://localhost/?db=$(pg_isready -h db -q)"`: the argument is the
                 // same whatever the check finds, the command's status its own.

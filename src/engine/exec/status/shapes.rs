@@ -320,3 +320,133 @@ pub(super) const LAST_ROUND: &str = "its loop's status is its last round's, whos
 pub(super) fn errexit_skips_only_output(at: Node<'_>, sub: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
     super::siblings_after(at, sub).filter(|s| is_statement(*s)).all(|s| harmless(s, walk, funcs))
 }
+
+/// Programs that write a status line on standard output whether their server answers or not, and
+/// the flags that silence it. pg_isready prints `HOST:PORT - accepting connections`, `- rejecting
+/// connections`, `- no response` or `- no attempt` (PostgreSQL docs, "pg_isready": "-q, --quiet:
+/// Do not display status message"; break-it pass, s17: real pg_isready 15 with the database down).
+const STATUS_LINE_ON_STDOUT: &[(&str, &str)] = &[("pg_isready", "q")];
+
+/// Whether `at`, the one statement of the command substitution `parent`, is a program of
+/// [`STATUS_LINE_ON_STDOUT`] run without its quiet flag (`-q`, in a group of short flags too, or
+/// a `--q...` long option) or a redirection: its output is never empty, up or down.
+fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
+    if parent.kind() != "command_substitution" || at.kind() != "command" {
+        return false;
+    }
+    let mut c = parent.walk();
+    if parent.named_children(&mut c).filter(|s| is_statement(*s)).count() != 1 {
+        return false;
+    }
+    let Some(program) = at.child_by_field_name("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let Some((_, quiet)) = STATUS_LINE_ON_STDOUT.iter().find(|(p, _)| *p == program) else {
+        return false;
+    };
+    let mut c = at.walk();
+    at.children_by_field_name("argument", &mut c).all(|a| {
+        let a = text(a, walk);
+        let silenced =
+            a.starts_with("--q") || a.starts_with('-') && !a.starts_with("--") && a.contains(quiet);
+        !silenced && !a.contains(['$', '`', '>', '<'])
+    }) && at.children_by_field_name("redirect", &mut at.walk()).next().is_none()
+}
+
+/// Whether `k`, a mention of a variable, only tests whether its value is empty: `[ -n "$V" ]`,
+/// `[ -z "$V" ]`, `[ "$V" ]`, `test -n "$V"`, `test -z "$V"` (quoted), or the same in `[[ ]]`,
+/// each the test's only operand.
+fn emptiness_test(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    let Some(exp) = k.parent().filter(|e| matches!(e.kind(), "simple_expansion" | "expansion")) else {
+        return false;
+    };
+    let var = text(k, walk);
+    matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
+        && emptiness_operand(exp, walk)
+}
+
+/// The reason [`substitution_tested_for_emptiness`] gives.
+pub(super) const STATUS_LINE: &str =
+    "its output is only tested for being empty, and it prints a status line up or down";
+
+/// Whether the command substitution `parent`, whose one statement `at` always prints
+/// ([`always_prints`]), is only tested for being empty (`[ -n "$(pg_isready -h db)" ]`: 0 / 0).
+pub(super) fn substitution_tested_for_emptiness(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
+    always_prints(at, parent, walk) && emptiness_operand(parent, walk)
+}
+
+/// Whether `exp` (an expansion or a substitution) is the only operand of an emptiness test: see
+/// [`emptiness_test`].
+fn emptiness_operand(exp: Node<'_>, walk: &Walk<'_>) -> bool {
+    let (operand, quoted) = match exp.parent() {
+        Some(s) if s.kind() == "string" => (s, text(s, walk) == format!("\"{}\"", text(exp, walk))),
+        _ => (exp, false),
+    };
+    let only_child = |p: Node<'_>, child: Node<'_>| {
+        let mut c = p.walk();
+        p.named_children(&mut c).map(|n| n.id()).eq([child.id()])
+    };
+    let emptiness_operator =
+        |n: Node<'_>| n.kind() == "test_operator" && matches!(text(n, walk), "-n" | "-z");
+    let Some(p) = operand.parent() else {
+        return false;
+    };
+    let test = match p.kind() {
+        "unary_expression" => {
+            let op = p.child_by_field_name("operator");
+            if !op.is_some_and(emptiness_operator) || p.named_child(1) != Some(operand) {
+                return false;
+            }
+            p.parent()
+        }
+        "test_command" => Some(p).filter(|_| only_child(p, operand)),
+        "command" => {
+            let mut c = p.walk();
+            let args: Vec<Node<'_>> = p.children_by_field_name("argument", &mut c).collect();
+            return quoted
+                && p.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test")
+                && matches!(args.as_slice(), [op, v] if matches!(text(*op, walk), "-n" | "-z") && *v == operand);
+        }
+        _ => None,
+    };
+    let Some(test) = test.filter(|t| t.kind() == "test_command") else {
+        return false;
+    };
+    let unary_or_operand = if p.kind() == "unary_expression" { p } else { operand };
+    only_child(test, unary_or_operand) && (quoted || text(test, walk).starts_with("[["))
+}
+
+/// Whether the value of the variable assigned at `name` from the substitution `parent` (whose one
+/// statement is `at`) reaches no status: it is only written out ([`only_echoed`]), or `at` always
+/// prints ([`always_prints`]) and every other mention only tests whether the value is empty
+/// (`out=$(pg_isready -h db); [ -n "$out" ]` exits 0 with the database up and down: break-it pass,
+/// s17, real pg_isready 15).
+pub(super) fn value_reaches_no_status(
+    name: Node<'_>,
+    at: Node<'_>,
+    parent: Node<'_>,
+    walk: &Walk<'_>,
+) -> bool {
+    if super::harmless::only_echoed(name, walk) {
+        return true;
+    }
+    if !always_prints(at, parent, walk) || may_be_read_elsewhere(name, walk) {
+        return false;
+    }
+    let var = text(name, walk);
+    let mut root = name;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let (mut seen, mut ok) = (0usize, true);
+    each_node(root, |k| {
+        if k.kind() == "variable_name" && text(k, walk) == var {
+            seen += 1;
+            ok &= k == name || emptiness_test(k, walk);
+        }
+    });
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    ok && seen == words
+}
