@@ -729,3 +729,43 @@ fn the_replay_splits_a_test_outside_its_parentheses() {
     let wrong = not_all(&denied, &["bash"], Action::Deny);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A `case` whose subject is the check's status (`$(check >/dev/null; echo $?)`, s17) is
+/// replayed for the client's outage statuses: pg_isready's are 1 and 2, so `3) exit 1` never
+/// runs (bash 5.2 and dash 0.5.12: 0 / 0, warned); psql's are not known (a doubt, warned).
+/// Denied (1 / 0): `2) exit 1`, `*) exit 1`.
+#[test]
+fn a_case_on_the_check_s_status_in_a_substitution_is_replayed() {
+    expect_actions(
+        &[
+            "case $(pg_isready -h orders-db >/dev/null; echo $?) in 3) exit 1;; esac",
+            "case \"$(pg_isready -h orders-db >/dev/null; echo $?)\" in 3|4) exit 1;; esac; exit 0",
+            "case $(psql -h orders-db -c 'select 1' >/dev/null; echo $?) in 3) exit 1;; esac",
+        ],
+        &[
+            "case \"$(pg_isready -h orders-db >/dev/null; echo $?)\" in 2) exit 1;; esac",
+            "case $(pg_isready -h orders-db >/dev/null; echo $?) in 0) ;; *) exit 1;; esac",
+        ],
+    );
+}
+
+/// A status variable assigned again from a later command before anything reads it (s17): the
+/// replay stops at the later command (`psql -h localhost`), which reads neither `$?` nor `rc`,
+/// and `rc=$?` after it holds that command's status, not the check's (bash 5.2 and dash 0.5.12:
+/// 0 / 0, warned). A quoted `'select 1'` is no `select` loop. Denied (1 / 0): `rc` read before
+/// it is assigned again, `rc=$rc`, `rc` tested after one check.
+#[test]
+fn a_status_variable_assigned_again_drops_the_check_s_status() {
+    expect_actions(
+        &[
+            "psql -h orders-db -c 'select 1'; rc=$?; psql -h localhost -c 'select 1'; rc=$?; [ $rc -eq 0 ]",
+            "psql -h orders-db -c 'select 1'; rc=$?; psql -h orders-db -c 'select 2'; rc=$?; [ $rc -ne 3 ]",
+            "pg_isready -h orders-db; rc=$?; pg_isready -h localhost; rc=$?; [ $rc -eq 0 ]",
+        ],
+        &[
+            "psql -h orders-db -c 'select 1'; rc=$?; psql -h localhost -c 'select 1'; [ $rc -eq 0 ]",
+            "pg_isready -h orders-db; rc=$?; pg_isready -h localhost; rc=$rc; [ $rc -eq 0 ]",
+            "psql -h orders-db -c 'select 1'; rc=$?; [ $rc -eq 0 ]",
+        ],
+    );
+}

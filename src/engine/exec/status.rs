@@ -185,7 +185,8 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
-        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe", "select"])
+        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe"])
+        || texts::may_select(src)
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
     {
