@@ -730,6 +730,24 @@ fn the_replay_splits_a_test_outside_its_parentheses() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// A check's output read along with a local check's (s17, vd3 ps20): `paste <(remote) <(local)
+/// | grep -q PONG` finds the local check's `PONG` with the cache down (bash 5.2: 0 / 0), warned.
+/// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`).
+#[test]
+fn a_check_read_along_with_a_local_check_is_a_doubt() {
+    let warned = [
+        "paste <(redis-cli -h redis-master ping) <(redis-cli ping) | grep -q PONG",
+        "paste <(redis-cli -h redis-master ping) <(redis-cli -h 127.0.0.1 ping) | grep -q PONG",
+    ];
+    let denied = [
+        "paste <(redis-cli -h redis-master ping) <(redis-cli -h redis-master ping) | grep -q PONG",
+        "cat <(redis-cli -h redis-master ping) <(echo done) | grep -q PONG",
+    ];
+    let mut wrong = not_all(&warned, &["bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A `case` whose subject is the check's status (`$(check >/dev/null; echo $?)`, s17) is
 /// replayed for the client's outage statuses: pg_isready's are 1 and 2, so `3) exit 1` never
 /// runs (bash 5.2 and dash 0.5.12: 0 / 0, warned); psql's are not known (a doubt, warned).
@@ -745,6 +763,21 @@ fn a_case_on_the_check_s_status_in_a_substitution_is_replayed() {
         &[
             "case \"$(pg_isready -h orders-db >/dev/null; echo $?)\" in 2) exit 1;; esac",
             "case $(pg_isready -h orders-db >/dev/null; echo $?) in 0) ;; *) exit 1;; esac",
+        ],
+    );
+}
+
+/// A check whose own output goes into a `case` pattern after `|| echo down` (s17): whether the
+/// pattern matches in an outage is a guess (`case ok in $(pg_isready -h db || echo down)) exit
+/// 1;; esac; exit 0`: bash 5.2 and dash 0.5.12 0 / 0), warned. Denied (1 / 0): the check's output
+/// thrown away (`>/dev/null || echo ok`: the pattern is known) or read by `grep -q`.
+#[test]
+fn a_check_printing_into_a_case_pattern_is_a_doubt() {
+    expect_actions(
+        &["case ok in $(pg_isready -h orders-db || echo down)) exit 1;; esac; exit 0"],
+        &[
+            "case ok in $(pg_isready -h orders-db >/dev/null || echo ok)) exit 1;; esac; exit 0",
+            "case ok in $(pg_isready -h orders-db | grep -q acc || echo ok)) exit 1;; esac; exit 0",
         ],
     );
 }

@@ -261,7 +261,10 @@ pub(super) fn discarded<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Opti
         Some(replay::Verdict::Coupled) => return None,
         None => walked?,
     };
-    (!output_used_above(at, walk)).then_some(why)
+    if output_used_above(at, walk) {
+        return output::doubt_where_read(n, walk);
+    }
+    Some(why)
 }
 
 /// A pipeline element that reads nothing of its input into a status or a file: `true`, `:`.
