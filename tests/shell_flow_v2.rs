@@ -730,6 +730,27 @@ fn the_replay_splits_a_test_outside_its_parentheses() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
+/// A function called in a command substitution that bash runs (s17, vd3 ee33): bash clears
+/// errexit there (bash manual, "The Set Builtin", `-e`), so the function's body runs without it
+/// and a check not last in it has its status dropped: `set -e; g() { check; echo x; }; y=$(g);
+/// echo ok` exits 0 / 0 in bash 5.2 (database down / up), warned. Denied: the same run by `sh`
+/// (dash 0.5.12: 1 / 0), `shopt -s inherit_errexit` (bash 1 / 0), the check last in the function.
+#[test]
+fn a_function_called_in_a_bash_substitution_runs_without_errexit() {
+    let script = "set -e; g(){ redis-cli -h redis-master ping; echo x; }; y=$(g); echo ok";
+    let mut wrong = not_all(&[script], &["bash"], Action::Warn);
+    wrong.extend(not_all(&[script], &["sh"], Action::Deny));
+    wrong.extend(not_all(
+        &[
+            "shopt -s inherit_errexit; set -e; g(){ redis-cli -h redis-master ping; echo x; }; y=$(g); echo ok",
+            "set -e; g(){ redis-cli -h redis-master ping; }; y=$(g); echo ok",
+        ],
+        &["bash"],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 /// A check's output read along with a local check's (s17, vd3 ps20): `paste <(remote) <(local)
 /// | grep -q PONG` finds the local check's `PONG` with the cache down (bash 5.2: 0 / 0), warned.
 /// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`).
@@ -745,6 +766,29 @@ fn a_check_read_along_with_a_local_check_is_a_doubt() {
     ];
     let mut wrong = not_all(&warned, &["bash"], Action::Warn);
     wrong.extend(not_all(&denied, &["bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A substitution of a check with its errors (`2>&1`) tested only for being non-empty (s17, vd3
+/// o20): the failing client writes an error message, so the test passes with the cache down or
+/// up (bash 5.2 and dash 0.5.12: 0 / 0), warned. Denied (1 / 0, 2 / 0): without `2>&1`, the
+/// value unquoted in `test` (split into words), the errors silenced (`nc -z`, `curl -s`).
+#[test]
+fn a_check_s_errors_tested_for_being_non_empty_is_not_coupled() {
+    let warned = [
+        "test -n \"$(redis-cli -h redis-master ping 2>&1)\"",
+        "[ -n \"$(redis-cli -h redis-master ping 2>&1)\" ]",
+        "[ \"$(redis-cli -h redis-master ping 2>&1)\" ] && exit 0; exit 1",
+    ];
+    let denied = [
+        "test -n \"$(redis-cli -h redis-master ping)\"",
+        "test -n $(redis-cli -h redis-master ping 2>&1)",
+        "[ -n \"$(nc -z redis-master 6379 2>&1)\" ]",
+        "[ -n \"$(curl -s http://redis-master:8080/health 2>&1)\" ]",
+    ];
+    let mut wrong = not_all(&warned, &["sh", "bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["sh", "bash"], Action::Deny));
+    wrong.extend(not_all(&["[[ -n $(redis-cli -h redis-master ping 2>&1) ]]"], &["bash"], Action::Warn));
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 

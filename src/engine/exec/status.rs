@@ -56,6 +56,7 @@ use output::output_used_above;
 use reasons::*;
 mod shapes;
 mod subst;
+pub(super) use subst::clears_errexit_in_bash;
 mod texts;
 mod tree;
 
@@ -622,6 +623,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // goes (`output_used_above`).
                 if up.kind() == "command" && name == Some("echo") {
                     return Some((ECHOED, up));
+                }
+                if let Some(test) = subst::nonempty_with_errors(at, parent, up, walk, rules) {
+                    return Some((subst::NONEMPTY_WITH_ERRORS, test));
                 }
                 if reads_status_text(text(up, walk)) {
                     return None;
