@@ -813,14 +813,19 @@ fn a_case_on_the_check_s_status_in_a_substitution_is_replayed() {
 
 /// A check whose own output goes into a `case` pattern after `|| echo down` (s17): whether the
 /// pattern matches in an outage is a guess (`case ok in $(pg_isready -h db || echo down)) exit
-/// 1;; esac; exit 0`: bash 5.2 and dash 0.5.12 0 / 0), warned. Denied (1 / 0): the check's output
-/// thrown away (`>/dev/null || echo ok`: the pattern is known) or read by `grep -q`.
+/// 1;; esac; exit 0`: bash 5.2 and dash 0.5.12 0 / 0; in `{ }` alike), warned. Denied (1 / 0): the
+/// check's output thrown away (`>/dev/null || echo ok`, on it or its `{ }`: the pattern is known)
+/// or read by `grep -q`.
 #[test]
 fn a_check_printing_into_a_case_pattern_is_a_doubt() {
     expect_actions(
-        &["case ok in $(pg_isready -h orders-db || echo down)) exit 1;; esac; exit 0"],
+        &[
+            "case ok in $(pg_isready -h orders-db || echo down)) exit 1;; esac; exit 0",
+            "case ok in $({ pg_isready -h orders-db; } 2>/dev/null || echo down)) exit 1;; esac; exit 0",
+        ],
         &[
             "case ok in $(pg_isready -h orders-db >/dev/null || echo ok)) exit 1;; esac; exit 0",
+            "case ok in $({ pg_isready -h orders-db; } >/dev/null || echo ok)) exit 1;; esac; exit 0",
             "case ok in $(pg_isready -h orders-db | grep -q acc || echo ok)) exit 1;; esac; exit 0",
         ],
     );

@@ -100,7 +100,8 @@ fn read_by_a_case_pattern(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let mut child = n;
     while let Some(parent) = child.parent() {
         match parent.kind() {
-            "redirected_statement" if subst::writes_nothing_to_it(parent, walk) => return false,
+            // (`{ check; } >/dev/null || echo ok`: the group prints nothing there.)
+            "redirected_statement" if stdout_thrown_away(parent, walk) => return false,
             "command_substitution" => {
                 let mut up = parent.parent();
                 while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
@@ -125,6 +126,15 @@ fn read_by_a_case_pattern(n: Node<'_>, walk: &Walk<'_>) -> bool {
         child = parent;
     }
     false
+}
+
+/// Whether the redirections of `statement` send its standard output to `/dev/null`.
+fn stdout_thrown_away(statement: Node<'_>, walk: &Walk<'_>) -> bool {
+    let mut c = statement.walk();
+    statement.children_by_field_name("redirect", &mut c).any(|r| {
+        let t: String = text(r, walk).chars().filter(|c| !c.is_whitespace()).collect();
+        matches!(t.as_str(), ">/dev/null" | "1>/dev/null" | "&>/dev/null" | ">&/dev/null" | ">>/dev/null")
+    })
 }
 
 /// A reason the walk gives (`discarded`).
