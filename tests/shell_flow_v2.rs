@@ -767,3 +767,125 @@ fn an_emptiness_test_of_a_status_line_always_printed_cannot_fail_on_the_outage()
         ],
     );
 }
+
+/// A function called in a command substitution that bash runs (s17, vd3 ee33): bash clears
+/// errexit there (bash manual, "The Set Builtin", `-e`), so the function's body runs without it
+/// and a check not last in it has its status dropped: `set -e; g() { check; echo x; }; y=$(g);
+/// echo ok` exits 0 / 0 in bash 5.2 (database down / up), warned. Denied: the same run by `sh`
+/// (dash 0.5.12: 1 / 0), `shopt -s inherit_errexit` (bash 1 / 0), the check last in the function.
+#[test]
+fn a_function_called_in_a_bash_substitution_runs_without_errexit() {
+    let script = "set -e; g(){ redis-cli -h redis-master ping; echo x; }; y=$(g); echo ok";
+    let mut wrong = not_all(&[script], &["bash"], Action::Warn);
+    wrong.extend(not_all(&[script], &["sh"], Action::Deny));
+    wrong.extend(not_all(
+        &[
+            "shopt -s inherit_errexit; set -e; g(){ redis-cli -h redis-master ping; echo x; }; y=$(g); echo ok",
+            "set -e; g(){ redis-cli -h redis-master ping; }; y=$(g); echo ok",
+        ],
+        &["bash"],
+        Action::Deny,
+    ));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A check's output read along with a local check's (s17, vd3 ps20): `paste <(remote) <(local)
+/// | grep -q PONG` finds the local check's `PONG` with the cache down (bash 5.2: 0 / 0), warned.
+/// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`).
+#[test]
+fn a_check_read_along_with_a_local_check_is_a_doubt() {
+    let warned = [
+        "paste <(redis-cli -h redis-master ping) <(redis-cli ping) | grep -q PONG",
+        "paste <(redis-cli -h redis-master ping) <(redis-cli -h 127.0.0.1 ping) | grep -q PONG",
+    ];
+    let denied = [
+        "paste <(redis-cli -h redis-master ping) <(redis-cli -h redis-master ping) | grep -q PONG",
+        "cat <(redis-cli -h redis-master ping) <(echo done) | grep -q PONG",
+    ];
+    let mut wrong = not_all(&warned, &["bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A substitution of a check with its errors (`2>&1`) tested only for being non-empty (s17, vd3
+/// o20): the failing client writes an error message, so the test passes with the cache down or
+/// up (bash 5.2 and dash 0.5.12: 0 / 0), warned. Denied (1 / 0, 2 / 0): without `2>&1`, the
+/// value unquoted in `test` (split into words), the errors silenced (`nc -z`, `curl -s`).
+#[test]
+fn a_check_s_errors_tested_for_being_non_empty_is_not_coupled() {
+    let warned = [
+        "test -n \"$(redis-cli -h redis-master ping 2>&1)\"",
+        "[ -n \"$(redis-cli -h redis-master ping 2>&1)\" ]",
+        "[ \"$(redis-cli -h redis-master ping 2>&1)\" ] && exit 0; exit 1",
+    ];
+    let denied = [
+        "test -n \"$(redis-cli -h redis-master ping)\"",
+        "test -n $(redis-cli -h redis-master ping 2>&1)",
+        "[ -n \"$(nc -z redis-master 6379 2>&1)\" ]",
+        "[ -n \"$(curl -s http://redis-master:8080/health 2>&1)\" ]",
+    ];
+    let mut wrong = not_all(&warned, &["sh", "bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["sh", "bash"], Action::Deny));
+    wrong.extend(not_all(&["[[ -n $(redis-cli -h redis-master ping 2>&1) ]]"], &["bash"], Action::Warn));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A `case` whose subject is the check's status (`$(check >/dev/null; echo $?)`, s17) is
+/// replayed for the client's outage statuses: pg_isready's are 1 and 2, so `3) exit 1` never
+/// runs (bash 5.2 and dash 0.5.12: 0 / 0, warned); psql's are not known (a doubt, warned).
+/// Denied (1 / 0): `2) exit 1`, `*) exit 1`.
+#[test]
+fn a_case_on_the_check_s_status_in_a_substitution_is_replayed() {
+    expect_actions(
+        &[
+            "case $(pg_isready -h orders-db >/dev/null; echo $?) in 3) exit 1;; esac",
+            "case \"$(pg_isready -h orders-db >/dev/null; echo $?)\" in 3|4) exit 1;; esac; exit 0",
+            "case $(psql -h orders-db -c 'select 1' >/dev/null; echo $?) in 3) exit 1;; esac",
+        ],
+        &[
+            "case \"$(pg_isready -h orders-db >/dev/null; echo $?)\" in 2) exit 1;; esac",
+            "case $(pg_isready -h orders-db >/dev/null; echo $?) in 0) ;; *) exit 1;; esac",
+        ],
+    );
+}
+
+/// A check whose own output goes into a `case` pattern after `|| echo down` (s17): whether the
+/// pattern matches in an outage is a guess (`case ok in $(pg_isready -h db || echo down)) exit
+/// 1;; esac; exit 0`: bash 5.2 and dash 0.5.12 0 / 0; in `{ }` alike), warned. Denied (1 / 0): the
+/// check's output thrown away (`>/dev/null || echo ok`, on it or its `{ }`: the pattern is known)
+/// or read by `grep -q`.
+#[test]
+fn a_check_printing_into_a_case_pattern_is_a_doubt() {
+    expect_actions(
+        &[
+            "case ok in $(pg_isready -h orders-db || echo down)) exit 1;; esac; exit 0",
+            "case ok in $({ pg_isready -h orders-db; } 2>/dev/null || echo down)) exit 1;; esac; exit 0",
+        ],
+        &[
+            "case ok in $(pg_isready -h orders-db >/dev/null || echo ok)) exit 1;; esac; exit 0",
+            "case ok in $({ pg_isready -h orders-db; } >/dev/null || echo ok)) exit 1;; esac; exit 0",
+            "case ok in $(pg_isready -h orders-db | grep -q acc || echo ok)) exit 1;; esac; exit 0",
+        ],
+    );
+}
+
+/// A status variable assigned again from a later command before anything reads it (s17): the
+/// replay stops at the later command (`psql -h localhost`), which reads neither `$?` nor `rc`,
+/// and `rc=$?` after it holds that command's status, not the check's (bash 5.2 and dash 0.5.12:
+/// 0 / 0, warned). A quoted `'select 1'` is no `select` loop. Denied (1 / 0): `rc` read before
+/// it is assigned again, `rc=$rc`, `rc` tested after one check.
+#[test]
+fn a_status_variable_assigned_again_drops_the_check_s_status() {
+    expect_actions(
+        &[
+            "psql -h orders-db -c 'select 1'; rc=$?; psql -h localhost -c 'select 1'; rc=$?; [ $rc -eq 0 ]",
+            "psql -h orders-db -c 'select 1'; rc=$?; psql -h orders-db -c 'select 2'; rc=$?; [ $rc -ne 3 ]",
+            "pg_isready -h orders-db; rc=$?; pg_isready -h localhost; rc=$?; [ $rc -eq 0 ]",
+        ],
+        &[
+            "psql -h orders-db -c 'select 1'; rc=$?; psql -h localhost -c 'select 1'; [ $rc -eq 0 ]",
+            "pg_isready -h orders-db; rc=$?; pg_isready -h localhost; rc=$rc; [ $rc -eq 0 ]",
+            "psql -h orders-db -c 'select 1'; rc=$?; [ $rc -eq 0 ]",
+        ],
+    );
+}

@@ -56,6 +56,7 @@ use output::output_used_above;
 use reasons::*;
 mod shapes;
 mod subst;
+pub(super) use subst::clears_errexit_in_bash;
 mod texts;
 mod tree;
 
@@ -184,7 +185,8 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src))
-        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe", "select"])
+        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe"])
+        || texts::may_select(src)
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
     {
@@ -259,7 +261,10 @@ pub(super) fn discarded<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Opti
         Some(replay::Verdict::Coupled) => return None,
         None => walked?,
     };
-    (!output_used_above(at, walk)).then_some(why)
+    if output_used_above(at, walk) {
+        return output::doubt_where_read(n, walk);
+    }
+    Some(why)
 }
 
 /// A pipeline element that reads nothing of its input into a status or a file: `true`, `:`.
@@ -619,6 +624,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // goes (`output_used_above`).
                 if up.kind() == "command" && name == Some("echo") {
                     return Some((ECHOED, up));
+                }
+                if let Some(test) = subst::nonempty_with_errors(at, parent, up, walk, rules) {
+                    return Some((subst::NONEMPTY_WITH_ERRORS, test));
                 }
                 if reads_status_text(text(up, walk)) {
                     return None;

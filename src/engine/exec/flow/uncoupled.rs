@@ -52,7 +52,8 @@ impl Ctx<'_> {
     /// Whether `n`, a simple command, calls a shell function where errexit is ignored
     /// ([`status::errexit_ignored_around`]): its body then runs without errexit (`set -e; f() {
     /// pg_isready -h db; true; }; f || y=0`: bash 5.2 and dash 0.5.12 exit 0 with the database
-    /// down). Only asked while errexit may be on.
+    /// down), or in a command substitution bash runs without it (`subst::bash_clears_errexit`).
+    /// Only asked while errexit may be on.
     pub(in crate::engine::exec) fn calls_in_ignored_errexit(&self, n: Node<'_>, walk: &Walk<'_>) -> bool {
         if !self.errexit && !walk.status_cache.sets_errexit(walk.src) {
             return false;
@@ -62,7 +63,13 @@ impl Ctx<'_> {
         };
         let defined = walk.defined_functions.get_or_init(|| status::defined_functions(walk.src));
         (defined.iter().any(|d| d == name) || self.functions.iter().any(|(f, _)| f == name))
-            && status::errexit_ignored_around(n)
+            && (status::errexit_ignored_around(n)
+                || self.shell == Some("bash") && {
+                    // bash clears errexit in a command substitution (s17, vd3 ee33: `set -e; g() {
+                    // check; echo x; }; y=$(g); echo ok` exits 0 / 0 in bash 5.2, 1 / 0 in dash).
+                    let env: Vec<String> = self.env.vars.keys().cloned().collect();
+                    status::clears_errexit_in_bash(n, walk, &env, self.env.has_env_from)
+                })
     }
 
     /// [`status_discarded`], its work (`Walk::status_work`) counted against the analysis's work

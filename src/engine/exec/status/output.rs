@@ -77,3 +77,123 @@ fn output_reaches<'a>(
     }
     false
 }
+
+/// For the check `n` whose output [`output_used_above`] finds read, why that is only a doubt:
+/// it is read along with a local check's ([`MERGED`]), or only chooses a `case` item
+/// (`shapes::CASE_PATTERN`). `None`: the reader's status may follow the check's outcome.
+pub(super) fn doubt_where_read(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
+    if merged_with_another_check(n, walk) {
+        return Some(MERGED);
+    }
+    read_by_a_case_pattern(n, walk).then_some(shapes::CASE_PATTERN)
+}
+
+/// Whether the first reader of what the check `n` prints is a command substitution that is (part
+/// of) a pattern of a `case` item: that output only chooses the item, and whether what the check
+/// prints in an outage matches is a guess (`shapes::CASE_PATTERN`; s17: `case ok in $(pg_isready
+/// -h db || echo down)) exit 1;; esac; exit 0` exits 0 / 0 in bash 5.2 and dash 0.5.12). Not when
+/// it prints nothing there (`check >/dev/null || echo ok`: the pattern is known, 1 / 0).
+fn read_by_a_case_pattern(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    if subst::writes_nothing_to_it(n, walk) {
+        return false;
+    }
+    let mut child = n;
+    while let Some(parent) = child.parent() {
+        match parent.kind() {
+            // (`{ check; } >/dev/null || echo ok`: the group prints nothing there.)
+            "redirected_statement" if stdout_thrown_away(parent, walk) => return false,
+            "command_substitution" => {
+                let mut up = parent.parent();
+                while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
+                    up = u.parent();
+                }
+                return up.and_then(|up| subst::case_of_pattern(parent, up)).is_some();
+            }
+            "process_substitution" => return false,
+            "redirected_statement" if writes_a_named_file(parent, walk) => return false,
+            "pipeline" => {
+                let mut c = parent.walk();
+                if !parent
+                    .named_children(&mut c)
+                    .filter(|k| is_statement(*k) && k.start_byte() >= child.end_byte())
+                    .all(|k| trivial_reader(k, walk))
+                {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        child = parent;
+    }
+    false
+}
+
+/// Whether the redirections of `statement` send its standard output to `/dev/null`.
+fn stdout_thrown_away(statement: Node<'_>, walk: &Walk<'_>) -> bool {
+    let mut c = statement.walk();
+    statement.children_by_field_name("redirect", &mut c).any(|r| {
+        let t: String = text(r, walk).chars().filter(|c| !c.is_whitespace()).collect();
+        matches!(t.as_str(), ">/dev/null" | "1>/dev/null" | "&>/dev/null" | ">&/dev/null" | ">>/dev/null")
+    })
+}
+
+/// A reason the walk gives (`discarded`).
+pub(super) const MERGED: &str = "its output is read together with another check's (`paste <(check) <(other)`), which may alone give the reader what it looks for, so whether an outage changes the outcome is not known";
+
+/// Whether the check `n` is in a process substitution `<(...)` that a command reads along with
+/// another one running a client on this Pod ([`plainly_local`]: `paste <(redis-cli -h cache ping) <(redis-cli ping) | grep -q
+/// PONG`): what the reader finds may come from the other check alone (s17, vd3 ps20: bash 5.2
+/// exits 0 / 0 with the cache down / up). Not for text the script writes itself (`<(echo done)`,
+/// whose match the walk decides).
+fn merged_with_another_check(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    let mut sub = n;
+    while sub.kind() != "process_substitution" {
+        match sub.parent() {
+            Some(p) if !matches!(p.kind(), "command_substitution" | "program") => sub = p,
+            _ => return false,
+        }
+    }
+    let Some(reader) = sub.parent().filter(|r| r.kind() == "command" && text(sub, walk).starts_with("<("))
+    else {
+        return false;
+    };
+    let mut c = reader.walk();
+    let others: Vec<Node<'_>> = reader
+        .children_by_field_name("argument", &mut c)
+        .filter(|a| *a != sub && a.kind() == "process_substitution" && text(*a, walk).starts_with("<("))
+        .collect();
+    others.into_iter().any(|other| {
+        let mut runs_client = false;
+        each_node(other, |k| {
+            if k.kind() == "command"
+                && let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk))
+            {
+                let mut c = k.walk();
+                let args: Vec<String> =
+                    k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+                runs_client |= plainly_local(name, &args);
+            }
+        });
+        runs_client
+    })
+}
+
+/// Whether the client `name` run with `args` reaches this Pod as written: its row's default is
+/// local, no environment variable can give it a host, no positional argument is a host, and every
+/// host option's value is `localhost` or a loopback address (`redis-cli ping`, `redis-cli -h
+/// 127.0.0.1 ping`; not `pg_isready`, which `PGHOST` may send elsewhere).
+fn plainly_local(name: &str, args: &[String]) -> bool {
+    use super::super::clients::{Positional, find_client};
+    let Some(client) = find_client(name, args) else {
+        return false;
+    };
+    let parsed = client.syntax.parse(args);
+    client.default_local
+        && client.env.is_empty()
+        && client.positional == Positional::Ignored
+        && client.always_opts.is_empty()
+        && client.other_opts.is_empty()
+        && client.config_opts.is_empty()
+        && !args.iter().any(|a| a.contains(['$', '`', '@']) || a.contains("://"))
+        && parsed.get(client.host_opts).iter().all(|h| constructs::local_word(h))
+}

@@ -22,9 +22,11 @@ use super::super::clients::find_client;
 use super::super::flow::mentions;
 use super::super::script::{arithmetic, test_expression};
 use super::super::shell::Walk;
-use super::super::words::glob_matches;
 use super::harmless::{reads_status_text, writes_a_named_file};
 use super::{Rules, is_statement, siblings_after, text};
+
+mod later;
+use later::status_subject_of;
 
 /// A reason the walk gives (`discarded`).
 pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and each status an outage gives makes the script run as with the server up, or exit 0";
@@ -75,6 +77,10 @@ struct Run<'w, 't> {
     steps: usize,
     /// Where the check starts in the text.
     from: usize,
+    /// The replay stopped at a top-level statement that reads neither `$?` nor a variable the
+    /// replay assigned (`pg_isready -h localhost`): where it starts, and the variables it holds
+    /// that the script assigns again before it reads them ([`Run::dead_at`]).
+    dead: Option<(usize, Vec<String>)>,
 }
 
 /// Whether the replay may run on this script: no errexit or pipefail anywhere (`set` not named),
@@ -196,8 +202,16 @@ fn representatives(src: &str) -> Vec<u8> {
 /// reader gives one of several statuses), and whether a status test could not be evaluated.
 /// `None`: the replay cannot follow the check's status up (a loop, a function, a substitution).
 fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Vec<End>, bool)> {
-    let mut run =
-        Run { walk, rules, status, vars: vec![Vec::new()], doubt: false, steps: 0, from: n.start_byte() };
+    let mut run = Run {
+        walk,
+        rules,
+        status,
+        vars: vec![Vec::new()],
+        doubt: false,
+        steps: 0,
+        from: n.start_byte(),
+        dead: None,
+    };
     let mut ends = Vec::new();
     let found = up_from(n, &mut run, &mut ends);
     // (Each statement run is a unit of the walk's work: `Walk::status_work`.)
@@ -245,12 +259,25 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                             doubt: false,
                             steps: run.steps,
                             from: run.from,
+                            dead: None,
                         };
                         up_from(parent, &mut each, ends)?;
                         run.doubt |= each.doubt;
                     }
                     return Some(());
                 }
+            }
+            // `case $(check >/dev/null; echo $?) in 3) exit 1;; esac`: the subject is the
+            // check's status (s17).
+            "command_substitution" => {
+                let case = status_subject_of(at, parent, run.walk)?;
+                match run.case_on(case, &run.status.to_string())? {
+                    Flow::Next(s) => run.status = s,
+                    Flow::Exit(s) => return end(ends, End::Exit(s)),
+                    Flow::Stop(at) => return end(ends, run.reached(at)),
+                }
+                at = case;
+                continue;
             }
             "list" => {
                 let left = parent.named_child(0)?;
@@ -331,15 +358,20 @@ impl Run<'_, '_> {
         let src = self.walk.src;
         let exports = mentions(src, &["export", "declare", "typeset", "readonly", "local"]);
         let (env, env_from) = &self.rules.container_env;
+        // (At a statement that reads neither `$?` nor them, `$?` is its own after it, and a
+        // variable assigned again before it is read is the new value: s17, `rc` of
+        // `psql -h db; rc=$?; psql -h localhost; rc=$?; [ $rc -eq 0 ]`.)
+        let dead = self.dead.as_ref().filter(|(b, _)| *b == at).map(|(_, d)| d);
         let read = |name: &str| {
             exports
                 || *env_from
                 || env.iter().any(|e| e == name)
-                || mentions(src.get(at..).unwrap_or(""), &[name])
-                || mentions(src.get(..self.from).unwrap_or(""), &[name])
+                || !dead.is_some_and(|d| d.iter().any(|x| x == name))
+                    && (mentions(src.get(at..).unwrap_or(""), &[name])
+                        || mentions(src.get(..self.from).unwrap_or(""), &[name]))
         };
         let vars = self.vars.iter().map(|f| f.iter().filter(|(n, _)| read(n)).cloned().collect()).collect();
-        End::Reached(at, self.status, vars)
+        End::Reached(at, if dead.is_some() { 0 } else { self.status }, vars)
     }
 
     /// The value of variable `name` the replay assigned.
@@ -403,6 +435,15 @@ impl Run<'_, '_> {
             return stop;
         }
         let t = text(s, self.walk);
+        let flow = self.stmt_kind(s, t, stop);
+        if matches!(flow, Flow::Stop(b) if b == s.start_byte()) && self.dead.is_none() {
+            self.dead = self.dead_at(s, t).map(|d| (s.start_byte(), d));
+        }
+        flow
+    }
+
+    /// [`Run::stmt`] by the kind of `s` (text `t`): `stop` where it cannot be run.
+    fn stmt_kind(&mut self, s: Node<'_>, t: &str, stop: Flow) -> Flow {
         let tested = |run: &mut Self| {
             run.doubt |=
                 reads_status_text(t) || run.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]));
@@ -556,38 +597,6 @@ impl Run<'_, '_> {
         }
         // No branch ran: the `if`'s status is 0 (POSIX, 2.9.4 "The if Conditional Construct").
         Flow::Next(0)
-    }
-
-    /// `case WORD in ...` run: the first item a pattern of which is WORD (literal patterns, `*`),
-    /// each ending with `;;`. `None` for anything else.
-    fn case(&mut self, s: Node<'_>) -> Option<Flow> {
-        let subject = self.word(text(s.child_by_field_name("value")?, self.walk))?;
-        let mut c = s.walk();
-        let items: Vec<Node<'_>> = s.named_children(&mut c).filter(|k| k.kind() == "case_item").collect();
-        for item in items {
-            let mut c = item.walk();
-            if item.children(&mut c).any(|k| matches!(k.kind(), ";&" | ";;&")) {
-                return None;
-            }
-            let mut c = item.walk();
-            let patterns: Vec<String> = item
-                .children_by_field_name("value", &mut c)
-                .map(|p| text(p, self.walk).to_string())
-                .collect();
-            let mut hit = false;
-            for p in &patterns {
-                hit |= if p.contains('$') { self.word(p)? == subject } else { glob_matches(p, &subject)? };
-            }
-            if hit {
-                let mut c = item.walk();
-                let body: Vec<Node<'_>> = item
-                    .named_children(&mut c)
-                    .filter(|k| is_statement(*k) && super::in_case_body(*k, item))
-                    .collect();
-                return Some(self.seq(body.into_iter()));
-            }
-        }
-        Some(Flow::Next(0))
     }
 
     /// A simple command run: `true`, `:`, `false`, `test`/`[`, `exit`, `echo`.

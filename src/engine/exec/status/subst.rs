@@ -95,14 +95,20 @@ pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
 /// that runs no `set`, and nothing in the script or the container's env names
 /// `inherit_errexit`, `posix` or `POSIXLY_CORRECT`.
 pub(super) fn bash_clears_errexit(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    if !rules.bash
-        || mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"])
-        || rules.container_env.1
-        || rules
-            .container_env
-            .0
-            .iter()
-            .any(|v| matches!(v.as_str(), "POSIXLY_CORRECT" | "SHELLOPTS" | "BASHOPTS"))
+    rules.bash && clears_errexit_in_bash(n, walk, &rules.container_env.0, rules.container_env.1)
+}
+
+/// [`bash_clears_errexit`] for a script bash runs, whose container's `env` declares `env`
+/// (and has `envFrom`: `env_from`).
+pub(in crate::engine::exec) fn clears_errexit_in_bash(
+    n: Node<'_>,
+    walk: &Walk<'_>,
+    env: &[String],
+    env_from: bool,
+) -> bool {
+    if mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"])
+        || env_from
+        || env.iter().any(|v| matches!(v.as_str(), "POSIXLY_CORRECT" | "SHELLOPTS" | "BASHOPTS"))
     {
         return false;
     }
@@ -171,5 +177,79 @@ pub(super) fn ignores_stdin(k: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool
                 })
         }
         _ => false,
+    }
+}
+
+/// A reason the walk gives (`discarded`).
+pub(super) const NONEMPTY_WITH_ERRORS: &str = "its output, with its errors (`2>&1`), is only tested for being non-empty, and in an outage it writes an error message";
+
+/// For the statement `at`, alone in the command substitution `sub` (whose nearest node above
+/// that is not a string is `up`), the test whose status stands for it when that test only asks
+/// whether the substitution's value is non-empty (`test -n "$(...)"`, `[ -n "$(...)" ]`, `[
+/// "$(...)" ]`, `[[ -n $(...) ]]`) and `at` is a client writing its errors into it (`2>&1`, its
+/// only redirection) with no flag that may silence them (`-s`, `-q`, `--silent`, `--quiet`, a
+/// cluster holding `s` without `S` or `q`; `nc`/`ncat`/`netcat` without `-v`): a failing client
+/// writes an error message, so the test passes with the server up or down (s17, vd3 o20: `test
+/// -n "$(redis-cli -h redis-master ping 2>&1)"` exits 0 / 0 in bash 5.2 and dash 0.5.12; without
+/// `2>&1`, 1 / 0).
+pub(super) fn nonempty_with_errors<'t>(
+    at: Node<'t>,
+    sub: Node<'t>,
+    up: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+) -> Option<Node<'t>> {
+    let body = at
+        .child_by_field_name("body")
+        .filter(|b| b.kind() == "command" && at.kind() == "redirected_statement")?;
+    let mut c = at.walk();
+    let redirects: Vec<String> = at
+        .children_by_field_name("redirect", &mut c)
+        .map(|r| text(r, walk).chars().filter(|c| !c.is_whitespace()).collect())
+        .collect();
+    let mut c = sub.walk();
+    if redirects != ["2>&1"] || sub.named_children(&mut c).filter(|k| super::is_statement(*k)).count() != 1 {
+        return None;
+    }
+    let name = text(body.child_by_field_name("name")?, walk);
+    let mut c = body.walk();
+    let args: Vec<&str> = body.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let cluster = |a: &&str| a.starts_with('-') && !a.starts_with("--");
+    let silenced = args.iter().any(|a| {
+        matches!(*a, "--silent" | "--quiet")
+            || cluster(a) && (a.contains('q') || a.contains('s') && !a.contains('S'))
+    }) || matches!(name, "nc" | "ncat" | "netcat")
+        && !args.iter().any(|a| cluster(a) && a.contains('v'));
+    if silenced
+        || rules.functions.iter().any(|f| f == name)
+        || super::super::clients::find_client(name, &[]).is_none()
+    {
+        return None;
+    }
+    // The value's word: the substitution alone, or alone in double quotes.
+    let word = match sub.parent()? {
+        p if p.kind() == "string" && text(p, walk).len() == text(sub, walk).len() + 2 => p,
+        p if p.kind() == "string" => return None,
+        _ => sub,
+    };
+    let t = |n: Node<'_>| text(n, walk).split_whitespace().collect::<Vec<_>>().join(" ");
+    let value = text(word, walk);
+    // (Unquoted, `test` and `[` split the value into words: `test -n a b` fails, 2.)
+    let quoted = word != sub;
+    let (single, double) = (format!("[ -n {value} ]"), format!("[[ -n {value} ]]"));
+    match up.kind() {
+        "command" if text(up.child_by_field_name("name")?, walk) == "test" => {
+            (quoted && t(up) == format!("test -n {value}")).then_some(up)
+        }
+        "unary_expression" => {
+            let test = up.parent().filter(|p| p.kind() == "test_command")?;
+            let whole = t(test);
+            (t(up) == format!("-n {value}") && (quoted && whole == single || whole == double)).then_some(test)
+        }
+        "test_command" => {
+            let whole = t(up);
+            (quoted && whole == format!("[ {value} ]") || whole == format!("[[ {value} ]]")).then_some(up)
+        }
+        _ => None,
     }
 }

@@ -60,3 +60,34 @@ pub(in crate::engine::exec) fn defined_functions(src: &str) -> Vec<String> {
     }
     out
 }
+
+/// Whether `src` may hold a `select` loop: it names `select` outside single-quoted strings and
+/// double-quoted ones that run nothing (`psql -h db -c 'select 1'` holds none: s17).
+pub(super) fn may_select(src: &str) -> bool {
+    super::mentions(src, &["select"])
+        && super::mentions(&blank_single_quoted(&super::harmless::blank_plain_strings(src)), &["select"])
+}
+
+/// `src` with the text inside each single-quoted string (outside double quotes) replaced by
+/// blanks: no word in it is a keyword of this shell.
+fn blank_single_quoted(src: &str) -> String {
+    let (mut out, mut chars) = (String::with_capacity(src.len()), src.chars());
+    let mut double = false;
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match c {
+            '\\' => out.extend(chars.next()),
+            '"' => double = !double,
+            '\'' if !double => {
+                for e in chars.by_ref() {
+                    out.push(if e == '\'' { e } else { ' ' });
+                    if e == '\'' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
