@@ -3032,6 +3032,30 @@ fn cmd_has_no_true_and_only_commands_that_clear_errorlevel_hide_a_failure() {
     assert_eq!(finding_of(&["cmd", "/c", "curl.exe -sf http://localhost:8080/ || true"]), None);
 }
 
+/// Fresh-user pass (s16): `|| exit 0` after a check was described as "its failure is ignored
+/// (`|| true`)"; the warning now says what the script does, for a plain check and a
+/// here-document's reader alike (bash 5.2.15 and dash 0.5.12, `pg_isready` stubbed to exit 2 for
+/// orders-db: each exits 0 with the database down).
+#[test]
+fn a_failure_ignored_is_described_as_the_script_writes_it() {
+    let body = "\n$(pg_isready -h orders-db)\nEOF\ncurl -sf http://localhost:8080/";
+    for (script, said, not_said) in [
+        (
+            "pg_isready -h orders-db || exit 0".to_string(),
+            "when it fails the script exits 0 (`|| exit 0`)",
+            "`|| true`",
+        ),
+        ("pg_isready -h orders-db || :".to_string(), "its failure is ignored (`|| :`)", "`|| true`"),
+        ("pg_isready -h orders-db || true".to_string(), "its failure is ignored (`|| true`)", "exit 0"),
+        (format!("grep -q accepting <<EOF || exit 0{body}"), "the script exits 0 (`|| exit 0`)", "`|| true`"),
+    ] {
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        let message = got.unwrap().1;
+        assert!(message.contains(said) && !message.contains(not_said), "{script:?}: {message}");
+    }
+}
+
 /// Break10 FD1 (false deny): a check in a here-document body read by a status-reading command
 /// (`grep -q`, or `cat <<EOF | grep -q`) couples only as far as that command's status does: the
 /// exit-status walk judges it like any other statement. bash 5.2.15 and dash 0.5.12, stubs
