@@ -98,6 +98,12 @@ pub(super) struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// The advice for a Job's Pods (`job`: they get no Service traffic, so a readiness probe
+    /// guards nothing) or for a serving workload's (`serving`).
+    fn advice(&self, job: &'static str, serving: &'static str) -> &'static str {
+        if self.in_job { job } else { serving }
+    }
+
     /// JSON Pointer to a member of this container, e.g. `["livenessProbe", "timeoutSeconds"]`.
     pub(super) fn pointer(&self, rest: &[&str]) -> PointerBuf {
         let list = match self.kind {
@@ -424,11 +430,9 @@ fn liveness_dependency<'a>(
             // The reason first: an admission warning over 256 characters is cut at its end
             // (fresh-user pass s16: the reason was cut off).
             format!(
-                "livenessProbe `{command}`{place} cannot fail the probe: {how}; it reaches {} ({}, via {}), \
+                "livenessProbe `{command}`{place} cannot fail the probe: {how}; it reaches {}, \
                  so only a hang past timeoutSeconds can; drop that check from livenessProbe",
-                dep.target,
-                dep.category,
-                via(&dep.program)
+                reached(&dep)
             ),
             Coupling::HangOnly {
                 program: via(&dep.program).to_string(),
@@ -442,12 +446,10 @@ fn liveness_dependency<'a>(
         // run time (`exec::Dependency::status_unknown`).
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}); whether it fails the probe \
+                "livenessProbe `{command}`{place} reaches {}; whether it fails the probe \
                  rests on {why}, known only at run time; {}",
-                dep.target,
-                dep.category,
-                via(&dep.program),
-                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
+                reached(&dep),
+                t.advice("drop it from livenessProbe", "check it in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
@@ -457,17 +459,14 @@ fn liveness_dependency<'a>(
         // (`exec::Dependency::quorum`): the member may be fine, so a warning, never a denial.
         return Some((
             format!(
-                "livenessProbe `{command}`{place} checks this member, but its answer rests on {} ({}, via \
-                 {}): {why}; a lost quorum fails every replica's liveness at once and restarts them \
+                "livenessProbe `{command}`{place} checks this member, but its answer rests on {}: \
+                 {why}; a lost quorum fails every replica's liveness at once and restarts them \
                  all, which cannot restore it; {}",
-                dep.target,
-                dep.category,
-                via(&dep.program),
-                if t.in_job {
-                    "drop it from livenessProbe"
-                } else {
+                reached(&dep),
+                t.advice(
+                    "drop it from livenessProbe",
                     "check quorum in readinessProbe and keep liveness on this process"
-                }
+                )
             ),
             Coupling::Uncertain,
         ));
@@ -479,16 +478,10 @@ fn liveness_dependency<'a>(
         // may have such a command.
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}): that command's output is the \
+                "livenessProbe `{command}`{place} reaches {}: that command's output is the \
                  host (none if the image lacks it); for the variable write `${name}`; {}",
-                dep.target,
-                dep.category,
-                via(&dep.program),
-                if t.in_job {
-                    "drop a dependency from livenessProbe"
-                } else {
-                    "check a dependency in readinessProbe"
-                }
+                reached(&dep),
+                t.advice("drop a dependency from livenessProbe", "check a dependency in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
@@ -498,33 +491,33 @@ fn liveness_dependency<'a>(
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}), known only at run time: if that \
+                "livenessProbe `{command}`{place} reaches {}, known only at run time: if that \
                  is another workload, its outage would {}; {}, or probe localhost",
-                dep.target,
-                dep.category,
-                via(&dep.program),
+                reached(&dep),
                 t.outage_kills,
-                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
+                t.advice("drop it from livenessProbe", "check it in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
     }
     Some((
         format!(
-            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would {}; {}",
-            dep.target,
-            dep.category,
-            via(&dep.program),
+            "livenessProbe `{command}`{place} reaches {}{why}: its outage would {}; {}",
+            reached(&dep),
             t.outage_kills,
-            if t.in_job {
+            t.advice(
                 "drop that check from livenessProbe (a Job's Pods get no Service traffic, so a \
-                 readinessProbe guards nothing: let the job retry the dependency itself)"
-            } else {
+                 readinessProbe guards nothing: let the job retry the dependency itself)",
                 "move that check to readinessProbe"
-            }
+            )
         ),
         Coupling::Fails,
     ))
+}
+
+/// An exec dependency as the liveness messages name it: `orders-db (database, via pg_isready)`.
+fn reached(dep: &exec::Dependency) -> String {
+    format!("{} ({}, via {})", dep.target, dep.category, via(&dep.program))
 }
 
 /// How a message names the client `program` of an exec dependency: its name, or for the
