@@ -208,8 +208,14 @@ fn a_cut_liveness_warning_keeps_its_reason() {
             "pg_isready -h orders-db.production.svc || true",
             "cannot fail the probe: its failure is ignored (`|| true`);",
         ),
-        // (And the host of a `$$(NAME)` escape: what the shell runs for it.)
-        ("pg_isready -h $$(DB_HOST)", "so the shell runs a command named `DB_HOST`"),
+        (
+            "pg_isready -h orders-db.production.svc || exit 0",
+            "cannot fail the probe: when it fails the script exits 0 (`|| exit 0`);",
+        ),
+        // (And the host of a `$$(NAME)` escape: what the shell runs for it, and how to write the
+        // variable: the warning was about 360 characters and lost this advice, s17.)
+        ("pg_isready -h $$(DB_HOST)", "runs a command named `DB_HOST` for its host"),
+        ("pg_isready -U postgres -d orders -h $$(DB_HOST)", "for the variable write `$DB_HOST`"),
     ];
     for (script, reason) in cases {
         for len in 1..=40 {

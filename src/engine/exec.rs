@@ -248,6 +248,20 @@ impl Dependency {
         let rest = &self.target[at + 2..];
         rest.find(')').map(|end| &rest[..end]).filter(|n| !n.is_empty())
     }
+
+    /// For a [`Self::host_command`] dependency, why the shell runs `NAME`, in a few words (the
+    /// target's note, written by `kubelet_left_as_written` in `exec::hosts`, says it whole): the
+    /// kubelet made the `$$(NAME)` escape the text `$(NAME)`, or left `$(NAME)` as written because
+    /// `NAME` is not in the container's env (or only `envFrom` sets it).
+    pub fn host_command_why(&self) -> &'static str {
+        if self.target.contains("the kubelet makes `$$(") {
+            "the kubelet reads `$$` as `$`"
+        } else if self.target.contains("(envFrom does not count") {
+            "envFrom does not count for a probe's command"
+        } else {
+            "not in env: the kubelet leaves it"
+        }
+    }
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

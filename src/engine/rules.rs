@@ -475,12 +475,13 @@ fn liveness_dependency<'a>(
         // The kubelet left `$(NAME)` as written (or made it of `$$(NAME)`), so the shell runs a
         // command named NAME for the host (bash and dash: "NAME: not found", an empty host). Not a
         // value known only at run time: say what runs (fresh-user pass s16). A warning: the image
-        // may have such a command.
+        // may have such a command. Short, the advice before the advice on the check: it was about
+        // 360 characters, and the 256-character admission warning lost "write `$NAME`" (s17).
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {}: that command's output is the \
-                 host (none if the image lacks it); for the variable write `${name}`; {}",
-                reached(&dep),
+                "livenessProbe `{command}`{place} runs a command named `{name}` for its host ({}): for \
+                 the variable write `${name}`; {}",
+                dep.host_command_why(),
                 t.advice("drop a dependency from livenessProbe", "check a dependency in readinessProbe")
             ),
             Coupling::Uncertain,
