@@ -578,8 +578,8 @@ fn an_unresolved_target_says_where_its_value_comes_from() {
         ("Pod default/unset", "reaches $CACHE (not in the container's env; no value known here)"),
         (
             "Pod default/kubelet",
-            "`curl -sf http://$(HOSTNAME):8080/healthz` runs a command named `HOSTNAME` for its host (not in \
-             env: the kubelet leaves it): for the variable write `$HOSTNAME`",
+            "`curl -sf http://$(HOSTNAME):8080/healthz` runs a command named `HOSTNAME` for its host; for the \
+             variable write `$HOSTNAME` (not in env: the kubelet leaves it)",
         ),
     ] {
         assert!(

@@ -410,7 +410,7 @@ fn liveness_dependency<'a>(
                 "livenessProbe `{}`{place} reaches {} (via {}): with hostNetwork that address may be this \
                  node or another machine; probe an address this container listens on (127.0.0.1 if it \
                  binds loopback)",
-                dep.command.chars().take(40).collect::<String>(),
+                super::cut_command(&dep.command, SHOWN_COMMAND_CHARS),
                 dep.target,
                 via(&dep.program)
             ),
@@ -418,10 +418,7 @@ fn liveness_dependency<'a>(
         ));
     }
     let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
-    let mut command: String = dep.command.chars().take(40).collect();
-    if command.len() < dep.command.len() {
-        command.push('…');
-    }
+    let command = super::cut_command(&dep.command, SHOWN_COMMAND_CHARS);
     if let Some(how) = &dep.uncoupled {
         // A probe fails by the command's exit status (Kubernetes docs, exec probes: "If the
         // command succeeds, it returns 0"); this client's status cannot change it. Only a client
@@ -479,8 +476,8 @@ fn liveness_dependency<'a>(
         // 360 characters, and the 256-character admission warning lost "write `$NAME`" (s17).
         return Some((
             format!(
-                "livenessProbe `{command}`{place} runs a command named `{name}` for its host ({}): for \
-                 the variable write `${name}`; {}",
+                "livenessProbe `{command}`{place} runs a command named `{name}` for its host; for the \
+                 variable write `${name}` ({}); {}",
                 dep.host_command_why(),
                 t.advice("drop a dependency from livenessProbe", "check a dependency in readinessProbe")
             ),
@@ -515,6 +512,11 @@ fn liveness_dependency<'a>(
         Coupling::Fails,
     ))
 }
+
+/// How many characters of an exec dependency's command a liveness message shows, `…` included
+/// ([`super::cut_command`]): a short command whole (`grpc_health_probe -addr=dns:///orders:50051`,
+/// 44, was cut at 40 in its port, s16 fresh-user pass), a long one between words.
+const SHOWN_COMMAND_CHARS: usize = 48;
 
 /// An exec dependency as the liveness messages name it: `orders-db (database, via pg_isready)`.
 fn reached(dep: &exec::Dependency) -> String {
