@@ -235,6 +235,10 @@ pub struct Dependency {
     /// [`Self::host_command_name`]. Set with [`Self::unknown_host`]: a warning, never a denial. (A
     /// flag, not the name: a `String` more would make the analysis' result enums too large.)
     pub host_command: bool,
+    /// Whether the client refuses the URL before connecting (a port that is not a number, as a
+    /// password with a raw `/` makes it: `curl http://u:pw/x@h/` exits 3): it reaches nothing and
+    /// fails every time. Set with [`Self::unknown_host`]: a warning, never a denial.
+    pub bad_url: bool,
 }
 
 impl Dependency {

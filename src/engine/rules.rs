@@ -419,6 +419,15 @@ fn liveness_dependency<'a>(
     }
     let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
     let command = super::cut_command(&dep.command, SHOWN_COMMAND_CHARS);
+    if dep.bad_url {
+        // The client refuses the URL before connecting (`exec::Dependency::bad_url`): not a
+        // dependency check, but a probe that fails every time (s17: it was denied as reaching
+        // the host after the `@`). A warning; nothing at all when its status cannot fail the probe.
+        return dep
+            .uncoupled
+            .is_none()
+            .then(|| (refused_url(&format!("livenessProbe `{command}`{place}"), &dep), Coupling::Uncertain));
+    }
     if let Some(how) = &dep.uncoupled {
         // A probe fails by the command's exit status (Kubernetes docs, exec probes: "If the
         // command succeeds, it returns 0"); this client's status cannot change it. Only a client
@@ -516,7 +525,18 @@ fn liveness_dependency<'a>(
 /// How many characters of an exec dependency's command a liveness message shows, `…` included
 /// ([`super::cut_command`]): a short command whole (`grpc_health_probe -addr=dns:///orders:50051`,
 /// 44, was cut at 40 in its port, s16 fresh-user pass), a long one between words.
-const SHOWN_COMMAND_CHARS: usize = 48;
+const SHOWN_COMMAND_CHARS: usize = 56;
+
+/// The message on a probe (`what`: "livenessProbe `curl ...`") whose client refuses its URL
+/// ([`exec::Dependency::bad_url`]); the URL as the dependency's target shows it, user info hidden.
+pub(super) fn refused_url(what: &str, dep: &exec::Dependency) -> String {
+    format!(
+        "{what}: {} refuses the URL {} (its port is not a number), so the probe fails every time; \
+         in a password write `/`, `?`, `#` as %2F, %3F, %23",
+        via(&dep.program),
+        dep.target
+    )
+}
 
 /// An exec dependency as the liveness messages name it: `orders-db (database, via pg_isready)`.
 fn reached(dep: &exec::Dependency) -> String {
