@@ -207,6 +207,8 @@ fn a_command_is_cut_between_words_never_in_its_port() {
     );
     assert_eq!(cut_command("-addr=dns:///orders.production.svc.cluster.local:50051", 48), "-addr=dns:///…");
     assert_eq!(cut_command("orders-db.production.svc.cluster.local:5432", 20), "orders-db.productio…");
+    // A blank only before the first word is no place to cut.
+    assert_eq!(cut_command(" aaaa/bbbbbbbb", 8), " aaaa/…");
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [{
         "name": "api", "image": "img",
         "livenessProbe": {"exec": {"command": ["grpc_health_probe", "-addr=dns:///orders:50051"]}}}]}});

@@ -602,6 +602,29 @@ mod tests {
         assert_eq!(parts(&format!("http://db:{m}/x")), ("db".into(), m.to_string(), "/x".into()));
     }
 
+    /// A URL curl and wget refuse: http(s), one `:` in an authority without `@`, `[` or a
+    /// variable, a written port that is not a number (curl 7.88.1: exit 3 for each `true` row).
+    #[test]
+    fn a_port_that_is_not_a_number_is_refused() {
+        for (url, refused) in [
+            ("http://u:pw/x@h/", true),
+            ("HTTPS://u:pw?x@h/", true),
+            ("http://db:abc", true),
+            ("ftp://u:pw/x@h/", false),
+            ("u:pw/x@h/", false),
+            ("http://u:80/x@h/", false),
+            ("http://u:/x@h/", false),
+            ("http://:pw/x", false),
+            ("http://u:p@w/", false),
+            ("http://[::1]:pw/", false),
+            ("http://u:$PORT/", false),
+            ("http://a:b:c/", false),
+            ("http://u:p\u{E000}w/", false),
+        ] {
+            assert_eq!(port_not_a_number(url), refused, "{url}");
+        }
+    }
+
     #[test]
     fn url_forms_fire_and_stay_quiet_as_their_hosts_say() {
         let fires = |argv: &[&str]| find_dependency(&s(argv), &ExecEnv::default()).is_some();
