@@ -209,6 +209,26 @@ pub fn cut_at_blank(s: &str, max: usize) -> String {
     }
 }
 
+/// A command `s` cut to at most `max` characters, `…` included, between words only: at the last
+/// blank that leaves room for the `…` (the blanks before it dropped). A first word longer than
+/// that is cut after its last `/`, `=` or `,` that fits (`dns:///…`), characters a `host:port`
+/// never holds, so the cut never splits a host from its port; a word with none of them, at the
+/// bound. `s` itself when it fits.
+pub fn cut_command(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max {
+        return s.to_string();
+    }
+    let room = max.saturating_sub(1);
+    // A blank at `room` itself is a cut that keeps `room` characters.
+    let head = &chars[..=room.min(chars.len() - 1)];
+    let cut = match head.iter().rposition(|c| c.is_whitespace()) {
+        Some(i) if head[..i].iter().any(|c| !c.is_whitespace()) => i,
+        _ => head[..room].iter().rposition(|c| matches!(c, '/' | '=' | ',')).map_or(room, |i| i + 1),
+    };
+    chars[..cut].iter().collect::<String>().trim_end().to_string() + "…"
+}
+
 /// Text from an object (names, commands) made safe for a message, a warning, a terminal or a log
 /// line: every character that could start a new line, drive a terminal or reorder the text is
 /// written as its `\u{..}` escape. Borrowed when there is nothing to escape.

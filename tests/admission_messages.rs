@@ -190,6 +190,33 @@ fn a_warning_is_cut_at_the_last_blank_that_fits() {
     assert_eq!(cut_at_blank("aaaaa bbb", 10), "aaaaa bbb");
 }
 
+/// Fresh-user pass (s16): `grpc_health_probe -addr=dns:///orders:50051` (44 characters) was shown
+/// as `` `grpc_health_probe -addr=dns:///orders:50…` ``, cut at 40 characters in its port. A short
+/// command is shown whole; a long one is cut between words, and a long first word never between a
+/// host and its port.
+#[test]
+fn a_command_is_cut_between_words_never_in_its_port() {
+    use probegate::engine::cut_command;
+    let grpc = "grpc_health_probe -addr=dns:///orders:50051";
+    assert_eq!(cut_command(grpc, 48), grpc);
+    assert_eq!(cut_command("aaaa bbbb cccc", 10), "aaaa bbbb…");
+    assert_eq!(cut_command("aaaa bbbbb cccc", 10), "aaaa…");
+    assert_eq!(
+        cut_command("grpc_health_probe -addr=dns:///orders.production.svc:50051", 48),
+        "grpc_health_probe…"
+    );
+    assert_eq!(cut_command("-addr=dns:///orders.production.svc.cluster.local:50051", 48), "-addr=dns:///…");
+    assert_eq!(cut_command("orders-db.production.svc.cluster.local:5432", 20), "orders-db.productio…");
+    // A blank only before the first word is no place to cut.
+    assert_eq!(cut_command(" aaaa/bbbbbbbb", 8), " aaaa/…");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [{
+        "name": "api", "image": "img",
+        "livenessProbe": {"exec": {"command": ["grpc_health_probe", "-addr=dns:///orders:50051"]}}}]}});
+    let e = respond(&Policy::default(), Endpoint::Validate, &pod);
+    let denial = e.status.map(|s| s.message).unwrap_or_default();
+    assert!(denial.contains(&format!("`{grpc}`")), "{denial}");
+}
+
 /// Fresh-user pass (s16): the liveness warning for `pg_isready -h ... | tee /tmp/x` was about 350
 /// characters, and the 256-character admission warning kept the target and lost the reason (cut
 /// after "its pipeline's status is the last filter's…"). The reason now comes first and is
@@ -208,8 +235,14 @@ fn a_cut_liveness_warning_keeps_its_reason() {
             "pg_isready -h orders-db.production.svc || true",
             "cannot fail the probe: its failure is ignored (`|| true`);",
         ),
-        // (And the host of a `$$(NAME)` escape: what the shell runs for it.)
-        ("pg_isready -h $$(DB_HOST)", "so the shell runs a command named `DB_HOST`"),
+        (
+            "pg_isready -h orders-db.production.svc || exit 0",
+            "cannot fail the probe: when it fails the script exits 0 (`|| exit 0`);",
+        ),
+        // (And the host of a `$$(NAME)` escape: what the shell runs for it, and how to write the
+        // variable: the warning was about 360 characters and lost this advice, s17.)
+        ("pg_isready -h $$(DB_HOST)", "runs a command named `DB_HOST` for its host"),
+        ("pg_isready -U postgres -d orders -h $$(DB_HOST)", "for the variable write `$DB_HOST`"),
     ];
     for (script, reason) in cases {
         for len in 1..=40 {

@@ -821,6 +821,33 @@ fn explain_simulates_only_the_couplings_check_denies() {
     }
 }
 
+/// Fresh-user pass (s16): `explain` said the dependency was "checked by liveness (and readiness)"
+/// for a Pod with no readiness probe. It names only the probes that reach it: liveness alone here
+/// (the run's assumption about readiness is its own line), both when readiness reaches it too.
+#[test]
+fn explain_names_only_the_probes_that_check_the_dependency() {
+    let dir = tempfile::tempdir().unwrap();
+    let pod = |readiness: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ns}}\nspec:\n  containers:\n  - name: api\n    image: img\n    livenessProbe: {{exec: {{command: [grpc_health_probe, -addr=orders:50051]}}}}\n{readiness}"
+        )
+    };
+    for (name, readiness, said) in [
+        ("none.yaml", "", "as written: dependency checked by liveness: "),
+        (
+            "both.yaml",
+            "    readinessProbe: {exec: {command: [grpc_health_probe, -addr=orders:50051]}}\n",
+            "as written: dependency checked by liveness and readiness: ",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, pod(readiness)).unwrap();
+        let o = probegate(&["explain", path.to_str().unwrap()], None);
+        let out = text(&o.stdout);
+        assert!(out.contains(said) && !out.contains("(and readiness)"), "{name}: {out}");
+    }
+}
+
 #[test]
 fn explain_prints_the_arithmetic_and_draws_the_chart() {
     let dir = tempfile::tempdir().unwrap();
@@ -843,7 +870,7 @@ fn explain_prints_the_arithmetic_and_draws_the_chart() {
         "boot budget 45 s = initialDelaySeconds 0 + periodSeconds 5 x failureThreshold 9",
         "a hang is a restart after at most 31 s = periodSeconds 10 x failureThreshold 3 + timeoutSeconds 1",
         "timeoutSeconds 1 (default)",
-        "as written: dependency checked by liveness (and readiness): 12 restarts, full capacity 39 s after the dependency returns, 215 pod-seconds",
+        "as written: dependency checked by liveness and readiness: 12 restarts, full capacity 39 s after the dependency returns, 215 pod-seconds",
         "as fixed:   dependency checked by readiness only: 0 restarts, full capacity 9 s after the dependency returns, 35 pod-seconds",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");

@@ -578,8 +578,8 @@ fn an_unresolved_target_says_where_its_value_comes_from() {
         ("Pod default/unset", "reaches $CACHE (not in the container's env; no value known here)"),
         (
             "Pod default/kubelet",
-            "reaches http://$(HOSTNAME):8080/healthz (HOSTNAME not in env: the kubelet leaves `$(HOSTNAME)` as \
-             written, so the shell runs a command named `HOSTNAME`)",
+            "`curl -sf http://$(HOSTNAME):8080/healthz` runs a command named `HOSTNAME` for its host; for the \
+             variable write `$HOSTNAME` (not in env: the kubelet leaves it)",
         ),
     ] {
         assert!(
@@ -1526,7 +1526,7 @@ fn an_escaped_reference_says_what_the_shell_runs() {
     for rule in ["(liveness-dependency)", "(readiness-shared-dependency)"] {
         let line = out.lines().find(|l| l.ends_with(rule)).unwrap_or_else(|| panic!("no {rule}: {out}"));
         assert!(line.contains(" warn "), "{line}");
-        assert!(line.contains("the shell runs a command named `DB_HOST`"), "{line}");
-        assert!(line.contains("(none if the image lacks it); for the variable write `$DB_HOST`"), "{line}");
+        assert!(line.contains("runs a command named `DB_HOST` for "), "{line}");
+        assert!(line.contains("for the variable write `$DB_HOST`"), "{line}");
     }
 }

@@ -847,3 +847,52 @@ fn the_resolve_configmaps_component_adds_get_on_configmaps_and_the_flag_and_noth
         assert_eq!(named(&docs, "ClusterRole", "probegate"), named(plain, "ClusterRole", "probegate"));
     }
 }
+
+/// `components/network-policy` (docs/server.md, "Endpoints": with no per-client connection cap, a
+/// client elsewhere in the cluster can hold every slot, so only the control plane should reach the
+/// webhook port): over each overlay it adds one NetworkPolicy and nothing else; the policy selects
+/// the webhook's Pods (not the reports component's), lets only an ipBlock reach the port the
+/// Service's 443 lands on, leaves the admin port (probes, Prometheus) open, and has only fields
+/// the API knows.
+#[test]
+fn the_network_policy_component_lets_only_the_control_plane_reach_the_webhook_port() {
+    for overlay in ["overlays/cert-manager", "overlays/self-managed", "overlays/strict"] {
+        let docs = rendered_with_component(overlay, "components/network-policy");
+        let plain = rendered(overlay);
+        assert_eq!(docs.len(), plain.len() + 1, "{overlay}");
+        let policy = named(&docs, "NetworkPolicy", "probegate-webhook");
+        assert_eq!(policy["metadata"]["namespace"], NAMESPACE);
+        assert_eq!(&round_trip::<k8s_openapi::api::networking::v1::NetworkPolicy>(policy), policy);
+        let spec = &policy["spec"];
+        let deployment = named(&docs, "Deployment", "probegate");
+        let pod_labels = labels(&deployment["spec"]["template"]["metadata"]["labels"]);
+        assert!(selector_matches(&spec["podSelector"], &pod_labels), "{overlay}: selects the webhook's Pods");
+        let reports = BTreeMap::from([
+            ("app.kubernetes.io/name".to_string(), "probegate".to_string()),
+            ("app.kubernetes.io/component".to_string(), "reports".to_string()),
+        ]);
+        assert!(!selector_matches(&spec["podSelector"], &reports), "{overlay}: not the reports Pods");
+        assert_eq!(spec["policyTypes"], json!(["Ingress"]));
+        let c = container(&docs);
+        let service = named(&docs, "Service", "probegate");
+        let https = service["spec"]["ports"].as_array().unwrap().iter().find(|p| p["port"] == 443).unwrap();
+        let webhook_port = container_port(c, &https["targetPort"]);
+        let rules = spec["ingress"].as_array().unwrap();
+        let mut opened = BTreeMap::new();
+        for rule in rules {
+            for p in rule["ports"].as_array().unwrap() {
+                assert_eq!(p["protocol"], "TCP");
+                opened.insert(container_port(c, &p["port"]), &rule["from"]);
+            }
+        }
+        assert_eq!(opened.keys().copied().collect::<Vec<_>>(), vec![8080, 8443], "{overlay}");
+        assert_eq!(webhook_port, 8443);
+        let from = opened[&webhook_port].as_array().expect("the webhook port has sources");
+        assert!(
+            !from.is_empty()
+                && from.iter().all(|f| f["ipBlock"]["cidr"].is_string() && f.as_object().unwrap().len() == 1),
+            "{overlay}: the webhook port only from ipBlocks: {from:?}"
+        );
+        assert!(opened[&8080].is_null(), "{overlay}: the admin port from anywhere");
+    }
+}

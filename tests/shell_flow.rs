@@ -3032,6 +3032,64 @@ fn cmd_has_no_true_and_only_commands_that_clear_errorlevel_hide_a_failure() {
     assert_eq!(finding_of(&["cmd", "/c", "curl.exe -sf http://localhost:8080/ || true"]), None);
 }
 
+/// Fresh-user pass (s16): `|| exit 0` after a check was described as "its failure is ignored
+/// (`|| true`)"; the warning now says what the script does, for a plain check and a
+/// here-document's reader alike (bash 5.2.15 and dash 0.5.12, `pg_isready` stubbed to exit 2 for
+/// orders-db: each exits 0 with the database down).
+#[test]
+fn a_failure_ignored_is_described_as_the_script_writes_it() {
+    let body = "\n$(pg_isready -h orders-db)\nEOF\ncurl -sf http://localhost:8080/";
+    for (script, said, not_said) in [
+        (
+            "pg_isready -h orders-db || exit 0".to_string(),
+            "when it fails the script exits 0 (`|| exit 0`)",
+            "`|| true`",
+        ),
+        ("pg_isready -h orders-db || :".to_string(), "its failure is ignored (`|| :`)", "`|| true`"),
+        ("pg_isready -h orders-db || true".to_string(), "its failure is ignored (`|| true`)", "exit 0"),
+        (format!("grep -q accepting <<EOF || exit 0{body}"), "the script exits 0 (`|| exit 0`)", "`|| true`"),
+    ] {
+        let got = finding_of(&["sh", "-c", &script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{script:?}: {got:?}");
+        let message = got.unwrap().1;
+        assert!(message.contains(said) && !message.contains(not_said), "{script:?}: {message}");
+    }
+}
+
+/// Fresh-user pass (s16): `curl http://u:pw/x@h/` was denied as reaching `h`, but curl reads host
+/// `u` with the port `pw` and fails before connecting (curl 7.88.1: exit 3, "URL using bad/illegal
+/// format or missing URL"; GNU Wget 1.21.3: exit 1, "Bad port number"). Such a URL is no dependency
+/// check: a warning that the probe fails every time, the password hidden. With several URLs curl's
+/// status is the last one's (a refused URL then a served one: 0; the other way round: 3), so a
+/// refused URL before a dependency's keeps the denial; wget fails when any URL does.
+#[test]
+fn a_url_the_client_refuses_is_a_warning_not_a_dependency() {
+    let warned = [
+        vec!["curl", "-f", "http://u:Pw7q/zRt@h/"],
+        vec!["wget", "-q", "http://u:Pw7q?zRt@orders-db.shop.svc:8443/x"],
+        vec!["sh", "-c", "curl -sf https://u:Pw7q#zRt@h/health && echo ok"],
+        vec!["curl", "-f", "http://orders-db/", "http://u:Pw7q/zRt@h/"],
+        vec!["curl", "--fail-early", "http://u:Pw7q/zRt@h/", "http://orders-db/"],
+        vec!["wget", "-q", "http://orders-db/", "http://u:Pw7q/zRt@h/"],
+    ];
+    for argv in &warned {
+        let got = finding_of(argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Warn), "{argv:?}: {got:?}");
+        let message = got.unwrap().1;
+        assert!(message.contains("refuses the URL") && message.contains("u:***@"), "{argv:?}: {message}");
+        assert!(!message.contains("Pw7q") && !message.contains("zRt"), "{argv:?}: {message}");
+    }
+    // The last URL decides curl's status; a port is a port; an ignored failure is no finding.
+    for argv in [
+        vec!["curl", "-f", "http://u:Pw7q/zRt@h/", "http://orders-db/"],
+        vec!["curl", "-f", "http://orders-db:8080/@me"],
+    ] {
+        let got = finding_of(&argv);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{argv:?}: {got:?}");
+    }
+    assert_eq!(finding_of(&["sh", "-c", "curl -f http://u:Pw7q/zRt@h/ || true"]), None);
+}
+
 /// Break10 FD1 (false deny): a check in a here-document body read by a status-reading command
 /// (`grep -q`, or `cat <<EOF | grep -q`) couples only as far as that command's status does: the
 /// exit-status walk judges it like any other statement. bash 5.2.15 and dash 0.5.12, stubs

@@ -691,12 +691,23 @@ pub fn explain_object(
     }
 }
 
-fn check_name(c: DependencyCheck) -> &'static str {
+/// Which probes check the dependency in a run, as the text and the chart say it: with
+/// `readiness_too` (the simulated container's readiness probe reaches it as well) both, else the
+/// liveness probe alone, what the manifest shows (the "as written assumes" line says what the run
+/// assumes of readiness; fresh-user pass s16: a Pod with no readiness probe was said to check the
+/// dependency "by liveness (and readiness)").
+fn check_name(c: DependencyCheck, readiness_too: bool) -> &'static str {
     match c {
-        DependencyCheck::Liveness => "liveness (and readiness)",
+        DependencyCheck::Liveness if readiness_too => "liveness and readiness",
+        DependencyCheck::Liveness => "liveness",
         DependencyCheck::Readiness => "readiness only",
         DependencyCheck::None => "no probe",
     }
+}
+
+/// Whether the simulated container's readiness probe reaches the dependency too.
+fn readiness_too(e: &Explanation, sim: &Simulation) -> bool {
+    e.containers.iter().any(|c| c.name == sim.container && c.readiness_reaches_dependency)
 }
 
 fn fmt_secs(s: Option<u32>) -> String {
@@ -948,7 +959,7 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
             "    {:<11} dependency checked by {}: {} {}, full capacity {} after the dependency returns, {} \
              pod-seconds lost after it returns",
             format!("{name}:"),
-            check_name(r.scenario.dependency_check),
+            check_name(r.scenario.dependency_check, readiness_too(e, sim)),
             o.restarts,
             if o.restarts == 1 { "restart" } else { "restarts" },
             fmt_secs(o.full_capacity_after_recovery_seconds),
@@ -1063,12 +1074,12 @@ pub fn draw_svg(e: &Explanation, path: &Path) -> Result<(), String> {
     };
     let written_label = format!(
         "as written ({}; {} restarts)",
-        check_name(sim.written.scenario.dependency_check),
+        check_name(sim.written.scenario.dependency_check, readiness_too(e, sim)),
         sim.written.outcome.restarts
     );
     let fixed_label = format!(
         "as fixed ({}; {} restarts)",
-        check_name(sim.fixed.scenario.dependency_check),
+        check_name(sim.fixed.scenario.dependency_check, readiness_too(e, sim)),
         sim.fixed.outcome.restarts
     );
     // As written: wide and light, under the fixed line, so both show where they coincide.

@@ -246,7 +246,14 @@ fn readiness_dependency(
         }
         Reached::Exec(dep) => {
             let reaches = format!("readinessProbe reaches {} (via {})", short(&dep.target), dep.program);
-            if let Some(how) = dep.uncoupled {
+            if dep.bad_url {
+                // As for `liveness-dependency`: a URL the client refuses fails every time (no
+                // finding when its status cannot fail the probe).
+                if dep.uncoupled.is_some() {
+                    return None;
+                }
+                (super::rules::refused_url("readinessProbe", &dep), Coupling::Uncertain)
+            } else if let Some(how) = dep.uncoupled {
                 // Its status cannot take the pod out of the endpoints; a client that hangs past
                 // timeoutSeconds still does (Kubernetes docs, exec probes).
                 let timeout = probe.timeout_seconds.unwrap_or(super::defaults::TIMEOUT_SECONDS);
@@ -309,6 +316,7 @@ fn startup_dependency(
     Some(match remote_dependency(rules, t, probe, liveness_exec)? {
         Reached::Host(host) => (format!("startupProbe reaches {}; {KILLS}", short(&host)), false),
         Reached::Exec(dep) if dep.uncoupled.is_some() => return None,
+        Reached::Exec(dep) if dep.bad_url => (super::rules::refused_url("startupProbe", &dep), true),
         Reached::Exec(dep) => {
             let maybe_self = dep.unknown_host
                 || dep.status_unknown.is_some()

@@ -235,6 +235,10 @@ pub struct Dependency {
     /// [`Self::host_command_name`]. Set with [`Self::unknown_host`]: a warning, never a denial. (A
     /// flag, not the name: a `String` more would make the analysis' result enums too large.)
     pub host_command: bool,
+    /// Whether the client refuses the URL before connecting (a port that is not a number, as a
+    /// password with a raw `/` makes it: `curl http://u:pw/x@h/` exits 3): it reaches nothing and
+    /// fails every time. Set with [`Self::unknown_host`]: a warning, never a denial.
+    pub bad_url: bool,
 }
 
 impl Dependency {
@@ -247,6 +251,20 @@ impl Dependency {
         let at = self.target.find("$(")?;
         let rest = &self.target[at + 2..];
         rest.find(')').map(|end| &rest[..end]).filter(|n| !n.is_empty())
+    }
+
+    /// For a [`Self::host_command`] dependency, why the shell runs `NAME`, in a few words (the
+    /// target's note, written by `kubelet_left_as_written` in `exec::hosts`, says it whole): the
+    /// kubelet made the `$$(NAME)` escape the text `$(NAME)`, or left `$(NAME)` as written because
+    /// `NAME` is not in the container's env (or only `envFrom` sets it).
+    pub fn host_command_why(&self) -> &'static str {
+        if self.target.contains("the kubelet makes `$$(") {
+            "the kubelet reads `$$` as `$`"
+        } else if self.target.contains("(envFrom does not count") {
+            "envFrom does not count for a probe's command"
+        } else {
+            "not in env: the kubelet leaves it"
+        }
     }
 }
 

@@ -98,6 +98,12 @@ pub(super) struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// The advice for a Job's Pods (`job`: they get no Service traffic, so a readiness probe
+    /// guards nothing) or for a serving workload's (`serving`).
+    fn advice(&self, job: &'static str, serving: &'static str) -> &'static str {
+        if self.in_job { job } else { serving }
+    }
+
     /// JSON Pointer to a member of this container, e.g. `["livenessProbe", "timeoutSeconds"]`.
     pub(super) fn pointer(&self, rest: &[&str]) -> PointerBuf {
         let list = match self.kind {
@@ -404,7 +410,7 @@ fn liveness_dependency<'a>(
                 "livenessProbe `{}`{place} reaches {} (via {}): with hostNetwork that address may be this \
                  node or another machine; probe an address this container listens on (127.0.0.1 if it \
                  binds loopback)",
-                dep.command.chars().take(40).collect::<String>(),
+                super::cut_command(&dep.command, SHOWN_COMMAND_CHARS),
                 dep.target,
                 via(&dep.program)
             ),
@@ -412,9 +418,15 @@ fn liveness_dependency<'a>(
         ));
     }
     let why = dep.why.as_ref().map(|w| format!("; {w}")).unwrap_or_default();
-    let mut command: String = dep.command.chars().take(40).collect();
-    if command.len() < dep.command.len() {
-        command.push('…');
+    let command = super::cut_command(&dep.command, SHOWN_COMMAND_CHARS);
+    if dep.bad_url {
+        // The client refuses the URL before connecting (`exec::Dependency::bad_url`): not a
+        // dependency check, but a probe that fails every time (s17: it was denied as reaching
+        // the host after the `@`). A warning; nothing at all when its status cannot fail the probe.
+        return dep
+            .uncoupled
+            .is_none()
+            .then(|| (refused_url(&format!("livenessProbe `{command}`{place}"), &dep), Coupling::Uncertain));
     }
     if let Some(how) = &dep.uncoupled {
         // A probe fails by the command's exit status (Kubernetes docs, exec probes: "If the
@@ -424,11 +436,9 @@ fn liveness_dependency<'a>(
             // The reason first: an admission warning over 256 characters is cut at its end
             // (fresh-user pass s16: the reason was cut off).
             format!(
-                "livenessProbe `{command}`{place} cannot fail the probe: {how}; it reaches {} ({}, via {}), \
+                "livenessProbe `{command}`{place} cannot fail the probe: {how}; it reaches {}, \
                  so only a hang past timeoutSeconds can; drop that check from livenessProbe",
-                dep.target,
-                dep.category,
-                via(&dep.program)
+                reached(&dep)
             ),
             Coupling::HangOnly {
                 program: via(&dep.program).to_string(),
@@ -442,12 +452,10 @@ fn liveness_dependency<'a>(
         // run time (`exec::Dependency::status_unknown`).
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}); whether it fails the probe \
+                "livenessProbe `{command}`{place} reaches {}; whether it fails the probe \
                  rests on {why}, known only at run time; {}",
-                dep.target,
-                dep.category,
-                via(&dep.program),
-                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
+                reached(&dep),
+                t.advice("drop it from livenessProbe", "check it in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
@@ -457,17 +465,14 @@ fn liveness_dependency<'a>(
         // (`exec::Dependency::quorum`): the member may be fine, so a warning, never a denial.
         return Some((
             format!(
-                "livenessProbe `{command}`{place} checks this member, but its answer rests on {} ({}, via \
-                 {}): {why}; a lost quorum fails every replica's liveness at once and restarts them \
+                "livenessProbe `{command}`{place} checks this member, but its answer rests on {}: \
+                 {why}; a lost quorum fails every replica's liveness at once and restarts them \
                  all, which cannot restore it; {}",
-                dep.target,
-                dep.category,
-                via(&dep.program),
-                if t.in_job {
-                    "drop it from livenessProbe"
-                } else {
+                reached(&dep),
+                t.advice(
+                    "drop it from livenessProbe",
                     "check quorum in readinessProbe and keep liveness on this process"
-                }
+                )
             ),
             Coupling::Uncertain,
         ));
@@ -476,19 +481,14 @@ fn liveness_dependency<'a>(
         // The kubelet left `$(NAME)` as written (or made it of `$$(NAME)`), so the shell runs a
         // command named NAME for the host (bash and dash: "NAME: not found", an empty host). Not a
         // value known only at run time: say what runs (fresh-user pass s16). A warning: the image
-        // may have such a command.
+        // may have such a command. Short, the advice before the advice on the check: it was about
+        // 360 characters, and the 256-character admission warning lost "write `$NAME`" (s17).
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}): that command's output is the \
-                 host (none if the image lacks it); for the variable write `${name}`; {}",
-                dep.target,
-                dep.category,
-                via(&dep.program),
-                if t.in_job {
-                    "drop a dependency from livenessProbe"
-                } else {
-                    "check a dependency in readinessProbe"
-                }
+                "livenessProbe `{command}`{place} runs a command named `{name}` for its host; for the \
+                 variable write `${name}` ({}); {}",
+                dep.host_command_why(),
+                t.advice("drop a dependency from livenessProbe", "check a dependency in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
@@ -498,33 +498,49 @@ fn liveness_dependency<'a>(
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {} ({}, via {}), known only at run time: if that \
+                "livenessProbe `{command}`{place} reaches {}, known only at run time: if that \
                  is another workload, its outage would {}; {}, or probe localhost",
-                dep.target,
-                dep.category,
-                via(&dep.program),
+                reached(&dep),
                 t.outage_kills,
-                if t.in_job { "drop it from livenessProbe" } else { "check it in readinessProbe" }
+                t.advice("drop it from livenessProbe", "check it in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
     }
     Some((
         format!(
-            "livenessProbe `{command}`{place} reaches {} ({}, via {}){why}: its outage would {}; {}",
-            dep.target,
-            dep.category,
-            via(&dep.program),
+            "livenessProbe `{command}`{place} reaches {}{why}: its outage would {}; {}",
+            reached(&dep),
             t.outage_kills,
-            if t.in_job {
+            t.advice(
                 "drop that check from livenessProbe (a Job's Pods get no Service traffic, so a \
-                 readinessProbe guards nothing: let the job retry the dependency itself)"
-            } else {
+                 readinessProbe guards nothing: let the job retry the dependency itself)",
                 "move that check to readinessProbe"
-            }
+            )
         ),
         Coupling::Fails,
     ))
+}
+
+/// How many characters of an exec dependency's command a liveness message shows, `…` included
+/// ([`super::cut_command`]): a short command whole (`grpc_health_probe -addr=dns:///orders:50051`,
+/// 44, was cut at 40 in its port, s16 fresh-user pass), a long one between words.
+const SHOWN_COMMAND_CHARS: usize = 56;
+
+/// The message on a probe (`what`: "livenessProbe `curl ...`") whose client refuses its URL
+/// ([`exec::Dependency::bad_url`]); the URL as the dependency's target shows it, user info hidden.
+pub(super) fn refused_url(what: &str, dep: &exec::Dependency) -> String {
+    format!(
+        "{what}: {} refuses the URL {} (its port is not a number), so the probe fails every time; \
+         in a password write `/`, `?`, `#` as %2F, %3F, %23",
+        via(&dep.program),
+        dep.target
+    )
+}
+
+/// An exec dependency as the liveness messages name it: `orders-db (database, via pg_isready)`.
+fn reached(dep: &exec::Dependency) -> String {
+    format!("{} ({}, via {})", dep.target, dep.category, via(&dep.program))
 }
 
 /// How a message names the client `program` of an exec dependency: its name, or for the

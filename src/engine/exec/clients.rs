@@ -377,11 +377,23 @@ pub(super) struct Hit {
     /// Whether the hosts are alternatives the client tries in turn, succeeding on the first that
     /// accepts (libpq's host lists, [`Ctx::failover_note`]), rather than all needed.
     pub(super) failover: bool,
+    /// A URL curl and wget refuse before connecting ([`super::hosts::port_not_a_number`]): the
+    /// request never leaves the Pod, and the client fails every time.
+    pub(super) bad_url: bool,
 }
 
 impl Hit {
     pub(super) fn new(category: DependencyCategory, hosts: Vec<String>, target: impl Into<String>) -> Self {
-        Hit { category, hosts, target: target.into(), via: None, always: false, path: None, failover: false }
+        Hit {
+            category,
+            hosts,
+            target: target.into(),
+            via: None,
+            always: false,
+            path: None,
+            failover: false,
+            bad_url: false,
+        }
     }
 
     pub(super) fn always(category: DependencyCategory, target: impl Into<String>) -> Self {

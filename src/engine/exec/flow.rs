@@ -16,6 +16,7 @@ use tree_sitter::Node;
 
 use super::context::{Ctx, is_ident};
 use super::shell::Walk;
+pub(super) use uncoupled::failure_ignored_by;
 use uncoupled::uncoupled;
 
 /// Starts a piece that defines a shell function: `FUNCTION name FUNCTION body` (the body as

@@ -266,18 +266,18 @@ impl Ctx<'_> {
             None if statement.kind() == "pipeline" => Vec::new(),
             None => return None,
         };
-        let ignored = kids.windows(2).any(|w| {
-            w[0].kind() == "||"
-                && w[1].kind() == "command"
-                && matches!(text(w[1], walk).trim(), "true" | ":" | "exit 0")
+        let ignored = kids.windows(2).find_map(|w| {
+            let right = text(w[1], walk).trim();
+            (w[0].kind() == "||" && w[1].kind() == "command" && matches!(right, "true" | ":" | "exit 0"))
+                .then(|| super::flow::failure_ignored_by(right))
         });
         let then = |why: &str| {
             format!(
                 "it runs in a here-document's body, read into the status of a command whose status cannot fail the probe: {why}"
             )
         };
-        if ignored && walk.status.is_some() {
-            return Some(then("its failure is ignored (`|| true`)"));
+        if let Some(how) = ignored.filter(|_| walk.status.is_some()) {
+            return Some(then(how));
         }
         // A `&&`/`||` the grammar holds inside the redirection: the walk up the tree would miss it.
         if kids.iter().any(|k| matches!(k.kind(), "&&" | "||")) {

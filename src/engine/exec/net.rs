@@ -4,7 +4,17 @@
 use super::DependencyCategory::Network;
 use super::clients::{Client, Hit, Parsed};
 use super::context::Ctx;
-use super::hosts::{net_category, split_host_port, url_parts};
+use super::hosts::{net_category, port_not_a_number, split_host_port, url_parts};
+
+/// The hits of a client given URLs it may refuse ([`Hit::bad_url`]): when `fatal` says a refused
+/// URL decides its status (it then fails every time, whatever it reaches), only the refused ones,
+/// so the probe is reported as failing every time; else the others (a refused URL reaches nothing
+/// and does not decide the status).
+fn refused_urls_decide(mut hits: Vec<Hit>, fatal: impl Fn(&[Hit]) -> bool) -> Vec<Hit> {
+    let keep_refused = fatal(&hits);
+    hits.retain(|h| h.bad_url == keep_refused);
+    hits
+}
 
 impl Ctx<'_> {
     /// A hit for a generic client reaching `host[:port]` with an optional request path.
@@ -49,8 +59,9 @@ impl Ctx<'_> {
                 hits.push(Hit::proxy(v));
             }
         }
-        hits.extend(p.pos.iter().map(|u| self.request_hit(u)));
-        hits
+        hits.extend(p.pos.iter().map(|u| Hit { bad_url: port_not_a_number(u), ..self.request_hit(u) }));
+        // Wget exits 1 when any URL failed (GNU Wget 1.21: a refused URL, then a served one: 1).
+        refused_urls_decide(hits, |h| h.iter().any(|h| h.bad_url))
     }
 
     pub(super) fn httpie(&mut self, c: &Client, a: &[String]) -> Vec<Hit> {
@@ -152,9 +163,15 @@ impl Ctx<'_> {
             };
             let mut hit = self.net_hit(&dest, dest_port.as_deref(), &path, target);
             hit.path = Some(path);
+            hit.bad_url = port_not_a_number(&u);
             hits.push(hit);
         }
-        hits
+        // curl 7.88's status is its last transfer's (a refused URL, then a served one: 0; the
+        // other way round: 3), or the first failure's with `--fail-early`.
+        let fail_early = p.has(&["fail-early"]);
+        refused_urls_decide(hits, |h| {
+            h.last().is_some_and(|l| l.bad_url) || fail_early && h.iter().any(|h| h.bad_url)
+        })
     }
 
     pub(super) fn socat(&mut self, a: &[String]) -> Vec<Hit> {

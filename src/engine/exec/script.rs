@@ -740,12 +740,14 @@ impl Ctx<'_> {
             format!("{} ({origin})", chain.join(" → "))
         });
         // Known only at run time, and no variable name says it is a dependency's address.
-        let unknown_host = !hit.always
-            && hit.hosts.iter().all(|h| match self.classify(h) {
-                HostClass::Remote => false,
-                HostClass::Local | HostClass::Unknown => true,
-                HostClass::Unresolved => !self.names_dependency_variable(h),
-            });
+        // (A URL the client refuses reaches no host at all: never a denial.)
+        let unknown_host = hit.bad_url
+            || !hit.always
+                && hit.hosts.iter().all(|h| match self.classify(h) {
+                    HostClass::Remote => false,
+                    HostClass::Local | HostClass::Unknown => true,
+                    HostClass::Unresolved => !self.names_dependency_variable(h),
+                });
         Dependency {
             program: program.to_string(),
             category: hit.category,
@@ -758,6 +760,7 @@ impl Ctx<'_> {
             status_unknown,
             quorum: None,
             host_command,
+            bad_url: hit.bad_url,
         }
     }
 }

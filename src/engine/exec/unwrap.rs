@@ -486,6 +486,9 @@ impl Ctx<'_> {
             if self.is_dependency(&hit) {
                 return Some(self.make_dependency(program, hit, words, &[]));
             }
+            if hit.bad_url {
+                continue;
+            }
             self.note_unknown_host(program, &hit);
             if let Some(path) = &hit.path {
                 let shown = self.shown_words(words);

@@ -168,13 +168,24 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
         let zero_either_way =
             text(right, walk).split_whitespace().eq(["exit", "0"]) && only_exits_zero(n, walk);
         return ((zero_either_way || !ends_script(n)) && !output_kept())
-            .then_some("its failure is ignored (`|| true`)");
+            .then(|| failure_ignored_by(text(right, walk)));
     }
     if parent.kind() == "pipeline" && !walk.pipefail {
         return (!ends_script(n) && !output_kept())
             .then_some("its pipeline's status is another command's (`| true`)");
     }
     None
+}
+
+/// How a list's right side that always succeeds (`|| true`, `|| :`, `|| exit 0`) makes the
+/// left side's failure harmless, as the script writes it: `exit 0` ends the script with 0, the
+/// others let it go on (fresh-user pass s16: `|| exit 0` was described as `|| true`).
+pub(in crate::engine::exec) fn failure_ignored_by(right: &str) -> &'static str {
+    match right.split_whitespace().next() {
+        Some("exit") => "when it fails the script exits 0 (`|| exit 0`)",
+        Some(":") => "its failure is ignored (`|| :`)",
+        _ => "its failure is ignored (`|| true`)",
+    }
 }
 
 /// Whether every way `n` can end the script is `exit 0`: no `exec`, `return` or loop, and each
