@@ -2421,3 +2421,36 @@ fn readiness_and_startup_dependency_messages_show_a_host_and_say_only_what_is_kn
     assert!(f[0].message.contains("may be this node"), "{}", f[0].message);
     assert_eq!(f[0].coupling, Some(probegate::engine::Coupling::Uncertain));
 }
+
+// === s17 clients: what a liveness exec probe reaches ===
+
+/// The liveness-dependency action for container `c` with env `env` (a YAML flow list) and the
+/// exec probe `command` (a YAML flow list), if any.
+fn exec_dependency(env: &str, command: &str) -> Option<Action> {
+    let spec = format!(
+        "containers:\n- name: app\n  image: shop/app\n  env: {env}\n  livenessProbe: {{exec: {{command: {command}}}}}\n"
+    );
+    let e = eval(&pod(&spec));
+    findings(&e, RuleId::LivenessDependency).first().map(|f| f.action)
+}
+
+#[test]
+fn an_empty_libpq_host_option_leaves_pghost_to_name_the_server() {
+    // libpq treats an empty setting as unset (`PQconnectdbParams`): `-h ''` with PGHOST=db in the
+    // environment connects to db (confirmed with pg_isready and psql 15, break-it pass p01/p02/p05).
+    let pghost = "[{name: PGHOST, value: db}]";
+    for command in [
+        "[pg_isready, -h, '']",
+        "[sh, -c, 'pg_isready -h \"\"']",
+        "[sh, -c, 'exec pg_isready -h \"\"']",
+        "[sh, -c, 'psql -h \"\" -c \"select 1\"']",
+    ] {
+        assert_eq!(exec_dependency(pghost, command), Some(Action::Deny), "{command}");
+    }
+    assert_eq!(exec_dependency("[]", "[sh, -c, 'PGHOST=db pg_isready -h \"\"']"), Some(Action::Deny));
+    // Without PGHOST, or with PGHOST naming this Pod, it is the local socket / this Pod.
+    assert_eq!(exec_dependency("[]", "[pg_isready, -h, '']"), None);
+    assert_eq!(exec_dependency("[{name: PGHOST, value: 127.0.0.1}]", "[pg_isready, -h, '']"), None);
+    // The last `-h` wins: a named local host after an empty one stays local.
+    assert_eq!(exec_dependency(pghost, "[pg_isready, -h, '', -h, 127.0.0.1]"), None);
+}

@@ -607,7 +607,12 @@ impl Ctx<'_> {
     fn postgres(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
         let p = c.syntax.parse(a);
         // (hosts, what to show) for `host` and for `hostaddr`.
-        let mut host: Option<(Vec<String>, String)> = p.get(c.host_opts).pop().map(|v| (hosts_of(&v), v));
+        // An empty `-h ''` is no host: libpq treats an empty setting as unset ("If any parameter is
+        // NULL or an empty string, the corresponding environment variable ... is checked":
+        // PostgreSQL docs, `PQconnectdbParams`), so `PGHOST` applies and, without it, the local socket (confirmed with pg_isready and psql 15: `PGHOST=127.0.0.1
+        // pg_isready -h ''` connects to 127.0.0.1; break-it pass).
+        let mut host: Option<(Vec<String>, String)> =
+            p.get(c.host_opts).pop().filter(|v| !v.is_empty()).map(|v| (hosts_of(&v), v));
         let mut hostaddr: Option<(Vec<String>, String)> = None;
         let mut conns = p.get(&["d", "dbname", "maintenance-db"]);
         conns.extend(p.pos.iter().cloned());
