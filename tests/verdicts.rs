@@ -2454,3 +2454,52 @@ fn an_empty_libpq_host_option_leaves_pghost_to_name_the_server() {
     // The last `-h` wins: a named local host after an empty one stays local.
     assert_eq!(exec_dependency(pghost, "[pg_isready, -h, '', -h, 127.0.0.1]"), None);
 }
+
+#[test]
+fn env_split_string_is_split_and_its_command_analysed() {
+    // `env -S STRING`: env splits STRING into its arguments (coreutils, "env invocation", -S).
+    // Break-it pass w46 w47 w57 w58 w77: none was analysed.
+    for command in [
+        "[env, -S, 'pg_isready -h db']",
+        "[env, '--split-string=pg_isready -h db']",
+        "[env, --split-string, 'pg_isready -h db']",
+        "[/usr/bin/env, -S, \"sh -c 'pg_isready -h db'\"]",
+        "[sh, -c, \"env -S'pg_isready -h db'\"]",
+        "[sh, -c, \"exec env -S 'pg_isready -h db'\"]",
+        "[env, -S, 'PGHOST=db pg_isready']",
+        "[env, -S, 'pg_isready -h', db]",
+    ] {
+        assert_eq!(exec_dependency("[]", command), Some(Action::Deny), "{command}");
+    }
+    // A local target stays allowed; an unmatched quote is not guessed at.
+    for command in [
+        "[env, -S, 'pg_isready -h 127.0.0.1']",
+        "[sh, -c, \"env -S 'pg_isready -h 127.0.0.1'\"]",
+        "[env, -S, 'PGHOST=localhost pg_isready']",
+        "[env, -S, \"pg_isready -h 'db\"]",
+    ] {
+        assert_eq!(exec_dependency("[]", command), None, "{command}");
+    }
+}
+
+#[test]
+fn a_program_found_by_command_v_or_which_is_that_program() {
+    // `$(command -v X)`, `$(which X)`, backquotes, through a variable: the program is X.
+    // Break-it pass f45 f46 g01 g02 g03: none was analysed.
+    for script in [
+        "$(command -v pg_isready) -h db",
+        "$(which pg_isready) -h db",
+        "`which pg_isready` -h db",
+        "PG=$(command -v pg_isready); $PG -h db",
+        "\\\"$(which redis-cli)\\\" -h redis-master ping",
+    ] {
+        let command = format!("[sh, -c, \"{script}\"]");
+        assert_eq!(exec_dependency("[]", &command), Some(Action::Deny), "{command}");
+    }
+    for script in
+        ["$(command -v pg_isready) -h 127.0.0.1", "$(which redis-cli) ping", "$(command -v true) db"]
+    {
+        let command = format!("[sh, -c, \"{script}\"]");
+        assert_eq!(exec_dependency("[]", &command), None, "{command}");
+    }
+}

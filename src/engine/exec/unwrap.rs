@@ -27,6 +27,17 @@ pub(super) fn skip_opts(vals: &[String], with_value: &[&str]) -> usize {
     k
 }
 
+/// `env`'s split-string option at the start of `args` (`-S STRING`, `-SSTRING`,
+/// `--split-string=STRING`, `--split-string STRING`): the string and how many words it took.
+fn split_string_opt(args: &[String]) -> Option<(String, usize)> {
+    let v = args.first()?.as_str();
+    if v == "-S" || v == "--split-string" {
+        return Some((args.get(1)?.clone(), 2));
+    }
+    let attached = v.strip_prefix("--split-string=").or_else(|| v.strip_prefix("-S"))?;
+    Some((attached.to_string(), 1))
+}
+
 /// A program that runs another: its options that take a value (as separate words), how many
 /// operands come before the command, and the option, if any, whose value is a shell script.
 pub(super) struct Wrapper {
@@ -322,6 +333,27 @@ impl Ctx<'_> {
                             k += 1;
                         } else if matches!(v, "-C" | "--chdir") {
                             k += 2;
+                        } else if let Some((string, step)) = split_string_opt(&raw_rest[k..]) {
+                            // `env -S STRING` (`--split-string`, `-SSTRING`): STRING is split into
+                            // words that env then reads as its own arguments, before the rest
+                            // (coreutils manual, "env invocation", -S). Split as shell-words does
+                            // (quotes and backslashes); env's `\_` and `${NAME}` escapes are not
+                            // read. Break-it pass: `env -S 'pg_isready -h db'` was not analysed.
+                            if depth >= MAX_DEPTH {
+                                return None;
+                            }
+                            let rendered = self.render_lit(&string);
+                            let Ok(words) = shell_words::split(&rendered) else {
+                                self.note_unresolved(
+                                    &format!("env -S {rendered}"),
+                                    "the string `env -S` splits has an unmatched quote".to_string(),
+                                );
+                                return None;
+                            };
+                            let mut argv = vec!["env".to_string()];
+                            argv.extend(words);
+                            argv.extend(raw_rest[k + step..].iter().cloned());
+                            return self.analyze_args(&argv, overrides, prefix_disp, depth + 1);
                         } else {
                             k += 1;
                         }
