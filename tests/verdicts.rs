@@ -2503,3 +2503,40 @@ fn a_program_found_by_command_v_or_which_is_that_program() {
         assert_eq!(exec_dependency("[]", &command), None, "{command}");
     }
 }
+
+#[test]
+fn wrappers_from_their_manual_pages_are_unwrapped() {
+    // Break-it pass w15 w19 w23 w37 w44 w40 w79 p08 w73 p18: the wrapped check was not analysed.
+    let wrapped = |host: &str| {
+        [
+            format!("[prlimit, --nofile=1024, pg_isready, -h, {host}]"),
+            format!("[prlimit, -p, '1', --nofile=1024]"),
+            format!("[strace, -f, -o, /dev/null, pg_isready, -h, {host}]"),
+            format!("[unshare, -U, pg_isready, -h, {host}]"),
+            format!("[unshare, --setuid, '70', pg_isready, -h, {host}]"),
+            format!("[valgrind, -q, --error-exitcode=3, pg_isready, -h, {host}]"),
+            format!("[fakeroot, --, pg_isready, -h, {host}]"),
+            format!("[fakeroot, -s, /tmp/x, pg_isready, -h, {host}]"),
+            format!("[sg, postgres, -c, 'pg_isready -h {host}']"),
+            format!("[su, '--command=pg_isready -h {host}', postgres]"),
+            format!("[su, '-cpg_isready -h {host}', postgres]"),
+            format!("[su, -lc, 'pg_isready -h {host}', postgres]"),
+            format!("[script, -qec, 'pg_isready -h {host}', /dev/null]"),
+            format!("[script, -q, --return, --command, 'pg_isready -h {host}', /dev/null]"),
+            format!("[setsid, -w, pg_isready, -h, {host}]"),
+            format!("[sh, -c, 'setsid -w pg_isready -h {host}']"),
+        ]
+    };
+    for (k, command) in wrapped("db").iter().enumerate() {
+        // (`prlimit -p PID` changes another process's limits and runs nothing.)
+        let want = if k == 1 { None } else { Some(Action::Deny) };
+        assert_eq!(exec_dependency("[]", command), want, "{command}");
+    }
+    for command in wrapped("127.0.0.1") {
+        assert_eq!(exec_dependency("[]", &command), None, "{command}");
+    }
+    // script(1) without `-e` exits 0 whatever its command does; `su -s SHELL` is no command.
+    for command in ["[script, -qc, 'pg_isready -h db', /dev/null]", "[su, -s, /bin/sh, postgres]"] {
+        assert_eq!(exec_dependency("[]", command), None, "{command}");
+    }
+}
