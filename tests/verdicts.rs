@@ -2510,7 +2510,7 @@ fn wrappers_from_their_manual_pages_are_unwrapped() {
     let wrapped = |host: &str| {
         [
             format!("[prlimit, --nofile=1024, pg_isready, -h, {host}]"),
-            format!("[prlimit, -p, '1', --nofile=1024]"),
+            "[prlimit, -p, '1', --nofile=1024]".to_string(),
             format!("[strace, -f, -o, /dev/null, pg_isready, -h, {host}]"),
             format!("[unshare, -U, pg_isready, -h, {host}]"),
             format!("[unshare, --setuid, '70', pg_isready, -h, {host}]"),
