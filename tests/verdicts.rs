@@ -2540,3 +2540,29 @@ fn wrappers_from_their_manual_pages_are_unwrapped() {
         assert_eq!(exec_dependency("[]", command), None, "{command}");
     }
 }
+
+#[test]
+fn debian_netcat_names_wget2_ldapsearch_and_fping_are_clients() {
+    // Break-it pass (I): these reached a dependency unseen.
+    for script in [
+        "nc.openbsd -z db 5432",
+        "nc.traditional -z db 5432",
+        "wget2 -q -O- http://db:8080/health",
+        "ldapsearch -x -H ldap://ldap.shop.svc -b dc=shop",
+        "fping -q db",
+    ] {
+        let command = format!("[sh, -c, '{script}']");
+        assert_eq!(exec_dependency("[]", &command), Some(Action::Deny), "{command}");
+    }
+    for script in [
+        "nc.openbsd -z 127.0.0.1 5432",
+        "nc.traditional -l -p 5432",
+        "wget2 -q -O- http://localhost:8080/health",
+        "ldapsearch -x -H ldap://127.0.0.1 -b dc=shop",
+        "ldapsearch -x -b dc=shop",
+        "fping -c 1 localhost",
+    ] {
+        let command = format!("[sh, -c, '{script}']");
+        assert_eq!(exec_dependency("[]", &command), None, "{command}");
+    }
+}
