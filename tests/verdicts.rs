@@ -2451,6 +2451,10 @@ fn an_empty_libpq_host_option_leaves_pghost_to_name_the_server() {
     // Without PGHOST, or with PGHOST naming this Pod, it is the local socket / this Pod.
     assert_eq!(exec_dependency("[]", "[pg_isready, -h, '']"), None);
     assert_eq!(exec_dependency("[{name: PGHOST, value: 127.0.0.1}]", "[pg_isready, -h, '']"), None);
+    // A probe's `$(DB_HOST)` of a valueFrom variable is emptied by the kubelet: PGHOST still applies.
+    let both =
+        "[{name: PGHOST, value: db}, {name: DB_HOST, valueFrom: {configMapKeyRef: {name: cm, key: h}}}]";
+    assert_eq!(exec_dependency(both, "[pg_isready, -h, $(DB_HOST)]"), Some(Action::Deny));
     // The last `-h` wins: a named local host after an empty one stays local.
     assert_eq!(exec_dependency(pghost, "[pg_isready, -h, '', -h, 127.0.0.1]"), None);
 }
