@@ -607,10 +607,8 @@ impl Ctx<'_> {
     fn postgres(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
         let p = c.syntax.parse(a);
         // (hosts, what to show) for `host` and for `hostaddr`.
-        // An empty `-h ''` is no host: libpq treats an empty setting as unset ("If any parameter is
-        // NULL or an empty string, the corresponding environment variable ... is checked":
-        // PostgreSQL docs, `PQconnectdbParams`), so `PGHOST` applies and, without it, the local socket (confirmed with pg_isready and psql 15: `PGHOST=127.0.0.1
-        // pg_isready -h ''` connects to 127.0.0.1; break-it pass).
+        // An empty `-h ''` is unset: libpq then reads PGHOST, else the socket (`PQconnectdbParams`:
+        // "If any parameter is NULL or an empty string, the corresponding environment variable ... is checked").
         let mut host: Option<(Vec<String>, String)> =
             p.get(c.host_opts).pop().filter(|v| !v.is_empty()).map(|v| (hosts_of(&v), v));
         let mut hostaddr: Option<(Vec<String>, String)> = None;
