@@ -2426,3 +2426,152 @@ fn readiness_and_startup_dependency_messages_show_a_host_and_say_only_what_is_kn
     assert!(f[0].message.contains("may be this node"), "{}", f[0].message);
     assert_eq!(f[0].coupling, Some(probegate::engine::Coupling::Uncertain));
 }
+
+// === s17 clients: what a liveness exec probe reaches ===
+
+/// The liveness-dependency action for container `c` with env `env` (a YAML flow list) and the
+/// exec probe `command` (a YAML flow list), if any.
+fn exec_dependency(env: &str, command: &str) -> Option<Action> {
+    let spec = format!(
+        "containers:\n- name: app\n  image: shop/app\n  env: {env}\n  livenessProbe: {{exec: {{command: {command}}}}}\n"
+    );
+    let e = eval(&pod(&spec));
+    findings(&e, RuleId::LivenessDependency).first().map(|f| f.action)
+}
+
+#[test]
+fn an_empty_libpq_host_option_leaves_pghost_to_name_the_server() {
+    // libpq treats an empty setting as unset (`PQconnectdbParams`): `-h ''` with PGHOST=db in the
+    // environment connects to db (confirmed with pg_isready and psql 15, break-it pass p01/p02/p05).
+    let pghost = "[{name: PGHOST, value: db}]";
+    for command in [
+        "[pg_isready, -h, '']",
+        "[sh, -c, 'pg_isready -h \"\"']",
+        "[sh, -c, 'exec pg_isready -h \"\"']",
+        "[sh, -c, 'psql -h \"\" -c \"select 1\"']",
+    ] {
+        assert_eq!(exec_dependency(pghost, command), Some(Action::Deny), "{command}");
+    }
+    assert_eq!(exec_dependency("[]", "[sh, -c, 'PGHOST=db pg_isready -h \"\"']"), Some(Action::Deny));
+    // Without PGHOST, or with PGHOST naming this Pod, it is the local socket / this Pod.
+    assert_eq!(exec_dependency("[]", "[pg_isready, -h, '']"), None);
+    assert_eq!(exec_dependency("[{name: PGHOST, value: 127.0.0.1}]", "[pg_isready, -h, '']"), None);
+    // A probe's `$(DB_HOST)` of a valueFrom variable is emptied by the kubelet: PGHOST still applies.
+    let both =
+        "[{name: PGHOST, value: db}, {name: DB_HOST, valueFrom: {configMapKeyRef: {name: cm, key: h}}}]";
+    assert_eq!(exec_dependency(both, "[pg_isready, -h, $(DB_HOST)]"), Some(Action::Deny));
+    // The last `-h` wins: a named local host after an empty one stays local.
+    assert_eq!(exec_dependency(pghost, "[pg_isready, -h, '', -h, 127.0.0.1]"), None);
+}
+
+#[test]
+fn env_split_string_is_split_and_its_command_analysed() {
+    // `env -S STRING`: env splits STRING into its arguments (coreutils, "env invocation", -S).
+    // Break-it pass w46 w47 w57 w58 w77: none was analysed.
+    for command in [
+        "[env, -S, 'pg_isready -h db']",
+        "[env, '--split-string=pg_isready -h db']",
+        "[env, --split-string, 'pg_isready -h db']",
+        "[/usr/bin/env, -S, \"sh -c 'pg_isready -h db'\"]",
+        "[sh, -c, \"env -S'pg_isready -h db'\"]",
+        "[sh, -c, \"exec env -S 'pg_isready -h db'\"]",
+        "[env, -S, 'PGHOST=db pg_isready']",
+        "[env, -S, 'pg_isready -h', db]",
+    ] {
+        assert_eq!(exec_dependency("[]", command), Some(Action::Deny), "{command}");
+    }
+    // A local target stays allowed; an unmatched quote is not guessed at.
+    for command in [
+        "[env, -S, 'pg_isready -h 127.0.0.1']",
+        "[sh, -c, \"env -S 'pg_isready -h 127.0.0.1'\"]",
+        "[env, -S, 'PGHOST=localhost pg_isready']",
+        "[env, -S, \"pg_isready -h 'db\"]",
+    ] {
+        assert_eq!(exec_dependency("[]", command), None, "{command}");
+    }
+}
+
+#[test]
+fn a_program_found_by_command_v_or_which_is_that_program() {
+    // `$(command -v X)`, `$(which X)`, backquotes, through a variable: the program is X.
+    // Break-it pass f45 f46 g01 g02 g03: none was analysed.
+    for script in [
+        "$(command -v pg_isready) -h db",
+        "$(which pg_isready) -h db",
+        "`which pg_isready` -h db",
+        "PG=$(command -v pg_isready); $PG -h db",
+        "\\\"$(which redis-cli)\\\" -h redis-master ping",
+    ] {
+        let command = format!("[sh, -c, \"{script}\"]");
+        assert_eq!(exec_dependency("[]", &command), Some(Action::Deny), "{command}");
+    }
+    for script in
+        ["$(command -v pg_isready) -h 127.0.0.1", "$(which redis-cli) ping", "$(command -v true) db"]
+    {
+        let command = format!("[sh, -c, \"{script}\"]");
+        assert_eq!(exec_dependency("[]", &command), None, "{command}");
+    }
+}
+
+#[test]
+fn wrappers_from_their_manual_pages_are_unwrapped() {
+    // Break-it pass w15 w19 w23 w37 w44 w40 w79 p08 w73 p18: the wrapped check was not analysed.
+    let wrapped = |host: &str| {
+        [
+            format!("[prlimit, --nofile=1024, pg_isready, -h, {host}]"),
+            "[prlimit, -p, '1', --nofile=1024]".to_string(),
+            format!("[strace, -f, -o, /dev/null, pg_isready, -h, {host}]"),
+            format!("[unshare, -U, pg_isready, -h, {host}]"),
+            format!("[unshare, --setuid, '70', pg_isready, -h, {host}]"),
+            format!("[valgrind, -q, --error-exitcode=3, pg_isready, -h, {host}]"),
+            format!("[fakeroot, --, pg_isready, -h, {host}]"),
+            format!("[fakeroot, -s, /tmp/x, pg_isready, -h, {host}]"),
+            format!("[sg, postgres, -c, 'pg_isready -h {host}']"),
+            format!("[su, '--command=pg_isready -h {host}', postgres]"),
+            format!("[su, '-cpg_isready -h {host}', postgres]"),
+            format!("[su, -lc, 'pg_isready -h {host}', postgres]"),
+            format!("[script, -qec, 'pg_isready -h {host}', /dev/null]"),
+            format!("[script, -q, --return, --command, 'pg_isready -h {host}', /dev/null]"),
+            format!("[setsid, -w, pg_isready, -h, {host}]"),
+            format!("[sh, -c, 'setsid -w pg_isready -h {host}']"),
+        ]
+    };
+    for (k, command) in wrapped("db").iter().enumerate() {
+        // (`prlimit -p PID` changes another process's limits and runs nothing.)
+        let want = if k == 1 { None } else { Some(Action::Deny) };
+        assert_eq!(exec_dependency("[]", command), want, "{command}");
+    }
+    for command in wrapped("127.0.0.1") {
+        assert_eq!(exec_dependency("[]", &command), None, "{command}");
+    }
+    // script(1) without `-e` exits 0 whatever its command does; `su -s SHELL` is no command.
+    for command in ["[script, -qc, 'pg_isready -h db', /dev/null]", "[su, -s, /bin/sh, postgres]"] {
+        assert_eq!(exec_dependency("[]", command), None, "{command}");
+    }
+}
+
+#[test]
+fn debian_netcat_names_wget2_ldapsearch_and_fping_are_clients() {
+    // Break-it pass (I): these reached a dependency unseen.
+    for script in [
+        "nc.openbsd -z db 5432",
+        "nc.traditional -z db 5432",
+        "wget2 -q -O- http://db:8080/health",
+        "ldapsearch -x -H ldap://ldap.shop.svc -b dc=shop",
+        "fping -q db",
+    ] {
+        let command = format!("[sh, -c, '{script}']");
+        assert_eq!(exec_dependency("[]", &command), Some(Action::Deny), "{command}");
+    }
+    for script in [
+        "nc.openbsd -z 127.0.0.1 5432",
+        "nc.traditional -l -p 5432",
+        "wget2 -q -O- http://localhost:8080/health",
+        "ldapsearch -x -H ldap://127.0.0.1 -b dc=shop",
+        "ldapsearch -x -b dc=shop",
+        "fping -c 1 localhost",
+    ] {
+        let command = format!("[sh, -c, '{script}']");
+        assert_eq!(exec_dependency("[]", &command), None, "{command}");
+    }
+}

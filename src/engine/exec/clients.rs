@@ -619,7 +619,10 @@ impl Ctx<'_> {
     fn postgres(&mut self, c: &Client, a: &[String], ov: &[(String, String)]) -> Vec<Hit> {
         let p = c.syntax.parse(a);
         // (hosts, what to show) for `host` and for `hostaddr`.
-        let mut host: Option<(Vec<String>, String)> = p.get(c.host_opts).pop().map(|v| (hosts_of(&v), v));
+        // An empty `-h ''` is unset: libpq then reads PGHOST, else the socket (`PQconnectdbParams`:
+        // "If any parameter is NULL or an empty string, the corresponding environment variable ... is checked").
+        let mut host: Option<(Vec<String>, String)> =
+            p.get(c.host_opts).pop().filter(|v| !v.is_empty()).map(|v| (hosts_of(&v), v));
         let mut hostaddr: Option<(Vec<String>, String)> = None;
         let mut conns = p.get(&["d", "dbname", "maintenance-db"]);
         conns.extend(p.pos.iter().cloned());

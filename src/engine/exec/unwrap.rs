@@ -27,6 +27,62 @@ pub(super) fn skip_opts(vals: &[String], with_value: &[&str]) -> usize {
     k
 }
 
+/// `env`'s split-string option at the start of `args` (`-S STRING`, `-SSTRING`,
+/// `--split-string=STRING`, `--split-string STRING`): the string and how many words it took.
+fn split_string_opt(args: &[String]) -> Option<(String, usize)> {
+    let v = args.first()?.as_str();
+    if v == "-S" || v == "--split-string" {
+        return Some((args.get(1)?.clone(), 2));
+    }
+    let attached = v.strip_prefix("--split-string=").or_else(|| v.strip_prefix("-S"))?;
+    Some((attached.to_string(), 1))
+}
+
+/// The value of the option letter `want` or the long option `long` among `options` (getopt
+/// words, `vals` the letters that take a value): `-c V`, `-cV`, `-lc V`, `--command=V`,
+/// `--command V`.
+fn opt_value(options: &[String], vals: &str, want: char, long: &str) -> Option<String> {
+    for (k, o) in options.iter().enumerate() {
+        if o == long {
+            return options.get(k + 1).cloned();
+        }
+        if let Some(v) = o.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
+            return Some(v.to_string());
+        }
+        if o.len() < 2 || !o.starts_with('-') || o.starts_with("--") {
+            continue;
+        }
+        for (at, letter) in o.char_indices().skip(1) {
+            if vals.contains(letter) {
+                let attached = &o[at + letter.len_utf8()..];
+                if letter != want {
+                    break;
+                }
+                return if attached.is_empty() {
+                    options.get(k + 1).cloned()
+                } else {
+                    Some(attached.to_string())
+                };
+            }
+        }
+    }
+    None
+}
+
+/// Whether the getopt word `o` (`-qec`) sets the flag `want` before any letter of `vals` (which
+/// take a value: what follows them is that value).
+fn short_flag(o: &str, vals: &str, want: char) -> bool {
+    for letter in o.chars().skip(1) {
+        if letter == want {
+            return true;
+        }
+        if vals.contains(letter) {
+            return false;
+        }
+    }
+    false
+}
+
 /// A program that runs another: its options that take a value (as separate words), how many
 /// operands come before the command, and the option, if any, whose value is a shell script.
 pub(super) struct Wrapper {
@@ -124,6 +180,66 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     Wrapper { names: &["catatonit", "with-contenv"], value_opts: &[], operands: 0, script_flag: None },
     // sshpass(1): `sshpass [-ffilename|-dnum|-ppassword|-e] [options] command arguments`.
     Wrapper { names: &["sshpass"], value_opts: &["-f", "-d", "-p", "-P"], operands: 0, script_flag: None },
+    // util-linux prlimit(1): `prlimit [options] [--resource[=limits]] command [argument...]`; a
+    // resource's limits are attached only (`--nofile=1024`), `-p/--pid` and `-o/--output` take one.
+    Wrapper {
+        names: &["prlimit"],
+        value_opts: &["-p", "--pid", "-o", "--output"],
+        operands: 0,
+        script_flag: None,
+    },
+    // strace(1): `strace [-ACdffhikqqrtttTvVwxxyyzZ] [-a column] [-b execve] [-e expr]... [-I n]
+    // [-o file] [-O overhead] [-p pid]... [-P path]... [-s strsize] [-S sortby] [-u username]
+    // [-U columns] [-X format] [-E var[=val]]... command [args]`; "strace exits with the same
+    // exit status" as the command (EXIT STATUS).
+    Wrapper {
+        names: &["strace"],
+        value_opts: &["-a", "-b", "-e", "-I", "-o", "-O", "-p", "-P", "-s", "-S", "-u", "-U", "-X", "-E"],
+        operands: 0,
+        script_flag: None,
+    },
+    // util-linux unshare(1): `unshare [options] [program [arguments]]`; namespace options take an
+    // optional value attached only (`--mount=FILE`); these take one as the next word.
+    Wrapper {
+        names: &["unshare"],
+        value_opts: &[
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+            "--propagation",
+            "--setgroups",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+            "--monotonic",
+            "--boottime",
+        ],
+        operands: 0,
+        script_flag: None,
+    },
+    // valgrind(1): `valgrind [valgrind-options] [your-program] [your-program-options]`; its options
+    // are `--name=value` words; it exits with the program's status unless `--error-exitcode`
+    // is given and an error found.
+    Wrapper { names: &["valgrind"], value_opts: &[], operands: 0, script_flag: None },
+    // fakeroot(1): `fakeroot [-l|--lib library] [--faked faked-binary] [-i load-file] [-s
+    // save-file] [-u|--unknown-is-real] [-b|--fd-base fd] [-h|--help] [-v|--version] [--] [command]`.
+    Wrapper {
+        names: &["fakeroot"],
+        value_opts: &["-l", "--lib", "--faked", "-i", "-s", "-b", "--fd-base"],
+        operands: 0,
+        script_flag: None,
+    },
+    // util-linux setsid(1): `setsid [options] program [arguments]`, options `-c`, `-f`, `-w`
+    // (break-it pass: `setsid -w pg_isready -h db` read `-w` as the program).
+    Wrapper { names: &["setsid"], value_opts: &[], operands: 0, script_flag: None },
+    // shadow sg(1): `sg [-] [group [-c ] command]`: `-c COMMAND` is given to /bin/sh.
+    Wrapper { names: &["sg"], value_opts: &[], operands: 1, script_flag: Some("-c") },
 ];
 
 /// `python`, `python3`, `python3.12`, ...
@@ -285,7 +401,7 @@ impl Ctx<'_> {
                     return None;
                 }
                 n if is_python(n) => i += 1 + python_target(&rest)?,
-                "busybox" | "toybox" | "nohup" | "setsid" | "entrypoint" | "docker-entrypoint" => i += 1,
+                "busybox" | "toybox" | "nohup" | "entrypoint" | "docker-entrypoint" => i += 1,
                 "env" => {
                     let mut k = 0;
                     // `--` ends env's options, not its assignments: `env [OPTION]... [-]
@@ -322,6 +438,27 @@ impl Ctx<'_> {
                             k += 1;
                         } else if matches!(v, "-C" | "--chdir") {
                             k += 2;
+                        } else if let Some((string, step)) = split_string_opt(&raw_rest[k..]) {
+                            // `env -S STRING` (`--split-string`, `-SSTRING`): STRING is split into
+                            // words that env then reads as its own arguments, before the rest
+                            // (coreutils manual, "env invocation", -S). Split as shell-words does
+                            // (quotes and backslashes); env's `\_` and `${NAME}` escapes are not
+                            // read. Break-it pass: `env -S 'pg_isready -h db'` was not analysed.
+                            if depth >= MAX_DEPTH {
+                                return None;
+                            }
+                            let rendered = self.render_lit(&string);
+                            let Ok(words) = shell_words::split(&rendered) else {
+                                self.note_unresolved(
+                                    &format!("env -S {rendered}"),
+                                    "the string `env -S` splits has an unmatched quote".to_string(),
+                                );
+                                return None;
+                            };
+                            let mut argv = vec!["env".to_string()];
+                            argv.extend(words);
+                            argv.extend(raw_rest[k + step..].iter().cloned());
+                            return self.analyze_args(&argv, overrides, prefix_disp, depth + 1);
                         } else {
                             k += 1;
                         }
@@ -394,19 +531,36 @@ impl Ctx<'_> {
                 // `su [-] [USER] -c SCRIPT`, `runuser [-u USER] [-c SCRIPT | -- CMD...]`.
                 "su" | "runuser" => {
                     // `--` ends their options: a `-c` after it is the command's (`runuser -u
-                    // postgres -- psql -c 'select 1'`).
-                    let options = raw_rest.iter().take_while(|a| *a != "--");
-                    if let Some(pos) = options.into_iter().position(|a| a == "-c" || a == "--command") {
+                    // postgres -- psql -c 'select 1'`). `-c CMD`, `-cCMD`, `-lc CMD`,
+                    // `--command=CMD` (util-linux su(1): `-c, --command=command`; `-g`, `-G`,
+                    // `-s`, `-w` also take a value; break-it pass w79, p08).
+                    let options: Vec<String> = raw_rest.iter().take_while(|a| *a != "--").cloned().collect();
+                    if let Some(script) = opt_value(&options, "cgGsw", 'c', "--command") {
                         if depth >= MAX_DEPTH {
                             return None;
                         }
-                        return self.analyze_script(raw_rest.get(pos + 1)?, depth + 1);
+                        return self.analyze_script(&script, depth + 1);
                     }
                     if name == "su" {
                         return None;
                     }
                     let k = skip_opts(&rest, &["-u", "--user", "-g", "--group", "-G", "--supp-group"]);
                     i += 1 + k;
+                }
+                // util-linux script(1): `script [options] [file]`, `-c, --command command` run by
+                // the shell; only with `-e, --return` is its status the command's (break-it pass
+                // w73: `script -qec CMD /dev/null`). Without `-e` it is not read.
+                "script" if base == "script" => {
+                    let options: Vec<String> = raw_rest.iter().take_while(|a| *a != "--").cloned().collect();
+                    let cmd = opt_value(&options, "cEIOBTmo", 'c', "--command")?;
+                    let returns = options.iter().any(|o| {
+                        o == "--return"
+                            || (o.starts_with('-') && !o.starts_with("--") && short_flag(o, "cEIOBTmo", 'e'))
+                    });
+                    if !returns || depth >= MAX_DEPTH {
+                        return None;
+                    }
+                    return self.analyze_script(&cmd, depth + 1);
                 }
                 // `find ... -exec|-execdir|-ok|-okdir COMMAND ... ;|+` (findutils find(1)): COMMAND
                 // runs, `{}` being each file found (a value not followed). With `;` find's exit

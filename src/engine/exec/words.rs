@@ -136,6 +136,13 @@ impl Ctx<'_> {
                 let v = self.known_text(w, depth)?;
                 return Some(dirname(&v));
             }
+            // `$(command -v NAME)`, `$(which NAME)`: the path of the program NAME, run as NAME
+            // (POSIX `command -v`: "the absolute pathname"; debianutils which(1)). Break-it pass:
+            // `$(command -v pg_isready) -h db` was not known to run pg_isready. (Its basename is
+            // what names a client; a program not installed leaves the probe failing anyway.)
+            ["command", "-v", w] | ["which", w] if pieces.len() == 1 => {
+                return self.known_text(w, depth).filter(|v| !v.starts_with('-'));
+            }
             // `$(echo WORDS)`: the words, when known (a substitution drops the trailing newline).
             // (dash's `echo` reads backslash escapes, bash's does not: not followed.)
             ["echo", words @ ..]

@@ -50,7 +50,8 @@ pub(in super::super) const CLIENTS: &[Client] = &[
     },
     // OpenBSD netcat: `nc [options] destination [port]`, `-x proxy`, `-l`, `-U`.
     Client {
-        names: &["nc", "netcat"],
+        // (Debian's netcat-openbsd installs it as `nc.openbsd` too.)
+        names: &["nc", "netcat", "nc.openbsd"],
         syntax: NC_SYNTAX,
         positional: Positional::HostPort,
         proxy_opts: &["proxy", "x"],
@@ -71,6 +72,50 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "none: the host is required",
         source: "https://nmap.org/ncat/guide/ncat-usage.html",
         outage: "exit 1 when the connection fails",
+        outage_status: &[1],
+        ..BASE
+    },
+    // Debian's netcat-traditional (Hobbit's nc 1.10): `nc.traditional [-options] hostname port`,
+    // `-l` to listen; its value letters (`-e -g -G -i -o -p -q -s -w -c`) are within NC_SYNTAX's.
+    Client {
+        names: &["nc.traditional"],
+        syntax: NC_SYNTAX,
+        positional: Positional::HostPort,
+        local_opts: &["l"],
+        default: "none: the hostname is required",
+        source: "https://manpages.debian.org/bookworm/netcat-traditional/nc.traditional.1.en.html",
+        outage: "assumed: exit 1 when the connection is refused (the manual page gives no exit status)",
+        ..BASE
+    },
+    // GNU Wget2: URLs and proxies as wget's (options kept compatible).
+    Client {
+        names: &["wget2"],
+        syntax: Syntax::opts("OoaeitTwPUQlARDIXBY", WGET_LONG),
+        default: NO_URL,
+        shape: Shape::Wget,
+        source: "https://gitlab.com/gnuwget/wget2/-/blob/master/docs/wget2.md",
+        outage: "assumed from wget's \"4 Network failure\": a failed download exits non-zero",
+        ..BASE
+    },
+    // OpenLDAP ldapsearch(1): `-H ldapuri` (a space- or comma-separated list: not followed past the
+    // first URI's host), without it ldap.conf's URI (not read: no finding).
+    Client {
+        names: &["ldapsearch", "ldapwhoami"],
+        syntax: Syntax::opts("HhpbsaAlLzfDwyUXYRIOgoeEMT", &[]),
+        host_opts: &["H", "h"],
+        default: "ldap.conf's URI, else ldap://localhost",
+        source: "https://www.openldap.org/software/man.cgi?query=ldapsearch",
+        outage: "\"Exit status is zero if no errors occur. Errors result in a non-zero exit status\" (ldapsearch(1), DIAGNOSTICS): \"Can't contact LDAP server\"",
+        ..BASE
+    },
+    // fping(8): `fping [options] [targets...]`.
+    Client {
+        names: &["fping", "fping6"],
+        syntax: Syntax::opts("BcCHiIOpQrStbf", &[]),
+        positional: Positional::Host,
+        default: "none: targets (or -f FILE) are required",
+        source: "https://fping.org/fping.8.html",
+        outage: "\"Exit status is 0 if all the hosts are reachable, 1 if some hosts were unreachable\" (fping(8), RETURN VALUES)",
         outage_status: &[1],
         ..BASE
     },
