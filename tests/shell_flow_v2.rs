@@ -729,3 +729,21 @@ fn the_replay_splits_a_test_outside_its_parentheses() {
     let wrong = not_all(&denied, &["bash"], Action::Deny);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A here-document whose operator's line goes on with commands and holds a substitution (which
+/// `heredoc::group_here_document_lines` leaves as written): the grammar holds the rest of the
+/// line inside the redirection, and the split walks it (bash 5.2 and dash 0.5.12: 2 / 0 with
+/// the database down / up, denied). Kills the s16 sample's survivor `shell.rs:611:41` (`emit`'s
+/// `n.end_byte() <= walk.cut` made `>`: the rest of the line was walked only when the parse was
+/// cut short, so `pg_isready` was never seen; applied by hand: no finding).
+#[test]
+fn commands_after_a_here_document_operator_with_a_substitution_are_walked() {
+    expect_actions(
+        &[],
+        &[
+            "cat <<EOF && pg_isready -h \"$(echo orders-db)\"\nhello\nEOF",
+            "cat <<EOF && pg_isready -h orders-db `true`\nhello\nEOF",
+            "cat <<EOF | grep -q hello && pg_isready -h orders-db $(true)\nhello\nEOF",
+        ],
+    );
+}
