@@ -747,3 +747,26 @@ fn commands_after_a_here_document_operator_with_a_substitution_are_walked() {
         ],
     );
 }
+
+/// `timeout`'s options before the duration (`-k`/`--kill-after=`, `--foreground`, `-v`/
+/// `--verbose`) are read past, so the replay knows the outage statuses of the command after the
+/// duration (pg_isready's, 124 and, with `-k`, 137): `[ $? -ne 2 ]` fails on pg_isready's 2 (bash
+/// and dash with coreutils' timeout and a stub pg_isready: 1 / 0, denied), `[ $? -ne 3 ]` on none
+/// (0 / 0, warned). Kills survivors of the whole-module run of replay.rs (`outage_codes`): an
+/// option's arm deleted, or `i += 1`/`i += 2` made `-=` (the statuses unknown: a doubt, warned).
+#[test]
+fn timeout_options_before_the_duration_keep_the_outage_statuses_known() {
+    expect_actions(
+        &[
+            "timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]",
+            "timeout --foreground -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]",
+        ],
+        &[
+            "timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout --kill-after=1 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout --foreground 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout -v 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout --verbose 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+        ],
+    );
+}
