@@ -752,14 +752,19 @@ fn commands_after_a_here_document_operator_with_a_substitution_are_walked() {
 /// `--verbose`) are read past, so the replay knows the outage statuses of the command after the
 /// duration (pg_isready's, 124 and, with `-k`, 137): `[ $? -ne 2 ]` fails on pg_isready's 2 (bash
 /// and dash with coreutils' timeout and a stub pg_isready: 1 / 0, denied), `[ $? -ne 3 ]` on none
-/// (0 / 0, warned). Kills survivors of the whole-module run of replay.rs (`outage_codes`): an
-/// option's arm deleted, or `i += 1`/`i += 2` made `-=` (the statuses unknown: a doubt, warned).
+/// (0 / 0, warned). An option it does not know leaves them unknown: `-s pg_isready` is an invalid
+/// signal, so timeout exits 125 and never runs pg_isready (0 / 0; a doubt, warned, where reading
+/// the word after `-s` as the duration made the command `pg_isready 3 ...` and denied). Kills
+/// survivors of the whole-module run of replay.rs (`outage_codes`): an option's arm deleted,
+/// `i += 1`/`i += 2` made `-=` (the statuses unknown: a doubt, warned), and the unknown-option
+/// guard made `false`.
 #[test]
 fn timeout_options_before_the_duration_keep_the_outage_statuses_known() {
     expect_actions(
         &[
             "timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]",
             "timeout --foreground -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]",
+            "timeout -s pg_isready 3 pg_isready -h orders-db; [ $? -ne 2 ]",
         ],
         &[
             "timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 2 ]",
