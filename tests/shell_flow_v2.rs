@@ -768,6 +768,24 @@ fn an_emptiness_test_of_a_status_line_always_printed_cannot_fail_on_the_outage()
     );
 }
 
+/// A here-document whose operator's line goes on with commands and holds a substitution (which
+/// `heredoc::group_here_document_lines` leaves as written): the grammar holds the rest of the
+/// line inside the redirection, and the split walks it (bash 5.2 and dash 0.5.12: 2 / 0 with
+/// the database down / up, denied). Kills the s16 sample's survivor `shell.rs:611:41` (`emit`'s
+/// `n.end_byte() <= walk.cut` made `>`: the rest of the line was walked only when the parse was
+/// cut short, so `pg_isready` was never seen; applied by hand: no finding).
+#[test]
+fn commands_after_a_here_document_operator_with_a_substitution_are_walked() {
+    expect_actions(
+        &[],
+        &[
+            "cat <<EOF && pg_isready -h \"$(echo orders-db)\"\nhello\nEOF",
+            "cat <<EOF && pg_isready -h orders-db `true`\nhello\nEOF",
+            "cat <<EOF | grep -q hello && pg_isready -h orders-db $(true)\nhello\nEOF",
+        ],
+    );
+}
+
 /// A function called in a command substitution that bash runs (s17, vd3 ee33): bash clears
 /// errexit there (bash manual, "The Set Builtin", `-e`), so the function's body runs without it
 /// and a check not last in it has its status dropped: `set -e; g() { check; echo x; }; y=$(g);
@@ -888,4 +906,64 @@ fn a_status_variable_assigned_again_drops_the_check_s_status() {
             "psql -h orders-db -c 'select 1'; rc=$?; [ $rc -eq 0 ]",
         ],
     );
+}
+
+/// `timeout`'s options before the duration (`-k`/`--kill-after=`, `--foreground`, `-v`/
+/// `--verbose`) are read past, so the replay knows the outage statuses of the command after the
+/// duration (pg_isready's, 124 and, with `-k`, 137): `[ $? -ne 2 ]` fails on pg_isready's 2 (bash
+/// and dash with coreutils' timeout and a stub pg_isready: 1 / 0, denied), `[ $? -ne 3 ]` on none
+/// (0 / 0, warned). An option it does not know leaves them unknown: `-s pg_isready` is an invalid
+/// signal, so timeout exits 125 and never runs pg_isready (0 / 0; a doubt, warned, where reading
+/// the word after `-s` as the duration made the command `pg_isready 3 ...` and denied). Kills
+/// survivors of the whole-module run of replay.rs (`outage_codes`): an option's arm deleted,
+/// `i += 1`/`i += 2` made `-=` (the statuses unknown: a doubt, warned), and the unknown-option
+/// guard made `false`.
+#[test]
+fn timeout_options_before_the_duration_keep_the_outage_statuses_known() {
+    expect_actions(
+        &[
+            "timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]",
+            "timeout --foreground -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]",
+            "timeout -s pg_isready 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+        ],
+        &[
+            "timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout --kill-after=1 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout --foreground 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout -v 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+            "timeout --verbose 3 pg_isready -h orders-db; [ $? -ne 2 ]",
+        ],
+    );
+}
+
+/// The warning of a replayed test says what decided it: every outage status of a known client
+/// replayed and passing ("each status an outage gives makes the script run as with the server
+/// up"), or some status passing where the client's statuses are not known (psql) or the test
+/// cannot be evaluated (`${LIMIT:-3}`, a variable the replay did not assign): a doubt ("in a way
+/// that some status its outage may give passes"). Every row exits 0 / 0 in bash 5.2 and dash
+/// 0.5.12 (stub psql: 2 with the server down). Kills mutants of replay.rs's `verdict` found by
+/// hand past the part of the whole-module run that finished: the early stop for unknown statuses
+/// (`known.is_none() && some && !all`, 163) with `!` deleted (a doubt told as replayed) or the
+/// first `&&` made `||` (`[ $rc -ne 1 ]` denied), and the `doubt` arm's guard made `false` (174:
+/// `${LIMIT:-3}` denied). Each applied by hand: fails.
+#[test]
+fn a_replayed_test_s_warning_says_what_decided_it() {
+    const REPLAYED: &str = "each status an outage gives makes the script run as with the server up";
+    const DOUBT: &str = "in a way that some status its outage may give passes";
+    let mut wrong = Vec::new();
+    for (script, reason) in [
+        ("pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]", REPLAYED),
+        ("timeout -k 1 3 pg_isready -h orders-db; [ $? -ne 3 ]", REPLAYED),
+        ("psql -h orders-db; rc=$?; [ $rc -ne 3 ]", DOUBT),
+        ("psql -h orders-db; rc=$?; [ $rc -ne 1 ]", DOUBT),
+        ("pg_isready -h orders-db; [ $? -ne \"${LIMIT:-3}\" ]", DOUBT),
+    ] {
+        for shell in ["sh", "bash"] {
+            let got = finding_of(&[shell, "-c", script]);
+            if !got.as_ref().is_some_and(|(a, m)| *a == Action::Warn && m.contains(reason)) {
+                wrong.push(format!("{shell} {script:?}: {reason:?} expected: {got:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }

@@ -33,7 +33,10 @@ fn a_plain_command_is_split_as_the_parser_splits_it() {
 
 /// The split an exec probe's analysis keeps for the object's rules is the split the rules
 /// would make themselves, and a script whose split depends on more than its text (a loop
-/// walked per word, a substitution nested past the depth walked) is not kept.
+/// walked per word, a substitution nested past the depth walked) is not kept. A script that is
+/// not ASCII but needs no sanitizing is kept too (kills the s16 sample's survivor
+/// `shell.rs:384:72`, `sanitize(script) == script` made `!=`, which kept only the scripts the
+/// rules' split would sanitize, and `384:36`, the `||` made `&&`, which kept no such script).
 #[test]
 fn the_split_kept_for_the_rules_is_the_rules_own() {
     use crate::engine::exec::{AnalysisBudget, Options, analyze, split_commands_uncached};
@@ -44,6 +47,9 @@ fn the_split_kept_for_the_rules_is_the_rules_own() {
         "f() { pg_isready -h \"$1\"; }\nf db.default.svc\ncat <<EOF | sh\nredis-cli -h cache ping\nEOF\n",
         "case \"$MODE\" in a) x `date` ;; *) nc -z db 5432 & ;; esac; exit 0",
         "mysqladmin ping -h 127.0.0.1",
+        // Not ASCII, and nothing to sanitize: the text is the rules' own (`sanitize`).
+        "curl -sf 'http://localhost:8080/santé' || exit 1",
+        "echo '✓ up'; pg_isready -h db",
     ];
     for script in kept.iter().copied().chain([nested.as_str(), "for h in a b; do nc -z $h 1; done"]) {
         let budget = AnalysisBudget::default();
