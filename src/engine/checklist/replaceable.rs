@@ -33,8 +33,10 @@ fn status_keeping_command(script: &str) -> Option<&str> {
         }
         None => text,
     };
-    let (chars, open) = quote_states(body);
-    for (i, c, single, double) in chars {
+    // (Read in order up to the first character that ends the question: most scripts have one
+    // early, a newline or `$(`.)
+    let mut chars = QuoteStates::new(body);
+    for (i, c, single, double) in chars.by_ref() {
         match c {
             '$' if !single && body[i + 1..].starts_with('(') => return None,
             '`' if !single => return None,
@@ -42,29 +44,50 @@ fn status_keeping_command(script: &str) -> Option<&str> {
             _ => {}
         }
     }
-    (!open && !body.is_empty()).then_some(body)
+    (!chars.open() && !body.is_empty()).then_some(body)
 }
 
-/// The characters of `s` that are not quoting syntax, each with its byte offset and whether it
+/// The characters of a text that are not quoting syntax, each with its byte offset and whether it
 /// stands inside single and inside double quotes, as sh reads them (POSIX Shell Command Language
 /// 2.2: a backslash outside single quotes escapes the next character, and neither is listed; a
-/// quote character that opens or closes quotes is not listed); and whether a quote is left open.
-fn quote_states(s: &str) -> (Vec<(usize, char, bool, bool)>, bool) {
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    let mut out = Vec::with_capacity(s.len());
-    for (i, c) in s.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' if !single => escaped = true,
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            _ => out.push((i, c, single, double)),
-        }
+/// quote character that opens or closes quotes is not listed), one at a time; once all are read,
+/// [`QuoteStates::open`] says whether a quote is left open.
+struct QuoteStates<'s> {
+    chars: std::str::CharIndices<'s>,
+    single: bool,
+    double: bool,
+    escaped: bool,
+}
+
+impl<'s> QuoteStates<'s> {
+    fn new(s: &'s str) -> Self {
+        QuoteStates { chars: s.char_indices(), single: false, double: false, escaped: false }
     }
-    (out, single || double)
+
+    /// Whether a quote is open where the reading stopped (at the end: left open).
+    fn open(&self) -> bool {
+        self.single || self.double
+    }
+}
+
+impl Iterator for QuoteStates<'_> {
+    type Item = (usize, char, bool, bool);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        for (i, c) in self.chars.by_ref() {
+            if self.escaped {
+                self.escaped = false;
+                continue;
+            }
+            match c {
+                '\\' if !self.single => self.escaped = true,
+                '\'' if !self.double => self.single = !self.single,
+                '"' if !self.single => self.double = !self.double,
+                _ => return Some((i, c, self.single, self.double)),
+            }
+        }
+        None
+    }
 }
 
 /// Whether `host` (a URL's host as the split script gives it, variables as written) is `$NAME` or
@@ -88,7 +111,7 @@ fn pod_ip_variable(host: &str, script: Option<&str>, c: &Container) -> bool {
 /// Whether `$name` or `${name}` stands inside single quotes somewhere in `script` (a backslash
 /// outside them escapes the next character; double quotes do not stop expansion).
 fn single_quoted_reference(script: &str, name: &str) -> bool {
-    quote_states(script).0.into_iter().any(|(i, c, single, _)| {
+    QuoteStates::new(script).any(|(i, c, single, _)| {
         let rest = &script[i + 1..];
         c == '$' && single && rest.strip_prefix('{').unwrap_or(rest).starts_with(name)
     })

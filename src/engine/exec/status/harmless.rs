@@ -15,8 +15,8 @@ use super::super::{clients, context};
 use super::constructs::{assigning_expansion, env_like, named_by_count};
 use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS, PLAIN};
 use super::{
-    Funcs, Rules, each_node, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after,
-    text, work, work_text,
+    Funcs, Rules, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after, text, work,
+    work_text,
 };
 
 /// `src` with the text inside each double-quoted string that holds no command substitution
@@ -535,11 +535,18 @@ pub(super) fn reads_only_output(name: Node<'_>, walk: &Walk<'_>) -> bool {
     }
     let mut seen = 0usize;
     let mut ok = true;
-    each_node(root, |k| {
+    // (A node whose text does not hold the name has no mention of it below: its children are
+    // skipped, unless the parser recovered from an error there. Once one mention is not read
+    // only as output, the answer is no and the rest of the walk is skipped.)
+    super::tree::each_node_pruned(root, |k| {
+        if !ok {
+            return false;
+        }
         if k.kind() == "variable_name" && text(k, walk) == var {
             seen += 1;
             ok &= k == name || reads_only_as_output(k, walk);
         }
+        var.is_empty() || k.has_error() || text(k, walk).contains(var)
     });
     let words =
         walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();

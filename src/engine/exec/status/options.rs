@@ -10,7 +10,7 @@ use tree_sitter::Node;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{leaves_state, reads_status_text};
-use super::{Rules, each_node, is_statement, text, work};
+use super::{Rules, is_statement, text, work};
 
 /// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit` where a command
 /// starts (not in a comment, not another command's argument: `echo set -e`, `redis-cli set k
@@ -433,7 +433,19 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
         }
     };
     if walked {
-        each_node(root, visit);
+        // (A node whose text has none of those words holds none of the nodes looked for: its
+        // children are skipped, unless the parser recovered from an error there.)
+        let mut visit = visit;
+        super::tree::each_node_pruned(root, |k| {
+            visit(k);
+            k.has_error() || {
+                let t = text(k, walk);
+                t.contains(['|', '<', '>', '`', '('])
+                    || t.contains("set")
+                    || t.contains("function")
+                    || (reads && t.contains("for"))
+            }
+        });
     }
     // (One pass over the text's words for both options and `exec`, when it has one of them.)
     let mut execs = 0usize;
