@@ -967,3 +967,47 @@ fn a_replayed_test_s_warning_says_what_decided_it() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// A check's output tested only for being empty, in a word that also holds literal text, is never
+/// empty: the test's status is the same with the cache up or down (s18; stub redis-cli printing
+/// its error on stderr, bash 5.2 and dash 0.5.12: 0 / 0), so the check is not coupled, and the
+/// warning says why. Denied (0 / 1, 0 / 2): the literal beside is empty (`''`), the part beside is
+/// an unquoted variable, or the value is split into words in `[` (`$(... 2>&1)x` unquoted).
+/// Where errors go into the value (`2>&1`), `-z` and a bare `test` are constant too (1 / 1, 0 /
+/// 0). Kills `status/subst.rs`'s `nonempty_with_errors` mutant (`&&` made `||` in its old word
+/// match, which read `$(...)xy` as the value) by asserting the reason, and the false deny it
+/// showed.
+#[test]
+fn a_check_s_output_beside_literal_text_is_never_empty() {
+    const NEVER_EMPTY: &str = "beside literal text that is never empty";
+    const WITH_ERRORS: &str = "with its errors (`2>&1`), is only tested for being empty";
+    let mut wrong = Vec::new();
+    let mut expect = |shells: &[&str], script: &str, reason: Option<&str>| {
+        for shell in shells {
+            let got = finding_of(&[shell, "-c", script]);
+            let ok = match reason {
+                Some(r) => got.as_ref().is_some_and(|(a, m)| *a == Action::Warn && m.contains(r)),
+                None => got.as_ref().is_some_and(|(a, _)| *a == Action::Deny),
+            };
+            if !ok {
+                wrong.push(format!("{shell} {script:?}: {reason:?} expected: {got:?}"));
+            }
+        }
+    };
+    let both = ["sh", "bash"];
+    expect(&["bash"], "[[ -n $(redis-cli -h redis-master ping 2>&1)xy ]]", Some(NEVER_EMPTY));
+    expect(&["bash"], "[[ -n $(redis-cli -h redis-master ping)xy ]]", Some(NEVER_EMPTY));
+    expect(&both, "[ -n \"$(redis-cli -h redis-master ping)x\" ]", Some(NEVER_EMPTY));
+    expect(&both, "[ -n x\"$(redis-cli -h redis-master ping)\" ]", Some(NEVER_EMPTY));
+    expect(&both, "[ \"$(redis-cli -h redis-master ping)\"x ]", Some(NEVER_EMPTY));
+    expect(&both, "test \"$(redis-cli -h redis-master ping)x\"", Some(NEVER_EMPTY));
+    expect(&both, "[ -z \"$(redis-cli -h redis-master ping)x\" ] || exit 0; exit 1", Some(NEVER_EMPTY));
+    expect(&both, "[ -z \"$(redis-cli -h redis-master ping 2>&1)\" ]", Some(WITH_ERRORS));
+    expect(&both, "test \"$(redis-cli -h redis-master ping 2>&1)\"", Some(WITH_ERRORS));
+    expect(&["bash"], "[[ -n $(redis-cli -h redis-master ping 2>&1)$x ]]", Some(WITH_ERRORS));
+    expect(&both, "[ -n \"$(redis-cli -h redis-master ping)\"$x ]", None);
+    expect(&both, "[ -n \"$(redis-cli -h redis-master ping)\"'' ]", None);
+    expect(&both, "[ -n \"$(redis-cli -h redis-master ping)\" ]", None);
+    expect(&both, "[ -n $(redis-cli -h redis-master ping 2>&1)x ]", None);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -205,6 +205,10 @@ pub(super) struct Client {
     /// `$?` tested only for another value (`[ $? -ne 3 ]`, `case $? in 3)`) tests as with the
     /// server up (`status::lost`, `status::shapes`). Empty: not known, nothing assumed.
     pub outage_status: &'static [u8],
+    /// The short flags that silence the status line the client prints on standard output whether
+    /// its server answers or not (pg_isready: `-q`); `None`: it prints none, or not on standard
+    /// output. Its output tested only for being empty then tests nothing (`status::shapes`).
+    pub status_line_quiet: Option<&'static str>,
     /// The document the row's facts come from (for reviewers; a test holds every row to one).
     #[allow(dead_code)]
     pub source: &'static str,
@@ -233,6 +237,7 @@ pub(super) const BASE: Client = Client {
     shape: Shape::Standard,
     outage: "",
     outage_status: &[],
+    status_line_quiet: None,
     source: "",
 };
 

@@ -625,7 +625,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if up.kind() == "command" && name == Some("echo") {
                     return Some((ECHOED, up));
                 }
-                if let Some(test) = subst::nonempty_with_errors(at, parent, up, walk, rules) {
+                if let Some(test) = shapes::never_empty_tested(parent, walk) {
+                    return Some((shapes::NEVER_EMPTY, test));
+                }
+                if let Some(test) = subst::nonempty_with_errors(at, parent, walk, rules) {
                     return Some((subst::NONEMPTY_WITH_ERRORS, test));
                 }
                 if reads_status_text(text(up, walk)) {

@@ -66,8 +66,12 @@ pub(in super::super) const CLIENTS: &[Client] = &[
     // the server is rejecting connections (for example during startup), 2 if there was no
     // response to the connection attempt, and 3 if no attempt was made (for example due to
     // invalid parameters)" (docs, Exit Status).
+    // It prints `HOST:PORT - accepting connections`, `- rejecting connections`, `- no response` or
+    // `- no attempt` on stdout, up or down; "-q, --quiet: Do not display status message" (docs,
+    // Options; break-it pass, s17: real pg_isready 15 with the database down).
     Client {
         outage_status: &[1, 2],
+        status_line_quiet: Some("q"),
         ..libpq(&["pg_isready"], "dhptU", "https://www.postgresql.org/docs/current/app-pg-isready.html")
     },
     libpq(&["psql"], "cdfhLopPRTUvF", "https://www.postgresql.org/docs/current/app-psql.html"),

@@ -528,29 +528,7 @@ pub(super) fn only_echoed(name: Node<'_>, walk: &Walk<'_>) -> bool {
 /// Whether every other mention of the variable assigned at `name` is [`reads_only_as_output`]
 /// (and each is a variable's name in the tree: none hides in a word the parser reads as text).
 pub(super) fn reads_only_output(name: Node<'_>, walk: &Walk<'_>) -> bool {
-    let var = text(name, walk);
-    let mut root = name;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
-    let mut seen = 0usize;
-    let mut ok = true;
-    // (A node whose text does not hold the name has no mention of it below: its children are
-    // skipped, unless the parser recovered from an error there. Once one mention is not read
-    // only as output, the answer is no and the rest of the walk is skipped.)
-    super::tree::each_node_pruned(root, |k| {
-        if !ok {
-            return false;
-        }
-        if k.kind() == "variable_name" && text(k, walk) == var {
-            seen += 1;
-            ok &= k == name || reads_only_as_output(k, walk);
-        }
-        var.is_empty() || k.has_error() || text(k, walk).contains(var)
-    });
-    let words =
-        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
-    ok && seen == words
+    super::tree::every_mention(name, walk, |k| reads_only_as_output(k, walk))
 }
 
 /// Whether the `variable_name` `k` is `$NAME`/`${NAME}` in an argument of an `echo`, `printf` or

@@ -201,37 +201,23 @@ pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) 
         return false;
     }
     let var = text(name, walk);
-    let mut root = name;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
-    let (mut seen, mut ok) = (0usize, true);
-    each_node(root, |k| {
-        if k.kind() != "variable_name" || text(k, walk) != var {
-            return;
-        }
-        seen += 1;
-        if k == name || reads_only_as_output(k, walk) {
-            return;
+    super::tree::every_mention(name, walk, |k| {
+        if reads_only_as_output(k, walk) {
+            return true;
         }
         let Some(exp) = k.parent().filter(|e| {
             e.kind() == "simple_expansion"
                 || (e.kind() == "expansion" && text(*e, walk) == format!("${{{var}}}"))
         }) else {
-            ok = false;
-            return;
+            return false;
         };
         let mut up = exp.parent();
         while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
             up = u.parent();
         }
-        ok &= up
-            .and_then(|u| case_of_subject(exp, u))
-            .is_some_and(|case| case_is_harmless(case, walk, funcs, |_| true));
-    });
-    let words =
-        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
-    ok && seen == words
+        up.and_then(|u| case_of_subject(exp, u))
+            .is_some_and(|case| case_is_harmless(case, walk, funcs, |_| true))
+    })
 }
 
 /// The `for` loop whose body is only the check `at`, when the loop's last word is this Pod
@@ -321,15 +307,10 @@ pub(super) fn errexit_skips_only_output(at: Node<'_>, sub: Node<'_>, walk: &Walk
     super::siblings_after(at, sub).filter(|s| is_statement(*s)).all(|s| harmless(s, walk, funcs))
 }
 
-/// Programs that write a status line on standard output whether their server answers or not, and
-/// the flags that silence it. pg_isready prints `HOST:PORT - accepting connections`, `- rejecting
-/// connections`, `- no response` or `- no attempt` (PostgreSQL docs, "pg_isready": "-q, --quiet:
-/// Do not display status message"; break-it pass, s17: real pg_isready 15 with the database down).
-const STATUS_LINE_ON_STDOUT: &[(&str, &str)] = &[("pg_isready", "q")];
-
-/// Whether `at`, the one statement of the command substitution `parent`, is a program of
-/// [`STATUS_LINE_ON_STDOUT`] run without its quiet flag (`-q`, in a group of short flags too, or
-/// a `--q...` long option) or a redirection: its output is never empty, up or down.
+/// Whether `at`, the one statement of the command substitution `parent`, is a client that prints a
+/// status line up or down (its row's `status_line_quiet`: pg_isready) run without its quiet flag
+/// (`-q`, in a group of short flags too, or a `--q...` long option) or a redirection: its output is
+/// never empty, up or down.
 fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
     if parent.kind() != "command_substitution" || at.kind() != "command" {
         return false;
@@ -342,7 +323,7 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     let program = program.rsplit('/').next().unwrap_or(program);
-    let Some((_, quiet)) = STATUS_LINE_ON_STDOUT.iter().find(|(p, _)| *p == program) else {
+    let Some(quiet) = find_client(program, &[]).and_then(|c| c.status_line_quiet) else {
         return false;
     };
     let mut c = at.walk();
@@ -356,14 +337,14 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
 
 /// Whether `k`, a mention of a variable, only tests whether its value is empty: `[ -n "$V" ]`,
 /// `[ -z "$V" ]`, `[ "$V" ]`, `test -n "$V"`, `test -z "$V"` (quoted), or the same in `[[ ]]`,
-/// each the test's only operand.
+/// each the test's only operand ([`emptiness_test_of`]).
 fn emptiness_test(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(exp) = k.parent().filter(|e| matches!(e.kind(), "simple_expansion" | "expansion")) else {
         return false;
     };
     let var = text(k, walk);
     matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
-        && emptiness_operand(exp, walk)
+        && emptiness_test_of(&operand(exp, walk), walk).is_some()
 }
 
 /// The reason [`substitution_tested_for_emptiness`] gives.
@@ -373,48 +354,110 @@ pub(super) const STATUS_LINE: &str =
 /// Whether the command substitution `parent`, whose one statement `at` always prints
 /// ([`always_prints`]), is only tested for being empty (`[ -n "$(pg_isready -h db)" ]`: 0 / 0).
 pub(super) fn substitution_tested_for_emptiness(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
-    always_prints(at, parent, walk) && emptiness_operand(parent, walk)
+    always_prints(at, parent, walk) && emptiness_test_of(&operand(parent, walk), walk).is_some()
 }
 
-/// Whether `exp` (an expansion or a substitution) is the only operand of an emptiness test: see
-/// [`emptiness_test`].
-fn emptiness_operand(exp: Node<'_>, walk: &Walk<'_>) -> bool {
-    let (operand, quoted) = match exp.parent() {
-        Some(s) if s.kind() == "string" => (s, text(s, walk) == format!("\"{}\"", text(exp, walk))),
-        _ => (exp, false),
+/// The reason [`never_empty_tested`] gives.
+pub(super) const NEVER_EMPTY: &str =
+    "its output is only tested for being empty, beside literal text that is never empty";
+
+/// The emptiness test ([`emptiness_test_of`]) of the word holding the command substitution `sub`
+/// beside literal text ([`Operand::literal`]): the word is never empty whatever the check writes,
+/// so the test's status is the same up or down (`[[ -n $(redis-cli -h cache ping 2>&1)xy ]]`,
+/// `[ -n "$(redis-cli -h cache ping)x" ]`: bash 5.2 and dash 0.5.12 exit 0 / 0; s18).
+pub(super) fn never_empty_tested<'t>(sub: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
+    let word = operand(sub, walk);
+    if word.literal { emptiness_test_of(&word, walk) } else { None }
+}
+
+/// The word a test reads where an expansion or a command substitution `exp` stands: `exp`
+/// itself, the double-quoted string around it, or the concatenation joining that to other parts
+/// (`"$(check)"x`).
+pub(super) struct Operand<'t> {
+    /// The word's node.
+    pub(super) node: Node<'t>,
+    /// Whether the word is one field whatever its expansions hold: each is inside double quotes,
+    /// and no unquoted part holds a glob character (POSIX, 2.6.5 "Field Splitting" and 2.6.6
+    /// "Pathname Expansion" apply to unquoted parts only).
+    pub(super) one_field: bool,
+    /// Whether it holds literal text outside every expansion (`"$(check)x"`, `x"$(check)"`,
+    /// `$(check)'x'`): its value is then never empty. (Not `$'...'`: `$'\0'` is empty in bash.)
+    pub(super) literal: bool,
+}
+
+/// The [`Operand`] where `exp` (an expansion or a command substitution) stands.
+pub(super) fn operand<'t>(exp: Node<'t>, walk: &Walk<'_>) -> Operand<'t> {
+    let mut node = exp;
+    if let Some(s) = node.parent().filter(|s| s.kind() == "string") {
+        node = s;
+    }
+    if let Some(c) = node.parent().filter(|c| c.kind() == "concatenation") {
+        node = c;
+    }
+    // (A backslash-newline is removed before anything else: `"$(check)\<newline>"` adds nothing.)
+    let literal_text = |n: Node<'_>| !text(n, walk).replace("\\\n", "").is_empty();
+    let (mut one_field, mut literal) = (true, false);
+    let mut part = |p: Node<'_>| match p.kind() {
+        "string" => {
+            let mut c = p.walk();
+            literal |= p.named_children(&mut c).any(|k| k.kind() == "string_content" && literal_text(k));
+        }
+        "raw_string" => literal |= text(p, walk).len() > 2,
+        "word" => {
+            literal |= literal_text(p);
+            one_field &= !text(p, walk).contains(['*', '?', '[']);
+        }
+        _ => one_field = false,
     };
+    if node.kind() == "concatenation" {
+        let mut c = node.walk();
+        node.named_children(&mut c).for_each(&mut part);
+    } else {
+        part(node);
+    }
+    Operand { node, one_field, literal }
+}
+
+/// The test whose only operand is the word `w`, when it asks only whether that word is empty:
+/// `[ -n W ]`, `[ -z W ]`, `[ W ]`, `test -n W`, `test -z W`, `test W` with `W` one field
+/// ([`Operand::one_field`]), or the same in `[[ ]]` (no field splitting or pathname expansion
+/// there: bash manual, "Conditional Constructs"). Unquoted in `[`, a value of several words is
+/// an error, status 2 (`test -n a b`).
+pub(super) fn emptiness_test_of<'t>(w: &Operand<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
     let only_child = |p: Node<'_>, child: Node<'_>| {
         let mut c = p.walk();
         p.named_children(&mut c).map(|n| n.id()).eq([child.id()])
     };
     let emptiness_operator =
         |n: Node<'_>| n.kind() == "test_operator" && matches!(text(n, walk), "-n" | "-z");
-    let Some(p) = operand.parent() else {
-        return false;
-    };
+    let p = w.node.parent()?;
     let test = match p.kind() {
         "unary_expression" => {
             let op = p.child_by_field_name("operator");
-            if !op.is_some_and(emptiness_operator) || p.named_child(1) != Some(operand) {
-                return false;
+            if !op.is_some_and(emptiness_operator) || p.named_child(1) != Some(w.node) {
+                return None;
             }
-            p.parent()
+            p.parent()?
         }
-        "test_command" => Some(p).filter(|_| only_child(p, operand)),
+        "test_command" if only_child(p, w.node) => p,
         "command" => {
             let mut c = p.walk();
             let args: Vec<Node<'_>> = p.children_by_field_name("argument", &mut c).collect();
-            return quoted
-                && p.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test")
-                && matches!(args.as_slice(), [op, v] if matches!(text(*op, walk), "-n" | "-z") && *v == operand);
+            let operand_only = match args.as_slice() {
+                [v] => *v == w.node,
+                [op, v] => matches!(text(*op, walk), "-n" | "-z") && *v == w.node,
+                _ => false,
+            };
+            let test = p.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test");
+            return (w.one_field && test && operand_only).then_some(p);
         }
-        _ => None,
+        _ => return None,
     };
-    let Some(test) = test.filter(|t| t.kind() == "test_command") else {
-        return false;
-    };
-    let unary_or_operand = if p.kind() == "unary_expression" { p } else { operand };
-    only_child(test, unary_or_operand) && (quoted || text(test, walk).starts_with("[["))
+    let unary_or_operand = if p.kind() == "unary_expression" { p } else { w.node };
+    (test.kind() == "test_command"
+        && only_child(test, unary_or_operand)
+        && (w.one_field || text(test, walk).starts_with("[[")))
+    .then_some(test)
 }
 
 /// Whether the value of the variable assigned at `name` from the substitution `parent` (whose one
@@ -434,19 +477,5 @@ pub(super) fn value_reaches_no_status(
     if !always_prints(at, parent, walk) || may_be_read_elsewhere(name, walk) {
         return false;
     }
-    let var = text(name, walk);
-    let mut root = name;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
-    let (mut seen, mut ok) = (0usize, true);
-    each_node(root, |k| {
-        if k.kind() == "variable_name" && text(k, walk) == var {
-            seen += 1;
-            ok &= k == name || emptiness_test(k, walk);
-        }
-    });
-    let words =
-        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
-    ok && seen == words
+    super::tree::every_mention(name, walk, |k| emptiness_test(k, walk))
 }

@@ -181,21 +181,20 @@ pub(super) fn ignores_stdin(k: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool
 }
 
 /// A reason the walk gives (`discarded`).
-pub(super) const NONEMPTY_WITH_ERRORS: &str = "its output, with its errors (`2>&1`), is only tested for being non-empty, and in an outage it writes an error message";
+pub(super) const NONEMPTY_WITH_ERRORS: &str = "its output, with its errors (`2>&1`), is only tested for being empty, and in an outage it writes an error message";
 
-/// For the statement `at`, alone in the command substitution `sub` (whose nearest node above
-/// that is not a string is `up`), the test whose status stands for it when that test only asks
-/// whether the substitution's value is non-empty (`test -n "$(...)"`, `[ -n "$(...)" ]`, `[
-/// "$(...)" ]`, `[[ -n $(...) ]]`) and `at` is a client writing its errors into it (`2>&1`, its
-/// only redirection) with no flag that may silence them (`-s`, `-q`, `--silent`, `--quiet`, a
-/// cluster holding `s` without `S` or `q`; `nc`/`ncat`/`netcat` without `-v`): a failing client
-/// writes an error message, so the test passes with the server up or down (s17, vd3 o20: `test
-/// -n "$(redis-cli -h redis-master ping 2>&1)"` exits 0 / 0 in bash 5.2 and dash 0.5.12; without
+/// For the statement `at`, alone in the command substitution `sub`, the test whose status stands
+/// for it when that test only asks whether the substitution's value is empty
+/// (`shapes::emptiness_test_of`: `test -n "$(...)"`, `[ -z "$(...)" ]`, `[ "$(...)" ]`, `[[ -n
+/// $(...) ]]`) and `at` is a client writing its errors into it (`2>&1`, its only redirection) with
+/// no flag that may silence them (`-s`, `-q`, `--silent`, `--quiet`, a cluster holding `s` without
+/// `S` or `q`; `nc`/`ncat`/`netcat` without `-v`): a failing client writes an error message, so
+/// the test's status is the same with the server up or down (s17, vd3 o20: `test -n
+/// "$(redis-cli -h redis-master ping 2>&1)"` exits 0 / 0 in bash 5.2 and dash 0.5.12; without
 /// `2>&1`, 1 / 0).
 pub(super) fn nonempty_with_errors<'t>(
     at: Node<'t>,
     sub: Node<'t>,
-    up: Node<'t>,
     walk: &Walk<'_>,
     rules: &Rules,
 ) -> Option<Node<'t>> {
@@ -226,30 +225,6 @@ pub(super) fn nonempty_with_errors<'t>(
     {
         return None;
     }
-    // The value's word: the substitution alone, or alone in double quotes.
-    let word = match sub.parent()? {
-        p if p.kind() == "string" && text(p, walk).len() == text(sub, walk).len() + 2 => p,
-        p if p.kind() == "string" => return None,
-        _ => sub,
-    };
-    let t = |n: Node<'_>| text(n, walk).split_whitespace().collect::<Vec<_>>().join(" ");
-    let value = text(word, walk);
-    // (Unquoted, `test` and `[` split the value into words: `test -n a b` fails, 2.)
-    let quoted = word != sub;
-    let (single, double) = (format!("[ -n {value} ]"), format!("[[ -n {value} ]]"));
-    match up.kind() {
-        "command" if text(up.child_by_field_name("name")?, walk) == "test" => {
-            (quoted && t(up) == format!("test -n {value}")).then_some(up)
-        }
-        "unary_expression" => {
-            let test = up.parent().filter(|p| p.kind() == "test_command")?;
-            let whole = t(test);
-            (t(up) == format!("-n {value}") && (quoted && whole == single || whole == double)).then_some(test)
-        }
-        "test_command" => {
-            let whole = t(up);
-            (quoted && whole == format!("[ {value} ]") || whole == format!("[[ {value} ]]")).then_some(up)
-        }
-        _ => None,
-    }
+    // The value's word, and the test that asks only whether it is empty.
+    super::shapes::emptiness_test_of(&super::shapes::operand(sub, walk), walk)
 }

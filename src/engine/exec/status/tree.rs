@@ -34,6 +34,33 @@ pub(super) fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t
     }
 }
 
+/// Whether every mention of the variable named at `name` (a `variable_name` node) in its tree
+/// passes `read` (`name` itself excepted), and the tree holds as many mentions as the source has
+/// words spelling the name: one in text the parser did not read as a name is not claimed.
+/// Subtrees whose text cannot hold the name are skipped (unless the parser recovered from an
+/// error there), and the walk stops at the first mention `read` refuses.
+pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMut(Node<'_>) -> bool) -> bool {
+    let var = text(name, walk);
+    let mut root = name;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let (mut seen, mut ok) = (0usize, true);
+    each_node_pruned(root, |k| {
+        if !ok {
+            return false;
+        }
+        if k.kind() == "variable_name" && text(k, walk) == var {
+            seen += 1;
+            ok &= k == name || read(k);
+        }
+        var.is_empty() || k.has_error() || text(k, walk).contains(var)
+    });
+    let words =
+        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    ok && seen == words
+}
+
 /// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
 /// `Node::parent` walks down from the root once per step.
 pub(super) fn path_to<'a>(root: Node<'a>, n: Node<'a>) -> Vec<Node<'a>> {
