@@ -1,6 +1,7 @@
 //! Messages a new user met in the s17 fresh-user pass that said the wrong thing or lost their
 //! advice: a negated check (`! redis-cli ...`), a `$NAME` no shell expands, `env -S` shown split,
-//! and warnings whose advice the 256-character cut removed.
+//! `explain` modelling readiness for a Job's Pods, and warnings whose advice the 256-character cut
+//! removed.
 
 mod common;
 
@@ -185,6 +186,77 @@ fn env_split_string_is_shown_as_written_and_redacted() {
     let (_, message) =
         liveness("Deployment", &["env", "-S", "sh -c 'redis-cli -h cache ping'"], json!([])).unwrap();
     assert!(message.contains("`redis-cli -h cache ping`"), "{message}");
+}
+
+// === 3. `explain` on a Job's Pods ===
+
+fn explain(yaml: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_probegate")).arg("explain").arg(&file).output().unwrap();
+    assert!(!out.stdout.is_empty(), "{yaml}\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const POD_SPEC: &str = "          containers:
+          - name: job
+            image: a
+            ports: [{containerPort: 8080}]
+            livenessProbe:
+              exec: {command: [pg_isready, -h, orders-db]}
+";
+
+/// A CronJob's (and a Job's) Pods get no Service traffic: the rules ask them no readiness probe
+/// and advise dropping the check from liveness, so `explain` models no readiness probe for them,
+/// no "as fixed" readiness check and no serving timeline. A Deployment keeps all three.
+#[test]
+fn explain_models_no_readiness_for_a_jobs_pods() {
+    let cron = format!(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: nightly, namespace: default}}\nspec:\n  schedule: '0 * * * *'\n  \
+         jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: OnFailure\n{POD_SPEC}"
+    );
+    let job = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: nightly, namespace: default}}\nspec:\n  template:\n    \
+         spec:\n      restartPolicy: Never\n{}",
+        POD_SPEC.replace("          ", "      ")
+    );
+    for (what, yaml) in [("CronJob", cron), ("Job", job)] {
+        let out = explain(&yaml);
+        assert!(
+            out.contains("readiness: none (a Job's Pods get no Service traffic: none needed)"),
+            "{what}:\n{out}"
+        );
+        assert!(
+            out.contains("as fixed assumes the check dropped from liveness")
+                && out.contains("as fixed:   dependency checked by no probe: 0 restarts"),
+            "{what}:\n{out}"
+        );
+        assert!(out.contains("no serving timeline"), "{what}:\n{out}");
+        for modelled in [
+            "assumes a readiness probe",
+            "readiness checks the dependency",
+            "serve degraded",
+            "replicas serving",
+        ] {
+            assert!(!out.contains(modelled), "{what}: {modelled:?}:\n{out}");
+        }
+    }
+    let deployment = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: nightly, namespace: default}}\nspec:\n  selector: {{matchLabels: {{a: b}}}}\n  \
+         template:\n    metadata: {{labels: {{a: b}}}}\n    spec:\n{}",
+        POD_SPEC.replace("          ", "      ")
+    );
+    let out = explain(&deployment);
+    for modelled in [
+        "readiness: none (Ready as soon as the container runs)",
+        "as written assumes a readiness probe that fails with the dependency",
+        "readiness checks the dependency",
+        "serve degraded",
+        "replicas serving requests",
+    ] {
+        assert!(out.contains(modelled), "Deployment: {modelled:?}:\n{out}");
+    }
 }
 
 // === 4. advice the 256-character cut removed ===
