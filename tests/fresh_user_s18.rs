@@ -92,6 +92,16 @@ fn a_check_whose_status_is_not_inverted_keeps_the_outage_message() {
         assert!(message.contains("its outage would restart every replica"), "{script:?}: {message}");
         assert!(!message.contains("`!` inverts"), "{script:?}: {message}");
     }
+    // Where something else may decide the status, not said to be inverted: a file write that can
+    // fail (bash and dash: `! true > /nonexistent/x` exits 0), an EXIT trap that exits, an alias.
+    for script in [
+        "! redis-cli -h cache ping > /tmp/pong",
+        "trap 'exit 1' EXIT; ! redis-cli -h cache ping",
+        "alias ok=true; ! redis-cli -h cache ping",
+    ] {
+        let found = liveness("Deployment", &["sh", "-c", script], json!([]));
+        assert!(found.as_ref().is_some_and(|(_, m)| !m.contains("`!` inverts")), "{script:?}: {found:?}");
+    }
     // Not the last statement: its status is not the script's (a warning, as before).
     let (action, message) =
         liveness("Deployment", &["sh", "-c", "! redis-cli -h cache ping; exit 0"], json!([])).unwrap();

@@ -28,9 +28,9 @@ pub(in crate::engine::exec) fn inverted(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let (mut at, mut negations) = (n, 0);
     while let Some(parent) = at.parent() {
         match parent.kind() {
-            "redirected_statement" if at.kind() == "command" || quiet_redirects(parent, at, walk) => {
-                at = parent
-            }
+            // (A piece with redirections is the `redirected_statement` itself: `! CHECK >/dev/null`
+            // parses as the redirections around the negated command.)
+            "redirected_statement" if quiet_redirects(parent, at, walk) => at = parent,
             "negated_command" => {
                 negations += 1;
                 at = parent;
