@@ -269,7 +269,7 @@ fn matches_readiness_treats_an_explicit_default_loopback_host_as_none() {
 fn matches_readiness_advice_fits_whether_the_check_is_local() {
     let spec = "containers:\n- name: web\n  image: w\n  livenessProbe: {httpGet: {path: /healthz, port: 8080}}\n  readinessProbe: {httpGet: {path: /healthz, port: 8080}}\n";
     let text = message(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness);
-    assert!(text.contains("give liveness a longer failure window than readiness"), "{text}");
+    assert!(text.contains("lengthen its failure window"), "{text}");
     assert!(!text.contains("only this container") && !text.contains("make it local"), "{text}");
     let spec = "containers:\n- name: api\n  image: a\n  livenessProbe: {exec: {command: [pg_isready, -h, orders-db]}}\n  readinessProbe: {exec: {command: [pg_isready, -h, orders-db]}}\n";
     let text = message(&eval(&pod(spec)), RuleId::LivenessMatchesReadiness);

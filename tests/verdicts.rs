@@ -1106,6 +1106,14 @@ fn new_messages_fit_a_warning() {
         format!(
             "containers:\n- name: {name}\n  image: a\n  env: [{{name: DB_HOST, value: db}}]\n  livenessProbe: {{exec: {{command: [sh, -c, 'pg_isready -h $$(DB_HOST)']}}}}\n"
         ),
+        // (s18: a negated check, which fails while the dependency is up; a `$NAME` in an argv no
+        // shell runs, which fails every time.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, '! redis-cli -h redis-master ping']}}}}\n"
+        ),
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  env: [{{name: REDIS_HOST, value: c}}]\n  livenessProbe: {{exec: {{command: [redis-cli, -h, $REDIS_HOST, ping]}}}}\n"
+        ),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {

@@ -387,6 +387,7 @@ pub fn no_chart_reason(e: &Explanation) -> Option<&'static str> {
                 "no probe checks a dependency, so an outage changes nothing (--dependency-check liveness or readiness draws one)"
             },
         ),
+        Some(_) if e.in_job => Some("a Job's Pods get no Service traffic, so nothing serves requests"),
         Some(_) if !e.serves => Some("no container declares ports, so nothing serves requests"),
         Some(_) => None,
     }
@@ -431,6 +432,10 @@ pub struct Explanation {
     pub simulation: Option<Simulation>,
     /// Whether a container in scope declares ports (serves requests).
     pub serves: bool,
+    /// Whether the Pods run a Job's work ([`Workload::runs_a_job`]): no Service traffic, so no
+    /// readiness is modelled (as the rules ask none). Absent from JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_job: bool,
 }
 
 /// Containers in scope, as the engine sees them.
@@ -536,8 +541,12 @@ fn simulation(
         horizon_seconds: 0,
         dependency_check: written_check,
     };
+    // A Job's Pods get no Service traffic: readiness gates nothing there, and the liveness-dependency
+    // denial asks to drop the check from liveness, not to move it to readiness (s18 fresh-user pass:
+    // a CronJob was simulated with a readiness probe `fix` would add).
+    let job = w.runs_a_job();
     let mut written_assumes = Vec::new();
-    if written_check == DependencyCheck::Liveness && !c.readiness_reaches_dependency {
+    if written_check == DependencyCheck::Liveness && !c.readiness_reaches_dependency && !job {
         written_assumes.push(if c.readiness.is_some() {
             "readiness fails with the dependency too, as liveness does (its check does not reach it as \
              written: --dependency-check says which probe checks it)"
@@ -550,7 +559,14 @@ fn simulation(
     }
     let mut fixed_assumes = Vec::new();
     let mut fixed = base.clone();
-    if written_check != DependencyCheck::None {
+    if job && written_check == DependencyCheck::Liveness {
+        fixed.dependency_check = DependencyCheck::None;
+        fixed_assumes.push(
+            "the check dropped from liveness, as the liveness-dependency denial asks of a Job's Pods (no \
+             readiness probe: they get no Service traffic)"
+                .to_string(),
+        );
+    } else if written_check != DependencyCheck::None {
         fixed.dependency_check = DependencyCheck::Readiness;
         if written_check == DependencyCheck::Liveness {
             fixed_assumes.push(
@@ -688,6 +704,7 @@ pub fn explain_object(
         fixed_startup: fixed_startup(checked, &object),
         containers: probes,
         serves: containers(w, &[]).iter().any(|(_, c)| c.ports.as_ref().is_some_and(|p| !p.is_empty())),
+        in_job: w.runs_a_job(),
     }
 }
 
@@ -839,6 +856,9 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
                     r.period
                 )?;
             }
+            None if e.in_job => {
+                writeln!(out, "    readiness: none (a Job's Pods get no Service traffic: none needed)")?
+            }
             None => writeln!(out, "    readiness: none (Ready as soon as the container runs)")?,
         }
         if let Some(s) = e.fixed_startup.iter().find(|f| f.container == c.name).map(|f| &f.timing) {
@@ -971,7 +991,8 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
     let from = (s.outage_start_seconds as usize).min(len);
     let to = (s.outage_start_seconds.saturating_add(s.outage_seconds) as usize).min(len);
     let fewest = d.serving[from..to].iter().min().copied().unwrap_or(d.replicas);
-    writeln!(
+    // (A Job's Pods are in no endpoints: "as fixed" is already the run where no probe checks it.)
+    (!e.in_job).then(|| writeln!(
         out,
         "    serve degraded: no probe checks the dependency: {} {}, at least {fewest} of {} replicas stay in the \
          endpoints and answer without it during the outage, full capacity {} after it returns",
@@ -979,7 +1000,7 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
         if d.restarts == 1 { "restart" } else { "restarts" },
         d.replicas,
         fmt_secs(d.full_capacity_after_recovery_seconds)
-    )?;
+    )).transpose()?;
     // With no boot time a restart costs nothing, and "as written" looks no worse than "as fixed":
     // say that this is the assumption, not the finding. Only where "as written" restarts something:
     // without restarts the warm-up changes nothing (a readiness-only Pod, fresh-user pass).
@@ -993,6 +1014,13 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
             "    note: the warm-up is the 0 s default (the manifest gives no start time), so these restarts \
              cost nothing here; give the start time with --warmup SECONDS"
         )?;
+    }
+    if e.in_job {
+        writeln!(
+            out,
+            "    (a Job's Pods get no Service traffic: nothing serves requests, so no serving timeline)"
+        )?;
+        return writeln!(out);
     }
     if !e.serves {
         writeln!(out, "    (no container declares ports: nothing serves requests, so no serving timeline)")?;

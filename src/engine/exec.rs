@@ -239,6 +239,17 @@ pub struct Dependency {
     /// password with a raw `/` makes it: `curl http://u:pw/x@h/` exits 3): it reaches nothing and
     /// fails every time. Set with [`Self::unknown_host`]: a warning, never a denial.
     pub bad_url: bool,
+    /// Whether the probe's script gives the client's status inverted: `! CMD` is its last
+    /// statement (bash 5.2 and dash 0.5.12 exit 1 when CMD succeeds, 0 when it fails), so the
+    /// probe fails whenever the dependency is up and passes while it is down. Coupled all the
+    /// same (the dependency's state alone decides the probe); only the message differs.
+    pub inverted: bool,
+    /// Whether the host is text with a `$NAME` (or `${NAME}`) in it that nothing expands: the
+    /// probe's argv runs the client with no shell, and the kubelet expands only `$(NAME)`
+    /// (Kubernetes docs, "Define Dependent Environment Variables"), so the client gets the text
+    /// `$NAME` as its host, resolves nothing and fails every time. The variable is
+    /// [`Self::literal_variable_name`]. A warning, never a denial: it reaches no dependency.
+    pub literal_variable: bool,
 }
 
 impl Dependency {
@@ -251,6 +262,15 @@ impl Dependency {
         let at = self.target.find("$(")?;
         let rest = &self.target[at + 2..];
         rest.find(')').map(|end| &rest[..end]).filter(|n| !n.is_empty())
+    }
+
+    /// For a [`Self::literal_variable`] dependency, the variable's `NAME`: the first `$NAME` or
+    /// `${NAME}` of the target as shown (before its note).
+    pub fn literal_variable_name(&self) -> Option<&str> {
+        if !self.literal_variable {
+            return None;
+        }
+        literal_variable_in(self.target.split(" (").next().unwrap_or(&self.target))
     }
 
     /// For a [`Self::host_command`] dependency, why the shell runs `NAME`, in a few words (the
@@ -266,6 +286,22 @@ impl Dependency {
             "not in env: the kubelet leaves it"
         }
     }
+}
+
+/// The first variable written `$NAME` or `${NAME}` in `text` (not `$(NAME)`, which the kubelet
+/// expands, nor `$1`), its name.
+pub(crate) fn literal_variable_in(text: &str) -> Option<&str> {
+    text.match_indices('$').find_map(|(at, _)| {
+        let rest = &text[at + 1..];
+        let (braced, rest) = match rest.strip_prefix('{') {
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let name = &rest[..end];
+        let starts = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        (starts && (!braced || rest[end..].starts_with('}'))).then_some(name)
+    })
 }
 
 /// A script file as admission can see it (see [`ScriptFiles`]).

@@ -428,6 +428,20 @@ fn liveness_dependency<'a>(
             .is_none()
             .then(|| (refused_url(&format!("livenessProbe `{command}`{place}"), &dep), Coupling::Uncertain));
     }
+    if let Some(name) = dep.literal_variable_name() {
+        // No shell runs the command and the kubelet expands only `$(NAME)` (Kubernetes docs,
+        // "Define Dependent Environment Variables"): the client is given the text `$NAME` as its
+        // host and fails every time, whatever the dependency does. Broken, not coupled: a
+        // warning that names the fix (s18 fresh-user pass: it was denied as reaching `$NAME`).
+        return Some((
+            format!(
+                "livenessProbe `{command}`{place} fails every time: no shell expands `${name}`, the \
+                 kubelet only `$({name})`; write that or use sh -c, then {}",
+                t.advice("drop it from livenessProbe", "check it in readinessProbe")
+            ),
+            Coupling::Uncertain,
+        ));
+    }
     if let Some(how) = &dep.uncoupled {
         // A probe fails by the command's exit status (Kubernetes docs, exec probes: "If the
         // command succeeds, it returns 0"); this client's status cannot change it. Only a client
@@ -464,15 +478,18 @@ fn liveness_dependency<'a>(
         // The check asks this member only, but its answer rests on the peers' quorum
         // (`exec::Dependency::quorum`): the member may be fine, so a warning, never a denial.
         return Some((
+            // The advice first, the evidence last: a warning over 256 characters is cut in its
+            // middle, and the cited source made this one about 600 (s18 fresh-user pass: the
+            // advice was cut off).
             format!(
-                "livenessProbe `{command}`{place} checks this member, but its answer rests on {}: \
-                 {why}; a lost quorum fails every replica's liveness at once and restarts them \
-                 all, which cannot restore it; {}",
-                reached(&dep),
+                "livenessProbe `{command}`{place}: {}; it checks this member, but its answer rests \
+                 on {}: a lost quorum fails every replica's liveness at once, and restarts cannot \
+                 restore it; {why}",
                 t.advice(
                     "drop it from livenessProbe",
                     "check quorum in readinessProbe and keep liveness on this process"
-                )
+                ),
+                reached(&dep),
             ),
             Coupling::Uncertain,
         ));
@@ -493,25 +510,50 @@ fn liveness_dependency<'a>(
             Coupling::Uncertain,
         ));
     }
+    // `! CMD` as the script's last statement (`exec::Dependency::inverted`): the probe fails
+    // whenever the dependency is UP, and passes while it is down; "its outage would restart ..."
+    // was the wrong reason (s18 fresh-user pass). Checked with bash 5.2 and dash 0.5.12:
+    // `sh -c '! redis-cli -h cache ping'` exits 1 with the server up, 0 with it down.
+    let (shown, effect) = if dep.inverted {
+        (
+            format!("! {command}"),
+            format!(
+                "it fails while that is up (`!` inverts it), so it would {} all the time",
+                t.outage_kills
+            ),
+        )
+    } else {
+        (command.clone(), format!("its outage would {}", t.outage_kills))
+    };
     if dep.unknown_host {
         // rules.md, the `unresolved` policy: a host known only at run time whose variable does not
         // name a dependency (`$CACHE`, `$1`) may be this Pod: a warning, never a denial.
         return Some((
             format!(
-                "livenessProbe `{command}`{place} reaches {}, known only at run time: if that \
-                 is another workload, its outage would {}; {}, or probe localhost",
+                "livenessProbe `{shown}`{place} reaches {}, known only at run time: if that \
+                 is another workload, {effect}; {}, or probe localhost",
                 reached(&dep),
-                t.outage_kills,
                 t.advice("drop it from livenessProbe", "check it in readinessProbe")
             ),
             Coupling::Uncertain,
         ));
     }
+    if dep.inverted {
+        return Some((
+            format!(
+                "livenessProbe `{shown}`{place} fails while {} is up (`!` inverts it), so it would \
+                 {} all the time{why}; {}",
+                dep.target,
+                t.outage_kills,
+                t.advice("drop it from livenessProbe", "drop `!`, check it in readinessProbe")
+            ),
+            Coupling::Fails,
+        ));
+    }
     Some((
         format!(
-            "livenessProbe `{command}`{place} reaches {}{why}: its outage would {}; {}",
+            "livenessProbe `{shown}`{place} reaches {}{why}: {effect}; {}",
             reached(&dep),
-            t.outage_kills,
             t.advice(
                 "drop that check from livenessProbe (a Job's Pods get no Service traffic, so a \
                  readinessProbe guards nothing: let the job retry the dependency itself)",
@@ -942,11 +984,15 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     let advice = if coupled {
         "lengthen liveness or make it check only this container"
     } else {
-        "give liveness a longer failure window than readiness (a higher failureThreshold or periodSeconds)"
+        "lengthen its failure window"
     };
+    // The advice before the handler, and short: a warning over 256 characters is cut in its
+    // middle, and a long handler (`exec `bash … if …` (a script with a pipe, ...)`) cut the advice
+    // off (s18 fresh-user pass: 10 of the corpus's 11 such warnings lost it); the handler, last,
+    // is what is cut now, and an exec one of 48 characters still fits (tests/redaction.rs shows it).
     Some(format!(
-        "liveness and readiness both run {} and liveness gives up no later ({wl}s vs {wr}s): a slow \
-         spell restarts it instead of shedding traffic; {advice}",
+        "liveness gives up no later than readiness ({wl}s vs {wr}s): slowness restarts it; {advice} \
+         (both: {})",
         describe_handler(&lh)
     ))
 }

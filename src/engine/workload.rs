@@ -315,6 +315,14 @@ struct CronJobSpecShape {
 }
 
 impl Workload {
+    /// Whether its Pods run a Job's work (a Job, a CronJob, or a Pod a Job owns): no Service
+    /// sends them traffic, so a readiness probe gates nothing there (Kubernetes docs, "Container
+    /// probes": readiness decides the endpoints); the rules ask no readiness of them, and advise
+    /// dropping a dependency check from liveness rather than moving it to readiness.
+    pub fn runs_a_job(&self) -> bool {
+        super::rules::in_job(self.kind, self.metadata.controller().map(|c| c.kind.as_str()))
+    }
+
     /// Reads a workload of the given kind from JSON text (an AdmissionReview's `request.object`).
     ///
     /// # Errors

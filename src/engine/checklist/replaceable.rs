@@ -197,10 +197,10 @@ pub(super) fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<
             // httpGet asks the pod's IP: as a URL on it does, not as a loopback-only server listens.
             let how = match hosts::url_host(&url).filter(|h| hosts::is_local(h)) {
                 Some(host) => format!(
-                    "httpGet to the pod's IP does that without a process per check, unless the server \
+                    "httpGet to the pod's IP does that with no process per check, unless the server \
                      listens only on {host}"
                 ),
-                None => "httpGet does that without a process per check (to the pod's IP, its default)".into(),
+                None => "httpGet does that with no process per check (to the pod's IP, its default)".into(),
             };
             return Some(format!(
                 "{field} only runs {program} against this pod ({}): {how}",

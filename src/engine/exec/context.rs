@@ -225,6 +225,12 @@ pub(super) struct Ctx<'e> {
     /// The next piece runs where errexit is ignored (`flow::SCOPE` `E`): a function it calls runs
     /// its body without errexit.
     pub(super) errexit_ignored: bool,
+    /// The next piece's status is the probe's script's inverted (`flow::SCOPE` `!`).
+    pub(super) inverted_next: bool,
+    /// The piece being analysed is `! CMD`, the last statement of the probe's own script
+    /// (`flow::inverted`): a dependency found in it directly makes the probe fail whenever it is
+    /// up ([`super::Dependency::inverted`]).
+    pub(super) inverted: bool,
     /// The last run of pieces ended at an `exit` (or `exec PROGRAM`) certain to run in its
     /// script's own shell (`flow::EXIT`): a called function's body that exits ends its caller's
     /// script too, where the call itself is certain to run in the caller's shell.
@@ -238,6 +244,11 @@ pub(super) struct Ctx<'e> {
     /// before the piece analysed now (`script::exits::exit_zero_trap`): the script exits 0
     /// whatever its commands return. The reason said for what a later command reaches.
     pub(super) exit_trap: Option<String>,
+    /// The `env -S STRING` being analysed, innermost: the argv it was rebuilt as (`env`, STRING's
+    /// words, the rest), env's words before `-S` as written, and how many words STRING gave. A
+    /// dependency found in that argv is shown as written, `env -S 'redis-cli -h cache ping'`,
+    /// not as the split words (`env redis-cli -h cache ping`; s18 fresh-user pass).
+    pub(super) env_split: Option<EnvSplit>,
     /// A `trap` command was analysed: whether it sets such an EXIT trap (taken by `run_pieces`).
     pub(super) trap_seen: Option<bool>,
     /// The probe's own script could keep such a trap: its only `trap`, and no `exec`, `kill`,
@@ -413,10 +424,13 @@ impl<'e> Ctx<'e> {
             found_all: Vec::new(),
             errexit: false,
             errexit_ignored: false,
+            inverted_next: false,
+            inverted: false,
             exited: false,
             next_is_body: false,
             splitting_body: false,
             exit_trap: None,
+            env_split: None,
             trap_seen: None,
             trap_may_hold: false,
             texts: Vec::new(),
@@ -519,6 +533,37 @@ impl Ctx<'_> {
                 if hidden { super::redact::POSITIONAL_SHOWN.to_string() } else { shown }
             })
             .collect()
+    }
+}
+
+/// See [`Ctx::env_split`].
+#[derive(Clone, Debug)]
+pub(super) struct EnvSplit {
+    /// The argv analysed: `env`, the split words, the words after STRING.
+    pub argv: Vec<String>,
+    /// env's words between `env` and `-S`, as written (`-i`, `FOO=1`).
+    pub head: Vec<String>,
+    /// How many words STRING split into.
+    pub words: usize,
+}
+
+impl Ctx<'_> {
+    /// `shown` (the words of `args` as [`Ctx::shown_words`] shows them, `args` ending with the
+    /// argv of [`Ctx::env_split`]) with STRING's words put back as one word after `-S`, redacted
+    /// as a command of their own: `env -S 'redis-cli -a *** ping'`. Other words as they are.
+    pub(super) fn shown_env_split(&self, args: &[String], shown: Vec<String>) -> Vec<String> {
+        let Some(split) = &self.env_split else { return shown };
+        let Some(start) = args.len().checked_sub(split.argv.len()) else { return shown };
+        if args[start..] != split.argv[..] || shown.len() != args.len() {
+            return shown;
+        }
+        let inner = &shown[start + 1..start + 1 + split.words];
+        let mut out: Vec<String> = shown[..=start].to_vec();
+        out.extend(self.shown_words(&split.head));
+        out.push("-S".to_string());
+        out.push(super::redact::join_redacted(inner));
+        out.extend(shown[start + 1 + split.words..].iter().cloned());
+        out
     }
 }
 

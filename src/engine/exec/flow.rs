@@ -10,12 +10,14 @@
 //! is decided in the child module `uncoupled`.
 
 mod constant;
+mod negated;
 mod uncoupled;
 
 use tree_sitter::Node;
 
 use super::context::{Ctx, is_ident};
 use super::shell::Walk;
+pub(super) use negated::inverted;
 pub(super) use uncoupled::failure_ignored_by;
 use uncoupled::uncoupled;
 
@@ -64,6 +66,7 @@ pub(super) const EXIT: char = '\u{E009}';
 ///   of a pipeline when `lastpipe` is mentioned): what it changes is unknown after it;
 /// - `SCOPE F` + name + [`SCOPE`] + words opens a `for` loop whose words are known only when the
 ///   analysis reaches it (`for h in "$1"`), `SCOPE f` closes it: the body is run once per word;
+/// - `SCOPE !`: the next piece's status is the script's inverted (`! CMD` last: [`inverted`]);
 /// - `SCOPE E`: the next piece runs where errexit is ignored (left of `&&`/`||`, after `!`, in an
 ///   `if` condition, or in a compound command there: `status::errexit_ignored_around`), so a
 ///   function it calls runs its body without errexit (bash manual, `set -e`);

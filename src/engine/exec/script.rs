@@ -68,6 +68,8 @@ impl Ctx<'_> {
         }
         let script = &*self.unset_exit_words(script);
         self.texts.push(std::rc::Rc::from(script));
+        // A dependency found in a nested script is not the inverted piece's own command.
+        let saved_inverted = std::mem::take(&mut self.inverted);
         if depth == 1 && self.calls == 0 {
             self.exit_trap = None;
             self.trap_may_hold = exits::trap_may_hold(script);
@@ -110,6 +112,7 @@ impl Ctx<'_> {
             self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
         }
         let found = self.analyze_pieces(pieces, depth);
+        self.inverted = saved_inverted;
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
         self.status_unknown = saved_unknown;
@@ -184,6 +187,9 @@ impl Ctx<'_> {
                     }
                     Some('L') => self.line = scope[1..].parse().unwrap_or(0),
                     Some('E') => self.errexit_ignored = true,
+                    // Only in the probe's own script: a nested shell's or a function's status
+                    // reaches the probe's through more than this.
+                    Some('!') => self.inverted_next = depth == 1 && self.calls == 0,
                     Some('F') => {
                         let end = loop_end(pieces, at);
                         let body = &pieces[at..end];
@@ -216,7 +222,9 @@ impl Ctx<'_> {
             if self.uncoupled.is_none() {
                 self.uncoupled = how.or_else(|| self.exit_trap.clone());
             }
+            self.inverted = std::mem::take(&mut self.inverted_next);
             let step = self.analyze_piece(piece, depth);
+            self.inverted = false;
             self.uncoupled.clone_from(&saved);
             // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
             if self.trap_seen.take() == Some(true)
@@ -734,7 +742,7 @@ impl Ctx<'_> {
             (None, None) => shown,
         };
         let mut words: Vec<String> = prefix_disp.to_vec();
-        words.extend(self.shown_words(args));
+        words.extend(self.shown_env_split(args, self.shown_words(args)));
         let script = self.scripts.last().map(|(_, origin)| {
             let chain: Vec<&str> = self.scripts.iter().map(|(p, _)| p.as_str()).collect();
             format!("{} ({origin})", chain.join(" → "))
@@ -748,6 +756,7 @@ impl Ctx<'_> {
                     HostClass::Local | HostClass::Unknown => true,
                     HostClass::Unresolved => !self.names_dependency_variable(h),
                 });
+        let inverted = self.inverted && uncoupled.is_none() && status_unknown.is_none();
         Dependency {
             program: program.to_string(),
             category: hit.category,
@@ -761,6 +770,8 @@ impl Ctx<'_> {
             quorum: None,
             host_command,
             bad_url: hit.bad_url,
+            inverted,
+            literal_variable: false,
         }
     }
 }

@@ -483,6 +483,9 @@ impl Ctx<'_> {
                 if kind == "command" && self.calls_in_ignored_errexit(n, walk) {
                     out.push(format!("{}E", super::flow::SCOPE));
                 }
+                if kind == "command" && super::flow::inverted(n, walk) {
+                    out.push(format!("{}!", super::flow::SCOPE));
+                }
                 self.piece(&[n], walk, depth, out);
             }
             return false;
@@ -498,6 +501,9 @@ impl Ctx<'_> {
                 n.named_children(&mut cursor).filter(|c| Some(*c) != body && c.kind().ends_with("redirect")),
             );
             if n.end_byte() <= walk.cut || body.is_some_and(|b| !is_piece(b.kind())) {
+                if body.is_some_and(|b| b.kind() == "command") && super::flow::inverted(n, walk) {
+                    out.push(format!("{}!", super::flow::SCOPE));
+                }
                 self.piece(&segments, walk, depth, out);
             }
             // A compound body (`{ ...; } >f`, `while ...; done < <(cmd)`) holds commands of its own.

@@ -455,10 +455,18 @@ impl Ctx<'_> {
                                 );
                                 return None;
                             };
+                            let split = words.len();
                             let mut argv = vec!["env".to_string()];
                             argv.extend(words);
                             argv.extend(raw_rest[k + step..].iter().cloned());
-                            return self.analyze_args(&argv, overrides, prefix_disp, depth + 1);
+                            let saved = self.env_split.replace(super::context::EnvSplit {
+                                argv: argv.clone(),
+                                head: raw_rest[..k].to_vec(),
+                                words: split,
+                            });
+                            let found = self.analyze_args(&argv, overrides, prefix_disp, depth + 1);
+                            self.env_split = saved;
+                            return found;
                         } else {
                             k += 1;
                         }
@@ -603,7 +611,14 @@ impl Ctx<'_> {
                     let hits = self.tool_hits(name, &rest, &overrides);
                     let mut words = prefix_disp.to_vec();
                     words.extend(args.iter().cloned());
-                    if let Some(d) = self.first_dependency(&base, hits, &words) {
+                    if let Some(mut d) = self.first_dependency(&base, hits, &words) {
+                        // The probe's own argv, no shell (only wrappers like `timeout` unwrapped;
+                        // a shell's, PowerShell's, `env -S`'s words are at depth 1 or more): a
+                        // `$NAME` in its host is text nothing expands.
+                        d.literal_variable = depth == 0
+                            && self.texts.is_empty()
+                            && super::literal_variable_in(d.target.split(" (").next().unwrap_or(""))
+                                .is_some();
                         return Some(d);
                     }
                     let known = self
