@@ -726,7 +726,11 @@ impl Ctx<'_> {
         let shown = redact_operand(program, &self.render_orig(&hit.target));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
         let host_command = note.is_some() && self.host_is_command_output(&hit.target);
-        let uncoupled = self.uncoupled.clone().or_else(|| self.failover_note(&hit));
+        let uncoupled = self
+            .uncoupled
+            .clone()
+            .or_else(|| self.failover_note(&hit))
+            .or_else(|| hit.outage_passes.map(str::to_string));
         let status_unknown = if uncoupled.is_none() { self.status_unknown.clone() } else { None };
         let target = match (note, &hit.via) {
             (Some(n), _) => format!("{shown} ({n})"),
