@@ -385,9 +385,16 @@ impl Ctx<'_> {
             // A path, or a bare name `PATH` finds on a volume (a ConfigMap script mounted with
             // `subPath` into `/usr/local/bin`).
             let on_volume = if first.contains('/') {
-                (!first.chars().any(is_reserved_char))
-                    .then(|| self.files.map(|files| (first.clone(), files.read(&first))))
-                    .flatten()
+                match self.under_cwd(&first) {
+                    // `cd /scripts && ./check.sh`: the file under the directory `cd` gave.
+                    Ok(at) => (!first.chars().any(is_reserved_char))
+                        .then(|| self.files.map(|files| (at.clone(), files.read(&at))))
+                        .flatten(),
+                    Err(shown) => {
+                        self.note_unresolved(&shown, super::script::CWD_UNKNOWN.to_string());
+                        return None;
+                    }
+                }
             } else {
                 self.on_path(&first, &overrides)
             };

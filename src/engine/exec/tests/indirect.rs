@@ -1,5 +1,5 @@
 //! Checks run indirectly: in a new network namespace (`unshare -n`), by a wget2 whose tries are
-//! bounded.
+//! bounded, from a ConfigMap script read on standard input or found after a `cd`.
 
 use super::*;
 
@@ -62,5 +62,69 @@ fn a_wget2_with_bounded_tries_is_a_warning() {
         &["wget", "-t", "1", "-q", "-O-", "http://db:8080/"],
     ] {
         assert_eq!(fires(argv).uncoupled, None, "{argv:?}");
+    }
+}
+
+fn files() -> Files {
+    Files(HashMap::from([
+        ("/cm/check.sh", "#!/bin/sh\npg_isready -h db\n"),
+        ("/cm/local.sh", "pg_isready -h 127.0.0.1\n"),
+        ("/cm/args.sh", "pg_isready -h \"$1\"\n"),
+        ("/cm/py.sh", "#!/usr/bin/python3\nimport os\n"),
+    ]))
+}
+
+/// A script from a ConfigMap volume given to a shell on its standard input (`bash < FILE`,
+/// `sh -s ARGS < FILE`, `cat FILE | sh`) or run by a relative path after `cd DIR`: bash 5.2 and
+/// dash 0.5.12 run it as `sh FILE` (a stub pg_isready exiting 2 for a remote host: each exits
+/// 2; with `127.0.0.1` as `$1`, 0; `(cd DIR); ./check.sh` runs nothing there, 127).
+#[test]
+fn a_script_file_on_standard_input_or_after_cd_is_analysed() {
+    let files = files();
+    let options = Options { known_commands: vec![], files: Some(&files), budget: None, collect_all: false };
+    let run = |script: &str| analyze(&s(&["sh", "-c", script]), &no_env(), &options);
+    for script in [
+        "bash < /cm/check.sh",
+        "sh -s < /cm/check.sh",
+        "cat /cm/check.sh | sh",
+        "cat /cm/check.sh | bash -s",
+        "sh -s db < /cm/args.sh",
+        "cd /cm && ./check.sh",
+        "cd /cm; sh check.sh",
+        "cd -P /cm && sh ./check.sh",
+        "cd /; cd cm; bash < check.sh",
+        "cd /cm && cat check.sh | sh",
+        "cd /tmp; (cd /cm && ./check.sh)",
+    ] {
+        let out = run(script);
+        let d = out.dependency.unwrap_or_else(|| panic!("{script}: {:?}", out.unresolved));
+        let file = if script.contains("args") { "/cm/args.sh (test)" } else { "/cm/check.sh (test)" };
+        assert_eq!(d.script.as_deref(), Some(file), "{script}");
+        assert_eq!(d.target, "db", "{script}");
+    }
+    for script in [
+        "bash < /cm/local.sh",
+        "cat /cm/local.sh | sh",
+        "sh -s 127.0.0.1 < /cm/args.sh",
+        "cat /cm/check.sh | grep -q pg_isready",
+        "cat /cm/check.sh > /tmp/x; sh < /cm/local.sh",
+        "(cd /cm); ./check.sh",
+        "cd /cm && ./local.sh",
+        "sh < /cm/py.sh",
+    ] {
+        let out = run(script);
+        assert_eq!(out.dependency, None, "{script}");
+    }
+    // Not readable, or from a directory known only at run time: noted, never a finding.
+    for (script, path) in [
+        ("bash < /cm/missing.sh", "/cm/missing.sh"),
+        ("cat /cm/missing.sh | sh", "/cm/missing.sh"),
+        ("cd \"$DIR\" && ./check.sh", "$PWD/./check.sh"),
+        ("cd; sh check.sh", "$PWD/check.sh"),
+        ("[ -d /x ] && cd /cm; ./check.sh", "$PWD/./check.sh"),
+    ] {
+        let out = run(script);
+        assert_eq!(out.dependency, None, "{script}");
+        assert_eq!(out.unresolved.iter().map(|u| u.path.as_str()).collect::<Vec<_>>(), [path], "{script}");
     }
 }
