@@ -973,8 +973,8 @@ fn a_replayed_test_s_warning_says_what_decided_it() {
 /// that does not resolve (with and without `-z`), so a test of `$? -ne 1` fails with the server
 /// down (bash 5.2 and dash 0.5.12: 1 / 0) and `-ne 3` never does (0 / 0). wget2 1.99.1 exits 0
 /// when it cannot connect once its tries are bounded (`-t 1`: 0 / 0); with its default 20 tries
-/// it retried a refused port for over 400 s, past the probe's timeout. `unshare -n CHECK` runs
-/// CHECK with no network (util-linux 2.38.1: curl to a local server exits 7 inside): no finding.
+/// it retried a refused port for 190 s (then exited 0), past the probe's timeout. `unshare -n
+/// CHECK` runs CHECK with no network (util-linux 2.38.1: curl to a local server exits 7 inside): no finding.
 #[test]
 fn measured_outage_statuses_and_a_check_without_network() {
     expect_actions(

@@ -217,7 +217,7 @@ impl Ctx<'_> {
 /// refused connection or a name that does not resolve, `-t 1` or `--tries=2`: exit 0 at once) and
 /// reported for 2.1.0 (rockdaboot/wget2#309, "Exit status is 0 even when there is an error"). With
 /// its default 20 tries (waiting up to `--waitretry`, 10 s, between them) a refused connection
-/// kept it running past 400 s, past any `timeoutSeconds`: still a denial.
+/// kept it running 190 s before it exited 0, past any real `timeoutSeconds`: still a denial.
 const WGET2_EXITS_0: &str =
     "wget2 exits 0 when it cannot connect once its --tries are spent (1.99.1, 2.1.0: rockdaboot/wget2#309)";
 

@@ -42,7 +42,8 @@ fn a_check_in_a_new_network_namespace_reaches_nothing() {
 /// wget2 exits 0 when it cannot connect: Debian 12's wget2 1.99.1 with `-t 1` or `--tries=2`
 /// on a refused port or a name that does not resolve, 0 (at once), in bash 5.2 and dash 0.5.12
 /// alike (rockdaboot/wget2#309 for 2.1.0). With the default 20 tries it retried a refused port
-/// for over 400 s, past any timeoutSeconds: still coupled, as with unlimited tries (`0`, `inf`).
+/// for 190 s before it exited 0, past any real timeoutSeconds: still coupled, as with unlimited
+/// tries (`0`, `inf`).
 #[test]
 fn a_wget2_with_bounded_tries_is_a_warning() {
     for argv in [
@@ -62,6 +63,24 @@ fn a_wget2_with_bounded_tries_is_a_warning() {
         &["wget", "-t", "1", "-q", "-O-", "http://db:8080/"],
     ] {
         assert_eq!(fires(argv).uncoupled, None, "{argv:?}");
+    }
+}
+
+/// dockerize's `-wait URL` (jwilder/dockerize main.go): it retries until `-timeout` (10 s by
+/// default) and then exits 1 by `log.Fatalf`; `unix://` and `file://` waits stay in the Pod.
+#[test]
+fn dockerize_waits_for_its_wait_urls() {
+    let d = fires(&["dockerize", "-wait", "tcp://db:5432", "-timeout", "3s"]);
+    assert_eq!((d.category, d.target.as_str()), (C::Database, "tcp://db:5432"));
+    fires(&["dockerize", "-timeout=3s", "--wait=http://api:8080/healthz"]);
+    fires(&["dockerize", "-wait", "unix:///run/app.sock", "-wait", "tcp://cache:6379"]);
+    for argv in [
+        &["dockerize", "-wait", "tcp://localhost:5432", "-timeout", "3s"][..],
+        &["dockerize", "-wait", "unix:///run/app.sock"],
+        &["dockerize", "-wait", "file:///tmp/ready"],
+        &["dockerize", "-template", "a.tmpl:/etc/a.conf", "true"],
+    ] {
+        quiet(argv);
     }
 }
 
