@@ -18,6 +18,7 @@ fn a_check_in_a_new_network_namespace_reaches_nothing() {
         &["unshare", "--net=/run/netns/probe", "pg_isready", "-h", "db"],
         &["unshare", "--ne", "pg_isready", "-h", "db"],
         &["unshare", "-S", "70", "-n", "pg_isready", "-h", "db"],
+        &["unshare", "-S70", "-n", "pg_isready", "-h", "db"],
         &["unshare", "-rS", "70", "--net", "pg_isready", "-h", "db"],
         &["unshare", "--map-user", "70", "-n", "redis-cli", "-h", "cache", "ping"],
         &["sh", "-c", "unshare -n sh -c 'pg_isready -h db && curl -sf http://api/'"],
