@@ -1011,3 +1011,35 @@ fn a_check_s_output_beside_literal_text_is_never_empty() {
     expect(&both, "[ -n $(redis-cli -h redis-master ping 2>&1)x ]", None);
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// Session 18 (fd): clients whose outage status was assumed, measured, and a check in a network
+/// namespace of its own. Debian's netcat-traditional 1.10-47 exits 1 on a refused port or a name
+/// that does not resolve (with and without `-z`), so a test of `$? -ne 1` fails with the server
+/// down (bash 5.2 and dash 0.5.12: 1 / 0) and `-ne 3` never does (0 / 0). wget2 1.99.1 exits 0
+/// when it cannot connect once its tries are bounded (`-t 1`: 0 / 0); with its default 20 tries
+/// it retried a refused port for 190 s (then exited 0), past the probe's timeout. `unshare -n
+/// CHECK` runs CHECK with no network (util-linux 2.38.1: curl to a local server exits 7 inside): no finding.
+#[test]
+fn measured_outage_statuses_and_a_check_without_network() {
+    expect_actions(
+        &[
+            "nc.traditional -z orders-db 5432; [ $? -ne 3 ]",
+            "wget2 -q -t 1 -O- http://orders-db:8080/",
+            "wget2 -q --tries=2 -O- http://orders-db:8080/ && curl -sf localhost:8080/",
+        ],
+        &[
+            "nc.traditional -z orders-db 5432; [ $? -ne 1 ]",
+            "nc.traditional -z orders-db 5432; case $? in 1) exit 1;; esac",
+            "nc.traditional -z orders-db 5432",
+            "wget2 -q -O- http://orders-db:8080/",
+            "wget2 -q --tries=0 -O- http://orders-db:8080/",
+            "unshare -U pg_isready -h orders-db",
+        ],
+    );
+    expect_silent(&[
+        "unshare -n pg_isready -h orders-db",
+        "unshare -rn sh -c 'pg_isready -h orders-db'",
+        "unshare --net=/run/netns/x -- pg_isready -h orders-db",
+        "exec unshare -Un redis-cli -h redis-master ping",
+    ]);
+}

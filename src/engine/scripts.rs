@@ -33,7 +33,7 @@ fn windows_path(path: &str) -> Option<String> {
 
 /// `/a/./b/../c` → `/a/c`; a relative path is joined to `cwd` when there is one. Windows paths
 /// are read as [`windows_path`] says.
-fn normalize(path: &str, cwd: Option<&str>) -> Option<String> {
+pub(crate) fn normalize(path: &str, cwd: Option<&str>) -> Option<String> {
     // An absolute path already in normal form (no empty, `.` or `..` part) is itself: `cwd` is not
     // read for it and it is no Windows path. (Asked per word a script may run: this skips the
     // split, the parts' `Vec` and the join, about 3k instructions a call.)

@@ -385,6 +385,9 @@ pub(super) struct Hit {
     /// A URL curl and wget refuse before connecting ([`super::hosts::port_not_a_number`]): the
     /// request never leaves the Pod, and the client fails every time.
     pub(super) bad_url: bool,
+    /// Why the server's outage may leave the client's exit status 0 (wget2 with `--tries`): what
+    /// it reaches is then a warning, never a denial.
+    pub(super) outage_passes: Option<&'static str>,
 }
 
 impl Hit {
@@ -398,6 +401,7 @@ impl Hit {
             path: None,
             failover: false,
             bad_url: false,
+            outage_passes: None,
         }
     }
 

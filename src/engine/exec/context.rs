@@ -277,6 +277,13 @@ pub(super) struct Ctx<'e> {
     pub(super) last_output: Option<String>,
     /// The standard input of the next simple command, piped from the one before (`flow::PIPE`).
     pub(super) piped: Option<String>,
+    /// The file the last simple command wrote whole (`cat FILE`), as written.
+    pub(super) last_output_file: Option<String>,
+    /// The file piped whole into the next simple command (`cat FILE | sh`).
+    pub(super) piped_file: Option<String>,
+    /// The file the simple command being analysed reads as its standard input (`sh < FILE`,
+    /// `cat FILE | sh`): a shell given no script runs it.
+    pub(super) stdin_file: Option<String>,
     /// Process substitutions (`<(echo '...')`) whose output is known: their marker and the text.
     pub(super) process_outputs: Vec<(char, String)>,
     /// What the status walk reads of each function body asked about so far ([`BodyFacts`]):
@@ -442,6 +449,9 @@ impl<'e> Ctx<'e> {
             stdin_script: None,
             last_output: None,
             piped: None,
+            last_output_file: None,
+            piped_file: None,
+            stdin_file: None,
             process_outputs: Vec::new(),
             body_memo: std::cell::RefCell::new(HashMap::new()),
         }

@@ -59,7 +59,12 @@ impl Ctx<'_> {
                 hits.push(Hit::proxy(v));
             }
         }
-        hits.extend(p.pos.iter().map(|u| Hit { bad_url: port_not_a_number(u), ..self.request_hit(u) }));
+        let outage_passes = (c.names.contains(&"wget2") && wget2_tries_bounded(&p)).then_some(WGET2_EXITS_0);
+        hits.extend(p.pos.iter().map(|u| Hit {
+            bad_url: port_not_a_number(u),
+            outage_passes,
+            ..self.request_hit(u)
+        }));
         // Wget exits 1 when any URL failed (GNU Wget 1.21: a refused URL, then a served one: 1).
         refused_urls_decide(hits, |h| h.iter().any(|h| h.bad_url))
     }
@@ -206,4 +211,23 @@ impl Ctx<'_> {
         }
         hits
     }
+}
+
+/// Why a wget2 whose tries are bounded is a warning. Measured on Debian 12's wget2 1.99.1 (a
+/// refused connection or a name that does not resolve, `-t 1` or `--tries=2`: exit 0 at once) and
+/// reported for 2.1.0 (rockdaboot/wget2#309, "Exit status is 0 even when there is an error"). With
+/// its default 20 tries (waiting up to `--waitretry`, 10 s, between them) a refused connection
+/// kept it running 190 s before it exited 0, past any real `timeoutSeconds`: still a denial.
+const WGET2_EXITS_0: &str =
+    "wget2 exits 0 when it cannot connect once its --tries are spent (1.99.1, 2.1.0: rockdaboot/wget2#309)";
+
+/// Whether wget2's `-t N`/`--tries=N` (or `-e tries=N`) bounds its tries: any value but `0` or
+/// `inf` (unlimited, wget2.md "--tries").
+fn wget2_tries_bounded(p: &Parsed) -> bool {
+    let mut tries = p.get(&["t", "tries"]);
+    tries.extend(p.get(&["e", "execute"]).into_iter().filter_map(|e| {
+        let (k, v) = e.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("tries").then(|| v.trim().to_string())
+    }));
+    tries.last().is_some_and(|t| t != "0" && !t.eq_ignore_ascii_case("inf"))
 }

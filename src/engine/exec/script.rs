@@ -27,8 +27,8 @@ pub(super) use builtins::printf_output;
 use builtins::{here_string, input_redirect};
 pub(super) use cond::{arithmetic, test_expression};
 pub(super) use exits::always_exits_zero;
-pub(super) use files::FileRun;
-pub(super) use invocation::{runs_as_shell, shell_file_pos, shell_script_pos};
+pub(super) use files::{CWD_UNKNOWN, FileRun};
+pub(super) use invocation::{runs_as_shell, shell_file_pos, shell_script_pos, stdin_operands};
 use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
@@ -213,6 +213,7 @@ impl Ctx<'_> {
             }
             if piece.starts_with(PIPE) {
                 self.piped = self.last_output.take();
+                self.piped_file = self.last_output_file.take();
                 continue;
             }
             let (how, piece) = match piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)) {
@@ -315,14 +316,25 @@ impl Ctx<'_> {
             // (Or the output of the command piped into it: `echo "pg_isready -h db" | sh`.)
             // (Or a process substitution read as a file: `bash < <(echo "pg_isready -h db")`.)
             // (A here-string's word is expanded here, by this shell; what a pipe gives is text.)
+            // (Or a file: `sh < /scripts/check.sh`, `cat /scripts/check.sh | sh`: run as `sh FILE`.)
+            let piped_file = self.piped_file.take();
+            self.stdin_file = None;
             self.stdin_script = here_string(&piece)
                 .map(|word| {
                     let (text, _) = self.resolve_text(&word, depth, true);
                     self.render_lit(&text)
                 })
                 .or_else(|| self.piped.take())
-                .or_else(|| input_redirect(&piece).and_then(|w| self.process_output(&w)));
+                .or_else(|| {
+                    let target = input_redirect(&piece);
+                    let output = target.as_deref().and_then(|w| self.process_output(w));
+                    if output.is_none() {
+                        self.stdin_file = target.or(piped_file);
+                    }
+                    output
+                });
             self.last_output = None;
+            self.last_output_file = None;
             if let Some(d) = self.dev_tcp_dependency(&piece, &targets, &words, depth) {
                 return Step::Found(d);
             }
@@ -414,6 +426,13 @@ impl Ctx<'_> {
                 }
             }
             self.last_output = self.output_of(&args);
+            // `cat FILE` writes the file: piped into a shell, the shell runs it.
+            if let [cat, file] = args.as_slice()
+                && cat == "cat"
+                && !file.starts_with('-')
+            {
+                self.last_output_file = Some(self.render_lit(file));
+            }
             if args.first().is_some_and(|a| a == "trap") {
                 self.trap_seen = Some(exits::exit_zero_trap(&args[1..]));
             }
@@ -734,7 +753,11 @@ impl Ctx<'_> {
         let shown = redact_operand(program, &self.render_orig(&hit.target));
         let note = if hit.always && hit.hosts.is_empty() { None } else { self.unresolved_note(&hit.target) };
         let host_command = note.is_some() && self.host_is_command_output(&hit.target);
-        let uncoupled = self.uncoupled.clone().or_else(|| self.failover_note(&hit));
+        let uncoupled = self
+            .uncoupled
+            .clone()
+            .or_else(|| self.failover_note(&hit))
+            .or_else(|| hit.outage_passes.map(str::to_string));
         let status_unknown = if uncoupled.is_none() { self.status_unknown.clone() } else { None };
         let target = match (note, &hit.via) {
             (Some(n), _) => format!("{shown} ({n})"),

@@ -1409,3 +1409,5 @@ fn a_literal_fed_to_standard_input_is_told_from_a_pipe_out_of_the_check() {
         assert!(!feeds_literal_to_stdin(&s(&["sh", "-c", script])), "{script}");
     }
 }
+
+mod indirect;

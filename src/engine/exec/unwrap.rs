@@ -83,6 +83,64 @@ fn short_flag(o: &str, vals: &str, want: char) -> bool {
     false
 }
 
+/// `unshare`'s options that take a value as the next word (`-S 0`, `--setuid 0`).
+const UNSHARE_VALUES: &[&str] = &[
+    "-S",
+    "--setuid",
+    "-G",
+    "--setgid",
+    "-R",
+    "--root",
+    "-w",
+    "--wd",
+    "-l",
+    "--load-interp",
+    "--owner",
+    "--propagation",
+    "--setgroups",
+    "--map-user",
+    "--map-group",
+    "--map-users",
+    "--map-groups",
+    "--monotonic",
+    "--boottime",
+];
+
+/// Whether `unshare`'s options (`opts`, the words after `unshare`) ask for a new network namespace:
+/// `-n`, a short group holding `n` before a letter that takes a value (`-rn`; getopt string
+/// `+fhVmuinpCTUrR:w:S:G:cl:`), or `--net`, `--net=FILE` and its unique prefixes `--n`, `--ne`
+/// (getopt_long; no other long option starts with `n`). The program then runs in a namespace of
+/// its own, with only a loopback interface that is down ("-n, --net[=file] Create a new network
+/// namespace", unshare(1); network_namespaces(7)): it reaches no other host, and no server of the
+/// Pod's either, so no dependency's outage can change its status. Options end at `--` or at the
+/// first word that is not one (`+`).
+pub(super) fn unshare_net(opts: &[String]) -> bool {
+    let mut k = 0;
+    while let Some(o) = opts.get(k) {
+        if o == "--" || o.len() < 2 || !o.starts_with('-') {
+            return false;
+        }
+        if let Some(long) = o.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or_default();
+            if !name.is_empty() && "net".starts_with(name) {
+                return true;
+            }
+            k += if UNSHARE_VALUES.contains(&o.as_str()) { 2 } else { 1 };
+            continue;
+        }
+        if short_flag(o, "RwSGl", 'n') {
+            return true;
+        }
+        // `-rS 0`: a value letter last in its group takes the next word.
+        let value_last = o.char_indices().skip(1).find(|(_, c)| "RwSGl".contains(*c));
+        k += match value_last {
+            Some((at, _)) if at + 1 == o.len() => 2,
+            _ => 1,
+        };
+    }
+    false
+}
+
 /// A program that runs another: its options that take a value (as separate words), how many
 /// operands come before the command, and the option, if any, whose value is a shell script.
 pub(super) struct Wrapper {
@@ -199,30 +257,10 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
         script_flag: None,
     },
     // util-linux unshare(1): `unshare [options] [program [arguments]]`; namespace options take an
-    // optional value attached only (`--mount=FILE`); these take one as the next word.
-    Wrapper {
-        names: &["unshare"],
-        value_opts: &[
-            "-S",
-            "--setuid",
-            "-G",
-            "--setgid",
-            "-R",
-            "--root",
-            "-w",
-            "--wd",
-            "--propagation",
-            "--setgroups",
-            "--map-user",
-            "--map-group",
-            "--map-users",
-            "--map-groups",
-            "--monotonic",
-            "--boottime",
-        ],
-        operands: 0,
-        script_flag: None,
-    },
+    // optional value attached only (`--mount=FILE`); these take one as the next word (getopt
+    // string `+fhVmuinpCTUrR:w:S:G:cl:`, util-linux 2.39). With `-n`/`--net` the program runs
+    // without the Pod's network ([`unshare_net`]).
+    Wrapper { names: &["unshare"], value_opts: UNSHARE_VALUES, operands: 0, script_flag: None },
     // valgrind(1): `valgrind [valgrind-options] [your-program] [your-program-options]`; its options
     // are `--name=value` words; it exits with the program's status unless `--error-exitcode`
     // is given and an error found.
@@ -347,9 +385,16 @@ impl Ctx<'_> {
             // A path, or a bare name `PATH` finds on a volume (a ConfigMap script mounted with
             // `subPath` into `/usr/local/bin`).
             let on_volume = if first.contains('/') {
-                (!first.chars().any(is_reserved_char))
-                    .then(|| self.files.map(|files| (first.clone(), files.read(&first))))
-                    .flatten()
+                match self.under_cwd(&first) {
+                    // `cd /scripts && ./check.sh`: the file under the directory `cd` gave.
+                    Ok(at) => (!first.chars().any(is_reserved_char))
+                        .then(|| self.files.map(|files| (at.clone(), files.read(&at))))
+                        .flatten(),
+                    Err(shown) => {
+                        self.note_unresolved(&shown, super::script::CWD_UNKNOWN.to_string());
+                        return None;
+                    }
+                }
             } else {
                 self.on_path(&first, &overrides)
             };
@@ -492,6 +537,8 @@ impl Ctx<'_> {
                 "tini" => i += 1 + skip_opts(&rest, &["-e", "-p"]),
                 "sudo" => i += 1 + skip_opts(&rest, &["-u", "-g", "-C", "-h", "-p", "-U"]),
                 "gosu" | "su-exec" => i += 2,
+                // `unshare -n CMD`: CMD has no network to reach a dependency by ([`unshare_net`]).
+                "unshare" if unshare_net(&rest) => return None,
                 n if WRAPPERS.iter().any(|w| w.names.contains(&n)) => {
                     let w = WRAPPERS.iter().find(|w| w.names.contains(&n))?;
                     // The script option is the wrapper's only before its command (`flock FILE -c

@@ -84,7 +84,8 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         local_opts: &["l"],
         default: "none: the hostname is required",
         source: "https://manpages.debian.org/bookworm/netcat-traditional/nc.traditional.1.en.html",
-        outage: "assumed: exit 1 when the connection is refused (the manual page gives no exit status)",
+        outage: "exit 1 when the connection is refused or the name does not resolve (netcat-traditional 1.10-47, measured with and without -z: the manual page gives no exit status)",
+        outage_status: &[1],
         ..BASE
     },
     // GNU Wget2: URLs and proxies as wget's (options kept compatible).
@@ -94,7 +95,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: NO_URL,
         shape: Shape::Wget,
         source: "https://gitlab.com/gnuwget/wget2/-/blob/master/docs/wget2.md",
-        outage: "assumed from wget's \"4 Network failure\": a failed download exits non-zero",
+        outage: "measured (wget2 1.99.1, Debian 12): a refused connection or a name that does not resolve exits 0 after its tries (rockdaboot/wget2#309); with the default 20 tries a refused port took 190 s, past any real timeoutSeconds, so only that fails the probe (`--tries` set: a warning, `net::wget2_tries_bounded`)",
         ..BASE
     },
     // OpenLDAP ldapsearch(1): `-H ldapuri` (a space- or comma-separated list: not followed past the
@@ -152,6 +153,27 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "localhost:4433",
         source: "https://docs.openssl.org/master/man1/openssl-s_client/",
         outage: "\"connect:errno=...\" and exit 1",
+        ..BASE
+    },
+    // dockerize: `dockerize [options] [command]`, Go flags; `-wait URL` (repeatable: tcp, tcp4,
+    // tcp6, http, https, unix, file), `-timeout` (default 10s). The command after it is not read.
+    Client {
+        names: &["dockerize"],
+        syntax: Syntax::Go(&[
+            "template",
+            "stdout",
+            "stderr",
+            "delims",
+            "wait-http-header",
+            "wait",
+            "timeout",
+            "wait-retry-interval",
+        ]),
+        host_opts: &["wait"],
+        default: "none: without -wait it waits for nothing",
+        source: "https://github.com/jwilder/dockerize/blob/master/main.go",
+        outage: "\"Timeout after 10s waiting on dependencies to become available\" by log.Fatalf, exit 1 (main.go, waitForDependencies; -timeout, default 10s)",
+        outage_status: &[1],
         ..BASE
     },
     // grpc_health_probe: `-addr host:port` (required).

@@ -87,6 +87,31 @@ impl Ctx<'_> {
                 };
                 true
             }
+            // `cd [-L|-P [-e]] [-@] DIR` (bash manual, "Bourne Shell Builtins"; dash: `cd [-LP]
+            // DIR`): relative paths run after it are under DIR ([`Ctx::under_cwd`]). `cd` alone
+            // (`$HOME`), `cd -`, a DIR known only at run time or searched through `CDPATH`: the
+            // directory is known only at run time.
+            "cd" => {
+                let words: Vec<String> = rest.iter().map(|a| self.render_lit(a)).collect();
+                let at = words
+                    .iter()
+                    .position(|w| w == "--" || !(w.len() > 1 && w.starts_with('-')))
+                    .map_or(words.len(), |k| k + usize::from(words[k] == "--"));
+                let cdpath = self.shell_vars.contains_key("CDPATH") || self.env.vars.contains_key("CDPATH");
+                let dir = match &words[at..] {
+                    [dir] if !dir.is_empty() && dir != "-" && !dir.chars().any(is_reserved_char) => {
+                        match self.under_cwd(dir) {
+                            Ok(d) if dir.starts_with('/') || !cdpath => Some(d),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                let dir = dir.unwrap_or_else(|| self.new_ref(RefKind::Unknown, "$PWD").to_string());
+                self.shell_vars.insert(CWD.to_string(), dir);
+                self.exported.insert(CWD.to_string());
+                true
+            }
             // `alias NAME=TEXT...`, `unalias NAME...|-a`, `shopt -s|-u expand_aliases`.
             "alias" => {
                 for a in rest {
@@ -172,6 +197,10 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// The script's working directory once a `cd` ran, kept as a shell variable no script can name
+/// (a child shell and a subshell inherit it, a branch that may not run makes it unknown).
+pub(in crate::engine::exec) const CWD: &str = " cwd";
 
 /// The word of a piece's here-string (`<<< WORD` or `<<<WORD`), quotes removed, if it has one.
 pub(super) fn here_string(piece: &str) -> Option<String> {

@@ -4,6 +4,23 @@ use super::super::context::{Ctx, is_reserved_char, sanitize};
 use super::super::{DEFAULT_PATH, Dependency, FileLookup, MAX_DEPTH, MAX_SCRIPT_FILES, MAX_SCRIPT_NESTING};
 
 impl Ctx<'_> {
+    /// `path` as the shell opens it from its working directory: unchanged when absolute or when
+    /// no `cd` ran (the container's `workingDir` then resolves it: [`super::super::ScriptFiles`]),
+    /// else under the directory `cd` gave. `Err` with the path shown when that directory is known
+    /// only at run time.
+    pub(in crate::engine::exec) fn under_cwd(&self, path: &str) -> Result<String, String> {
+        let cwd = match self.shell_vars.get(super::builtins::CWD) {
+            Some(cwd) if !path.starts_with('/') && !path.contains('\\') => self.render_lit(cwd),
+            _ => return Ok(path.to_string()),
+        };
+        if cwd.chars().any(is_reserved_char) {
+            return Err(format!("$PWD/{path}"));
+        }
+        let joined = format!("{}/{path}", cwd.trim_end_matches('/'));
+        // (`/cm/./check.sh` is `/cm/check.sh`; a relative `cd` is joined to `workingDir` later.)
+        Ok(crate::engine::scripts::normalize(&joined, None).unwrap_or(joined))
+    }
+
     /// Runs the file at `path` (a shell's operand, or sourced): analysed when it can be read.
     pub(in crate::engine::exec) fn run_named_file(
         &mut self,
@@ -17,6 +34,14 @@ impl Ctx<'_> {
             // A path that depends on a value unknown here: which file runs is not known.
             return None;
         }
+        let path = match self.under_cwd(path) {
+            Ok(p) => p,
+            Err(shown) => {
+                self.note_unresolved(&shown, CWD_UNKNOWN.to_string());
+                return None;
+            }
+        };
+        let path = path.as_str();
         match files.read(path) {
             FileLookup::Text { text, origin } => {
                 let args = (!source || !args.is_empty()).then(|| args.to_vec());
@@ -148,6 +173,10 @@ impl Ctx<'_> {
         })
     }
 }
+
+/// Why a relative path run after a `cd` to a directory known only at run time is not analysed.
+pub(in crate::engine::exec) const CWD_UNKNOWN: &str =
+    "run from a directory known only at run time (`cd`): which file runs is not known, so it is not analysed";
 
 /// How a script file is run ([`Ctx::run_file`]).
 #[derive(Clone, Copy, PartialEq, Eq)]

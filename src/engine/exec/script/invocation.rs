@@ -57,6 +57,25 @@ pub(in crate::engine::exec) fn shell_file_pos(vals: &[String]) -> Option<usize> 
     None
 }
 
+/// Where the operands (`$1`...) start among the words of a shell that reads its script from
+/// standard input (`sh -s a b`, `bash -e`): after its options (`-o NAME` takes a word) and `--`.
+pub(in crate::engine::exec) fn stdin_operands(vals: &[String]) -> usize {
+    let mut k = 0;
+    while let Some(v) = vals.get(k).map(String::as_str) {
+        if v == "--" {
+            return k + 1;
+        }
+        if v.starts_with("--") {
+            k += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
+        } else if v.len() > 1 && (v.starts_with('-') || v.starts_with('+')) {
+            k += if v[1..].contains(['o', 'O']) { 2 } else { 1 };
+        } else {
+            return k;
+        }
+    }
+    k
+}
+
 /// Does a file that is executed directly run as a shell script? A `#!` line naming a shell, or
 /// none at all (a shell runs such a file itself) on a name that is not another language's.
 pub(in crate::engine::exec) fn runs_as_shell(path: &str, text: &str) -> bool {

@@ -6,7 +6,7 @@ use super::super::context::{Ctx, RefKind, is_reserved_char};
 use super::super::flow::SCOPE;
 use super::super::unwrap::{errexit_flag, pipefail_flag};
 use super::super::{Dependency, MAX_DEPTH};
-use super::{Overrides, Run, shell_file_pos, shell_script_pos};
+use super::{Overrides, Run, shell_file_pos, shell_script_pos, stdin_operands};
 
 /// What a subshell may change, saved where it opens (`flow::SCOPE`) and put back where it closes.
 pub(in crate::engine::exec) struct Saved {
@@ -164,6 +164,7 @@ impl Ctx<'_> {
             _ => "other",
         };
         let stdin = self.stdin_script.take();
+        let stdin_file = self.stdin_file.take().map(|f| self.render_lit(&f));
         self.in_child_shell(Some(kind), |ctx| {
             for (n, v) in overrides {
                 if n.is_empty() {
@@ -183,6 +184,16 @@ impl Ctx<'_> {
                 // `sh FILE args`: the shell runs the file; without one (or with `-s`) it
                 // reads its script from standard input, here a here-string.
                 let Some(k) = shell_file_pos(rest) else {
+                    // `sh < FILE`, `sh -s ARGS < FILE`, `cat FILE | sh`: the shell runs FILE, as
+                    // `sh FILE ARGS` does (bash 5.2 and dash 0.5.12 run its commands alike; `$0`
+                    // is the shell's name there, the file's path here).
+                    if let (None, Some(file)) = (&stdin, stdin_file) {
+                        let saved = ctx.shell_options(rest, shellopts);
+                        let at = stdin_operands(rest).min(raw_rest.len());
+                        let found = ctx.run_named_file(&file, &raw_rest[at..], false, depth);
+                        (ctx.errexit, ctx.pipefail) = saved;
+                        return found;
+                    }
                     let script = stdin?;
                     ctx.positional = Some(Vec::new());
                     // `echo '...' | sh -e`: its options are all its words.
