@@ -1043,3 +1043,21 @@ fn measured_outage_statuses_and_a_check_without_network() {
         "exec unshare -Un redis-cli -h redis-master ping",
     ]);
 }
+
+/// Survivors of the whole-module run of replay.rs (s18, at 173fc71), each killed here with the
+/// verdict bash 5.2 and dash 0.5.12 give (stub `pg_isready`: 2 with the server down, 0 up; real
+/// pg_isready 15 exits 2 for an unreachable host). A function defined in the script, named like
+/// no command the replay runs (`f`, `log`), leaves the replay on: `f() { :; }; pg_isready -h
+/// orders-db; rc=$?; [ $rc -ne 3 ]` exits 0 / 0 and is warned; with `verdict`'s function guard's
+/// `g == f` made `!=` (153:100: any function turns the replay off) the walk alone denies it.
+/// Applied by hand: denied.
+#[test]
+fn survivors_of_the_replay_s_verdict_are_told_apart() {
+    expect_actions(
+        &[
+            "f() { :; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]",
+            "log() { echo \"$@\"; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ] || log down",
+        ],
+        &[],
+    );
+}
