@@ -1140,6 +1140,8 @@ fn a_configmap_script_mounted_with_subpath_is_found_by_path_and_by_bare_name() {
         ("/usr/bin/check.sh", &["timeout", "5", "check.sh"], none.clone()),
         ("/opt/probe/check.sh", &["check.sh"], path("/opt/probe:/usr/bin:/bin")),
         ("/opt/probe/check.sh", &["sh", "-c", "PATH=/opt/probe:$PATH; check.sh"], none.clone()),
+        // A directory written with a trailing `/`.
+        ("/opt/probe/check.sh", &["check.sh"], path("/opt/probe/:/bin")),
     ] {
         let (e, needed) = judge(&subpath_pod(mount, none.clone(), command, extra.clone()));
         let text = denied(&e);
@@ -1149,6 +1151,15 @@ fn a_configmap_script_mounted_with_subpath_is_found_by_path_and_by_bare_name() {
             assert_eq!(needed, shop, "{command:?}: the ConfigMap is fetched");
         }
     }
+    // An empty entry of PATH is the working directory (POSIX, "Environment Variables": PATH): the
+    // file is found there, and shown by the name run.
+    let cwd =
+        serde_json::json!({"workingDir": "/opt/probe", "env": [{"name": "PATH", "value": "/bin::/usr/bin"}]});
+    let text = denied(&judge(&subpath_pod("/opt/probe/check.sh", none.clone(), &["check.sh"], cwd)).0);
+    assert!(
+        text.contains("orders-db") && text.contains("in check.sh (ConfigMap shop/checks, key check.sh)"),
+        "{text}"
+    );
     // `items` remaps a key to another file name; subPath names that file.
     let items = serde_json::json!([{"key": "check.sh", "path": "probe.sh"}]);
     let mut docs = subpath_pod("/usr/local/bin/check.sh", items, &["check.sh"], none.clone());

@@ -4,6 +4,8 @@
 //! ConfigMap sources, through a [`ConfigMapSource`]. Secrets are never read; other volumes
 //! (emptyDir, PVCs, ...) cannot be read at admission.
 
+use std::borrow::Cow;
+
 use k8s_openapi::api::core::v1::{Container, KeyToPath, Volume};
 
 use super::configmaps::{ConfigMapLookup, ConfigMapSource};
@@ -33,14 +35,15 @@ fn windows_path(path: &str) -> Option<String> {
 
 /// `/a/./b/../c` → `/a/c`; a relative path is joined to `cwd` when there is one. Windows paths
 /// are read as [`windows_path`] says.
-pub(crate) fn normalize(path: &str, cwd: Option<&str>) -> Option<String> {
-    // An absolute path already in normal form (no empty, `.` or `..` part) is itself: `cwd` is not
-    // read for it and it is no Windows path. (Asked per word a script may run: this skips the
-    // split, the parts' `Vec` and the join, about 3k instructions a call.)
+pub(crate) fn normalize<'p>(path: &'p str, cwd: Option<&str>) -> Option<Cow<'p, str>> {
+    // An absolute path already in normal form (no empty, `.` or `..` part) is itself, borrowed:
+    // `cwd` is not read for it and it is no Windows path. (Asked per word a script may run and
+    // per directory of `PATH` for a bare name, and of every `mountPath` each time: this skips
+    // the split, the parts' `Vec`, the join and the copy.)
     if let Some(rest) = path.strip_prefix('/')
         && (rest.is_empty() || rest.split('/').all(|p| !matches!(p, "" | "." | "..")))
     {
-        return Some(path.to_string());
+        return Some(Cow::Borrowed(path));
     }
     let windows_cwd = cwd.and_then(windows_path);
     let cwd = windows_cwd.as_deref().or(cwd);
@@ -63,7 +66,7 @@ pub(crate) fn normalize(path: &str, cwd: Option<&str>) -> Option<String> {
             p => parts.push(p),
         }
     }
-    Some(format!("/{}", parts.join("/")))
+    Some(Cow::Owned(format!("/{}", parts.join("/"))))
 }
 
 fn is_under(path: &str, dir: &str) -> bool {
@@ -86,7 +89,7 @@ impl ContainerFiles<'_> {
         let key = match items.filter(|i| !i.is_empty()) {
             Some(items) => match items
                 .iter()
-                .find(|i| normalize(&i.path, Some("/")).as_deref() == Some(&format!("/{rel}")))
+                .find(|i| normalize(&i.path, Some("/")).as_deref() == Some(format!("/{rel}").as_str()))
             {
                 Some(i) => i.key.as_str(),
                 None => return Source::NotHere,

@@ -18,7 +18,7 @@ impl Ctx<'_> {
         }
         let joined = format!("{}/{path}", cwd.trim_end_matches('/'));
         // (`/cm/./check.sh` is `/cm/check.sh`; a relative `cd` is joined to `workingDir` later.)
-        Ok(crate::engine::scripts::normalize(&joined, None).unwrap_or(joined))
+        Ok(crate::engine::scripts::normalize(&joined, None).map(|p| p.into_owned()).unwrap_or(joined))
     }
 
     /// Runs the file at `path` (a shell's operand, or sourced): analysed when it can be read.
@@ -84,15 +84,18 @@ impl Ctx<'_> {
             path.or_else(|| self.tool_env("PATH", overrides)).unwrap_or_else(|| DEFAULT_PATH.to_string());
         // An empty entry is the working directory (POSIX, "Environment Variables": PATH). An entry
         // known only at run time ends the search: what follows it may never be reached.
+        // (One buffer for each directory's `DIR/NAME`: most are on no volume.)
+        let mut full = String::with_capacity(path.len() + name.len() + 1);
         for dir in path.split(':').take(MAX_PATH_DIRS) {
             if dir.chars().any(is_reserved_char) {
                 return None;
             }
-            let full = if dir.is_empty() {
-                name.to_string()
-            } else {
-                format!("{}/{name}", dir.trim_end_matches('/'))
-            };
+            full.clear();
+            if !dir.is_empty() {
+                full.push_str(dir.trim_end_matches('/'));
+                full.push('/');
+            }
+            full.push_str(name);
             match files.read(&full) {
                 FileLookup::NotOnVolume => {}
                 // A volume that cannot be read in a PATH directory (an emptyDir an init container
