@@ -10,6 +10,7 @@
 
 pub mod configmaps;
 pub mod conn;
+pub mod drain;
 pub mod kubeclient;
 pub mod metrics;
 pub mod namespaces;
@@ -342,6 +343,10 @@ async fn shell(
         _ => None,
     };
     let started = Instant::now();
+    // Over HTTP/2, a body left unread by a refusal is read after the answer instead of the stream
+    // being reset, which some clients take for a failed request (curl 7.88: error 92).
+    let request =
+        if request.version() == axum::http::Version::HTTP_2 { drain::on_drop(request) } else { request };
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
         Ok(response) => response,
         Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
