@@ -343,10 +343,10 @@ async fn shell(
         _ => None,
     };
     let started = Instant::now();
-    // Over HTTP/2, a body left unread by a refusal is read after the answer instead of the stream
-    // being reset, which some clients take for a failed request (curl 7.88: error 92).
-    let request =
-        if request.version() == axum::http::Version::HTTP_2 { drain::on_drop(request) } else { request };
+    // A body left unread by a refusal is read after the answer: over HTTP/2 instead of the stream
+    // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
+    // clients take either for a failed request and lose the answer ([`drain`]).
+    let request = drain::on_drop(request);
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
         Ok(response) => response,
         Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),

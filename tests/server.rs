@@ -5,7 +5,7 @@ mod common;
 
 use std::net::SocketAddr;
 
-use common::wire::{h2_connection, raw_tls};
+use common::wire::{answer_of, h2_connection, raw_tls};
 use common::*;
 use probegate::admission::AdmissionReviewResponse;
 use probegate::policy::Policy;
@@ -1027,16 +1027,7 @@ async fn on_one_http2_connection_large_bodies_waiting_for_room_do_not_stall_a_sm
     // A small review on the same connection is read and answered: denied, not 408.
     let small = serde_json::to_vec(&review("CREATE", &coupled_pod(None), None, "small")).unwrap();
     let (response, _send) = h2_post(&mut client, &small, small.len()).await;
-    let response = response.await.unwrap();
-    let status = response.status();
-    let mut body = response.into_body();
-    let mut answer = Vec::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.unwrap();
-        let _ = body.flow_control().release_capacity(chunk.len());
-        answer.extend_from_slice(&chunk);
-    }
-    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    let (status, answer) = answer_of(response).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["response"]["allowed"], false, "{answer}");
     // ... while the large ones were still pending: none had been answered or timed out.

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use common::wire::{h2_connection, raw_tls};
+use common::wire::{answer_of, h2_connection, raw_tls};
 use common::*;
 use probegate::policy::Policy;
 use probegate::server;
@@ -147,23 +147,6 @@ async fn upload_within_the_window(send: &mut h2::SendStream<Bytes>, body: &[u8])
     Ok(())
 }
 
-/// The status and body of an HTTP/2 answer, read whole.
-async fn answer_of(response: h2::client::ResponseFuture) -> (u16, Value) {
-    let response = response.await.unwrap();
-    let status = response.status().as_u16();
-    let mut body = response.into_body();
-    let mut answer = Vec::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.unwrap();
-        let _ = body.flow_control().release_capacity(chunk.len());
-        answer.extend_from_slice(&chunk);
-    }
-    (
-        status,
-        serde_json::from_slice(&answer).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&answer))),
-    )
-}
-
 /// Frame by frame (the h2 crate): a refused request's client uploads its whole body within the
 /// flow-control window and ends the stream itself; the server reads the rest of the body after
 /// its answer instead of resetting the stream (RST_STREAM(NO_ERROR), which curl 7.88 reported as
@@ -242,9 +225,10 @@ async fn a_stalled_http1_upload_gets_408_at_the_request_bound() {
             }
         }
         let elapsed = started.elapsed();
-        // Then the connection closes (the body was never read).
+        // Then the connection closes, once the rest of the body has not come within the drain bound.
         let then = tls.read(&mut buf).map_err(|e| e.kind());
-        (elapsed, String::from_utf8_lossy(&answer).into_owned(), then)
+        let closed_after = started.elapsed() - elapsed;
+        (elapsed, String::from_utf8_lossy(&answer).into_owned(), (then, closed_after))
     })
     .await
     .unwrap();
@@ -253,5 +237,108 @@ async fn a_stalled_http1_upload_gets_408_at_the_request_bound() {
     let bound = server::REQUEST_TIMEOUT;
     assert!(elapsed >= bound - Duration::from_millis(200), "408 before the bound: {elapsed:?}");
     assert!(elapsed < bound + Duration::from_secs(2), "408 after {elapsed:?}");
+    let (then, closed_after) = then;
     assert!(matches!(then, Ok(0)), "the connection stays open: {then:?}");
+    assert!(
+        closed_after < server::drain::DRAIN_TIMEOUT + Duration::from_secs(2),
+        "closed after {closed_after:?}"
+    );
+}
+
+/// Reads from `tls` until `done` says the text read so far is whole, or the connection ends.
+fn read_until(
+    tls: &mut rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !done(&text) {
+        match tls.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    text
+}
+
+/// Over HTTP/1.1 (raw TLS): a refused client that goes on sending its body after the answer can
+/// finish it, and the connection then serves its next request. hyper closed the connection after
+/// the answer, under the upload: the client's writes then failed or its data drew a TCP reset,
+/// which can discard the answer before it is read (curl 7.88: "(55) Send failure: Broken pipe" in
+/// 1 of 40 chunked uploads to a wrong path; reqwest: "IncompleteMessage" in this suite).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http1_a_refused_upload_is_read_to_its_end_and_the_connection_serves_on() {
+    use std::io::Write;
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let addr = running.addr;
+    let upload = upload();
+    let chunked = |body: &[u8]| {
+        let mut out = Vec::new();
+        for piece in body.chunks(16 * 1024) {
+            out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            out.extend_from_slice(piece);
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    };
+    let over = server::MAX_BODY_BYTES + 1024 * 1024;
+    let mut last_chunk = chunked(&upload);
+    last_chunk.extend_from_slice(b"0\r\n\r\n");
+    let cases: Vec<(&str, String, Vec<u8>, u16, &str)> = vec![
+        (
+            "no such endpoint, chunked",
+            "POST /nope HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".into(),
+            last_chunk,
+            404,
+            "no such endpoint",
+        ),
+        (
+            "POST to a GET endpoint",
+            format!("POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\r\n", upload.len()),
+            upload.clone(),
+            405,
+            "method not allowed",
+        ),
+        (
+            "not JSON",
+            format!("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n", upload.len()),
+            upload.clone(),
+            415,
+            "Content-Type must be application/json",
+        ),
+        (
+            "over the limit, declared",
+            format!("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {over}\r\n\r\n"),
+            vec![b' '; over],
+            413,
+            "the body is over 4 MiB",
+        ),
+    ];
+    for (what, head, body, status, message) in cases {
+        let ca = ca.clone();
+        let (answer, next) = tokio::task::spawn_blocking(move || {
+            let mut tls = raw_tls(addr, &ca);
+            // The head and a first piece of the body, then the answer, which comes before the rest.
+            let first = body.len().min(1000);
+            tls.write_all(head.as_bytes()).unwrap();
+            tls.write_all(&body[..first]).unwrap();
+            tls.flush().unwrap();
+            let answer = read_until(&mut tls, |t| t.contains("\"status\":") && t.ends_with('}'));
+            let sent = tls
+                .write_all(&body[first..])
+                .and_then(|()| tls.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+                .and_then(|()| tls.flush());
+            let next = match sent {
+                Ok(()) => read_until(&mut tls, |t| t.ends_with("ok\n")),
+                Err(e) => format!("(the rest of the upload failed: {e})"),
+            };
+            (answer, next)
+        })
+        .await
+        .unwrap();
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")), "{what}: {answer}");
+        assert!(answer.contains(message), "{what}: {answer}");
+        assert!(next.starts_with("HTTP/1.1 200 "), "{what}: the next request got {next:?}");
+    }
 }

@@ -1,15 +1,23 @@
-//! HTTP/2 refusals answered whole: the unread rest of a refused request's body is read and
-//! discarded after the answer, so that the stream ends as the client ends it, not with a reset.
+//! Refusals answered whole: the unread rest of a refused request's body is read and discarded
+//! after the answer, so that the client can finish its upload and then read the answer.
 //!
 //! When a handler answers without reading the whole request body (a 413 over the size limit, 405,
-//! 404, 415, 501, 408) and drops it, the h2 crate ends the stream with RST_STREAM(NO_ERROR) after
-//! the answer (RFC 9113 section 8.1: "the response is complete, stop sending the body"; h2 PR 634).
-//! Go's HTTP/2 client, the API server's, reads such an answer (golang/go issue 49645), and so does
-//! hyper's since 1.0 (hyper PR 3275), but curl 7.88 fails the transfer with error 92 ("Stream
-//! error in the HTTP/2 framing layer") while it still uploads, and curl 8 with a send error (curl
-//! issue 22984): the answer and its JSON message are lost (s19 break-it pass). Reading the rest of
-//! the body instead lets the client finish its upload and read the answer, as over HTTP/1.1, within
-//! bounds ([`DRAIN_MAX_BYTES`], [`DRAIN_TIMEOUT`]); past them the stream is reset as before.
+//! 404, 415, 501, 408) and drops it:
+//! - over HTTP/2, the h2 crate ends the stream with RST_STREAM(NO_ERROR) after the answer (RFC 9113
+//!   section 8.1: "the response is complete, stop sending the body"; h2 PR 634). Go's client, the
+//!   API server's, reads such an answer (golang/go issue 49645), and so does hyper's since 1.0
+//!   (hyper PR 3275), but curl 7.88 fails the transfer with error 92 ("Stream error in the HTTP/2
+//!   framing layer") while it still uploads, and curl 8 with a send error (curl issue 22984): the
+//!   answer and its JSON message are lost (s19 break-it pass);
+//! - over HTTP/1.1, hyper closes the connection after the answer, under the client's upload: the
+//!   client's next write fails, and the kernel answers data still arriving on a closed socket with
+//!   a TCP reset, which can discard the answer before the client reads it (curl 7.88: "(55) Send
+//!   failure: Broken pipe" in 1 of 40 chunked 1 MB uploads to a wrong path, hyper's client
+//!   "IncompleteMessage").
+//!
+//! Reading the rest of the body instead lets the client end its upload as usual, within bounds
+//! ([`DRAIN_MAX_BYTES`], [`DRAIN_TIMEOUT`]); past them the stream is reset, or the connection
+//! closed, as before.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -22,19 +30,18 @@ use super::{MAX_BODY_BYTES, REQUEST_TIMEOUT};
 
 /// Most bytes of an unread request body read and discarded after its answer: 8 MiB, twice the
 /// largest body accepted ([`MAX_BODY_BYTES`]). A body declared larger than what is left of it to
-/// read is not drained at all (its stream is reset at once); one of unstated length is reset once
-/// this much more of it has arrived. Nothing drained is kept: the bound is on the time and
+/// read is not drained at all (its stream is reset, or its connection closed, at once); one of
+/// unstated length once this much more of it has arrived. Nothing drained is kept: the bound is on the time and
 /// bandwidth spent on a body already refused.
 pub const DRAIN_MAX_BYTES: u64 = 2 * MAX_BODY_BYTES as u64;
 
-/// How long an unread request body is drained after its answer before its stream is reset: 4 s
-/// (the request bound, [`REQUEST_TIMEOUT`]). A stalled client holds its stream no longer.
+/// How long an unread request body is drained after its answer before its stream is reset (or its
+/// HTTP/1.1 connection closed): 4 s (the request bound, [`REQUEST_TIMEOUT`]). A stalled client
+/// holds its stream or connection no longer.
 pub const DRAIN_TIMEOUT: Duration = REQUEST_TIMEOUT;
 
 /// `request` with a body that, when dropped before its end, goes on being read (and discarded) in
-/// a task of its own, within [`DRAIN_MAX_BYTES`] and [`DRAIN_TIMEOUT`]. For HTTP/2 requests:
-/// hyper closes an HTTP/1.1 connection whose request body was left unread, after the answer, and
-/// clients read that answer.
+/// a task of its own, within [`DRAIN_MAX_BYTES`] and [`DRAIN_TIMEOUT`] (HTTP/1.1 and HTTP/2 alike).
 pub fn on_drop(request: axum::extract::Request) -> axum::extract::Request {
     request.map(|body| Body::new(DrainOnDrop { inner: Some(body), ended: false }))
 }
@@ -91,7 +98,7 @@ fn worth_draining(left: &SizeHint) -> bool {
 }
 
 /// Reads `body` to its end and discards it, giving up after more than `max` bytes or `within`
-/// (the body is then dropped, and its stream reset); returns the bytes read.
+/// (the body is then dropped: its stream reset, its connection closed); returns the bytes read.
 async fn drain(mut body: Body, max: u64, within: Duration) -> u64 {
     let mut read = 0u64;
     let _ = tokio::time::timeout(within, async {

@@ -42,3 +42,20 @@ pub async fn h2_connection(addr: SocketAddr, ca_pem: &str) -> h2::client::SendRe
     tokio::spawn(connection);
     client
 }
+
+/// The status and body of an HTTP/2 answer, read whole.
+pub async fn answer_of(response: h2::client::ResponseFuture) -> (u16, serde_json::Value) {
+    let response = response.await.unwrap();
+    let status = response.status().as_u16();
+    let mut body = response.into_body();
+    let mut answer = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        answer.extend_from_slice(&chunk);
+    }
+    (
+        status,
+        serde_json::from_slice(&answer).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&answer))),
+    )
+}
