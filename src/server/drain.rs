@@ -31,8 +31,8 @@ use super::{MAX_BODY_BYTES, REQUEST_TIMEOUT};
 /// Most bytes of an unread request body read and discarded after its answer: 8 MiB, twice the
 /// largest body accepted ([`MAX_BODY_BYTES`]). A body declared larger than what is left of it to
 /// read is not drained at all (its stream is reset, or its connection closed, at once); one of
-/// unstated length once this much more of it has arrived. Nothing drained is kept: the bound is on the time and
-/// bandwidth spent on a body already refused.
+/// unstated length once this much more of it has arrived. Nothing drained is kept: the bound is on
+/// the time and bandwidth spent on a body already refused.
 pub const DRAIN_MAX_BYTES: u64 = 2 * MAX_BODY_BYTES as u64;
 
 /// How long an unread request body is drained after its answer before its stream is reset (or its
