@@ -10,6 +10,7 @@
 
 pub mod configmaps;
 pub mod conn;
+pub mod drain;
 pub mod kubeclient;
 pub mod metrics;
 pub mod namespaces;
@@ -342,6 +343,10 @@ async fn shell(
         _ => None,
     };
     let started = Instant::now();
+    // A body left unread by a refusal is read after the answer: over HTTP/2 instead of the stream
+    // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
+    // clients take either for a failed request and lose the answer ([`drain`]).
+    let request = drain::on_drop(request);
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
         Ok(response) => response,
         Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod flow;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 
