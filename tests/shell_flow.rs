@@ -524,6 +524,9 @@ fn a_shell_reading_its_script_from_a_here_document_or_a_pipe_runs_it() {
         "cat <<EOF | sh\npg_isready -h orders-db\nEOF\n",
         "source <(echo 'pg_isready -h orders-db')",
         ". <(printf 'pg_isready -h orders-db')",
+        // (After a list or in a pipeline, which the grammar wraps whole in the redirection.)
+        "cd /tmp && sh <<EOF\npg_isready -h orders-db\nEOF\n",
+        "true | bash -s <<'EOF'\npg_isready -h orders-db\nEOF\n",
     ] {
         let e = eval_liveness_env(script, &[("H", "orders-db")]);
         let d = denials(&e);
@@ -533,6 +536,7 @@ fn a_shell_reading_its_script_from_a_here_document_or_a_pipe_runs_it() {
     for script in [
         "sh <<EOF\ncurl -sf http://localhost:8080/healthz\nEOF\n",
         "cat <<EOF\npg_isready -h orders-db\nEOF\n",
+        "sh && cat <<EOF\npg_isready -h orders-db\nEOF\n",
         "cat >/tmp/x <<'EOF'\npg_isready -h orders-db\nEOF\n",
         "sh -c 'read x' <<EOF\npg_isready -h orders-db\nEOF\n",
         "sh /tmp/check.sh <<EOF\npg_isready -h orders-db\nEOF\n",

@@ -809,7 +809,9 @@ fn a_function_called_in_a_bash_substitution_runs_without_errexit() {
 
 /// A check's output read along with a local check's (s17, vd3 ps20): `paste <(remote) <(local)
 /// | grep -q PONG` finds the local check's `PONG` with the cache down (bash 5.2: 0 / 0), warned.
-/// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`).
+/// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`), or a
+/// check in an output substitution `>(...)` beside a local `<(...)` (`tee` writes to both paths,
+/// reads neither; the check's `PONG` reaches `grep` through the pipe: bash 5.2, 1 / 0).
 #[test]
 fn a_check_read_along_with_a_local_check_is_a_doubt() {
     let warned = [
@@ -819,6 +821,7 @@ fn a_check_read_along_with_a_local_check_is_a_doubt() {
     let denied = [
         "paste <(redis-cli -h redis-master ping) <(redis-cli -h redis-master ping) | grep -q PONG",
         "cat <(redis-cli -h redis-master ping) <(echo done) | grep -q PONG",
+        "tee >(redis-cli -h redis-master ping) <(redis-cli ping) </dev/null | grep -q PONG",
     ];
     let mut wrong = not_all(&warned, &["bash"], Action::Warn);
     wrong.extend(not_all(&denied, &["bash"], Action::Deny));
