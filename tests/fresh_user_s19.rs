@@ -2,7 +2,7 @@
 //! `liveness-matches-readiness` that counted `initialDelaySeconds` (so `check` warned anew on
 //! `fix`'s output), `fix --diff` saying "fixed" with a denial left, `fix --diff` printing secrets,
 //! budgets worded differently by `check` and `explain`, defaulted fields shown without
-//! "(default)".
+//! "(default)", and warnings cut mid-word at 256 characters.
 
 mod common;
 
@@ -310,4 +310,36 @@ fn a_field_the_manifest_leaves_out_is_shown_with_default() {
         "livenessProbe": {"tcpSocket": {"port": 80}, "timeoutSeconds": 1, "periodSeconds": 10}})));
     let f = e.findings.iter().find(|f| f.rule == RuleId::ProbeTimeout).unwrap();
     assert!(f.message.starts_with("livenessProbe.timeoutSeconds 1 is under 3 s"), "{}", f.message);
+}
+
+// === 6. a cut warning is cut between words, and kept whole in the audit annotation ===
+
+#[test]
+fn a_cut_warning_ends_between_words_and_the_audit_log_keeps_it_whole() {
+    // bitnami's MySQL chart runs this in all three probes; a container name of 40 characters.
+    let script = "password_aux=\"${MYSQL_ROOT_PASSWORD:-}\"; mysqladmin status -uroot -p\"${password_aux}\" | grep -q Uptime";
+    let c = json!({"name": "orders-primary-database-mysql-container", "image": "db", "ports": [{"containerPort": 5432}],
+        "livenessProbe": {"exec": {"command": ["bash", "-ec", script]}, "timeoutSeconds": 5},
+        "readinessProbe": {"exec": {"command": ["bash", "-ec", script]}, "timeoutSeconds": 5},
+        "startupProbe": {"tcpSocket": {"port": 5432}},
+        "lifecycle": {"preStop": {"sleep": {"seconds": 5}}}});
+    let body = serde_json::to_vec(&common::review("CREATE", &pod(c), None, "u")).unwrap();
+    let request = admission::parse_review(&body).unwrap();
+    let r =
+        admission::review(&Policy::default(), None, Endpoint::Validate, &request).unwrap().review.response;
+    let warnings = r.warnings.unwrap_or_default();
+    let tail = " (liveness-matches-readiness)";
+    let cut = warnings.iter().find(|w| w.ends_with(tail)).unwrap_or_else(|| panic!("{warnings:?}"));
+    assert!(cut.chars().count() <= 255 && cut.contains('…'), "{cut}");
+    let head = cut.strip_suffix(&format!("…{tail}")).unwrap();
+    let notes = r.audit_annotations.unwrap_or_default();
+    let full: Vec<String> =
+        serde_json::from_str(notes.get("full-warnings").unwrap_or_else(|| panic!("{notes:?}"))).unwrap();
+    assert_eq!(full.len(), 1, "{full:?}");
+    assert!(
+        full[0].starts_with(head) && full[0].ends_with(tail) && full[0].chars().count() > 255,
+        "{full:?}"
+    );
+    // Between words: what follows the kept text starts a new word.
+    assert!(full[0][head.len()..].starts_with(' '), "{cut}\n{}", full[0]);
 }
