@@ -51,6 +51,11 @@ mod tests {
     fn only_cut_or_dropped_warnings_are_kept_whole_within_the_bound() {
         let short = "probegate: container a: short (readiness-missing)".to_string();
         assert_eq!(full_warnings_json(std::slice::from_ref(&short)), None);
+        // The bounds are exclusive: a warning of exactly MAX_WARNING_CHARS, and exactly
+        // MAX_WARNINGS of them, are all returned whole.
+        let exact: Vec<String> =
+            (0..MAX_WARNINGS).map(|i| format!("{i:02}{}", "x".repeat(MAX_WARNING_CHARS - 2))).collect();
+        assert_eq!(full_warnings_json(&exact), None);
         let long = format!("probegate: container a: {} (liveness-matches-readiness)", "word ".repeat(60));
         let json = full_warnings_json(&[short.clone(), long.clone(), long.clone()]).unwrap();
         assert_eq!(json, serde_json::to_string(&[&long]).unwrap());
