@@ -36,6 +36,9 @@ use crate::engine::{
 };
 use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, SkipRequest};
 
+mod full_warnings;
+pub use full_warnings::MAX_FULL_WARNINGS_BYTES;
+
 /// The only AdmissionReview API version served.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
 
@@ -1060,6 +1063,10 @@ pub fn review_with_configmaps(
     }
     if audit && !reported.is_empty() {
         audit_annotations.insert("violations".to_string(), violations_json(&reported));
+    }
+    // What the warnings below lose to their bounds, whole, for the audit log.
+    if let Some(full) = full_warnings::full_warnings_json(&warnings) {
+        audit_annotations.insert("full-warnings".to_string(), full);
     }
     if !audit_annotations.is_empty() {
         response.audit_annotations = Some(audit_annotations);

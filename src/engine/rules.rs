@@ -917,12 +917,28 @@ pub(crate) fn effective_period(p: &Probe) -> i32 {
     }
 }
 
-/// How long a probe takes to give up on a container that stopped answering, in seconds:
-/// `initialDelaySeconds + periodSeconds × failureThreshold`.
+/// A probe's `failureThreshold` as the kubelet uses it: absent or 0 is defaulted to 3 (Kubernetes
+/// `SetDefaults_Probe`).
+pub(crate) fn effective_failure_threshold(p: &Probe) -> i32 {
+    match p.failure_threshold {
+        Some(n) if n > 0 => n,
+        _ => DEFAULT_FAILURE_THRESHOLD,
+    }
+}
+
+/// A running probe's failure budget, in seconds: `periodSeconds × failureThreshold` (rules.md §0
+/// `FB(p)`; the Kubernetes docs give a probe "failureThreshold × periodSeconds" before it acts).
+/// Without `initialDelaySeconds`, which only delays the first check after a start: two probes with
+/// the same budget give up together whatever their delays (a delay `fix` moves into a startup
+/// probe changes nothing here).
+pub(crate) fn failure_budget_seconds(p: &Probe) -> i64 {
+    i64::from(effective_period(p)) * i64::from(effective_failure_threshold(p))
+}
+
+/// How long a probe takes to give up on a container that stopped answering since it started, in
+/// seconds: `initialDelaySeconds + periodSeconds × failureThreshold` (the boot time it allows).
 pub(crate) fn failure_window_seconds(p: &Probe) -> i64 {
-    i64::from(p.initial_delay_seconds.unwrap_or(0))
-        + i64::from(p.period_seconds.unwrap_or(DEFAULT_PERIOD_SECONDS))
-            * i64::from(p.failure_threshold.unwrap_or(DEFAULT_FAILURE_THRESHOLD))
+    i64::from(p.initial_delay_seconds.unwrap_or(0)) + failure_budget_seconds(p)
 }
 
 fn describe_handler(h: &Handler) -> String {
@@ -976,7 +992,11 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     if same_check(Some(lh.clone())) != same_check(rh) {
         return None;
     }
-    let (wl, wr) = (failure_window_seconds(live), failure_window_seconds(ready));
+    // The rule is about the two probes failing at the same moment in a running container, so
+    // their failure budgets are compared, not their delays after a start (s19 fresh-user pass: a
+    // liveness `initialDelaySeconds: 60` hid the warning, and `fix`, moving that delay into a
+    // startup probe, brought it back on its own output).
+    let (wl, wr) = (failure_budget_seconds(live), failure_budget_seconds(ready));
     if wl > wr {
         // The documented pattern: same cheap endpoint, liveness more patient than readiness.
         return None;
@@ -990,8 +1010,11 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     // middle, and a long handler (`exec `bash … if …` (a script with a pipe, ...)`) cut the advice
     // off (s18 fresh-user pass: 10 of the corpus's 11 such warnings lost it); the handler, last,
     // is what is cut now, and an exec one of 48 characters still fits (tests/redaction.rs shows it).
+    // "gives up" is the failure budget, in `explain`'s words and unit style (s19 fresh-user pass:
+    // "30s" here, "31 s" there). Its cost, a restart where readiness only sheds traffic, is in
+    // the rule's description: the message keeps within the 256 characters of a warning.
     Some(format!(
-        "liveness gives up no later than readiness ({wl}s vs {wr}s): slowness restarts it; {advice} \
+        "liveness gives up no later than readiness (failure budget {wl} s vs {wr} s): {advice} \
          (both: {})",
         describe_handler(&lh)
     ))
@@ -1012,17 +1035,20 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let (mut capped, mut raised) = (false, false);
     for (field, probe, min) in checks {
         let Some(probe) = probe else { continue };
-        let current = probe.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        // Absent or 0 is 1 (`SetDefaults_Probe`), shown as `1 (default)`.
+        let current = probe.timeout_seconds.filter(|t| *t > 0).unwrap_or(DEFAULT_TIMEOUT_SECONDS);
         if i64::from(current) >= i64::from(min) {
             continue;
         }
+        let shown = super::defaults::shown(probe.timeout_seconds, DEFAULT_TIMEOUT_SECONDS);
+        let shown_period = super::defaults::shown(probe.period_seconds, DEFAULT_PERIOD_SECONDS);
         // Never above the probe's own period (rules.md §2.4): a check that may run longer than the
         // interval between checks overlaps the next one.
         let period = effective_period(probe);
         let target = i64::from(min).min(i64::from(period));
         if target <= i64::from(current) {
             no_room.push(format!(
-                "{field}.timeoutSeconds {current} is under {min}s and its periodSeconds {period} leaves no room"
+                "{field}.timeoutSeconds {shown} is under {min} s and its periodSeconds {shown_period} leaves no room"
             ));
             continue;
         }
@@ -1030,9 +1056,11 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         let target = target as i32;
         if i64::from(target) < i64::from(min) {
             capped = true;
-            parts.push(format!("{field}.timeoutSeconds {current} is under {min}s (periodSeconds {target})"));
+            parts.push(format!(
+                "{field}.timeoutSeconds {shown} is under {min} s (periodSeconds {shown_period})"
+            ));
         } else {
-            parts.push(format!("{field}.timeoutSeconds {current} is under {min}s"));
+            parts.push(format!("{field}.timeoutSeconds {shown} is under {min} s"));
         }
         if cfg.action == Action::Mutate {
             patch.push(add(t.pointer(&[field, "timeoutSeconds"]), json!(target)));
@@ -1132,11 +1160,7 @@ fn startup_probe(
             }
             let Ok(port) = serde_json::to_value(&h.port) else { return };
             tcp.insert("port".into(), port);
-            (
-                "tcpSocket",
-                Value::Object(tcp),
-                "a TCP connect to the liveness port (not its aggregate health path)",
-            )
+            ("tcpSocket", Value::Object(tcp), "a TCP connect to the liveness port (not its aggregate path)")
         }
         _ => {
             let Some((field, value)) = handler_json(live) else { return };
@@ -1210,7 +1234,7 @@ fn startup_probe(
     let message = |verb: &str| {
         format!(
             "no startupProbe, so a slow start is killed before it finishes; {verb} one with {handler_text}, \
-             periodSeconds {period}, failureThreshold {failure_threshold} ({}s to boot){moved}",
+             periodSeconds {period}, failureThreshold {failure_threshold} ({} s to boot){moved}",
             period * failure_threshold
         )
     };
@@ -1271,14 +1295,14 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     // time for its own SIGTERM handling, so it must be shorter.
     let grace = t.spec.termination_grace_period_seconds.unwrap_or(TERMINATION_GRACE_PERIOD_SECONDS);
     if grace <= i64::from(seconds) {
-        let default = if t.spec.termination_grace_period_seconds.is_none() { " (the default)" } else { "" };
+        let default = if t.spec.termination_grace_period_seconds.is_none() { " (default)" } else { "" };
         // Reported, never patched: the sleep would eat the whole grace period.
         out.push(t.finding(
             RuleId::PrestopSleep,
             cfg.action,
             format!(
-                "terminationGracePeriodSeconds {grace}{default} leaves no room for a {seconds}s preStop sleep, so \
-                 none was added; raise it above {seconds}s so endpoint removal propagates before SIGTERM"
+                "terminationGracePeriodSeconds {grace}{default} leaves no room for a {seconds} s preStop sleep, so \
+                 none was added; raise it above {seconds} s so endpoint removal propagates before SIGTERM"
             ),
             vec![],
         ));
@@ -1302,7 +1326,7 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     out.push(t.fix_finding(RuleId::PrestopSleep, cfg.action, patch, ["added", "would add", "add"], |verb| {
         format!(
             "declares ports but has no preStop hook, so SIGTERM can close its socket while endpoints still \
-             send it traffic; {verb} a {seconds}s preStop {style}"
+             send it traffic; {verb} a {seconds} s preStop {style}"
         )
     }));
 }
