@@ -999,12 +999,21 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     let admin_addr = match config.admin_addr {
         None => None,
         Some(a) => {
-            let listener = tokio::net::TcpListener::bind(a)
-                .await
+            let listener = std::net::TcpListener::bind(a)
                 .map_err(|e| anyhow::anyhow!("cannot listen on admin address {a}: {e}"))?;
+            listener.set_nonblocking(true)?;
             let bound = listener.local_addr()?;
             let admin = admin_router(Arc::clone(&state));
-            tokio::spawn(async move { axum::serve(listener, admin).await });
+            // The same bounds as the webhook's port (s19 break-it: a client that never finished
+            // its headers held an admin connection for good): a first request within 10 s, the
+            // idle bound after it, at most `max_connections` at once.
+            let limits =
+                conn::LimitAcceptor::new(config.max_connections, conn::IDLE_TIMEOUT, conn::EVICT_AFTER);
+            let mut admin_server = axum_server::from_tcp(listener)?
+                .acceptor(limits)
+                .first_request_timeout(Duration::from_secs(10));
+            admin_server.http_builder().http1().header_read_timeout(conn::IDLE_TIMEOUT);
+            tokio::spawn(async move { admin_server.serve(admin.into_make_service()).await });
             Some(bound)
         }
     };
