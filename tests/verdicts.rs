@@ -1135,6 +1135,12 @@ fn new_messages_fit_a_warning() {
         format!(
             "containers:\n- name: {name}\n  image: a\n  env: [{{name: REDIS_HOST, value: c}}]\n  livenessProbe: {{exec: {{command: [redis-cli, -h, $REDIS_HOST, ping]}}}}\n"
         ),
+        // (s19: a function named like a command the analysis reads by name. Not a `wget` with
+        // `--tries`: every wget message names its URL twice, and its denial is already 268
+        // characters for `wget -q -O- http://orders-db:8080/health`.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, 'readarray() {{ :; }}; pg_isready -h orders-db | readarray']}}}}\n"
+        ),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {
