@@ -1160,3 +1160,28 @@ fn a_wget_with_bounded_tries_may_be_wget2_and_is_a_warning() {
     assert_eq!(action, Action::Warn, "{message}");
     assert!(message.contains("rests on the image's wget (Fedora 40+'s, wget2, exits 0)"), "{message}");
 }
+
+/// A function of the script handed the check's status (`f $?`, `rc=$?; f $rc`) whose body reads
+/// neither it nor its arguments, or only writes them out, cannot couple the probe: bash 5.2 and
+/// dash 0.5.12 with a stub pg_isready exit 0 / 0 (up / down), warned (s19: denied before).
+/// Denied, each 0 / 2 or 0 / 1 in both shells: a body that returns its argument or the status
+/// it starts with (`return $1`, a bare `return`, a call of another function that reads `$?`),
+/// and a written status that a reader then tests (`f $? | grep -q 0`).
+#[test]
+fn a_function_handed_the_status_that_ignores_it_does_not_couple_the_probe() {
+    let warned = [
+        "f() { :; }; pg_isready -h orders-db; f $?",
+        "f() { echo \"$1\"; }; pg_isready -h orders-db; f $?",
+        "f() { :; }; pg_isready -h orders-db; rc=$?; f $rc",
+        "pg_isready -h orders-db; rc=$?; f() { :; }; f $rc",
+    ];
+    let denied = [
+        "f() { return $1; }; pg_isready -h orders-db; f $?",
+        "f() { return; }; pg_isready -h orders-db; f $?",
+        "f() { g; }; g() { return $?; }; pg_isready -h orders-db; f $?",
+        "f() { echo \"$1\"; }; pg_isready -h orders-db; f $? | grep -q 0",
+    ];
+    let mut wrong = not_all(&warned, &["sh", "bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["sh", "bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -40,6 +40,7 @@
 //! - `data`: the command-name lists those judgements use;
 //! - `lost`: process substitutions, counted `until` retries and `$?` tests an outage passes.
 
+mod calls;
 mod constructs;
 mod data;
 mod filters;
