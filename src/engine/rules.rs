@@ -200,10 +200,19 @@ pub(super) fn evaluate_container(
     let mut local_requests = None;
     // The liveness exec command's analysis, for a readiness probe that runs the same command.
     let mut liveness_exec = None;
-    if rules.liveness_dependency.action != Action::Off
-        && let Some((message, coupling)) =
-            liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
-    {
+    let over_bound =
+        |u: &[Unresolved]| u.iter().filter(|u| u.over_bound && u.container == t.container.name).count();
+    let over_bound_before = over_bound(unresolved);
+    let found = if rules.liveness_dependency.action != Action::Off {
+        liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
+    } else {
+        None
+    };
+    // The liveness exec command was cut short by the object's analysis budget: what it reaches is
+    // not known, so it is not copied into a startup probe either (s19 break-it: /mutate copied an
+    // unanalysed `pg_isready -h orders-db` into a new startupProbe).
+    let unanalysed = over_bound(unresolved) > over_bound_before;
+    if let Some((message, coupling)) = found {
         coupled = true;
         // A host that may be the node itself (hostNetwork), or one known only at run time that
         // nothing names a dependency, is never a reason to deny.
@@ -251,10 +260,10 @@ pub(super) fn evaluate_container(
     if local_requests.is_none() && rules.liveness_dependency_path.action != Action::Off {
         local_requests = super::checklist::local_exec_requests(rules, t);
     }
-    if rules.startup_probe.action != Action::Off && !coupled {
+    if rules.startup_probe.action != Action::Off && !coupled && !unanalysed {
         startup_probe(rules, t, out, local_requests.as_deref());
     } else if rules.startup_probe.action != Action::Off && !liveness_denied {
-        not_copied(rules, t, out);
+        not_copied(rules, t, unanalysed, out);
     }
     if rules.prestop_sleep.action != Action::Off
         && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
@@ -1262,17 +1271,23 @@ fn startup_probe(
 /// each start wait on what it reaches, and kill the container while that is down. Nothing is
 /// added, and the finding says why (fresh-user pass: a warned `pg_isready -h db | tee` check got
 /// no startup probe and nothing said why). A denied one gets no note: the denial asks to change
-/// the probe first.
-fn not_copied(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+/// the probe first. Nor is one the analysis did not finish (`unanalysed`: the object's budget was
+/// spent), whose finding says so.
+fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: bool, out: &mut Vec<Finding>) {
     if t.container.liveness_probe.is_none() || t.container.startup_probe.is_some() {
         return;
     }
     let cfg = &rules.startup_probe;
     // Nothing is patched: a warning where the rule mutates, so the webhook and `check` show it.
     let action = if cfg.action == Action::Mutate { Action::Warn } else { cfg.action };
-    let message = "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
-                   liveness check flagged by liveness-dependency, which waits on what it reaches; check this \
-                   container only";
+    let message = if unanalysed {
+        "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
+         liveness check, which was not analysed (the object's budget was spent) and may wait on a dependency"
+    } else {
+        "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
+         liveness check flagged by liveness-dependency, which waits on what it reaches; check this \
+         container only"
+    };
     out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));
 }
 
