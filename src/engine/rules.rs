@@ -260,8 +260,8 @@ pub(super) fn evaluate_container(
     if local_requests.is_none() && rules.liveness_dependency_path.action != Action::Off {
         local_requests = super::checklist::local_exec_requests(rules, t);
     }
-    if rules.startup_probe.action != Action::Off && !coupled && !unanalysed {
-        startup_probe(rules, t, out, local_requests.as_deref());
+    if rules.startup_probe.action != Action::Off && !coupled {
+        startup_probe(rules, t, out, local_requests.as_deref(), unanalysed);
     } else if rules.startup_probe.action != Action::Off && !liveness_denied {
         not_copied(rules, t, unanalysed, out);
     }
@@ -1125,11 +1125,15 @@ fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
     Some(("exec", serde_json::to_value(probe.exec.as_ref()?).ok()?))
 }
 
+/// Adds a startup probe copying the liveness handler (`startup-probe`), unless it is over the
+/// copy bound or `unanalysed` (the exec analysis of the liveness command was cut short by the
+/// object's budget: [`not_copied`]).
 fn startup_probe(
     rules: &RuleSet,
     t: &Target<'_>,
     out: &mut Vec<Finding>,
     local_requests: Option<&[exec::LocalRequest]>,
+    unanalysed: bool,
 ) {
     let cfg = &rules.startup_probe;
     let Some(live) = t.container.liveness_probe.as_ref() else { return };
@@ -1187,6 +1191,10 @@ fn startup_probe(
             exec::MAX_SCRIPT_BYTES
         );
         out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
+        return;
+    }
+    if unanalysed {
+        not_copied(rules, t, true, out);
         return;
     }
     let delay = live.initial_delay_seconds.unwrap_or(0);
