@@ -42,6 +42,7 @@ mod flags;
 mod flow;
 mod heredoc;
 mod hosts;
+mod kinds;
 mod kubelet;
 mod net;
 mod parse;
