@@ -333,8 +333,11 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
             if !w.value.contains('$') {
                 continue;
             }
-            let used = variables_used(w.value);
-            if !programs.every_variable_word && used.iter().all(|v| secret.contains(*v)) {
+            // (With no secret variable yet, no word is skipped: its variables are not listed.)
+            let skip = !secret.is_empty()
+                && !programs.every_variable_word
+                && variables_used(w.value).iter().all(|v| secret.contains(*v));
+            if skip {
                 continue;
             }
             let changed =
@@ -347,7 +350,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
                     }
                 };
             if changed {
-                secret.extend(used.into_iter().map(str::to_string));
+                secret.extend(variables_used(w.value).into_iter().map(str::to_string));
             }
         }
         loop {
