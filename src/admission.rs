@@ -36,6 +36,9 @@ use crate::engine::{
 };
 use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, SkipRequest};
 
+mod full_warnings;
+pub use full_warnings::MAX_FULL_WARNINGS_BYTES;
+
 /// The only AdmissionReview API version served.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
 
@@ -247,15 +250,18 @@ pub enum ReviewError {
     /// The body is not JSON or does not have the AdmissionReview shape.
     #[error("the body is not an AdmissionReview: {0}")]
     Malformed(String),
-    /// `apiVersion` or `kind` is not `admission.k8s.io/v1` `AdmissionReview`.
+    /// `apiVersion` or `kind` is not `admission.k8s.io/v1` `AdmissionReview`. Named whatever the
+    /// rest of the review looks like: another version's review may be shaped otherwise.
     #[error(
-        "unsupported AdmissionReview version: apiVersion {api_version:?}, kind {kind:?}; probegate serves admission.k8s.io/v1 AdmissionReview (set admissionReviewVersions: [v1])"
+        "unsupported AdmissionReview version: apiVersion {}, kind {}; probegate accepts only apiVersion admission.k8s.io/v1, kind AdmissionReview (not v1beta1: set admissionReviewVersions: [v1] in the webhook configuration)",
+        sent(api_version),
+        sent(kind)
     )]
     Version {
-        /// What was sent.
-        api_version: String,
-        /// What was sent.
-        kind: String,
+        /// What was sent (at most 64 characters and `…`), `None` when nothing was.
+        api_version: Option<String>,
+        /// What was sent (at most 64 characters and `…`), `None` when nothing was.
+        kind: Option<String>,
     },
     /// The review has no `request`.
     #[error("the AdmissionReview has no request")]
@@ -359,6 +365,34 @@ pub struct Decision {
     pub summary: DecisionSummary,
 }
 
+/// A value of the request for a message: quoted and escaped (`Debug`: quotes, backslashes and
+/// control characters), or `(none)`.
+fn sent(value: &Option<String>) -> String {
+    value.as_ref().map_or_else(|| "(none)".to_string(), |v| format!("{v:?}"))
+}
+
+/// The envelope of a review alone, read when the whole review does not: a wrong `apiVersion` or
+/// `kind` is the error to name, not a field that version's review lacks.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    #[serde(default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+/// [`ReviewError::Version`] when `apiVersion` or `kind` (either given) is not
+/// `admission.k8s.io/v1` `AdmissionReview`; the values cut to 64 characters (they are echoed).
+fn check_envelope(api_version: Option<String>, kind: Option<String>) -> Result<(), ReviewError> {
+    if api_version.as_deref() == Some(ADMISSION_API_VERSION) && kind.as_deref() == Some("AdmissionReview") {
+        return Ok(());
+    }
+    // Echoed back, so bounded: a 3 MB apiVersion is not repeated in the answer or the log.
+    let excerpt = |s: String| crate::engine::excerpt(&s, 64).into_owned();
+    Err(ReviewError::Version { api_version: api_version.map(excerpt), kind: kind.map(excerpt) })
+}
+
 /// Parses an AdmissionReview body and checks its envelope.
 ///
 /// # Errors
@@ -377,8 +411,14 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
         .and_then(|text| serde_json::from_str::<one_pass::Review>(text).ok());
     let review = match one_pass {
         Some(review) => review.0,
-        None => serde_json::from_slice::<AdmissionReviewRequest>(body)
-            .map_err(|e| ReviewError::Malformed(describe_review_error(body, &e)))?,
+        None => serde_json::from_slice::<AdmissionReviewRequest>(body).map_err(|e| {
+            // Another version's review may lack what a v1 one has: its version is the error.
+            serde_json::from_slice::<Envelope>(body)
+                .ok()
+                .filter(|v| v.api_version.is_some() || v.kind.is_some())
+                .and_then(|v| check_envelope(v.api_version, v.kind).err())
+                .unwrap_or_else(|| ReviewError::Malformed(describe_review_error(body, &e)))
+        })?,
     };
     if review.api_version.is_none() && review.kind.is_none() {
         return Err(ReviewError::Malformed(
@@ -386,13 +426,7 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
                 .into(),
         ));
     }
-    let api_version = review.api_version.unwrap_or_default();
-    let kind = review.kind.unwrap_or_default();
-    if api_version != ADMISSION_API_VERSION || kind != "AdmissionReview" {
-        // Echoed back, so bounded: a 3 MB apiVersion is not repeated in the answer or the log.
-        let excerpt = |s: &str| crate::engine::excerpt(s, 64).into_owned();
-        return Err(ReviewError::Version { api_version: excerpt(&api_version), kind: excerpt(&kind) });
-    }
+    check_envelope(review.api_version, review.kind)?;
     let request = review.request.ok_or(ReviewError::NoRequest)?;
     if request.uid.is_empty() {
         return Err(ReviewError::NoUid);
@@ -1030,6 +1064,10 @@ pub fn review_with_configmaps(
     if audit && !reported.is_empty() {
         audit_annotations.insert("violations".to_string(), violations_json(&reported));
     }
+    // What the warnings below lose to their bounds, whole, for the audit log.
+    if let Some(full) = full_warnings::full_warnings_json(&warnings) {
+        audit_annotations.insert("full-warnings".to_string(), full);
+    }
     if !audit_annotations.is_empty() {
         response.audit_annotations = Some(audit_annotations);
     }
@@ -1404,6 +1442,45 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unsupported AdmissionReview version") && e.contains("v1beta1"), "{e}");
+    }
+
+    /// s19 break-it pass: a review of another version whose request lacks a field a v1 request has
+    /// was answered "request: missing field `kind`", naming neither the version sent nor the one
+    /// accepted.
+    #[test]
+    fn a_wrong_version_or_kind_is_named_whatever_the_request_looks_like() {
+        let accepted = "accepts only apiVersion admission.k8s.io/v1, kind AdmissionReview";
+        let hostile = format!(
+            r#"{{"apiVersion":"{}\n\u001b[31m","kind":"AdmissionReview","request":{{"uid":"u"}}}}"#,
+            "a".repeat(61)
+        );
+        let hostile_named = format!(r#"apiVersion "{}\n\u{{1b}}[…", kind"#, "a".repeat(61));
+        for (body, named) in [
+            (
+                r#"{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"u"}}"#,
+                r#"apiVersion "admission.k8s.io/v2", kind "AdmissionReview";"#,
+            ),
+            (
+                r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReviewX","request":{"uid":"u"}}"#,
+                r#"apiVersion "admission.k8s.io/v1", kind "AdmissionReviewX";"#,
+            ),
+            (r#"{"kind":"AdmissionReview","request":{}}"#, r#"apiVersion (none), kind "AdmissionReview";"#),
+            (r#"{"apiVersion":"admission.k8s.io/v2"}"#, r#"apiVersion "admission.k8s.io/v2", kind (none);"#),
+            // Escaped (an answer and a log line carry it) and cut to 64 characters.
+            (&hostile, &hostile_named),
+        ] {
+            let e = parse_review(body.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains(named) && e.contains(accepted), "{body}: {e}");
+        }
+        let long = format!(r#"{{"apiVersion":"{}","kind":"AdmissionReview"}}"#, "v".repeat(10_000));
+        assert!(parse_review(long.as_bytes()).unwrap_err().to_string().len() < 400);
+        // The right version with a broken request: the field is named, as before.
+        let e = parse_review(
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u"}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("missing field `kind`") && !e.contains("unsupported"), "{e}");
     }
 
     #[test]

@@ -33,6 +33,17 @@ pub mod defaults {
     pub const RESTART_BACKOFF_INITIAL_SECONDS: u32 = 10;
     /// Longest restart back-off, in seconds.
     pub const RESTART_BACKOFF_MAX_SECONDS: u32 = 300;
+
+    /// A probe field as messages show it: its value as the kubelet uses it, followed by
+    /// ` (default)` when the manifest leaves it out or sets 0, which the API server replaces with
+    /// `default` (`SetDefaults_Probe`), e.g. `1 (default)` for an unset `timeoutSeconds`. At
+    /// admission the API server has filled it in already, so only `check` and `explain` show the mark.
+    pub fn shown(value: Option<i32>, default: i32) -> String {
+        match value {
+            Some(v) if v > 0 => v.to_string(),
+            _ => format!("{default} (default)"),
+        }
+    }
 }
 pub mod exec;
 mod hosts;

@@ -31,16 +31,19 @@ enum Command {
     /// above --fail-on, 2 unreadable input or invalid policy.
     Check(CheckArgs),
     /// Apply the policy's mutate rules to manifest files (Pods and pod templates): to standard
-    /// output, back to the files, or as a diff. Exit 0, or 2 for bad input or a refused --in-place.
+    /// output, back to the files, or as a diff (env values and credentials shown as ***). Exit 0,
+    /// 1 for a finding left at or above --fail-on, 2 for bad input or a refused --in-place.
     ///
-    /// Exit codes: 0 when every file was fixed or had nothing to fix (findings fix cannot fix, such
-    /// as liveness-dependency, are left to check and do not change the exit code); 2 when an input
+    /// Exit codes: 0 when every file was fixed or had nothing to fix, and no finding fix cannot fix
+    /// is left at or above --fail-on; 1 when one is (by default a denial, such as
+    /// liveness-dependency: fix names each finding left to you on standard error, and still fixes
+    /// the files); 2 when an input
     /// cannot be read, has a YAML error or an object not valid for its kind (that file is left as
     /// it is, the others are still fixed), the policy or the configuration file is invalid
     /// (nothing is fixed), a file cannot
     /// be written, or --in-place is refused: for standard input, or for a file with a document
     /// that could only be fixed by re-serializing it, losing its comments and layout (that file is
-    /// not written; see --diff). fix never exits 1.
+    /// not written; see --diff). 2 wins over 1.
     Fix(FixArgs),
     /// Explain the probes of manifest files in seconds, and simulate a dependency outage as written
     /// and as fixed.
@@ -222,6 +225,10 @@ struct FixArgs {
     /// Print a unified diff of the changes instead of the fixed files.
     #[arg(long)]
     diff: bool,
+    /// Lowest level of a finding fix leaves (one it cannot change, at check's level) that makes
+    /// the exit code 1: deny, warn or info [default: deny, or the configuration file's failOn].
+    #[arg(long, value_enum)]
+    fail_on: Option<cli::input::Level>,
     /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input [default:
     /// the configuration file's paths].
     paths: Vec<PathBuf>,
@@ -394,7 +401,12 @@ fn main() -> ExitCode {
             let Some(run) = Shared::new(args.policy, args.namespace, args.skip, args.paths) else {
                 return ExitCode::from(cli::EXIT_BAD_INPUT);
             };
-            let opts = cli::fix::FixOptions { policy: run.policy, namespace: Some(run.namespace), output };
+            let opts = cli::fix::FixOptions {
+                policy: run.policy,
+                namespace: Some(run.namespace),
+                output,
+                fail_on: args.fail_on.or(run.config.fail_on).unwrap_or(cli::input::Level::Deny),
+            };
             ExitCode::from(with_output(|out, err| {
                 cli::fix::run_skipping(&opts, &run.skip, &run.paths, &mut std::io::stdin().lock(), out, err)
             }))

@@ -10,6 +10,7 @@
 
 pub mod configmaps;
 pub mod conn;
+pub mod drain;
 pub mod kubeclient;
 pub mod metrics;
 pub mod namespaces;
@@ -342,6 +343,10 @@ async fn shell(
         _ => None,
     };
     let started = Instant::now();
+    // A body left unread by a refusal is read after the answer: over HTTP/2 instead of the stream
+    // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
+    // clients take either for a failed request and lose the answer ([`drain`]).
+    let request = drain::on_drop(request);
     let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
         Ok(response) => response,
         Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
@@ -994,12 +999,21 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     let admin_addr = match config.admin_addr {
         None => None,
         Some(a) => {
-            let listener = tokio::net::TcpListener::bind(a)
-                .await
+            let listener = std::net::TcpListener::bind(a)
                 .map_err(|e| anyhow::anyhow!("cannot listen on admin address {a}: {e}"))?;
+            listener.set_nonblocking(true)?;
             let bound = listener.local_addr()?;
             let admin = admin_router(Arc::clone(&state));
-            tokio::spawn(async move { axum::serve(listener, admin).await });
+            // The same bounds as the webhook's port (s19 break-it: a client that never finished
+            // its headers held an admin connection for good): a first request within 10 s, the
+            // idle bound after it, at most `max_connections` at once.
+            let limits =
+                conn::LimitAcceptor::new(config.max_connections, conn::IDLE_TIMEOUT, conn::EVICT_AFTER);
+            let mut admin_server = axum_server::from_tcp(listener)?
+                .acceptor(limits)
+                .first_request_timeout(Duration::from_secs(10));
+            admin_server.http_builder().http1().header_read_timeout(conn::IDLE_TIMEOUT);
+            tokio::spawn(async move { admin_server.serve(admin.into_make_service()).await });
             Some(bound)
         }
     };

@@ -43,7 +43,7 @@ fn audit_mode_warnings_say_what_would_be_patched() {
     let expect = [
         ("startup-probe", "would add one with the liveness handler"),
         ("probe-timeout", "would raise it to the minimum"),
-        ("prestop-sleep", "would add a 5s preStop sleep action"),
+        ("prestop-sleep", "would add a 5 s preStop sleep action"),
         ("probe-client-deadline", "would raise timeoutSeconds to 5"),
     ];
     for (rule, text) in expect {

@@ -12,24 +12,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs the binary in `dir` with `stdin`; the configuration environment is cleared so that the
-/// tests do not depend on the caller's.
-fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("PROBEGATE_CONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
+use common::run_in;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -316,9 +299,11 @@ fn a_config_file_found_by_convention_replaces_flags_and_skip_turns_rules_off() {
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(!out.contains("(readiness-missing)") && !out.contains("(prestop-sleep)"), "{out}");
-    // fix reads it too: nothing to add once prestop-sleep is skipped.
+    // fix reads it too: nothing to add once prestop-sleep is skipped, and the readiness-missing
+    // warning it leaves fails the run at the file's failOn: warn, as check does.
     let o = run_in(&sub, &["fix", "--diff"], None);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("left to you: 0 deny, 1 warn; failed (--fail-on warn)"), "{}", stderr(&o));
     assert!(!stdout(&o).contains("preStop"), "{}", stdout(&o));
     // $PROBEGATE_CONFIG names another file; a bad one is exit 2 naming the key and the nearest rule.
     let other = dir.path().join("ci.yaml");
@@ -620,7 +605,13 @@ fn a_second_fix_says_nothing_to_fix() {
     assert_eq!(std::fs::read_to_string(dir.path().join("other.yaml")).unwrap(), WEB);
     let second = run_in(dir.path(), &["fix", "--in-place", "web.yaml"], None);
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
-    assert_eq!(stderr(&second).trim(), "probegate fix: nothing to fix (1 object in 1 file checked)");
+    assert!(
+        stderr(&second).trim().ends_with(
+            "probegate fix: nothing to fix (1 object in 1 file checked); left to you: 0 deny, 1 warn"
+        ),
+        "{}",
+        stderr(&second)
+    );
     assert_eq!(std::fs::read_to_string(dir.path().join("web.yaml")).unwrap(), fixed);
 }
 
@@ -847,9 +838,9 @@ fn tests_keep_their_files_in_folders_of_their_own() {
     assert!(offenders.is_empty(), "shared temporary paths: {offenders:?}");
 }
 
-/// `fix --help` gives every exit code of fix, as docs/cli.md's table does: 0, and 2 for bad input,
-/// a bad policy, and a refused `--in-place` (standard input, or a document only re-serializing
-/// could fix).
+/// `fix --help` gives every exit code of fix, as docs/cli.md's table does: 0, 1 for a finding left
+/// at or above `--fail-on` (s19: it was 0 with a denial left), and 2 for bad input, a bad policy,
+/// and a refused `--in-place` (standard input, or a document only re-serializing could fix).
 #[test]
 fn fix_help_gives_every_exit_code_docs_cli_md_gives() {
     let help =
@@ -860,7 +851,8 @@ fn fix_help_gives_every_exit_code_docs_cli_md_gives() {
         "--in-place is refused",
         "for standard input",
         "re-serializing",
-        "fix never exits 1",
+        "; 1 when one is",
+        "2 wins over 1",
     ] {
         assert!(help.contains(expected), "fix --help lacks {expected:?}: {help}");
     }
@@ -871,9 +863,9 @@ fn fix_help_gives_every_exit_code_docs_cli_md_gives() {
         .filter_map(|l| l.strip_prefix("| ")?.split(" |").next())
         .filter(|c| c.chars().all(|ch| ch.is_ascii_digit()))
         .collect();
-    assert_eq!(codes, ["0", "2"], "docs/cli.md's fix exit codes");
+    assert_eq!(codes, ["0", "1", "2"], "docs/cli.md's fix exit codes");
     assert!(fix.contains("`--in-place` refused"), "{fix}");
-    assert!(fix.contains("never exits 1"), "{fix}");
+    assert!(fix.contains("at or above `--fail-on`"), "{fix}");
 }
 
 /// `kubectl get deploy -o json | jq -c '.items[]'` writes one JSON object per line, and `jq
@@ -998,14 +990,15 @@ fn kustomize_patches_are_noted_not_checked_as_whole_objects() {
 }
 
 /// `probegate check . | head`: a reader that stops early wanted no more output. The run ends with
-/// its own exit code (check: 1 for the corpus's denial; fix: 0) and no error about the pipe.
+/// its own exit code (check and fix: 1 for the corpus's denial, which fix cannot change; explain:
+/// 0) and no error about the pipe.
 #[test]
 fn a_reader_that_stops_early_is_no_error() {
     for (args, code) in [
         (&["check", "tests/fixtures/corpus"][..], 1),
         (&["check", "-o", "json", "tests/fixtures/corpus"][..], 1),
-        (&["fix", "tests/fixtures/corpus"][..], 0),
-        (&["fix", "--diff", "tests/fixtures/corpus"][..], 0),
+        (&["fix", "tests/fixtures/corpus"][..], 1),
+        (&["fix", "--diff", "tests/fixtures/corpus"][..], 1),
         (&["explain", "tests/fixtures/corpus"][..], 0),
     ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))

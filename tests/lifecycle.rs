@@ -227,3 +227,46 @@ fn a_second_serve_on_a_busy_port_fails_without_replacing_the_ca_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"));
     assert_eq!(std::fs::read_to_string(&ca).unwrap(), "the CA the first server's clients trust");
 }
+
+/// The admin port (`--admin-addr`, where the kubelet probes `/healthz`) bounds a connection that
+/// never finishes its request headers as the webhook's port does: closed after the 10 s
+/// first-request bound (s19 break-it: on 511f845 it was still open after 70 s), and the port
+/// still answers.
+#[test]
+fn the_admin_port_closes_a_connection_that_never_finishes_its_headers() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--write-ca"]
+        .into_iter()
+        .map(String::from)
+        .chain([ca.display().to_string(), "--no-namespace-watch".to_string()])
+        .collect();
+    let served = common::Served::start(&args, &[], Duration::from_secs(20));
+    let admin = served.admin.expect("an admin address");
+    let mut stalled = std::net::TcpStream::connect(admin).unwrap();
+    stalled.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap();
+    // Evidence is the connection's end, read with a deadline well past the bound.
+    stalled.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 512];
+    let ended = loop {
+        match stalled.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(_) => continue,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                break Err(e);
+            }
+            Err(_) => break Ok(()),
+        }
+    };
+    let took = started.elapsed();
+    assert!(ended.is_ok(), "the stalled admin connection was still open after {took:?}");
+    assert!(took >= Duration::from_secs(5), "closed after {took:?}, before the 10 s bound");
+    let mut fresh = std::net::TcpStream::connect(admin).unwrap();
+    fresh.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    fresh.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    fresh.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

@@ -359,11 +359,11 @@ fn message_errors(messages: &[String]) -> Vec<String> {
                 errs.push(format!("negative number in {m:?}"));
             }
         }
-        // "periodSeconds P, failureThreshold F (Bs to boot)"
+        // "periodSeconds P, failureThreshold F (B s to boot)"
         if let Some(rest) = m.split("periodSeconds ").nth(1)
             && let Some((p, rest)) = rest.split_once(", failureThreshold ")
             && let Some((f, rest)) = rest.split_once(" (")
-            && let Some((b, _)) = rest.split_once("s to boot")
+            && let Some((b, _)) = rest.split_once(" s to boot")
         {
             let (p, f, b): (u128, u128, u128) = (p.parse().unwrap(), f.parse().unwrap(), b.parse().unwrap());
             if p * f != b {
@@ -434,7 +434,7 @@ fn reported_overflow_and_default_grace_cases() {
     // No grace period written: 30 s, so a 60 s sleep is not added.
     assert!(after["spec"]["containers"][0].get("lifecycle").is_none(), "{after}");
     let warnings = r.warnings.unwrap_or_default().join("\n");
-    assert!(warnings.contains("terminationGracePeriodSeconds 30 (the default) leaves no room"), "{warnings}");
+    assert!(warnings.contains("terminationGracePeriodSeconds 30 (default) leaves no room"), "{warnings}");
     assert!(message_errors(&[warnings]).is_empty());
 }
 
@@ -479,8 +479,8 @@ fn the_oracle_rejects_invalid_pods() {
     assert_eq!(deadline_errors(&grpc(3, 10)).len(), 1);
     assert!(deadline_errors(&grpc(5, 10)).is_empty());
     assert!(deadline_errors(&grpc(3, 4)).is_empty(), "no room: a warning, not a patch");
-    assert_eq!(message_errors(&["periodSeconds 5, failureThreshold 3 (16s to boot)".into()]).len(), 1);
-    assert!(message_errors(&["periodSeconds 5, failureThreshold 3 (15s to boot)".into()]).is_empty());
+    assert_eq!(message_errors(&["periodSeconds 5, failureThreshold 3 (16 s to boot)".into()]).len(), 1);
+    assert!(message_errors(&["periodSeconds 5, failureThreshold 3 (15 s to boot)".into()]).is_empty());
 }
 
 /// A liveness `initialDelaySeconds` of 2^31-1 gets the same finding as a smaller large one (break-it
@@ -526,7 +526,7 @@ fn the_int32_maximum_initial_delay_gets_the_finding_a_smaller_one_gets() {
                 .find(|w| w.contains("(startup-probe)"))
                 .unwrap_or_else(|| panic!("{what}: {warnings:?}"));
             assert!(
-                w.contains(&format!("failureThreshold {threshold} ({}s to boot)", threshold * 5)),
+                w.contains(&format!("failureThreshold {threshold} ({} s to boot)", threshold * 5)),
                 "{what}: {w}"
             );
             assert!(w.contains(&format!("initialDelaySeconds {delay} moves")), "{what}: {w}");

@@ -238,6 +238,19 @@ fn a_coupled_probe_after_the_budget_is_spent_is_named_in_a_warning_that_the_cap_
     let skipped: Vec<&str> = e.evaluation.unresolved.iter().map(|u| u.container.as_str()).collect();
     assert_eq!(skipped.len(), 14, "{skipped:?}");
     assert_eq!(skipped.last(), Some(&"c13"));
+    // (s19 break-it) A liveness check not analysed is not copied into a startup probe: what it
+    // reaches is not known (c13's `pg_isready -h db` would make each start wait on db). The
+    // finding says why, and patches nothing.
+    let startup: Vec<_> = e.evaluation.findings.iter().filter(|f| f.rule == RuleId::StartupProbe).collect();
+    assert_eq!(startup.len(), 14, "{startup:?}");
+    for f in startup {
+        assert!(f.patch.is_empty(), "{}: a startupProbe patched in", f.container);
+        assert!(
+            f.message.contains("not added: it would copy the liveness check, which was not analysed"),
+            "{}",
+            f.message
+        );
+    }
     for endpoint_audit in [false, true] {
         let body = serde_json::to_vec(&review("CREATE", &pod, None, "b2")).unwrap();
         let request = admission::parse_review(&body).unwrap();

@@ -5,6 +5,7 @@ mod common;
 
 use std::net::SocketAddr;
 
+use common::wire::{answer_of, h2_connection, raw_tls};
 use common::*;
 use probegate::admission::AdmissionReviewResponse;
 use probegate::policy::Policy;
@@ -567,29 +568,6 @@ async fn hardening_secrets_mirror_pods_ratchet_and_missing_objects() {
     assert!(!metrics.contains("Weird") && metrics.contains("kind=\"other\""), "{metrics}");
 }
 
-/// A raw TLS connection to the server (no HTTP client in between), trusting only `ca_pem`; reads
-/// time out after 10 s.
-fn raw_tls(
-    addr: SocketAddr,
-    ca_pem: &str,
-) -> rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream> {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let config = rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
-    let tcp = std::net::TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
-    rustls::StreamOwned::new(conn, tcp)
-}
-
 /// Writes `request` over a raw TLS connection (HTTP/1.1, as written: a client that declares a body
 /// it never sends) and returns what the server answers, up to its closing or 10 s.
 fn raw_https_exchange(addr: SocketAddr, ca_pem: &str, request: &str) -> String {
@@ -1003,29 +981,6 @@ async fn an_update_whose_old_object_is_no_pod_is_judged_on_its_new_object() {
     assert_eq!(status, 400, "{v}");
 }
 
-/// An HTTP/2 connection (ALPN `h2`) to the server over TLS, trusting only `ca_pem`, driven in the
-/// background.
-async fn h2_connection(addr: SocketAddr, ca_pem: &str) -> h2::client::SendRequest<axum::body::Bytes> {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let mut config =
-        rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp).await.unwrap();
-    let (client, connection) = h2::client::handshake(tls).await.unwrap();
-    tokio::spawn(connection);
-    client
-}
-
 /// Opens a `/validate` stream declaring `declared` body bytes and queues `body` on it (ending
 /// the stream when `body` is all of it).
 async fn h2_post(
@@ -1042,71 +997,6 @@ async fn h2_post(
     let (response, mut send) = client.send_request(request, false).unwrap();
     send.send_data(axum::body::Bytes::copy_from_slice(body), body.len() == declared).unwrap();
     (response, send)
-}
-
-/// Break-it pass (s15): over HTTP/2 a body over [`server::MAX_BODY_BYTES`] looked like a stream
-/// reset (curl 7.88: "(92) Stream error in the HTTP/2 framing layer"). What an HTTP/2 client gets
-/// is the same 413 and JSON body as over HTTP/1.1, whole (HEADERS, DATA with END_STREAM), then
-/// RST_STREAM(NO_ERROR): RFC 9113 section 8.1's "stop sending the body, the response is complete",
-/// which the h2 crate sends when the unread request body is dropped (docs/server.md).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_http2_a_body_over_the_limit_gets_the_413_json_answer_then_a_no_error_reset() {
-    let h = start(Policy::default()).await;
-    let huge = vec![b' '; server::MAX_BODY_BYTES + 1024 * 1024];
-    // reqwest with HTTP/2 prior knowledge (over TLS).
-    let client = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(h.ca.as_bytes()).unwrap())
-        .http2_prior_knowledge()
-        .timeout(std::time::Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let r = client
-        .post(h.url("/validate"))
-        .header("content-type", "application/json")
-        .body(huge.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.version(), reqwest::Version::HTTP_2);
-    assert_eq!(r.status(), 413);
-    let v: Value = r.json().await.unwrap();
-    assert_eq!(v["status"], 413, "{v}");
-    assert!(v["error"].as_str().unwrap().contains("4 MiB"), "{v}");
-    // Frame by frame (h2), with the length declared and without: the whole answer first, then the
-    // reset of the request stream, NO_ERROR (where HTTP/1.1 closes the connection).
-    let mut client = h2_connection(h.addr, &h.ca).await;
-    for declared in [true, false] {
-        let mut request =
-            http::Request::post("https://localhost/validate").header("content-type", "application/json");
-        if declared {
-            request = request.header("content-length", huge.len());
-        }
-        client = client.clone().ready().await.unwrap();
-        let (response, mut send) = client.send_request(request.body(()).unwrap(), false).unwrap();
-        if !declared {
-            // (A declared length over the limit is answered at once, before any body is sent.)
-            // Not the stream's end: h2 reports a reset only on a stream still sending.
-            send.send_data(axum::body::Bytes::from(huge.clone()), false).unwrap();
-        }
-        let response = response.await.unwrap();
-        assert_eq!(response.status(), 413, "declared: {declared}");
-        assert_eq!(response.headers()["content-type"], "application/json");
-        let mut body = response.into_body();
-        let mut answer = Vec::new();
-        while let Some(chunk) = body.data().await {
-            answer.extend_from_slice(&chunk.unwrap());
-        }
-        let v: Value = serde_json::from_slice(&answer).unwrap();
-        assert!(v["error"].as_str().unwrap().contains("4 MiB"), "declared: {declared}: {v}");
-        let reset = futures::future::poll_fn(|cx| send.poll_reset(cx)).await.unwrap();
-        assert_eq!(reset, h2::Reason::NO_ERROR, "declared: {declared}");
-    }
-    // The connection still serves.
-    let (response, _send) = h2_post(&mut client, b"{}", 2).await;
-    assert_eq!(response.await.unwrap().status(), 400);
-    h.healthy().await;
 }
 
 /// Issue 9's stall: on one HTTP/2 connection, large reviews whose bodies wait, unread, for room in
@@ -1137,16 +1027,7 @@ async fn on_one_http2_connection_large_bodies_waiting_for_room_do_not_stall_a_sm
     // A small review on the same connection is read and answered: denied, not 408.
     let small = serde_json::to_vec(&review("CREATE", &coupled_pod(None), None, "small")).unwrap();
     let (response, _send) = h2_post(&mut client, &small, small.len()).await;
-    let response = response.await.unwrap();
-    let status = response.status();
-    let mut body = response.into_body();
-    let mut answer = Vec::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.unwrap();
-        let _ = body.flow_control().release_capacity(chunk.len());
-        answer.extend_from_slice(&chunk);
-    }
-    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    let (status, answer) = answer_of(response).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["response"]["allowed"], false, "{answer}");
     // ... while the large ones were still pending: none had been answered or timed out.

@@ -531,7 +531,8 @@ fn expect_silent(scripts: &[&str]) {
 /// always run what follows the constant left side, whose status is the list's (0 / 0, warned);
 /// `R && exit 0 || exit 0` exits 0 either way (warned). Denied: a left side that can exit
 /// (`|| exit 1`, a function that exits), one that writes a file read later, a remote check
-/// after it, `R && exit 0 || true; exit 1`, and `true` redefined as a function (1 / 0, 2 / 0).
+/// after it, `R && exit 0 || true; exit 1` (1 / 0, 2 / 0). (`true` redefined as a function: a
+/// warning since s19, [`a_function_named_like_a_command_the_analysis_reads_is_a_doubt`].)
 #[test]
 fn a_list_whose_left_side_s_status_is_known_as_written() {
     expect_silent(&[
@@ -553,7 +554,6 @@ fn a_list_whose_left_side_s_status_is_known_as_written() {
             "pg_isready -h orders-db && exit 0 || true; exit 1",
             "pg_isready -h orders-db || false && redis-cli ping",
             "f() { exit 2; }; pg_isready -h orders-db || f && false || redis-cli ping",
-            "true() { false; }; true || pg_isready -h orders-db",
             "pg_isready -h orders-db > /tmp/s && false || grep -q accepting /tmp/s",
         ],
     );
@@ -809,7 +809,9 @@ fn a_function_called_in_a_bash_substitution_runs_without_errexit() {
 
 /// A check's output read along with a local check's (s17, vd3 ps20): `paste <(remote) <(local)
 /// | grep -q PONG` finds the local check's `PONG` with the cache down (bash 5.2: 0 / 0), warned.
-/// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`).
+/// Denied (1 / 0): the other source remote too, or text the script writes (`<(echo done)`), or a
+/// check in an output substitution `>(...)` beside a local `<(...)` (`tee` writes to both paths,
+/// reads neither; the check's `PONG` reaches `grep` through the pipe: bash 5.2, 1 / 0).
 #[test]
 fn a_check_read_along_with_a_local_check_is_a_doubt() {
     let warned = [
@@ -819,6 +821,7 @@ fn a_check_read_along_with_a_local_check_is_a_doubt() {
     let denied = [
         "paste <(redis-cli -h redis-master ping) <(redis-cli -h redis-master ping) | grep -q PONG",
         "cat <(redis-cli -h redis-master ping) <(echo done) | grep -q PONG",
+        "tee >(redis-cli -h redis-master ping) <(redis-cli ping) </dev/null | grep -q PONG",
     ];
     let mut wrong = not_all(&warned, &["bash"], Action::Warn);
     wrong.extend(not_all(&denied, &["bash"], Action::Deny));
@@ -1060,4 +1063,125 @@ fn survivors_of_the_replay_s_verdict_are_told_apart() {
         ],
         &[],
     );
+}
+
+/// A function named like a command the analysis reads by name (s19; `status::shadowing_call`):
+/// bash 5.2 and dash 0.5.12 run the function where the walk, its replay and the flow run the
+/// command, so whatever they conclude from the name is a guess. Called, it makes the check a
+/// warning ("whether it fails the probe rests on `echo()`"), never a denial. Each row was
+/// run in bash 5.2 and dash 0.5.12 with stub clients (pg_isready: 2 with the database down, 0 up;
+/// a local HTTP server for curl), statuses down / up in both unless said:
+/// - `[`/`test`: a `test` function never called leaves the replay on (`[` is the builtin: 0 / 0);
+///   called, 1 / 1; `function [ { return 1; }` before `[ $rc -ne 3 ]`, bash 1 / 1 (dash 2 / 2);
+/// - `echo`/`printf`: `case $(check; echo $?) in 2) exit 1;; esac` with `echo` printing nothing,
+///   0 / 0 (denied on 511f845); the value of `$(echo orders-db)` is the function's (`localhost`);
+/// - `exit`: `exit() { :; }; check; exit $?`, bash 0 / 0 (denied on 511f845); dash refuses the
+///   definition ("Bad function name": 2 / 2), as `function echo` (2 / 2);
+/// - `true`/`:`/`false`: `true() { return 1; }; check; true`, 1 / 1 (denied on 511f845). Also
+///   warned now, and coupled (misses, no longer denied on a guess): `true() { exit 1; }; check ||
+///   true; curl localhost` (1 / 0; dash 2 / 2 for `:`), `true() { false; }; true || check` and
+///   `true() { return 1; }; if true; then :; else check; fi` (2 / 0);
+/// - filters and the `grep` family: `| tee` returning 1 (1 / 1), `| cat` and `| grep -q`
+///   returning 0 (0 / 0); `read`, a state builtin (0 / 0); `sleep` (0 / 0).
+///
+/// Denied (2 / 0): a function named like no such command (`log`, `echo_ok`, `retest`), a `test`
+/// function never called with the check last, the word `test` only in a string of another's.
+#[test]
+fn a_function_named_like_a_command_the_analysis_reads_is_a_doubt() {
+    expect_actions(
+        &[
+            "test() { return 1; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]",
+            "test() { return 1; }; pg_isready -h orders-db; rc=$?; test $rc -ne 3",
+            "echo() { :; }; case $(pg_isready -h orders-db; echo $?) in 2) exit 1;; esac",
+            "echo() { :; }; case $(pg_isready -h orders-db >/dev/null; echo $?) in 2) exit 1;; esac",
+            "printf() { :; }; pg_isready -h orders-db; rc=$?; printf x; [ $rc -ne 3 ]",
+            "echo() { printf localhost; }; H=$(echo orders-db); pg_isready -h \"$H\"",
+            "exit() { :; }; pg_isready -h orders-db; exit $?",
+            "function echo { :; }; pg_isready -h orders-db; echo $?",
+            "true() { return 1; }; pg_isready -h orders-db; true",
+            "true() { exit 1; }; pg_isready -h orders-db || true; curl -sf localhost:8080/healthz",
+            ":() { exit 1; }; pg_isready -h orders-db || :; curl -sf localhost:8080/healthz",
+            "alias true='exit 1'\ntrue() { exit 1; }\npg_isready -h orders-db || true; curl -sf localhost:8080/healthz",
+            "true() { false; }; true || pg_isready -h orders-db",
+            "true() { return 1; }; if true; then :; else pg_isready -h orders-db; fi",
+            "tee() { return 1; }; pg_isready -h orders-db | tee /tmp/x",
+            "cat() { :; }; pg_isready -h orders-db | cat",
+            "grep() { return 0; }; pg_isready -h orders-db | grep -q accepting",
+            "read() { :; }; pg_isready -h orders-db | read x",
+            "sleep() { :; }; pg_isready -h orders-db || sleep 5",
+            "function [ { return 1; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]",
+        ],
+        &[
+            "log() { echo \"$@\"; }; pg_isready -h orders-db",
+            "test() { return 1; }; pg_isready -h orders-db",
+            "echo_ok() { echo ok; }; pg_isready -h orders-db; rc=$?; echo_ok; exit $rc",
+            "retest() { :; }; retest; pg_isready -h orders-db",
+            "f() { echo \"test\"; }; f; pg_isready -h orders-db",
+        ],
+    );
+    // (The replay and the `$?` test's walk do not run `test` as the builtin once it is called:
+    // the reason is the function, not "its status is only tested".)
+    for (script, name) in [
+        ("exit() { :; }; pg_isready -h orders-db; exit $?", "exit"),
+        ("test() { return 1; }; pg_isready -h orders-db; rc=$?; test $rc -ne 3", "test"),
+        ("test() { return 1; }; pg_isready -h orders-db; test $? -ne 3", "test"),
+        ("function [ { return 1; }; pg_isready -h orders-db; rc=$?; [ $rc -ne 3 ]", "["),
+    ] {
+        let (_, message) = finding_of(&["bash", "-c", script]).unwrap();
+        assert!(message.contains(&format!("whether it fails the probe rests on `{name}()`")), "{message}");
+    }
+}
+
+/// `wget` with bounded tries (s19): the program named `wget` is GNU Wget 1.x on Debian and
+/// Ubuntu, but wget2 on Fedora 40 and later. Measured with `-t 1` on a refused port, a name that
+/// does not resolve (`orders-db` here) and an HTTP 500: GNU Wget 1.21.3 exits 4, 4 and 8, wget2
+/// 1.99.1 exits 0, 0 and 0 (the same in bash 5.2 and dash 0.5.12: `wget -q -t 1 -O-
+/// http://orders-db:8080/; [ $? -eq 0 ]` 1 / 0 with GNU Wget, 0 / 0 with wget2). Which one the
+/// image has is known only at run time: a warning. Without `--tries` (or with `0`/`inf`,
+/// unlimited) both fail the probe, GNU Wget at once (4) and wget2 by retrying past the probe's
+/// timeout (190 s with its default 20 tries): still denied.
+#[test]
+fn a_wget_with_bounded_tries_may_be_wget2_and_is_a_warning() {
+    expect_actions(
+        &[
+            "wget -q -t 1 -O- http://orders-db:8080/",
+            "wget -q --tries=2 -O- http://orders-db:8080/; [ $? -eq 0 ]",
+            "wget -q -T 2 --tries 1 -O /dev/null http://orders-db:8080/health",
+            "wget -q -e tries=1 -O- http://orders-db:8080/",
+        ],
+        &[
+            "wget -q -O- http://orders-db:8080/",
+            "wget -q -t 0 -O- http://orders-db:8080/",
+            "wget -q -t inf -O- http://orders-db:8080/",
+            "wget -q --spider http://orders-db:8080/health",
+        ],
+    );
+    let (action, message) = finding_of(&["wget", "-q", "-t", "1", "-O-", "http://orders-db:8080/"]).unwrap();
+    assert_eq!(action, Action::Warn, "{message}");
+    assert!(message.contains("rests on the image's wget (Fedora 40+'s, wget2, exits 0)"), "{message}");
+}
+
+/// A function of the script handed the check's status (`f $?`, `rc=$?; f $rc`) whose body reads
+/// neither it nor its arguments, or only writes them out, cannot couple the probe: bash 5.2 and
+/// dash 0.5.12 with a stub pg_isready exit 0 / 0 (up / down), warned (s19: denied before).
+/// Denied, each 0 / 2 or 0 / 1 in both shells: a body that returns its argument or the status
+/// it starts with (`return $1`, a bare `return`, a call of another function that reads `$?`),
+/// and a written status that a reader then tests (`f $? | grep -q 0`).
+#[test]
+fn a_function_handed_the_status_that_ignores_it_does_not_couple_the_probe() {
+    let warned = [
+        "f() { :; }; pg_isready -h orders-db; f $?",
+        "f() { echo \"$1\"; }; pg_isready -h orders-db; f $?",
+        "f() { :; }; pg_isready -h orders-db; rc=$?; f $rc",
+        "pg_isready -h orders-db; rc=$?; f() { :; }; f $rc",
+    ];
+    let denied = [
+        "f() { return $1; }; pg_isready -h orders-db; f $?",
+        "f() { return; }; pg_isready -h orders-db; f $?",
+        "f() { g; }; g() { return $?; }; pg_isready -h orders-db; f $?",
+        "f() { echo \"$1\"; }; pg_isready -h orders-db; f $? | grep -q 0",
+    ];
+    let mut wrong = not_all(&warned, &["sh", "bash"], Action::Warn);
+    wrong.extend(not_all(&denied, &["sh", "bash"], Action::Deny));
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }

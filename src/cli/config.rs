@@ -5,7 +5,7 @@
 //! ```yaml
 //! policy: policies/platform.yaml   # relative to the configuration file
 //! namespace: shop                  # for objects without metadata.namespace
-//! failOn: warn                     # check: deny | warn | fix
+//! failOn: warn                     # check and fix: deny | warn | fix
 //! output: sarif                    # check: text | json | sarif | junit
 //! skip: [prestop-sleep]            # rules turned off (with --skip: both)
 //! paths: [k8s/]                    # what to read when the command line names nothing

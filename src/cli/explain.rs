@@ -6,12 +6,14 @@
 //! **Probe arithmetic**, per container (app containers and native sidecars; exempt ones skipped),
 //! with the Kubernetes defaults filled in and marked (`periodSeconds` 10, `timeoutSeconds` 1,
 //! `failureThreshold` 3, `successThreshold` 1, `initialDelaySeconds` 0,
-//! `terminationGracePeriodSeconds` 30):
-//! - liveness: a hang becomes a restart after at most `periodSeconds × failureThreshold +
-//!   timeoutSeconds` (at least one period less), then the stop takes up to the grace period;
-//! - readiness: a failure takes the pod out of the endpoints after at most
-//!   `periodSeconds × failureThreshold + timeoutSeconds`, and back in after at most
-//!   `successThreshold × periodSeconds`;
+//! `terminationGracePeriodSeconds` 30; a 0 is the default too, as the API server makes it):
+//! - liveness and readiness: the failure budget `periodSeconds × failureThreshold` (the Kubernetes
+//!   docs' figure, and the number `check`'s `liveness-matches-readiness` compares and shows);
+//! - liveness: a hang becomes a restart after at most the budget `+ timeoutSeconds` (at least one
+//!   period less: the first failed check may come at once), then the stop takes up to the grace
+//!   period;
+//! - readiness: a failure takes the pod out of the endpoints after at most the budget
+//!   `+ timeoutSeconds`, and back in after at most `successThreshold × periodSeconds`;
 //! - startup: `initialDelaySeconds + periodSeconds × failureThreshold` to boot; without a startup
 //!   probe, liveness kills a boot longer than `initialDelaySeconds + periodSeconds × failureThreshold`.
 //!
@@ -157,20 +159,20 @@ pub struct Timing {
 impl Timing {
     fn of(probe: &Probe) -> Timing {
         let mut defaulted = Vec::new();
+        // Absent or 0 is the default: the API server's `SetDefaults_Probe` replaces a 0 (as the
+        // rules read it, so that `check` and `explain` give one number for one budget).
         let mut get = |v: Option<i32>, name: &'static str, default: i64| match v {
-            Some(v) => i64::from(v),
-            None => {
+            Some(v) if v > 0 || default == 0 => i64::from(v).max(0),
+            _ => {
                 defaulted.push(name);
                 default
             }
         };
         let initial_delay = get(probe.initial_delay_seconds, "initialDelaySeconds", 0);
-        let period = get(probe.period_seconds, "periodSeconds", DEFAULT_PERIOD).max(1);
-        let timeout = get(probe.timeout_seconds, "timeoutSeconds", DEFAULT_TIMEOUT).max(1);
-        let failure_threshold =
-            get(probe.failure_threshold, "failureThreshold", DEFAULT_FAILURE_THRESHOLD).max(1);
-        let success_threshold =
-            get(probe.success_threshold, "successThreshold", DEFAULT_SUCCESS_THRESHOLD).max(1);
+        let period = get(probe.period_seconds, "periodSeconds", DEFAULT_PERIOD);
+        let timeout = get(probe.timeout_seconds, "timeoutSeconds", DEFAULT_TIMEOUT);
+        let failure_threshold = get(probe.failure_threshold, "failureThreshold", DEFAULT_FAILURE_THRESHOLD);
+        let success_threshold = get(probe.success_threshold, "successThreshold", DEFAULT_SUCCESS_THRESHOLD);
         Timing {
             handler: handler(probe),
             initial_delay,
@@ -180,6 +182,12 @@ impl Timing {
             success_threshold,
             defaulted,
         }
+    }
+
+    /// The failure budget, `periodSeconds × failureThreshold` (the Kubernetes docs' time a probe
+    /// fails before it acts; what `check`'s `liveness-matches-readiness` compares), in seconds.
+    pub fn failure_budget(&self) -> i64 {
+        self.period * self.failure_threshold
     }
 
     /// Longest time from a hang (or a failure) to the last failed check: `period × threshold + timeout`.
@@ -795,11 +803,13 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
                 }
                 writeln!(
                     out,
-                    "               a hang is a restart after at most {} s = periodSeconds {} x failureThreshold {} + \
-                     timeoutSeconds {} (at least {} s), then up to terminationGracePeriodSeconds {grace} s{grace_note} to stop",
-                    l.detect_max(),
+                    "               failure budget {} s = periodSeconds {} x failureThreshold {}; a hang is a restart \
+                     after at most {} s = the budget + timeoutSeconds {} (at least {} s), then up to \
+                     terminationGracePeriodSeconds {grace} s{grace_note} to stop",
+                    l.failure_budget(),
                     l.period,
                     l.failure_threshold,
+                    l.detect_max(),
                     l.timeout,
                     l.detect_min()
                 )?;
@@ -844,12 +854,13 @@ pub fn write_explanation(e: &Explanation, out: &mut dyn Write) -> std::io::Resul
                 }
                 writeln!(
                     out,
-                    "               a failure takes the pod out of the endpoints after at most {} s = periodSeconds {} x \
-                     failureThreshold {} + timeoutSeconds {}; back in after at most {} s = successThreshold {} x \
-                     periodSeconds {}",
-                    r.detect_max(),
+                    "               failure budget {} s = periodSeconds {} x failureThreshold {}; a failure takes the \
+                     pod out of the endpoints after at most {} s = the budget + timeoutSeconds {}; back in after at \
+                     most {} s = successThreshold {} x periodSeconds {}",
+                    r.failure_budget(),
                     r.period,
                     r.failure_threshold,
+                    r.detect_max(),
                     r.timeout,
                     r.success_threshold * r.period,
                     r.success_threshold,

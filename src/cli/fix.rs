@@ -1,4 +1,4 @@
-//! `probegate fix [--policy FILE] [--namespace NS] [--in-place | --diff] PATH...`: applies the
+//! `probegate fix [--policy FILE] [--namespace NS] [--in-place | --diff] [--fail-on LEVEL] PATH...`: applies the
 //! `mutate` rules' patches (the findings `check` reports at level `fix`) to Pods and to the pod
 //! templates of controllers in manifest files.
 //!
@@ -24,8 +24,11 @@ use json_patch::PatchOperation;
 use serde_json::Value;
 
 use super::input::{self, FileAnalysis, Input, InputError, Level};
-use super::{EXIT_BAD_INPUT, EXIT_OK};
+use super::{EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK};
 use crate::manifest::located::{self, Document, Key, Node, NodeValue, Pos};
+
+mod shown;
+use shown::{left_to_you, not_fixed};
 
 /// Where `fix` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +51,9 @@ pub struct FixOptions {
     pub namespace: Option<String>,
     /// Where the result goes.
     pub output: FixOutput,
+    /// Lowest level of a finding left after the fix (one `fix` cannot change, at the level `check`
+    /// gives it) that makes the exit code 1, as `check --fail-on` (default `deny`).
+    pub fail_on: Level,
 }
 
 /// One input, fixed.
@@ -512,7 +518,9 @@ fn reserialize(text: &str, doc: &Document, root: &Node, ops: &[PatchOperation]) 
 
 // === the command ===
 
-/// Runs `fix`; returns the exit code (0, or 2 when an input could not be read or fixed).
+/// Runs `fix`; returns the exit code: 0; 1 when a finding `fix` cannot change is left at or
+/// above `opts.fail_on` (a denial, by default); 2 when an input could not be read or fixed (2
+/// wins over 1).
 pub fn run(
     opts: &FixOptions,
     paths: &[PathBuf],
@@ -550,7 +558,7 @@ pub fn run_skipping(
         let _ = writeln!(err, "probegate: note: {note}");
     }
     let mut code = EXIT_OK;
-    let (mut changed_files, mut changed_objects) = (0, 0);
+    let (mut changed_files, mut changed_objects, mut redacted) = (0, 0, 0);
     let mut first = true;
     for analysis in &files {
         let name = analysis.input.name();
@@ -596,7 +604,15 @@ pub fn run_skipping(
                     }
                 })
             }
-            FixOutput::Diff if changed => write_diff(&name, &analysis.text, new_text, out),
+            // A diff is for reading (a terminal, a CI log): env values and credentials are shown
+            // as `***` (s19 fresh-user pass: the added startup probe showed the liveness
+            // command's password); the files `fix` writes keep them.
+            FixOutput::Diff if changed => {
+                let (old_shown, _) = shown::redact_for_display(&analysis.text);
+                let (new_shown, hidden) = shown::redact_for_display(new_text);
+                redacted += hidden;
+                write_diff(&name, &old_shown, &new_shown, out)
+            }
             // Never rewrite someone's file without its comments and layout: a document that
             // could not be edited as text leaves the whole file as it is.
             FixOutput::InPlace if changed && fixed.as_ref().is_some_and(|f| !f.reserialized.is_empty()) => {
@@ -633,8 +649,26 @@ pub fn run_skipping(
             });
         }
     }
+    if redacted > 0 {
+        let _ = writeln!(
+            err,
+            "probegate: note: the diff shows env values and credentials as *** ({redacted} in the files it shows): \
+             it is for reading, not for `git apply`; `probegate fix --in-place` writes the real values"
+        );
+    }
     for note in not_fixed(&files) {
         let _ = writeln!(err, "probegate: note: {note}");
+    }
+    // What still needs a person: every finding `check` reports that is not a fix (s19 fresh-user
+    // pass: `fix --diff` said "fixed" and exited 0 with a denial left), one line each.
+    let left = left_to_you(&files);
+    for (level, line) in &left {
+        if *level >= Level::Warn && !line.is_empty() {
+            let _ = writeln!(err, "probegate: left to you: {line}");
+        }
+    }
+    if left.iter().any(|(level, _)| *level >= opts.fail_on) {
+        code = EXIT_FINDINGS;
     }
     for e in &errors {
         let _ = writeln!(err, "probegate: {e}");
@@ -647,53 +681,28 @@ pub fn run_skipping(
         plural(checked_objects, "object", "objects"),
         plural(files.len(), "file", "files")
     );
+    let count = |l: Level| left.iter().filter(|(level, _)| *level == l).count();
+    let (deny, warn) = (count(Level::Deny), count(Level::Warn));
+    let verdict = if code == EXIT_FINDINGS {
+        format!("; failed (--fail-on {})", opts.fail_on.as_str())
+    } else {
+        String::new()
+    };
+    let people =
+        if deny + warn > 0 { format!("; left to you: {deny} deny, {warn} warn{verdict}") } else { verdict };
     let _ = if changed_objects == 0 {
-        writeln!(err, "probegate fix: nothing to fix ({checked})")
+        writeln!(err, "probegate fix: nothing to fix ({checked}){people}")
     } else {
         // A diff changes no file: say so, "fixed" alone reads as if it had.
         let written = if opts.output == FixOutput::Diff { "; a diff only, no file written" } else { "" };
         writeln!(
             err,
-            "probegate fix: {} fixed in {} ({checked}{written})",
+            "probegate fix: {} fixed in {} ({checked}{written}){people}",
             plural(changed_objects, "object", "objects"),
             plural(changed_files, "file", "files")
         )
     };
     code
-}
-
-/// What `fix` leaves as it is although the policy has the rule mutate: the findings of a
-/// `mutate` rule with no patch (a timeout its period leaves no room to raise, a startup probe that
-/// would copy a liveness check `liveness-dependency` flags, ...), each as
-/// `FILE:LINE: KIND NS/NAME: not changed: container NAME: MESSAGE (RULE-ID)`, so that the diff's
-/// silence is explained (fresh-user pass).
-fn not_fixed(files: &[input::FileAnalysis]) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in files {
-        let name = f.input.name();
-        for o in &f.objects {
-            for r in &o.findings {
-                let rule = r.finding.rule;
-                if rule.fixable()
-                    && r.finding.patch.is_empty()
-                    && o.evaluation.effective.rules.action(rule) == crate::policy::Action::Mutate
-                {
-                    out.push(
-                        crate::engine::display_safe(&format!(
-                            "{name}:{}: {} {}/{}: not changed: {}",
-                            r.container_line.unwrap_or(o.line),
-                            o.kind.as_str(),
-                            o.namespace,
-                            o.name,
-                            r.finding.describe()
-                        ))
-                        .into_owned(),
-                    );
-                }
-            }
-        }
-    }
-    out
 }
 
 /// A unified diff (`--- a/FILE`, `+++ b/FILE`, 3 lines of context). An absolute path loses its

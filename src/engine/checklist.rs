@@ -256,7 +256,7 @@ fn readiness_dependency(
             } else if let Some(how) = dep.uncoupled {
                 // Its status cannot take the pod out of the endpoints; a client that hangs past
                 // timeoutSeconds still does (Kubernetes docs, exec probes).
-                let timeout = probe.timeout_seconds.unwrap_or(super::defaults::TIMEOUT_SECONDS);
+                let timeout = super::defaults::shown(probe.timeout_seconds, super::defaults::TIMEOUT_SECONDS);
                 (
                     format!(
                         "{reaches}: its exit status cannot fail the probe, only a hang past \
@@ -574,8 +574,9 @@ fn client_deadline(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     for (field, probe) in probes(t.container) {
         let Some(probe) = probe else { continue };
         let Some((what, seconds)) = deadline_over_timeout(probe, t.budget) else { continue };
-        let timeout = effective_timeout(probe);
+        let timeout = super::defaults::shown(probe.timeout_seconds, super::defaults::TIMEOUT_SECONDS);
         let period = u64::try_from(super::rules::effective_period(probe)).unwrap_or(0);
+        let shown_period = super::defaults::shown(probe.period_seconds, super::defaults::PERIOD_SECONDS);
         let raised_by_timeout_rule = probe_timeout_target(rules, field, probe);
         if action == Action::Mutate && raised_by_timeout_rule.is_some_and(|r| r >= seconds) {
             continue;
@@ -586,7 +587,7 @@ fn client_deadline(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
             out.push(t.finding(
                 RuleId::ProbeClientDeadline,
                 action,
-                format!("{lead}; periodSeconds {period} leaves no room: lengthen it to {seconds}, then raise the timeout"),
+                format!("{lead}; periodSeconds {shown_period} leaves no room: lengthen it to {seconds}, then raise the timeout"),
                 vec![],
             ));
             continue;

@@ -40,6 +40,7 @@ mod context;
 mod cost_tests;
 mod flags;
 mod flow;
+mod grammar;
 mod heredoc;
 mod hosts;
 mod kinds;

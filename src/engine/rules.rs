@@ -200,10 +200,19 @@ pub(super) fn evaluate_container(
     let mut local_requests = None;
     // The liveness exec command's analysis, for a readiness probe that runs the same command.
     let mut liveness_exec = None;
-    if rules.liveness_dependency.action != Action::Off
-        && let Some((message, coupling)) =
-            liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
-    {
+    let over_bound =
+        |u: &[Unresolved]| u.iter().filter(|u| u.over_bound && u.container == t.container.name).count();
+    let over_bound_before = over_bound(unresolved);
+    let found = if rules.liveness_dependency.action != Action::Off {
+        liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
+    } else {
+        None
+    };
+    // The liveness exec command was cut short by the object's analysis budget: what it reaches is
+    // not known, so it is not copied into a startup probe either (s19 break-it: /mutate copied an
+    // unanalysed `pg_isready -h orders-db` into a new startupProbe).
+    let unanalysed = over_bound(unresolved) > over_bound_before;
+    if let Some((message, coupling)) = found {
         coupled = true;
         // A host that may be the node itself (hostNetwork), or one known only at run time that
         // nothing names a dependency, is never a reason to deny.
@@ -252,9 +261,9 @@ pub(super) fn evaluate_container(
         local_requests = super::checklist::local_exec_requests(rules, t);
     }
     if rules.startup_probe.action != Action::Off && !coupled {
-        startup_probe(rules, t, out, local_requests.as_deref());
+        startup_probe(rules, t, out, local_requests.as_deref(), unanalysed);
     } else if rules.startup_probe.action != Action::Off && !liveness_denied {
-        not_copied(rules, t, out);
+        not_copied(rules, t, unanalysed, out);
     }
     if rules.prestop_sleep.action != Action::Off
         && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
@@ -917,12 +926,28 @@ pub(crate) fn effective_period(p: &Probe) -> i32 {
     }
 }
 
-/// How long a probe takes to give up on a container that stopped answering, in seconds:
-/// `initialDelaySeconds + periodSeconds × failureThreshold`.
+/// A probe's `failureThreshold` as the kubelet uses it: absent or 0 is defaulted to 3 (Kubernetes
+/// `SetDefaults_Probe`).
+pub(crate) fn effective_failure_threshold(p: &Probe) -> i32 {
+    match p.failure_threshold {
+        Some(n) if n > 0 => n,
+        _ => DEFAULT_FAILURE_THRESHOLD,
+    }
+}
+
+/// A running probe's failure budget, in seconds: `periodSeconds × failureThreshold` (rules.md §0
+/// `FB(p)`; the Kubernetes docs give a probe "failureThreshold × periodSeconds" before it acts).
+/// Without `initialDelaySeconds`, which only delays the first check after a start: two probes with
+/// the same budget give up together whatever their delays (a delay `fix` moves into a startup
+/// probe changes nothing here).
+pub(crate) fn failure_budget_seconds(p: &Probe) -> i64 {
+    i64::from(effective_period(p)) * i64::from(effective_failure_threshold(p))
+}
+
+/// How long a probe takes to give up on a container that stopped answering since it started, in
+/// seconds: `initialDelaySeconds + periodSeconds × failureThreshold` (the boot time it allows).
 pub(crate) fn failure_window_seconds(p: &Probe) -> i64 {
-    i64::from(p.initial_delay_seconds.unwrap_or(0))
-        + i64::from(p.period_seconds.unwrap_or(DEFAULT_PERIOD_SECONDS))
-            * i64::from(p.failure_threshold.unwrap_or(DEFAULT_FAILURE_THRESHOLD))
+    i64::from(p.initial_delay_seconds.unwrap_or(0)) + failure_budget_seconds(p)
 }
 
 fn describe_handler(h: &Handler) -> String {
@@ -976,7 +1001,11 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     if same_check(Some(lh.clone())) != same_check(rh) {
         return None;
     }
-    let (wl, wr) = (failure_window_seconds(live), failure_window_seconds(ready));
+    // The rule is about the two probes failing at the same moment in a running container, so
+    // their failure budgets are compared, not their delays after a start (s19 fresh-user pass: a
+    // liveness `initialDelaySeconds: 60` hid the warning, and `fix`, moving that delay into a
+    // startup probe, brought it back on its own output).
+    let (wl, wr) = (failure_budget_seconds(live), failure_budget_seconds(ready));
     if wl > wr {
         // The documented pattern: same cheap endpoint, liveness more patient than readiness.
         return None;
@@ -990,8 +1019,11 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     // middle, and a long handler (`exec `bash … if …` (a script with a pipe, ...)`) cut the advice
     // off (s18 fresh-user pass: 10 of the corpus's 11 such warnings lost it); the handler, last,
     // is what is cut now, and an exec one of 48 characters still fits (tests/redaction.rs shows it).
+    // "gives up" is the failure budget, in `explain`'s words and unit style (s19 fresh-user pass:
+    // "30s" here, "31 s" there). Its cost, a restart where readiness only sheds traffic, is in
+    // the rule's description: the message keeps within the 256 characters of a warning.
     Some(format!(
-        "liveness gives up no later than readiness ({wl}s vs {wr}s): slowness restarts it; {advice} \
+        "liveness gives up no later than readiness (failure budget {wl} s vs {wr} s): {advice} \
          (both: {})",
         describe_handler(&lh)
     ))
@@ -1012,17 +1044,20 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     let (mut capped, mut raised) = (false, false);
     for (field, probe, min) in checks {
         let Some(probe) = probe else { continue };
-        let current = probe.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        // Absent or 0 is 1 (`SetDefaults_Probe`), shown as `1 (default)`.
+        let current = probe.timeout_seconds.filter(|t| *t > 0).unwrap_or(DEFAULT_TIMEOUT_SECONDS);
         if i64::from(current) >= i64::from(min) {
             continue;
         }
+        let shown = super::defaults::shown(probe.timeout_seconds, DEFAULT_TIMEOUT_SECONDS);
+        let shown_period = super::defaults::shown(probe.period_seconds, DEFAULT_PERIOD_SECONDS);
         // Never above the probe's own period (rules.md §2.4): a check that may run longer than the
         // interval between checks overlaps the next one.
         let period = effective_period(probe);
         let target = i64::from(min).min(i64::from(period));
         if target <= i64::from(current) {
             no_room.push(format!(
-                "{field}.timeoutSeconds {current} is under {min}s and its periodSeconds {period} leaves no room"
+                "{field}.timeoutSeconds {shown} is under {min} s and its periodSeconds {shown_period} leaves no room"
             ));
             continue;
         }
@@ -1030,9 +1065,11 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
         let target = target as i32;
         if i64::from(target) < i64::from(min) {
             capped = true;
-            parts.push(format!("{field}.timeoutSeconds {current} is under {min}s (periodSeconds {target})"));
+            parts.push(format!(
+                "{field}.timeoutSeconds {shown} is under {min} s (periodSeconds {shown_period})"
+            ));
         } else {
-            parts.push(format!("{field}.timeoutSeconds {current} is under {min}s"));
+            parts.push(format!("{field}.timeoutSeconds {shown} is under {min} s"));
         }
         if cfg.action == Action::Mutate {
             patch.push(add(t.pointer(&[field, "timeoutSeconds"]), json!(target)));
@@ -1088,11 +1125,15 @@ fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
     Some(("exec", serde_json::to_value(probe.exec.as_ref()?).ok()?))
 }
 
+/// Adds a startup probe copying the liveness handler (`startup-probe`), unless it is over the
+/// copy bound or `unanalysed` (the exec analysis of the liveness command was cut short by the
+/// object's budget: [`not_copied`]).
 fn startup_probe(
     rules: &RuleSet,
     t: &Target<'_>,
     out: &mut Vec<Finding>,
     local_requests: Option<&[exec::LocalRequest]>,
+    unanalysed: bool,
 ) {
     let cfg = &rules.startup_probe;
     let Some(live) = t.container.liveness_probe.as_ref() else { return };
@@ -1132,11 +1173,7 @@ fn startup_probe(
             }
             let Ok(port) = serde_json::to_value(&h.port) else { return };
             tcp.insert("port".into(), port);
-            (
-                "tcpSocket",
-                Value::Object(tcp),
-                "a TCP connect to the liveness port (not its aggregate health path)",
-            )
+            ("tcpSocket", Value::Object(tcp), "a TCP connect to the liveness port (not its aggregate path)")
         }
         _ => {
             let Some((field, value)) = handler_json(live) else { return };
@@ -1154,6 +1191,10 @@ fn startup_probe(
             exec::MAX_SCRIPT_BYTES
         );
         out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
+        return;
+    }
+    if unanalysed {
+        not_copied(rules, t, true, out);
         return;
     }
     let delay = live.initial_delay_seconds.unwrap_or(0);
@@ -1210,7 +1251,7 @@ fn startup_probe(
     let message = |verb: &str| {
         format!(
             "no startupProbe, so a slow start is killed before it finishes; {verb} one with {handler_text}, \
-             periodSeconds {period}, failureThreshold {failure_threshold} ({}s to boot){moved}",
+             periodSeconds {period}, failureThreshold {failure_threshold} ({} s to boot){moved}",
             period * failure_threshold
         )
     };
@@ -1238,17 +1279,23 @@ fn startup_probe(
 /// each start wait on what it reaches, and kill the container while that is down. Nothing is
 /// added, and the finding says why (fresh-user pass: a warned `pg_isready -h db | tee` check got
 /// no startup probe and nothing said why). A denied one gets no note: the denial asks to change
-/// the probe first.
-fn not_copied(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
+/// the probe first. Nor is one the analysis did not finish (`unanalysed`: the object's budget was
+/// spent), whose finding says so.
+fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: bool, out: &mut Vec<Finding>) {
     if t.container.liveness_probe.is_none() || t.container.startup_probe.is_some() {
         return;
     }
     let cfg = &rules.startup_probe;
     // Nothing is patched: a warning where the rule mutates, so the webhook and `check` show it.
     let action = if cfg.action == Action::Mutate { Action::Warn } else { cfg.action };
-    let message = "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
-                   liveness check flagged by liveness-dependency, which waits on what it reaches; check this \
-                   container only";
+    let message = if unanalysed {
+        "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
+         liveness check, which was not analysed (the object's budget was spent) and may wait on a dependency"
+    } else {
+        "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
+         liveness check flagged by liveness-dependency, which waits on what it reaches; check this \
+         container only"
+    };
     out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));
 }
 
@@ -1271,14 +1318,14 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     // time for its own SIGTERM handling, so it must be shorter.
     let grace = t.spec.termination_grace_period_seconds.unwrap_or(TERMINATION_GRACE_PERIOD_SECONDS);
     if grace <= i64::from(seconds) {
-        let default = if t.spec.termination_grace_period_seconds.is_none() { " (the default)" } else { "" };
+        let default = if t.spec.termination_grace_period_seconds.is_none() { " (default)" } else { "" };
         // Reported, never patched: the sleep would eat the whole grace period.
         out.push(t.finding(
             RuleId::PrestopSleep,
             cfg.action,
             format!(
-                "terminationGracePeriodSeconds {grace}{default} leaves no room for a {seconds}s preStop sleep, so \
-                 none was added; raise it above {seconds}s so endpoint removal propagates before SIGTERM"
+                "terminationGracePeriodSeconds {grace}{default} leaves no room for a {seconds} s preStop sleep, so \
+                 none was added; raise it above {seconds} s so endpoint removal propagates before SIGTERM"
             ),
             vec![],
         ));
@@ -1302,7 +1349,7 @@ fn prestop_sleep(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
     out.push(t.fix_finding(RuleId::PrestopSleep, cfg.action, patch, ["added", "would add", "add"], |verb| {
         format!(
             "declares ports but has no preStop hook, so SIGTERM can close its socket while endpoints still \
-             send it traffic; {verb} a {seconds}s preStop {style}"
+             send it traffic; {verb} a {seconds} s preStop {style}"
         )
     }));
 }

@@ -2,8 +2,11 @@
 #![allow(dead_code)]
 
 pub mod flow;
+pub mod wire;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -346,4 +349,23 @@ pub fn wait_until(what: &str, within: std::time::Duration, mut condition: impl F
         assert!(std::time::Instant::now() < deadline, "{what}: not within {within:?}");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Runs the binary in `dir` with `stdin`; the configuration environment is cleared so that the
+/// tests do not depend on the caller's.
+pub fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_probegate"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PROBEGATE_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
 }

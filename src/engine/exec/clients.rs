@@ -392,6 +392,10 @@ pub(super) struct Hit {
     /// Why the server's outage may leave the client's exit status 0 (wget2 with `--tries`): what
     /// it reaches is then a warning, never a denial.
     pub(super) outage_passes: Option<&'static str>,
+    /// Why the client's status on the server's outage is known only at run time (`wget` with
+    /// `--tries`: GNU Wget 1.x exits 4, the wget2 that Fedora 40+ installs as `wget` exits 0):
+    /// what it reaches is then a warning, never a denial.
+    pub(super) status_unknown: Option<&'static str>,
 }
 
 impl Hit {
@@ -406,6 +410,7 @@ impl Hit {
             failover: false,
             bad_url: false,
             outage_passes: None,
+            status_unknown: None,
         }
     }
 

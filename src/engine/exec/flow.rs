@@ -12,6 +12,7 @@
 mod constant;
 mod negated;
 mod uncoupled;
+pub(super) use constant::NOT_PLAIN;
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;

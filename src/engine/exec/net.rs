@@ -59,10 +59,13 @@ impl Ctx<'_> {
                 hits.push(Hit::proxy(v));
             }
         }
-        let outage_passes = (c.names.contains(&"wget2") && wget2_tries_bounded(&p)).then_some(WGET2_EXITS_0);
+        let bounded = wget2_tries_bounded(&p);
+        let outage_passes = (c.names.contains(&"wget2") && bounded).then_some(WGET2_EXITS_0);
+        let status_unknown = (c.names.contains(&"wget") && bounded).then_some(WGET_MAY_BE_WGET2);
         hits.extend(p.pos.iter().map(|u| Hit {
             bad_url: port_not_a_number(u),
             outage_passes,
+            status_unknown,
             ..self.request_hit(u)
         }));
         // Wget exits 1 when any URL failed (GNU Wget 1.21: a refused URL, then a served one: 1).
@@ -220,6 +223,14 @@ impl Ctx<'_> {
 /// kept it running 190 s before it exited 0, past any real `timeoutSeconds`: still a denial.
 const WGET2_EXITS_0: &str =
     "wget2 exits 0 when it cannot connect once its --tries are spent (1.99.1, 2.1.0: rockdaboot/wget2#309)";
+
+/// Why a `wget` whose tries are bounded is a warning: the program named `wget` is GNU Wget 1.x on
+/// Debian, Ubuntu and Alpine's wget package, but wget2 on Fedora 40 and later (Fedora change
+/// "Wget2 as wget"; its `wget2-wget` package). Measured here with a refused port, a name that does
+/// not resolve and an HTTP 500, each with `-t 1`: GNU Wget 1.21.3 exits 4, 4 and 8, wget2 1.99.1
+/// exits 0 each time ([`WGET2_EXITS_0`]). Which one the image holds is known only at run time.
+/// Without `--tries` both fail the probe (GNU Wget at once, wget2 by retrying past it): a denial.
+const WGET_MAY_BE_WGET2: &str = "the image's wget (Fedora 40+'s, wget2, exits 0)";
 
 /// Whether wget2's `-t N`/`--tries=N` (or `-e tries=N`) bounds its tries: any value but `0` or
 /// `inf` (unlimited, wget2.md "--tries").

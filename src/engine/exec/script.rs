@@ -94,6 +94,16 @@ impl Ctx<'_> {
         if let Some(why) = self.status_unknown_split.take() {
             self.status_unknown.get_or_insert(why);
         }
+        // A function named like a command the analysis reads by name, and called: what the script
+        // runs there is not what the walk, its replay and the flow assume, so a dependency found is
+        // a warning, never a denial (s19; `status::shadowing_call`). The message says "rests on
+        // `echo()`": the reason is short, as the warning's advice must fit 256 characters.
+        if self.status_unknown.is_none() {
+            let names: Vec<&str> = self.functions.iter().map(|(name, _)| name.as_str()).collect();
+            if let Some(name) = super::status::shadowing_call(script, &names) {
+                self.status_unknown = Some(format!("`{name}()`"));
+            }
+        }
         let saved_uncoupled = self.uncoupled.clone();
         // `set -e` in the script holds in the functions it calls too (their bodies are walked as
         // texts of their own: `status::rules`).
@@ -758,7 +768,11 @@ impl Ctx<'_> {
             .clone()
             .or_else(|| self.failover_note(&hit))
             .or_else(|| hit.outage_passes.map(str::to_string));
-        let status_unknown = if uncoupled.is_none() { self.status_unknown.clone() } else { None };
+        let status_unknown = if uncoupled.is_none() {
+            self.status_unknown.clone().or_else(|| hit.status_unknown.map(str::to_string))
+        } else {
+            None
+        };
         let target = match (note, &hit.via) {
             (Some(n), _) => format!("{shown} ({n})"),
             (None, Some(v)) => format!("{shown} ({v})"),

@@ -50,7 +50,7 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Node kinds that are one simple command each (a piece).
-fn is_piece(kind: &str) -> bool {
+pub(super) fn is_piece(kind: &str) -> bool {
     matches!(
         kind,
         "command"
@@ -63,7 +63,7 @@ fn is_piece(kind: &str) -> bool {
 }
 
 /// Node kinds that are one redirection each (marked with [`REDIRECT`] in a piece).
-fn is_redirect(kind: &str) -> bool {
+pub(super) fn is_redirect(kind: &str) -> bool {
     matches!(kind, "file_redirect" | "heredoc_redirect" | "herestring_redirect")
 }
 
@@ -487,12 +487,19 @@ impl Ctx<'_> {
                 if kind == "command" && super::flow::inverted(n, walk) {
                     out.push(format!("{}!", super::flow::SCOPE));
                 }
-                self.piece(&[n], walk, depth, out);
+                let mut segments = vec![n];
+                segments.extend(super::grammar::regrouped_redirects(n));
+                self.piece(&segments, walk, depth, out);
             }
             return false;
         }
         if kind == "redirected_statement" {
             let body = n.child_by_field_name("body");
+            // (Its redirections are the last command's: see [`super::grammar::regrouped_redirects`].)
+            if let Some(b) = body.filter(|b| super::grammar::last_piece(*b).is_some_and(|p| p != *b)) {
+                self.statements(b, walk, depth, out);
+                return false;
+            }
             let mut segments: Vec<Node<'_>> = Vec::new();
             if let Some(b) = body.filter(|b| is_piece(b.kind_name())) {
                 segments.push(b);

@@ -40,6 +40,7 @@
 //! - `data`: the command-name lists those judgements use;
 //! - `lost`: process substitutions, counted `until` retries and `$?` tests an outage passes.
 
+mod calls;
 mod constructs;
 mod data;
 mod filters;
@@ -81,8 +82,8 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
-pub(super) use texts::defined_functions;
 use texts::literal_defaults;
+pub(super) use texts::{defined_functions, shadowing_call};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
@@ -112,6 +113,9 @@ pub(super) struct Rules {
     /// The shell functions the script may call (defined in it or before it): a call of one may
     /// run anything (`f() { exit 1; }`), so it is never taken as harmless.
     pub(super) functions: Vec<String>,
+    /// A function named like a command the walk reads by name is called (`texts::shadowing_call`):
+    /// a `$?` test is not read as the builtin's (`lost::status_test`).
+    pub(super) shadowed: bool,
     /// The functions defined before the script runs (a caller's), certainly, once: name and body.
     pub(super) known: Vec<(String, String)>,
     /// Functions were defined before the script runs: it may be a function's body, whose caller
@@ -221,15 +225,22 @@ pub(super) fn rules(
     }
     let mut functions: Vec<String> = known.iter().map(|(name, _)| name.clone()).collect();
     functions.extend(defined_functions(src));
+    // A function named like a command the walk reads by name, and called (`echo() { :; }; ...;
+    // echo $?`), runs where the walk would run the command: a doubt (`Ctx::analyze_script` warns
+    // instead of denying). One named like no command, or never called, changes nothing (s19:
+    // `test() { return 1; }; pg_isready -h db; rc=$?; [ $rc -ne 3 ]` runs the builtin `[`).
+    let names: Vec<&str> = known.iter().map(|(name, _)| name.as_str()).collect();
+    let shadow = texts::shadowing_call(src, &names);
     // An alias (`alias true='exit 1'`: sh expands aliases) or a function named like a command
     // taken as harmless (`true() { exit 1; }`) may fail where the walk sees none (break9 A9).
-    if mentions(src, &["alias"]) || functions.iter().any(|f| PLAIN.contains(&f.as_str())) {
+    if mentions(src, &["alias"]) || shadow.as_deref().is_some_and(|f| PLAIN.contains(&f)) {
         return None;
     }
     Some(Rules {
         errexit,
         pipefail,
         bash: false,
+        shadowed: shadow.is_some(),
         functions,
         known: known.iter().filter(|(name, _)| !uncertain.contains(name)).cloned().collect(),
         called: !known.is_empty(),

@@ -33,7 +33,7 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: NO_URL,
         shape: Shape::Wget,
         source: "https://www.gnu.org/software/wget/manual/wget.html",
-        outage: "\"4 Network failure\", \"8 Server issued an error response\" (wget manual, \"Exit Status\")",
+        outage: "\"4 Network failure\", \"8 Server issued an error response\" (wget manual, \"Exit Status\"); on Fedora 40+ `wget` is wget2, which exits 0 once its --tries are spent (a warning with --tries: `net::WGET_MAY_BE_WGET2`)",
         ..BASE
     },
     // HTTPie and xh: `[METHOD] URL [ITEM...]`, `:PORT/path` for localhost, `--proxy

@@ -22,7 +22,7 @@ use crate::engine::exec::status;
 
 /// The builtins a left side walked as uncoupled may not run: each ends the script or a loop,
 /// changes the shell's state, or runs text it is given.
-const NOT_PLAIN: &[&str] = &[
+pub(in crate::engine::exec) const NOT_PLAIN: &[&str] = &[
     "exit",
     "return",
     "exec",

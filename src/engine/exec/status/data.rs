@@ -56,3 +56,44 @@ pub(super) const ENDS_OR_UNFOLLOWED: &[&str] = &["exit", "exec", "trap", "kill",
 /// (`echo`, `printf`, `true`, `logger`: POSIX utilities; `:`: a POSIX special built-in; `exit`
 /// is judged by its status elsewhere: only `exit 0` is harmless, `harmless_writing`.)
 pub(super) const PLAIN: &[&str] = &["echo", "printf", ":", "true", "exit", "logger"];
+
+/// Beside the lists above, [`super::filters`]' filters and `flow::constant`'s `NOT_PLAIN`, the
+/// commands the status walk and its replay read by name: `test`/`[` and `false` (evaluated),
+/// the `grep` family (its statuses 0, 1 and 2), `jq`, `sleep`, the programs of a harmless
+/// substitution (`$(date +%s)`, `$(hostname)`) and `/bin/true`.
+const READ_ALSO: &[&str] = &[
+    "test",
+    "[",
+    "false",
+    "grep",
+    "egrep",
+    "fgrep",
+    "jq",
+    "sleep",
+    "date",
+    "hostname",
+    "uname",
+    "id",
+    "whoami",
+    "pwd",
+    "/bin/true",
+];
+
+/// Whether the status walk, its replay or the flow read a command named `name` by what that
+/// command does (`true` succeeds, `[ $? -ne 3 ]` compares, `exit $?` exits, `cat` copies): a
+/// function of that name makes the script run something else (bash 5.2 and dash 0.5.12 call a
+/// function before a builtin or a program of its name; bash also before `exit`), so what the
+/// walk concludes from the name is a guess ([`super::texts::shadowing_call`]).
+pub(in crate::engine::exec) fn read_by_name(name: &str) -> bool {
+    [
+        PLAIN,
+        CHANGES_STATE,
+        NOT_HARMLESS,
+        ENDS_OR_UNFOLLOWED,
+        READ_ALSO,
+        super::filters::FILTERS,
+        super::super::flow::NOT_PLAIN,
+    ]
+    .iter()
+    .any(|list| list.contains(&name))
+}

@@ -28,7 +28,7 @@ use super::text;
 /// - `xargs` with no command: it runs `echo` (POSIX xargs, "If the utility operand is omitted,
 ///   the results shall be as if the echo utility [...]"; findutils, "Invoking xargs": status 123
 ///   only when the command fails), so options only.
-const FILTERS: &[&str] = &[
+pub(super) const FILTERS: &[&str] = &[
     "cat",
     "tee",
     "head",

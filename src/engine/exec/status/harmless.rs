@@ -469,7 +469,10 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
     let Some(next) = next.filter(|s| !matches!(s.kind_name(), "elif_clause" | "else_clause")) else {
         return false;
     };
-    if !reads_status_text(text(next, walk)) || status_only_written(next, walk) {
+    if !reads_status_text(text(next, walk))
+        || status_only_written(next, walk)
+        || super::calls::call_ignores_status(next, walk, &rules.known)
+    {
         return false;
     }
     let followed = !rules.called
@@ -562,10 +565,11 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
     let mut c = cmd.walk();
     let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
-    matches!(name, Some("echo" | "printf" | "logger"))
-        && cmd.child_by_field_name("name") != Some(up)
+    let written = matches!(name, Some("echo" | "printf" | "logger"))
         && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
-        && !output_used_above(cmd, walk)
+        && !output_used_above(cmd, walk);
+    cmd.child_by_field_name("name") != Some(up)
+        && (written || super::calls::call_ignores_status(cmd, walk, &[]))
 }
 
 /// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash

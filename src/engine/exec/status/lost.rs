@@ -441,7 +441,7 @@ pub(super) fn status_test(
     let cmd = if at.kind_name() == "redirected_statement" { at.child_by_field_name("body")? } else { at };
     let name =
         cmd.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| cmd.kind_name() == "command")?;
-    if rules.functions.iter().any(|f| f == name || f == "test") {
+    if rules.shadowed || rules.functions.iter().any(|f| f == name) {
         return None;
     }
     let words: Vec<&str> = text(first_command(next)?, walk).split_whitespace().collect();

@@ -49,9 +49,10 @@ pub(in crate::engine::exec) fn defined_functions(src: &str) -> Vec<String> {
     for segment in src.split(['\n', ';', '&', '|', '{']) {
         let seg = segment.trim_start();
         let seg = seg.strip_prefix("function ").map_or(seg, str::trim_start);
+        // (`:() { exit 1; }`, `[() { ...; }` and `/bin/true() { ...; }` are functions bash 5.2
+        // defines and calls for `:`, `[` and `/bin/true`: a name ends at a blank or an operator.)
         let end =
-            // (`:() { exit 1; }` is a function bash 5.2 defines and calls for `:`.)
-            seg.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))).unwrap_or(seg.len());
+            seg.find(|c: char| c.is_whitespace() || "()<>;&|{}'\"`$=\\".contains(c)).unwrap_or(seg.len());
         if end > 0
             && (segment.trim_start().starts_with("function ") || seg[end..].trim_start().starts_with("()"))
         {
@@ -59,6 +60,33 @@ pub(in crate::engine::exec) fn defined_functions(src: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The first name of a function `src` defines, or of `known` (the caller's functions), that the
+/// analysis reads by name ([`super::data::read_by_name`]: `test`, `[`, `echo`, `exit`, `true`,
+/// `cat`, `grep`, `read`, ...) and that `src` names besides its definitions: the script runs
+/// the function there, where the walk and its replay would run the command (s19: `echo() { :;
+/// }; case $(pg_isready -h db; echo $?) in 2) exit 1;; esac` exits 0 / 0 in bash 5.2 and dash
+/// 0.5.12, and was denied). A name counts wherever it is a word, quotes and backslashes removed
+/// (`\echo`, `"test"`, an argument too): a function never named again changes nothing.
+pub(in crate::engine::exec) fn shadowing_call(src: &str, known: &[&str]) -> Option<String> {
+    let defined = defined_functions(src);
+    let candidates = known.iter().copied().chain(defined.iter().map(String::as_str));
+    let mut words: Option<Vec<String>> = None;
+    for name in candidates.filter(|n| super::data::read_by_name(n)) {
+        let words = words.get_or_insert_with(|| {
+            let bare: String = src.chars().filter(|c| !matches!(c, '\\' | '\'' | '"')).collect();
+            bare.split(|c: char| c.is_whitespace() || "()<>;&|{}`=".contains(c))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect()
+        });
+        let named = words.iter().filter(|w| *w == name).count();
+        if named > defined.iter().filter(|d| *d == name).count() {
+            return Some(name.to_string());
+        }
+    }
+    None
 }
 
 /// Whether `src` may hold a `select` loop: it names `select` outside single-quoted strings and
@@ -90,4 +118,30 @@ fn blank_single_quoted(src: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{defined_functions, shadowing_call};
+
+    #[test]
+    fn a_function_named_like_a_command_counts_only_where_it_is_named_again() {
+        // (bash 5.2 defines `[`, `/bin/true` and `:` as function names.)
+        assert_eq!(defined_functions("[() { :; }; /bin/true() { :; }; :() { :; }"), ["[", "/bin/true", ":"]);
+        assert_eq!(defined_functions("a=(x y); [ -f x ] && f () { :; }"), ["f"]);
+        for (src, known, found) in [
+            ("test() { return 1; }; c; rc=$?; [ $rc -ne 3 ]", &[][..], None),
+            ("test() { return 1; }; c; rc=$?; test $rc -ne 3", &[], Some("test")),
+            ("echo() { :; }; x=$(c; \\echo $?)", &[], Some("echo")),
+            ("function exit { :; }; c; 'exit' $?", &[], Some("exit")),
+            ("f() { :; }; c | cat", &[], None),
+            ("log() { echo; }; c | grep -q x", &[], None),
+            ("c | grep -q x", &["grep"], Some("grep")),
+            ("c | grep -q x", &["f"], None),
+            ("f() { echo \"test\"; }; f", &[], None),
+            ("echo() { echo x; }; c", &[], Some("echo")),
+        ] {
+            assert_eq!(shadowing_call(src, known).as_deref(), found, "{src}");
+        }
+    }
 }

@@ -115,6 +115,12 @@ fn a_script_file_on_standard_input_or_after_cd_is_analysed() {
         "cd /; cd cm; bash < check.sh",
         "cd /cm && cat check.sh | sh",
         "cd /tmp; (cd /cm && ./check.sh)",
+        // (The grammar hangs a redirection after a list or a pipeline on the whole of it; the
+        // shell gives it to the last command: bash 5.2 and dash 0.5.12 run the file.)
+        "cd /cm && bash < check.sh",
+        "cd /cm && sh -s < check.sh",
+        "true | bash < /cm/check.sh",
+        "cd /tmp || exit 1 && sh -s db < /cm/args.sh",
     ] {
         let out = run(script);
         let d = out.dependency.unwrap_or_else(|| panic!("{script}: {:?}", out.unresolved));
@@ -131,6 +137,9 @@ fn a_script_file_on_standard_input_or_after_cd_is_analysed() {
         "(cd /cm); ./check.sh",
         "cd /cm && ./local.sh",
         "sh < /cm/py.sh",
+        "cd /cm && bash < local.sh",
+        "bash && cat < /cm/check.sh",
+        "sh | cat < /cm/check.sh",
     ] {
         let out = run(script);
         assert_eq!(out.dependency, None, "{script}");

@@ -1,0 +1,114 @@
+//! A call of a function the script defines, handed the status of the command before it (`f $?`,
+//! or `rc=$?` and then `f "$rc"`): whether the function can read that status. It cannot when
+//! its body reads neither `$?` nor its arguments (`f() { :; }`), or only writes them out
+//! (`log() { echo "$@"; }`): the call's status is then the body's own, as with any other
+//! command after the check. bash 5.2 and dash 0.5.12, a stub pg_isready exiting 2 with the
+//! database down: `f() { :; }; pg_isready -h db; f $?` and `f() { echo "$1"; }; pg_isready -h
+//! db; f $?` exit 0 / 0 (up / down); `f() { return $1; }; pg_isready -h db; f $?` exits 0 / 2
+//! (s19 fd pass: the first two were denied).
+
+use tree_sitter::Node;
+
+use crate::engine::exec::kinds::KindName;
+
+use super::super::shell::Walk;
+use super::{output_used_above, text};
+
+/// Whether `cmd`, a simple command calling a function the script defines, cannot read the status
+/// of the command before it, nor the arguments it is given. Only a plain name defined at the top
+/// of the script, before the call, by every definition of that name, with none known from a
+/// caller (`known`) and none named like a command the walk reads by name (`exit() { :; }` is
+/// `texts::shadowing_call`'s); each body passes [`reads_nothing_given`] or [`only_writes`] (then the
+/// call's output must be read by nothing, as `echo`'s in `status_only_written`).
+pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(String, String)]) -> bool {
+    if cmd.kind_name() != "command" {
+        return false;
+    }
+    let Some(name) = cmd.child_by_field_name("name").map(|n| text(n, walk)) else {
+        return false;
+    };
+    if name.is_empty()
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || known.iter().any(|(n, _)| n == name)
+        || super::data::read_by_name(name)
+    {
+        return false;
+    }
+    let mut root = cmd;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let defined = super::texts::defined_functions(walk.src);
+    let (mut bodies, mut elsewhere) = (Vec::new(), false);
+    super::tree::each_node(root, |k| {
+        if k.kind_name() == "function_definition"
+            && k.child_by_field_name("name").is_some_and(|n| text(n, walk) == name)
+        {
+            let top =
+                k.parent().is_some_and(|p| p.kind_name() == "program") && k.end_byte() <= cmd.start_byte();
+            match k.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
+                Some(b) if top => bodies.push(b),
+                _ => elsewhere = true,
+            }
+        }
+    });
+    !bodies.is_empty()
+        && !elsewhere
+        && (bodies.iter().all(|b| reads_nothing_given(text(*b, walk), &defined))
+            || bodies.iter().all(|b| only_writes(*b, walk)) && !output_used_above(cmd, walk))
+}
+
+/// Whether a function body (its text, `{ ...; }`) reads neither the status it starts with nor
+/// its arguments: no `$?`, no positional parameter (`$1`, `${2}`, `$@`, `$*`, `$#`,
+/// `BASH_ARGV`), no bare `return` or `exit` (whose status may be the one before the call), and
+/// nothing that reads them another way: `shift`, `getopts`, `eval`, `source`/`.` (a sourced
+/// file sees the function's arguments), `trap`, `alias`, a nested definition, or a call of a
+/// function of the script (`defined`), which starts with the same `$?`.
+fn reads_nothing_given(body: &str, defined: &[String]) -> bool {
+    let bytes = body.as_bytes();
+    let dollar_reads = bytes.windows(2).enumerate().any(|(i, w)| {
+        w[0] == b'$'
+            && (matches!(w[1], b'?' | b'@' | b'*' | b'#' | b'!')
+                || w[1].is_ascii_digit()
+                || w[1] == b'{'
+                    && bytes
+                        .get(i + 2)
+                        .is_some_and(|c| matches!(c, b'?' | b'@' | b'*' | b'#' | b'!') || c.is_ascii_digit()))
+    });
+    if dollar_reads || body.contains('`') || body.contains("()") || body.contains("BASH_ARG") {
+        return false;
+    }
+    let tokens: Vec<&str> = body
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '"' | '\'')
+        })
+        .collect();
+    let ends_bare = |i: usize| tokens.get(i + 1).is_none_or(|t| t.is_empty());
+    !tokens.iter().enumerate().any(|(i, t)| {
+        matches!(*t, "shift" | "getopts" | "eval" | "source" | "." | "trap" | "alias")
+            || matches!(*t, "return" | "exit") && ends_bare(i)
+            || defined.iter().any(|d| d == t)
+    })
+}
+
+/// Whether every statement of the function body `body` is `echo`, `printf` (no option: `-v`
+/// assigns) or `logger` with no substitution, redirection or pipe: whatever it is given is only
+/// written out, and its status is 0.
+fn only_writes(body: Node<'_>, walk: &Walk<'_>) -> bool {
+    let t = text(body, walk);
+    if t.contains(['`', '>', '<', '|', '&']) || t.contains("$(") {
+        return false;
+    }
+    let mut c = body.walk();
+    let statements: Vec<Node<'_>> =
+        body.named_children(&mut c).filter(|s| s.kind_name() != "comment").collect();
+    !statements.is_empty()
+        && statements.iter().all(|s| {
+            let name = s.child_by_field_name("name").map(|m| text(m, walk));
+            let mut c = s.walk();
+            let first = s.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+            s.kind_name() == "command"
+                && matches!(name, Some("echo" | "printf" | "logger"))
+                && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
+        })
+}

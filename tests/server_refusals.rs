@@ -1,0 +1,344 @@
+//! The server's refusals (413, 405, 415, 400, 404; 408) reach HTTP/2 and HTTP/1.1 clients whole,
+//! status and JSON message, over real HTTPS (s19 break-it pass: over HTTP/2, curl 7.88 reported
+//! error 92 instead of a 413 or a 405, because the stream was reset after the answer).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use common::wire::{answer_of, h2_connection, raw_tls};
+use common::*;
+use probegate::policy::Policy;
+use probegate::server;
+use serde_json::Value;
+
+/// A refused request and what its answer must say.
+struct Refusal {
+    what: &'static str,
+    path: &'static str,
+    content_type: &'static str,
+    body: Vec<u8>,
+    /// Sent with its `Content-Length` (else of unstated length: chunked over HTTP/1.1).
+    declared: bool,
+    status: u16,
+    /// In the JSON answer's `error`.
+    message: &'static str,
+}
+
+/// Larger than an HTTP/2 stream window (8 KiB): the refusal comes while it is still being sent.
+fn upload() -> Vec<u8> {
+    vec![b' '; 100_000]
+}
+
+fn refusals() -> Vec<Refusal> {
+    let over = vec![b' '; server::MAX_BODY_BYTES + 1024 * 1024];
+    let json = "application/json";
+    let v2 = br#"{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"u"}}"#;
+    vec![
+        Refusal {
+            what: "over the limit, declared",
+            path: "/validate",
+            content_type: json,
+            body: over.clone(),
+            declared: true,
+            status: 413,
+            message: "the body is over 4 MiB",
+        },
+        Refusal {
+            what: "over the limit, unstated length",
+            path: "/mutate",
+            content_type: json,
+            body: over,
+            declared: false,
+            status: 413,
+            message: "the body is over 4 MiB",
+        },
+        Refusal {
+            what: "POST to a GET endpoint",
+            path: "/healthz",
+            content_type: json,
+            body: upload(),
+            declared: true,
+            status: 405,
+            message: "method not allowed: use POST /validate or POST /mutate",
+        },
+        Refusal {
+            what: "not JSON",
+            path: "/validate",
+            content_type: "text/plain",
+            body: upload(),
+            declared: true,
+            status: 415,
+            message: "Content-Type must be application/json",
+        },
+        Refusal {
+            what: "no such endpoint",
+            path: "/nope",
+            content_type: json,
+            body: upload(),
+            declared: false,
+            status: 404,
+            message: "no such endpoint",
+        },
+        Refusal {
+            what: "another AdmissionReview version",
+            path: "/validate",
+            content_type: json,
+            body: v2.to_vec(),
+            declared: true,
+            status: 400,
+            message: r#"apiVersion "admission.k8s.io/v2", kind "AdmissionReview"; probegate accepts only apiVersion admission.k8s.io/v1"#,
+        },
+    ]
+}
+
+/// The body in 16 KiB pieces, as a stream (no `Content-Length`).
+fn in_pieces(body: Vec<u8>) -> reqwest::Body {
+    let pieces: Vec<Result<Bytes, std::io::Error>> =
+        body.chunks(16 * 1024).map(|c| Ok(Bytes::copy_from_slice(c))).collect();
+    reqwest::Body::wrap_stream(futures::stream::iter(pieces))
+}
+
+/// With reqwest (hyper's client) over HTTP/2 (ALPN) and over HTTP/1.1: every refusal's status and
+/// message, and the server serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_refusal_reaches_http2_and_http1_clients_with_its_status_and_message() {
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let base = format!("https://localhost:{}", running.addr.port());
+    for (client, version) in [
+        (https_client(&[&ca], false), reqwest::Version::HTTP_2),
+        (https_client(&[&ca], true), reqwest::Version::HTTP_11),
+    ] {
+        for r in refusals() {
+            let body = if r.declared { reqwest::Body::from(r.body) } else { in_pieces(r.body) };
+            let request =
+                client.post(format!("{base}{}", r.path)).header("content-type", r.content_type).body(body);
+            let answer = request.send().await.unwrap_or_else(|e| panic!("{version:?} {}: {e:?}", r.what));
+            assert_eq!(answer.version(), version, "{}", r.what);
+            assert_eq!(answer.status(), r.status, "{version:?} {}", r.what);
+            assert_eq!(answer.headers()["content-type"], "application/json", "{version:?} {}", r.what);
+            let v: Value = answer.json().await.unwrap_or_else(|e| panic!("{version:?} {}: {e:?}", r.what));
+            assert_eq!(v["status"], r.status, "{version:?} {}: {v}", r.what);
+            assert!(v["error"].as_str().unwrap().contains(r.message), "{version:?} {}: {v}", r.what);
+        }
+        let healthy = client.get(format!("{base}/healthz")).send().await.unwrap();
+        assert_eq!(healthy.status(), 200);
+    }
+}
+
+/// Sends `body` on `send` as a well-behaved client does, within the flow-control window the
+/// server grants, and ends the stream; an error when the stream is reset or closed before.
+async fn upload_within_the_window(send: &mut h2::SendStream<Bytes>, body: &[u8]) -> Result<(), String> {
+    let mut rest = body;
+    while !rest.is_empty() {
+        send.reserve_capacity(rest.len().min(64 * 1024));
+        let granted = match futures::future::poll_fn(|cx| send.poll_capacity(cx)).await {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => return Err(format!("{e} with {} bytes unsent", rest.len())),
+            None => return Err(format!("stream closed with {} bytes unsent", rest.len())),
+        };
+        let n = granted.min(rest.len());
+        if n > 0 {
+            send.send_data(Bytes::copy_from_slice(&rest[..n]), n == rest.len()).map_err(|e| e.to_string())?;
+            rest = &rest[n..];
+        }
+    }
+    Ok(())
+}
+
+/// Frame by frame (the h2 crate): a refused request's client uploads its whole body within the
+/// flow-control window and ends the stream itself; the server reads the rest of the body after
+/// its answer instead of resetting the stream (RST_STREAM(NO_ERROR), which curl 7.88 reported as
+/// error 92 and which stopped the upload here: "stream closed with ... bytes unsent"). A body
+/// declared larger than the server drains still gets its whole answer, then the reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http2_a_refused_upload_is_read_to_its_end_not_reset() {
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let mut client = h2_connection(running.addr, &ca).await;
+    for r in refusals().into_iter().filter(|r| r.status != 400) {
+        let mut request = http::Request::post(format!("https://localhost{}", r.path))
+            .header("content-type", r.content_type);
+        if r.declared {
+            request = request.header("content-length", r.body.len());
+        }
+        client = client.clone().ready().await.unwrap();
+        let (response, mut send) = client.send_request(request.body(()).unwrap(), false).unwrap();
+        let (uploaded, (status, v)) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(20), upload_within_the_window(&mut send, &r.body)),
+            answer_of(response)
+        );
+        assert_eq!(status, r.status, "{}: {v}", r.what);
+        assert!(v["error"].as_str().unwrap().contains(r.message), "{}: {v}", r.what);
+        uploaded
+            .unwrap_or_else(|_| panic!("{}: upload stalled", r.what))
+            .unwrap_or_else(|e| panic!("{}: {e}", r.what));
+        // A round trip on the same connection: any reset of the stream would have come before it.
+        client = client.clone().ready().await.unwrap();
+        let get = http::Request::get("https://localhost/healthz").body(()).unwrap();
+        let (health, _) = client.send_request(get, true).unwrap();
+        assert_eq!(health.await.unwrap().status(), 200);
+        let reset = futures::FutureExt::now_or_never(futures::future::poll_fn(|cx| send.poll_reset(cx)));
+        assert!(reset.is_none(), "{}: reset {reset:?}", r.what);
+    }
+    // Declared larger than is drained: the 413 whole, then RST_STREAM(NO_ERROR) at once (RFC 9113
+    // section 8.1: "stop sending, the response is complete"), the body never read.
+    let declared = server::drain::DRAIN_MAX_BYTES + 1;
+    let request = http::Request::post("https://localhost/validate")
+        .header("content-type", "application/json")
+        .header("content-length", declared)
+        .body(())
+        .unwrap();
+    client = client.clone().ready().await.unwrap();
+    let (response, mut send) = client.send_request(request, false).unwrap();
+    let (status, v) = answer_of(response).await;
+    assert_eq!(status, 413, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("4 MiB"), "{v}");
+    let started = Instant::now();
+    let reset = futures::future::poll_fn(|cx| send.poll_reset(cx)).await.unwrap();
+    assert_eq!(reset, h2::Reason::NO_ERROR);
+    assert!(started.elapsed() < server::drain::DRAIN_TIMEOUT, "reset at once, not after draining");
+}
+
+/// A stalled HTTP/1.1 upload (headers, `Content-Length: 1000`, 10 bytes, then silence) is answered
+/// 408 at the request bound (4 s, docs/server.md), well under the API server's webhook timeout
+/// (10 s by default), and the connection is closed. (The s19 break-it pass reported ~40 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_http1_upload_gets_408_at_the_request_bound() {
+    use std::io::{Read, Write};
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let addr = running.addr;
+    let (elapsed, answer, then) = tokio::task::spawn_blocking(move || {
+        let mut tls = raw_tls(addr, &ca);
+        // The deadline: the answer must come by then, or the read fails.
+        tls.sock.set_read_timeout(Some(server::REQUEST_TIMEOUT + Duration::from_secs(3))).unwrap();
+        let head = "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+        tls.write_all(format!("{head}{}", "{".repeat(10)).as_bytes()).unwrap();
+        tls.flush().unwrap();
+        let started = Instant::now();
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&answer).contains("\"status\"") {
+            match tls.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&buf[..n]),
+            }
+        }
+        let elapsed = started.elapsed();
+        // Then the connection closes, once the rest of the body has not come within the drain bound.
+        let then = tls.read(&mut buf).map_err(|e| e.kind());
+        let closed_after = started.elapsed() - elapsed;
+        (elapsed, String::from_utf8_lossy(&answer).into_owned(), (then, closed_after))
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "after {elapsed:?}: {answer}");
+    assert!(answer.contains(r#""error":"the request was not read and answered within 4 s""#), "{answer}");
+    let bound = server::REQUEST_TIMEOUT;
+    assert!(elapsed >= bound - Duration::from_millis(200), "408 before the bound: {elapsed:?}");
+    assert!(elapsed < bound + Duration::from_secs(2), "408 after {elapsed:?}");
+    let (then, closed_after) = then;
+    assert!(matches!(then, Ok(0)), "the connection stays open: {then:?}");
+    assert!(
+        closed_after < server::drain::DRAIN_TIMEOUT + Duration::from_secs(2),
+        "closed after {closed_after:?}"
+    );
+}
+
+/// Reads from `tls` until `done` says the text read so far is whole, or the connection ends.
+fn read_until(
+    tls: &mut rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !done(&text) {
+        match tls.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    text
+}
+
+/// Over HTTP/1.1 (raw TLS): a refused client that goes on sending its body after the answer can
+/// finish it, and the connection then serves its next request. hyper closed the connection after
+/// the answer, under the upload: the client's writes then failed or its data drew a TCP reset,
+/// which can discard the answer before it is read (curl 7.88: "(55) Send failure: Broken pipe" in
+/// 1 of 40 chunked uploads to a wrong path; reqwest: "IncompleteMessage" in this suite).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http1_a_refused_upload_is_read_to_its_end_and_the_connection_serves_on() {
+    use std::io::Write;
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let addr = running.addr;
+    let upload = upload();
+    let chunked = |body: &[u8]| {
+        let mut out = Vec::new();
+        for piece in body.chunks(16 * 1024) {
+            out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            out.extend_from_slice(piece);
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    };
+    let over = server::MAX_BODY_BYTES + 1024 * 1024;
+    let mut last_chunk = chunked(&upload);
+    last_chunk.extend_from_slice(b"0\r\n\r\n");
+    let cases: Vec<(&str, String, Vec<u8>, u16, &str)> = vec![
+        (
+            "no such endpoint, chunked",
+            "POST /nope HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".into(),
+            last_chunk,
+            404,
+            "no such endpoint",
+        ),
+        (
+            "POST to a GET endpoint",
+            format!("POST /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\r\n", upload.len()),
+            upload.clone(),
+            405,
+            "method not allowed",
+        ),
+        (
+            "not JSON",
+            format!("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n", upload.len()),
+            upload.clone(),
+            415,
+            "Content-Type must be application/json",
+        ),
+        (
+            "over the limit, declared",
+            format!("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {over}\r\n\r\n"),
+            vec![b' '; over],
+            413,
+            "the body is over 4 MiB",
+        ),
+    ];
+    for (what, head, body, status, message) in cases {
+        let ca = ca.clone();
+        let (answer, next) = tokio::task::spawn_blocking(move || {
+            let mut tls = raw_tls(addr, &ca);
+            // The head and a first piece of the body, then the answer, which comes before the rest.
+            let first = body.len().min(1000);
+            tls.write_all(head.as_bytes()).unwrap();
+            tls.write_all(&body[..first]).unwrap();
+            tls.flush().unwrap();
+            let answer = read_until(&mut tls, |t| t.contains("\"status\":") && t.ends_with('}'));
+            let sent = tls
+                .write_all(&body[first..])
+                .and_then(|()| tls.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+                .and_then(|()| tls.flush());
+            let next = match sent {
+                Ok(()) => read_until(&mut tls, |t| t.ends_with("ok\n")),
+                Err(e) => format!("(the rest of the upload failed: {e})"),
+            };
+            (answer, next)
+        })
+        .await
+        .unwrap();
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")), "{what}: {answer}");
+        assert!(answer.contains(message), "{what}: {answer}");
+        assert!(next.starts_with("HTTP/1.1 200 "), "{what}: the next request got {next:?}");
+    }
+}
