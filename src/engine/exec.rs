@@ -43,6 +43,7 @@ mod flow;
 mod grammar;
 mod heredoc;
 mod hosts;
+mod kinds;
 mod kubelet;
 mod net;
 mod parse;

@@ -254,7 +254,11 @@ pub(super) const FAMILIES: &[&[Client]] = &[
 impl Client {
     /// Whether `name` is one of this row's programs.
     pub(super) fn is(&self, name: &str) -> bool {
-        self.names.iter().any(|n| match n.strip_suffix('*') {
+        // (A name or prefix that does not begin as `name` does cannot match: most rows are told
+        // apart by their first byte, without the suffix check and the comparison; every row's
+        // names and prefixes are non-empty, see `every_row_names_its_programs_and_cites_its_source`.)
+        let first = name.as_bytes().first();
+        self.names.iter().filter(|n| n.as_bytes().first() == first).any(|n| match n.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix) && !self.except.contains(&name),
             None => *n == name,
         })
@@ -773,6 +777,8 @@ mod tests {
             assert!(!c.default.is_empty(), "{:?} says nothing of its default", c.names);
             assert!(!c.outage.is_empty(), "{:?} cites no evidence that an outage fails it", c.names);
             for n in c.names {
+                // (`Client::is` tells rows apart by their names' first byte.)
+                assert!(!n.is_empty() && !n.starts_with('*'), "{:?}: an empty name or prefix", c.names);
                 assert!(seen.insert((*n, c.subcommand)), "{n} is in two rows");
             }
             // A standard row's default is what the code assumes: no host named, nothing reached.
@@ -794,6 +800,9 @@ mod tests {
         assert!(find_client("openssl", &s(&["s_client"])).is_some());
         assert!(find_client("openssl", &s(&["req"])).is_none());
         assert!(find_client("true", &[]).is_none());
+        assert!(find_client("", &[]).is_none());
+        assert!(find_client("kafka-", &[]).is_some());
+        assert!(find_client("kafka", &[]).is_none());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod negated;
 mod uncoupled;
 pub(super) use constant::NOT_PLAIN;
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::context::{Ctx, is_ident};
@@ -96,9 +97,9 @@ fn text<'s>(n: Node<'_>, walk: &Walk<'s>) -> &'s str {
 
 /// The value of a condition that is one of `true`, `:` or `false` alone.
 fn constant_condition(nodes: &[Node<'_>], walk: &Walk<'_>) -> Option<bool> {
-    let named: Vec<&Node<'_>> = nodes.iter().filter(|k| k.is_named() && k.kind() != "comment").collect();
+    let named: Vec<&Node<'_>> = nodes.iter().filter(|k| k.is_named() && k.kind_name() != "comment").collect();
     match named.as_slice() {
-        [c] if c.kind() == "command" => match text(**c, walk) {
+        [c] if c.kind_name() == "command" => match text(**c, walk) {
             "true" | ":" => Some(true),
             "false" => Some(false),
             _ => None,
@@ -157,12 +158,12 @@ impl Ctx<'_> {
         // A subshell, and a command run in the background (a subshell too): what it assigns is
         // gone after it (bash manual, "Command Execution Environment").
         // (Without a `&` in the text nothing runs in the background: no sibling is looked at.)
-        let kind = n.kind();
+        let kind = n.kind_name();
         if (kind == "subshell"
             || walk.has_bars
                 && kind != "comment"
                 && n.is_named()
-                && n.next_sibling().is_some_and(|s| s.kind() == "&"))
+                && n.next_sibling().is_some_and(|s| s.kind_name() == "&"))
             && n.end_byte() <= walk.cut
             && !self.scoping.contains(&n.id())
         {
@@ -254,10 +255,11 @@ impl Ctx<'_> {
                 let kids: Vec<Node<'t>> = n.children(&mut c).collect();
                 // Every element runs in a subshell (bash manual, "Pipelines"), but with `lastpipe`
                 // the last one may run in the script's own shell.
-                let last = kids.iter().rev().find(|k| k.is_named() && k.kind() != "comment").map(Node::id);
+                let last =
+                    kids.iter().rev().find(|k| k.is_named() && k.kind_name() != "comment").map(Node::id);
                 let lastpipe = mentions(walk.src, &["lastpipe"]);
                 for (i, k) in kids.iter().enumerate() {
-                    let element = k.is_named() && k.kind() != "comment";
+                    let element = k.is_named() && k.kind_name() != "comment";
                     if element {
                         let open = if lastpipe && Some(k.id()) == last { '?' } else { '(' };
                         out.push(format!("{SCOPE}{open}"));
@@ -277,28 +279,29 @@ impl Ctx<'_> {
             // `false && X` and `true || X`: X never runs (only the exact two-command form).
             "list" => {
                 let mut c = n.walk();
-                let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
+                let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind_name() != "comment").collect();
                 let [first, op, second] = kids.as_slice() else {
                     return None;
                 };
-                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind() == "||"))
+                if constant_condition(&[*first], walk).is_some_and(|value| value == (op.kind_name() == "||"))
                     && !constant::redefined(walk)
                 {
                     return Some(false);
                 }
-                if n.end_byte() > walk.cut || !matches!(op.kind(), "&&" | "||") {
+                if n.end_byte() > walk.cut || !matches!(op.kind_name(), "&&" | "||") {
                     return None;
                 }
                 // `true || R || R`, `R && false || local`: the left side's status known as written.
-                if let Some(done) = self.constant_list(n, (*first, op.kind(), *second), walk, depth, out) {
+                if let Some(done) = self.constant_list(n, (*first, op.kind_name(), *second), walk, depth, out)
+                {
                     return Some(done);
                 }
                 // The right side runs only if the left one succeeds (`&&`) or fails (`||`).
                 self.statements(*first, walk, depth, out);
-                if op.kind() == "||" && self.fallback(*first, *second, walk, depth, out) {
+                if op.kind_name() == "||" && self.fallback(*first, *second, walk, depth, out) {
                     return Some(false);
                 }
-                let cond = self.condition(&[*first], op.kind() == "&&", walk, depth);
+                let cond = self.condition(&[*first], op.kind_name() == "&&", walk, depth);
                 out.push(format!("{GUARD}{cond}"));
                 self.statements(*second, walk, depth, out);
                 out.push(GUARD.to_string());
@@ -307,8 +310,8 @@ impl Ctx<'_> {
             "while_statement" => {
                 let mut cursor = n.walk();
                 let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
-                let keyword = kids.first()?.kind();
-                let body_at = kids.iter().position(|k| k.kind() == "do_group")?;
+                let keyword = kids.first()?.kind_name();
+                let body_at = kids.iter().position(|k| k.kind_name() == "do_group")?;
                 // `while false` and `until true` never run their body (the condition runs: no client).
                 if constant_condition(&kids[1..body_at], walk)
                     .is_some_and(|value| value == (keyword == "until"))
@@ -342,15 +345,15 @@ impl Ctx<'_> {
 /// statement of its own in a script, a `{ }` group, a subshell or a loop body (not after `&&`,
 /// `||`, in a pipeline, in the background or in an `if` branch: those may not run).
 pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
-    if n.kind() != "command"
-        || !n
-            .parent()
-            .is_some_and(|p| matches!(p.kind(), "program" | "compound_statement" | "subshell" | "do_group"))
+    if n.kind_name() != "command"
+        || !n.parent().is_some_and(|p| {
+            matches!(p.kind_name(), "program" | "compound_statement" | "subshell" | "do_group")
+        })
     {
         return false;
     }
     // `exit 0 &` ends a background subshell, not this list.
-    if n.next_sibling().is_some_and(|s| s.kind() == "&") {
+    if n.next_sibling().is_some_and(|s| s.kind_name() == "&") {
         return false;
     }
     let Some(name) = n.child_by_field_name("name") else {
@@ -371,7 +374,7 @@ pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
 /// blocks, branches and loops only (whether those run is the [`GUARD`] regions' to say).
 /// (`return` is left out: at a script's top level bash reports an error and goes on.)
 pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
-    if n.kind() != "command" {
+    if n.kind_name() != "command" {
         return false;
     }
     let Some(name) = n.child_by_field_name("name") else {
@@ -390,14 +393,14 @@ pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
     }
     let mut at = n;
     loop {
-        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+        if at.next_sibling().is_some_and(|s| s.kind_name() == "&") {
             return false;
         }
         let Some(parent) = at.parent() else {
             return true;
         };
         if !matches!(
-            parent.kind(),
+            parent.kind_name(),
             "program"
                 | "compound_statement"
                 | "if_statement"
@@ -482,7 +485,7 @@ impl Ctx<'_> {
         // The if's own branch, then each elif/else clause's.
         let mut branches: Vec<Vec<Node<'t>>> = vec![Vec::new()];
         for k in kids {
-            if matches!(k.kind(), "elif_clause" | "else_clause") {
+            if matches!(k.kind_name(), "elif_clause" | "else_clause") {
                 let mut c = k.walk();
                 branches.push(k.children(&mut c).collect());
             } else if let Some(last) = branches.last_mut() {
@@ -491,7 +494,7 @@ impl Ctx<'_> {
         }
         let mut failed = String::new();
         for branch in &branches {
-            let then_at = branch.iter().position(|k| k.kind() == "then");
+            let then_at = branch.iter().position(|k| k.kind_name() == "then");
             let body_at = then_at.map_or(1, |t| t + 1).min(branch.len());
             let mut taken = failed.clone();
             if let Some(t) = then_at {
@@ -523,21 +526,21 @@ impl Ctx<'_> {
         let terminator = |item: &Node<'t>| {
             let mut c = item.walk();
             let fall = item.children_by_field_name("fallthrough", &mut c).next();
-            fall.map_or(";;", |f| if f.kind() == ";&" { ";&" } else { ";;&" })
+            fall.map_or(";;", |f| if f.kind_name() == ";&" { ";&" } else { ";;&" })
         };
         let fallthrough =
-            kids.iter().filter(|k| k.kind() == "case_item").any(|item| terminator(item) != ";;");
+            kids.iter().filter(|k| k.kind_name() == "case_item").any(|item| terminator(item) != ";;");
         let word = value.and_then(|v| self.cond_piece(&[v], walk, depth));
         // With a fall-through: every item and its patterns, for the `K` condition.
         let mut whole = word.clone().map(|w| format!("{PATTERN}{w}")).filter(|_| fallthrough);
         let mut items: Vec<(Node<'t>, usize, String, bool)> = Vec::new();
         for k in &kids {
-            if k.kind() != "case_item" {
+            if k.kind_name() != "case_item" {
                 continue;
             }
             let mut c = k.walk();
             let item: Vec<Node<'t>> = k.children(&mut c).collect();
-            let body_at = item.iter().position(|p| p.kind() == ")").map_or(item.len(), |p| p + 1);
+            let body_at = item.iter().position(|p| p.kind_name() == ")").map_or(item.len(), |p| p + 1);
             let mut c = k.walk();
             let patterns: Vec<Node<'t>> = k.children_by_field_name("value", &mut c).collect();
             let mut pats = String::new();
@@ -563,7 +566,7 @@ impl Ctx<'_> {
         let mut before = String::new();
         let mut index = 0;
         for k in &kids {
-            if k.kind() != "case_item" {
+            if k.kind_name() != "case_item" {
                 self.statements(*k, walk, depth, out);
                 continue;
             }
@@ -620,12 +623,12 @@ impl Ctx<'_> {
     /// [`PATTERN`]), or unknown. It is one condition, so [`negated`] gives its opposite.
     fn condition<'t>(&mut self, nodes: &[Node<'t>], success: bool, walk: &Walk<'t>, depth: usize) -> String {
         let named: Vec<Node<'t>> =
-            nodes.iter().filter(|k| k.is_named() && k.kind() != "comment").copied().collect();
+            nodes.iter().filter(|k| k.is_named() && k.kind_name() != "comment").copied().collect();
         let unknown = format!("{COND}U");
         let [first] = named.as_slice() else {
             return unknown;
         };
-        if first.kind() == "list" {
+        if first.kind_name() == "list" {
             // `A && B` succeeds when both do; `A || B` fails when both fail.
             let mut parts = Vec::new();
             let Some(and) = self.chain(*first, None, &mut parts) else {
@@ -663,7 +666,7 @@ impl Ctx<'_> {
         out: &mut Vec<String>,
     ) -> bool {
         let mut parts = Vec::new();
-        if first.kind() == "list" {
+        if first.kind_name() == "list" {
             if self.chain(first, None, &mut parts) != Some(true) {
                 return false;
             }
@@ -677,10 +680,11 @@ impl Ctx<'_> {
         let mut c = client.walk();
         let args: Vec<String> =
             client.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
-        let Some(program) = name.filter(|_| client.kind() == "command").map(super::context::basename) else {
+        let Some(program) = name.filter(|_| client.kind_name() == "command").map(super::context::basename)
+        else {
             return false;
         };
-        if super::clients::find_client(program, &args).is_none() || second.kind() != "command" {
+        if super::clients::find_client(program, &args).is_none() || second.kind_name() != "command" {
             return false;
         }
         // CLIENT must be this Pod's own check: FALLBACK runs whenever CLIENT fails and its status
@@ -735,24 +739,24 @@ impl Ctx<'_> {
 
     /// The parts of a chain of `&&` alone (`Some(true)`) or `||` alone (`Some(false)`), at most 8.
     fn chain<'t>(&self, n: Node<'t>, op: Option<bool>, parts: &mut Vec<Node<'t>>) -> Option<bool> {
-        if n.kind() != "list" {
+        if n.kind_name() != "list" {
             parts.push(n);
             return (parts.len() <= 8).then_some(op?);
         }
         // (8 lists down the left are 9 parts or more: not walked down, as deep as the chain, s15.)
         let mut spine = Some(n);
         for _ in 0..8 {
-            spine = spine.filter(|s| s.kind() == "list").and_then(|s| s.named_child(0));
+            spine = spine.filter(|s| s.kind_name() == "list").and_then(|s| s.named_child(0));
         }
         if spine.is_some() {
             return None;
         }
         let mut c = n.walk();
-        let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
+        let kids: Vec<Node<'t>> = n.children(&mut c).filter(|k| k.kind_name() != "comment").collect();
         let [left, o, right] = kids.as_slice() else {
             return None;
         };
-        let and = match o.kind() {
+        let and = match o.kind_name() {
             "&&" => true,
             "||" => false,
             _ => return None,
@@ -775,13 +779,13 @@ impl Ctx<'_> {
     ) -> Option<String> {
         let mut node = node;
         let mut success = success;
-        while node.kind() == "negated_command" {
+        while node.kind_name() == "negated_command" {
             node = node.named_child(0)?;
             success = !success;
         }
         // (`(( ))` is a `compound_statement` of the grammar; `{ }` is one too, and not decided.)
-        let arithmetic = node.kind() == "compound_statement" && text(node, walk).starts_with("((");
-        if !matches!(node.kind(), "test_command" | "command") && !arithmetic {
+        let arithmetic = node.kind_name() == "compound_statement" && text(node, walk).starts_with("((");
+        if !matches!(node.kind_name(), "test_command" | "command") && !arithmetic {
             return None;
         }
         let piece = self.cond_piece(&[node], walk, depth)?;

@@ -3,16 +3,18 @@
 
 use tree_sitter::Node;
 
+use crate::engine::exec::kinds::KindName;
+
 use super::shell::{is_piece, is_redirect};
 
 /// The simple command that ends `n`, a list or a pipeline (its last element, recursively), when
 /// that element is a piece; `n` itself when it is one.
 pub(super) fn last_piece(n: Node<'_>) -> Option<Node<'_>> {
     let mut at = n;
-    while matches!(at.kind(), "list" | "pipeline") {
+    while matches!(at.kind_name(), "list" | "pipeline") {
         at = at.named_child(at.named_child_count().checked_sub(1)?)?;
     }
-    is_piece(at.kind()).then_some(at)
+    is_piece(at.kind_name()).then_some(at)
 }
 
 /// The redirections that belong to the command `n` although the grammar hangs them on the list or
@@ -23,17 +25,17 @@ pub(super) fn last_piece(n: Node<'_>) -> Option<Node<'_>> {
 /// dash 0.5.12 with `check.sh` holding `exit 3`: `cd /tmp && sh < check.sh` exits 3.
 pub(super) fn regrouped_redirects(n: Node<'_>) -> Vec<Node<'_>> {
     let mut at = n;
-    while let Some(parent) = at.parent().filter(|p| matches!(p.kind(), "list" | "pipeline")) {
+    while let Some(parent) = at.parent().filter(|p| matches!(p.kind_name(), "list" | "pipeline")) {
         if parent.named_child(parent.named_child_count().saturating_sub(1)) != Some(at) {
             return Vec::new();
         }
         at = parent;
     }
     let Some(statement) = at.parent().filter(|p| {
-        p.kind() == "redirected_statement" && at != n && p.child_by_field_name("body") == Some(at)
+        p.kind_name() == "redirected_statement" && at != n && p.child_by_field_name("body") == Some(at)
     }) else {
         return Vec::new();
     };
     let mut cursor = statement.walk();
-    statement.named_children(&mut cursor).filter(|c| *c != at && is_redirect(c.kind())).collect()
+    statement.named_children(&mut cursor).filter(|c| *c != at && is_redirect(c.kind_name())).collect()
 }

@@ -15,6 +15,7 @@
 //! (`status::discarded`) judges the command (`grep -q ok <<EOF` / ... / `curl localhost` exits 0
 //! in bash and dash with db down: a warning), and so does a `|| true` after it.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::context::Ctx;
@@ -31,7 +32,7 @@ const READS_INTO_STATUS: &[&str] = &["grep", "egrep", "fgrep", "zgrep", "rg", "d
 /// (`grep -q ok`).
 fn reads_into_status(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let t = text(k, walk);
-    k.kind() == "command"
+    k.kind_name() == "command"
         && !t.contains(['>', '`', '$'])
         && k.child_by_field_name("name").is_some_and(|n| READS_INTO_STATUS.contains(&text(n, walk)))
 }
@@ -111,11 +112,11 @@ enum Output<'t> {
 /// What the output of the here-document whose body is `body` becomes.
 fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
     let used = Output::Used;
-    let Some(redirect) = body.parent().filter(|p| p.kind() == "heredoc_redirect") else { return used };
-    let Some(statement) = redirect.parent().filter(|p| p.kind() == "redirected_statement") else {
+    let Some(redirect) = body.parent().filter(|p| p.kind_name() == "heredoc_redirect") else { return used };
+    let Some(statement) = redirect.parent().filter(|p| p.kind_name() == "redirected_statement") else {
         return used;
     };
-    let Some(command) = statement.child_by_field_name("body").filter(|b| b.kind() == "command") else {
+    let Some(command) = statement.child_by_field_name("body").filter(|b| b.kind_name() == "command") else {
         return used;
     };
     let Some(name) = command.child_by_field_name("name").map(|n| text(n, walk)) else { return used };
@@ -128,26 +129,27 @@ fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
     // here-document's redirection), written to a file, or the value of a substitution.
     let mut c = redirect.walk();
     let kids: Vec<Node<'_>> = redirect.children(&mut c).collect();
-    let piped = |n: &Node<'_>| n.child(0).is_some_and(|c| matches!(c.kind(), "|" | "|&"));
-    for kid in kids.iter().filter(|k| k.kind() == "pipeline" && piped(k)) {
+    let piped = |n: &Node<'_>| n.child(0).is_some_and(|c| matches!(c.kind_name(), "|" | "|&"));
+    for kid in kids.iter().filter(|k| k.kind_name() == "pipeline" && piped(k)) {
         let mut c = kid.walk();
         if kid.named_children(&mut c).any(|n| !trivial_reader(text(n, walk))) {
             reads = true;
         }
     }
     let mut c = statement.walk();
-    let to_a_file =
-        statement.children(&mut c).chain(kids.iter().copied()).filter(|n| n.kind() == "file_redirect").any(
-            |r| {
-                let t = text(r, walk);
-                let target =
-                    t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '>' | '&' | '|')).trim();
-                // A file the script names again is data it may read (as `status::discarded` holds).
-                t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with('>')
-                    && !target.is_empty()
-                    && walk.src.matches(target).count() > 1
-            },
-        );
+    let to_a_file = statement
+        .children(&mut c)
+        .chain(kids.iter().copied())
+        .filter(|n| n.kind_name() == "file_redirect")
+        .any(|r| {
+            let t = text(r, walk);
+            let target =
+                t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '>' | '&' | '|')).trim();
+            // A file the script names again is data it may read (as `status::discarded` holds).
+            t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with('>')
+                && !target.is_empty()
+                && walk.src.matches(target).count() > 1
+        });
     if to_a_file {
         return used;
     }
@@ -157,7 +159,7 @@ fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
     // judged as the reader's is.
     let mut reader = None;
     while let Some(parent) = child.parent() {
-        match parent.kind() {
+        match parent.kind_name() {
             "command_substitution" | "process_substitution" => return used,
             // (A bare `cat` after it copies its output on: where that goes is looked at further
             // up, and the status the output decides is judged by the walk, `grep ok <<EOF | cat`
@@ -209,7 +211,7 @@ impl Ctx<'_> {
         let mut descend = cursor.goto_first_child();
         while descend {
             let n = cursor.node();
-            let substitution = n.kind() == "command_substitution" && n.end_byte() <= walk.cut;
+            let substitution = n.kind_name() == "command_substitution" && n.end_byte() <= walk.cut;
             if substitution {
                 found.push(n);
             }
@@ -257,19 +259,22 @@ impl Ctx<'_> {
     /// asked, its work counted as `status_discarded_within_budget` counts it.
     fn reader_status_discarded<'t>(&self, statement: Node<'t>, walk: &Walk<'t>) -> Option<String> {
         // (A pipeline holding the command, `Output::ReadIntoStatus`, has no redirection of its own.)
-        let redirect = statement.child_by_field_name("redirect").filter(|r| r.kind() == "heredoc_redirect");
+        let redirect =
+            statement.child_by_field_name("redirect").filter(|r| r.kind_name() == "heredoc_redirect");
         let kids: Vec<Node<'_>> = match redirect {
             Some(r) => {
                 let mut c = r.walk();
                 r.children(&mut c).collect()
             }
-            None if statement.kind() == "pipeline" => Vec::new(),
+            None if statement.kind_name() == "pipeline" => Vec::new(),
             None => return None,
         };
         let ignored = kids.windows(2).find_map(|w| {
             let right = text(w[1], walk).trim();
-            (w[0].kind() == "||" && w[1].kind() == "command" && matches!(right, "true" | ":" | "exit 0"))
-                .then(|| super::flow::failure_ignored_by(right))
+            (w[0].kind_name() == "||"
+                && w[1].kind_name() == "command"
+                && matches!(right, "true" | ":" | "exit 0"))
+            .then(|| super::flow::failure_ignored_by(right))
         });
         let then = |why: &str| {
             format!(
@@ -280,7 +285,7 @@ impl Ctx<'_> {
             return Some(then(how));
         }
         // A `&&`/`||` the grammar holds inside the redirection: the walk up the tree would miss it.
-        if kids.iter().any(|k| matches!(k.kind(), "&&" | "||")) {
+        if kids.iter().any(|k| matches!(k.kind_name(), "&&" | "||")) {
             return None;
         }
         if self.over_budget.get() || statement.end_byte() > walk.cut {

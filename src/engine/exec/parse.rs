@@ -17,6 +17,7 @@
 use std::ops::Range;
 use std::rc::Rc;
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::{Node, Parser, Point, Tree};
 
 /// Heaviest piece of a script parsed at once (see [`weight`]; probe scripts weigh a few dozen to a
@@ -485,10 +486,10 @@ fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_pi
     let mut explained: Vec<usize> = Vec::new();
     loop {
         let node = cursor.node();
-        if node.kind() == "heredoc_redirect" {
+        if node.kind_name() == "heredoc_redirect" {
             explain_heredocs(node, src, skips, &mut explained);
             let mut c = node.walk();
-            if cut_piece && !node.children(&mut c).any(|k| k.kind() == "heredoc_end") {
+            if cut_piece && !node.children(&mut c).any(|k| k.kind_name() == "heredoc_end") {
                 first = Some(first.map_or(node.start_byte(), |f| f.min(node.start_byte())));
             }
         }
@@ -496,7 +497,7 @@ fn first_error(root: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, cut_pi
         if error {
             first = Some(first.map_or(node.start_byte(), |f| f.min(node.start_byte())));
         }
-        let descend = node.has_error() && !node.is_missing() || node.kind() == "heredoc_redirect";
+        let descend = node.has_error() && !node.is_missing() || node.kind_name() == "heredoc_redirect";
         if !error && descend && cursor.goto_first_child() {
             continue;
         }
@@ -553,10 +554,10 @@ fn open_heredoc(root: Node<'_>, src: &[u8]) -> Option<String> {
     let mut stack = vec![root];
     let mut open: Option<Node<'_>> = None;
     while let Some(n) = stack.pop() {
-        if n.kind() == "heredoc_start" {
+        if n.kind_name() == "heredoc_start" {
             let parent = n.parent()?;
             let mut c = parent.walk();
-            let ended = parent.children(&mut c).any(|k| k.kind() == "heredoc_end" && !k.is_missing());
+            let ended = parent.children(&mut c).any(|k| k.kind_name() == "heredoc_end" && !k.is_missing());
             if !ended && open.is_none_or(|o| n.start_byte() < o.start_byte()) {
                 open = Some(n);
             }
@@ -581,11 +582,11 @@ fn misread_heredoc_end(root: Node<'_>, src: &[u8]) -> Option<Range<usize>> {
     let mut cursor = root.walk();
     loop {
         let node = cursor.node();
-        if node.kind() == "heredoc_redirect" {
+        if node.kind_name() == "heredoc_redirect" {
             let mut c = node.walk();
             let kids: Vec<Node<'_>> = node.children(&mut c).collect();
-            let start = kids.iter().find(|k| k.kind() == "heredoc_start");
-            let end = kids.iter().find(|k| k.kind() == "heredoc_end");
+            let start = kids.iter().find(|k| k.kind_name() == "heredoc_start");
+            let end = kids.iter().find(|k| k.kind_name() == "heredoc_end");
             if let (Some(start), Some(end)) = (start, end) {
                 let op = &src[node.start_byte()..start.start_byte()];
                 let strip_tabs = op.windows(3).any(|w| w == b"<<-");
@@ -641,7 +642,7 @@ fn patch_line_start(src: &mut [u8], line: Range<usize>) {
 fn explain_heredocs(node: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, explained: &mut Vec<usize>) {
     let mut c = node.walk();
     let children: Vec<Node<'_>> = node.children(&mut c).collect();
-    let Some(end) = children.iter().find(|k| k.kind() == "heredoc_end") else {
+    let Some(end) = children.iter().find(|k| k.kind_name() == "heredoc_end") else {
         return;
     };
     let mut at =
@@ -650,7 +651,7 @@ fn explain_heredocs(node: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, e
         let (err, redirect) = (pair[0], pair[1]);
         if !(err.is_error()
             && &src[err.start_byte()..err.end_byte()] == b"<"
-            && redirect.kind() == "file_redirect")
+            && redirect.kind_name() == "file_redirect")
         {
             continue;
         }
@@ -705,7 +706,7 @@ mod tests {
             let mut ends = Vec::new();
             let mut stack = vec![root];
             while let Some(n) = stack.pop() {
-                if n.kind() == "heredoc_end" {
+                if n.kind_name() == "heredoc_end" {
                     ends.push(n.start_position().row + 1);
                 }
                 let mut c = n.walk();

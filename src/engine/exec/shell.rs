@@ -23,6 +23,7 @@
 use std::ops::Range;
 use std::rc::Rc;
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::MAX_DEPTH;
@@ -438,7 +439,7 @@ impl Ctx<'_> {
             // runs (break-it pass: `check; exit $?` followed by other commands).
             // (Both ask only of a command named `exit`, `return` or `exec`, whose text holds that
             // name: other nodes are not asked, which would cost their parent and field lookups.)
-            let may_end = n.kind() == "command"
+            let may_end = n.kind_name() == "command"
                 && walk
                     .src
                     .get(n.start_byte()..n.end_byte())
@@ -465,7 +466,7 @@ impl Ctx<'_> {
     /// One node of the statement walk: a piece is made of a simple command; true to walk into
     /// the node's children.
     fn statement<'t>(&mut self, n: Node<'t>, walk: &Walk<'t>, depth: usize, out: &mut Vec<String>) -> bool {
-        let kind = n.kind();
+        let kind = n.kind_name();
         if walk.skips.iter().any(|r| r.contains(&n.start_byte())) {
             return false;
         }
@@ -500,21 +501,22 @@ impl Ctx<'_> {
                 return false;
             }
             let mut segments: Vec<Node<'_>> = Vec::new();
-            if let Some(b) = body.filter(|b| is_piece(b.kind())) {
+            if let Some(b) = body.filter(|b| is_piece(b.kind_name())) {
                 segments.push(b);
             }
             let mut cursor = n.walk();
             segments.extend(
-                n.named_children(&mut cursor).filter(|c| Some(*c) != body && c.kind().ends_with("redirect")),
+                n.named_children(&mut cursor)
+                    .filter(|c| Some(*c) != body && c.kind_name().ends_with("redirect")),
             );
-            if n.end_byte() <= walk.cut || body.is_some_and(|b| !is_piece(b.kind())) {
-                if body.is_some_and(|b| b.kind() == "command") && super::flow::inverted(n, walk) {
+            if n.end_byte() <= walk.cut || body.is_some_and(|b| !is_piece(b.kind_name())) {
+                if body.is_some_and(|b| b.kind_name() == "command") && super::flow::inverted(n, walk) {
                     out.push(format!("{}!", super::flow::SCOPE));
                 }
                 self.piece(&segments, walk, depth, out);
             }
             // A compound body (`{ ...; } >f`, `while ...; done < <(cmd)`) holds commands of its own.
-            if let Some(b) = body.filter(|b| !is_piece(b.kind())) {
+            if let Some(b) = body.filter(|b| !is_piece(b.kind_name())) {
                 self.statements(b, walk, depth, out);
             }
             return false;
@@ -542,7 +544,7 @@ impl Ctx<'_> {
             if !cur.is_empty() && !cur.ends_with(char::is_whitespace) {
                 cur.push(' ');
             }
-            if is_redirect(seg.kind()) {
+            if is_redirect(seg.kind_name()) {
                 cur.push(REDIRECT);
             }
             self.emit(*seg, walk, depth, &mut cur, &mut subs, &mut after);
@@ -577,7 +579,7 @@ impl Ctx<'_> {
         }
         loop {
             let n = cursor.node();
-            let kind = n.kind();
+            let kind = n.kind_name();
             let hole = matches!(
                 kind,
                 "command_substitution"
@@ -589,7 +591,7 @@ impl Ctx<'_> {
                     | "comment"
             ) || (n.is_named()
                 && matches!(kind, "pipeline" | "list" | "command" | "redirected_statement")
-                && n.parent().is_some_and(|p| p.kind() == "heredoc_redirect"));
+                && n.parent().is_some_and(|p| p.kind_name() == "heredoc_redirect"));
             if n.start_byte() >= end {
                 break;
             }
@@ -623,7 +625,7 @@ impl Ctx<'_> {
                     _ => {
                         if n.end_byte() <= walk.cut {
                             // `cat <<EOF | sh`: the here-document's command is piped into it.
-                            if n.child(0).is_some_and(|c| matches!(c.kind(), "|" | "|&")) {
+                            if n.child(0).is_some_and(|c| matches!(c.kind_name(), "|" | "|&")) {
                                 after.push(super::flow::PIPE.to_string());
                             }
                             self.statements(n, walk, depth, after);
@@ -665,7 +667,7 @@ impl Ctx<'_> {
             let content = inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\");
             let shown = format!("`{}`", content.trim());
             (content, shown)
-        } else if n.kind() == "command_substitution" {
+        } else if n.kind_name() == "command_substitution" {
             let inner = text.get(2..).unwrap_or("");
             let inner = inner.strip_suffix(')').unwrap_or(inner).to_string();
             let shown = format!("$({})", inner.trim());
@@ -685,7 +687,7 @@ impl Ctx<'_> {
         let m = self.substitution_ref(&content, &sub, depth, &shown);
         cur.push(m);
         // `$( )` and `<( )` run in a subshell: what they assign is gone after them.
-        let scoped = n.kind() != "arithmetic_expansion" && !sub.is_empty();
+        let scoped = n.kind_name() != "arithmetic_expansion" && !sub.is_empty();
         if scoped {
             subs.push(format!("{}(", super::flow::SCOPE));
         }

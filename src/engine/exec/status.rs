@@ -61,6 +61,7 @@ pub(super) use subst::clears_errexit_in_bash;
 mod texts;
 mod tree;
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::flow::mentions;
@@ -258,7 +259,7 @@ fn text<'s>(n: Node<'_>, walk: &Walk<'s>) -> &'s str {
 
 /// The named children of `n` that are statements (not comments or here-document parts).
 fn is_statement(k: Node<'_>) -> bool {
-    k.is_named() && !matches!(k.kind(), "comment" | "heredoc_body" | "heredoc_end")
+    k.is_named() && !matches!(k.kind_name(), "comment" | "heredoc_body" | "heredoc_end")
 }
 
 /// Why the exit status of `n` (a simple command, or one with redirections) cannot reach the
@@ -331,17 +332,18 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
         }
         passed.push(state);
         let parent = parent_of(at)?;
-        work(walk, if parent.kind() == "list" { 1 } else { depth });
-        match parent.kind() {
+        work(walk, if parent.kind_name() == "list" { 1 } else { depth });
+        match parent.kind_name() {
             kind if is_list_of_statements(kind)
                 || matches!(kind, "if_statement" | "elif_clause" | "process_substitution") =>
             {
-                if matches!(parent.kind(), "if_statement" | "elif_clause") && in_condition(at, parent) {
+                if matches!(parent.kind_name(), "if_statement" | "elif_clause") && in_condition(at, parent) {
                     if !last_statement(at, parent) {
                         return (!next_reads_status(at, parent, walk, rules)).then_some((NOT_LAST, at));
                     }
                     // errexit ignores a condition; the condition only chooses a branch.
-                    let construct = if parent.kind() == "elif_clause" { parent_of(parent)? } else { parent };
+                    let construct =
+                        if parent.kind_name() == "elif_clause" { parent_of(parent)? } else { parent };
                     work_text(walk, text(construct, walk));
                     if reads_status_text(text(construct, walk)) {
                         return None;
@@ -355,15 +357,15 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 // No shell reads a process substitution's status: every statement in it, last
                 // or not, only writes to its reader (s16, vd3 ps08: `< <(check; echo done)`).
-                if parent.kind() == "process_substitution" {
+                if parent.kind_name() == "process_substitution" {
                     (exempt, at) = (false, parent);
                     errexit = option_on_at(parent, root, walk, Opt::Errexit, rules.errexit);
                     continue;
                 }
-                if matches!(parent.kind(), "case_item") && !in_case_body(at, parent) {
+                if matches!(parent.kind_name(), "case_item") && !in_case_body(at, parent) {
                     return None;
                 }
-                if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+                if at.next_sibling().is_some_and(|s| s.kind_name() == "&") {
                     // Run in the background (only a script whose `wait`s are bare gets here: their status is 0).
                     return Some((BACKGROUND, at));
                 }
@@ -390,7 +392,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     at = sub;
                     continue;
                 }
-                match parent.kind() {
+                match parent.kind_name() {
                     "program" => return None,
                     "else_clause" | "elif_clause" => at = parent_of(parent)?,
                     "case_item" => at = parent_of(parent)?,
@@ -402,7 +404,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                             return Some((shapes::LAST_ROUND, looped));
                         }
                         let looped = parent_of(parent)?;
-                        if looped.kind() != "for_statement" {
+                        if looped.kind_name() != "for_statement" {
                             return None;
                         }
                         at = looped;
@@ -420,7 +422,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
             }
             "list" => {
                 let left = parent.named_child(0)?;
-                let op = parent.child(1)?.kind();
+                let op = parent.child(1)?.kind_name();
                 if left != at {
                     at = parent;
                     continue;
@@ -431,7 +433,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // writes the file, which can fail (a read-only root filesystem), or a closed
                 // stdout (`>&-`).
                 let redirected = parent_of(parent).is_some_and(|r| {
-                    r.kind() == "redirected_statement"
+                    r.kind_name() == "redirected_statement"
                         && !harmless_text(walk.src.get(parent.end_byte()..r.end_byte()).unwrap_or(""), &[])
                 });
                 if op == "||" && reads_status_text(text(right, walk)) {
@@ -526,7 +528,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 at = parent;
             }
             // `while read l; do ...; done < <(remote)`, `cat <(remote)`: as for a pipeline.
-            "file_redirect" | "command" if at.kind() == "process_substitution" => {
+            "file_redirect" | "command" if at.kind_name() == "process_substitution" => {
                 if let Some(statement) = subst::output_procsub(at, parent) {
                     return Some((subst::PROCSUB_OUT, statement));
                 }
@@ -560,7 +562,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     || shapes::errexit_skips_only_output(at, parent, walk, &funcs) =>
             {
                 let mut up = parent_of(parent)?;
-                while matches!(up.kind(), "string" | "concatenation") {
+                while matches!(up.kind_name(), "string" | "concatenation") {
                     up = parent_of(up)?;
                 }
                 // `x=$(remote) y=$(true)`: the status is the last substitution's (`subst`);
@@ -573,7 +575,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 let not_last = (!inside || exempt) && !last_statement(at, parent);
                 let later = subst::later_substitution(parent, up);
-                if up.kind() == "variable_assignment"
+                if up.kind_name() == "variable_assignment"
                     && (later || not_last && !next_reads_status(at, parent, walk, rules))
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
@@ -585,8 +587,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 // `r=$(remote); case "$r" in ...`: as below, `r` read only by harmless cases
                 // (`shapes::only_case_subject`).
-                if up.kind() == "variable_assignment"
-                    && up.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+                if up.kind_name() == "variable_assignment"
+                    && up.parent().is_some_and(|p| is_list_of_statements(p.kind_name()))
                     && !rules.called
                     && up
                         .child_by_field_name("name")
@@ -600,7 +602,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // `out=$(remote)`: the assignment's status is the substitution's (the last one's:
                 // `subst::later_substitution`), followed on (a statement, a condition, a part of
                 // `&&`/`||`, after `!`); its value must only be written out (`echo "$out"`).
-                if up.kind() == "variable_assignment"
+                if up.kind_name() == "variable_assignment"
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
                         shapes::value_reaches_no_status(name, at, parent, walk)
@@ -613,8 +615,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
                 // `export X=$(remote)` (`local`, `readonly`, `declare`, `typeset`): the
                 // declaration's status is its own, 0, the substitution's lost.
-                if up.kind() == "variable_assignment"
-                    && let Some(decl) = parent_of(up).filter(|d| d.kind() == "declaration_command")
+                if up.kind_name() == "variable_assignment"
+                    && let Some(decl) = parent_of(up).filter(|d| d.kind_name() == "declaration_command")
                     && unread_declaration(up, decl, walk, rules)
                 {
                     return Some((DECLARED, decl));
@@ -633,7 +635,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`
                 // included (v2 pass 11, 13: bash/dash 0 / 0); what it writes is judged where it
                 // goes (`output_used_above`).
-                if up.kind() == "command" && name == Some("echo") {
+                if up.kind_name() == "command" && name == Some("echo") {
                     return Some((ECHOED, up));
                 }
                 if let Some(test) = shapes::never_empty_tested(parent, walk) {
@@ -653,7 +655,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if shapes::constant_argument(at, parent, up, walk, &rules.functions) {
                     return Some((shapes::CONSTANT_ARGUMENT, up));
                 }
-                if up.kind() != "command" || name != Some("logger") {
+                if up.kind_name() != "command" || name != Some("logger") {
                     return None;
                 }
                 return Some((ECHOED, up));
@@ -709,7 +711,7 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
     let mut defs: Vec<(Node<'_>, Node<'_>, usize, usize)> = Vec::new();
     let mut c = root.walk();
     for k in root.named_children(&mut c) {
-        match k.kind() {
+        match k.kind_name() {
             "function_definition" => {
                 if let (Some(m), Some(b)) = (k.child_by_field_name("name"), k.child_by_field_name("body")) {
                     defs.push((m, b, k.end_byte(), 1));
@@ -734,7 +736,7 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
                 each_node(root, |k| {
                     visited += 1;
                     n += usize::from(
-                        k.kind() == "function_definition"
+                        k.kind_name() == "function_definition"
                             && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == name),
                     );
                 });
@@ -742,7 +744,7 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
                 n
             };
             let harmless = defined == count
-                && body.kind() == "compound_statement"
+                && body.kind_name() == "compound_statement"
                 && harmless(body, walk, &all)
                 && !leaves(body, walk);
             let zero = constructs::zero_end(text(body, walk));

@@ -12,6 +12,7 @@
 //! so a chain of any length costs its length. Checked with bash 5.2 and dash 0.5.12, stub clients
 //! failing on a remote host (`tests/shell_flow_v2.rs`).
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::context::Ctx;
@@ -148,15 +149,15 @@ impl Ctx<'_> {
 
 /// `n`'s left side, operator (`&&`/`||`) and right side, when `n` is such a list.
 fn parts(n: Node<'_>) -> Option<(Node<'_>, &'static str, Node<'_>)> {
-    if n.kind() != "list" {
+    if n.kind_name() != "list" {
         return None;
     }
     let mut c = n.walk();
-    let kids: Vec<Node<'_>> = n.children(&mut c).filter(|k| k.kind() != "comment").collect();
+    let kids: Vec<Node<'_>> = n.children(&mut c).filter(|k| k.kind_name() != "comment").collect();
     let [left, op, right] = kids.as_slice() else {
         return None;
     };
-    let op = match op.kind() {
+    let op = match op.kind_name() {
         "&&" => "&&",
         "||" => "||",
         _ => return None,
@@ -166,7 +167,7 @@ fn parts(n: Node<'_>) -> Option<(Node<'_>, &'static str, Node<'_>)> {
 
 /// The status of `true`, `:` or `false` (behind any number of `!`), or `None`.
 fn leaf_value(n: Node<'_>, walk: &Walk<'_>) -> Option<bool> {
-    match n.kind() {
+    match n.kind_name() {
         "negated_command" => leaf_value(n.named_child(0)?, walk).map(|v| !v),
         "command" => match text(n, walk) {
             "true" | ":" => Some(true),
@@ -184,7 +185,7 @@ fn fails_by_itself(n: Node<'_>, walk: &Walk<'_>) -> bool {
         return true;
     }
     let mut words = text(n, walk).split_whitespace();
-    n.kind() == "command"
+    n.kind_name() == "command"
         && matches!(words.next(), Some("exit" | "return"))
         && !(words.next() == Some("0") && words.next().is_none())
 }
@@ -206,7 +207,7 @@ pub(super) fn redefined(walk: &Walk<'_>) -> bool {
 fn plain_left(n: Node<'_>, walk: &Walk<'_>, known: &[&str]) -> bool {
     let functions = walk.defined_functions.get_or_init(|| status::defined_functions(walk.src));
     let mut plain = true;
-    super::super::status::each_node(n, |k| match k.kind() {
+    super::super::status::each_node(n, |k| match k.kind_name() {
         "redirected_statement"
         | "file_redirect"
         | "heredoc_redirect"

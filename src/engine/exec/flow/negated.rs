@@ -6,6 +6,7 @@
 //! (its state alone decides the probe), but its message must say what really happens (s18
 //! fresh-user pass: it said "its outage would restart ...").
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::shell::Walk;
@@ -27,7 +28,7 @@ pub(in crate::engine::exec) fn inverted(n: Node<'_>, walk: &Walk<'_>) -> bool {
     // (`! ! CMD` is bash's CMD, but a syntax error for dash 0.5.12, which exits 2: only one `!`.)
     let (mut at, mut negations) = (n, 0);
     while let Some(parent) = at.parent() {
-        match parent.kind() {
+        match parent.kind_name() {
             // (A piece with redirections is the `redirected_statement` itself: `! CHECK >/dev/null`
             // parses as the redirections around the negated command.)
             "redirected_statement" if quiet_redirects(parent, at, walk) => at = parent,
@@ -38,7 +39,7 @@ pub(in crate::engine::exec) fn inverted(n: Node<'_>, walk: &Walk<'_>) -> bool {
             "program" => {
                 let mut next = at.next_sibling();
                 while let Some(s) = next {
-                    if s.kind() == "&" || s.is_named() && s.kind() != "comment" {
+                    if s.kind_name() == "&" || s.is_named() && s.kind_name() != "comment" {
                         return false;
                     }
                     next = s.next_sibling();
@@ -68,6 +69,6 @@ fn quiet_redirects(statement: Node<'_>, body: Node<'_>, walk: &Walk<'_>) -> bool
                 .filter(|c| !c.is_whitespace())
                 .collect();
             let op = text.trim_start_matches(|c: char| c.is_ascii_digit());
-            r.kind() == "file_redirect" && matches!(op, ">/dev/null" | ">>/dev/null" | ">&1" | ">&2")
+            r.kind_name() == "file_redirect" && matches!(op, ">/dev/null" | ">>/dev/null" | ">&1" | ">&2")
         })
 }

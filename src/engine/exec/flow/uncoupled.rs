@@ -5,6 +5,7 @@
 //! and never when the check sits in a call of a function whose body can end the script or
 //! leaves state behind (`Ctx::calls_a_function_with_effects`).
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::context::Ctx;
@@ -100,7 +101,7 @@ impl Ctx<'_> {
 /// that walk quadratic in the chain (400 `&& true`, 3 KiB, spent the object's work units: server
 /// break-it pass on a00d258). Not a function of that name (`true() { ...; }`).
 fn reaches_nothing(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    if n.kind() != "command" {
+    if n.kind_name() != "command" {
         return false;
     }
     let Some(name) = n.child_by_field_name("name").map(|m| text(m, walk)) else {
@@ -118,7 +119,7 @@ fn reaches_nothing(n: Node<'_>, walk: &Walk<'_>) -> bool {
 
 /// A command that always succeeds and reads nothing: `true`, `:`, `exit 0`.
 fn always_succeeds(n: Node<'_>, walk: &Walk<'_>) -> bool {
-    n.kind() == "command" && succeeds_as_written(text(n, walk))
+    n.kind_name() == "command" && succeeds_as_written(text(n, walk))
 }
 
 /// Why the exit status of the statement `n` cannot fail the script (bash manual, "Lists of
@@ -134,7 +135,8 @@ fn always_succeeds(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// `while`/`until` loop (it can wait on the dependency until the probe times out) is never
 /// uncoupled, except in the background.
 pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
-    if !walk.has_bars || !n.is_named() || n.kind() == "comment" || n.kind() == "function_definition" {
+    if !walk.has_bars || !n.is_named() || n.kind_name() == "comment" || n.kind_name() == "function_definition"
+    {
         return None;
     }
     // A part that can end the script itself, or wait on the dependency in a loop (a hang fails
@@ -142,9 +144,9 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     let ends_script = |k: Node<'_>| mentions(text(k, walk), &["exit", "exec", "return", "while", "until"]);
     // (What it writes to a file read later, or into a pipeline, still carries its outcome.)
     let output_kept = || status::output_kept(n, walk);
-    if n.next_sibling().is_some_and(|s| s.kind() == "&")
+    if n.next_sibling().is_some_and(|s| s.kind_name() == "&")
         && !mentions(walk.src, &["wait"])
-        && n.parent().is_some_and(|p| !matches!(p.kind(), "list" | "pipeline"))
+        && n.parent().is_some_and(|p| !matches!(p.kind_name(), "list" | "pipeline"))
     {
         return (!output_kept()).then_some("it runs in the background (`&`)");
     }
@@ -159,8 +161,8 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
     {
         return None;
     }
-    if parent.kind() == "list"
-        && parent.child(1).is_some_and(|op| op.kind() == "||")
+    if parent.kind_name() == "list"
+        && parent.child(1).is_some_and(|op| op.kind_name() == "||")
         && parent.named_child(0) == Some(n)
     {
         // `R && exit 0 || exit 0`: every way out of the list ends the script with 0 (bash 5.2 and
@@ -170,7 +172,7 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
         return ((zero_either_way || !ends_script(n)) && !output_kept())
             .then(|| failure_ignored_by(text(right, walk)));
     }
-    if parent.kind() == "pipeline" && !walk.pipefail {
+    if parent.kind_name() == "pipeline" && !walk.pipefail {
         return (!ends_script(n) && !output_kept())
             .then_some("its pipeline's status is another command's (`| true`)");
     }
@@ -204,9 +206,9 @@ fn only_exits_zero(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// parts: its output is data (`x=$(remote)`).
 fn status_discarded<'t>(n: Node<'t>, walk: &Walk<'t>) -> Option<&'static str> {
     let rules = walk.status.as_ref()?;
-    let simple = match n.kind() {
-        "command" => n.parent().is_none_or(|p| p.kind() != "redirected_statement"),
-        "redirected_statement" => n.child_by_field_name("body").is_some_and(|b| b.kind() == "command"),
+    let simple = match n.kind_name() {
+        "command" => n.parent().is_none_or(|p| p.kind_name() != "redirected_statement"),
+        "redirected_statement" => n.child_by_field_name("body").is_some_and(|b| b.kind_name() == "command"),
         _ => false,
     };
     if !simple || n.end_byte() > walk.cut {

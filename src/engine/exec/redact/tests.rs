@@ -283,6 +283,41 @@ proptest! {
 }
 
 proptest! {
+    /// `Pass::new` skips the words whose variables are all secret already (a script redacted
+    /// again once the command around named its variables secret) and redacts them when shown:
+    /// every text is shown as when it redacted every word that uses a variable, whole and up to
+    /// a script's lead, as a `sh -c` script, as one string and as a command's words.
+    #[test]
+    fn a_pass_that_skips_words_with_known_secret_variables_shows_the_same(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "P=pw;", "P=\"a b\";", "T=$P;", "h=db;", "X=$h", "redis-cli -a $P ping", "mysqladmin -p\"$T\" status",
+            "password_aux=\"${MYSQL_ROOT_PASSWORD:-}\"", "password_aux=$(cat \"$F\")", "-p\"${password_aux}\"",
+            "if [[ -f \"${F:-}\" ]]; then", "fi", "\n", "mysql -pS3cr3t", "-p$X", "curl -u admin:$P http://$h/",
+            "echo $P |", "printf 'AUTH %s' $P | nc $h 6379", "sh -c 'redis-cli -a $P ping'", "\"-h db -a $T\"",
+            "B=x$A;", "A=$T;", "redis-cli -h $h -a $B", "redis-cli -a $P$h ping", "PGPASSWORD=$P pg_isready -h $h", "&&", "|", "(", ")",
+            "https://u:$P@h/x", "password=\"$P\"", "$1", "\"$@\"",
+        ]), 1..10)
+    ) {
+        let script = pieces.join(" ");
+        let argv: Vec<String> = ["/bin/bash", "-ec", script.as_str()].iter().map(|a| a.to_string()).collect();
+        let never = |_: &str| false;
+        prop_assert_eq!(redact_argv(&argv), redact_argv_until_every_variable_word(&argv, usize::MAX, &never));
+        prop_assert_eq!(
+            redact_argv_until(&argv, 2, &lead_found),
+            redact_argv_until_every_variable_word(&argv, 2, &lead_found)
+        );
+        let one = vec![script.clone()];
+        prop_assert_eq!(redact_argv(&one), redact_argv_until_every_variable_word(&one, usize::MAX, &never));
+        if let Ok(words) = shell_words::split(&script) {
+            prop_assert_eq!(
+                redact_argv(&words),
+                redact_argv_until_every_variable_word(&words, usize::MAX, &never)
+            );
+        }
+    }
+}
+
+proptest! {
     /// `is_secret_name` compares without a lowercase copy and answers as the copy did.
     #[test]
     fn is_secret_name_answers_as_a_lowercase_copy_does(n in "-{0,2}[a-zA-Z_.ÄéPpWwDdAaSsTtKkEeYy-]{0,16}") {

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::{Node, Tree};
 
 use super::super::context::Ctx;
@@ -134,7 +135,7 @@ fn passed(call: Node<'_>, src: &str, n: usize) -> Passed {
 fn sets_only_options(body: Node<'_>, src: &str) -> bool {
     let mut ok = true;
     each_node(body, |k| {
-        if k.kind() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, src) != "set") {
+        if k.kind_name() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, src) != "set") {
             return;
         }
         let mut c = k.walk();
@@ -183,7 +184,7 @@ pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) 
     for tree in trees {
         let mut stack: Vec<(Node<'_>, Option<usize>)> = vec![(tree.root_node(), None)];
         while let Some((k, mut within)) = stack.pop() {
-            match k.kind() {
+            match k.kind_name() {
                 "function_definition" => {
                     if let Some(name) = k.child_by_field_name("name") {
                         defs.push((text(name, src), k));

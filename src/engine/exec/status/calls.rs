@@ -9,6 +9,8 @@
 
 use tree_sitter::Node;
 
+use crate::engine::exec::kinds::KindName;
+
 use super::super::shell::Walk;
 use super::{output_used_above, text};
 
@@ -19,7 +21,7 @@ use super::{output_used_above, text};
 /// `texts::shadowing_call`'s); each body passes [`reads_nothing_given`] or [`only_writes`] (then the
 /// call's output must be read by nothing, as `echo`'s in `status_only_written`).
 pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(String, String)]) -> bool {
-    if cmd.kind() != "command" {
+    if cmd.kind_name() != "command" {
         return false;
     }
     let Some(name) = cmd.child_by_field_name("name").map(|n| text(n, walk)) else {
@@ -39,11 +41,12 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
     let defined = super::texts::defined_functions(walk.src);
     let (mut bodies, mut elsewhere) = (Vec::new(), false);
     super::tree::each_node(root, |k| {
-        if k.kind() == "function_definition"
+        if k.kind_name() == "function_definition"
             && k.child_by_field_name("name").is_some_and(|n| text(n, walk) == name)
         {
-            let top = k.parent().is_some_and(|p| p.kind() == "program") && k.end_byte() <= cmd.start_byte();
-            match k.child_by_field_name("body").filter(|b| b.kind() == "compound_statement") {
+            let top =
+                k.parent().is_some_and(|p| p.kind_name() == "program") && k.end_byte() <= cmd.start_byte();
+            match k.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
                 Some(b) if top => bodies.push(b),
                 _ => elsewhere = true,
             }
@@ -97,13 +100,14 @@ fn only_writes(body: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     }
     let mut c = body.walk();
-    let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|s| s.kind() != "comment").collect();
+    let statements: Vec<Node<'_>> =
+        body.named_children(&mut c).filter(|s| s.kind_name() != "comment").collect();
     !statements.is_empty()
         && statements.iter().all(|s| {
             let name = s.child_by_field_name("name").map(|m| text(m, walk));
             let mut c = s.walk();
             let first = s.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
-            s.kind() == "command"
+            s.kind_name() == "command"
                 && matches!(name, Some("echo" | "printf" | "logger"))
                 && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
         })

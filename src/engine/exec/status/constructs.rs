@@ -5,6 +5,7 @@
 //! assigns or fails (`${S:=x}`, `${S:?}`), and the tree's word counts that tell whether a file
 //! written is named again. Each checked against bash 5.2.15 and dash 0.5.12 (`tests/shell_flow.rs`).
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::clients::{Positional, find_client};
@@ -41,18 +42,18 @@ pub(super) fn errexit_ends_subshell<'t>(
                 return None;
             }
         }
-        match list.kind() {
+        match list.kind_name() {
             "subshell" => return Some(list),
             "compound_statement" => {
                 let up = list.parent()?;
-                if up.kind() == "pipeline" {
+                if up.kind_name() == "pipeline" {
                     // An element of a pipeline runs in a subshell of its own (bash manual,
                     // "Pipelines"): `set -e; { check; true; } | cat` goes on.
                     return Some(list);
                 }
                 child = list;
                 list = up;
-                if !matches!(list.kind(), "subshell" | "compound_statement") {
+                if !matches!(list.kind_name(), "subshell" | "compound_statement") {
                     return None;
                 }
             }
@@ -68,25 +69,25 @@ pub(super) fn errexit_ends_subshell<'t>(
 /// (bash 5.2 and dash 0.5.12 exit 0 on `for h in db db2; do if pg_isready -h $h; then break; fi;
 /// done` with both down); which round it stops at is seen only in the variable.
 pub(super) fn only_leaves_its_loop(construct: Node<'_>, walk: &Walk<'_>) -> bool {
-    if construct.kind() != "if_statement" {
+    if construct.kind_name() != "if_statement" {
         return false;
     }
     let mut c = construct.walk();
     let kids: Vec<Node<'_>> = construct.children(&mut c).collect();
-    if kids.iter().any(|k| matches!(k.kind(), "elif_clause" | "else_clause")) {
+    if kids.iter().any(|k| matches!(k.kind_name(), "elif_clause" | "else_clause")) {
         return false;
     }
-    let Some(then) = kids.iter().position(|k| k.kind() == "then") else {
+    let Some(then) = kids.iter().position(|k| k.kind_name() == "then") else {
         return false;
     };
     let branch: Vec<&Node<'_>> = kids[then + 1..].iter().filter(|k| is_statement(**k)).collect();
     if branch.len() != 1 || !matches!(text(*branch[0], walk).trim(), "break" | "continue") {
         return false;
     }
-    let Some(body) = construct.parent().filter(|b| b.kind() == "do_group") else {
+    let Some(body) = construct.parent().filter(|b| b.kind_name() == "do_group") else {
         return false;
     };
-    let Some(looped) = body.parent().filter(|l| l.kind() == "for_statement") else {
+    let Some(looped) = body.parent().filter(|l| l.kind_name() == "for_statement") else {
         return false;
     };
     let mut c = body.walk();
@@ -114,7 +115,7 @@ pub(super) fn tries_each_host<'t>(
     right: Node<'_>,
     walk: &Walk<'_>,
 ) -> Option<Node<'t>> {
-    if !matches!(text(right, walk).trim(), "break" | "exit 0" | "exit") || at.kind() != "command" {
+    if !matches!(text(right, walk).trim(), "break" | "exit 0" | "exit") || at.kind_name() != "command" {
         return None;
     }
     let (looped, var, values) = one_statement_for_loop(list, walk)?;
@@ -138,8 +139,8 @@ pub(super) fn one_statement_for_loop<'t, 's>(
     statement: Node<'t>,
     walk: &Walk<'s>,
 ) -> Option<(Node<'t>, &'s str, Vec<&'s str>)> {
-    let body = statement.parent().filter(|b| b.kind() == "do_group")?;
-    let looped = body.parent().filter(|l| l.kind() == "for_statement")?;
+    let body = statement.parent().filter(|b| b.kind_name() == "do_group")?;
+    let looped = body.parent().filter(|l| l.kind_name() == "for_statement")?;
     let mut c = body.walk();
     if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
         return None;
@@ -199,7 +200,7 @@ pub(super) fn host_is_loop_variable(at: Node<'_>, var: &str, walk: &Walk<'_>) ->
 /// Whether `n` is a `( )` that would be [`harmless`] but for `exit N` with a literal `N` (which
 /// ends only the subshell: `( echo down; exit 1 )`).
 pub(super) fn subshell_only_exits(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
-    if n.kind() != "subshell" {
+    if n.kind_name() != "subshell" {
         return false;
     }
     let t = text(n, walk);
@@ -264,7 +265,7 @@ pub(super) fn unread_declaration(
     // (Not in a loop: a command before it may run after it.)
     let mut up = decl.parent();
     while let Some(p) = up {
-        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement") {
+        if matches!(p.kind_name(), "for_statement" | "c_style_for_statement" | "while_statement") {
             return false;
         }
         up = p.parent();
@@ -311,10 +312,10 @@ pub(super) fn unread_declaration(
 fn statement_or_left_of_a_list(n: Node<'_>) -> bool {
     let mut at = n;
     while let Some(p) = at.parent() {
-        if is_list_of_statements(p.kind()) {
+        if is_list_of_statements(p.kind_name()) {
             return true;
         }
-        if p.kind() != "list" || p.named_child(0) != Some(at) {
+        if p.kind_name() != "list" || p.named_child(0) != Some(at) {
             return false;
         }
         at = p;
@@ -341,10 +342,10 @@ pub(super) fn env_like(var: &str) -> bool {
 pub(super) fn last_unplain_start(root: Node<'_>, walk: &Walk<'_>) -> Option<usize> {
     let mut last = None;
     each_node_pruned(root, |k| {
-        if k.kind() == "command" && !plain_command(k, walk, &[]) {
+        if k.kind_name() == "command" && !plain_command(k, walk, &[]) {
             last = last.max(Some(k.start_byte()));
         }
-        !(k.kind() == "command_substitution" && harmless_substitution(text(k, walk)))
+        !(k.kind_name() == "command_substitution" && harmless_substitution(text(k, walk)))
     });
     last
 }
@@ -462,7 +463,7 @@ pub(super) fn loop_condition<'t>(
 ) -> Option<(&'static str, Node<'t>)> {
     let body = {
         let mut c = looped.walk();
-        looped.named_children(&mut c).find(|k| k.kind() == "do_group")?
+        looped.named_children(&mut c).find(|k| k.kind_name() == "do_group")?
     };
     if at.start_byte() >= body.start_byte() {
         return None;
@@ -470,7 +471,7 @@ pub(super) fn loop_condition<'t>(
     if siblings_after(at, looped).take_while(|s| *s != body).any(is_statement) {
         return (!next_reads_status(at, looped, walk, rules)).then_some((super::NOT_LAST, at));
     }
-    let until = looped.child(0).is_some_and(|k| k.kind() == "until");
+    let until = looped.child(0).is_some_and(|k| k.kind_name() == "until");
     work_text(walk, text(looped, walk));
     if sense_lost || reads_status_text(text(looped, walk)) {
         return None;
@@ -494,7 +495,7 @@ pub(super) fn loop_condition<'t>(
         || body
             .named_children(&mut c)
             .filter(|k| is_statement(*k))
-            .all(|k| (k.kind() == "command" && text(k, walk) == "break") || quiet(k));
+            .all(|k| (k.kind_name() == "command" && text(k, walk) == "break") || quiet(k));
     quiet.then_some((super::LOOP_ENDS, looped))
 }
 
@@ -515,7 +516,7 @@ pub(super) fn forces_zero(
     funcs: &Funcs,
 ) -> bool {
     let t = text(right, walk);
-    if right.kind() != "command" {
+    if right.kind_name() != "command" {
         return false;
     }
     if t.split_whitespace().eq(["return", "0"]) {
@@ -631,7 +632,7 @@ pub(super) fn callers_never_name(name: Node<'_>, walk: &Walk<'_>, rules: &Rules)
 pub(in crate::engine::exec) fn errexit_ignored_around(n: Node<'_>) -> bool {
     let mut child = n;
     while let Some(p) = child.parent() {
-        match p.kind() {
+        match p.kind_name() {
             "list" => {
                 let last = p.named_child(p.named_child_count().saturating_sub(1));
                 if last != Some(child) {
@@ -670,30 +671,30 @@ pub(in crate::engine::exec) fn alike_definitions<'t>(
     let t = |k: Node<'_>| src.get(k.start_byte()..k.end_byte()).unwrap_or("");
     let mut c = n.walk();
     let kids: Vec<Node<'t>> = n.children(&mut c).collect();
-    if n.kind() != "if_statement"
-        || !kids.iter().any(|k| k.kind() == "else_clause")
+    if n.kind_name() != "if_statement"
+        || !kids.iter().any(|k| k.kind_name() == "else_clause")
         || mentions(t(n), &["break", "continue", "return"])
     {
         return (Vec::new(), 0);
     }
     // Each branch's own statements: after `then` (or in the `else`), up to the next clause.
     let after_then = |kids: &[Node<'t>]| -> Vec<Node<'t>> {
-        let from = kids.iter().position(|k| k.kind() == "then").map_or(0, |p| p + 1);
+        let from = kids.iter().position(|k| k.kind_name() == "then").map_or(0, |p| p + 1);
         kids[from..]
             .iter()
-            .filter(|k| is_statement(**k) && !matches!(k.kind(), "elif_clause" | "else_clause"))
+            .filter(|k| is_statement(**k) && !matches!(k.kind_name(), "elif_clause" | "else_clause"))
             .copied()
             .collect()
     };
     let mut branches = vec![after_then(&kids)];
-    for k in kids.iter().filter(|k| matches!(k.kind(), "elif_clause" | "else_clause")) {
+    for k in kids.iter().filter(|k| matches!(k.kind_name(), "elif_clause" | "else_clause")) {
         let mut c = k.walk();
         let clause: Vec<Node<'t>> = k.children(&mut c).collect();
         branches.push(after_then(&clause));
     }
     let name_of = |d: &Node<'t>| d.child_by_field_name("name").map(t);
     let mut out = Vec::new();
-    for def in branches[0].iter().filter(|d| d.kind() == "function_definition") {
+    for def in branches[0].iter().filter(|d| d.kind_name() == "function_definition") {
         let (Some(name), Some(body)) = (def.child_by_field_name("name"), def.child_by_field_name("body"))
         else {
             continue;
@@ -701,7 +702,7 @@ pub(in crate::engine::exec) fn alike_definitions<'t>(
         let alike = branches.iter().all(|b| {
             let defs: Vec<&Node<'t>> = b
                 .iter()
-                .filter(|d| d.kind() == "function_definition" && name_of(d) == Some(t(name)))
+                .filter(|d| d.kind_name() == "function_definition" && name_of(d) == Some(t(name)))
                 .collect();
             defs.len() == 1 && defs[0].child_by_field_name("body").map(t) == Some(t(body))
         });

@@ -6,6 +6,7 @@
 //! `| tee`, `| head -1`, `| wc -l`, `| awk '{print}'` denied where only `| cat` was not: bash 5.2
 //! and dash 0.5.12 exit 0 with the dependency down for each.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::shell::Walk;
@@ -84,7 +85,7 @@ fn sed_sets_no_status(script: &str) -> bool {
 /// again by the script (`src`, [`named_elsewhere`]), whose reader would see the check's output.
 /// A function of that name (`functions`) is not the program. Anything else is not a filter.
 pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
-    if k.kind() != "command" {
+    if k.kind_name() != "command" {
         return false;
     }
     let Some(name) = k.child_by_field_name("name") else {
@@ -97,10 +98,11 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
     let mut c = k.walk();
     // A file it reads that is a process substitution (`cat <(remote)`: bash manual, "Process
     // Substitution"): read like any file, whatever it holds.
-    let read_file = |a: Node<'_>| a.kind() == "process_substitution" && text(a, walk).starts_with("<(");
+    let read_file = |a: Node<'_>| a.kind_name() == "process_substitution" && text(a, walk).starts_with("<(");
     // (Only the name and arguments: an assignment before the name or a redirection is not plain.)
     if k.named_children(&mut c).any(|a| {
-        !matches!(a.kind(), "command_name" | "word" | "raw_string" | "string" | "number") && !read_file(a)
+        !matches!(a.kind_name(), "command_name" | "word" | "raw_string" | "string" | "number")
+            && !read_file(a)
     }) {
         return false;
     }
@@ -148,7 +150,7 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
 /// (`| tee -a log >/dev/null`) whose redirections write no file the script names again
 /// (`harmless::writes_a_named_file`).
 pub(super) fn plain_filter_element(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
-    if k.kind() == "redirected_statement" {
+    if k.kind_name() == "redirected_statement" {
         return !super::writes_a_named_file(k, walk)
             && k.child_by_field_name("body").is_some_and(|body| plain_filter(body, walk, functions));
     }

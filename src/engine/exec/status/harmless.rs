@@ -7,6 +7,7 @@
 //! same (`selection_is_harmless`, `same_writes`); and whether a function's body leaves state
 //! its caller reads (`leaves_state`). Anything not understood is not harmless.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::flow::mentions;
@@ -200,7 +201,7 @@ pub(super) fn selection_is_harmless(
     let parts: Vec<Node<'_>> = construct
         .children(&mut c)
         .flat_map(|k| {
-            if matches!(k.kind(), "elif_clause" | "else_clause") {
+            if matches!(k.kind_name(), "elif_clause" | "else_clause") {
                 let mut c = k.walk();
                 k.children(&mut c).collect::<Vec<_>>()
             } else {
@@ -259,8 +260,8 @@ fn plain_commands_counted(
         *visited += 1;
         let k = cursor.node();
         // `$(date)`: its output is only written, its status lost ([`harmless_substitution`]).
-        let skip = matches!(k.kind(), "command_substitution") && harmless_substitution(text(k, walk));
-        if k.kind() == "command" && k.start_byte() >= from && !plain_command(k, walk, ok) {
+        let skip = matches!(k.kind_name(), "command_substitution") && harmless_substitution(text(k, walk));
+        if k.kind_name() == "command" && k.start_byte() >= from && !plain_command(k, walk, ok) {
             return false;
         }
         if !skip && cursor.goto_first_child() {
@@ -465,7 +466,7 @@ pub(super) fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -
 /// database down).
 pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
     let next = siblings_after(at, parent).find(|s| is_statement(*s));
-    let Some(next) = next.filter(|s| !matches!(s.kind(), "elif_clause" | "else_clause")) else {
+    let Some(next) = next.filter(|s| !matches!(s.kind_name(), "elif_clause" | "else_clause")) else {
         return false;
     };
     if !reads_status_text(text(next, walk))
@@ -475,7 +476,7 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
         return false;
     }
     let followed = !rules.called
-        && next.kind() == "variable_assignment"
+        && next.kind_name() == "variable_assignment"
         && next.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
         && next.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk));
     !followed
@@ -486,10 +487,10 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
 /// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db; echo "code $?"; curl ...` with the database
 /// down, as on `r=$?; echo "$r"`; break9 B3).
 fn status_only_written(next: Node<'_>, walk: &Walk<'_>) -> bool {
-    let cmd = match next.kind() {
+    let cmd = match next.kind_name() {
         "command" => next,
         "redirected_statement" => match next.child_by_field_name("body") {
-            Some(b) if b.kind() == "command" => b,
+            Some(b) if b.kind_name() == "command" => b,
             _ => return false,
         },
         _ => return false,
@@ -540,25 +541,25 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(exp) = k.parent() else {
         return false;
     };
-    if exp.kind() == "variable_assignment" {
+    if exp.kind_name() == "variable_assignment" {
         return exp.child_by_field_name("name") == Some(k)
-            && exp.parent().is_some_and(|p| is_list_of_statements(p.kind()))
+            && exp.parent().is_some_and(|p| is_list_of_statements(p.kind_name()))
             && exp.child_by_field_name("value").is_none_or(|v| !text(v, walk).contains(['$', '`']));
     }
     let var = text(k, walk);
-    if !(exp.kind() == "simple_expansion" || exp.kind() == "expansion")
+    if !(exp.kind_name() == "simple_expansion" || exp.kind_name() == "expansion")
         || !matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
     {
         return false;
     }
     let mut up = exp;
     while let Some(p) = up.parent() {
-        if !matches!(p.kind(), "string" | "concatenation") {
+        if !matches!(p.kind_name(), "string" | "concatenation") {
             break;
         }
         up = p;
     }
-    let Some(cmd) = up.parent().filter(|c| c.kind() == "command") else {
+    let Some(cmd) = up.parent().filter(|c| c.kind_name() == "command") else {
         return false;
     };
     let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
@@ -577,7 +578,7 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
 /// may read from its environment (the script exports nothing: no `export`, `set -a`; the
 /// container's `env` does not declare it, and it has no `envFrom`).
 pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    if right.kind() != "variable_assignment" {
+    if right.kind_name() != "variable_assignment" {
         return false;
     }
     let (Some(name), value) = (right.child_by_field_name("name"), right.child_by_field_name("value")) else {
@@ -609,23 +610,23 @@ pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules)
 /// filesystem) fails either branch, so the status does not tell which ran (bash 5.2 and dash
 /// 0.5.12 exit 0 with the database down). A branch that writes alone does not qualify.
 pub(super) fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) -> bool {
-    if construct.kind() != "if_statement" {
+    if construct.kind_name() != "if_statement" {
         return false;
     }
     let mut c = construct.walk();
     let kids: Vec<Node<'_>> = construct.children(&mut c).collect();
-    if kids.iter().any(|k| k.kind() == "elif_clause") {
+    if kids.iter().any(|k| k.kind_name() == "elif_clause") {
         return false;
     }
-    let Some(else_clause) = kids.iter().find(|k| k.kind() == "else_clause") else {
+    let Some(else_clause) = kids.iter().find(|k| k.kind_name() == "else_clause") else {
         return false;
     };
-    let then_at = kids.iter().position(|k| k.kind() == "then");
+    let then_at = kids.iter().position(|k| k.kind_name() == "then");
     let then_part: Vec<Node<'_>> = then_at
         .map(|t| {
             kids[t + 1..]
                 .iter()
-                .filter(|k| is_statement(**k) && !matches!(k.kind(), "else_clause" | "elif_clause"))
+                .filter(|k| is_statement(**k) && !matches!(k.kind_name(), "else_clause" | "elif_clause"))
                 .copied()
                 .collect()
         })
@@ -639,10 +640,10 @@ pub(super) fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) 
         return false;
     }
     let write = |k: Node<'_>| -> Option<(String, String)> {
-        if k.kind() != "redirected_statement" {
+        if k.kind_name() != "redirected_statement" {
             return None;
         }
-        let body = k.child_by_field_name("body").filter(|b| b.kind() == "command")?;
+        let body = k.child_by_field_name("body").filter(|b| b.kind_name() == "command")?;
         let name = text(body.child_by_field_name("name")?, walk);
         let mut c = body.walk();
         let args: Vec<&str> =

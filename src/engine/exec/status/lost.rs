@@ -13,6 +13,7 @@
 //!   `outage_status`, `clients`), so the test's result is the one it has with the server up
 //!   ([`status_test`]).
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::clients::find_client;
@@ -63,12 +64,12 @@ pub(super) fn procsub_reader<'t>(
             // (The loop runs in the script's shell: an `exit 0` in it ends the script.)
             || harmless_read_loop(reader, walk, funcs) && !leaves(reader, walk)
     };
-    match parent.kind() {
+    match parent.kind_name() {
         "file_redirect" => {
             let mut c = parent.walk();
-            let from_stdin = parent.children(&mut c).any(|k| !k.is_named() && k.kind() == "<")
+            let from_stdin = parent.children(&mut c).any(|k| !k.is_named() && k.kind_name() == "<")
                 && parent.child_by_field_name("descriptor").is_none_or(|d| text(d, walk) == "0");
-            let statement = parent.parent().filter(|s| s.kind() == "redirected_statement")?;
+            let statement = parent.parent().filter(|s| s.kind_name() == "redirected_statement")?;
             if !from_stdin && super::writes_a_named_file(statement, walk) {
                 return None;
             }
@@ -124,7 +125,7 @@ fn plain_reader(reader: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
     let Some(name) = reader.child_by_field_name("name").map(|m| text(m, walk)) else {
         return false;
     };
-    reader.kind() == "command"
+    reader.kind_name() == "command"
         && !rules.functions.iter().any(|f| f == name)
         && !CHANGES_STATE.contains(&name)
         && !ENDS_OR_UNFOLLOWED.contains(&name)
@@ -134,12 +135,12 @@ fn plain_reader(reader: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
 
 /// Whether `cond` is `[ ... ]`/`test ...` (or `[[ ... ]]`) naming one of the variables `counters`.
 fn tests_a_counter(cond: Node<'_>, walk: &Walk<'_>, counters: &[String]) -> bool {
-    let is_test = cond.kind() == "test_command"
-        || cond.kind() == "command"
+    let is_test = cond.kind_name() == "test_command"
+        || cond.kind_name() == "command"
             && cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test");
     let mut named = false;
     each_node(cond, |k| {
-        named |= k.kind() == "variable_name" && counters.iter().any(|c| c == text(k, walk));
+        named |= k.kind_name() == "variable_name" && counters.iter().any(|c| c == text(k, walk));
     });
     is_test && named && !text(cond, walk).contains(['`', '(']) && !text(cond, walk).contains("$(")
 }
@@ -153,12 +154,12 @@ fn counters(body: &[Node<'_>], looped: Node<'_>, walk: &Walk<'_>) -> Vec<String>
         let Some((name, value)) = s
             .child_by_field_name("name")
             .zip(s.child_by_field_name("value"))
-            .filter(|_| s.kind() == "variable_assignment")
+            .filter(|_| s.kind_name() == "variable_assignment")
         else {
             continue;
         };
         let t = text(value, walk);
-        if value.kind() == "arithmetic_expansion"
+        if value.kind_name() == "arithmetic_expansion"
             && !t.contains('`')
             && !t[1..].contains("$(")
             && !may_be_read_elsewhere(name, walk)
@@ -174,11 +175,11 @@ fn counters(body: &[Node<'_>], looped: Node<'_>, walk: &Walk<'_>) -> Vec<String>
     out.retain(|var| {
         let mut read_outside = false;
         each_node(root, |k| {
-            if k.kind() == "variable_name"
+            if k.kind_name() == "variable_name"
                 && text(k, walk) == var
                 && (k.start_byte() < looped.start_byte() || k.end_byte() > looped.end_byte())
             {
-                read_outside |= k.parent().is_none_or(|p| p.kind() != "variable_assignment");
+                read_outside |= k.parent().is_none_or(|p| p.kind_name() != "variable_assignment");
             }
         });
         !read_outside
@@ -189,10 +190,10 @@ fn counters(body: &[Node<'_>], looped: Node<'_>, walk: &Walk<'_>) -> Vec<String>
 /// A statement of a retry loop's body that always succeeds and changes nothing but a counter:
 /// harmless (output), `sleep` with a literal duration, or an arithmetic assignment of `counters`.
 fn quiet_step(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) -> bool {
-    if s.kind() == "variable_assignment" {
+    if s.kind_name() == "variable_assignment" {
         return s.child_by_field_name("name").is_some_and(|m| counters.iter().any(|c| c == text(m, walk)));
     }
-    let sleeps = s.kind() == "command"
+    let sleeps = s.kind_name() == "command"
         && s.child_by_field_name("name").is_some_and(|m| text(m, walk) == "sleep")
         && text(s, walk)
             .split_whitespace()
@@ -203,7 +204,7 @@ fn quiet_step(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) 
 
 /// Whether `k` is `break` or `break 1`.
 fn is_break(k: Node<'_>, walk: &Walk<'_>) -> bool {
-    k.kind() == "command"
+    k.kind_name() == "command"
         && matches!(
             text(k, walk).split_whitespace().collect::<Vec<_>>().as_slice(),
             ["break"] | ["break", "1"]
@@ -213,7 +214,7 @@ fn is_break(k: Node<'_>, walk: &Walk<'_>) -> bool {
 /// A statement before a `break` whose status `break`'s (0) replaces: harmless, or `false`, `true`,
 /// `:` (`then false; break; fi`: bash 5.2 and dash 0.5.12 exit 0 / 0, s16 vd3 un05).
 fn before_break(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
-    matches!(text(k, walk), "false" | "true" | ":") && k.kind() == "command" || harmless(k, walk, funcs)
+    matches!(text(k, walk), "false" | "true" | ":") && k.kind_name() == "command" || harmless(k, walk, funcs)
 }
 
 /// Whether `s` ends the loop on a counter's test: `TEST && break` or `if TEST; then break; fi`
@@ -226,17 +227,17 @@ fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[St
         }
         let mut c = k.walk();
         let inner: Vec<Node<'_>> = k.named_children(&mut c).filter(|x| is_statement(*x)).collect();
-        k.kind() == "compound_statement"
+        k.kind_name() == "compound_statement"
             && inner.last().is_some_and(|x| is_break(*x))
             && inner[..inner.len() - 1].iter().all(|x| before_break(*x, walk, funcs))
     };
-    match s.kind() {
+    match s.kind_name() {
         "list" => {
             let (Some(left), Some(op), Some(right)) = (s.named_child(0), s.child(1), s.named_child(1)) else {
                 return false;
             };
             s.named_child_count() == 2
-                && op.kind() == "&&"
+                && op.kind_name() == "&&"
                 && tests_a_counter(left, walk, counters)
                 && ends(right)
         }
@@ -248,7 +249,7 @@ fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[St
             };
             let mut c = s.walk();
             let branches =
-                s.named_children(&mut c).any(|x| matches!(x.kind(), "elif_clause" | "else_clause"));
+                s.named_children(&mut c).any(|x| matches!(x.kind_name(), "elif_clause" | "else_clause"));
             !branches
                 && tests_a_counter(cond, walk, counters)
                 && parts.len() >= 2
@@ -262,7 +263,7 @@ fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[St
 /// The statements of the `do_group` of `looped`.
 fn body_statements<'t>(looped: Node<'t>) -> Option<Vec<Node<'t>>> {
     let mut c = looped.walk();
-    let body = looped.named_children(&mut c).find(|k| k.kind() == "do_group")?;
+    let body = looped.named_children(&mut c).find(|k| k.kind_name() == "do_group")?;
     let mut c = body.walk();
     Some(body.named_children(&mut c).filter(|s| is_statement(*s)).collect())
 }
@@ -288,7 +289,7 @@ pub(super) fn bounded_retry(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, fu
     breaks > 0
         && body.last().is_some_and(|s| {
             quiet_step(*s, walk, funcs, &counted)
-                || s.kind() == "if_statement" && breaks_on_counter(*s, walk, funcs, &counted)
+                || s.kind_name() == "if_statement" && breaks_on_counter(*s, walk, funcs, &counted)
         })
         && body
             .iter()
@@ -307,8 +308,8 @@ pub(super) fn bounded_condition<'t>(
     rules: &Rules,
     funcs: &Funcs,
 ) -> Option<Node<'t>> {
-    let looped = list.parent().filter(|l| l.kind() == "while_statement")?;
-    if looped.child(0).is_none_or(|k| k.kind() != "until")
+    let looped = list.parent().filter(|l| l.kind_name() == "while_statement")?;
+    if looped.child(0).is_none_or(|k| k.kind_name() != "until")
         || looped.child_by_field_name("condition") != Some(list)
         || rules.called
     {
@@ -317,7 +318,7 @@ pub(super) fn bounded_condition<'t>(
     let mut c = looped.walk();
     let conditions = looped
         .named_children(&mut c)
-        .take_while(|k| k.kind() != "do_group")
+        .take_while(|k| k.kind_name() != "do_group")
         .filter(|k| is_statement(*k))
         .count();
     let body = body_statements(looped)?;
@@ -339,7 +340,7 @@ pub(super) fn bounded_condition<'t>(
 /// n=$((n+1)); done` and `i=0; until [ $i -eq 3 ] || check; do i=$((i+1)); done` exit 0 / 0 with
 /// the dependency down; with `n=$((n+1))` before `check && break`, last, 1 / 0). s16, vd3 un04, un09.
 pub(super) fn counted_loop(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
-    if looped.kind() != "while_statement" || rules.called {
+    if looped.kind_name() != "while_statement" || rules.called {
         return false;
     }
     let Some(body) = body_statements(looped) else {
@@ -349,25 +350,25 @@ pub(super) fn counted_loop(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, fun
     let mut c = looped.walk();
     let conditions: Vec<Node<'_>> = looped
         .named_children(&mut c)
-        .take_while(|k| k.kind() != "do_group")
+        .take_while(|k| k.kind_name() != "do_group")
         .filter(|k| is_statement(*k))
         .collect();
     let [cond] = conditions.as_slice() else {
         return false;
     };
-    let until = looped.child(0).is_some_and(|k| k.kind() == "until");
+    let until = looped.child(0).is_some_and(|k| k.kind_name() == "until");
     // `until TEST`, `while TEST`, or `until TEST || check` (`until check || TEST`: bounded_condition).
     let counter_ends = tests_a_counter(*cond, walk, &counted)
         || until
-            && cond.kind() == "list"
+            && cond.kind_name() == "list"
             && cond.named_child_count() == 2
-            && cond.child(1).is_some_and(|op| op.kind() == "||")
+            && cond.child(1).is_some_and(|op| op.kind_name() == "||")
             && cond.named_child(0).is_some_and(|t| tests_a_counter(t, walk, &counted));
     let check_and_break = |s: Node<'_>| {
-        s.kind() == "list"
+        s.kind_name() == "list"
             && s.named_child_count() == 2
-            && s.child(1).is_some_and(|op| op.kind() == "&&")
-            && s.named_child(0).is_some_and(|l| matches!(l.kind(), "command" | "redirected_statement"))
+            && s.child(1).is_some_and(|op| op.kind_name() == "&&")
+            && s.named_child(0).is_some_and(|l| matches!(l.kind_name(), "command" | "redirected_statement"))
             && s.named_child(1).is_some_and(|r| is_break(r, walk))
     };
     !counted.is_empty()
@@ -389,7 +390,7 @@ pub(super) fn counted_break<'t>(
     rules: &Rules,
     funcs: &Funcs,
 ) -> Option<Node<'t>> {
-    let looped = list.parent().filter(|b| b.kind() == "do_group")?.parent()?;
+    let looped = list.parent().filter(|b| b.kind_name() == "do_group")?.parent()?;
     (list.named_child(1).is_some_and(|r| is_break(r, walk)) && counted_loop(looped, walk, rules, funcs))
         .then_some(looped)
 }
@@ -414,7 +415,7 @@ fn test_holds(op: &str, status: u8, n: &str) -> Option<bool> {
 
 /// The first command `next` runs: itself, the left of an `&&`/`||` list, an `if`'s condition.
 fn first_command(next: Node<'_>) -> Option<Node<'_>> {
-    match next.kind() {
+    match next.kind_name() {
         "list" => first_command(next.named_child(0)?),
         "if_statement" => first_command(next.child_by_field_name("condition")?),
         "test_command" | "command" => Some(next),
@@ -437,8 +438,9 @@ pub(super) fn status_test(
     walk: &Walk<'_>,
     rules: &Rules,
 ) -> Option<&'static str> {
-    let cmd = if at.kind() == "redirected_statement" { at.child_by_field_name("body")? } else { at };
-    let name = cmd.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| cmd.kind() == "command")?;
+    let cmd = if at.kind_name() == "redirected_statement" { at.child_by_field_name("body")? } else { at };
+    let name =
+        cmd.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| cmd.kind_name() == "command")?;
     if rules.shadowed || rules.functions.iter().any(|f| f == name) {
         return None;
     }

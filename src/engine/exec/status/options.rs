@@ -5,6 +5,7 @@
 //! a tree gives every command of it (`TreeFacts`): where a status is read, whether an `exec` is
 //! only the script's last command (`exec_only_last`), and whether a function leaves state.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::flow::mentions;
@@ -258,11 +259,12 @@ pub(super) enum Opt {
 fn shell_of(k: Node<'_>) -> Option<Node<'_>> {
     let mut at = k;
     loop {
-        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+        if at.next_sibling().is_some_and(|s| s.kind_name() == "&") {
             return Some(at);
         }
         let p = at.parent()?;
-        if matches!(p.kind(), "subshell" | "command_substitution" | "process_substitution" | "pipeline") {
+        if matches!(p.kind_name(), "subshell" | "command_substitution" | "process_substitution" | "pipeline")
+        {
             return Some(p);
         }
         at = p;
@@ -408,7 +410,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     let uses_output = src.contains(['|', '<', '>', '`']) || src.contains("$(");
     let walked = reads || uses_output || src.contains("set") || src.contains('(') || src.contains("function");
     let visit = |k: Node<'t>| {
-        match k.kind() {
+        match k.kind_name() {
             "function_definition" => {
                 if reads && !body_reads_status && reads_status_text(text(k, walk)) {
                     body_reads_status = true;
@@ -504,7 +506,7 @@ pub(in crate::engine::exec) fn defines_stateful_function(root: Node<'_>, walk: &
 
 /// Whether `k` is a `set` command (looked at by [`option_on_at`]).
 fn set_command(k: Node<'_>, walk: &Walk<'_>) -> bool {
-    k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set")
+    k.kind_name() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set")
 }
 
 /// Adds what the `set` command `k` does to option `opt` to `facts`.
@@ -522,7 +524,7 @@ fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t
     let mut func = None;
     let mut up = k.parent();
     while let Some(p) = up {
-        if p.kind() == "function_definition" {
+        if p.kind_name() == "function_definition" {
             func = p.child_by_field_name("name").map(|m| text(m, walk));
         }
         up = p.parent();
@@ -542,7 +544,7 @@ fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t
     let mut loops = Vec::new();
     let mut up = k.parent();
     while let Some(p) = up {
-        if matches!(p.kind(), "for_statement" | "c_style_for_statement" | "while_statement") {
+        if matches!(p.kind_name(), "for_statement" | "c_style_for_statement" | "while_statement") {
             loops.push(p);
         }
         up = p.parent();
@@ -553,7 +555,7 @@ fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t
         if shell.is_some_and(|s| s == p) {
             break;
         }
-        certain &= matches!(p.kind(), "program" | "compound_statement");
+        certain &= matches!(p.kind_name(), "program" | "compound_statement");
         up = p.parent();
     }
     facts.sets.push(SetFact { node: k, on, shell, certain, loops });
@@ -581,7 +583,7 @@ fn exec_only_last_of(root: Node<'_>, walk: &Walk<'_>, count: usize) -> bool {
         return false;
     };
     count == 1
-        && last.kind() == "command"
+        && last.kind_name() == "command"
         && last.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec")
         && {
             let mut c = last.walk();
@@ -608,12 +610,14 @@ fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
     let mut stack = vec![root];
     while let Some(k) = stack.pop() {
         let mut c = k.walk();
-        if k.kind() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec") {
+        if k.kind_name() == "command"
+            && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec")
+        {
             let mut c = k.walk();
             let args = k.children_by_field_name("argument", &mut c).count();
             let mut c = k.walk();
             let mut redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
-            if let Some(p) = k.parent().filter(|p| p.kind() == "redirected_statement") {
+            if let Some(p) = k.parent().filter(|p| p.kind_name() == "redirected_statement") {
                 let mut c = p.walk();
                 redirects.extend(p.children_by_field_name("redirect", &mut c));
             }

@@ -2,6 +2,7 @@
 //! substitution, a pipeline, a file the script names again) makes that output data the script
 //! uses, so the command is not uncoupled.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::shell::Walk;
@@ -58,7 +59,7 @@ fn output_reaches<'a>(
     substitutions: bool,
 ) -> bool {
     for parent in up {
-        match parent.kind() {
+        match parent.kind_name() {
             "command_substitution" | "process_substitution" if substitutions => return true,
             "redirected_statement" if writes_a_named_file(parent, walk) => return true,
             "pipeline" => {
@@ -99,12 +100,12 @@ fn read_by_a_case_pattern(n: Node<'_>, walk: &Walk<'_>) -> bool {
     }
     let mut child = n;
     while let Some(parent) = child.parent() {
-        match parent.kind() {
+        match parent.kind_name() {
             // (`{ check; } >/dev/null || echo ok`: the group prints nothing there.)
             "redirected_statement" if stdout_thrown_away(parent, walk) => return false,
             "command_substitution" => {
                 let mut up = parent.parent();
-                while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
+                while let Some(u) = up.filter(|u| matches!(u.kind_name(), "string" | "concatenation")) {
                     up = u.parent();
                 }
                 return up.and_then(|up| subst::case_of_pattern(parent, up)).is_some();
@@ -147,25 +148,26 @@ pub(super) const MERGED: &str = "its output is read together with another check'
 /// whose match the walk decides).
 fn merged_with_another_check(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let mut sub = n;
-    while sub.kind() != "process_substitution" {
+    while sub.kind_name() != "process_substitution" {
         match sub.parent() {
-            Some(p) if !matches!(p.kind(), "command_substitution" | "program") => sub = p,
+            Some(p) if !matches!(p.kind_name(), "command_substitution" | "program") => sub = p,
             _ => return false,
         }
     }
-    let Some(reader) = sub.parent().filter(|r| r.kind() == "command" && text(sub, walk).starts_with("<("))
+    let Some(reader) =
+        sub.parent().filter(|r| r.kind_name() == "command" && text(sub, walk).starts_with("<("))
     else {
         return false;
     };
     let mut c = reader.walk();
     let others: Vec<Node<'_>> = reader
         .children_by_field_name("argument", &mut c)
-        .filter(|a| *a != sub && a.kind() == "process_substitution" && text(*a, walk).starts_with("<("))
+        .filter(|a| *a != sub && a.kind_name() == "process_substitution" && text(*a, walk).starts_with("<("))
         .collect();
     others.into_iter().any(|other| {
         let mut runs_client = false;
         each_node(other, |k| {
-            if k.kind() == "command"
+            if k.kind_name() == "command"
                 && let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk))
             {
                 let mut c = k.walk();

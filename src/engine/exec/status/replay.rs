@@ -16,6 +16,7 @@
 //! 124 too): when the row has none, 1 to 255 (`representatives`); a test the replay cannot evaluate (`[ $? -ne
 //! $LIMIT ]`) is a doubt, never a denial.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::clients::find_client;
@@ -148,11 +149,11 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
     if !replayable(walk, rules) {
         return None;
     }
-    let cmd = if n.kind() == "redirected_statement" { n.child_by_field_name("body")? } else { n };
+    let cmd = if n.kind_name() == "redirected_statement" { n.child_by_field_name("body")? } else { n };
     // (A function named like a command the replay runs, `test`, `exit`, `echo`, stops it where
     // it is called: `Run::command`. One never called changes nothing, s19: `test() { return 1;
     // }; check; rc=$?; [ $rc -ne 3 ]` runs the builtin `[`, 0 / 0 in bash 5.2 and dash 0.5.12.)
-    if cmd.kind() != "command" {
+    if cmd.kind_name() != "command" {
         return None;
     }
     let known = outage_codes(cmd, walk);
@@ -172,7 +173,7 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
         }
     }
     let mut top = n;
-    while let Some(p) = top.parent().filter(|p| p.kind() != "program") {
+    while let Some(p) = top.parent().filter(|p| p.kind_name() != "program") {
         top = p;
     }
     match known {
@@ -225,11 +226,11 @@ fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Ve
 /// pushed on `ends`.
 fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Option<()> {
     loop {
-        if at.next_sibling().is_some_and(|s| s.kind() == "&") {
+        if at.next_sibling().is_some_and(|s| s.kind_name() == "&") {
             return None;
         }
         let parent = at.parent()?;
-        match parent.kind() {
+        match parent.kind_name() {
             "redirected_statement" => {
                 if writes_a_named_file(parent, run.walk) {
                     return None;
@@ -245,7 +246,7 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                     // whatever the check wrote.
                     let reader = parts.last().filter(|_| parts.len() == 2)?;
                     let name = reader.child_by_field_name("name").map(|m| text(m, run.walk));
-                    if reader.kind() != "command"
+                    if reader.kind_name() != "command"
                         || !matches!(name, Some("grep" | "egrep" | "fgrep"))
                         || text(*reader, run.walk).contains(['$', '`', '>', '<'])
                     {
@@ -282,7 +283,7 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
             }
             "list" => {
                 let left = parent.named_child(0)?;
-                let op = parent.child(1)?.kind();
+                let op = parent.child(1)?.kind_name();
                 let right = parent.named_child(parent.named_child_count().checked_sub(1)?)?;
                 let runs_right = match op {
                     "&&" => run.status == 0,
@@ -299,13 +300,13 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
             }
             "program" | "compound_statement" | "subshell" | "case_item" | "else_clause" | "elif_clause"
             | "if_statement" => {
-                if parent.kind() == "case_item" && !super::in_case_body(at, parent) {
+                if parent.kind_name() == "case_item" && !super::in_case_body(at, parent) {
                     return None;
                 }
                 let after = siblings_after(at, parent)
-                    .take_while(|k| !matches!(k.kind(), "then" | "fi" | "elif_clause" | "else_clause"))
+                    .take_while(|k| !matches!(k.kind_name(), "then" | "fi" | "elif_clause" | "else_clause"))
                     .filter(|k| is_statement(*k));
-                let subshell = parent.kind() == "subshell";
+                let subshell = parent.kind_name() == "subshell";
                 match run.seq(after) {
                     Flow::Next(s) => run.status = s,
                     Flow::Exit(s) if subshell => run.status = s,
@@ -316,7 +317,7 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                     // What it assigned is gone after it.
                     run.vars.last_mut()?.clear();
                 }
-                match parent.kind() {
+                match parent.kind_name() {
                     "program" => return end(ends, End::Exit(run.status)),
                     "if_statement" if super::in_condition(at, parent) => match run.branches(parent) {
                         Flow::Next(s) => run.status = s,
@@ -326,7 +327,7 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                     "elif_clause" if super::in_condition(at, parent) => return None,
                     "case_item" => {
                         let mut c = parent.walk();
-                        if parent.children(&mut c).any(|k| matches!(k.kind(), ";&" | ";;&")) {
+                        if parent.children(&mut c).any(|k| matches!(k.kind_name(), ";&" | ";;&")) {
                             return None;
                         }
                         at = parent.parent()?;
@@ -432,7 +433,7 @@ impl Run<'_, '_> {
     fn stmt(&mut self, s: Node<'_>) -> Flow {
         self.steps += 1;
         let stop = Flow::Stop(s.start_byte());
-        if self.steps > MAX_STEPS || s.next_sibling().is_some_and(|k| k.kind() == "&") {
+        if self.steps > MAX_STEPS || s.next_sibling().is_some_and(|k| k.kind_name() == "&") {
             return stop;
         }
         let t = text(s, self.walk);
@@ -450,7 +451,7 @@ impl Run<'_, '_> {
                 reads_status_text(t) || run.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]));
             Flow::Stop(s.start_byte())
         };
-        match s.kind() {
+        match s.kind_name() {
             "command" => self.command(s).unwrap_or(stop),
             "test_command" => {
                 let held = if let Some(e) = t.strip_prefix("((").and_then(|x| x.strip_suffix("))")) {
@@ -495,7 +496,7 @@ impl Run<'_, '_> {
                     other => return other,
                 };
                 self.status = l;
-                match op.kind() {
+                match op.kind_name() {
                     "&&" if l == 0 => self.stmt(right),
                     "||" if l != 0 => self.stmt(right),
                     "&&" | "||" => Flow::Next(l),
@@ -540,7 +541,7 @@ impl Run<'_, '_> {
                 let cond: Vec<Node<'_>> = s
                     .children(&mut c)
                     .skip(1)
-                    .take_while(|k| k.kind() != "then")
+                    .take_while(|k| k.kind_name() != "then")
                     .filter(|k| is_statement(*k))
                     .collect();
                 match self.seq(cond.into_iter()) {
@@ -558,13 +559,13 @@ impl Run<'_, '_> {
     fn branches(&mut self, s: Node<'_>) -> Flow {
         let mut c = s.walk();
         let kids: Vec<Node<'_>> = s.children(&mut c).collect();
-        let then = kids.iter().position(|k| k.kind() == "then");
+        let then = kids.iter().position(|k| k.kind_name() == "then");
         let Some(then) = then else { return Flow::Stop(s.start_byte()) };
         let body = |from: usize| {
             kids[from..]
                 .iter()
                 .copied()
-                .take_while(|k| !matches!(k.kind(), "elif_clause" | "else_clause" | "fi"))
+                .take_while(|k| !matches!(k.kind_name(), "elif_clause" | "else_clause" | "fi"))
                 .filter(|k| is_statement(*k))
                 .collect::<Vec<_>>()
         };
@@ -572,11 +573,11 @@ impl Run<'_, '_> {
             return self.seq(body(then + 1).into_iter());
         }
         for k in &kids[then + 1..] {
-            match k.kind() {
+            match k.kind_name() {
                 "elif_clause" => {
                     let mut c = k.walk();
                     let parts: Vec<Node<'_>> = k.children(&mut c).collect();
-                    let Some(t) = parts.iter().position(|p| p.kind() == "then") else {
+                    let Some(t) = parts.iter().position(|p| p.kind_name() == "then") else {
                         return Flow::Stop(k.start_byte());
                     };
                     match self.seq(parts[..t].iter().copied().filter(|p| is_statement(*p))) {
@@ -607,7 +608,7 @@ impl Run<'_, '_> {
             return None;
         }
         let mut c = s.walk();
-        if s.named_children(&mut c).any(|k| k.kind() == "variable_assignment") {
+        if s.named_children(&mut c).any(|k| k.kind_name() == "variable_assignment") {
             return None;
         }
         let mut c = s.walk();

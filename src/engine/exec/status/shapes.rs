@@ -4,6 +4,7 @@
 //! - `(exec CMD)`: `exec` replaces the subshell, not the script (bash manual, "Command Execution
 //!   Environment"), so the subshell's status is CMD's, judged where the subshell is.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::clients::find_client;
@@ -20,10 +21,11 @@ use super::{Funcs, each_node, is_statement, leaves, text};
 pub(super) fn subshell_last_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
     let mut found = 0;
     each_node(root, |k| {
-        if k.kind() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, walk) != "exec") {
+        if k.kind_name() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, walk) != "exec")
+        {
             return;
         }
-        let Some(sub) = k.parent().filter(|p| p.kind() == "subshell") else {
+        let Some(sub) = k.parent().filter(|p| p.kind_name() == "subshell") else {
             return;
         };
         let mut c = k.walk();
@@ -33,7 +35,7 @@ pub(super) fn subshell_last_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
             .is_some_and(|a| !text(a, walk).starts_with('-'));
         let mut c = sub.walk();
         let last = sub.named_children(&mut c).filter(|s| is_statement(*s)).last();
-        let background = k.next_sibling().is_some_and(|s| s.kind() == "&");
+        let background = k.next_sibling().is_some_and(|s| s.kind_name() == "&");
         if runs_program && last == Some(k) && !background {
             found += 1;
         }
@@ -58,7 +60,7 @@ pub(super) fn constant_argument(
     walk: &Walk<'_>,
     functions: &[String],
 ) -> bool {
-    if up.kind() != "command"
+    if up.kind_name() != "command"
         || up.child_by_field_name("name").is_some_and(|m| m.byte_range().contains(&sub.start_byte()))
     {
         return false;
@@ -67,10 +69,10 @@ pub(super) fn constant_argument(
     if sub.named_children(&mut c).filter(|s| is_statement(*s)).count() != 1 {
         return false;
     }
-    let (cmd, redirects) = match at.kind() {
+    let (cmd, redirects) = match at.kind_name() {
         "command" => (at, Vec::new()),
         "redirected_statement" => {
-            let Some(body) = at.child_by_field_name("body").filter(|b| b.kind() == "command") else {
+            let Some(body) = at.child_by_field_name("body").filter(|b| b.kind_name() == "command") else {
                 return false;
             };
             let mut c = at.walk();
@@ -108,7 +110,7 @@ pub(super) fn constant_argument(
 /// The `case` statement whose subject (`case WORD in`) holds `n`, if `up` (the first node above
 /// `n` that is not a string or a concatenation) is one.
 pub(super) fn case_of_subject<'t>(n: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
-    (up.kind() == "case_statement"
+    (up.kind_name() == "case_statement"
         && up.child_by_field_name("value").is_some_and(|v| v.byte_range().contains(&n.start_byte())))
     .then_some(up)
 }
@@ -128,14 +130,19 @@ pub(super) fn case_is_harmless(
     selectable: impl Fn(Node<'_>) -> bool,
 ) -> bool {
     let mut c = case.walk();
-    let items: Vec<Node<'_>> =
-        case.named_children(&mut c).filter(|k| k.kind() == "case_item").filter(|k| selectable(*k)).collect();
+    let items: Vec<Node<'_>> = case
+        .named_children(&mut c)
+        .filter(|k| k.kind_name() == "case_item")
+        .filter(|k| selectable(*k))
+        .collect();
     let bodies: Vec<Node<'_>> = items
         .iter()
         .flat_map(|item| {
             let close = {
                 let mut c = item.walk();
-                item.children(&mut c).find(|k| k.kind() == ")").map_or(item.start_byte(), |p| p.end_byte())
+                item.children(&mut c)
+                    .find(|k| k.kind_name() == ")")
+                    .map_or(item.start_byte(), |p| p.end_byte())
             };
             let mut c = item.walk();
             item.named_children(&mut c)
@@ -160,8 +167,9 @@ pub(super) fn case_on_outage_status_is_harmless(
     walk: &Walk<'_>,
     funcs: &Funcs,
 ) -> bool {
-    let cmd = if at.kind() == "redirected_statement" { at.child_by_field_name("body") } else { Some(at) };
-    let Some(cmd) = cmd.filter(|c| c.kind() == "command") else {
+    let cmd =
+        if at.kind_name() == "redirected_statement" { at.child_by_field_name("body") } else { Some(at) };
+    let Some(cmd) = cmd.filter(|c| c.kind_name() == "command") else {
         return false;
     };
     let Some(name) = cmd.child_by_field_name("name").map(|m| text(m, walk)) else {
@@ -173,7 +181,7 @@ pub(super) fn case_on_outage_status_is_harmless(
     let Some(client) = find_client(name, &args).filter(|c| !c.outage_status.is_empty()) else {
         return false;
     };
-    if next.kind() != "case_statement"
+    if next.kind_name() != "case_statement"
         || !next.child_by_field_name("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
     {
         return false;
@@ -206,13 +214,13 @@ pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) 
             return true;
         }
         let Some(exp) = k.parent().filter(|e| {
-            e.kind() == "simple_expansion"
-                || (e.kind() == "expansion" && text(*e, walk) == format!("${{{var}}}"))
+            e.kind_name() == "simple_expansion"
+                || (e.kind_name() == "expansion" && text(*e, walk) == format!("${{{var}}}"))
         }) else {
             return false;
         };
         let mut up = exp.parent();
-        while let Some(u) = up.filter(|u| matches!(u.kind(), "string" | "concatenation")) {
+        while let Some(u) = up.filter(|u| matches!(u.kind_name(), "string" | "concatenation")) {
             up = u.parent();
         }
         up.and_then(|u| case_of_subject(exp, u))
@@ -227,7 +235,7 @@ pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) 
 /// in orders-db localhost; do pg_isready -h $h; done` exits 0 with the database down; `for h in
 /// localhost orders-db; ...` exits 2). The list's words must be plain (no expansion, no glob).
 pub(super) fn last_round_is_local<'t>(at: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
-    if at.kind() != "command" {
+    if at.kind_name() != "command" {
         return None;
     }
     let (looped, var, values) = one_statement_for_loop(at, walk)?;
@@ -248,11 +256,11 @@ pub(super) fn continues_its_loop(list: Node<'_>, right: Node<'_>, walk: &Walk<'_
     if text(right, walk).trim() != "continue" {
         return false;
     }
-    let Some(body) = list.parent().filter(|b| b.kind() == "do_group") else {
+    let Some(body) = list.parent().filter(|b| b.kind_name() == "do_group") else {
         return false;
     };
     let mut c = body.walk();
-    body.parent().is_some_and(|l| l.kind() == "for_statement")
+    body.parent().is_some_and(|l| l.kind_name() == "for_statement")
         && body.named_children(&mut c).filter(|k| is_statement(*k)).last() == Some(list)
 }
 
@@ -262,21 +270,22 @@ pub(super) fn continues_its_loop(list: Node<'_>, right: Node<'_>, walk: &Walk<'_
 /// when no line came (POSIX, 2.9.4 "The while Loop"; bash 5.2 and dash 0.5.12: `pg_isready -h
 /// db | while read -r l; do echo "$l"; done` exits 0 with the database down).
 pub(super) fn harmless_read_loop(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
-    if k.kind() != "while_statement" {
+    if k.kind_name() != "while_statement" {
         return false;
     }
     let (Some(cond), Some(body)) = (k.child_by_field_name("condition"), k.child_by_field_name("body")) else {
         return false;
     };
-    let cond = match cond.kind() {
+    let cond = match cond.kind_name() {
         "command" => cond,
         _ => return false,
     };
     let read = cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "read");
     let mut c = cond.walk();
     let plain = cond.named_children(&mut c).all(|a| {
-        matches!(a.kind(), "command_name" | "word")
-            || (a.kind() == "variable_assignment" && matches!(text(a, walk), "IFS=" | "IFS=''" | "IFS=\"\""))
+        matches!(a.kind_name(), "command_name" | "word")
+            || (a.kind_name() == "variable_assignment"
+                && matches!(text(a, walk), "IFS=" | "IFS=''" | "IFS=\"\""))
     }) && !text(cond, walk).contains(['$', '`']);
     let mut c = body.walk();
     let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|s| is_statement(*s)).collect();
@@ -312,7 +321,7 @@ pub(super) fn errexit_skips_only_output(at: Node<'_>, sub: Node<'_>, walk: &Walk
 /// (`-q`, in a group of short flags too, or a `--q...` long option) or a redirection: its output is
 /// never empty, up or down.
 fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
-    if parent.kind() != "command_substitution" || at.kind() != "command" {
+    if parent.kind_name() != "command_substitution" || at.kind_name() != "command" {
         return false;
     }
     let mut c = parent.walk();
@@ -339,7 +348,7 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
 /// `[ -z "$V" ]`, `[ "$V" ]`, `test -n "$V"`, `test -z "$V"` (quoted), or the same in `[[ ]]`,
 /// each the test's only operand ([`emptiness_test_of`]).
 fn emptiness_test(k: Node<'_>, walk: &Walk<'_>) -> bool {
-    let Some(exp) = k.parent().filter(|e| matches!(e.kind(), "simple_expansion" | "expansion")) else {
+    let Some(exp) = k.parent().filter(|e| matches!(e.kind_name(), "simple_expansion" | "expansion")) else {
         return false;
     };
     let var = text(k, walk);
@@ -388,19 +397,19 @@ pub(super) struct Operand<'t> {
 /// The [`Operand`] where `exp` (an expansion or a command substitution) stands.
 pub(super) fn operand<'t>(exp: Node<'t>, walk: &Walk<'_>) -> Operand<'t> {
     let mut node = exp;
-    if let Some(s) = node.parent().filter(|s| s.kind() == "string") {
+    if let Some(s) = node.parent().filter(|s| s.kind_name() == "string") {
         node = s;
     }
-    if let Some(c) = node.parent().filter(|c| c.kind() == "concatenation") {
+    if let Some(c) = node.parent().filter(|c| c.kind_name() == "concatenation") {
         node = c;
     }
     // (A backslash-newline is removed before anything else: `"$(check)\<newline>"` adds nothing.)
     let literal_text = |n: Node<'_>| !text(n, walk).replace("\\\n", "").is_empty();
     let (mut one_field, mut literal) = (true, false);
-    let mut part = |p: Node<'_>| match p.kind() {
+    let mut part = |p: Node<'_>| match p.kind_name() {
         "string" => {
             let mut c = p.walk();
-            literal |= p.named_children(&mut c).any(|k| k.kind() == "string_content" && literal_text(k));
+            literal |= p.named_children(&mut c).any(|k| k.kind_name() == "string_content" && literal_text(k));
         }
         "raw_string" => literal |= text(p, walk).len() > 2,
         "word" => {
@@ -409,7 +418,7 @@ pub(super) fn operand<'t>(exp: Node<'t>, walk: &Walk<'_>) -> Operand<'t> {
         }
         _ => one_field = false,
     };
-    if node.kind() == "concatenation" {
+    if node.kind_name() == "concatenation" {
         let mut c = node.walk();
         node.named_children(&mut c).for_each(&mut part);
     } else {
@@ -429,9 +438,9 @@ pub(super) fn emptiness_test_of<'t>(w: &Operand<'t>, walk: &Walk<'_>) -> Option<
         p.named_children(&mut c).map(|n| n.id()).eq([child.id()])
     };
     let emptiness_operator =
-        |n: Node<'_>| n.kind() == "test_operator" && matches!(text(n, walk), "-n" | "-z");
+        |n: Node<'_>| n.kind_name() == "test_operator" && matches!(text(n, walk), "-n" | "-z");
     let p = w.node.parent()?;
-    let test = match p.kind() {
+    let test = match p.kind_name() {
         "unary_expression" => {
             let op = p.child_by_field_name("operator");
             if !op.is_some_and(emptiness_operator) || p.named_child(1) != Some(w.node) {
@@ -453,8 +462,8 @@ pub(super) fn emptiness_test_of<'t>(w: &Operand<'t>, walk: &Walk<'_>) -> Option<
         }
         _ => return None,
     };
-    let unary_or_operand = if p.kind() == "unary_expression" { p } else { w.node };
-    (test.kind() == "test_command"
+    let unary_or_operand = if p.kind_name() == "unary_expression" { p } else { w.node };
+    (test.kind_name() == "test_command"
         && only_child(test, unary_or_operand)
         && (w.one_field || text(test, walk).starts_with("[[")))
     .then_some(test)

@@ -13,6 +13,7 @@
 //!
 //! And, alike, a pipeline element that reads nothing of the check's output ([`ignores_stdin`]).
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::shell::Walk;
@@ -29,27 +30,32 @@ pub(super) const LATER_SUBSTITUTION: &str =
 /// `&&`/`||` list, or after `!` (errexit ignores the last four: bash manual, `set -e`); or the
 /// `variable_assignments` of one (`x=$(a) y=$(b)`).
 pub(super) fn assignment_statement_in(p: Node<'_>) -> bool {
-    if p.kind() == "variable_assignments" {
-        return p.parent().is_some_and(|q| q.kind() != "variable_assignments" && assignment_statement_in(q));
+    if p.kind_name() == "variable_assignments" {
+        return p
+            .parent()
+            .is_some_and(|q| q.kind_name() != "variable_assignments" && assignment_statement_in(q));
     }
-    is_list_of_statements(p.kind())
-        || matches!(p.kind(), "if_statement" | "elif_clause" | "while_statement" | "list" | "negated_command")
+    is_list_of_statements(p.kind_name())
+        || matches!(
+            p.kind_name(),
+            "if_statement" | "elif_clause" | "while_statement" | "list" | "negated_command"
+        )
 }
 
 /// Whether the assignment statement `up` (a `variable_assignment`, alone or one of a
 /// `variable_assignments`) performs a command substitution after `subst` ends, not inside an
 /// expansion that may not run it (`${y:-$(true)}`): its status is then that one's.
 pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
-    if up.kind() != "variable_assignment" {
+    if up.kind_name() != "variable_assignment" {
         return false;
     }
-    let statement = up.parent().filter(|p| p.kind() == "variable_assignments").unwrap_or(up);
+    let statement = up.parent().filter(|p| p.kind_name() == "variable_assignments").unwrap_or(up);
     let mut later = false;
     each_node_pruned(statement, |k| {
-        if later || k.kind() == "expansion" {
+        if later || k.kind_name() == "expansion" {
             return false;
         }
-        if k.kind() == "command_substitution" && k.start_byte() >= subst.end_byte() {
+        if k.kind_name() == "command_substitution" && k.start_byte() >= subst.end_byte() {
             later = true;
             return false;
         }
@@ -63,8 +69,8 @@ pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
 /// standard error (`check >/dev/null`, `check >/dev/null 2>&1`, `check &>/dev/null`), read in
 /// order (`check 2>&1 >/dev/null` writes its errors into the value: not taken).
 pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
-    if at.kind() != "redirected_statement"
-        || at.child_by_field_name("body").is_none_or(|b| b.kind() != "command")
+    if at.kind_name() != "redirected_statement"
+        || at.child_by_field_name("body").is_none_or(|b| b.kind_name() != "command")
     {
         return false;
     }
@@ -73,7 +79,7 @@ pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
     let mut c = at.walk();
     let mut any = false;
     for r in at.children_by_field_name("redirect", &mut c) {
-        if r.kind() != "file_redirect" {
+        if r.kind_name() != "file_redirect" {
             return false;
         }
         any = true;
@@ -114,7 +120,7 @@ pub(in crate::engine::exec) fn clears_errexit_in_bash(
     }
     let mut up = n.parent();
     while let Some(p) = up {
-        if p.kind() == "command_substitution" {
+        if p.kind_name() == "command_substitution" {
             return !mentions(text(p, walk), &["set"]);
         }
         up = p.parent();
@@ -127,7 +133,7 @@ pub(in crate::engine::exec) fn clears_errexit_in_bash(
 /// concatenation) is that item: its output only chooses the item, as a subject's does
 /// (`shapes::case_is_harmless`): `case ok in $(check && echo ok)) echo up;; esac` exits 0 / 0.
 pub(super) fn case_of_pattern<'t>(subst: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
-    (up.kind() == "case_item" && !in_case_body(subst, up)).then(|| up.parent()).flatten()
+    (up.kind_name() == "case_item" && !in_case_body(subst, up)).then(|| up.parent()).flatten()
 }
 
 /// A reason the walk gives (`discarded`).
@@ -138,11 +144,11 @@ pub(super) const PROCSUB_OUT: &str = "its status is lost in an output process su
 /// output goes where the shell's does when the statement runs, judged there
 /// (`output_used_above`): `echo hi > >(check >/dev/null)` exits 0 / 0 in bash 5.2 (s16, vd3 ps12).
 pub(super) fn output_procsub<'t>(sub: Node<'t>, parent: Node<'t>) -> Option<Node<'t>> {
-    if sub.kind() != "process_substitution" || sub.child(0).is_none_or(|k| k.kind() != ">(") {
+    if sub.kind_name() != "process_substitution" || sub.child(0).is_none_or(|k| k.kind_name() != ">(") {
         return None;
     }
-    match parent.kind() {
-        "file_redirect" => parent.parent().filter(|s| s.kind() == "redirected_statement"),
+    match parent.kind_name() {
+        "file_redirect" => parent.parent().filter(|s| s.kind_name() == "redirected_statement"),
         "command" => Some(parent),
         _ => None,
     }
@@ -154,7 +160,8 @@ pub(super) fn output_procsub<'t>(sub: Node<'t>, parent: Node<'t>) -> Option<Node
 /// `-K`/`--config`); not a function. `redis-cli -h cache ping | redis-cli ping` has the local
 /// check's status: bash 5.2 and dash 0.5.12 exit 0 / 0 (s16, vd3 o26).
 pub(super) fn ignores_stdin(k: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| k.kind() == "command")
+    let Some(name) =
+        k.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| k.kind_name() == "command")
     else {
         return false;
     };
@@ -200,7 +207,7 @@ pub(super) fn nonempty_with_errors<'t>(
 ) -> Option<Node<'t>> {
     let body = at
         .child_by_field_name("body")
-        .filter(|b| b.kind() == "command" && at.kind() == "redirected_statement")?;
+        .filter(|b| b.kind_name() == "command" && at.kind_name() == "redirected_statement")?;
     let mut c = at.walk();
     let redirects: Vec<String> = at
         .children_by_field_name("redirect", &mut c)

@@ -1,6 +1,7 @@
 //! Walking a syntax tree: every node in text order (with or without pruning) and the path from
 //! the root down to a node. One cursor each, nothing collected but the path.
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::flow::mentions;
@@ -50,7 +51,7 @@ pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMu
         if !ok {
             return false;
         }
-        if k.kind() == "variable_name" && text(k, walk) == var {
+        if k.kind_name() == "variable_name" && text(k, walk) == var {
             seen += 1;
             ok &= k == name || read(k);
         }
@@ -96,14 +97,14 @@ pub(super) fn parent_on<'t>(
 /// `elif_clause`).
 pub(super) fn in_condition(at: Node<'_>, parent: Node<'_>) -> bool {
     let mut c = parent.walk();
-    let then = parent.children(&mut c).find(|k| k.kind() == "then");
+    let then = parent.children(&mut c).find(|k| k.kind_name() == "then");
     then.is_some_and(|t| at.end_byte() <= t.start_byte())
 }
 
 /// Whether `at` is in a `case` item's body (after its `)`), not one of its patterns.
 pub(super) fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
     let mut c = item.walk();
-    let close = item.children(&mut c).find(|k| k.kind() == ")");
+    let close = item.children(&mut c).find(|k| k.kind_name() == ")");
     close.is_some_and(|p| at.start_byte() >= p.end_byte())
 }
 
@@ -111,11 +112,11 @@ pub(super) fn in_case_body(at: Node<'_>, item: Node<'_>) -> bool {
 /// clause of its `if`, or a `case` item's terminator).
 pub(super) fn last_statement(at: Node<'_>, parent: Node<'_>) -> bool {
     for s in siblings_after(at, parent) {
-        if is_statement(s) && !matches!(s.kind(), "elif_clause" | "else_clause") {
+        if is_statement(s) && !matches!(s.kind_name(), "elif_clause" | "else_clause") {
             return false;
         }
         if !s.is_named()
-            && matches!(s.kind(), "then" | "fi" | "done" | "}" | ")" | ";;" | ";&" | ";;&" | "esac")
+            && matches!(s.kind_name(), "then" | "fi" | "done" | "}" | ")" | ";;" | ";&" | ";;&" | "esac")
         {
             return true;
         }

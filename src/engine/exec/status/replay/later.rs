@@ -3,6 +3,7 @@
 //! ([`status_subject_of`], [`Run::case_on`]), and the variables a statement the replay cannot run leaves unread
 //! ([`Run::dead_at`]).
 
+use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::super::flow::mentions;
@@ -22,10 +23,11 @@ impl Run<'_, '_> {
     /// [`Run::case`] of `case` statement `s` on the value `subject`.
     pub(super) fn case_on(&mut self, s: Node<'_>, subject: &str) -> Option<Flow> {
         let mut c = s.walk();
-        let items: Vec<Node<'_>> = s.named_children(&mut c).filter(|k| k.kind() == "case_item").collect();
+        let items: Vec<Node<'_>> =
+            s.named_children(&mut c).filter(|k| k.kind_name() == "case_item").collect();
         for item in items {
             let mut c = item.walk();
-            if item.children(&mut c).any(|k| matches!(k.kind(), ";&" | ";;&")) {
+            if item.children(&mut c).any(|k| matches!(k.kind_name(), ";&" | ";;&")) {
                 return None;
             }
             let mut c = item.walk();
@@ -54,7 +56,7 @@ impl Run<'_, '_> {
     /// `s` may read `$?` or one of them (it names one, a function, `return`, `break`,
     /// `continue`, or an `exit` without a literal status), or is not at the top level.
     pub(super) fn dead_at(&self, s: Node<'_>, t: &str) -> Option<Vec<String>> {
-        let parent = s.parent().filter(|p| p.kind() == "program" && self.vars.len() == 1)?;
+        let parent = s.parent().filter(|p| p.kind_name() == "program" && self.vars.len() == 1)?;
         let words =
             t.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'));
         let exits_literal = words
@@ -75,7 +77,7 @@ impl Run<'_, '_> {
             .map(|(name, _)| name)
             .filter(|name| {
                 after.iter().find(|k| mentions(text(**k, self.walk), &[name.as_str()])).is_some_and(|k| {
-                    k.kind() == "variable_assignment"
+                    k.kind_name() == "variable_assignment"
                         && k.child_by_field_name("value")
                             .is_some_and(|v| !mentions(text(v, self.walk), &[name.as_str()]))
                         && k.child_by_field_name("name").is_some_and(|m| text(m, self.walk) == name.as_str())
@@ -104,8 +106,8 @@ pub(super) fn status_subject_of<'t>(at: Node<'t>, sub: Node<'t>, walk: &Walk<'_>
     }
     let mut value = sub;
     let mut case = sub.parent()?;
-    if case.kind() == "string" && text(case, walk).len() == text(sub, walk).len() + 2 {
+    if case.kind_name() == "string" && text(case, walk).len() == text(sub, walk).len() + 2 {
         (value, case) = (case, case.parent()?);
     }
-    (case.kind() == "case_statement" && case.child_by_field_name("value") == Some(value)).then_some(case)
+    (case.kind_name() == "case_statement" && case.child_by_field_name("value") == Some(value)).then_some(case)
 }
