@@ -430,6 +430,9 @@ fn explain_writes_json() {
     // Named fields with units (docs/cli.md), not an untyped pair.
     assert_eq!(e["grace"], serde_json::json!({"seconds": 30, "defaulted": false}));
     assert_eq!(e["containers"][0]["liveness"]["period"], 10);
+    // The failure budget check and the text report give: periodSeconds 10 x failureThreshold 3.
+    assert_eq!(e["containers"][0]["liveness"]["failureBudget"], 30);
+    assert_eq!(e["containers"][0]["readiness"]["failureBudget"], 10);
     let sim = &e["simulation"];
     assert_eq!(sim["written"]["scenario"]["dependencyCheck"], "liveness");
     // The same numbers as the text report (the article's table).

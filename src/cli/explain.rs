@@ -36,7 +36,7 @@
 //!   readiness` when it does.
 //!
 //! "As fixed" is the object after `probegate fix` (its `fix` findings applied) with the dependency
-//! checked by readiness only, as the `liveness-dependency` denial asks (fix cannot rewrite a
+//! checked by readiness only, as the `liveness-dependency` rule asks (fix cannot rewrite a
 //! command): a container without a readiness probe gets one with the liveness probe's timing.
 //!
 //! "Serve degraded" is the other answer to seed 004's question: no probe checks the dependency, so
@@ -152,6 +152,10 @@ pub struct Timing {
     pub failure_threshold: i64,
     /// `successThreshold`.
     pub success_threshold: i64,
+    /// The failure budget in seconds, `periodSeconds × failureThreshold` (see
+    /// [`Timing::failure_budget`]; JSON `failureBudget`): the figure `check` and the text report give.
+    #[serde(rename = "failureBudget")]
+    pub failure_budget_seconds: i64,
     /// Fields the manifest leaves out, filled in with the Kubernetes default.
     pub defaulted: Vec<&'static str>,
 }
@@ -180,6 +184,7 @@ impl Timing {
             timeout,
             failure_threshold,
             success_threshold,
+            failure_budget_seconds: period * failure_threshold,
             defaulted,
         }
     }
@@ -187,7 +192,7 @@ impl Timing {
     /// The failure budget, `periodSeconds × failureThreshold` (the Kubernetes docs' time a probe
     /// fails before it acts; what `check`'s `liveness-matches-readiness` compares), in seconds.
     pub fn failure_budget(&self) -> i64 {
-        self.period * self.failure_threshold
+        self.failure_budget_seconds
     }
 
     /// Longest time from a hang (or a failure) to the last failed check: `period × threshold + timeout`.
@@ -570,7 +575,7 @@ fn simulation(
     if job && written_check == DependencyCheck::Liveness {
         fixed.dependency_check = DependencyCheck::None;
         fixed_assumes.push(
-            "the check dropped from liveness, as the liveness-dependency denial asks of a Job's Pods (no \
+            "the check dropped from liveness, as the liveness-dependency rule asks of a Job's Pods (no \
              readiness probe: they get no Service traffic)"
                 .to_string(),
         );
@@ -579,7 +584,7 @@ fn simulation(
         if written_check == DependencyCheck::Liveness {
             fixed_assumes.push(
                 "liveness checks the process only and readiness checks the dependency, as the \
-                 liveness-dependency denial asks (fix cannot rewrite a probe's command)"
+                 liveness-dependency rule asks (fix cannot rewrite a probe's command)"
                     .to_string(),
             );
         }
