@@ -223,6 +223,22 @@ fn fix_diff_redacts_env_values_and_credentials_but_the_fixed_file_keeps_them() {
     assert_eq!(std::fs::read_to_string(&copy).unwrap(), fixed);
 }
 
+/// A Secret just below the workload: the diff's context lines reach into it (stop 33's
+/// fresh-user pass), so its stored values are masked too; the written file keeps them.
+#[test]
+fn fix_diff_masks_a_secret_beside_the_workload_it_changes() {
+    let workload = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n    livenessProbe:\n      httpGet: {path: /healthz, port: 8080}\n";
+    let secret =
+        "---\nstringData:\n  password: Pw-0f-db\nkind: Secret\napiVersion: v1\nmetadata: {name: db}\n";
+    let input = format!("{workload}{secret}");
+    let o = probegate(&["fix", "--diff", "-"], Some(&input));
+    let (diff, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(diff.contains("\n stringData:\n   password: ***\n"), "{diff}");
+    assert!(!diff.contains("Pw-0f-db") && !err.contains("Pw-0f-db"), "{diff}{err}");
+    let fixed = text(&probegate(&["fix", "-"], Some(&input)).stdout);
+    assert!(fixed.ends_with(secret), "{fixed}");
+}
+
 // === 4. one budget, one number, one unit style in `check` and `explain` ===
 
 /// `check` said "30s" where `explain` said "31 s": the failure budget (Kubernetes docs:

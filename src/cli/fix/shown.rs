@@ -21,6 +21,7 @@ pub(super) fn redact_for_display(text: &str) -> (String, usize) {
     let mut edits = Vec::new();
     for doc in located::parse_file(text) {
         if let Ok(Some(root)) = &doc.node {
+            stored_values(text, root, &mut edits);
             collect(text, root, &mut edits);
         }
     }
@@ -41,6 +42,23 @@ pub(super) fn redact_for_display(text: &str) -> (String, usize) {
     (out, count)
 }
 
+/// A Secret's or a ConfigMap's stored values (`data`, `stringData`, `binaryData`), masked: `fix`
+/// never changes them, but a diff's context lines can reach them from the workload beside them in
+/// the same file (stop 33 fresh-user pass), and either can hold a credential.
+fn stored_values(text: &str, root: &Node, edits: &mut Vec<(Range<usize>, String)>) {
+    let kind = root.get("kind").and_then(scalar_text);
+    if !matches!(kind.as_deref(), Some("Secret" | "ConfigMap")) {
+        return;
+    }
+    for field in ["data", "stringData", "binaryData"] {
+        if let Some(NodeValue::Map(entries)) = root.get(field).map(|n| &n.value) {
+            for (_, value) in entries.iter().filter(|(_, v)| scalar_text(v).is_some()) {
+                edits.extend(span(text, value).map(|r| (r.clone(), masked(&text[r]))));
+            }
+        }
+    }
+}
+
 /// A scalar's span in `text`, trailing blanks and line ends excluded.
 fn span(text: &str, node: &Node) -> Option<Range<usize>> {
     let start = node.pos.offset;
@@ -49,10 +67,14 @@ fn span(text: &str, node: &Node) -> Option<Range<usize>> {
     (node.pos.line > 0 && !raw.trim().is_empty()).then(|| start..start + raw.trim_end().len())
 }
 
-/// `***` in place of a whole value, one per line it spans (its line ends kept).
+/// `***` in place of a whole value, one per line it spans (its line ends and each line's
+/// indentation kept, so a block scalar still reads as one).
 fn masked(raw: &str) -> String {
     raw.split('\n')
-        .map(|line| if line.trim().is_empty() { "" } else { REDACTED })
+        .map(|line| match line.trim() {
+            "" => String::new(),
+            _ => format!("{}{REDACTED}", &line[..line.len() - line.trim_start().len()]),
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -216,5 +238,20 @@ mod tests {
         let plain =
             "spec:\n  containers:\n  - name: w\n    livenessProbe: {httpGet: {path: /healthz, port: 8080}}\n";
         assert_eq!(redact_for_display(plain), (plain.to_string(), 0));
+    }
+
+    #[test]
+    fn stored_values_of_secrets_and_config_maps_are_masked_and_other_kinds_kept() {
+        let text = "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData:\n  password: S3cret\n  url: \"postgres://u:pw1@db/x\"\ndata:\n  token: dG9rZW4=\n---\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  check.sh: |\n    mysqladmin -uroot -ppw2 ping\n    exit 0\n  plain: pw3\nbinaryData:\n  blob: YmxvYg==\n---\nkind: Deployment\nmetadata: {name: data}\ndata:\n  kept: visible\n";
+        let (shown, n) = redact_for_display(text);
+        for secret in ["S3cret", "pw1", "dG9rZW4=", "pw2", "exit 0", "pw3", "YmxvYg=="] {
+            assert!(!shown.contains(secret), "{secret}: {shown}");
+        }
+        assert_eq!(shown.lines().count(), text.lines().count(), "{shown}");
+        assert!(shown.contains("  password: ***\n"), "{shown}");
+        assert!(shown.contains("  check.sh: |\n    ***\n    ***\n"), "{shown}");
+        // Keys stay, so the reader knows what is there; another kind's `data` is its own business.
+        assert!(shown.contains("  kept: visible\n"), "{shown}");
+        assert_eq!(n, 6, "{shown}");
     }
 }
