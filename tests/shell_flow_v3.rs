@@ -45,3 +45,33 @@ fn a_status_handed_to_a_function_inside_a_string_it_only_prints_is_a_warning() {
     let got = finding_of(&["bash", "-c", bash_only]);
     assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{got:?}");
 }
+
+/// A check run in the background at the top level (`pg_isready -h orders-db &`, alone or with
+/// commands after it) is not waited for: its status never reaches the script's (bash 5.2 and
+/// dash 0.5.12: 0 / 0), so it is a warning that says so, neither a denial nor nothing (a hang
+/// is still only a hang of the background job). The rows with `kill`, `eval`, `source` or a
+/// `trap` that may end the script are scripts whose statuses the walk of `status::discarded`
+/// does not follow: only `flow::uncoupled`'s background rule sees them (cargo-mutants: deleting
+/// the `!` of its parent check, `flow/uncoupled.rs`, denied them).
+#[test]
+fn a_check_run_in_the_background_at_the_top_level_is_a_warning() {
+    let rows = [
+        "pg_isready -h orders-db &",
+        "pg_isready -h orders-db & sleep 1",
+        "pg_isready -h orders-db &\nsleep 1",
+        "pg_isready -h orders-db > /dev/null &",
+        "pg_isready -h orders-db & kill -0 1",
+        "pg_isready -h orders-db &\nkill -0 1; echo ok",
+        "pg_isready -h orders-db & eval \"echo started\"",
+        "pg_isready -h orders-db & trap 'exit 1' TERM; sleep 1",
+        "pg_isready -h orders-db & . /dev/null",
+    ];
+    let mut wrong = wrong_actions(&rows, Action::Warn);
+    for script in rows {
+        let got = finding_of(&["sh", "-c", script]);
+        if !got.as_ref().is_some_and(|g| g.1.contains("it runs in the background (`&`)")) {
+            wrong.push(format!("background reason expected: {script:?}: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
