@@ -40,24 +40,46 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
     while let Some(p) = root.parent() {
         root = p;
     }
-    let defined = super::texts::defined_functions(walk.src);
+    // Every definition of the name: those among the top-level statements before the call, with
+    // a `{ }` body, are the bodies; any other (later, nested in a statement or a body, another
+    // kind of body) leaves the call to the walk. Only statements whose text holds the name are
+    // looked into (a definition's text holds its name), not every node of the tree.
     let (mut bodies, mut elsewhere) = (Vec::new(), false);
-    super::tree::each_node(root, |k| {
-        if k.kind_name() == "function_definition"
+    let is_definition = |k: Node<'_>| {
+        k.kind_name() == "function_definition"
             && k.child_by_field_name("name").is_some_and(|n| text(n, walk) == name)
-        {
-            let top =
-                k.parent().is_some_and(|p| p.kind_name() == "program") && k.end_byte() <= cmd.start_byte();
-            match k.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
-                Some(b) if top => bodies.push(b),
+    };
+    let top_level = root.kind_name() == "program";
+    let mut c = root.walk();
+    for statement in root.named_children(&mut c) {
+        if elsewhere {
+            break;
+        }
+        if !text(statement, walk).contains(name) {
+            continue;
+        }
+        let inner = if top_level && is_definition(statement) {
+            match statement.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
+                Some(b) if statement.end_byte() <= cmd.start_byte() => bodies.push(b),
                 _ => elsewhere = true,
             }
+            statement.child_by_field_name("body")
+        } else {
+            Some(statement)
+        };
+        if let Some(inner) = inner {
+            super::tree::each_node_pruned(inner, |k| {
+                elsewhere |= is_definition(k);
+                !elsewhere && text(k, walk).contains(name)
+            });
         }
-    });
-    !bodies.is_empty()
-        && !elsewhere
-        && (bodies.iter().all(|b| reads_nothing_given(text(*b, walk), &defined))
-            || bodies.iter().all(|b| only_writes(*b, walk)) && !output_used_above(cmd, walk))
+    }
+    if bodies.is_empty() || elsewhere {
+        return false;
+    }
+    let defined = walk.defined_functions.get_or_init(|| super::texts::defined_functions(walk.src));
+    bodies.iter().all(|b| reads_nothing_given(text(*b, walk), defined))
+        || bodies.iter().all(|b| only_writes(*b, walk)) && !output_used_above(cmd, walk)
 }
 
 /// Whether the simple command `cmd` only writes its arguments out, or ignores them, and its
