@@ -1,5 +1,5 @@
 //! Session 20, false-deny pass: liveness exec probes whose verdict rests on where a check's status
-//! goes. Every row was run in bash 5.2 and dash 0.5.12 with stub clients (`pg_isready` exits 0
+//! goes, and a probe's `$(NAME)` the kubelet empties in a curl URL. Every row was run in bash 5.2 and dash 0.5.12 with stub clients (`pg_isready` exits 0
 //! with the database up, 2 with it down): the warned rows exit the same up and down (0 / 0; 7 / 7
 //! where a `curl` of localhost finds no server here), the
 //! denied rows fail only with the database down (0 / 1 or 0 / 2).
@@ -96,4 +96,67 @@ fn a_function_s_definitions_are_read_from_the_top_level_and_nested_ones_keep_the
         "log() { echo \"$@\"; }; setup() { log() { [ \"$1\" = 0 ]; }; }; setup; pg_isready -h orders-db; log $?",
     ];
     expect_actions(&warned, &denied);
+}
+
+/// The liveness-dependency findings (action, message) of a Pod whose container has `POD_IP` from
+/// `status.podIP` (a `valueFrom` variable) and the exec liveness probe `command` (a JSON list).
+fn pod_ip_findings(command: &str) -> Vec<(Action, String)> {
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "shop/api:1",
+            "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+            "livenessProbe": {"exec": {"command": serde_json::from_str::<serde_json::Value>(command).unwrap()}}}]}});
+    let e = probegate::admission::evaluate_object_with_configmaps(
+        &probegate::policy::Policy::default(),
+        &common::workload(&pod),
+        "shop",
+        None,
+        &probegate::engine::NoConfigMaps,
+    );
+    e.evaluation
+        .findings
+        .iter()
+        .filter(|f| f.rule == probegate::policy::RuleId::LivenessDependency)
+        .map(|f| (f.action, f.describe()))
+        .collect()
+}
+
+/// A probe's `$(POD_IP)` of a `valueFrom` variable is the empty string (the kubelet's prober
+/// expands a probe's command from `env` values only: `ExpandContainerCommandOnlyStatic`), so
+/// `curl -sf http://$(POD_IP):8080/healthz` runs `curl -sf http://:8080/healthz`, which curl
+/// 7.88.1 refuses before connecting (exit 3, also with `-x`, `--resolve` or `--unix-socket`):
+/// the probe fails every time. It gave no finding (the author meant this Pod); now a warning
+/// that shows the URL curl gets and says to write `$POD_IP` in `sh -c`. None where the probe need not fail: a
+/// `|| true`, a second URL (curl's status is its last transfer's), the shell's `$POD_IP`, and
+/// `http://$(POD_IP)/healthz`, which curl reads as the host `healthz` (exit 6 here, not 3).
+#[test]
+fn a_curl_url_whose_host_the_kubelet_emptied_fails_every_time_and_is_a_warning() {
+    for command in [
+        r#"["sh", "-c", "curl -sf http://$(POD_IP):8080/healthz"]"#,
+        r#"["curl", "-sf", "http://$(POD_IP):8080/healthz"]"#,
+        r#"["/bin/bash", "-ec", "curl -sf \"https://$(POD_IP):8443/healthz\""]"#,
+        r#"["curl", "-sf", "http://$(POD_IP)"]"#,
+    ] {
+        let f = pod_ip_findings(command);
+        assert_eq!(f.len(), 1, "{command}: {f:?}");
+        assert_eq!(f[0].0, Action::Warn, "{command}");
+        for part in [
+            "curl gets `http",
+            "://",
+            "$(POD_IP) from valueFrom is empty",
+            "no host: curl exits 3 every time",
+            "use $POD_IP in sh -c",
+        ] {
+            assert!(f[0].1.contains(part), "{part}: {}", f[0].1);
+        }
+        assert!(!f[0].1.contains("$(POD_IP):"), "{}", f[0].1);
+    }
+    for command in [
+        r#"["sh", "-c", "curl -sf http://$(POD_IP):8080/healthz || true"]"#,
+        r#"["sh", "-c", "curl -sf http://$(POD_IP):8080/ http://localhost:8080/"]"#,
+        r#"["sh", "-c", "curl -sf http://$POD_IP:8080/healthz"]"#,
+        r#"["sh", "-c", "curl -sf http://$(POD_IP)/healthz"]"#,
+        r#"["sh", "-c", "echo http://$(POD_IP):8080/"]"#,
+    ] {
+        assert_eq!(pod_ip_findings(command), [], "{command}");
+    }
 }
