@@ -1141,6 +1141,10 @@ fn new_messages_fit_a_warning() {
         format!(
             "containers:\n- name: {name}\n  image: a\n  livenessProbe: {{exec: {{command: [sh, -c, 'readarray() {{ :; }}; pg_isready -h orders-db | readarray']}}}}\n"
         ),
+        // (s20: a curl URL whose host is a probe's `$(POD_IP)`, which the kubelet empties.)
+        format!(
+            "containers:\n- name: {name}\n  image: a\n  env: [{{name: POD_IP, valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}}}]\n  livenessProbe: {{exec: {{command: [sh, -c, 'curl -sf --max-time 2 http://$(POD_IP):8080/healthz/live']}}}}\n"
+        ),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for spec in &specs {

@@ -23,7 +23,7 @@ use super::{ContainerKind, Coupling, Finding, Unresolved};
 use crate::policy::{Action, MAX_SECONDS, RuleId, RuleSet, SleepStyle};
 
 mod emptied;
-use emptied::{kubelet_emptied, shifted_by_emptied};
+use emptied::{kubelet_emptied, shifted_by_emptied, url_host_emptied};
 
 use super::defaults::{
     FAILURE_THRESHOLD as DEFAULT_FAILURE_THRESHOLD, PERIOD_SECONDS as DEFAULT_PERIOD_SECONDS,
@@ -405,7 +405,8 @@ fn liveness_dependency<'a>(
         }
     }
     let Some(dep) = outcome.dependency else {
-        return kubelet_emptied(rules, t, command, &outcome.kubelet_emptied);
+        return kubelet_emptied(rules, t, command, &outcome.kubelet_emptied)
+            .or_else(|| url_host_emptied(t, command, &outcome.kubelet_emptied));
     };
     if let Some(shifted) = shifted_by_emptied(t, command, &outcome.kubelet_emptied, &dep) {
         return Some(shifted);

@@ -1,6 +1,6 @@
 //! Verdicts of one liveness exec probe, shared by the shell-flow suites (`tests/shell_flow.rs`,
-//! `tests/shell_flow_v2.rs`): each script is judged as `sh -c` and `bash -c` in a Pod of namespace
-//! `shop` under the default policy.
+//! `tests/shell_flow_v2.rs`, `tests/shell_flow_v3.rs`): each script is judged as `sh -c` and
+//! `bash -c` in a Pod of namespace `shop` under the default policy.
 
 use probegate::admission::{self, ObjectEvaluation};
 use probegate::engine::NoConfigMaps;

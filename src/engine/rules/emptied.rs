@@ -83,6 +83,64 @@ pub(super) fn shifted_by_emptied(
     ))
 }
 
+/// A liveness command that is one `curl` of one `http(s)://` URL whose host is exactly a
+/// `$(NAME)` the kubelet emptied (`curl -sf http://$(POD_IP):8080/healthz`, alone or as the whole
+/// `sh -c` script): curl is given `http://:8080/healthz`, which it refuses before connecting
+/// (curl 7.88.1: exit 3, "URL using bad/illegal format or missing URL", whatever runs on the
+/// port), so the probe fails every time. The analysis finds no dependency there (the author meant
+/// this Pod); a warning showing the URL curl gets (redacted) and what to write, never a denial. Only that clear
+/// shape: a script with another command, redirection or URL (`|| true`, a second URL whose
+/// transfer decides curl's status) is left alone, and so is `http://$(POD_IP)/healthz`, which
+/// curl reads as `http:///healthz`, the host `healthz` (curl 7.88.1 looks it up: exit 6 here).
+pub(super) fn url_host_emptied(
+    t: &Target<'_>,
+    command: &[String],
+    emptied: &[String],
+) -> Option<(String, Coupling)> {
+    let script = match command {
+        [program, rest @ ..] if basename(program) == "curl" => rest.join(" "),
+        [shell, flag, script, ..]
+            if matches!(basename(shell), "sh" | "bash" | "dash" | "ash")
+                && matches!(flag.as_str(), "-c" | "-ec" | "-ce") =>
+        {
+            script.trim().strip_prefix("curl ")?.to_string()
+        }
+        _ => return None,
+    };
+    let urls: Vec<&str> = script.split_whitespace().filter(|w| w.contains("://")).collect();
+    let [url] = urls.as_slice() else {
+        return None;
+    };
+    let url = url.trim_matches(['"', '\'']);
+    let (scheme, after) = url.split_once("://")?;
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+        return None;
+    }
+    let name = emptied.iter().find(|name| {
+        let reference = format!("$({name})");
+        !script.replace(&reference, "").contains([';', '&', '|', '<', '>', '(', ')', '`', '\n'])
+            && after
+                .strip_prefix(reference.as_str())
+                .is_some_and(|tail| tail.is_empty() || tail.starts_with([':', '?', '#']))
+    })?;
+    let env = exec_env(t.container);
+    let runs = exec::redact_text(&url.replacen(&format!("$({name})"), "", 1));
+    let runs = super::super::cut_between_words(&runs, 48);
+    let (why, fix) = why_empty(&env, name);
+    Some((
+        format!(
+            "livenessProbe's curl gets `{runs}`: a probe's $({name}) {why}, so no host: curl exits 3 every \
+             time; {fix}"
+        ),
+        Coupling::Uncertain,
+    ))
+}
+
+/// The last part of a program's path (`/usr/bin/curl` is `curl`).
+fn basename(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
 /// Whether the word right after the kubelet reference `$(NAME)` in `command` (its words split at
 /// blanks, quotes dropped) is `target` or its host (`ping` of `redis-cli -h $(DB_HOST) ping`,
 /// which `sh -c` runs as `redis-cli -h ping`: `ping` is taken as the host).

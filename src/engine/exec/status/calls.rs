@@ -5,7 +5,9 @@
 //! command after the check. bash 5.2 and dash 0.5.12, a stub pg_isready exiting 2 with the
 //! database down: `f() { :; }; pg_isready -h db; f $?` and `f() { echo "$1"; }; pg_isready -h
 //! db; f $?` exit 0 / 0 (up / down); `f() { return $1; }; pg_isready -h db; f $?` exits 0 / 2
-//! (s19 fd pass: the first two were denied).
+//! (s19 fd pass: the first two were denied). Such a call, or an `echo`, only writes out the
+//! text of its arguments, so a word there spelling the saved status's name (`log "rc $rc"`) is
+//! no read of it (`printed_literal_mentions`, s20).
 
 use tree_sitter::Node;
 
@@ -38,24 +40,92 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
     while let Some(p) = root.parent() {
         root = p;
     }
-    let defined = super::texts::defined_functions(walk.src);
+    // Every definition of the name: those among the top-level statements before the call, with
+    // a `{ }` body, are the bodies; any other (later, nested in a statement or a body, another
+    // kind of body) leaves the call to the walk. Only statements whose text holds the name are
+    // looked into (a definition's text holds its name), not every node of the tree.
     let (mut bodies, mut elsewhere) = (Vec::new(), false);
-    super::tree::each_node(root, |k| {
-        if k.kind_name() == "function_definition"
+    let is_definition = |k: Node<'_>| {
+        k.kind_name() == "function_definition"
             && k.child_by_field_name("name").is_some_and(|n| text(n, walk) == name)
-        {
-            let top =
-                k.parent().is_some_and(|p| p.kind_name() == "program") && k.end_byte() <= cmd.start_byte();
-            match k.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
-                Some(b) if top => bodies.push(b),
+    };
+    let top_level = root.kind_name() == "program";
+    let mut c = root.walk();
+    for statement in root.named_children(&mut c) {
+        if elsewhere {
+            break;
+        }
+        if !text(statement, walk).contains(name) {
+            continue;
+        }
+        let inner = if top_level && is_definition(statement) {
+            match statement.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
+                Some(b) if statement.end_byte() <= cmd.start_byte() => bodies.push(b),
                 _ => elsewhere = true,
             }
+            statement.child_by_field_name("body")
+        } else {
+            Some(statement)
+        };
+        if let Some(inner) = inner {
+            super::tree::each_node_pruned(inner, |k| {
+                elsewhere |= is_definition(k);
+                !elsewhere && text(k, walk).contains(name)
+            });
         }
-    });
-    !bodies.is_empty()
-        && !elsewhere
-        && (bodies.iter().all(|b| reads_nothing_given(text(*b, walk), &defined))
-            || bodies.iter().all(|b| only_writes(*b, walk)) && !output_used_above(cmd, walk))
+    }
+    if bodies.is_empty() || elsewhere {
+        return false;
+    }
+    let defined = walk.defined_functions.get_or_init(|| super::texts::defined_functions(walk.src));
+    bodies.iter().all(|b| reads_nothing_given(text(*b, walk), defined))
+        || bodies.iter().all(|b| only_writes(*b, walk)) && !output_used_above(cmd, walk)
+}
+
+/// Whether the simple command `cmd` only writes its arguments out, or ignores them, and its
+/// status is not theirs: `echo`, `printf` (no option: `-v` assigns) or `logger` whose output
+/// nothing reads, or a call of a function of the script that [`call_ignores_status`].
+pub(super) fn only_prints_arguments(cmd: Node<'_>, walk: &Walk<'_>) -> bool {
+    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let mut c = cmd.walk();
+    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    let written = matches!(name, Some("echo" | "printf" | "logger"))
+        && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
+        && !output_used_above(cmd, walk);
+    written || call_ignores_status(cmd, walk, &[])
+}
+
+/// How many words spelling `var` the literal text of `cmd`'s arguments holds (`rc` in `log "rc
+/// $rc"` or `log rc=$rc`: a plain word, a single-quoted string or a double-quoted string's text,
+/// alone or joined to others; not inside an expansion or substitution), when `cmd`
+/// [`only_prints_arguments`]: that text is only written out or ignored, never read as a variable,
+/// so it is no mention of `var` (s20: `log() { echo "$@"; }; pg_isready -h db; rc=$?; log "rc
+/// $rc"` exits 0 / 0 in bash 5.2 and dash 0.5.12 and was denied: the word `rc` in the string
+/// was counted as a mention the tree did not show). Elsewhere such text may be one: `[[ "rc"
+/// -eq 0 ]]` and `${a[rc]}` read `rc` in bash (arithmetic), so 0 there.
+pub(super) fn printed_literal_mentions(cmd: Node<'_>, var: &str, walk: &Walk<'_>) -> usize {
+    fn literal(k: Node<'_>, var: &str, walk: &Walk<'_>) -> usize {
+        match k.kind_name() {
+            "word" | "raw_string" | "string_content" | "ansi_c_string" | "number" => text(k, walk)
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| *w == var)
+                .count(),
+            "string" | "concatenation" => {
+                let mut c = k.walk();
+                k.named_children(&mut c).map(|p| literal(p, var, walk)).sum()
+            }
+            _ => 0,
+        }
+    }
+    if cmd.kind_name() != "command" {
+        return 0;
+    }
+    let mut c = cmd.walk();
+    let found: usize = cmd.children_by_field_name("argument", &mut c).map(|a| literal(a, var, walk)).sum();
+    if found == 0 || !only_prints_arguments(cmd, walk) {
+        return 0;
+    }
+    found
 }
 
 /// Whether a function body (its text, `{ ...; }`) reads neither the status it starts with nor

@@ -562,14 +562,7 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(cmd) = up.parent().filter(|c| c.kind_name() == "command") else {
         return false;
     };
-    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
-    let mut c = cmd.walk();
-    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
-    let written = matches!(name, Some("echo" | "printf" | "logger"))
-        && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
-        && !output_used_above(cmd, walk);
-    cmd.child_by_field_name("name") != Some(up)
-        && (written || super::calls::call_ignores_status(cmd, walk, &[]))
+    cmd.child_by_field_name("name") != Some(up) && super::calls::only_prints_arguments(cmd, walk)
 }
 
 /// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash

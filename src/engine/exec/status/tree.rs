@@ -37,8 +37,9 @@ pub(super) fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t
 
 /// Whether every mention of the variable named at `name` (a `variable_name` node) in its tree
 /// passes `read` (`name` itself excepted), and the tree holds as many mentions as the source has
-/// words spelling the name: one in text the parser did not read as a name is not claimed.
-/// Subtrees whose text cannot hold the name are skipped (unless the parser recovered from an
+/// words spelling the name: one in text the parser did not read as a name is not claimed, but
+/// for the literal text of arguments a command only writes out or ignores
+/// (`calls::printed_literal_mentions`: `rc` in `log "rc $rc"`). Subtrees whose text cannot hold the name are skipped (unless the parser recovered from an
 /// error there), and the walk stops at the first mention `read` refuses.
 pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMut(Node<'_>) -> bool) -> bool {
     let var = text(name, walk);
@@ -46,7 +47,8 @@ pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMu
     while let Some(p) = root.parent() {
         root = p;
     }
-    let (mut seen, mut ok) = (0usize, true);
+    // (`printed`: words spelling the name in text an `echo` or a function call only writes out.)
+    let (mut seen, mut printed, mut ok) = (0usize, 0usize, true);
     each_node_pruned(root, |k| {
         if !ok {
             return false;
@@ -55,11 +57,15 @@ pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMu
             seen += 1;
             ok &= k == name || read(k);
         }
-        var.is_empty() || k.has_error() || text(k, walk).contains(var)
+        let holds = var.is_empty() || k.has_error() || text(k, walk).contains(var);
+        if holds && !var.is_empty() && k.kind_name() == "command" {
+            printed += super::calls::printed_literal_mentions(k, var, walk);
+        }
+        holds
     });
     let words =
         walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
-    ok && seen == words
+    ok && seen + printed == words
 }
 
 /// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
