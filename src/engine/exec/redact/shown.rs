@@ -128,7 +128,9 @@ impl Programs {
 fn names_a_client(flag: &PasswordFlag, names: &[&str]) -> bool {
     flag.clients.iter().any(|c| match c.strip_suffix('*') {
         // The names that start with `prefix` follow the first name not below it.
-        Some(prefix) => names.get(names.partition_point(|n| *n < prefix)).is_some_and(|n| n.starts_with(prefix)),
+        Some(prefix) => {
+            names.get(names.partition_point(|n| *n < prefix)).is_some_and(|n| n.starts_with(prefix))
+        }
         None => names.binary_search(c).is_ok(),
     })
 }
