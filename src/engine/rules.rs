@@ -887,7 +887,13 @@ fn resolve_port(port: &IntOrString, container: &Container) -> Port {
     }
 }
 
-fn handler(probe: &Probe, container: &Container, budget: &exec::AnalysisBudget) -> Option<Handler> {
+/// `env`: the container's [`exec_env`], made here if not yet.
+fn handler(
+    probe: &Probe,
+    container: &Container,
+    budget: &exec::AnalysisBudget,
+    env: &std::cell::OnceCell<ExecEnv>,
+) -> Option<Handler> {
     if let Some(h) = &probe.http_get {
         let mut headers: Vec<(String, String)> = h
             .http_headers
@@ -914,8 +920,8 @@ fn handler(probe: &Probe, container: &Container, budget: &exec::AnalysisBudget) 
         return Some(Handler::Grpc { port: g.port, service: g.service.clone().unwrap_or_default() });
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
-    let env = exec_env(container);
-    Some(Handler::Exec(exec::expand_kubelet_argv(command, &env, Some(budget))))
+    let env = env.get_or_init(|| exec_env(container));
+    Some(Handler::Exec(exec::expand_kubelet_argv(command, env, Some(budget))))
 }
 
 /// A probe's `periodSeconds` as the kubelet uses it: absent or 0 is defaulted to 10 (Kubernetes
@@ -989,16 +995,18 @@ fn describe_port(p: &Port) -> String {
 fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     let live = t.container.liveness_probe.as_ref()?;
     let ready = t.container.readiness_probe.as_ref()?;
-    let lh = handler(live, t.container, t.budget)?;
+    // (The container's env is made once, for the two handlers and their comparison.)
+    let env = std::cell::OnceCell::new();
+    let lh = handler(live, t.container, t.budget, &env)?;
     // An exec command is compared as the check it makes (`redis-cli -h 127.0.0.1 ping` is
     // `redis-cli ping`, see [`exec::same_check_argv`]); the message shows the liveness one.
     let same_check = |h: Option<Handler>| match h {
         Some(Handler::Exec(argv)) => {
-            Some(Handler::Exec(exec::same_check_argv(&argv, &exec_env(t.container))))
+            Some(Handler::Exec(exec::same_check_argv(&argv, env.get_or_init(|| exec_env(t.container)))))
         }
         h => h,
     };
-    let rh = handler(ready, t.container, t.budget);
+    let rh = handler(ready, t.container, t.budget, &env);
     if same_check(Some(lh.clone())) != same_check(rh) {
         return None;
     }

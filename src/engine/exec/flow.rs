@@ -432,6 +432,11 @@ pub(super) fn succeeds_as_written(command: &str) -> bool {
 /// Whether a word of the script is one of `words` (a crude scan of the whole text, used only to
 /// keep a denial: any mention counts).
 pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
+    // (A text names a word only where it holds it: most texts hold none of the words asked for,
+    // and a substring search costs less than splitting the text into words.)
+    if !words.iter().any(|x| src.contains(x)) {
+        return false;
+    }
     // (By bytes: the delimiters are every byte but ASCII letters, digits, `_` and `-`, so a
     // non-ASCII character only separates words, as it would by chars.)
     src.as_bytes()
@@ -470,8 +475,9 @@ impl Ctx<'_> {
         // any function in its text but those definitions).
         let (alike, _) = super::status::alike_definitions(n, walk.src);
         let defined = walk.defined_functions.get_or_init(|| super::status::defined_functions(walk.src));
-        let calls =
-            text(n, walk).split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
+        // (With no function known or defined, nothing in it is a call: its words are not split.)
+        let calls = !(defined.is_empty() && self.functions.is_empty())
+            && text(n, walk).split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
                 !alike.iter().any(|(m, _)| text(*m, walk) == w)
                     && (defined.iter().any(|d| d == w) || self.functions.iter().any(|(f, _)| f == w))
             });

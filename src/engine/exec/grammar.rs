@@ -24,14 +24,17 @@ pub(super) fn last_piece(n: Node<'_>) -> Option<Node<'_>> {
 /// list are made of commands, and a redirection is part of a simple command, 2.9.1). bash 5.2 and
 /// dash 0.5.12 with `check.sh` holding `exit 3`: `cd /tmp && sh < check.sh` exits 3.
 pub(super) fn regrouped_redirects(n: Node<'_>) -> Vec<Node<'_>> {
+    // (Each `Node::parent` walks down from the root: each parent is asked for once.)
     let mut at = n;
-    while let Some(parent) = at.parent().filter(|p| matches!(p.kind_name(), "list" | "pipeline")) {
-        if parent.named_child(parent.named_child_count().saturating_sub(1)) != Some(at) {
+    let mut parent = at.parent();
+    while let Some(p) = parent.filter(|p| matches!(p.kind_name(), "list" | "pipeline")) {
+        if p.named_child(p.named_child_count().saturating_sub(1)) != Some(at) {
             return Vec::new();
         }
-        at = parent;
+        at = p;
+        parent = at.parent();
     }
-    let Some(statement) = at.parent().filter(|p| {
+    let Some(statement) = parent.filter(|p| {
         p.kind_name() == "redirected_statement" && at != n && p.child_by_field_name("body") == Some(at)
     }) else {
         return Vec::new();

@@ -197,6 +197,11 @@ pub(super) struct Walk<'s> {
     /// The text has a `&` or a `|`: without one, no statement runs in the background, after `||`
     /// or in a pipeline, so none is uncoupled (`flow::uncoupled` need not look).
     pub(super) has_bars: bool,
+    /// The text has a `<` or a `>`: without one it has no redirection (every redirection node,
+    /// `file_redirect`, `heredoc_redirect`, `herestring_redirect`, holds one, and the parser's
+    /// patches make none of other bytes), so none is regrouped onto a command
+    /// ([`super::grammar::regrouped_redirects`], whose steps up the tree cost the depth each).
+    has_angles: bool,
     /// A substitution nested [`MAX_DEPTH`] deep was left unwalked: the split depends on the depth
     /// it was made at, not on the text alone.
     depth_cut: std::cell::Cell<bool>,
@@ -314,12 +319,14 @@ impl Ctx<'_> {
             self.parse_gap.get_or_insert(gap);
         }
         let has_bars = text.bytes().any(|b| b == b'&' || b == b'|');
+        let has_angles = text.bytes().any(|b| b == b'<' || b == b'>');
         let aliases = text.contains("alias") && super::flow::mentions(text, &["alias"]);
         let walk = Walk {
             src: text,
             cut: parsed.cut,
             skips: &parsed.skips,
             has_bars,
+            has_angles,
             depth_cut: std::cell::Cell::new(false),
             aliases,
             pipefail: self.pipefail || super::flow::mentions(text, &["pipefail"]),
@@ -488,7 +495,9 @@ impl Ctx<'_> {
                     out.push(format!("{}!", super::flow::SCOPE));
                 }
                 let mut segments = vec![n];
-                segments.extend(super::grammar::regrouped_redirects(n));
+                if walk.has_angles {
+                    segments.extend(super::grammar::regrouped_redirects(n));
+                }
                 self.piece(&segments, walk, depth, out);
             }
             return false;
