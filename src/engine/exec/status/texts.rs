@@ -145,6 +145,9 @@ mod tests {
         // (bash 5.2 defines `[`, `/bin/true` and `:` as function names.)
         assert_eq!(defined_functions("[() { :; }; /bin/true() { :; }; :() { :; }"), ["[", "/bin/true", ":"]);
         assert_eq!(defined_functions("a=(x y); [ -f x ] && f () { :; }"), ["f"]);
+        // No name, no function: `()` at the start of a string's segment, a quoted name (bash 5.2:
+        // "not a valid identifier", dash 0.5.12: a syntax error).
+        assert!(defined_functions("echo 'usage: a | () b'; function \"f\" { :; }").is_empty());
         for (src, known, found) in [
             ("test() { return 1; }; c; rc=$?; [ $rc -ne 3 ]", &[][..], None),
             ("test() { return 1; }; c; rc=$?; test $rc -ne 3", &[], Some("test")),
