@@ -278,6 +278,24 @@ fn a_status_test_after_a_function_of_another_name_is_still_judged() {
     );
 }
 
+/// A status assigned with a here-document on the assignment (tree-sitter-bash 0.25 reads `x=$?
+/// <<EOF` as a redirected assignment, not a command) and then tested or exited with: the check's
+/// status goes on (bash 5.2 and dash 0.5.12 with the stub `pg_isready`: 1 / 0, `exit`: 2 / 0),
+/// also for a variable named `echo` or `printf` (s20, `harmless.rs:493:24`: the redirected
+/// body's command guard made `true` read `echo=$?` as `echo` writing the status out, and warned).
+#[test]
+fn a_status_assigned_under_a_here_document_then_tested_is_a_denial() {
+    expect_actions(
+        &[],
+        &[
+            "pg_isready -h orders-db; echo=$? <<EOF\nhi\nEOF\n[ $echo -eq 0 ]",
+            "pg_isready -h orders-db; printf=$? <<EOF\nhi\nEOF\ntest $printf = 0",
+            "pg_isready -h orders-db; echo=$? <<EOF\nhi\nEOF\nexit $echo",
+            "pg_isready -h orders-db; rc=$? <<EOF\nhi\nEOF\nexit $rc",
+        ],
+    );
+}
+
 /// An `until` loop that retries a check a counted number of times: `break`'s status, 0, is the
 /// loop's once the count is reached (bash manual, "Bourne Shell Builtins"), and with `until check
 /// || [ $n -ge 2 ]` the body's last, `sleep`'s (POSIX, 2.9.4 "The until Loop"): 0 / 0 in bash
