@@ -134,7 +134,10 @@ mod tests {
             // A special parameter (never empty: `$?` itself), no default, a default that is no number, a
             // suffix removal (`${X%-0}` is X without a `-0` suffix: empty when X is unset).
             ("exit ${?:-0}", "exit ${?:-0}"),
-            ("exit ${RC:-}; exit ${RC:-x}; exit ${X%-0}; exit ${RC", "exit ${RC:-}; exit ${RC:-x}; exit ${X%-0}; exit ${RC"),
+            (
+                "exit ${RC:-}; exit ${RC:-x}; exit ${X%-0}; exit ${RC",
+                "exit ${RC:-}; exit ${RC:-x}; exit ${X%-0}; exit ${RC",
+            ),
         ] {
             assert_eq!(literal_defaults(text), read, "{text}");
         }
