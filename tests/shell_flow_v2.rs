@@ -258,6 +258,44 @@ fn a_status_test_an_outage_passes_is_a_warning() {
     );
 }
 
+/// A status test of the check when the script defines a function and the replay does not run
+/// (a `trap` or a here-document stops it): the test itself is judged (`status::lost::status_test`),
+/// and a function of another name changes nothing there (s20, `lost.rs:444:59`: `f == name`
+/// made `!=` read any function as one named like the check, and denied). bash 5.2 and dash
+/// 0.5.12 with the stub `pg_isready` (2 down, 0 up): the warned rows 0 / 0, the denied 1 / 0.
+#[test]
+fn a_status_test_after_a_function_of_another_name_is_still_judged() {
+    expect_actions(
+        &[
+            "f() { :; }; trap \"rm -f /tmp/x\" EXIT; pg_isready -h orders-db; [ $? -ne 3 ]",
+            "f() { :; }; trap \"rm -f /tmp/x\" EXIT; pg_isready -h orders-db; test $? -lt 3",
+            "f() { :; }\ncat <<EOF >/dev/null\nx\nEOF\npg_isready -h orders-db; [ $? -ne 3 ]",
+        ],
+        &[
+            "f() { :; }; trap \"rm -f /tmp/x\" EXIT; pg_isready -h orders-db; [ $? -eq 0 ]",
+            "f() { :; }; trap \"rm -f /tmp/x\" EXIT; pg_isready -h orders-db; [ $? -ne 2 ]",
+        ],
+    );
+}
+
+/// A status assigned with a here-document on the assignment (tree-sitter-bash 0.25 reads `x=$?
+/// <<EOF` as a redirected assignment, not a command) and then tested or exited with: the check's
+/// status goes on (bash 5.2 and dash 0.5.12 with the stub `pg_isready`: 1 / 0, `exit`: 2 / 0),
+/// also for a variable named `echo` or `printf` (s20, `harmless.rs:493:24`: the redirected
+/// body's command guard made `true` read `echo=$?` as `echo` writing the status out, and warned).
+#[test]
+fn a_status_assigned_under_a_here_document_then_tested_is_a_denial() {
+    expect_actions(
+        &[],
+        &[
+            "pg_isready -h orders-db; echo=$? <<EOF\nhi\nEOF\n[ $echo -eq 0 ]",
+            "pg_isready -h orders-db; printf=$? <<EOF\nhi\nEOF\ntest $printf = 0",
+            "pg_isready -h orders-db; echo=$? <<EOF\nhi\nEOF\nexit $echo",
+            "pg_isready -h orders-db; rc=$? <<EOF\nhi\nEOF\nexit $rc",
+        ],
+    );
+}
+
 /// An `until` loop that retries a check a counted number of times: `break`'s status, 0, is the
 /// loop's once the count is reached (bash manual, "Bourne Shell Builtins"), and with `until check
 /// || [ $n -ge 2 ]` the body's last, `sleep`'s (POSIX, 2.9.4 "The until Loop"): 0 / 0 in bash

@@ -70,4 +70,24 @@ mod tests {
         let list: Vec<String> = serde_json::from_str(&json).unwrap();
         assert!(list.last().unwrap().starts_with("probegate: and ") && list.len() > 10, "{list:?}");
     }
+
+    #[test]
+    fn the_list_is_filled_to_the_byte_bound_with_room_kept_for_the_count() {
+        // The bound counts `[`, `]`, 64 bytes kept for the count entry, and each entry's JSON
+        // string with its comma. Entries of 5,087 bytes (5,084 characters, quotes, comma): two
+        // fill the bound exactly (2 + 64 + 2 * 5,087 = 10,240), which is within it.
+        let at_bound: Vec<String> = (0..3).map(|i| format!("{i} {}", "x".repeat(5082))).collect();
+        let json = full_warnings_json(&at_bound).unwrap();
+        let list: Vec<String> = serde_json::from_str(&json).unwrap();
+        assert_eq!(list, [at_bound[0].clone(), at_bound[1].clone(), "probegate: and 1 more warnings".into()]);
+        assert!(json.len() <= MAX_FULL_WARNINGS_BYTES, "{}", json.len());
+        // Entries of 407 bytes: 24 fit (2 + 64 + 25 * 407 = 10,241 is one byte over).
+        let past: Vec<String> = (0..30).map(|i| format!("{i:02} {}", "y".repeat(401))).collect();
+        let json = full_warnings_json(&past).unwrap();
+        let list: Vec<String> = serde_json::from_str(&json).unwrap();
+        assert_eq!(list.len(), 25, "{list:?}");
+        assert_eq!(list[..24], past[..24]);
+        assert_eq!(list[24], "probegate: and 6 more warnings");
+        assert!(json.len() <= MAX_FULL_WARNINGS_BYTES, "{}", json.len());
+    }
 }

@@ -122,13 +122,35 @@ fn blank_single_quoted(src: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{defined_functions, shadowing_call};
+    use super::{defined_functions, literal_defaults, shadowing_call};
+
+    #[test]
+    fn only_a_named_variable_s_literal_numeric_default_is_read_as_the_status() {
+        for (text, read) in [
+            (" ${RC:-0}", " 0"),
+            ("exit ${RC:-0}", "exit 0"),
+            ("exit ${_rc:-3}; return ${EXIT_CODE-1}", "exit 3; return 1"),
+            ("a ${A:-10} b ${B2-2} c", "a 10 b 2 c"),
+            // A special parameter (never empty: `$?` itself), no default, a default that is no number, a
+            // suffix removal (`${X%-0}` is X without a `-0` suffix: empty when X is unset).
+            ("exit ${?:-0}", "exit ${?:-0}"),
+            (
+                "exit ${RC:-}; exit ${RC:-x}; exit ${X%-0}; exit ${RC",
+                "exit ${RC:-}; exit ${RC:-x}; exit ${X%-0}; exit ${RC",
+            ),
+        ] {
+            assert_eq!(literal_defaults(text), read, "{text}");
+        }
+    }
 
     #[test]
     fn a_function_named_like_a_command_counts_only_where_it_is_named_again() {
         // (bash 5.2 defines `[`, `/bin/true` and `:` as function names.)
         assert_eq!(defined_functions("[() { :; }; /bin/true() { :; }; :() { :; }"), ["[", "/bin/true", ":"]);
         assert_eq!(defined_functions("a=(x y); [ -f x ] && f () { :; }"), ["f"]);
+        // No name, no function: `()` at the start of a string's segment, a quoted name (bash 5.2:
+        // "not a valid identifier", dash 0.5.12: a syntax error).
+        assert!(defined_functions("echo 'usage: a | () b'; function \"f\" { :; }").is_empty());
         for (src, known, found) in [
             ("test() { return 1; }; c; rc=$?; [ $rc -ne 3 ]", &[][..], None),
             ("test() { return 1; }; c; rc=$?; test $rc -ne 3", &[], Some("test")),
