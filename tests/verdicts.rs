@@ -729,6 +729,8 @@ fn client_deadlines_above_the_probe_timeout_warn() {
         ("[grpc_health_probe, -addr=:50051, \"-connect-timeout=2s\"]", 1),
         ("[curl, -m, \"10\", \"http://localhost:8080/\"]", 5),
         ("[sh, -c, \"wget -T 4 -q -O- http://localhost/\"]", 2),
+        // In a function the script calls (s20 fresh-user pass: not seen).
+        ("[sh, -c, 'probe() { curl -fsS -m 10 \"$1\" >/dev/null; }; probe http://localhost:8080/']", 5),
     ];
     for (cmd, timeout) in fire {
         let spec = format!(
@@ -744,6 +746,7 @@ fn client_deadlines_above_the_probe_timeout_warn() {
         ("[grpc_health_probe, -addr=:50051, -rpc-timeout=500ms]", 1),
         ("[grpc_health_probe, -addr=:50051]", 1),
         ("[curl, -m, \"3\", \"http://localhost/\"]", 3),
+        ("[sh, -c, 'probe() { curl -fsS -m 3 \"$1\"; }; probe http://localhost:8080/']", 3),
     ] {
         let spec = format!(
             "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {cmd}}}, timeoutSeconds: {timeout}}}\n"

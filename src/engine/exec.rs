@@ -596,7 +596,8 @@ const MAX_SCRIPT_FILES: usize = 32;
 ///
 /// Splits at unquoted `;`, `&&`, `||`, `|`, `&` and newlines; the contents of `$(...)` and
 /// backticks become commands of their own (listed before the command that contains them);
-/// backslash-newline continues a line; `#` comments and leading reserved words are dropped.
+/// backslash-newline continues a line; `#` comments and leading reserved words are dropped; a
+/// function's body's commands are listed where it is defined (whether or not it is called).
 /// Words are returned with quotes removed and variable references as written.
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
     split_commands_in(script, &AnalysisBudget::default()).to_vec()
@@ -623,7 +624,27 @@ fn split_commands_uncached(script: &str, object: &AnalysisBudget) -> Vec<Vec<Str
     ctx.object_budget = Some(&own);
     let mut pieces = Vec::new();
     ctx.split_script(&sanitize(script), 0, &mut pieces);
+    let pieces = with_function_bodies(&mut ctx, pieces, 0);
     commands_of(&ctx, &pieces)
+}
+
+/// `pieces` with each function definition's body split in front of it (to
+/// [`flow::MAX_CALL_DEPTH`] definitions deep), so that the rules that read a script's commands
+/// see a command written in a function: `probe() { curl -m 10 "$1"; }; probe http://localhost/`
+/// runs `curl -m 10` (s20 fresh-user pass: `probe-client-deadline` did not see it).
+fn with_function_bodies(ctx: &mut Ctx<'_>, pieces: Vec<String>, depth: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        let body =
+            piece.strip_prefix(flow::FUNCTION).and_then(|p| p.split_once(flow::FUNCTION)).map(|(_, b)| b);
+        if let Some(body) = body.filter(|_| depth < flow::MAX_CALL_DEPTH) {
+            let mut inner = Vec::new();
+            ctx.split_script(body, depth + 1, &mut inner);
+            out.extend(with_function_bodies(ctx, inner, depth + 1));
+        }
+        out.push(piece);
+    }
+    out
 }
 
 /// The commands of a script's `pieces` (split by `ctx`), as [`split_commands`] gives them.

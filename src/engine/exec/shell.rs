@@ -390,6 +390,9 @@ impl Ctx<'_> {
             || self.refs.len() >= super::context::MAX_REFS
             || budget.parses.borrow().has_split(script)
             || !(script.is_ascii() || super::context::sanitize(script) == script)
+            // (The rules' split lists a function's body at its definition, split on its own:
+            // `with_function_bodies`. Not kept: the rules split such a script themselves.)
+            || pieces.iter().any(|p| p.starts_with(super::flow::FUNCTION))
         {
             return;
         }

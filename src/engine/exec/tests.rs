@@ -1046,6 +1046,15 @@ fn split_substitutions_comments_keywords() {
     assert_eq!(split_commands("while true; do x; done"), vec![s(&["true"]), s(&["x"])]);
     assert_eq!(split_commands("curl http://x>/dev/null"), vec![s(&["curl", "http://x", ">/dev/null"])]);
     assert_eq!(split_commands("a \"b;c\" 'd|e'"), vec![s(&["a", "b;c", "d|e"])]);
+    // A function's commands, at its definition; nested ones too.
+    assert_eq!(
+        split_commands("probe() { curl -m 10 \"$1\" >/dev/null; }; probe http://x"),
+        vec![s(&["curl", "-m", "10", "$1", ">/dev/null"]), s(&["probe", "http://x"])]
+    );
+    assert_eq!(
+        split_commands("a() { b() { wget -T 9 u; }; b; }; a"),
+        vec![s(&["wget", "-T", "9", "u"]), s(&["b"]), s(&["a"])]
+    );
     assert!(split_commands("").is_empty());
     assert!(split_commands(";;;\n\n&&").is_empty());
 }
