@@ -40,10 +40,16 @@ fn a_status_handed_to_a_function_inside_a_string_it_only_prints_is_a_warning() {
         "pg_isready -h orders-db; rc=$?; echo \"rc $rc\"; x=$(echo rc); [ \"$rc\" = 0 ]",
     ];
     expect_actions(&warned, &denied);
-    // bash reads a bare word as a variable in `[[ -eq ]]` (0 / 1; dash has no `[[`).
-    let bash_only = "log() { echo \"$@\"; }; pg_isready -h orders-db; rc=$?; log \"rc $rc\"; [[ rc -eq 0 ]]";
-    let got = finding_of(&["bash", "-c", bash_only]);
-    assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{got:?}");
+    // bash reads a bare word as a variable in `[[ -eq ]]` and in `let`'s expression, quoted or
+    // not (0 / 1; dash has no `[[` nor `let`: 127 / 127): the text `rc` there is no printed text.
+    for script in [
+        "log() { echo \"$@\"; }; pg_isready -h orders-db; rc=$?; log \"rc $rc\"; [[ rc -eq 0 ]]",
+        "pg_isready -h orders-db; rc=$?; echo \"rc $rc\"; let \"rc == 0\"",
+        "pg_isready -h orders-db; rc=$?; echo \"rc $rc\"; let rc==0",
+    ] {
+        let got = finding_of(&["bash", "-c", script]);
+        assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{script}: {got:?}");
+    }
 }
 
 /// A check run in the background at the top level (`pg_isready -h orders-db &`, alone or with
