@@ -40,10 +40,16 @@ fn a_status_handed_to_a_function_inside_a_string_it_only_prints_is_a_warning() {
         "pg_isready -h orders-db; rc=$?; echo \"rc $rc\"; x=$(echo rc); [ \"$rc\" = 0 ]",
     ];
     expect_actions(&warned, &denied);
-    // bash reads a bare word as a variable in `[[ -eq ]]` (0 / 1; dash has no `[[`).
-    let bash_only = "log() { echo \"$@\"; }; pg_isready -h orders-db; rc=$?; log \"rc $rc\"; [[ rc -eq 0 ]]";
-    let got = finding_of(&["bash", "-c", bash_only]);
-    assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{got:?}");
+    // bash reads a bare word as a variable in `[[ -eq ]]` and in `let`'s expression, quoted or
+    // not (0 / 1; dash has no `[[` nor `let`: 127 / 127): the text `rc` there is no printed text.
+    for script in [
+        "log() { echo \"$@\"; }; pg_isready -h orders-db; rc=$?; log \"rc $rc\"; [[ rc -eq 0 ]]",
+        "pg_isready -h orders-db; rc=$?; echo \"rc $rc\"; let \"rc == 0\"",
+        "pg_isready -h orders-db; rc=$?; echo \"rc $rc\"; let rc==0",
+    ] {
+        let got = finding_of(&["bash", "-c", script]);
+        assert!(got.as_ref().is_some_and(|g| g.0 == Action::Deny), "{script}: {got:?}");
+    }
 }
 
 /// A check run in the background at the top level (`pg_isready -h orders-db &`, alone or with
@@ -78,8 +84,10 @@ fn a_check_run_in_the_background_at_the_top_level_is_a_warning() {
 
 /// `status::calls` reads a function's definitions from the script's top-level statements, looking
 /// into a statement only when its text holds the name: a definition nested anywhere (an `if`
-/// branch, a loop, a `{ }`, another function's body) or of another kind of body leaves the call
-/// to the walk, as every definition found by walking the whole tree did before s20. Each
+/// branch, a loop, a `{ }`, another function's body) leaves the call to the walk, as every
+/// definition found by walking the whole tree did before s20. A `( )` body is read as a `{ }`
+/// one (its status is its last command's): `log() ( echo "$@" ); ...; log $?` and `f() ( : )`
+/// exit 0 / 0 and were denied; `f() ( exit $1 )` (0 / 2) and `f() ( [ "$1" = 0 ] )` stay denied. Each
 /// denied row redefines `log` to test what it is given before the call (0 / 1 in bash 5.2 and
 /// dash 0.5.12; only this reading keeps them denied: checked with the nested look removed); the
 /// warned ones define it once, as a top-level `{ }` that only writes (0 / 0).
@@ -88,12 +96,18 @@ fn a_function_s_definitions_are_read_from_the_top_level_and_nested_ones_keep_the
     let warned = [
         "log() { echo \"$@\"; }; pg_isready -h orders-db; log $?",
         "log() { echo \"$@\"; }\nsetup() { echo start; }\npg_isready -h orders-db; rc=$?; log \"rc $rc\"",
+        "log() ( echo \"$@\" ); pg_isready -h orders-db; log $?",
+        "log() ( echo \"$@\" ); pg_isready -h orders-db; rc=$?; log \"rc $rc\"",
+        "f() ( : ); pg_isready -h orders-db; f $?",
     ];
     let denied = [
         "log() { echo \"$@\"; }; if true; then log() { [ \"$1\" = 0 ]; }; fi; pg_isready -h orders-db; log $?",
         "log() { echo \"$@\"; }; for i in 1; do log() { [ \"$1\" = 0 ]; }; done; pg_isready -h orders-db; log $?",
         "log() { echo \"$@\"; }; { log() { [ \"$1\" = 0 ]; }; }; pg_isready -h orders-db; log $?",
         "log() { echo \"$@\"; }; setup() { log() { [ \"$1\" = 0 ]; }; }; setup; pg_isready -h orders-db; log $?",
+        "f() ( exit $1 ); pg_isready -h orders-db; f $?",
+        "f() ( [ \"$1\" = 0 ] ); pg_isready -h orders-db; f $?",
+        "log() ( echo \"$@\" ); pg_isready -h orders-db; log $? | grep -q 0",
     ];
     expect_actions(&warned, &denied);
 }

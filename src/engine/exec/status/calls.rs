@@ -41,7 +41,7 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
         root = p;
     }
     // Every definition of the name: those among the top-level statements before the call, with
-    // a `{ }` body, are the bodies; any other (later, nested in a statement or a body, another
+    // a `{ }` or `( )` body (its status is its last command's, as `{ }`'s), are the bodies; any other (later, nested in a statement or a body, another
     // kind of body) leaves the call to the walk. Only statements whose text holds the name are
     // looked into (a definition's text holds its name), not every node of the tree.
     let (mut bodies, mut elsewhere) = (Vec::new(), false);
@@ -59,7 +59,10 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
             continue;
         }
         let inner = if top_level && is_definition(statement) {
-            match statement.child_by_field_name("body").filter(|b| b.kind_name() == "compound_statement") {
+            match statement
+                .child_by_field_name("body")
+                .filter(|b| matches!(b.kind_name(), "compound_statement" | "subshell"))
+            {
                 Some(b) if statement.end_byte() <= cmd.start_byte() => bodies.push(b),
                 _ => elsewhere = true,
             }
