@@ -112,8 +112,10 @@ pub(in crate::engine::exec) fn clears_errexit_in_bash(
     env: &[String],
     env_from: bool,
 ) -> bool {
-    if mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"])
-        || env_from
+    // (The cheap tests first: a text with no `$(` or backquote has no command substitution, and
+    // the options' names are looked for only around a command in one.)
+    if env_from
+        || !(walk.src.contains("$(") || walk.src.contains('`'))
         || env.iter().any(|v| matches!(v.as_str(), "POSIXLY_CORRECT" | "SHELLOPTS" | "BASHOPTS"))
     {
         return false;
@@ -121,7 +123,8 @@ pub(in crate::engine::exec) fn clears_errexit_in_bash(
     let mut up = n.parent();
     while let Some(p) = up {
         if p.kind_name() == "command_substitution" {
-            return !mentions(text(p, walk), &["set"]);
+            return !mentions(text(p, walk), &["set"])
+                && !mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"]);
         }
         up = p.parent();
     }
