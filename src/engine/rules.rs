@@ -1000,10 +1000,9 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     // An exec command is compared as the check it makes (`redis-cli -h 127.0.0.1 ping` is
     // `redis-cli ping`, see [`exec::same_check_argv`]); the message shows the liveness one.
     let same_check = |h: Option<Handler>| match h {
-        Some(Handler::Exec(argv)) => Some(Handler::Exec(exec::same_check_argv(
-            &argv,
-            env.get_or_init(|| exec_env(t.container)),
-        ))),
+        Some(Handler::Exec(argv)) => {
+            Some(Handler::Exec(exec::same_check_argv(&argv, env.get_or_init(|| exec_env(t.container)))))
+        }
         h => h,
     };
     let rh = handler(ready, t.container, t.budget, &env);

@@ -548,7 +548,7 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     }
     let var = text(k, walk);
     if !(exp.kind_name() == "simple_expansion" || exp.kind_name() == "expansion")
-        || !matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
+        || !super::texts::is_expansion_of(text(exp, walk), var)
     {
         return false;
     }

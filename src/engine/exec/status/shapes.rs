@@ -215,7 +215,7 @@ pub(super) fn only_case_subject(name: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) 
         }
         let Some(exp) = k.parent().filter(|e| {
             e.kind_name() == "simple_expansion"
-                || (e.kind_name() == "expansion" && text(*e, walk) == format!("${{{var}}}"))
+                || (e.kind_name() == "expansion" && super::texts::is_braced_expansion_of(text(*e, walk), var))
         }) else {
             return false;
         };
@@ -352,7 +352,7 @@ fn emptiness_test(k: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     let var = text(k, walk);
-    matches!(text(exp, walk), t if t == format!("${var}") || t == format!("${{{var}}}"))
+    super::texts::is_expansion_of(text(exp, walk), var)
         && emptiness_test_of(&operand(exp, walk), walk).is_some()
 }
 

@@ -124,7 +124,10 @@ pub(in crate::engine::exec) fn clears_errexit_in_bash(
     while let Some(p) = up {
         if p.kind_name() == "command_substitution" {
             return !mentions(text(p, walk), &["set"])
-                && !mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"]);
+                && !mentions(
+                    walk.src,
+                    &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"],
+                );
         }
         up = p.parent();
     }

@@ -145,3 +145,38 @@ mod tests {
         }
     }
 }
+
+/// Whether `t` is `${var}`, without a `format!` to compare with.
+pub(super) fn is_braced_expansion_of(t: &str, var: &str) -> bool {
+    t.strip_prefix("${").and_then(|t| t.strip_suffix('}')) == Some(var)
+}
+
+/// Whether `t` is `$var` or `${var}`, without a `format!` to compare with.
+pub(super) fn is_expansion_of(t: &str, var: &str) -> bool {
+    t.strip_prefix('$') == Some(var) || is_braced_expansion_of(t, var)
+}
+
+#[cfg(test)]
+mod expansion_text_tests {
+    use super::{is_braced_expansion_of, is_expansion_of};
+
+    /// The two spellings compare as the `format!`s they replace did (`t == format!("${var}")`,
+    /// `t == format!("${{{var}}}")`).
+    #[test]
+    fn an_expansion_is_its_variable_written_plain_or_braced() {
+        for (t, plain, braced) in [
+            ("$V", true, false),
+            ("${V}", true, true),
+            ("${V:-x}", false, false),
+            ("$VV", false, false),
+            ("${V", false, false),
+            ("$", false, false),
+            ("V", false, false),
+            ("${V}}", false, false),
+        ] {
+            assert_eq!(is_expansion_of(t, "V"), t == "$V" || t == "${V}", "{t}");
+            assert_eq!(is_expansion_of(t, "V"), plain, "{t}");
+            assert_eq!(is_braced_expansion_of(t, "V"), braced, "{t}");
+        }
+    }
+}
