@@ -475,8 +475,9 @@ impl Ctx<'_> {
         // any function in its text but those definitions).
         let (alike, _) = super::status::alike_definitions(n, walk.src);
         let defined = walk.defined_functions.get_or_init(|| super::status::defined_functions(walk.src));
-        let calls =
-            text(n, walk).split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
+        // (With no function known or defined, nothing in it is a call: its words are not split.)
+        let calls = !(defined.is_empty() && self.functions.is_empty())
+            && text(n, walk).split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
                 !alike.iter().any(|(m, _)| text(*m, walk) == w)
                     && (defined.iter().any(|d| d == w) || self.functions.iter().any(|(f, _)| f == w))
             });
