@@ -59,7 +59,23 @@ fn is_assignment_word(w: &str) -> bool {
 /// backslashes it holds `set`. A word whose unquoted form is `set` is a piece of `src`, so its
 /// unquoted form is a piece of `src`'s: when this is false, no word of `src` is `set`.
 fn maybe_set(src: &str) -> bool {
-    src.contains("set") || (src.contains(['"', '\'', '\\']) && unquoted(src).contains("set"))
+    src.contains("set") || (src.contains(['"', '\'', '\\']) && holds_set_unquoted(src))
+}
+
+/// Whether `unquoted(src)` holds `set`, read without making it: the bytes of `src` but quotes
+/// and backslashes, matched against `set` as they come (no prefix of `set` is also its suffix,
+/// so a byte that breaks a match can only start a new one; a multi-byte character holds no
+/// ASCII byte, so reading bytes is reading characters here).
+fn holds_set_unquoted(src: &str) -> bool {
+    const WORD: &[u8] = b"set";
+    let mut matched = 0;
+    for b in src.bytes().filter(|b| !matches!(b, b'"' | b'\'' | b'\\')) {
+        matched = if b == WORD[matched] { matched + 1 } else { usize::from(b == WORD[0]) };
+        if matched == WORD.len() {
+            return true;
+        }
+    }
+    false
 }
 
 /// `w` without its quotes and backslashes (borrowed when it has none, as most words do).
@@ -636,4 +652,33 @@ fn status_reads_placed(n: Node<'_>, root: Node<'_>, walk: &Walk<'_>) -> bool {
     with_facts(root, walk, |facts| {
         !facts.body_reads_status && !facts.status_loops.iter().any(|p| contains(*p, n))
     })
+}
+
+#[cfg(test)]
+mod set_text_tests {
+    use super::{holds_set_unquoted, unquoted};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The scan answers as making the unquoted text and searching it did.
+        #[test]
+        fn set_is_found_through_quotes_as_in_the_unquoted_text(src in "[set\"'\\\\ xé]{0,24}") {
+            prop_assert_eq!(holds_set_unquoted(&src), unquoted(&src).contains("set"));
+        }
+    }
+
+    #[test]
+    fn set_is_found_through_quotes_and_backslashes() {
+        for (src, holds) in [
+            ("s\"et", true),
+            ("'s'e't'", true),
+            ("sset", true),
+            ("se\\t", true),
+            ("ses et", false),
+            ("sé't", false),
+        ] {
+            assert_eq!(holds_set_unquoted(src), holds, "{src}");
+            assert_eq!(unquoted(src).contains("set"), holds, "{src}");
+        }
+    }
 }
