@@ -834,6 +834,10 @@ enum Step {
 /// Whether a script defines a shell function (`name() ...`, `name () ...` or `function name ...`,
 /// POSIX 2.9.5 and bash's `function` keyword), at the start of a line or after `;`, `&`, `|`.
 pub(super) fn defines_function(script: &str) -> bool {
+    // (Each definition found below holds `function ` or `()`: a text with neither holds none.)
+    if !script.contains("()") && !script.contains("function ") {
+        return false;
+    }
     script.split(['\n', ';', '&', '|', '{']).any(|segment| {
         let seg = segment.trim_start();
         if let Some(rest) = seg.strip_prefix("function ") {
