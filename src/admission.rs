@@ -253,9 +253,10 @@ pub enum ReviewError {
     /// `apiVersion` or `kind` is not `admission.k8s.io/v1` `AdmissionReview`. Named whatever the
     /// rest of the review looks like: another version's review may be shaped otherwise.
     #[error(
-        "unsupported AdmissionReview version: apiVersion {}, kind {}; probegate accepts only apiVersion admission.k8s.io/v1, kind AdmissionReview (not v1beta1: set admissionReviewVersions: [v1] in the webhook configuration)",
+        "unsupported AdmissionReview version: apiVersion {}, kind {}; probegate accepts only apiVersion admission.k8s.io/v1, kind AdmissionReview{}",
         sent(api_version),
-        sent(kind)
+        sent(kind),
+        version_hint(api_version, kind)
     )]
     Version {
         /// What was sent (at most 64 characters and `…`), `None` when nothing was.
@@ -369,6 +370,21 @@ pub struct Decision {
 /// control characters), or `(none)`.
 fn sent(value: &Option<String>) -> String {
     value.as_ref().map_or_else(|| "(none)".to_string(), |v| format!("{v:?}"))
+}
+
+/// What to change, for the mistake actually made: a `v1beta1` review (an API server asked for
+/// one: `admissionReviewVersions` lists `v1beta1` first), the right `apiVersion` with another
+/// `kind`, or another `apiVersion`.
+fn version_hint(api_version: &Option<String>, kind: &Option<String>) -> &'static str {
+    match (api_version.as_deref(), kind.as_deref()) {
+        (Some("admission.k8s.io/v1beta1"), _) => {
+            " (v1beta1 is not served: set admissionReviewVersions: [v1] in the webhook configuration)"
+        }
+        (Some("admission.k8s.io/v1"), _) => {
+            " (the apiVersion is right: the kind must be AdmissionReview, as the API server sends it)"
+        }
+        _ => " (set admissionReviewVersions: [v1] in the webhook configuration)",
+    }
 }
 
 /// The envelope of a review alone, read when the whole review does not: a wrong `apiVersion` or
@@ -1442,6 +1458,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unsupported AdmissionReview version") && e.contains("v1beta1"), "{e}");
+    }
+
+    /// s20: a review of kind `Foo` with the right apiVersion was told about v1beta1.
+    #[test]
+    fn the_version_hint_fits_the_mistake_made() {
+        let error = |body: &str| parse_review(body.as_bytes()).unwrap_err().to_string();
+        let beta =
+            error(r#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{}}"#);
+        assert!(
+            beta.ends_with(
+                "(v1beta1 is not served: set admissionReviewVersions: [v1] in the webhook configuration)"
+            ),
+            "{beta}"
+        );
+        let kind = error(r#"{"apiVersion":"admission.k8s.io/v1","kind":"Foo","request":{}}"#);
+        assert!(
+            kind.ends_with(
+                "(the apiVersion is right: the kind must be AdmissionReview, as the API server sends it)"
+            ),
+            "{kind}"
+        );
+        assert!(!kind.contains("v1beta1"), "{kind}");
+        let other = error(r#"{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{}}"#);
+        assert!(
+            other.ends_with("(set admissionReviewVersions: [v1] in the webhook configuration)"),
+            "{other}"
+        );
+        assert!(!other.contains("v1beta1"), "{other}");
     }
 
     /// s19 break-it pass: a review of another version whose request lacks a field a v1 request has

@@ -11,6 +11,7 @@
 pub mod configmaps;
 pub mod conn;
 pub mod drain;
+pub mod gate;
 pub mod kubeclient;
 pub mod metrics;
 pub mod namespaces;
@@ -30,7 +31,7 @@ use axum::Extension;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
@@ -39,6 +40,7 @@ use crate::admission::{self, AdmissionRequest, Decision, Endpoint, ReviewError};
 use crate::engine::{ConfigMapSource, StaticConfigMaps};
 use crate::policy::{Action, Policy};
 use configmaps::ConfigMapResolver;
+use gate::{Counted, error_response};
 use metrics::Metrics;
 use namespaces::NamespaceLabels;
 
@@ -148,29 +150,38 @@ pub const SMALL_BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
 /// server's limit is reached.
 pub const H2_MAX_CONCURRENT_STREAMS: u32 = 64;
 
-/// HTTP/2 flow-control window of one stream: 8 KiB, so that the streams of one connection
-/// together ([`H2_MAX_CONCURRENT_STREAMS`] of them) can never fill its window
-/// ([`H2_CONNECTION_WINDOW_BYTES`]). A stream whose body waits, unread, for its share of
-/// [`LARGE_BODY_BUDGET_BYTES`] still holds up to one stream window of the connection's window
-/// until it is read; with 64 KiB stream windows, eight such streams filled the 512 KiB connection
-/// window and no body on that connection could arrive any more, not even a small review's, until
-/// the request timeout (issue 9: 60 streams of a 737 KB review on one connection, every request
-/// answered 408). Bodies are read as they arrive, so a larger body just takes more window
-/// updates; a review up to 8 KiB (most Pod and template reviews, tests/fixtures/admission)
-/// arrives in one flight.
-pub const H2_STREAM_WINDOW_BYTES: u32 = 8 * 1024;
+/// HTTP/2 flow-control window of one stream: 256 KiB. A body arrives one window per round trip
+/// at most (h2 grants more once half of it is read), so this sets how long a large review takes
+/// to arrive over a slow path: a 3 MB review over a 20 ms round trip took about 0.5 s (curl
+/// through a delay proxy; HTTP/1.1, not flow-controlled, 0.2 s), where the 8 KiB window of s9
+/// to s19 needed hundreds of round trips and hit the 4 s request bound (408: under
+/// `failurePolicy: Ignore`, admitted unchecked). docs/server.md has the measurements.
+///
+/// A stream whose body waits, unread, for its share of [`LARGE_BODY_BUDGET_BYTES`] holds up to
+/// one stream window of its connection's window until it is read; the connection window
+/// ([`H2_CONNECTION_WINDOW_BYTES`]) holds [`H2_MAX_CONCURRENT_STREAMS`] of them (checked at
+/// compile time), so such streams can never fill it and stall the other bodies on their
+/// connection (issue 9: with 64 KiB stream windows in a 512 KiB connection window, eight waiting
+/// 737 KB bodies stalled every other stream until the request timeout).
+pub const H2_STREAM_WINDOW_BYTES: u32 = 256 * 1024;
 
-/// HTTP/2 flow-control window of one connection: 512 KiB (hyper's default is 1 MiB). It bounds the
-/// body data a connection can make the server hold before the server reads it: at most 512 MiB
-/// over [`conn::MAX_CONNECTIONS`] connections (with 1 MiB, 900 connections pushing unread data held
-/// 1.0 GB). It is at least [`H2_MAX_CONCURRENT_STREAMS`] stream windows (checked at compile time).
-pub const H2_CONNECTION_WINDOW_BYTES: u32 = 512 * 1024;
+/// HTTP/2 flow-control window of one connection: 16 MiB, [`H2_MAX_CONCURRENT_STREAMS`] stream
+/// windows (hyper's default is 1 MiB). It bounds the body data one connection can make the
+/// server hold before the server reads it; bodies being read count against the body budgets
+/// instead. At the connection cap that is at most 16 GiB over [`conn::MAX_CONNECTIONS`]
+/// connections in theory, past any container's memory: only the API server should reach the
+/// webhook's port (docs/server.md, NetworkPolicy).
+pub const H2_CONNECTION_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
 
 // Streams whose bodies wait unread cannot fill the connection window between them (see
 // H2_STREAM_WINDOW_BYTES).
 const _: () = assert!(
     H2_MAX_CONCURRENT_STREAMS as u64 * H2_STREAM_WINDOW_BYTES as u64 <= H2_CONNECTION_WINDOW_BYTES as u64
 );
+
+// The largest body accepted arrives in at most 16 stream windows (about 32 round trips with h2's
+// half-window updates), well inside the request bound over a 20 ms round trip.
+const _: () = assert!(H2_STREAM_WINDOW_BYTES as usize * 16 >= MAX_BODY_BYTES);
 
 /// Most requests evaluated on the blocking pool at once (large bodies and bodies with exec
 /// handlers); more wait, within [`REQUEST_TIMEOUT`]. Each is bounded in time by the exec
@@ -236,6 +247,8 @@ pub struct AppState {
     blocking_evaluations: Arc<tokio::sync::Semaphore>,
     /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
     configmaps: ArcSwapOption<ConfigMapResolver>,
+    /// One rate-limited line per refused request.
+    refusal_log: gate::RefusalLog,
 }
 
 impl AppState {
@@ -256,6 +269,7 @@ impl AppState {
             small_body_budget: tokio::sync::Semaphore::new(SMALL_BODY_BUDGET_BYTES),
             blocking_evaluations: Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS)),
             configmaps: ArcSwapOption::empty(),
+            refusal_log: gate::RefusalLog::default(),
         })
     }
 
@@ -322,180 +336,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             error_response(StatusCode::NOT_FOUND, "no such endpoint: use POST /validate or POST /mutate")
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), shell))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), gate::shell))
         .with_state(state)
-}
-
-/// Around every request, in one middleware: the request bound ([`REQUEST_TIMEOUT`], then 408),
-/// the body's admission ([`admit_body`]), the framework's errors as JSON ([`json_errors`]) and
-/// the counting of admission requests answered without a review ([`count_unreviewed`]). As
-/// separate layers each boxed the request's future once more, and tower-http's timeout armed a
-/// timer for every request, even one answered at its first poll (here the timer is armed only
-/// when the request has to wait).
-async fn shell(
-    State(state): State<Arc<AppState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let endpoint = match (request.method() == axum::http::Method::POST, request.uri().path()) {
-        (true, "/validate") => Some(Endpoint::Validate),
-        (true, "/mutate") => Some(Endpoint::Mutate),
-        _ => None,
-    };
-    let started = Instant::now();
-    // A body left unread by a refusal is read after the answer: over HTTP/2 instead of the stream
-    // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
-    // clients take either for a failed request and lose the answer ([`drain`]).
-    let request = drain::on_drop(request);
-    let response = match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, request, next)).await {
-        Ok(response) => response,
-        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
-    };
-    let response = json_errors(response);
-    if let Some(endpoint) = endpoint {
-        count_unreviewed(&state, endpoint, &response, started);
-    }
-    response
-}
-
-/// Marks an admission answer already counted in `probegate_admission_requests_total` by its
-/// handler (a decision, or a malformed review's 400).
-#[derive(Clone, Copy)]
-struct Counted;
-
-/// Counts in `probegate_admission_requests_total` an admission request answered without a
-/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
-/// 413, 415, 501 and 503 (refused before or instead of being read), `error` for any other (an
-/// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
-/// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
-/// timeouts would leave the counter flat.
-fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, started: Instant) {
-    if response.extensions().get::<Counted>().is_some() {
-        return;
-    }
-    let result = match response.status() {
-        StatusCode::REQUEST_TIMEOUT => "timeout",
-        StatusCode::PAYLOAD_TOO_LARGE
-        | StatusCode::UNSUPPORTED_MEDIA_TYPE
-        | StatusCode::NOT_IMPLEMENTED
-        | StatusCode::SERVICE_UNAVAILABLE => "refused",
-        _ => "error",
-    };
-    state.metrics.request(endpoint.as_str(), "", "", result, false, started.elapsed().as_secs_f64());
-}
-
-/// Before a body is read: 413 at once for a `Content-Length` over [`MAX_BODY_BYTES`] (otherwise a
-/// client that declares a huge body and sends none waits for the timeout), 415 at once for a
-/// review whose `Content-Type` is not `application/json`, and a body waits for
-/// its share of [`LARGE_BODY_BUDGET_BYTES`] or [`SMALL_BODY_BUDGET_BYTES`], held until its answer
-/// is made.
-async fn admit_body(
-    state: &AppState,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    use axum::body::HttpBody;
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
-    }
-    // A body in a transfer coding other than `chunked` (`gzip, chunked`): hyper removes the
-    // chunking only, and the rest would be read as JSON. RFC 9112 §6.1: a server that receives a
-    // transfer coding it does not understand should answer 501.
-    if let Some(coding) = unsupported_transfer_coding(request.headers()) {
-        return error_response(
-            StatusCode::NOT_IMPLEMENTED,
-            &format!("transfer coding {coding:?} is not supported: send the body as is or chunked"),
-        );
-    }
-    // A review with the wrong content type is refused before its body is read (or waited for).
-    let path = request.uri().path();
-    if request.method() == axum::http::Method::POST
-        && (path == "/validate" || path == "/mutate")
-        && let Some(refused) = unsupported_media_type(request.headers())
-    {
-        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, refused);
-    }
-    // hyper's exact size hint: the Content-Length, or 0 for an HTTP/1.1 request without a body;
-    // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
-    let size = request.body().size_hint().exact().or(declared).unwrap_or(MAX_BODY_BYTES as u64);
-    let size = usize::try_from(size).unwrap_or(MAX_BODY_BYTES).min(MAX_BODY_BYTES);
-    let (budget, which) = if size > INLINE_BODY_BYTES {
-        (&state.large_body_budget, metrics::Budget::Large)
-    } else {
-        (&state.small_body_budget, metrics::Budget::Small)
-    };
-    let _in_flight = state.metrics.in_flight();
-    let _share = if size > 0 {
-        // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
-        let share = match budget.try_acquire_many(size as u32) {
-            Ok(permit) => Ok(permit),
-            Err(tokio::sync::TryAcquireError::Closed) => Err(()),
-            Err(tokio::sync::TryAcquireError::NoPermits) => {
-                let _waiting = state.metrics.body_waiting(which);
-                budget.acquire_many(size as u32).await.map_err(|_| ())
-            }
-        };
-        match share {
-            Ok(permit) => Some(permit),
-            Err(()) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
-        }
-    } else {
-        None
-    };
-    next.run(request).await
-}
-
-/// The first transfer coding of a request's `Transfer-Encoding` headers other than `chunked`
-/// (compared without case, RFC 9112 §7), cut to 40 characters; `None` when there is none.
-fn unsupported_transfer_coding(headers: &axum::http::HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::TRANSFER_ENCODING)
-        .iter()
-        .flat_map(|v| {
-            String::from_utf8_lossy(v.as_bytes()).split(',').map(|c| c.trim().to_string()).collect::<Vec<_>>()
-        })
-        .find(|c| !c.eq_ignore_ascii_case("chunked"))
-        .map(|c| crate::engine::excerpt(&c, 40).into_owned())
-}
-
-fn too_large_message() -> String {
-    format!("the body is over {} MiB, the largest AdmissionReview accepted", MAX_BODY_BYTES / (1024 * 1024))
-}
-
-/// The framework's own error answers (405, 408, 413 in plain text or empty) as the same JSON
-/// `{"error", "status"}` body as every other error.
-fn json_errors(response: Response) -> Response {
-    let status = response.status();
-    let message = match status {
-        StatusCode::METHOD_NOT_ALLOWED => {
-            "method not allowed: use POST /validate or POST /mutate".to_string()
-        }
-        StatusCode::REQUEST_TIMEOUT => {
-            format!("the request was not read and answered within {} s", REQUEST_TIMEOUT.as_secs())
-        }
-        StatusCode::PAYLOAD_TOO_LARGE => too_large_message(),
-        // The framework's own 400 (a malformed chunked body, say); ours are JSON already.
-        StatusCode::BAD_REQUEST => "the request body could not be read".to_string(),
-        _ => return response,
-    };
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if is_json {
-        return response;
-    }
-    let allow = response.headers().get(header::ALLOW).cloned();
-    let mut answer = error_response(status, &message);
-    if let Some(allow) = allow {
-        answer.headers_mut().insert(header::ALLOW, allow);
-    }
-    answer
 }
 
 /// The plain-HTTP admin router (`--admin-addr`): `/metrics`, `/healthz`, `/readyz`, `/policy`.
@@ -583,44 +425,6 @@ async fn mutate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Resp
     admit(state, Endpoint::Mutate, body).await
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    status: u16,
-}
-
-fn error_response(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::to_vec(&ErrorBody { error: message, status: status.as_u16() }).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-const NOT_JSON_MESSAGE: &str =
-    "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)";
-
-const NOT_UTF8_MESSAGE: &str = "Content-Type names a charset other than UTF-8: an AdmissionReview is JSON, which is UTF-8 (RFC 8259, section 8.1); send it as application/json or application/json; charset=utf-8";
-
-/// Why a review's `Content-Type` is refused (415), or `None` when it is `application/json` with
-/// no charset, `charset=utf-8` or `charset=us-ascii` (a subset of UTF-8), in any case, quoted or not.
-fn unsupported_media_type(headers: &HeaderMap) -> Option<&'static str> {
-    let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-    let mut parts = value.unwrap_or_default().split(';');
-    if !parts.next().is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json")) {
-        return Some(NOT_JSON_MESSAGE);
-    }
-    for parameter in parts {
-        let (name, charset) = parameter.split_once('=').unwrap_or((parameter, ""));
-        if !name.trim().eq_ignore_ascii_case("charset") {
-            continue;
-        }
-        let charset = charset.trim();
-        let charset = charset.strip_prefix('"').and_then(|c| c.strip_suffix('"')).unwrap_or(charset);
-        if !["utf-8", "utf8", "us-ascii"].iter().any(|ok| charset.eq_ignore_ascii_case(ok)) {
-            return Some(NOT_UTF8_MESSAGE);
-        }
-    }
-    None
-}
-
 async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {
     let started = Instant::now();
     // The content type was checked before the body was read (admit_body).
@@ -681,7 +485,6 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Respons
             }
         }
         Err(e) => {
-            tracing::warn!(endpoint = endpoint.as_str(), error = %log_safe(&crate::engine::excerpt(&e.to_string(), MAX_ERROR_CHARS)), "rejected a malformed admission request");
             state.metrics.request(endpoint.as_str(), "", "", "error", false, started.elapsed().as_secs_f64());
             let mut answer = error_response(
                 StatusCode::BAD_REQUEST,
@@ -962,6 +765,30 @@ pub struct RunningServer {
     pub tls: axum_server::tls_rustls::RustlsConfig,
 }
 
+/// How long a new connection has to send its whole first request: 10 s (slow-loris bound).
+pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At most `max` connections at once, each closed after [`conn::IDLE_TIMEOUT`] without a read; at
+/// the cap, one idle for [`conn::EVICT_AFTER`] makes room (the same for both ports, each its own).
+fn connection_limits(max: usize) -> conn::LimitAcceptor {
+    conn::LimitAcceptor::new(max, conn::IDLE_TIMEOUT, conn::EVICT_AFTER)
+}
+
+/// The bounds both ports (HTTPS and admin) put on a connection's requests: its first request
+/// within [`FIRST_REQUEST_TIMEOUT`], and later ones' headers within [`conn::IDLE_TIMEOUT`].
+/// hyper's HTTP/1.1 header read timeout also runs while a keep-alive connection waits for its
+/// next request (hyper PR #3828, "start header_read_timeout when waiting for subsequent
+/// requests"): at 10 s it closed idle keep-alive connections after 10 s, before the API server's
+/// own 90 s, bringing back the race of a request written onto a closing connection. It is the
+/// idle bound, as for HTTP/2 (`conn::IDLE_TIMEOUT`); the first request keeps its own bound.
+fn with_connection_bounds<Acc>(
+    server: axum_server::Server<SocketAddr, Acc>,
+) -> axum_server::Server<SocketAddr, Acc> {
+    let mut server = server.first_request_timeout(FIRST_REQUEST_TIMEOUT);
+    server.http_builder().http1().header_read_timeout(conn::IDLE_TIMEOUT);
+    server
+}
+
 /// Binds and starts serving in the background.
 ///
 /// # Errors
@@ -978,23 +805,20 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
     let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(rustls.clone())
-        .acceptor(conn::LimitAcceptor::new(config.max_connections, conn::IDLE_TIMEOUT, conn::EVICT_AFTER));
-    let mut server = axum_server::from_tcp(listener)?.acceptor(acceptor).handle(handle.clone());
-    // A connection must send its first request promptly (slow-loris bound); keep-alive after that.
-    server = server.first_request_timeout(Duration::from_secs(10));
-    // hyper's HTTP/1.1 header read timeout also runs while a keep-alive connection waits for its
-    // next request (hyper PR #3828, "start header_read_timeout when waiting for subsequent
-    // requests"): at 10 s it closed idle keep-alive connections after 10 s, before the API server's
-    // own 90 s, bringing back the race of a request written onto a closing connection. It is the
-    // idle bound, as for HTTP/2 (`conn::IDLE_TIMEOUT`); the first request keeps its 10 s above.
-    server.http_builder().http1().header_read_timeout(conn::IDLE_TIMEOUT);
+        .acceptor(connection_limits(config.max_connections));
+    let mut server =
+        with_connection_bounds(axum_server::from_tcp(listener)?.acceptor(acceptor).handle(handle.clone()));
     server
         .http_builder()
         .http2()
         .max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS)
         .initial_stream_window_size(H2_STREAM_WINDOW_BYTES)
         .initial_connection_window_size(H2_CONNECTION_WINDOW_BYTES);
-    let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
+    // The peer's address reaches each request, for the log line of a refusal (gate::RefusalLog).
+    let task =
+        tokio::spawn(
+            async move { server.serve(app.into_make_service_with_connect_info::<SocketAddr>()).await },
+        );
 
     let admin_addr = match config.admin_addr {
         None => None,
@@ -1005,14 +829,10 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
             let bound = listener.local_addr()?;
             let admin = admin_router(Arc::clone(&state));
             // The same bounds as the webhook's port (s19 break-it: a client that never finished
-            // its headers held an admin connection for good): a first request within 10 s, the
-            // idle bound after it, at most `max_connections` at once.
-            let limits =
-                conn::LimitAcceptor::new(config.max_connections, conn::IDLE_TIMEOUT, conn::EVICT_AFTER);
-            let mut admin_server = axum_server::from_tcp(listener)?
-                .acceptor(limits)
-                .first_request_timeout(Duration::from_secs(10));
-            admin_server.http_builder().http1().header_read_timeout(conn::IDLE_TIMEOUT);
+            // its headers held an admin connection for good), with a cap of its own.
+            let admin_server = with_connection_bounds(
+                axum_server::from_tcp(listener)?.acceptor(connection_limits(config.max_connections)),
+            );
             tokio::spawn(async move { admin_server.serve(admin.into_make_service()).await });
             Some(bound)
         }

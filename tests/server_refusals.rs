@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use common::wire::{answer_of, h2_connection, raw_tls};
+use common::wire::{answer_of, h2_connection, raw_tls, upload_within_the_window};
 use common::*;
 use probegate::policy::Policy;
 use probegate::server;
@@ -18,6 +18,8 @@ struct Refusal {
     what: &'static str,
     path: &'static str,
     content_type: &'static str,
+    /// A `Content-Encoding` header, if any.
+    encoding: Option<&'static str>,
     body: Vec<u8>,
     /// Sent with its `Content-Length` (else of unstated length: chunked over HTTP/1.1).
     declared: bool,
@@ -40,6 +42,7 @@ fn refusals() -> Vec<Refusal> {
             what: "over the limit, declared",
             path: "/validate",
             content_type: json,
+            encoding: None,
             body: over.clone(),
             declared: true,
             status: 413,
@@ -49,6 +52,7 @@ fn refusals() -> Vec<Refusal> {
             what: "over the limit, unstated length",
             path: "/mutate",
             content_type: json,
+            encoding: None,
             body: over,
             declared: false,
             status: 413,
@@ -58,6 +62,7 @@ fn refusals() -> Vec<Refusal> {
             what: "POST to a GET endpoint",
             path: "/healthz",
             content_type: json,
+            encoding: None,
             body: upload(),
             declared: true,
             status: 405,
@@ -67,6 +72,7 @@ fn refusals() -> Vec<Refusal> {
             what: "not JSON",
             path: "/validate",
             content_type: "text/plain",
+            encoding: None,
             body: upload(),
             declared: true,
             status: 415,
@@ -76,15 +82,70 @@ fn refusals() -> Vec<Refusal> {
             what: "no such endpoint",
             path: "/nope",
             content_type: json,
+            encoding: None,
             body: upload(),
             declared: false,
             status: 404,
             message: "no such endpoint",
         },
+        // Checked in this order: path, method, content type and coding, then size (s20: a body
+        // over the limit got 413 whatever its path, method or type).
+        Refusal {
+            what: "over the limit to no such endpoint",
+            path: "/nope",
+            content_type: json,
+            encoding: None,
+            body: vec![b' '; server::MAX_BODY_BYTES + 1],
+            declared: true,
+            status: 404,
+            message: "no such endpoint",
+        },
+        Refusal {
+            what: "over the limit to a GET endpoint",
+            path: "/healthz",
+            content_type: json,
+            encoding: None,
+            body: vec![b' '; server::MAX_BODY_BYTES + 1],
+            declared: true,
+            status: 405,
+            message: "method not allowed",
+        },
+        Refusal {
+            what: "over the limit, not JSON",
+            path: "/validate",
+            content_type: "text/plain",
+            encoding: None,
+            body: vec![b' '; server::MAX_BODY_BYTES + 1],
+            declared: true,
+            status: 415,
+            message: "Content-Type must be application/json",
+        },
+        // A compressed body (s20: gzip got "not JSON", br was parsed as if plain).
+        Refusal {
+            what: "gzip",
+            path: "/validate",
+            content_type: json,
+            encoding: Some("gzip"),
+            body: upload(),
+            declared: true,
+            status: 415,
+            message: r#"Content-Encoding "gzip" is not supported"#,
+        },
+        Refusal {
+            what: "br, over the limit",
+            path: "/mutate",
+            content_type: json,
+            encoding: Some("br"),
+            body: vec![b' '; server::MAX_BODY_BYTES + 1],
+            declared: true,
+            status: 415,
+            message: r#"Content-Encoding "br" is not supported"#,
+        },
         Refusal {
             what: "another AdmissionReview version",
             path: "/validate",
             content_type: json,
+            encoding: None,
             body: v2.to_vec(),
             declared: true,
             status: 400,
@@ -112,8 +173,11 @@ async fn every_refusal_reaches_http2_and_http1_clients_with_its_status_and_messa
     ] {
         for r in refusals() {
             let body = if r.declared { reqwest::Body::from(r.body) } else { in_pieces(r.body) };
-            let request =
+            let mut request =
                 client.post(format!("{base}{}", r.path)).header("content-type", r.content_type).body(body);
+            if let Some(encoding) = r.encoding {
+                request = request.header("content-encoding", encoding);
+            }
             let answer = request.send().await.unwrap_or_else(|e| panic!("{version:?} {}: {e:?}", r.what));
             assert_eq!(answer.version(), version, "{}", r.what);
             assert_eq!(answer.status(), r.status, "{version:?} {}", r.what);
@@ -125,26 +189,6 @@ async fn every_refusal_reaches_http2_and_http1_clients_with_its_status_and_messa
         let healthy = client.get(format!("{base}/healthz")).send().await.unwrap();
         assert_eq!(healthy.status(), 200);
     }
-}
-
-/// Sends `body` on `send` as a well-behaved client does, within the flow-control window the
-/// server grants, and ends the stream; an error when the stream is reset or closed before.
-async fn upload_within_the_window(send: &mut h2::SendStream<Bytes>, body: &[u8]) -> Result<(), String> {
-    let mut rest = body;
-    while !rest.is_empty() {
-        send.reserve_capacity(rest.len().min(64 * 1024));
-        let granted = match futures::future::poll_fn(|cx| send.poll_capacity(cx)).await {
-            Some(Ok(n)) => n,
-            Some(Err(e)) => return Err(format!("{e} with {} bytes unsent", rest.len())),
-            None => return Err(format!("stream closed with {} bytes unsent", rest.len())),
-        };
-        let n = granted.min(rest.len());
-        if n > 0 {
-            send.send_data(Bytes::copy_from_slice(&rest[..n]), n == rest.len()).map_err(|e| e.to_string())?;
-            rest = &rest[n..];
-        }
-    }
-    Ok(())
 }
 
 /// Frame by frame (the h2 crate): a refused request's client uploads its whole body within the
@@ -161,6 +205,9 @@ async fn over_http2_a_refused_upload_is_read_to_its_end_not_reset() {
             .header("content-type", r.content_type);
         if r.declared {
             request = request.header("content-length", r.body.len());
+        }
+        if let Some(encoding) = r.encoding {
+            request = request.header("content-encoding", encoding);
         }
         client = client.clone().ready().await.unwrap();
         let (response, mut send) = client.send_request(request.body(()).unwrap(), false).unwrap();
@@ -340,5 +387,50 @@ async fn over_http1_a_refused_upload_is_read_to_its_end_and_the_connection_serve
         assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")), "{what}: {answer}");
         assert!(answer.contains(message), "{what}: {answer}");
         assert!(next.starts_with("HTTP/1.1 200 "), "{what}: the next request got {next:?}");
+    }
+}
+
+/// One WARN line per refused request (status, reason, peer address, method, path), never its
+/// body, and at most `REFUSAL_LOG_BURST` a minute: a flood of refusals cannot fill a disk with
+/// log lines (s20: refusals were counted in the metrics but not logged at all).
+#[test]
+fn refusals_are_logged_one_line_each_without_the_body_and_a_flood_is_cut_short() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let args: Vec<String> = ["--addr", "127.0.0.1:0", "--no-namespace-watch"].map(String::from).to_vec();
+    let served = Served::start(&args, &[], Duration::from_secs(60));
+    let (addr, ca) = (served.addr, served.ca_pem());
+    let burst = server::gate::REFUSAL_LOG_BURST as usize;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let client = https_client(&[&ca], true);
+        let base = format!("https://localhost:{}", addr.port());
+        let gzip = client
+            .post(format!("{base}/validate"))
+            .header("content-type", "application/json")
+            .header("content-encoding", "gzip")
+            .body("SECRET-BODY-gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(gzip.status(), 415);
+        for i in 0..burst + 10 {
+            let r = client.post(format!("{base}/nope-{i}")).body("SECRET-BODY").send().await.unwrap();
+            assert_eq!(r.status(), 404);
+        }
+    });
+    let refused = |log: &str| log.lines().filter(|l| l.contains("refused a request")).count();
+    wait_until("the refusals logged", Duration::from_secs(10), || refused(&served.log()) >= burst);
+    std::thread::sleep(Duration::from_millis(300));
+    let log = served.log();
+    assert_eq!(refused(&log), burst, "{log}");
+    assert!(!log.contains("SECRET-BODY"), "{log}");
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("refused a request")).collect();
+    for (line, wanted) in [
+        (lines[0], ["WARN", "status=415", r#"Content-Encoding "gzip" is not supported"#, "path=/validate"]),
+        (lines[1], ["WARN", "status=404", "reason=no such endpoint", "path=/nope-0"]),
+    ] {
+        for w in wanted.iter().chain(&["peer=127.0.0.1:", "method=POST", "suppressed=0"]) {
+            assert!(line.contains(w), "{w} not in {line}");
+        }
     }
 }

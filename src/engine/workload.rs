@@ -275,6 +275,7 @@ where
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a Pod (an object with metadata and spec)")]
 struct PodShape {
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
@@ -282,6 +283,7 @@ struct PodShape {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a workload object (with metadata and spec)")]
 struct TemplateShape {
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
@@ -289,12 +291,14 @@ struct TemplateShape {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a workload spec (an object with a pod template)")]
 struct TemplateHolder {
     template: Option<LeanTemplate>,
 }
 
 /// A pod template whose metadata is read leanly (k8s-openapi's `PodTemplateSpec` reads all of it).
 #[derive(Deserialize)]
+#[serde(expecting = "a PodTemplateSpec (an object with metadata and spec)")]
 struct LeanTemplate {
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
@@ -302,6 +306,7 @@ struct LeanTemplate {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a CronJob (an object with metadata and spec)")]
 struct CronJobShape {
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
@@ -309,7 +314,7 @@ struct CronJobShape {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", expecting = "a CronJobSpec (an object with a jobTemplate)")]
 struct CronJobSpecShape {
     job_template: Option<TemplateShape>,
 }
@@ -542,6 +547,33 @@ pub fn redact_quoted(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// s20: a wrong shape named the parser's own types (`expected struct PodShape`,
+    /// `LeanTemplate`); the message names the Kubernetes object expected instead.
+    #[test]
+    fn a_wrong_shape_is_named_in_kubernetes_terms() {
+        for (kind, json, expected) in [
+            (WorkloadKind::Pod, r#""x""#, "expected a Pod (an object with metadata and spec)"),
+            (WorkloadKind::Deployment, r#""x""#, "expected a workload object"),
+            (
+                WorkloadKind::Deployment,
+                r#"{"spec":"x"}"#,
+                "expected a workload spec (an object with a pod template)",
+            ),
+            (WorkloadKind::Deployment, r#"{"spec":{"template":"x"}}"#, "expected a PodTemplateSpec"),
+            (WorkloadKind::CronJob, r#""x""#, "expected a CronJob"),
+            (
+                WorkloadKind::CronJob,
+                r#"{"spec":"x"}"#,
+                "expected a CronJobSpec (an object with a jobTemplate)",
+            ),
+        ] {
+            let e = Workload::from_json(kind, json).unwrap_err().to_string();
+            assert!(e.contains(expected), "{json}: {e}");
+            assert!(!e.contains("struct") && !e.contains("Shape") && !e.contains("Lean"), "{json}: {e}");
+        }
+    }
+
     use super::*;
 
     #[test]

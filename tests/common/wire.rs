@@ -59,3 +59,87 @@ pub async fn answer_of(response: h2::client::ResponseFuture) -> (u16, serde_json
         serde_json::from_slice(&answer).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&answer))),
     )
 }
+
+/// Opens a `POST /validate` stream declaring `declared` bytes of body, sending none yet.
+pub async fn open_post(
+    client: &mut h2::client::SendRequest<axum::body::Bytes>,
+    declared: usize,
+) -> (h2::client::ResponseFuture, h2::SendStream<axum::body::Bytes>) {
+    let request = http::Request::post("https://localhost/validate")
+        .header("content-type", "application/json")
+        .header("content-length", declared)
+        .body(())
+        .unwrap();
+    *client = client.clone().ready().await.unwrap();
+    client.send_request(request, false).unwrap()
+}
+
+/// Sends `body` on `send` as a well-behaved client does, within the flow-control window the
+/// server grants, and ends the stream; an error when the stream is reset or closed before.
+pub async fn upload_within_the_window(
+    send: &mut h2::SendStream<axum::body::Bytes>,
+    body: &[u8],
+) -> Result<(), String> {
+    let mut rest = body;
+    while !rest.is_empty() {
+        send.reserve_capacity(rest.len().min(64 * 1024));
+        let granted = match futures::future::poll_fn(|cx| send.poll_capacity(cx)).await {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => return Err(format!("{e} with {} bytes unsent", rest.len())),
+            None => return Err(format!("stream closed with {} bytes unsent", rest.len())),
+        };
+        let n = granted.min(rest.len());
+        if n > 0 {
+            send.send_data(axum::body::Bytes::copy_from_slice(&rest[..n]), n == rest.len())
+                .map_err(|e| e.to_string())?;
+            rest = &rest[n..];
+        }
+    }
+    Ok(())
+}
+
+/// A TCP proxy on loopback to `target` that delays every chunk it forwards by `one_way`, in both
+/// directions, without limiting bandwidth: a round trip through it takes twice `one_way` more
+/// (`tc netem` is not available in every kernel). Serves until the test's runtime ends.
+pub async fn latency_proxy(target: SocketAddr, one_way: std::time::Duration) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(target).await else { continue };
+            let _ = (client.set_nodelay(true), server.set_nodelay(true));
+            let (client_read, client_write) = client.into_split();
+            let (server_read, server_write) = server.into_split();
+            tokio::spawn(delayed_pipe(client_read, server_write, one_way));
+            tokio::spawn(delayed_pipe(server_read, client_write, one_way));
+        }
+    });
+    addr
+}
+
+/// Forwards what `from` reads to `to`, each chunk `delay` after it was read, in order.
+async fn delayed_pipe(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    delay: std::time::Duration,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
+    let writer = tokio::spawn(async move {
+        while let Some((due, chunk)) = rx.recv().await {
+            tokio::time::sleep_until(due).await;
+            if to.write_all(&chunk).await.is_err() {
+                return;
+            }
+        }
+        let _ = to.shutdown().await;
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = from.read(&mut buf).await {
+        if n == 0 || tx.send((tokio::time::Instant::now() + delay, buf[..n].to_vec())).is_err() {
+            break;
+        }
+    }
+    drop(tx);
+    let _ = writer.await;
+}

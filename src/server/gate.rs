@@ -1,0 +1,372 @@
+//! The gate every request passes through before (or instead of) a review, in one middleware
+//! ([`shell`]): the request bound, the checks made before a body is read (path and method by the
+//! router, then content type, content coding, transfer coding and size), the body budgets, the
+//! framework's errors as JSON, the counting of requests answered without a review, and one
+//! rate-limited log line per refusal ([`RefusalLog`]).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use super::{
+    AppState, Endpoint, INLINE_BODY_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT, drain, log_field, log_safe,
+    metrics,
+};
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    status: u16,
+}
+
+/// An error answer: the JSON body `{"error": message, "status": N}`, marked [`Refused`] so that
+/// [`shell`] logs it.
+pub(super) fn error_response(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::to_vec(&ErrorBody { error: message, status: status.as_u16() }).unwrap_or_default();
+    let mut answer = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    answer.extensions_mut().insert(Refused(message.to_string()));
+    answer
+}
+
+/// Marks an error answer (see [`error_response`]) with its message, for [`RefusalLog`].
+#[derive(Clone)]
+struct Refused(String);
+
+/// Most refusal lines logged in one [`REFUSAL_LOG_WINDOW`]: 30. A flood of bad requests (a
+/// connection-level attack, a misconfigured client in a loop) then writes at most 30 lines a
+/// minute, about 10 KB (each line is bounded: the reason at 1,024 characters, the path at 253,
+/// no body, no object), some 14 MB a day at worst; the refusals past it are counted in
+/// `probegate_admission_requests_total` as before, and the next line logged says how many were
+/// left out (`suppressed`).
+pub const REFUSAL_LOG_BURST: u32 = 30;
+
+/// The window of [`REFUSAL_LOG_BURST`]: 60 s.
+pub const REFUSAL_LOG_WINDOW: Duration = Duration::from_secs(60);
+
+/// Logs refused requests, one WARN line each (status, reason, peer address, method, path; never
+/// the body or the object), at most [`REFUSAL_LOG_BURST`] per [`REFUSAL_LOG_WINDOW`].
+pub struct RefusalLog {
+    /// The current window's start, the lines logged in it, the refusals not logged since the last
+    /// line that was.
+    state: Mutex<(Instant, u32, u64)>,
+}
+
+impl Default for RefusalLog {
+    fn default() -> Self {
+        RefusalLog { state: Mutex::new((Instant::now(), 0, 0)) }
+    }
+}
+
+impl RefusalLog {
+    /// `Some(n)` when a line may be logged now (`n`: the refusals left out since the last line
+    /// logged), `None` when this window's lines are spent (counted for the next line).
+    fn admit(&self, now: Instant) -> Option<u64> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (start, logged, suppressed) = &mut *state;
+        if now.duration_since(*start) >= REFUSAL_LOG_WINDOW {
+            (*start, *logged) = (now, 0);
+        }
+        if *logged >= REFUSAL_LOG_BURST {
+            *suppressed += 1;
+            return None;
+        }
+        *logged += 1;
+        Some(std::mem::take(suppressed))
+    }
+
+    fn log(
+        &self,
+        status: StatusCode,
+        reason: &str,
+        peer: Option<SocketAddr>,
+        method: &axum::http::Method,
+        path: &str,
+    ) {
+        let Some(suppressed) = self.admit(Instant::now()) else { return };
+        let peer = peer.map_or_else(|| "unknown".to_string(), |p| p.to_string());
+        tracing::warn!(
+            status = status.as_u16(),
+            reason = %log_safe(reason),
+            peer = %peer,
+            method = %log_field(method.as_str()),
+            path = %log_field(path),
+            suppressed,
+            "refused a request"
+        );
+    }
+}
+
+const NOT_JSON_MESSAGE: &str =
+    "Content-Type must be application/json (an admission.k8s.io/v1 AdmissionReview)";
+
+const NOT_UTF8_MESSAGE: &str = "Content-Type names a charset other than UTF-8: an AdmissionReview is JSON, which is UTF-8 (RFC 8259, section 8.1); send it as application/json or application/json; charset=utf-8";
+
+/// Why a review's `Content-Type` is refused (415), or `None` when it is `application/json` with
+/// no charset, `charset=utf-8` or `charset=us-ascii` (a subset of UTF-8), in any case, quoted or not.
+fn unsupported_media_type(headers: &HeaderMap) -> Option<&'static str> {
+    let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let mut parts = value.unwrap_or_default().split(';');
+    if !parts.next().is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json")) {
+        return Some(NOT_JSON_MESSAGE);
+    }
+    for parameter in parts {
+        let (name, charset) = parameter.split_once('=').unwrap_or((parameter, ""));
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            continue;
+        }
+        let charset = charset.trim();
+        let charset = charset.strip_prefix('"').and_then(|c| c.strip_suffix('"')).unwrap_or(charset);
+        if !["utf-8", "utf8", "us-ascii"].iter().any(|ok| charset.eq_ignore_ascii_case(ok)) {
+            return Some(NOT_UTF8_MESSAGE);
+        }
+    }
+    None
+}
+
+/// Around every request, in one middleware: the request bound ([`REQUEST_TIMEOUT`], then 408),
+/// the body's admission ([`admit_body`]), the framework's errors as JSON ([`json_errors`]) and
+/// the counting of admission requests answered without a review ([`count_unreviewed`]). As
+/// separate layers each boxed the request's future once more, and tower-http's timeout armed a
+/// timer for every request, even one answered at its first poll (here the timer is armed only
+/// when the request has to wait).
+pub(super) async fn shell(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let endpoint = match (request.method() == axum::http::Method::POST, request.uri().path()) {
+        (true, "/validate") => Some(Endpoint::Validate),
+        (true, "/mutate") => Some(Endpoint::Mutate),
+        _ => None,
+    };
+    let started = Instant::now();
+    // For the refusal's log line (a refusal is rare; this is a few reference counts).
+    let peer = request.extensions().get::<axum::extract::ConnectInfo<SocketAddr>>().map(|c| c.0);
+    let (method, uri) = (request.method().clone(), request.uri().clone());
+    // A body left unread by a refusal is read after the answer: over HTTP/2 instead of the stream
+    // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
+    // clients take either for a failed request and lose the answer ([`drain`]).
+    let request = drain::on_drop(request);
+    let response =
+        match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, endpoint, request, next)).await {
+            Ok(response) => response,
+            Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+        };
+    let response = json_errors(response);
+    if let Some(endpoint) = endpoint {
+        count_unreviewed(&state, endpoint, &response, started);
+    }
+    if let Some(Refused(reason)) = response.extensions().get::<Refused>() {
+        state.refusal_log.log(response.status(), reason, peer, &method, uri.path());
+    }
+    response
+}
+
+/// Marks an admission answer already counted in `probegate_admission_requests_total` by its
+/// handler (a decision, or a malformed review's 400).
+#[derive(Clone, Copy)]
+pub(super) struct Counted;
+
+/// Counts in `probegate_admission_requests_total` an admission request answered without a
+/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
+/// 413, 415, 501 and 503 (refused before or instead of being read), `error` for any other (an
+/// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
+/// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
+/// timeouts would leave the counter flat.
+fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, started: Instant) {
+    if response.extensions().get::<Counted>().is_some() {
+        return;
+    }
+    let result = match response.status() {
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        StatusCode::PAYLOAD_TOO_LARGE
+        | StatusCode::UNSUPPORTED_MEDIA_TYPE
+        | StatusCode::NOT_IMPLEMENTED
+        | StatusCode::SERVICE_UNAVAILABLE => "refused",
+        _ => "error",
+    };
+    state.metrics.request(endpoint.as_str(), "", "", result, false, started.elapsed().as_secs_f64());
+}
+
+/// Before the body of a review (`POST /validate`, `POST /mutate`; any other request goes to the
+/// router as it is, for its 404 or 405 first) is read, in this order: 415 for a `Content-Type`
+/// other than `application/json`, 415 for a `Content-Encoding` other than `identity`, 501 for a
+/// `Transfer-Encoding` other than `chunked`, and 413 at once for a `Content-Length` over
+/// [`MAX_BODY_BYTES`] (otherwise a client that declares a huge body and sends none waits for the
+/// timeout). Then the body waits for its share of [`super::LARGE_BODY_BUDGET_BYTES`] or
+/// [`super::SMALL_BODY_BUDGET_BYTES`], held until its answer is made.
+async fn admit_body(
+    state: &AppState,
+    endpoint: Option<Endpoint>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::body::HttpBody;
+    if endpoint.is_none() {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    if let Some(refused) = unsupported_media_type(headers) {
+        return error_response(StatusCode::UNSUPPORTED_MEDIA_TYPE, refused);
+    }
+    if let Some(coding) = unsupported_content_coding(headers) {
+        return error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &format!(
+                "Content-Encoding {coding:?} is not supported: send the AdmissionReview uncompressed (the API server never compresses webhook requests)"
+            ),
+        );
+    }
+    // A body in a transfer coding other than `chunked` (`gzip, chunked`): hyper removes the
+    // chunking only, and the rest would be read as JSON. RFC 9112 §6.1: a server that receives a
+    // transfer coding it does not understand should answer 501.
+    if let Some(coding) = unsupported_transfer_coding(headers) {
+        return error_response(
+            StatusCode::NOT_IMPLEMENTED,
+            &format!("transfer coding {coding:?} is not supported: send the body as is or chunked"),
+        );
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return error_response(StatusCode::PAYLOAD_TOO_LARGE, &too_large_message());
+    }
+    // hyper's exact size hint: the Content-Length, or 0 for an HTTP/1.1 request without a body;
+    // none for a chunked or HTTP/2 body of unstated length, which may be as large as is accepted.
+    let size = request.body().size_hint().exact().or(declared).unwrap_or(MAX_BODY_BYTES as u64);
+    let size = usize::try_from(size).unwrap_or(MAX_BODY_BYTES).min(MAX_BODY_BYTES);
+    let (budget, which) = if size > INLINE_BODY_BYTES {
+        (&state.large_body_budget, metrics::Budget::Large)
+    } else {
+        (&state.small_body_budget, metrics::Budget::Small)
+    };
+    let _in_flight = state.metrics.in_flight();
+    let _share = if size > 0 {
+        // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
+        let share = match budget.try_acquire_many(size as u32) {
+            Ok(permit) => Ok(permit),
+            Err(tokio::sync::TryAcquireError::Closed) => Err(()),
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let _waiting = state.metrics.body_waiting(which);
+                budget.acquire_many(size as u32).await.map_err(|_| ())
+            }
+        };
+        match share {
+            Ok(permit) => Some(permit),
+            Err(()) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+        }
+    } else {
+        None
+    };
+    next.run(request).await
+}
+
+/// The first transfer coding of a request's `Transfer-Encoding` headers other than `chunked`
+/// (RFC 9112 §7), cut to 40 characters; `None` when there is none.
+fn unsupported_transfer_coding(headers: &HeaderMap) -> Option<String> {
+    first_coding_but(headers, &header::TRANSFER_ENCODING, "chunked")
+}
+
+/// The first content coding of a request's `Content-Encoding` headers other than `identity`
+/// (RFC 9110 §8.4), cut to 40 characters; `None` when there is none. A compressed body (`gzip`,
+/// `br`) would otherwise be parsed as JSON: the API server never compresses a webhook request,
+/// so the answer is 415 naming the coding.
+fn unsupported_content_coding(headers: &HeaderMap) -> Option<String> {
+    first_coding_but(headers, &header::CONTENT_ENCODING, "identity")
+}
+
+/// The first non-empty element of the comma-separated lists in the `name` headers that is not
+/// `accepted` (compared without case), cut to 40 characters.
+fn first_coding_but(headers: &HeaderMap, name: &header::HeaderName, accepted: &str) -> Option<String> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|v| {
+            String::from_utf8_lossy(v.as_bytes()).split(',').map(|c| c.trim().to_string()).collect::<Vec<_>>()
+        })
+        .find(|c| !c.is_empty() && !c.eq_ignore_ascii_case(accepted))
+        .map(|c| crate::engine::excerpt(&c, 40).into_owned())
+}
+
+fn too_large_message() -> String {
+    format!("the body is over {} MiB, the largest AdmissionReview accepted", MAX_BODY_BYTES / (1024 * 1024))
+}
+
+/// The framework's own error answers (405, 408, 413 in plain text or empty) as the same JSON
+/// `{"error", "status"}` body as every other error.
+fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            "method not allowed: use POST /validate or POST /mutate".to_string()
+        }
+        StatusCode::REQUEST_TIMEOUT => {
+            format!("the request was not read and answered within {} s", REQUEST_TIMEOUT.as_secs())
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => too_large_message(),
+        // The framework's own 400 (a malformed chunked body, say); ours are JSON already.
+        StatusCode::BAD_REQUEST => "the request body could not be read".to_string(),
+        _ => return response,
+    };
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let mut answer = error_response(status, &message);
+    if let Some(allow) = allow {
+        answer.headers_mut().insert(header::ALLOW, allow);
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_identity_is_an_accepted_content_coding() {
+        let coding = |values: &[&str]| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(header::CONTENT_ENCODING, v.parse().unwrap());
+            }
+            unsupported_content_coding(&headers)
+        };
+        assert_eq!(coding(&[]), None);
+        assert_eq!(coding(&["identity"]), None);
+        assert_eq!(coding(&["IDENTITY", ""]), None);
+        assert_eq!(coding(&["gzip"]).as_deref(), Some("gzip"));
+        assert_eq!(coding(&["br"]).as_deref(), Some("br"));
+        assert_eq!(coding(&["identity, deflate"]).as_deref(), Some("deflate"));
+        assert_eq!(coding(&["identity", "zstd"]).as_deref(), Some("zstd"));
+    }
+
+    #[test]
+    fn refusal_lines_are_limited_per_window_and_the_next_one_counts_those_left_out() {
+        let log = RefusalLog::default();
+        let start = Instant::now();
+        for _ in 0..REFUSAL_LOG_BURST {
+            assert_eq!(log.admit(start), Some(0));
+        }
+        for _ in 0..5 {
+            assert_eq!(log.admit(start + Duration::from_secs(1)), None);
+        }
+        // Still the same window.
+        assert_eq!(log.admit(start + REFUSAL_LOG_WINDOW - Duration::from_millis(1)), None);
+        // A new window: logged again, saying how many were left out.
+        let next = start + REFUSAL_LOG_WINDOW;
+        assert_eq!(log.admit(next), Some(6));
+        assert_eq!(log.admit(next), Some(0));
+    }
+}
