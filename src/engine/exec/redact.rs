@@ -285,9 +285,6 @@ pub(super) struct PasswordFlag {
 }
 
 impl PasswordFlag {
-    /// Whether `name` is one of the flag's clients (the reference `shown::names_a_client`'s test
-    /// compares it with).
-    #[cfg(test)]
     pub(super) fn is_client(&self, name: &str) -> bool {
         self.clients.iter().any(|c| match c.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),

@@ -112,7 +112,7 @@ impl Programs {
         Programs {
             speaks_protocol: redis_like
                 || named(&["nc", "ncat", "netcat", "socat", "telnet", "printf", "echo"]),
-            password_flags: PASSWORD_FLAGS.iter().filter(|f| names_a_client(f, &names)).collect(),
+            password_flags: PASSWORD_FLAGS.iter().filter(|f| names.iter().any(|n| f.is_client(n))).collect(),
             curl_like: named(&["curl"]),
             httpie_like: named(&["http", "https", "xh"]),
             prepared: Default::default(),
@@ -120,19 +120,6 @@ impl Programs {
             every_variable_word: false,
         }
     }
-}
-
-/// Whether `names` (sorted, deduplicated) holds a client of `flag` ([`PasswordFlag::is_client`]
-/// of some name): each of the flag's clients looked up in the names, not each name tried against
-/// every client of every flag.
-fn names_a_client(flag: &PasswordFlag, names: &[&str]) -> bool {
-    flag.clients.iter().any(|c| match c.strip_suffix('*') {
-        // The names that start with `prefix` follow the first name not below it.
-        Some(prefix) => {
-            names.get(names.partition_point(|n| *n < prefix)).is_some_and(|n| n.starts_with(prefix))
-        }
-        None => names.binary_search(c).is_ok(),
-    })
 }
 
 /// Shell variables whose values are secrets, by name.
@@ -866,43 +853,4 @@ pub(crate) fn redact_as_written(argv: &[String]) -> String {
         }
     }
     out.join(" ")
-}
-
-#[cfg(test)]
-mod names_tests {
-    use super::*;
-
-    /// `names_a_client` (a lookup in the sorted names) answers as trying every name against
-    /// every client did: for each flag, over lists of names that hold each client, its prefix
-    /// cut short, longer, and names sorting just before and after it.
-    #[test]
-    fn a_flag_names_a_client_exactly_when_some_name_is_one() {
-        let mut spellings: Vec<String> = Vec::new();
-        for f in PASSWORD_FLAGS {
-            for c in f.clients {
-                let c = c.trim_end_matches('*');
-                spellings.push(c.to_string());
-                spellings.push(format!("{c}search"));
-                spellings.push(format!("{c}-x"));
-                spellings.push(c[..c.len() - 1].to_string());
-                spellings.push(format!("{}~", &c[..c.len() - 1]));
-            }
-        }
-        spellings.push(String::new());
-        spellings.push("zzz".into());
-        for (i, one) in spellings.iter().enumerate() {
-            // One name alone, and with its neighbours in the list around it.
-            let lo = i.saturating_sub(2);
-            let hi = (i + 3).min(spellings.len());
-            for list in [vec![one.as_str()], spellings[lo..hi].iter().map(String::as_str).collect()] {
-                let mut names = list.clone();
-                names.sort_unstable();
-                names.dedup();
-                for f in PASSWORD_FLAGS {
-                    let reference = names.iter().any(|n| f.is_client(n));
-                    assert_eq!(names_a_client(f, &names), reference, "{:?} {names:?}", f.flag);
-                }
-            }
-        }
-    }
 }
