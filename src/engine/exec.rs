@@ -669,7 +669,7 @@ pub fn find_dependency(argv: &[String], env: &ExecEnv) -> Option<Dependency> {
 }
 
 /// A script that can hand a program a secret no credential flag names, shown by its programs
-/// only: `Some("exec `sh … vault …` (a script with a pipe, here-document or variable)")` for an
+/// only: `Some("exec `sh … vault …` (a script, shown by its programs only)")` for an
 /// argv one of whose words feeds a command's standard input (`echo PW | vault login -`, `<<<`, a
 /// here-document) or sets or reads a variable (`T=pw; curl -H "Authorization: Bearer $T"`), else
 /// `None` (the caller shows the command redacted, [`redact_command`]). Break-it passes found
@@ -721,10 +721,10 @@ pub fn opaque_script_summary(argv: &[String]) -> Option<String> {
     let lead = lead_at.map(|k| lead_of(&shown[k])).unwrap_or_default();
     if argv.len() < 2 {
         // One string: the command itself.
-        return Some(format!("exec `{lead} …` (a script with a pipe, here-document or variable)"));
+        return Some(format!("exec `{lead} …` (a script, shown by its programs only)"));
     }
     let first = shown.first().map(|p| lead_of(p)).unwrap_or_default();
-    Some(format!("exec `{first} … {lead} …` (a script with a pipe, here-document or variable)"))
+    Some(format!("exec `{first} … {lead} …` (a script, shown by its programs only)"))
 }
 
 /// Whether a word of `argv` feeds a literal to a command's standard input, where a secret needs

@@ -1025,7 +1025,7 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
         "lengthen its failure window"
     };
     // The advice before the handler, and short: a warning over 256 characters is cut in its
-    // middle, and a long handler (`exec `bash … if …` (a script with a pipe, ...)`) cut the advice
+    // middle, and a long handler (`exec `bash … if …` (a script, shown by its programs only)`) cut the advice
     // off (s18 fresh-user pass: 10 of the corpus's 11 such warnings lost it); the handler, last,
     // is what is cut now, and an exec one of 48 characters still fits (tests/redaction.rs shows it).
     // "gives up" is the failure budget, in `explain`'s words and unit style (s19 fresh-user pass:
