@@ -18,35 +18,10 @@ use probegate::policy::Policy;
 /// the fuzzer down.
 const MAX_INPUT: usize = 16 * 1024;
 
-/// Counts a target's executions (corpus and random inputs) and prints the total when the run
-/// ends (`-- --nocapture` shows it): the figure docs/testing.md reports for long runs.
-struct Executions {
-    target: &'static str,
-    count: std::sync::atomic::AtomicU64,
-}
-
-impl Executions {
-    fn new(target: &'static str) -> Self {
-        Executions { target, count: std::sync::atomic::AtomicU64::new(0) }
-    }
-
-    fn one(&self) {
-        self.count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-impl Drop for Executions {
-    fn drop(&mut self) {
-        eprintln!("{}: {} executions", self.target, self.count.load(std::sync::atomic::Ordering::Relaxed));
-    }
-}
-
 #[test]
 fn exec_analysis() {
-    let runs = Executions::new("exec_analysis");
     let known: Vec<_> = probegate::engine::known::builtin().iter().collect();
     bolero::check!().for_each(|input: &[u8]| {
-        runs.one();
         let input = &input[..input.len().min(MAX_INPUT)];
         let text = String::from_utf8_lossy(input);
         // `SCRIPT \0 VALUE-OF-A \0 ARG \0 ARG ...`: a shell script, the value of an env variable
@@ -75,13 +50,11 @@ fn exec_analysis() {
 
 #[test]
 fn admission_review_parsing() {
-    let runs = Executions::new("admission_review_parsing");
     let policies = [
         Policy::default(),
         probegate::policy::parse(include_str!("../../policies/strict.yaml"), "strict.yaml").unwrap(),
     ];
     bolero::check!().for_each(|input: &[u8]| {
-        runs.one();
         let body = &input[..input.len().min(4 * MAX_INPUT)];
         let Ok(request) = admission::parse_review(body) else {
             return;
@@ -124,9 +97,7 @@ fn admission_review_parsing() {
 
 #[test]
 fn yaml_locator() {
-    let runs = Executions::new("yaml_locator");
     bolero::check!().for_each(|input: &[u8]| {
-        runs.one();
         let Ok(text) = std::str::from_utf8(&input[..input.len().min(MAX_INPUT)]) else { return };
         for doc in located::parse_file(text) {
             // Documents are in the file, in order, on character boundaries.
