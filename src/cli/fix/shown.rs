@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::input::{self, Level};
 use crate::engine::exec::{redact_argv, redact_secrets};
+use crate::engine::redact_host;
 use crate::manifest::located::{self, Node, NodeValue};
 
 /// What replaces a value shown redacted (as the engine's messages write it).
@@ -14,7 +15,8 @@ const REDACTED: &str = "***";
 /// `text` as `--diff` shows it: every env entry's `value` and every `httpHeaders` value as `***`,
 /// and in `command` and `args` lists (exec probes and hooks, container commands) the credentials
 /// the engine's messages redact ([`redact_argv`]: `-pS3cret` is `-p***`), an `httpGet.path` as
-/// [`redact_secrets`] shows it (`?token=***`). Everything else, and the number of lines, is kept,
+/// [`redact_secrets`] shows it (`?token=***`), a probe `host`'s user info as [`redact_host`] shows it
+/// (`u:***@db`). Everything else, and the number of lines, is kept,
 /// so that the diff's line numbers are the file's. A document that does not parse is shown as it
 /// is (`fix` leaves such a file alone, so it is never diffed).
 pub(super) fn redact_for_display(text: &str) -> (String, usize) {
@@ -143,6 +145,14 @@ fn collect(text: &str, node: &Node, edits: &mut Vec<(Range<usize>, String)>) {
                             edits.extend(reword(text, value, path, &shown));
                         }
                     }
+                    // A probe's `httpGet.host` or `tcpSocket.host` with user info (`u:pw@db`), as
+                    // `check` names it (break-it pass, s21: the password was in `--diff` only).
+                    ("host", NodeValue::String(host)) => {
+                        let shown = redact_host(host);
+                        if shown != *host {
+                            edits.extend(reword(text, value, host, &shown));
+                        }
+                    }
                     _ => collect(text, value, edits),
                 }
             }
@@ -253,5 +263,19 @@ mod tests {
         // Keys stay, so the reader knows what is there; another kind's `data` is its own business.
         assert!(shown.contains("  kept: visible\n"), "{shown}");
         assert_eq!(n, 6, "{shown}");
+    }
+
+    #[test]
+    fn a_probe_host_with_user_info_is_shown_without_its_password() {
+        let text = "spec:\n  containers:\n  - name: app\n    readinessProbe:\n      httpGet: {path: /ready, port: 8080, host: \"user:S3KRETb7@other.svc\"}\n    livenessProbe:\n      tcpSocket:\n        host: tok3n@db.svc\n        port: 5432\n    startupProbe: {httpGet: {host: other.svc, port: 80}}\n";
+        let (shown, n) = redact_for_display(text);
+        for secret in ["S3KRETb7", "tok3n"] {
+            assert!(!shown.contains(secret), "{secret}: {shown}");
+        }
+        assert!(shown.contains("host: \"user:***@other.svc\"}"), "{shown}");
+        assert!(shown.contains("        host: ***@db.svc\n"), "{shown}");
+        // A host without user info is the file's.
+        assert!(shown.contains("{httpGet: {host: other.svc, port: 80}}"), "{shown}");
+        assert_eq!(n, 2, "{shown}");
     }
 }
