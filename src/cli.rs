@@ -38,7 +38,14 @@ pub fn load_policy(
         }
         Some(path) => {
             let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read: {e}"))?;
+            let mut bytes = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| {
+                    use std::io::Read;
+                    f.take(crate::policy::MAX_POLICY_BYTES as u64 + 1).read_to_end(&mut bytes)
+                })
+                .map_err(|e| format!("{origin}: cannot read: {e}"))?;
+            let text = crate::policy::policy_text(bytes).map_err(|e| format!("{origin}: {e}"))?;
             crate::policy::parse_all(&text, &origin)
                 .map(|p| (p, text, origin))
                 .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))

@@ -32,6 +32,28 @@ pub use crate::engine::paths::KnownHttpPath;
 /// The default policy as shipped in `policies/default.yaml`, compiled into the binary.
 pub const DEFAULT_POLICY_YAML: &str = include_str!("../policies/default.yaml");
 
+/// Largest policy file read: 4 MiB. The shipped policies are under 10 KiB; a file past this is not
+/// a policy (`--policy /dev/zero` grew to 1 GB before, break-it pass s21).
+pub const MAX_POLICY_BYTES: usize = 4 * 1024 * 1024;
+
+/// A policy file's bytes as text: an error past [`MAX_POLICY_BYTES`] (`bytes` may hold one byte
+/// more, read to tell) or at the first byte that is not UTF-8, with its line and column.
+///
+/// # Errors
+/// `over 4 MiB: not a policy file`, or `line L, column C (byte N): not UTF-8 text`.
+pub fn policy_text(bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.len() > MAX_POLICY_BYTES {
+        return Err(format!("over {} MiB: not a policy file", MAX_POLICY_BYTES / (1024 * 1024)));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        format!("line {line}, column {column} (byte {at}): not UTF-8 text")
+    })
+}
+
 /// The `apiVersion` a policy file must declare.
 pub const API_VERSION: &str = "probegate.dev/v1alpha1";
 

@@ -228,6 +228,39 @@ fn fix_and_explain_report_unreadable_input_with_exit_2() {
     assert!(text(&o.stderr).contains("broken.yaml:6"), "{}", text(&o.stderr));
 }
 
+/// A policy file that is not text, or past the 4 MiB a policy can be, is refused with its name
+/// and where it goes wrong, never read whole (break-it pass s21: `--policy /dev/zero` grew to 1 GB).
+#[test]
+fn a_policy_file_too_large_or_not_utf8_is_refused_naming_the_file_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.yaml");
+    std::fs::write(&big, vec![b'#'; probegate::policy::MAX_POLICY_BYTES + 1]).unwrap();
+    let bin = dir.path().join("bin.yaml");
+    std::fs::write(&bin, b"apiVersion: probegate.dev/v1alpha1\nkind: Pro\xffbePolicy\n").unwrap();
+    let fits = dir.path().join("fits.yaml");
+    let mut padded = probegate::policy::DEFAULT_POLICY_YAML.as_bytes().to_vec();
+    padded.resize(probegate::policy::MAX_POLICY_BYTES, b'\n');
+    std::fs::write(&fits, padded).unwrap();
+    let (big, bin, fits) = (big.to_str().unwrap(), bin.to_str().unwrap(), fits.to_str().unwrap());
+    for (policy, expected) in [
+        ("/dev/zero", "/dev/zero: over 4 MiB: not a policy file".to_string()),
+        (big, format!("{big}: over 4 MiB: not a policy file")),
+        (bin, format!("{bin}: line 2, column 10 (byte 44): not UTF-8 text")),
+    ] {
+        for args in [
+            &["policy", "validate", policy][..],
+            &["check", "--policy", policy, "tests/fixtures/cli/app.yaml"],
+        ] {
+            let o = probegate(args, None);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains(&expected), "{args:?}: {}", text(&o.stderr));
+        }
+    }
+    // Exactly at the bound: read and judged as a policy.
+    let o = probegate(&["policy", "validate", fits], None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 #[test]
 fn a_broken_file_is_reported_and_the_others_are_still_checked() {
     let o = probegate(

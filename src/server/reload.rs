@@ -26,7 +26,7 @@ pub fn spawn(path: PathBuf, state: Arc<AppState>) -> notify::Result<notify::Reco
 pub async fn reload_if_changed(path: &Path, state: &AppState, last_failed: &mut Option<String>) {
     let read = super::watch::read_regular(path)
         .await
-        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| std::io::Error::other("not UTF-8 text")));
+        .and_then(|bytes| crate::policy::policy_text(bytes).map_err(std::io::Error::other));
     let text = match read {
         Ok(t) => t,
         Err(e) => {
