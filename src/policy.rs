@@ -1487,6 +1487,9 @@ fn deserialize(yaml: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
     serde_saphyr::with_deserializer_from_str(yaml, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
+            // A `Spanned` value's inner field (`namespaces[0].value`): the policy has no field
+            // named `value`, so it is the wrapper's, not the user's (break-it pass s21).
+            let path = path.strip_suffix(".value").map_or(path.clone(), str::to_string);
             if path != "." && !path.is_empty() && !path.contains('?') {
                 field_path = Some(path);
             }
@@ -1500,7 +1503,9 @@ fn deserialize(yaml: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
             line: loc.map(|l| l.line()).filter(|l| *l > 0),
             column: loc.map(|l| l.column()).filter(|c| *c > 0),
             field: field_path.clone(),
-            message: suggest_nearest(&strip_location(&e.without_snippet().to_string())),
+            message: suggest_nearest(&crate::manifest::located::plain_yaml_message(
+                &e.without_snippet().to_string(),
+            )),
         }
     })
 }
@@ -1711,16 +1716,6 @@ fn container_exemptions(
 /// For "unknown field `x`, expected one of `a`, `b`" (and unknown variants), appends the nearest
 /// valid name: "; did you mean `a`?".
 fn suggest_nearest(message: &str) -> String {
-    // Library hints meant for programmers, not for whoever writes the policy.
-    let cleaned = message
-        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-        .replace("; use from_str_multiple or from_str_multiple_with_options", "");
-    let message = cleaned.as_str();
-    // Our own location is reported separately: drop serde-saphyr's trailing " at line L, column C".
-    let message = match message.rfind(" at line ") {
-        Some(i) if message[i..].contains("column") => &message[..i],
-        _ => message,
-    };
     let Some(rest) =
         message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))
     else {
@@ -1781,19 +1776,6 @@ fn action_hint(given: &str, expected: &[&str]) -> Option<String> {
         "false" | "no" | "disable" | "disabled" | "none" | "skip" => Some("did you mean `off`?".into()),
         _ => None,
     }
-}
-
-/// serde-saphyr prefixes messages with `line L column C: `; we report the location separately.
-fn strip_location(msg: &str) -> String {
-    let first = msg.lines().next().unwrap_or(msg).trim();
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    if let Some(rest) = first.strip_prefix("line ")
-        && let Some(idx) = rest.find(": ")
-        && rest[..idx].contains("column")
-    {
-        return rest[idx + 2..].to_string();
-    }
-    first.to_string()
 }
 
 impl Policy {

@@ -417,6 +417,18 @@ fn policy_validate_reports_every_error_of_a_file() {
         policy::parse("apiVersion: v1\nkind: ProbePolicy\n", "f.yaml").unwrap_err().field.as_deref(),
         Some("apiVersion")
     );
+    // An alias used where a string belongs: the field as the user wrote it (no wrapper's `.value`)
+    // and the message whole, where the value was defined included (break-it pass s21).
+    let e = policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\noverrides:\n  - name: a\n    \
+         namespaces: &n [\"x\"]\n  - name: b\n    namespaces: [*n]\n",
+        "f.yaml",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "f.yaml:7:18: field `overrides[1].namespaces[0]`: expected string scalar (defined at line 5, column 20)"
+    );
     // A valid file is one policy, as `parse` reads it.
     let text = std::fs::read_to_string(repo("policies/strict.yaml")).unwrap();
     assert_eq!(policy::parse_all(&text, "s").unwrap(), policy::parse(&text, "s").unwrap());

@@ -82,13 +82,19 @@ pub fn find(env: Option<PathBuf>, cwd: &Path) -> Option<PathBuf> {
 pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
     use clap::ValueEnum;
     let at = |m: String| format!("{}: {m}", path.display());
-    let file: File = serde_saphyr::from_str(text).map_err(|e| at(e.without_snippet().to_string()))?;
+    let file: File = serde_saphyr::from_str(text).map_err(|e| {
+        let message = crate::manifest::located::plain_yaml_message(&e.without_snippet().to_string());
+        match e.location().filter(|l| l.line() > 0) {
+            Some(l) => format!("{}:{}:{}: {message}", path.display(), l.line(), l.column()),
+            None => at(message),
+        }
+    })?;
     let base = path.parent().unwrap_or(Path::new(""));
     let rel = |p: &str| if Path::new(p).is_absolute() { PathBuf::from(p) } else { base.join(p) };
     let fail_on = match &file.fail_on {
         Some(v) => Some(
             super::input::Level::from_str(v, true)
-                .map_err(|_| at(format!("failOn {v:?}: expected deny, warn or fix")))?,
+                .map_err(|_| at(format!("failOn {v:?}: expected deny, warn, fix or info")))?,
         ),
         None => None,
     };
@@ -210,5 +216,21 @@ mod tests {
         assert!(e.contains(r#"did you mean "prestop-sleep""#), "{e}");
         assert!(parse("failon: warn\n", Path::new("c.yaml")).unwrap_err().contains("unknown field"));
         assert!(parse("output: xml\n", Path::new("c.yaml")).is_err());
+    }
+
+    /// Errors of the file name its line and column, in words meant for its writer (break-it pass
+    /// s21: no location, the YAML library's advice to programmers, `info` left out of the choices).
+    #[test]
+    fn errors_name_the_place_and_every_choice() {
+        let e = parse("failOn: warn\nfailOn: deny\n", Path::new(".probegate.yaml")).unwrap_err();
+        assert_eq!(e, ".probegate.yaml:2:1: duplicate key `failOn` in a mapping (each key may appear once)");
+        let e = parse("failOn: sometimes\n", Path::new(".probegate.yaml")).unwrap_err();
+        assert_eq!(e, r#".probegate.yaml: failOn "sometimes": expected deny, warn, fix or info"#);
+        assert_eq!(
+            parse("failOn: info\n", Path::new("c.yaml")).unwrap().fail_on,
+            Some(super::super::input::Level::Info)
+        );
+        let e = parse("paths: 3\n", Path::new("c.yaml")).unwrap_err();
+        assert!(e.starts_with("c.yaml:1:8: "), "{e}");
     }
 }

@@ -456,7 +456,7 @@ fn json_stream(text: &str) -> Option<Vec<Document>> {
             return Some(yaml);
         }
         let first_line = u32::try_from(line_of(start)).unwrap_or(u32::MAX);
-        let message = strip_location(&e.to_string());
+        let message = plain_yaml_message(&e.to_string());
         documents.push(Document {
             range: start..text.len(),
             first_line,
@@ -526,39 +526,71 @@ fn yaml_error(e: &serde_saphyr::Error, base: Base) -> YamlError {
     YamlError {
         line: if line == 0 { base.line + 1 } else { line + base.line },
         column,
-        message: without_library_advice(&strip_location(&e.without_snippet().to_string())),
+        message: plain_yaml_message(&e.without_snippet().to_string()),
         json: false,
     }
 }
 
-/// Drops the YAML library's advice to programmers (`set DuplicateKeyPolicy in Options`): whoever
-/// reads the message writes manifests, not Rust.
-fn without_library_advice(msg: &str) -> String {
-    let msg = msg
-        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-        .replace("; use from_str_multiple or from_str_multiple_with_options", "");
-    match msg.strip_prefix("duplicate mapping key: ") {
-        Some(key) => format!("duplicate key `{key}` in a mapping (each key may appear once)"),
-        None => msg,
-    }
-}
-
-/// serde-saphyr writes `line L column C: message` (and sometimes ` at line L, column C`); the
-/// location is reported separately.
-fn strip_location(msg: &str) -> String {
+/// A YAML library (serde-saphyr) error message as a person who writes manifests or policies reads
+/// it: the first line, without the locations reported separately (a leading `line L column C: `,
+/// a trailing ` (used at line L, column C)` or ` at line L, column C`; an alias's
+/// `(defined at line L, column C)` is kept: it says where the value came from), without advice to
+/// programmers (`set DuplicateKeyPolicy in Options`), a duplicate key and a breached reading budget
+/// (an alias bomb, too deep a nesting) said in words rather than as the library's Rust values
+/// (break-it pass s21: `budget breached: Nodes { nodes: 250001 } ... (used`).
+pub(crate) fn plain_yaml_message(msg: &str) -> String {
     let first = msg.lines().next().unwrap_or(msg).trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    let first = match first.strip_prefix("line ") {
+    let mut first = match first.strip_prefix("line ") {
         Some(rest) => match rest.find(": ") {
             Some(i) if rest[..i].contains("column") => &rest[i + 2..],
             _ => first,
         },
         None => first,
     };
-    match first.rfind(" at line ") {
-        Some(i) if first[i..].contains("column") => first[..i].to_string(),
-        _ => first.to_string(),
+    for (prefix, end) in [(" (used at line ", ")"), (" at line ", "")] {
+        if let Some(i) = first.rfind(prefix)
+            && first[i + prefix.len()..].strip_suffix(end).is_some_and(is_line_column)
+        {
+            first = &first[..i];
+        }
     }
+    let msg = first
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace("; use from_str_multiple or from_str_multiple_with_options", "");
+    if let Some(key) = msg.strip_prefix("duplicate mapping key: ") {
+        return format!("duplicate key `{key}` in a mapping (each key may appear once)");
+    }
+    match msg.strip_prefix("budget breached: ") {
+        Some(rest) => budget_words(rest).unwrap_or_else(|| format!("too much YAML to read ({rest})")),
+        None => msg,
+    }
+}
+
+/// `L, column C`, as serde-saphyr writes a location after ` at line `.
+fn is_line_column(text: &str) -> bool {
+    text.split_once(", column ").is_some_and(|(l, c)| {
+        !l.is_empty() && !c.is_empty() && l.bytes().chain(c.bytes()).all(|b| b.is_ascii_digit())
+    })
+}
+
+/// `Nodes { nodes: 250001 }` (serde-saphyr's `BudgetBreach`, Debug-printed) in words.
+fn budget_words(breach: &str) -> Option<String> {
+    let (kind, rest) = breach.split_once(" {")?;
+    let count: String = rest.split('}').next()?.chars().filter(char::is_ascii_digit).collect();
+    let what = match kind {
+        "Nodes" => "values",
+        "Aliases" => "alias uses",
+        "Anchors" => "anchors",
+        "Depth" | "InclusionDepth" => "levels of nesting",
+        "Events" => "parser events",
+        "Documents" => "documents",
+        _ => return None,
+    };
+    Some(format!(
+        "too much YAML to read: {count} {what}, past the reader's limit (aliases that expand \
+         exponentially, a \"billion laughs\", do this)"
+    ))
 }
 
 /// True for a line that is a document marker: `---` or `...` at column 0, alone or followed by a
@@ -784,6 +816,39 @@ mod fast {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn yaml_messages_lose_only_the_locations_reported_beside_them() {
+        use super::plain_yaml_message as p;
+        assert_eq!(
+            p(
+                "line 7 column 18: expected string scalar (defined at line 5, column 20) (used at line 7, column 18)"
+            ),
+            "expected string scalar (defined at line 5, column 20)"
+        );
+        assert_eq!(p("error: invalid u16 at line 3, column 7\nsnippet"), "invalid u16");
+        // Text that merely contains the words is kept.
+        assert_eq!(p("value \"at line 2\" at line x, column y"), "value \"at line 2\" at line x, column y");
+        assert_eq!(p("name (used at line 3)"), "name (used at line 3)");
+        assert_eq!(
+            p(
+                "duplicate mapping key: name, set DuplicateKeyPolicy in Options if acceptable at line 5, column 3"
+            ),
+            "duplicate key `name` in a mapping (each key may appear once)"
+        );
+        assert_eq!(
+            p(
+                "budget breached: Nodes { nodes: 250001 } at line 12, column 24 (defined at line 16, column 11) (used at line 17, column 16)"
+            ),
+            "too much YAML to read: 250001 values, past the reader's limit (aliases that expand exponentially, a \"billion laughs\", do this)"
+        );
+        assert_eq!(
+            p("budget breached: Depth { depth: 2001 }"),
+            "too much YAML to read: 2001 levels of nesting, past the reader's limit (aliases that expand exponentially, a \"billion laughs\", do this)"
+        );
+        assert_eq!(p("budget breached: Other { x: 1 }"), "too much YAML to read (Other { x: 1 })");
+    }
+
     use super::*;
 
     fn docs(text: &str) -> Vec<Document> {
