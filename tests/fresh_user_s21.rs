@@ -145,11 +145,14 @@ fn a_kept_delay_still_gets_the_whole_grace_and_a_small_one_the_policy_budget() {
         "{}",
         f[0].message
     );
-    let e = eval(&java("/livez", 10, 10, 3));
-    let f = startup(&e);
-    let ops = serde_json::to_value(&f[0].patch).unwrap();
-    assert_eq!(ops[0]["value"]["failureThreshold"], json!(24), "{ops}");
-    assert!(f[0].message.ends_with("(120 s to boot)"), "{}", f[0].message);
+    // A grace under the policy's 120 s, or equal to it: the policy's budget, no such words.
+    for (delay, period) in [(10, 10), (0, 40)] {
+        let e = eval(&java("/livez", delay, period, 3));
+        let f = startup(&e);
+        let ops = serde_json::to_value(&f[0].patch).unwrap();
+        assert_eq!(ops[0]["value"]["failureThreshold"], json!(24), "{ops}");
+        assert!(f[0].message.ends_with("(120 s to boot)"), "{}", f[0].message);
+    }
 }
 
 // === 2. a liveness script that was not read is not copied ===
