@@ -902,6 +902,9 @@ pub fn review_with_configmaps(
     if mode == Mode::Off {
         return skip("mode off", summary, response);
     }
+    // At both endpoints (the log line's `unresolved_scripts`): /mutate, too, decides on them (no
+    // startup probe copies a liveness check whose script was not read).
+    summary.unresolved_scripts = evaluation.unresolved.len();
     let mut warnings = Vec::new();
     let mut audit_annotations = BTreeMap::new();
     if !skip_request.skipped.is_empty() {
@@ -990,7 +993,6 @@ pub fn review_with_configmaps(
                 audit_annotations.insert("info-findings".to_string(), info_json(&info));
             }
             if !evaluation.unresolved.is_empty() {
-                summary.unresolved_scripts = evaluation.unresolved.len();
                 audit_annotations
                     .insert("unresolved-scripts".to_string(), unresolved_json(&evaluation.unresolved));
             }

@@ -793,8 +793,9 @@ pub struct StartupProbe {
     pub action: Action,
     /// `periodSeconds` of the added probe, in seconds (default 5).
     pub period_seconds: u32,
-    /// Boot time the added probe allows at least, in seconds (default 120):
-    /// `failureThreshold = ceil(budget / periodSeconds)`.
+    /// Boot time the added probe allows at least, in seconds (default 120), raised to the liveness
+    /// probe's start grace `initialDelaySeconds + periodSeconds × failureThreshold` when that is
+    /// longer (rules.md §2.5): `failureThreshold = ceil(budget / periodSeconds)`.
     pub budget_seconds: u32,
     /// A liveness `initialDelaySeconds` above this (default 30 s) moves into the startup budget and
     /// is removed from the liveness probe.

@@ -1337,7 +1337,10 @@ fn a_warned_liveness_check_gets_no_startup_probe_and_the_reason() {
     let note = out.lines().find(|l| l.ends_with("(startup-probe)")).unwrap_or_else(|| panic!("{out}"));
     assert!(
         note.contains("  warn  ")
-            && note.contains("not added: it would copy the liveness check flagged by liveness-dependency"),
+            && note.contains(
+                "not added: a copy of the liveness check would wait on what liveness-dependency flags; add one \
+                 that checks only this container"
+            ),
         "{note}"
     );
     // `fix` changes the rest and says what it left, and why.
@@ -1348,7 +1351,7 @@ fn a_warned_liveness_check_gets_no_startup_probe_and_the_reason() {
     let err = stderr(&o);
     assert!(
         err.contains("probegate: note: p.yaml:7: Pod default/x: not changed: container app: no startupProbe")
-            && err.contains("flagged by liveness-dependency"),
+            && err.contains("what liveness-dependency flags; add one that checks only this container"),
         "{err}"
     );
     // Denied: the denial says what to change; no startup-probe note beside it.

@@ -246,7 +246,9 @@ fn a_coupled_probe_after_the_budget_is_spent_is_named_in_a_warning_that_the_cap_
     for f in startup {
         assert!(f.patch.is_empty(), "{}: a startupProbe patched in", f.container);
         assert!(
-            f.message.contains("not added: it would copy the liveness check, which was not analysed"),
+            f.message.contains(
+                "not added: what the liveness check reaches is not known (its analysis hit a bound); add one"
+            ),
             "{}",
             f.message
         );

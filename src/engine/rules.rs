@@ -200,18 +200,22 @@ pub(super) fn evaluate_container(
     let mut local_requests = None;
     // The liveness exec command's analysis, for a readiness probe that runs the same command.
     let mut liveness_exec = None;
-    let over_bound =
-        |u: &[Unresolved]| u.iter().filter(|u| u.over_bound && u.container == t.container.name).count();
-    let over_bound_before = over_bound(unresolved);
+    let notes_before = unresolved.len();
     let found = if rules.liveness_dependency.action != Action::Off {
         liveness_dependency(rules, t, unresolved, &mut local_requests, &mut liveness_exec)
     } else {
         None
     };
-    // The liveness exec command was cut short by the object's analysis budget: what it reaches is
-    // not known, so it is not copied into a startup probe either (s19 break-it: /mutate copied an
-    // unanalysed `pg_isready -h orders-db` into a new startupProbe).
-    let unanalysed = over_bound(unresolved) > over_bound_before;
+    // What the liveness exec command reaches is not known when its analysis noted something it
+    // could not follow: cut short by an analysis bound (s19 break-it: /mutate copied an unanalysed
+    // `pg_isready -h orders-db` into a new startupProbe), or a script it could not read (s21
+    // fresh-user pass: `/probes/live.sh` from a ConfigMap not read, running `mysqladmin ping -h
+    // $MYSQL_HOST`, was copied). Either way it is not copied into a startup probe.
+    let notes = unresolved[notes_before..].iter().filter(|u| u.container == t.container.name);
+    let unanalysed = notes.fold(Reach::Known, |r, u| match (r, u.over_bound) {
+        (_, true) | (Reach::OverBound, _) => Reach::OverBound,
+        _ => Reach::Unread,
+    });
     if let Some((message, coupling)) = found {
         coupled = true;
         // A host that may be the node itself (hostNetwork), or one known only at run time that
@@ -263,7 +267,10 @@ pub(super) fn evaluate_container(
     if rules.startup_probe.action != Action::Off && !coupled {
         startup_probe(rules, t, out, local_requests.as_deref(), unanalysed);
     } else if rules.startup_probe.action != Action::Off && !liveness_denied {
-        not_copied(rules, t, unanalysed, out);
+        // A flagged check is not copied for what it reaches; a script or host not known beside it
+        // changes nothing of that (a cut-short analysis is said, as it may have found more).
+        let reach = if unanalysed == Reach::OverBound { Reach::OverBound } else { Reach::Known };
+        not_copied(rules, t, reach, out);
     }
     if rules.prestop_sleep.action != Action::Off
         && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
@@ -1134,15 +1141,29 @@ fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
     Some(("exec", serde_json::to_value(probe.exec.as_ref()?).ok()?))
 }
 
+/// Whether what the liveness exec command reaches is known, from the notes its analysis left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// The analysis noted nothing it could not follow (or there was no exec command).
+    Known,
+    /// It read everything it was given, but a script or a host was not known: a script on a
+    /// volume it could not read (a ConfigMap not resolved), a host in a script variable it does
+    /// not follow, a working directory it does not know.
+    Unread,
+    /// It was cut short by one of the analysis bounds (script, command, expansion, the object's
+    /// budget).
+    OverBound,
+}
+
 /// Adds a startup probe copying the liveness handler (`startup-probe`), unless it is over the
-/// copy bound or `unanalysed` (the exec analysis of the liveness command was cut short by the
-/// object's budget: [`not_copied`]).
+/// copy bound or what the liveness exec command reaches is not known (`unanalysed`:
+/// [`not_copied`]).
 fn startup_probe(
     rules: &RuleSet,
     t: &Target<'_>,
     out: &mut Vec<Finding>,
     local_requests: Option<&[exec::LocalRequest]>,
-    unanalysed: bool,
+    unanalysed: Reach,
 ) {
     let cfg = &rules.startup_probe;
     let Some(live) = t.container.liveness_probe.as_ref() else { return };
@@ -1202,19 +1223,23 @@ fn startup_probe(
         out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
         return;
     }
-    if unanalysed {
-        not_copied(rules, t, true, out);
+    if unanalysed != Reach::Known {
+        not_copied(rules, t, unanalysed, out);
         return;
     }
     let delay = live.initial_delay_seconds.unwrap_or(0);
-    // With a TCP check in place of the liveness handler, the liveness probe keeps its delay: the
-    // port may open before the app is ready for its own health endpoint.
-    let move_delay = !aggregate && i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
-    // A moved delay keeps all the boot time the liveness probe allowed: the delay plus its own
-    // failure window (`initialDelaySeconds + periodSeconds × failureThreshold`).
+    // A delay over the policy's bound leaves liveness once a startup probe gates it (rules.md §2.5:
+    // with a startup probe the delay only postpones deadlock detection), whatever the handler: the
+    // TCP check that stands in for an aggregate path too.
+    let move_delay = i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
+    // The added probe never gives less boot time than the liveness probe gives today, its start
+    // grace `initialDelaySeconds + periodSeconds × failureThreshold` (rules.md §2.5: `grace =
+    // max(defaultStartupBudgetSeconds, G(L))`), moved delay or not: the startup probe kills a boot
+    // it has not seen succeed, so a boot the liveness probe allowed must fit in its budget (s21
+    // fresh-user pass: a TCP startup probe of 120 s beside a 210 s liveness grace killed 150 s boots).
     let allowed = u64::try_from(failure_window_seconds(live)).unwrap_or(0);
-    let budget =
-        if move_delay { u64::from(cfg.budget_seconds).max(allowed) } else { u64::from(cfg.budget_seconds) };
+    let budget = u64::from(cfg.budget_seconds).max(allowed);
+    let kept_grace = !move_delay && allowed > u64::from(cfg.budget_seconds);
     // A client deadline in the handler (`grpc_health_probe -rpc-timeout=5s`): the added probe's
     // timeout covers it, and its period leaves room for that timeout (never above an hour), so that
     // the probe it adds is not itself a `probe-client-deadline` finding.
@@ -1249,13 +1274,15 @@ fn startup_probe(
     };
     // Never longer than the probe's own period (rules.md §2.4).
     let timeout = timeout.max(deadline).min(period);
-    let moved = match (move_delay, cut) {
-        (false, _) => String::new(),
-        (true, false) => format!("; its initialDelaySeconds {delay} moves into this budget"),
-        (true, true) => format!(
-            "; its initialDelaySeconds {delay} moves into this budget, cut to the largest failureThreshold \
-             the API accepts"
-        ),
+    let cut_text = if cut { ", cut to the largest failureThreshold the API accepts" } else { "" };
+    let moved = if move_delay {
+        format!("; its initialDelaySeconds {delay} moves into this budget{cut_text}")
+    } else if kept_grace {
+        format!("; as long as the liveness probe allows a boot today{cut_text}")
+    } else if cut {
+        "; cut to the largest failureThreshold the API accepts".to_string()
+    } else {
+        String::new()
     };
     let message = |verb: &str| {
         format!(
@@ -1288,22 +1315,33 @@ fn startup_probe(
 /// each start wait on what it reaches, and kill the container while that is down. Nothing is
 /// added, and the finding says why (fresh-user pass: a warned `pg_isready -h db | tee` check got
 /// no startup probe and nothing said why). A denied one gets no note: the denial asks to change
-/// the probe first. Nor is one the analysis did not finish (`unanalysed`: the object's budget was
-/// spent), whose finding says so.
-fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: bool, out: &mut Vec<Finding>) {
+/// the probe first. Nor is one whose reach is not known (`unanalysed`: the analysis was cut short
+/// by a bound, or a script or host it names was not known), as for a budget cut short: the
+/// finding says so.
+fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: Reach, out: &mut Vec<Finding>) {
     if t.container.liveness_probe.is_none() || t.container.startup_probe.is_some() {
         return;
     }
     let cfg = &rules.startup_probe;
     // Nothing is patched: a warning where the rule mutates, so the webhook and `check` show it.
     let action = if cfg.action == Action::Mutate { Action::Warn } else { cfg.action };
-    let message = if unanalysed {
-        "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
-         liveness check, which was not analysed (the object's budget was spent) and may wait on a dependency"
-    } else {
-        "no startupProbe, so a slow start is killed before it finishes; not added: it would copy the \
-         liveness check flagged by liveness-dependency, which waits on what it reaches; check this \
-         container only"
+    // Each says what to do: a startup probe of the user's own that checks only this container
+    // (s21 fresh-user pass: "check this container only" said nothing about what to do).
+    let message = match unanalysed {
+        Reach::OverBound => {
+            "no startupProbe, so a slow start is killed before it finishes; not added: what the liveness \
+             check reaches is not known (its analysis hit a bound); add one that checks only this container"
+        }
+        Reach::Unread => {
+            "no startupProbe, so a slow start is killed before it finishes; not added: what the liveness \
+             check reaches is not known (a script or value was not read); add one that checks only this \
+             container"
+        }
+        Reach::Known => {
+            "no startupProbe, so a slow start is killed before it finishes; not added: a copy of the \
+             liveness check would wait on what liveness-dependency flags; add one that checks only this \
+             container"
+        }
     };
     out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));
 }
