@@ -50,27 +50,6 @@ const NEW_RULE_FINDINGS: &[&str] = &[
     "deployment-vault-agent-injector-fully-identical-probes-https.yaml: warn probe-paths-swapped@sidecar-injector",
 ];
 
-/// `startup-probe` findings that are warnings where the corpus expected a patch, as
-/// `file: rule@container`: the liveness script comes from a ConfigMap the file does not hold, so
-/// what it reaches is not known and probegate copies it into no startup probe (s21 fresh-user pass,
-/// docs/rules.md#startup-probe). The corpus's author read the script (a local `mongosh --port`).
-const UNREAD_SCRIPT_NOT_COPIED: &[(&str, &str)] =
-    &[("statefulset-bitnami-mongodb-mongosh-ping-local-port.yaml", "startup-probe@mongodb")];
-
-/// The corpus's list for `file`, with [`UNREAD_SCRIPT_NOT_COPIED`] moved: added to the warnings
-/// (`warned`), removed from the patches (not `warned`).
-fn expected(file: &str, listed: &[String], warned: bool) -> BTreeSet<String> {
-    let mut want = set(listed.iter().cloned());
-    for (_, finding) in UNREAD_SCRIPT_NOT_COPIED.iter().filter(|(f, _)| *f == file) {
-        if warned {
-            want.insert(finding.to_string());
-        } else {
-            want.remove(*finding);
-        }
-    }
-    want
-}
-
 #[test]
 fn validate_verdicts_match_the_corpus() {
     let policy = Policy::default();
@@ -100,11 +79,10 @@ fn validate_verdicts_match_the_corpus() {
             "{}: /validate returned a patch",
             case.file
         );
-        let want_warn = expected(&case.file, &case.expect.warn, true);
-        if verdict != want_verdict || deny != want_deny || warn != want_warn {
+        if verdict != want_verdict || deny != want_deny || warn != set(case.expect.warn.clone()) {
             failures.push(format!(
-                "{}: got {verdict} deny={deny:?} warn={warn:?}; expected {want_verdict} deny={want_deny:?} warn={want_warn:?}",
-                case.file
+                "{}: got {verdict} deny={deny:?} warn={warn:?}; expected {want_verdict} deny={want_deny:?} warn={:?}",
+                case.file, case.expect.warn
             ));
         }
         // Every warn finding reaches the response, formatted with container and rule id.
@@ -139,14 +117,14 @@ fn mutate_patches_match_the_corpus_apply_strictly_and_are_idempotent() {
             .with_action(Action::Mutate)
             .filter(|f| !f.patch.is_empty())
             .map(|f| format!("{}@{}", f.rule, f.container)));
-        let want_mutate = expected(&case.file, &case.expect.mutate, false);
-        if patched_rules != want_mutate {
-            failures.push(format!("{}: mutate {patched_rules:?}, expected {want_mutate:?}", case.file));
+        if patched_rules != set(case.expect.mutate.clone()) {
+            failures
+                .push(format!("{}: mutate {patched_rules:?}, expected {:?}", case.file, case.expect.mutate));
         }
         let response = respond(&policy, Endpoint::Mutate, &review("CREATE", &pod, None, "u2"));
         assert!(response.allowed, "{}", case.file);
         let Some(b64) = response.patch else {
-            assert!(want_mutate.is_empty(), "{}: no patch returned", case.file);
+            assert!(case.expect.mutate.is_empty(), "{}: no patch returned", case.file);
             continue;
         };
         assert_eq!(response.patch_type.as_deref(), Some("JSONPatch"), "{}", case.file);

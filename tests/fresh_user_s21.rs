@@ -1,9 +1,10 @@
 //! What a new user met in the s21 fresh-user pass of the `startup-probe` rule: a startup probe added
 //! with a smaller boot budget than the liveness probe allowed (a TCP check beside Spring's
-//! `/actuator/health` got 120 s where the liveness probe allowed 210 s, and kept the liveness delay);
-//! a liveness script from a ConfigMap that was not read copied into a startup probe at `/mutate`
-//! (and the log line's `unresolved_scripts=0` for it); and "check this container only", which said
-//! nothing about what to do.
+//! `/actuator/health` got 120 s where the liveness probe allowed 210 s); a liveness script from a
+//! ConfigMap that was not read, copied into a startup probe at `/mutate` (kept: the startup probe
+//! runs what the liveness probe already runs, with a budget at least as long; docs/rules.md) with
+//! the log line's `unresolved_scripts=0` for it (fixed); and "check this container only", which
+//! said nothing about what to do.
 
 mod common;
 
@@ -73,9 +74,10 @@ fn boot_budget(s: &Value) -> u64 {
 
 // === 1. the added boot budget covers what the liveness probe allows today ===
 
-/// Both paths: 210 s (failureThreshold 42 at period 5), and the 180 s delay leaves liveness (rules.md
-/// §2.5: over `maxInitialDelaySeconds` it is set to 0 once a startup probe gates liveness). The
-/// actuator path gets a TCP check (not its aggregate path), with the same budget.
+/// Both paths: 210 s (failureThreshold 42 at period 5). For the copied handler the 180 s delay
+/// leaves liveness (rules.md §2.5: over `maxInitialDelaySeconds` it is set to 0 once a startup
+/// probe gates liveness); the actuator path gets a TCP check (not its aggregate path) with the same
+/// budget, and keeps the delay (the port may open before the health endpoint answers).
 #[test]
 fn the_added_startup_probe_gives_the_boot_time_the_liveness_probe_allows_today() {
     for (path, handler) in [("/actuator/health", "tcpSocket"), ("/healthz", "httpGet")] {
@@ -90,16 +92,34 @@ fn the_added_startup_probe_gives_the_boot_time_the_liveness_probe_allows_today()
             "{path}: {s}"
         );
         assert_eq!(boot_budget(s), 210, "{path}");
-        assert!(c["livenessProbe"].get("initialDelaySeconds").is_none(), "{path}: {}", c["livenessProbe"]);
         let e = eval(&java(path, 180, 10, 3));
         let m = &startup(&e)[0].message;
-        assert!(m.contains("failureThreshold 42 (210 s to boot); its initialDelaySeconds 180 moves"), "{m}");
+        if handler == "tcpSocket" {
+            assert_eq!(
+                c["livenessProbe"]["initialDelaySeconds"],
+                json!(180),
+                "{path}: {}",
+                c["livenessProbe"]
+            );
+            assert!(m.contains("(210 s to boot); as long as the liveness probe allows a boot today"), "{m}");
+        } else {
+            assert!(
+                c["livenessProbe"].get("initialDelaySeconds").is_none(),
+                "{path}: {}",
+                c["livenessProbe"]
+            );
+            assert!(
+                m.contains("failureThreshold 42 (210 s to boot); its initialDelaySeconds 180 moves"),
+                "{m}"
+            );
+        }
     }
 }
 
 /// Over a grid of liveness settings (copied handler, TCP stand-in, a period stretched to a client
 /// deadline): the startup probe's budget is at least today's start grace, and never below the
-/// policy's 120 s; a delay over 30 s leaves liveness, one of 30 s or less stays.
+/// policy's 120 s; a delay over 30 s leaves liveness (but beside the TCP stand-in for the aggregate
+/// path), one of 30 s or less stays.
 #[test]
 fn no_added_startup_probe_gives_less_than_the_liveness_start_grace() {
     let handlers = [
@@ -125,7 +145,13 @@ fn no_added_startup_probe_gives_less_than_the_liveness_start_grace() {
                 // Not inflated either: at most one period of the added probe over what is needed.
                 let p = s["periodSeconds"].as_u64().unwrap();
                 assert!(boot_budget(s) < grace.max(120) + 2 * p, "{case}");
-                assert_eq!(c["livenessProbe"].get("initialDelaySeconds").is_none(), delay > 30, "{case}");
+                let stand_in = s.get("tcpSocket").is_some();
+                assert_eq!(stand_in, handler.to_string().contains("actuator"), "{case}");
+                assert_eq!(
+                    c["livenessProbe"].get("initialDelaySeconds").is_none(),
+                    delay > 30 && !stand_in,
+                    "{case}"
+                );
             }
         }
     }
@@ -155,7 +181,7 @@ fn a_kept_delay_still_gets_the_whole_grace_and_a_small_one_the_policy_budget() {
     }
 }
 
-// === 2. a liveness script that was not read is not copied ===
+// === 2. a liveness script that was not read is copied, and counted ===
 
 /// The fresh user's Pod: liveness runs `/probes/live.sh` from a ConfigMap volume.
 fn configmap_script_pod() -> Value {
@@ -173,34 +199,21 @@ fn configmap(script: &str) -> StaticConfigMaps {
     cms
 }
 
-/// Without the ConfigMap (`serve` without `--resolve-configmaps`): no startup probe in the patch,
-/// the warning says why and what to do (and fits a warning), the liveness delay is untouched, and
-/// the decision counts the script for the log line's `unresolved_scripts`.
+/// Without the ConfigMap (`serve` without `--resolve-configmaps`): the startup probe runs the
+/// script as the liveness probe does (it adds no restart the liveness probe does not already make),
+/// and the decision counts the script for the log line's `unresolved_scripts` at `/mutate` too.
 #[test]
-fn an_unread_liveness_script_is_not_copied_into_a_startup_probe() {
+fn an_unread_liveness_script_is_copied_and_counted_at_mutate() {
     let doc = configmap_script_pod();
     let (decision, patched) = mutate(&doc, None);
-    assert!(patched["spec"]["containers"][0].get("startupProbe").is_none(), "{patched}");
-    assert_eq!(patched["spec"]["containers"][0]["livenessProbe"]["initialDelaySeconds"], json!(60));
+    let c = &patched["spec"]["containers"][0];
+    assert_eq!(c["startupProbe"]["exec"]["command"], json!(["/probes/live.sh"]), "{patched}");
+    assert!(boot_budget(&c["startupProbe"]) >= 120, "{patched}");
     assert_eq!(decision.summary.unresolved_scripts, 1, "/mutate counts it for the log line");
-    let warnings = validate_warnings(&doc);
-    let w =
-        warnings.iter().find(|w| w.ends_with("(startup-probe)")).unwrap_or_else(|| panic!("{warnings:?}"));
-    assert!(
-        w.contains("not added: what the liveness check reaches is not known (a script or value was not read); add one that checks only this container"),
-        "{w}"
-    );
-    assert!(w.chars().count() <= 256, "{w}");
-    // The same through the engine: a warning, nothing patched.
+    // The same through the engine: a patch, no warning of startup-probe.
     let e = eval(&doc);
     let f = startup(&e);
-    assert_eq!((f.len(), f[0].action, f[0].patch.len()), (1, Action::Warn, 0), "{f:?}");
-    // With a 20-character container name, the warning still fits.
-    let mut long = doc.clone();
-    long["spec"]["containers"][0]["name"] = json!("orders-api-consumer1");
-    for w in validate_warnings(&long) {
-        assert!(w.chars().count() <= 256, "{} chars: {w}", w.chars().count());
-    }
+    assert_eq!((f.len(), f[0].action, f[0].patch.is_empty()), (1, Action::Mutate, false), "{f:?}");
 }
 
 /// Must not: a script that was read and checks only the container is copied as before (and the

@@ -877,14 +877,7 @@ fn startup_probe_does_not_copy_an_aggregate_liveness_path() {
     assert_eq!(findings(&e, RuleId::LivenessDependencyPath).len(), 1, "{:?}", e.findings);
     let f = findings(&e, RuleId::StartupProbe);
     let ops = adds(f[0]);
-    // The 60 s delay leaves liveness as for a copied handler (rules.md §2.5; s21 fresh-user pass:
-    // it stayed, beside a startup budget shorter than the liveness grace).
-    assert_eq!(ops.len(), 2, "{ops:?}");
-    assert_eq!(
-        ops[1],
-        ("/spec/containers/0/livenessProbe/initialDelaySeconds".to_string(), Value::Null),
-        "{ops:?}"
-    );
+    assert_eq!(ops.len(), 1, "the liveness delay stays: {ops:?}");
     let probe = &ops[0].1;
     assert_eq!(probe["tcpSocket"], json!({"port": "http"}), "{probe}");
     assert!(probe.get("httpGet").is_none(), "{probe}");

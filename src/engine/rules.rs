@@ -206,16 +206,15 @@ pub(super) fn evaluate_container(
     } else {
         None
     };
-    // What the liveness exec command reaches is not known when its analysis noted something it
-    // could not follow: cut short by an analysis bound (s19 break-it: /mutate copied an unanalysed
-    // `pg_isready -h orders-db` into a new startupProbe), or a script it could not read (s21
-    // fresh-user pass: `/probes/live.sh` from a ConfigMap not read, running `mysqladmin ping -h
-    // $MYSQL_HOST`, was copied). Either way it is not copied into a startup probe.
-    let notes = unresolved[notes_before..].iter().filter(|u| u.container == t.container.name);
-    let unanalysed = notes.fold(Reach::Known, |r, u| match (r, u.over_bound) {
-        (_, true) | (Reach::OverBound, _) => Reach::OverBound,
-        _ => Reach::Unread,
-    });
+    // The liveness exec command was cut short by an analysis bound: what it reaches is not known,
+    // so it is not copied into a startup probe either (s19 break-it: /mutate copied an unanalysed
+    // `pg_isready -h orders-db` into a new startupProbe). A script the analysis could not read (a
+    // ConfigMap not resolved) is copied: the startup probe runs what the liveness probe already
+    // runs, with a longer budget, so it adds no restart the liveness probe does not already make
+    // (s21: the corpus's Bitnami MongoDB `ping-mongodb.sh` gets its startup probe).
+    let cut_short =
+        unresolved[notes_before..].iter().any(|u| u.over_bound && u.container == t.container.name);
+    let unanalysed = if cut_short { Reach::OverBound } else { Reach::Known };
     if let Some((message, coupling)) = found {
         coupled = true;
         // A host that may be the node itself (hostNetwork), or one known only at run time that
@@ -267,10 +266,7 @@ pub(super) fn evaluate_container(
     if rules.startup_probe.action != Action::Off && !coupled {
         startup_probe(rules, t, out, local_requests.as_deref(), unanalysed);
     } else if rules.startup_probe.action != Action::Off && !liveness_denied {
-        // A flagged check is not copied for what it reaches; a script or host not known beside it
-        // changes nothing of that (a cut-short analysis is said, as it may have found more).
-        let reach = if unanalysed == Reach::OverBound { Reach::OverBound } else { Reach::Known };
-        not_copied(rules, t, reach, out);
+        not_copied(rules, t, unanalysed, out);
     }
     if rules.prestop_sleep.action != Action::Off
         && !(rules.prestop_sleep.skip_metrics_only && super::checklist::metrics_only(t.container))
@@ -1141,22 +1137,18 @@ fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
     Some(("exec", serde_json::to_value(probe.exec.as_ref()?).ok()?))
 }
 
-/// Whether what the liveness exec command reaches is known, from the notes its analysis left.
+/// Whether the liveness exec command's analysis finished, from the notes it left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Reach {
-    /// The analysis noted nothing it could not follow (or there was no exec command).
+    /// The analysis was not cut short (or there was no exec command).
     Known,
-    /// It read everything it was given, but a script or a host was not known: a script on a
-    /// volume it could not read (a ConfigMap not resolved), a host in a script variable it does
-    /// not follow, a working directory it does not know.
-    Unread,
     /// It was cut short by one of the analysis bounds (script, command, expansion, the object's
     /// budget).
     OverBound,
 }
 
 /// Adds a startup probe copying the liveness handler (`startup-probe`), unless it is over the
-/// copy bound or what the liveness exec command reaches is not known (`unanalysed`:
+/// copy bound or the liveness exec command's analysis was cut short (`unanalysed`:
 /// [`not_copied`]).
 fn startup_probe(
     rules: &RuleSet,
@@ -1229,9 +1221,10 @@ fn startup_probe(
     }
     let delay = live.initial_delay_seconds.unwrap_or(0);
     // A delay over the policy's bound leaves liveness once a startup probe gates it (rules.md §2.5:
-    // with a startup probe the delay only postpones deadlock detection), whatever the handler: the
-    // TCP check that stands in for an aggregate path too.
-    let move_delay = i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
+    // with a startup probe the delay only postpones deadlock detection). Not beside a TCP check in
+    // place of the liveness handler: the port may open before the app is ready for its own health
+    // endpoint, so the delay still guards the first liveness checks.
+    let move_delay = !aggregate && i64::from(delay) > i64::from(cfg.max_initial_delay_seconds);
     // The added probe never gives less boot time than the liveness probe gives today, its start
     // grace `initialDelaySeconds + periodSeconds × failureThreshold` (rules.md §2.5: `grace =
     // max(defaultStartupBudgetSeconds, G(L))`), moved delay or not: the startup probe kills a boot
@@ -1315,8 +1308,7 @@ fn startup_probe(
 /// each start wait on what it reaches, and kill the container while that is down. Nothing is
 /// added, and the finding says why (fresh-user pass: a warned `pg_isready -h db | tee` check got
 /// no startup probe and nothing said why). A denied one gets no note: the denial asks to change
-/// the probe first. Nor is one whose reach is not known (`unanalysed`: the analysis was cut short
-/// by a bound, or a script or host it names was not known), as for a budget cut short: the
+/// the probe first. Nor is one whose analysis was cut short by a bound (`unanalysed`), whose
 /// finding says so.
 fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: Reach, out: &mut Vec<Finding>) {
     if t.container.liveness_probe.is_none() || t.container.startup_probe.is_some() {
@@ -1331,11 +1323,6 @@ fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: Reach, out: &mut Vec<
         Reach::OverBound => {
             "no startupProbe, so a slow start is killed before it finishes; not added: what the liveness \
              check reaches is not known (its analysis hit a bound); add one that checks only this container"
-        }
-        Reach::Unread => {
-            "no startupProbe, so a slow start is killed before it finishes; not added: what the liveness \
-             check reaches is not known (a script or value was not read); add one that checks only this \
-             container"
         }
         Reach::Known => {
             "no startupProbe, so a slow start is killed before it finishes; not added: a copy of the \
