@@ -1004,6 +1004,40 @@ fn fix_in_place_through_a_symlink_rewrites_the_target_and_keeps_the_link() {
     assert!(after.contains("preStop"), "{after}");
 }
 
+/// `fix --in-place` keeps a file's owner and group (as root, or its owner) and refuses a read-only
+/// file rather than replace it through the rename (break-it pass s21: a root-owned 0444 file was
+/// rewritten, and owners became the user running `fix`).
+#[test]
+fn fix_in_place_keeps_the_owner_and_refuses_a_read_only_file() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = root().join("tests/fixtures/corpus/pod-k8sdocs-tcp-liveness-readiness-identical.yaml");
+    let ro = dir.path().join("ro.yaml");
+    std::fs::copy(&corpus, &ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::read_to_string(&ro).unwrap();
+    let o = probegate(&["fix", "--in-place", ro.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("read-only"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), before, "not changed");
+    // The owner and group stay: checked where the test may give the file another owner (root).
+    let owned = dir.path().join("owned.yaml");
+    std::fs::copy(&corpus, &owned).unwrap();
+    std::fs::set_permissions(&owned, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let root_user = std::fs::metadata(&owned).unwrap().uid() == 0;
+    if root_user {
+        std::os::unix::fs::chown(&owned, Some(65534), Some(65534)).unwrap();
+    }
+    let o = probegate(&["fix", "--in-place", owned.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let meta = std::fs::metadata(&owned).unwrap();
+    assert!(std::fs::read_to_string(&owned).unwrap().contains("preStop"));
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
+    if root_user {
+        assert_eq!((meta.uid(), meta.gid()), (65534, 65534));
+    }
+}
+
 /// `probe-client-deadline: mutate` through `fix`: the raised timeouts are edited into the text (one
 /// edit per field, with probe-timeout's raise of the same field merged), and a re-check finds
 /// nothing left for either rule.

@@ -719,18 +719,31 @@ pub fn write_diff(name: &str, old: &str, new: &str, out: &mut dyn Write) -> std:
 }
 
 /// Replaces a file's content through a temporary file in the same directory and a rename, keeping
-/// its permissions. A symlink is followed: the file it points to is rewritten and the link stays
-/// a link (as `sed -i --follow-symlinks` does).
+/// its permissions and, where the user may set them (root, or the file's own owner and one of
+/// their groups), its owner and group. A symlink is followed: the file it points to is rewritten
+/// and the link stays a link (as `sed -i --follow-symlinks` does).
+///
+/// # Errors
+/// A read-only file (no write permission bit) is refused with `PermissionDenied`: the rename would
+/// replace it even so, as the directory allows it (break-it pass s21); I/O errors as they come.
 fn write_in_place(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     let resolved = std::fs::canonicalize(path)?;
     let path = resolved.as_path();
+    let meta = std::fs::metadata(path)?;
+    if meta.permissions().readonly() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only (no write permission): not changed",
+        ));
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.probegate-fix-{}", std::process::id()));
     std::fs::write(&tmp, text)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
+    // Owner first: a chown may clear set-id bits, which the permissions then restore.
+    let _ = std::os::unix::fs::chown(&tmp, Some(meta.uid()), Some(meta.gid()));
+    let _ = std::fs::set_permissions(&tmp, meta.permissions());
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
