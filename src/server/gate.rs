@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::{
-    AppState, Endpoint, INLINE_BODY_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT, drain, log_field, log_safe,
-    metrics,
+    AppState, Endpoint, H2_STREAM_WINDOW_BYTES, INLINE_BODY_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT,
+    WAITING_BODY_BYTES, drain, log_field, log_safe, metrics,
 };
 
 #[derive(Serialize)]
@@ -199,7 +199,8 @@ fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, s
 /// `Transfer-Encoding` other than `chunked`, and 413 at once for a `Content-Length` over
 /// [`MAX_BODY_BYTES`] (otherwise a client that declares a huge body and sends none waits for the
 /// timeout). Then the body waits for its share of [`super::LARGE_BODY_BUDGET_BYTES`] or
-/// [`super::SMALL_BODY_BUDGET_BYTES`], held until its answer is made.
+/// [`super::SMALL_BODY_BUDGET_BYTES`], held until its answer is made; one that would have to wait
+/// while [`WAITING_BODY_BYTES`] of waiting bodies are already held unread gets 503 at once.
 async fn admit_body(
     state: &AppState,
     endpoint: Option<Endpoint>,
@@ -254,6 +255,12 @@ async fn admit_body(
             Ok(permit) => Ok(permit),
             Err(tokio::sync::TryAcquireError::Closed) => Err(()),
             Err(tokio::sync::TryAcquireError::NoPermits) => {
+                // What the client may send while the body waits unread: its stream window (at
+                // most `size`, which fits a u32 as above).
+                let unread = size.min(H2_STREAM_WINDOW_BYTES as usize) as u32;
+                let Ok(_room) = state.waiting_room.try_acquire_many(unread) else {
+                    return error_response(StatusCode::SERVICE_UNAVAILABLE, &waiting_room_full_message());
+                };
                 let _waiting = state.metrics.body_waiting(which);
                 budget.acquire_many(size as u32).await.map_err(|_| ())
             }
@@ -293,6 +300,13 @@ fn first_coding_but(headers: &HeaderMap, name: &header::HeaderName, accepted: &s
         })
         .find(|c| !c.is_empty() && !c.eq_ignore_ascii_case(accepted))
         .map(|c| crate::engine::excerpt(&c, 40).into_owned())
+}
+
+fn waiting_room_full_message() -> String {
+    format!(
+        "busy: {} MiB of request bodies already wait to be read; this one was refused unread, retry later",
+        WAITING_BODY_BYTES / (1024 * 1024)
+    )
 }
 
 fn too_large_message() -> String {
