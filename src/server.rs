@@ -140,10 +140,14 @@ fn off_the_async_workers(body: &[u8]) -> bool {
 }
 
 /// Most bytes of small bodies (up to [`INLINE_BODY_BYTES`], by their `Content-Length`) being
-/// received and evaluated at once, all connections together: 64 MiB, one such body on every
-/// one of [`conn::MAX_CONNECTIONS`] HTTP/1.1 connections. HTTP/2 multiplexes up to
-/// [`H2_MAX_CONCURRENT_STREAMS`] requests on one connection; this bounds what they can hold.
-pub const SMALL_BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
+/// received and evaluated at once, all connections together: 32 MiB, 512 bodies of the largest
+/// small size, some 3,000 ordinary reviews (3 to 11 KiB; the API server has tens in flight). HTTP/2
+/// multiplexes up to [`H2_MAX_CONCURRENT_STREAMS`] requests on one connection; this bounds what
+/// they can hold. It was 64 MiB (a body on each of [`conn::MAX_CONNECTIONS`] HTTP/1.1
+/// connections) until s21: with [`WAITING_BODY_BYTES`] beside it, 32 HTTP/2 connections of 64
+/// streams that each sent 64 KiB less a byte of a 64 KiB body and stalled took the server to
+/// 118 MB, near deploy/'s 128 MiB limit (docs/server.md has the measurements).
+pub const SMALL_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
 /// Most requests in flight on one HTTP/2 connection (`SETTINGS_MAX_CONCURRENT_STREAMS`; hyper's
 /// default is 200). Go's HTTP/2 client, the API server's, opens another connection when a
