@@ -267,6 +267,16 @@ pub enum ReviewError {
     /// The review has no `request`.
     #[error("the AdmissionReview has no request")]
     NoRequest,
+    /// A CREATE or UPDATE request of a kind probegate reviews has no `object`.
+    #[error(
+        "request.object is missing: a {operation} request for a {kind} carries the object (the API server always sends it)"
+    )]
+    NoObject {
+        /// `CREATE` or `UPDATE`.
+        operation: &'static str,
+        /// The kind, as `WorkloadKind::as_str` names it (`Pod`, `Deployment`, ...).
+        kind: &'static str,
+    },
     /// The request has no `uid`.
     #[error("the AdmissionRequest has no uid")]
     NoUid,
@@ -401,8 +411,21 @@ struct Envelope {
 /// [`ReviewError::Version`] when `apiVersion` or `kind` (either given) is not
 /// `admission.k8s.io/v1` `AdmissionReview`; the values cut to 64 characters (they are echoed).
 fn check_envelope(api_version: Option<String>, kind: Option<String>) -> Result<(), ReviewError> {
-    if api_version.as_deref() == Some(ADMISSION_API_VERSION) && kind.as_deref() == Some("AdmissionReview") {
-        return Ok(());
+    match (api_version.as_deref(), kind.as_deref()) {
+        (Some(ADMISSION_API_VERSION), Some("AdmissionReview")) => return Ok(()),
+        // One of the two is right and the other missing: the missing one is the mistake, not
+        // the version.
+        (Some(ADMISSION_API_VERSION), None) => {
+            return Err(ReviewError::Malformed(
+                "no kind (expected kind AdmissionReview with apiVersion admission.k8s.io/v1)".into(),
+            ));
+        }
+        (None, Some("AdmissionReview")) => {
+            return Err(ReviewError::Malformed(
+                "no apiVersion (expected apiVersion admission.k8s.io/v1 with kind AdmissionReview)".into(),
+            ));
+        }
+        _ => {}
     }
     // Echoed back, so bounded: a 3 MB apiVersion is not repeated in the answer or the log.
     let excerpt = |s: String| crate::engine::excerpt(&s, 64).into_owned();
@@ -415,6 +438,13 @@ fn check_envelope(api_version: Option<String>, kind: Option<String>) -> Result<(
 /// [`ReviewError`] for non-JSON, a non-AdmissionReview shape, another API version, no request or
 /// no uid, or more than [`MAX_JSON_CONTAINERS`] objects and arrays.
 pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
+    // RFC 8259 section 8.1: a JSON text must not begin with a byte order mark; the API server's
+    // Go `encoding/json` refuses one too ("invalid character 'ï' looking for beginning of value").
+    if body.starts_with(b"\xEF\xBB\xBF") {
+        return Err(ReviewError::Malformed(
+            "it starts with a UTF-8 byte order mark (BOM), which JSON does not allow (RFC 8259 section 8.1): send the JSON without it".into(),
+        ));
+    }
     if json_containers_over(body, MAX_JSON_CONTAINERS) {
         return Err(ReviewError::TooManyValues);
     }
@@ -676,11 +706,34 @@ fn describe_json_error(e: &serde_json::Error) -> String {
         serde_json::error::Category::Syntax => "invalid JSON",
         serde_json::error::Category::Eof => "truncated or empty JSON",
         serde_json::error::Category::Data => {
-            // Data errors name the field ("missing field `kind`"); keep that, drop quoted values.
-            return crate::engine::workload::redact_quoted(&text);
+            // Data errors name the field ("missing field `kind`"); keep that, drop quoted values,
+            // and say what serde calls by its Rust type name in the review's terms.
+            return in_review_terms(&crate::engine::workload::redact_quoted(&text));
         }
     };
     format!("{what} at line {} column {}", e.line(), e.column())
+}
+
+/// A serde data error with the Rust types it names (`expected struct AdmissionReviewRequest`) said
+/// as what they are in an AdmissionReview.
+fn in_review_terms(text: &str) -> String {
+    const TERMS: [(&str, &str); 3] = [
+        ("struct AdmissionReviewRequest", "an AdmissionReview object"),
+        ("struct GroupVersionKind", "an object with group, version and kind"),
+        ("struct UserInfo", "a userInfo object"),
+    ];
+    let mut out = text.to_string();
+    for (rust, review) in TERMS {
+        out = out.replace(rust, review);
+    }
+    // Any other struct (none is known to be reachable): an object.
+    while let Some(at) = out.find("expected struct ") {
+        let name_end = out[at + 16..]
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .map_or(out.len(), |n| at + 16 + n);
+        out.replace_range(at + 9..name_end, "an object");
+    }
+    out
 }
 
 /// The policy applied to one object: the effective policy for its namespace, what its
@@ -847,11 +900,10 @@ pub fn review_with_configmaps(
         return skip("kind", summary, response);
     };
     let Some(workload) = request.workload(kind)? else {
-        return Err(ReviewError::Malformed(format!(
-            "a {} request for a {} has no object",
-            operation_name(&request.operation),
-            kind.as_str()
-        )));
+        return Err(ReviewError::NoObject {
+            operation: operation_name(&request.operation),
+            kind: kind.as_str(),
+        });
     };
     // `/mutate` patches Pods (on CREATE; on UPDATE only to restore probegate's own changes, which
     // a re-apply of the unpatched manifest would undo) and templates only with `templates.mutate`
@@ -1462,6 +1514,38 @@ mod tests {
         assert!(e.contains("unsupported AdmissionReview version") && e.contains("v1beta1"), "{e}");
     }
 
+    /// s21: a review with the right apiVersion and no kind was told its version is unsupported; a
+    /// BOM was "invalid JSON"; `null` was told it is not a "struct AdmissionReviewRequest".
+    #[test]
+    fn a_missing_envelope_member_a_bom_and_wrong_types_are_named_in_review_terms() {
+        let error = |body: &[u8]| parse_review(body).unwrap_err().to_string();
+        let no_kind = "the body is not an AdmissionReview: no kind (expected kind AdmissionReview with apiVersion admission.k8s.io/v1)";
+        assert_eq!(error(br#"{"apiVersion":"admission.k8s.io/v1"}"#), no_kind);
+        assert_eq!(error(br#"{"apiVersion":"admission.k8s.io/v1","request":{}}"#), no_kind);
+        assert_eq!(
+            error(br#"{"kind":"AdmissionReview","request":{}}"#),
+            "the body is not an AdmissionReview: no apiVersion (expected apiVersion admission.k8s.io/v1 with kind AdmissionReview)"
+        );
+        let bom = error(b"\xEF\xBB\xBF{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}");
+        assert!(
+            bom.contains("it starts with a UTF-8 byte order mark (BOM), which JSON does not allow"),
+            "{bom}"
+        );
+        assert_eq!(
+            error(b"null"),
+            "the body is not an AdmissionReview: invalid type: null, expected an AdmissionReview object at line 1 column 4"
+        );
+        let kind = error(
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":"Pod","operation":"CREATE"}}"#,
+        );
+        assert!(kind.contains("request.kind: invalid type: string"), "{kind}");
+        assert!(kind.contains("expected an object with group, version and kind at"), "{kind}");
+        assert_eq!(
+            in_review_terms("invalid type: map, expected struct Other_1 at line 1"),
+            "invalid type: map, expected an object at line 1"
+        );
+    }
+
     /// s20: a review of kind `Foo` with the right apiVersion was told about v1beta1.
     #[test]
     fn the_version_hint_fits_the_mistake_made() {
@@ -1510,7 +1594,7 @@ mod tests {
                 r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReviewX","request":{"uid":"u"}}"#,
                 r#"apiVersion "admission.k8s.io/v1", kind "AdmissionReviewX";"#,
             ),
-            (r#"{"kind":"AdmissionReview","request":{}}"#, r#"apiVersion (none), kind "AdmissionReview";"#),
+            (r#"{"kind":"AdmissionReviewX","request":{}}"#, r#"apiVersion (none), kind "AdmissionReviewX";"#),
             (r#"{"apiVersion":"admission.k8s.io/v2"}"#, r#"apiVersion "admission.k8s.io/v2", kind (none);"#),
             // Escaped (an answer and a log line carry it) and cut to 64 characters.
             (&hostile, &hostile_named),

@@ -140,10 +140,14 @@ fn off_the_async_workers(body: &[u8]) -> bool {
 }
 
 /// Most bytes of small bodies (up to [`INLINE_BODY_BYTES`], by their `Content-Length`) being
-/// received and evaluated at once, all connections together: 64 MiB, one such body on every
-/// one of [`conn::MAX_CONNECTIONS`] HTTP/1.1 connections. HTTP/2 multiplexes up to
-/// [`H2_MAX_CONCURRENT_STREAMS`] requests on one connection; this bounds what they can hold.
-pub const SMALL_BODY_BUDGET_BYTES: usize = 64 * 1024 * 1024;
+/// received and evaluated at once, all connections together: 32 MiB, 512 bodies of the largest
+/// small size, some 3,000 ordinary reviews (3 to 11 KiB; the API server has tens in flight). HTTP/2
+/// multiplexes up to [`H2_MAX_CONCURRENT_STREAMS`] requests on one connection; this bounds what
+/// they can hold. It was 64 MiB (a body on each of [`conn::MAX_CONNECTIONS`] HTTP/1.1
+/// connections) until s21: with [`WAITING_BODY_BYTES`] beside it, 32 HTTP/2 connections of 64
+/// streams that each sent 64 KiB less a byte of a 64 KiB body and stalled took the server to
+/// 118 MB, near deploy/'s 128 MiB limit (docs/server.md has the measurements).
+pub const SMALL_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
 /// Most requests in flight on one HTTP/2 connection (`SETTINGS_MAX_CONCURRENT_STREAMS`; hyper's
 /// default is 200). Go's HTTP/2 client, the API server's, opens another connection when a
@@ -202,6 +206,26 @@ pub const MAX_BLOCKING_EVALUATIONS: usize = 4;
 /// slow uploads of 4 MiB each hold that much memory apiece (100 of them held 510 MB).
 pub const LARGE_BODY_BUDGET_BYTES: usize = 12 * 1024 * 1024;
 
+/// Most bytes of request body data that requests waiting for room in a body budget
+/// ([`LARGE_BODY_BUDGET_BYTES`], [`SMALL_BODY_BUDGET_BYTES`]) can make the server hold unread, all
+/// connections together: 16 MiB, [`H2_MAX_CONCURRENT_STREAMS`] stream windows. A waiting HTTP/2
+/// request's body is unread, but the h2 crate keeps what its client sends within the stream
+/// window: each waiting request counts its stream window, or its declared length when that is
+/// smaller (the h2 crate refuses data past it). A request that would take the total past this
+/// bound is answered 503 at once, before its body is read (its unread body is then drained and
+/// discarded, see [`drain`]), instead of waiting.
+///
+/// Without it the waiting bodies were bounded per connection only ([`H2_CONNECTION_WINDOW_BYTES`]):
+/// 32 HTTP/2 connections of 64 streams, each sending one stream window of a 4 MiB body and then
+/// nothing, took the server to 533 MB (s20 break-it pass; eight such connections passed deploy/'s
+/// 128 MiB limit). Now large bodies can hold [`LARGE_BODY_BUDGET_BYTES`] being read plus this
+/// much waiting. Refusing costs nothing the API server would have had: bodies over
+/// [`INLINE_BODY_BYTES`] are evaluated one at a time, so of 64 large reviews waiting, the last
+/// ones would have met the 4 s request bound (408) anyway. HTTP/1.1 requests are counted the
+/// same way (hyper reads their body only when asked, leaving the rest in the kernel's socket
+/// buffer; one rule for both keeps the count simple and errs on the safe side).
+pub const WAITING_BODY_BYTES: usize = 16 * 1024 * 1024;
+
 /// A policy with where it came from and the hash of its text.
 #[derive(Debug, Clone)]
 pub struct LoadedPolicy {
@@ -243,6 +267,8 @@ pub struct AppState {
     large_body_budget: tokio::sync::Semaphore,
     /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]).
     small_body_budget: tokio::sync::Semaphore,
+    /// Unread bytes that bodies waiting for their budget may hold (see [`WAITING_BODY_BYTES`]).
+    waiting_room: tokio::sync::Semaphore,
     /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]).
     blocking_evaluations: Arc<tokio::sync::Semaphore>,
     /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
@@ -267,6 +293,7 @@ impl AppState {
             expensive: Arc::new(tokio::sync::Semaphore::new(MAX_EXPENSIVE_EVALUATIONS)),
             large_body_budget: tokio::sync::Semaphore::new(LARGE_BODY_BUDGET_BYTES),
             small_body_budget: tokio::sync::Semaphore::new(SMALL_BODY_BUDGET_BYTES),
+            waiting_room: tokio::sync::Semaphore::new(WAITING_BODY_BYTES),
             blocking_evaluations: Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS)),
             configmaps: ArcSwapOption::empty(),
             refusal_log: gate::RefusalLog::default(),
@@ -282,6 +309,11 @@ impl AppState {
     /// Bytes of [`LARGE_BODY_BUDGET_BYTES`] not held by a large body being received or evaluated.
     pub fn large_body_budget_available(&self) -> usize {
         self.large_body_budget.available_permits()
+    }
+
+    /// Bytes of [`WAITING_BODY_BYTES`] not held by a body waiting for its budget.
+    pub fn waiting_room_available(&self) -> usize {
+        self.waiting_room.available_permits()
     }
 
     /// The policy in force. Each request takes one snapshot and finishes under it.

@@ -73,3 +73,113 @@ async fn a_3_mb_review_over_http2_through_a_20_ms_round_trip_is_answered() {
     assert_eq!(answer["response"]["allowed"], true, "{answer}");
     uploaded.unwrap();
 }
+
+/// Polls `done` every 10 ms for up to 10 s; panics with `what` (and `state`'s figures) past that.
+async fn poll_until(what: &str, mut done: impl FnMut() -> bool, figures: impl Fn() -> String) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}: {}", figures());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The status and body of an HTTP/2 answer, `None` when the stream was reset first.
+async fn answer_or_reset(response: h2::client::ResponseFuture) -> Option<(u16, String)> {
+    let response = response.await.ok()?;
+    let status = response.status().as_u16();
+    let mut body = response.into_body();
+    let mut answer = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.ok()?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        answer.extend_from_slice(&chunk);
+    }
+    Some((status, String::from_utf8_lossy(&answer).into_owned()))
+}
+
+/// s20 break-it pass: HTTP/2 bodies waiting, unread, for room in the large-body budget were
+/// bounded per connection only (a stream window each, 64 streams a connection): 32 connections
+/// whose streams each sent one window of a 4 MiB body and stalled held 533 MB. Now the bodies
+/// waiting on all connections together hold at most `WAITING_BODY_BYTES` (64 stream windows);
+/// the streams past it are answered 503 at once, a small review on the same connection is still
+/// answered, and everything is given back when the clients reset their streams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_waiting_unread_are_bounded_across_connections_and_small_reviews_are_answered() {
+    use probegate::server::metrics::Budget;
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let state = std::sync::Arc::clone(&running.state);
+    let figures = || {
+        format!(
+            "large budget {} free, waiting room {} free, {} large bodies waiting",
+            state.large_body_budget_available(),
+            state.waiting_room_available(),
+            state.metrics.bodies_waiting(Budget::Large)
+        )
+    };
+    assert_eq!(state.waiting_room_available(), server::WAITING_BODY_BYTES);
+    let window = server::H2_STREAM_WINDOW_BYTES as usize;
+    let room = server::WAITING_BODY_BYTES / window;
+    // Uploads that declare the largest body accepted and send nothing take the large budget.
+    let mut filler = h2_connection(running.addr, &ca).await;
+    let mut streams = Vec::new();
+    for _ in 0..server::LARGE_BODY_BUDGET_BYTES / server::MAX_BODY_BYTES {
+        streams.push(open_post(&mut filler, server::MAX_BODY_BYTES).await);
+    }
+    poll_until("the large budget is taken", || state.large_body_budget_available() == 0, figures).await;
+    // Then, on two more connections, 16 more bodies than the room holds: each sends part of its
+    // stream window and stalls.
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut clients = Vec::new();
+    let mut sends = Vec::new();
+    for _ in 0..2 {
+        let mut client = h2_connection(running.addr, &ca).await;
+        for _ in 0..(room + 16) / 2 {
+            let (response, mut send) = open_post(&mut client, server::MAX_BODY_BYTES).await;
+            send.send_data(axum::body::Bytes::from(vec![b' '; 16 * 1024]), false).unwrap();
+            let answers = std::sync::Arc::clone(&answers);
+            tokio::spawn(async move {
+                if let Some(answer) = answer_or_reset(response).await {
+                    answers.lock().unwrap().push(answer);
+                }
+            });
+            sends.push(send);
+        }
+        clients.push(client);
+    }
+    poll_until(
+        "the room is full and 16 bodies are refused",
+        || state.waiting_room_available() == 0 && answers.lock().unwrap().len() == 16,
+        figures,
+    )
+    .await;
+    assert_eq!(state.metrics.bodies_waiting(Budget::Large), room as i64, "{}", figures());
+    for (status, answer) in answers.lock().unwrap().iter() {
+        assert_eq!(*status, 503, "{answer}");
+        assert!(answer.contains("16 MiB of request bodies already wait to be read"), "{answer}");
+    }
+    // A small review on a connection full of stalled streams is answered.
+    let body = serde_json::to_vec(&review("CREATE", &pod_with_args(1, "s"), None, "small")).unwrap();
+    let (response, mut send) = open_post(&mut clients[0], body.len()).await;
+    let (uploaded, (status, answer)) =
+        tokio::join!(upload_within_the_window(&mut send, &body), answer_of(response));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["response"]["uid"], "small", "{answer}");
+    uploaded.unwrap();
+    // The clients reset every stalled stream: the room and the budget are whole again.
+    for (_, send) in &mut streams {
+        send.send_reset(h2::Reason::CANCEL);
+    }
+    for send in &mut sends {
+        send.send_reset(h2::Reason::CANCEL);
+    }
+    poll_until(
+        "everything is given back",
+        || {
+            state.waiting_room_available() == server::WAITING_BODY_BYTES
+                && state.large_body_budget_available() == server::LARGE_BODY_BUDGET_BYTES
+                && state.metrics.bodies_waiting(Budget::Large) == 0
+        },
+        figures,
+    )
+    .await;
+}

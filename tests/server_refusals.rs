@@ -37,6 +37,8 @@ fn refusals() -> Vec<Refusal> {
     let over = vec![b' '; server::MAX_BODY_BYTES + 1024 * 1024];
     let json = "application/json";
     let v2 = br#"{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"u"}}"#;
+    let v1 = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u"}}"#;
+    let no_object = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","userInfo":{}}}"#;
     vec![
         Refusal {
             what: "over the limit, declared",
@@ -66,7 +68,7 @@ fn refusals() -> Vec<Refusal> {
             body: upload(),
             declared: true,
             status: 405,
-            message: "method not allowed: use POST /validate or POST /mutate",
+            message: "method not allowed: /healthz takes GET, not POST",
         },
         Refusal {
             what: "not JSON",
@@ -150,6 +152,47 @@ fn refusals() -> Vec<Refusal> {
             declared: true,
             status: 400,
             message: r#"apiVersion "admission.k8s.io/v2", kind "AdmissionReview"; probegate accepts only apiVersion admission.k8s.io/v1"#,
+        },
+        // s21: each was answered with a message that named something else.
+        Refusal {
+            what: "a review without kind (was: unsupported version)",
+            path: "/validate",
+            content_type: json,
+            encoding: None,
+            body: br#"{"apiVersion":"admission.k8s.io/v1"}"#.to_vec(),
+            declared: true,
+            status: 400,
+            message: "the body is not an AdmissionReview: no kind (expected kind AdmissionReview with apiVersion admission.k8s.io/v1)",
+        },
+        Refusal {
+            what: "a CREATE without object (was: not an AdmissionReview)",
+            path: "/validate",
+            content_type: json,
+            encoding: None,
+            body: no_object.to_vec(),
+            declared: true,
+            status: 400,
+            message: "request.object is missing: a CREATE request for a Pod carries the object",
+        },
+        Refusal {
+            what: "null (was: expected struct AdmissionReviewRequest)",
+            path: "/mutate",
+            content_type: json,
+            encoding: None,
+            body: b"null".to_vec(),
+            declared: true,
+            status: 400,
+            message: "the body is not an AdmissionReview: invalid type: null, expected an AdmissionReview object",
+        },
+        Refusal {
+            what: "a UTF-8 byte order mark (was: invalid JSON)",
+            path: "/validate",
+            content_type: json,
+            encoding: None,
+            body: [&b"\xEF\xBB\xBF"[..], v1].concat(),
+            declared: true,
+            status: 400,
+            message: "it starts with a UTF-8 byte order mark (BOM), which JSON does not allow",
         },
     ]
 }
@@ -431,6 +474,87 @@ fn refusals_are_logged_one_line_each_without_the_body_and_a_flood_is_cut_short()
     ] {
         for w in wanted.iter().chain(&["peer=127.0.0.1:", "method=POST", "suppressed=0"]) {
             assert!(line.contains(w), "{w} not in {line}");
+        }
+    }
+}
+
+/// s21: a review over HTTP/1 with neither `Content-Length` nor `Transfer-Encoding` (HTTP/1.0
+/// streaming its body until the connection closes) had its body read as empty: 400 "truncated or
+/// empty JSON". It gets 411 Length Required, whose message says what to send.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http1_review_without_a_length_gets_411() {
+    use std::io::Write;
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let addr = running.addr;
+    for version in ["HTTP/1.0", "HTTP/1.1"] {
+        let ca = ca.clone();
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut tls = raw_tls(addr, &ca);
+            let head = format!(
+                "POST /validate {version}\r\nHost: localhost\r\nContent-Type: application/json\r\n\r\n"
+            );
+            tls.write_all(head.as_bytes()).unwrap();
+            tls.write_all(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#).unwrap();
+            tls.flush().unwrap();
+            read_until(&mut tls, |t| t.contains("\"status\":") && t.ends_with('}'))
+        })
+        .await
+        .unwrap();
+        assert!(answer.starts_with(&format!("{version} 411 ")), "{answer}");
+        assert!(
+            answer.contains(r#""error":"the request has no Content-Length: send the AdmissionReview with its Content-Length (or, over HTTP/1.1, chunked)","status":411"#),
+            "{answer}"
+        );
+    }
+    // With a Content-Length, HTTP/1.0 is served.
+    let ca2 = ca.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut tls = raw_tls(addr, &ca2);
+        let body = br#"{"apiVersion":"admission.k8s.io/v1"}"#;
+        let head = format!(
+            "POST /validate HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        tls.write_all(head.as_bytes()).unwrap();
+        tls.write_all(body).unwrap();
+        tls.flush().unwrap();
+        read_until(&mut tls, |t| t.contains("\"status\":") && t.ends_with('}'))
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.0 400 ") && answer.contains("no kind"), "{answer}");
+}
+
+/// s21: `POST /healthz` was told "use POST /validate or POST /mutate". A 405 names the method
+/// the path takes, and keeps the `Allow` header, over HTTP/2 and HTTP/1.1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_method_is_told_which_method_the_path_takes() {
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let base = format!("https://localhost:{}", running.addr.port());
+    for http1 in [false, true] {
+        let client = https_client(&[&ca], http1);
+        for (method, path, allow, message) in [
+            (
+                reqwest::Method::POST,
+                "/healthz",
+                "GET,HEAD",
+                "method not allowed: /healthz takes GET, not POST",
+            ),
+            (reqwest::Method::PUT, "/metrics", "GET,HEAD", "method not allowed: /metrics takes GET, not PUT"),
+            (reqwest::Method::GET, "/validate", "POST", "method not allowed: /validate takes POST, not GET"),
+            (
+                reqwest::Method::DELETE,
+                "/mutate",
+                "POST",
+                "method not allowed: /mutate takes POST, not DELETE",
+            ),
+        ] {
+            let answer = client.request(method, format!("{base}{path}")).send().await.unwrap();
+            assert_eq!(answer.status(), 405, "{path}");
+            assert_eq!(answer.headers()["allow"], allow, "{path}");
+            let v: Value = answer.json().await.unwrap();
+            assert_eq!(v["error"], message, "{v}");
+            assert_eq!(v["status"], 405, "{v}");
         }
     }
 }

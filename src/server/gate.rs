@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::{
-    AppState, Endpoint, INLINE_BODY_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT, drain, log_field, log_safe,
-    metrics,
+    AppState, Endpoint, H2_STREAM_WINDOW_BYTES, INLINE_BODY_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT,
+    WAITING_BODY_BYTES, drain, log_field, log_safe, metrics,
 };
 
 #[derive(Serialize)]
@@ -157,7 +157,7 @@ pub(super) async fn shell(
             Ok(response) => response,
             Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
         };
-    let response = json_errors(response);
+    let response = json_errors(response, &method, uri.path());
     if let Some(endpoint) = endpoint {
         count_unreviewed(&state, endpoint, &response, started);
     }
@@ -174,7 +174,7 @@ pub(super) struct Counted;
 
 /// Counts in `probegate_admission_requests_total` an admission request answered without a
 /// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
-/// 413, 415, 501 and 503 (refused before or instead of being read), `error` for any other (an
+/// 411, 413, 415, 501 and 503 (refused before or instead of being read), `error` for any other (an
 /// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
 /// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
 /// timeouts would leave the counter flat.
@@ -185,6 +185,7 @@ fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, s
     let result = match response.status() {
         StatusCode::REQUEST_TIMEOUT => "timeout",
         StatusCode::PAYLOAD_TOO_LARGE
+        | StatusCode::LENGTH_REQUIRED
         | StatusCode::UNSUPPORTED_MEDIA_TYPE
         | StatusCode::NOT_IMPLEMENTED
         | StatusCode::SERVICE_UNAVAILABLE => "refused",
@@ -196,10 +197,12 @@ fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, s
 /// Before the body of a review (`POST /validate`, `POST /mutate`; any other request goes to the
 /// router as it is, for its 404 or 405 first) is read, in this order: 415 for a `Content-Type`
 /// other than `application/json`, 415 for a `Content-Encoding` other than `identity`, 501 for a
-/// `Transfer-Encoding` other than `chunked`, and 413 at once for a `Content-Length` over
+/// `Transfer-Encoding` other than `chunked`, 411 for an HTTP/1 request with neither
+/// `Content-Length` nor `Transfer-Encoding` (read as bodiless), and 413 at once for a `Content-Length` over
 /// [`MAX_BODY_BYTES`] (otherwise a client that declares a huge body and sends none waits for the
 /// timeout). Then the body waits for its share of [`super::LARGE_BODY_BUDGET_BYTES`] or
-/// [`super::SMALL_BODY_BUDGET_BYTES`], held until its answer is made.
+/// [`super::SMALL_BODY_BUDGET_BYTES`], held until its answer is made; one that would have to wait
+/// while [`WAITING_BODY_BYTES`] of waiting bodies are already held unread gets 503 at once.
 async fn admit_body(
     state: &AppState,
     endpoint: Option<Endpoint>,
@@ -231,6 +234,18 @@ async fn admit_body(
             &format!("transfer coding {coding:?} is not supported: send the body as is or chunked"),
         );
     }
+    // HTTP/1 reads a request without `Content-Length` or `Transfer-Encoding` as having no body
+    // (RFC 9112 §6.3): an HTTP/1.0 client that streams its body until it closes the connection
+    // would have it read as empty, or as the next request. RFC 9110 §15.5.12: 411.
+    if request.version() < axum::http::Version::HTTP_2
+        && !headers.contains_key(header::CONTENT_LENGTH)
+        && !headers.contains_key(header::TRANSFER_ENCODING)
+    {
+        return error_response(
+            StatusCode::LENGTH_REQUIRED,
+            "the request has no Content-Length: send the AdmissionReview with its Content-Length (or, over HTTP/1.1, chunked)",
+        );
+    }
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -254,6 +269,12 @@ async fn admit_body(
             Ok(permit) => Ok(permit),
             Err(tokio::sync::TryAcquireError::Closed) => Err(()),
             Err(tokio::sync::TryAcquireError::NoPermits) => {
+                // What the client may send while the body waits unread: its stream window (at
+                // most `size`, which fits a u32 as above).
+                let unread = size.min(H2_STREAM_WINDOW_BYTES as usize) as u32;
+                let Ok(_room) = state.waiting_room.try_acquire_many(unread) else {
+                    return error_response(StatusCode::SERVICE_UNAVAILABLE, &waiting_room_full_message());
+                };
                 let _waiting = state.metrics.body_waiting(which);
                 budget.acquire_many(size as u32).await.map_err(|_| ())
             }
@@ -295,18 +316,35 @@ fn first_coding_but(headers: &HeaderMap, name: &header::HeaderName, accepted: &s
         .map(|c| crate::engine::excerpt(&c, 40).into_owned())
 }
 
+/// A 405's message: `method not allowed: /healthz takes GET, not POST`. The router adds its
+/// `Allow` header only after this middleware has run (axum's method router sets it on the
+/// fallback's answer), so the methods are [`server::router`](super::router)'s, named here; the
+/// method is echoed cut to 20 characters.
+fn method_not_allowed_message(method: &axum::http::Method, path: &str) -> String {
+    let takes = match path {
+        "/validate" | "/mutate" => "POST",
+        _ => "GET",
+    };
+    format!("method not allowed: {path} takes {takes}, not {}", crate::engine::excerpt(method.as_str(), 20))
+}
+
+fn waiting_room_full_message() -> String {
+    format!(
+        "busy: {} MiB of request bodies already wait to be read; this one was refused unread, retry later",
+        WAITING_BODY_BYTES / (1024 * 1024)
+    )
+}
+
 fn too_large_message() -> String {
     format!("the body is over {} MiB, the largest AdmissionReview accepted", MAX_BODY_BYTES / (1024 * 1024))
 }
 
 /// The framework's own error answers (405, 408, 413 in plain text or empty) as the same JSON
-/// `{"error", "status"}` body as every other error.
-fn json_errors(response: Response) -> Response {
+/// `{"error", "status"}` body as every other error; a 405 names the method the path takes.
+fn json_errors(response: Response, method: &axum::http::Method, path: &str) -> Response {
     let status = response.status();
     let message = match status {
-        StatusCode::METHOD_NOT_ALLOWED => {
-            "method not allowed: use POST /validate or POST /mutate".to_string()
-        }
+        StatusCode::METHOD_NOT_ALLOWED => method_not_allowed_message(method, path),
         StatusCode::REQUEST_TIMEOUT => {
             format!("the request was not read and answered within {} s", REQUEST_TIMEOUT.as_secs())
         }
