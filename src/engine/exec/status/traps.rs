@@ -129,7 +129,7 @@ mod tests {
             ("cleanup() { rm -f /tmp/x; }; trap cleanup EXIT; c; exit 0", "cleanup", true),
             ("log() { echo \"$@\"; }; trap \"log bye\" EXIT; c; exit 0", "log bye", true),
             ("log() { echo \"$@\" >&2; }\ntrap 'log bye' EXIT", "log bye", true),
-            ("function log { printf '%s\\n' \"$1\"; }; trap log EXIT", "log", true),
+            ("function log { echo \"$1\"; }; trap log EXIT", "log", true),
             // An exit, a return, a test, another call, a substitution, a file written.
             ("f() { exit 1; }; trap f EXIT", "f", false),
             ("f() { echo x; exit $?; }; trap f EXIT", "f", false),
