@@ -123,3 +123,21 @@ fn a_word_of_an_if_is_a_call_only_as_a_whole_name() {
          else log() { echo \"$@\"; }; fi; main() { pg_isready -h orders-db || log down; }; main"];
     expect_actions(&warned, &denied);
 }
+
+/// A probe's `$$` is the kubelet's escape for `$` (Define a Command and Arguments for a
+/// Container), so `echo $$; pg_isready -h orders-db` runs `echo $; pg_isready -h orders-db`:
+/// bash and dash read the lone `$` as text (0 / 2), tree-sitter-bash 0.25.1 as a syntax error,
+/// and main noted the probe as not analysed. A lone `$` before an operator now reads as a word.
+#[test]
+fn a_lone_dollar_before_an_operator_is_text() {
+    let warned = ["echo $$; pg_isready -h orders-db || true", "pg_isready -h orders-db; echo $$;"];
+    let denied = [
+        "echo $$; pg_isready -h orders-db",
+        "echo $$|cat; pg_isready -h orders-db",
+        "echo $$&& pg_isready -h orders-db",
+        "(echo $$); pg_isready -h orders-db",
+        "x=$$; pg_isready -h orders-db",
+        "echo $$>/dev/null; pg_isready -h orders-db",
+    ];
+    expect_actions(&warned, &denied);
+}
