@@ -185,7 +185,10 @@ pub(super) fn new_parser() -> Option<Parser> {
 
 /// The text the parser reads: `text` with the grammar's gaps patched, byte for byte the same length.
 /// `<>` (read and write) reads `> `; a `#` that bash reads as part of a word (after a character
-/// that is not a blank, an operator, `$`, `{` or a backquote) reads `_`; every byte of a non-ASCII
+/// that is not a blank, an operator, `$`, `{` or a backquote) reads `_`; a lone `$` right before an
+/// operator other than `(` reads `_`: bash and dash read it as the text `$`, tree-sitter-bash
+/// 0.25.1 as an error (`echo $; pg_isready -h db`, what the kubelet makes of a probe's `echo $$;
+/// ...`: s21); every byte of a non-ASCII
 /// character reads `.`. tree-sitter-bash 0.25.1's external scanner reads out of bounds on some
 /// (`echo ${` followed by any character from U+E0000 up crashes the process with SIGSEGV, found by
 /// `tests/properties.rs`); to bash they are word characters, never blanks, operators or part of a
@@ -209,6 +212,13 @@ pub(super) fn patch_gaps(text: &str) -> Vec<u8> {
             b[i] = b'>';
         } else if b[i] == b'#' && braces == 0 && !b" \t\n\r;&|()<>${`".contains(&prev) {
             b[i] = b'_';
+        } else if b[i] == b'$' && b.get(i + 1).is_some_and(|c| b";&|)<>".contains(c)) {
+            // (A run of `$` before an operator: pairs are `$$`, an odd one out is the lone `$`.)
+            let run = b[..i].iter().rev().take_while(|&&c| c == b'$').count();
+            let escaped = i > run && b[i - run - 1] == b'\\';
+            if run % 2 == 0 && !escaped {
+                b[i] = b'_';
+            }
         }
     }
     patch_heredoc_first_lines(&mut b);
@@ -686,6 +696,26 @@ fn explain_heredocs(node: Node<'_>, src: &[u8], skips: &mut Vec<Range<usize>>, e
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lone `$` before an operator is the text `$` to bash and dash, and reads as a word: not
+    /// one of `$$`, escaped, or starting `$(`.
+    #[test]
+    fn a_lone_dollar_before_an_operator_reads_as_a_word() {
+        let mut parser = new_parser().expect("grammar");
+        for (script, patched) in [
+            ("echo $; x", "echo _; x"),
+            ("echo x$|x", "echo x_|x"),
+            ("(echo $)", "(echo _)"),
+            ("echo $$; x", "echo $$; x"),
+            ("echo $$$; x", "echo $$_; x"),
+            ("echo \\$; x", "echo \\$; x"),
+            ("echo $(x); y", "echo $(x); y"),
+        ] {
+            assert_eq!(String::from_utf8_lossy(&patch_gaps(script)), patched, "{script:?}");
+            let parsed = parse_script(&mut parser, script, &std::cell::Cell::new(MAX_OBJECT_PARSE_AREA));
+            assert_eq!(parsed.gap, None, "{script:?}");
+        }
+    }
 
     /// The here-document end the tree holds is the line bash ends it at (bash 5.2: a line exactly
     /// the delimiter, after leading tabs with `<<-`), however the grammar would have read it.

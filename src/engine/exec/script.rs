@@ -112,7 +112,7 @@ impl Ctx<'_> {
         self.errexit |= super::status::sets_errexit(script);
         self.pipefail |= super::flow::mentions(script, &["pipefail"]);
         self.status_read_elsewhere |=
-            super::flow::mentions(script, &["trap"]) && !super::status::harmless_traps(script);
+            super::flow::mentions(script, &["trap"]) && !super::status::harmless_traps(script, self.errexit);
         // (A script with a syntax error never gets to its last line: bash exits 2 there.)
         if self.uncoupled.is_none()
             && (had_gap || self.parse_gap.is_none())

@@ -59,6 +59,7 @@ mod shapes;
 mod subst;
 pub(super) use subst::clears_errexit_in_bash;
 mod texts;
+mod traps;
 mod tree;
 
 use crate::engine::exec::kinds::KindName;
@@ -189,7 +190,7 @@ pub(super) fn rules(
     container_env: (Vec<String>, bool),
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
-        || (mentions(src, &["trap"]) && !harmless_traps(src))
+        || (mentions(src, &["trap"]) && !harmless_traps(src, errexit))
         || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe"])
         || texts::may_select(src)
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
@@ -700,6 +701,9 @@ pub(super) struct TopFunction {
     /// Its body ends with `exit 0` (`Some(true)`) or `return 0` (`Some(false)`) after commands
     /// that cannot fail (`constructs::zero_end`).
     zero: Option<bool>,
+    /// Where the next top-level definition of the name starts, when every definition of it is
+    /// one at the top level: this one holds for a call at the top level between the two.
+    until: Option<usize>,
 }
 
 /// The top-level function definitions of the tree whose root is `root`.
@@ -724,8 +728,15 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
             _ => {}
         }
     }
-    defs.into_iter()
-        .map(|(name, body, end, count)| {
+    // (The start of each plain top-level definition, by name: a name defined only so holds
+    // each definition from its end to the next one's start.)
+    let starts: Vec<(&str, usize)> = defs
+        .iter()
+        .filter(|d| d.3 == 1)
+        .filter_map(|d| Some((text(d.0, walk), d.0.parent()?.start_byte())))
+        .collect();
+    defs.iter()
+        .map(|&(name, body, end, count)| {
             let name = text(name, walk).to_string();
             // (The text's scan, `defined_functions`, may miss a definition after `then` or
             // `else`: for those, the tree's definitions of the name are counted.)
@@ -743,12 +754,20 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
                 work(walk, visited);
                 n
             };
-            let harmless = defined == count
+            // (Defined only at the top level, more than once: `log() { echo "$@"; }; c; log $?;
+            // log() { [ "$1" = 0 ]; }` runs the first one at `log $?`, 0 / 0 in bash 5.2 and dash
+            // 0.5.12 with the database down.)
+            let tops = starts.iter().filter(|(m, _)| *m == name).count();
+            let several = count == 1 && tops > 1 && defined == tops;
+            let harmless = (defined == count || several)
                 && body.kind_name() == "compound_statement"
                 && harmless(body, walk, &all)
                 && !leaves(body, walk);
+            let until = several.then(|| {
+                starts.iter().find(|(m, at)| *m == name && *at >= end).map_or(usize::MAX, |(_, at)| *at)
+            });
             let zero = constructs::zero_end(text(body, walk));
-            TopFunction { name, end, harmless, zero }
+            TopFunction { name, end, harmless, zero, until }
         })
         .collect()
 }
@@ -778,8 +797,24 @@ fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs {
         let risky = rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect();
         Funcs { risky: std::rc::Rc::new(risky), ok }
     });
-    let mut ok: Vec<String> =
-        table.iter().filter(|f| f.harmless && f.end <= n.start_byte()).map(|f| f.name.clone()).collect();
+    // (One of several top-level definitions holds at a call at the top level before the next:
+    // not in a function's body, which may run after it.)
+    let held = |f: &TopFunction| {
+        f.until.is_none_or(|u| {
+            n.end_byte() <= u && {
+                let mut up = n.parent();
+                while let Some(p) = up.filter(|p| p.kind_name() != "function_definition") {
+                    up = p.parent();
+                }
+                up.is_none()
+            }
+        })
+    };
+    let mut ok: Vec<String> = table
+        .iter()
+        .filter(|f| f.harmless && f.end <= n.start_byte() && held(f))
+        .map(|f| f.name.clone())
+        .collect();
     if ok.is_empty() {
         // (The same for every command of a tree that defines no harmless function: made once.)
         return base.clone();

@@ -134,7 +134,8 @@ impl super::Ctx<'_> {
     /// it otherwise (no assignment, `read`, `for`, `export`, default expansion: every mention is
     /// `$NAME` or `${NAME}`), no function known here names it, and neither the script's variables
     /// so far nor the container's `env` (nor an `envFrom`) hold it; `$1`...`$9` when the shell
-    /// was given fewer arguments, in a text that defines no function and runs no `set`. A value
+    /// was given fewer arguments, in a text that defines no function and runs no `set` (and
+    /// `${1:-0}`, `${1-0}` there is its default: `exit 0`). A value
     /// the image's environment may give it is a constant, whose status does not depend on any
     /// dependency: reading it as unset (the last command's status) only keeps a check coupled.
     pub(in crate::engine::exec) fn unset_exit_words<'s>(&self, script: &'s str) -> std::borrow::Cow<'s, str> {
@@ -165,12 +166,29 @@ impl super::Ctx<'_> {
                 .and_then(|n| n.strip_suffix('}'))
                 .or_else(|| inner.strip_prefix('$'))
                 .unwrap_or("");
+            // `${1:-0}`, `${1-0}`: a positional parameter's literal numeric default, its value when
+            // unset (`exit ${1:-0}` of `sh -c SCRIPT` exits 0; a named variable's default is
+            // `status::texts::literal_defaults`'s).
+            let (name, default) = match name.split_once(":-").or_else(|| name.split_once('-')) {
+                Some((n, d))
+                    if n.len() == 1
+                        && n.bytes().all(|b| b.is_ascii_digit())
+                        && !d.is_empty()
+                        && d.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    (n, Some(d))
+                }
+                _ => (name, None),
+            };
             if name.is_empty() || !self.certainly_unset(name, script) {
                 continue;
             }
             let text = out.get_or_insert_with(|| script.to_string());
-            let replacement =
-                if quoted { format!("2{}", " ".repeat(word.len() - 1)) } else { " ".repeat(word.len()) };
+            let replacement = match default {
+                Some(d) => format!("{d}{}", " ".repeat(word.len() - d.len())),
+                None if quoted => format!("2{}", " ".repeat(word.len() - 1)),
+                None => " ".repeat(word.len()),
+            };
             text.replace_range(word_at..word_at + word.len(), &replacement);
         }
         out.map_or(std::borrow::Cow::Borrowed(script), std::borrow::Cow::Owned)

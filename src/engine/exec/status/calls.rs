@@ -50,9 +50,23 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
             && k.child_by_field_name("name").is_some_and(|n| text(n, walk) == name)
     };
     let top_level = root.kind_name() == "program";
+    // A call in no function's body runs before every top-level statement after its own: a
+    // definition there does not apply to it (`log $?; log() { [ "$1" = 0 ]; }`: 0 / 0).
+    let mut up = cmd;
+    while let Some(p) = up.parent().filter(|p| *p != root) {
+        up = p;
+    }
+    let mut in_body = false;
+    super::tree::each_node_pruned(up, |k| {
+        in_body |= k.kind_name() == "function_definition"
+            && k.start_byte() <= cmd.start_byte()
+            && cmd.end_byte() <= k.end_byte();
+        !in_body && k.start_byte() <= cmd.start_byte() && cmd.end_byte() <= k.end_byte()
+    });
+    let runs_before = |statement: Node<'_>| top_level && !in_body && statement.start_byte() >= up.end_byte();
     let mut c = root.walk();
     for statement in root.named_children(&mut c) {
-        if elsewhere {
+        if elsewhere || runs_before(statement) {
             break;
         }
         if !text(statement, walk).contains(name) {

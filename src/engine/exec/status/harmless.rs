@@ -98,7 +98,7 @@ pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
 /// EXIT trap's status is not the script's (bash manual, "Bourne Shell Builtins", `trap`; dash
 /// the same), and a signal's trap runs on that signal only. Checked with bash 5.2 and dash 0.5.12
 /// (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`).
-pub(in crate::engine::exec) fn harmless_traps(src: &str) -> bool {
+pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool {
     let bytes = src.as_bytes();
     let mut from = 0;
     while let Some(i) = src[from..].find("trap").map(|i| i + from) {
@@ -178,7 +178,7 @@ pub(in crate::engine::exec) fn harmless_traps(src: &str) -> bool {
                         && !words.get(1).is_some_and(|w| w.starts_with("-v"))
                 }
                 Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
-                _ => false,
+                _ => super::traps::harmless_handler(src, c, between, errexit),
             }
         });
         if !(action == "-" || commands_ok) {
@@ -363,7 +363,7 @@ fn harmless_writing_but_calls(t: &str, writes: bool) -> bool {
 
 /// The files a command's text writes: redirections (`>`, `>>`, `&>`, not to `/dev/null` or a file
 /// descriptor) and the output options of `curl -o`, `wget -O`, `psql -o`, `--output`.
-fn file_targets(t: &str) -> Vec<String> {
+pub(super) fn file_targets(t: &str) -> Vec<String> {
     let mut out = Vec::new();
     let words: Vec<&str> = t.split_whitespace().collect();
     let mut i = 0;
@@ -475,10 +475,12 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
     {
         return false;
     }
+    // (`rc=$? <<EOF` too: a here-document without a substitution is no read.)
     let followed = !rules.called
-        && next.kind_name() == "variable_assignment"
-        && next.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
-        && next.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk));
+        && super::tree::assignment_under_heredocs(next, walk).is_some_and(|a| {
+            a.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
+                && a.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
+        });
     !followed
 }
 

@@ -159,3 +159,26 @@ pub(super) fn leaves(n: Node<'_>, walk: &Walk<'_>) -> bool {
 pub(super) fn is_list_of_statements(kind: &str) -> bool {
     matches!(kind, "program" | "compound_statement" | "subshell" | "do_group" | "else_clause" | "case_item")
 }
+
+/// The assignment `s` is, or that `s` holds under here-documents only (`rc=$? <<EOF`): a
+/// here-document gives an assignment's status nothing, but a command substitution in its body
+/// does (POSIX 2.9.1: the status of the last command substitution performed; bash 5.2 and dash
+/// 0.5.12: `false; rc=$? <<EOF` with `$(exit 3)` in the body exits 3, with plain text 0, and
+/// with `<<'EOF'` 0).
+pub(super) fn assignment_under_heredocs<'t>(s: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
+    if s.kind_name() == "variable_assignment" {
+        return Some(s);
+    }
+    let body = s
+        .child_by_field_name("body")
+        .filter(|b| s.kind_name() == "redirected_statement" && b.kind_name() == "variable_assignment")?;
+    let mut c = s.walk();
+    // (A quoted delimiter, `<<'EOF'`, leaves the body as written: POSIX 2.7.4.)
+    let only_plain_heredocs = s.named_children(&mut c).filter(|k| *k != body).all(|k| {
+        let t = text(k, walk);
+        k.kind_name() == "heredoc_redirect"
+            && (t.split('\n').next().is_some_and(|head| head.contains(['\'', '"', '\\']))
+                || !(t.contains("$(") || t.contains('`')))
+    });
+    only_plain_heredocs.then_some(body)
+}
