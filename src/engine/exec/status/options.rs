@@ -62,18 +62,18 @@ fn maybe_set(src: &str) -> bool {
     src.contains("set") || (src.contains(['"', '\'', '\\']) && holds_set_unquoted(src))
 }
 
-/// Whether `unquoted(src)` holds `set`, read without making it: the bytes of `src` but quotes
-/// and backslashes, matched against `set` as they come (no prefix of `set` is also its suffix,
-/// so a byte that breaks a match can only start a new one; a multi-byte character holds no
-/// ASCII byte, so reading bytes is reading characters here).
+/// Whether `unquoted(src)` holds `set`, read without making it: from each `s` of `src` (found
+/// with `memchr`, not byte by byte), the bytes after it but quotes and backslashes are `e` then
+/// `t` (a multi-byte character holds no ASCII byte, so reading bytes is reading characters here).
 fn holds_set_unquoted(src: &str) -> bool {
-    const WORD: &[u8] = b"set";
-    let mut matched = 0;
-    for b in src.bytes().filter(|b| !matches!(b, b'"' | b'\'' | b'\\')) {
-        matched = if b == WORD[matched] { matched + 1 } else { usize::from(b == WORD[0]) };
-        if matched == WORD.len() {
+    let bytes = src.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b's', &bytes[from..]).map(|i| i + from) {
+        let mut rest = bytes[i + 1..].iter().filter(|b| !matches!(b, b'"' | b'\'' | b'\\'));
+        if rest.next() == Some(&b'e') && rest.next() == Some(&b't') {
             return true;
         }
+        from = i + 1;
     }
     false
 }
