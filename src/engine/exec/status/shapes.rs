@@ -332,16 +332,21 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     let program = program.rsplit('/').next().unwrap_or(program);
+    // (The checks that need no client row first: an expansion or a redirection is cheaper to
+    // find than a program among every family's rows.)
+    let mut c = at.walk();
+    if at.children_by_field_name("argument", &mut c).any(|a| text(a, walk).contains(['$', '`', '>', '<']))
+        || at.children_by_field_name("redirect", &mut c).next().is_some()
+    {
+        return false;
+    }
     let Some(quiet) = find_client(program, &[]).and_then(|c| c.status_line_quiet) else {
         return false;
     };
-    let mut c = at.walk();
     at.children_by_field_name("argument", &mut c).all(|a| {
         let a = text(a, walk);
-        let silenced =
-            a.starts_with("--q") || a.starts_with('-') && !a.starts_with("--") && a.contains(quiet);
-        !silenced && !a.contains(['$', '`', '>', '<'])
-    }) && at.children_by_field_name("redirect", &mut at.walk()).next().is_none()
+        !(a.starts_with("--q") || a.starts_with('-') && !a.starts_with("--") && a.contains(quiet))
+    })
 }
 
 /// Whether `k`, a mention of a variable, only tests whether its value is empty: `[ -n "$V" ]`,
