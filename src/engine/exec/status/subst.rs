@@ -51,8 +51,9 @@ pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
     }
     let statement = up.parent().filter(|p| p.kind_name() == "variable_assignments").unwrap_or(up);
     let mut later = false;
+    // (A node that ends before `subst` does holds nothing that starts after it: not walked.)
     each_node_pruned(statement, |k| {
-        if later || k.kind_name() == "expansion" {
+        if later || k.end_byte() < subst.end_byte() || k.kind_name() == "expansion" {
             return false;
         }
         if k.kind_name() == "command_substitution" && k.start_byte() >= subst.end_byte() {
