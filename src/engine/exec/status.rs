@@ -197,7 +197,8 @@ pub(super) fn rules(
     {
         return None;
     }
-    if src.split_whitespace().any(|w| w == ".") {
+    // (A word `.` needs a `.` in the text: one without is not split.)
+    if src.contains('.') && src.split_whitespace().any(|w| w == ".") {
         return None;
     }
     // `exit`/`return` with a literal status only; `exit` bare or `exit $?` gives the last
