@@ -562,6 +562,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     || last_statement(at, parent)
                     || shapes::errexit_skips_only_output(at, parent, walk, &funcs) =>
             {
+                let prints = shapes::Prints::new(at, parent);
                 let mut up = parent_of(parent)?;
                 while matches!(up.kind_name(), "string" | "concatenation") {
                     up = parent_of(up)?;
@@ -580,7 +581,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     && (later || not_last && !next_reads_status(at, parent, walk, rules))
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
-                        shapes::value_reaches_no_status(name, at, parent, walk)
+                        shapes::value_reaches_no_status(name, &prints, walk)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
@@ -606,7 +607,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if up.kind_name() == "variable_assignment"
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
-                        shapes::value_reaches_no_status(name, at, parent, walk)
+                        shapes::value_reaches_no_status(name, &prints, walk)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
@@ -648,7 +649,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if reads_status_text(text(up, walk)) {
                     return None;
                 }
-                if shapes::substitution_tested_for_emptiness(at, parent, walk) {
+                if shapes::substitution_tested_for_emptiness(&prints, walk) {
                     return Some((shapes::STATUS_LINE, up));
                 }
                 // `curl -sf "http://localhost/?db=$(pg_isready -h db -q)"`: the argument is the
