@@ -304,8 +304,6 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
         }
     };
     let (mut errexit, pipefail) = options_at(n, root, walk, rules)?;
-    let cleared = errexit && subst::bash_clears_errexit(n, walk, rules);
-    errexit &= !cleared;
     let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
@@ -322,6 +320,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     // A walk reaching a node in a state an earlier one passed stops with its answer (`memo`).
     let (path, steps) = walk.status_cache.path_to(walk, root, n);
     work(walk, steps.max(1));
+    // (`n`'s ancestors are the path, read from its end.)
+    let cleared = errexit && subst::bash_clears_errexit_below(path.iter().rev().copied(), walk, rules);
+    errexit &= !cleared;
     let depth = path.len().max(1);
     let mut on_path = path.len();
     let mut parent_of = |x: Node<'t>| parent_on(&path, &mut on_path, n, x).or_else(|| x.parent());
@@ -572,8 +573,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // (errexit inside the substitution, then where it is: `subst::bash_clears_errexit`.)
                 let inside = errexit;
                 if cleared {
+                    // (`up`'s ancestors from the path when it is on it.)
                     errexit = option_on_at(up, root, walk, Opt::Errexit, rules.errexit)
-                        && !subst::bash_clears_errexit(up, walk, rules);
+                        && !match path.iter().rposition(|p| *p == up) {
+                            Some(i) => {
+                                subst::bash_clears_errexit_below(path[..i].iter().rev().copied(), walk, rules)
+                            }
+                            None => subst::bash_clears_errexit(up, walk, rules),
+                        };
                 }
                 let not_last = (!inside || exempt) && !last_statement(at, parent);
                 let later = subst::later_substitution(parent, up);
