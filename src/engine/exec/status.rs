@@ -87,7 +87,7 @@ pub(super) use texts::{defined_functions, shadowing_call};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
-    path_to, siblings_after,
+    path_to, siblings_after, tree_root,
 };
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
@@ -293,16 +293,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     }
     // (The root of the tree being walked is kept: going up to it costs a walk down from the
     // root per step, the depth squared.)
-    let root = match walk.top_functions.get(walk.tree.get()) {
-        Some((root, _)) => *root,
-        None => {
-            let mut root = n;
-            while let Some(p) = root.parent() {
-                root = p;
-            }
-            root
-        }
-    };
+    let root = tree_root(n, walk);
     let (mut errexit, pipefail) = options_at(n, root, walk, rules)?;
     let funcs = functions_at(n, walk, rules);
     let mut at = n;

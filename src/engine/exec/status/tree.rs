@@ -43,18 +43,8 @@ pub(super) fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t
 /// error there), and the walk stops at the first mention `read` refuses.
 pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMut(Node<'_>) -> bool) -> bool {
     let var = text(name, walk);
-    // (The root of the tree being walked, as `discarded_at` takes it: each `Node::parent` walks
-    // down from the root.)
-    let root = match walk.top_functions.get(walk.tree.get()) {
-        Some((root, _)) => *root,
-        None => {
-            let mut root = name;
-            while let Some(p) = root.parent() {
-                root = p;
-            }
-            root
-        }
-    };
+    // (The root of the tree being walked, as `discarded_at` takes it.)
+    let root = tree_root(name, walk);
     // (`printed`: words spelling the name in text an `echo` or a function call only writes out.)
     let (mut seen, mut printed, mut ok) = (0usize, 0usize, true);
     each_node_pruned(root, |k| {
@@ -87,6 +77,22 @@ fn word_count(src: &str, var: &str) -> usize {
     memchr::memmem::find_iter(bytes, var)
         .filter(|&i| (i == 0 || !word(bytes[i - 1])) && bytes.get(i + var.len()).is_none_or(|b| !word(*b)))
         .count()
+}
+
+/// The root of the tree being walked (`Walk::top_functions`), which holds `n` (the nodes the walk
+/// asks about are that tree's), or the root climbed to from `n` when the walk keeps none. Each
+/// `Node::parent` walks down from the root: a climb costs the depth squared.
+pub(super) fn tree_root<'a, 'w: 'a>(n: Node<'a>, walk: &Walk<'w>) -> Node<'a> {
+    match walk.top_functions.get(walk.tree.get()) {
+        Some((root, _)) => *root,
+        None => {
+            let mut root = n;
+            while let Some(p) = root.parent() {
+                root = p;
+            }
+            root
+        }
+    }
 }
 
 /// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
