@@ -88,7 +88,7 @@ pub(super) use texts::{defined_functions, shadowing_call};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
-    path_to, siblings_after,
+    path_to, siblings_after, tree_root,
 };
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
@@ -198,7 +198,8 @@ pub(super) fn rules(
     {
         return None;
     }
-    if src.split_whitespace().any(|w| w == ".") {
+    // (A word `.` needs a `.` in the text: one without is not split.)
+    if src.contains('.') && src.split_whitespace().any(|w| w == ".") {
         return None;
     }
     // `exit`/`return` with a literal status only; `exit` bare or `exit $?` gives the last
@@ -293,19 +294,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     }
     // (The root of the tree being walked is kept: going up to it costs a walk down from the
     // root per step, the depth squared.)
-    let root = match walk.top_functions.get(walk.tree.get()) {
-        Some((root, _)) => *root,
-        None => {
-            let mut root = n;
-            while let Some(p) = root.parent() {
-                root = p;
-            }
-            root
-        }
-    };
+    let root = tree_root(n, walk);
     let (mut errexit, pipefail) = options_at(n, root, walk, rules)?;
-    let cleared = errexit && subst::bash_clears_errexit(n, walk, rules);
-    errexit &= !cleared;
     let funcs = functions_at(n, walk, rules);
     let mut at = n;
     // errexit does not apply to `at`'s failure (one of its exceptions was passed).
@@ -322,6 +312,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
     // A walk reaching a node in a state an earlier one passed stops with its answer (`memo`).
     let (path, steps) = walk.status_cache.path_to(walk, root, n);
     work(walk, steps.max(1));
+    // (`n`'s ancestors are the path, read from its end.)
+    let cleared = errexit && subst::bash_clears_errexit_below(path.iter().rev().copied(), walk, rules);
+    errexit &= !cleared;
     let depth = path.len().max(1);
     let mut on_path = path.len();
     let mut parent_of = |x: Node<'t>| parent_on(&path, &mut on_path, n, x).or_else(|| x.parent());
@@ -562,6 +555,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     || last_statement(at, parent)
                     || shapes::errexit_skips_only_output(at, parent, walk, &funcs) =>
             {
+                let prints = shapes::Prints::new(at, parent);
                 let mut up = parent_of(parent)?;
                 while matches!(up.kind_name(), "string" | "concatenation") {
                     up = parent_of(up)?;
@@ -571,8 +565,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // (errexit inside the substitution, then where it is: `subst::bash_clears_errexit`.)
                 let inside = errexit;
                 if cleared {
+                    // (`up`'s ancestors from the path when it is on it.)
                     errexit = option_on_at(up, root, walk, Opt::Errexit, rules.errexit)
-                        && !subst::bash_clears_errexit(up, walk, rules);
+                        && !match path.iter().rposition(|p| *p == up) {
+                            Some(i) => {
+                                subst::bash_clears_errexit_below(path[..i].iter().rev().copied(), walk, rules)
+                            }
+                            None => subst::bash_clears_errexit(up, walk, rules),
+                        };
                 }
                 let not_last = (!inside || exempt) && !last_statement(at, parent);
                 let later = subst::later_substitution(parent, up);
@@ -580,7 +580,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     && (later || not_last && !next_reads_status(at, parent, walk, rules))
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
-                        shapes::value_reaches_no_status(name, at, parent, walk)
+                        shapes::value_reaches_no_status(name, &prints, walk)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
@@ -606,7 +606,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if up.kind_name() == "variable_assignment"
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field_name("name").is_some_and(|name| {
-                        shapes::value_reaches_no_status(name, at, parent, walk)
+                        shapes::value_reaches_no_status(name, &prints, walk)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
@@ -648,7 +648,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if reads_status_text(text(up, walk)) {
                     return None;
                 }
-                if shapes::substitution_tested_for_emptiness(at, parent, walk) {
+                if shapes::substitution_tested_for_emptiness(&prints, walk) {
                     return Some((shapes::STATUS_LINE, up));
                 }
                 // `curl -sf "http://localhost/?db=$(pg_isready -h db -q)"`: the argument is the

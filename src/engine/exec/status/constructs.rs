@@ -669,6 +669,11 @@ pub(in crate::engine::exec) fn alike_definitions<'t>(
     src: &str,
 ) -> (Vec<(Node<'t>, Node<'t>)>, usize) {
     let t = |k: Node<'_>| src.get(k.start_byte()..k.end_byte()).unwrap_or("");
+    // (An `else` clause starts with the word `else`: an `if` whose text lacks it has none, unless
+    // the parser recovered from an error in it. Its children are then not collected.)
+    if n.kind_name() != "if_statement" || (!n.has_error() && !t(n).contains("else")) {
+        return (Vec::new(), 0);
+    }
     let mut c = n.walk();
     let kids: Vec<Node<'t>> = n.children(&mut c).collect();
     if n.kind_name() != "if_statement"

@@ -86,6 +86,10 @@ pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
     if t.contains("$?") || t.contains("${?") {
         return true;
     }
+    // (A bare `exit` is a part `exit`: a text without the word has none, and is not split.)
+    if !t.contains("exit") {
+        return false;
+    }
     let parts: Vec<&str> = t
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'))
         .collect();

@@ -62,18 +62,18 @@ fn maybe_set(src: &str) -> bool {
     src.contains("set") || (src.contains(['"', '\'', '\\']) && holds_set_unquoted(src))
 }
 
-/// Whether `unquoted(src)` holds `set`, read without making it: the bytes of `src` but quotes
-/// and backslashes, matched against `set` as they come (no prefix of `set` is also its suffix,
-/// so a byte that breaks a match can only start a new one; a multi-byte character holds no
-/// ASCII byte, so reading bytes is reading characters here).
+/// Whether `unquoted(src)` holds `set`, read without making it: from each `s` of `src` (found
+/// with `memchr`, not byte by byte), the bytes after it but quotes and backslashes are `e` then
+/// `t` (a multi-byte character holds no ASCII byte, so reading bytes is reading characters here).
 fn holds_set_unquoted(src: &str) -> bool {
-    const WORD: &[u8] = b"set";
-    let mut matched = 0;
-    for b in src.bytes().filter(|b| !matches!(b, b'"' | b'\'' | b'\\')) {
-        matched = if b == WORD[matched] { matched + 1 } else { usize::from(b == WORD[0]) };
-        if matched == WORD.len() {
+    let bytes = src.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b's', &bytes[from..]).map(|i| i + from) {
+        let mut rest = bytes[i + 1..].iter().filter(|b| !matches!(b, b'"' | b'\'' | b'\\'));
+        if rest.next() == Some(&b'e') && rest.next() == Some(&b't') {
             return true;
         }
+        from = i + 1;
     }
     false
 }
@@ -425,7 +425,8 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     let src = walk.src;
     let uses_output = src.contains(['|', '<', '>', '`']) || src.contains("$(");
     let walked = reads || uses_output || src.contains("set") || src.contains('(') || src.contains("function");
-    let visit = |k: Node<'t>| {
+    // (`holds_set`: the node's text holds `set`, as a `set` command's does: its name.)
+    let visit = |k: Node<'t>, holds_set: bool| {
         match k.kind_name() {
             "function_definition" => {
                 if reads && !body_reads_status && reads_status_text(text(k, walk)) {
@@ -443,7 +444,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
             }
             _ => {}
         }
-        if set_command(k, walk) {
+        if holds_set && set_command(k, walk) {
             sets_read += 1;
             for (opt, facts) in [(Opt::Errexit, &mut errexit), (Opt::Pipefail, &mut pipefail)] {
                 set_facts(k, walk, opt, facts);
@@ -454,15 +455,17 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
         // (A node whose text has none of those words holds none of the nodes looked for: its
         // children are skipped, unless the parser recovered from an error there.)
         let mut visit = visit;
+        // (The text is read once a node: `set`, then the five bytes with `memchr`.)
         super::tree::each_node_pruned(root, |k| {
-            visit(k);
-            k.has_error() || {
-                let t = text(k, walk);
-                t.contains(['|', '<', '>', '`', '('])
-                    || t.contains("set")
-                    || t.contains("function")
-                    || (reads && t.contains("for"))
-            }
+            let t = text(k, walk);
+            let holds_set = t.contains("set");
+            visit(k, holds_set);
+            k.has_error()
+                || holds_set
+                || memchr::memchr3(b'|', b'<', b'>', t.as_bytes()).is_some()
+                || memchr::memchr2(b'`', b'(', t.as_bytes()).is_some()
+                || t.contains("function")
+                || (reads && t.contains("for"))
         });
     }
     // (One pass over the text's words for both options and `exec`, when it has one of them.)

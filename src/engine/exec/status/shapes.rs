@@ -332,16 +332,21 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     let program = program.rsplit('/').next().unwrap_or(program);
+    // (The checks that need no client row first: an expansion or a redirection is cheaper to
+    // find than a program among every family's rows.)
+    let mut c = at.walk();
+    if at.children_by_field_name("argument", &mut c).any(|a| text(a, walk).contains(['$', '`', '>', '<']))
+        || at.children_by_field_name("redirect", &mut c).next().is_some()
+    {
+        return false;
+    }
     let Some(quiet) = find_client(program, &[]).and_then(|c| c.status_line_quiet) else {
         return false;
     };
-    let mut c = at.walk();
     at.children_by_field_name("argument", &mut c).all(|a| {
         let a = text(a, walk);
-        let silenced =
-            a.starts_with("--q") || a.starts_with('-') && !a.starts_with("--") && a.contains(quiet);
-        !silenced && !a.contains(['$', '`', '>', '<'])
-    }) && at.children_by_field_name("redirect", &mut at.walk()).next().is_none()
+        !(a.starts_with("--q") || a.starts_with('-') && !a.starts_with("--") && a.contains(quiet))
+    })
 }
 
 /// Whether `k`, a mention of a variable, only tests whether its value is empty: `[ -n "$V" ]`,
@@ -360,10 +365,33 @@ fn emptiness_test(k: Node<'_>, walk: &Walk<'_>) -> bool {
 pub(super) const STATUS_LINE: &str =
     "its output is only tested for being empty, and it prints a status line up or down";
 
-/// Whether the command substitution `parent`, whose one statement `at` always prints
+/// Whether the command substitution of `prints`, whose one statement always prints
 /// ([`always_prints`]), is only tested for being empty (`[ -n "$(pg_isready -h db)" ]`: 0 / 0).
-pub(super) fn substitution_tested_for_emptiness(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
-    always_prints(at, parent, walk) && emptiness_test_of(&operand(parent, walk), walk).is_some()
+pub(super) fn substitution_tested_for_emptiness(prints: &Prints<'_>, walk: &Walk<'_>) -> bool {
+    prints.get(walk) && emptiness_test_of(&operand(prints.sub, walk), walk).is_some()
+}
+
+/// [`always_prints`] of a command substitution and its statement, made when first asked: the
+/// walk asks it up to three times for the same pair (`value_reaches_no_status` twice, and
+/// [`substitution_tested_for_emptiness`]), each a few cursor walks.
+pub(super) struct Prints<'t> {
+    /// The statement in the substitution (the check).
+    at: Node<'t>,
+    /// The command substitution.
+    sub: Node<'t>,
+    known: std::cell::OnceCell<bool>,
+}
+
+impl<'t> Prints<'t> {
+    /// For the statement `at` of the command substitution `sub`.
+    pub(super) fn new(at: Node<'t>, sub: Node<'t>) -> Self {
+        Prints { at, sub, known: std::cell::OnceCell::new() }
+    }
+
+    /// [`always_prints`] of the pair.
+    fn get(&self, walk: &Walk<'_>) -> bool {
+        *self.known.get_or_init(|| always_prints(self.at, self.sub, walk))
+    }
 }
 
 /// The reason [`never_empty_tested`] gives.
@@ -469,21 +497,16 @@ pub(super) fn emptiness_test_of<'t>(w: &Operand<'t>, walk: &Walk<'_>) -> Option<
     .then_some(test)
 }
 
-/// Whether the value of the variable assigned at `name` from the substitution `parent` (whose one
-/// statement is `at`) reaches no status: it is only written out ([`only_echoed`]), or `at` always
-/// prints ([`always_prints`]) and every other mention only tests whether the value is empty
+/// Whether the value of the variable assigned at `name` from the substitution of `prints` (whose
+/// one statement is the check) reaches no status: it is only written out ([`only_echoed`]), or the
+/// check always prints ([`always_prints`]) and every other mention only tests whether the value is empty
 /// (`out=$(pg_isready -h db); [ -n "$out" ]` exits 0 with the database up and down: break-it pass,
 /// s17, real pg_isready 15).
-pub(super) fn value_reaches_no_status(
-    name: Node<'_>,
-    at: Node<'_>,
-    parent: Node<'_>,
-    walk: &Walk<'_>,
-) -> bool {
+pub(super) fn value_reaches_no_status(name: Node<'_>, prints: &Prints<'_>, walk: &Walk<'_>) -> bool {
     if super::harmless::only_echoed(name, walk) {
         return true;
     }
-    if !always_prints(at, parent, walk) || may_be_read_elsewhere(name, walk) {
+    if !prints.get(walk) || may_be_read_elsewhere(name, walk) {
         return false;
     }
     super::tree::every_mention(name, walk, |k| emptiness_test(k, walk))

@@ -51,8 +51,9 @@ pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
     }
     let statement = up.parent().filter(|p| p.kind_name() == "variable_assignments").unwrap_or(up);
     let mut later = false;
+    // (A node that ends before `subst` does holds nothing that starts after it: not walked.)
     each_node_pruned(statement, |k| {
-        if later || k.kind_name() == "expansion" {
+        if later || k.end_byte() < subst.end_byte() || k.kind_name() == "expansion" {
             return false;
         }
         if k.kind_name() == "command_substitution" && k.start_byte() >= subst.end_byte() {
@@ -104,10 +105,31 @@ pub(super) fn bash_clears_errexit(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -
     rules.bash && clears_errexit_in_bash(n, walk, &rules.container_env.0, rules.container_env.1)
 }
 
+/// [`bash_clears_errexit`] of the node whose ancestors, nearest first, are `ancestors` (taken
+/// from a path already found, `memo::WalkCache::path_to`: each `Node::parent` walks down from
+/// the root).
+pub(super) fn bash_clears_errexit_below<'t>(
+    ancestors: impl Iterator<Item = Node<'t>>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+) -> bool {
+    rules.bash && clears_errexit_above(ancestors, walk, &rules.container_env.0, rules.container_env.1)
+}
+
 /// [`bash_clears_errexit`] for a script bash runs, whose container's `env` declares `env`
 /// (and has `envFrom`: `env_from`).
 pub(in crate::engine::exec) fn clears_errexit_in_bash(
     n: Node<'_>,
+    walk: &Walk<'_>,
+    env: &[String],
+    env_from: bool,
+) -> bool {
+    clears_errexit_above(std::iter::successors(n.parent(), |p| p.parent()), walk, env, env_from)
+}
+
+/// [`clears_errexit_in_bash`] of the node whose ancestors, nearest first, are `ancestors`.
+fn clears_errexit_above<'t>(
+    mut ancestors: impl Iterator<Item = Node<'t>>,
     walk: &Walk<'_>,
     env: &[String],
     env_from: bool,
@@ -120,18 +142,10 @@ pub(in crate::engine::exec) fn clears_errexit_in_bash(
     {
         return false;
     }
-    let mut up = n.parent();
-    while let Some(p) = up {
-        if p.kind_name() == "command_substitution" {
-            return !mentions(text(p, walk), &["set"])
-                && !mentions(
-                    walk.src,
-                    &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"],
-                );
-        }
-        up = p.parent();
-    }
-    false
+    ancestors.find(|p| p.kind_name() == "command_substitution").is_some_and(|p| {
+        !mentions(text(p, walk), &["set"])
+            && !mentions(walk.src, &["inherit_errexit", "posix", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS"])
+    })
 }
 
 /// The `case` statement one of whose patterns (before its item's `)`: [`in_case_body`]) holds

@@ -43,10 +43,8 @@ pub(super) fn each_node_pruned<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t
 /// error there), and the walk stops at the first mention `read` refuses.
 pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMut(Node<'_>) -> bool) -> bool {
     let var = text(name, walk);
-    let mut root = name;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
+    // (The root of the tree being walked, as `discarded_at` takes it.)
+    let root = tree_root(name, walk);
     // (`printed`: words spelling the name in text an `echo` or a function call only writes out.)
     let (mut seen, mut printed, mut ok) = (0usize, 0usize, true);
     each_node_pruned(root, |k| {
@@ -55,7 +53,7 @@ pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMu
         }
         if k.kind_name() == "variable_name" && text(k, walk) == var {
             seen += 1;
-            ok &= k == name || read(k);
+            ok &= k.id() == name.id() || read(k);
         }
         let holds = var.is_empty() || k.has_error() || text(k, walk).contains(var);
         if holds && !var.is_empty() && k.kind_name() == "command" {
@@ -63,9 +61,38 @@ pub(super) fn every_mention(name: Node<'_>, walk: &Walk<'_>, mut read: impl FnMu
         }
         holds
     });
-    let words =
-        walk.src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
-    ok && seen + printed == words
+    ok && seen + printed == word_count(walk.src, var)
+}
+
+/// How many of the words of `src` (split at every character but ASCII letters, digits and `_`)
+/// are `var`: for a `var` of those characters, each place `var` is found with neither before
+/// nor after it (`memmem`, not a split of the whole text; two such places cannot overlap, so
+/// the search's non-overlapping matches find every one).
+fn word_count(src: &str, var: &str) -> usize {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    if var.is_empty() || !var.bytes().all(word) {
+        return src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    }
+    let bytes = src.as_bytes();
+    memchr::memmem::find_iter(bytes, var)
+        .filter(|&i| (i == 0 || !word(bytes[i - 1])) && bytes.get(i + var.len()).is_none_or(|b| !word(*b)))
+        .count()
+}
+
+/// The root of the tree being walked (`Walk::top_functions`), which holds `n` (the nodes the walk
+/// asks about are that tree's), or the root climbed to from `n` when the walk keeps none. Each
+/// `Node::parent` walks down from the root: a climb costs the depth squared.
+pub(super) fn tree_root<'a, 'w: 'a>(n: Node<'a>, walk: &Walk<'w>) -> Node<'a> {
+    match walk.top_functions.get(walk.tree.get()) {
+        Some((root, _)) => *root,
+        None => {
+            let mut root = n;
+            while let Some(p) = root.parent() {
+                root = p;
+            }
+            root
+        }
+    }
 }
 
 /// The nodes from `root` down to `n`'s parent (`root` first): one walk down, where a chain of
@@ -181,4 +208,33 @@ pub(super) fn assignment_under_heredocs<'t>(s: Node<'t>, walk: &Walk<'_>) -> Opt
                 || !(t.contains("$(") || t.contains('`')))
     });
     only_plain_heredocs.then_some(body)
+}
+
+#[cfg(test)]
+mod word_count_tests {
+    use super::word_count;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The search counts what splitting the text into words and comparing each counted.
+        #[test]
+        fn words_are_counted_as_by_a_split(src in "[ab_1 $\"{}é-]{0,24}", var in "[ab_1$é]{0,3}") {
+            let split =
+                src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+            prop_assert_eq!(word_count(&src, &var), split);
+        }
+    }
+
+    #[test]
+    fn a_word_is_counted_only_between_separators() {
+        for (src, var, n) in [
+            ("rc=$?; echo $rc ${rc}", "rc", 3),
+            ("src rcx _rc rc_ rc", "rc", 1),
+            ("aaa aa", "aa", 1),
+            ("é rc-é", "rc", 1),
+            ("", "rc", 0),
+        ] {
+            assert_eq!(word_count(src, var), n, "{src}");
+        }
+    }
 }
