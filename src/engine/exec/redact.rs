@@ -138,7 +138,9 @@ pub(super) fn redact_kv(s: &str) -> String {
             );
         if at_boundary {
             let mut k = i;
-            while k < b.len() && k - i < 64 && (b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'-' | b'.'))
+            while k < b.len()
+                && k - i < 64
+                && (b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'-' | b'.'))
             {
                 k += 1;
             }
@@ -280,6 +282,9 @@ pub(super) struct PasswordFlag {
 }
 
 impl PasswordFlag {
+    /// Whether `name` is one of its clients (the reference [`Self::names_a_client`] is tested
+    /// against).
+    #[cfg(test)]
     pub(super) fn is_client(&self, name: &str) -> bool {
         self.clients.iter().any(|c| match c.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
@@ -287,6 +292,18 @@ impl PasswordFlag {
         })
     }
 
+    /// Whether a name of `sorted` (sorted, as [`str`] orders) is one of its clients
+    /// ([`Self::is_client`] of any): each client looked up by binary search, a prefix (`ldap*`)
+    /// at the first name not below it (the names it begins are together from there), instead of
+    /// every client compared with every name.
+    pub(super) fn names_a_client(&self, sorted: &[&str]) -> bool {
+        self.clients.iter().any(|c| match c.strip_suffix('*') {
+            Some(prefix) => {
+                sorted.get(sorted.partition_point(|n| *n < prefix)).is_some_and(|n| n.starts_with(prefix))
+            }
+            None => sorted.binary_search(c).is_ok(),
+        })
+    }
 }
 
 /// The short password options of the clients probegate knows, from each client's manual.

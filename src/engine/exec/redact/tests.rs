@@ -1,6 +1,7 @@
 use super::super::{ExecEnv, Options, analyze};
 use super::*;
 use proptest::prelude::*;
+use super::shown::is_operator;
 
 /// Break-it pass: a cmd or PowerShell command line given as one argument (not through
 /// `sh -c`) was shown whole in the liveness-matches-readiness warning and by `explain`.
@@ -354,6 +355,25 @@ fn a_token_given_as_a_url_user_name_is_hidden() {
     assert_eq!(crate::engine::redact_host("u:pw@db"), "u:***@db");
 }
 
+proptest! {
+    /// `PasswordFlag::names_a_client` (binary search over the sorted names, a prefix at the
+    /// first name not below it) answers as comparing every client with every name does.
+    #[test]
+    fn names_a_client_answers_as_every_name_compared_does(
+        mut names in proptest::collection::vec(proptest::sample::select(vec![
+            "mysql", "mysqladmin", "mysqlx", "mariadb", "ldap", "ldapsearch", "ldaq", "lda", "ldapwhoami",
+            "sqlcmd", "bcp", "redis-cli", "redis", "nodetool", "mongosh", "mongo", "cat", "if", "zz", "a",
+            "sshpass", "cypher-shell", "",
+        ]), 0..8)
+    ) {
+        names.sort_unstable();
+        names.dedup();
+        for row in PASSWORD_FLAGS {
+            prop_assert_eq!(row.names_a_client(&names), names.iter().any(|n| row.is_client(n)), "{:?}", names);
+        }
+    }
+}
+
 /// [`redact_kv`] as it was written before it read bytes (over a `Vec<char>`), the reference
 /// its test compares with. Redact the values of `password=...`-like pairs (conninfo strings, query strings): any
 /// `key=value` at a word or parameter boundary whose key looks secret ([`is_secret_name`]:
@@ -486,5 +506,41 @@ proptest! {
     ) {
         let text = pieces.concat();
         prop_assert_eq!(redact_kv(&text), redact_kv_by_chars(&text), "{:?}", text);
+    }
+}
+
+/// [`program_names`] as it was before it split ASCII texts by bytes: the reference its test
+/// compares with.
+fn program_names_by_chars(texts: &[String]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for t in texts {
+        let atoms = t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
+        names.extend(
+            atoms
+                .filter(|a| !a.is_empty())
+                .map(super::shown::basename)
+                .filter(|a| !a.is_empty() && !a.starts_with('-')),
+        );
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+proptest! {
+    /// `program_names` splits ASCII texts by bytes and skips `basename` for plain pieces; it
+    /// names the programs the version over characters named (paths, `.exe` in any case, shell
+    /// punctuation around names, options, non-ASCII blanks and characters).
+    #[test]
+    fn program_names_are_the_names_the_version_over_chars_gives(
+        texts in proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(vec![
+                "mysql", "curl.EXE", ".exe", "/usr/bin/", "C:\\tools\\", "redis-cli", "-p", "--x", " ", "\t",
+                "\n", "\u{b}", "\u{a0}", "é", "(", ")", "$(", "`", "\"", "'", "{", "}", ";", "&", "|", "!", "=", "_", ".",
+            ]), 0..10).prop_map(|p| p.concat()),
+            0..4,
+        )
+    ) {
+        prop_assert_eq!(super::shown::program_names(&texts), program_names_by_chars(&texts), "{:?}", texts);
     }
 }
