@@ -229,15 +229,22 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
 }
 
 /// The shell variables a word uses (`$P`, `${P}`, `${P:-x}`), by name.
-pub(super) fn variables_used(w: &str) -> Vec<&str> {
-    w.match_indices('$')
-        .filter_map(|(at, _)| {
-            let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
-            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            let name = &rest[..end];
-            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some(name)
-        })
-        .collect()
+pub(super) fn variables_used(w: &str) -> impl Iterator<Item = &str> {
+    w.match_indices('$').filter_map(|(at, _)| {
+        let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let name = &rest[..end];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some(name)
+    })
+}
+
+/// Adds the variables `w` uses to `secret` (a name copied only when it is new).
+fn add_variables_used(secret: &mut Vars, w: &str) {
+    for v in variables_used(w) {
+        if !secret.contains(v) {
+            secret.insert(v.to_string());
+        }
+    }
 }
 
 /// Each word redacted, unquoted. A shell variable's value is redacted where the script sets it
@@ -370,7 +377,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
             // (With no secret variable yet, no word is skipped: its variables are not listed.)
             let skip = !secret.is_empty()
                 && !programs.every_variable_word
-                && variables_used(w.value).iter().all(|v| secret.contains(*v));
+                && variables_used(w.value).all(|v| secret.contains(v));
             if skip {
                 continue;
             }
@@ -384,7 +391,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
                     }
                 };
             if changed {
-                secret.extend(variables_used(w.value).into_iter().map(str::to_string));
+                add_variables_used(&mut secret, w.value);
             }
         }
         loop {
@@ -393,7 +400,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
                 if let Some((n, v)) = w.value.trim_start().split_once('=')
                     && secret.contains(n)
                 {
-                    secret.extend(variables_used(v).into_iter().map(str::to_string));
+                    add_variables_used(&mut secret, v);
                 }
             }
             if secret.len() == before {
@@ -764,39 +771,59 @@ pub(super) fn display_words(text: &str) -> Vec<(String, Range<usize>, bool)> {
             continue;
         }
         let mut quote: Option<char> = None;
+        // The value is the text from `run` on, up to a character left out of it (a quote, a
+        // backslash that escapes): copied a run at a time, not a character at a time.
+        let mut run = start;
         while let Some(&(at, c)) = chars.peek() {
             match quote {
                 None if is_blank(c) || is_operator(c) => break,
-                None if c == '\'' || c == '"' => quote = Some(c),
+                None if c == '\'' || c == '"' => {
+                    value.push_str(&text[run..at]);
+                    run = at + 1;
+                    quote = Some(c);
+                }
                 None if c == '\\' => {
+                    value.push_str(&text[run..at]);
                     chars.next();
                     end = at + 1;
+                    run = end;
                     if let Some(&(at, c)) = chars.peek() {
-                        value.push(c);
                         end = at + c.len_utf8();
                         chars.next();
                     }
                     continue;
                 }
-                Some(q) if c == q => quote = None,
+                Some(q) if c == q => {
+                    value.push_str(&text[run..at]);
+                    run = at + 1;
+                    quote = None;
+                }
                 Some('"') if c == '\\' => {
                     chars.next();
                     end = at + 1;
-                    if let Some(&(at, c)) = chars.peek() {
-                        if !matches!(c, '"' | '\\' | '$' | '`') {
-                            value.push('\\');
+                    match chars.peek() {
+                        Some(&(next, c)) => {
+                            // Kept, unless it escapes one of these.
+                            if matches!(c, '"' | '\\' | '$' | '`') {
+                                value.push_str(&text[run..at]);
+                                run = next;
+                            }
+                            end = next + c.len_utf8();
+                            chars.next();
                         }
-                        value.push(c);
-                        end = at + c.len_utf8();
-                        chars.next();
+                        None => {
+                            value.push_str(&text[run..at]);
+                            run = end;
+                        }
                     }
                     continue;
                 }
-                _ => value.push(c),
+                _ => {}
             }
             end = at + c.len_utf8();
             chars.next();
         }
+        value.push_str(&text[run..end]);
         words.push((value, start..end, false));
     }
     words

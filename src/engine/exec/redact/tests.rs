@@ -1,7 +1,8 @@
 use super::super::{ExecEnv, Options, analyze};
+use super::shown::is_operator;
 use super::*;
 use proptest::prelude::*;
-use super::shown::is_operator;
+use std::ops::Range;
 
 /// Break-it pass: a cmd or PowerShell command line given as one argument (not through
 /// `sh -c`) was shown whole in the liveness-matches-readiness warning and by `explain`.
@@ -79,7 +80,7 @@ fn only_variables_that_carry_a_secret_are_masked() {
         join_redacted(&words("A=pw1; B=x$A; C=$B; H=db; redis-cli -h $H -a $C")),
         "A=***; B=***; C=***; H=db; redis-cli -h $H -a ***"
     );
-    assert_eq!(variables_used("${A:-x}$B_1/$9$ $"), ["A", "B_1"]);
+    assert_eq!(variables_used("${A:-x}$B_1/$9$ $").collect::<Vec<_>>(), ["A", "B_1"]);
 }
 
 proptest! {
@@ -509,12 +510,106 @@ proptest! {
     }
 }
 
+/// [`display_words`] as it was written before it copied runs of a word's value (character by
+/// character), the reference its test compares with. The words of a text as the display reads them, each with its byte range in `text` and
+/// whether it is an operator: blanks separate words; a run of operator characters
+/// ([`is_operator`]) outside quotes is a word of its own; single quotes, double quotes (`\`
+/// escaping inside) and a backslash outside quotes quote as in sh and are not part of the word's
+/// value; an unclosed quote runs to the end; [`POSITIONAL_SHOWN`] is one word. Not a shell
+/// parser: only for showing a text with its secrets replaced in place.
+fn display_words_by_chars(text: &str) -> Vec<(String, Range<usize>, bool)> {
+    // Blanks as sh reads them (`-p\u{a0}X` is one word, the password `\u{a0}X`); a text with none
+    // and no operator, but other white space (a word sh did not split), at any white space.
+    let shell_split = text.contains([' ', '\t']) || text.contains(is_operator);
+    let is_blank = |c: char| if shell_split { matches!(c, ' ' | '\t') } else { c.is_whitespace() };
+    let mut words = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
+        if is_blank(c) && c != '\n' {
+            chars.next();
+            continue;
+        }
+        let mut value = String::new();
+        let mut end = start;
+        if text[start..].starts_with(POSITIONAL_SHOWN) {
+            // Shown already (a note's command line redacted again).
+            for _ in 0..POSITIONAL_SHOWN.len() {
+                chars.next();
+            }
+            words.push((POSITIONAL_SHOWN.to_string(), start..start + POSITIONAL_SHOWN.len(), false));
+            continue;
+        }
+        if is_operator(c) {
+            while let Some(&(at, c)) = chars.peek().filter(|(_, c)| is_operator(*c)) {
+                value.push(c);
+                end = at + c.len_utf8();
+                chars.next();
+            }
+            words.push((value, start..end, true));
+            continue;
+        }
+        let mut quote: Option<char> = None;
+        while let Some(&(at, c)) = chars.peek() {
+            match quote {
+                None if is_blank(c) || is_operator(c) => break,
+                None if c == '\'' || c == '"' => quote = Some(c),
+                None if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                Some(q) if c == q => quote = None,
+                Some('"') if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        if !matches!(c, '"' | '\\' | '$' | '`') {
+                            value.push('\\');
+                        }
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                _ => value.push(c),
+            }
+            end = at + c.len_utf8();
+            chars.next();
+        }
+        words.push((value, start..end, false));
+    }
+    words
+}
+
+proptest! {
+    /// `display_words` copies a word's value a run at a time; it reads every text as the
+    /// version that pushed it a character at a time did (quotes, escapes inside and outside
+    /// double quotes, operators, non-ASCII blanks and characters, a backslash at the end).
+    #[test]
+    fn display_words_reads_texts_as_the_version_by_characters_does(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "a", "pw", "x=", " ", "\t", "\n", "'", "\"", "\\", "$", "`", ";", "&&", "|", "(", ")", "<", ">",
+            "é", "\u{a0}", "日本", "<redacted>", "-p", "\\\"", "\\$",
+        ]), 0..16)
+    ) {
+        let text = pieces.concat();
+        prop_assert_eq!(display_words(&text), display_words_by_chars(&text), "{:?}", text);
+    }
+}
+
 /// [`program_names`] as it was before it split ASCII texts by bytes: the reference its test
 /// compares with.
 fn program_names_by_chars(texts: &[String]) -> Vec<&str> {
     let mut names: Vec<&str> = Vec::new();
     for t in texts {
-        let atoms = t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
+        let atoms =
+            t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
         names.extend(
             atoms
                 .filter(|a| !a.is_empty())
