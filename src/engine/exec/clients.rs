@@ -18,6 +18,7 @@ pub(super) mod coordination;
 pub(super) mod databases;
 pub(super) mod dns;
 pub(super) mod http;
+mod index;
 
 /// How a client's command line is parsed.
 #[derive(Debug)]
@@ -267,10 +268,12 @@ impl Client {
 
 /// The row for program `name` run with `args` (a subcommand row needs its subcommand first).
 pub(super) fn find_client(name: &str, args: &[String]) -> Option<&'static Client> {
-    FAMILIES
+    // Only the rows with a name or prefix beginning as `name` does can match ([`Client::is`]).
+    let first = *name.as_bytes().first()?;
+    index::rows_by_first_byte()[usize::from(first)]
         .iter()
-        .flat_map(|f| f.iter())
         .find(|c| c.is(name) && c.subcommand.is_none_or(|s| args.first().is_some_and(|a| a == s)))
+        .copied()
 }
 
 /// Options, flags and positional arguments of one command line.

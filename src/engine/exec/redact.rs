@@ -123,115 +123,112 @@ fn password_past_authority<'a>(authority: &'a str, after: &str) -> Option<(&'a s
 /// `key=value` at a word or parameter boundary whose key looks secret ([`is_secret_name`]:
 /// `password`, `token`, `access_token`, `api_key`, ...).
 pub(super) fn redact_kv(s: &str) -> String {
+    // Read byte by byte: every byte it looks for is ASCII, so a place it cuts at (a key's start,
+    // the byte after a value) starts a character. `out` holds `s` up to `done` with the values
+    // before it redacted; the text after a value is copied as written.
+    let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
-    let chars: Vec<char> = s.chars().collect();
+    let mut done = 0;
     let mut i = 0;
-    while i < chars.len() {
+    while i < b.len() {
         let at_boundary = i == 0
             || matches!(
-                chars[i - 1],
-                ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"' | '{' | '(' | '`'
+                b[i - 1],
+                b' ' | b'\n' | b'\t' | b'?' | b'#' | b'&' | b';' | b'\'' | b'"' | b'{' | b'(' | b'`'
             );
         if at_boundary {
             let mut k = i;
-            while k < chars.len()
+            while k < b.len()
                 && k - i < 64
-                && (chars[k].is_ascii_alphanumeric() || matches!(chars[k], '_' | '-' | '.'))
+                && (b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'-' | b'.'))
             {
                 k += 1;
             }
             // A JSON member `"password": "value"` (a request body given to curl -d).
             if k > i
                 && i > 0
-                && chars[i - 1] == '"'
-                && chars.get(k) == Some(&'"')
-                && chars.get(k + 1) == Some(&':')
+                && b[i - 1] == b'"'
+                && b.get(k) == Some(&b'"')
+                && b.get(k + 1) == Some(&b':')
+                && is_secret_name(&s[i..k])
             {
-                let key: String = chars[i..k].iter().collect();
-                if is_secret_name(&key) {
-                    out.push_str(&key);
-                    out.push_str("\":");
-                    i = k + 2;
-                    while i < chars.len() && chars[i] == ' ' {
-                        out.push(' ');
-                        i += 1;
-                    }
-                    if chars.get(i) == Some(&'"') {
-                        i += 1;
-                        while i < chars.len() && chars[i] != '"' {
-                            i += if chars[i] == '\\' { 2 } else { 1 };
-                        }
-                        i = (i + 1).min(chars.len());
-                        out.push_str("\"***\"");
-                    } else {
-                        while i < chars.len() && !matches!(chars[i], ',' | '}' | ' ') {
-                            i += 1;
-                        }
-                        out.push_str("***");
-                    }
-                    continue;
+                out.push_str(&s[done..k]);
+                out.push_str("\":");
+                i = k + 2;
+                while i < b.len() && b[i] == b' ' {
+                    out.push(' ');
+                    i += 1;
                 }
+                if b.get(i) == Some(&b'"') {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    i = (i + 1).min(b.len());
+                    out.push_str("\"***\"");
+                } else {
+                    while i < b.len() && !matches!(b[i], b',' | b'}' | b' ') {
+                        i += 1;
+                    }
+                    out.push_str("***");
+                }
+                done = i;
+                continue;
             }
             // libpq conninfo allows blanks around `=` (`password = x`).
-            let eq = k + chars[k..].iter().take_while(|c| **c == ' ').count();
-            if k > i && chars.get(eq) == Some(&'=') {
-                let key: String = chars[i..k].iter().collect();
-                if is_secret_name(&key) {
-                    out.push_str(&key);
-                    out.push_str("=***");
-                    i = eq + 1;
-                    while chars.get(i) == Some(&' ') {
-                        i += 1;
-                    }
-                    if let Some(&q) = chars.get(i).filter(|c| matches!(c, '\'' | '"')) {
-                        // A quoted value: up to and including its closing quote.
-                        i += 1;
-                        while i < chars.len() && chars[i] != q {
-                            i += 1;
-                        }
-                        i = (i + 1).min(chars.len());
-                        continue;
-                    }
-                    if let Some(end) = substitution_end(&chars, i) {
-                        // A command substitution (`PGPASSWORD=$(echo pw)`, `` `cat f` ``): the
-                        // whole of it, blanks inside included (s16 break-it pass: only its first
-                        // word was hidden).
-                        i = end;
-                        continue;
-                    }
-                    while i < chars.len() && !matches!(chars[i], ' ' | '\n' | '&' | ';' | '\'' | '"') {
-                        i += 1;
-                    }
-                    continue;
+            let eq = k + b[k..].iter().take_while(|c| **c == b' ').count();
+            if k > i && b.get(eq) == Some(&b'=') && is_secret_name(&s[i..k]) {
+                out.push_str(&s[done..k]);
+                out.push_str("=***");
+                i = eq + 1;
+                while b.get(i) == Some(&b' ') {
+                    i += 1;
                 }
+                if let Some(&q) = b.get(i).filter(|c| matches!(c, b'\'' | b'"')) {
+                    // A quoted value: up to and including its closing quote.
+                    i += 1;
+                    while i < b.len() && b[i] != q {
+                        i += 1;
+                    }
+                    i = (i + 1).min(b.len());
+                } else if let Some(end) = substitution_end(b, i) {
+                    // A command substitution (`PGPASSWORD=$(echo pw)`, `` `cat f` ``): the
+                    // whole of it, blanks inside included (s16 break-it pass: only its first
+                    // word was hidden).
+                    i = end;
+                } else {
+                    while i < b.len() && !matches!(b[i], b' ' | b'\n' | b'&' | b';' | b'\'' | b'"') {
+                        i += 1;
+                    }
+                }
+                done = i;
+                continue;
             }
         }
-        out.push(chars[i]);
         i += 1;
     }
+    out.push_str(&s[done..]);
     out
 }
 
-/// Where the command substitution starting at `chars[i]` (`$(...)`, nested parentheses counted,
-/// or `` `...` ``) ends: the index after its closing character, or the end of the text when it is
-/// unclosed. `None` when none starts there.
-fn substitution_end(chars: &[char], i: usize) -> Option<usize> {
-    match (chars.get(i), chars.get(i + 1)) {
-        (Some('$'), Some('(')) => {
+/// Where the command substitution starting at byte `i` of `b` (`$(...)`, nested parentheses
+/// counted, or `` `...` ``) ends: the index after its closing character, or the end of the text
+/// when it is unclosed. `None` when none starts there.
+fn substitution_end(b: &[u8], i: usize) -> Option<usize> {
+    match (b.get(i), b.get(i + 1)) {
+        (Some(b'$'), Some(b'(')) => {
             let mut depth = 0usize;
-            for (k, c) in chars.iter().enumerate().skip(i + 1) {
+            for (k, c) in b.iter().enumerate().skip(i + 1) {
                 match c {
-                    '(' => depth += 1,
-                    ')' if depth == 1 => return Some(k + 1),
-                    ')' => depth -= 1,
+                    b'(' => depth += 1,
+                    b')' if depth == 1 => return Some(k + 1),
+                    b')' => depth -= 1,
                     _ => {}
                 }
             }
-            Some(chars.len())
+            Some(b.len())
         }
-        (Some('`'), _) => {
-            Some(chars[i + 1..].iter().position(|c| *c == '`').map_or(chars.len(), |k| i + k + 2))
-        }
+        (Some(b'`'), _) => Some(b[i + 1..].iter().position(|c| *c == b'`').map_or(b.len(), |k| i + k + 2)),
         _ => None,
     }
 }
@@ -285,10 +282,26 @@ pub(super) struct PasswordFlag {
 }
 
 impl PasswordFlag {
+    /// Whether `name` is one of its clients (the reference [`Self::names_a_client`] is tested
+    /// against).
+    #[cfg(test)]
     pub(super) fn is_client(&self, name: &str) -> bool {
         self.clients.iter().any(|c| match c.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
             None => name == *c,
+        })
+    }
+
+    /// Whether a name of `sorted` (sorted, as [`str`] orders) is one of its clients
+    /// ([`Self::is_client`] of any): each client looked up by binary search, a prefix (`ldap*`)
+    /// at the first name not below it (the names it begins are together from there), instead of
+    /// every client compared with every name.
+    pub(super) fn names_a_client(&self, sorted: &[&str]) -> bool {
+        self.clients.iter().any(|c| match c.strip_suffix('*') {
+            Some(prefix) => {
+                sorted.get(sorted.partition_point(|n| *n < prefix)).is_some_and(|n| n.starts_with(prefix))
+            }
+            None => sorted.binary_search(c).is_ok(),
         })
     }
 }

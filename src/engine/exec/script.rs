@@ -584,9 +584,10 @@ impl Ctx<'_> {
 
     /// Forgets the elements after 0 of the array `name` (a new value, or `unset`).
     fn drop_array(&mut self, name: &str) {
-        let prefix = format!("{name}[");
-        if self.shell_vars.keys().any(|k| k.starts_with(&prefix)) {
-            self.shell_vars.retain(|k, _| !k.starts_with(&prefix));
+        // (`NAME[`, compared without formatting it.)
+        let element = |k: &str| k.strip_prefix(name).is_some_and(|rest| rest.starts_with('['));
+        if self.shell_vars.keys().any(|k| element(k)) {
+            self.shell_vars.retain(|k, _| !element(k));
         }
     }
 

@@ -721,8 +721,7 @@ fn no_holes(text: &[u8]) -> bool {
 /// Word-split one simple command (quotes removed); falls back to whitespace splitting on
 /// malformed quoting. Leading reserved words are dropped.
 pub(super) fn piece_words(piece: &str) -> Vec<String> {
-    let words =
-        shell_words::split(piece).unwrap_or_else(|_| piece.split_whitespace().map(str::to_string).collect());
+    let words = split::split(piece).unwrap_or_else(|| piece.split_whitespace().map(str::to_string).collect());
     let skip = words.iter().take_while(|w| KEYWORDS.contains(&w.as_str())).count();
     words.into_iter().skip(skip).collect()
 }
@@ -825,6 +824,8 @@ fn redirections(args: &[String], lit: impl Fn(&String) -> String) -> (Vec<String
     }
     (words, found)
 }
+
+mod split;
 
 #[cfg(test)]
 mod tests;

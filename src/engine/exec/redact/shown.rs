@@ -24,9 +24,13 @@ const MAX_NESTING: usize = 6;
 
 /// A program's name as redaction matches it: its last path component (`/` or `\`), without a
 /// Windows `.exe` (`C:\tools\curl.exe` is curl).
-fn basename(s: &str) -> &str {
+pub(super) fn basename(s: &str) -> &str {
     let s = bare_word(s);
-    let name = path_basename(s).rsplit('\\').next().unwrap_or(s);
+    without_exe(path_basename(s).rsplit('\\').next().unwrap_or(s))
+}
+
+/// `name` without a Windows `.exe` (in any case).
+fn without_exe(name: &str) -> &str {
     match name.len().checked_sub(4) {
         Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(".exe") => &name[..at],
         _ => name,
@@ -50,7 +54,7 @@ fn bare_word(w: &str) -> &str {
 
 /// A shell operator character: it ends a word wherever it stands, quoted or not, for display
 /// (`-pX|grep`, `db&&-pX`, `a=$(mysqladmin`, `` x=`curl ``).
-fn is_operator(c: char) -> bool {
+pub(super) fn is_operator(c: char) -> bool {
     matches!(c, ';' | '&' | '|' | '<' | '>' | '(' | ')' | '`' | '\n')
 }
 
@@ -93,26 +97,13 @@ impl Programs {
     /// The programs named in `texts`, split at blanks, shell operators and quotes.
     fn of(texts: &[String]) -> Programs {
         // (A list, not a set: it is only asked whether it holds a name.)
-        let mut names: Vec<&str> = Vec::new();
-        for t in texts {
-            let atoms =
-                t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
-            // (An empty atom's basename is empty: not looked at.)
-            names.extend(
-                atoms
-                    .filter(|a| !a.is_empty())
-                    .map(basename)
-                    .filter(|a| !a.is_empty() && !a.starts_with('-')),
-            );
-        }
-        names.sort_unstable();
-        names.dedup();
+        let names = program_names(texts);
         let named = |list: &[&str]| list.iter().any(|n| names.binary_search(n).is_ok());
         let redis_like = named(&["redis-cli", "valkey-cli", "keydb-cli"]);
         Programs {
             speaks_protocol: redis_like
                 || named(&["nc", "ncat", "netcat", "socat", "telnet", "printf", "echo"]),
-            password_flags: PASSWORD_FLAGS.iter().filter(|f| names.iter().any(|n| f.is_client(n))).collect(),
+            password_flags: PASSWORD_FLAGS.iter().filter(|f| f.names_a_client(&names)).collect(),
             curl_like: named(&["curl"]),
             httpie_like: named(&["http", "https", "xh"]),
             prepared: Default::default(),
@@ -120,6 +111,49 @@ impl Programs {
             every_variable_word: false,
         }
     }
+}
+
+/// The names [`Programs::of`] looks for in `texts`, sorted, each once: each text split at
+/// blanks, shell operators, quotes, `$` and `{`, each piece's [`basename`], those not empty and
+/// not options. An ASCII text is split byte by byte, and a piece of letters, digits, `_`, `-`
+/// and `.` only, from which [`basename`] would strip nothing but a `.exe`, is not given to it.
+pub(super) fn program_names(texts: &[String]) -> Vec<&str> {
+    fn add<'t>(names: &mut Vec<&'t str>, name: &'t str) {
+        if !name.is_empty() && !name.starts_with('-') {
+            names.push(name);
+        }
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for t in texts {
+        if !t.is_ascii() {
+            // (An empty atom's basename is empty: not looked at.)
+            let atoms =
+                t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
+            atoms.filter(|a| !a.is_empty()).for_each(|a| add(&mut names, basename(a)));
+            continue;
+        }
+        let b = t.as_bytes();
+        let mut start = 0;
+        for at in 0..=b.len() {
+            let ends = b.get(at).is_none_or(|&c| {
+                let c = char::from(c);
+                c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{')
+            });
+            if !ends {
+                continue;
+            }
+            let atom = &t[start..at];
+            start = at + 1;
+            if atom.is_empty() {
+                continue;
+            }
+            let plain = atom.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'));
+            add(&mut names, if plain { without_exe(atom) } else { basename(atom) });
+        }
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// Shell variables whose values are secrets, by name.
@@ -195,15 +229,22 @@ pub(crate) fn join_redacted(words: &[String]) -> String {
 }
 
 /// The shell variables a word uses (`$P`, `${P}`, `${P:-x}`), by name.
-pub(super) fn variables_used(w: &str) -> Vec<&str> {
-    w.match_indices('$')
-        .filter_map(|(at, _)| {
-            let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
-            let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            let name = &rest[..end];
-            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some(name)
-        })
-        .collect()
+pub(super) fn variables_used(w: &str) -> impl Iterator<Item = &str> {
+    w.match_indices('$').filter_map(|(at, _)| {
+        let rest = w[at + 1..].strip_prefix('{').unwrap_or(&w[at + 1..]);
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let name = &rest[..end];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some(name)
+    })
+}
+
+/// Adds the variables `w` uses to `secret` (a name copied only when it is new).
+fn add_variables_used(secret: &mut Vars, w: &str) {
+    for v in variables_used(w) {
+        if !secret.contains(v) {
+            secret.insert(v.to_string());
+        }
+    }
 }
 
 /// Each word redacted, unquoted. A shell variable's value is redacted where the script sets it
@@ -336,7 +377,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
             // (With no secret variable yet, no word is skipped: its variables are not listed.)
             let skip = !secret.is_empty()
                 && !programs.every_variable_word
-                && variables_used(w.value).iter().all(|v| secret.contains(*v));
+                && variables_used(w.value).all(|v| secret.contains(v));
             if skip {
                 continue;
             }
@@ -350,7 +391,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
                     }
                 };
             if changed {
-                secret.extend(variables_used(w.value).into_iter().map(str::to_string));
+                add_variables_used(&mut secret, w.value);
             }
         }
         loop {
@@ -359,7 +400,7 @@ impl<'w, 'a, 'p> Pass<'w, 'a, 'p> {
                 if let Some((n, v)) = w.value.trim_start().split_once('=')
                     && secret.contains(n)
                 {
-                    secret.extend(variables_used(v).into_iter().map(str::to_string));
+                    add_variables_used(&mut secret, v);
                 }
             }
             if secret.len() == before {
@@ -730,39 +771,59 @@ pub(super) fn display_words(text: &str) -> Vec<(String, Range<usize>, bool)> {
             continue;
         }
         let mut quote: Option<char> = None;
+        // The value is the text from `run` on, up to a character left out of it (a quote, a
+        // backslash that escapes): copied a run at a time, not a character at a time.
+        let mut run = start;
         while let Some(&(at, c)) = chars.peek() {
             match quote {
                 None if is_blank(c) || is_operator(c) => break,
-                None if c == '\'' || c == '"' => quote = Some(c),
+                None if c == '\'' || c == '"' => {
+                    value.push_str(&text[run..at]);
+                    run = at + 1;
+                    quote = Some(c);
+                }
                 None if c == '\\' => {
+                    value.push_str(&text[run..at]);
                     chars.next();
                     end = at + 1;
+                    run = end;
                     if let Some(&(at, c)) = chars.peek() {
-                        value.push(c);
                         end = at + c.len_utf8();
                         chars.next();
                     }
                     continue;
                 }
-                Some(q) if c == q => quote = None,
+                Some(q) if c == q => {
+                    value.push_str(&text[run..at]);
+                    run = at + 1;
+                    quote = None;
+                }
                 Some('"') if c == '\\' => {
                     chars.next();
                     end = at + 1;
-                    if let Some(&(at, c)) = chars.peek() {
-                        if !matches!(c, '"' | '\\' | '$' | '`') {
-                            value.push('\\');
+                    match chars.peek() {
+                        Some(&(next, c)) => {
+                            // Kept, unless it escapes one of these.
+                            if matches!(c, '"' | '\\' | '$' | '`') {
+                                value.push_str(&text[run..at]);
+                                run = next;
+                            }
+                            end = next + c.len_utf8();
+                            chars.next();
                         }
-                        value.push(c);
-                        end = at + c.len_utf8();
-                        chars.next();
+                        None => {
+                            value.push_str(&text[run..at]);
+                            run = end;
+                        }
                     }
                     continue;
                 }
-                _ => value.push(c),
+                _ => {}
             }
             end = at + c.len_utf8();
             chars.next();
         }
+        value.push_str(&text[run..end]);
         words.push((value, start..end, false));
     }
     words

@@ -1,6 +1,8 @@
 use super::super::{ExecEnv, Options, analyze};
+use super::shown::is_operator;
 use super::*;
 use proptest::prelude::*;
+use std::ops::Range;
 
 /// Break-it pass: a cmd or PowerShell command line given as one argument (not through
 /// `sh -c`) was shown whole in the liveness-matches-readiness warning and by `explain`.
@@ -78,7 +80,7 @@ fn only_variables_that_carry_a_secret_are_masked() {
         join_redacted(&words("A=pw1; B=x$A; C=$B; H=db; redis-cli -h $H -a $C")),
         "A=***; B=***; C=***; H=db; redis-cli -h $H -a ***"
     );
-    assert_eq!(variables_used("${A:-x}$B_1/$9$ $"), ["A", "B_1"]);
+    assert_eq!(variables_used("${A:-x}$B_1/$9$ $").collect::<Vec<_>>(), ["A", "B_1"]);
 }
 
 proptest! {
@@ -352,4 +354,288 @@ fn a_token_given_as_a_url_user_name_is_hidden() {
     }
     assert_eq!(crate::engine::redact_host("S3cr3tTOK:x-oauth-basic@db"), "***@db");
     assert_eq!(crate::engine::redact_host("u:pw@db"), "u:***@db");
+}
+
+proptest! {
+    /// `PasswordFlag::names_a_client` (binary search over the sorted names, a prefix at the
+    /// first name not below it) answers as comparing every client with every name does.
+    #[test]
+    fn names_a_client_answers_as_every_name_compared_does(
+        mut names in proptest::collection::vec(proptest::sample::select(vec![
+            "mysql", "mysqladmin", "mysqlx", "mariadb", "ldap", "ldapsearch", "ldaq", "lda", "ldapwhoami",
+            "sqlcmd", "bcp", "redis-cli", "redis", "nodetool", "mongosh", "mongo", "cat", "if", "zz", "a",
+            "sshpass", "cypher-shell", "",
+        ]), 0..8)
+    ) {
+        names.sort_unstable();
+        names.dedup();
+        for row in PASSWORD_FLAGS {
+            prop_assert_eq!(row.names_a_client(&names), names.iter().any(|n| row.is_client(n)), "{:?}", names);
+        }
+    }
+}
+
+/// [`redact_kv`] as it was written before it read bytes (over a `Vec<char>`), the reference
+/// its test compares with. Redact the values of `password=...`-like pairs (conninfo strings, query strings): any
+/// `key=value` at a word or parameter boundary whose key looks secret ([`is_secret_name`]:
+/// `password`, `token`, `access_token`, `api_key`, ...).
+fn redact_kv_by_chars(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let at_boundary = i == 0
+            || matches!(
+                chars[i - 1],
+                ' ' | '\n' | '\t' | '?' | '#' | '&' | ';' | '\'' | '"' | '{' | '(' | '`'
+            );
+        if at_boundary {
+            let mut k = i;
+            while k < chars.len()
+                && k - i < 64
+                && (chars[k].is_ascii_alphanumeric() || matches!(chars[k], '_' | '-' | '.'))
+            {
+                k += 1;
+            }
+            // A JSON member `"password": "value"` (a request body given to curl -d).
+            if k > i
+                && i > 0
+                && chars[i - 1] == '"'
+                && chars.get(k) == Some(&'"')
+                && chars.get(k + 1) == Some(&':')
+            {
+                let key: String = chars[i..k].iter().collect();
+                if is_secret_name(&key) {
+                    out.push_str(&key);
+                    out.push_str("\":");
+                    i = k + 2;
+                    while i < chars.len() && chars[i] == ' ' {
+                        out.push(' ');
+                        i += 1;
+                    }
+                    if chars.get(i) == Some(&'"') {
+                        i += 1;
+                        while i < chars.len() && chars[i] != '"' {
+                            i += if chars[i] == '\\' { 2 } else { 1 };
+                        }
+                        i = (i + 1).min(chars.len());
+                        out.push_str("\"***\"");
+                    } else {
+                        while i < chars.len() && !matches!(chars[i], ',' | '}' | ' ') {
+                            i += 1;
+                        }
+                        out.push_str("***");
+                    }
+                    continue;
+                }
+            }
+            // libpq conninfo allows blanks around `=` (`password = x`).
+            let eq = k + chars[k..].iter().take_while(|c| **c == ' ').count();
+            if k > i && chars.get(eq) == Some(&'=') {
+                let key: String = chars[i..k].iter().collect();
+                if is_secret_name(&key) {
+                    out.push_str(&key);
+                    out.push_str("=***");
+                    i = eq + 1;
+                    while chars.get(i) == Some(&' ') {
+                        i += 1;
+                    }
+                    if let Some(&q) = chars.get(i).filter(|c| matches!(c, '\'' | '"')) {
+                        // A quoted value: up to and including its closing quote.
+                        i += 1;
+                        while i < chars.len() && chars[i] != q {
+                            i += 1;
+                        }
+                        i = (i + 1).min(chars.len());
+                        continue;
+                    }
+                    if let Some(end) = substitution_end_by_chars(&chars, i) {
+                        // A command substitution (`PGPASSWORD=$(echo pw)`, `` `cat f` ``): the
+                        // whole of it, blanks inside included (s16 break-it pass: only its first
+                        // word was hidden).
+                        i = end;
+                        continue;
+                    }
+                    while i < chars.len() && !matches!(chars[i], ' ' | '\n' | '&' | ';' | '\'' | '"') {
+                        i += 1;
+                    }
+                    continue;
+                }
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Where the command substitution starting at `chars[i]` (`$(...)`, nested parentheses counted,
+/// or `` `...` ``) ends: the index after its closing character, or the end of the text when it is
+/// unclosed. `None` when none starts there.
+fn substitution_end_by_chars(chars: &[char], i: usize) -> Option<usize> {
+    match (chars.get(i), chars.get(i + 1)) {
+        (Some('$'), Some('(')) => {
+            let mut depth = 0usize;
+            for (k, c) in chars.iter().enumerate().skip(i + 1) {
+                match c {
+                    '(' => depth += 1,
+                    ')' if depth == 1 => return Some(k + 1),
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+            }
+            Some(chars.len())
+        }
+        (Some('`'), _) => {
+            Some(chars[i + 1..].iter().position(|c| *c == '`').map_or(chars.len(), |k| i + k + 2))
+        }
+        _ => None,
+    }
+}
+
+proptest! {
+    /// `redact_kv` reads bytes and copies the text between values whole; it answers as the
+    /// version over a `Vec<char>` did, for texts of keys, values, quotes, substitutions, JSON
+    /// members and non-ASCII characters.
+    #[test]
+    fn redact_kv_answers_as_the_version_over_chars_does(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "password", "PGPASSWORD", "token", "host", "x", "=", " = ", " ", "\n", "\t", "'", "\"", "\\",
+            "$(", ")", "`", "(", "{", "}", ",", ":", "\":", "&", ";", "?", "#", "é", "ß", "\u{a0}", "日本",
+            "pw", "a b", "-", "_", ".", "$", "echo", "key",
+        ]), 0..16)
+    ) {
+        let text = pieces.concat();
+        prop_assert_eq!(redact_kv(&text), redact_kv_by_chars(&text), "{:?}", text);
+    }
+}
+
+/// [`display_words`] as it was written before it copied runs of a word's value (character by
+/// character), the reference its test compares with. The words of a text as the display reads them, each with its byte range in `text` and
+/// whether it is an operator: blanks separate words; a run of operator characters
+/// ([`is_operator`]) outside quotes is a word of its own; single quotes, double quotes (`\`
+/// escaping inside) and a backslash outside quotes quote as in sh and are not part of the word's
+/// value; an unclosed quote runs to the end; [`POSITIONAL_SHOWN`] is one word. Not a shell
+/// parser: only for showing a text with its secrets replaced in place.
+fn display_words_by_chars(text: &str) -> Vec<(String, Range<usize>, bool)> {
+    // Blanks as sh reads them (`-p\u{a0}X` is one word, the password `\u{a0}X`); a text with none
+    // and no operator, but other white space (a word sh did not split), at any white space.
+    let shell_split = text.contains([' ', '\t']) || text.contains(is_operator);
+    let is_blank = |c: char| if shell_split { matches!(c, ' ' | '\t') } else { c.is_whitespace() };
+    let mut words = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
+        if is_blank(c) && c != '\n' {
+            chars.next();
+            continue;
+        }
+        let mut value = String::new();
+        let mut end = start;
+        if text[start..].starts_with(POSITIONAL_SHOWN) {
+            // Shown already (a note's command line redacted again).
+            for _ in 0..POSITIONAL_SHOWN.len() {
+                chars.next();
+            }
+            words.push((POSITIONAL_SHOWN.to_string(), start..start + POSITIONAL_SHOWN.len(), false));
+            continue;
+        }
+        if is_operator(c) {
+            while let Some(&(at, c)) = chars.peek().filter(|(_, c)| is_operator(*c)) {
+                value.push(c);
+                end = at + c.len_utf8();
+                chars.next();
+            }
+            words.push((value, start..end, true));
+            continue;
+        }
+        let mut quote: Option<char> = None;
+        while let Some(&(at, c)) = chars.peek() {
+            match quote {
+                None if is_blank(c) || is_operator(c) => break,
+                None if c == '\'' || c == '"' => quote = Some(c),
+                None if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                Some(q) if c == q => quote = None,
+                Some('"') if c == '\\' => {
+                    chars.next();
+                    end = at + 1;
+                    if let Some(&(at, c)) = chars.peek() {
+                        if !matches!(c, '"' | '\\' | '$' | '`') {
+                            value.push('\\');
+                        }
+                        value.push(c);
+                        end = at + c.len_utf8();
+                        chars.next();
+                    }
+                    continue;
+                }
+                _ => value.push(c),
+            }
+            end = at + c.len_utf8();
+            chars.next();
+        }
+        words.push((value, start..end, false));
+    }
+    words
+}
+
+proptest! {
+    /// `display_words` copies a word's value a run at a time; it reads every text as the
+    /// version that pushed it a character at a time did (quotes, escapes inside and outside
+    /// double quotes, operators, non-ASCII blanks and characters, a backslash at the end).
+    #[test]
+    fn display_words_reads_texts_as_the_version_by_characters_does(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "a", "pw", "x=", " ", "\t", "\n", "'", "\"", "\\", "$", "`", ";", "&&", "|", "(", ")", "<", ">",
+            "é", "\u{a0}", "日本", "<redacted>", "-p", "\\\"", "\\$",
+        ]), 0..16)
+    ) {
+        let text = pieces.concat();
+        prop_assert_eq!(display_words(&text), display_words_by_chars(&text), "{:?}", text);
+    }
+}
+
+/// [`program_names`] as it was before it split ASCII texts by bytes: the reference its test
+/// compares with.
+fn program_names_by_chars(texts: &[String]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for t in texts {
+        let atoms =
+            t.split(|c: char| c.is_whitespace() || is_operator(c) || matches!(c, '"' | '\'' | '$' | '{'));
+        names.extend(
+            atoms
+                .filter(|a| !a.is_empty())
+                .map(super::shown::basename)
+                .filter(|a| !a.is_empty() && !a.starts_with('-')),
+        );
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+proptest! {
+    /// `program_names` splits ASCII texts by bytes and skips `basename` for plain pieces; it
+    /// names the programs the version over characters named (paths, `.exe` in any case, shell
+    /// punctuation around names, options, non-ASCII blanks and characters).
+    #[test]
+    fn program_names_are_the_names_the_version_over_chars_gives(
+        texts in proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(vec![
+                "mysql", "curl.EXE", ".exe", "/usr/bin/", "C:\\tools\\", "redis-cli", "-p", "--x", " ", "\t",
+                "\n", "\u{b}", "\u{a0}", "é", "(", ")", "$(", "`", "\"", "'", "{", "}", ";", "&", "|", "!", "=", "_", ".",
+            ]), 0..10).prop_map(|p| p.concat()),
+            0..4,
+        )
+    ) {
+        prop_assert_eq!(super::shown::program_names(&texts), program_names_by_chars(&texts), "{:?}", texts);
+    }
 }
