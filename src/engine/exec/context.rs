@@ -298,7 +298,7 @@ pub(super) struct Ctx<'e> {
 pub(super) struct BodyFacts {
     /// `status::leaves_state`.
     pub(super) leaves_state: bool,
-    /// `status::reads_status_text`.
+    /// `status::reads_caller_status`.
     pub(super) reads_status: bool,
     /// What `status::known_ok` reads of it.
     pub(super) known: std::rc::Rc<super::status::KnownBody>,
@@ -315,7 +315,7 @@ pub(super) struct FunctionSet {
     pub(super) names: HashSet<String>,
     /// Some body ends the script or leaves state behind (`status::leaves_state`).
     pub(super) leaves_state: bool,
-    /// Some body reads an exit status (`status::reads_status_text`).
+    /// Some body may read the status its caller left (`status::reads_caller_status`).
     pub(super) reads_status: bool,
     /// The known functions harmless to call, for a script that defines none
     /// (`status::Rules::share_known_ok`).
@@ -369,7 +369,7 @@ impl<'e> Ctx<'e> {
         }
         let facts = BodyFacts {
             leaves_state: super::status::leaves_state(body),
-            reads_status: super::status::reads_status_text(body),
+            reads_status: super::status::reads_caller_status(body),
             known: std::rc::Rc::new(super::status::KnownBody::of(body)),
         };
         self.body_memo.borrow_mut().insert(body.to_string(), facts.clone());

@@ -150,7 +150,9 @@ impl Ctx<'_> {
     ) -> Option<bool> {
         if !self.uncoupling.contains(&n.id())
             && !self.calls_a_function_with_effects(n, walk)
-            && let Some(how) = uncoupled(n, walk).or_else(|| self.status_discarded_within_budget(n, walk))
+            && let Some(how) = uncoupled(n, walk)
+                .or_else(|| self.status_discarded_within_budget(n, walk))
+                .or_else(|| self.err_trap_exits_zero(n, walk, depth))
         {
             self.uncoupled_statements(n, walk, depth, how, out);
             return Some(false);

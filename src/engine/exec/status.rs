@@ -83,8 +83,8 @@ use options::{Opt, option_on_at, options_at, with_facts};
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
 pub(super) use harmless::{harmless_traps, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
-use texts::literal_defaults;
-pub(super) use texts::{defined_functions, shadowing_call};
+pub(super) use texts::{defined_functions, reads_caller_status, shadowing_call};
+use texts::{literal_defaults, variable_exits_as_literal};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
@@ -93,9 +93,9 @@ use tree::{
 
 /// What the script's text allows the walk to conclude: `None` when something in it can read a
 /// status the walk does not follow (`PIPESTATUS`, a `return` bare or with a computed status, an
-/// `exit` with a computed status other than `$?`, a `trap` whose action is not [`harmless_traps`],
+/// `exit` with a computed status other than `$?` or one variable's, `$RC`, a `trap` whose action is not [`harmless_traps`],
 /// `wait` with an operand or option, `eval`, `source`/`.`, `kill`, `coproc`, `lastpipe`, a known
-/// function whose body reads `$?`). A `while`/`until` loop, which can wait on the dependency until
+/// function whose body may read its caller's `$?`, [`reads_caller_status`]). A `while`/`until` loop, which can wait on the dependency until
 /// the probe times out, is never harmless (`data::NOT_HARMLESS`); one the check ends is judged
 /// where it is (`discarded`).
 /// `$?`, a bare `exit`, `exit $?`, `exec`, `set -e` and `set -o pipefail` are judged where they are
@@ -179,7 +179,8 @@ impl Rules {
 /// The [`Rules`] of script text `src` run by a shell whose options (or whose caller, for a
 /// function's body) turn errexit (`errexit`) or pipefail (`pipefail`) on, where the functions
 /// `known` are defined (`uncertain`: those of them that may have been defined otherwise;
-/// `known_reads_status`: a body of one of them reads an exit status, [`reads_status_text`]).
+/// `known_reads_status`: a body of one of them may read the status its caller left,
+/// [`reads_caller_status`]).
 pub(super) fn rules(
     src: &str,
     errexit: bool,
@@ -203,12 +204,13 @@ pub(super) fn rules(
         return None;
     }
     // `exit`/`return` with a literal status only; `exit` bare or `exit $?` gives the last
-    // command's status, judged where it is (`reads_status`).
+    // command's status, judged where it is (`reads_status`); `exit $RC`, RC's value, is followed
+    // where RC is assigned (`texts::variable_exits_as_literal`).
     // (A script that does not hold the names has no such word: its tokens are not looked at.)
     let names_a_status = src.contains("exit") || src.contains("return");
     // (`echo "exit code $?"`: a word in a double-quoted string that runs nothing is no command.)
     let unquoted = if names_a_status {
-        replay::status_exits_as_read(&literal_defaults(&blank_plain_strings(src)))
+        replay::status_exits_as_read(&literal_defaults(&blank_plain_strings(&variable_exits_as_literal(src))))
     } else {
         String::new()
     };

@@ -93,6 +93,117 @@ impl Ctx<'_> {
         }
         how
     }
+
+    /// Why the last statement `n` of the probe's own script (a simple command at its top level,
+    /// no function's) cannot fail it when an earlier top-level `trap 'ACTION; exit 0' ERR`
+    /// (ACTION only writes output, `trap` named once, no `exec`, `kill`, `eval`, `source`) is
+    /// set: bash runs the ERR trap when a command there fails, and its `exit 0` ends the script
+    /// (bash manual, "Bourne Shell Builtins", `trap`; also under `set -e`: bash 5.2 exits 0 / 0 on
+    /// `trap 'echo failed; exit 0' ERR; pg_isready -h db`). dash 0.5.12 has no ERR condition
+    /// ("trap: ERR: bad trap", status 1) and runs on (0 / 2: coupled, so `sh` without `set -e`
+    /// keeps the walk's verdict), but after a top-level `set -e` it exits 1 there: the probe
+    /// always fails in dash and never on the check in bash, a warning that says so (s21).
+    pub(super) fn err_trap_exits_zero(
+        &self,
+        n: Node<'_>,
+        walk: &Walk<'_>,
+        depth: usize,
+    ) -> Option<&'static str> {
+        // (Asked of every statement: only one that ends the text, the script's last, goes on.)
+        let ends_text = walk
+            .src
+            .get(n.end_byte()..)
+            .is_some_and(|t| t.trim_start_matches([' ', '\t', '\n', ';']).is_empty());
+        if !ends_text || depth != 1 || self.calls != 0 || !walk.src.contains("trap") {
+            return None;
+        }
+        let simple = match n.kind_name() {
+            "command" => true,
+            "redirected_statement" => {
+                n.child_by_field_name("body").is_some_and(|b| b.kind_name() == "command")
+            }
+            _ => false,
+        };
+        let program = n.parent().filter(|p| p.kind_name() == "program")?;
+        let mut c = program.walk();
+        let top: Vec<Node<'_>> =
+            program.named_children(&mut c).filter(|k| k.kind_name() != "comment").collect();
+        let (last, before) = top.split_last()?;
+        let trap_at = before.iter().position(|k| err_trap_exiting_zero(*k, walk))?;
+        let own = text(n, walk);
+        let defined = walk.defined_functions.get_or_init(|| status::defined_functions(walk.src));
+        if !simple
+            || *last != n
+            || n.next_sibling().is_some_and(|s| s.kind_name() == "&")
+            || own.contains("$(")
+            || own.contains('`')
+            || walk.aliases
+            || !defined.is_empty()
+            || !self.functions.is_empty()
+            || mentions(walk.src, &["exec", "kill", "eval", "source"])
+            || walk.src.split_whitespace().any(|w| w == ".")
+            || walk.src.matches("trap").count() != 1
+        {
+            return None;
+        }
+        match self.shell {
+            Some("bash") => {
+                Some("the script's ERR trap ends it with `exit 0` when this command fails (bash)")
+            }
+            None | Some("sh") if before[..trap_at].iter().any(|k| sets_errexit_plainly(*k, walk)) => Some(
+                "dash rejects `trap ... ERR` and `set -e` then ends the script with 1 before this runs (bash: the ERR trap exits 0)",
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the top-level statement `k` is `trap ACTION ERR` (`--` allowed, `ERR` in any case)
+/// whose ACTION, quoted without expansion, ends with `exit 0` after commands that only write
+/// output (`echo`, `printf`, `logger`, `:`, `true`).
+fn err_trap_exiting_zero(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    if k.kind_name() != "command" || k.child_by_field_name("name").map(|m| text(m, walk)) != Some("trap") {
+        return false;
+    }
+    let mut c = k.walk();
+    let mut args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    if args.first() == Some(&"--") {
+        args.remove(0);
+    }
+    let [action, conditions @ ..] = args.as_slice() else { return false };
+    let action = match action.strip_prefix('\'').and_then(|a| a.strip_suffix('\'')) {
+        Some(a) => a,
+        None => match action.strip_prefix('"').and_then(|a| a.strip_suffix('"')) {
+            Some(a) => a,
+            None => return false,
+        },
+    };
+    if conditions.is_empty()
+        || !conditions.iter().all(|c| c.eq_ignore_ascii_case("ERR"))
+        || action.contains(['$', '`', '\\', '<', '>', '|', '&', '(', ')', '\'', '"'])
+    {
+        return false;
+    }
+    let parts: Vec<&str> = action.split([';', '\n']).map(str::trim).filter(|p| !p.is_empty()).collect();
+    let Some((last, writes)) = parts.split_last() else { return false };
+    last.split_whitespace().eq(["exit", "0"])
+        && writes.iter().all(|p| {
+            let mut words = p.split_whitespace();
+            matches!(words.next(), Some("echo" | "printf" | "logger" | ":" | "true"))
+                && !words.any(|w| matches!(w, "exit" | "return" | "exec" | "kill"))
+        })
+}
+
+/// Whether the top-level statement `k` is `set` with an option word that turns errexit on
+/// (`-e`, `-eu`, `-o errexit`).
+fn sets_errexit_plainly(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    let words: Vec<&str> = text(k, walk).split_whitespace().collect();
+    k.kind_name() == "command"
+        && words.first() == Some(&"set")
+        && words.iter().enumerate().any(|(i, w)| {
+            (w.starts_with('-') && !w.starts_with("--") && *w != "-o" && w[1..].contains('e'))
+                || (*w == "-o" && words.get(i + 1) == Some(&"errexit"))
+        })
 }
 
 /// A simple command that runs no client and expands no substitution (`true`, `:`, `echo ok`,

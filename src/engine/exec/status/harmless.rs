@@ -81,7 +81,9 @@ pub(super) fn last_status_word(w: &str) -> bool {
     matches!(w.trim_matches('"'), "$?" | "${?}")
 }
 
-/// Whether text reads the status of the command before it: `$?`, `${?`, or a bare `exit`.
+/// Whether text reads the status of the command before it: `$?`, `${?`, a bare `exit`, or an
+/// `exit` of an unquoted variable (`exit $rc`, `exit ${rc}`), bare when the variable is empty
+/// or unset (bash 5.2 and dash 0.5.12: `false; exit $rc` exits 1; `exit "$rc"` exits 2).
 pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
     if t.contains("$?") || t.contains("${?") {
         return true;
@@ -93,7 +95,19 @@ pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
     let parts: Vec<&str> = t
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'))
         .collect();
-    parts.windows(2).any(|w| w[0] == "exit" && w[1].is_empty()) || parts.last() == Some(&"exit")
+    parts.iter().enumerate().any(|(i, w)| {
+        *w == "exit"
+            && parts.get(i + 1).is_none_or(|a| {
+                a.is_empty() || a.starts_with('$') && !never_empty(a, parts.get(i + 2).copied().unwrap_or(""))
+            })
+    })
+}
+
+/// Whether the expansion split as `first` and `next` (`$` and `RC:-0` of `${RC:-0}`) has a
+/// literal numeric default (`${RC:-0}`, `${RC-0}`), so is never empty (`texts::literal_defaults`).
+fn never_empty(first: &str, next: &str) -> bool {
+    first == "$"
+        && next.split_once('-').is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether every `trap` in `src` changes no status: its action is empty, `-`, or only writes

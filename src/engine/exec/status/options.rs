@@ -11,6 +11,7 @@ use tree_sitter::Node;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{leaves_state, reads_status_text};
+use super::texts::reads_caller_status;
 use super::{Rules, is_statement, text, work};
 
 /// Whether the script turns errexit on: `set -e`/`set -eu`/`set -o errexit` where a command
@@ -380,7 +381,7 @@ pub(in crate::engine::exec) struct TreeFacts<'t> {
     sets_read: usize,
     /// [`exec_only_last`].
     exec_only_last: bool,
-    /// A function body in the tree reads a status ([`status_reads_placed`]).
+    /// A function body in the tree may read the status its caller left ([`status_reads_placed`]).
     body_reads_status: bool,
     /// The `for` loops whose text reads a status ([`status_reads_placed`]).
     status_loops: Vec<Node<'t>>,
@@ -429,7 +430,10 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     let visit = |k: Node<'t>, holds_set: bool| {
         match k.kind_name() {
             "function_definition" => {
-                if reads && !body_reads_status && reads_status_text(text(k, walk)) {
+                if reads
+                    && !body_reads_status
+                    && k.child_by_field_name("body").is_none_or(|b| reads_caller_status(text(b, walk)))
+                {
                     body_reads_status = true;
                 }
                 if !defines_stateful && leaves_state(text(k, walk)) {

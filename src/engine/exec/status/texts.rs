@@ -1,6 +1,9 @@
 //! Words of a script's text the status walk's [`Rules`](super::Rules) read before any tree: an
-//! exit status with a literal default (`exit ${RC:-0}`), the functions a text defines (moved
-//! out of `status.rs`, unchanged).
+//! exit status with a literal default (`exit ${RC:-0}`) or of one variable (`exit $RC`), whether
+//! a function's body may read its caller's status, the functions a text defines (moved out of
+//! `status.rs`, unchanged).
+
+use super::reads_status_text;
 
 /// `text` with each variable expansion that has a literal numeric default, `${RC:-0}` or
 /// `${RC-0}`, replaced by its default: as an `exit`/`return` status it is never
@@ -36,6 +39,116 @@ pub(super) fn literal_defaults(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `text` with each `exit` whose status is one named variable, `$RC`, `${RC}`, `"$RC"` or
+/// `"${RC}"` (a name, not a positional or special parameter), written `exit 0`: for
+/// [`Rules`](super::Rules), a status the walk follows as it follows `${RC:-0}`
+/// ([`literal_defaults`]). A variable holds a check's status only through what the walk already
+/// judges: a `$?` read by the statement after it (`RC=$?`, followed to where `RC` is read), an
+/// assignment the check's outcome selects (`|| RC=1`, an `if` branch: coupled), or its output
+/// (a substitution: coupled). Unquoted and empty it is a bare `exit`, the last status: that
+/// `exit` reads `$?` ([`super::reads_status_text`]). s21: `curl -sf URL; echo checked; rc=$?;
+/// exit $rc` exits 0 / 0 in bash 5.2 and dash 0.5.12 and was denied.
+pub(super) fn variable_exits_as_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("exit") {
+        let from = i + "exit".len();
+        out.push_str(&rest[..from]);
+        rest = &rest[from..];
+        let word_start =
+            i == 0 || !out[..out.len() - 4].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let arg = rest.trim_start_matches([' ', '\t']);
+        if word_start
+            && arg.len() < rest.len()
+            && let Some(len) = variable_word_len(arg)
+        {
+            out.push_str(" 0");
+            rest = &arg[len..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The length of the word `$NAME`, `${NAME}`, `"$NAME"` or `"${NAME}"` at the start of `t`, when
+/// the word ends there (a blank, `;`, `&`, `|`, `)`, `}` or the end follows).
+fn variable_word_len(t: &str) -> Option<usize> {
+    let quoted = t.starts_with('"');
+    let inner = t.get(usize::from(quoted)..)?.strip_prefix('$')?;
+    let braced = inner.starts_with('{');
+    let name = &inner[usize::from(braced)..];
+    let n = name.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(name.len());
+    if n == 0 || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut len = usize::from(quoted) + 1 + usize::from(braced) + n;
+    for (wanted, close) in [(braced, '}'), (quoted, '"')] {
+        if wanted {
+            if !t[len..].starts_with(close) {
+                return None;
+            }
+            len += 1;
+        }
+    }
+    t[len..]
+        .chars()
+        .next()
+        .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '}'))
+        .then_some(len)
+}
+
+/// Whether the function body `body` (its text as written: `{ ... }` or `( ... )`) may read the
+/// status its caller left, the one of the command before the call: a status read
+/// ([`reads_status_text`]) before the body ran a command of its own. Judged conservatively: a
+/// body whose first statement is a simple command that reads none, ended by `;` or a newline
+/// (no keyword, `exit`, `return`, quote other than paired `"`, substitution, redirection,
+/// pipe, `&`, group or comment), reads only the statuses its own commands give after it.
+/// s21: `f() { curl -sf URL; echo checked; exit $?; }; f` exits 0 / 0 in bash 5.2 and dash
+/// 0.5.12, and was denied as if `$?` could be the status before `f`.
+pub(in crate::engine::exec) fn reads_caller_status(body: &str) -> bool {
+    if !reads_status_text(body) {
+        return false;
+    }
+    let Some(inner) = body.trim_start().strip_prefix(['{', '(']) else {
+        return true;
+    };
+    let inner = inner.trim_start();
+    let Some(end) = inner.find([';', '\n']) else {
+        return true;
+    };
+    let first = inner[..end].trim();
+    let plain = first
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b" \t-_./:=,@%+$\"".contains(&b) || b == b'{' || b == b'}')
+        && first.bytes().filter(|b| *b == b'"').count() % 2 == 0
+        && !first.split_whitespace().any(|w| w == "{" || w == "}");
+    let name = first.split_whitespace().next().unwrap_or("");
+    let keyword = matches!(
+        name,
+        "if" | "then"
+            | "else"
+            | "elif"
+            | "fi"
+            | "do"
+            | "done"
+            | "case"
+            | "esac"
+            | "while"
+            | "until"
+            | "for"
+            | "in"
+            | "function"
+            | "select"
+            | "time"
+            | "coproc"
+            | "exit"
+            | "return"
+            | "break"
+            | "continue"
+    );
+    !plain || keyword || first.is_empty() || reads_status_text(first)
 }
 
 /// The names of the functions `src` defines (`name() ...`, `function name ...`), at the start of
@@ -122,7 +235,9 @@ fn blank_single_quoted(src: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{defined_functions, literal_defaults, shadowing_call};
+    use super::{
+        defined_functions, literal_defaults, reads_caller_status, shadowing_call, variable_exits_as_literal,
+    };
 
     #[test]
     fn only_a_named_variable_s_literal_numeric_default_is_read_as_the_status() {
@@ -140,6 +255,49 @@ mod tests {
             ),
         ] {
             assert_eq!(literal_defaults(text), read, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_body_reads_its_caller_s_status_only_before_a_command_of_its_own() {
+        for (body, reads) in [
+            ("{ echo x; exit $?; }", false),
+            ("{ curl -sf http://db:80/x; rc=$?; exit $rc; }", false),
+            ("(\n  x=1\n  exit $?\n)", false),
+            ("{ echo \"$HOST\"; [ $? -eq 0 ]; }", false),
+            ("{ echo x; }", false),
+            // Read first, or after no sure command: a `$?` in the first statement (also past a
+            // `;` in quotes), a keyword, `exit`/`return`, a group, a comment, no separator.
+            ("{ rc=$?; echo x; exit $rc; }", true),
+            ("{ [ $? -eq 0 ] || exit 1; }", true),
+            ("{ echo \"x;$?\"; }", true),
+            ("{ for i in 1; do [ $? -eq 0 ]; done; }", true),
+            ("{ return\n echo $?; }", true),
+            ("{ { echo; }; echo $?; }", true),
+            ("{ # c;\n echo $?; }", true),
+            ("{ echo $(f); echo $?; }", true),
+            ("{ exit $rc; }", true),
+            ("if true; then echo $?; fi", true),
+        ] {
+            assert_eq!(reads_caller_status(body), reads, "{body}");
+        }
+    }
+
+    #[test]
+    fn an_exit_of_one_named_variable_reads_as_a_literal_status() {
+        for (text, read) in [
+            ("c; rc=$?; exit $rc", "c; rc=$?; exit 0"),
+            ("exit ${rc}; exit \"$rc\"\nexit \"${rc}\"", "exit 0; exit 0\nexit 0"),
+            ("f() { exit $RC_2; }; exit\t$rc|| x", "f() { exit 0; }; exit 0|| x"),
+            // Kept: a positional or special parameter, a default, a longer word, another name
+            // that ends in `exit`, no blank.
+            ("exit $1; exit $?; exit $#; exit ${rc:-1}", "exit $1; exit $?; exit $#; exit ${rc:-1}"),
+            (
+                "exit $rc$x; exit ${rc; exit \"$rc; exit $rc/2; myexit $rc; exit$rc",
+                "exit $rc$x; exit ${rc; exit \"$rc; exit $rc/2; myexit $rc; exit$rc",
+            ),
+        ] {
+            assert_eq!(variable_exits_as_literal(text), read, "{text}");
         }
     }
 
