@@ -37,16 +37,6 @@ fn java(path: &str, delay: u32, period: u32, threshold: u32) -> Value {
             "periodSeconds": period, "failureThreshold": threshold, "timeoutSeconds": 3}}))
 }
 
-/// The warnings `/validate` returns for a Pod CREATE (a finding that patches nothing is a warning
-/// there, not at `/mutate`).
-fn validate_warnings(doc: &Value) -> Vec<String> {
-    let body = serde_json::to_vec(&common::review("CREATE", doc, None, "s21v")).unwrap();
-    let request = admission::parse_review(&body).unwrap();
-    let decision = admission::review(&Policy::default(), None, Endpoint::Validate, &request).unwrap();
-    assert!(decision.review.response.allowed);
-    decision.review.response.warnings.unwrap_or_default()
-}
-
 /// `/mutate` on a Pod CREATE: the response, and the Pod with its patch applied (RFC 6902,
 /// strictly) and parsed back as a Pod.
 fn mutate(doc: &Value, cms: Option<&StaticConfigMaps>) -> (admission::Decision, Value) {
