@@ -434,7 +434,9 @@ pub fn break_it_shapes(script: &str, secret: &str) -> Vec<Vec<String>> {
     out
 }
 
+mod display;
 mod shown;
+pub(crate) use display::*;
 pub(crate) use shown::*;
 
 #[cfg(test)]
