@@ -448,6 +448,13 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest, ReviewError> {
     if json_containers_over(body, MAX_JSON_CONTAINERS) {
         return Err(ReviewError::TooManyValues);
     }
+    // serde reads a struct from a JSON array too (its fields in order): `["AdmissionReview"]`
+    // would be an AdmissionReview whose apiVersion is "AdmissionReview" (break-it pass s21).
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Err(ReviewError::Malformed(
+            "invalid type: array, expected an AdmissionReview object (a JSON object with apiVersion, kind and request)".into(),
+        ));
+    }
     // One pass over the body when it can be: the object read as its kind on the way. Whatever
     // that pass does not accept is read again as before (the envelope, then the object), so
     // that every error is the one it always was.
@@ -1535,6 +1542,10 @@ mod tests {
             error(b"null"),
             "the body is not an AdmissionReview: invalid type: null, expected an AdmissionReview object at line 1 column 4"
         );
+        // An array is not read as the struct's fields in order (break-it pass s21).
+        let array = "the body is not an AdmissionReview: invalid type: array, expected an AdmissionReview object (a JSON object with apiVersion, kind and request)";
+        assert_eq!(error(br#"["AdmissionReview"]"#), array);
+        assert_eq!(error(b" \n [1,2]"), array);
         let kind = error(
             br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":"Pod","operation":"CREATE"}}"#,
         );
