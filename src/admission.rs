@@ -1026,7 +1026,12 @@ pub fn review_with_configmaps(
             for f in evaluation.findings.iter().filter(|f| matches!(f.action, Action::Deny | Action::Warn)) {
                 reported.push(f);
                 let text = f.describe();
-                if audit {
+                if audit && f.action == Action::Deny {
+                    // Said in so many words: without it a would-be denial reads like any warning,
+                    // and a team rolling out in audit cannot tell from kubectl which objects enforce
+                    // would refuse (fresh-user pass, s22).
+                    warnings.push(format!("probegate [audit]: would deny: {text}"));
+                } else if audit {
                     warnings.push(format!("probegate [audit]: {text}"));
                 } else if f.action == Action::Warn {
                     warnings.push(format!("probegate: {text}"));

@@ -64,6 +64,43 @@ fn audit_mode_warnings_say_what_would_be_patched() {
     assert!(r.patch.is_some() && r.warnings.is_none(), "{r:?}");
 }
 
+/// A Pod whose container `app` runs `pg_isready` against another host in its liveness probe (a
+/// `liveness-dependency` deny in enforce), and whose container `cache` checks Redis with its failure
+/// ignored (a `liveness-dependency` warning).
+fn coupled_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": [{
+        "name": "app", "image": "img",
+        "livenessProbe": {"exec": {"command": ["pg_isready", "-h", "orders-db.prod.svc"]}}
+    }, {
+        "name": "cache", "image": "img",
+        "livenessProbe": {"exec": {"command": ["sh", "-c", "redis-cli -h redis.cache.svc ping || exit 0"]}}
+    }]}})
+}
+
+#[test]
+fn audit_mode_says_which_warnings_enforce_would_deny() {
+    let audit =
+        policy::parse("apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nmode: audit\n", "p.yaml")
+            .unwrap();
+    let r = respond(&audit, Endpoint::Validate, &coupled_pod());
+    assert!(r.allowed, "{r:?}");
+    let warnings = r.warnings.unwrap();
+    let deny = warnings.iter().find(|w| w.contains("container app:")).expect("a warning on container app");
+    assert!(deny.starts_with("probegate [audit]: would deny: container app: livenessProbe"), "{deny}");
+    let others: Vec<_> = warnings.iter().filter(|w| !w.contains("container app:")).collect();
+    assert!(others.iter().any(|w| w.contains("container cache:")), "{warnings:?}");
+    for w in others {
+        assert!(w.starts_with("probegate [audit]: ") && !w.contains("would deny"), "{w}");
+    }
+    // Enforce denies the same object, with the same text.
+    let r = respond(&Policy::default(), Endpoint::Validate, &coupled_pod());
+    let message = r.status.unwrap().message;
+    assert!(
+        !r.allowed && message.contains(deny.trim_start_matches("probegate [audit]: would deny: ")),
+        "{message}"
+    );
+}
+
 #[test]
 fn audit_mode_keeps_the_plain_message_where_nothing_would_be_patched() {
     // A 30 s grace period leaves no room for a 60 s sleep: enforce would not patch either.
