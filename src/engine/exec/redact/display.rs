@@ -1,10 +1,11 @@
 //! The display forms of a redacted command ([`redact_command`], [`redact_as_written`]) and the
 //! word reading the redaction shows a text by ([`display_words`], [`quote_word`]): they quote,
-//! join and cut what [`redact_argv`] returned, and never redact on their own.
+//! join and cut what [`redact_argv`] returned, and never redact on their own (a script's start cut
+//! from a longer one is first passed through [`redact_cut_assignments`]).
 
 use std::ops::Range;
 
-use super::shown::{POSITIONAL_SHOWN, is_operator, redact_argv};
+use super::shown::{POSITIONAL_SHOWN, is_operator, redact_argv, redact_cut_assignments};
 
 /// Quote a word for display when it contains whitespace or quotes (or is empty).
 pub(super) fn quote_word(w: &str) -> String {
@@ -134,7 +135,8 @@ pub(crate) fn head_at_blank(text: &str, chars: usize) -> Option<&str> {
 /// words re-joined (`sh -c 'redis-cli -a *** ping'`), about `max_chars` of it; other arguments
 /// quoted where needed. A script longer than `2 * max_chars` characters is cut at a blank before
 /// it is redacted (the whole text of a long script costs more to split than the rest of the
-/// evaluation), the cut word dropped, so that no part of a secret is left to show.
+/// evaluation), the cut word dropped, so that no part of a secret is left to show, and the values
+/// of the variables it sets are all shown as `***` (where they are used is past the cut).
 pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
     let after_c = |k: usize| k > 0 && is_script_flag(&argv[k - 1]) && !argv[k - 1].starts_with('/');
     let mut cut = vec![false; argv.len()];
@@ -144,7 +146,7 @@ pub(crate) fn redact_command(argv: &[String], max_chars: usize) -> String {
         .map(|(k, a)| match head_at_blank(a, 2 * max_chars) {
             Some(head) if after_c(k) => {
                 cut[k] = true;
-                head.to_string()
+                redact_cut_assignments(head)
             }
             _ => a.clone(),
         })

@@ -167,6 +167,31 @@ struct Word<'a> {
     operator: bool,
 }
 
+/// The start of a script cut from a longer text ([`redact_command`] cuts long scripts before it
+/// redacts them), with the value of every variable assignment in it replaced (`P=pw;` shown as
+/// `P=***;`, a quoted value `P="a b"` whole). Whether a variable holds a secret is known only from
+/// where the script uses it, and that may be past the cut (break-it pass, s22: `P=pw; A=...; ...
+/// mysql -p$P` showed `P=pw` in the `unresolved-scripts` annotation of a script whose analysis an
+/// expansion bound stopped). [`redact_argv`] still redacts the result as a command's.
+pub(crate) fn redact_cut_assignments(head: &str) -> String {
+    let mut out = String::with_capacity(head.len());
+    let mut copied = 0;
+    for (value, range, operator) in display_words(head) {
+        let Some((name, rest)) = value.split_once('=') else { continue };
+        let variable = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if operator || rest.is_empty() || !variable {
+            continue;
+        }
+        out.push_str(&head[copied..range.start]);
+        out.push_str(name);
+        out.push_str("=***");
+        copied = range.end;
+    }
+    out.push_str(&head[copied..]);
+    out
+}
+
 /// THE entry point: each argument of a command as it may be shown, with its credentials replaced
 /// by `***`, one entry per argument, unquoted, as written otherwise. Redacted: the credential
 /// flags of the clients the command names ([`PASSWORD_FLAGS`]; `--password=X`, `--pass X`),

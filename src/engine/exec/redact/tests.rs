@@ -1,5 +1,5 @@
 use super::super::{ExecEnv, Options, analyze};
-use super::shown::is_operator;
+use super::shown::{is_operator, redact_cut_assignments};
 use super::*;
 use proptest::prelude::*;
 use std::ops::Range;
@@ -638,4 +638,35 @@ proptest! {
     ) {
         prop_assert_eq!(super::shown::program_names(&texts), program_names_by_chars(&texts), "{:?}", texts);
     }
+}
+
+/// Break-it pass (s22): a password set in a variable at a long script's start and used past the
+/// cut `redact_command` makes (`-p$P` at its end) was shown in the `unresolved-scripts` note when
+/// an expansion bound stopped the analysis. Every value set in a cut start is shown as `***`; a
+/// short script is still redacted only where its secrets are.
+#[test]
+fn a_variable_set_before_the_cut_of_a_long_script_is_never_shown() {
+    let secret = "S3cr3tPW";
+    let expanding = "A=xxxxxxxxxxxxxxxx; B=$A$A$A$A$A$A$A$A; C=$B$B$B$B$B$B$B$B; D=$C$C$C$C$C$C$C$C; \
+                     E=$D$D$D$D$D$D$D$D; F=$E$E$E$E$E$E$E$E; G=$F$F$F$F$F$F$F$F";
+    for set in [format!("P={secret}"), format!("P=\"{secret} x\""), format!("export P='{secret}'")] {
+        let script = format!("{set}; {expanding}; mysql -p$P -h db.prod.svc $G");
+        let argv = argv(&["sh", "-c", &script]);
+        let outcome = analyze(&argv, &ExecEnv::default(), &Options::default());
+        assert!(outcome.dependency.is_none(), "{script}");
+        assert!(outcome.unresolved.iter().any(|u| u.over_bound), "{script}: {:?}", outcome.unresolved);
+        let mut shown = vec![redact_command(&argv, 80), redact_command(&argv, 30)];
+        shown.extend(outcome.unresolved.iter().map(|u| u.path.clone()));
+        for text in shown {
+            assert!(!text.contains(secret), "{script} shows {text:?}");
+            assert!(text.contains("P=***"), "{script} shows {text:?}");
+        }
+    }
+    // Short: the whole script is read, and only the secret goes.
+    let shown = redact_command(&argv(&["sh", "-c", "H=db; pg_isready -h $H"]), 80);
+    assert_eq!(shown, "sh -c 'H=db; pg_isready -h $H'");
+    assert_eq!(
+        redact_cut_assignments("a=1 b=\"x y\"; c= ; echo d=e|f=g"),
+        "a=*** b=***; c= ; echo d=***|f=***"
+    );
 }
