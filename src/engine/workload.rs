@@ -277,6 +277,9 @@ where
 #[derive(Deserialize)]
 #[serde(expecting = "a Pod (an object with metadata and spec)")]
 struct PodShape {
+    /// The object's own `kind`, when it says: it must be the kind it is read as.
+    #[serde(default)]
+    kind: Option<String>,
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<PodSpec>,
@@ -285,6 +288,9 @@ struct PodShape {
 #[derive(Deserialize)]
 #[serde(expecting = "a workload object (with metadata and spec)")]
 struct TemplateShape {
+    /// The object's own `kind`, when it says (a CronJob's `jobTemplate` has none).
+    #[serde(default)]
+    kind: Option<String>,
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<TemplateHolder>,
@@ -308,6 +314,9 @@ struct LeanTemplate {
 #[derive(Deserialize)]
 #[serde(expecting = "a CronJob (an object with metadata and spec)")]
 struct CronJobShape {
+    /// The object's own `kind`, when it says: it must be the kind it is read as.
+    #[serde(default)]
+    kind: Option<String>,
     #[serde(default, deserialize_with = "null_as_default")]
     metadata: ObjectMeta,
     spec: Option<CronJobSpecShape>,
@@ -408,9 +417,25 @@ impl Workload {
         D: serde::Deserializer<'de>,
     {
         let no_spec = |path| Err(WorkloadError::NoPodSpec { kind: kind.as_str(), path });
+        // An object whose own `kind` is another one (`request.kind` Pod with a Deployment in
+        // `object`: break-it pass, s22, it read as a Pod with no containers and was admitted
+        // untouched) is not read as this kind. Its value is not repeated.
+        let other_kind = |own: &Option<String>| {
+            own.as_deref().is_some_and(|k| k != kind.as_str()).then(|| WorkloadError::Invalid {
+                kind: kind.as_str(),
+                field: "kind".to_string(),
+                source: <serde_json::Error as serde::de::Error>::custom(format!(
+                    "the object's own kind is not {}",
+                    kind.as_str()
+                )),
+            })
+        };
         Ok(match kind {
             WorkloadKind::Pod => {
                 let shape = PodShape::deserialize(de)?;
+                if let Some(e) = other_kind(&shape.kind) {
+                    return Ok(Err(e));
+                }
                 match shape.spec {
                     Some(spec) => {
                         Ok(Workload { kind, metadata: shape.metadata, template_metadata: None, spec })
@@ -420,6 +445,9 @@ impl Workload {
             }
             WorkloadKind::CronJob => {
                 let shape = CronJobShape::deserialize(de)?;
+                if let Some(e) = other_kind(&shape.kind) {
+                    return Ok(Err(e));
+                }
                 let template =
                     shape.spec.and_then(|s| s.job_template).and_then(|j| j.spec).and_then(|s| s.template);
                 match template {
@@ -434,6 +462,9 @@ impl Workload {
             }
             _ => {
                 let shape = TemplateShape::deserialize(de)?;
+                if let Some(e) = other_kind(&shape.kind) {
+                    return Ok(Err(e));
+                }
                 match shape.spec.and_then(|s| s.template) {
                     Some(LeanTemplate { metadata, spec: Some(spec) }) => Ok(Workload {
                         kind,
@@ -550,6 +581,43 @@ mod tests {
 
     /// s20: a wrong shape named the parser's own types (`expected struct PodShape`,
     /// `LeanTemplate`); the message names the Kubernetes object expected instead.
+    /// Break-it pass (s22): `request.kind` Pod carrying a Deployment was read as a Pod with no
+    /// containers (admitted untouched); the reverse was already refused. An object without a
+    /// `kind` is read as the kind asked for.
+    #[test]
+    fn an_object_of_another_kind_is_not_read_as_this_one() {
+        let deployment = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[]}}}}"#;
+        let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}}"#;
+        let cronjob =
+            r#"{"kind":"CronJob","spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[]}}}}}}"#;
+        for (kind, json) in [
+            (WorkloadKind::Pod, deployment),
+            (WorkloadKind::Deployment, pod),
+            (WorkloadKind::StatefulSet, deployment),
+            (WorkloadKind::CronJob, deployment),
+            (WorkloadKind::Job, cronjob),
+        ] {
+            let e = Workload::from_json(kind, json).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "the object is not a valid {}: kind: the object's own kind is not {}",
+                    kind.as_str(),
+                    kind.as_str()
+                )
+            );
+        }
+        for (kind, json) in [
+            (WorkloadKind::Pod, pod),
+            (WorkloadKind::Deployment, deployment),
+            (WorkloadKind::CronJob, cronjob),
+        ] {
+            assert!(Workload::from_json(kind, json).is_ok(), "{json}");
+        }
+        let no_kind = r#"{"spec":{"containers":[]}}"#;
+        assert!(Workload::from_json(WorkloadKind::Pod, no_kind).is_ok());
+    }
+
     #[test]
     fn a_wrong_shape_is_named_in_kubernetes_terms() {
         for (kind, json, expected) in [
