@@ -454,6 +454,14 @@ impl Run<'_, '_> {
         if matches!(inner, "$?" | "${?}") {
             return Some(self.status.to_string());
         }
+        // `$(echo rc)`: the literal it writes (no function of the script is named `echo`).
+        if let Some(x) = inner.strip_prefix("$(echo ").and_then(|x| x.strip_suffix(')'))
+            && !x.is_empty()
+            && x.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !self.rules.functions.iter().any(|f| f == "echo")
+        {
+            return Some(x.to_string());
+        }
         if let Some(name) = inner.strip_prefix('$') {
             let name = name.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(name);
             // `${rc:-0}`, `${rc-0}` of a variable the replay assigned (POSIX, 2.6.2 "Parameter
@@ -517,7 +525,7 @@ impl Run<'_, '_> {
                 let held = if let Some(e) = t.strip_prefix("((").and_then(|x| x.strip_suffix("))")) {
                     self.arith(e).map(|v| v != 0)
                 } else if let Some(e) = t.strip_prefix("[[").and_then(|x| x.strip_suffix("]]")) {
-                    self.test(&e.split_whitespace().collect::<Vec<_>>())
+                    self.test(&echo_words(e))
                 } else if let Some(e) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
                     self.single_test(&e.split_whitespace().collect::<Vec<_>>())
                 } else {
@@ -715,6 +723,29 @@ impl Run<'_, '_> {
     fn names_a_var(&self, t: &str) -> bool {
         self.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]))
     }
+}
+
+/// The blank-separated words of `[[ ]]`'s text `e`, with `$(echo WORD)` (split at its blank)
+/// kept as one word.
+fn echo_words(e: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let words: Vec<(usize, &str)> =
+        e.split_whitespace().map(|w| (w.as_ptr() as usize - e.as_ptr() as usize, w)).collect();
+    let mut i = 0;
+    while i < words.len() {
+        let (at, w) = words[i];
+        match words.get(i + 1) {
+            Some((next_at, next)) if w == "$(echo" && next.ends_with(')') && !next.contains('(') => {
+                out.push(&e[at..next_at + next.len()]);
+                i += 2;
+            }
+            _ => {
+                out.push(w);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// `t` with each `exit $(( ... ))` whose expression holds only `$?`, decimal numbers and

@@ -46,7 +46,15 @@ impl Run<'_, '_> {
             ["(", inner @ .., ")"] if !inner.is_empty() => self.test(inner),
             [a, op, b] => {
                 let (a, b) = (self.word(a)?, self.word(b)?);
-                let int = |x: &str| x.parse::<i64>().ok();
+                // An operand of `-eq` ... is an arithmetic expression in `[[ ]]` (bash manual,
+                // "Bash Conditional Expressions": "evaluated as arithmetic expressions"), so a
+                // name is its variable's value (s22: `rc=$?; [[ rc -eq 0 ]]` and `[[ $(echo rc)
+                // -eq 0 ]]` exit 0 / 1 in bash 5.2); a name the replay does not hold is a doubt.
+                let int = |x: &str| {
+                    x.parse::<i64>().ok().or_else(|| {
+                        super::super::super::context::is_ident(x).then(|| self.arith(x)).flatten()
+                    })
+                };
                 Some(match *op {
                     "=" | "==" => a == b,
                     "!=" => a != b,
