@@ -444,7 +444,8 @@ impl Ctx<'_> {
                 self.last_output_file = Some(self.render_lit(file));
             }
             if args.first().is_some_and(|a| a == "trap") {
-                self.trap_seen = Some(exits::exit_zero_trap(&args[1..]));
+                self.trap_seen =
+                    Some(exits::exit_zero_trap(&args[1..]) || self.exit_zero_handler(&args[1..]));
             }
             if self.builtin_assigns(&args) {
                 return Step::Next;

@@ -84,10 +84,11 @@ pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
-pub(super) use harmless::{harmless_traps, leaves_state};
+pub(super) use harmless::leaves_state;
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use texts::{defined_functions, reads_caller_status, shadowing_call};
 use texts::{literal_defaults, variable_exits_as_literal};
+pub(super) use traps::{exits_zero_handler, harmless_traps};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
@@ -220,8 +221,10 @@ pub(super) fn rules(
     let tokens = unquoted
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'));
     let statuses_literal = !names_a_status
+        // (`trap 'echo failed; exit 0' ERR`: a quote closing after the status, s22.)
         || tokens.clone().zip(tokens.skip(1)).all(|(w, status)| match w {
             "exit" => {
+                let status = status.strip_suffix(['\'', '"']).unwrap_or(status);
                 status.is_empty() || last_status_word(status) || status.bytes().all(|b| b.is_ascii_digit())
             }
             "return" => !status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()),

@@ -76,6 +76,28 @@ pub(super) fn exit_zero_trap(args: &[String]) -> bool {
         })
 }
 
+impl super::Ctx<'_> {
+    /// Whether the words after `trap` set the EXIT trap to a call of a function of the script,
+    /// defined for certain where the `trap` runs (not in a region that may not have run), every
+    /// definition of which ends with `exit 0` (`status::exits_zero_handler`), in a script that
+    /// never names `unset` (`unset -f` would leave the call to fail): as [`exit_zero_trap`].
+    pub(super) fn exit_zero_handler(&self, args: &[String]) -> bool {
+        let args = match args.first() {
+            Some(a) if a == "--" => &args[1..],
+            _ => args,
+        };
+        let (Some(script), Some((name, conditions))) = (self.texts.last(), args.split_first()) else {
+            return false;
+        };
+        conditions.iter().any(|c| c.eq_ignore_ascii_case("exit") || c == "0")
+            && super::super::context::is_ident(name)
+            && self.functions.iter().any(|(f, _)| f == name)
+            && !self.uncertain_functions.contains(name)
+            && !super::super::flow::mentions(script, &["unset"])
+            && super::super::status::exits_zero_handler(script, name)
+    }
+}
+
 /// Whether an EXIT trap set in `script` (the probe's own script) holds to its end: `trap` is
 /// named once (no other trap resets it), and nothing ends the shell without running it or runs
 /// code not seen here (`exec PROGRAM` replaces the shell, `kill` may end it by a signal,
@@ -169,6 +191,7 @@ impl super::Ctx<'_> {
             // `${1:-0}`, `${1-0}`: a positional parameter's literal numeric default, its value when
             // unset (`exit ${1:-0}` of `sh -c SCRIPT` exits 0; a named variable's default is
             // `status::texts::literal_defaults`'s).
+            let colon = name.contains(":-");
             let (name, default) = match name.split_once(":-").or_else(|| name.split_once('-')) {
                 Some((n, d))
                     if n.len() == 1
@@ -180,7 +203,10 @@ impl super::Ctx<'_> {
                 }
                 _ => (name, None),
             };
-            if name.is_empty() || !self.certainly_unset(name, script) {
+            // (`${1:-0}` of a `$1` given empty, `sh -c '...; exit ${1:-0}' name ''`, is its
+            // default too: s22, bash 5.2 and dash 0.5.12 exit 0 / 0.)
+            let empty = colon && default.is_some() && self.certainly_empty(name, script);
+            if name.is_empty() || !(empty || self.certainly_unset(name, script)) {
                 continue;
             }
             let text = out.get_or_insert_with(|| script.to_string());
@@ -192,6 +218,16 @@ impl super::Ctx<'_> {
             text.replace_range(word_at..word_at + word.len(), &replacement);
         }
         out.map_or(std::borrow::Cow::Borrowed(script), std::borrow::Cow::Owned)
+    }
+
+    /// Whether positional parameter `name` (`1` to `9`) was given to the shell as the empty
+    /// string, in a `script` that defines no function and runs no `set` (either may change it).
+    fn certainly_empty(&self, name: &str, script: &str) -> bool {
+        let Ok(n) = name.parse::<usize>() else { return false };
+        n > 0
+            && self.positional.as_ref().and_then(|p| p.get(n - 1)).is_some_and(String::is_empty)
+            && !super::defines_function(script)
+            && !super::super::flow::mentions(script, &["set", "shift"])
     }
 
     /// Whether variable or positional parameter `name` is certainly unset in `script`

@@ -13,9 +13,9 @@ use super::super::context::basename;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
-    call_words, harmless, harmless_after, harmless_substitution, harmless_text, next_reads_status,
-    plain_command, plain_commands, plain_text_commands, reads_only_output, reads_status_text,
-    without_harmless_substitutions,
+    call_words, harmless, harmless_after, harmless_substitution, harmless_text, naming_words,
+    next_reads_status, plain_command, plain_commands, plain_text_commands, reads_only_output,
+    reads_status_text, without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
 use super::{
@@ -373,14 +373,11 @@ pub(super) fn named_by_count(target: &str, own: &str, walk: &Walk<'_>) -> bool {
     let name = unquoted(target);
     let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     let own = unquoted(own);
-    let own_words: Vec<&str> =
-        own.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))).collect();
+    let own_words = naming_words(&own);
     with_facts(*root, walk, |facts| {
         let words = facts.words.get_or_init(|| {
             let mut counts = std::collections::HashMap::new();
-            for w in unquoted(walk.src)
-                .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
-            {
+            for w in naming_words(&unquoted(walk.src)) {
                 *counts.entry(w.to_string()).or_insert(0usize) += 1;
             }
             counts

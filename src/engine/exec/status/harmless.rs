@@ -1,7 +1,7 @@
 //! What may follow or surround a check without making its failure the script's: whether a
 //! command (or the rest of the script) is harmless, running only output and clients, writing no
 //! file named again, changing no shell state (`harmless`, `harmless_after`, `plain_commands`,
-//! `harmless_text`); whether a `trap` only prints or removes files (`harmless_traps`); whether a
+//! `harmless_text`); whether a `trap` only prints or removes files (`traps::harmless_traps`); whether a
 //! status read (`$?`, `ret=$?`) or a variable assigned from the check only reaches output
 //! (`next_reads_status`, `only_echoed`, `unread_assignment`); whether an `if`'s branches do the
 //! same (`selection_is_harmless`, `same_writes`); and whether a function's body leaves state
@@ -108,102 +108,6 @@ pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
 fn never_empty(first: &str, next: &str) -> bool {
     first == "$"
         && next.split_once('-').is_some_and(|(_, d)| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Whether every `trap` in `src` changes no status: its action is empty, `-`, or only writes
-/// output or removes files (`trap 'rm -f /tmp/x' EXIT`, `trap '' TERM`), with no expansion; an
-/// `ERR`, `DEBUG` or `RETURN` trap (run between the script's commands) only writes output. An
-/// EXIT trap's status is not the script's (bash manual, "Bourne Shell Builtins", `trap`; dash
-/// the same), and a signal's trap runs on that signal only. Checked with bash 5.2 and dash 0.5.12
-/// (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`).
-pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool {
-    let bytes = src.as_bytes();
-    let mut from = 0;
-    while let Some(i) = src[from..].find("trap").map(|i| i + from) {
-        from = i + 4;
-        let before = src[..i].trim_end_matches([' ', '\t']);
-        let starts = before.is_empty()
-            || before.ends_with([';', '\n', '&', '|', '{', '('])
-            || before.ends_with("then")
-            || before.ends_with("do")
-            || before.ends_with("else");
-        let after = bytes.get(i + 4).copied();
-        let word_end = after.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
-        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
-        if !(word_start && word_end) {
-            continue;
-        }
-        if !starts {
-            return false;
-        }
-        // The words of the command, up to an unquoted separator.
-        let mut args: Vec<String> = Vec::new();
-        let mut cur = String::new();
-        let mut in_word = false;
-        let mut quote: Option<char> = None;
-        let mut end = src.len();
-        for (j, c) in src[i + 4..].char_indices() {
-            match quote {
-                Some(q) if c == q => quote = None,
-                Some('"') if matches!(c, '$' | '`' | '\\') => return false,
-                Some(_) => cur.push(c),
-                None if matches!(c, '\'' | '"') => {
-                    quote = Some(c);
-                    in_word = true;
-                }
-                None if matches!(c, '$' | '`' | '\\' | '<' | '>' | '(' | ')') => return false,
-                None if matches!(c, ';' | '\n' | '&' | '|' | '}') => {
-                    end = i + 4 + j;
-                    break;
-                }
-                None if c.is_whitespace() => {
-                    if in_word {
-                        args.push(std::mem::take(&mut cur));
-                        in_word = false;
-                    }
-                }
-                None => {
-                    cur.push(c);
-                    in_word = true;
-                }
-            }
-        }
-        if quote.is_some() {
-            return false;
-        }
-        if in_word {
-            args.push(cur);
-        }
-        from = from.max(end);
-        if args.first().is_some_and(|a| matches!(a.as_str(), "-p" | "-l")) {
-            continue;
-        }
-        let Some((action, signals)) = args.split_first() else {
-            continue;
-        };
-        let action = action.as_str();
-        let between = signals.iter().any(|s| {
-            matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "ERR" | "DEBUG" | "RETURN")
-        });
-        let commands_ok = action.split([';', '\n']).all(|c| {
-            let words: Vec<&str> = c.split_whitespace().collect();
-            match words.first() {
-                None => true,
-                Some(&("echo" | "printf" | "logger" | ":" | "true")) => {
-                    file_targets(c).is_empty()
-                        && !c.contains(['<', '|'])
-                        && !c.contains("&-")
-                        && !words.get(1).is_some_and(|w| w.starts_with("-v"))
-                }
-                Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
-                _ => super::traps::harmless_handler(src, c, between, errexit),
-            }
-        });
-        if !(action == "-" || commands_ok) {
-            return false;
-        }
-    }
-    true
 }
 
 /// Whether the status of `cond` (an `if`/`elif` condition) choosing which part of `construct`
@@ -466,16 +370,49 @@ pub(super) fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -
     }
     rest.push_str(src.get(from..).unwrap_or(""));
     let rest = unquoted(&rest);
+    // (`$?` is no glob: s22, `rc=$?; echo $rc > /tmp/rc`.)
+    let globs = rest.replace("$?", "").replace("${?}", "").contains(['*', '?', '[']);
     if mentions(&rest, &["cd", "pushd", "popd"])
-        || rest.contains(['*', '?', '['])
+        || globs
         || (rest.contains('{') && (rest.contains(',') || rest.contains("..")))
     {
         return true;
     }
     let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
-    let words: Vec<&str> =
-        rest.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))).collect();
+    let words = naming_words(&rest);
     parts.iter().rev().take(2).any(|p| words.contains(p))
+}
+
+/// The words of `t` (runs of ASCII letters, digits, `_`, `.`, `-`) that may name a file: all but
+/// a variable's name where it is expanded (`$rc`, `${rc`) or assigned (`rc=` at a word's start).
+/// s22: `pg_isready -h db; rc=$?; echo $rc > /tmp/rc; exit` names the file `/tmp/rc` once (it
+/// exits 0 / 0 in bash 5.2 and dash 0.5.12); `cat rc` after a `cd /tmp` would name it (`cd`
+/// counts as naming every file: [`named_elsewhere`]).
+pub(super) fn naming_words(t: &str) -> Vec<&str> {
+    let b = t.as_bytes();
+    let in_word = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !in_word(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && in_word(b[i]) {
+            i += 1;
+        }
+        let word = &t[start..i];
+        let before = start.checked_sub(1).map(|j| b[j]);
+        let expanded = before == Some(b'$') || before == Some(b'{') && start >= 2 && b[start - 2] == b'$';
+        let assigned = b.get(i) == Some(&b'=')
+            && before.is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b';' | b'&' | b'|' | b'('))
+            && super::super::context::is_ident(word);
+        if !(expanded || assigned) {
+            out.push(word);
+        }
+    }
+    out
 }
 
 /// Whether the statement after `at` reads `at`'s status (`$?`, `${?}`, a bare `exit`, anywhere
@@ -495,7 +432,7 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
     }
     // (`rc=$? <<EOF` too: a here-document without a substitution is no read.)
     let followed = !rules.called
-        && super::tree::assignment_under_heredocs(next, walk).is_some_and(|a| {
+        && super::tree::assignment_under_heredocs(next, walk, &rules.functions).is_some_and(|a| {
             a.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
                 && a.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
         });

@@ -21,11 +21,12 @@ use tree_sitter::Node;
 
 use super::super::clients::find_client;
 use super::super::flow::mentions;
-use super::super::script::{arithmetic, test_expression};
 use super::super::shell::Walk;
 use super::harmless::{reads_status_text, writes_a_named_file};
 use super::{Rules, is_statement, siblings_after, text};
 
+mod eval;
+mod fixed;
 mod later;
 use later::status_subject_of;
 
@@ -82,6 +83,14 @@ struct Run<'w, 't> {
     /// replay assigned (`pg_isready -h localhost`): where it starts, and the variables it holds
     /// that the script assigns again before it reads them ([`Run::dead_at`]).
     dead: Option<(usize, Vec<String>)>,
+    /// The variables the script sets to a literal before the check and never again
+    /// (`fixed::constants`).
+    fixed: &'w [(String, String)],
+    /// This replay takes an `echo` to an unread file as failing to write (status 1: a read-only
+    /// root filesystem), not succeeding (0): `fixed`.
+    write_fails: bool,
+    /// The replay ran such an `echo`, so the other write outcome must be replayed too.
+    wrote: bool,
 }
 
 /// Whether the replay may run on this script: no errexit or pipefail anywhere (`set` not named),
@@ -156,13 +165,41 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
     if cmd.kind_name() != "command" {
         return None;
     }
+    let fixed = fixed::constants(n, walk);
+    // Each write to an unread file succeeds, then (when the replays ran one) each fails: a
+    // coupling in either stands, and a doubt in either is one.
+    let (first, wrote) = verdict_with(n, cmd, walk, rules, &fixed, false)?;
+    if !wrote {
+        return Some(first);
+    }
+    let (second, _) = verdict_with(n, cmd, walk, rules, &fixed, true)?;
+    Some(match (first, second) {
+        (Verdict::Coupled, _) | (_, Verdict::Coupled) => Verdict::Coupled,
+        (Verdict::Discarded(REPLAYED, top), Verdict::Discarded(REPLAYED, _)) => {
+            Verdict::Discarded(REPLAYED, top)
+        }
+        (Verdict::Discarded(_, top), _) => Verdict::Discarded(REPLAY_DOUBT, top),
+    })
+}
+
+/// [`verdict`] with each write to an unread file failing or not (`write_fails`), and whether a
+/// replay ran such a write.
+fn verdict_with<'t>(
+    n: Node<'t>,
+    cmd: Node<'t>,
+    walk: &Walk<'t>,
+    rules: &Rules,
+    fixed: &[(String, String)],
+    write_fails: bool,
+) -> Option<(Verdict<'t>, bool)> {
     let known = outage_codes(cmd, walk);
     let codes: Vec<u8> = known.clone().unwrap_or_else(|| representatives(walk.src));
-    let (up, _) = replay(n, 0, walk, rules)?;
+    let (up, _, mut wrote) = replay(n, 0, walk, rules, fixed, write_fails)?;
     let up = (up.len() == 1).then(|| up[0].clone());
     let (mut all, mut some, mut fails, mut doubt) = (true, false, false, false);
     for code in codes {
-        let (ends, unsure) = replay(n, code, walk, rules)?;
+        let (ends, unsure, w) = replay(n, code, walk, rules, fixed, write_fails)?;
+        wrote |= w;
         let pass = ends.iter().all(|e| *e == End::Exit(0) || up.as_ref() == Some(e));
         fails |= !pass && ends.iter().any(|e| matches!(e, End::Exit(s) if *s != 0) && up.as_ref() != Some(e));
         doubt |= unsure && !pass;
@@ -176,13 +213,14 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
     while let Some(p) = top.parent().filter(|p| p.kind_name() != "program") {
         top = p;
     }
-    match known {
-        _ if all => Some(Verdict::Discarded(REPLAYED, top)),
-        Some(_) if fails => Some(Verdict::Coupled),
-        Some(_) if doubt => Some(Verdict::Discarded(REPLAY_DOUBT, top)),
-        None if some || doubt => Some(Verdict::Discarded(REPLAY_DOUBT, top)),
-        _ => None,
-    }
+    let found = match known {
+        _ if all => Verdict::Discarded(REPLAYED, top),
+        Some(_) if fails => Verdict::Coupled,
+        Some(_) if doubt => Verdict::Discarded(REPLAY_DOUBT, top),
+        None if some || doubt => Verdict::Discarded(REPLAY_DOUBT, top),
+        _ => return None,
+    };
+    Some((found, wrote))
 }
 
 /// The failure statuses that stand for all of 1 to 255 when a client's are not known: each number
@@ -201,9 +239,17 @@ fn representatives(src: &str) -> Vec<u8> {
 }
 
 /// How the script ends when the check `n` exits with `status` (several ends when a pipeline's
-/// reader gives one of several statuses), and whether a status test could not be evaluated.
-/// `None`: the replay cannot follow the check's status up (a loop, a function, a substitution).
-fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Vec<End>, bool)> {
+/// reader gives one of several statuses), whether a status test could not be evaluated, and
+/// whether it ran a write to an unread file (`Run::wrote`). `None`: the replay cannot follow the
+/// check's status up (a loop, a function, a substitution).
+fn replay(
+    n: Node<'_>,
+    status: u8,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    fixed: &[(String, String)],
+    write_fails: bool,
+) -> Option<(Vec<End>, bool, bool)> {
     let mut run = Run {
         walk,
         rules,
@@ -213,13 +259,16 @@ fn replay(n: Node<'_>, status: u8, walk: &Walk<'_>, rules: &Rules) -> Option<(Ve
         steps: 0,
         from: n.start_byte(),
         dead: None,
+        fixed,
+        write_fails,
+        wrote: false,
     };
     let mut ends = Vec::new();
     let found = up_from(n, &mut run, &mut ends);
     // (Each statement run is a unit of the walk's work: `Walk::status_work`.)
     super::work(walk, run.steps.max(1));
     found?;
-    Some((ends, run.doubt))
+    Some((ends, run.doubt, run.wrote))
 }
 
 /// The replay from `at`, which has just ended with `run.status`, up to the script's end: each end
@@ -262,9 +311,13 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                             steps: run.steps,
                             from: run.from,
                             dead: None,
+                            fixed: run.fixed,
+                            write_fails: run.write_fails,
+                            wrote: false,
                         };
                         up_from(parent, &mut each, ends)?;
                         run.doubt |= each.doubt;
+                        run.wrote |= each.wrote;
                     }
                     return Some(());
                 }
@@ -376,9 +429,16 @@ impl Run<'_, '_> {
         End::Reached(at, if dead.is_some() { 0 } else { self.status }, vars)
     }
 
-    /// The value of variable `name` the replay assigned.
+    /// The value of variable `name` the replay assigned, or the script's constant
+    /// (`fixed::constants`).
     fn var(&self, name: &str) -> Option<&str> {
-        self.vars.iter().rev().flat_map(|f| f.iter().rev()).find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.vars
+            .iter()
+            .rev()
+            .flat_map(|f| f.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .or_else(|| self.constant(name))
     }
 
     /// The value of word `w` (its text): `$?`, a variable the replay assigned (`$rc`, `${rc}`),
@@ -393,6 +453,14 @@ impl Run<'_, '_> {
         }
         if matches!(inner, "$?" | "${?}") {
             return Some(self.status.to_string());
+        }
+        // `$(echo rc)`: the literal it writes (no function of the script is named `echo`).
+        if let Some(x) = inner.strip_prefix("$(echo ").and_then(|x| x.strip_suffix(')'))
+            && !x.is_empty()
+            && x.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !self.rules.functions.iter().any(|f| f == "echo")
+        {
+            return Some(x.to_string());
         }
         if let Some(name) = inner.strip_prefix('$') {
             let name = name.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(name);
@@ -457,7 +525,7 @@ impl Run<'_, '_> {
                 let held = if let Some(e) = t.strip_prefix("((").and_then(|x| x.strip_suffix("))")) {
                     self.arith(e).map(|v| v != 0)
                 } else if let Some(e) = t.strip_prefix("[[").and_then(|x| x.strip_suffix("]]")) {
-                    self.test(&e.split_whitespace().collect::<Vec<_>>())
+                    self.test(&echo_words(e))
                 } else if let Some(e) = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
                     self.single_test(&e.split_whitespace().collect::<Vec<_>>())
                 } else {
@@ -551,6 +619,7 @@ impl Run<'_, '_> {
                 self.branches(s)
             }
             "case_statement" => self.case(s).unwrap_or_else(|| tested(self)),
+            "redirected_statement" => self.redirected_echo(s).unwrap_or(stop),
             _ => stop,
         }
     }
@@ -654,103 +723,39 @@ impl Run<'_, '_> {
     fn names_a_var(&self, t: &str) -> bool {
         self.vars.iter().flatten().any(|(n, _)| mentions(t, &[n.as_str()]))
     }
+}
 
-    /// `test`'s (`[`'s) words `w` (without `[`/`]`), expanded (an unquoted empty value is no
-    /// word) and evaluated as bash's `test` builtin does (`script::test_expression`).
-    fn single_test(&self, w: &[&str]) -> Option<bool> {
-        let mut args = Vec::with_capacity(w.len());
-        for raw in w {
-            let v = match *raw {
-                "(" | "\\(" => "(".to_string(),
-                ")" | "\\)" => ")".to_string(),
-                _ => self.word(raw)?,
-            };
-            if !v.is_empty() || raw.starts_with(['"', '\'']) {
-                args.push(v);
+/// The blank-separated words of `[[ ]]`'s text `e`, with `$(echo WORD)` (split at its blank)
+/// kept as one word.
+fn echo_words(e: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let words: Vec<(usize, &str)> =
+        e.split_whitespace().map(|w| (w.as_ptr() as usize - e.as_ptr() as usize, w)).collect();
+    let mut i = 0;
+    while i < words.len() {
+        let (at, w) = words[i];
+        match words.get(i + 1) {
+            Some((next_at, next)) if w == "$(echo" && next.ends_with(')') && !next.contains('(') => {
+                out.push(&e[at..next_at + next.len()]);
+                i += 2;
             }
-        }
-        test_expression(&args)
-    }
-
-    /// `[[ ]]`'s words `w` evaluated: `!`, `&&`, `||`, `( )`, `A OP B` for `-eq -ne -lt -le -gt
-    /// -ge = == !=` (a pattern only as a literal), `-n A`, `-z A`, `A`.
-    fn test(&self, w: &[&str]) -> Option<bool> {
-        let (or, and) = ("||", "&&");
-        // Split at the lowest-binding operator outside parentheses.
-        for op in [or, and] {
-            let mut depth = 0i32;
-            for (i, x) in w.iter().enumerate().rev() {
-                match *x {
-                    ")" => depth += 1,
-                    "(" => depth -= 1,
-                    x if x == op && depth == 0 && i > 0 => {
-                        let (l, r) = (self.test(&w[..i])?, self.test(&w[i + 1..])?);
-                        return Some(if op == or { l || r } else { l && r });
-                    }
-                    _ => {}
-                }
+            _ => {
+                out.push(w);
+                i += 1;
             }
-        }
-        match w {
-            ["!", rest @ ..] if !rest.is_empty() => self.test(rest).map(|b| !b),
-            ["(", inner @ .., ")"] if !inner.is_empty() => self.test(inner),
-            [a, op, b] => {
-                let (a, b) = (self.word(a)?, self.word(b)?);
-                let int = |x: &str| x.parse::<i64>().ok();
-                Some(match *op {
-                    "=" | "==" => a == b,
-                    "!=" => a != b,
-                    "-eq" => int(&a)? == int(&b)?,
-                    "-ne" => int(&a)? != int(&b)?,
-                    "-lt" => int(&a)? < int(&b)?,
-                    "-le" => int(&a)? <= int(&b)?,
-                    "-gt" => int(&a)? > int(&b)?,
-                    "-ge" => int(&a)? >= int(&b)?,
-                    _ => return None,
-                })
-            }
-            ["-n", a] => Some(!self.word(a)?.is_empty()),
-            ["-z", a] => Some(self.word(a)?.is_empty()),
-            [a] if !a.starts_with('-') && *a != "!" => Some(!self.word(a)?.is_empty()),
-            _ => None,
         }
     }
-
-    /// The value of arithmetic expression `e` (`(( ))`, `$(( ))`): `$?`, `$rc` and `${rc}`
-    /// replaced by their values, then bash's arithmetic (`script::arithmetic`), names read from
-    /// the variables the replay assigned (`None` for any other, or a substitution).
-    fn arith(&self, e: &str) -> Option<i64> {
-        let mut out = String::with_capacity(e.len());
-        let mut rest = e;
-        while let Some(i) = rest.find('$') {
-            out.push_str(&rest[..i]);
-            let after = &rest[i + 1..];
-            let (name, len) = if let Some(x) = after.strip_prefix('{') {
-                let end = x.find('}')?;
-                (&x[..end], end + 2)
-            } else if after.starts_with('?') {
-                ("?", 1)
-            } else {
-                let end =
-                    after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
-                (&after[..end], end)
-            };
-            let value = if name == "?" { self.status.to_string() } else { self.var(name)?.to_string() };
-            if name.is_empty() || value.is_empty() {
-                return None;
-            }
-            out.push_str(&value);
-            rest = &after[len..];
-        }
-        out.push_str(rest);
-        arithmetic(&out, &mut |name| self.var(name).map(str::to_string))
-    }
+    out
 }
 
 /// `t` with each `exit $(( ... ))` whose expression holds only `$?`, decimal numbers and
 /// operators written `exit $?`: for [`super::rules`], a status computed from the last command's
 /// alone, which the walk judges where it is (it reads `$?`) and the replay evaluates
-/// (`pg_isready -h db; exit $(( $? == 3 ))`: 0 / 0 in bash 5.2 and dash 0.5.12).
+/// (`pg_isready -h db; exit $(( $? == 3 ))`: 0 / 0 in bash 5.2 and dash 0.5.12). One of a
+/// single variable, `exit $((rc))`, is written `exit 0`, as `exit $rc` is
+/// (`texts::variable_exits_as_literal`): the walk keeps a check whose status `rc` holds coupled
+/// (the mention is no write), and the replay evaluates it (s22: `rc=0; pg_isready -h db; exit
+/// $((rc))` exits 0 / 0).
 pub(super) fn status_exits_as_read(t: &str) -> String {
     let mut out = String::with_capacity(t.len());
     let mut rest = t;
@@ -763,6 +768,8 @@ pub(super) fn status_exits_as_read(t: &str) -> String {
             && e.replace("$?", "").bytes().all(|b| b.is_ascii_digit() || b" =!<>&|+-*/%()".contains(&b))
         {
             out.push_str("exit $?");
+        } else if super::super::context::is_ident(e.trim()) {
+            out.push_str("exit 0");
         } else {
             out.push_str(&rest[i..from + len + 2]);
         }
@@ -780,6 +787,7 @@ mod tests {
     fn an_exit_computed_from_the_status_alone_reads_as_exit_status() {
         assert_eq!(status_exits_as_read("c; exit $(( $? == 3 ))"), "c; exit $?");
         assert_eq!(status_exits_as_read("c; exit $(($?!=3)); x"), "c; exit $?; x");
+        assert_eq!(status_exits_as_read("c; exit $(( rc ))"), "c; exit 0");
         for kept in ["c; exit $(( rc == 3 ))", "c; exit $(( 1 ))", "exit $(( $? == $(f) ))", "exit $(( $?"] {
             assert_eq!(status_exits_as_read(kept), kept);
         }

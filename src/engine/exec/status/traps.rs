@@ -1,10 +1,133 @@
 //! A `trap` whose action calls a function of the script (`cleanup() { rm -f /tmp/x; }; trap
 //! cleanup EXIT`): harmless, as an action that only writes output or removes files
-//! (`harmless::harmless_traps`), when every definition of the function has such a body.
+//! ([`harmless_traps`]), when every definition of the function has such a body; and whether
+//! every `trap` of a script changes no status ([`harmless_traps`], moved here from `harmless`).
 
 use super::super::flow::mentions;
 use super::harmless::file_targets;
 use super::texts::defined_functions;
+
+/// Whether every `trap` in `src` changes no status: its action is empty, `-`, or only writes
+/// output or removes files (`trap 'rm -f /tmp/x' EXIT`, `trap '' TERM`), with no expansion; an
+/// `ERR`, `DEBUG` or `RETURN` trap (run between the script's commands) only writes output. An
+/// EXIT trap's status is not the script's (bash manual, "Bourne Shell Builtins", `trap`; dash
+/// the same), and a signal's trap runs on that signal only. Checked with bash 5.2 and dash 0.5.12
+/// (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`).
+pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool {
+    let bytes = src.as_bytes();
+    let mut from = 0;
+    while let Some(i) = src[from..].find("trap").map(|i| i + from) {
+        from = i + 4;
+        let before = src[..i].trim_end_matches([' ', '\t']);
+        let starts = before.is_empty()
+            || before.ends_with([';', '\n', '&', '|', '{', '('])
+            || before.ends_with("then")
+            || before.ends_with("do")
+            || before.ends_with("else");
+        let after = bytes.get(i + 4).copied();
+        let word_end = after.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if !(word_start && word_end) {
+            continue;
+        }
+        if !starts {
+            return false;
+        }
+        // The words of the command, up to an unquoted separator.
+        let mut args: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let mut in_word = false;
+        let mut quote: Option<char> = None;
+        let mut end = src.len();
+        for (j, c) in src[i + 4..].char_indices() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some('"') if matches!(c, '$' | '`' | '\\') => return false,
+                Some(_) => cur.push(c),
+                None if matches!(c, '\'' | '"') => {
+                    quote = Some(c);
+                    in_word = true;
+                }
+                None if matches!(c, '$' | '`' | '\\' | '<' | '>' | '(' | ')') => return false,
+                None if matches!(c, ';' | '\n' | '&' | '|' | '}') => {
+                    end = i + 4 + j;
+                    break;
+                }
+                None if c.is_whitespace() => {
+                    if in_word {
+                        args.push(std::mem::take(&mut cur));
+                        in_word = false;
+                    }
+                }
+                None => {
+                    cur.push(c);
+                    in_word = true;
+                }
+            }
+        }
+        if quote.is_some() {
+            return false;
+        }
+        if in_word {
+            args.push(cur);
+        }
+        from = from.max(end);
+        if args.first().is_some_and(|a| matches!(a.as_str(), "-p" | "-l")) {
+            continue;
+        }
+        let Some((action, signals)) = args.split_first() else {
+            continue;
+        };
+        let action = action.as_str();
+        let between = signals.iter().any(|s| {
+            matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "ERR" | "DEBUG" | "RETURN")
+        });
+        let commands_ok = action.split([';', '\n']).all(|c| {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            match words.first() {
+                None => true,
+                Some(&("echo" | "printf" | "logger" | ":" | "true")) => {
+                    file_targets(c).is_empty()
+                        && !c.contains(['<', '|'])
+                        && !c.contains("&-")
+                        && !words.get(1).is_some_and(|w| w.starts_with("-v"))
+                }
+                Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
+                _ => super::traps::harmless_handler(src, c, between, errexit),
+            }
+        });
+        if !(action == "-" || commands_ok || err_trap_exits_zero(src, action, signals, errexit)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `trap ACTION SIGNALS` sets only the ERR trap to an action that writes output at most
+/// and ends with `exit 0`, in a script without errexit (`errexit`, a `set -e` anywhere) and
+/// without `set -E`/`errtrace`: bash runs it where a command of the script's own shell fails
+/// (not in a function, a subshell or a substitution: bash manual, `set -E`), and its `exit 0`
+/// ends the script with 0; dash 0.5.12 rejects the ERR condition ("bad trap", status 1) and runs
+/// on. Either way an outage can only end the script with 0 sooner, so the trap changes no
+/// verdict (s22: `trap 'exit 0' ERR; pg_isready -h db; echo done` exits 0 / 0 in both).
+fn err_trap_exits_zero(src: &str, action: &str, signals: &[String], errexit: bool) -> bool {
+    let parts: Vec<&str> = action.split([';', '\n']).map(str::trim).filter(|p| !p.is_empty()).collect();
+    let Some((last, writes)) = parts.split_last() else { return false };
+    !signals.is_empty()
+        && signals.iter().all(|s| s.trim_start_matches("SIG").eq_ignore_ascii_case("ERR"))
+        && last.split_whitespace().eq(["exit", "0"])
+        && writes.iter().all(|p| {
+            let words: Vec<&str> = p.split_whitespace().collect();
+            matches!(words.first(), Some(&("echo" | "printf" | "logger" | ":" | "true")))
+                && file_targets(p).is_empty()
+                && !p.contains(['<', '|', '&'])
+                && !words.iter().skip(1).any(|w| w.starts_with("-v") || matches!(*w, "exit" | "return"))
+        })
+        && !errexit
+        && !super::options::sets_errexit(src)
+        && !mentions(src, &["errtrace", "shopt", "SHELLOPTS"])
+        && !src.split_whitespace().any(|w| w.starts_with(['-', '+']) && w.contains('E'))
+}
 
 /// Whether `command` (one command of a trap's action, `cleanup` or `log bye`) calls a function
 /// `src` defines whose every definition only writes output (`echo`, `printf` without `-v`,
@@ -31,6 +154,24 @@ pub(super) fn harmless_handler(src: &str, command: &str, between: bool, errexit:
     let count = defined_functions(src).iter().filter(|f| *f == name).count();
     let bodies = bodies_of(src, name);
     count > 0 && bodies.len() == count && bodies.iter().all(|b| plain_body(b))
+}
+
+/// Whether every definition of the function `name` in `src` (at least one, each with a `{ }`
+/// body) ends with `exit 0` after commands that only write output (to no file) or remove files
+/// (as [`harmless_handler`]'s): as the EXIT trap's action it makes the script exit 0, whatever
+/// the check before returned (s22: bash 5.2 and dash 0.5.12 exit 0 / 0 on `cleanup() { rm -f
+/// /tmp/probe.lock; exit 0; }; trap cleanup EXIT; pg_isready -h db`; `exit 1` gives 1 / 1, a bare
+/// `exit` or `exit $?` in the handler the status of the handler's or the script's last command).
+pub(in crate::engine::exec) fn exits_zero_handler(src: &str, name: &str) -> bool {
+    let count = defined_functions(src).iter().filter(|f| *f == name).count();
+    let bodies = bodies_of(src, name);
+    count > 0
+        && bodies.len() == count
+        && bodies.iter().all(|b| {
+            let b = b.trim().trim_end_matches(';').trim_end();
+            let (before, last) = b.rsplit_once([';', '\n']).unwrap_or(("", b));
+            last.split_whitespace().eq(["exit", "0"]) && plain_body(before)
+        })
 }
 
 /// The text between `{` and the first `}` of each definition of `name` in `src` (`name() {`,

@@ -191,8 +191,15 @@ pub(super) fn is_list_of_statements(kind: &str) -> bool {
 /// here-document gives an assignment's status nothing, but a command substitution in its body
 /// does (POSIX 2.9.1: the status of the last command substitution performed; bash 5.2 and dash
 /// 0.5.12: `false; rc=$? <<EOF` with `$(exit 3)` in the body exits 3, with plain text 0, and
-/// with `<<'EOF'` 0).
-pub(super) fn assignment_under_heredocs<'t>(s: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
+/// with `<<'EOF'` 0). That status is the check's only through a read of `$?` (or a bare `exit`)
+/// in the body, or a call of a function of the script (`functions`), whose body may read it: a
+/// body without either (`$(echo hello)`) gives a status of its own (s22: `pg_isready -h db;
+/// rc=$? <<EOF` with `$(echo hello)` in the body exits 0 / 0 in bash 5.2 and dash 0.5.12).
+pub(super) fn assignment_under_heredocs<'t>(
+    s: Node<'t>,
+    walk: &Walk<'_>,
+    functions: &[String],
+) -> Option<Node<'t>> {
     if s.kind_name() == "variable_assignment" {
         return Some(s);
     }
@@ -205,7 +212,8 @@ pub(super) fn assignment_under_heredocs<'t>(s: Node<'t>, walk: &Walk<'_>) -> Opt
         let t = text(k, walk);
         k.kind_name() == "heredoc_redirect"
             && (t.split('\n').next().is_some_and(|head| head.contains(['\'', '"', '\\']))
-                || !(t.contains("$(") || t.contains('`')))
+                || !(t.contains("$(") || t.contains('`'))
+                || !super::reads_status_text(t) && !functions.iter().any(|f| mentions(t, &[f.as_str()])))
     });
     only_plain_heredocs.then_some(body)
 }
