@@ -127,13 +127,13 @@ impl BodyBudget {
     fn evict_stalled(&self, needed: usize, stall_after: Duration, now: Instant) -> Duration {
         let mut holders = self.holders.lock().unwrap_or_else(|e| e.into_inner());
         holders.retain(|w| w.strong_count() > 0);
-        let mut arriving: Vec<Arc<Arrival>> = holders
+        // In the order their shares were granted: oldest first.
+        let arriving: Vec<Arc<Arrival>> = holders
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|a| a.state.load(Ordering::Acquire) == ARRIVING)
             .collect();
         drop(holders);
-        arriving.sort_by_key(|a| a.since);
         let mut taken = 0;
         let mut next = stall_after;
         for arrival in arriving {
