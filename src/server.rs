@@ -8,6 +8,7 @@
 //! HTTP/1.1 keep-alive and HTTP/2 (ALPN `h2`) are both served. Bodies over [`MAX_BODY_BYTES`] get
 //! 413; every request is bounded by [`REQUEST_TIMEOUT`].
 
+pub mod budget;
 pub mod configmaps;
 pub mod conn;
 pub mod drain;
@@ -146,7 +147,10 @@ fn off_the_async_workers(body: &[u8]) -> bool {
 /// they can hold. It was 64 MiB (a body on each of [`conn::MAX_CONNECTIONS`] HTTP/1.1
 /// connections) until s21: with [`WAITING_BODY_BYTES`] beside it, 32 HTTP/2 connections of 64
 /// streams that each sent 64 KiB less a byte of a 64 KiB body and stalled took the server to
-/// 118 MB, near deploy/'s 128 MiB limit (docs/server.md has the measurements).
+/// 118 MB, near deploy/'s 128 MiB limit (docs/server.md has the measurements). A body still
+/// arriving [`budget::SMALL_BODY_STALL_AFTER`] after it was admitted loses its share to a request
+/// that waits for room (s21 break-it pass: stalled streams filled it and held small reviews for
+/// up to 4 s; see [`budget`]).
 pub const SMALL_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
 /// Most requests in flight on one HTTP/2 connection (`SETTINGS_MAX_CONCURRENT_STREAMS`; hyper's
@@ -264,9 +268,10 @@ pub struct AppState {
     /// a time, bodies over [`INLINE_BODY_BYTES`] among them.
     expensive: Arc<tokio::sync::Semaphore>,
     /// Bytes of large bodies that may be received at once (see [`LARGE_BODY_BUDGET_BYTES`]).
-    large_body_budget: tokio::sync::Semaphore,
-    /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]).
-    small_body_budget: tokio::sync::Semaphore,
+    large_body_budget: budget::BodyBudget,
+    /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]); a
+    /// body stalled for [`budget::SMALL_BODY_STALL_AFTER`] loses its share to one that waits.
+    small_body_budget: budget::BodyBudget,
     /// Unread bytes that bodies waiting for their budget may hold (see [`WAITING_BODY_BYTES`]).
     waiting_room: tokio::sync::Semaphore,
     /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]).
@@ -291,8 +296,11 @@ impl AppState {
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
             expensive: Arc::new(tokio::sync::Semaphore::new(MAX_EXPENSIVE_EVALUATIONS)),
-            large_body_budget: tokio::sync::Semaphore::new(LARGE_BODY_BUDGET_BYTES),
-            small_body_budget: tokio::sync::Semaphore::new(SMALL_BODY_BUDGET_BYTES),
+            large_body_budget: budget::BodyBudget::new(LARGE_BODY_BUDGET_BYTES, None),
+            small_body_budget: budget::BodyBudget::new(
+                SMALL_BODY_BUDGET_BYTES,
+                Some(budget::SMALL_BODY_STALL_AFTER),
+            ),
             waiting_room: tokio::sync::Semaphore::new(WAITING_BODY_BYTES),
             blocking_evaluations: Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS)),
             configmaps: ArcSwapOption::empty(),
@@ -308,7 +316,12 @@ impl AppState {
 
     /// Bytes of [`LARGE_BODY_BUDGET_BYTES`] not held by a large body being received or evaluated.
     pub fn large_body_budget_available(&self) -> usize {
-        self.large_body_budget.available_permits()
+        self.large_body_budget.available()
+    }
+
+    /// Bytes of [`SMALL_BODY_BUDGET_BYTES`] not held by a small body being received or evaluated.
+    pub fn small_body_budget_available(&self) -> usize {
+        self.small_body_budget.available()
     }
 
     /// Bytes of [`WAITING_BODY_BYTES`] not held by a body waiting for its budget.
@@ -979,6 +992,7 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
     }
     let handle = running.handle.clone();
     let state = Arc::clone(&running.state);
+    let state_at_exit = Arc::clone(&running.state);
     tokio::spawn(async move {
         shutdown_signal().await;
         // Readiness fails at once so endpoints stop routing here; keep serving through the drain
@@ -990,7 +1004,10 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
         handle.graceful_shutdown(Some(IN_FLIGHT_GRACE));
     });
     let _watcher = running.watcher;
-    running.task.await??;
+    let served = running.task.await;
+    // Refusal lines left out since the last one logged, not yet reported by their window's end.
+    state_at_exit.refusal_log.report_left_out();
+    served??;
     Ok(())
 }
 

@@ -97,6 +97,44 @@ async fn answer_or_reset(response: h2::client::ResponseFuture) -> Option<(u16, S
     Some((status, String::from_utf8_lossy(&answer).into_owned()))
 }
 
+/// Streams that declared a body, sent part of it and stalled, with the answers they got so far.
+struct Stalled {
+    /// Status and body of each stream answered (reset streams are left out).
+    answers: std::sync::Arc<std::sync::Mutex<Vec<(u16, String)>>>,
+    clients: Vec<h2::client::SendRequest<axum::body::Bytes>>,
+    sends: Vec<h2::SendStream<axum::body::Bytes>>,
+}
+
+/// Opens `connections` HTTP/2 connections of `per_connection` `POST /validate` streams, each
+/// declaring `declared` bytes of body, sending `sent` of them and stalling.
+async fn stall(
+    addr: std::net::SocketAddr,
+    ca: &str,
+    connections: usize,
+    per_connection: usize,
+    declared: usize,
+    sent: usize,
+) -> Stalled {
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (mut clients, mut sends) = (Vec::new(), Vec::new());
+    for _ in 0..connections {
+        let mut client = h2_connection(addr, ca).await;
+        for _ in 0..per_connection {
+            let (response, mut send) = open_post(&mut client, declared).await;
+            send.send_data(axum::body::Bytes::from(vec![b' '; sent]), false).unwrap();
+            let answers = std::sync::Arc::clone(&answers);
+            tokio::spawn(async move {
+                if let Some(answer) = answer_or_reset(response).await {
+                    answers.lock().unwrap().push(answer);
+                }
+            });
+            sends.push(send);
+        }
+        clients.push(client);
+    }
+    Stalled { answers, clients, sends }
+}
+
 /// s20 break-it pass: HTTP/2 bodies waiting, unread, for room in the large-body budget were
 /// bounded per connection only (a stream window each, 64 streams a connection): 32 connections
 /// whose streams each sent one window of a 4 MiB body and stalled held 533 MB. Now the bodies
@@ -128,24 +166,8 @@ async fn bodies_waiting_unread_are_bounded_across_connections_and_small_reviews_
     poll_until("the large budget is taken", || state.large_body_budget_available() == 0, figures).await;
     // Then, on two more connections, 16 more bodies than the room holds: each sends part of its
     // stream window and stalls.
-    let answers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut clients = Vec::new();
-    let mut sends = Vec::new();
-    for _ in 0..2 {
-        let mut client = h2_connection(running.addr, &ca).await;
-        for _ in 0..(room + 16) / 2 {
-            let (response, mut send) = open_post(&mut client, server::MAX_BODY_BYTES).await;
-            send.send_data(axum::body::Bytes::from(vec![b' '; 16 * 1024]), false).unwrap();
-            let answers = std::sync::Arc::clone(&answers);
-            tokio::spawn(async move {
-                if let Some(answer) = answer_or_reset(response).await {
-                    answers.lock().unwrap().push(answer);
-                }
-            });
-            sends.push(send);
-        }
-        clients.push(client);
-    }
+    let Stalled { answers, mut clients, mut sends } =
+        stall(running.addr, &ca, 2, (room + 16) / 2, server::MAX_BODY_BYTES, 16 * 1024).await;
     poll_until(
         "the room is full and 16 bodies are refused",
         || state.waiting_room_available() == 0 && answers.lock().unwrap().len() == 16,
@@ -178,6 +200,80 @@ async fn bodies_waiting_unread_are_bounded_across_connections_and_small_reviews_
             state.waiting_room_available() == server::WAITING_BODY_BYTES
                 && state.large_body_budget_available() == server::LARGE_BODY_BUDGET_BYTES
                 && state.metrics.bodies_waiting(Budget::Large) == 0
+        },
+        figures,
+    )
+    .await;
+}
+
+/// How many admission requests the server answered 408 at the request bound so far.
+fn timeouts(state: &server::AppState) -> u64 {
+    state
+        .metrics
+        .encode()
+        .lines()
+        .filter(|l| l.starts_with("probegate_admission_requests_total{") && l.contains("result=\"timeout\""))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+/// s21 break-it pass: eight HTTP/2 connections whose 64 streams each declared a 64 KiB body,
+/// sent part of it and stalled held the whole small-body budget (32 MiB) until the request bound,
+/// and a small review behind them waited up to 4 s (408 past it: under `failurePolicy: Ignore`,
+/// admitted unchecked). Now a request that waits for room takes the share of a body that has been
+/// arriving for `SMALL_BODY_STALL_AFTER` (answered 408 at once): the small review, a Pod whose
+/// liveness probe checks its database, is denied while the other stalled streams still hold the
+/// budget, before any of them has met the request bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_review_is_denied_while_stalled_streams_hold_the_small_body_budget() {
+    use probegate::server::metrics::Budget;
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let state = std::sync::Arc::clone(&running.state);
+    let figures = || {
+        format!(
+            "small budget {} free, waiting room {} free, {} small bodies waiting, {} timeouts",
+            state.small_body_budget_available(),
+            state.waiting_room_available(),
+            state.metrics.bodies_waiting(Budget::Small),
+            timeouts(&state)
+        )
+    };
+    let declared = server::INLINE_BODY_BYTES;
+    let per_connection = server::H2_MAX_CONCURRENT_STREAMS as usize;
+    let connections = server::SMALL_BODY_BUDGET_BYTES / declared / per_connection;
+    let Stalled { answers, clients: _clients, mut sends } =
+        stall(running.addr, &ca, connections, per_connection, declared, 1024).await;
+    poll_until("the small budget is taken", || state.small_body_budget_available() == 0, figures).await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api-1", "namespace": "shop"},
+        "spec": {"containers": [{"name": "api", "image": "api:1", "ports": [{"containerPort": 8080}],
+            "livenessProbe": {"httpGet": {"host": "orders-db.shop.svc", "path": "/ping", "port": 5432}},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "timeoutSeconds": 2}}]}});
+    let body = serde_json::to_vec(&review("CREATE", &pod, None, "small")).unwrap();
+    let mut client = h2_connection(running.addr, &ca).await;
+    let (response, mut send) = open_post(&mut client, body.len()).await;
+    let (uploaded, (status, answer)) =
+        tokio::join!(upload_within_the_window(&mut send, &body), answer_of(response));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["response"]["uid"], "small", "{answer}");
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
+    uploaded.unwrap();
+    // Answered before any stalled stream met the request bound: each that lost its share was
+    // answered 408 at once, saying why; the others still hold the budget.
+    assert_eq!(timeouts(&state), 0, "{}", figures());
+    poll_until("a stalled stream was answered", || !answers.lock().unwrap().is_empty(), figures).await;
+    for (status, answer) in answers.lock().unwrap().iter() {
+        assert_eq!(*status, 408, "{answer}");
+        assert!(answer.contains("the request body was still arriving 1 s after it was admitted"), "{answer}");
+    }
+    // The clients reset every stalled stream: the budget is whole again.
+    for send in &mut sends {
+        send.send_reset(h2::Reason::CANCEL);
+    }
+    poll_until(
+        "everything is given back",
+        || {
+            state.small_body_budget_available() == server::SMALL_BODY_BUDGET_BYTES
+                && state.waiting_room_available() == server::WAITING_BODY_BYTES
         },
         figures,
     )

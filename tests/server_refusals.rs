@@ -558,3 +558,42 @@ async fn a_wrong_method_is_told_which_method_the_path_takes() {
         }
     }
 }
+
+/// s21 break-it pass: a review sent with two `Content-Type` fields (`application/json` and
+/// `text/plain`) was read by its first. Which one a reader takes differs (Go's `Header.Get`, the
+/// API server's, the first; others the last), so such a request is refused 415 unless every one
+/// is JSON; two JSON fields are read as usual. Over HTTP/2 and HTTP/1.1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_with_several_content_types_is_read_only_when_every_one_is_json() {
+    let (running, ca) = start_server(Policy::default(), |_| {}).await;
+    let url = format!("https://localhost:{}/validate", running.addr.port());
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}});
+    let body = serde_json::to_vec(&review("CREATE", &pod, None, "ct")).unwrap();
+    for http1 in [false, true] {
+        let client = https_client(&[&ca], http1);
+        for (types, status) in [
+            (&["application/json", "text/plain"][..], 415),
+            (&["text/plain", "application/json"], 415),
+            (&["application/json", "application/json; charset=latin1"], 415),
+            (&["application/json", "application/json; charset=utf-8"], 200),
+        ] {
+            let mut request = client.post(&url).body(body.clone());
+            for t in types {
+                request = request.header("content-type", *t);
+            }
+            let answer = request.send().await.unwrap();
+            assert_eq!(answer.status(), status, "http1 {http1}: {types:?}");
+            let v: Value = answer.json().await.unwrap();
+            if status == 415 {
+                assert_eq!(
+                    v["error"],
+                    "Content-Type is sent more than once, and not every one is application/json: send one Content-Type: application/json (an admission.k8s.io/v1 AdmissionReview)",
+                    "{v}"
+                );
+            } else {
+                assert_eq!(v["response"]["uid"], "ct", "{v}");
+            }
+        }
+    }
+}

@@ -6,12 +6,13 @@
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use tokio::time::Instant;
 
 use super::{
     AppState, Endpoint, H2_STREAM_WINDOW_BYTES, INLINE_BODY_BYTES, MAX_BODY_BYTES, REQUEST_TIMEOUT,
@@ -41,8 +42,9 @@ struct Refused(String);
 /// connection-level attack, a misconfigured client in a loop) then writes at most 30 lines a
 /// minute, about 10 KB (each line is bounded: the reason at 1,024 characters, the path at 253,
 /// no body, no object), some 14 MB a day at worst; the refusals past it are counted in
-/// `probegate_admission_requests_total` as before, and the next line logged says how many were
-/// left out (`suppressed`).
+/// `probegate_admission_requests_total` as before, and how many were left out is logged when the
+/// window ends (`refusal lines left out`, `suppressed`), or by the next line logged if that comes
+/// first, and at shutdown.
 pub const REFUSAL_LOG_BURST: u32 = 30;
 
 /// The window of [`REFUSAL_LOG_BURST`]: 60 s.
@@ -52,20 +54,30 @@ pub const REFUSAL_LOG_WINDOW: Duration = Duration::from_secs(60);
 /// the body or the object), at most [`REFUSAL_LOG_BURST`] per [`REFUSAL_LOG_WINDOW`].
 pub struct RefusalLog {
     /// The current window's start, the lines logged in it, the refusals not logged since the last
-    /// line that was.
-    state: Mutex<(Instant, u32, u64)>,
+    /// line that was (shared with the task that reports them when the window ends).
+    state: Arc<Mutex<(Instant, u32, u64)>>,
 }
 
 impl Default for RefusalLog {
     fn default() -> Self {
-        RefusalLog { state: Mutex::new((Instant::now(), 0, 0)) }
+        RefusalLog { state: Arc::new(Mutex::new((Instant::now(), 0, 0))) }
     }
 }
 
+/// Whether a refusal's line is logged (see [`RefusalLog::admit`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Admitted {
+    /// Logged, with the refusals left out since the last line logged.
+    Log(u64),
+    /// Left out, the first in its window: those left out are reported at the window's end.
+    FirstLeftOut(Instant),
+    /// Left out.
+    LeftOut,
+}
+
 impl RefusalLog {
-    /// `Some(n)` when a line may be logged now (`n`: the refusals left out since the last line
-    /// logged), `None` when this window's lines are spent (counted for the next line).
-    fn admit(&self, now: Instant) -> Option<u64> {
+    /// Whether a line may be logged now, counting it against the window.
+    fn admit(&self, now: Instant) -> Admitted {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (start, logged, suppressed) = &mut *state;
         if now.duration_since(*start) >= REFUSAL_LOG_WINDOW {
@@ -73,10 +85,14 @@ impl RefusalLog {
         }
         if *logged >= REFUSAL_LOG_BURST {
             *suppressed += 1;
-            return None;
+            return if *suppressed == 1 {
+                Admitted::FirstLeftOut(*start + REFUSAL_LOG_WINDOW)
+            } else {
+                Admitted::LeftOut
+            };
         }
         *logged += 1;
-        Some(std::mem::take(suppressed))
+        Admitted::Log(std::mem::take(suppressed))
     }
 
     fn log(
@@ -87,7 +103,21 @@ impl RefusalLog {
         method: &axum::http::Method,
         path: &str,
     ) {
-        let Some(suppressed) = self.admit(Instant::now()) else { return };
+        let suppressed = match self.admit(Instant::now()) {
+            Admitted::Log(suppressed) => suppressed,
+            Admitted::FirstLeftOut(window_end) => {
+                // Reported when the window ends, unless a line logged before then does it.
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let state = Arc::clone(&self.state);
+                    runtime.spawn(async move {
+                        tokio::time::sleep_until(window_end).await;
+                        report_left_out(&state);
+                    });
+                }
+                return;
+            }
+            Admitted::LeftOut => return,
+        };
         let peer = peer.map_or_else(|| "unknown".to_string(), |p| p.to_string());
         tracing::warn!(
             status = status.as_u16(),
@@ -99,6 +129,24 @@ impl RefusalLog {
             "refused a request"
         );
     }
+
+    /// Logs how many refusals were left out since the last line logged, if any (at shutdown;
+    /// otherwise when their window ends).
+    pub fn report_left_out(&self) {
+        report_left_out(&self.state);
+    }
+}
+
+/// See [`RefusalLog::report_left_out`].
+fn report_left_out(state: &Mutex<(Instant, u32, u64)>) {
+    let suppressed = std::mem::take(&mut state.lock().unwrap_or_else(|e| e.into_inner()).2);
+    if suppressed > 0 {
+        tracing::warn!(
+            suppressed,
+            window_seconds = REFUSAL_LOG_WINDOW.as_secs(),
+            "refusal lines left out (all refusals are counted in probegate_admission_requests_total)"
+        );
+    }
 }
 
 const NOT_JSON_MESSAGE: &str =
@@ -106,10 +154,26 @@ const NOT_JSON_MESSAGE: &str =
 
 const NOT_UTF8_MESSAGE: &str = "Content-Type names a charset other than UTF-8: an AdmissionReview is JSON, which is UTF-8 (RFC 8259, section 8.1); send it as application/json or application/json; charset=utf-8";
 
+const SEVERAL_TYPES_MESSAGE: &str = "Content-Type is sent more than once, and not every one is application/json: send one Content-Type: application/json (an admission.k8s.io/v1 AdmissionReview)";
+
 /// Why a review's `Content-Type` is refused (415), or `None` when it is `application/json` with
-/// no charset, `charset=utf-8` or `charset=us-ascii` (a subset of UTF-8), in any case, quoted or not.
+/// no charset, `charset=utf-8` or `charset=us-ascii` (a subset of UTF-8), in any case, quoted or
+/// not. A request with several `Content-Type` fields (RFC 9110 §8.3 allows one) is accepted only
+/// when every one of them is: which one a reader takes differs (Go's `Header.Get`, the API
+/// server's, takes the first; others the last), so a request that is JSON to one reader and
+/// text to another is refused, not guessed at.
 fn unsupported_media_type(headers: &HeaderMap) -> Option<&'static str> {
-    let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    let first = unsupported_json_type(values.next().and_then(|v| v.to_str().ok()));
+    let mut others = values.map(|v| unsupported_json_type(v.to_str().ok())).peekable();
+    if others.peek().is_none() {
+        return first;
+    }
+    (first.is_some() || others.any(|refused| refused.is_some())).then_some(SEVERAL_TYPES_MESSAGE)
+}
+
+/// Why one `Content-Type` value is not JSON in UTF-8 (see [`unsupported_media_type`]).
+fn unsupported_json_type(value: Option<&str>) -> Option<&'static str> {
     let mut parts = value.unwrap_or_default().split(';');
     if !parts.next().is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json")) {
         return Some(NOT_JSON_MESSAGE);
@@ -173,7 +237,8 @@ pub(super) async fn shell(
 pub(super) struct Counted;
 
 /// Counts in `probegate_admission_requests_total` an admission request answered without a
-/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `refused` for
+/// review: `timeout` for 408 (not read and answered within [`REQUEST_TIMEOUT`]), `stalled` for a
+/// 408 whose body stalled while others waited for room ([`Stalled`]), `refused` for
 /// 411, 413, 415, 501 and 503 (refused before or instead of being read), `error` for any other (an
 /// unreadable body's 400, a failed evaluation's 500). Reviews (and malformed reviews' 400) are
 /// counted by their handler, which marks its answer [`Counted`]. Without this, a flood of
@@ -183,6 +248,7 @@ fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, s
         return;
     }
     let result = match response.status() {
+        StatusCode::REQUEST_TIMEOUT if response.extensions().get::<Stalled>().is_some() => "stalled",
         StatusCode::REQUEST_TIMEOUT => "timeout",
         StatusCode::PAYLOAD_TOO_LARGE
         | StatusCode::LENGTH_REQUIRED
@@ -263,30 +329,51 @@ async fn admit_body(
         (&state.small_body_budget, metrics::Budget::Small)
     };
     let _in_flight = state.metrics.in_flight();
-    let _share = if size > 0 {
-        // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
-        let share = match budget.try_acquire_many(size as u32) {
-            Ok(permit) => Ok(permit),
-            Err(tokio::sync::TryAcquireError::Closed) => Err(()),
-            Err(tokio::sync::TryAcquireError::NoPermits) => {
-                // What the client may send while the body waits unread: its stream window (at
-                // most `size`, which fits a u32 as above).
-                let unread = size.min(H2_STREAM_WINDOW_BYTES as usize) as u32;
-                let Ok(_room) = state.waiting_room.try_acquire_many(unread) else {
-                    return error_response(StatusCode::SERVICE_UNAVAILABLE, &waiting_room_full_message());
-                };
-                let _waiting = state.metrics.body_waiting(which);
-                budget.acquire_many(size as u32).await.map_err(|_| ())
-            }
-        };
-        match share {
-            Ok(permit) => Some(permit),
-            Err(()) => return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+    if size == 0 {
+        return next.run(request).await;
+    }
+    // `size` is at most MAX_BODY_BYTES (4 MiB): it fits the semaphore's u32.
+    let share = match budget.try_acquire(size as u32) {
+        Ok(share) => Ok(share),
+        Err(tokio::sync::TryAcquireError::Closed) => Err(()),
+        Err(tokio::sync::TryAcquireError::NoPermits) => {
+            // What the client may send while the body waits unread: its stream window (at most
+            // `size`, which fits a u32 as above).
+            let unread = size.min(H2_STREAM_WINDOW_BYTES as usize) as u32;
+            let Ok(_room) = state.waiting_room.try_acquire_many(unread) else {
+                return error_response(StatusCode::SERVICE_UNAVAILABLE, &waiting_room_full_message());
+            };
+            let _waiting = state.metrics.body_waiting(which);
+            budget.acquire(size as u32).await.map_err(|_| ())
         }
-    } else {
-        None
     };
-    next.run(request).await
+    let Ok(share) = share else {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+    };
+    // A body still arriving after its budget's stall bound loses its share to a request that
+    // waits for room (budget::BodyBudget): it is answered at once.
+    let request = share.watch(request);
+    tokio::select! {
+        // The answer first: a request answered at its first poll never registers for eviction.
+        biased;
+        answer = next.run(request) => answer,
+        () = share.evicted() => {
+            let mut answer = error_response(StatusCode::REQUEST_TIMEOUT, &stalled_message());
+            answer.extensions_mut().insert(Stalled);
+            answer
+        }
+    }
+}
+
+/// Marks the 408 of a request whose body stalled and lost its share (see [`admit_body`]).
+#[derive(Clone, Copy)]
+struct Stalled;
+
+fn stalled_message() -> String {
+    format!(
+        "the request body was still arriving {} s after it was admitted while other requests waited for room: send the body with its headers",
+        super::budget::SMALL_BODY_STALL_AFTER.as_secs()
+    )
 }
 
 /// The first transfer coding of a request's `Transfer-Encoding` headers other than `chunked`
@@ -391,20 +478,98 @@ mod tests {
     }
 
     #[test]
+    fn several_content_types_are_accepted_only_when_every_one_is_json() {
+        let refused = |values: &[&str]| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(header::CONTENT_TYPE, v.parse().unwrap());
+            }
+            unsupported_media_type(&headers)
+        };
+        assert_eq!(refused(&[]), Some(NOT_JSON_MESSAGE));
+        assert_eq!(refused(&["application/json"]), None);
+        assert_eq!(refused(&["text/plain"]), Some(NOT_JSON_MESSAGE));
+        assert_eq!(refused(&["application/json; charset=latin1"]), Some(NOT_UTF8_MESSAGE));
+        assert_eq!(refused(&["application/json", "application/json; charset=utf-8"]), None);
+        for several in [
+            &["application/json", "text/plain"][..],
+            &["text/plain", "application/json"],
+            &["application/json", "application/json", "application/json; charset=latin1"],
+        ] {
+            assert_eq!(refused(several), Some(SEVERAL_TYPES_MESSAGE), "{several:?}");
+        }
+    }
+
+    #[test]
     fn refusal_lines_are_limited_per_window_and_the_next_one_counts_those_left_out() {
         let log = RefusalLog::default();
         let start = Instant::now();
         for _ in 0..REFUSAL_LOG_BURST {
-            assert_eq!(log.admit(start), Some(0));
+            assert_eq!(log.admit(start), Admitted::Log(0));
         }
-        for _ in 0..5 {
-            assert_eq!(log.admit(start + Duration::from_secs(1)), None);
+        // The window's first left out says when to report them.
+        let first = log.admit(start + Duration::from_secs(1));
+        assert!(
+            matches!(first, Admitted::FirstLeftOut(end) if end <= start + REFUSAL_LOG_WINDOW && end + Duration::from_secs(1) > start + REFUSAL_LOG_WINDOW),
+            "{first:?}"
+        );
+        for _ in 0..4 {
+            assert_eq!(log.admit(start + Duration::from_secs(1)), Admitted::LeftOut);
         }
         // Still the same window.
-        assert_eq!(log.admit(start + REFUSAL_LOG_WINDOW - Duration::from_millis(1)), None);
+        assert_eq!(log.admit(start + REFUSAL_LOG_WINDOW - Duration::from_millis(1)), Admitted::LeftOut);
         // A new window: logged again, saying how many were left out.
         let next = start + REFUSAL_LOG_WINDOW;
-        assert_eq!(log.admit(next), Some(6));
-        assert_eq!(log.admit(next), Some(0));
+        assert_eq!(log.admit(next), Admitted::Log(6));
+        assert_eq!(log.admit(next), Admitted::Log(0));
+    }
+
+    /// A `tracing` writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// s21: the count of lines left out was only logged with the next refusal; when none came, it
+    /// was never reported. On tokio's paused clock (current thread, so the capturing subscriber
+    /// sees the reporting task's line too).
+    #[tokio::test(start_paused = true)]
+    async fn lines_left_out_are_reported_when_their_window_ends_without_another_refusal() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber =
+            tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let log = RefusalLog::default();
+        let refuse =
+            || log.log(StatusCode::NOT_FOUND, "no such endpoint", None, &axum::http::Method::GET, "/x");
+        for _ in 0..REFUSAL_LOG_BURST + 7 {
+            refuse();
+        }
+        let text = || String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text().matches("refused a request").count(), REFUSAL_LOG_BURST as usize);
+        assert!(!text().contains("left out"), "{}", text());
+        tokio::time::sleep(REFUSAL_LOG_WINDOW).await;
+        // Let the reporting task run.
+        for _ in 0..100 {
+            if text().contains("left out") {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(text().contains("refusal lines left out") && text().contains("suppressed=7"), "{}", text());
+        // Reported once: the next line logged counts none, nor does shutdown.
+        refuse();
+        log.report_left_out();
+        assert!(text().trim_end().ends_with("suppressed=0"), "{}", text());
+        assert_eq!(text().matches("suppressed=7").count(), 1, "{}", text());
     }
 }

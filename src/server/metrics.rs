@@ -2,7 +2,9 @@
 //!
 //! - `probegate_admission_requests_total{endpoint,kind,operation,result,dry_run}`: result
 //!   `allowed`, `warned`, `patched`, `denied`, `error` (a malformed review's 400, a failed
-//!   evaluation), `timeout` (408: not read and answered within the request timeout) or `refused`
+//!   evaluation), `timeout` (408: not read and answered within the request timeout), `stalled`
+//!   (408: a body still arriving lost its share of its budget to a request that waited, see
+//!   [`crate::server::budget`]) or `refused`
 //!   (413, 415 or 503 before the body was read; `kind` and `operation` empty); `dry_run` `true` for dry-run requests
 //!   (`kubectl apply --dry-run=server`, `kubectl diff`: nothing was admitted), `false` otherwise
 //!   (and for requests that could not be read);
