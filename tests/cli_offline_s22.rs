@@ -25,6 +25,110 @@ fn write(dir: &Path, name: &str, text: &str) {
 const HEAD: &str = "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\n";
 
 #[test]
+fn policy_validate_reports_every_error_inside_an_override_with_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = format!(
+        "{HEAD}rules:\n  probe-timeout: {{action: bogus}}\noverrides:\n  - name: a\n    namespaces: [x]\n    rules:\n      probe-timeout: {{livenessMinSeconds: 0}}\n      startup-probe: {{budgetSecond: 4}}\n      prestop-sleep: {{seconds: 99999}}\n  - name: b\n    namespaces: [y]\n    mode: loud\n"
+    );
+    write(dir.path(), "p.yaml", &policy);
+    let o = run_in(dir.path(), &["policy", "validate", "p.yaml"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    for expected in [
+        "p.yaml:4:27: field `rules.probe-timeout.action`",
+        "p.yaml:9:43: field `overrides[0].rules.probe-timeout.livenessMinSeconds`: 0 is out of range",
+        "p.yaml:10:23: field `overrides[0].rules.startup-probe.budgetSecond`: unknown field",
+        "p.yaml:11:32: field `overrides[0].rules.prestop-sleep.seconds`: 99999 is out of range",
+        "p.yaml:14:11: field `overrides[1].mode`: unknown variant `loud`",
+    ] {
+        assert!(all.contains(expected), "{expected} missing from:\n{all}");
+    }
+    // `serve --policy` reads policies the same way: every error, then exit 2.
+    let o = run_in(dir.path(), &["check", "--policy", "p.yaml", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("overrides[0].rules.prestop-sleep.seconds"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_quoted_number_is_an_error_a_hex_integer_is_that_integer() {
+    let dir = tempfile::tempdir().unwrap();
+    let quoted = format!(
+        "{HEAD}rules:\n  probe-timeout: {{livenessMinSeconds: \"5\"}}\noverrides:\n  - name: a\n    namespaces: [x]\n    rules:\n      prestop-sleep: {{seconds: '7'}}\n"
+    );
+    write(dir.path(), "q.yaml", &quoted);
+    let o = run_in(dir.path(), &["policy", "validate", "q.yaml"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        all.contains("q.yaml:4:39: field `rules.probe-timeout.livenessMinSeconds`: \"5\" is a quoted number"),
+        "{all}"
+    );
+    assert!(
+        all.contains(
+            "q.yaml:9:32: field `overrides[0].rules.prestop-sleep.seconds`: \"7\" is a quoted number"
+        ),
+        "{all}"
+    );
+    assert!(all.contains("without quotes"), "{all}");
+    // A YAML integer in another base is the integer (YAML 1.2 core schema; Kubernetes reads it so).
+    write(dir.path(), "h.yaml", &format!("{HEAD}rules:\n  probe-timeout: {{livenessMinSeconds: 0x10}}\n"));
+    let o = run_in(dir.path(), &["policy", "validate", "h.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = run_in(dir.path(), &["policy", "explain", "--policy", "h.yaml"], None);
+    assert!(stdout(&o).contains("livenessMinSeconds=16 "), "{}", stdout(&o));
+    // A fraction is not a whole number of seconds.
+    write(dir.path(), "f.yaml", &format!("{HEAD}rules:\n  probe-timeout: {{livenessMinSeconds: 2.5}}\n"));
+    let o = run_in(dir.path(), &["policy", "validate", "f.yaml"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(format!("{}{}", stdout(&o), stderr(&o)).contains("2.5 is not a whole number"));
+}
+
+#[test]
+fn a_startup_budget_shorter_than_its_period_is_an_error_a_non_multiple_is_rounded_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = format!(
+        "{HEAD}rules:\n  startup-probe: {{periodSeconds: 10, budgetSeconds: 5}}\noverrides:\n  - name: a\n    namespaces: [x]\n    rules:\n      startup-probe: {{periodSeconds: 30}}\n"
+    );
+    write(dir.path(), "b.yaml", &policy);
+    let o = run_in(dir.path(), &["policy", "validate", "b.yaml"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        all.contains("b.yaml:4:53: field `rules.startup-probe.budgetSeconds`: budgetSeconds 5 is shorter than one periodSeconds 10"),
+        "{all}"
+    );
+    // The override's period against the budget it inherits (5, which is also an error above).
+    assert!(all.contains("b.yaml:9:38: field `overrides[0].rules.startup-probe.periodSeconds`"), "{all}");
+    // The default budget (120 s) against an override's period over it.
+    let policy = format!(
+        "{HEAD}overrides:\n  - name: a\n    namespaces: [x]\n    rules:\n      startup-probe: {{periodSeconds: 300}}\n"
+    );
+    write(dir.path(), "o.yaml", &policy);
+    let o = run_in(dir.path(), &["policy", "validate", "o.yaml"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        format!("{}{}", stdout(&o), stderr(&o))
+            .contains("budgetSeconds 120 is shorter than one periodSeconds 300")
+    );
+    // Not a multiple: rounded up (100 s at 30 s gives 4 probes), as docs/policy.md says.
+    write(
+        dir.path(),
+        "r.yaml",
+        &format!("{HEAD}rules:\n  startup-probe: {{periodSeconds: 30, budgetSeconds: 100}}\n"),
+    );
+    let o = run_in(dir.path(), &["policy", "validate", "r.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: nginx\n      livenessProbe:\n        httpGet: {path: /healthz, port: 80}\n        periodSeconds: 5\n        failureThreshold: 2\n";
+    write(dir.path(), "pod.yaml", pod);
+    let o = run_in(dir.path(), &["fix", "--policy", "r.yaml", "pod.yaml"], None);
+    assert!(
+        stdout(&o).contains("failureThreshold: 4\n") && stdout(&o).contains("periodSeconds: 30\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
 fn fix_keeps_a_file_without_a_final_line_end_so_and_adds_no_blank_lines() {
     let dir = tempfile::tempdir().unwrap();
     let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: nginx\n      ports: [{containerPort: 80}]\n      livenessProbe:\n        httpGet: {path: /healthz, port: 80}";
