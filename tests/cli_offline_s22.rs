@@ -128,6 +128,76 @@ fn a_startup_budget_shorter_than_its_period_is_an_error_a_non_multiple_is_rounde
     );
 }
 
+const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    note: ANNOTATION\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n        - name: web\n          image: IMAGE\n          command: [sh, -c, \"docker inspect --format '{{.Id}}' x\"]\n          livenessProbe:\n            httpGet: {path: /healthz, port: 8080}\n";
+
+#[test]
+fn a_quoted_template_where_kubernetes_takes_none_is_not_rendered_elsewhere_it_is_a_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployment =
+        |image: &str, annotation: &str| DEPLOYMENT.replace("IMAGE", image).replace("ANNOTATION", annotation);
+    write(dir.path(), "t.yaml", &deployment("\"{{ .Values.image }}\"", "x"));
+    let o = run_in(dir.path(), &["check", "t.yaml"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("t.yaml:14:18: an unrendered Helm template (`{{ ... }}`), not a manifest"), "{err}");
+    assert!(err.contains("`spec.template.spec.containers[0].image`"), "{err}");
+    // Unquoted in a plain scalar too (`web-{{ ... }}` is valid YAML).
+    write(
+        dir.path(),
+        "n.yaml",
+        &deployment("nginx", "x").replace("name: web\n  annot", "name: web-{{ .Release.Name }}\n  annot"),
+    );
+    let o = run_in(dir.path(), &["check", "n.yaml"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("n.yaml:4:9: an unrendered Helm template"), "{}", stderr(&o));
+    // A Go template in an annotation and in a command is a value: checked as usual.
+    write(dir.path(), "a.yaml", &deployment("nginx", "\"{{ $labels.instance }} is down\""));
+    let o = run_in(dir.path(), &["check", "a.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("1 object in 1 file"), "{}", stdout(&o));
+    let configmap =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\ndata:\n  rule: \"{{ .Labels.job }}\"\n";
+    write(dir.path(), "c.yaml", configmap);
+    let o = run_in(dir.path(), &["check", "c.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn a_list_inside_a_list_is_evaluated() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: List\n    items:\n      - apiVersion: v1\n        kind: Pod\n        metadata: {name: p}\n        spec:\n          containers:\n            - name: c\n              image: nginx\n              livenessProbe:\n                exec: {command: [pg_isready, -h, db]}\n";
+    write(dir.path(), "l.yaml", nested);
+    let o = run_in(dir.path(), &["check", "l.yaml"], None);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("l.yaml:12  deny  Pod default/p"), "{}", stdout(&o));
+    // `fix` patches it at its place in the nested list.
+    let o = run_in(dir.path(), &["fix", "l.yaml"], None);
+    assert!(stdout(&o).contains("                timeoutSeconds: 3\n"), "{}", stdout(&o));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_directories_are_followed_once_and_a_loop_is_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("tree");
+    std::fs::create_dir_all(root.join("real")).unwrap();
+    std::fs::create_dir_all(root.join("other")).unwrap();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      image: nginx\n      livenessProbe:\n        exec: {command: [pg_isready, -h, db]}\n";
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(&outside, "pod.yaml", pod);
+    std::os::unix::fs::symlink(&outside, root.join("other/link")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("real/up")).unwrap();
+    let o = run_in(dir.path(), &["check", "-o", "json", "tree"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["objects"], 1, "{v}");
+    let skipped = v["skippedFiles"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{v}");
+    assert_eq!(skipped[0]["file"], "tree/real/up");
+    assert!(skipped[0]["message"].as_str().unwrap().contains("a symlink to a directory already read"), "{v}");
+}
+
 #[test]
 fn fix_keeps_a_file_without_a_final_line_end_so_and_adds_no_blank_lines() {
     let dir = tempfile::tempdir().unwrap();
