@@ -221,3 +221,23 @@ fn fix_keeps_a_file_without_a_final_line_end_so_and_adds_no_blank_lines() {
     assert!(both.contains("seconds: 5\n---\napiVersion"), "{both:?}");
     assert!(both.ends_with("seconds: 5"), "{both:?}");
 }
+
+#[test]
+fn explain_refuses_zero_replicas_and_says_what_spec_replicas_zero_means() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = DEPLOYMENT
+        .replace("IMAGE", "nginx")
+        .replace("ANNOTATION", "x")
+        .replace("spec:\n  selector", "spec:\n  replicas: 0\n  selector");
+    write(dir.path(), "d.yaml", &deployment);
+    let o = run_in(dir.path(), &["explain", "--replicas", "0", "d.yaml"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--replicas"), "{}", stderr(&o));
+    let o = run_in(dir.path(), &["explain", "--dependency-check", "liveness", "d.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 replica (spec.replicas 0, scaled to zero: 1 simulated; set --replicas)"),
+        "{}",
+        stdout(&o)
+    );
+}
