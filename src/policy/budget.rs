@@ -48,8 +48,7 @@ pub(super) fn startup_budget_error(
 fn locate(text: &str, path: &str) -> (Option<u64>, Option<u64>) {
     let node = super::blank::path_tokens(path).and_then(|tokens| {
         let root = parse_document_at(text, 0, 1).ok()??;
-        let pos = root.at(tokens.iter().map(String::as_str)).map(|n| n.pos);
-        pos
+        root.at(tokens.iter().map(String::as_str)).map(|n| n.pos)
     });
     match node {
         Some(pos) if pos.line > 0 => {
