@@ -12,11 +12,10 @@
 //! with small files and checks nothing but that `fix` succeeds.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
-/// Linux's USER_HZ: `/proc` times are in 1/100 s.
-const TICKS_PER_SECOND: f64 = 100.0;
+#[path = "support/child.rs"]
+mod child;
+use child::run;
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
@@ -32,8 +31,9 @@ fn main() {
             let (c, wall, code) = run(bin, &["fix", file.to_str().expect("UTF-8 path")]);
             assert!(code == Some(0) || code == Some(1), "probegate fix exited {code:?}");
             println!(
-                "  {count} Deployments ({:.1} MB): CPU {c:.2} s (user + sys), wall {wall:.2} s",
-                bytes as f64 / 1e6
+                "  {count} Deployments ({:.1} MB): CPU {c:.2} s (user + sys), wall {:.2} s",
+                bytes as f64 / 1e6,
+                wall.as_secs_f64()
             );
             cpu.push(c);
         }
@@ -76,28 +76,4 @@ fn generate(file: &Path, count: usize) -> usize {
     }
     std::fs::write(file, &out).unwrap();
     out.len()
-}
-
-/// The children's CPU time so far (user + sys of waited-for children), in seconds.
-fn children_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // cutime and cstime are fields 16 and 17 of the whole line: 14 and 15 after the name.
-    let ticks: f64 = fields[13].parse::<f64>().unwrap() + fields[14].parse::<f64>().unwrap();
-    ticks / TICKS_PER_SECOND
-}
-
-/// Runs a command with its output discarded; returns its CPU time, wall time (s) and exit code.
-fn run(program: &str, args: &[&str]) -> (f64, f64, Option<i32>) {
-    let before = children_cpu();
-    let start = Instant::now();
-    let status = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-    (children_cpu() - before, start.elapsed().as_secs_f64(), status.code())
 }
