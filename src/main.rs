@@ -173,8 +173,8 @@ struct ExplainArgs {
     /// Turn a rule off (repeat, or comma-separate; see `probegate rules`).
     #[arg(long, value_name = "RULE", value_delimiter = ',', value_parser = cli::config::RuleParser)]
     skip: Vec<probegate::policy::RuleId>,
-    /// Replicas to simulate [default: spec.replicas, else 1].
-    #[arg(long)]
+    /// Replicas to simulate, at least 1 [default: spec.replicas, else 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     replicas: Option<u32>,
     /// How long the dependency is down, in seconds.
     #[arg(long, default_value_t = 90)]

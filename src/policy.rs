@@ -29,6 +29,11 @@ use serde_saphyr::Spanned;
 pub use crate::engine::known::KnownCommand;
 pub use crate::engine::paths::KnownHttpPath;
 
+mod blank;
+mod budget;
+mod seconds;
+use blank::blank_field;
+
 /// The default policy as shipped in `policies/default.yaml`, compiled into the binary.
 pub const DEFAULT_POLICY_YAML: &str = include_str!("../policies/default.yaml");
 
@@ -1019,11 +1024,11 @@ pub struct ProbeTimeoutSpec {
     /// `mutate`, `deny`, `warn` or `off`.
     pub action: Option<FixAction>,
     /// Seconds, 1 to [`MAX_SECONDS`].
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "seconds::seconds")]
     #[schemars(range(min = 1, max = 3600))]
     pub liveness_min_seconds: Option<u32>,
     /// Seconds, 1 to [`MAX_SECONDS`].
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "seconds::seconds")]
     #[schemars(range(min = 1, max = 3600))]
     pub readiness_min_seconds: Option<u32>,
 }
@@ -1035,15 +1040,15 @@ pub struct StartupProbeSpec {
     /// `mutate`, `deny`, `warn` or `off`.
     pub action: Option<FixAction>,
     /// Seconds, 1 to [`MAX_SECONDS`].
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "seconds::seconds")]
     #[schemars(range(min = 1, max = 3600))]
     pub period_seconds: Option<u32>,
     /// Seconds, 1 to [`MAX_SECONDS`].
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "seconds::seconds")]
     #[schemars(range(min = 1, max = 3600))]
     pub budget_seconds: Option<u32>,
     /// Seconds, 1 to [`MAX_SECONDS`].
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "seconds::seconds")]
     #[schemars(range(min = 1, max = 3600))]
     pub max_initial_delay_seconds: Option<u32>,
 }
@@ -1055,7 +1060,7 @@ pub struct PrestopSleepSpec {
     /// `mutate`, `deny`, `warn` or `off`.
     pub action: Option<FixAction>,
     /// Seconds, 1 to [`MAX_SECONDS`].
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "seconds::seconds")]
     #[schemars(range(min = 1, max = 3600))]
     pub seconds: Option<u32>,
     /// `native` or `exec`.
@@ -1323,17 +1328,6 @@ pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(PolicyFile)).unwrap_or_default()
 }
 
-/// Deserializes an optional whole number of seconds in `1..=MAX_SECONDS`.
-fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    let v = i64::deserialize(d)?;
-    if !(1..=i64::from(MAX_SECONDS)).contains(&v) {
-        return Err(serde::de::Error::custom(format!(
-            "{v} is out of range: a duration here is a whole number of seconds from 1 to {MAX_SECONDS}"
-        )));
-    }
-    Ok(Some(v as u32))
-}
-
 /// A policy file that cannot be used, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.render_line())]
@@ -1380,7 +1374,7 @@ impl PolicyError {
 /// first one in the file ([`parse_all`] gives every one).
 pub fn parse(yaml: &str, origin: &str) -> Result<Policy, PolicyError> {
     let file = deserialize(yaml, origin)?;
-    resolve(file, origin).map_err(|mut errors| errors.swap_remove(0))
+    resolve(file, origin, yaml).map_err(|mut errors| errors.swap_remove(0))
 }
 
 /// Most errors [`parse_all`] reports for one file.
@@ -1403,7 +1397,7 @@ pub fn parse_all(yaml: &str, origin: &str) -> Result<Policy, Vec<PolicyError>> {
     while errors.len() < MAX_ERRORS {
         match deserialize(&text, origin) {
             Ok(file) => {
-                return match resolve(file, origin) {
+                return match resolve(file, origin, &text) {
                     Ok(policy) if errors.is_empty() => Ok(policy),
                     Ok(_) => Err(errors),
                     Err(more) => {
@@ -1426,60 +1420,6 @@ pub fn parse_all(yaml: &str, origin: &str) -> Result<Policy, Vec<PolicyError>> {
     }
     errors.sort_by_key(|e| (e.line.unwrap_or(u64::MAX), e.column.unwrap_or(0)));
     Err(errors)
-}
-
-/// `text` with the mapping entry at a dotted field path (`rules.startup-probe.budgetSeconds`)
-/// replaced by spaces (with its separating comma in a flow mapping); newlines are kept, so lines
-/// and columns do not move. `None` when the path does not name a mapping entry of the document.
-fn blank_field(text: &str, field: &str) -> Option<String> {
-    use crate::manifest::located::{NodeValue, parse_document_at};
-    let tokens: Vec<&str> = field.split('.').collect();
-    // A list item (`overrides[0]`) anywhere in the path is not blanked: the items after it would
-    // shift and the next error would name the wrong index.
-    if tokens.iter().any(|t| t.contains('[') || t.is_empty()) {
-        return None;
-    }
-    let root = parse_document_at(text, 0, 1).ok()??;
-    let (last, parents) = tokens.split_last()?;
-    let parent = root.at(parents.iter().copied())?;
-    let NodeValue::Map(entries) = &parent.value else { return None };
-    let (key, value) = entries.iter().find(|(k, _)| k.name == *last)?;
-    let start = key.pos.offset;
-    let mut end = value.end(text).max(key.pos.offset + key.pos.len);
-    // A key without a value (`budgetSecond:`) ends at its colon: left behind, the colon alone would
-    // read as an entry with a null key, a second error that is not in the file.
-    if value.value == NodeValue::Null {
-        let rest = &text[end..];
-        let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-        if rest[blanks..].starts_with(':') {
-            end += blanks + 1;
-        }
-    }
-    // A flow collection's closing brackets are past its last scalar (`{action: deny}`).
-    let depth = |s: &str| {
-        s.chars().fold(0i32, |d, c| d + i32::from(matches!(c, '{' | '[')) - i32::from(matches!(c, '}' | ']')))
-    };
-    let mut open = depth(&text[start..end]);
-    while open > 0 {
-        let rest = &text[end..];
-        let skip = rest.len() - rest.trim_start().len();
-        match rest[skip..].chars().next() {
-            Some('}' | ']') => {
-                end += skip + 1;
-                open -= 1;
-            }
-            _ => break,
-        }
-    }
-    // In a flow mapping, the comma after the entry goes too (`{a: 1, b: x}` -> `{a: 1,     }`).
-    let rest = &text[end..];
-    let after = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-    if rest[after..].starts_with(',') {
-        end += after + 1;
-    }
-    let blanked: String =
-        text[start..end].chars().map(|c| if c == '\n' || c == '\r' { c } else { ' ' }).collect();
-    Some(format!("{}{blanked}{}", &text[..start], &text[end..]))
 }
 
 /// Reads the file model, or the first error in it.
@@ -1511,8 +1451,9 @@ fn deserialize(yaml: &str, origin: &str) -> Result<PolicyFile, PolicyError> {
     })
 }
 
-/// The policy a file model makes, or every error its checks find.
-fn resolve(file: PolicyFile, origin: &str) -> Result<Policy, Vec<PolicyError>> {
+/// The policy a file model makes, or every error its checks find. `text` is the file's (to place
+/// the errors found on values read without their positions).
+fn resolve(file: PolicyFile, origin: &str, text: &str) -> Result<Policy, Vec<PolicyError>> {
     let mut errors = Vec::new();
     let spanned_err = |s: &serde_saphyr::Spanned<String>, field: &str, message: String| PolicyError {
         origin: origin.to_string(),
@@ -1539,6 +1480,7 @@ fn resolve(file: PolicyFile, origin: &str) -> Result<Policy, Vec<PolicyError>> {
     if let Some(rules) = &file.rules {
         policy.rules.merge(rules);
     }
+    errors.extend(budget::startup_budget_error(text, origin, "rules", &policy.rules, file.rules.as_ref()));
     if let Some(e) = file.exemptions {
         if let Some(entries) = e.containers {
             match container_exemptions(entries, origin, &spanned_err) {
@@ -1651,6 +1593,15 @@ fn resolve(file: PolicyFile, origin: &str) -> Result<Policy, Vec<PolicyError>> {
                 format!("override {:?} can never match: {why}", o.name.value),
             ));
             continue;
+        }
+        if let Some(r) = &o.rules {
+            let mut merged = policy.rules.clone();
+            merged.merge(r);
+            let at = field("rules");
+            if let Some(e) = budget::startup_budget_error(text, origin, &at, &merged, Some(r)) {
+                errors.push(e);
+                continue;
+            }
         }
         policy.overrides.push(Override {
             name: o.name.value.clone(),

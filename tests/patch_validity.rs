@@ -52,6 +52,8 @@ fn policy_yaml() -> impl Strategy<Value = String> {
     )
         .prop_map(|((lmin, rmin, ta), (period, budget, delay, sa), (sleep, style, pa), timeout_action, da)| {
             let timeout_action = if timeout_action == "off" { "off" } else { ta };
+            // A budget under one period is a policy error (docs/policy.md): at least one period.
+            let budget = budget.max(period);
             format!(
                 "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  \
                  probe-timeout: {{action: {timeout_action}, livenessMinSeconds: {lmin}, readinessMinSeconds: {rmin}}}\n  \

@@ -104,7 +104,8 @@ pub struct ExplainOptions {
     pub policy: Option<PathBuf>,
     /// Namespace for objects without `metadata.namespace`.
     pub namespace: Option<String>,
-    /// Replicas, instead of `spec.replicas`.
+    /// Replicas, instead of `spec.replicas`; at least 1 (`Some(0)` is taken as `None`: the command
+    /// line refuses it).
     pub replicas: Option<u32>,
     /// Outage length in seconds.
     pub outage_seconds: u32,
@@ -466,8 +467,11 @@ fn containers(w: &Workload, exempt: &[ContainerExemption]) -> Vec<(ContainerKind
         .collect()
 }
 
+/// The replicas simulated and where the number comes from. Zero is never simulated (there would be
+/// nothing to restart or serve): the command line refuses `--replicas 0`, and a controller scaled
+/// to zero (`spec.replicas: 0`) is simulated with one replica, saying so (break-it pass s22).
 fn replicas(w: &Workload, object: &Value, opts: &ExplainOptions) -> (u32, String) {
-    if let Some(n) = opts.replicas {
+    if let Some(n) = opts.replicas.filter(|n| *n > 0) {
         return (n, "--replicas".into());
     }
     match w.kind {
@@ -476,6 +480,7 @@ fn replicas(w: &Workload, object: &Value, opts: &ExplainOptions) -> (u32, String
         | WorkloadKind::ReplicaSet
         | WorkloadKind::ReplicationController => {
             match object.pointer("/spec/replicas").and_then(Value::as_u64) {
+                Some(0) => (1, "spec.replicas 0, scaled to zero: 1 simulated; set --replicas".into()),
                 Some(n) => (u32::try_from(n).unwrap_or(u32::MAX), "spec.replicas".into()),
                 None => (1, "spec.replicas unset: 1".into()),
             }

@@ -12,6 +12,11 @@ use crate::engine::{Finding, OwnerReference, Workload, WorkloadKind};
 use crate::manifest::located::{self, Document, Node, NodeValue};
 use crate::policy::{Action, Mode, Policy};
 
+mod template;
+mod walk;
+use template::unrendered_template;
+pub use walk::expand;
+
 /// The name standard input is reported under.
 pub const STDIN_NAME: &str = "<stdin>";
 
@@ -62,89 +67,6 @@ impl std::fmt::Display for InputError {
             (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.file, self.message),
             (Some(l), None) => write!(f, "{}:{l}: {}", self.file, self.message),
             _ => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
-
-/// Expands the command line's paths: files as given, directories recursively (`*.yaml`, `*.yml`,
-/// `*.json`, sorted by name, hidden entries skipped, a Helm chart's `templates` folder one error),
-/// `-` as standard input (once).
-///
-/// # Errors
-/// Each path that does not exist or cannot be listed, as an [`InputError`]; the others are kept.
-pub fn expand(paths: &[PathBuf]) -> (Vec<Input>, Vec<InputError>) {
-    let mut inputs = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        if path.as_os_str() == "-" {
-            if !inputs.contains(&Input::Stdin) {
-                inputs.push(Input::Stdin);
-            }
-            continue;
-        }
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() => walk(path, &mut inputs, &mut errors),
-            Ok(_) => inputs.push(Input::File(path.clone())),
-            Err(e) => errors.push(InputError {
-                file: path.display().to_string(),
-                line: None,
-                column: None,
-                message: format!("cannot read: {e}"),
-            }),
-        }
-    }
-    (inputs, errors)
-}
-
-fn walk(dir: &Path, inputs: &mut Vec<Input>, errors: &mut Vec<InputError>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            errors.push(InputError {
-                file: dir.display().to_string(),
-                line: None,
-                column: None,
-                message: format!("cannot list: {e}"),
-            });
-            return;
-        }
-    };
-    let mut entries: Vec<(String, PathBuf, bool)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            if name.starts_with('.') {
-                return None;
-            }
-            let path = e.path();
-            // Directories are followed only when they are real ones (no symlink loops); a symlink
-            // to a file is read like a file.
-            let is_dir = e.file_type().ok()?.is_dir();
-            Some((name, path, is_dir))
-        })
-        .collect();
-    entries.sort();
-    // A Helm chart's templates are not manifests: one error for the chart instead of one for each
-    // template (and its parse errors).
-    let chart = entries.iter().any(|(name, _, is_dir)| !is_dir && name == "Chart.yaml");
-    for (name, path, is_dir) in entries {
-        if is_dir && chart && name == "templates" {
-            errors.push(InputError {
-                file: path.display().to_string(),
-                line: None,
-                column: None,
-                message: format!(
-                    "a Helm chart's templates, not manifests: render the chart first, e.g. \
-                     `helm template RELEASE {} | probegate check -`",
-                    dir.display()
-                ),
-            });
-        } else if is_dir {
-            walk(&path, inputs, errors);
-        } else if EXTENSIONS.iter().any(|ext| name.rsplit_once('.').is_some_and(|(_, e)| e == *ext))
-            && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-        {
-            inputs.push(Input::File(path));
         }
     }
 }
@@ -292,8 +214,9 @@ pub struct FileAnalysis {
 }
 
 /// The objects of a document: the document itself, the items of a `kind: List` (or any
-/// `kind: ...List` with `items`), or the `request.object` of an `AdmissionReview` (a captured
-/// review is checked as the webhook would see it), with their pointers.
+/// `kind: ...List` with `items`; a List among them read in turn), or the `request.object` of an
+/// `AdmissionReview` (a captured review is checked as the webhook would see it), with their
+/// pointers.
 pub fn objects_of(node: &Node) -> Vec<(String, &Node)> {
     let kind = node.get("kind").and_then(Node::as_str);
     if kind == Some("AdmissionReview") {
@@ -304,10 +227,26 @@ pub fn objects_of(node: &Node) -> Vec<(String, &Node)> {
             _ => Vec::new(),
         };
     }
-    let is_list = kind.is_some_and(|k| k.ends_with("List"));
+    let mut out = Vec::new();
+    list_items(node, String::new(), 0, &mut out);
+    out
+}
+
+/// Deepest `kind: List` nesting read: a List in a List's items is read, up to this depth; a deeper
+/// one is counted as a skipped document.
+const LIST_DEPTH: usize = 8;
+
+/// `node` itself, or, for a List (`kind: ...List` with `items`), its items, Lists among them read
+/// in turn (break-it pass s22: a nested List was skipped in silence), at pointers from the document.
+fn list_items<'a>(node: &'a Node, pointer: String, depth: usize, out: &mut Vec<(String, &'a Node)>) {
+    let is_list = node.get("kind").and_then(Node::as_str).is_some_and(|k| k.ends_with("List"));
     match node.get("items").and_then(Node::as_seq) {
-        Some(items) if is_list => items.iter().enumerate().map(|(i, n)| (format!("/items/{i}"), n)).collect(),
-        _ => vec![(String::new(), node)],
+        Some(items) if is_list && depth < LIST_DEPTH => {
+            for (i, item) in items.iter().enumerate() {
+                list_items(item, format!("{pointer}/items/{i}"), depth + 1, out);
+            }
+        }
+        _ => out.push((pointer, node)),
     }
 }
 
@@ -535,25 +474,6 @@ pub fn analyze_with(
     analysis
 }
 
-/// One error for a Helm chart template given as a manifest: a file with a document that does not
-/// parse and a `{{` action (the template would give one YAML error per action, and no hint).
-/// Placed at the first line with `{{`.
-fn unrendered_template(file: &str, text: &str, documents: &[Document]) -> Option<InputError> {
-    if !documents.iter().any(|d| d.node.is_err()) {
-        return None;
-    }
-    let (index, line) = text.lines().enumerate().find(|(_, l)| l.contains("{{"))?;
-    let column = line.find("{{").map(|c| line[..c].chars().count() + 1);
-    Some(InputError {
-        file: file.to_string(),
-        line: u32::try_from(index + 1).ok(),
-        column: column.and_then(|c| u32::try_from(c).ok()),
-        message: "an unrendered Helm template (`{{ ... }}`), not a manifest: render the chart first, \
-                  e.g. `helm template RELEASE CHART | probegate check -`"
-            .to_string(),
-    })
-}
-
 /// The error for an object that is not a valid instance of its kind, placed at the bad field: its
 /// line and column, and its path (`the object is not a valid Pod: spec.containers[0].livenessProbe.
 /// httpGet.port: invalid type: sequence, expected IntOrString`). A field that is missing is placed at the nearest parent.
@@ -742,9 +662,8 @@ pub fn analyze_all(
     default_namespace: &str,
     keep: Keep,
 ) -> (Vec<FileAnalysis>, Vec<InputError>, Vec<SkippedFile>) {
-    let (inputs, errors) = expand(paths);
+    let (inputs, errors, mut skipped) = expand(paths);
     let mut cache = std::collections::HashMap::new();
-    let mut skipped = Vec::new();
     let inputs: Vec<Input> = inputs
         .into_iter()
         .filter(|input| {
