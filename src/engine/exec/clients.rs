@@ -270,10 +270,8 @@ impl Client {
 pub(super) fn find_client(name: &str, args: &[String]) -> Option<&'static Client> {
     // Only the rows with a name or prefix beginning as `name` does can match ([`Client::is`]).
     let first = *name.as_bytes().first()?;
-    index::rows_by_first_byte()[usize::from(first)]
-        .iter()
+    index::rows_beginning_with(first)
         .find(|c| c.is(name) && c.subcommand.is_none_or(|s| args.first().is_some_and(|a| a == s)))
-        .copied()
 }
 
 /// Options, flags and positional arguments of one command line.

@@ -754,8 +754,8 @@ pub(super) fn skip_parens(chars: &[char], mut i: usize) -> usize {
 /// The redirections of `piece` whose targets [`split_redirections`] returns, in the same order,
 /// each as one word (`</dev/tcp/db/5432`; `> /dev/tcp/db/5432` is `>/dev/tcp/db/5432`), for messages.
 pub(super) fn redirection_texts(piece: &str, lit: impl Fn(&String) -> String) -> Vec<String> {
-    let args = piece_words(piece);
-    let (_, redirections) = redirections(&args, lit);
+    let mut args = piece_words(piece);
+    let (_, redirections) = redirections(&mut args, lit);
     let mut out = Vec::new();
     for r in redirections.iter().filter(|r| !r.input) {
         let written = args[r.at].strip_prefix(REDIRECT).unwrap_or(&args[r.at]);
@@ -773,12 +773,13 @@ pub(super) fn redirection_texts(piece: &str, lit: impl Fn(&String) -> String) ->
 /// redirection is a word the parser marked ([`REDIRECT`]); any other word is an argument, however
 /// it reads (bash reads an operator only unquoted, and the parser knows which are).
 pub(super) fn split_redirections(piece: &str, lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<String>) {
-    let args = piece_words(piece);
-    let (words, redirections) = redirections(&args, lit);
+    let mut args = piece_words(piece);
+    let (words, redirections) = redirections(&mut args, lit);
+    // (A bare operator's target, `args[at + 1]`, is never one of the words moved out.)
     let targets = redirections
         .into_iter()
         .filter(|r| !r.input)
-        .filter_map(|r| r.attached.or_else(|| args.get(r.at + 1).cloned()))
+        .filter_map(|r| r.attached.or_else(|| args.get_mut(r.at + 1).map(std::mem::take)))
         .collect();
     (words, targets)
 }
@@ -795,14 +796,15 @@ struct Redirection {
 }
 
 /// A simple command's words (the marks of [`REDIRECT`] taken off the ones that are no
-/// redirection after all) and its redirections, in order.
-fn redirections(args: &[String], lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<Redirection>) {
+/// redirection after all) and its redirections, in order. The words are moved out of `args`
+/// (left empty there); a redirection's marked word and a bare operator's target stay.
+fn redirections(args: &mut [String], lit: impl Fn(&String) -> String) -> (Vec<String>, Vec<Redirection>) {
     let mut words = Vec::with_capacity(args.len());
     let mut found = Vec::new();
     let mut k = 0;
     while k < args.len() {
         let Some(redirect) = args[k].strip_prefix(REDIRECT) else {
-            words.push(args[k].clone());
+            words.push(std::mem::take(&mut args[k]));
             k += 1;
             continue;
         };

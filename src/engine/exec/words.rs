@@ -304,6 +304,14 @@ impl Ctx<'_> {
         if self.over_budget.get() {
             return (String::new(), false);
         }
+        if !word.contains(|c: char| c == '$' || is_reserved_char(c)) {
+            // Nothing to expand (every character is copied as it is, below): the word itself,
+            // without the copy into a `Vec<char>` and the pass over it.
+            if !self.spend(word.len()) {
+                return (String::new(), false);
+            }
+            return (word.to_string(), false);
+        }
         let chars: Vec<char> = word.chars().collect();
         // The matching `}` of every `{`, found once (a stack), so that a word full of unclosed
         // `${` is read in linear time rather than rescanned to its end at each one.

@@ -1,27 +1,101 @@
-//! The rows of [`super::FAMILIES`] by the first byte of their names, for [`super::find_client`].
+//! The rows of [`super::FAMILIES`] by the first byte of their names, for [`super::find_client`]:
+//! a table the compiler builds from the const tables (no state made at run time).
 
 use super::{Client, FAMILIES};
 
-/// For each first byte, the rows of [`FAMILIES`] one of whose names or prefixes begins with it,
-/// in [`FAMILIES`]' order (each row once): [`find_client`] reads the few rows that can match
-/// instead of all of them. Made from the const tables once per process (it depends on nothing
-/// else).
-pub(super) fn rows_by_first_byte() -> &'static [Vec<&'static Client>; 256] {
-    static ROWS: std::sync::OnceLock<[Vec<&'static Client>; 256]> = std::sync::OnceLock::new();
-    ROWS.get_or_init(|| {
-        let mut rows: [Vec<&'static Client>; 256] = std::array::from_fn(|_| Vec::new());
-        for c in FAMILIES.iter().flat_map(|f| f.iter()) {
-            for n in c.names {
-                if let Some(&b) = n.as_bytes().first() {
-                    let list = &mut rows[usize::from(b)];
-                    if !list.last().is_some_and(|l| std::ptr::eq(*l, c)) {
-                        list.push(c);
-                    }
-                }
-            }
+/// Whether name `n` of `row` is the first of its names to begin with its first byte (an empty
+/// name begins with none).
+const fn first_with_its_byte(row: &Client, n: usize) -> bool {
+    let name = row.names[n].as_bytes();
+    if name.is_empty() {
+        return false;
+    }
+    let mut k = 0;
+    while k < n {
+        let other = row.names[k].as_bytes();
+        if !other.is_empty() && other[0] == name[0] {
+            return false;
         }
-        rows
-    })
+        k += 1;
+    }
+    true
+}
+
+/// Calls `visit(family, row, byte)` for each row of [`FAMILIES`], in order, once for each
+/// distinct first byte of its names (a `macro`, as a `const fn` takes no closure).
+macro_rules! each_row_byte {
+    (|$f:ident, $r:ident, $b:ident| $body:block) => {
+        let mut $f = 0;
+        while $f < FAMILIES.len() {
+            let mut $r = 0;
+            while $r < FAMILIES[$f].len() {
+                let row = &FAMILIES[$f][$r];
+                let mut n = 0;
+                while n < row.names.len() {
+                    if first_with_its_byte(row, n) {
+                        let $b = row.names[n].as_bytes()[0] as usize;
+                        $body
+                    }
+                    n += 1;
+                }
+                $r += 1;
+            }
+            $f += 1;
+        }
+    };
+}
+
+/// How many (row, first byte) entries the index holds.
+const fn entries() -> usize {
+    let mut count = 0;
+    each_row_byte!(|_f, _r, _b| {
+        count += 1;
+    });
+    count
+}
+
+const ENTRIES: usize = entries();
+
+/// For each first byte `b`, the rows of [`FAMILIES`] one of whose names or prefixes begins with
+/// it are `rows[start[b]..start[b + 1]]` (family and row numbers), in [`FAMILIES`]' order, each
+/// row once.
+struct Index {
+    start: [u16; 257],
+    rows: [(u8, u16); ENTRIES],
+}
+
+/// The index, a counting sort of the entries by first byte (stable: table order within a byte).
+const fn build() -> Index {
+    assert!(ENTRIES <= u16::MAX as usize && FAMILIES.len() <= u8::MAX as usize);
+    let mut start = [0u16; 257];
+    each_row_byte!(|_f, _r, b| {
+        start[b + 1] += 1;
+    });
+    let mut b = 0;
+    while b < 256 {
+        start[b + 1] += start[b];
+        b += 1;
+    }
+    let mut next = start;
+    let mut rows = [(0u8, 0u16); ENTRIES];
+    each_row_byte!(|f, r, b| {
+        assert!(r <= u16::MAX as usize);
+        rows[next[b] as usize] = (f as u8, r as u16);
+        next[b] += 1;
+    });
+    Index { start, rows }
+}
+
+/// Built by the compiler (`const` evaluation): read-only data, like the tables it indexes.
+static INDEX: Index = build();
+
+/// The rows one of whose names or prefixes begins with byte `first`, in [`FAMILIES`]' order
+/// (each row once): [`super::find_client`] reads the few rows that can match instead of all of
+/// them.
+pub(super) fn rows_beginning_with(first: u8) -> impl Iterator<Item = &'static Client> {
+    let b = usize::from(first);
+    let (from, to) = (usize::from(INDEX.start[b]), usize::from(INDEX.start[b + 1]));
+    INDEX.rows[from..to].iter().map(|&(f, r)| &FAMILIES[usize::from(f)][usize::from(r)])
 }
 
 #[cfg(test)]
