@@ -196,10 +196,11 @@ pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool 
                         && !words.get(1).is_some_and(|w| w.starts_with("-v"))
                 }
                 Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
+                _ if super::trap_actions::runs_a_client(src, c, signals, errexit) => true,
                 _ => super::traps::harmless_handler(src, c, between, errexit),
             }
         });
-        if !(action == "-" || commands_ok) {
+        if !(action == "-" || commands_ok || super::trap_actions::keeps_status(action, signals)) {
             return false;
         }
     }
@@ -488,7 +489,7 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
         return false;
     };
     if !reads_status_text(text(next, walk))
-        || status_only_written(next, walk)
+        || status_only_written(next, walk) && !super::functions::output_read_by_caller(rules)
         || super::calls::call_ignores_status(next, walk, &rules.known)
     {
         return false;
