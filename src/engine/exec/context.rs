@@ -254,6 +254,10 @@ pub(super) struct Ctx<'e> {
     /// The probe's own script could keep such a trap: its only `trap`, and no `exec`, `kill`,
     /// `source`, `.` or `eval` (`script::exits::trap_may_hold`).
     pub(super) trap_may_hold: bool,
+    /// The piece being analysed runs in the probe's own shell: its own script (no function's
+    /// body), outside any subshell (set by `run_pieces`): an EXIT trap set there ends the probe's
+    /// script with its action's `exit` (`script::exit_traps`).
+    pub(super) in_top_shell: bool,
     /// The texts of the scripts being analysed, outermost first (`analyze_script`): the code a
     /// called function's body returns to.
     pub(super) texts: Vec<std::rc::Rc<str>>,
@@ -440,6 +444,7 @@ impl<'e> Ctx<'e> {
             env_split: None,
             trap_seen: None,
             trap_may_hold: false,
+            in_top_shell: false,
             texts: Vec::new(),
             allexport: Some(false),
             uncertain_functions: HashSet::new(),

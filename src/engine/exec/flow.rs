@@ -20,8 +20,8 @@ use tree_sitter::Node;
 use super::context::{Ctx, is_ident};
 use super::shell::Walk;
 pub(super) use negated::inverted;
-pub(super) use uncoupled::failure_ignored_by;
 use uncoupled::uncoupled;
+pub(super) use uncoupled::{OUTPUT_IN_SUBSTITUTION, failure_ignored_by};
 
 /// Starts a piece that defines a shell function: `FUNCTION name FUNCTION body` (the body as
 /// written, `{ ...; }`). The definition takes effect where it runs, in order with the other pieces,

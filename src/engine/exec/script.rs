@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 mod builtins;
 mod cond;
+mod exit_traps;
 mod exits;
 mod files;
 mod invocation;
@@ -120,6 +121,14 @@ impl Ctx<'_> {
             && let Some(last) = always_exits_zero(script)
         {
             self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
+        }
+        if self.uncoupled.is_none()
+            && depth == 1
+            && self.calls == 0
+            && (had_gap || self.parse_gap.is_none())
+            && self.exit_zero_trap_ahead(script)
+        {
+            self.uncoupled = Some(exit_traps::EXIT_TRAP_LATER.to_string());
         }
         let found = self.analyze_pieces(pieces, depth);
         self.inverted = saved_inverted;
@@ -230,13 +239,25 @@ impl Ctx<'_> {
                 Some((how, rest)) => (Some(how.to_string()), rest.to_string()),
                 None => (None, piece.clone()),
             };
+            // `out=$(C || true); [ "$out" = PONG ]`: its status is dropped, its output is not; a
+            // doubt, said as one (s22), never "cannot fail the probe".
+            let saved_unknown = self.status_unknown.clone();
+            let how = match how {
+                Some(h) if h == super::flow::OUTPUT_IN_SUBSTITUTION => {
+                    self.status_unknown.get_or_insert_with(|| h.clone());
+                    None
+                }
+                how => how,
+            };
             if self.uncoupled.is_none() {
                 self.uncoupled = how.or_else(|| self.exit_trap.clone());
             }
             self.inverted = std::mem::take(&mut self.inverted_next);
+            self.in_top_shell = depth == 1 && self.calls == 0 && scopes.is_empty();
             let step = self.analyze_piece(piece, depth);
             self.inverted = false;
             self.uncoupled.clone_from(&saved);
+            self.status_unknown = saved_unknown;
             // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
             if self.trap_seen.take() == Some(true)
                 && self.trap_may_hold
@@ -444,8 +465,13 @@ impl Ctx<'_> {
                 self.last_output_file = Some(self.render_lit(file));
             }
             if args.first().is_some_and(|a| a == "trap") {
+                // (Before `trap_seen`, which the action's own run of pieces would take.)
+                let found = self.exit_trap_action(&args[1..], depth);
                 self.trap_seen =
                     Some(exits::exit_zero_trap(&args[1..]) || self.exit_zero_handler(&args[1..]));
+                if let Some(found) = found {
+                    return Step::Found(found);
+                }
             }
             if self.builtin_assigns(&args) {
                 return Step::Next;

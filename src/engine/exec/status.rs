@@ -62,8 +62,10 @@ mod shapes;
 mod subst;
 pub(super) use subst::clears_errexit_in_bash;
 mod texts;
+mod trap_actions;
 mod traps;
 mod tree;
+mod zero;
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
@@ -354,7 +356,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                         return Some((LEAVES_LOOP, at));
                     }
                     return (selection_is_harmless(at, construct, walk, &funcs)
-                        || same_writes(at, construct, walk))
+                        || same_writes(at, construct, walk)
+                        || zero::branches_end_zero(at, construct, walk, rules, &funcs))
                     .then_some((CONDITION, at));
                 }
                 // No shell reads a process substitution's status: every statement in it, last
@@ -461,6 +464,11 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     // the list's (bash manual, "Command Execution Environment"), followed on.
                     "||" if !redirected && shapes::continues_its_loop(parent, right, walk) => {
                         return Some((OR_ELSE, parent));
+                    }
+                    // `|| { echo down; exit 0; }`, `|| ( echo down; exit 0 )`, and in a function's
+                    // body `|| { echo down; return 0; }`: as `|| exit 0` (s22).
+                    "||" if !redirected && zero::or_ends_zero(parent, walk, rules, &funcs) => {
+                        return Some((OR_ZERO, parent));
                     }
                     "||" if !redirected && subshell_only_exits(right, walk, &funcs) => {
                         exempt = false;

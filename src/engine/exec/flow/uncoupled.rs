@@ -280,14 +280,36 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
         // dash 0.5.12 exit 0 / 0; `R && exit 0 || true; exit 1` is kept: R chooses the `exit 1`).
         let zero_either_way =
             text(right, walk).split_whitespace().eq(["exit", "0"]) && only_exits_zero(n, walk);
-        return ((zero_either_way || !ends_script(n)) && !output_kept())
-            .then(|| failure_ignored_by(text(right, walk)));
+        // (`out=$(C 2>&1 || true); [ "$out" = PONG ]` exits 1 / 0 in bash 5.2 and dash 0.5.12:
+        // the status is dropped, but the output is the substitution's value, which a test may
+        // read; s22: said so, a warning, not "cannot fail".)
+        return ((zero_either_way || !ends_script(n)) && !output_kept()).then(|| {
+            if in_substitution(n, walk) {
+                OUTPUT_IN_SUBSTITUTION
+            } else {
+                failure_ignored_by(text(right, walk))
+            }
+        });
     }
     if parent.kind_name() == "pipeline" && !walk.pipefail {
         return (!ends_script(n) && !output_kept())
             .then_some("its pipeline's status is another command's (`| true`)");
     }
     None
+}
+
+/// Why a check whose failure `|| true` drops, but whose output goes into a command substitution
+/// (`out=$(C || true)`, `x=$(C) || true`), is only a warning: what the script does with that
+/// value (a test, `[ "$out" = PONG ]`) is not judged there.
+/// (Said as "whether it fails the probe rests on ...": `script::run_pieces` makes it a doubt.)
+pub(in crate::engine::exec) const OUTPUT_IN_SUBSTITUTION: &str = "what the script does with its output, read through a command substitution (`|| true` drops only its status)";
+
+/// Whether `n` is an assignment of a command substitution's value (`x=$(C)`) or in a command
+/// substitution. (Not a here-document's reader: its body's substitutions are judged there.)
+fn in_substitution(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    let t = text(n, walk);
+    n.kind_name() == "variable_assignment" && (t.contains("$(") || t.contains('`'))
+        || std::iter::successors(n.parent(), |p| p.parent()).any(|p| p.kind_name() == "command_substitution")
 }
 
 /// How a list's right side that always succeeds (`|| true`, `|| :`, `|| exit 0`) makes the

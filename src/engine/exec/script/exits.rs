@@ -59,12 +59,17 @@ pub(super) fn exit_zero_trap(args: &[String]) -> bool {
     let Some((action, conditions)) = args.split_first() else {
         return false;
     };
+    // (`rc=$?` changes no status: s22, `trap 'rc=$?; exit 0' EXIT` exits 0 / 0.)
+    let parts: Vec<&str> = action
+        .split([';', '\n'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !super::exit_traps::status_assignment(p))
+        .collect();
     if !conditions.iter().any(|c| c.eq_ignore_ascii_case("exit") || c == "0")
-        || action.contains(['$', '`', '\\', '<', '>', '|', '&', '(', ')'])
+        || parts.iter().any(|p| p.contains(['$', '`', '\\', '<', '>', '|', '&', '(', ')']))
     {
         return false;
     }
-    let parts: Vec<&str> = action.split([';', '\n']).map(str::trim).filter(|p| !p.is_empty()).collect();
     let Some((last, before)) = parts.split_last() else {
         return false;
     };

@@ -185,3 +185,30 @@ pub(in crate::engine::exec) fn known_ok_with(
     }
     ok
 }
+
+/// Whether the function whose body is being walked (`rules.callers`) may have its output read by
+/// code it returns to: a caller's text or a function's body holds `$(NAME` or `` `NAME `` for a
+/// name defined with this body. What the body writes (`echo $?`) is then data (s22: `g() { C;
+/// echo $?; }; exit $(g)` exits 1 / 0 with `>/dev/null` on C, 1 / 2 without, in bash 5.2 and
+/// dash 0.5.12, and was warned as a status not used).
+pub(super) fn output_read_by_caller(rules: &Rules) -> bool {
+    let Some(callers) = &rules.callers else {
+        return false;
+    };
+    let own = callers.own.trim();
+    let texts =
+        || callers.scripts.iter().map(|s| &**s).chain(callers.functions.iter().map(|(_, b)| b.as_str()));
+    callers.functions.iter().filter(|(_, body)| body.trim() == own).any(|(name, _)| {
+        texts().any(|t| {
+            ["$(", "`"].iter().any(|open| {
+                let pattern = format!("{open}{name}");
+                t.match_indices(&pattern).any(|(i, _)| {
+                    t[i + pattern.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                })
+            })
+        })
+    })
+}

@@ -425,7 +425,7 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
         return false;
     };
     if !reads_status_text(text(next, walk))
-        || status_only_written(next, walk)
+        || status_only_written(next, walk) && !super::functions::output_read_by_caller(rules)
         || super::calls::call_ignores_status(next, walk, &rules.known)
     {
         return false;

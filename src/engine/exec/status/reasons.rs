@@ -21,7 +21,7 @@ pub(super) const NEXT_HOST: &str = "it is one of the hosts a loop tries until on
 /// A reason the walk gives (`discarded`).
 pub(super) const LEAVES_LOOP: &str = "its status only chooses whether its loop stops (`if ...; then break; fi`), and the loop's is 0 either way";
 /// A reason the walk gives (`discarded`).
-pub(super) const OR_ZERO: &str = "its failure only runs the command after `||`, which ends with status 0 (`return 0`, a function that ends with `exit 0`)";
+pub(super) const OR_ZERO: &str = "its failure only runs the command after `||`, which ends with status 0 (`exit 0`, `return 0`, or a `{ }`, `( )` or function ending so)";
 /// A reason the walk gives (`discarded`).
 pub(super) const LOOP_ENDS: &str =
     "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";

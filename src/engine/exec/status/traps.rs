@@ -93,10 +93,15 @@ pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool 
                         && !words.get(1).is_some_and(|w| w.starts_with("-v"))
                 }
                 Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
+                _ if super::trap_actions::runs_a_client(src, c, signals, errexit) => true,
                 _ => super::traps::harmless_handler(src, c, between, errexit),
             }
         });
-        if !(action == "-" || commands_ok || err_trap_exits_zero(src, action, signals, errexit)) {
+        if !(action == "-"
+            || commands_ok
+            || err_trap_exits_zero(src, action, signals, errexit)
+            || super::trap_actions::keeps_status(action, signals))
+        {
             return false;
         }
     }

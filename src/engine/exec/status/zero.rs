@@ -1,0 +1,135 @@
+//! What a `{ }` group, a `( )` subshell or an `if` can end with, for the walk's `||` lists and
+//! `if` conditions (s22, fresh-user pass: false denies). A construct that only writes output and
+//! ends with `exit 0` or `return 0` gives the check's failure status 0, as `|| exit 0` does:
+//! `C || { echo down; exit 0; }`, `C || ( echo down; exit 0 )`, and in a function's body `C || {
+//! echo down; return 0; }` and `if C; then return 0; fi` (no branch taken: status 0, POSIX 2.9.4)
+//! exit 0 / 0 in bash 5.2 and dash 0.5.12 with the client down / up, while `C || { echo down;
+//! exit 1; }`, `C || ( exit 3 )` and `if C; then return 0; fi; return 1` exit 1 / 0 and 3 / 0.
+
+use crate::engine::exec::kinds::KindName;
+use tree_sitter::Node;
+
+use super::super::shell::Walk;
+use super::functions::Funcs;
+use super::harmless::{harmless, harmless_after};
+use super::tree::{last_statement, leaves};
+use super::{Rules, is_statement, text};
+
+/// How a statement that changes nothing ends, when it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ending {
+    /// It goes on to what follows it, its status its own (output, `true`, a client judged by
+    /// itself: [`harmless`]), or 0 (a `( )` that ends with `exit 0`).
+    Falls,
+    /// It ends the shell it runs in with status 0 (`exit 0`, a `{ }` ending with it).
+    Exits,
+    /// It returns 0 from the function it runs in (`return 0`, a `{ }` ending with it).
+    Returns,
+}
+
+/// How `n` ends ([`Ending`]), or `None` when it may fail, change the shell's state or end another
+/// way: a simple command `exit 0` or `return 0`, a [`harmless`] statement that leaves nothing, or a
+/// `{ }` or `( )` whose statements but the last are such and whose last one ends so. A `( )` that
+/// exits 0 goes on with status 0 (the subshell's, bash manual "Command Execution Environment");
+/// one that returns is not followed.
+pub(super) fn ending(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> Option<Ending> {
+    let kind = n.kind_name();
+    if kind == "command" {
+        let words: Vec<&str> = text(n, walk).split_whitespace().collect();
+        match words.as_slice() {
+            ["exit", "0"] => return Some(Ending::Exits),
+            ["return", "0"] => return Some(Ending::Returns),
+            _ => {}
+        }
+    }
+    if !matches!(kind, "compound_statement" | "subshell") {
+        return (harmless(n, walk, funcs) && !leaves(n, walk)).then_some(Ending::Falls);
+    }
+    let mut c = n.walk();
+    let statements: Vec<Node<'_>> = n.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+    let (last, before) = statements.split_last()?;
+    if !before.iter().all(|s| harmless(*s, walk, funcs) && !leaves(*s, walk)) {
+        return None;
+    }
+    match (ending(*last, walk, funcs)?, kind) {
+        (Ending::Returns, "subshell") => None,
+        (_, "subshell") => Some(Ending::Falls),
+        (end, _) => Some(end),
+    }
+}
+
+/// Whether `n` runs in the shell of the text walked: no `( )`, substitution, pipeline or `&`
+/// around it up to the root (a `return` there would end only that subshell).
+fn in_own_shell(n: Node<'_>) -> bool {
+    let mut at = n;
+    while let Some(p) = at.parent() {
+        if matches!(p.kind_name(), "subshell" | "command_substitution" | "process_substitution" | "pipeline")
+            || at.next_sibling().is_some_and(|s| s.kind_name() == "&")
+        {
+            return false;
+        }
+        at = p;
+    }
+    true
+}
+
+/// Whether a construct at `at` (the `||` list, or the `if`) whose ways out all end as `ends` gives
+/// the check's failure a status that cannot fail the script: going on (its status not the
+/// check's) or `exit 0` (as `|| exit 0`), or `return 0` in a called function's body, in the
+/// function's own shell, when what it skips (the rest of the body) is [`harmless`] too: the call
+/// then returns 0 or the status of harmless commands, with the same state either way.
+fn ends_harmlessly(ends: &[Ending], at: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
+    !ends.contains(&Ending::Returns)
+        || rules.in_function && in_own_shell(at) && harmless_after(at, walk, funcs)
+}
+
+/// Whether the `{ }` or `( )` after `||` in `list` ends with status 0 or goes on harmlessly
+/// ([`ending`]) where that cannot fail the script ([`ends_harmlessly`]): `|| { echo down; exit 0;
+/// }`, `|| ( echo down; exit 0 )`, `|| { echo down; return 0; }` in a function's body. (A plain
+/// `|| exit 0` or `|| return 0` is `flow::uncoupled`'s and `constructs::forces_zero`'s, with
+/// their messages.)
+pub(super) fn or_ends_zero(list: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
+    list.named_child(list.named_child_count().saturating_sub(1))
+        .filter(|right| matches!(right.kind_name(), "compound_statement" | "subshell"))
+        .and_then(|right| ending(right, walk, funcs))
+        .is_some_and(|end| ends_harmlessly(&[end], list, walk, rules, funcs))
+}
+
+/// Whether every branch of `construct`, an `if` whose condition `cond` the check is in, ends as
+/// [`ending`] says (its statements but the last [`harmless`], the last one ending so), and one
+/// returns 0 (the cases with none are `harmless::selection_is_harmless`'s), where that cannot fail
+/// the script ([`ends_harmlessly`]): `check() { if C; then return 0; fi; }` returns 0 whether the
+/// branch runs or not (no branch taken: the `if`'s status is 0, POSIX 2.9.4).
+pub(super) fn branches_end_zero(
+    cond: Node<'_>,
+    construct: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> bool {
+    if !rules.in_function {
+        return false;
+    }
+    let mut ends = Vec::new();
+    let mut parts = vec![construct];
+    let mut c = construct.walk();
+    parts.extend(
+        construct.children(&mut c).filter(|k| matches!(k.kind_name(), "elif_clause" | "else_clause")),
+    );
+    for part in parts {
+        let mut c = part.walk();
+        for k in part.children(&mut c).filter(|k| is_statement(*k)) {
+            if matches!(k.kind_name(), "elif_clause" | "else_clause")
+                || k.start_byte() <= cond.start_byte() && cond.end_byte() <= k.end_byte()
+            {
+                continue;
+            }
+            match ending(k, walk, funcs) {
+                Some(Ending::Falls) => ends.push(Ending::Falls),
+                Some(end) if last_statement(k, part) => ends.push(end),
+                _ => return false,
+            }
+        }
+    }
+    ends.contains(&Ending::Returns) && ends_harmlessly(&ends, construct, walk, rules, funcs)
+}
