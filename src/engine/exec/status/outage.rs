@@ -26,7 +26,7 @@ use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::data::ENDS_OR_UNFOLLOWED;
 use super::functions::Funcs;
-use super::harmless::{file_targets, harmless, leaves_state, named_elsewhere};
+use super::harmless::{file_targets, harmless, leaves_state, named_elsewhere, other_parts};
 use super::tree::{in_case_body, in_condition, last_statement};
 use super::{Rules, is_statement, text, work};
 
@@ -102,23 +102,8 @@ pub(super) fn outage_branch<'t>(
     }
     // The parts the outage skips: every other statement of the `if` (conditions of other
     // clauses too), as `selection_is_harmless` takes them.
-    let mut c = construct.walk();
-    let skipped: Vec<Node<'t>> = construct
-        .children(&mut c)
-        .flat_map(|k| {
-            if matches!(k.kind_name(), "elif_clause" | "else_clause") {
-                let mut c = k.walk();
-                k.children(&mut c).collect::<Vec<_>>()
-            } else {
-                vec![k]
-            }
-        })
-        .filter(|k| {
-            is_statement(*k)
-                && !(k.start_byte() <= cond.start_byte() && cond.end_byte() <= k.end_byte())
-                && !taken.contains(k)
-        })
-        .collect();
+    let skipped: Vec<Node<'t>> =
+        other_parts(cond, construct).into_iter().filter(|k| !taken.contains(k)).collect();
     let jumps =
         |t: &str| mentions(t, &["exit", "return", "break", "continue"]) || mentions(t, ENDS_OR_UNFOLLOWED);
     let mut stateful = false;
