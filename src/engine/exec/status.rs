@@ -52,6 +52,7 @@ mod memo;
 pub(super) use memo::WalkCache;
 mod lost;
 mod options;
+mod outage;
 mod output;
 mod reasons;
 mod replay;
@@ -355,10 +356,18 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     if only_leaves_its_loop(construct, walk) {
                         return Some((LEAVES_LOOP, at));
                     }
-                    return (selection_is_harmless(at, construct, walk, &funcs)
+                    if selection_is_harmless(at, construct, walk, &funcs)
                         || same_writes(at, construct, walk)
-                        || zero::branches_end_zero(at, construct, walk, rules, &funcs))
-                    .then_some((CONDITION, at));
+                        || zero::branches_end_zero(at, construct, walk, rules, &funcs)
+                    {
+                        return Some((CONDITION, at));
+                    }
+                    // Branches that differ: the one the outage takes decides (`outage`).
+                    if sense_lost {
+                        return None;
+                    }
+                    return outage::outage_branch(n, at, parent, construct, pipefail, walk, rules, &funcs)
+                        .map(|why| (why, at));
                 }
                 // No shell reads a process substitution's status: every statement in it, last
                 // or not, only writes to its reader (s16, vd3 ps08: `< <(check; echo done)`).

@@ -119,8 +119,16 @@ pub(super) fn selection_is_harmless(
     walk: &Walk<'_>,
     functions: &Funcs,
 ) -> bool {
+    let parts = other_parts(cond, construct);
+    parts.iter().all(|p| harmless(*p, walk, functions))
+        && (!parts.iter().any(|p| leaves(*p, walk)) || harmless_after(construct, walk, functions))
+}
+
+/// The statements of the `if` `construct` (its own and its `elif`/`else` clauses', conditions
+/// and bodies) but the condition statement `cond` and any that holds it.
+pub(super) fn other_parts<'t>(cond: Node<'t>, construct: Node<'t>) -> Vec<Node<'t>> {
     let mut c = construct.walk();
-    let parts: Vec<Node<'_>> = construct
+    construct
         .children(&mut c)
         .flat_map(|k| {
             if matches!(k.kind_name(), "elif_clause" | "else_clause") {
@@ -135,9 +143,7 @@ pub(super) fn selection_is_harmless(
                 && *k != cond
                 && !(k.start_byte() <= cond.start_byte() && cond.end_byte() <= k.end_byte())
         })
-        .collect();
-    parts.iter().all(|p| harmless(*p, walk, functions))
-        && (!parts.iter().any(|p| leaves(*p, walk)) || harmless_after(construct, walk, functions))
+        .collect()
 }
 
 /// Whether every command after `n` in the script (to its end) is [`harmless`].
