@@ -76,6 +76,10 @@ fn a_check_in_an_exit_trap_s_action_is_found() {
         "f() { redis-cli -h redis-master ping; }; trap f EXIT; exit 0",
         "trap 'pg_isready -h orders-db' EXIT",
         "set -e; trap 'redis-cli -h redis-master ping || true' EXIT; exit 0",
+        // A trap that runs a client is no reason to doubt the script's own status (a mutant of
+        // `runs_a_client` made these two denials, CI sample s22; 0 / 0).
+        "trap 'redis-cli -h redis-master ping' EXIT; pg_isready -h orders-db; echo done",
+        "trap 'redis-cli -h redis-master ping' EXIT; if pg_isready -h orders-db; then exit 0; fi; exit 0",
     ];
     let denied = [
         "set -e; trap 'redis-cli -h redis-master ping' EXIT; exit 0",
