@@ -397,6 +397,40 @@ fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
     }
 }
 
+/// `readiness-shared-dependency: deny` denies a certain coupling only: a host known only at run
+/// time, or an IP literal an exec command reaches under hostNetwork (which may be this node), is a
+/// warning, as `liveness-dependency` and `startup-remote-dependency` do (s23: docs/rules.md said
+/// "worded as what may be"; the policy's `deny` denied it).
+#[test]
+fn readiness_denies_when_configured_but_never_on_a_target_that_may_be_the_pod() {
+    let deny = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  readiness-shared-dependency: {action: deny}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let warned = [
+        ("hostNetwork: true\n", "[sh, -c, \"redis-cli -h 10.0.0.5 ping\"]", "may be this node"),
+        ("", "[sh, -c, \"pg_isready -h $PEER\"]", "known only at run time"),
+    ];
+    for (network, command, said) in warned {
+        let spec = format!(
+            "{network}containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {command}}}}}\n"
+        );
+        let e = eval_with(&deny, &pod(&spec));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{spec}: {:?}", e.findings);
+        assert!(f[0].message.contains(said), "{}", f[0].message);
+    }
+    for command in ["[sh, -c, \"redis-cli -h 10.0.0.5 ping\"]", "[pg_isready, -h, orders-db.prod.svc]"] {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {command}}}}}\n"
+        );
+        let e = eval_with(&deny, &pod(&spec));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{spec}: {:?}", e.findings);
+    }
+}
+
 /// A readiness probe that runs the liveness command reuses that command's analysis: its verdict
 /// is the one the readiness command gets analysed alone.
 #[test]
