@@ -2651,3 +2651,36 @@ fn debian_netcat_names_wget2_ldapsearch_and_fping_are_clients() {
         assert_eq!(exec_dependency("[]", &command), None, "{command}");
     }
 }
+
+/// `liveness-dependency: off` (as a namespace override sets it) must not make `startup-probe` copy
+/// a liveness check that reaches another workload into a new startupProbe (s23 fresh user: the
+/// copy was then denied by `startup-remote-dependency: deny`, so probegate's own patch blocked the
+/// Pod). A local check is still copied; no finding names the dependency.
+#[test]
+fn with_liveness_dependency_off_a_coupled_liveness_check_is_still_not_copied() {
+    let policy = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency: {action: off}\n  \
+         startup-remote-dependency: {action: deny}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let spec = |cmd: &str| {
+        format!(
+            "containers:\n- name: app\n  image: a\n  livenessProbe: {{exec: {{command: {cmd}}}, initialDelaySeconds: 30}}\n"
+        )
+    };
+    for cmd in ["[pg_isready, -h, pg.batch.svc]", "[sh, -c, \"redis-cli -h $PEER ping\"]"] {
+        let e = eval_with(&policy, &pod(&spec(cmd)));
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{:?}", e.findings);
+        let f = findings(&e, RuleId::StartupProbe);
+        assert_eq!(f.len(), 1, "{cmd}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Warn, "{cmd}: {:?}", f[0]);
+        assert!(f[0].patch.is_empty(), "{cmd}: {:?}", f[0].patch);
+        assert!(f[0].message.contains("liveness-dependency is off here"), "{}", f[0].message);
+        assert!(e.with_action(Action::Deny).next().is_none(), "{cmd}: {:?}", e.findings);
+    }
+    let e = eval_with(&policy, &pod(&spec("[pg_isready, -h, 127.0.0.1]")));
+    let f = findings(&e, RuleId::StartupProbe);
+    assert_eq!((f.len(), f[0].action), (1, Action::Mutate), "{:?}", e.findings);
+    assert!(!f[0].patch.is_empty());
+}
