@@ -397,6 +397,40 @@ fn readiness_reaching_a_remote_dependency_warns_with_the_seed_question() {
     }
 }
 
+/// `readiness-shared-dependency: deny` denies a certain coupling only: a host known only at run
+/// time, or an IP literal an exec command reaches under hostNetwork (which may be this node), is a
+/// warning, as `liveness-dependency` and `startup-remote-dependency` do (s23: docs/rules.md said
+/// "worded as what may be"; the policy's `deny` denied it).
+#[test]
+fn readiness_denies_when_configured_but_never_on_a_target_that_may_be_the_pod() {
+    let deny = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  readiness-shared-dependency: {action: deny}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let warned = [
+        ("hostNetwork: true\n", "[sh, -c, \"redis-cli -h 10.0.0.5 ping\"]", "may be this node"),
+        ("", "[sh, -c, \"pg_isready -h $PEER\"]", "known only at run time"),
+    ];
+    for (network, command, said) in warned {
+        let spec = format!(
+            "{network}containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {command}}}}}\n"
+        );
+        let e = eval_with(&deny, &pod(&spec));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Warn), "{spec}: {:?}", e.findings);
+        assert!(f[0].message.contains(said), "{}", f[0].message);
+    }
+    for command in ["[sh, -c, \"redis-cli -h 10.0.0.5 ping\"]", "[pg_isready, -h, orders-db.prod.svc]"] {
+        let spec = format!(
+            "containers:\n- name: api\n  image: a\n  readinessProbe: {{exec: {{command: {command}}}}}\n"
+        );
+        let e = eval_with(&deny, &pod(&spec));
+        let f = findings(&e, RuleId::ReadinessSharedDependency);
+        assert_eq!((f.len(), f[0].action), (1, Action::Deny), "{spec}: {:?}", e.findings);
+    }
+}
+
 /// A readiness probe that runs the liveness command reuses that command's analysis: its verdict
 /// is the one the readiness command gets analysed alone.
 #[test]
@@ -2616,4 +2650,37 @@ fn debian_netcat_names_wget2_ldapsearch_and_fping_are_clients() {
         let command = format!("[sh, -c, '{script}']");
         assert_eq!(exec_dependency("[]", &command), None, "{command}");
     }
+}
+
+/// `liveness-dependency: off` (as a namespace override sets it) must not make `startup-probe` copy
+/// a liveness check that reaches another workload into a new startupProbe (s23 fresh user: the
+/// copy was then denied by `startup-remote-dependency: deny`, so probegate's own patch blocked the
+/// Pod). A local check is still copied; no finding names the dependency.
+#[test]
+fn with_liveness_dependency_off_a_coupled_liveness_check_is_still_not_copied() {
+    let policy = probegate::policy::parse(
+        "apiVersion: probegate.dev/v1alpha1\nkind: ProbePolicy\nrules:\n  liveness-dependency: {action: off}\n  \
+         startup-remote-dependency: {action: deny}\n",
+        "p.yaml",
+    )
+    .unwrap();
+    let spec = |cmd: &str| {
+        format!(
+            "containers:\n- name: app\n  image: a\n  livenessProbe: {{exec: {{command: {cmd}}}, initialDelaySeconds: 30}}\n"
+        )
+    };
+    for cmd in ["[pg_isready, -h, pg.batch.svc]", "[sh, -c, \"redis-cli -h $PEER ping\"]"] {
+        let e = eval_with(&policy, &pod(&spec(cmd)));
+        assert!(findings(&e, RuleId::LivenessDependency).is_empty(), "{:?}", e.findings);
+        let f = findings(&e, RuleId::StartupProbe);
+        assert_eq!(f.len(), 1, "{cmd}: {:?}", e.findings);
+        assert_eq!(f[0].action, Action::Warn, "{cmd}: {:?}", f[0]);
+        assert!(f[0].patch.is_empty(), "{cmd}: {:?}", f[0].patch);
+        assert!(f[0].message.contains("liveness-dependency is off here"), "{}", f[0].message);
+        assert!(e.with_action(Action::Deny).next().is_none(), "{cmd}: {:?}", e.findings);
+    }
+    let e = eval_with(&policy, &pod(&spec("[pg_isready, -h, 127.0.0.1]")));
+    let f = findings(&e, RuleId::StartupProbe);
+    assert_eq!((f.len(), f[0].action), (1, Action::Mutate), "{:?}", e.findings);
+    assert!(!f[0].patch.is_empty());
 }

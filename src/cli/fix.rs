@@ -680,10 +680,17 @@ pub fn run_skipping(
         }
     }
     if redacted > 0 {
+        // `--in-place` cannot write standard input back (s23 fresh user: the note offered it for
+        // `fix --diff -`): there, plain `fix` writes the fixed text with its real values.
+        let writer = if paths.iter().any(|p| p.as_os_str() == "-") {
+            "`probegate fix -` writes the fixed text with the real values to standard output"
+        } else {
+            "`probegate fix --in-place` writes the real values"
+        };
         let _ = writeln!(
             err,
             "probegate: note: the diff shows env values and credentials as *** ({redacted} in the files it shows): \
-             it is for reading, not for `git apply`; `probegate fix --in-place` writes the real values"
+             it is for reading, not for `git apply`; {writer}"
         );
     }
     for note in not_fixed(&files) {

@@ -85,6 +85,12 @@ pub(super) fn evaluate(
     if a != Action::Off
         && let Some((message, coupling)) = readiness_dependency(rules, t, liveness_exec)
     {
+        // As for `liveness-dependency`: only a certain coupling is a reason to deny; a target
+        // that may be this Pod, or a status known only at run time, is at most a warning.
+        let a = match a {
+            Action::Deny if !matches!(coupling, Coupling::Fails) => Action::Warn,
+            a => a,
+        };
         let mut f = t.finding(RuleId::ReadinessSharedDependency, a, message, vec![]);
         f.coupling = Some(coupling);
         out.push(f);

@@ -206,14 +206,29 @@ pub(super) fn evaluate_container(
     } else {
         None
     };
+    // `liveness-dependency` off (a namespace override) says nothing of the liveness check, but
+    // `startup-probe` must still not copy a coupled one (s23 fresh user: /mutate copied a remote
+    // `pg_isready -h pg.batch.svc` into a new startupProbe, which the policy's
+    // `startup-remote-dependency: deny` then denied at /validate). Analysed for that only: no
+    // finding, no note.
+    let silent = rules.liveness_dependency.action == Action::Off
+        && rules.startup_probe.action != Action::Off
+        && t.container.liveness_probe.is_some()
+        && t.container.startup_probe.is_none();
+    let mut silent_notes = Vec::new();
+    let silently_coupled = silent
+        && liveness_dependency(rules, t, &mut silent_notes, &mut local_requests, &mut liveness_exec)
+            .is_some();
     // The liveness exec command was cut short by an analysis bound: what it reaches is not known,
     // so it is not copied into a startup probe either (s19 break-it: /mutate copied an unanalysed
     // `pg_isready -h orders-db` into a new startupProbe). A script the analysis could not read (a
     // ConfigMap not resolved) is copied: the startup probe runs what the liveness probe already
     // runs, with a longer budget, so it adds no restart the liveness probe does not already make
     // (s21: the corpus's Bitnami MongoDB `ping-mongodb.sh` gets its startup probe).
-    let cut_short =
-        unresolved[notes_before..].iter().any(|u| u.over_bound && u.container == t.container.name);
+    let cut_short = unresolved[notes_before..]
+        .iter()
+        .chain(&silent_notes)
+        .any(|u| u.over_bound && u.container == t.container.name);
     let unanalysed = if cut_short { Reach::OverBound } else { Reach::Known };
     if let Some((message, coupling)) = found {
         coupled = true;
@@ -263,7 +278,9 @@ pub(super) fn evaluate_container(
     if local_requests.is_none() && rules.liveness_dependency_path.action != Action::Off {
         local_requests = super::checklist::local_exec_requests(rules, t);
     }
-    if rules.startup_probe.action != Action::Off && !coupled {
+    if rules.startup_probe.action != Action::Off && silently_coupled {
+        not_copied(rules, t, Reach::Dependency, out);
+    } else if rules.startup_probe.action != Action::Off && !coupled {
         startup_probe(rules, t, out, local_requests.as_deref(), unanalysed);
     } else if rules.startup_probe.action != Action::Off && !liveness_denied {
         not_copied(rules, t, unanalysed, out);
@@ -1145,6 +1162,8 @@ enum Reach {
     /// It was cut short by one of the analysis bounds (script, command, expansion, the object's
     /// budget).
     OverBound,
+    /// It found a dependency while `liveness-dependency` is off (no finding names it).
+    Dependency,
 }
 
 /// Adds a startup probe copying the liveness handler (`startup-probe`), unless it is over the
@@ -1328,6 +1347,11 @@ fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: Reach, out: &mut Vec<
             "no startupProbe, so a slow start is killed before it finishes; not added: a copy of the \
              liveness check would wait on what liveness-dependency flags; add one that checks only this \
              container"
+        }
+        Reach::Dependency => {
+            "no startupProbe, so a slow start is killed before it finishes; not added: the liveness check \
+             may reach another workload (liveness-dependency is off here), a copy would wait on it; add one \
+             that checks only this container"
         }
     };
     out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));

@@ -377,6 +377,13 @@ pub fn credential_spellings(secret: &str) -> Vec<String> {
     }
     out.push(format!("curl -fsu admin:{secret} http://db.svc/health"));
     out.push(format!("redis-cli -h db.svc -a {secret} ping"));
+    // Redis `AUTH [username] password` and `HELLO 3 AUTH username password` as redis-cli's own
+    // arguments (https://redis.io/docs/latest/commands/auth/, .../hello/; s23 fresh user: the
+    // password after a user name was shown).
+    out.push(format!("redis-cli -h db.svc AUTH {secret}"));
+    out.push(format!("redis-cli -h db.svc AUTH app {secret}"));
+    out.push(format!("redis-cli -h db.svc auth app {secret} && echo ok"));
+    out.push(format!("redis-cli -h db.svc HELLO 3 AUTH app {secret}"));
     out.push(format!("mysqladmin -h db.svc -uroot -p{secret} ping"));
     // libpq `key=value` conninfo strings (PostgreSQL docs, 34.1.1.1: spaces around `=` allowed).
     out.push(format!("psql 'host=db.svc port=5432 password={secret} dbname=x' -c 'select 1'"));

@@ -703,6 +703,28 @@ fn rabbitmq_local_node() {
     assert_eq!(d.category, C::Queue);
 }
 
+/// rabbitmqadmin talks to the management HTTP API: `-H`/`--host` (default localhost:15672),
+/// `-U`/`--base-uri`; `-h` is help (s23 fresh user: `--host mq.shop.svc` had no finding).
+#[test]
+fn rabbitmqadmin_reaches_its_host_option() {
+    for argv in [
+        &["rabbitmqadmin", "--host", "mq.shop.svc", "-u", "guest", "-p", "pw", "list", "queues"][..],
+        &["rabbitmqadmin", "-H", "mq.shop.svc", "list", "queues"],
+        &["rabbitmqadmin", "--host=mq.shop.svc", "list", "queues"],
+        &["rabbitmqadmin", "-U", "http://mq.shop.svc:15672/", "list", "queues"],
+    ] {
+        let d = fires(argv);
+        assert_eq!(d.category, C::Queue, "{argv:?}");
+        assert!(d.target.contains("mq.shop.svc"), "{argv:?}: {}", d.target);
+        assert!(!d.command.contains(" pw "), "{}", d.command);
+    }
+    quiet(&["rabbitmqadmin", "list", "queues"]);
+    quiet(&["rabbitmqadmin", "-H", "localhost", "-P", "15672", "list", "queues"]);
+    quiet(&["rabbitmqadmin", "-H", "127.0.0.1", "list", "queues"]);
+    // `-P` is the port and `-V` the vhost: neither is a host.
+    quiet(&["rabbitmqadmin", "-P", "15672", "-V", "mq.shop.svc", "list", "queues"]);
+}
+
 #[test]
 fn unknown_programs_yield_nothing() {
     quiet(&["cat", "/tmp/healthy"]);

@@ -1,5 +1,5 @@
-//! Caches and message queues: Redis and its forks, Kafka's tools and kcat, RabbitMQ's CLI tools,
-//! NATS.
+//! Caches and message queues: Redis and its forks, Kafka's tools and kcat, RabbitMQ's CLI tools
+//! and rabbitmqadmin, NATS.
 
 use super::super::DependencyCategory::{Cache, Coordination, Queue};
 use super::super::flags::{NATS_LONG, REDIS_LONG};
@@ -64,6 +64,40 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         default: "rabbit@<this host>",
         source: "https://www.rabbitmq.com/docs/cli",
         outage: "\"unable to perform an operation on node\" and exit 69 (EX_UNAVAILABLE: RabbitMQ docs, \"CLI Tools\", exit codes)",
+        ..BASE
+    },
+    // rabbitmqadmin, the management HTTP API's CLI (v1, Python optparse, and v2): `-H, --host`
+    // (default localhost), `-P, --port` (default 15672), `-U, --base-uri` (v2; `--uri` in late
+    // v1); `-c, --config` and `-N, --node` take the host from a configuration file. `-h` is help.
+    Client {
+        names: &["rabbitmqadmin"],
+        category: Queue,
+        syntax: Syntax::opts(
+            "cNHPVupUfSd",
+            &[
+                "config",
+                "node",
+                "host",
+                "port",
+                "path-prefix",
+                "vhost",
+                "username",
+                "password",
+                "base-uri",
+                "uri",
+                "format",
+                "sort",
+                "depth",
+                "ssl-key-file",
+                "ssl-cert-file",
+                "ssl-ca-cert-file",
+            ],
+        ),
+        host_opts: &["H", "host", "U", "base-uri", "uri"],
+        config_opts: &["c", "config", "N", "node"],
+        default: "localhost:15672",
+        source: "https://www.rabbitmq.com/docs/management-cli",
+        outage: "\"*** Could not connect: [Errno 111] Connection refused\", exit 1 (v1)",
         ..BASE
     },
     // nats CLI: `-s, --server` (default nats://127.0.0.1:4222), `NATS_URL`, or a `--context`.

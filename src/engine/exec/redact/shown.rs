@@ -352,7 +352,11 @@ fn befores<'a>(words: &[Word<'a>], programs: &Programs) -> Vec<Before<'a>> {
         if matches!(w, "|" | "||" | "&&" | ";" | "&") {
             format_secrets = false;
         }
-        if programs.speaks_protocol && w.to_ascii_lowercase().contains("auth %s") {
+        // A format writing an AUTH line, or Redis's `AUTH [username] password` given as a
+        // client's arguments: every word after it, to the command's end, may be the password.
+        if programs.speaks_protocol
+            && (w.eq_ignore_ascii_case("auth") || w.to_ascii_lowercase().contains("auth %s"))
+        {
             format_secrets = true;
         }
         if let Some((n, v)) = w.split_once('=')
