@@ -499,7 +499,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
                         return Some((lost::RETRIES, looped));
                     }
-                    "&&" if !harmless(right, walk, &funcs) => return None,
+                    "&&" if !harmless(right, walk, &funcs) && !zero::only_tests(right, walk, rules) => {
+                        return None;
+                    }
                     "&&" if leaves(right, walk) && !harmless_after(parent, walk, &funcs) => {
                         return None;
                     }

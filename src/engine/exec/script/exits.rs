@@ -42,8 +42,7 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
 }
 
 /// Why a check after `trap 'exit 0' EXIT` cannot fail the probe.
-pub(super) const EXIT_TRAP: &str =
-    "the script's EXIT trap ends it with `exit 0` (`trap 'exit 0' EXIT`), whatever this command returns";
+pub(super) const EXIT_TRAP: &str = "the script's EXIT trap ends it with `exit 0` (`trap 'exit 0' EXIT`) or its own command's status, whatever this command returns";
 
 /// Whether the words after `trap` (quotes removed) set the EXIT trap (`EXIT`, `exit` or `0`
 /// among the conditions) to an action that ends with `exit 0` after commands that only write

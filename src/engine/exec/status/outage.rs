@@ -121,15 +121,22 @@ pub(super) fn outage_branch<'t>(
             {
                 continue;
             }
-            let (_, body) = rules.known.iter().find(|(name, _)| name == word)?;
-            let calls_more =
-                body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
-                    w != word && rules.functions.iter().any(|f| f == w) && !funcs.ok.iter().any(|f| f == w)
-                });
-            if jumps(body) || calls_more {
-                return None;
+            let bodies: Vec<&str> = match rules.known.iter().find(|(name, _)| name == word) {
+                Some((_, body)) => vec![body.as_str()],
+                None => top_level_bodies(construct, word, walk, rules)?,
+            };
+            for body in bodies {
+                let calls_more =
+                    body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).any(|w| {
+                        w != word
+                            && rules.functions.iter().any(|f| f == w)
+                            && !funcs.ok.iter().any(|f| f == w)
+                    });
+                if jumps(body) || calls_more {
+                    return None;
+                }
+                stateful |= leaves_state(body);
             }
-            stateful |= leaves_state(body);
         }
     }
     if !stateful {
@@ -155,6 +162,31 @@ pub(super) fn outage_branch<'t>(
         }
     }
     Some(OUTAGE_SKIPS)
+}
+
+/// The bodies of the function `name` defined in the text walked (not a caller's), when every
+/// definition of it is a statement of the text's top level (s23: `attach() { pcp_attach_node -n
+/// 1; }; if C; then attach; fi; curl -sf localhost:8080/` exits 0 / 0 in bash 5.2 and dash
+/// 0.5.12, and was denied: only a caller's functions were followed). `None` when one is
+/// elsewhere (in a branch, a body): the skipped call is then not followed.
+fn top_level_bodies<'t>(
+    construct: Node<'t>,
+    name: &str,
+    walk: &Walk<'t>,
+    rules: &Rules,
+) -> Option<Vec<&'t str>> {
+    let root = super::tree::tree_root(construct, walk);
+    let mut c = root.walk();
+    let bodies: Vec<&'t str> = root
+        .named_children(&mut c)
+        .filter(|k| {
+            k.kind_name() == "function_definition"
+                && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == name)
+        })
+        .filter_map(|k| k.child_by_field_name("body").map(|b| text(b, walk)))
+        .collect();
+    (!bodies.is_empty() && bodies.len() == rules.functions.iter().filter(|f| *f == name).count())
+        .then_some(bodies)
 }
 
 /// Whether the condition `cond` (a statement holding `check`) succeeds (`Some(true)`) or fails

@@ -73,7 +73,8 @@ pub(super) fn variable_exits_as_literal(text: &str) -> String {
 }
 
 /// The length of the word `$NAME`, `${NAME}`, `"$NAME"` or `"${NAME}"` at the start of `t`, when
-/// the word ends there (a blank, `;`, `&`, `|`, `)`, `}` or the end follows).
+/// the word ends there (a blank, `;`, `&`, `|`, `)`, `}`, the `'` closing a trap's action, or the
+/// end follows).
 fn variable_word_len(t: &str) -> Option<usize> {
     let quoted = t.starts_with('"');
     let inner = t.get(usize::from(quoted)..)?.strip_prefix('$')?;
@@ -95,7 +96,7 @@ fn variable_word_len(t: &str) -> Option<usize> {
     t[len..]
         .chars()
         .next()
-        .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '}'))
+        .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '}' | '\''))
         .then_some(len)
 }
 
@@ -289,6 +290,7 @@ mod tests {
             ("c; rc=$?; exit $rc", "c; rc=$?; exit 0"),
             ("exit ${rc}; exit \"$rc\"\nexit \"${rc}\"", "exit 0; exit 0\nexit 0"),
             ("f() { exit $RC_2; }; exit\t$rc|| x", "f() { exit 0; }; exit 0|| x"),
+            ("trap 'rc=$?; exit $rc' EXIT", "trap 'rc=$?; exit 0' EXIT"),
             // Kept: a positional or special parameter, a default, a longer word, another name
             // that ends in `exit`, no blank.
             ("exit $1; exit $?; exit $#; exit ${rc:-1}", "exit $1; exit $?; exit $#; exit ${rc:-1}"),

@@ -21,10 +21,44 @@ fn exit_only(conditions: &[String]) -> bool {
 /// `status::rules` does not follow `exit $rc` there.)
 pub(super) fn keeps_status(action: &str, conditions: &[String]) -> bool {
     exit_only(conditions)
-        && matches!(
+        && (matches!(
             action.split_whitespace().collect::<Vec<_>>().as_slice(),
             ["exit", "$?" | "${?}" | "\"$?\""]
-        )
+        ) || saves_and_exits(action))
+}
+
+/// Whether the EXIT trap `action` is `NAME=$?`, then commands that only write output (`echo`,
+/// `printf` without options, `logger`, `:`, `true`, to no file, with no substitution), then `exit
+/// $NAME` (`${NAME}`, `"$NAME"`): it exits with the status the shell was exiting with, as `exit
+/// $?` does (s23: bash 5.2 and dash 0.5.12 exit 0 / 0 on `trap 'rc=$?; echo bye; exit $rc' EXIT;
+/// C; echo done`, 1 / 0 without the `echo done`).
+fn saves_and_exits(action: &str) -> bool {
+    let parts: Vec<&str> = action.split([';', '\n']).map(str::trim).filter(|p| !p.is_empty()).collect();
+    let [first, between @ .., last] = parts.as_slice() else {
+        return false;
+    };
+    let Some(name) = first
+        .split_once('=')
+        .filter(|(name, value)| {
+            super::super::context::is_ident(name) && matches!(*value, "$?" | "${?}" | "\"$?\"")
+        })
+        .map(|(name, _)| name)
+    else {
+        return false;
+    };
+    let exits = last.split_whitespace().collect::<Vec<_>>();
+    let read =
+        [format!("${name}"), format!("${{{name}}}"), format!("\"${name}\""), format!("\"${{{name}}}\"")];
+    exits.len() == 2
+        && exits[0] == "exit"
+        && read.contains(&exits[1].to_string())
+        && between.iter().all(|p| {
+            let words: Vec<&str> = p.split_whitespace().collect();
+            matches!(words.first(), Some(&("echo" | "printf" | "logger" | ":" | "true")))
+                && !(words[0] == "printf" && words.get(1).is_some_and(|w| w.starts_with('-')))
+                && super::harmless::file_targets(p).is_empty()
+                && !p.contains(['<', '|', '&', '`', '(', ')'])
+        })
 }
 
 /// Whether `command`, one command of the action of a trap on `conditions` in `src`, runs a client

@@ -166,7 +166,10 @@ pub(super) fn harmless_handler(src: &str, command: &str, between: bool, errexit:
 /// (as [`harmless_handler`]'s): as the EXIT trap's action it makes the script exit 0, whatever
 /// the check before returned (s22: bash 5.2 and dash 0.5.12 exit 0 / 0 on `cleanup() { rm -f
 /// /tmp/probe.lock; exit 0; }; trap cleanup EXIT; pg_isready -h db`; `exit 1` gives 1 / 1, a bare
-/// `exit` or `exit $?` in the handler the status of the handler's or the script's last command).
+/// `exit` or `exit $?` alone the status the script was exiting with: 1 / 0). Or ends with `exit
+/// $?` right after one of those commands that cannot give the check's status: `echo`, `printf`,
+/// `logger`, `:`, `true` (0) or `rm -f` (0 unless a file it names cannot be removed, never the
+/// check's status): s23, `cleanup(){ rm -f x; exit $?; }; trap cleanup EXIT; C` exits 0 / 0.
 pub(in crate::engine::exec) fn exits_zero_handler(src: &str, name: &str) -> bool {
     let count = defined_functions(src).iter().filter(|f| *f == name).count();
     let bodies = bodies_of(src, name);
@@ -175,7 +178,20 @@ pub(in crate::engine::exec) fn exits_zero_handler(src: &str, name: &str) -> bool
         && bodies.iter().all(|b| {
             let b = b.trim().trim_end_matches(';').trim_end();
             let (before, last) = b.rsplit_once([';', '\n']).unwrap_or(("", b));
-            last.split_whitespace().eq(["exit", "0"]) && plain_body(before)
+            let exits = last.split_whitespace().collect::<Vec<_>>();
+            let own_status = || {
+                let prev = before.trim().trim_end_matches(';').trim_end();
+                let words: Vec<&str> =
+                    prev.rsplit([';', '\n']).next().unwrap_or("").split_whitespace().collect();
+                match words.first() {
+                    Some(&("echo" | "printf" | "logger" | ":" | "true")) => true,
+                    Some(&"rm") => words.get(1).is_some_and(|o| o.starts_with('-') && o.contains('f')),
+                    _ => false,
+                }
+            };
+            (exits == ["exit", "0"]
+                || matches!(exits.as_slice(), ["exit", "$?" | "${?}" | "\"$?\""]) && own_status())
+                && plain_body(before)
         })
 }
 

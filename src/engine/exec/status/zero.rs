@@ -5,6 +5,8 @@
 //! echo down; return 0; }` and `if C; then return 0; fi` (no branch taken: status 0, POSIX 2.9.4)
 //! exit 0 / 0 in bash 5.2 and dash 0.5.12 with the client down / up, while `C || { echo down;
 //! exit 1; }`, `C || ( exit 3 )` and `if C; then return 0; fi; return 1` exit 1 / 0 and 3 / 0.
+//!
+//! And what `C && TEST` ends with ([`only_tests`], s23): the check's own status when it fails.
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
@@ -75,12 +77,15 @@ fn in_own_shell(n: Node<'_>) -> bool {
 
 /// Whether a construct at `at` (the `||` list, or the `if`) whose ways out all end as `ends` gives
 /// the check's failure a status that cannot fail the script: going on (its status not the
-/// check's) or `exit 0` (as `|| exit 0`), or `return 0` in a called function's body, in the
-/// function's own shell, when what it skips (the rest of the body) is [`harmless`] too: the call
-/// then returns 0 or the status of harmless commands, with the same state either way.
+/// check's) or `exit 0` (as `|| exit 0`), or `return 0` in a called function's body: in the
+/// function's own shell, when what it skips (the rest of the body) is [`harmless`] too (the call
+/// then returns 0 or the status of harmless commands, with the same state either way), or in a
+/// `( )`, substitution or pipeline element of the body, which it ends with status 0 as `exit 0`
+/// would (s23: bash 5.2 and dash 0.5.12 exit 0 / 0 on `f() { ( C || { echo down; return 0; } );
+/// }; f`; outside a function bash refuses `return` there, status 2, so it is not taken).
 fn ends_harmlessly(ends: &[Ending], at: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
     !ends.contains(&Ending::Returns)
-        || rules.in_function && in_own_shell(at) && harmless_after(at, walk, funcs)
+        || rules.in_function && (!in_own_shell(at) || harmless_after(at, walk, funcs))
 }
 
 /// Whether the `{ }` or `( )` after `||` in `list` ends with status 0 or goes on harmlessly
@@ -132,4 +137,37 @@ pub(super) fn branches_end_zero(
         }
     }
     ends.contains(&Ending::Returns) && ends_harmlessly(&ends, construct, walk, rules, funcs)
+}
+
+/// Whether `n`, the right side of an `&&` list whose left side is the check, only tests: `[ ... ]`,
+/// `[[ ... ]]` or `test ...` (or `!`, `&&`, `||` of such), with no substitution, arithmetic,
+/// redirection or assigning expansion (`${X:=y}`), and no function named `test` or `[`. It may
+/// fail, but runs nothing and changes nothing, and it does not run when the check fails: the list
+/// then fails with the check's own status (POSIX 2.9.3, "AND Lists"), followed on as the check's
+/// (s23: `if C && [ -n x ]; then echo ok; fi; curl -sf localhost:8080/` exits 0 / 0 in bash 5.2
+/// and dash 0.5.12, and was denied; `C && [ -n x ]` last exits 1 / 0, still denied).
+pub(super) fn only_tests(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let t = text(n, walk);
+    if t.contains(['`', '<', '>']) || t.contains("$(") || t.contains("$[") || t.contains("((") {
+        return false;
+    }
+    if super::constructs::assigning_expansion(t) || rules.functions.iter().any(|f| f == "test" || f == "[") {
+        return false;
+    }
+    match n.kind_name() {
+        // (`[[ 1 -eq x++ ]]` evaluates its operands as arithmetic in bash, which may assign.)
+        "test_command" => {
+            !t.starts_with("[[")
+                || !t.split_whitespace().any(|w| matches!(w, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"))
+        }
+        "command" => n.child_by_field_name("name").is_some_and(|m| {
+            matches!(text(m, walk), "test" | "[") && n.child_by_field_name("redirect").is_none()
+        }),
+        "negated_command" | "list" => {
+            let mut c = n.walk();
+            let parts: Vec<Node<'_>> = n.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+            !parts.is_empty() && parts.iter().all(|k| only_tests(*k, walk, rules))
+        }
+        _ => false,
+    }
 }
