@@ -221,6 +221,9 @@ fn a_url_given_to_an_unknown_program_is_a_warning() {
         &["sh", "-c", "grep -q http://db.prod.svc:8080/ /etc/app.conf"],
         &["/app/healthcheck", "file:///var/run/app.sock"],
         &["T=1; curl -sf http://db.prod.svc/", "x"],
+        // A client row's program is judged by its row alone; a PowerShell cmdlet is no program.
+        &["curl", "--unix-socket", "/run/app.sock", "http://db.prod.svc/health"],
+        &["pwsh", "-c", "Write-Host http://db.prod.svc/health"],
     ];
     for argv in quiet {
         let got = finding(RuleId::LivenessDependency, argv, &[], true);

@@ -6,58 +6,59 @@ use super::super::hosts::{net_category, parse_url, port_category};
 use super::Hit;
 
 /// Programs that take a URL as text and connect nowhere: shell builtins, output, tests and text
-/// filters (POSIX utilities; `jq`, `yq`, `logger`). A URL given to one of them is no request.
+/// filters (POSIX utilities; `jq`, `yq`, `logger`), in byte order. A URL given to one of them is
+/// no request.
 const TEXT_ONLY: &[&str] = &[
-    "echo",
-    "printf",
-    "test",
+    ":",
     "[",
     "[[",
-    "true",
-    "false",
-    ":",
-    "logger",
-    "expr",
-    "grep",
-    "egrep",
-    "fgrep",
-    "sed",
     "awk",
-    "gawk",
-    "mawk",
-    "jq",
-    "yq",
-    "cut",
-    "tr",
-    "cat",
-    "tee",
-    "head",
-    "tail",
-    "wc",
-    "sort",
-    "uniq",
+    "base64",
     "basename",
-    "dirname",
+    "cat",
+    "cp",
+    "cut",
     "date",
-    "sleep",
-    "export",
-    "local",
-    "set",
-    "read",
-    "return",
+    "dirname",
+    "echo",
+    "egrep",
     "exit",
+    "export",
+    "expr",
+    "false",
+    "fgrep",
+    "gawk",
+    "grep",
+    "head",
+    "jq",
     "kill",
-    "touch",
-    "rm",
+    "ln",
+    "local",
+    "logger",
+    "ls",
+    "mawk",
+    "md5sum",
     "mkdir",
     "mv",
-    "cp",
-    "ln",
-    "ls",
-    "stat",
-    "base64",
-    "md5sum",
+    "printf",
+    "read",
+    "return",
+    "rm",
+    "sed",
+    "set",
     "sha256sum",
+    "sleep",
+    "sort",
+    "stat",
+    "tail",
+    "tee",
+    "test",
+    "touch",
+    "tr",
+    "true",
+    "uniq",
+    "wc",
+    "yq",
 ];
 
 /// Why the status of a program no client row knows is not known: a warning's reason
@@ -93,7 +94,11 @@ impl Ctx<'_> {
         // which the kubelet cannot run) reaches nothing, and may hold a secret.
         let file_name = !name.is_empty()
             && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
-        if !file_name || TEXT_ONLY.contains(&name) {
+        // A PowerShell cmdlet (`Write-Host URL`: Verb-Noun, capitalized) is no program either;
+        // and a client row's program is judged by its row alone, whatever it gave (`curl
+        // --unix-socket S http://x/`, `psql` with a URI's `hostaddr`: nothing remote).
+        let cmdlet = name.starts_with(|c: char| c.is_ascii_uppercase()) && name.contains('-');
+        if !file_name || cmdlet || TEXT_ONLY.contains(&name) || super::find_client(name, rest).is_some() {
             return Vec::new();
         }
         let mut hits = Vec::new();
