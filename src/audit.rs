@@ -384,6 +384,7 @@ pub fn evaluate(
         evaluation,
         findings,
         workload,
+        skip_lines: Default::default(),
     }
 }
 

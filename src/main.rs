@@ -85,7 +85,7 @@ struct AuditArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value = "text")]
     output: cli::check::Format,
-    /// Lowest finding level that makes the exit code 1: deny, warn, or fix.
+    /// Lowest finding level that makes the exit code 1: deny, warn, fix or info.
     #[arg(long, value_enum, default_value = "deny")]
     fail_on: cli::input::Level,
     /// Order of objects: by name, or most restarts first.
@@ -226,7 +226,8 @@ struct FixArgs {
     #[arg(long)]
     diff: bool,
     /// Lowest level of a finding fix leaves (one it cannot change, at check's level) that makes
-    /// the exit code 1: deny, warn or info [default: deny, or the configuration file's failOn].
+    /// the exit code 1: deny, warn, fix (as warn: fix leaves no fix) or info [default: deny, or
+    /// the configuration file's failOn].
     #[arg(long, value_enum)]
     fail_on: Option<cli::input::Level>,
     /// Files, directories (searched for *.yaml, *.yml, *.json) or - for standard input [default:

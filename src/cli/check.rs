@@ -291,7 +291,7 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                 notes.push(
                     display_safe(&format!(
                         "{name}:{}: {object}: rules skipped by annotation {}: {}",
-                        o.line,
+                        o.skip_lines.read.unwrap_or(o.line),
                         crate::policy::SKIP_ANNOTATION,
                         ids.join(",")
                     ))
@@ -299,7 +299,14 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                 );
             }
             for refused in &o.evaluation.skip.refused {
-                notes.push(display_safe(&format!("{name}:{}: {object}: {refused}", o.line)).into_owned());
+                // At the annotation it is about (s23: the object's first line).
+                let at = if refused.contains("own metadata is not read") {
+                    o.skip_lines.ignored
+                } else {
+                    o.skip_lines.read
+                };
+                let line = at.unwrap_or(o.line);
+                notes.push(display_safe(&format!("{name}:{line}: {object}: {refused}")).into_owned());
             }
             for u in &o.evaluation.evaluation.unresolved {
                 notes.push(

@@ -189,6 +189,33 @@ pub struct Checked {
     pub findings: Vec<Reported>,
     /// The workload as the engine read it (its PodSpec emptied under [`Keep::Findings`]).
     pub workload: Workload,
+    /// 1-based lines of the skip annotation ([`crate::policy::SKIP_ANNOTATION`]) the policy reads
+    /// (the pod template's on a controller, the Pod's own) and of one on a controller's own
+    /// metadata, which is not read; the notes about it point there. `None` when absent or with
+    /// no line (a cluster object).
+    pub skip_lines: SkipLines,
+}
+
+/// Where the skip annotations of an object are ([`Checked::skip_lines`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SkipLines {
+    /// The annotation the policy reads: the pod template's, or a Pod's own.
+    pub read: Option<u32>,
+    /// One on a controller's own metadata (not read).
+    pub ignored: Option<u32>,
+}
+
+/// The lines of `object`'s skip annotations ([`SkipLines`]): `metadata.annotations` of its pod
+/// template (its PodSpec's parent) and of the object itself.
+pub fn skip_lines(object: &Node, kind: WorkloadKind) -> SkipLines {
+    let line = |tokens: &[&str]| {
+        let mut at: Vec<&str> = tokens.to_vec();
+        at.extend(["metadata", "annotations", crate::policy::SKIP_ANNOTATION]);
+        object.at(at).map(|n| n.pos.line).filter(|l| *l > 0)
+    };
+    let spec = kind.pod_spec_tokens();
+    let template = &spec[..spec.len().saturating_sub(1)];
+    SkipLines { read: line(template), ignored: if template.is_empty() { None } else { line(&[]) } }
 }
 
 /// Everything read from one input.
@@ -460,6 +487,7 @@ pub fn analyze_with(
                 evaluation,
                 findings,
                 workload,
+                skip_lines: skip_lines(object, kind),
             });
         }
     }

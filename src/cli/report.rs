@@ -60,6 +60,9 @@ struct JsonObject<'a> {
     mode: &'static str,
     overrides: &'a [String],
     skipped_rules: Vec<&'static str>,
+    /// The line of the skip annotation read (the pod template's, a Pod's own), else of one on a
+    /// controller's own metadata (not read); `null` without one.
+    skip_annotation_line: Option<u32>,
     exempt_containers: Vec<JsonExempt<'a>>,
     notes: &'a [String],
     findings: usize,
@@ -93,6 +96,7 @@ fn json_object<'a>(file: &str, o: &'a Checked) -> JsonObject<'a> {
         mode: o.evaluation.effective.mode.as_str(),
         overrides: &o.evaluation.effective.overrides,
         skipped_rules: o.evaluation.skip.skipped.iter().map(|r| r.as_str()).collect(),
+        skip_annotation_line: o.skip_lines.read.or(o.skip_lines.ignored),
         exempt_containers: o
             .evaluation
             .evaluation

@@ -507,11 +507,19 @@ impl Ctx<'_> {
             let mut taken = failed.clone();
             if let Some(t) = then_at {
                 let cond = &branch[1.min(t)..t];
-                out.push(format!("{GUARD}{failed}"));
+                // The first condition runs whenever the `if` does: no region of its own (a
+                // [`GUARD`] with no condition would end the region around the `if`, s23: a
+                // nested `if` made what its outer `if` or loop assigned or ran certain).
+                let guarded = !failed.is_empty();
+                if guarded {
+                    out.push(format!("{GUARD}{failed}"));
+                }
                 for k in cond {
                     self.statements(*k, walk, depth, out);
                 }
-                out.push(GUARD.to_string());
+                if guarded {
+                    out.push(GUARD.to_string());
+                }
                 let holds = self.condition(cond, true, walk, depth);
                 failed.push_str(&negated(&holds));
                 taken.push_str(&holds);

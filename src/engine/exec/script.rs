@@ -22,6 +22,7 @@ mod exits;
 mod files;
 mod invocation;
 mod positional;
+mod read;
 mod scope;
 
 pub(super) use builtins::printf_output;
@@ -473,7 +474,7 @@ impl Ctx<'_> {
                     return Step::Found(found);
                 }
             }
-            if self.builtin_assigns(&args) {
+            if self.builtin_assigns(&args, &assigns) {
                 return Step::Next;
             }
             // `source <(echo '...')`, `. <(printf '...')`: the text the substitution writes.

@@ -679,11 +679,15 @@ impl Ctx<'_> {
                         return Some(d);
                     }
                     // A check of this member whose answer rests on the cluster's quorum.
-                    let check = super::quorum::find(&base, name, &rest)?;
-                    let hit = Hit::always(check.command.category, check.command.reaches.clone());
-                    let mut d = self.make_dependency(&base, hit, args, prefix_disp);
-                    d.quorum = Some(format!("{} ({})", check.command.why, check.source));
-                    return Some(d);
+                    if let Some(check) = super::quorum::find(&base, name, &rest) {
+                        let hit = Hit::always(check.command.category, check.command.reaches.clone());
+                        let mut d = self.make_dependency(&base, hit, args, prefix_disp);
+                        d.quorum = Some(format!("{} ({})", check.command.why, check.source));
+                        return Some(d);
+                    }
+                    // A program nothing here knows, given a URL: a warning naming its host.
+                    let hits = self.url_argument_hits(name, &rest);
+                    return self.first_dependency(&base, hits, &words);
                 }
             }
         }

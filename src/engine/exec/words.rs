@@ -437,6 +437,16 @@ impl Ctx<'_> {
         }
         // `${NAME[N]}`, `${NAME[@]}`, `${NAME[*]}` of an array the script assigned (see
         // `assign_array`); element 0 is `$NAME`. (`[@]` is field-split: close enough for hosts.)
+        // An array whose elements are known only at run time (`read -a` of unknown input: count
+        // `?`): any element is such a value, never an empty one.
+        if let Some(index) = op.strip_prefix('[').and_then(|o| o.strip_suffix(']'))
+            && let Some(("?", first)) =
+                self.shell_vars.get(&format!("{name}[#]")).and_then(|c| c.split_once('\0'))
+            && self.shell_vars.get(name).map(String::as_str) == Some(first)
+        {
+            out.push(self.new_ref(RefKind::UnresolvedCmd, original));
+            return matches!(index, "@" | "*") || !quoted;
+        }
         if let Some(index) = op.strip_prefix('[').and_then(|o| o.strip_suffix(']'))
             && self.shell_vars.contains_key(name)
             && let Some(count) = self.shell_vars.get(&format!("{name}[#]")).and_then(|c| {

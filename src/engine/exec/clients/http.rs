@@ -12,6 +12,23 @@ const NC_SYNTAX: Syntax = Syntax::opts("IiMmOPpqsTVWwXxceGgo", NC_LONG);
 const NO_URL: &str = "none: a URL is required";
 
 pub(in super::super) const CLIENTS: &[Client] = &[
+    // `gitlab-runner verify` "checks if the registered runners can connect to GitLab" (GitLab
+    // Runner docs, "GitLab Runner commands", `gitlab-runner verify`): the GitLab URL of
+    // config.toml, or `--url` (`CI_SERVER_URL`: commands/verify.go's RunnerCredentials). A
+    // GitLab outage leaves it exit 0 ([`Shape::ExitZeroOnOutage`]): a warning, never a denial.
+    Client {
+        names: &["gitlab-runner"],
+        subcommand: Some("verify"),
+        syntax: Syntax::opts("cntu", &["config", "name", "token", "url"]),
+        host_opts: &["u", "url"],
+        env: &["CI_SERVER_URL"],
+        default: "the GitLab server of config.toml",
+        default_local: false,
+        shape: Shape::ExitZeroOnOutage,
+        source: "https://docs.gitlab.com/runner/commands/#gitlab-runner-verify",
+        outage: "exit 0 while GitLab cannot be reached, logging \"client error\" instead of \"is alive\" (network/gitlab.go VerifyRunner); a probe that reads that output, or a hang past timeoutSeconds, fails",
+        ..BASE
+    },
     // curl(1): URLs (positional or `--url`), proxies (`-x`, `--preproxy`, `--socks5`, ...; `--noproxy
     // '*'` turns them off), `--unix-socket`, `--resolve`, `--connect-to`.
     Client {

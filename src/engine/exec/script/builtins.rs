@@ -36,10 +36,11 @@ impl Ctx<'_> {
     /// (bash manual, "Bourne Shell Builtins" and "Bash Builtins"): `set -- WORDS` (or `set WORD...`)
     /// sets `$1`...; `printf -v NAME FORMAT [VALUE]` assigns the text `printf` would write (a
     /// format without `%` or `\\`, or `%s` with one value); `read NAME...` assigns the words of
-    /// the first line of its standard input (a here-string, a here-document, `echo ... |`). What is
-    /// not followed assigns a value known only at run time, never a stale one. True when `args` is
-    /// one of these.
-    pub(super) fn builtin_assigns(&mut self, args: &[String]) -> bool {
+    /// the first line of its standard input (a here-string, a here-document, `echo ... |`: see
+    /// `read.rs`). What is not followed assigns a value known only at run time, never a stale one.
+    /// `assigns`: the command's prefix assignments (`IFS=, read ...`). True when `args` is one of
+    /// these.
+    pub(super) fn builtin_assigns(&mut self, args: &[String], assigns: &[(String, String)]) -> bool {
         let Some((program, rest)) = args.split_first() else {
             return false;
         };
@@ -156,41 +157,7 @@ impl Ctx<'_> {
                 true
             }
             "read" => {
-                let mut names = Vec::new();
-                let mut k = 0;
-                let mut plain = true;
-                while k < rest.len() {
-                    let a = self.render_lit(&rest[k]);
-                    if a.starts_with('-') && a.len() > 1 {
-                        // `-p PROMPT`, `-t SECONDS`, `-u FD`: a value follows; `-a`, `-d`, `-n`, `-N`
-                        // change what is read: not followed.
-                        plain &= !a.contains(['a', 'd', 'n', 'N']);
-                        k += if a.ends_with(['p', 't', 'u', 'a', 'd', 'n', 'N']) { 2 } else { 1 };
-                        continue;
-                    }
-                    if is_ident(&a) {
-                        names.push(a);
-                    }
-                    k += 1;
-                }
-                let line = self
-                    .stdin_script
-                    .clone()
-                    .map(|w| self.render_lit(&w))
-                    .filter(|t| plain && !t.contains(['$', '`', '\\']) && !t.chars().any(is_reserved_char))
-                    .map(|t| t.lines().next().unwrap_or("").to_string());
-                let mut fields: Vec<&str> =
-                    line.as_deref().map(|l| l.split_whitespace().collect()).unwrap_or_default();
-                for (i, name) in names.iter().enumerate() {
-                    let value = match &line {
-                        Some(_) if i + 1 == names.len() => fields.join(" "),
-                        Some(_) if fields.is_empty() => String::new(),
-                        Some(_) => fields.remove(0).to_string(),
-                        None => self.new_ref(RefKind::UnresolvedCmd, &format!("${name}")).to_string(),
-                    };
-                    self.allexport_mark(name);
-                    self.shell_vars.insert(name.clone(), value);
-                }
+                self.read_builtin(rest, assigns);
                 true
             }
             _ => false,

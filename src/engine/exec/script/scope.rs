@@ -58,7 +58,17 @@ impl Ctx<'_> {
             return Run::Done;
         }
         let before = (self.shell_vars.clone(), self.unset.clone(), self.allexport, self.functions.clone());
-        let unknown = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
+        // A word that may name a host known only at run time (command output, an env value not
+        // known here, `read -a` of unknown input) makes the variable one too: a client given it
+        // is warned about, as it is given that word outside a loop (s23: `for i in "${a[@]}"`
+        // reached nothing). Other words (a script variable not followed) stay unknown.
+        let may_be_host = values.iter().any(|v| {
+            self.render_lit(v).chars().any(|c| {
+                self.ref_of(c).is_some_and(|r| matches!(r.kind, RefKind::UnresolvedCmd | RefKind::Unresolved))
+            })
+        });
+        let kind = if may_be_host { RefKind::UnresolvedCmd } else { RefKind::Unknown };
+        let unknown = self.new_ref(kind, &format!("${name}")).to_string();
         self.shell_vars.insert(name.to_string(), unknown);
         if let Run::End(found) = self.run_pieces(body, depth, false) {
             return Run::End(found);
