@@ -1546,6 +1546,17 @@ fn resolve(file: PolicyFile, origin: &str, text: &str) -> Result<Policy, Vec<Pol
                 let mut patterns = Vec::new();
                 for (j, g) in globs.iter().enumerate() {
                     let glob_field = field(&format!("namespaces[{j}]"));
+                    // An empty glob matches only the empty name, and no namespace has it (s22
+                    // break-it pass: `namespaces: [""]` was accepted and never matched).
+                    if g.value.is_empty() {
+                        errors.push(spanned_err(
+                            g,
+                            &glob_field,
+                            "is empty, so it can never match a namespace: give a namespace name or a glob"
+                                .into(),
+                        ));
+                        continue;
+                    }
                     // Namespace names are DNS labels: lowercase letters, digits and '-', at most 63.
                     let literal_len =
                         g.value.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']' | '!')).count();

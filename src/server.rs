@@ -12,6 +12,7 @@ pub mod budget;
 pub mod configmaps;
 pub mod conn;
 pub mod drain;
+pub mod fair;
 pub mod gate;
 pub mod kubeclient;
 pub mod metrics;
@@ -67,8 +68,8 @@ type Held = Arc<Places>;
 
 /// What a request evaluated on the blocking pool holds (see [`Held`]).
 struct Places {
-    _expensive: Option<tokio::sync::OwnedSemaphorePermit>,
-    _blocking: Option<tokio::sync::OwnedSemaphorePermit>,
+    _expensive: Option<fair::Place>,
+    _blocking: Option<fair::Place>,
     _running: Option<metrics::Raised>,
 }
 
@@ -117,13 +118,36 @@ impl Lane {
     }
 }
 
-/// A place in `limit` when `needed` (`None` when not); an error once the semaphore is closed.
+/// A place in `limit` for a request of connection `peer` when `needed` (`None` when not), in
+/// the connection's turn; [`fair::Busy`] when too many wait already ([`fair`]).
 async fn place(
-    limit: &Arc<tokio::sync::Semaphore>,
+    limit: &Arc<fair::FairPlaces>,
     needed: bool,
-) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, tokio::sync::AcquireError> {
-    if needed { Arc::clone(limit).acquire_owned().await.map(Some) } else { Ok(None) }
+    peer: fair::Key,
+) -> Result<Option<fair::Place>, fair::Busy> {
+    if needed { limit.acquire(peer).await.map(Some) } else { Ok(None) }
 }
+
+/// Most reviews waiting for a place on the blocking pool ([`MAX_BLOCKING_EVALUATIONS`]), all
+/// connections together: 256. A small review's evaluation takes a few milliseconds (at most about
+/// 20 ms of shell analysis), so four places serve a few hundred to a few thousand within the 4 s
+/// request bound; past this, a review from the connection with the most waiting is answered 503
+/// at once ([`fair`]) instead of holding its body (and its share of the body budget) until its
+/// 408. s22 break-it pass: 2,751 waited, and the bodies waiting for them took the server past
+/// deploy/'s 128 MiB.
+pub const MAX_WAITING_EVALUATIONS: usize = 256;
+
+/// Most expensive reviews waiting for their turn ([`MAX_EXPENSIVE_EVALUATIONS`]), all connections
+/// together: 32. They are evaluated one at a time, each up to tens of milliseconds (a 3 MB review
+/// is parsed in about as long again), so not many more than this can be evaluated within the 4 s
+/// request bound; the others are answered 503 at once, as above.
+pub const MAX_WAITING_EXPENSIVE: usize = 32;
+
+/// The connection a request came on (the peer's address and port; `None` when unknown), put in
+/// the request's extensions by [`gate::shell`]: the evaluation places are shared fairly between
+/// connections ([`fair`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub fair::Key);
 
 /// Whether a body is evaluated on the blocking pool rather than inline on an async worker: a body
 /// over [`INLINE_BODY_BYTES`], or one that may hold an exec handler (an `"exec"` key, or any
@@ -215,7 +239,9 @@ pub const LARGE_BODY_BUDGET_BYTES: usize = 12 * 1024 * 1024;
 /// connections together: 16 MiB, [`H2_MAX_CONCURRENT_STREAMS`] stream windows. A waiting HTTP/2
 /// request's body is unread, but the h2 crate keeps what its client sends within the stream
 /// window: each waiting request counts its stream window, or its declared length when that is
-/// smaller (the h2 crate refuses data past it). A request that would take the total past this
+/// smaller (the h2 crate refuses data past it), and at least [`INLINE_BODY_BYTES`]: the DATA frames
+/// h2 holds are slices of the connection's read buffer and keep all of it alive, however few bytes
+/// they carry (s23). A request that would take the total past this
 /// bound is answered 503 at once, before its body is read (its unread body is then drained and
 /// discarded, see [`drain`]), instead of waiting.
 ///
@@ -265,8 +291,8 @@ pub struct AppState {
     /// Milliseconds since `started` at the serving loop's last heartbeat.
     heartbeat_ms: AtomicU64,
     /// Admits [`MAX_EXPENSIVE_EVALUATIONS`] expensive reviews (see [`Lane`]) into evaluation at
-    /// a time, bodies over [`INLINE_BODY_BYTES`] among them.
-    expensive: Arc<tokio::sync::Semaphore>,
+    /// a time, bodies over [`INLINE_BODY_BYTES`] among them, one connection after another.
+    expensive: Arc<fair::FairPlaces>,
     /// Bytes of large bodies that may be received at once (see [`LARGE_BODY_BUDGET_BYTES`]).
     large_body_budget: budget::BodyBudget,
     /// Bytes of small bodies that may be received at once (see [`SMALL_BODY_BUDGET_BYTES`]); a
@@ -274,8 +300,9 @@ pub struct AppState {
     small_body_budget: budget::BodyBudget,
     /// Unread bytes that bodies waiting for their budget may hold (see [`WAITING_BODY_BYTES`]).
     waiting_room: tokio::sync::Semaphore,
-    /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]).
-    blocking_evaluations: Arc<tokio::sync::Semaphore>,
+    /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]), one connection after
+    /// another ([`fair`]).
+    blocking_evaluations: Arc<fair::FairPlaces>,
     /// `--resolve-configmaps`: where liveness scripts' ConfigMaps are read from (`None`: nowhere).
     configmaps: ArcSwapOption<ConfigMapResolver>,
     /// One rate-limited line per refused request.
@@ -295,14 +322,14 @@ impl AppState {
             ready: AtomicBool::new(true),
             started: Instant::now(),
             heartbeat_ms: AtomicU64::new(0),
-            expensive: Arc::new(tokio::sync::Semaphore::new(MAX_EXPENSIVE_EVALUATIONS)),
+            expensive: fair::FairPlaces::new(MAX_EXPENSIVE_EVALUATIONS, MAX_WAITING_EXPENSIVE),
             large_body_budget: budget::BodyBudget::new(LARGE_BODY_BUDGET_BYTES, None),
             small_body_budget: budget::BodyBudget::new(
                 SMALL_BODY_BUDGET_BYTES,
                 Some(budget::SMALL_BODY_STALL_AFTER),
             ),
             waiting_room: tokio::sync::Semaphore::new(WAITING_BODY_BYTES),
-            blocking_evaluations: Arc::new(tokio::sync::Semaphore::new(MAX_BLOCKING_EVALUATIONS)),
+            blocking_evaluations: fair::FairPlaces::new(MAX_BLOCKING_EVALUATIONS, MAX_WAITING_EVALUATIONS),
             configmaps: ArcSwapOption::empty(),
             refusal_log: gate::RefusalLog::default(),
         })
@@ -364,8 +391,8 @@ impl AppState {
 }
 
 fn log_policy(p: &LoadedPolicy) {
-    let overrides: Vec<&str> = p.policy.overrides.iter().map(|o| o.name.as_str()).collect();
-    tracing::info!(hash = %p.hash, source = %p.source, mode = p.policy.mode.as_str(), overrides = %overrides.join(","), "policy in force");
+    let overrides = log_list(p.policy.overrides.iter().map(|o| o.name.as_str()));
+    tracing::info!(hash = %p.hash, source = %log_field(&p.source), mode = p.policy.mode.as_str(), overrides = %overrides, "policy in force");
 }
 
 /// The router: admission endpoints and health endpoints.
@@ -462,30 +489,46 @@ async fn readyz_handler(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
-async fn validate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    admit(state, Endpoint::Validate, body).await
+async fn validate_handler(
+    State(state): State<Arc<AppState>>,
+    Extension(peer): Extension<Peer>,
+    body: Bytes,
+) -> Response {
+    admit(state, Endpoint::Validate, peer, body).await
 }
 
-async fn mutate_handler(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    admit(state, Endpoint::Mutate, body).await
+async fn mutate_handler(
+    State(state): State<Arc<AppState>>,
+    Extension(peer): Extension<Peer>,
+    body: Bytes,
+) -> Response {
+    admit(state, Endpoint::Mutate, peer, body).await
 }
 
-async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {
+async fn admit(state: Arc<AppState>, endpoint: Endpoint, peer: Peer, body: Bytes) -> Response {
     let started = Instant::now();
     // The content type was checked before the body was read (admit_body).
     let lane = Lane::of(&body);
     let off_async = lane != Lane::Inline;
     let gauge = if lane == Lane::Expensive { metrics::LaneName::Expensive } else { metrics::LaneName::Small };
     let waiting = off_async.then(|| state.metrics.evaluation_waiting(gauge));
+    // A body that arrived in one HTTP/2 DATA frame is a slice of the connection's read buffer, and
+    // keeps all of that buffer (up to tens of KiB, shared with other streams' frames) alive while
+    // it waits: a review that may wait for a place gets a copy of its own, so that the memory a
+    // waiting review holds is its body's size, as the body budgets count it.
+    // (A body of several frames was copied whole when it was read.)
+    let body =
+        if off_async && body.len() <= INLINE_BODY_BYTES { Bytes::copy_from_slice(&body) } else { body };
     // Expensive reviews, one at a time: their analysis can take a core for long, and parsing a
     // multi-MiB object into typed structs takes far more memory than its bytes, so they queue
-    // here instead of taking the pool's places or multiplying the memory peak.
-    let Ok(expensive) = place(&state.expensive, lane == Lane::Expensive).await else {
-        return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+    // here instead of taking the pool's places or multiplying the memory peak. Both queues
+    // serve one connection after another: one client's backlog does not hold up the others'.
+    let Ok(expensive) = place(&state.expensive, lane == Lane::Expensive, peer.0).await else {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, &busy_message(MAX_WAITING_EXPENSIVE));
     };
     // Then a place on the blocking pool (expensive reviews first queue above, one at a time).
-    let Ok(blocking) = place(&state.blocking_evaluations, off_async).await else {
-        return error_response(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+    let Ok(blocking) = place(&state.blocking_evaluations, off_async, peer.0).await else {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, &busy_message(MAX_WAITING_EVALUATIONS));
     };
     drop(waiting);
     // The places are held by the blocking work too, not only by this request: a request that
@@ -539,6 +582,13 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Respons
             answer
         }
     }
+}
+
+/// The 503 of a review refused a place in a queue of `max` ([`fair`]).
+fn busy_message(max: usize) -> String {
+    format!(
+        "busy: {max} reviews already wait for evaluation, the most of them from this connection; retry later"
+    )
 }
 
 /// Parses, looks up the namespace's labels (never waiting) and reviews under one policy snapshot.
@@ -696,7 +746,7 @@ fn log_decision(endpoint: Endpoint, decision: &Decision, dry_run: bool, latency:
         operation = %s.operation,
         dry_run,
         mode = s.mode.map(|m| m.as_str()).unwrap_or(""),
-        overrides = %s.overrides.join(","),
+        overrides = %log_list(s.overrides.iter().map(String::as_str)),
         rules = %rules.join(","),
         denied = s.denied,
         warnings = s.warnings,
@@ -756,18 +806,30 @@ fn redact_schemeless_userinfo(text: &str) -> String {
     out
 }
 
-/// A request-supplied identifier (uid, namespace, kind, name) for a log field: [`log_safe`], cut
-/// at 253 characters (the longest valid name), with spaces and `=` escaped too, so that a crafted
-/// name cannot add `key=value` fields to a text log line (valid names contain neither).
-fn log_field(s: &str) -> std::borrow::Cow<'_, str> {
+/// A request- or policy-supplied string (uid, namespace, kind, name, path, an override's name)
+/// for a log field, Debug-style: `"` and `\` escaped with a backslash, control characters (newlines,
+/// NUL, escapes) as `\u{..}` ([`log_safe`]), cut at 253 characters (the longest valid name), with
+/// spaces, `=` and `,` escaped too (`\u{20}`, `\u{3d}`, `\u{2c}`), so that a crafted value can
+/// neither start a line nor add `key=value` fields or list items to a text log line (valid names
+/// contain none of them). s22 break-it pass: an override named `a\nforged line` was written raw.
+pub(crate) fn log_field(s: &str) -> std::borrow::Cow<'_, str> {
+    let cut = crate::engine::excerpt(s, 253);
+    let plain = |c: &str| !c.contains(['"', '\\', ' ', '=', ',']);
     // The usual case, a short name with nothing to escape, is logged as it is (no allocation).
-    if let std::borrow::Cow::Borrowed(cut) = crate::engine::excerpt(s, 253)
+    if let std::borrow::Cow::Borrowed(cut) = cut
         && matches!(log_safe(cut), std::borrow::Cow::Borrowed(_))
-        && !cut.contains([' ', '='])
+        && plain(cut)
     {
         return std::borrow::Cow::Borrowed(cut);
     }
-    log_safe(&crate::engine::excerpt(s, 253)).replace(' ', "\\u{20}").replace('=', "\\u{3d}").into()
+    // Backslashes first: the `\u{..}` escapes added after them stay single.
+    let quoted = cut.replace('\\', "\\\\").replace('"', "\\\"");
+    log_safe(&quoted).replace(' ', "\\u{20}").replace('=', "\\u{3d}").replace(',', "\\u{2c}").into()
+}
+
+/// Names for one log field, each as [`log_field`], joined with `,`.
+pub(crate) fn log_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names.into_iter().map(log_field).collect::<Vec<_>>().join(",")
 }
 
 /// Everything `probegate serve` needs.
@@ -1050,7 +1112,7 @@ mod tests {
     }
 
     /// The size in bytes of the future an async fn returns (without calling it).
-    fn future_size<A, B, F: FnOnce(A, B) -> Fut, Fut>(_: &F) -> usize {
+    fn future_size<A, B, C, F: FnOnce(A, B, C) -> Fut, Fut>(_: &F) -> usize {
         std::mem::size_of::<Fut>()
     }
 
@@ -1065,8 +1127,8 @@ mod tests {
         }
         let resolving =
             five::<&Arc<AppState>, &ConfigMapResolver, Endpoint, Bytes, &Held, _, _>(&decide_resolving);
-        let validate = future_size::<State<Arc<AppState>>, Bytes, _, _>(&validate_handler);
-        let mutate = future_size::<State<Arc<AppState>>, Bytes, _, _>(&mutate_handler);
+        let validate = future_size::<State<Arc<AppState>>, Extension<Peer>, Bytes, _, _>(&validate_handler);
+        let mutate = future_size::<State<Arc<AppState>>, Extension<Peer>, Bytes, _, _>(&mutate_handler);
         assert!(resolving > 2048, "decide_resolving's future is {resolving} bytes");
         assert!(validate < 1024 && mutate < 1024, "handler futures: {validate} and {mutate} bytes");
     }

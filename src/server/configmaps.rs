@@ -141,7 +141,7 @@ impl ConfigMapResolver {
                 _ => None,
             };
             if let Some(why) = why {
-                tracing::warn!(namespace = %crate::server::log_safe(&key.0), name = %crate::server::log_safe(&key.1),
+                tracing::warn!(namespace = %crate::server::log_field(&key.0), name = %crate::server::log_field(&key.1),
                     error = %crate::server::log_safe(why),
                     "cannot read a ConfigMap for liveness script analysis; scripts from it are unresolved");
             }

@@ -212,6 +212,9 @@ pub(super) async fn shell(
     // For the refusal's log line (a refusal is rare; this is a few reference counts).
     let peer = request.extensions().get::<axum::extract::ConnectInfo<SocketAddr>>().map(|c| c.0);
     let (method, uri) = (request.method().clone(), request.uri().clone());
+    // The connection, for a fair share of the evaluation places (server::fair).
+    let mut request = request;
+    request.extensions_mut().insert(super::Peer(peer));
     // A body left unread by a refusal is read after the answer: over HTTP/2 instead of the stream
     // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
     // clients take either for a failed request and lose the answer ([`drain`]).
@@ -338,8 +341,11 @@ async fn admit_body(
         Err(tokio::sync::TryAcquireError::Closed) => Err(()),
         Err(tokio::sync::TryAcquireError::NoPermits) => {
             // What the client may send while the body waits unread: its stream window (at most
-            // `size`, which fits a u32 as above).
-            let unread = size.min(H2_STREAM_WINDOW_BYTES as usize) as u32;
+            // `size`, which fits a u32 as above), and at least 64 KiB: the DATA frames h2 keeps
+            // unread are slices of the connection's read buffer, and keep that buffer alive
+            // (tens of KiB) however few bytes they hold, so that tiny bodies cannot wait by the
+            // thousand.
+            let unread = size.min(H2_STREAM_WINDOW_BYTES as usize).max(INLINE_BODY_BYTES) as u32;
             let Ok(_room) = state.waiting_room.try_acquire_many(unread) else {
                 return error_response(StatusCode::SERVICE_UNAVAILABLE, &waiting_room_full_message());
             };

@@ -32,7 +32,7 @@ pub async fn reload_if_changed(path: &Path, state: &AppState, last_failed: &mut 
         Err(e) => {
             let key = format!("read:{e}");
             if last_failed.as_deref() != Some(&key) {
-                tracing::error!(file = %path.display(), error = %e, "cannot read the policy file; keeping the policy in force");
+                tracing::error!(file = %super::log_field(&path.display().to_string()), error = %super::log_safe(&e.to_string()), "cannot read the policy file; keeping the policy in force");
                 state.metrics.reload(false);
                 *last_failed = Some(key);
             }
@@ -53,7 +53,7 @@ pub async fn reload_if_changed(path: &Path, state: &AppState, last_failed: &mut 
         Err(errors) => {
             // Every error, one line each with its file, line and field, as `policy validate` prints them.
             for (n, e) in errors.iter().enumerate() {
-                tracing::error!(error = %e, "refused an invalid policy ({} of {} errors); keeping the policy in force", n + 1, errors.len());
+                tracing::error!(error = %super::log_safe(&e.to_string()), "refused an invalid policy ({} of {} errors); keeping the policy in force", n + 1, errors.len());
             }
             state.metrics.reload(false);
             *last_failed = Some(hash);

@@ -159,14 +159,14 @@ pub fn spawn_reloader(
             match TlsMaterial::from_files(&cert, &key).and_then(|m| server_config(&m)) {
                 Ok(cfg) => {
                     config.reload_from_config(Arc::new(cfg));
-                    tracing::info!(cert = %cert.display(), "serving certificate reloaded");
+                    tracing::info!(cert = %super::log_field(&cert.display().to_string()), "serving certificate reloaded");
                     current = seen;
                     last_error = None;
                 }
                 Err(e) => {
                     let text = format!("{e:#}");
                     if last_error.as_deref() != Some(&text) {
-                        tracing::warn!(error = %text, "certificate files changed but are not usable (yet); keeping the previous pair");
+                        tracing::warn!(error = %super::log_safe(&text), "certificate files changed but are not usable (yet); keeping the previous pair");
                         last_error = Some(text);
                     }
                 }
