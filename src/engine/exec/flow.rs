@@ -181,8 +181,8 @@ impl Ctx<'_> {
         }
         match kind {
             "function_definition" => {
-                let name = text(n.child_by_field_name("name")?, walk);
-                let body = n.child_by_field_name("body")?;
+                let name = text(n.child_by_field("name")?, walk);
+                let body = n.child_by_field("body")?;
                 if n.end_byte() <= walk.cut {
                     out.push(format!("{FUNCTION}{name}{FUNCTION}{}", text(body, walk)));
                 }
@@ -199,11 +199,10 @@ impl Ctx<'_> {
             // `for NAME in WORDS; do BODY; done` over at most 8 literal words: the body once per
             // word, with NAME set to it (`for h in localhost 127.0.0.1` reaches only those).
             "for_statement" => {
-                let name = text(n.child_by_field_name("variable")?, walk);
-                let body = n.child_by_field_name("body")?;
+                let name = text(n.child_by_field("variable")?, walk);
+                let body = n.child_by_field("body")?;
                 let mut c = n.walk();
-                let values: Vec<&str> =
-                    n.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+                let values: Vec<&str> = n.children_by_field("value", &mut c).map(|v| text(v, walk)).collect();
                 if n.end_byte() > walk.cut {
                     return None;
                 }
@@ -218,7 +217,7 @@ impl Ctx<'_> {
                     && values.iter().all(|v| !without_subscripts(v).contains(['*', '?', '[', '(', '`']))
                 {
                     let mut c = n.walk();
-                    let nodes: Vec<Node<'t>> = n.children_by_field_name("value", &mut c).collect();
+                    let nodes: Vec<Node<'t>> = n.children_by_field("value", &mut c).collect();
                     let mut words = Vec::new();
                     self.piece(&nodes, walk, depth, &mut words);
                     if let Some(words) = words.pop().filter(|w| !w.contains([GUARD, COND, SCOPE, FUNCTION])) {
@@ -358,14 +357,14 @@ pub(super) fn ends_its_list(n: Node<'_>, src: &str) -> bool {
     if n.next_sibling().is_some_and(|s| s.kind_name() == "&") {
         return false;
     }
-    let Some(name) = n.child_by_field_name("name") else {
+    let Some(name) = n.child_by_field("name") else {
         return false;
     };
     match src.get(name.start_byte()..name.end_byte()) {
         Some("exit" | "return") => true,
         Some("exec") => {
             let mut c = n.walk();
-            n.children_by_field_name("argument", &mut c).next().is_some()
+            n.children_by_field("argument", &mut c).next().is_some()
         }
         _ => false,
     }
@@ -379,14 +378,14 @@ pub(super) fn ends_the_script(n: Node<'_>, src: &str) -> bool {
     if n.kind_name() != "command" {
         return false;
     }
-    let Some(name) = n.child_by_field_name("name") else {
+    let Some(name) = n.child_by_field("name") else {
         return false;
     };
     let ends = match src.get(name.start_byte()..name.end_byte()) {
         Some("exit") => true,
         Some("exec") => {
             let mut c = n.walk();
-            n.children_by_field_name("argument", &mut c).next().is_some()
+            n.children_by_field("argument", &mut c).next().is_some()
         }
         _ => false,
     };
@@ -538,10 +537,10 @@ impl Ctx<'_> {
     fn guarded_case<'t>(&mut self, n: Node<'t>, walk: &Walk<'t>, depth: usize, out: &mut Vec<String>) {
         let mut cursor = n.walk();
         let kids: Vec<Node<'t>> = n.children(&mut cursor).collect();
-        let value = n.child_by_field_name("value");
+        let value = n.child_by_field("value");
         let terminator = |item: &Node<'t>| {
             let mut c = item.walk();
-            let fall = item.children_by_field_name("fallthrough", &mut c).next();
+            let fall = item.children_by_field("fallthrough", &mut c).next();
             fall.map_or(";;", |f| if f.kind_name() == ";&" { ";&" } else { ";;&" })
         };
         let fallthrough =
@@ -558,7 +557,7 @@ impl Ctx<'_> {
             let item: Vec<Node<'t>> = k.children(&mut c).collect();
             let body_at = item.iter().position(|p| p.kind_name() == ")").map_or(item.len(), |p| p + 1);
             let mut c = k.walk();
-            let patterns: Vec<Node<'t>> = k.children_by_field_name("value", &mut c).collect();
+            let patterns: Vec<Node<'t>> = k.children_by_field("value", &mut c).collect();
             let mut pats = String::new();
             let mut known = word.is_some();
             for p in &patterns {
@@ -599,7 +598,7 @@ impl Ctx<'_> {
             // $(check && echo ok))`: bash manual, "Conditional Constructs"), before the body.
             let mut c = k.walk();
             let run: Vec<Node<'t>> = k
-                .children_by_field_name("value", &mut c)
+                .children_by_field("value", &mut c)
                 .filter(|p| ["$(", "`", "<(", ">("].iter().any(|s| text(*p, walk).contains(s)))
                 .collect();
             if !run.is_empty() {
@@ -692,10 +691,10 @@ impl Ctx<'_> {
         let Some((client, tests)) = parts.split_last() else {
             return false;
         };
-        let name = client.child_by_field_name("name").map(|n| text(n, walk));
+        let name = client.child_by_field("name").map(|n| text(n, walk));
         let mut c = client.walk();
         let args: Vec<String> =
-            client.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+            client.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
         let Some(program) = name.filter(|_| client.kind_name() == "command").map(super::context::basename)
         else {
             return false;

@@ -35,7 +35,7 @@ pub(super) fn regrouped_redirects(n: Node<'_>) -> Vec<Node<'_>> {
         parent = at.parent();
     }
     let Some(statement) = parent.filter(|p| {
-        p.kind_name() == "redirected_statement" && at != n && p.child_by_field_name("body") == Some(at)
+        p.kind_name() == "redirected_statement" && at != n && p.child_by_field("body") == Some(at)
     }) else {
         return Vec::new();
     };

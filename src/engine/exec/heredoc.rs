@@ -34,7 +34,7 @@ fn reads_into_status(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let t = text(k, walk);
     k.kind_name() == "command"
         && !t.contains(['>', '`', '$'])
-        && k.child_by_field_name("name").is_some_and(|n| READS_INTO_STATUS.contains(&text(n, walk)))
+        && k.child_by_field("name").is_some_and(|n| READS_INTO_STATUS.contains(&text(n, walk)))
 }
 
 /// Pipeline readers that read nothing into a status (as `status::trivial_reader`).
@@ -116,10 +116,10 @@ fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
     let Some(statement) = redirect.parent().filter(|p| p.kind_name() == "redirected_statement") else {
         return used;
     };
-    let Some(command) = statement.child_by_field_name("body").filter(|b| b.kind_name() == "command") else {
+    let Some(command) = statement.child_by_field("body").filter(|b| b.kind_name() == "command") else {
         return used;
     };
-    let Some(name) = command.child_by_field_name("name").map(|n| text(n, walk)) else { return used };
+    let Some(name) = command.child_by_field("name").map(|n| text(n, walk)) else { return used };
     let program = super::context::basename(name);
     if name.contains(['$', '`', '"', '\'']) {
         return used;
@@ -259,8 +259,7 @@ impl Ctx<'_> {
     /// asked, its work counted as `status_discarded_within_budget` counts it.
     fn reader_status_discarded<'t>(&self, statement: Node<'t>, walk: &Walk<'t>) -> Option<String> {
         // (A pipeline holding the command, `Output::ReadIntoStatus`, has no redirection of its own.)
-        let redirect =
-            statement.child_by_field_name("redirect").filter(|r| r.kind_name() == "heredoc_redirect");
+        let redirect = statement.child_by_field("redirect").filter(|r| r.kind_name() == "heredoc_redirect");
         let kids: Vec<Node<'_>> = match redirect {
             Some(r) => {
                 let mut c = r.walk();

@@ -291,16 +291,80 @@ const KINDS: [&str; 280] = [
     "_concatenation_in_expansion_repeat1",
 ];
 
-/// [`Node::kind`], read from [`KINDS`].
-pub(super) trait KindName {
-    /// The node's kind, as `Node::kind` gives it (`"command"`, `"ERROR"`, `"&&"`).
-    fn kind_name(&self) -> &'static str;
+/// The name of each field of tree-sitter-bash 0.25.1, by id minus one (`ts_field_names` in its
+/// `src/parser.c`; id 0 is no field), checked against the grammar by the tests below.
+const FIELDS: [&str; 19] = [
+    "alternative",
+    "argument",
+    "body",
+    "condition",
+    "consequence",
+    "descriptor",
+    "destination",
+    "fallthrough",
+    "index",
+    "initializer",
+    "left",
+    "name",
+    "operator",
+    "redirect",
+    "right",
+    "termination",
+    "update",
+    "value",
+    "variable",
+];
+
+/// The field id of `name` ([`FIELDS`]), `None` for a name the grammar has not. A call with a
+/// literal is folded to its id when inlined: `Node::child_by_field_name` compares the name with
+/// each of the grammar's field names on every call (`ts_language_field_id_for_name`).
+#[inline]
+fn field_id(name: &str) -> Option<std::num::NonZeroU16> {
+    let mut i = 0;
+    while i < FIELDS.len() {
+        if FIELDS[i].len() == name.len() && FIELDS[i].as_bytes() == name.as_bytes() {
+            return std::num::NonZeroU16::new(i as u16 + 1);
+        }
+        i += 1;
+    }
+    None
 }
 
-impl KindName for Node<'_> {
+/// [`Node::kind`], read from [`KINDS`]; and a node's children by field, the field's id read
+/// from [`FIELDS`].
+pub(super) trait KindName<'t>: Sized {
+    /// The node's kind, as `Node::kind` gives it (`"command"`, `"ERROR"`, `"&&"`).
+    fn kind_name(&self) -> &'static str;
+    /// The child in field `name`, as `Node::child_by_field_name` gives it (`"body"`, `"name"`).
+    fn child_by_field(&self, name: &str) -> Option<Self>;
+    /// The children in field `name`, as `Node::children_by_field_name` gives them.
+    fn children_by_field<'c>(
+        self,
+        name: &str,
+        cursor: &'c mut tree_sitter::TreeCursor<'t>,
+    ) -> impl Iterator<Item = Self> + 'c;
+}
+
+impl<'t> KindName<'t> for Node<'t> {
     #[inline]
     fn kind_name(&self) -> &'static str {
         name_of(self.kind_id())
+    }
+
+    #[inline]
+    fn child_by_field(&self, name: &str) -> Option<Self> {
+        self.child_by_field_id(field_id(name)?.get())
+    }
+
+    #[inline]
+    fn children_by_field<'c>(
+        self,
+        name: &str,
+        cursor: &'c mut tree_sitter::TreeCursor<'t>,
+    ) -> impl Iterator<Item = Self> + 'c {
+        let id = field_id(name);
+        let mut children = id.map(|id| self.children_by_field_id(id, cursor));
+        std::iter::from_fn(move || children.as_mut()?.next())
     }
 }
 
@@ -328,6 +392,13 @@ mod tests {
             assert_eq!(language.node_kind_for_id(id), Some(*name), "kind id {id}");
         }
         assert_eq!(language.node_kind_for_id(u16::MAX), Some("ERROR"));
+        assert_eq!(language.field_count(), FIELDS.len());
+        for (id, name) in FIELDS.iter().enumerate() {
+            let id = u16::try_from(id + 1).unwrap();
+            assert_eq!(language.field_name_for_id(id), Some(*name), "field id {id}");
+            assert_eq!(field_id(name), language.field_id_for_name(name), "field {name}");
+        }
+        assert_eq!(field_id("no_such_field"), None);
         assert_eq!(name_of(u16::MAX), "ERROR");
         assert_eq!(name_of(u16::MAX - 1), "_ERROR");
     }

@@ -506,7 +506,7 @@ impl Ctx<'_> {
             return false;
         }
         if kind == "redirected_statement" {
-            let body = n.child_by_field_name("body");
+            let body = n.child_by_field("body");
             // (Its redirections are the last command's: see [`super::grammar::regrouped_redirects`].)
             if let Some(b) = body.filter(|b| super::grammar::last_piece(*b).is_some_and(|p| p != *b)) {
                 self.statements(b, walk, depth, out);

@@ -606,7 +606,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if up.kind_name() == "variable_assignment"
                     && (later || not_last && !next_reads_status(at, parent, walk, rules))
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
-                    && up.child_by_field_name("name").is_some_and(|name| {
+                    && up.child_by_field("name").is_some_and(|name| {
                         shapes::value_reaches_no_status(name, &prints, walk)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
@@ -619,7 +619,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     && up.parent().is_some_and(|p| is_list_of_statements(p.kind_name()))
                     && !rules.called
                     && up
-                        .child_by_field_name("name")
+                        .child_by_field("name")
                         .is_some_and(|name| shapes::only_case_subject(name, walk, &funcs))
                 {
                     exempt = false;
@@ -632,7 +632,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // `&&`/`||`, after `!`); its value must only be written out (`echo "$out"`).
                 if up.kind_name() == "variable_assignment"
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
-                    && up.child_by_field_name("name").is_some_and(|name| {
+                    && up.child_by_field("name").is_some_and(|name| {
                         shapes::value_reaches_no_status(name, &prints, walk)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
@@ -659,7 +659,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     let harmless = shapes::case_is_harmless(case, walk, &funcs, |_| true);
                     return Some((if harmless { shapes::CASE_SELECTS } else { shapes::CASE_PATTERN }, case));
                 }
-                let name = up.child_by_field_name("name").map(|m| text(m, walk));
+                let name = up.child_by_field("name").map(|m| text(m, walk));
                 // `echo "$(check; echo $?)"`: echo's status is 0 whatever it writes, the `$?`
                 // included (v2 pass 11, 13: bash/dash 0 / 0); what it writes is judged where it
                 // goes (`output_used_above`).

@@ -226,7 +226,7 @@ fn plain_left(n: Node<'_>, walk: &Walk<'_>, known: &[&str]) -> bool {
         | "if_statement"
         | "case_statement" => plain = false,
         "command" => {
-            let name = k.child_by_field_name("name").map(|m| text(m, walk)).unwrap_or("");
+            let name = k.child_by_field("name").map(|m| text(m, walk)).unwrap_or("");
             if name.is_empty()
                 || name.contains(['$', '`', '\\', '"', '\''])
                 || NOT_PLAIN.contains(&name)

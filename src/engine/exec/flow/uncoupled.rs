@@ -59,7 +59,7 @@ impl Ctx<'_> {
         if !self.errexit && !walk.status_cache.sets_errexit(walk.src) {
             return false;
         }
-        let Some(name) = n.child_by_field_name("name").map(|m| text(m, walk)) else {
+        let Some(name) = n.child_by_field("name").map(|m| text(m, walk)) else {
             return false;
         };
         let defined = walk.defined_functions.get_or_init(|| status::defined_functions(walk.src));
@@ -119,9 +119,7 @@ impl Ctx<'_> {
         }
         let simple = match n.kind_name() {
             "command" => true,
-            "redirected_statement" => {
-                n.child_by_field_name("body").is_some_and(|b| b.kind_name() == "command")
-            }
+            "redirected_statement" => n.child_by_field("body").is_some_and(|b| b.kind_name() == "command"),
             _ => false,
         };
         let program = n.parent().filter(|p| p.kind_name() == "program")?;
@@ -162,11 +160,11 @@ impl Ctx<'_> {
 /// whose ACTION, quoted without expansion, ends with `exit 0` after commands that only write
 /// output (`echo`, `printf`, `logger`, `:`, `true`).
 fn err_trap_exiting_zero(k: Node<'_>, walk: &Walk<'_>) -> bool {
-    if k.kind_name() != "command" || k.child_by_field_name("name").map(|m| text(m, walk)) != Some("trap") {
+    if k.kind_name() != "command" || k.child_by_field("name").map(|m| text(m, walk)) != Some("trap") {
         return false;
     }
     let mut c = k.walk();
-    let mut args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let mut args: Vec<&str> = k.children_by_field("argument", &mut c).map(|a| text(a, walk)).collect();
     if args.first() == Some(&"--") {
         args.remove(0);
     }
@@ -215,7 +213,7 @@ fn reaches_nothing(n: Node<'_>, walk: &Walk<'_>) -> bool {
     if n.kind_name() != "command" {
         return false;
     }
-    let Some(name) = n.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(name) = n.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     let t = text(n, walk);
@@ -341,7 +339,7 @@ fn status_discarded<'t>(n: Node<'t>, walk: &Walk<'t>) -> Option<&'static str> {
     let rules = walk.status.as_ref()?;
     let simple = match n.kind_name() {
         "command" => n.parent().is_none_or(|p| p.kind_name() != "redirected_statement"),
-        "redirected_statement" => n.child_by_field_name("body").is_some_and(|b| b.kind_name() == "command"),
+        "redirected_statement" => n.child_by_field("body").is_some_and(|b| b.kind_name() == "command"),
         _ => false,
     };
     if !simple || n.end_byte() > walk.cut {

@@ -107,7 +107,7 @@ impl Ctx<'_> {
         let mut c = root.walk();
         let Some(trap) = root.named_children(&mut c).find(|k| {
             k.kind_name() == "command"
-                && k.child_by_field_name("name").is_some_and(|m| script.get(m.byte_range()) == Some("trap"))
+                && k.child_by_field("name").is_some_and(|m| script.get(m.byte_range()) == Some("trap"))
         }) else {
             return false;
         };
@@ -116,7 +116,7 @@ impl Ctx<'_> {
         }
         let mut c = trap.walk();
         let args: Option<Vec<String>> = trap
-            .children_by_field_name("argument", &mut c)
+            .children_by_field("argument", &mut c)
             .map(|a| {
                 let t = script.get(a.byte_range())?;
                 match a.kind_name() {

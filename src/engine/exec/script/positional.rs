@@ -105,7 +105,7 @@ fn single_literal(w: &str) -> bool {
 /// What the call `call` (a `command` node) passes as positional parameter `n` (0: their count).
 fn passed(call: Node<'_>, src: &str, n: usize) -> Passed {
     let mut c = call.walk();
-    let args: Vec<&str> = call.children_by_field_name("argument", &mut c).map(|a| text(a, src)).collect();
+    let args: Vec<&str> = call.children_by_field("argument", &mut c).map(|a| text(a, src)).collect();
     if n == 0 {
         return match args.iter().all(|a| single_literal(a)) {
             true => Passed::Status((args.len() % 256) as u8),
@@ -135,11 +135,11 @@ fn passed(call: Node<'_>, src: &str, n: usize) -> Passed {
 fn sets_only_options(body: Node<'_>, src: &str) -> bool {
     let mut ok = true;
     each_node(body, |k| {
-        if k.kind_name() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, src) != "set") {
+        if k.kind_name() != "command" || k.child_by_field("name").is_none_or(|m| text(m, src) != "set") {
             return;
         }
         let mut c = k.walk();
-        let args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, src)).collect();
+        let args: Vec<&str> = k.children_by_field("argument", &mut c).map(|a| text(a, src)).collect();
         let mut i = 0;
         while i < args.len() {
             let a = args[i];
@@ -186,17 +186,17 @@ pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) 
         while let Some((k, mut within)) = stack.pop() {
             match k.kind_name() {
                 "function_definition" => {
-                    if let Some(name) = k.child_by_field_name("name") {
+                    if let Some(name) = k.child_by_field("name") {
                         defs.push((text(name, src), k));
                         exits.push(Vec::new());
                         within = Some(defs.len() - 1);
                     }
                 }
                 "command" => {
-                    if let Some(name) = k.child_by_field_name("name").map(|m| text(m, src)) {
+                    if let Some(name) = k.child_by_field("name").map(|m| text(m, src)) {
                         calls.entry(name).or_default().push(k);
                         let mut c = k.walk();
-                        let args: Vec<Node<'_>> = k.children_by_field_name("argument", &mut c).collect();
+                        let args: Vec<Node<'_>> = k.children_by_field("argument", &mut c).collect();
                         if let (Some(def), "exit" | "return", [arg]) = (within, name, args.as_slice())
                             && let Some((n, quoted)) = positional_word(text(*arg, src))
                         {
@@ -215,7 +215,7 @@ pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) 
     let mut read = 0usize;
     for (i, &(name, def)) in defs.iter().enumerate() {
         let words = std::mem::take(&mut exits[i]);
-        let Some(body) = def.child_by_field_name("body") else {
+        let Some(body) = def.child_by_field("body") else {
             continue;
         };
         if words.is_empty() {
@@ -247,7 +247,7 @@ pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) 
             let forwards_status = its_calls.iter().all(|call| {
                 let mut c = call.walk();
                 let args: Vec<&str> =
-                    call.children_by_field_name("argument", &mut c).map(|a| text(a, src)).collect();
+                    call.children_by_field("argument", &mut c).map(|a| text(a, src)).collect();
                 n > 0 && args.get(n - 1).is_some_and(|a| matches!(a.trim_matches('"'), "$?" | "${?}"))
             });
             let replacement = match (readable && same, first) {

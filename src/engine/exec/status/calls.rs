@@ -26,7 +26,7 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
     if cmd.kind_name() != "command" {
         return false;
     }
-    let Some(name) = cmd.child_by_field_name("name").map(|n| text(n, walk)) else {
+    let Some(name) = cmd.child_by_field("name").map(|n| text(n, walk)) else {
         return false;
     };
     if name.is_empty()
@@ -47,7 +47,7 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
     let (mut bodies, mut elsewhere) = (Vec::new(), false);
     let is_definition = |k: Node<'_>| {
         k.kind_name() == "function_definition"
-            && k.child_by_field_name("name").is_some_and(|n| text(n, walk) == name)
+            && k.child_by_field("name").is_some_and(|n| text(n, walk) == name)
     };
     let top_level = root.kind_name() == "program";
     // A call in no function's body runs before every top-level statement after its own: a
@@ -74,13 +74,13 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
         }
         let inner = if top_level && is_definition(statement) {
             match statement
-                .child_by_field_name("body")
+                .child_by_field("body")
                 .filter(|b| matches!(b.kind_name(), "compound_statement" | "subshell"))
             {
                 Some(b) if statement.end_byte() <= cmd.start_byte() => bodies.push(b),
                 _ => elsewhere = true,
             }
-            statement.child_by_field_name("body")
+            statement.child_by_field("body")
         } else {
             Some(statement)
         };
@@ -103,9 +103,9 @@ pub(super) fn call_ignores_status(cmd: Node<'_>, walk: &Walk<'_>, known: &[(Stri
 /// status is not theirs: `echo`, `printf` (no option: `-v` assigns) or `logger` whose output
 /// nothing reads, or a call of a function of the script that [`call_ignores_status`].
 pub(super) fn only_prints_arguments(cmd: Node<'_>, walk: &Walk<'_>) -> bool {
-    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let name = cmd.child_by_field("name").map(|m| text(m, walk));
     let mut c = cmd.walk();
-    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    let first = cmd.children_by_field("argument", &mut c).next().map(|a| text(a, walk));
     let written = matches!(name, Some("echo" | "printf" | "logger"))
         && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))
         && !output_used_above(cmd, walk);
@@ -138,7 +138,7 @@ pub(super) fn printed_literal_mentions(cmd: Node<'_>, var: &str, walk: &Walk<'_>
         return 0;
     }
     let mut c = cmd.walk();
-    let found: usize = cmd.children_by_field_name("argument", &mut c).map(|a| literal(a, var, walk)).sum();
+    let found: usize = cmd.children_by_field("argument", &mut c).map(|a| literal(a, var, walk)).sum();
     if found == 0 || !only_prints_arguments(cmd, walk) {
         return 0;
     }
@@ -191,9 +191,9 @@ fn only_writes(body: Node<'_>, walk: &Walk<'_>) -> bool {
         body.named_children(&mut c).filter(|s| s.kind_name() != "comment").collect();
     !statements.is_empty()
         && statements.iter().all(|s| {
-            let name = s.child_by_field_name("name").map(|m| text(m, walk));
+            let name = s.child_by_field("name").map(|m| text(m, walk));
             let mut c = s.walk();
-            let first = s.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+            let first = s.children_by_field("argument", &mut c).next().map(|a| text(a, walk));
             s.kind_name() == "command"
                 && matches!(name, Some("echo" | "printf" | "logger"))
                 && !(name == Some("printf") && first.is_some_and(|a| a.starts_with('-')))

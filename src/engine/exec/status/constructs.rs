@@ -94,7 +94,7 @@ pub(super) fn only_leaves_its_loop(construct: Node<'_>, walk: &Walk<'_>) -> bool
     if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
         return false;
     }
-    let Some(var) = looped.child_by_field_name("variable").map(|v| text(v, walk)) else {
+    let Some(var) = looped.child_by_field("variable").map(|v| text(v, walk)) else {
         return false;
     };
     let (before, after) =
@@ -145,9 +145,9 @@ pub(super) fn one_statement_for_loop<'t, 's>(
     if body.named_children(&mut c).filter(|k| is_statement(*k)).count() != 1 {
         return None;
     }
-    let var = text(looped.child_by_field_name("variable")?, walk);
+    let var = text(looped.child_by_field("variable")?, walk);
     let mut c = looped.walk();
-    let values = looped.children_by_field_name("value", &mut c).map(|v| text(v, walk)).collect();
+    let values = looped.children_by_field("value", &mut c).map(|v| text(v, walk)).collect();
     Some((looped, var, values))
 }
 
@@ -170,10 +170,10 @@ pub(super) fn host_is_loop_variable(at: Node<'_>, var: &str, walk: &Walk<'_>) ->
     let refs = [format!("${var}"), format!("${{{var}}}")];
     let is_ref = |a: &str| refs.iter().any(|r| a.trim_matches('"') == r);
     let mut c = at.walk();
-    let args: Vec<&str> = at.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let args: Vec<&str> = at.children_by_field("argument", &mut c).map(|a| text(a, walk)).collect();
     // The loop variable is the host only through the client's own host options (`curl -H $h` is a
     // header) or a URL.
-    let name = at.child_by_field_name("name").map(|n| basename(text(n, walk)));
+    let name = at.child_by_field("name").map(|n| basename(text(n, walk)));
     let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let host_opts = name.and_then(|n| find_client(n, &owned)).map_or(&[][..], |c| c.host_opts);
     let host_opt = |o: &str| {
@@ -250,7 +250,7 @@ pub(super) fn unread_declaration(
     walk: &Walk<'_>,
     rules: &Rules,
 ) -> bool {
-    let Some(name) = assignment.child_by_field_name("name") else {
+    let Some(name) = assignment.child_by_field("name") else {
         return false;
     };
     let var = text(name, walk);
@@ -522,7 +522,7 @@ pub(super) fn forces_zero(
     if !harmless_text(t, &[]) {
         return false;
     }
-    let Some(name) = right.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(name) = right.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     if rules.functions.iter().filter(|f| *f == name).count() != 1 {
@@ -694,11 +694,10 @@ pub(in crate::engine::exec) fn alike_definitions<'t>(
         let clause: Vec<Node<'t>> = k.children(&mut c).collect();
         branches.push(after_then(&clause));
     }
-    let name_of = |d: &Node<'t>| d.child_by_field_name("name").map(t);
+    let name_of = |d: &Node<'t>| d.child_by_field("name").map(t);
     let mut out = Vec::new();
     for def in branches[0].iter().filter(|d| d.kind_name() == "function_definition") {
-        let (Some(name), Some(body)) = (def.child_by_field_name("name"), def.child_by_field_name("body"))
-        else {
+        let (Some(name), Some(body)) = (def.child_by_field("name"), def.child_by_field("body")) else {
             continue;
         };
         let alike = branches.iter().all(|b| {
@@ -706,7 +705,7 @@ pub(in crate::engine::exec) fn alike_definitions<'t>(
                 .iter()
                 .filter(|d| d.kind_name() == "function_definition" && name_of(d) == Some(t(name)))
                 .collect();
-            defs.len() == 1 && defs[0].child_by_field_name("body").map(t) == Some(t(body))
+            defs.len() == 1 && defs[0].child_by_field("body").map(t) == Some(t(body))
         });
         let words = |s: &str| {
             s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == t(name)).count()

@@ -88,7 +88,7 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
     if k.kind_name() != "command" {
         return false;
     }
-    let Some(name) = k.child_by_field_name("name") else {
+    let Some(name) = k.child_by_field("name") else {
         return false;
     };
     let name = text(name, walk).trim();
@@ -107,11 +107,8 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
         return false;
     }
     let mut c = k.walk();
-    let args: Vec<&str> = k
-        .children_by_field_name("argument", &mut c)
-        .filter(|a| !read_file(*a))
-        .map(|a| text(a, walk))
-        .collect();
+    let args: Vec<&str> =
+        k.children_by_field("argument", &mut c).filter(|a| !read_file(*a)).map(|a| text(a, walk)).collect();
     if args.iter().any(|a| a.contains(['$', '`']) && !a.starts_with('\'')) {
         return false;
     }
@@ -152,7 +149,7 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
 pub(super) fn plain_filter_element(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
     if k.kind_name() == "redirected_statement" {
         return !super::writes_a_named_file(k, walk)
-            && k.child_by_field_name("body").is_some_and(|body| plain_filter(body, walk, functions));
+            && k.child_by_field("body").is_some_and(|body| plain_filter(body, walk, functions));
     }
     plain_filter(k, walk, functions)
 }

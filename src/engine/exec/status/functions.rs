@@ -38,7 +38,7 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
     for k in root.named_children(&mut c) {
         match k.kind_name() {
             "function_definition" => {
-                if let (Some(m), Some(b)) = (k.child_by_field_name("name"), k.child_by_field_name("body")) {
+                if let (Some(m), Some(b)) = (k.child_by_field("name"), k.child_by_field("body")) {
                     defs.push((m, b, k.end_byte(), 1));
                 }
             }
@@ -69,7 +69,7 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
                     visited += 1;
                     n += usize::from(
                         k.kind_name() == "function_definition"
-                            && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == name),
+                            && k.child_by_field("name").is_some_and(|m| text(m, walk) == name),
                     );
                 });
                 work(walk, visited);

@@ -211,13 +211,13 @@ fn plain_commands_counted(
 
 /// Whether the simple command `k` runs a [`PLAIN`] program, a client or one of the functions `ok`.
 pub(super) fn plain_command(k: Node<'_>, walk: &Walk<'_>, ok: &[String]) -> bool {
-    let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(name) = k.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     let program = context::basename(name);
     let mut c = k.walk();
     let args: Vec<String> =
-        k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+        k.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
     let client = clients::find_client(program, &args).is_some()
         || program.strip_suffix(".exe").is_some_and(|p| clients::find_client(p, &args).is_some());
     (PLAIN.contains(&program) || client || ok.iter().any(|f| f == name))
@@ -439,8 +439,8 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
     // (`rc=$? <<EOF` too: a here-document without a substitution is no read.)
     let followed = !rules.called
         && super::tree::assignment_under_heredocs(next, walk, &rules.functions).is_some_and(|a| {
-            a.child_by_field_name("value").is_some_and(|v| last_status_word(text(v, walk)))
-                && a.child_by_field_name("name").is_some_and(|name| only_echoed(name, walk))
+            a.child_by_field("value").is_some_and(|v| last_status_word(text(v, walk)))
+                && a.child_by_field("name").is_some_and(|name| only_echoed(name, walk))
         });
     !followed
 }
@@ -452,16 +452,16 @@ pub(super) fn next_reads_status(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>,
 fn status_only_written(next: Node<'_>, walk: &Walk<'_>) -> bool {
     let cmd = match next.kind_name() {
         "command" => next,
-        "redirected_statement" => match next.child_by_field_name("body") {
+        "redirected_statement" => match next.child_by_field("body") {
             Some(b) if b.kind_name() == "command" => b,
             _ => return false,
         },
         _ => return false,
     };
     let t = text(next, walk);
-    let name = cmd.child_by_field_name("name").map(|m| text(m, walk));
+    let name = cmd.child_by_field("name").map(|m| text(m, walk));
     let mut c = cmd.walk();
-    let first = cmd.children_by_field_name("argument", &mut c).next().map(|a| text(a, walk));
+    let first = cmd.children_by_field("argument", &mut c).next().map(|a| text(a, walk));
     let printf_option = name == Some("printf") && first.is_some_and(|a| a.starts_with('-'));
     matches!(name, Some("echo" | "printf" | "logger"))
         && !printf_option
@@ -505,9 +505,9 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     if exp.kind_name() == "variable_assignment" {
-        return exp.child_by_field_name("name") == Some(k)
+        return exp.child_by_field("name") == Some(k)
             && exp.parent().is_some_and(|p| is_list_of_statements(p.kind_name()))
-            && exp.child_by_field_name("value").is_none_or(|v| !text(v, walk).contains(['$', '`']));
+            && exp.child_by_field("value").is_none_or(|v| !text(v, walk).contains(['$', '`']));
     }
     let var = text(k, walk);
     if !(exp.kind_name() == "simple_expansion" || exp.kind_name() == "expansion")
@@ -525,7 +525,7 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(cmd) = up.parent().filter(|c| c.kind_name() == "command") else {
         return false;
     };
-    cmd.child_by_field_name("name") != Some(up) && super::calls::only_prints_arguments(cmd, walk)
+    cmd.child_by_field("name") != Some(up) && super::calls::only_prints_arguments(cmd, walk)
 }
 
 /// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash
@@ -537,7 +537,7 @@ pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules)
     if right.kind_name() != "variable_assignment" {
         return false;
     }
-    let (Some(name), value) = (right.child_by_field_name("name"), right.child_by_field_name("value")) else {
+    let (Some(name), value) = (right.child_by_field("name"), right.child_by_field("value")) else {
         return false;
     };
     let var = text(name, walk);
@@ -599,11 +599,10 @@ pub(super) fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) 
         if k.kind_name() != "redirected_statement" {
             return None;
         }
-        let body = k.child_by_field_name("body").filter(|b| b.kind_name() == "command")?;
-        let name = text(body.child_by_field_name("name")?, walk);
+        let body = k.child_by_field("body").filter(|b| b.kind_name() == "command")?;
+        let name = text(body.child_by_field("name")?, walk);
         let mut c = body.walk();
-        let args: Vec<&str> =
-            body.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+        let args: Vec<&str> = body.children_by_field("argument", &mut c).map(|a| text(a, walk)).collect();
         if !matches!(name, "echo" | "printf")
             || args.first().is_some_and(|a| a.starts_with('-'))
             || args.iter().any(|a| a.contains(['$', '`']))
@@ -611,11 +610,11 @@ pub(super) fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) 
             return None;
         }
         let mut c = k.walk();
-        let redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
+        let redirects: Vec<Node<'_>> = k.children_by_field("redirect", &mut c).collect();
         let [r] = redirects.as_slice() else {
             return None;
         };
-        let target = text(r.child_by_field_name("destination")?, walk);
+        let target = text(r.child_by_field("destination")?, walk);
         let op = text(*r, walk).strip_suffix(target)?.trim();
         (matches!(op, ">" | ">>") && !target.contains(['$', '`', '*', '?', '&', '"', '\'']))
             .then(|| (op.to_string(), target.to_string()))

@@ -68,7 +68,7 @@ pub(super) fn procsub_reader<'t>(
         "file_redirect" => {
             let mut c = parent.walk();
             let from_stdin = parent.children(&mut c).any(|k| !k.is_named() && k.kind_name() == "<")
-                && parent.child_by_field_name("descriptor").is_none_or(|d| text(d, walk) == "0");
+                && parent.child_by_field("descriptor").is_none_or(|d| text(d, walk) == "0");
             let statement = parent.parent().filter(|s| s.kind_name() == "redirected_statement")?;
             if !from_stdin && super::writes_a_named_file(statement, walk) {
                 return None;
@@ -80,7 +80,7 @@ pub(super) fn procsub_reader<'t>(
             if super::writes_a_named_file(statement, walk) {
                 return None;
             }
-            let reader = statement.child_by_field_name("body")?;
+            let reader = statement.child_by_field("body")?;
             if reads_all(reader) {
                 return Some(Ok((PROCSUB, statement)));
             }
@@ -99,11 +99,11 @@ pub(super) fn procsub_reader<'t>(
 /// `while read -r l; do echo "$l"; done 3< <(pg_isready -h db)`, `cat 3< <(...)` exit 0 / 0
 /// with the database down / up; with `read -u 3` or `<&3` in the loop, 1 / 0).
 fn unread_descriptor(redirect: Node<'_>, statement: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    let Some(fd) = redirect.child_by_field_name("descriptor").map(|d| text(d, walk)) else {
+    let Some(fd) = redirect.child_by_field("descriptor").map(|d| text(d, walk)) else {
         return false;
     };
-    let body = statement.child_by_field_name("body");
-    let name = body.and_then(|b| b.child_by_field_name("name")).map(|m| text(m, walk));
+    let body = statement.child_by_field("body");
+    let name = body.and_then(|b| b.child_by_field("name")).map(|m| text(m, walk));
     let src = walk.src;
     fd.len() == 1
         && fd != "0"
@@ -122,7 +122,7 @@ fn unread_descriptor(redirect: Node<'_>, statement: Node<'_>, walk: &Walk<'_>, r
 /// (a loop's `exit` or assignment lasts: `while read l; do last=$l; done < <(remote)`) or a
 /// builtin that changes the shell (`mapfile`, `read`).
 fn plain_reader(reader: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    let Some(name) = reader.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(name) = reader.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     reader.kind_name() == "command"
@@ -137,7 +137,7 @@ fn plain_reader(reader: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
 fn tests_a_counter(cond: Node<'_>, walk: &Walk<'_>, counters: &[String]) -> bool {
     let is_test = cond.kind_name() == "test_command"
         || cond.kind_name() == "command"
-            && cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test");
+            && cond.child_by_field("name").is_some_and(|m| text(m, walk) == "test");
     let mut named = false;
     each_node(cond, |k| {
         named |= k.kind_name() == "variable_name" && counters.iter().any(|c| c == text(k, walk));
@@ -152,8 +152,8 @@ fn counters(body: &[Node<'_>], looped: Node<'_>, walk: &Walk<'_>) -> Vec<String>
     let mut out: Vec<String> = Vec::new();
     for s in body {
         let Some((name, value)) = s
-            .child_by_field_name("name")
-            .zip(s.child_by_field_name("value"))
+            .child_by_field("name")
+            .zip(s.child_by_field("value"))
             .filter(|_| s.kind_name() == "variable_assignment")
         else {
             continue;
@@ -191,10 +191,10 @@ fn counters(body: &[Node<'_>], looped: Node<'_>, walk: &Walk<'_>) -> Vec<String>
 /// harmless (output), `sleep` with a literal duration, or an arithmetic assignment of `counters`.
 fn quiet_step(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) -> bool {
     if s.kind_name() == "variable_assignment" {
-        return s.child_by_field_name("name").is_some_and(|m| counters.iter().any(|c| c == text(m, walk)));
+        return s.child_by_field("name").is_some_and(|m| counters.iter().any(|c| c == text(m, walk)));
     }
     let sleeps = s.kind_name() == "command"
-        && s.child_by_field_name("name").is_some_and(|m| text(m, walk) == "sleep")
+        && s.child_by_field("name").is_some_and(|m| text(m, walk) == "sleep")
         && text(s, walk)
             .split_whitespace()
             .skip(1)
@@ -244,7 +244,7 @@ fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[St
         "if_statement" => {
             let mut c = s.walk();
             let parts: Vec<Node<'_>> = s.named_children(&mut c).filter(|x| is_statement(*x)).collect();
-            let Some(cond) = s.child_by_field_name("condition") else {
+            let Some(cond) = s.child_by_field("condition") else {
                 return false;
             };
             let mut c = s.walk();
@@ -310,7 +310,7 @@ pub(super) fn bounded_condition<'t>(
 ) -> Option<Node<'t>> {
     let looped = list.parent().filter(|l| l.kind_name() == "while_statement")?;
     if looped.child(0).is_none_or(|k| k.kind_name() != "until")
-        || looped.child_by_field_name("condition") != Some(list)
+        || looped.child_by_field("condition") != Some(list)
         || rules.called
     {
         return None;
@@ -417,7 +417,7 @@ fn test_holds(op: &str, status: u8, n: &str) -> Option<bool> {
 fn first_command(next: Node<'_>) -> Option<Node<'_>> {
     match next.kind_name() {
         "list" => first_command(next.named_child(0)?),
-        "if_statement" => first_command(next.child_by_field_name("condition")?),
+        "if_statement" => first_command(next.child_by_field("condition")?),
         "test_command" | "command" => Some(next),
         _ => None,
     }
@@ -438,9 +438,8 @@ pub(super) fn status_test(
     walk: &Walk<'_>,
     rules: &Rules,
 ) -> Option<&'static str> {
-    let cmd = if at.kind_name() == "redirected_statement" { at.child_by_field_name("body")? } else { at };
-    let name =
-        cmd.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| cmd.kind_name() == "command")?;
+    let cmd = if at.kind_name() == "redirected_statement" { at.child_by_field("body")? } else { at };
+    let name = cmd.child_by_field("name").map(|m| text(m, walk)).filter(|_| cmd.kind_name() == "command")?;
     if rules.shadowed || rules.functions.iter().any(|f| f == name) {
         return None;
     }
@@ -456,7 +455,7 @@ pub(super) fn status_test(
     let up = test_holds(op, 0, n)?;
     let mut c = cmd.walk();
     let args: Vec<String> =
-        cmd.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+        cmd.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
     match find_client(name, &args).filter(|c| !c.outage_status.is_empty()) {
         Some(client) => {
             client.outage_status.iter().all(|s| test_holds(op, *s, n) == Some(up)).then_some(STATUS_TEST)

@@ -432,7 +432,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
             "function_definition" => {
                 if reads
                     && !body_reads_status
-                    && k.child_by_field_name("body").is_none_or(|b| reads_caller_status(text(b, walk)))
+                    && k.child_by_field("body").is_none_or(|b| reads_caller_status(text(b, walk)))
                 {
                     body_reads_status = true;
                 }
@@ -529,7 +529,7 @@ pub(in crate::engine::exec) fn defines_stateful_function(root: Node<'_>, walk: &
 
 /// Whether `k` is a `set` command (looked at by [`option_on_at`]).
 fn set_command(k: Node<'_>, walk: &Walk<'_>) -> bool {
-    k.kind_name() == "command" && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "set")
+    k.kind_name() == "command" && k.child_by_field("name").is_some_and(|m| text(m, walk) == "set")
 }
 
 /// Adds what the `set` command `k` does to option `opt` to `facts`.
@@ -539,7 +539,7 @@ fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t
         Opt::Pipefail => "pipefail",
     };
     let mut c = k.walk();
-    let args: Vec<&str> = k.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let args: Vec<&str> = k.children_by_field("argument", &mut c).map(|a| text(a, walk)).collect();
     facts.named += args.iter().filter(|a| !a.contains(['$', '`']) && unquoted(a) == word).count();
     let Some(on) = set_turns_on(&args, opt) else {
         return;
@@ -548,7 +548,7 @@ fn set_facts<'t>(k: Node<'t>, walk: &Walk<'_>, opt: Opt, facts: &mut OptFacts<'t
     let mut up = k.parent();
     while let Some(p) = up {
         if p.kind_name() == "function_definition" {
-            func = p.child_by_field_name("name").map(|m| text(m, walk));
+            func = p.child_by_field("name").map(|m| text(m, walk));
         }
         up = p.parent();
     }
@@ -607,12 +607,10 @@ fn exec_only_last_of(root: Node<'_>, walk: &Walk<'_>, count: usize) -> bool {
     };
     count == 1
         && last.kind_name() == "command"
-        && last.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec")
+        && last.child_by_field("name").is_some_and(|m| text(m, walk) == "exec")
         && {
             let mut c = last.walk();
-            last.children_by_field_name("argument", &mut c)
-                .next()
-                .is_some_and(|a| !text(a, walk).starts_with('-'))
+            last.children_by_field("argument", &mut c).next().is_some_and(|a| !text(a, walk).starts_with('-'))
         }
 }
 
@@ -633,16 +631,14 @@ fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
     let mut stack = vec![root];
     while let Some(k) = stack.pop() {
         let mut c = k.walk();
-        if k.kind_name() == "command"
-            && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == "exec")
-        {
+        if k.kind_name() == "command" && k.child_by_field("name").is_some_and(|m| text(m, walk) == "exec") {
             let mut c = k.walk();
-            let args = k.children_by_field_name("argument", &mut c).count();
+            let args = k.children_by_field("argument", &mut c).count();
             let mut c = k.walk();
-            let mut redirects: Vec<Node<'_>> = k.children_by_field_name("redirect", &mut c).collect();
+            let mut redirects: Vec<Node<'_>> = k.children_by_field("redirect", &mut c).collect();
             if let Some(p) = k.parent().filter(|p| p.kind_name() == "redirected_statement") {
                 let mut c = p.walk();
-                redirects.extend(p.children_by_field_name("redirect", &mut c));
+                redirects.extend(p.children_by_field("redirect", &mut c));
             }
             if args == 0 && !redirects.is_empty() && redirects.iter().all(|r| to_fd(*r)) {
                 found += 1;

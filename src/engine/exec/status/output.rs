@@ -132,7 +132,7 @@ fn read_by_a_case_pattern(n: Node<'_>, walk: &Walk<'_>) -> bool {
 /// Whether the redirections of `statement` send its standard output to `/dev/null`.
 fn stdout_thrown_away(statement: Node<'_>, walk: &Walk<'_>) -> bool {
     let mut c = statement.walk();
-    statement.children_by_field_name("redirect", &mut c).any(|r| {
+    statement.children_by_field("redirect", &mut c).any(|r| {
         let t: String = text(r, walk).chars().filter(|c| !c.is_whitespace()).collect();
         matches!(t.as_str(), ">/dev/null" | "1>/dev/null" | "&>/dev/null" | ">&/dev/null" | ">>/dev/null")
     })
@@ -161,18 +161,18 @@ fn merged_with_another_check(n: Node<'_>, walk: &Walk<'_>) -> bool {
     };
     let mut c = reader.walk();
     let others: Vec<Node<'_>> = reader
-        .children_by_field_name("argument", &mut c)
+        .children_by_field("argument", &mut c)
         .filter(|a| *a != sub && a.kind_name() == "process_substitution" && text(*a, walk).starts_with("<("))
         .collect();
     others.into_iter().any(|other| {
         let mut runs_client = false;
         each_node(other, |k| {
             if k.kind_name() == "command"
-                && let Some(name) = k.child_by_field_name("name").map(|m| text(m, walk))
+                && let Some(name) = k.child_by_field("name").map(|m| text(m, walk))
             {
                 let mut c = k.walk();
                 let args: Vec<String> =
-                    k.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+                    k.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
                 runs_client |= plainly_local(name, &args);
             }
         });

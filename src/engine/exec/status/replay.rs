@@ -115,10 +115,10 @@ fn replayable(walk: &Walk<'_>, rules: &Rules) -> bool {
 /// "timeout invocation": "If the command times out, and --preserve-status is not set, then exit
 /// with status 124"; otherwise its status is the command's). `None`: not known.
 fn outage_codes(cmd: Node<'_>, walk: &Walk<'_>) -> Option<Vec<u8>> {
-    let name = cmd.child_by_field_name("name").map(|m| text(m, walk))?;
+    let name = cmd.child_by_field("name").map(|m| text(m, walk))?;
     let mut c = cmd.walk();
     let args: Vec<String> =
-        cmd.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+        cmd.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
     let mut words: Vec<&str> = std::iter::once(name).chain(args.iter().map(String::as_str)).collect();
     let mut extra: Vec<u8> = Vec::new();
     if name == "timeout" {
@@ -158,7 +158,7 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
     if !replayable(walk, rules) {
         return None;
     }
-    let cmd = if n.kind_name() == "redirected_statement" { n.child_by_field_name("body")? } else { n };
+    let cmd = if n.kind_name() == "redirected_statement" { n.child_by_field("body")? } else { n };
     // (A function named like a command the replay runs, `test`, `exit`, `echo`, stops it where
     // it is called: `Run::command`. One never called changes nothing, s19: `test() { return 1;
     // }; check; rc=$?; [ $rc -ne 3 ]` runs the builtin `[`, 0 / 0 in bash 5.2 and dash 0.5.12.)
@@ -294,7 +294,7 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                     // `check | grep -q ok`: grep's status, 0, 1 or 2 (GNU grep, "Exit Status"),
                     // whatever the check wrote.
                     let reader = parts.last().filter(|_| parts.len() == 2)?;
-                    let name = reader.child_by_field_name("name").map(|m| text(m, run.walk));
+                    let name = reader.child_by_field("name").map(|m| text(m, run.walk));
                     if reader.kind_name() != "command"
                         || !matches!(name, Some("grep" | "egrep" | "fgrep"))
                         || text(*reader, run.walk).contains(['$', '`', '>', '<'])
@@ -537,9 +537,7 @@ impl Run<'_, '_> {
                 }
             }
             "variable_assignment" => {
-                let (Some(name), Some(value)) =
-                    (s.child_by_field_name("name"), s.child_by_field_name("value"))
-                else {
+                let (Some(name), Some(value)) = (s.child_by_field("name"), s.child_by_field("value")) else {
                     return stop;
                 };
                 let v = text(value, self.walk);
@@ -672,7 +670,7 @@ impl Run<'_, '_> {
 
     /// A simple command run: `true`, `:`, `false`, `test`/`[`, `exit`, `echo`.
     fn command(&mut self, s: Node<'_>) -> Option<Flow> {
-        let name = text(s.child_by_field_name("name")?, self.walk);
+        let name = text(s.child_by_field("name")?, self.walk);
         if self.rules.functions.iter().any(|f| f == name) {
             return None;
         }
@@ -682,7 +680,7 @@ impl Run<'_, '_> {
         }
         let mut c = s.walk();
         let args: Vec<String> =
-            s.children_by_field_name("argument", &mut c).map(|a| text(a, self.walk).to_string()).collect();
+            s.children_by_field("argument", &mut c).map(|a| text(a, self.walk).to_string()).collect();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let status_read = reads_status_text(text(s, self.walk));
         Some(match name {

@@ -21,18 +21,15 @@ use super::{Funcs, each_node, is_statement, leaves, text};
 pub(super) fn subshell_last_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
     let mut found = 0;
     each_node(root, |k| {
-        if k.kind_name() != "command" || k.child_by_field_name("name").is_none_or(|m| text(m, walk) != "exec")
-        {
+        if k.kind_name() != "command" || k.child_by_field("name").is_none_or(|m| text(m, walk) != "exec") {
             return;
         }
         let Some(sub) = k.parent().filter(|p| p.kind_name() == "subshell") else {
             return;
         };
         let mut c = k.walk();
-        let runs_program = k
-            .children_by_field_name("argument", &mut c)
-            .next()
-            .is_some_and(|a| !text(a, walk).starts_with('-'));
+        let runs_program =
+            k.children_by_field("argument", &mut c).next().is_some_and(|a| !text(a, walk).starts_with('-'));
         let mut c = sub.walk();
         let last = sub.named_children(&mut c).filter(|s| is_statement(*s)).last();
         let background = k.next_sibling().is_some_and(|s| s.kind_name() == "&");
@@ -61,7 +58,7 @@ pub(super) fn constant_argument(
     functions: &[String],
 ) -> bool {
     if up.kind_name() != "command"
-        || up.child_by_field_name("name").is_some_and(|m| m.byte_range().contains(&sub.start_byte()))
+        || up.child_by_field("name").is_some_and(|m| m.byte_range().contains(&sub.start_byte()))
     {
         return false;
     }
@@ -72,20 +69,15 @@ pub(super) fn constant_argument(
     let (cmd, redirects) = match at.kind_name() {
         "command" => (at, Vec::new()),
         "redirected_statement" => {
-            let Some(body) = at.child_by_field_name("body").filter(|b| b.kind_name() == "command") else {
+            let Some(body) = at.child_by_field("body").filter(|b| b.kind_name() == "command") else {
                 return false;
             };
             let mut c = at.walk();
-            (
-                body,
-                at.children_by_field_name("redirect", &mut c)
-                    .map(|r| text(r, walk).replace(' ', ""))
-                    .collect(),
-            )
+            (body, at.children_by_field("redirect", &mut c).map(|r| text(r, walk).replace(' ', "")).collect())
         }
         _ => return false,
     };
-    let Some(name) = cmd.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(name) = cmd.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     if functions.iter().any(|f| f == name) {
@@ -103,7 +95,7 @@ pub(super) fn constant_argument(
     }
     let mut c = cmd.walk();
     let quiet = name == "pg_isready"
-        && cmd.children_by_field_name("argument", &mut c).any(|a| matches!(text(a, walk), "-q" | "--quiet"));
+        && cmd.children_by_field("argument", &mut c).any(|a| matches!(text(a, walk), "-q" | "--quiet"));
     stdout_null || quiet
 }
 
@@ -111,7 +103,7 @@ pub(super) fn constant_argument(
 /// `n` that is not a string or a concatenation) is one.
 pub(super) fn case_of_subject<'t>(n: Node<'t>, up: Node<'t>) -> Option<Node<'t>> {
     (up.kind_name() == "case_statement"
-        && up.child_by_field_name("value").is_some_and(|v| v.byte_range().contains(&n.start_byte())))
+        && up.child_by_field("value").is_some_and(|v| v.byte_range().contains(&n.start_byte())))
     .then_some(up)
 }
 
@@ -167,28 +159,27 @@ pub(super) fn case_on_outage_status_is_harmless(
     walk: &Walk<'_>,
     funcs: &Funcs,
 ) -> bool {
-    let cmd =
-        if at.kind_name() == "redirected_statement" { at.child_by_field_name("body") } else { Some(at) };
+    let cmd = if at.kind_name() == "redirected_statement" { at.child_by_field("body") } else { Some(at) };
     let Some(cmd) = cmd.filter(|c| c.kind_name() == "command") else {
         return false;
     };
-    let Some(name) = cmd.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(name) = cmd.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     let mut c = cmd.walk();
     let args: Vec<String> =
-        cmd.children_by_field_name("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
+        cmd.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
     let Some(client) = find_client(name, &args).filter(|c| !c.outage_status.is_empty()) else {
         return false;
     };
     if next.kind_name() != "case_statement"
-        || !next.child_by_field_name("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
+        || !next.child_by_field("value").is_some_and(|v| matches!(text(v, walk), "$?" | "\"$?\""))
     {
         return false;
     }
     case_is_harmless(next, walk, funcs, |item| {
         let mut c = item.walk();
-        item.children_by_field_name("value", &mut c).any(|p| {
+        item.children_by_field("value", &mut c).any(|p| {
             let p = text(p, walk);
             p.is_empty()
                 || !p.bytes().all(|b| b.is_ascii_digit())
@@ -273,14 +264,14 @@ pub(super) fn harmless_read_loop(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) ->
     if k.kind_name() != "while_statement" {
         return false;
     }
-    let (Some(cond), Some(body)) = (k.child_by_field_name("condition"), k.child_by_field_name("body")) else {
+    let (Some(cond), Some(body)) = (k.child_by_field("condition"), k.child_by_field("body")) else {
         return false;
     };
     let cond = match cond.kind_name() {
         "command" => cond,
         _ => return false,
     };
-    let read = cond.child_by_field_name("name").is_some_and(|m| text(m, walk) == "read");
+    let read = cond.child_by_field("name").is_some_and(|m| text(m, walk) == "read");
     let mut c = cond.walk();
     let plain = cond.named_children(&mut c).all(|a| {
         matches!(a.kind_name(), "command_name" | "word")
@@ -328,22 +319,22 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
     if parent.named_children(&mut c).filter(|s| is_statement(*s)).count() != 1 {
         return false;
     }
-    let Some(program) = at.child_by_field_name("name").map(|m| text(m, walk)) else {
+    let Some(program) = at.child_by_field("name").map(|m| text(m, walk)) else {
         return false;
     };
     let program = program.rsplit('/').next().unwrap_or(program);
     // (The checks that need no client row first: an expansion or a redirection is cheaper to
     // find than a program among every family's rows.)
     let mut c = at.walk();
-    if at.children_by_field_name("argument", &mut c).any(|a| text(a, walk).contains(['$', '`', '>', '<']))
-        || at.children_by_field_name("redirect", &mut c).next().is_some()
+    if at.children_by_field("argument", &mut c).any(|a| text(a, walk).contains(['$', '`', '>', '<']))
+        || at.children_by_field("redirect", &mut c).next().is_some()
     {
         return false;
     }
     let Some(quiet) = find_client(program, &[]).and_then(|c| c.status_line_quiet) else {
         return false;
     };
-    at.children_by_field_name("argument", &mut c).all(|a| {
+    at.children_by_field("argument", &mut c).all(|a| {
         let a = text(a, walk);
         !(a.starts_with("--q") || a.starts_with('-') && !a.starts_with("--") && a.contains(quiet))
     })
@@ -470,7 +461,7 @@ pub(super) fn emptiness_test_of<'t>(w: &Operand<'t>, walk: &Walk<'_>) -> Option<
     let p = w.node.parent()?;
     let test = match p.kind_name() {
         "unary_expression" => {
-            let op = p.child_by_field_name("operator");
+            let op = p.child_by_field("operator");
             if !op.is_some_and(emptiness_operator) || p.named_child(1) != Some(w.node) {
                 return None;
             }
@@ -479,13 +470,13 @@ pub(super) fn emptiness_test_of<'t>(w: &Operand<'t>, walk: &Walk<'_>) -> Option<
         "test_command" if only_child(p, w.node) => p,
         "command" => {
             let mut c = p.walk();
-            let args: Vec<Node<'_>> = p.children_by_field_name("argument", &mut c).collect();
+            let args: Vec<Node<'_>> = p.children_by_field("argument", &mut c).collect();
             let operand_only = match args.as_slice() {
                 [v] => *v == w.node,
                 [op, v] => matches!(text(*op, walk), "-n" | "-z") && *v == w.node,
                 _ => false,
             };
-            let test = p.child_by_field_name("name").is_some_and(|m| text(m, walk) == "test");
+            let test = p.child_by_field("name").is_some_and(|m| text(m, walk) == "test");
             return (w.one_field && test && operand_only).then_some(p);
         }
         _ => return None,

@@ -71,7 +71,7 @@ pub(super) fn later_substitution(subst: Node<'_>, up: Node<'_>) -> bool {
 /// order (`check 2>&1 >/dev/null` writes its errors into the value: not taken).
 pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
     if at.kind_name() != "redirected_statement"
-        || at.child_by_field_name("body").is_none_or(|b| b.kind_name() != "command")
+        || at.child_by_field("body").is_none_or(|b| b.kind_name() != "command")
     {
         return false;
     }
@@ -79,7 +79,7 @@ pub(super) fn writes_nothing_to_it(at: Node<'_>, walk: &Walk<'_>) -> bool {
     let (mut out, mut err) = ('V', 'E');
     let mut c = at.walk();
     let mut any = false;
-    for r in at.children_by_field_name("redirect", &mut c) {
+    for r in at.children_by_field("redirect", &mut c) {
         if r.kind_name() != "file_redirect" {
             return false;
         }
@@ -180,8 +180,7 @@ pub(super) fn output_procsub<'t>(sub: Node<'t>, parent: Node<'t>) -> Option<Node
 /// `-K`/`--config`); not a function. `redis-cli -h cache ping | redis-cli ping` has the local
 /// check's status: bash 5.2 and dash 0.5.12 exit 0 / 0 (s16, vd3 o26).
 pub(super) fn ignores_stdin(k: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
-    let Some(name) =
-        k.child_by_field_name("name").map(|m| text(m, walk)).filter(|_| k.kind_name() == "command")
+    let Some(name) = k.child_by_field("name").map(|m| text(m, walk)).filter(|_| k.kind_name() == "command")
     else {
         return false;
     };
@@ -226,20 +225,20 @@ pub(super) fn nonempty_with_errors<'t>(
     rules: &Rules,
 ) -> Option<Node<'t>> {
     let body = at
-        .child_by_field_name("body")
+        .child_by_field("body")
         .filter(|b| b.kind_name() == "command" && at.kind_name() == "redirected_statement")?;
     let mut c = at.walk();
     let redirects: Vec<String> = at
-        .children_by_field_name("redirect", &mut c)
+        .children_by_field("redirect", &mut c)
         .map(|r| text(r, walk).chars().filter(|c| !c.is_whitespace()).collect())
         .collect();
     let mut c = sub.walk();
     if redirects != ["2>&1"] || sub.named_children(&mut c).filter(|k| super::is_statement(*k)).count() != 1 {
         return None;
     }
-    let name = text(body.child_by_field_name("name")?, walk);
+    let name = text(body.child_by_field("name")?, walk);
     let mut c = body.walk();
-    let args: Vec<&str> = body.children_by_field_name("argument", &mut c).map(|a| text(a, walk)).collect();
+    let args: Vec<&str> = body.children_by_field("argument", &mut c).map(|a| text(a, walk)).collect();
     let cluster = |a: &&str| a.starts_with('-') && !a.starts_with("--");
     let silenced = args.iter().any(|a| {
         matches!(*a, "--silent" | "--quiet")

@@ -204,7 +204,7 @@ pub(super) fn assignment_under_heredocs<'t>(
         return Some(s);
     }
     let body = s
-        .child_by_field_name("body")
+        .child_by_field("body")
         .filter(|b| s.kind_name() == "redirected_statement" && b.kind_name() == "variable_assignment")?;
     let mut c = s.walk();
     // (A quoted delimiter, `<<'EOF'`, leaves the body as written: POSIX 2.7.4.)

@@ -38,8 +38,7 @@ pub(super) fn constants(n: Node<'_>, walk: &Walk<'_>) -> Vec<(String, String)> {
         if s.kind_name() != "variable_assignment" {
             continue;
         }
-        let (Some(name), Some(value)) = (s.child_by_field_name("name"), s.child_by_field_name("value"))
-        else {
+        let (Some(name), Some(value)) = (s.child_by_field("name"), s.child_by_field("value")) else {
             continue;
         };
         let v = text(value, walk);
@@ -72,12 +71,12 @@ impl Run<'_, '_> {
     /// else ([`writes_a_named_file`]): its status is 0, or 1 where the write fails
     /// (`Run::write_fails`). `None` for anything else.
     pub(super) fn redirected_echo(&mut self, s: Node<'_>) -> Option<Flow> {
-        let body = s.child_by_field_name("body").filter(|b| b.kind_name() == "command")?;
+        let body = s.child_by_field("body").filter(|b| b.kind_name() == "command")?;
         let t = text(s, self.walk);
-        let name = body.child_by_field_name("name").map(|m| text(m, self.walk));
+        let name = body.child_by_field("name").map(|m| text(m, self.walk));
         let mut c = s.walk();
         let only_files = s
-            .children_by_field_name("redirect", &mut c)
+            .children_by_field("redirect", &mut c)
             .all(|r| r.kind_name() == "file_redirect" && !text(r, self.walk).starts_with('<'));
         if name != Some("echo")
             || t.contains(['`', '(', '<'])

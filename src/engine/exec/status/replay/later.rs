@@ -16,7 +16,7 @@ impl Run<'_, '_> {
     /// `case WORD in ...` run: the first item a pattern of which is WORD (literal patterns, `*`),
     /// each ending with `;;`. `None` for anything else.
     pub(super) fn case(&mut self, s: Node<'_>) -> Option<Flow> {
-        let subject = self.word(text(s.child_by_field_name("value")?, self.walk))?;
+        let subject = self.word(text(s.child_by_field("value")?, self.walk))?;
         self.case_on(s, &subject)
     }
 
@@ -31,10 +31,8 @@ impl Run<'_, '_> {
                 return None;
             }
             let mut c = item.walk();
-            let patterns: Vec<String> = item
-                .children_by_field_name("value", &mut c)
-                .map(|p| text(p, self.walk).to_string())
-                .collect();
+            let patterns: Vec<String> =
+                item.children_by_field("value", &mut c).map(|p| text(p, self.walk).to_string()).collect();
             let mut hit = false;
             for p in &patterns {
                 hit |= if p.contains('$') { self.word(p)? == subject } else { glob_matches(p, subject)? };
@@ -78,9 +76,9 @@ impl Run<'_, '_> {
             .filter(|name| {
                 after.iter().find(|k| mentions(text(**k, self.walk), &[name.as_str()])).is_some_and(|k| {
                     k.kind_name() == "variable_assignment"
-                        && k.child_by_field_name("value")
+                        && k.child_by_field("value")
                             .is_some_and(|v| !mentions(text(v, self.walk), &[name.as_str()]))
-                        && k.child_by_field_name("name").is_some_and(|m| text(m, self.walk) == name.as_str())
+                        && k.child_by_field("name").is_some_and(|m| text(m, self.walk) == name.as_str())
                 })
             })
             .cloned()
@@ -109,5 +107,5 @@ pub(super) fn status_subject_of<'t>(at: Node<'t>, sub: Node<'t>, walk: &Walk<'_>
     if case.kind_name() == "string" && text(case, walk).len() == text(sub, walk).len() + 2 {
         (value, case) = (case, case.parent()?);
     }
-    (case.kind_name() == "case_statement" && case.child_by_field_name("value") == Some(value)).then_some(case)
+    (case.kind_name() == "case_statement" && case.child_by_field("value") == Some(value)).then_some(case)
 }
