@@ -181,9 +181,9 @@ fn top_level_bodies<'t>(
         .named_children(&mut c)
         .filter(|k| {
             k.kind_name() == "function_definition"
-                && k.child_by_field_name("name").is_some_and(|m| text(m, walk) == name)
+                && k.child_by_field("name").is_some_and(|m| text(m, walk) == name)
         })
-        .filter_map(|k| k.child_by_field_name("body").map(|b| text(b, walk)))
+        .filter_map(|k| k.child_by_field("body").map(|b| text(b, walk)))
         .collect();
     (!bodies.is_empty() && bodies.len() == rules.functions.iter().filter(|f| *f == name).count())
         .then_some(bodies)
