@@ -249,6 +249,10 @@ pub struct Dependency {
     /// probe fails whenever the dependency is up and passes while it is down. Coupled all the
     /// same (the dependency's state alone decides the probe); only the message differs.
     pub inverted: bool,
+    /// With [`Self::inverted`]: not by `!` but by an `if` whose check's success takes a branch
+    /// that exits non-zero and whose failure one that exits 0 (`if CMD; then exit 1; else exit 0;
+    /// fi`; bash 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down).
+    pub inverted_if: bool,
     /// Whether the host is text with a `$NAME` (or `${NAME}`) in it that nothing expands: the
     /// probe's argv runs the client with no shell, and the kubelet expands only `$(NAME)`
     /// (Kubernetes docs, "Define Dependent Environment Variables"), so the client gets the text

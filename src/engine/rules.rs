@@ -544,7 +544,16 @@ fn liveness_dependency<'a>(
     // whenever the dependency is UP, and passes while it is down; "its outage would restart ..."
     // was the wrong reason (s18 fresh-user pass). Checked with bash 5.2 and dash 0.5.12:
     // `sh -c '! redis-cli -h cache ping'` exits 1 with the server up, 0 with it down.
-    let (shown, effect) = if dep.inverted {
+    let (shown, effect) = if dep.inverted_if {
+        (
+            command.clone(),
+            format!(
+                "it fails while that is up (its `if` exits non-zero when it succeeds), so it would {} \
+                 all the time",
+                t.outage_kills
+            ),
+        )
+    } else if dep.inverted {
         (
             format!("! {command}"),
             format!(
@@ -569,13 +578,21 @@ fn liveness_dependency<'a>(
         ));
     }
     if dep.inverted {
+        let how = if dep.inverted_if { "its `if` exits non-zero when it succeeds" } else { "`!` inverts it" };
         return Some((
             format!(
-                "livenessProbe `{shown}`{place} fails while {} is up (`!` inverts it), so it would \
+                "livenessProbe `{shown}`{place} fails while {} is up ({how}), so it would \
                  {} all the time{why}; {}",
                 dep.target,
                 t.outage_kills,
-                t.advice("drop it from livenessProbe", "drop `!`, check it in readinessProbe")
+                t.advice(
+                    "drop it from livenessProbe",
+                    if dep.inverted_if {
+                        "check it in readinessProbe"
+                    } else {
+                        "drop `!`, check it in readinessProbe"
+                    }
+                )
             ),
             Coupling::Fails,
         ));

@@ -231,6 +231,10 @@ pub(super) struct Ctx<'e> {
     /// (`flow::inverted`): a dependency found in it directly makes the probe fail whenever it is
     /// up ([`super::Dependency::inverted`]).
     pub(super) inverted: bool,
+    /// The piece being run is the condition of an `if` that exits non-zero when it succeeds and 0
+    /// when it fails, in the probe's own script (`status::INVERTED_IF`), or a function's body it
+    /// calls: a dependency found there directly makes the probe fail whenever it is up.
+    pub(super) inverted_if: bool,
     /// The last run of pieces ended at an `exit` (or `exec PROGRAM`) certain to run in its
     /// script's own shell (`flow::EXIT`): a called function's body that exits ends its caller's
     /// script too, where the call itself is certain to run in the caller's shell.
@@ -437,6 +441,7 @@ impl<'e> Ctx<'e> {
             errexit_ignored: false,
             inverted_next: false,
             inverted: false,
+            inverted_if: false,
             exited: false,
             next_is_body: false,
             splitting_body: false,

@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 mod builtins;
 mod cond;
+mod dialect;
 mod exit_traps;
 mod exits;
 mod files;
@@ -72,6 +73,9 @@ impl Ctx<'_> {
         self.texts.push(std::rc::Rc::from(script));
         // A dependency found in a nested script is not the inverted piece's own command.
         let saved_inverted = std::mem::take(&mut self.inverted);
+        // (A called function's body is the inverted call's own code: `if f; then exit 1; ...`.)
+        let saved_if =
+            if self.next_is_body { self.inverted_if } else { std::mem::take(&mut self.inverted_if) };
         if depth == 1 && self.calls == 0 {
             self.exit_trap = None;
             self.trap_may_hold = exits::trap_may_hold(script);
@@ -106,6 +110,13 @@ impl Ctx<'_> {
                 self.status_unknown = Some(format!("`{name}()`"));
             }
         }
+        // bash-only syntax dash reads otherwise: under `sh` a doubt (s23, `dialect`).
+        if self.status_unknown.is_none()
+            && self.shell == Some("sh")
+            && let Some(why) = dialect::sh_dialect_doubt(script)
+        {
+            self.status_unknown = Some(why.to_string());
+        }
         let saved_uncoupled = self.uncoupled.clone();
         // `set -e` in the script holds in the functions it calls too (their bodies are walked as
         // texts of their own: `status::rules`).
@@ -133,6 +144,7 @@ impl Ctx<'_> {
         }
         let found = self.analyze_pieces(pieces, depth);
         self.inverted = saved_inverted;
+        self.inverted_if = saved_if;
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
         self.status_unknown = saved_unknown;
@@ -243,9 +255,15 @@ impl Ctx<'_> {
             // `out=$(C || true); [ "$out" = PONG ]`: its status is dropped, its output is not; a
             // doubt, said as one (s22), never "cannot fail the probe".
             let saved_unknown = self.status_unknown.clone();
+            let saved_if = self.inverted_if;
             let how = match how {
                 Some(h) if h == super::flow::OUTPUT_IN_SUBSTITUTION => {
                     self.status_unknown.get_or_insert_with(|| h.clone());
+                    None
+                }
+                // No reason: the check is inverted (`status::INVERTED_IF`), in the probe's script.
+                Some(h) if h == super::status::INVERTED_IF => {
+                    self.inverted_if |= depth == 1 && self.calls == 0;
                     None
                 }
                 how => how,
@@ -259,6 +277,7 @@ impl Ctx<'_> {
             self.inverted = false;
             self.uncoupled.clone_from(&saved);
             self.status_unknown = saved_unknown;
+            self.inverted_if = saved_if;
             // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
             if self.trap_seen.take() == Some(true)
                 && self.trap_may_hold
@@ -822,7 +841,7 @@ impl Ctx<'_> {
                     HostClass::Local | HostClass::Unknown => true,
                     HostClass::Unresolved => !self.names_dependency_variable(h),
                 });
-        let inverted = self.inverted && uncoupled.is_none() && status_unknown.is_none();
+        let inverted = (self.inverted || self.inverted_if) && uncoupled.is_none() && status_unknown.is_none();
         Dependency {
             program: program.to_string(),
             category: hit.category,
@@ -837,6 +856,7 @@ impl Ctx<'_> {
             host_command,
             bad_url: hit.bad_url,
             inverted,
+            inverted_if: inverted && !self.inverted,
             literal_variable: false,
         }
     }

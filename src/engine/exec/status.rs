@@ -53,6 +53,7 @@ pub(super) use memo::WalkCache;
 mod lost;
 mod options;
 mod outage;
+pub(super) use outage::INVERTED_IF;
 mod output;
 mod reasons;
 mod replay;
@@ -87,7 +88,7 @@ pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
 
 pub(super) use constructs::{Callers, KnownBody, alike_definitions, errexit_ignored_around};
-pub(super) use harmless::leaves_state;
+pub(super) use harmless::{leaves_lasting_state, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use texts::{defined_functions, reads_caller_status, shadowing_call};
 use texts::{literal_defaults, variable_exits_as_literal};
@@ -230,7 +231,15 @@ pub(super) fn rules(
                 let status = status.strip_suffix(['\'', '"']).unwrap_or(status);
                 status.is_empty() || last_status_word(status) || status.bytes().all(|b| b.is_ascii_digit())
             }
-            "return" => !status.is_empty() && status.bytes().all(|b| b.is_ascii_digit()),
+            // `return $?` and `return $rc` as `exit $?` and `exit $rc`: the walk reads them as
+            // status reads ([`reads_status_text`]) and follows `rc=$?` to them (s23: `f() { local
+            // out=$(check); rc=$?; return $rc; }; f` exits 0 / 0 in bash 5.2 and dash 0.5.12).
+            "return" => {
+                !status.is_empty()
+                    && (status.bytes().all(|b| b.is_ascii_digit())
+                        || last_status_word(status)
+                        || texts::is_variable_word(status))
+            }
             _ => true,
         });
     if !statuses_literal || src.trim_end().ends_with("return") {

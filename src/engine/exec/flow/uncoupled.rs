@@ -34,6 +34,19 @@ impl Ctx<'_> {
         if !calls {
             return false;
         }
+        // A pipeline element but the last runs in a subshell (bash manual, "Pipelines"; dash
+        // always): what the body assigns, its `cd` and its `exit` end there, and its status is
+        // the walk's to judge; only files it writes and what it signals outlive it (s23: `f() {
+        // pg_isready -h db || exit 1; }; f | cat` exits 0 / 0 in bash 5.2 and dash 0.5.12).
+        if not_last_pipeline_element(n)
+            && !status::leaves_lasting_state(walk.src)
+            && !self
+                .functions
+                .iter()
+                .any(|(name, body)| mentions(own, &[name.as_str()]) && status::leaves_lasting_state(body))
+        {
+            return false;
+        }
         if set.leaves_state {
             return true;
         }
@@ -330,6 +343,17 @@ fn only_exits_zero(n: Node<'_>, walk: &Walk<'_>) -> bool {
     !mentions(t, &["exec", "return", "while", "until"])
         && !t.contains(['`', '\\'])
         && words.iter().enumerate().all(|(i, w)| *w != "exit" || words.get(i + 1) == Some(&"0"))
+}
+
+/// Whether `n` (or the redirected statement it is the body of) is an element of a pipeline, not
+/// its last.
+fn not_last_pipeline_element(n: Node<'_>) -> bool {
+    let mut el = n;
+    if let Some(p) = n.parent().filter(|p| p.kind_name() == "redirected_statement") {
+        el = p;
+    }
+    el.parent().is_some_and(|p| p.kind_name() == "pipeline")
+        && el.next_named_sibling().is_some_and(|k| k.kind_name() != "comment")
 }
 
 /// Why the status of `n`, a simple command (with its redirections), cannot reach the script's

@@ -298,11 +298,32 @@ pub(super) fn unread_declaration(
         // `local st=$(check); echo $st`, bash 5.2 and dash 0.5.12 0 / 0.)
         (names.get(var) == Some(&1) || reads_only_output(name, walk))
             && !names.contains_key("")
-            && facts
-                .last_unplain
-                .get_or_init(|| last_unplain_start(root, walk))
-                .is_none_or(|s| s < decl.end_byte())
+            && if exports(keyword, decl, walk) {
+                facts
+                    .last_unplain
+                    .get_or_init(|| last_unplain_start(root, walk))
+                    .is_none_or(|s| s < decl.end_byte())
+            } else {
+                // Not exported, only a function called after it may read it (bash's functions see
+                // their caller's `local`s): s23, `f() { local out=$(check); rc=$?; return $rc; }`
+                // with `rc=$?` after it exits 0 / 0 in bash 5.2 and dash 0.5.12.
+                let after = walk.src.get(decl.end_byte()..).unwrap_or("");
+                let names: Vec<&str> = rules.functions.iter().map(String::as_str).collect();
+                !mentions(after, &names)
+            }
     })
+}
+
+/// Whether the declaration `decl` (its first word `keyword`) exports what it assigns: `export`, an
+/// option holding `x` (`declare -x`, `local -x`), or `set -a` (`allexport`) named in the script.
+fn exports(keyword: &str, decl: Node<'_>, walk: &Walk<'_>) -> bool {
+    keyword == "export"
+        || text(decl, walk).split_whitespace().any(|w| w.starts_with('-') && w.contains('x'))
+        || walk.src.contains("allexport")
+        || walk.src.split("set -").skip(1).any(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_alphabetic())
+                && rest.split_whitespace().next().is_some_and(|f| f.contains('a'))
+        })
 }
 
 /// Whether `n` is a statement of a list of statements, or the first command of an `&&`/`||`

@@ -81,22 +81,23 @@ pub(super) fn last_status_word(w: &str) -> bool {
     matches!(w.trim_matches('"'), "$?" | "${?}")
 }
 
-/// Whether text reads the status of the command before it: `$?`, `${?`, a bare `exit`, or an
-/// `exit` of an unquoted variable (`exit $rc`, `exit ${rc}`), bare when the variable is empty
-/// or unset (bash 5.2 and dash 0.5.12: `false; exit $rc` exits 1; `exit "$rc"` exits 2).
+/// Whether text reads the status of the command before it: `$?`, `${?`, a bare `exit` or
+/// `return`, or one of an unquoted variable (`exit $rc`, `return ${rc}`), bare when the variable
+/// is empty or unset (bash 5.2 and dash 0.5.12: `false; exit $rc` exits 1; `exit "$rc"` exits 2;
+/// `return` as `exit`, from a function's body).
 pub(in crate::engine::exec) fn reads_status_text(t: &str) -> bool {
     if t.contains("$?") || t.contains("${?") {
         return true;
     }
     // (A bare `exit` is a part `exit`: a text without the word has none, and is not split.)
-    if !t.contains("exit") {
+    if !t.contains("exit") && !t.contains("return") {
         return false;
     }
     let parts: Vec<&str> = t
         .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`'))
         .collect();
     parts.iter().enumerate().any(|(i, w)| {
-        *w == "exit"
+        matches!(*w, "exit" | "return")
             && parts.get(i + 1).is_none_or(|a| {
                 a.is_empty() || a.starts_with('$') && !never_empty(a, parts.get(i + 2).copied().unwrap_or(""))
             })
@@ -709,6 +710,16 @@ pub(super) fn plain_text_commands(body: &str) -> bool {
     inner
         .split([';', '\n', '&', '|'])
         .all(|segment| segment.split_whitespace().next().is_none_or(|w| PLAIN.contains(&w) && w != "exit"))
+}
+
+/// Whether a function's text (or a script's) can change what outlives the subshell it runs in:
+/// a file written or changed ([`file_targets`], `rm`, `touch`, ...), a process signalled
+/// (`kill`), or code the walk does not follow (`eval`, `source`, `.`). Its variables, options,
+/// directory and `exit` do not (bash manual, "Command Execution Environment").
+pub(in crate::engine::exec) fn leaves_lasting_state(body: &str) -> bool {
+    mentions(body, &["touch", "rm", "mkdir", "mv", "cp", "tee", "ln", "kill", "eval", "source", "exec"])
+        || body.split_whitespace().any(|w| w == ".")
+        || !file_targets(body).is_empty()
 }
 
 /// Whether a function's text can end the script (`exit`, `exec`) or leave state its caller reads:

@@ -37,6 +37,14 @@ pub(super) const OUTAGE_EXITS_ZERO: &str =
 pub(super) const OUTAGE_SKIPS: &str =
     "when it fails, its `if` runs a branch that cannot fail, skipping one that changes nothing read later";
 
+/// A reason the walk gives (`discarded`), read as no reason: the `if` exits 0 when the check
+/// fails and non-zero when it succeeds, so the probe fails while the dependency answers (s23:
+/// `f() { redis-cli -h cache ping; }; if f; then exit 1; else exit 0; fi` exits 1 up and 0 down in
+/// bash 5.2 and dash 0.5.12, and was warned as unable to fail the probe). The check is coupled,
+/// inverted (`exec::Dependency::inverted`), as `! CHECK` last is.
+pub(in crate::engine::exec) const INVERTED_IF: &str =
+    "its `if` exits non-zero when it succeeds and 0 when it fails";
+
 /// Programs that write the files named by their operands (POSIX utilities): with state left
 /// behind, each operand is a file the script must not name elsewhere.
 const WRITES_OPERANDS: &[&str] =
@@ -71,8 +79,9 @@ pub(super) fn outage_branch<'t>(
             matches!(k.kind_name(), "elif_clause" | "else_clause") && k.start_byte() > clause.start_byte()
         })
         .collect();
+    let body: Vec<Node<'t>> = body.collect();
     let taken: Vec<Node<'t>> = if succeeds {
-        body.collect()
+        body.clone()
     } else {
         // (Another condition would run: its branches are not followed here.)
         if later.iter().any(|k| k.kind_name() == "elif_clause") {
@@ -95,7 +104,34 @@ pub(super) fn outage_branch<'t>(
         && text(*last, walk).split_whitespace().eq(["exit", "0"])
         && !before.iter().any(leaves)
     {
-        return in_script_shell(construct, rules).then_some(OUTAGE_EXITS_ZERO);
+        // The branch the check's success takes (with no `elif`): one that certainly exits
+        // non-zero makes the check inverted.
+        let other: Vec<Node<'t>> = if succeeds {
+            let mut c = construct.walk();
+            let parts: Vec<Node<'t>> = construct.children(&mut c).collect();
+            match parts.iter().find(|k| matches!(k.kind_name(), "elif_clause" | "else_clause")) {
+                Some(e) if e.kind_name() == "else_clause" => {
+                    let mut c = e.walk();
+                    e.named_children(&mut c).filter(|k| is_statement(*k)).collect()
+                }
+                Some(_) => Vec::new(),
+                // No `else`: what follows the `if` at the script's top level runs.
+                None => match construct.parent().filter(|p| p.kind_name() == "program") {
+                    Some(p) => super::siblings_after(construct, p).filter(|k| is_statement(*k)).collect(),
+                    None => Vec::new(),
+                },
+            }
+        } else {
+            body
+        };
+        let fails = other.split_last().is_some_and(|(last, before)| {
+            let words: Vec<&str> = text(*last, walk).split_whitespace().collect();
+            last.kind_name() == "command"
+                && matches!(words.as_slice(), ["exit", n] if n.bytes().all(|b| b.is_ascii_digit()) && n.parse::<u8>().is_ok_and(|n| n != 0))
+                && before.iter().all(|k| harmless(*k, walk, funcs) && !leaves(k))
+        });
+        let why = if fails { INVERTED_IF } else { OUTAGE_EXITS_ZERO };
+        return in_script_shell(construct, rules).then_some(why);
     }
     if taken.iter().any(leaves) {
         return None;

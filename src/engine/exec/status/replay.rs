@@ -83,9 +83,9 @@ struct Run<'w, 't> {
     /// replay assigned (`pg_isready -h localhost`): where it starts, and the variables it holds
     /// that the script assigns again before it reads them ([`Run::dead_at`]).
     dead: Option<(usize, Vec<String>)>,
-    /// The variables the script sets to a literal before the check and never again
-    /// (`fixed::constants`).
-    fixed: &'w [(String, String)],
+    /// The variables the script sets before the check and never again: to a literal, or to a
+    /// status (`fixed::constants`).
+    fixed: &'w fixed::Fixed,
     /// This replay takes an `echo` to an unread file as failing to write (status 1: a read-only
     /// root filesystem), not succeeding (0): `fixed`.
     write_fails: bool,
@@ -189,7 +189,7 @@ fn verdict_with<'t>(
     cmd: Node<'t>,
     walk: &Walk<'t>,
     rules: &Rules,
-    fixed: &[(String, String)],
+    fixed: &fixed::Fixed,
     write_fails: bool,
 ) -> Option<(Verdict<'t>, bool)> {
     let known = outage_codes(cmd, walk);
@@ -247,7 +247,7 @@ fn replay(
     status: u8,
     walk: &Walk<'_>,
     rules: &Rules,
-    fixed: &[(String, String)],
+    fixed: &fixed::Fixed,
     write_fails: bool,
 ) -> Option<(Vec<End>, bool, bool)> {
     let mut run = Run {

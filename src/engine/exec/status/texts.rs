@@ -51,6 +51,11 @@ pub(super) fn literal_defaults(text: &str) -> String {
 /// `exit` reads `$?` ([`super::reads_status_text`]). s21: `curl -sf URL; echo checked; rc=$?;
 /// exit $rc` exits 0 / 0 in bash 5.2 and dash 0.5.12 and was denied.
 pub(super) fn variable_exits_as_literal(text: &str) -> String {
+    variable_exits_as_literal_if(text, &|_| true)
+}
+
+/// [`variable_exits_as_literal`] for the variables `fixed` takes only.
+pub(super) fn variable_exits_as_literal_if(text: &str, fixed: &dyn Fn(&str) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("exit") {
@@ -63,6 +68,7 @@ pub(super) fn variable_exits_as_literal(text: &str) -> String {
         if word_start
             && arg.len() < rest.len()
             && let Some(len) = variable_word_len(arg)
+            && fixed(variable_name(&arg[..len]))
         {
             out.push_str(" 0");
             rest = &arg[len..];
@@ -70,6 +76,17 @@ pub(super) fn variable_exits_as_literal(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Whether `w` is the word `$NAME`, `${NAME}`, `"$NAME"` or `"${NAME}"` (a name, not a
+/// positional or special parameter), whole.
+pub(super) fn is_variable_word(w: &str) -> bool {
+    variable_word_len(w) == Some(w.len())
+}
+
+/// The name of the word `$NAME`, `${NAME}`, `"$NAME"` or `"${NAME}"` ([`variable_word_len`]).
+fn variable_name(w: &str) -> &str {
+    w.trim_matches(|c| matches!(c, '"' | '$' | '{' | '}'))
 }
 
 /// The length of the word `$NAME`, `${NAME}`, `"$NAME"` or `"${NAME}"` at the start of `t`, when
@@ -116,15 +133,24 @@ pub(in crate::engine::exec) fn reads_caller_status(body: &str) -> bool {
         return true;
     };
     let inner = inner.trim_start();
-    let Some(end) = inner.find([';', '\n']) else {
+    // (The left side of `&&`/`||` runs first: `f() { check || st=$?; }` reads check's, s23.)
+    let Some(end) = [";", "\n", "&&", "||"].iter().filter_map(|sep| inner.find(sep)).min() else {
         return true;
     };
     let first = inner[..end].trim();
-    let plain = first
+    // (A declaration's status is its own, whatever its substitution runs: `local out=$(check);
+    // rc=$?` reads the declaration's; one that reads `$?` itself is refused below.)
+    let declares = matches!(
+        first.split_whitespace().next(),
+        Some("local" | "export" | "readonly" | "declare" | "typeset")
+    );
+    let bare = if declares { first.replace("$(", "").replace(')', "") } else { first.to_string() };
+    let plain = bare
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b" \t-_./:=,@%+$\"".contains(&b) || b == b'{' || b == b'}')
         && first.bytes().filter(|b| *b == b'"').count() % 2 == 0
-        && !first.split_whitespace().any(|w| w == "{" || w == "}");
+        && !first.split_whitespace().any(|w| w == "{" || w == "}")
+        && first.matches("$(").count() == first.matches(')').count();
     let name = first.split_whitespace().next().unwrap_or("");
     let keyword = matches!(
         name,
@@ -267,6 +293,9 @@ mod tests {
             ("(\n  x=1\n  exit $?\n)", false),
             ("{ echo \"$HOST\"; [ $? -eq 0 ]; }", false),
             ("{ echo x; }", false),
+            // s23: the left of `&&`/`||` runs first; a declaration's status is its own.
+            ("{ redis-cli -h cache ping || st=$?; }", false),
+            ("{ local out=$(redis-cli -h cache ping); rc=$?; return $rc; }", false),
             // Read first, or after no sure command: a `$?` in the first statement (also past a
             // `;` in quotes), a keyword, `exit`/`return`, a group, a comment, no separator.
             ("{ rc=$?; echo x; exit $rc; }", true),
@@ -277,6 +306,8 @@ mod tests {
             ("{ { echo; }; echo $?; }", true),
             ("{ # c;\n echo $?; }", true),
             ("{ echo $(f); echo $?; }", true),
+            ("{ echo $(f) || exit $?; }", true),
+            ("{ f $? && x; }", true),
             ("{ exit $rc; }", true),
             ("if true; then echo $?; fi", true),
         ] {

@@ -18,18 +18,30 @@ use super::super::texts::is_expansion_of;
 use super::super::tree::{every_mention, tree_root};
 use super::{Flow, Run, text};
 
-/// The variables assigned a literal value (letters, digits, `_`, `.`, `-`) by a top-level
-/// statement `NAME=VALUE` that ends before the top-level statement holding the check `n`, and
-/// nowhere else: every other mention is a read, `$NAME`, `${NAME}` or `$((NAME))`, and the
-/// name is no other word of the script (not `read NAME`, `unset NAME`, `export NAME`, `for NAME
-/// in`, `${NAME:=x}`, `(( NAME++ ))`: `tree::every_mention`). At the check and after it, such a
-/// variable holds that value.
-pub(super) fn constants(n: Node<'_>, walk: &Walk<'_>) -> Vec<(String, String)> {
+/// The variables the script sets once, at its top level, before the check, and only reads after
+/// it ([`constants`]).
+#[derive(Default)]
+pub(super) struct Fixed {
+    /// Those set to a literal: name and value.
+    values: Vec<(String, String)>,
+    /// Those set to a status, never empty and the same whatever the check gives, but not known
+    /// here: `$?`, `${?}` (the status before the check), `$(( ... ))` (s23: `x=$?; redis-cli -h
+    /// cache ping; exit $x` exits 0 / 0 in bash 5.2 and dash 0.5.12, and was denied).
+    settled: Vec<String>,
+}
+
+/// The variables assigned a literal value (letters, digits, `_`, `.`, `-`), or a status
+/// (`$?`, `"$?"`, `${?}`, `$(( ... ))`), by a top-level statement `NAME=VALUE` that ends before
+/// the top-level statement holding the check `n`, and nowhere else: every other mention is a
+/// read, `$NAME`, `${NAME}` or `$((NAME))`, and the name is no other word of the script (not
+/// `read NAME`, `unset NAME`, `export NAME`, `for NAME in`, `${NAME:=x}`, `(( NAME++ ))`:
+/// `tree::every_mention`). At the check and after it, such a variable holds that value.
+pub(super) fn constants(n: Node<'_>, walk: &Walk<'_>) -> Fixed {
     let root = tree_root(n, walk);
     if root.kind_name() != "program" {
-        return Vec::new();
+        return Fixed::default();
     }
-    let mut out = Vec::new();
+    let mut out = Fixed::default();
     let mut c = root.walk();
     for s in root.named_children(&mut c) {
         if s.end_byte() > n.start_byte() {
@@ -42,12 +54,21 @@ pub(super) fn constants(n: Node<'_>, walk: &Walk<'_>) -> Vec<(String, String)> {
             continue;
         };
         let v = text(value, walk);
-        if v.is_empty() || !v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')) {
+        let literal =
+            !v.is_empty() && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+        // (No substitution inside: `$(( $(f) ))` runs a command.)
+        let status = matches!(v, "$?" | "\"$?\"" | "${?}")
+            || v.starts_with("$((") && v.ends_with("))") && !v.contains('`') && !v[3..].contains("$(");
+        if !literal && !status {
             continue;
         }
         let var = text(name, walk);
         if every_mention(name, walk, |k| plain_read(k, var, walk)) {
-            out.push((var.to_string(), v.to_string()));
+            if literal {
+                out.values.push((var.to_string(), v.to_string()));
+            } else {
+                out.settled.push(var.to_string());
+            }
         }
     }
     out
@@ -91,6 +112,16 @@ impl Run<'_, '_> {
 
     /// A variable's value in [`constants`].
     pub(super) fn constant(&self, name: &str) -> Option<&str> {
-        self.fixed.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.fixed.values.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// `t` (a statement's text) with each `exit` of a variable [`constants`] holds, literal or
+    /// a status, written `exit 0`: such an `exit` reads no `$?` (the value is never empty) and
+    /// exits alike in every replay.
+    pub(super) fn fixed_exits_as_literal(&self, t: &str) -> String {
+        let fixed = |name: &str| {
+            self.fixed.settled.iter().any(|s| s == name) || self.fixed.values.iter().any(|(n, _)| n == name)
+        };
+        super::super::texts::variable_exits_as_literal_if(t, &fixed)
     }
 }

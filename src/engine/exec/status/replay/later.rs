@@ -55,6 +55,9 @@ impl Run<'_, '_> {
     /// `continue`, or an `exit` without a literal status), or is not at the top level.
     pub(super) fn dead_at(&self, s: Node<'_>, t: &str) -> Option<Vec<String>> {
         let parent = s.parent().filter(|p| p.kind_name() == "program" && self.vars.len() == 1)?;
+        // (`exit $rc` of an `rc` set before the check, `rc=$?`: no `$?` read, s23.)
+        let fixed = self.fixed_exits_as_literal(t);
+        let t = fixed.as_str();
         let words =
             t.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'));
         let exits_literal = words
