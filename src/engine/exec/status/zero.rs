@@ -160,9 +160,9 @@ pub(super) fn only_tests(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
             !t.starts_with("[[")
                 || !t.split_whitespace().any(|w| matches!(w, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"))
         }
-        "command" => n.child_by_field("name").is_some_and(|m| {
-            matches!(text(m, walk), "test" | "[") && n.child_by_field("redirect").is_none()
-        }),
+        "command" => n
+            .child_by_field("name")
+            .is_some_and(|m| matches!(text(m, walk), "test" | "[") && n.child_by_field("redirect").is_none()),
         "negated_command" | "list" => {
             let mut c = n.walk();
             let parts: Vec<Node<'_>> = n.named_children(&mut c).filter(|k| is_statement(*k)).collect();
