@@ -68,3 +68,46 @@ fn cluster_health_through_the_pods_own_address_or_loopback_is_denied() {
         }
     }
 }
+
+/// A variable assigned in a branch that may not run (`if`, `&&`) holds, after it, the value
+/// before or the one the branch left: "one of these". Every alternative certainly another host:
+/// denied (0 / 2 in both shells, condition true or false); one that may be local or is unknown
+/// (unset before the `if`, where `DB_HOST` may come from a Secret): a warning naming the
+/// alternatives (0 / 0 with the condition false, 0 / 2 with it true). Every alternative local:
+/// nothing (0 / 0). After `if ...; else ...; fi` the value is one of the two branches' (the
+/// `case` row: 0 / 2 whatever the mode, but a warning: its items are not taken as exhaustive).
+/// Nothing at all on main 2c3f567: the branch's variable was dropped.
+#[test]
+fn a_variable_set_in_a_branch_is_one_of_its_values() {
+    let c = "[ -f /etc/tls/ca.crt ]";
+    let denied = [
+        format!(
+            "DB_HOST=orders-db.data.svc; if {c}; then DB_HOST=orders-db2.data.svc; fi; pg_isready -h $DB_HOST"
+        ),
+        format!("H=orders-db; {c} && H=orders-db-tls; pg_isready -h \"$H\""),
+        format!("H=orders-db; if {c}; then H=\"$H.shop.svc\"; fi; pg_isready -h \"$H\""),
+        // An `else`: exactly one branch runs, the value before is not one of them.
+        format!("if {c}; then H=orders-db-tls; else H=orders-db; fi; pg_isready -h \"$H\""),
+        format!("if ! {c}; then H=orders-db; else H=orders-db-tls; fi; pg_isready -h \"$H\""),
+    ];
+    let warned = [
+        format!("H=localhost; if {c}; then H=orders-db; fi; pg_isready -h \"$H\""),
+        format!("if {c}; then H=orders-db; fi; pg_isready -h \"$H\""),
+        format!("if {c}; then H=localhost; else H=orders-db; fi; pg_isready -h \"$H\""),
+        // (A `case` is not taken as exhaustive: the value before stays one of them.)
+        "case \"$(cat /etc/mode)\" in tls) H=orders-db-tls;; *) H=orders-db;; esac; pg_isready -h \"$H\""
+            .to_string(),
+    ];
+    let denied: Vec<&str> = denied.iter().map(String::as_str).collect();
+    let warned: Vec<&str> = warned.iter().map(String::as_str).collect();
+    expect_actions(&warned, &denied);
+    let got = finding("sh", warned[0]);
+    assert!(got.as_ref().is_some_and(|g| g.1.contains("one of localhost, orders-db")), "{got:?}");
+    let unknown = format!("if {c}; then DB_HOST=localhost; fi; pg_isready -h \"$DB_HOST\"");
+    for shell in ["sh", "bash"] {
+        let got = finding(shell, &unknown);
+        assert!(got.as_ref().is_some_and(|g| g.0 == Action::Warn), "{shell} {unknown}: {got:?}");
+        let quiet = format!("H=localhost; if {c}; then H=127.0.0.1; fi; pg_isready -h \"$H\"");
+        assert_eq!(finding(shell, &quiet), None, "{shell} {quiet}");
+    }
+}
