@@ -1574,14 +1574,19 @@ fn bash_arrays_are_followed() {
         "a=(localhost 127.0.0.1); for p in \"${a[@]}\"; do curl -sf $p:8080; done",
         "a=(localhost orders-db); for h in \"${a[0]}\"; do pg_isready -h \"$h\"; done",
         "a=(localhost 127.0.0.1); (a=(localhost orders-db)); pg_isready -h ${a[1]}",
-        // Changed where it may not run: known only at run time, never a denial.
-        "a=(localhost 127.0.0.1); if [ -f /x ]; then a=(localhost orders-db); fi; pg_isready -h ${a[1]}",
         "a=(localhost orders-db); unset a; a=localhost; pg_isready -h \"${a[1]:-localhost}\"",
     ] {
         let e = expect_allowed(script);
         let warned = e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).count();
         assert_eq!(warned, 0, "{script:?}: {:?}", e.evaluation.findings);
     }
+    // Changed where it may not run: one of 127.0.0.1 and orders-db, known only at run time: a
+    // warning, never a denial (s23: it was silently dropped).
+    let script =
+        "a=(localhost 127.0.0.1); if [ -f /x ]; then a=(localhost orders-db); fi; pg_isready -h ${a[1]}";
+    let e = expect_allowed(script);
+    let warned = e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessDependency).count();
+    assert_eq!(warned, 1, "{script:?}: {:?}", e.evaluation.findings);
 }
 
 /// Issue #10: an array's elements are not taken from before a later change the analysis does not

@@ -50,6 +50,7 @@ mod kinds;
 mod kubelet;
 mod net;
 mod parse;
+mod pod_output;
 mod powershell;
 mod quorum;
 mod redact;

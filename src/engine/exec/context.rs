@@ -40,6 +40,12 @@ pub(super) enum RefKind {
     PeerName,
     /// The output of a command substitution.
     UnresolvedCmd,
+    /// A variable assigned in a branch that may not run (`if`, `case`, `&&`, `||`): after it, its
+    /// value is one of these (each may hold markers: the value before the branch and the one the
+    /// branch leaves); empty when there were too many to follow. Classified alternative by
+    /// alternative (`Ctx::classify`): local only if every one is, remote only if every one is
+    /// certainly remote, known only at run time otherwise.
+    OneOf(Vec<String>),
     /// A PowerShell or cmd.exe script variable the analysis cannot follow (assigned from a
     /// command, a property, a pipeline, or never assigned): unlike an env value from a ConfigMap or
     /// Secret, nothing says it names another host, so it never makes a dependency by itself.

@@ -193,6 +193,30 @@ pub(super) fn port_category(port: &str) -> Option<DependencyCategory> {
 }
 
 impl Ctx<'_> {
+    /// The class of a host that is one variable set in a branch that may not run
+    /// ([`RefKind::OneOf`]): [`HostClass::Local`] if every alternative is, [`HostClass::Remote`]
+    /// if every one is (a value that may not hold is never denied on), [`HostClass::Unresolved`]
+    /// otherwise, also with other text around it; `None` for a host without one.
+    fn classify_alternatives(&self, host: &str) -> Option<HostClass> {
+        let mut one_of = host.chars().filter_map(|c| match self.ref_of(c) {
+            Some(Ref { kind: RefKind::OneOf(alts), .. }) => Some(alts),
+            _ => None,
+        });
+        let alternatives = one_of.next()?;
+        if host.chars().count() != 1 || alternatives.is_empty() {
+            return Some(HostClass::Unresolved);
+        }
+        let classes: Vec<HostClass> =
+            alternatives.iter().map(|a| self.classify(&self.render_lit(a))).collect();
+        Some(if classes.iter().all(|c| *c == HostClass::Local) {
+            HostClass::Local
+        } else if classes.iter().all(|c| *c == HostClass::Remote) {
+            HostClass::Remote
+        } else {
+            HostClass::Unresolved
+        })
+    }
+
     /// Classify a host (already free of `Lit` markers).
     pub(super) fn classify(&self, host: &str) -> HostClass {
         let h = host.trim();
@@ -210,6 +234,9 @@ impl Ctx<'_> {
         let mut chars = lower.chars();
         let first = chars.next();
         let rest: String = chars.collect();
+        if let Some(class) = self.classify_alternatives(lower) {
+            return class;
+        }
         let kinds: Vec<&RefKind> = lower.chars().filter_map(|c| self.ref_of(c)).map(|r| &r.kind).collect();
         let has_marker = lower.chars().any(|c| marker_index(c).is_some());
         if kinds.iter().any(|k| matches!(k, RefKind::Unknown)) {
@@ -306,7 +333,7 @@ impl Ctx<'_> {
     pub(super) fn unresolved_note(&self, s: &str) -> Option<String> {
         const UNKNOWN: &str = "not a literal env value";
         if let Some(r) = self.first_unknown_ref(s) {
-            return Some(match r.kind {
+            return Some(match &r.kind {
                 RefKind::Unresolved => self.variable_note(&r.original),
                 RefKind::UnresolvedCmd => {
                     // The kind also holds values of no command: what `read` got from a stdin the
@@ -320,6 +347,14 @@ impl Ctx<'_> {
                     self.kubelet_left_as_written(o).unwrap_or_else(|| what.into())
                 }
                 RefKind::Unknown => "a script variable not known at admission".into(),
+                RefKind::OneOf(alts) if alts.is_empty() => "set in branches that may not run".into(),
+                RefKind::OneOf(alts) => {
+                    let shown: Vec<String> =
+                        alts.iter().map(|a| self.render_orig(&self.render_lit(a))).collect();
+                    let shown: Vec<String> =
+                        shown.into_iter().map(|a| if a.is_empty() { "empty".into() } else { a }).collect();
+                    format!("one of {}: set in a branch that may not run", shown.join(", "))
+                }
                 _ => "made from this Pod's name: another Pod (`-0` is replica 0, this Pod only there)".into(),
             });
         }
@@ -340,7 +375,11 @@ impl Ctx<'_> {
             self.ref_of(c).filter(|r| {
                 matches!(
                     r.kind,
-                    RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::Unknown | RefKind::PeerName
+                    RefKind::Unresolved
+                        | RefKind::UnresolvedCmd
+                        | RefKind::Unknown
+                        | RefKind::PeerName
+                        | RefKind::OneOf(_)
                 )
             })
         })

@@ -16,6 +16,7 @@ use super::{
 };
 use std::collections::{HashMap, HashSet};
 
+mod branches;
 mod builtins;
 mod cond;
 mod declare;
@@ -28,6 +29,7 @@ mod positional;
 mod read;
 mod scope;
 
+use branches::{Branch, Region, complementary};
 pub(super) use builtins::printf_output;
 use builtins::{here_string, input_redirect};
 pub(super) use cond::{arithmetic, test_expression};
@@ -37,7 +39,7 @@ pub(super) use invocation::{runs_as_shell, shell_file_pos, shell_script_pos, std
 use scope::{Saved, loop_end};
 
 /// A script's variables and unset names, before a region that may not run.
-type VarsBefore =
+pub(super) type VarsBefore =
     (HashMap<String, String>, HashSet<String>, Option<bool>, std::rc::Rc<Vec<(String, String)>>);
 
 /// How a run of pieces ended.
@@ -175,7 +177,10 @@ impl Ctx<'_> {
         let saved = self.uncoupled.clone();
         // The open guard regions (`flow::GUARD`): for one whose condition is not known, the
         // variables and unset names before it, to tell what it assigned.
-        let mut regions: Vec<Option<VarsBefore>> = Vec::new();
+        let mut regions: Vec<Option<Region>> = Vec::new();
+        // A region just closed whose complement opens next (an `if`'s `else`): what it left, for
+        // that one (exactly one of the two runs).
+        let mut pending: Option<Branch> = None;
         // The open subshells (`flow::SCOPE`): what they may change, as it was before them, and
         // whether what they change is unknown after them.
         let mut scopes: Vec<(Saved, bool)> = Vec::new();
@@ -189,21 +194,51 @@ impl Ctx<'_> {
                 if conds.is_empty() {
                     if skipping > 0 {
                         skipping -= 1;
-                    } else if let Some(Some((vars, unset, allexport, functions))) = regions.pop() {
-                        self.mark_uncertain(&vars, &unset, allexport, &functions);
+                    } else if let Some(Some(region)) = regions.pop() {
+                        let (vars, unset, allexport, functions) = &region.before;
+                        let complement = pieces
+                            .get(at)
+                            .and_then(|p| p.strip_prefix(GUARD))
+                            .filter(|next| !next.is_empty() && complementary(&region.conds, next));
+                        if region.other.is_none()
+                            && complement.is_some()
+                            && self.allexport == *allexport
+                            && self.functions == *functions
+                        {
+                            // The other branch starts from the values before this one.
+                            let left = (
+                                std::mem::replace(&mut self.shell_vars, vars.clone()),
+                                std::mem::replace(&mut self.unset, unset.clone()),
+                            );
+                            pending = Some(Branch { before: region.before, left });
+                        } else {
+                            self.mark_uncertain(vars, unset, *allexport, functions, region.other.as_ref());
+                        }
                     }
                 } else if skipping > 0 {
                     skipping += 1;
                 } else {
-                    match self.guard_holds(conds, depth) {
+                    let holds = self.guard_holds(conds, depth);
+                    let other = pending.take();
+                    if let Some(branch) = other.as_ref().filter(|_| holds.is_some()) {
+                        // (Not the complement after all: the first branch is as any other.)
+                        let (vars, unset, allexport, functions) = &branch.before;
+                        (self.shell_vars, self.unset) = branch.left.clone();
+                        self.mark_uncertain(vars, unset, *allexport, functions, None);
+                    }
+                    match holds {
                         Some(false) => skipping = 1,
                         Some(true) => regions.push(None),
-                        None => regions.push(Some((
-                            self.shell_vars.clone(),
-                            self.unset.clone(),
-                            self.allexport,
-                            self.functions.clone(),
-                        ))),
+                        None => regions.push(Some(Region {
+                            before: (
+                                self.shell_vars.clone(),
+                                self.unset.clone(),
+                                self.allexport,
+                                self.functions.clone(),
+                            ),
+                            conds: conds.to_string(),
+                            other: other.map(|b| b.left),
+                        })),
                     }
                 }
                 continue;
@@ -312,39 +347,6 @@ impl Ctx<'_> {
             }
         }
         Run::Done
-    }
-
-    /// After a region that may not have run: every variable it assigned or unset is uncertain,
-    /// its value known only at run time; so is `set -a` if the region changed it (`allexport`: as
-    /// it was before), and a function it (re)defined (`functions`: as they were before).
-    fn mark_uncertain(
-        &mut self,
-        vars: &HashMap<String, String>,
-        unset: &HashSet<String>,
-        allexport: Option<bool>,
-        functions: &[(String, String)],
-    ) {
-        if self.allexport != allexport {
-            self.allexport = None;
-        }
-        let redefined: Vec<String> =
-            self.functions.iter().filter(|f| !functions.contains(f)).map(|(n, _)| n.clone()).collect();
-        self.uncertain_functions.extend(redefined);
-        let changed: Vec<String> = self
-            .shell_vars
-            .iter()
-            .filter(|(k, v)| vars.get(*k) != Some(*v))
-            .map(|(k, _)| k.clone())
-            .chain(vars.keys().filter(|k| !self.shell_vars.contains_key(*k)).cloned())
-            .chain(self.unset.symmetric_difference(unset).cloned())
-            .collect();
-        // Its value may be the one before the region or the one after: known only at run time
-        // (never a denial on a value that may not hold).
-        for name in &changed {
-            let value = self.new_ref(RefKind::Unknown, &format!("${name}")).to_string();
-            self.shell_vars.insert(name.clone(), value);
-        }
-        self.uncertain.extend(changed);
     }
 
     /// One piece of [`Self::analyze_pieces`].

@@ -74,7 +74,7 @@ impl Ctx<'_> {
     ) -> char {
         // (A process substitution's value is a path, `/dev/fd/63`, whatever its commands write.)
         let process = content.starts_with(['<', '>']);
-        let kind = if is_hostname_command(content.trim()) {
+        let kind = if super::pod_output::prints_this_pod(content.trim()) {
             RefKind::SelfHost
         } else if process {
             // What `<(...)` writes is kept for a shell that sources it (`source <(echo '...')`).

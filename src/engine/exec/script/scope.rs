@@ -73,7 +73,7 @@ impl Ctx<'_> {
         if let Run::End(found) = self.run_pieces(body, depth, false) {
             return Run::End(found);
         }
-        self.mark_uncertain(&before.0, &before.1, before.2, &before.3);
+        self.mark_uncertain(&before.0, &before.1, before.2, &before.3, None);
         Run::Done
     }
 
