@@ -2,7 +2,8 @@
 //! files read from volumes, and building the reported [`Dependency`]. Its children: `invocation`
 //! (where a shell finds its script or file), `exits` (a text that always exits 0), `positional`
 //! (a function's `exit $1` as its calls give it), `files`, `scope`, `builtins`, `cond`,
-//! `declare` (arrays, `set -a`, the declaration builtins, `unset`), `read`, `exit_traps`, `dialect`.
+//! `declare` (arrays, `set -a`, the declaration builtins, `unset`), `branches` (a value set in a
+//! branch that may not run), `read`, `exit_traps`, `dialect`.
 
 use super::clients::Hit;
 use super::context::{Ctx, RefKind, is_ident, truncate_chars};
