@@ -68,6 +68,10 @@ fn a_function_s_state_in_a_pipeline_element_is_lost() {
     let denied = [
         "f() { redis-cli -h redis-master ping || status=$?; }; status=0; f; exit $status",
         "f() { pg_isready -h orders-db || exit 1; }; f; echo done",
+        // A file written in the pipeline's subshell outlives it (0 / 1 in both shells): the CI
+        // sample's surviving mutant `leaves_lasting_state -> false` warned on both.
+        "f() { redis-cli -h redis-master ping || touch /tmp/down; }; f | cat; [ -f /tmp/down ] && exit 1; exit 0",
+        "f() { pg_isready -h orders-db || touch /tmp/down; }; f | cat; if [ -f /tmp/down ]; then exit 1; fi",
     ];
     expect_actions(&warned, &denied);
 }

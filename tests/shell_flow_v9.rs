@@ -56,6 +56,10 @@ fn a_test_right_of_the_check_s_and_keeps_its_failure() {
         "if redis-cli -h redis-master ping && [ -n x ]; then echo ok; fi; curl -sf localhost:8080/",
         "if redis-cli -h redis-master ping && test -n x && [ ! -f /nonexistent ]; then echo ok; fi; curl -sf localhost:8080/",
         "set -e; redis-cli -h redis-master ping && [ -n x ]; echo done",
+        // A single-bracket test with an arithmetic operator only tests (bash evaluates arithmetic
+        // operands only inside `[[ ]]`; 0 / 0 in both shells).
+        "x=0; if redis-cli -h redis-master ping && [ \"$x\" -eq 0 ]; then echo ok; fi; echo done",
+        "x=0; if pg_isready -h orders-db && test \"$x\" -ge 0; then echo ok; fi; echo done",
         // (A redirection on the client: warned on main too.)
         "if ! redis-cli -h redis-master ping >/tmp/pg.log; then echo skip; exit 0; fi; curl -sf localhost:8080/",
     ];
