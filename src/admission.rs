@@ -1401,19 +1401,28 @@ fn not_analysed_warnings(unresolved: &[Unresolved], prefix: &str) -> Vec<String>
         .collect()
 }
 
-/// The `unresolved-scripts` audit annotation: a compact JSON list of `{container, script, reason}`.
+/// The `unresolved-scripts` audit annotation: a compact JSON list of `{container, script, reason}`
+/// (and `probe` for a readiness or startup probe's script).
 fn unresolved_json(list: &[Unresolved]) -> String {
     #[derive(Serialize)]
     struct Entry<'a> {
         container: &'a str,
         script: &'a str,
         reason: &'a str,
+        // (Only for a readiness or startup probe's script: a liveness one's entry is as before.)
+        #[serde(skip_serializing_if = "Option::is_none")]
+        probe: Option<&'a str>,
     }
     // Bounded like the warnings: a pod with dozens of unreadable scripts gets the first ones.
     let list: Vec<Entry<'_>> = list
         .iter()
         .take(MAX_WARNINGS)
-        .map(|u| Entry { container: &u.container, script: &u.script, reason: &u.reason })
+        .map(|u| Entry {
+            container: &u.container,
+            script: &u.script,
+            reason: &u.reason,
+            probe: (u.probe != "liveness").then_some(u.probe),
+        })
         .collect();
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
 }
@@ -1481,6 +1490,7 @@ mod tests {
             script: "sh -c ...".into(),
             reason: reason.into(),
             over_bound,
+            probe: "liveness",
         };
         // A script that could not be read is no warning; one container alone is named alone.
         let mut notes = vec![note("web", "ConfigMap x is not available", false), note("c0", "over", true)];

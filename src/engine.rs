@@ -254,12 +254,12 @@ pub fn display_safe(s: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
-/// A script that a liveness probe runs from a volume and that could not be read (its ConfigMap is
-/// not available, it is in a Secret, ...): its commands were not analysed, and the verdict rests on
-/// the other evidence. Reported as a note, never a finding.
+/// A script that a probe ([`Unresolved::probe`]) runs from a volume and that could not be read
+/// (its ConfigMap is not available, it is in a Secret, ...): its commands were not analysed, and
+/// the verdict rests on the other evidence. Reported as a note, never a finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unresolved {
-    /// The container whose liveness probe runs it.
+    /// The container whose probe runs it.
     pub container: String,
     /// The script's path as run.
     pub script: String,
@@ -267,6 +267,10 @@ pub struct Unresolved {
     pub reason: String,
     /// Over one of the analysis bounds rather than unreadable (warned about as well).
     pub over_bound: bool,
+    /// The probe that runs it: `liveness`, `readiness` or `startup` (a readiness or startup
+    /// script is analysed for `readiness-shared-dependency` and `startup-remote-dependency`, and
+    /// noted when it cannot be read; s24: it got no note at all).
+    pub probe: &'static str,
 }
 
 /// A container no rule looked at: an exemption of the policy covers its name and its image.
@@ -286,7 +290,7 @@ pub struct Exempted {
 pub struct Evaluation {
     /// The findings, app containers first (in array order), then native sidecars.
     pub findings: Vec<Finding>,
-    /// Liveness scripts that could not be read, each once per container.
+    /// Probe scripts that could not be read (liveness first), each once per container.
     pub unresolved: Vec<Unresolved>,
     /// Containers skipped because an exemption covers them, in container order.
     pub exempted: Vec<Exempted>,

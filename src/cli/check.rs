@@ -311,8 +311,8 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
             for u in &o.evaluation.evaluation.unresolved {
                 notes.push(
                     display_safe(&format!(
-                        "{name}:{}: {object}: container {}: liveness script {} not analysed ({}); not a finding",
-                        o.line, u.container, u.script, u.reason
+                        "{name}:{}: {object}: container {}: {} script {} not analysed ({}); not a finding",
+                        o.line, u.container, u.probe, u.script, u.reason
                     ))
                     .into_owned(),
                 );

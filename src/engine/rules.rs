@@ -297,6 +297,7 @@ pub(super) fn evaluate_container(
         local_requests.as_deref(),
         liveness_exec.as_ref(),
         liveness_denied,
+        unresolved,
     );
 }
 
@@ -419,6 +420,7 @@ fn liveness_dependency<'a>(
             script: exec::redact_text(&u.path),
             reason: u.reason,
             over_bound: u.over_bound,
+            probe: "liveness",
         };
         if !unresolved.contains(&entry) {
             unresolved.push(entry);
