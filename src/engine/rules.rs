@@ -1370,7 +1370,7 @@ fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: Reach, out: &mut Vec<
         Reach::Dependency => {
             "no startupProbe, so a slow start is killed before it finishes; not added: the liveness check \
              may reach another workload (liveness-dependency is off here), a copy would wait on it; add one \
-             that checks only this container"
+             that checks only this container, or set startup-probe off here to accept none"
         }
     };
     out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));
