@@ -1401,28 +1401,19 @@ fn not_analysed_warnings(unresolved: &[Unresolved], prefix: &str) -> Vec<String>
         .collect()
 }
 
-/// The `unresolved-scripts` audit annotation: a compact JSON list of `{container, script, reason}`
-/// (and `probe` for a readiness or startup probe's script).
+/// The `unresolved-scripts` audit annotation: a compact JSON list of `{container, script, reason}`.
 fn unresolved_json(list: &[Unresolved]) -> String {
     #[derive(Serialize)]
     struct Entry<'a> {
         container: &'a str,
         script: &'a str,
         reason: &'a str,
-        // (Only for a readiness or startup probe's script: a liveness one's entry is as before.)
-        #[serde(skip_serializing_if = "Option::is_none")]
-        probe: Option<&'a str>,
     }
     // Bounded like the warnings: a pod with dozens of unreadable scripts gets the first ones.
     let list: Vec<Entry<'_>> = list
         .iter()
         .take(MAX_WARNINGS)
-        .map(|u| Entry {
-            container: &u.container,
-            script: &u.script,
-            reason: &u.reason,
-            probe: (u.probe != "liveness").then_some(u.probe),
-        })
+        .map(|u| Entry { container: &u.container, script: &u.script, reason: &u.reason })
         .collect();
     serde_json::to_string(&list).unwrap_or_else(|_| "[]".into())
 }

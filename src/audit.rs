@@ -642,7 +642,8 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                 }
                 rows.push((r.level, object.clone(), message, r.evidence.as_ref().map(|e| e.summary.clone())));
             }
-            for u in &o.evaluation.evaluation.unresolved {
+            let evaluation = &o.evaluation.evaluation;
+            for u in evaluation.unresolved.iter().chain(&evaluation.other_unresolved) {
                 notes.push(
                     display_safe(&format!(
                         "{object}: container {}: {} script {} not analysed ({}); not a finding",

@@ -290,8 +290,11 @@ pub struct Exempted {
 pub struct Evaluation {
     /// The findings, app containers first (in array order), then native sidecars.
     pub findings: Vec<Finding>,
-    /// Probe scripts that could not be read (liveness first), each once per container.
+    /// Liveness scripts that could not be read, each once per container.
     pub unresolved: Vec<Unresolved>,
+    /// Readiness and startup probes' scripts that could not be read, each once per container
+    /// and script (noted by `check` and `audit`, not in the webhook's annotation).
+    pub other_unresolved: Vec<Unresolved>,
     /// Containers skipped because an exemption covers them, in container order.
     pub exempted: Vec<Exempted>,
 }
@@ -344,7 +347,10 @@ pub fn evaluate_with_configmaps(
     let exempted = each_target(workload, exempt_containers, configmaps, namespace, |target| {
         rules::evaluate_container(rules, target, &mut findings, &mut unresolved);
     });
-    Evaluation { findings, unresolved, exempted }
+    // A readiness or startup probe's script not read is noted by `check` and `audit` only: the
+    // webhook's `unresolved-scripts` annotation lists the liveness probes' (docs/scripts.md).
+    let (unresolved, other_unresolved) = unresolved.into_iter().partition(|u| u.probe == "liveness");
+    Evaluation { findings, unresolved, other_unresolved, exempted }
 }
 
 /// For `explain`: each container whose liveness exec command reaches more than one dependency

@@ -41,7 +41,7 @@ fn expect_quiet(scripts: &[&str]) {
 
 const C: &str = "redis-cli -h redis.cache.svc ping";
 
-/// 1. Arguments built in a branch (a public Redis healthcheck: `ARGS="-h HOST -p PORT"`, and `-a
+/// Item 1: Arguments built in a branch (a public Redis healthcheck: `ARGS="-h HOST -p PORT"`, and `-a
 /// $REDIS_PASSWORD` added when a password is set): the unquoted `$ARGS` is split into words, each
 /// value as the command's own. Every value reaching the remote master: denied (0 / 1 in bash and
 /// dash, password set or not); one value local (no `-h`: redis-cli's 127.0.0.1): a warning (0 / 1
@@ -83,7 +83,7 @@ fn arguments_built_in_a_branch_are_judged_in_each_of_their_values() {
     }
 }
 
-/// 2. A known client given no host but the words of a value known only at run time (`$ARGS`
+/// Item 2: A known client given no host but the words of a value known only at run time (`$ARGS`
 /// not in the script or the container's env, `$(cat FILE)`): not its local default (redis-cli's
 /// 127.0.0.1), the host is known only at run time: a warning naming that, never a denial, also
 /// where the variable's name says it is a host. Silent on main 2c3f567 (0 / 1 in bash and dash
@@ -111,7 +111,7 @@ fn a_client_given_unknown_words_and_no_host_is_warned() {
     ]);
 }
 
-/// 3. Values known only at run time (an array filled from a file) used as hosts: a warning, not
+/// Item 3: Values known only at run time (an array filled from a file) used as hosts: a warning, not
 /// silence or a note. `arr=($(cat FILE))` splits the output into any number of elements, so
 /// `${arr[1]}` is not empty (it read as empty, redis-cli's local default: silent on main
 /// 2c3f567); `mapfile`/`readarray` fill the array from their input (a note "script variable not
@@ -146,7 +146,7 @@ fn array_elements_known_only_at_run_time_are_warned() {
     }
 }
 
-/// 4. A function whose `if` exits 0 when the check passes, and a caller that goes on to fail:
+/// Item 4: A function whose `if` exits 0 when the check passes, and a caller that goes on to fail:
 /// `check() { if C; then exit 0; fi; }; check; exit 1` is 0 / 1 in bash and dash (the `if`
 /// with no branch taken, and the call, give 0, then `exit 1`): denied (warned on main 2c3f567,
 /// "no branch fails by itself"). Where the caller goes on to pass, 0 / 0: still a warning.
@@ -167,7 +167,7 @@ fn an_exit_in_a_functions_branch_is_judged_with_what_the_caller_runs_next() {
     expect_actions(&warned, &denied);
 }
 
-/// 5. A check in a function's `local X=$(...)` is warned (its status is the declaration's, 0 / 0
+/// Item 5: A check in a function's `local X=$(...)` is warned (its status is the declaration's, 0 / 0
 /// in bash), and the message names `local`, not `export` (it did before s24:
 /// `status::reasons::declared` names each declaration builtin).
 #[test]
@@ -177,14 +177,14 @@ fn a_check_in_a_local_declaration_is_named_as_local() {
     assert!(got.1.contains("(`local X=$(...)`)") && !got.1.contains("export"), "{got:?}");
 }
 
-/// 7. With `liveness-dependency: off`, a liveness check that reaches another workload is still not
+/// Item 7: With `liveness-dependency: off`, a liveness check that reaches another workload is still not
 /// copied into a startup probe, and the `startup-probe` warning stays a warning (decided, s24:
 /// docs/rules.md, startup-probe), so `check --fail-on warn` fails on it; its message says how to
 /// accept no startup probe, and `startup-probe: off` in the policy does that (exit 0).
 #[test]
 fn a_startup_probe_not_added_with_liveness_dependency_off_stays_a_warning() {
-    let dir = std::env::temp_dir().join(format!("probegate-s24-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let pod = dir.join("pod.yaml");
     std::fs::write(
         &pod,
@@ -215,7 +215,6 @@ fn a_startup_probe_not_added_with_liveness_dependency_off_stays_a_warning() {
     assert!(!out.contains("(liveness-dependency)"), "{out}");
     let both = run("  liveness-dependency: {action: off}\n  startup-probe: {action: off}\n");
     assert_eq!(both.status.code(), Some(0), "{}", String::from_utf8_lossy(&both.stdout));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The liveness-matches-readiness findings of a Pod whose liveness and readiness probes run
@@ -235,7 +234,7 @@ fn matches_readiness(live: &str, ready: &str) -> usize {
     e.evaluation.findings.iter().filter(|f| f.rule == RuleId::LivenessMatchesReadiness).count()
 }
 
-/// 8. liveness-matches-readiness promises "same command, where a client's explicit loopback host
+/// Item 8: liveness-matches-readiness promises "same command, where a client's explicit loopback host
 /// equal to its local default is the same as none" (docs/rules.md, README): it held for one
 /// command and missed the same loopback check in a pipeline written with other blanks or an
 /// explicit loopback host (`redis-cli ping | grep PONG` and `redis-cli -h 127.0.0.1 ping|grep
@@ -284,7 +283,7 @@ fn the_same_loopback_check_in_a_pipeline_matches() {
     }
 }
 
-/// 9a. `pod_output::split_or_list` skips operators inside parentheses (its `depth > 0` guard): a
+/// Item 9a: `pod_output::split_or_list` skips operators inside parentheses (its `depth > 0` guard): a
 /// filter's argument with `&&` in a nested substitution leaves the `||` alternatives as they are,
 /// each this Pod (`hostname -I | cut ...` or the loopback): no finding. With the guard made
 /// `false` (the `&&` read as the list's own), the whole is not read as this Pod's output, and the
@@ -303,7 +302,7 @@ fn an_operator_in_a_nested_substitution_keeps_the_alternatives_this_pod() {
     );
 }
 
-/// 9b. `zero::only_tests` takes `[ A -eq B ]` and `[[ ... ]]` without an integer comparison as
+/// Item 9b: `zero::only_tests` takes `[ A -eq B ]` and `[[ ... ]]` without an integer comparison as
 /// tests (its `||`): `if C && [ 1 -eq 1 ]; then echo ok; fi; curl ...` exits 0 / 0 in bash 5.2
 /// and dash 0.5.12 (curl of this Pod answering): a warning; `C && [ 1 -eq 1 ]` last is 0 / 1,
 /// denied.
@@ -322,14 +321,14 @@ fn a_test_right_of_the_check_with_an_integer_comparison_only_tests() {
     assert!(got.as_ref().is_some_and(|g| g.0 == Action::Warn), "{got:?}");
 }
 
-/// 6. `probegate check` of a Pod whose readiness or startup probe runs a script from a ConfigMap
+/// Item 6: `probegate check` of a Pod whose readiness or startup probe runs a script from a ConfigMap
 /// volume not in the check's input says the script was not read, as it does for a liveness
 /// probe's (it said nothing on main 2c3f567); the same script in liveness and readiness is noted
 /// once; with the ConfigMap in the input, nothing.
 #[test]
 fn a_readiness_or_startup_script_not_read_is_noted() {
-    let dir = std::env::temp_dir().join(format!("probegate-s24-notes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let pod = |probes: &str| {
         format!(
             "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: app\n    image: a\n\
@@ -362,5 +361,4 @@ fn a_readiness_or_startup_script_not_read_is_noted() {
     let cm = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe-scripts}\ndata:\n  check.sh: |\n    #!/bin/sh\n    curl -sf localhost:8080/ready\n";
     let out = run("with-cm.yaml", &(pod(&format!("    readinessProbe: {exec}\n")) + cm));
     assert!(!out.contains("not analysed"), "{out}");
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -48,15 +48,19 @@ impl Ctx<'_> {
 
     /// Whether `value` holds a value known only at run time (a variable, command output, one of
     /// several values, a script variable not followed).
+    /// (Looked up marker by marker, not rendered, a few literals deep.)
     fn holds_unknown_value(&self, value: &str) -> bool {
-        self.render_lit(value).chars().any(|c| {
-            self.ref_of(c).is_some_and(|r| {
-                matches!(
-                    r.kind,
-                    RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::OneOf(_) | RefKind::Unknown
-                )
-            })
-        })
+        fn within(ctx: &Ctx<'_>, value: &str, depth: usize) -> bool {
+            depth < 8
+                && value.chars().any(|c| match ctx.ref_of(c).map(|r| &r.kind) {
+                    Some(
+                        RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::OneOf(_) | RefKind::Unknown,
+                    ) => true,
+                    Some(RefKind::Lit(v)) => within(ctx, v, depth + 1),
+                    _ => false,
+                })
+        }
+        within(self, value, 0)
     }
 
     /// Forgets the elements after 0 of the array `name` (a new value, or `unset`).

@@ -22,6 +22,22 @@ use super::Overrides;
 pub(in crate::engine::exec) const SPLIT_WORDS_NOTE: &str =
     "its words are known only at run time and may set the host";
 
+/// Words of a variable's name that say its words are options of another kind than the target
+/// (TLS, credentials): `mongosh $TLS_OPTIONS --port $MONGODB_PORT_NUMBER` (Bitnami's MongoDB
+/// ping script) stays on this Pod, as before.
+const NOT_A_TARGET: [&str; 9] = ["TLS", "SSL", "AUTH", "PASS", "CERT", "CRED", "USER", "TOKEN", "SECRET"];
+
+/// Whether the variable written `original` (`$TLS_OPTIONS`, `${REDIS_AUTH}`) is named for options
+/// that set no target ([`NOT_A_TARGET`], a part of its name between `_` starting with one).
+fn names_other_options(original: &str) -> bool {
+    let name = original.trim_start_matches('$').trim_start_matches('{').trim_end_matches('}');
+    name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && name.split('_').any(|part| {
+            let part = part.to_ascii_uppercase();
+            NOT_A_TARGET.iter().any(|w| part.starts_with(w))
+        })
+}
+
 /// Whether `word` (quotes removed, `$` of a double-quoted expansion marked) is one unquoted
 /// expansion and nothing else: `$NAME`, `${NAME}`, `$(...)`.
 fn unquoted_whole_expansion(word: &str) -> bool {
@@ -40,17 +56,24 @@ fn unquoted_whole_expansion(word: &str) -> bool {
 impl Ctx<'_> {
     /// The marker `arg` is, when it is one marker of a value known only at run time or one of
     /// several (a `Lit` marker holding one is looked through).
+    /// (Looked up marker by marker, not rendered: a long literal value costs nothing here.)
     fn unknown_marker(&self, arg: &str) -> Option<char> {
-        let inner = self.render_lit(arg);
-        let mut chars = inner.chars();
-        let (Some(c), None) = (chars.next(), chars.next()) else {
-            return None;
+        let single = |s: &str| {
+            let mut chars = s.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => Some(c),
+                _ => None,
+            }
         };
-        matches!(
-            self.ref_of(c),
-            Some(Ref { kind: RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::OneOf(_), .. })
-        )
-        .then_some(c)
+        let mut c = single(arg)?;
+        for _ in 0..8 {
+            match &self.ref_of(c)?.kind {
+                RefKind::Lit(v) => c = single(v)?,
+                RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::OneOf(_) => return Some(c),
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// Remembers what the word `word` of a command expanded to (`resolved`), when it is a whole
@@ -132,10 +155,17 @@ impl Ctx<'_> {
         let parsed = client.syntax.parse(args);
         // (Not a value that is one of several: `analyze_alternatives` judged each, and its note
         // would list them, a password among them.)
-        let c = parsed.pos.iter().filter_map(|p| self.unknown_marker(p)).find(|c| {
-            self.split_words.contains(c)
-                && !matches!(self.ref_of(*c), Some(Ref { kind: RefKind::OneOf(alts), .. }) if !alts.is_empty())
-        })?;
+        // (Nor one named for TLS or credential options: `names_other_options`.)
+        let skipped = |c: char| {
+            let r = self.ref_of(c);
+            r.is_some_and(|r| names_other_options(&r.original))
+                || matches!(r, Some(Ref { kind: RefKind::OneOf(alts), .. }) if !alts.is_empty())
+        };
+        let c = parsed
+            .pos
+            .iter()
+            .filter_map(|p| self.unknown_marker(p))
+            .find(|c| self.split_words.contains(c) && !skipped(*c))?;
         Some(Hit::new(client.category, vec![c.to_string()], c.to_string()))
     }
 
@@ -157,6 +187,17 @@ impl Ctx<'_> {
 #[cfg(test)]
 mod tests {
     use super::unquoted_whole_expansion;
+
+    /// A name for TLS or credential options sets no target.
+    #[test]
+    fn a_name_for_tls_or_credentials_sets_no_target() {
+        for v in ["$TLS_OPTIONS", "${REDIS_AUTH}", "$PASSWORD_ARGS", "$MONGO_SSL_OPTS", "$CERTS"] {
+            assert!(super::names_other_options(v), "{v}");
+        }
+        for v in ["$ARGS", "$REDIS_HOST", "$PG_OPTS", "$(cat /etc/args)", "$MASTER"] {
+            assert!(!super::names_other_options(v), "{v}");
+        }
+    }
 
     /// Only a whole unquoted expansion is split into an unknown number of words.
     #[test]
