@@ -1481,6 +1481,7 @@ mod tests {
             script: "sh -c ...".into(),
             reason: reason.into(),
             over_bound,
+            probe: "liveness",
         };
         // A script that could not be read is no warning; one container alone is named alone.
         let mut notes = vec![note("web", "ConfigMap x is not available", false), note("c0", "over", true)];

@@ -642,11 +642,12 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                 }
                 rows.push((r.level, object.clone(), message, r.evidence.as_ref().map(|e| e.summary.clone())));
             }
-            for u in &o.evaluation.evaluation.unresolved {
+            let evaluation = &o.evaluation.evaluation;
+            for u in evaluation.unresolved.iter().chain(&evaluation.other_unresolved) {
                 notes.push(
                     display_safe(&format!(
-                        "{object}: container {}: liveness script {} not analysed ({}); not a finding",
-                        u.container, u.script, u.reason
+                        "{object}: container {}: {} script {} not analysed ({}); not a finding",
+                        u.container, u.probe, u.script, u.reason
                     ))
                     .into_owned(),
                 );

@@ -254,12 +254,12 @@ pub fn display_safe(s: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
-/// A script that a liveness probe runs from a volume and that could not be read (its ConfigMap is
-/// not available, it is in a Secret, ...): its commands were not analysed, and the verdict rests on
-/// the other evidence. Reported as a note, never a finding.
+/// A script that a probe ([`Unresolved::probe`]) runs from a volume and that could not be read
+/// (its ConfigMap is not available, it is in a Secret, ...): its commands were not analysed, and
+/// the verdict rests on the other evidence. Reported as a note, never a finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unresolved {
-    /// The container whose liveness probe runs it.
+    /// The container whose probe runs it.
     pub container: String,
     /// The script's path as run.
     pub script: String,
@@ -267,6 +267,10 @@ pub struct Unresolved {
     pub reason: String,
     /// Over one of the analysis bounds rather than unreadable (warned about as well).
     pub over_bound: bool,
+    /// The probe that runs it: `liveness`, `readiness` or `startup` (a readiness or startup
+    /// script is analysed for `readiness-shared-dependency` and `startup-remote-dependency`, and
+    /// noted when it cannot be read; s24: it got no note at all).
+    pub probe: &'static str,
 }
 
 /// A container no rule looked at: an exemption of the policy covers its name and its image.
@@ -288,6 +292,9 @@ pub struct Evaluation {
     pub findings: Vec<Finding>,
     /// Liveness scripts that could not be read, each once per container.
     pub unresolved: Vec<Unresolved>,
+    /// Readiness and startup probes' scripts that could not be read, each once per container
+    /// and script (noted by `check` and `audit`, not in the webhook's annotation).
+    pub other_unresolved: Vec<Unresolved>,
     /// Containers skipped because an exemption covers them, in container order.
     pub exempted: Vec<Exempted>,
 }
@@ -340,7 +347,10 @@ pub fn evaluate_with_configmaps(
     let exempted = each_target(workload, exempt_containers, configmaps, namespace, |target| {
         rules::evaluate_container(rules, target, &mut findings, &mut unresolved);
     });
-    Evaluation { findings, unresolved, exempted }
+    // A readiness or startup probe's script not read is noted by `check` and `audit` only: the
+    // webhook's `unresolved-scripts` annotation lists the liveness probes' (docs/scripts.md).
+    let (unresolved, other_unresolved) = unresolved.into_iter().partition(|u| u.probe == "liveness");
+    Evaluation { findings, unresolved, other_unresolved, exempted }
 }
 
 /// For `explain`: each container whose liveness exec command reaches more than one dependency

@@ -308,11 +308,12 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                 let line = at.unwrap_or(o.line);
                 notes.push(display_safe(&format!("{name}:{line}: {object}: {refused}")).into_owned());
             }
-            for u in &o.evaluation.evaluation.unresolved {
+            let evaluation = &o.evaluation.evaluation;
+            for u in evaluation.unresolved.iter().chain(&evaluation.other_unresolved) {
                 notes.push(
                     display_safe(&format!(
-                        "{name}:{}: {object}: container {}: liveness script {} not analysed ({}); not a finding",
-                        o.line, u.container, u.script, u.reason
+                        "{name}:{}: {object}: container {}: {} script {} not analysed ({}); not a finding",
+                        o.line, u.container, u.probe, u.script, u.reason
                     ))
                     .into_owned(),
                 );

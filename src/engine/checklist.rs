@@ -71,6 +71,7 @@ pub(super) fn evaluate(
     local_requests: Option<&[exec::LocalRequest]>,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
     liveness_denied: bool,
+    unresolved: &mut Vec<super::Unresolved>,
 ) {
     fn push(out: &mut Vec<Finding>, t: &Target<'_>, rule: RuleId, action: Action, message: Option<String>) {
         if let Some(message) = message {
@@ -83,7 +84,7 @@ pub(super) fn evaluate(
     }
     let a = rules.readiness_shared_dependency.action;
     if a != Action::Off
-        && let Some((message, coupling)) = readiness_dependency(rules, t, liveness_exec)
+        && let Some((message, coupling)) = readiness_dependency(rules, t, liveness_exec, unresolved)
     {
         // As for `liveness-dependency`: only a certain coupling is a reason to deny; a target
         // that may be this Pod, or a status known only at run time, is at most a warning.
@@ -97,7 +98,7 @@ pub(super) fn evaluate(
     }
     let a = rules.startup_remote_dependency.action;
     if a != Action::Off
-        && let Some((message, maybe_self)) = startup_dependency(rules, t, liveness_exec)
+        && let Some((message, maybe_self)) = startup_dependency(rules, t, liveness_exec, unresolved)
     {
         // As for `liveness-dependency`: a target that may be this Pod is never a reason to deny.
         let a = match a {
@@ -212,8 +213,9 @@ enum Reached {
 fn remote_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
-    probe: &Probe,
+    (probe, name): (&Probe, &'static str),
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+    unresolved: &mut Vec<super::Unresolved>,
 ) -> Option<Reached> {
     let host_network = t.spec.host_network == Some(true);
     let host = probe
@@ -234,7 +236,26 @@ fn remote_dependency(
         Some(l) if l.command == command.as_slice() && t.readiness_budget.charge(l.spent) => {
             l.dependency.clone()?
         }
-        _ => super::rules::analyze_exec(rules, t, command, t.readiness_budget).dependency?,
+        _ => {
+            let outcome = super::rules::analyze_exec(rules, t, command, t.readiness_budget);
+            // A script it runs that could not be read (its ConfigMap not in the input, not read
+            // by the webhook): a note, as for a liveness probe's, once per container and script
+            // (s24: a readiness or startup probe's got none). Over a bound: not noted here
+            // (the liveness analysis warns of its own).
+            for u in outcome.unresolved.into_iter().filter(|u| !u.over_bound) {
+                let script = exec::redact_text(&u.path);
+                if !unresolved.iter().any(|e| e.container == t.container.name && e.script == script) {
+                    unresolved.push(super::Unresolved {
+                        container: t.container.name.clone(),
+                        script,
+                        reason: u.reason,
+                        over_bound: false,
+                        probe: name,
+                    });
+                }
+            }
+            outcome.dependency?
+        }
     };
     Some(Reached::Exec(dep))
 }
@@ -243,10 +264,11 @@ fn readiness_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+    unresolved: &mut Vec<super::Unresolved>,
 ) -> Option<(String, Coupling)> {
     let probe = t.container.readiness_probe.as_ref()?;
     const EMPTIES: &str = "its outage empties the endpoints";
-    Some(match remote_dependency(rules, t, probe, liveness_exec)? {
+    Some(match remote_dependency(rules, t, (probe, "readiness"), liveness_exec, unresolved)? {
         Reached::Host(host) => {
             (format!("readinessProbe reaches {}: {EMPTIES}; {SEED_QUESTION}", short(&host)), Coupling::Fails)
         }
@@ -314,12 +336,13 @@ fn startup_dependency(
     rules: &RuleSet,
     t: &Target<'_>,
     liveness_exec: Option<&super::rules::ExecAnalysis<'_>>,
+    unresolved: &mut Vec<super::Unresolved>,
 ) -> Option<(String, bool)> {
     let probe = t.container.startup_probe.as_ref()?;
     // The message names the target and the program: kept within a 256-character warning.
     const KILLS: &str =
         "while it is down each start is killed, a restart loop; wait in readinessProbe or the app";
-    Some(match remote_dependency(rules, t, probe, liveness_exec)? {
+    Some(match remote_dependency(rules, t, (probe, "startup"), liveness_exec, unresolved)? {
         Reached::Host(host) => (format!("startupProbe reaches {}; {KILLS}", short(&host)), false),
         Reached::Exec(dep) if dep.uncoupled.is_some() => return None,
         Reached::Exec(dep) if dep.bad_url => (super::rules::refused_url("startupProbe", &dep), true),

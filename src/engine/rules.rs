@@ -297,6 +297,7 @@ pub(super) fn evaluate_container(
         local_requests.as_deref(),
         liveness_exec.as_ref(),
         liveness_denied,
+        unresolved,
     );
 }
 
@@ -419,6 +420,7 @@ fn liveness_dependency<'a>(
             script: exec::redact_text(&u.path),
             reason: u.reason,
             over_bound: u.over_bound,
+            probe: "liveness",
         };
         if !unresolved.contains(&entry) {
             unresolved.push(entry);
@@ -1368,7 +1370,7 @@ fn not_copied(rules: &RuleSet, t: &Target<'_>, unanalysed: Reach, out: &mut Vec<
         Reach::Dependency => {
             "no startupProbe, so a slow start is killed before it finishes; not added: the liveness check \
              may reach another workload (liveness-dependency is off here), a copy would wait on it; add one \
-             that checks only this container"
+             that checks only this container, or set startup-probe off here to accept none"
         }
     };
     out.push(t.finding(RuleId::StartupProbe, action, message.to_string(), vec![]));

@@ -304,6 +304,15 @@ pub(super) struct Ctx<'e> {
     /// every version of the list of functions asks about every known body (`flow`'s
     /// `calls_a_function_with_effects` and [`Ctx::function_set`]).
     pub(super) body_memo: std::cell::RefCell<HashMap<String, BodyFacts>>,
+    /// Markers of values known only at run time, or one of several, that a command was given as
+    /// a whole unquoted word (`redis-cli $ARGS ping`): field splitting makes them any number of
+    /// words, its options and host among them (`script::split_words`).
+    pub(super) split_words: HashSet<char>,
+    /// The piece about to be analysed is followed, in its script's own run, by commands that
+    /// certainly fail (`exit 1`, `false`, after output only): `script::continuation_fails`.
+    pub(super) caller_fails_next: bool,
+    /// The function body being analysed was called where [`Ctx::caller_fails_next`] held.
+    pub(super) caller_fails_after: bool,
 }
 
 /// What the status walk reads of a function's body, whatever else is defined: made once per body
@@ -367,6 +376,7 @@ impl<'e> Ctx<'e> {
     /// functions' bodies, which may read what it assigns (`status::Callers`).
     pub(super) fn body_rules(&self, rules: &mut super::status::Rules, is_body: bool) {
         rules.in_function = is_body;
+        rules.caller_fails_after = is_body && self.caller_fails_after;
         if let Some((own, outer)) = self.texts.split_last().filter(|_| is_body) {
             rules.callers = Some(super::status::Callers {
                 own: own.clone(),
@@ -470,6 +480,9 @@ impl<'e> Ctx<'e> {
             stdin_file: None,
             process_outputs: Vec::new(),
             body_memo: std::cell::RefCell::new(HashMap::new()),
+            split_words: HashSet::new(),
+            caller_fails_next: false,
+            caller_fails_after: false,
         }
     }
 

@@ -29,6 +29,7 @@ mod invocation;
 mod positional;
 mod read;
 mod scope;
+mod split_words;
 
 use branches::{Branch, Region, complementary};
 pub(super) use builtins::printf_output;
@@ -311,7 +312,11 @@ impl Ctx<'_> {
             }
             self.inverted = std::mem::take(&mut self.inverted_next);
             self.in_top_shell = depth == 1 && self.calls == 0 && scopes.is_empty();
+            self.caller_fails_next = regions.iter().all(Option::is_none)
+                && scopes.is_empty()
+                && exits::continuation_fails(&pieces[at..]);
             let step = self.analyze_piece(piece, depth);
+            self.caller_fails_next = false;
             self.inverted = false;
             self.uncoupled.clone_from(&saved);
             self.status_unknown = saved_unknown;
@@ -398,7 +403,14 @@ impl Ctx<'_> {
             let mut assigns: Overrides = Vec::new();
             let mut prefix = Vec::new();
             while let Some((n, v)) = words.get(k).and_then(|w| split_assignment(w)) {
-                // `NAME=(W0 W1 ...)`: one assignment of an array, its words up to the `)`.
+                // `NAME=(W0 W1 ...)`: one assignment of an array, its words up to the `)`
+                // (expanded by `assign_array`, which splits what is unquoted).
+                if v.starts_with('(') && v.ends_with(')') && v.len() > 1 {
+                    prefix.push(self.render_orig(&words[k]));
+                    assigns.push((n.to_string(), v.to_string()));
+                    k += 1;
+                    continue;
+                }
                 if v.starts_with('(') && !v.ends_with(')') {
                     let mut joined = v.to_string();
                     let mut j = k + 1;
@@ -462,7 +474,9 @@ impl Ctx<'_> {
             }
             let mut args = Vec::new();
             for w in &words[k..] {
-                args.extend(self.resolve_word(w, depth));
+                let resolved = self.resolve_word(w, depth);
+                self.keep_split_word(w, &resolved);
+                args.extend(resolved);
             }
             // One unit for each word it expanded to (the command's own: `PIECE_UNITS`).
             if !self.spend_units(args.len()) {
@@ -535,11 +549,20 @@ impl Ctx<'_> {
                 let errexit = self.errexit;
                 self.errexit &= !errexit_ignored;
                 self.exited = false;
+                let fails_after = std::mem::replace(
+                    &mut self.caller_fails_after,
+                    std::mem::take(&mut self.caller_fails_next),
+                );
                 let found = self.call_function(&body, &args[1..], &assigns, depth);
+                self.caller_fails_after = fails_after;
                 self.errexit = errexit;
                 if found.is_none() && std::mem::take(&mut self.exited) {
                     return Step::Exit;
                 }
+                return found.map_or(Step::Next, Step::Found);
+            }
+            // `redis-cli $ARGS ping` with ARGS set in a branch: the command as each value makes it.
+            if let Some(found) = self.analyze_alternatives(&args, &assigns, &prefix, depth) {
                 return found.map_or(Step::Next, Step::Found);
             }
             self.analyze_args(&args, assigns, &prefix, depth).map_or(Step::Next, Step::Found)

@@ -620,6 +620,14 @@ impl Ctx<'_> {
                 match kind {
                     "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
                         self.substitution(n, walk, depth, cur, subs);
+                        // Unquoted, its output is split into words (`redis-cli $(cat f) ping`:
+                        // `script::split_words`).
+                        if quote == Quote::None
+                            && kind == "command_substitution"
+                            && let Some(m) = cur.chars().last()
+                        {
+                            self.split_words.insert(m);
+                        }
                     }
                     "expansion" => {
                         // `${...}` as written (its value is resolved by the word stage).

@@ -139,6 +139,10 @@ pub(super) struct Rules {
     /// For a called function's body, the code besides it that runs in its shell and may read
     /// what it assigns ([`Callers`]).
     pub(super) callers: Option<Callers>,
+    /// For a called function's body: what the caller runs next after the call certainly fails
+    /// (`f; exit 1`, `f; echo down; false`), so an `exit 0` the body may take decides the
+    /// script's status (`zero::exits_past_body`).
+    pub(super) caller_fails_after: bool,
     /// The known functions harmless to call ([`known_ok`]), made when first asked, or given by
     /// [`Rules::share_known_ok`].
     known_ok: std::cell::OnceCell<std::rc::Rc<Vec<String>>>,
@@ -269,6 +273,7 @@ pub(super) fn rules(
         container_env,
         in_function: false,
         callers: None,
+        caller_fails_after: false,
         known_ok: std::cell::OnceCell::new(),
         base: std::cell::OnceCell::new(),
     })
@@ -365,7 +370,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     if only_leaves_its_loop(construct, walk) {
                         return Some((LEAVES_LOOP, at));
                     }
-                    if selection_is_harmless(at, construct, walk, &funcs)
+                    if (selection_is_harmless(at, construct, walk, &funcs)
+                        && !zero::exits_past_body(at, construct, walk, rules))
                         || same_writes(at, construct, walk)
                         || zero::branches_end_zero(at, construct, walk, rules, &funcs)
                     {
@@ -656,7 +662,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     && let Some(decl) = parent_of(up).filter(|d| d.kind_name() == "declaration_command")
                     && unread_declaration(up, decl, walk, rules)
                 {
-                    return Some((DECLARED, decl));
+                    let keyword = text(decl, walk).split_whitespace().next().unwrap_or("");
+                    return Some((declared(keyword), decl));
                 }
                 // `case "$(redis-cli -h cache ping)" in PONG) ...`: the output only chooses
                 // the item, whose status is the case's (`shapes::case_is_harmless`).

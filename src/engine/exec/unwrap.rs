@@ -656,6 +656,7 @@ impl Ctx<'_> {
                 }
                 _ => {
                     let hits = self.tool_hits(name, &rest, &overrides);
+                    let no_target = hits.is_empty();
                     let mut words = prefix_disp.to_vec();
                     words.extend(args.iter().cloned());
                     if let Some(mut d) = self.first_dependency(&base, hits, &words) {
@@ -684,6 +685,13 @@ impl Ctx<'_> {
                         let mut d = self.make_dependency(&base, hit, args, prefix_disp);
                         d.quorum = Some(format!("{} ({})", check.command.why, check.source));
                         return Some(d);
+                    }
+                    // A client given no host but the words of a value known only at run time
+                    // (`redis-cli $ARGS ping`): not its local default, the host is unknown.
+                    if no_target && let Some(hit) = self.split_word_hit(name, &rest) {
+                        let target = hit.target.clone();
+                        let d = self.make_dependency(&base, hit, args, prefix_disp);
+                        return Some(self.split_word_dependency(d, &target));
                     }
                     // A program nothing here knows, given a URL: a warning naming its host.
                     let hits = self.url_argument_hits(name, &rest);

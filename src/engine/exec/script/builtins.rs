@@ -160,6 +160,24 @@ impl Ctx<'_> {
                 self.read_builtin(rest, assigns);
                 true
             }
+            // `mapfile [-d DELIM] [-n COUNT] [-O ORIGIN] [-s COUNT] [-t] [-u FD] [-C CALLBACK] [-c
+            // QUANTUM] [ARRAY]` (`readarray` the same; bash manual, "Bash Builtins"): the lines
+            // of its input, known only at run time, fill ARRAY (`MAPFILE` by default). Each
+            // element is then a value known only at run time (s24: the array was not followed,
+            // and a client given an element was only noted).
+            "mapfile" | "readarray" => {
+                let mut name = "MAPFILE".to_string();
+                let mut words = rest.iter().map(|a| self.render_lit(a));
+                while let Some(w) = words.next() {
+                    if w.len() == 2 && w.starts_with('-') && "dnOsuCc".contains(&w[1..]) {
+                        words.next();
+                    } else if is_ident(&w) {
+                        name = w;
+                    }
+                }
+                self.read_array(&name, None);
+                true
+            }
             _ => false,
         }
     }

@@ -14,11 +14,27 @@ impl Ctx<'_> {
             self.drop_array(name);
             return value;
         };
-        let elements = super::super::shell::piece_words(inner);
+        let words = super::super::shell::piece_words(inner);
         self.drop_array(name);
+        // An unquoted expansion is split into fields, each an element (bash manual, "Arrays":
+        // the words of the compound assignment are expanded as a command's are): one whose
+        // value is known only at run time makes any number of elements (`arr=($(cat FILE))`),
+        // so every element is then known only at run time, never an empty one (s24).
+        let mut elements = Vec::with_capacity(words.len());
+        for e in &words {
+            if !e.contains('$') && !e.chars().any(|c| self.split_words.contains(&c)) {
+                elements.push(self.resolve_text(e, depth, true).0);
+                continue;
+            }
+            let fields = self.resolve_word(e, depth);
+            if fields.iter().any(|f| self.holds_unknown_value(f)) {
+                self.read_array(name, None);
+                return self.shell_vars.get(name).cloned().unwrap_or_default();
+            }
+            elements.extend(fields);
+        }
         let mut first = String::new();
-        for (i, e) in elements.iter().enumerate() {
-            let (v, _) = self.resolve_text(e, depth, true);
+        for (i, v) in elements.iter().cloned().enumerate() {
             if i == 0 {
                 first = v;
             } else {
@@ -28,6 +44,23 @@ impl Ctx<'_> {
         // (With W0, so that a later assignment to NAME by other means is seen: see `brace_expand`.)
         self.shell_vars.insert(format!("{name}[#]"), format!("{}\0{first}", elements.len()));
         first
+    }
+
+    /// Whether `value` holds a value known only at run time (a variable, command output, one of
+    /// several values, a script variable not followed).
+    /// (Looked up marker by marker, not rendered, a few literals deep.)
+    fn holds_unknown_value(&self, value: &str) -> bool {
+        fn within(ctx: &Ctx<'_>, value: &str, depth: usize) -> bool {
+            depth < 8
+                && value.chars().any(|c| match ctx.ref_of(c).map(|r| &r.kind) {
+                    Some(
+                        RefKind::Unresolved | RefKind::UnresolvedCmd | RefKind::OneOf(_) | RefKind::Unknown,
+                    ) => true,
+                    Some(RefKind::Lit(v)) => within(ctx, v, depth + 1),
+                    _ => false,
+                })
+        }
+        within(self, value, 0)
     }
 
     /// Forgets the elements after 0 of the array `name` (a new value, or `unset`).

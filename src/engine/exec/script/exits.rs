@@ -275,3 +275,35 @@ impl super::Ctx<'_> {
         true
     }
 }
+
+/// Whether the pieces after a function call, in its script's own run, certainly fail: output
+/// only (`echo`, `printf` of plain text), then `exit N` with N not 0, or `false`. A branch, a
+/// subshell, a pipe or anything else between: not known.
+pub(super) fn continuation_fails(rest: &[String]) -> bool {
+    use super::super::flow::{EXIT, FUNCTION, GUARD, PIPE, SCOPE, UNCOUPLED};
+    for piece in rest {
+        if let Some(scope) = piece.strip_prefix(SCOPE) {
+            if scope.starts_with('L') {
+                continue;
+            }
+            return false;
+        }
+        if piece.starts_with([FUNCTION, GUARD, PIPE, UNCOUPLED, EXIT]) {
+            return false;
+        }
+        let words: Vec<&str> = piece.split_whitespace().collect();
+        match words.as_slice() {
+            ["false"] => return true,
+            ["exit", n] => return n.parse::<u8>().is_ok_and(|n| n != 0),
+            [program, ..]
+                if matches!(*program, "echo" | "printf")
+                    && !piece.contains(['>', '<', '$', '`'])
+                    && !piece.chars().any(super::super::context::is_reserved_char) =>
+            {
+                continue;
+            }
+            _ => return false,
+        }
+    }
+    false
+}

@@ -89,7 +89,7 @@ impl Ctx<'_> {
 
     /// The array `name` as `read -a` fills it: `fields` when known, else elements known only at run
     /// time (`NAME[#]` holds `?`: every `${NAME[...]}` is then a value known only at run time).
-    fn read_array(&mut self, name: &str, fields: Option<Vec<(String, usize)>>) {
+    pub(super) fn read_array(&mut self, name: &str, fields: Option<Vec<(String, usize)>>) {
         self.drop_array(name);
         self.allexport_mark(name);
         let Some(fields) = fields else {

@@ -25,5 +25,14 @@ pub(super) const OR_ZERO: &str = "its failure only runs the command after `||`, 
 /// A reason the walk gives (`discarded`).
 pub(super) const LOOP_ENDS: &str =
     "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
-/// A reason the walk gives (`discarded`).
-pub(super) const DECLARED: &str = "it is in a declaration (`export X=$(...)`), whose status is its own";
+/// The reason the walk gives (`discarded`) for a check in a declaration's value, naming the
+/// declaration used (`local X=$(...)` was told `export X=$(...)` before s24).
+pub(super) fn declared(keyword: &str) -> &'static str {
+    match keyword {
+        "local" => "it is in a declaration (`local X=$(...)`), whose status is its own",
+        "readonly" => "it is in a declaration (`readonly X=$(...)`), whose status is its own",
+        "declare" => "it is in a declaration (`declare X=$(...)`), whose status is its own",
+        "typeset" => "it is in a declaration (`typeset X=$(...)`), whose status is its own",
+        _ => "it is in a declaration (`export X=$(...)`), whose status is its own",
+    }
+}

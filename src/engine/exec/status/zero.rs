@@ -171,3 +171,19 @@ pub(super) fn only_tests(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
         _ => false,
     }
 }
+
+/// Whether a branch of `construct`, an `if` in a called function's body whose condition `cond`
+/// the check is in, runs `exit`: it ends the caller's script too, whose code after the call this
+/// walk does not see. With no branch taken the `if`, and the call, goes on with status 0 (POSIX
+/// 2.9.4), so what the caller runs next decides: `check() { if C; then exit 0; fi; }; check; exit
+/// 1` exits 0 / 1 in bash 5.2 and dash 0.5.12 (coupled; warned before s24), `...; check; exit 0`
+/// and `...; check` alone 0 / 0. So only where the caller certainly fails next
+/// (`Rules::caller_fails_after`: `exit 1`, `false`, after output only) is the selection not
+/// taken as harmless here.
+pub(super) fn exits_past_body(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    rules.in_function
+        && rules.caller_fails_after
+        && super::harmless::other_parts(cond, construct)
+            .iter()
+            .any(|p| super::super::flow::mentions(text(*p, walk), &["exit"]))
+}
