@@ -31,6 +31,8 @@ pub use crate::engine::paths::KnownHttpPath;
 
 mod blank;
 mod budget;
+mod names;
+pub use names::MAX_OVERRIDE_NAME_CHARS;
 mod seconds;
 use blank::blank_field;
 
@@ -1517,6 +1519,10 @@ fn resolve(file: PolicyFile, origin: &str, text: &str) -> Result<Policy, Vec<Pol
                 field("name"),
                 "is empty: every override needs a name (it appears in logs and metrics)".into(),
             ));
+            continue;
+        }
+        if let Some(why) = names::override_name_too_long(&o.name.value) {
+            errors.push(at(field("name"), why));
             continue;
         }
         if policy.overrides.iter().any(|p| p.name == o.name.value) {

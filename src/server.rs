@@ -15,11 +15,14 @@ pub mod drain;
 pub mod fair;
 pub mod gate;
 pub mod kubeclient;
+mod logfmt;
 pub mod metrics;
 pub mod namespaces;
 pub mod reload;
 pub mod selfmanaged;
 pub mod tls;
+pub mod waiting;
+pub(crate) use logfmt::{log_field, log_list};
 pub mod watch;
 
 use std::net::SocketAddr;
@@ -178,9 +181,11 @@ fn off_the_async_workers(body: &[u8]) -> bool {
 pub const SMALL_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
 
 /// Most requests in flight on one HTTP/2 connection (`SETTINGS_MAX_CONCURRENT_STREAMS`; hyper's
-/// default is 200). Go's HTTP/2 client, the API server's, opens another connection when a
-/// server's limit is reached.
-pub const H2_MAX_CONCURRENT_STREAMS: u32 = 64;
+/// default is 200): 32. Go's HTTP/2 client, the API server's, opens another connection when a
+/// server's limit is reached. It was 64 until s24: with the 1 MiB connection window, halving it
+/// brought the peak of the s24 flood (64 connections of 64 streams of 2.8 MB reviews) from 72 to
+/// 95 MB down to 43 to 55 MB (docs/server.md).
+pub const H2_MAX_CONCURRENT_STREAMS: u32 = 32;
 
 /// HTTP/2 flow-control window of one stream: 256 KiB. A body arrives one window per round trip
 /// at most (h2 grants more once half of it is read), so this sets how long a large review takes
@@ -189,27 +194,37 @@ pub const H2_MAX_CONCURRENT_STREAMS: u32 = 64;
 /// to s19 needed hundreds of round trips and hit the 4 s request bound (408: under
 /// `failurePolicy: Ignore`, admitted unchecked). docs/server.md has the measurements.
 ///
-/// A stream whose body waits, unread, for its share of [`LARGE_BODY_BUDGET_BYTES`] holds up to
-/// one stream window of its connection's window until it is read; the connection window
-/// ([`H2_CONNECTION_WINDOW_BYTES`]) holds [`H2_MAX_CONCURRENT_STREAMS`] of them (checked at
-/// compile time), so such streams can never fill it and stall the other bodies on their
-/// connection (issue 9: with 64 KiB stream windows in a 512 KiB connection window, eight waiting
-/// 737 KB bodies stalled every other stream until the request timeout).
+/// A stream whose body waits, unread, for its share of a body budget holds up to one stream
+/// window of its connection's window until it is read: the bodies waiting on one connection may
+/// hold at most [`WAITING_PER_CONNECTION_BYTES`], half the connection window (checked at compile
+/// time), so that they never fill it and stall the other bodies on their connection (issue 9:
+/// with 64 KiB stream windows in a 512 KiB connection window, eight waiting 737 KB bodies
+/// stalled every other stream until the request timeout).
 pub const H2_STREAM_WINDOW_BYTES: u32 = 256 * 1024;
 
-/// HTTP/2 flow-control window of one connection: 16 MiB, [`H2_MAX_CONCURRENT_STREAMS`] stream
-/// windows (hyper's default is 1 MiB). It bounds the body data one connection can make the
-/// server hold before the server reads it; bodies being read count against the body budgets
-/// instead. At the connection cap that is at most 16 GiB over [`conn::MAX_CONNECTIONS`]
-/// connections in theory, past any container's memory: only the API server should reach the
-/// webhook's port (docs/server.md, NetworkPolicy).
-pub const H2_CONNECTION_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
+/// HTTP/2 flow-control window of one connection: 1 MiB, four stream windows (hyper's default is
+/// 1 MiB too). It bounds the request data one connection can make the server hold before the
+/// server reads it (data of streams not yet read, refused or waiting); bodies being read count
+/// against the body budgets instead. It was 16 MiB (a window for each of 64 streams) from s20 to
+/// s23: under the s24 flood (64 connections of 64 streams of 2.8 MB reviews, h2load) the data the
+/// clients sent for streams opened faster than they were refused took the server to 95 to
+/// 154 MB, over deploy/'s 128 MiB; with 1 MiB (and [`H2_MAX_CONCURRENT_STREAMS`] at 32) the peak
+/// was 43 to 55 MB (docs/server.md). 64 connections hold at most 64 MiB this way; only the API
+/// server should reach the webhook's port (docs/server.md, NetworkPolicy).
+pub const H2_CONNECTION_WINDOW_BYTES: u32 = 1024 * 1024;
 
-// Streams whose bodies wait unread cannot fill the connection window between them (see
-// H2_STREAM_WINDOW_BYTES).
-const _: () = assert!(
-    H2_MAX_CONCURRENT_STREAMS as u64 * H2_STREAM_WINDOW_BYTES as u64 <= H2_CONNECTION_WINDOW_BYTES as u64
-);
+/// Most bytes of request body data that requests waiting for room in a body budget may make the
+/// server hold unread on one connection (counted as for [`WAITING_BODY_BYTES`]): 512 KiB, half of
+/// [`H2_CONNECTION_WINDOW_BYTES`] (two stream windows). A request that would take its
+/// connection past it is answered 503 at once, its stream reset after the answer; the other
+/// half of the window stays for the bodies being read beside them (a small review's, say), which
+/// waiting streams could otherwise stall until the 4 s request bound (issue 9, s24 item 1).
+pub const WAITING_PER_CONNECTION_BYTES: usize = H2_CONNECTION_WINDOW_BYTES as usize / 2;
+
+// Waiting bodies leave half of their connection's window to the others, and one waiting body
+// (one stream window at most) always fits.
+const _: () = assert!(2 * WAITING_PER_CONNECTION_BYTES <= H2_CONNECTION_WINDOW_BYTES as usize);
+const _: () = assert!(WAITING_PER_CONNECTION_BYTES >= H2_STREAM_WINDOW_BYTES as usize);
 
 // The largest body accepted arrives in at most 16 stream windows (about 32 round trips with h2's
 // half-window updates), well inside the request bound over a 20 ms round trip.
@@ -236,7 +251,7 @@ pub const LARGE_BODY_BUDGET_BYTES: usize = 12 * 1024 * 1024;
 
 /// Most bytes of request body data that requests waiting for room in a body budget
 /// ([`LARGE_BODY_BUDGET_BYTES`], [`SMALL_BODY_BUDGET_BYTES`]) can make the server hold unread, all
-/// connections together: 16 MiB, [`H2_MAX_CONCURRENT_STREAMS`] stream windows. A waiting HTTP/2
+/// connections together: 16 MiB, 64 stream windows. A waiting HTTP/2
 /// request's body is unread, but the h2 crate keeps what its client sends within the stream
 /// window: each waiting request counts its stream window, or its declared length when that is
 /// smaller (the h2 crate refuses data past it), and at least [`INLINE_BODY_BYTES`]: the DATA frames
@@ -300,6 +315,8 @@ pub struct AppState {
     small_body_budget: budget::BodyBudget,
     /// Unread bytes that bodies waiting for their budget may hold (see [`WAITING_BODY_BYTES`]).
     waiting_room: tokio::sync::Semaphore,
+    /// The same, per connection (see [`WAITING_PER_CONNECTION_BYTES`]).
+    waiting_per_connection: waiting::PerConnection,
     /// Evaluations on the blocking pool (see [`MAX_BLOCKING_EVALUATIONS`]), one connection after
     /// another ([`fair`]).
     blocking_evaluations: Arc<fair::FairPlaces>,
@@ -329,6 +346,7 @@ impl AppState {
                 Some(budget::SMALL_BODY_STALL_AFTER),
             ),
             waiting_room: tokio::sync::Semaphore::new(WAITING_BODY_BYTES),
+            waiting_per_connection: waiting::PerConnection::new(WAITING_PER_CONNECTION_BYTES),
             blocking_evaluations: fair::FairPlaces::new(MAX_BLOCKING_EVALUATIONS, MAX_WAITING_EVALUATIONS),
             configmaps: ArcSwapOption::empty(),
             refusal_log: gate::RefusalLog::default(),
@@ -804,32 +822,6 @@ fn redact_schemeless_userinfo(text: &str) -> String {
         }
     }
     out
-}
-
-/// A request- or policy-supplied string (uid, namespace, kind, name, path, an override's name)
-/// for a log field, Debug-style: `"` and `\` escaped with a backslash, control characters (newlines,
-/// NUL, escapes) as `\u{..}` ([`log_safe`]), cut at 253 characters (the longest valid name), with
-/// spaces, `=` and `,` escaped too (`\u{20}`, `\u{3d}`, `\u{2c}`), so that a crafted value can
-/// neither start a line nor add `key=value` fields or list items to a text log line (valid names
-/// contain none of them). s22 break-it pass: an override named `a\nforged line` was written raw.
-pub(crate) fn log_field(s: &str) -> std::borrow::Cow<'_, str> {
-    let cut = crate::engine::excerpt(s, 253);
-    let plain = |c: &str| !c.contains(['"', '\\', ' ', '=', ',']);
-    // The usual case, a short name with nothing to escape, is logged as it is (no allocation).
-    if let std::borrow::Cow::Borrowed(cut) = cut
-        && matches!(log_safe(cut), std::borrow::Cow::Borrowed(_))
-        && plain(cut)
-    {
-        return std::borrow::Cow::Borrowed(cut);
-    }
-    // Backslashes first: the `\u{..}` escapes added after them stay single.
-    let quoted = cut.replace('\\', "\\\\").replace('"', "\\\"");
-    log_safe(&quoted).replace(' ', "\\u{20}").replace('=', "\\u{3d}").replace(',', "\\u{2c}").into()
-}
-
-/// Names for one log field, each as [`log_field`], joined with `,`.
-pub(crate) fn log_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    names.into_iter().map(log_field).collect::<Vec<_>>().join(",")
 }
 
 /// Everything `probegate serve` needs.

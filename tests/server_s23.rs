@@ -90,8 +90,8 @@ async fn post(
 /// unchecked): the evaluation places were handed out in arrival order, and the small lane's queue
 /// held 2,751 reviews. Now they are handed out one connection after another. Here one connection's
 /// reviews hold every place (each waits for a ConfigMap read the test lets through one at a time)
-/// and 36 more of them wait; a coupled small review on a second connection is evaluated as soon
-/// as the second place is given back (denied), not after the 36. Without the turns it would wait
+/// and 28 more of them wait (36 until s24, 64 streams a connection); a coupled small review on a second connection is evaluated as soon
+/// as the second place is given back (denied), not after the 28. Without the turns it would wait
 /// for all of them, past its request bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_small_review_from_another_connection_does_not_queue_behind_one_connections_backlog() {
@@ -114,7 +114,8 @@ async fn a_small_review_from_another_connection_does_not_queue_behind_one_connec
         )
     };
     let places = server::MAX_BLOCKING_EVALUATIONS;
-    let backlog = 36;
+    // As many as one connection carries at once (32 since s24; the backlog was 36 with 64).
+    let backlog = server::H2_MAX_CONCURRENT_STREAMS as usize - places;
     let mut flood = h2_connection(running.addr, &ca).await;
     for i in 0..places + backlog {
         let name = format!("health-{i}");

@@ -41,9 +41,37 @@ pub const DRAIN_MAX_BYTES: u64 = 2 * MAX_BODY_BYTES as u64;
 pub const DRAIN_TIMEOUT: Duration = REQUEST_TIMEOUT;
 
 /// `request` with a body that, when dropped before its end, goes on being read (and discarded) in
-/// a task of its own, within [`DRAIN_MAX_BYTES`] and [`DRAIN_TIMEOUT`] (HTTP/1.1 and HTTP/2 alike).
+/// a task of its own, within [`DRAIN_MAX_BYTES`] and [`DRAIN_TIMEOUT`] (HTTP/1.1 and HTTP/2 alike),
+/// unless its [`NoDrain`] (in the request's extensions) was set.
 pub fn on_drop(request: axum::extract::Request) -> axum::extract::Request {
-    request.map(|body| Body::new(DrainOnDrop { inner: Some(body), ended: false }))
+    let skip = NoDrain::default();
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(skip.clone());
+    axum::extract::Request::from_parts(
+        parts,
+        Body::new(DrainOnDrop { inner: Some(body), ended: false, skip }),
+    )
+}
+
+/// In a request's extensions (put there by [`on_drop`]): set, the request's unread body is not
+/// drained after its answer but dropped, so that HTTP/2 resets its stream after the answer
+/// (RST_STREAM(NO_ERROR), RFC 9113 section 8.1) and the client stops sending it. For the 503 of a
+/// request refused because too many bodies already wait ([`super::WAITING_BODY_BYTES`]): draining
+/// it kept the client uploading a body already refused, at the expense of the bodies admitted
+/// beside it on its connection, and under a flood (s24: 64 HTTP/2 connections of 64 streams of
+/// 2.8 MB reviews) the data arriving for thousands of such streams was what the server held.
+#[derive(Clone, Default)]
+pub struct NoDrain(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl NoDrain {
+    /// The body is dropped, not drained, when the request is done with it.
+    pub fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// A request body drained when dropped unfinished (see [`on_drop`]).
@@ -52,6 +80,8 @@ struct DrainOnDrop {
     inner: Option<Body>,
     /// The body returned its end (`None`): nothing is left to drain.
     ended: bool,
+    /// Set: dropped, not drained.
+    skip: NoDrain,
 }
 
 impl http_body::Body for DrainOnDrop {
@@ -81,7 +111,7 @@ impl http_body::Body for DrainOnDrop {
 impl Drop for DrainOnDrop {
     fn drop(&mut self) {
         let Some(body) = self.inner.take() else { return };
-        if self.ended || body.is_end_stream() || !worth_draining(&body.size_hint()) {
+        if self.ended || self.skip.is_set() || body.is_end_stream() || !worth_draining(&body.size_hint()) {
             return;
         }
         // Dropped on a runtime thread (the request's task); without a runtime, dropped as it is.

@@ -219,11 +219,15 @@ pub(super) async fn shell(
     // being reset, over HTTP/1.1 instead of the connection being closed under the upload; some
     // clients take either for a failed request and lose the answer ([`drain`]).
     let request = drain::on_drop(request);
-    let response =
-        match tokio::time::timeout(REQUEST_TIMEOUT, admit_body(&state, endpoint, request, next)).await {
-            Ok(response) => response,
-            Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
-        };
+    let response = match tokio::time::timeout(
+        REQUEST_TIMEOUT,
+        admit_body(&state, endpoint, peer, request, next),
+    )
+    .await
+    {
+        Ok(response) => response,
+        Err(_) => StatusCode::REQUEST_TIMEOUT.into_response(),
+    };
     let response = json_errors(response, &method, uri.path());
     if let Some(endpoint) = endpoint {
         count_unreviewed(&state, endpoint, &response, started);
@@ -271,10 +275,13 @@ fn count_unreviewed(state: &AppState, endpoint: Endpoint, response: &Response, s
 /// [`MAX_BODY_BYTES`] (otherwise a client that declares a huge body and sends none waits for the
 /// timeout). Then the body waits for its share of [`super::LARGE_BODY_BUDGET_BYTES`] or
 /// [`super::SMALL_BODY_BUDGET_BYTES`], held until its answer is made; one that would have to wait
-/// while [`WAITING_BODY_BYTES`] of waiting bodies are already held unread gets 503 at once.
+/// while [`WAITING_BODY_BYTES`] of waiting bodies are already held unread, or
+/// [`super::WAITING_PER_CONNECTION_BYTES`] on its connection, gets 503 at once (over HTTP/2 its
+/// stream is then reset, not drained).
 async fn admit_body(
     state: &AppState,
     endpoint: Option<Endpoint>,
+    peer: Option<SocketAddr>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -346,8 +353,23 @@ async fn admit_body(
             // (tens of KiB) however few bytes they hold, so that tiny bodies cannot wait by the
             // thousand.
             let unread = size.min(H2_STREAM_WINDOW_BYTES as usize).max(INLINE_BODY_BYTES) as u32;
+            // Refused unread: over HTTP/2 the stream is reset after the answer instead of its
+            // body being drained, so the client stops sending a body already refused
+            // (drain::NoDrain).
+            let refuse = |message: &str| {
+                if request.version() == axum::http::Version::HTTP_2
+                    && let Some(no_drain) = request.extensions().get::<drain::NoDrain>()
+                {
+                    no_drain.set();
+                }
+                error_response(StatusCode::SERVICE_UNAVAILABLE, message)
+            };
+            // On its connection first: waiting bodies may hold half its window at most.
+            let Some(_on_connection) = state.waiting_per_connection.try_hold(peer, unread as usize) else {
+                return refuse(&waiting_on_connection_message());
+            };
             let Ok(_room) = state.waiting_room.try_acquire_many(unread) else {
-                return error_response(StatusCode::SERVICE_UNAVAILABLE, &waiting_room_full_message());
+                return refuse(&waiting_room_full_message());
             };
             let _waiting = state.metrics.body_waiting(which);
             budget.acquire(size as u32).await.map_err(|_| ())
@@ -419,6 +441,13 @@ fn method_not_allowed_message(method: &axum::http::Method, path: &str) -> String
         _ => "GET",
     };
     format!("method not allowed: {path} takes {takes}, not {}", crate::engine::excerpt(method.as_str(), 20))
+}
+
+fn waiting_on_connection_message() -> String {
+    format!(
+        "busy: {} KiB of request bodies already wait to be read on this connection; this one was refused unread, retry later",
+        super::WAITING_PER_CONNECTION_BYTES / 1024
+    )
 }
 
 fn waiting_room_full_message() -> String {
