@@ -22,6 +22,7 @@ pub mod reload;
 pub mod selfmanaged;
 pub mod tls;
 pub mod waiting;
+pub use logfmt::set_json_fields;
 pub(crate) use logfmt::{log_field, log_list};
 pub mod watch;
 

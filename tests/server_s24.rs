@@ -345,3 +345,38 @@ fn logfmt(text: &str) -> Vec<(String, String)> {
     }
     fields
 }
+
+/// With `--log-format json` (the shipped Deployment's) the formatter quotes and escapes each value
+/// itself: the values carry no quotes of ours (s24 had `"source":"\"<embedded default>\""`), and
+/// a crafted namespace is one JSON string, read back as sent.
+#[test]
+fn json_log_fields_are_the_values_themselves() {
+    let args: Vec<String> =
+        ["--addr", "127.0.0.1:0", "--no-namespace-watch", "--log-format", "json"].map(String::from).to_vec();
+    let served = Served::start(&args, &[], Duration::from_secs(60));
+    let ca = served.ca_pem();
+    let forged_namespace = "shop\" denied=false x=\"y";
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut review: Value = serde_json::from_slice(&coupled_review()).unwrap();
+        review["request"]["namespace"] = forged_namespace.into();
+        review["request"]["object"]["metadata"]["namespace"] = forged_namespace.into();
+        let client = https_client(&[&ca], false);
+        let url = format!("https://localhost:{}/validate", served.addr.port());
+        let r = client.post(url).json(&review).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    });
+    wait_until("the decision logged", Duration::from_secs(10), || {
+        served.log().contains("admission decision")
+    });
+    let log = served.log();
+    let object = |message: &str| -> Value {
+        let line = lines_with(&log, message);
+        assert_eq!(line.len(), 1, "{log}");
+        serde_json::from_str(line[0]).unwrap_or_else(|e| panic!("{e}: {}", line[0]))
+    };
+    assert_eq!(object("policy in force")["source"], "<embedded default>", "{log}");
+    let decision = object("admission decision");
+    assert_eq!(decision["namespace"], forged_namespace, "{decision}");
+    assert_eq!(decision["kind"], "Pod", "{decision}");
+}

@@ -3,6 +3,17 @@
 
 use super::log_safe;
 
+/// Whether log lines are JSON (`serve --log-format json`), set once at start
+/// ([`set_json_fields`]).
+static JSON_FIELDS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that log lines are written as JSON objects (`serve --log-format json`, whose formatter
+/// quotes and escapes every value): [`log_field`] then only cuts a value and escapes its control
+/// characters, and adds no quotes. Called once, before the first line is logged.
+pub fn set_json_fields(json: bool) {
+    JSON_FIELDS.store(json, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// A request- or policy-supplied string (uid, namespace, kind, name, path, a file path, the
 /// policy's source) for one text log field, logfmt-style: as it is when it holds nothing to
 /// escape (`namespace=shop`), else in double quotes with `"` and `\` escaped with a backslash and
@@ -14,6 +25,14 @@ use super::log_safe;
 /// `\u{20}` and `\u{3d}` instead of quoting: `source=<embedded\u{20}default>`.
 pub(crate) fn log_field(s: &str) -> std::borrow::Cow<'_, str> {
     let cut = crate::engine::excerpt(s, 253);
+    // A JSON log quotes and escapes each value itself: quotes of ours would be part of the value
+    // (`"source":"\"<embedded default>\""`, s24).
+    if JSON_FIELDS.load(std::sync::atomic::Ordering::Relaxed) {
+        return match cut {
+            std::borrow::Cow::Borrowed(c) => log_safe(c),
+            std::borrow::Cow::Owned(c) => log_safe(&c).into_owned().into(),
+        };
+    }
     let plain = |c: &str| !c.contains(['"', '\\', ' ', '=']);
     // The usual case, a short name with nothing to escape, is logged as it is (no allocation).
     if let std::borrow::Cow::Borrowed(cut) = cut

@@ -90,8 +90,10 @@ pub async fn upload_within_the_window(
         };
         let n = granted.min(rest.len());
         if n > 0 {
+            // (A reset that arrives between the grant and the send fails the send: the same
+            // refusal, seen a step later; under load it does.)
             send.send_data(axum::body::Bytes::copy_from_slice(&rest[..n]), n == rest.len())
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| format!("{e} with {} bytes unsent", rest.len()))?;
             rest = &rest[n..];
         }
     }
