@@ -691,15 +691,30 @@ impl Ctx<'_> {
         let Some((client, tests)) = parts.split_last() else {
             return false;
         };
+        // `hostname -i || FALLBACK` (`hostname`, `hostname -f`, ..., `2>/dev/null` allowed:
+        // `words::is_hostname_command`): the container's own name or address, which a Pod always
+        // has (its `/etc/hosts` maps its host name to its IP: Kubernetes docs, "Adding entries to
+        // Pod /etc/hosts"), so FALLBACK (a command or a pipeline) runs only where the image has
+        // no `hostname` (s24: `host="$(hostname -i || getent hosts redis-master)"; redis-cli -h
+        // "$host" ping` was denied on the `getent`).
+        let own_name = tests.is_empty()
+            && matches!(client.kind_name(), "command" | "redirected_statement")
+            && super::words::is_hostname_command(&super::pod_output::without_stderr_to_null(text(
+                *client, walk,
+            )))
+            && matches!(second.kind_name(), "command" | "pipeline");
         let name = client.child_by_field("name").map(|n| text(n, walk));
         let mut c = client.walk();
         let args: Vec<String> =
             client.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
-        let Some(program) = name.filter(|_| client.kind_name() == "command").map(super::context::basename)
-        else {
-            return false;
+        let program = match name.filter(|_| client.kind_name() == "command").map(super::context::basename) {
+            _ if own_name => "hostname",
+            Some(program) => program,
+            None => return false,
         };
-        if super::clients::find_client(program, &args).is_none() || second.kind_name() != "command" {
+        if !own_name
+            && (super::clients::find_client(program, &args).is_none() || second.kind_name() != "command")
+        {
             return false;
         }
         // CLIENT must be this Pod's own check: FALLBACK runs whenever CLIENT fails and its status

@@ -58,7 +58,7 @@ fn split_or_list(text: &str) -> Option<Vec<&str>> {
 
 /// `alternative` without `2>/dev/null` (or `2> /dev/null`): what the command writes to its
 /// standard output, the substitution's value, is the same.
-fn without_stderr_to_null(alternative: &str) -> String {
+pub(super) fn without_stderr_to_null(alternative: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut words = alternative.split_whitespace().peekable();
     while let Some(w) = words.next() {
