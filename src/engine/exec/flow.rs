@@ -691,18 +691,13 @@ impl Ctx<'_> {
         let Some((client, tests)) = parts.split_last() else {
             return false;
         };
-        // `hostname -i || FALLBACK` (`hostname`, `hostname -f`, ..., `2>/dev/null` allowed:
-        // `words::is_hostname_command`): the container's own name or address, which a Pod always
-        // has (its `/etc/hosts` maps its host name to its IP: Kubernetes docs, "Adding entries to
-        // Pod /etc/hosts"), so FALLBACK (a command or a pipeline) runs only where the image has
-        // no `hostname` (s24: `host="$(hostname -i || getent hosts redis-master)"; redis-cli -h
-        // "$host" ping` was denied on the `getent`).
+        // `hostname -i || FALLBACK`: FALLBACK runs only without `hostname` (`pod_output`).
         let own_name = tests.is_empty()
-            && matches!(client.kind_name(), "command" | "redirected_statement")
-            && super::words::is_hostname_command(&super::pod_output::without_stderr_to_null(text(
-                *client, walk,
-            )))
-            && matches!(second.kind_name(), "command" | "pipeline");
+            && super::pod_output::hostname_fallback(
+                client.kind_name(),
+                text(*client, walk),
+                second.kind_name(),
+            );
         let name = client.child_by_field("name").map(|n| text(n, walk));
         let mut c = client.walk();
         let args: Vec<String> =
