@@ -1835,7 +1835,6 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "pg_isready -h orders-db || false",
         "pg_isready -h orders-db || [ -f /ok ]",
         "for h in a b; do pg_isready -h orders-db; done",
-        "pg_isready -h orders-db; trap 'exit 1' EXIT; curl -sf localhost:8080/",
         "pg_isready -h orders-db & wait $!; curl -sf localhost:8080/",
         "f() { exit 1; }; if pg_isready -h orders-db; then :; else f; fi",
         "until pg_isready -h orders-db; do sleep 1; done; curl -sf localhost:8080/",
@@ -1846,7 +1845,6 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
         "pg_isready -h orders-db || supervisorctl restart app",
         // A caller's `pipefail`, ERR trap (`set -E`) and errexit hold in the function's body.
         "set -o pipefail; f() { pg_isready -h orders-db | true; }; f",
-        "set -E; trap 'exit 1' ERR; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f; true",
         "set -eu; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f",
         // The output of a command whose status is not used, read further up.
         "{ pg_isready -h orders-db; curl -sf localhost:8080/; } | grep -q accepting",
@@ -1861,6 +1859,26 @@ fn a_check_whose_status_is_discarded_is_a_warning() {
             let got = finding_of(&[shell, "-c", script]);
             assert_eq!(got.as_ref().map(|g| g.0), Some(Action::Deny), "{shell} {script:?}: {got:?}");
         }
+    }
+    // s24: an EXIT trap set after the check that ends with `exit 1` makes the script exit 1
+    // whatever the check gives (bash 5.2 and dash 0.5.12, `curl` stubbed to exit 0: 1 / 1): never
+    // coupled, a warning that says the probe fails every time (it was in `denied` above).
+    for shell in ["sh", "bash"] {
+        let script = "pg_isready -h orders-db; trap 'exit 1' EXIT; curl -sf localhost:8080/";
+        let got = finding_of(&[shell, "-c", script]);
+        assert!(
+            got.as_ref().is_some_and(|g| g.0 == Action::Warn && g.1.contains("fails every time")),
+            "{shell} {script:?}: {got:?}"
+        );
+    }
+    // s24: an ERR trap run in functions under `set -E` is bash's: dash has no ERR condition and
+    // runs on (`curl` stubbed to exit 0: bash 0 / 1, dash 0 / 0), so under `sh` the verdict rests
+    // on which shell `sh` is, a warning; `bash -c` stays denied (it was in `denied` above).
+    let script =
+        "set -E; trap 'exit 1' ERR; f() { pg_isready -h orders-db; curl -sf localhost:8080/; }; f; true";
+    for (shell, want) in [("sh", Action::Warn), ("bash", Action::Deny)] {
+        let got = finding_of(&[shell, "-c", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(want), "{shell} {script:?}: {got:?}");
     }
     // The shell's own `-e`.
     let got = finding_of(&["sh", "-ec", "pg_isready -h orders-db; curl -sf localhost:8080/"]);
@@ -2001,8 +2019,6 @@ fn status_reads_options_and_harmless_fallbacks_are_judged_where_they_are() {
         "pg_isready -h orders-db && exec curl -sf localhost:8080/healthz",
         "curl -sf localhost:8080/healthz; exec pg_isready -h orders-db",
         "exec 3>&1; pg_isready -h orders-db; exit $?",
-        "trap 'rm -f /tmp/ready' ERR; touch /tmp/ready; pg_isready -h orders-db; [ -f /tmp/ready ]",
-        "trap 'exit 1' ERR; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
         "f() { set -e; }; f; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
         "for i in 1 2; do pg_isready -h orders-db; set -e; done; curl -sf localhost:8080/healthz",
         "[ -z \"$X\" ] && set -e; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
@@ -2036,6 +2052,19 @@ fn status_reads_options_and_harmless_fallbacks_are_judged_where_they_are() {
             let got = finding_of(&[shell, "-c", script]);
             if got.as_ref().map(|g| g.0) != Some(Action::Deny) {
                 wrong.push(format!("deny expected: {shell} {script:?}: {got:?}"));
+            }
+        }
+    }
+    // An ERR trap is bash's (the table: bash 1 / 0, dash 0 / 0): denied under `bash -c`; under
+    // `sh -c`, which may be dash, a warning that names the doubt (s24; both were denied there).
+    for script in [
+        "trap 'rm -f /tmp/ready' ERR; touch /tmp/ready; pg_isready -h orders-db; [ -f /tmp/ready ]",
+        "trap 'exit 1' ERR; pg_isready -h orders-db; curl -sf localhost:8080/healthz",
+    ] {
+        for (shell, want) in [("sh", Action::Warn), ("bash", Action::Deny)] {
+            let got = finding_of(&[shell, "-c", script]);
+            if got.as_ref().map(|g| g.0) != Some(want) {
+                wrong.push(format!("{want:?} expected: {shell} {script:?}: {got:?}"));
             }
         }
     }

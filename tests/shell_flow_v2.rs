@@ -151,16 +151,19 @@ fn a_loop_s_status_is_its_last_iteration_s() {
 ///   its separators, so a file named `@` is "named" by `probe@localhost` (0 / 0 in both, `curl`
 ///   stubbed to exit 0: a warning);
 /// - `harmless.rs` `harmless_traps`, `i + 4 + j` made `i * 4 + j`: the scan skips past the second
-///   `trap`, an ERR trap that exits (bash 1 / 0, dash 0 / 0, ERR is bash's: denied).
+///   `trap`, an ERR trap that exits (bash 1 / 0, dash 0 / 0, ERR is bash's: denied under `bash
+///   -c`; s24: under `sh -c`, which may be dash, a warning that says so).
 #[test]
 fn survivors_of_the_sample_on_7ccbcae_are_told_apart() {
     expect_actions(
         &["pg_isready -h orders-db > /tmp/@; curl -sf http://probe@localhost:8080/healthz"],
-        &[
-            "echo \"$(set -e; pg_isready -h orders-db; echo up > /tmp/s)\"; grep -q up /tmp/s",
-            ": ; trap '' TERM; trap 'exit 1' ERR; pg_isready -h orders-db; echo done",
-        ],
+        &["echo \"$(set -e; pg_isready -h orders-db; echo up > /tmp/s)\"; grep -q up /tmp/s"],
     );
+    let script = ": ; trap '' TERM; trap 'exit 1' ERR; pg_isready -h orders-db; echo done";
+    for (shell, want) in [("bash", Action::Deny), ("sh", Action::Warn)] {
+        let got = finding_of(&[shell, "-c", script]);
+        assert_eq!(got.as_ref().map(|g| g.0), Some(want), "{shell} {script:?}: {got:?}");
+    }
 }
 
 /// Session 15 (found reading the first survivor above): with errexit on, a check that is not the

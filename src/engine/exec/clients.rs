@@ -669,7 +669,7 @@ impl Ctx<'_> {
         // An empty `-h ''` is unset: libpq then reads PGHOST, else the socket (`PQconnectdbParams`:
         // "If any parameter is NULL or an empty string, the corresponding environment variable ... is checked").
         let mut host: Option<(Vec<String>, String)> =
-            p.get(c.host_opts).pop().filter(|v| !v.is_empty()).map(|v| (hosts_of(&v), v));
+            p.get(c.host_opts).pop().filter(|v| !v.is_empty()).map(|v| (databases::libpq_hosts(&v), v));
         let mut hostaddr: Option<(Vec<String>, String)> = None;
         let mut conns = p.get(&["d", "dbname", "maintenance-db"]);
         conns.extend(p.pos.iter().cloned());

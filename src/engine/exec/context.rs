@@ -251,7 +251,7 @@ pub(super) struct Ctx<'e> {
     /// at its end ends the caller's script, and `return` returns from it.
     pub(super) splitting_body: bool,
     /// The probe's own script sets an EXIT trap whose action ends with `exit 0`, certainly and
-    /// before the piece analysed now (`script::exits::exit_zero_trap`): the script exits 0
+    /// before the piece analysed now (`script::exits::exit_trap_status`): the script exits 0
     /// whatever its commands return. The reason said for what a later command reaches.
     pub(super) exit_trap: Option<String>,
     /// The `env -S STRING` being analysed, innermost: the argv it was rebuilt as (`env`, STRING's
@@ -259,11 +259,15 @@ pub(super) struct Ctx<'e> {
     /// dependency found in that argv is shown as written, `env -S 'redis-cli -h cache ping'`,
     /// not as the split words (`env redis-cli -h cache ping`; s18 fresh-user pass).
     pub(super) env_split: Option<EnvSplit>,
-    /// A `trap` command was analysed: whether it sets such an EXIT trap (taken by `run_pieces`).
-    pub(super) trap_seen: Option<bool>,
+    /// A `trap` command was analysed: the status N when it sets such an EXIT trap, one whose
+    /// action ends with `exit N` (`script::exits::exit_trap_status`; taken by `run_pieces`).
+    pub(super) trap_seen: Option<Option<u8>>,
     /// The probe's own script could keep such a trap: its only `trap`, and no `exec`, `kill`,
     /// `source`, `.` or `eval` (`script::exits::trap_may_hold`).
     pub(super) trap_may_hold: bool,
+    /// The script is run by `sh` and sets an ERR trap that bash runs and dash rejects: the walk
+    /// reads it as dash does, and what it finds uncoupled is a doubt (`exit_traps::SH_ERR_TRAP`).
+    pub(super) sh_err_trap: bool,
     /// The piece being analysed runs in the probe's own shell: its own script (no function's
     /// body), outside any subshell (set by `run_pieces`): an EXIT trap set there ends the probe's
     /// script with its action's `exit` (`script::exit_traps`).
@@ -465,6 +469,7 @@ impl<'e> Ctx<'e> {
             env_split: None,
             trap_seen: None,
             trap_may_hold: false,
+            sh_err_trap: false,
             in_top_shell: false,
             texts: Vec::new(),
             allexport: Some(false),

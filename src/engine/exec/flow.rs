@@ -691,15 +691,25 @@ impl Ctx<'_> {
         let Some((client, tests)) = parts.split_last() else {
             return false;
         };
+        // `hostname -i || FALLBACK`: FALLBACK runs only without `hostname` (`pod_output`).
+        let own_name = tests.is_empty()
+            && super::pod_output::hostname_fallback(
+                client.kind_name(),
+                text(*client, walk),
+                second.kind_name(),
+            );
         let name = client.child_by_field("name").map(|n| text(n, walk));
         let mut c = client.walk();
         let args: Vec<String> =
             client.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
-        let Some(program) = name.filter(|_| client.kind_name() == "command").map(super::context::basename)
-        else {
-            return false;
+        let program = match name.filter(|_| client.kind_name() == "command").map(super::context::basename) {
+            _ if own_name => "hostname",
+            Some(program) => program,
+            None => return false,
         };
-        if super::clients::find_client(program, &args).is_none() || second.kind_name() != "command" {
+        if !own_name
+            && (super::clients::find_client(program, &args).is_none() || second.kind_name() != "command")
+        {
             return false;
         }
         // CLIENT must be this Pod's own check: FALLBACK runs whenever CLIENT fails and its status

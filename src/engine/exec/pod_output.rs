@@ -23,6 +23,19 @@ pub(super) fn prints_this_pod(content: &str) -> bool {
         && alternatives.iter().all(|a| is_hostname_command(a) || echoes_local_address(a))
 }
 
+/// Whether `client || second` (node kinds and `client`'s text) is `hostname -i || FALLBACK`
+/// (`hostname`, `hostname -f`, ..., `2>/dev/null` allowed: [`is_hostname_command`]), FALLBACK a
+/// command or a pipeline: the container's own name or address, which a Pod always has (its
+/// `/etc/hosts` maps its host name to its IP: Kubernetes docs, "Adding entries to Pod /etc/hosts"),
+/// so FALLBACK runs only where the image has no `hostname` (`flow`'s fallbacks; s24:
+/// `host="$(hostname -i || getent hosts redis-master)"; redis-cli -h "$host" ping` was denied on
+/// the `getent`).
+pub(super) fn hostname_fallback(client_kind: &str, client: &str, second_kind: &str) -> bool {
+    matches!(client_kind, "command" | "redirected_statement")
+        && is_hostname_command(&without_stderr_to_null(client))
+        && matches!(second_kind, "command" | "pipeline")
+}
+
 /// The alternatives of `text` split at each `||` outside quotes and parentheses; `None` when it
 /// holds another list operator there (`;`, `&`, `&&`, a newline), or unbalanced quotes.
 fn split_or_list(text: &str) -> Option<Vec<&str>> {

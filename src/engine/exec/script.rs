@@ -26,6 +26,7 @@ mod exit_traps;
 mod exits;
 mod files;
 mod invocation;
+mod literal_exits;
 mod positional;
 mod read;
 mod scope;
@@ -101,6 +102,15 @@ impl Ctx<'_> {
         // (A called function's body: `call_function` says so for the split of this text alone.)
         self.splitting_body = std::mem::take(&mut self.next_is_body);
         let saved_unknown = self.status_unknown.clone();
+        // Under `sh`, an ERR trap bash runs and dash rejects: the walk (in the split) reads the
+        // script as dash does, and a check it finds uncoupled is a doubt (`exit_traps::SH_ERR_TRAP`).
+        let saved_err_trap = self.sh_err_trap;
+        let traps_harmless = !super::flow::mentions(script, &["trap"])
+            || super::status::harmless_traps(script, self.errexit, &self.functions, false);
+        let dash_only = !traps_harmless
+            && self.shell == Some("sh")
+            && super::status::harmless_traps(script, self.errexit, &self.functions, true);
+        self.sh_err_trap |= dash_only;
         self.split_script(script, depth, &mut pieces);
         self.splitting_body = false;
         if let Some(why) = self.status_unknown_split.take() {
@@ -116,6 +126,10 @@ impl Ctx<'_> {
                 self.status_unknown = Some(format!("`{name}()`"));
             }
         }
+        // An EXIT trap whose action is an expansion's value: the script's status is not read.
+        if self.status_unknown.is_none() && super::status::unread_exit_action(script) {
+            self.status_unknown = Some(exit_traps::UNREAD_EXIT_ACTION.to_string());
+        }
         // bash-only syntax dash reads otherwise: under `sh` a doubt (s23, `dialect`).
         if self.status_unknown.is_none()
             && self.shell == Some("sh")
@@ -130,8 +144,7 @@ impl Ctx<'_> {
         let saved_status = (self.errexit, self.pipefail, self.status_read_elsewhere);
         self.errexit |= super::status::sets_errexit(script);
         self.pipefail |= super::flow::mentions(script, &["pipefail"]);
-        self.status_read_elsewhere |=
-            super::flow::mentions(script, &["trap"]) && !super::status::harmless_traps(script, self.errexit);
+        self.status_read_elsewhere |= !traps_harmless && !dash_only;
         // (A script with a syntax error never gets to its last line: bash exits 2 there.)
         if self.uncoupled.is_none()
             && (had_gap || self.parse_gap.is_none())
@@ -144,9 +157,12 @@ impl Ctx<'_> {
             && depth == 1
             && self.calls == 0
             && (had_gap || self.parse_gap.is_none())
-            && self.exit_zero_trap_ahead(script)
+            && let Some(status) = self.exit_zero_trap_ahead(script)
         {
-            self.uncoupled = Some(exit_traps::EXIT_TRAP_LATER.to_string());
+            self.uncoupled = Some(match status {
+                0 => exit_traps::EXIT_TRAP_LATER.to_string(),
+                n => exits::exit_trap_fails(n),
+            });
         }
         let found = self.analyze_pieces(pieces, depth);
         self.inverted = saved_inverted;
@@ -155,6 +171,7 @@ impl Ctx<'_> {
         self.uncoupled = saved_uncoupled;
         self.status_unknown = saved_unknown;
         (self.errexit, self.pipefail, self.status_read_elsewhere) = saved_status;
+        self.sh_err_trap = saved_err_trap;
         self.defines_function = saved_functions;
         self.texts.pop();
         found
@@ -305,6 +322,11 @@ impl Ctx<'_> {
                     self.inverted_if |= depth == 1 && self.calls == 0;
                     None
                 }
+                // Uncoupled as dash reads the script, where bash runs an ERR trap: a doubt.
+                Some(_) if self.sh_err_trap => {
+                    self.status_unknown.get_or_insert_with(|| exit_traps::SH_ERR_TRAP.to_string());
+                    None
+                }
                 how => how,
             };
             if self.uncoupled.is_none() {
@@ -322,7 +344,7 @@ impl Ctx<'_> {
             self.status_unknown = saved_unknown;
             self.inverted_if = saved_if;
             // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
-            if self.trap_seen.take() == Some(true)
+            if let Some(Some(status)) = self.trap_seen.take()
                 && self.trap_may_hold
                 && depth == 1
                 && self.calls == 0
@@ -330,7 +352,10 @@ impl Ctx<'_> {
                 && scopes.is_empty()
                 && regions.iter().all(Option::is_none)
             {
-                self.exit_trap = Some(exits::EXIT_TRAP.to_string());
+                self.exit_trap = Some(match status {
+                    0 => exits::EXIT_TRAP.to_string(),
+                    n => exits::exit_trap_fails(n),
+                });
             }
             match step {
                 Step::Next => {}
@@ -507,7 +532,7 @@ impl Ctx<'_> {
                 // (Before `trap_seen`, which the action's own run of pieces would take.)
                 let found = self.exit_trap_action(&args[1..], depth);
                 self.trap_seen =
-                    Some(exits::exit_zero_trap(&args[1..]) || self.exit_zero_handler(&args[1..]));
+                    Some(exits::exit_trap_status(&args[1..]).or_else(|| self.exit_zero_handler(&args[1..])));
                 if let Some(found) = found {
                     return Step::Found(found);
                 }

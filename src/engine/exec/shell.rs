@@ -340,6 +340,7 @@ impl Ctx<'_> {
                     set.reads_status,
                     &self.uncertain_functions,
                     (self.env.vars.keys().cloned().collect(), self.env.has_env_from),
+                    self.sh_err_trap,
                 );
                 if let Some(r) = &mut rules {
                     self.body_rules(r, is_body);

@@ -65,6 +65,8 @@ mod subst;
 pub(super) use subst::clears_errexit_in_bash;
 mod texts;
 mod trap_actions;
+mod trap_keeps;
+pub(super) use trap_keeps::unread_exit_action;
 mod traps;
 mod tree;
 mod zero;
@@ -92,7 +94,7 @@ pub(super) use harmless::{leaves_lasting_state, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use texts::{defined_functions, reads_caller_status, shadowing_call};
 use texts::{literal_defaults, variable_exits_as_literal};
-pub(super) use traps::{exits_zero_handler, harmless_traps};
+pub(super) use traps::{exits_zero_handler, handler_exit_status, harmless_traps};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
@@ -192,7 +194,8 @@ impl Rules {
 /// function's body) turn errexit (`errexit`) or pipefail (`pipefail`) on, where the functions
 /// `known` are defined (`uncertain`: those of them that may have been defined otherwise;
 /// `known_reads_status`: a body of one of them may read the status its caller left,
-/// [`reads_caller_status`]).
+/// [`reads_caller_status`]; `dash`: the script is read as dash runs it, `harmless_traps`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn rules(
     src: &str,
     errexit: bool,
@@ -201,9 +204,10 @@ pub(super) fn rules(
     known_reads_status: bool,
     uncertain: &std::collections::HashSet<String>,
     container_env: (Vec<String>, bool),
+    dash: bool,
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
-        || (mentions(src, &["trap"]) && !harmless_traps(src, errexit))
+        || (mentions(src, &["trap"]) && !harmless_traps(src, errexit, known, dash))
         || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe"])
         || texts::may_select(src)
         || (mentions(src, &["wait"]) && !only_bare_waits(src))

@@ -30,6 +30,24 @@ const fn libpq(names: &'static [&'static str], short_val: &'static str, source: 
     }
 }
 
+/// The hosts of libpq's `host` setting (`-h`, `--host`): a comma-separated list of host names,
+/// or directories of a Unix-domain socket (an item starting with `/`), never a URL (PostgreSQL
+/// docs, "Parameter Key Words", `host`; URIs go in `dbname`). An item holding `://`
+/// (`https://pypi.org/simple/`) is kept whole: a name no resolver knows (psql 16: `could not
+/// translate host name "https://pypi.org/simple/" to address`), so the client never reaches a
+/// host there and the item is no dependency (`Ctx::classify`: punctuation no host name has; s24:
+/// `pg_isready -h "https://pypi.org/simple/," -p 5432` was denied as reaching pypi.org). An empty
+/// item is the default, the socket. Other items as [`hosts_of`] reads them (`db:5432` as `db`).
+pub(in super::super) fn libpq_hosts(v: &str) -> Vec<String> {
+    if !v.contains("://") {
+        return hosts_of(v);
+    }
+    v.split(',')
+        .map(str::trim)
+        .flat_map(|item| if item.contains("://") { vec![item.to_string()] } else { hosts_of(item) })
+        .collect()
+}
+
 /// MySQL clients: "the default host name is localhost", a Unix socket file on Unix (MySQL
 /// Reference Manual, "Connecting to the MySQL Server Using Command Options").
 const MYSQL_DEFAULT: &str = "localhost (the Unix socket file)";

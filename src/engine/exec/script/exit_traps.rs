@@ -1,4 +1,4 @@
-//! The EXIT trap beyond `exits::exit_zero_trap` (s22, fresh-user pass): its action analysed as
+//! The EXIT trap beyond `exits::exit_trap_status` (s22, fresh-user pass): its action analysed as
 //! the script it is (`trap 'redis-cli -h cache ping' EXIT` reached the cache unseen), and an
 //! `exit 0` trap set after the check but before the script can end (`f; ret=$?; trap 'exit 0'
 //! EXIT; exit $ret`). Checked with bash 5.2 and dash 0.5.12 and stub clients (down / up): `trap
@@ -21,6 +21,17 @@ pub(super) const EXIT_ACTION: &str =
 /// that can end the shell, is not judged.
 pub(super) const EXIT_ACTION_ELSEWHERE: &str =
     "it runs in an EXIT trap set in a subshell or a function, where its `exit` ends is not followed";
+
+/// Why a check in a script whose EXIT trap's action is an expansion's value (`trap "$A" EXIT`,
+/// `status::unread_exit_action`) is a doubt: that action may end the script with any status.
+pub(super) const UNREAD_EXIT_ACTION: &str =
+    "what its EXIT trap runs (the action is a variable's value, not read here)";
+
+/// Why a check the walk finds uncoupled in a script run by `sh` with an ERR trap whose action
+/// can fail the script is a doubt: dash 0.5.12 has no ERR condition ("bad trap") and runs on,
+/// bash runs the action where a command fails (s24: `trap 'exit 1' ERR; C; echo ok` exits 0 / 0
+/// in dash, 0 / 1 in bash).
+pub(super) const SH_ERR_TRAP: &str = "which shell `sh` is (bash runs the ERR trap, dash has none)";
 
 /// Why a check before a top-level `trap 'exit 0' EXIT` that nothing before it can skip cannot
 /// fail the probe.
@@ -83,13 +94,14 @@ impl Ctx<'_> {
     }
 
     /// Whether `script`, the probe's own script, sets a top-level `trap 'exit 0' EXIT`
-    /// ([`exits::exit_zero_trap`], the script's only `trap`: [`exits::trap_may_hold`]) that it
+    /// ([`exits::exit_trap_status`], the script's only `trap`: [`exits::trap_may_hold`]) that it
     /// certainly reaches: a statement of its own (not in a list, a branch or a pipeline), after
     /// text that names nothing that can end the script or wait on a dependency first (`exit`,
     /// `return`, `exec`, `set`, errexit, `while`/`until`, `source`, `.`, `eval`, `kill`, `${X:?}`)
     /// in a shell started without `-e`. Every way out of the script then runs the trap, whose
-    /// `exit 0` is the script's status.
-    pub(super) fn exit_zero_trap_ahead(&mut self, script: &str) -> bool {
+    /// `exit 0` is the script's status. Also a trap ending with another literal status
+    /// (`exits::exit_trap_status`): its status N is returned, and the probe fails every time.
+    pub(super) fn exit_zero_trap_ahead(&mut self, script: &str) -> Option<u8> {
         if !script.contains("trap")
             || self.errexit
             || !self.functions.is_empty()
@@ -98,21 +110,17 @@ impl Ctx<'_> {
             || self.env.vars.contains_key("SHELLOPTS")
             || !exits::trap_may_hold(script)
         {
-            return false;
+            return None;
         }
-        let Some(parsed) = self.parse(script).filter(|p| p.gap.is_none() && p.trees.len() == 1) else {
-            return false;
-        };
+        let parsed = self.parse(script).filter(|p| p.gap.is_none() && p.trees.len() == 1)?;
         let root = parsed.trees[0].root_node();
         let mut c = root.walk();
-        let Some(trap) = root.named_children(&mut c).find(|k| {
+        let trap = root.named_children(&mut c).find(|k| {
             k.kind_name() == "command"
                 && k.child_by_field("name").is_some_and(|m| script.get(m.byte_range()) == Some("trap"))
-        }) else {
-            return false;
-        };
+        })?;
         if trap.next_sibling().is_some_and(|s| s.kind_name() == "&") {
-            return false;
+            return None;
         }
         let mut c = trap.walk();
         let args: Option<Vec<String>> = trap
@@ -130,19 +138,19 @@ impl Ctx<'_> {
             })
             .collect();
         let before = &script[..trap.start_byte()];
-        args.is_some_and(|a| exits::exit_zero_trap(&a))
-            && !mentions(
-                before,
-                &[
-                    "exit", "return", "exec", "set", "shopt", "errexit", "while", "until", "source", "eval",
-                    "kill",
-                ],
-            )
-            && !before.split_whitespace().any(|w| w == ".")
+        let status = args.and_then(|a| exits::exit_trap_status(&a))?;
+        (!mentions(
+            before,
+            &[
+                "exit", "return", "exec", "set", "shopt", "errexit", "while", "until", "source", "eval",
+                "kill",
+            ],
+        ) && !before.split_whitespace().any(|w| w == ".")
             && !{
                 // (`${X:?}`, `${X?}` end the shell when X is unset; `$?` reads a status.)
                 let rest = before.replace("${?}", "").replace("$?", "");
                 rest.contains("${") && rest.contains('?')
-            }
+            })
+        .then_some(status)
     }
 }

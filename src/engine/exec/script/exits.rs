@@ -44,20 +44,29 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
 /// Why a check after `trap 'exit 0' EXIT` cannot fail the probe.
 pub(super) const EXIT_TRAP: &str = "the script's EXIT trap ends it with `exit 0` (`trap 'exit 0' EXIT`) or its own command's status, whatever this command returns";
 
-/// Whether the words after `trap` (quotes removed) set the EXIT trap (`EXIT`, `exit` or `0`
-/// among the conditions) to an action that ends with `exit 0` after commands that only write
-/// output or remove files: the shell runs it when the script ends, by its end, an `exit` or
-/// errexit, and its `exit 0` sets the script's status (POSIX `trap` and `exit`: "the exit status
-/// shall be n"; bash 5.2 and dash 0.5.12 exit 0 on `trap 'exit 0' EXIT; pg_isready -h db` with
-/// the database down, also under `set -e`). `SIGEXIT` is no condition bash 5.2 takes (2).
-pub(super) fn exit_zero_trap(args: &[String]) -> bool {
+/// Why a check after `trap 'exit N' EXIT`, N not 0, cannot fail the probe by its outage: the
+/// probe fails every time (s24: `trap 'echo bye; exit 1' EXIT; C; echo done` exits 1 / 1 in
+/// bash 5.2 and dash 0.5.12).
+pub(super) fn exit_trap_fails(status: u8) -> String {
+    format!(
+        "the script's EXIT trap ends it with `exit {status}` whatever this command returns (the probe \
+         fails every time)"
+    )
+}
+
+/// The status N when the words after `trap` (quotes removed) set the EXIT trap (`EXIT`, `exit`
+/// or `0` among the conditions) to an action that ends with `exit N` (a literal, 0 to 255) after
+/// commands that only write output or remove files: the shell runs it when the script ends, by
+/// its end, an `exit` or errexit, and its `exit N` sets the script's status (POSIX `trap` and
+/// `exit`: "the exit status shall be n"; bash 5.2 and dash 0.5.12 exit 0 on `trap 'exit 0' EXIT;
+/// pg_isready -h db` with the database down, also under `set -e`; s24: `trap 'echo bye; exit 1'
+/// EXIT; C; echo done` exits 1 / 1). `SIGEXIT` is no condition bash 5.2 takes (2).
+pub(super) fn exit_trap_status(args: &[String]) -> Option<u8> {
     let args = match args.first() {
         Some(a) if a == "--" => &args[1..],
         _ => args,
     };
-    let Some((action, conditions)) = args.split_first() else {
-        return false;
-    };
+    let (action, conditions) = args.split_first()?;
     // (`rc=$?` changes no status: s22, `trap 'rc=$?; exit 0' EXIT` exits 0 / 0.)
     let parts: Vec<&str> = action
         .split([';', '\n'])
@@ -67,38 +76,51 @@ pub(super) fn exit_zero_trap(args: &[String]) -> bool {
     if !conditions.iter().any(|c| c.eq_ignore_ascii_case("exit") || c == "0")
         || parts.iter().any(|p| p.contains(['$', '`', '\\', '<', '>', '|', '&', '(', ')']))
     {
-        return false;
+        return None;
     }
-    let Some((last, before)) = parts.split_last() else {
-        return false;
+    let (last, before) = parts.split_last()?;
+    let status = match last.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["exit", n] if !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()) => {
+            n.parse::<u8>().ok()?
+        }
+        _ => return None,
     };
-    last.split_whitespace().eq(["exit", "0"])
-        && before.iter().all(|p| {
+    before
+        .iter()
+        .all(|p| {
             let mut words = p.split_whitespace();
             matches!(words.next(), Some("echo" | "printf" | "logger" | ":" | "true" | "rm"))
                 && !words.any(|w| matches!(w, "exit" | "return" | "exec" | "kill"))
         })
+        .then_some(status)
 }
 
 impl super::Ctx<'_> {
     /// Whether the words after `trap` set the EXIT trap to a call of a function of the script,
     /// defined for certain where the `trap` runs (not in a region that may not have run), every
     /// definition of which ends with `exit 0` (`status::exits_zero_handler`), in a script that
-    /// never names `unset` (`unset -f` would leave the call to fail): as [`exit_zero_trap`].
-    pub(super) fn exit_zero_handler(&self, args: &[String]) -> bool {
+    /// never names `unset` (`unset -f` would leave the call to fail): as [`exit_trap_status`]'s 0;
+    /// or each ends with another literal `exit N` (`status::handler_exit_status`): N.
+    pub(super) fn exit_zero_handler(&self, args: &[String]) -> Option<u8> {
         let args = match args.first() {
             Some(a) if a == "--" => &args[1..],
             _ => args,
         };
         let (Some(script), Some((name, conditions))) = (self.texts.last(), args.split_first()) else {
-            return false;
+            return None;
         };
-        conditions.iter().any(|c| c.eq_ignore_ascii_case("exit") || c == "0")
+        let certain = conditions.iter().any(|c| c.eq_ignore_ascii_case("exit") || c == "0")
             && super::super::context::is_ident(name)
             && self.functions.iter().any(|(f, _)| f == name)
             && !self.uncertain_functions.contains(name)
-            && !super::super::flow::mentions(script, &["unset"])
-            && super::super::status::exits_zero_handler(script, name)
+            && !super::super::flow::mentions(script, &["unset"]);
+        if !certain {
+            return None;
+        }
+        if super::super::status::exits_zero_handler(script, name) {
+            return Some(0);
+        }
+        super::super::status::handler_exit_status(script, name)
     }
 }
 

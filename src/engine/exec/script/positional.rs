@@ -269,5 +269,6 @@ pub(in crate::engine::exec) fn positional_exit_words(src: &str, trees: &[Tree]) 
             }
         }
     }
+    super::literal_exits::literal_variable_exits(src, trees, &mut out.text);
     out
 }

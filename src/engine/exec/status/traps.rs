@@ -13,7 +13,23 @@ use super::texts::defined_functions;
 /// EXIT trap's status is not the script's (bash manual, "Bourne Shell Builtins", `trap`; dash
 /// the same), and a signal's trap runs on that signal only. Checked with bash 5.2 and dash 0.5.12
 /// (`tests/shell_flow.rs`, `a_check_whose_status_is_discarded_is_a_warning`).
-pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool {
+///
+/// Also taken as changing no status: a trap on signals a probe's run never
+/// sends (`trap 'exit 1' INT TERM`: `trap_keeps::never_sent`) and an EXIT trap whose action
+/// leaves the status the shell was exiting with (`trap 'false' EXIT`, `trap 'exit' EXIT`,
+/// `cleanup(){ return 3; }; trap cleanup EXIT`: `trap_keeps::keeps_exit_status`; `known`: the
+/// functions defined before `src` runs, name and body). With `dash`, the script is read as dash
+/// 0.5.12 runs it, which has no `ERR` condition ("bad trap", status 1, and the shell runs on
+/// without errexit): a trap on `ERR` alone changes nothing there (s24: `trap 'exit 1' ERR; C;
+/// echo ok` exits 0 / 0 in dash, 0 / 1 in bash).
+pub(in crate::engine::exec) fn harmless_traps(
+    src: &str,
+    errexit: bool,
+    known: &[(String, String)],
+    dash: bool,
+) -> bool {
+    let errexit_free =
+        !errexit && !super::options::sets_errexit(src) && !mentions(src, &["errexit", "shopt", "SHELLOPTS"]);
     let bytes = src.as_bytes();
     let mut from = 0;
     while let Some(i) = src[from..].find("trap").map(|i| i + from) {
@@ -79,6 +95,22 @@ pub(in crate::engine::exec) fn harmless_traps(src: &str, errexit: bool) -> bool 
             continue;
         };
         let action = action.as_str();
+        // Each condition's run changes no status: a signal never sent, or the EXIT condition
+        // with an action that keeps the status; under dash, `ERR` is no condition at all.
+        let quiet = |c: &String| {
+            super::trap_keeps::never_sent(c, errexit_free)
+                || super::trap_keeps::is_exit(c)
+                    && (super::trap_keeps::keeps_exit_status(src, action, known, errexit_free)
+                        || super::trap_actions::keeps_status(action, &["EXIT".to_string()]))
+        };
+        let dash_rejects =
+            |c: &String| dash && errexit_free && c.trim_start_matches("SIG").eq_ignore_ascii_case("ERR");
+        if !signals.is_empty() && signals.iter().all(quiet) {
+            continue;
+        }
+        if !signals.is_empty() && signals.iter().all(dash_rejects) {
+            continue;
+        }
         let between = signals.iter().any(|s| {
             matches!(s.trim_start_matches("SIG").to_ascii_uppercase().as_str(), "ERR" | "DEBUG" | "RETURN")
         });
@@ -170,6 +202,37 @@ pub(super) fn harmless_handler(src: &str, command: &str, between: bool, errexit:
 /// $?` right after one of those commands that cannot give the check's status: `echo`, `printf`,
 /// `logger`, `:`, `true` (0) or `rm -f` (0 unless a file it names cannot be removed, never the
 /// check's status): s23, `cleanup(){ rm -f x; exit $?; }; trap cleanup EXIT; C` exits 0 / 0.
+///
+/// Also a body that ends with `exit N`, N another literal status, after such commands: the status
+/// N is returned (s24: `cleanup(){ rm -f /tmp/x; exit 1; }; trap cleanup EXIT; C; echo ok` exits
+/// 1 / 1 in bash 5.2 and dash 0.5.12: the probe fails every time). Every definition must give
+/// the same status.
+pub(in crate::engine::exec) fn handler_exit_status(src: &str, name: &str) -> Option<u8> {
+    let count = defined_functions(src).iter().filter(|f| *f == name).count();
+    let bodies = bodies_of(src, name);
+    let statuses: Option<Vec<u8>> = bodies
+        .iter()
+        .map(|b| {
+            let b = b.trim().trim_end_matches(';').trim_end();
+            let (before, last) = b.rsplit_once([';', '\n']).unwrap_or(("", b));
+            match last.split_whitespace().collect::<Vec<_>>().as_slice() {
+                ["exit", n]
+                    if n.len() <= 3 && n.bytes().all(|d| d.is_ascii_digit()) && plain_body(before) =>
+                {
+                    n.parse::<u8>().ok()
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    let statuses = statuses?;
+    if count == 0 || bodies.len() != count || statuses.windows(2).any(|w| w[0] != w[1]) {
+        return None;
+    }
+    statuses.first().copied()
+}
+
+/// [`handler_exit_status`]'s 0, or `exit $?` after a command of its own status (above).
 pub(in crate::engine::exec) fn exits_zero_handler(src: &str, name: &str) -> bool {
     let count = defined_functions(src).iter().filter(|f| *f == name).count();
     let bodies = bodies_of(src, name);
@@ -197,7 +260,7 @@ pub(in crate::engine::exec) fn exits_zero_handler(src: &str, name: &str) -> bool
 
 /// The text between `{` and the first `}` of each definition of `name` in `src` (`name() {`,
 /// `function name {`, `function name() {`).
-fn bodies_of<'s>(src: &'s str, name: &str) -> Vec<&'s str> {
+pub(super) fn bodies_of<'s>(src: &'s str, name: &str) -> Vec<&'s str> {
     let bytes = src.as_bytes();
     let mut out = Vec::new();
     let mut from = 0;
