@@ -680,6 +680,7 @@ const EXIT_BAD_INPUT: u8 = cli::EXIT_BAD_INPUT;
 
 fn serve(args: ServeArgs, no_proxy_warning: Option<String>) -> ExitCode {
     init_logging(args.log_format);
+    probegate::server::log_panics_without_their_message();
     if let Some(warning) = &no_proxy_warning {
         tracing::warn!("{warning}");
     }

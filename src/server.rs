@@ -557,7 +557,10 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, peer: Peer, body: Bytes
     let held: Held = Arc::new(Places { _expensive: expensive, _blocking: blocking, _running: running });
     let resolver = state.configmaps.load_full();
     let outcome = match resolver {
-        None if !off_async => decide(&state, endpoint, &body),
+        None if !off_async => match unpanicked(|| decide(&state, endpoint, &body)) {
+            Some(outcome) => outcome,
+            None => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed"),
+        },
         None => {
             let st = Arc::clone(&state);
             let places = Arc::clone(&held);
@@ -653,7 +656,7 @@ async fn decide_resolving(
         let _places = places;
         admission::parse_review(&body)
     };
-    let parsed = if large { tokio::task::spawn_blocking(parse).await.ok()? } else { parse() };
+    let parsed = if large { tokio::task::spawn_blocking(parse).await.ok()? } else { unpanicked(parse)? };
     let request = match parsed {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
@@ -684,8 +687,26 @@ async fn decide_resolving(
         .await
         .ok()
     } else {
-        Some(review_parsed(state, endpoint, &request, &found))
+        unpanicked(|| review_parsed(state, endpoint, &request, &found))
     }
+}
+
+/// `f`'s value, or `None` when it panicked (a bug): the request is answered 500 "evaluation
+/// failed" and the connection lives on, as a blocking task's panic is (its `JoinError`). The
+/// panic's message is not logged ([`log_panics_without_their_message`]): it may quote the object.
+fn unpanicked<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
+
+/// Replaces the default panic hook, which prints the panic's message to stderr, with one that logs
+/// only where it happened: a message may quote the text it failed on (an env value, a probe's
+/// command line with a password; s24: a slice inside a non-ASCII character of a probe's URL
+/// printed the word). Installed by `serve` only; `check` and the other commands keep the default.
+pub fn log_panics_without_their_message() {
+    std::panic::set_hook(Box::new(|info| {
+        let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        tracing::error!(location = %at, "internal error (a panic; its message is not logged: it may quote the request)");
+    }));
 }
 
 /// Most rounds of ConfigMap reads per request: the probe's own scripts, then scripts they name on
@@ -1091,6 +1112,13 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_in_an_evaluation_is_caught_and_its_value_is_none() {
+        assert_eq!(unpanicked(|| 7), Some(7));
+        // (The default hook prints this panic to the test's output.)
+        assert_eq!(unpanicked(|| -> u8 { panic!("a deliberate panic") }), None);
+    }
 
     #[test]
     fn bodies_that_may_hold_exec_handlers_are_evaluated_off_the_async_workers() {

@@ -95,6 +95,9 @@ fn restore_markers(s: &str, any: bool) -> String {
 /// split as written.
 fn parse_authority_item(scheme: &str, item: &str) -> (String, Option<String>) {
     let (hidden, any) = hide_markers(item);
+    // (A scheme that is a variable is read as `http`'s for the host: the URL Standard's host
+    // parsing of a special scheme, as curl reads `host` whatever the scheme.)
+    let scheme = if scheme.chars().any(|c| marker_index(c).is_some()) { "http" } else { scheme };
     let parsed = url::Url::parse(&format!("{scheme}://{hidden}/"));
     match parsed {
         Ok(u) if u.host_str().is_some_and(|h| !h.is_empty()) || item.is_empty() => {
@@ -118,9 +121,12 @@ pub(super) fn parse_url(s: &str) -> Option<Url> {
     // JDBC URLs are the driver's URL behind a `jdbc:` prefix (`jdbc:postgresql://h:5432/db`).
     let s = s.get(..5).filter(|p| p.eq_ignore_ascii_case("jdbc:")).map_or(s, |_| &s[5..]);
     let (scheme, rest) = s.split_once("://")?;
+    // A scheme held by a variable (`$SCHEME://127.0.0.1:8080/`, set to `http` or `https` in a
+    // branch) is still a scheme: the host is what follows `://`, never the variable (s24).
+    let variable = |c: char| marker_index(c).is_some();
     let mut chars = scheme.chars();
-    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        || !chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic() || variable(c))
+        || !chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.') || variable(c))
     {
         return None;
     }

@@ -93,6 +93,12 @@ pub fn expand_kubelet_argv(argv: &[String], env: &ExecEnv, budget: Option<&Analy
     argv.iter().map(|a| kubelet_expand_with(a, &mut lookup)).collect()
 }
 
+/// The env variables that hold the API server's Service address in every container: the kubelet's
+/// service links of the `kubernetes` Service in `default`, set whatever `enableServiceLinks` says
+/// (Kubernetes docs, "Accessing the Kubernetes API from a Pod"; kubelet `getServiceEnvVarMap`).
+pub(super) const KUBERNETES_SERVICE_ADDRESS: [&str; 2] =
+    ["KUBERNETES_SERVICE_HOST", "KUBERNETES_PORT_443_TCP_ADDR"];
+
 /// An env variable's literal value as the analysis uses it: sanitized, and `***` for a variable
 /// whose name says it holds a secret (`API_TOKEN`, `DB_PASSWORD`), so that the value never reaches
 /// a message. Such values are credentials, not hosts, so no verdict depends on them.

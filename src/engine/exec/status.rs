@@ -299,13 +299,32 @@ fn is_statement(k: Node<'_>) -> bool {
 pub(super) fn discarded<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<&'static str> {
     let walked = discarded_at(n, walk, rules);
     let found = walked.filter(|(why, _)| *why != lost::STATUS_DOUBT);
-    let (why, at) = match found.is_none().then(|| replay::verdict(n, walk, rules)).flatten() {
+    let replayed = found.is_none();
+    let (why, at) = match replayed.then(|| replay::verdict(n, walk, rules)).flatten() {
         Some(replay::Verdict::Discarded(why, at)) => (why, at),
         Some(replay::Verdict::Coupled) => return None,
         None => walked?,
     };
-    if output_used_above(at, walk) {
+    // An outage that makes the script exit 0 leaves the check's output unread (s24's verdict
+    // hunt: `out=$(check); rc=$?; if [ $rc -ne 0 ]; then exit 0; fi; echo "$out" | grep -q x`,
+    // `if ! out=$(check); then exit 0; fi; ...`, 0 / 0 in bash 5.2 and dash 0.5.12): it is read
+    // only while the server answers, which no outage can turn into a failure.
+    let exits_zero = |why: &str| why == replay::REPLAYED_EXITS_ZERO || why == outage::OUTAGE_EXITS_ZERO;
+    if !exits_zero(why) && output_used_above(at, walk) {
+        let replay_exits_zero = !replayed
+            && matches!(
+                replay::verdict(n, walk, rules),
+                Some(replay::Verdict::Discarded(replay::REPLAYED_EXITS_ZERO, _))
+            );
+        if replay_exits_zero {
+            return Some(replay::REPLAYED_EXITS_ZERO);
+        }
         return output::doubt_where_read(n, walk);
+    }
+    // (The plain replay's words where no output is captured: `rc=$?; [ $rc -ne 3 ]`.)
+    let captured = text(at, walk).contains("$(") || text(at, walk).contains('`');
+    if why == replay::REPLAYED_EXITS_ZERO && !captured {
+        return Some(replay::REPLAYED);
     }
     Some(why)
 }
@@ -518,7 +537,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
                         return Some((lost::RETRIES, looped));
                     }
-                    "&&" if !harmless(right, walk, &funcs) && !zero::only_tests(right, walk, rules) => {
+                    "&&" if !harmless(right, walk, &funcs)
+                        && !zero::only_tests(right, walk, rules)
+                        && (rules.called || !unread_assignment(right, walk, rules)) =>
+                    {
                         return None;
                     }
                     "&&" if leaves(right, walk) && !harmless_after(parent, walk, &funcs) => {

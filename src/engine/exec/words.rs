@@ -242,6 +242,10 @@ impl Ctx<'_> {
             Some(EnvValue::Unresolved) => Lookup::Unres,
             None if name == "HOSTNAME" => Lookup::SelfHost,
             None if self.env.has_env_from => Lookup::Unres,
+            // The API server's Service, in every container (`kubelet`): shown as written.
+            None if super::kubelet::KUBERNETES_SERVICE_ADDRESS.contains(&name) => {
+                Lookup::Val("kubernetes.default.svc".into())
+            }
             None => Lookup::Undef,
         }
     }

@@ -1,7 +1,7 @@
 //! URLs given to a program no client row knows (`/app/healthcheck --db postgres://u:pw@db:5432/x`): what it reaches is a warning, never a denial.
 
 use super::super::DependencyCategory;
-use super::super::context::Ctx;
+use super::super::context::{Ctx, marker_index};
 use super::super::hosts::{net_category, parse_url, port_category};
 use super::Hit;
 
@@ -107,9 +107,14 @@ impl Ctx<'_> {
                 continue;
             };
             // The scheme: the letters, digits, `+`, `-` and `.` before `://`.
+            // (A variable's marker is part of it: `$SCHEME://db:5432`.)
             let start = word[..at]
-                .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-                .map_or(0, |k| k + 1);
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| {
+                    !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.') || marker_index(c).is_some())
+                })
+                .map_or(0, |(k, c)| k + c.len_utf8());
             let Some(url) = parse_url(&word[start..]) else {
                 continue;
             };

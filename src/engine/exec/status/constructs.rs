@@ -13,8 +13,8 @@ use super::super::context::basename;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{
-    call_words, harmless, harmless_after, harmless_substitution, harmless_text, naming_words,
-    next_reads_status, plain_command, plain_commands, plain_text_commands, reads_only_output,
+    call_words, harmless, harmless_after, harmless_substitution, harmless_text, named_directories,
+    naming_words, next_reads_status, plain_command, plain_commands, plain_text_commands, reads_only_output,
     reads_status_text, without_harmless_substitutions,
 };
 use super::options::{unquoted, with_facts};
@@ -383,8 +383,8 @@ pub(super) fn assigning_expansion(t: &str) -> bool {
     })
 }
 
-/// Whether the last component of file `target` (written by `own`), or its directory's, is a word
-/// of the script more often than of `own`: named elsewhere ([`named_elsewhere`]'s words), found
+/// Whether the last component of file `target` (written by `own`) is a word of the script more
+/// often than of `own`, or its directory is named whole more often (`/tmp/`, not `/tmp/x`): named elsewhere ([`named_elsewhere`]'s words), found
 /// from the tree's word counts (`TreeFacts::words`, made once) rather than a copy of the script
 /// per write.
 pub(super) fn named_by_count(target: &str, own: &str, walk: &Walk<'_>) -> bool {
@@ -403,11 +403,23 @@ pub(super) fn named_by_count(target: &str, own: &str, walk: &Walk<'_>) -> bool {
             }
             counts
         });
-        parts
-            .iter()
-            .rev()
-            .take(2)
-            .any(|p| words.get(*p).copied().unwrap_or(0) > own_words.iter().filter(|w| *w == p).count())
+        let mut from_end = parts.iter().rev();
+        let (file, dir) = (from_end.next(), from_end.next());
+        if file.is_some_and(|f| {
+            words.get(*f).copied().unwrap_or(0) > own_words.iter().filter(|w| *w == f).count()
+        }) {
+            return true;
+        }
+        // The directory only where it is named whole (`named_elsewhere`, s24).
+        let dirs = facts.named_dirs.get_or_init(|| {
+            let mut counts = std::collections::HashMap::new();
+            for w in named_directories(&unquoted(walk.src)) {
+                *counts.entry(w.to_string()).or_insert(0usize) += 1;
+            }
+            counts
+        });
+        let own_dirs = named_directories(&own);
+        dir.is_some_and(|d| dirs.get(*d).copied().unwrap_or(0) > own_dirs.iter().filter(|w| *w == d).count())
     })
 }
 

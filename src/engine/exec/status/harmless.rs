@@ -387,7 +387,22 @@ pub(super) fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -
     }
     let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     let words = naming_words(&rest);
-    parts.iter().rev().take(2).any(|p| words.contains(p))
+    // The file's own name, as any word; its directory's only where the directory itself is named
+    // (`grep -r up /tmp/`, `find /tmp`), not inside another file's path (s24's new user: `test -f
+    // /tmp/healthy || exit 1; pg_isready -h db || date >> /tmp/db-down; exit 0` exits 0 / 0 in
+    // bash 5.2 and dash 0.5.12, and was denied because `tmp` was a word elsewhere).
+    let mut from_end = parts.iter().rev();
+    let (file, dir) = (from_end.next(), from_end.next());
+    file.is_some_and(|f| words.contains(f)) || dir.is_some_and(|d| named_directories(&rest).contains(d))
+}
+
+/// The last path component of each word of `t` (split at blanks, shell operators and `=`): the
+/// directories (or files) the text names as a whole (`/tmp/` and `/tmp` name `tmp`, `/tmp/x`
+/// names `x`).
+pub(super) fn named_directories(t: &str) -> Vec<&str> {
+    t.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '='))
+        .filter_map(|w| w.split('/').filter(|p| !p.is_empty() && *p != ".").next_back())
+        .collect()
 }
 
 /// The words of `t` (runs of ASCII letters, digits, `_`, `.`, `-`) that may name a file: all but
@@ -529,7 +544,7 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     cmd.child_by_field("name") != Some(up) && super::calls::only_prints_arguments(cmd, walk)
 }
 
-/// `||`'s right side `NAME=literal` (status 0), whose `NAME` the script never names again (bash
+/// `||`'s (or `&&`'s) right side `NAME=literal` (status 0), whose `NAME` the script only assigns (bash
 /// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db || DB=down` with the database down; read
 /// later, `[ "$DB" = down ] && exit 1`, the outcome flows on). Not a name a program run after it
 /// may read from its environment (the script exports nothing: no `export`, `set -a`; the
@@ -558,8 +573,24 @@ pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules)
         && !env_from
         && !declared.iter().any(|d| d == var)
         && !exports
-        && words == 1
+        && words == assignments_of(var, walk.src)
         && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
+}
+
+/// How many times `src` assigns `var` at the start of a word (`var=...` after a blank, `;`, `&`,
+/// `|`, `(`, `{`, `!` or at the start): a variable every mention of which is one is never read
+/// (s24's new user: `state=down; pg_isready -h db && state=up; exit 0`, 0 / 0 in bash 5.2 and
+/// dash 0.5.12, was denied because `state` was named twice).
+fn assignments_of(var: &str, src: &str) -> usize {
+    src.match_indices(var)
+        .filter(|(at, _)| {
+            let before = src[..*at].chars().next_back();
+            let after = &src[at + var.len()..];
+            before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{' | '!'))
+                && after.starts_with('=')
+                && !after.starts_with("==")
+        })
+        .count()
 }
 
 /// `if COND; then echo A > F; else echo B > F; fi`: both branches write output to the same file

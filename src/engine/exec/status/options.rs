@@ -393,6 +393,10 @@ pub(in crate::engine::exec) struct TreeFacts<'t> {
     /// How many times each word is in the script's text, quotes and backslashes taken out
     /// ([`named_by_count`]), made when first asked for.
     pub(super) words: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
+    /// How many times each path's last component is in the script's text, quotes and backslashes
+    /// taken out (`harmless::named_directories`: the directories it names whole), made when first
+    /// asked for.
+    pub(super) named_dirs: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
     /// How many times each word of letters, digits and `_` is in the script's text
     /// ([`unread_declaration`]), made when first asked for.
     pub(super) names: std::cell::OnceCell<std::collections::HashMap<String, usize>>,
@@ -514,6 +518,7 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
         defines_stateful,
         last_unplain: std::cell::OnceCell::new(),
         words: std::cell::OnceCell::new(),
+        named_dirs: std::cell::OnceCell::new(),
         names: std::cell::OnceCell::new(),
     }
 }

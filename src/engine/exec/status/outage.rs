@@ -26,7 +26,7 @@ use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::data::ENDS_OR_UNFOLLOWED;
 use super::functions::Funcs;
-use super::harmless::{file_targets, harmless, leaves_state, named_elsewhere, other_parts};
+use super::harmless::{file_targets, harmless, leaves_state, may_only_fail, named_elsewhere, other_parts};
 use super::tree::{in_case_body, in_condition, last_statement};
 use super::{Rules, is_statement, text, work};
 
@@ -95,7 +95,17 @@ pub(super) fn outage_branch<'t>(
             })
             .collect()
     };
-    if !taken.iter().all(|k| harmless(*k, walk, funcs)) {
+    // A write to a file nothing reads may fail too (a read-only root filesystem), so the `if`'s
+    // status may be the write's: taken only when the script then exits 0 (s24's new user: `if !
+    // pg_isready -h db; then echo down >> /tmp/probe.log; fi; exit 0` after a guard that may
+    // `exit 1`, 0 / 0 in bash 5.2 and dash 0.5.12, was denied).
+    let unread_write = |k: &Node<'t>| {
+        let own = [(k.start_byte(), k.end_byte())];
+        may_only_fail(*k, walk, funcs)
+            && !file_targets(text(*k, walk)).iter().any(|f| named_elsewhere(f, walk.src, &own))
+            && exits_zero_after(construct, walk, rules)
+    };
+    if !taken.iter().all(|k| harmless(*k, walk, funcs) || unread_write(k)) {
         return None;
     }
     let leaves = |k: &Node<'_>| mentions(text(*k, walk), &["exit", "return"]);
@@ -284,6 +294,37 @@ fn in_script_shell(construct: Node<'_>, rules: &Rules) -> bool {
     true
 }
 
+/// Whether `construct`, a statement of the script's top level (its own shell, not a function's
+/// body), is followed only by statements that read no state ([`last_or_inert_after`]) and the
+/// last of them is `exit 0`.
+fn exits_zero_after(construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(program) = construct.parent().filter(|p| p.kind_name() == "program") else {
+        return false;
+    };
+    let last = super::siblings_after(construct, program).filter(|k| is_statement(*k)).last();
+    !rules.in_function
+        && !rules.called
+        && last.is_some_and(|k| text(k, walk).split_whitespace().eq(["exit", "0"]))
+        && last_or_inert_after(construct, program, walk)
+}
+
+/// Whether `at` is the last statement of `parent`, or only statements that read no state follow
+/// it: `exit N` (a number), `true`, `:` (s24's new user: `if ! pg_isready -h db; then echo down
+/// >> /tmp/probe.log; fi; exit 0` after a local check that may `exit 1` exits 0 / 0 in bash 5.2
+/// and dash 0.5.12, and was denied).
+fn last_or_inert_after(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
+    last_statement(at, parent)
+        || super::siblings_after(at, parent).filter(|k| is_statement(*k)).all(|k| {
+            let words: Vec<&str> = text(k, walk).split_whitespace().collect();
+            k.kind_name() == "command"
+                && match words.as_slice() {
+                    ["exit", n] => n.bytes().all(|b| b.is_ascii_digit()),
+                    ["true"] | [":"] => true,
+                    _ => false,
+                }
+        })
+}
+
 /// Whether nothing runs after `construct` in the script's shell: it is the last statement of the
 /// script, or of a `{ }`, `( )`, branch or `case` item that is itself in such a place (not a loop's
 /// body, which runs again, nor a function's, whose caller goes on).
@@ -298,8 +339,8 @@ fn nothing_after(construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
             return false;
         }
         let last = match parent.kind_name() {
-            "program" => return last_statement(at, parent),
-            "compound_statement" | "subshell" | "else_clause" => last_statement(at, parent),
+            "program" => return last_or_inert_after(at, parent, walk),
+            "compound_statement" | "subshell" | "else_clause" => last_or_inert_after(at, parent, walk),
             "if_statement" | "elif_clause" => !in_condition(at, parent) && last_statement(at, parent),
             "case_item" => in_case_body(at, parent) && last_statement(at, parent),
             "case_statement" | "redirected_statement" => true,

@@ -28,10 +28,14 @@ use super::{Rules, is_statement, siblings_after, text};
 mod eval;
 mod fixed;
 mod later;
-use later::status_subject_of;
+use eval::representatives;
+use later::{assigned_from, status_subject_of};
 
 /// A reason the walk gives (`discarded`).
 pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and each status an outage gives makes the script run as with the server up, or exit 0";
+/// A reason the walk gives (`discarded`): every outage status makes the script exit 0, so its
+/// output is read only while the server is up (a fail-open check, s24: tests/lead_s24.rs).
+pub(super) const REPLAYED_EXITS_ZERO: &str = "its status (`$?`) is only tested, and each status an outage gives makes the script exit 0 before its output is read";
 /// A reason the walk gives (`discarded`).
 pub(super) const REPLAY_DOUBT: &str = "its status (`$?`) is only tested, in a way that some status its outage may give passes (its outage statuses are not known, or the test cannot be evaluated here)";
 
@@ -91,6 +95,9 @@ struct Run<'w, 't> {
     write_fails: bool,
     /// The replay ran such an `echo`, so the other write outcome must be replayed too.
     wrote: bool,
+    /// The replay went through `NAME=$(check)` (`later::assigned_from`): only an exit 0 of every
+    /// outage replay is concluded from it, as `NAME`'s value is the check's output.
+    captured: bool,
 }
 
 /// Whether the replay may run on this script: no errexit or pipefail anywhere (`set` not named),
@@ -175,7 +182,10 @@ pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option
     let (second, _) = verdict_with(n, cmd, walk, rules, &fixed, true)?;
     Some(match (first, second) {
         (Verdict::Coupled, _) | (_, Verdict::Coupled) => Verdict::Coupled,
-        (Verdict::Discarded(REPLAYED, top), Verdict::Discarded(REPLAYED, _)) => {
+        (Verdict::Discarded(a, top), Verdict::Discarded(b, _)) if a == b => Verdict::Discarded(a, top),
+        (Verdict::Discarded(a, top), Verdict::Discarded(b, _))
+            if [a, b].iter().all(|w| [REPLAYED, REPLAYED_EXITS_ZERO].contains(w)) =>
+        {
             Verdict::Discarded(REPLAYED, top)
         }
         (Verdict::Discarded(_, top), _) => Verdict::Discarded(REPLAY_DOUBT, top),
@@ -194,12 +204,16 @@ fn verdict_with<'t>(
 ) -> Option<(Verdict<'t>, bool)> {
     let known = outage_codes(cmd, walk);
     let codes: Vec<u8> = known.clone().unwrap_or_else(|| representatives(walk.src));
-    let (up, _, mut wrote) = replay(n, 0, walk, rules, fixed, write_fails)?;
+    let (up, _, mut wrote, mut captured) = replay(n, 0, walk, rules, fixed, write_fails)?;
     let up = (up.len() == 1).then(|| up[0].clone());
     let (mut all, mut some, mut fails, mut doubt) = (true, false, false, false);
+    // Every replay of every outage status ends with `exit 0` (none stops or goes on).
+    let mut exits_zero = true;
     for code in codes {
-        let (ends, unsure, w) = replay(n, code, walk, rules, fixed, write_fails)?;
+        let (ends, unsure, w, c) = replay(n, code, walk, rules, fixed, write_fails)?;
         wrote |= w;
+        captured |= c;
+        exits_zero &= !ends.is_empty() && ends.iter().all(|e| *e == End::Exit(0));
         let pass = ends.iter().all(|e| *e == End::Exit(0) || up.as_ref() == Some(e));
         fails |= !pass && ends.iter().any(|e| matches!(e, End::Exit(s) if *s != 0) && up.as_ref() != Some(e));
         doubt |= unsure && !pass;
@@ -214,6 +228,9 @@ fn verdict_with<'t>(
         top = p;
     }
     let found = match known {
+        _ if all && exits_zero => Verdict::Discarded(REPLAYED_EXITS_ZERO, top),
+        // (A test of the captured output is not the status's alone: the walk decides.)
+        _ if captured => return None,
         _ if all => Verdict::Discarded(REPLAYED, top),
         Some(_) if fails => Verdict::Coupled,
         Some(_) if doubt => Verdict::Discarded(REPLAY_DOUBT, top),
@@ -221,21 +238,6 @@ fn verdict_with<'t>(
         _ => return None,
     };
     Some((found, wrote))
-}
-
-/// The failure statuses that stand for all of 1 to 255 when a client's are not known: each number
-/// of the script's text up to 255, one less and one more (a comparison with a literal splits the
-/// statuses at it; both parities for `%`), and 1, 2, 126 to 128, 255.
-fn representatives(src: &str) -> Vec<u8> {
-    let mut out: Vec<u8> = vec![1, 2, 126, 127, 128, 255];
-    for w in src.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty() && w.len() <= 3) {
-        if let Ok(n) = w.parse::<u16>().map(i32::from) {
-            out.extend((n - 1..=n + 1).filter_map(|x| u8::try_from(x).ok()).filter(|x| *x > 0));
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// How the script ends when the check `n` exits with `status` (several ends when a pipeline's
@@ -249,7 +251,7 @@ fn replay(
     rules: &Rules,
     fixed: &fixed::Fixed,
     write_fails: bool,
-) -> Option<(Vec<End>, bool, bool)> {
+) -> Option<(Vec<End>, bool, bool, bool)> {
     let mut run = Run {
         walk,
         rules,
@@ -262,13 +264,14 @@ fn replay(
         fixed,
         write_fails,
         wrote: false,
+        captured: false,
     };
     let mut ends = Vec::new();
     let found = up_from(n, &mut run, &mut ends);
     // (Each statement run is a unit of the walk's work: `Walk::status_work`.)
     super::work(walk, run.steps.max(1));
     found?;
-    Some((ends, run.doubt, run.wrote))
+    Some((ends, run.doubt, run.wrote, run.captured))
 }
 
 /// The replay from `at`, which has just ended with `run.status`, up to the script's end: each end
@@ -314,13 +317,26 @@ fn up_from(mut at: Node<'_>, run: &mut Run<'_, '_>, ends: &mut Vec<End>) -> Opti
                             fixed: run.fixed,
                             write_fails: run.write_fails,
                             wrote: false,
+                            captured: false,
                         };
                         up_from(parent, &mut each, ends)?;
                         run.doubt |= each.doubt;
                         run.wrote |= each.wrote;
+                        run.captured |= each.captured;
                     }
                     return Some(());
                 }
+            }
+            // `out=$(check)`: the assignment's status is the substitution's (bash manual, "Simple
+            // Command Expansion"); its value is output the replay does not know (s24).
+            "command_substitution" if let Some(assignment) = assigned_from(at, parent, run.walk) => {
+                // (A value of its own per status, which no test reads: `Run::var`.)
+                let name = text(assignment.child_by_field("name")?, run.walk).to_string();
+                let output = format!("\0output at status {}", run.status);
+                run.vars.last_mut()?.push((name, output));
+                run.captured = true;
+                at = assignment;
+                continue;
             }
             // `case $(check >/dev/null; echo $?) in 3) exit 1;; esac`: the subject is the
             // check's status (s17).
@@ -432,13 +448,12 @@ impl Run<'_, '_> {
     /// The value of variable `name` the replay assigned, or the script's constant
     /// (`fixed::constants`).
     fn var(&self, name: &str) -> Option<&str> {
-        self.vars
-            .iter()
-            .rev()
-            .flat_map(|f| f.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-            .or_else(|| self.constant(name))
+        match self.vars.iter().rev().flat_map(|f| f.iter().rev()).find(|(n, _)| n == name) {
+            // A check's output (`\0...`, `up_from`): unknown here.
+            Some((_, v)) if v.starts_with('\0') => None,
+            Some((_, v)) => Some(v.as_str()),
+            None => self.constant(name),
+        }
     }
 
     /// The value of word `w` (its text): `$?`, a variable the replay assigned (`$rc`, `${rc}`),

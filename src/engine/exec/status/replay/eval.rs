@@ -1,5 +1,6 @@
 //! The tests and arithmetic the replay evaluates (`[ ]`, `test`, `[[ ]]`, `(( ))`, `$(( ))`) on
-//! the values it holds: moved from `replay.rs` by stage (s22).
+//! the values it holds: moved from `replay.rs` by stage (s22); and the statuses that stand for an
+//! outage whose statuses are not known ([`representatives`], s24).
 
 use super::super::super::script::{arithmetic, test_expression};
 use super::Run;
@@ -103,4 +104,19 @@ impl Run<'_, '_> {
         out.push_str(rest);
         arithmetic(&out, &mut |name| self.var(name).map(str::to_string))
     }
+}
+
+/// The failure statuses that stand for all of 1 to 255 when a client's are not known: each number
+/// of the script's text up to 255, one less and one more (a comparison with a literal splits the
+/// statuses at it; both parities for `%`), and 1, 2, 126 to 128, 255.
+pub(super) fn representatives(src: &str) -> Vec<u8> {
+    let mut out: Vec<u8> = vec![1, 2, 126, 127, 128, 255];
+    for w in src.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty() && w.len() <= 3) {
+        if let Ok(n) = w.parse::<u16>().map(i32::from) {
+            out.extend((n - 1..=n + 1).filter_map(|x| u8::try_from(x).ok()).filter(|x| *x > 0));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }

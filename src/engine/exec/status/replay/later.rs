@@ -1,7 +1,8 @@
 //! Two steps of the replay (s17, "never deny on a guess"; each shape run in bash 5.2 and dash
 //! 0.5.12 with stub clients): a `case` whose subject is the check's status
 //! ([`status_subject_of`], [`Run::case_on`]), and the variables a statement the replay cannot run leaves unread
-//! ([`Run::dead_at`]).
+//! ([`Run::dead_at`]); and an assignment whose value is the check's output, `out=$(check)`
+//! ([`assigned_from`], s24).
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
@@ -111,4 +112,23 @@ pub(super) fn status_subject_of<'t>(at: Node<'t>, sub: Node<'t>, walk: &Walk<'_>
         (value, case) = (case, case.parent()?);
     }
     (case.kind_name() == "case_statement" && case.child_by_field("value") == Some(value)).then_some(case)
+}
+
+/// The assignment `NAME=$(...)` (or `NAME="$(...)"`) whose whole value is the substitution `subst`,
+/// when `at` is the substitution's last statement: its status is then `at`'s.
+pub(super) fn assigned_from<'t>(at: Node<'t>, subst: Node<'t>, walk: &Walk<'_>) -> Option<Node<'t>> {
+    let mut c = subst.walk();
+    if subst.named_children(&mut c).filter(|k| is_statement(*k)).last() != Some(at) {
+        return None;
+    }
+    let mut value = subst;
+    let mut up = subst.parent()?;
+    if up.kind_name() == "string" {
+        if up.named_child_count() != 1 || text(up, walk) != format!("\"{}\"", text(subst, walk)) {
+            return None;
+        }
+        value = up;
+        up = up.parent()?;
+    }
+    (up.kind_name() == "variable_assignment" && up.child_by_field("value") == Some(value)).then_some(up)
 }
