@@ -401,7 +401,7 @@ pub(super) fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -
 /// names `x`).
 pub(super) fn named_directories(t: &str) -> Vec<&str> {
     t.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '='))
-        .filter_map(|w| w.split('/').filter(|p| !p.is_empty() && *p != ".").next_back())
+        .filter_map(|w| w.split('/').rfind(|p| !p.is_empty() && *p != "."))
         .collect()
 }
 

@@ -309,9 +309,9 @@ fn exits_zero_after(construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool
 }
 
 /// Whether `at` is the last statement of `parent`, or only statements that read no state follow
-/// it: `exit N` (a number), `true`, `:` (s24's new user: `if ! pg_isready -h db; then echo down
-/// >> /tmp/probe.log; fi; exit 0` after a local check that may `exit 1` exits 0 / 0 in bash 5.2
-/// and dash 0.5.12, and was denied).
+/// it: `exit N` (a number), `true`, `:` (s24's new user: `if ! pg_isready -h db; then echo
+/// down >> /tmp/probe.log; fi; exit 0` after a local check that may `exit 1` exits 0 / 0 in bash
+/// 5.2 and dash 0.5.12, and was denied).
 fn last_or_inert_after(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
     last_statement(at, parent)
         || super::siblings_after(at, parent).filter(|k| is_statement(*k)).all(|k| {
