@@ -158,12 +158,13 @@ fn the_api_server_s_service_address_is_another_host() {
 /// and dash with the database down, and was denied at c1ae9f2: `tmp` of `/tmp/healthy` was taken
 /// as naming the directory of `/tmp/db-down`; a variable assigned twice was taken as read; state
 /// left by the outage's `if` branch was judged with `exit 0` after it as if a reader ran there.
-/// Left: `... || date >> /tmp/db-down; exit 0` (`date` is not read as a program that only
-/// prints) is still denied.
+/// A `date` that only prints (no `-s`, `-d`, `-f`) is read as `echo` is.
 #[test]
 fn state_the_outage_leaves_that_nothing_reads_is_not_a_denial() {
     let not_denied = [
         "test -f /tmp/healthy || exit 1; pg_isready -h orders-db || echo \"$(date) down\" >> /tmp/db-down; exit 0",
+        "test -f /tmp/healthy || exit 1; pg_isready -h orders-db || date >> /tmp/db-down; exit 0",
+        "test -f /tmp/healthy || exit 1; pg_isready -h orders-db || date -u +%s >> /tmp/db-down; exit 0",
         "test -f /tmp/healthy || exit 1; pg_isready -h orders-db > /tmp/pg.out 2>&1; exit 0",
         "test -f /tmp/healthy || exit 1; state=down; pg_isready -h orders-db && state=up; exit 0",
         "pg_isready -h orders-db -t 1 >/dev/null 2>&1 && echo db-ok > /tmp/s; test -f /tmp/healthy",
@@ -174,6 +175,7 @@ fn state_the_outage_leaves_that_nothing_reads_is_not_a_denial() {
     let coupled = [
         "test -f /tmp/healthy || exit 1; pg_isready -h orders-db || touch /tmp/db-down; [ -f /tmp/db-down ] && exit 1; exit 0",
         "test -f /tmp/healthy || exit 1; state=down; pg_isready -h orders-db && state=up; [ $state = up ]",
+        "test -f /tmp/healthy || exit 1; pg_isready -h orders-db || date >> /tmp/db-down; [ -s /tmp/db-down ] && exit 1; exit 0",
         "test -f /tmp/healthy || exit 1; pg_isready -h orders-db || touch /tmp/db-down; if ls /tmp/ | grep -q db-down; then exit 1; fi; exit 0",
     ];
     let wrong = wrong_actions(&coupled, Action::Deny);

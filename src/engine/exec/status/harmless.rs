@@ -221,8 +221,23 @@ pub(super) fn plain_command(k: Node<'_>, walk: &Walk<'_>, ok: &[String]) -> bool
         k.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
     let client = clients::find_client(program, &args).is_some()
         || program.strip_suffix(".exe").is_some_and(|p| clients::find_client(p, &args).is_some());
-    (PLAIN.contains(&program) || client || ok.iter().any(|f| f == name))
+    (PLAIN.contains(&program) || client || ok.iter().any(|f| f == name) || prints_the_date(program, &args))
         && !name.contains(['$', '`', '"', '\''])
+}
+
+/// `date` that only prints the time (POSIX `date [-u] [+format]`; GNU's `-R`, `-I`/`--iso-8601`,
+/// `--rfc-*`, `--utc`): it changes nothing, like `echo`. Not `date -s`/`--set` (sets the clock) nor
+/// `-d`/`-f` (may fail on their input). s24's new user: `test -f /tmp/healthy || exit 1;
+/// pg_isready -h db || date >> /tmp/db-down; exit 0` exits 0 / 0 in bash 5.2 and dash 0.5.12.
+fn prints_the_date(program: &str, args: &[String]) -> bool {
+    program == "date"
+        && args.iter().all(|a| {
+            a.starts_with('+')
+                || matches!(a.as_str(), "-u" | "-R" | "--utc" | "--universal" | "--rfc-email")
+                || a.starts_with("-I")
+                || a.starts_with("--iso-8601")
+                || a.starts_with("--rfc-3339")
+        })
 }
 
 /// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
