@@ -25,7 +25,10 @@ use super::exec::DependencyCategory;
 ///   so options such as `-A app` do not get in the way). `*` matches any run of characters; a
 ///   pattern that starts with `-` and has no `*` also matches `PATTERN=value` (`--database` matches
 ///   `--database=default`);
-/// - `unless`: no argument matches any of these patterns (`*local=true*`).
+/// - `unless`: no argument matches any of these patterns (`*local=true*`);
+/// - `unlessEnv`: no `NAME=VALUE` pattern names an `env` entry of the container whose literal value
+///   matches VALUE (`discovery.type=single-node`: the cluster the command asks about is this
+///   container alone).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KnownCommand {
@@ -42,6 +45,11 @@ pub struct KnownCommand {
     /// Argument patterns any of which makes the entry not match.
     #[serde(default)]
     pub unless: Vec<String>,
+    /// `NAME=VALUE` patterns (`*` wildcards in VALUE) any of which, met by a literal `env` value of
+    /// the container, makes the entry not match: the container's own settings say the dependency
+    /// is the container itself (`discovery.type=single-node`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unless_env: Vec<String>,
     /// What kind of dependency it reaches.
     pub category: DependencyCategory,
     /// What it reaches, for the message: `the Celery broker`.
@@ -116,6 +124,15 @@ impl KnownCommand {
         }
         want.peek().is_none() && !args.iter().any(|a| self.unless.iter().any(|u| arg_matches(u, a)))
     }
+
+    /// Whether one of the entry's `unlessEnv` patterns is met: `env` gives the literal value of a
+    /// container `env` entry by name (`None` when it has none, or one known only at run time,
+    /// which never meets a pattern).
+    pub fn excluded_by_env<'v>(&self, env: impl Fn(&str) -> Option<&'v str>) -> bool {
+        self.unless_env.iter().any(|p| {
+            p.split_once('=').is_some_and(|(name, value)| env(name).is_some_and(|v| wildcard(value, v)))
+        })
+    }
 }
 
 /// A [`KnownCommand`] from string slices: the built-in list's rows and `exec::quorum`'s.
@@ -134,10 +151,17 @@ pub(super) fn entry(
         programs: strings(programs),
         args: strings(args),
         unless: strings(unless),
+        unless_env: Vec::new(),
         category,
         reaches: reaches.into(),
         why: why.into(),
     }
+}
+
+/// `entry` that does not match in a single-node Elasticsearch/OpenSearch container.
+fn single_node(mut e: KnownCommand) -> KnownCommand {
+    e.unless_env = vec!["discovery.type=single-node".into()];
+    e
 }
 
 /// Forms of the Elasticsearch/OpenSearch `local` parameter that make cluster health answer from
@@ -237,7 +261,12 @@ pub fn builtin() -> &'static [KnownCommand] {
             // `master_not_discovered_exception`, past any usual probe timeout (a failure), and at
             // once with `curl -f`; `wait_for_status=...&timeout=...` answers 408 when the cluster
             // does not reach the status (docs, "Response codes").
-            entry(
+            // Not with `discovery.type=single-node` in the container's env (Elasticsearch docs,
+            // "Discovery and cluster formation settings", and the Docker image's env-to-setting
+            // mapping; OpenSearch the same): the node elects itself and never joins another, so
+            // the cluster, its master and every shard are this container (deny25, s25: nextcloud
+            // all-in-one's fulltextsearch liveness script was denied).
+            single_node(entry(
                 "elasticsearch-cluster-health",
                 &["curl", "wget"],
                 &["*/_cluster/health*"],
@@ -246,10 +275,10 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "the whole Elasticsearch/OpenSearch cluster",
                 "cluster health asks the elected master about every shard in the cluster; a liveness \
                  probe on it restarts healthy nodes when another node fails (add ?local=true)",
-            ),
+            )),
             // Elasticsearch REST API docs, "cat health API": the same cluster-wide status, through
             // the same master request (it also takes `local`). Outage: as cluster health.
-            entry(
+            single_node(entry(
                 "elasticsearch-cat-health",
                 &["curl", "wget"],
                 &["*/_cat/health*"],
@@ -257,7 +286,7 @@ pub fn builtin() -> &'static [KnownCommand] {
                 Search,
                 "the whole Elasticsearch/OpenSearch cluster",
                 "`_cat/health` is the cluster-wide status, not this node's",
-            ),
+            )),
             // No nodetool entry: `nodetool status`, `ring` and `describecluster` ask the local
             // node (JMX on localhost:7199 by default) for its view of the ring and print other
             // nodes as DN or UNREACHABLE, exiting 0 while they are down (scylladb/scylladb#1637

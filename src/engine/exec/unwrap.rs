@@ -669,10 +669,14 @@ impl Ctx<'_> {
                                 .is_some();
                         return Some(d);
                     }
-                    let known = self
-                        .known
-                        .iter()
-                        .find(|k| k.matches(&base, &rest) || (name != base && k.matches(name, &rest)));
+                    let env = |n: &str| match self.env.vars.get(n) {
+                        Some(super::EnvValue::Literal(v)) => Some(v.as_str()),
+                        _ => None,
+                    };
+                    let known = self.known.iter().find(|k| {
+                        (k.matches(&base, &rest) || (name != base && k.matches(name, &rest)))
+                            && !k.excluded_by_env(env)
+                    });
                     if let Some(known) = known {
                         let hit = Hit::always(known.category, known.reaches.clone());
                         let mut d = self.make_dependency(&base, hit, args, prefix_disp);
