@@ -525,3 +525,27 @@ fn policy_explain_counts_what_it_lists_one_line_an_entry() {
     }
     assert_eq!(out.matches("celery-inspect ").count(), 2, "{out}");
 }
+
+/// `policy explain` says on its `mode:` line what audit and off do to the actions it lists (fresh
+/// user, s24: in audit mode the table read `liveness-dependency deny` with nothing saying the deny is
+/// only reported); in enforce mode the line is the mode alone.
+#[test]
+fn policy_explain_says_what_the_mode_does_to_the_listed_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mode_line = |mode: &str| {
+        let file = dir.path().join(format!("{mode}.yaml"));
+        std::fs::write(&file, format!("{HEAD}mode: {mode}\n")).unwrap();
+        let (code, out, err) = probegate(&["policy", "explain", "--policy", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("liveness-dependency          deny"), "{out}");
+        out.lines().find(|l| l.starts_with("mode:")).unwrap_or_default().to_string()
+    };
+    assert_eq!(mode_line("enforce"), "mode:      enforce");
+    let audit = mode_line("audit");
+    assert!(
+        audit.starts_with("mode:      audit (dry run:") && audit.contains("reported, never applied"),
+        "{audit}"
+    );
+    let off = mode_line("off");
+    assert!(off.starts_with("mode:      off (") && off.contains("no rule below runs"), "{off}");
+}

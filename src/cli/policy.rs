@@ -97,7 +97,13 @@ pub fn explain(
     if policy.overrides.is_empty() {
         let _ = writeln!(out, "  (none in this policy)");
     }
-    let _ = writeln!(out, "mode:      {}", eff.mode.as_str());
+    // The rule table shows each rule's configured action; the mode decides whether it is applied.
+    let applied = match eff.mode {
+        policy::Mode::Enforce => "",
+        policy::Mode::Audit => " (dry run: the deny and mutate actions below are reported, never applied)",
+        policy::Mode::Off => " (every object is allowed untouched: no rule below runs)",
+    };
+    let _ = writeln!(out, "mode:      {}{applied}", eff.mode.as_str());
     let _ = writeln!(out, "templates: mutate={}", eff.templates.mutate);
     let _ = writeln!(out, "rules:");
     let r = &eff.rules;
