@@ -31,7 +31,8 @@ enum Command {
     /// above --fail-on, 2 unreadable input or invalid policy.
     Check(CheckArgs),
     /// Apply the policy's mutate rules to manifest files (Pods and pod templates): to standard
-    /// output, back to the files, or as a diff (env values and credentials shown as ***). Exit 0,
+    /// output or back to the files (the whole manifest, as it is), or as a diff (env values and
+    /// credentials shown as ***). Exit 0,
     /// 1 for a finding left at or above --fail-on, 2 for bad input or a refused --in-place.
     ///
     /// Exit codes: 0 when every file was fixed or had nothing to fix, and no finding fix cannot fix

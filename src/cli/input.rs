@@ -161,6 +161,12 @@ pub fn level_of(f: &Finding, mode: Mode, owner: Option<&OwnerReference>) -> (Lev
         Action::Mutate if f.patch.is_empty() => {
             (Level::Warn, Some("not fixable automatically; the webhook warns where it patches (Pods; templates with templates.mutate)".to_string()))
         }
+        // Audit mode: the webhook reports the patch and makes none (docs/policy.md); `fix`, asked
+        // for explicitly, applies it to the file whatever the mode.
+        Action::Mutate if mode == Mode::Audit => (
+            Level::Fix,
+            Some("mode audit: reported, not patched by the webhook (enforce would patch; `fix` applies it)".to_string()),
+        ),
         Action::Mutate => (Level::Fix, None),
         Action::Info => (Level::Info, None),
         Action::Warn | Action::Off => (Level::Warn, None),
@@ -766,6 +772,14 @@ mod tests {
         let (level, note) = level_of(&f, Mode::Enforce, Some(&rs));
         assert_eq!(level, Level::Deny);
         assert!(note.unwrap().contains("trusted controller"));
+        // A patch in audit mode is still a fix (for --fail-on), with a note that the webhook makes
+        // none (fresh user, s25: `check` showed plain fix lines under an audit override).
+        let patch = vec![json_patch::PatchOperation::Remove(json_patch::RemoveOperation::default())];
+        let m = Finding { action: Action::Mutate, patch, ..f.clone() };
+        let (level, note) = level_of(&m, Mode::Audit, None);
+        assert_eq!(level, Level::Fix);
+        assert!(note.unwrap().contains("not patched by the webhook"));
+        assert_eq!(level_of(&m, Mode::Enforce, None), (Level::Fix, None));
     }
 
     #[test]
