@@ -69,6 +69,7 @@ mod trap_keeps;
 pub(super) use trap_keeps::unread_exit_action;
 mod traps;
 mod tree;
+mod unread;
 mod zero;
 
 use crate::engine::exec::kinds::KindName;
@@ -537,9 +538,15 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
                         return Some((lost::RETRIES, looped));
                     }
+                    // `check && touch /tmp/ok`, `check && echo up > /tmp/state`: B only writes
+                    // what the script never reads, and may fail: the list's status, the check's
+                    // or B's, is followed on (s25).
                     "&&" if !harmless(right, walk, &funcs)
                         && !zero::only_tests(right, walk, rules)
-                        && (rules.called || !unread_assignment(right, walk, rules)) =>
+                        && (rules.called || !unread_assignment(right, walk, rules))
+                        && (redirected
+                            || !may_only_fail(right, walk, &funcs)
+                            || writes_a_named_file(right, walk)) =>
                     {
                         return None;
                     }
