@@ -61,17 +61,20 @@ pub(super) fn writes_only_unread_files(n: Node<'_>, walk: &Walk<'_>, functions: 
     let Some(own) = files(n) else {
         return false;
     };
-    let mut root = n;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
-    let mut writers = Vec::new();
+    let root = super::tree::tree_root(n, walk);
+    let (mut writers, mut visited) = (Vec::new(), 0usize);
     super::tree::each_node(root, |k| {
+        visited += 1;
         if files(k).is_some() {
             writers.push((k.start_byte(), k.end_byte()));
         }
     });
-    work(walk, writers.len().max(1));
+    // (A look at every node and, for each file, the text: counted as the walk's work, so a
+    // script of many such commands spends the analysis's units, never seconds: issue #9.)
+    work(walk, visited);
+    for _ in &own {
+        super::work_text(walk, walk.src);
+    }
     own.iter().all(|f| !named_elsewhere(f, walk.src, &writers))
 }
 
