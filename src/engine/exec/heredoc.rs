@@ -97,6 +97,45 @@ pub(super) fn delimiter_quoted(redirect_text: &str) -> bool {
     word[..end].contains(['\'', '"', '\\'])
 }
 
+/// `text` with each here-document body of `trees` (parsed from `text`) that expands nothing (no
+/// `$`, no backquote: data fed to a command, never run by this shell) blanked, newlines kept: what
+/// the exit-status walk's script-wide scans (`status::rules`) read. s25's new user: `psql -h db
+/// -U u <<SQL` / `select 1;` / `SQL` / `curl -f localhost:8080/live` (0 / 0 in bash 5.2 and dash
+/// 0.5.12 with `test -d /` last) was denied because the body's `select` was taken for bash's
+/// `select` loop (`status::texts::may_select`).
+pub(super) fn blank_plain_bodies<'a>(
+    text: &'a str,
+    trees: &[tree_sitter::Tree],
+) -> std::borrow::Cow<'a, str> {
+    if !text.contains("<<") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut ranges = Vec::new();
+    for tree in trees {
+        super::status::each_node(tree.root_node(), |k| {
+            if k.kind_name() == "heredoc_body"
+                && let Some(body) = text.get(k.start_byte()..k.end_byte())
+                && !body.contains(['$', '`'])
+            {
+                ranges.push(k.start_byte()..k.end_byte());
+            }
+        });
+    }
+    if ranges.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for r in ranges {
+        for b in &mut bytes[r] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // (Whole characters are blanked, byte by byte: the text stays UTF-8.)
+    String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
+}
+
 /// What becomes of the output of the here-document whose body is `body`.
 enum Output<'t> {
     /// It decides no status: the command reading it, and where that command's output goes.

@@ -333,7 +333,7 @@ impl Ctx<'_> {
             status: if parsed.gap.is_none() && !self.status_read_elsewhere {
                 let set = self.function_set();
                 let mut rules = super::status::rules(
-                    text,
+                    &super::heredoc::blank_plain_bodies(text, &parsed.trees),
                     self.errexit,
                     self.pipefail,
                     &self.functions,

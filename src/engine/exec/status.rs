@@ -69,6 +69,7 @@ mod trap_keeps;
 pub(super) use trap_keeps::unread_exit_action;
 mod traps;
 mod tree;
+mod unread;
 mod zero;
 
 use crate::engine::exec::kinds::KindName;
@@ -537,9 +538,14 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
                         return Some((lost::RETRIES, looped));
                     }
+                    // `check && touch /tmp/ok`: B only writes a file the script never reads, and
+                    // may fail: the list's status, the check's or B's, is followed on (s25). (Only
+                    // that write: a chain of `&& date` would be walked up from each `date`, its
+                    // length squared.)
                     "&&" if !harmless(right, walk, &funcs)
                         && !zero::only_tests(right, walk, rules)
-                        && (rules.called || !unread_assignment(right, walk, rules)) =>
+                        && (rules.called || !unread_assignment(right, walk, rules))
+                        && (redirected || !unread::writes_only_unread_files(right, walk, &funcs)) =>
                     {
                         return None;
                     }

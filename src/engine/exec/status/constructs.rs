@@ -482,7 +482,8 @@ pub(super) fn only_bare_waits(src: &str) -> bool {
 /// is 0 if its body never ran, else the body's last (POSIX "The while Loop"), 0 for a body that
 /// cannot fail and changes nothing (output, clients, `sleep`). Bash 5.2 and dash 0.5.12 exit 0 on
 /// `while pg_isready -h db; do sleep 1; done` with the database down. A loop the check's failure
-/// keeps going (`until CHECK`, `while ! CHECK`) waits on it until the probe times out: `None`.
+/// keeps going (`until CHECK`, `while ! CHECK`) waits on it until the probe times out: `None`,
+/// unless its body ends at once with `break` ([`super::LOOP_BREAKS`]) or its retries are counted.
 pub(super) fn loop_condition<'t>(
     at: Node<'t>,
     looped: Node<'t>,
@@ -506,11 +507,6 @@ pub(super) fn loop_condition<'t>(
     if sense_lost || reads_status_text(text(looped, walk)) {
         return None;
     }
-    if until != negated {
-        return (super::lost::bounded_retry(looped, walk, rules, funcs)
-            || super::lost::counted_loop(looped, walk, rules, funcs))
-        .then_some((super::lost::RETRIES, looped));
-    }
     let mut ok = funcs.ok.to_vec();
     ok.push("sleep".to_string());
     // (`while check; do break; done`: a `break` alone ends the loop with status 0, as the
@@ -520,6 +516,27 @@ pub(super) fn loop_condition<'t>(
             && plain_commands(k, walk, k.start_byte(), &ok)
             && !mentions(text(k, walk), &["exit", "return"])
     };
+    let plain_break =
+        |k: Node<'_>| k.kind_name() == "command" && matches!(text(k, walk), "break" | "break 1");
+    if until != negated {
+        // `until check; do break; done`, `while ! check; do echo down; break; done`: the check's
+        // failure runs the body once, which ends the loop with `break` (status 0) after commands
+        // that cannot fail or change anything; its success ends the loop before the body, with
+        // status 0 (POSIX "The until Loop": "zero if none was executed"). Bash 5.2 and dash 0.5.12
+        // exit 0 / 0 on `while ! redis-cli -h cache ping; do break; done; exit 0` (s25).
+        let mut c = body.walk();
+        let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|k| is_statement(*k)).collect();
+        let breaks_at_once = statements
+            .iter()
+            .position(|k| plain_break(*k))
+            .is_some_and(|at| statements[..at].iter().all(|k| quiet(*k)));
+        if breaks_at_once {
+            return Some((super::LOOP_BREAKS, looped));
+        }
+        return (super::lost::bounded_retry(looped, walk, rules, funcs)
+            || super::lost::counted_loop(looped, walk, rules, funcs))
+        .then_some((super::lost::RETRIES, looped));
+    }
     let mut c = body.walk();
     let quiet = quiet(body)
         || body

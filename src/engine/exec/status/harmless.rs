@@ -15,10 +15,7 @@ use super::super::shell::Walk;
 use super::super::{clients, context};
 use super::constructs::{assigning_expansion, env_like, named_by_count};
 use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS, PLAIN};
-use super::{
-    Funcs, Rules, is_list_of_statements, is_statement, leaves, output_used_above, siblings_after, text, work,
-    work_text,
-};
+use super::{Funcs, Rules, is_statement, leaves, output_used_above, siblings_after, text, work, work_text};
 
 /// `src` with the text inside each double-quoted string that holds no command substitution
 /// (`$(`, a backquote) replaced by blanks: no word in it runs as a command.
@@ -242,10 +239,12 @@ fn prints_the_date(program: &str, args: &[String]) -> bool {
 
 /// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
 /// nothing the script reads later, but its status can be a failure.
+/// So is a `touch` or `rm` of files the script reads nowhere (`unread::writes_only_unread_files`).
 pub(super) fn may_only_fail(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
     work_text(walk, text(n, walk));
-    harmless_writing(text(n, walk), &functions.risky, true)
-        && plain_commands(n, walk, n.start_byte(), &functions.ok)
+    (harmless_writing(text(n, walk), &functions.risky, true)
+        && plain_commands(n, walk, n.start_byte(), &functions.ok))
+        || super::unread::writes_only_unread_files(n, walk, functions)
 }
 
 /// [`harmless`] on text.
@@ -536,9 +535,7 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     if exp.kind_name() == "variable_assignment" {
-        return exp.child_by_field("name") == Some(k)
-            && exp.parent().is_some_and(|p| is_list_of_statements(p.kind_name()))
-            && exp.child_by_field("value").is_none_or(|v| !text(v, walk).contains(['$', '`']));
+        return super::unread::plain_assignment(exp, k, walk);
     }
     let var = text(k, walk);
     if !(exp.kind_name() == "simple_expansion" || exp.kind_name() == "expansion")
@@ -561,7 +558,9 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
 
 /// `||`'s (or `&&`'s) right side `NAME=literal` (status 0), whose `NAME` the script only assigns (bash
 /// 5.2 and dash 0.5.12 exit 0 on `pg_isready -h db || DB=down` with the database down; read
-/// later, `[ "$DB" = down ] && exit 1`, the outcome flows on). Not a name a program run after it
+/// later, `[ "$DB" = down ] && exit 1`, the outcome flows on), or only writes out
+/// ([`reads_only_output`]: `ok=0; redis-cli -h cache ping || ok=1; echo $ok > /tmp/dbstate;
+/// test -d /` exits 0 / 0, s25). Not a name a program run after it
 /// may read from its environment (the script exports nothing: no `export`, `set -a`; the
 /// container's `env` does not declare it, and it has no `envFrom`).
 pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
@@ -588,7 +587,7 @@ pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules)
         && !env_from
         && !declared.iter().any(|d| d == var)
         && !exports
-        && words == assignments_of(var, walk.src)
+        && (words == assignments_of(var, walk.src) || reads_only_output(name, walk))
         && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
 }
 
@@ -596,7 +595,7 @@ pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules)
 /// `|`, `(`, `{`, `!` or at the start): a variable every mention of which is one is never read
 /// (s24's new user: `state=down; pg_isready -h db && state=up; exit 0`, 0 / 0 in bash 5.2 and
 /// dash 0.5.12, was denied because `state` was named twice).
-fn assignments_of(var: &str, src: &str) -> usize {
+pub(super) fn assignments_of(var: &str, src: &str) -> usize {
     src.match_indices(var)
         .filter(|(at, _)| {
             let before = src[..*at].chars().next_back();

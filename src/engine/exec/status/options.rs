@@ -619,18 +619,30 @@ fn exec_only_last_of(root: Node<'_>, walk: &Walk<'_>, count: usize) -> bool {
         }
 }
 
-/// How many `exec` commands in the tree run no program and only redirect to a file descriptor or
-/// to `/proc/1/fd/N` (`exec 2>&1`, `exec >>/proc/1/fd/1 2>&1`): they change no status (bash 5.2
-/// and dash 0.5.12 exit 0 on `exec 2>&1; pg_isready -h db || echo down; curl ...` with the
-/// database down; break9 B2).
+/// How many `exec` commands in the tree run no program and only redirect: to a file descriptor
+/// or to `/proc/1/fd/N` (`exec 2>&1`, `exec >>/proc/1/fd/1 2>&1`), closing one (`exec 3>&-`), to
+/// `/dev/null`, `/dev/stdout`, `/dev/stderr` (`exec 2>/dev/null`), or writing a file the script
+/// names nowhere else (`exec >>/tmp/probe.log 2>&1`). An `exec` without a program replaces no
+/// shell and changes no status (bash manual, "Bourne Shell Builtins", `exec`: "If command is not
+/// specified, any redirections take effect in the current shell, and the return status is 0"):
+/// bash 5.2 and dash 0.5.12 exit 0 on `exec 2>&1; pg_isready -h db || echo down; curl ...` with
+/// the database down (break9 B2), and 0 / 0 on `exec 2>/dev/null; redis-cli -h cache ping; true`
+/// (s25). A file named again may be read (`exec >/tmp/o; check; grep -q PONG /tmp/o`): kept.
 fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
-    let to_fd = |r: Node<'_>| {
+    let to_fd = |r: Node<'_>, exec: Node<'_>| {
         let t = text(r, walk).trim_start_matches(|c: char| c.is_ascii_digit());
+        let writes = t.starts_with('>') || t.starts_with("&>");
         let dest = t.trim_start_matches(['>', '<', '&', '|']).trim();
-        (!dest.is_empty() && dest.bytes().all(|b| b.is_ascii_digit()))
-            || dest
-                .strip_prefix("/proc/1/fd/")
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        let fd_number = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+        fd_number(dest)
+            || dest == "-"
+            || matches!(dest, "/dev/null" | "/dev/stdout" | "/dev/stderr")
+            || ["/proc/1/fd/", "/proc/self/fd/", "/dev/fd/"]
+                .iter()
+                .any(|p| dest.strip_prefix(p).is_some_and(fd_number))
+            || (writes
+                && dest.starts_with('/')
+                && !super::harmless::named_elsewhere(dest, walk.src, &[(exec.start_byte(), exec.end_byte())]))
     };
     let mut found = 0;
     let mut stack = vec![root];
@@ -641,11 +653,13 @@ fn redirecting_execs(root: Node<'_>, walk: &Walk<'_>) -> usize {
             let args = k.children_by_field("argument", &mut c).count();
             let mut c = k.walk();
             let mut redirects: Vec<Node<'_>> = k.children_by_field("redirect", &mut c).collect();
+            let mut whole = k;
             if let Some(p) = k.parent().filter(|p| p.kind_name() == "redirected_statement") {
                 let mut c = p.walk();
                 redirects.extend(p.children_by_field("redirect", &mut c));
+                whole = p;
             }
-            if args == 0 && !redirects.is_empty() && redirects.iter().all(|r| to_fd(*r)) {
+            if args == 0 && !redirects.is_empty() && redirects.iter().all(|r| to_fd(*r, whole)) {
                 found += 1;
             }
         }

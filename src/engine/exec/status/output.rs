@@ -60,6 +60,10 @@ fn output_reaches<'a>(
 ) -> bool {
     for parent in up {
         match parent.kind_name() {
+            // `x=$(check || echo down)` whose `x` is never read but written out: the value goes
+            // nowhere (s25: `set -e; x=$(redis-cli -h cache ping || echo down); test -d /`
+            // exits 0 / 0 in bash 5.2 and dash 0.5.12).
+            "command_substitution" if substitutions && unread_value(parent, walk) => return false,
             "command_substitution" | "process_substitution" if substitutions => return true,
             "redirected_statement" if writes_a_named_file(parent, walk) => return true,
             "pipeline" => {
@@ -68,7 +72,18 @@ fn output_reaches<'a>(
                     .named_children(&mut c)
                     .filter(|k| is_statement(*k) && k.start_byte() >= child.end_byte())
                     .collect();
-                if !after.iter().all(|k| trivial_reader(*k, walk)) {
+                // A filter that exits 0 whatever it reads (`| logger`, `| tee -a log`,
+                // `filters`) passes the output on to where the pipeline's goes, looked at
+                // further up (s25: `{ redis-cli -h cache ping || echo x; } 2>&1 | logger; test
+                // -d /` exits 0 / 0 in bash 5.2 and dash 0.5.12).
+                let functions = walk.defined_functions.get_or_init(|| defined_functions(walk.src));
+                let known = walk.status.as_ref().map_or(&[][..], |r| r.functions.as_slice());
+                let passes = |k: &Node<'_>| {
+                    trivial_reader(*k, walk)
+                        || (filters::plain_filter_element(*k, walk, functions)
+                            && filters::plain_filter_element(*k, walk, known))
+                };
+                if !after.iter().all(passes) {
                     return true;
                 }
             }
@@ -77,6 +92,34 @@ fn output_reaches<'a>(
         child = parent;
     }
     false
+}
+
+/// Whether the value of the command substitution `sub` is only a variable's
+/// (`NAME=$(...)`, a statement of its own or a part of an `&&`/`||` list) that the script never
+/// reads (`unread::only_assigned`; no `${!ref}`, `export`, ...: `harmless::may_be_read_elsewhere`),
+/// in a script no caller's shell runs after (`Rules::called`). (Not `only_echoed`, whose look at
+/// an `echo`'s output comes back here: `x=$({ check || echo x; } | cat)`.)
+fn unread_value(sub: Node<'_>, walk: &Walk<'_>) -> bool {
+    let Some(rules) = walk.status.as_ref() else {
+        return false;
+    };
+    let mut up = sub.parent();
+    while let Some(u) = up.filter(|u| matches!(u.kind_name(), "string" | "concatenation")) {
+        up = u.parent();
+    }
+    let Some(assignment) = up.filter(|u| u.kind_name() == "variable_assignment") else {
+        return false;
+    };
+    !rules.called
+        && assignment.parent().is_some_and(subst::assignment_statement_in)
+        && assignment.child_by_field("value").is_some_and(|v| v.start_byte() <= sub.start_byte())
+        && assignment.child_by_field("name").is_some_and(|name| {
+            !constructs::env_like(text(name, walk))
+                && !rules.container_env.1
+                && !rules.container_env.0.iter().any(|d| d == text(name, walk))
+                && !harmless::may_be_read_elsewhere(name, walk)
+                && unread::only_assigned(text(name, walk), walk.src)
+        })
 }
 
 /// For the check `n` whose output [`output_used_above`] finds read, why that is only a doubt:

@@ -25,6 +25,8 @@ pub(super) const OR_ZERO: &str = "its failure only runs the command after `||`, 
 /// A reason the walk gives (`discarded`).
 pub(super) const LOOP_ENDS: &str =
     "its failure only ends the `while` loop around it, whose status is 0 then (its body cannot fail)";
+/// A reason the walk gives (`discarded`): `until CHECK; do break; done` (s25).
+pub(super) const LOOP_BREAKS: &str = "its failure only runs its loop's body once, which ends the loop with `break` (status 0), as its success ends it";
 /// The reason the walk gives (`discarded`) for a check in a declaration's value, naming the
 /// declaration used (`local X=$(...)` was told `export X=$(...)` before s24).
 pub(super) fn declared(keyword: &str) -> &'static str {

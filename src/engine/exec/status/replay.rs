@@ -27,8 +27,10 @@ use super::{Rules, is_statement, siblings_after, text};
 
 mod eval;
 mod fixed;
+mod gate;
 mod later;
 use eval::representatives;
+use gate::replayable;
 use later::{assigned_from, status_subject_of};
 
 /// A reason the walk gives (`discarded`).
@@ -100,23 +102,6 @@ struct Run<'w, 't> {
     captured: bool,
 }
 
-/// Whether the replay may run on this script: no errexit or pipefail anywhere (`set` not named),
-/// one parsed piece, the whole text analysed, a script run by a shell of its own (not a function's
-/// body), a text that reads a status (`$?`, a bare `exit`) and has no here-document.
-fn replayable(walk: &Walk<'_>, rules: &Rules) -> bool {
-    !rules.errexit
-        && !rules.pipefail
-        && !walk.pipefail
-        && !rules.called
-        && !rules.in_function
-        && walk.top_functions.len() == 1
-        && walk.cut >= walk.src.len()
-        && reads_status_text(walk.src)
-        // (A here-document body the grammar may read as commands: `Walk::skips`.)
-        && !walk.src.contains("<<")
-        && !mentions(walk.src, &["set", "shopt", "trap"])
-}
-
 /// The exit statuses an outage of the check `cmd` gives: its client row's `outage_status`, and
 /// through `timeout [-k T] [--foreground] [-v] DURATION` 124 (and 137 with `-k`) too (coreutils,
 /// "timeout invocation": "If the command times out, and --preserve-status is not set, then exit
@@ -162,7 +147,7 @@ fn outage_codes(cmd: Node<'_>, walk: &Walk<'_>) -> Option<Vec<u8>> {
 /// The replay's verdict on the check `n` (a simple command, or one with redirections), `None`
 /// when it cannot tell (the walk's then stands).
 pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<Verdict<'t>> {
-    if !replayable(walk, rules) {
+    if !replayable(n, walk, rules) {
         return None;
     }
     let cmd = if n.kind_name() == "redirected_statement" { n.child_by_field("body")? } else { n };

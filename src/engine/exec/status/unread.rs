@@ -1,0 +1,100 @@
+//! State a check's outcome leaves that the script itself never reads (s25's new user and
+//! verdict hunt): a variable only assigned (`x=$(check || echo down)`, `x` never read), a marker
+//! file only written (`check && touch /tmp/ok || rm -f /tmp/ok`). Another process may read it (a
+//! readiness probe), but nothing after it in the script does, so it cannot make the script's
+//! status follow the check's.
+
+use crate::engine::exec::kinds::KindName;
+use tree_sitter::Node;
+
+use super::super::shell::Walk;
+use super::harmless::{assignments_of, named_elsewhere};
+use super::{Funcs, is_list_of_statements, text, work};
+
+/// Whether every word `var` of `src` is an assignment of it ([`assignments_of`]): its value is
+/// never read.
+pub(super) fn only_assigned(var: &str, src: &str) -> bool {
+    let words = src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == var).count();
+    words == assignments_of(var, src)
+}
+
+/// Whether `n` is `touch FILE...` (options `-a`, `-c`, `-m`) or `rm FILE...` (options of `-f`,
+/// `-r`, `-R`, `-v`), each file a literal path, that no other command of the script reads:
+/// every other word naming one is in such a `touch` or `rm` too ([`named_elsewhere`] outside
+/// them). It marks state for another process (a readiness probe reading `/tmp/ok`) and may
+/// fail (a read-only filesystem), but changes nothing the script reads later: s25's new user,
+/// `redis-cli -h cache ping && touch /tmp/ok || rm -f /tmp/ok; test -d /` exits 0 / 0 in bash
+/// 5.2 and dash 0.5.12, while `...; [ -f /tmp/ok ]` (0 / 1) names the file again.
+pub(super) fn writes_only_unread_files(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    let files = |k: Node<'_>| -> Option<Vec<String>> {
+        if k.kind_name() != "command" {
+            return None;
+        }
+        let name = k.child_by_field("name").map(|m| text(m, walk))?;
+        let options: &[char] = match name {
+            "touch" => &['a', 'c', 'm'],
+            "rm" => &['f', 'r', 'R', 'v'],
+            _ => return None,
+        };
+        if functions.risky.iter().chain(functions.ok.iter()).any(|f| f == name) {
+            return None;
+        }
+        let mut c = k.walk();
+        let mut out = Vec::new();
+        for a in k.named_children(&mut c).filter(|a| a.kind_name() != "command_name") {
+            let t = text(a, walk);
+            if a.kind_name() != "word" || t.contains(['$', '`', '\\', '*', '?', '[', '{', '~', '=']) {
+                return None;
+            }
+            match t.strip_prefix('-') {
+                Some(flags) if out.is_empty() => {
+                    if flags.is_empty() || !flags.chars().all(|f| options.contains(&f)) {
+                        return None;
+                    }
+                }
+                _ if t.starts_with('/') => out.push(t.to_string()),
+                _ => return None,
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    };
+    let Some(own) = files(n) else {
+        return false;
+    };
+    let root = super::tree::tree_root(n, walk);
+    let (mut writers, mut visited) = (Vec::new(), 0usize);
+    super::tree::each_node(root, |k| {
+        visited += 1;
+        if files(k).is_some() {
+            writers.push((k.start_byte(), k.end_byte()));
+        }
+    });
+    // (A look at every node and, for each file, the text: counted as the walk's work, so a
+    // script of many such commands spends the analysis's units, never seconds: issue #9.)
+    work(walk, visited);
+    for _ in &own {
+        super::work_text(walk, walk.src);
+    }
+    own.iter().all(|f| !named_elsewhere(f, walk.src, &writers))
+}
+
+/// Whether `exp`, an assignment whose name is `k`, is a statement of its own or a part of an
+/// `&&`/`||` list (`RES=$(check) || RES=down`, s25; not a prefix of a command, whose environment
+/// it is) that does not read the variable: a value that runs or expands something reads it only
+/// where it names it (`RES=$(check) || RES=down; echo "$RES"`, s25; not `RES=${RES}x`, nor
+/// `${!ref}`).
+pub(super) fn plain_assignment(exp: Node<'_>, k: Node<'_>, walk: &Walk<'_>) -> bool {
+    let mut statement = exp.parent();
+    while let Some(p) = statement.filter(|p| p.kind_name() == "list") {
+        statement = p.parent();
+    }
+    let var = text(k, walk);
+    exp.child_by_field("name") == Some(k)
+        && statement.is_some_and(|p| is_list_of_statements(p.kind_name()))
+        && exp.child_by_field("value").is_none_or(|v| {
+            let v = text(v, walk);
+            !v.contains(['$', '`'])
+                || (!v.contains("${!")
+                    && !v.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == var))
+        })
+}
