@@ -89,8 +89,8 @@ fn a_url_after_a_variable_or_a_non_ascii_character_is_read_without_a_panic() {
 /// by an outage (0 / 0 each, with `redis-cli` printing `role:master` up; denied at c1ae9f2 because
 /// the substitution's output is read later). Real shape: rook's MDS liveness script (`ceph`).
 /// Still denied where the outage's branch fails (`exit 1`, 0 / 1) or goes on to read the empty
-/// output (0 / 1). Left: `if ! out=$(check); then exit 0; fi; echo "$out" | grep -q role:` (0 / 0,
-/// no `$?`, so not replayed) is still denied.
+/// output (0 / 1). `if ! out=$(check); then exit 0; fi; echo "$out" | grep -q role:` (0 / 0, no
+/// `$?`) was left denied here; s25 replays it (tests/shell_flow_v12.rs).
 #[test]
 fn a_fail_open_check_whose_output_is_read_only_while_up_is_not_denied() {
     let fail_open = [
