@@ -167,6 +167,12 @@ fn a_script_that_always_fails_is_a_warning_that_says_so() {
         "if pg_isready -h orders-db; then exit 2; fi; exit 1",
         // 3 / 3
         "redis-cli -h redis-master ping || exit 3; exit 3",
+        // 1 / 1: the check's failure is the list's status, its success runs `exit 1`.
+        "redis-cli -h redis-master ping && exit 1",
+        // 1 / 1
+        "redis-cli -h redis-master ping && exit 1 || exit 1",
+        // 3 / 2
+        "pg_isready -h orders-db && exit 3 || exit 2",
     ];
     let denied = [
         // 0 / 1
@@ -177,6 +183,8 @@ fn a_script_that_always_fails_is_a_warning_that_says_so() {
         "if redis-cli -h redis-master ping; then exit 256; fi; exit 1",
         // 0 / 1: a `{ }` in the body (not read by the scan).
         "f(){ redis-cli -h redis-master ping || { echo down; return 1; }; echo up; }; f",
+        // 0 / 1
+        "redis-cli -h redis-master ping || exit 1",
     ];
     expect_actions(&warned, &denied);
     for script in warned {

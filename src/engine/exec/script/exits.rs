@@ -45,7 +45,8 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
 /// `if C; then exit 1; fi; exit 1`, `f(){ C && return 1; return 1; }; f` and `f(){ if C; then
 /// return 1; fi; return 1; }; f` exit 1 / 1 in bash 5.2 and dash 0.5.12, and were denied as
 /// coupled): every `exit` and `return` in it has a literal non-zero status, and its last
-/// statement is `exit N` (N not 0), or a call of a function the script defines once, whose body
+/// statement is `exit N` (N not 0), a list that ends so ([`list_fails`]: `C && exit 1`, `C &&
+/// exit 1 || exit 1`, 1 / 1), or a call of a function the script defines once, whose body
 /// (with no `{ }` group in it) ends with `return N`. The last statement then runs unless an
 /// earlier `exit` (non-zero) ends the script, and the function can only return non-zero. Nothing
 /// else may set the status on the way out or run text not read here (`trap`, `exec`, `source`,
@@ -76,6 +77,8 @@ pub(in crate::engine::exec) fn always_fails(script: &str) -> Option<String> {
     let words: Vec<&str> = last.split_whitespace().collect();
     match words.as_slice() {
         ["exit", n] if body.len() > last.len() && nonzero(Some(n)) => Some(format!("`{last}` last")),
+        // `A && exit N` (A's failure is non-zero too) and `A && exit N || exit M` last (s25).
+        [.., "&&" | "||", "exit", _] if list_fails(&words, &nonzero) => Some(format!("`{last}` last")),
         [name] if super::super::context::is_ident(name) => {
             let defined = super::super::status::defined_functions(script);
             let bodies = super::super::status::bodies_of(script, name);
@@ -88,6 +91,17 @@ pub(in crate::engine::exec) fn always_fails(script: &str) -> Option<String> {
             .then(|| format!("`{name}` last, whose body ends with `{}`", ends.join(" ")))
         }
         _ => None,
+    }
+}
+
+/// Whether the list `words` (a script's last statement, split at blanks) ends with `&& exit N`,
+/// N not 0 (what comes before either fails, a non-zero status, or runs the `exit`), or with `||
+/// exit M`, M not 0, after a list that does so.
+fn list_fails(words: &[&str], nonzero: &dyn Fn(Option<&&str>) -> bool) -> bool {
+    match words {
+        [rest @ .., "&&", "exit", n] => !rest.is_empty() && nonzero(Some(n)),
+        [rest @ .., "||", "exit", m] => nonzero(Some(m)) && list_fails(rest, nonzero),
+        _ => false,
     }
 }
 

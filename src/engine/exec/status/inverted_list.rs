@@ -80,7 +80,7 @@ pub(super) fn inverted_list(
                 return false;
             };
             or && parent.named_child(0) == Some(list)
-                && !parent.next_sibling().is_some_and(|s| s.kind_name() == "&")
+                && parent.next_sibling().is_none_or(|s| s.kind_name() != "&")
                 && else_side.is_some_and(|e| {
                     ends_zero(e, walk) && text(e, walk).starts_with("exit")
                         || super::zero::ending(e, walk, funcs) == Some(super::zero::Ending::Exits)

@@ -116,7 +116,7 @@ pub(super) fn returns_zero_after(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) ->
                 returns = true;
                 continue;
             }
-            if !(harmless(*s, walk, funcs) && !leaves(*s, walk)) {
+            if !harmless(*s, walk, funcs) || leaves(*s, walk) {
                 return false;
             }
         }
@@ -164,7 +164,7 @@ pub(super) fn same_value_assignment(list: Node<'_>, right: Node<'_>, walk: &Walk
             before = s.prev_named_sibling();
             continue;
         }
-        if !(harmless(s, walk, funcs) && !leaves(s, walk)) {
+        if !harmless(s, walk, funcs) || leaves(s, walk) {
             return false;
         }
         before = s.prev_named_sibling();
