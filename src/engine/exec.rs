@@ -254,6 +254,10 @@ pub struct Dependency {
     /// that exits non-zero and whose failure one that exits 0 (`if CMD; then exit 1; else exit 0;
     /// fi`; bash 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down).
     pub inverted_if: bool,
+    /// With [`Self::inverted_if`]: not by an `if` but by an `&&` list whose check's success runs
+    /// `exit N` (N not 0) and whose failure `|| exit 0` or a script's end that exits 0 (`CMD &&
+    /// exit 1 || exit 0`; bash 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down: s25).
+    pub inverted_list: bool,
     /// Whether the host is text with a `$NAME` (or `${NAME}`) in it that nothing expands: the
     /// probe's argv runs the client with no shell, and the kubelet expands only `$(NAME)`
     /// (Kubernetes docs, "Define Dependent Environment Variables"), so the client gets the text

@@ -546,12 +546,13 @@ fn liveness_dependency<'a>(
     // whenever the dependency is UP, and passes while it is down; "its outage would restart ..."
     // was the wrong reason (s18 fresh-user pass). Checked with bash 5.2 and dash 0.5.12:
     // `sh -c '! redis-cli -h cache ping'` exits 1 with the server up, 0 with it down.
+    let construct = if dep.inverted_list { "`&&` list" } else { "`if`" };
     let (shown, effect) = if dep.inverted_if {
         (
             command.clone(),
             format!(
-                "it fails while that is up (its `if` exits non-zero when it succeeds), so it would {} \
-                 all the time",
+                "it fails while that is up (its {construct} exits non-zero when it succeeds), so it \
+                 would {} all the time",
                 t.outage_kills
             ),
         )
@@ -580,7 +581,11 @@ fn liveness_dependency<'a>(
         ));
     }
     if dep.inverted {
-        let how = if dep.inverted_if { "its `if` exits non-zero when it succeeds" } else { "`!` inverts it" };
+        let how = match (dep.inverted_if, dep.inverted_list) {
+            (true, true) => "its `&&` list exits non-zero when it succeeds",
+            (true, false) => "its `if` exits non-zero when it succeeds",
+            _ => "`!` inverts it",
+        };
         return Some((
             format!(
                 "livenessProbe `{shown}`{place} fails while {} is up ({how}), so it would \

@@ -241,6 +241,9 @@ pub(super) struct Ctx<'e> {
     /// when it fails, in the probe's own script (`status::INVERTED_IF`), or a function's body it
     /// calls: a dependency found there directly makes the probe fail whenever it is up.
     pub(super) inverted_if: bool,
+    /// With [`Self::inverted_if`]: the check's `&&` list, not an `if`, exits non-zero when it
+    /// succeeds (`status::INVERTED_LIST`).
+    pub(super) inverted_list: bool,
     /// The last run of pieces ended at an `exit` (or `exec PROGRAM`) certain to run in its
     /// script's own shell (`flow::EXIT`): a called function's body that exits ends its caller's
     /// script too, where the call itself is certain to run in the caller's shell.
@@ -462,6 +465,7 @@ impl<'e> Ctx<'e> {
             inverted_next: false,
             inverted: false,
             inverted_if: false,
+            inverted_list: false,
             exited: false,
             next_is_body: false,
             splitting_body: false,

@@ -81,8 +81,11 @@ impl Ctx<'_> {
         // A dependency found in a nested script is not the inverted piece's own command.
         let saved_inverted = std::mem::take(&mut self.inverted);
         // (A called function's body is the inverted call's own code: `if f; then exit 1; ...`.)
-        let saved_if =
-            if self.next_is_body { self.inverted_if } else { std::mem::take(&mut self.inverted_if) };
+        let saved_if = if self.next_is_body {
+            (self.inverted_if, self.inverted_list)
+        } else {
+            (std::mem::take(&mut self.inverted_if), std::mem::take(&mut self.inverted_list))
+        };
         if depth == 1 && self.calls == 0 {
             self.exit_trap = None;
             self.trap_may_hold = exits::trap_may_hold(script);
@@ -105,8 +108,7 @@ impl Ctx<'_> {
         // Under `sh`, an ERR trap bash runs and dash rejects: the walk (in the split) reads the
         // script as dash does, and a check it finds uncoupled is a doubt (`exit_traps::SH_ERR_TRAP`).
         let saved_err_trap = self.sh_err_trap;
-        let traps_harmless = !super::flow::mentions(script, &["trap"])
-            || super::status::harmless_traps(script, self.errexit, &self.functions, false);
+        let traps_harmless = self.traps_harmless_or_doubt(script);
         let dash_only = !traps_harmless
             && self.shell == Some("sh")
             && super::status::harmless_traps(script, self.errexit, &self.functions, true);
@@ -153,20 +155,20 @@ impl Ctx<'_> {
         {
             self.uncoupled = Some(format!("the script always exits 0 (`{last}` last)"));
         }
-        if self.uncoupled.is_none()
-            && depth == 1
-            && self.calls == 0
-            && (had_gap || self.parse_gap.is_none())
-            && let Some(status) = self.exit_zero_trap_ahead(script)
+        // (A script that fails every time, s25, or exits by an EXIT trap set ahead.)
+        if self.uncoupled.is_none() && depth == 1 && self.calls == 0 && (had_gap || self.parse_gap.is_none())
         {
-            self.uncoupled = Some(match status {
-                0 => exit_traps::EXIT_TRAP_LATER.to_string(),
-                n => exits::exit_trap_fails(n),
-            });
+            self.uncoupled =
+                exits::always_fails(script).map(|last| exits::always_fails_reason(&last)).or_else(|| {
+                    self.exit_zero_trap_ahead(script).map(|status| match status {
+                        0 => exit_traps::EXIT_TRAP_LATER.to_string(),
+                        n => exits::exit_trap_fails(n),
+                    })
+                });
         }
         let found = self.analyze_pieces(pieces, depth);
         self.inverted = saved_inverted;
-        self.inverted_if = saved_if;
+        (self.inverted_if, self.inverted_list) = saved_if;
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
         self.status_unknown = saved_unknown;
@@ -311,15 +313,17 @@ impl Ctx<'_> {
             // `out=$(C || true); [ "$out" = PONG ]`: its status is dropped, its output is not; a
             // doubt, said as one (s22), never "cannot fail the probe".
             let saved_unknown = self.status_unknown.clone();
-            let saved_if = self.inverted_if;
+            let saved_if = (self.inverted_if, self.inverted_list);
             let how = match how {
                 Some(h) if h == super::flow::OUTPUT_IN_SUBSTITUTION => {
                     self.status_unknown.get_or_insert_with(|| h.clone());
                     None
                 }
-                // No reason: the check is inverted (`status::INVERTED_IF`), in the probe's script.
-                Some(h) if h == super::status::INVERTED_IF => {
+                // No reason: the check is inverted (`status::INVERTED_IF`), in the probe's script;
+                // or by an `&&` list (`C && exit 1 || exit 0`, s25).
+                Some(h) if h == super::status::INVERTED_IF || h == super::status::INVERTED_LIST => {
                     self.inverted_if |= depth == 1 && self.calls == 0;
+                    self.inverted_list |= depth == 1 && self.calls == 0 && h == super::status::INVERTED_LIST;
                     None
                 }
                 // Uncoupled as dash reads the script, where bash runs an ERR trap: a doubt.
@@ -342,7 +346,7 @@ impl Ctx<'_> {
             self.inverted = false;
             self.uncoupled.clone_from(&saved);
             self.status_unknown = saved_unknown;
-            self.inverted_if = saved_if;
+            (self.inverted_if, self.inverted_list) = saved_if;
             // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
             if let Some(Some(status)) = self.trap_seen.take()
                 && self.trap_may_hold
@@ -784,6 +788,7 @@ impl Ctx<'_> {
             bad_url: hit.bad_url,
             inverted,
             inverted_if: inverted && !self.inverted,
+            inverted_list: inverted && !self.inverted && self.inverted_list,
             literal_variable: false,
         }
     }

@@ -50,6 +50,8 @@ pub(super) use functions::{TopFunction, known_ok_with};
 mod harmless;
 mod memo;
 pub(super) use memo::WalkCache;
+mod inverted_list;
+pub(super) use inverted_list::INVERTED_LIST;
 mod lost;
 mod options;
 mod outage;
@@ -67,6 +69,7 @@ mod texts;
 mod trap_actions;
 mod trap_keeps;
 pub(super) use trap_keeps::unread_exit_action;
+mod trap_values;
 mod traps;
 mod tree;
 mod unread;
@@ -95,7 +98,11 @@ pub(super) use harmless::{leaves_lasting_state, leaves_state};
 pub(super) use options::{TreeFacts, defines_stateful_function, sets_errexit};
 pub(super) use texts::{defined_functions, reads_caller_status, shadowing_call};
 use texts::{literal_defaults, variable_exits_as_literal};
-pub(super) use traps::{exits_zero_handler, handler_exit_status, harmless_traps};
+pub(super) use trap_values::plain_value;
+pub(super) use traps::{
+    bodies_of, exits_zero_handler, handler_exit_status, harmless_traps, harmless_traps_expanding,
+    literal_status,
+};
 pub(super) use tree::each_node;
 use tree::{
     each_node_pruned, in_case_body, in_condition, is_list_of_statements, last_statement, leaves, parent_on,
@@ -209,7 +216,9 @@ pub(super) fn rules(
 ) -> Option<Rules> {
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src, errexit, known, dash))
-        || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe"])
+        || mentions(src, &["eval", "source", "coproc", "lastpipe"])
+        // (`kill $PID` of a background child signals nothing of this shell, s25.)
+        || (mentions(src, &["kill"]) && !trap_values::kills_only_children(src, src))
         || texts::may_select(src)
         || (mentions(src, &["wait"]) && !only_bare_waits(src))
         || known_reads_status
@@ -495,7 +504,8 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 match op {
                     "||" if !redirected
                         && (harmless(right, walk, &funcs)
-                            || !rules.called && unread_assignment(right, walk, rules))
+                            || !rules.called && unread_assignment(right, walk, rules)
+                            || zero::same_value_assignment(parent, right, walk, &funcs))
                         && !leaves(right, walk) =>
                     {
                         return Some((OR_ELSE, parent));
@@ -537,6 +547,18 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     }
                     "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
                         return Some((lost::RETRIES, looped));
+                    }
+                    // `C && exit 1 || exit 0`: inverted, not discarded (s25).
+                    "&&" if inverted_list::inverted_list(parent, right, walk, rules, &funcs) => {
+                        return Some((INVERTED_LIST, parent));
+                    }
+                    // In a function's body, `C && return 0` before harmless statements and a last
+                    // `return 0`: 0 either way (s25), the list's status replaced by the rest.
+                    "&&" if rules.in_function
+                        && text(right, walk).split_whitespace().eq(["return", "0"])
+                        && zero::returns_zero_after(parent, walk, &funcs) =>
+                    {
+                        at = parent;
                     }
                     // `check && touch /tmp/ok`: B only writes a file the script never reads, and
                     // may fail: the list's status, the check's or B's, is followed on (s25). (Only

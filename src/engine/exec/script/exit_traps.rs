@@ -27,6 +27,14 @@ pub(super) const EXIT_ACTION_ELSEWHERE: &str =
 pub(super) const UNREAD_EXIT_ACTION: &str =
     "what its EXIT trap runs (the action is a variable's value, not read here)";
 
+/// Why a check in a script whose trap's double-quoted action holds `$NAME`, a value not known to
+/// be one plain word (`trap "rm -f $TMPF" EXIT` with `TMPF` from the env or the image), is a
+/// doubt: the shell reads the action's text, value included, as commands when the trap runs
+/// (s25; `status::plain_value`).
+fn trap_value_doubt(name: &str) -> String {
+    format!("the value of `${name}` in its trap's action, which the shell runs as commands")
+}
+
 /// Why a check the walk finds uncoupled in a script run by `sh` with an ERR trap whose action
 /// can fail the script is a doubt: dash 0.5.12 has no ERR condition ("bad trap") and runs on,
 /// bash runs the action where a command fails (s24: `trap 'exit 1' ERR; C; echo ok` exits 0 / 0
@@ -59,6 +67,32 @@ fn exit_action(args: &[String]) -> Option<&str> {
 }
 
 impl Ctx<'_> {
+    /// Whether every `trap` of `script` changes no status (`status::harmless_traps`, or no `trap`
+    /// at all), reading a plain parameter of a double-quoted action as one word; when one such
+    /// parameter's value is not known to be one (`status::plain_value`), the script's checks are a
+    /// doubt ([`trap_value_doubt`], unless another doubt is already said).
+    pub(super) fn traps_harmless_or_doubt(&mut self, script: &str) -> bool {
+        if !mentions(script, &["trap"]) {
+            return true;
+        }
+        let mut expanded = Vec::new();
+        let harmless = super::super::status::harmless_traps_expanding(
+            script,
+            self.errexit,
+            &self.functions,
+            false,
+            &mut expanded,
+        );
+        if harmless
+            && self.status_unknown.is_none()
+            && let Some((name, _)) =
+                expanded.iter().find(|(name, at)| !super::super::status::plain_value(script, name, *at))
+        {
+            self.status_unknown = Some(trap_value_doubt(name));
+        }
+        harmless
+    }
+
     /// What the action of `trap ARGS` reaches, when it is an EXIT trap: its text analysed as a
     /// script that ends with `exit 0` (the shell exits with the status it had when the action
     /// began, unless the action runs `exit`, POSIX `trap`; a constant here). A check in it is a

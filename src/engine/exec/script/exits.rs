@@ -41,6 +41,79 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
     .then_some(if plain_echo { "echo" } else { last })
 }
 
+/// When the probe's script fails every time, whatever its commands return (s25, deny24's list:
+/// `if C; then exit 1; fi; exit 1`, `f(){ C && return 1; return 1; }; f` and `f(){ if C; then
+/// return 1; fi; return 1; }; f` exit 1 / 1 in bash 5.2 and dash 0.5.12, and were denied as
+/// coupled): every `exit` and `return` in it has a literal non-zero status, and its last
+/// statement is `exit N` (N not 0), a list that ends so ([`list_fails`]: `C && exit 1`, `C &&
+/// exit 1 || exit 1`, 1 / 1), or a call of a function the script defines once, whose body
+/// (with no `{ }` group in it) ends with `return N`. The last statement then runs unless an
+/// earlier `exit` (non-zero) ends the script, and the function can only return non-zero. Nothing
+/// else may set the status on the way out or run text not read here (`trap`, `exec`, `source`,
+/// `.`, `eval`, `kill`, an alias, a loop that may wait, a here-document, a comment, a
+/// backslash). The last statement, for the message. A crude scan, as [`always_exits_zero`].
+pub(in crate::engine::exec) fn always_fails(script: &str) -> Option<String> {
+    if super::super::flow::mentions(
+        script,
+        &["exec", "trap", "source", "eval", "kill", "alias", "while", "until", "select"],
+    ) || script.contains(['#', '\\', '`'])
+        || script.contains("<<")
+        || script.split_whitespace().any(|w| w == ".")
+    {
+        return None;
+    }
+    let tokens: Vec<&str> = script
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let nonzero =
+        |w: Option<&&str>| w.and_then(|w| super::super::status::literal_status(w)).is_some_and(|n| n != 0);
+    if !tokens.iter().enumerate().all(|(i, t)| !matches!(*t, "exit" | "return") || nonzero(tokens.get(i + 1)))
+    {
+        return None;
+    }
+    let body = script.trim_end().trim_end_matches(';').trim_end();
+    let last = body.rsplit(['\n', ';']).next().unwrap_or("").trim();
+    let words: Vec<&str> = last.split_whitespace().collect();
+    match words.as_slice() {
+        ["exit", n] if body.len() > last.len() && nonzero(Some(n)) => Some(format!("`{last}` last")),
+        // `A && exit N` (A's failure is non-zero too) and `A && exit N || exit M` last (s25).
+        [.., "&&" | "||", "exit", _] if list_fails(&words, &nonzero) => Some(format!("`{last}` last")),
+        [name] if super::super::context::is_ident(name) => {
+            let defined = super::super::status::defined_functions(script);
+            let bodies = super::super::status::bodies_of(script, name);
+            let [one] = bodies.as_slice() else { return None };
+            let inner = one.trim().trim_end_matches(';').trim_end();
+            let ends = inner.rsplit(['\n', ';']).next().unwrap_or("").split_whitespace().collect::<Vec<_>>();
+            (defined.iter().filter(|f| f == name).count() == 1
+                && !one.contains('{')
+                && matches!(ends.as_slice(), ["return", n] if nonzero(Some(n))))
+            .then(|| format!("`{name}` last, whose body ends with `{}`", ends.join(" ")))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the list `words` (a script's last statement, split at blanks) ends with `&& exit N`,
+/// N not 0 (what comes before either fails, a non-zero status, or runs the `exit`), or with `||
+/// exit M`, M not 0, after a list that does so.
+fn list_fails(words: &[&str], nonzero: &dyn Fn(Option<&&str>) -> bool) -> bool {
+    match words {
+        [rest @ .., "&&", "exit", n] => !rest.is_empty() && nonzero(Some(n)),
+        [rest @ .., "||", "exit", m] => nonzero(Some(m)) && list_fails(rest, nonzero),
+        _ => false,
+    }
+}
+
+/// Why a check in a script that fails every time ([`always_fails`]) cannot fail the probe by
+/// its outage.
+pub(super) fn always_fails_reason(last: &str) -> String {
+    format!(
+        "every `exit` and `return` of the script is non-zero, with {last} (the probe fails every \
+         time)"
+    )
+}
+
 /// Why a check after `trap 'exit 0' EXIT` cannot fail the probe.
 pub(super) const EXIT_TRAP: &str = "the script's EXIT trap ends it with `exit 0` (`trap 'exit 0' EXIT`) or its own command's status, whatever this command returns";
 
@@ -80,9 +153,7 @@ pub(super) fn exit_trap_status(args: &[String]) -> Option<u8> {
     }
     let (last, before) = parts.split_last()?;
     let status = match last.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["exit", n] if !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()) => {
-            n.parse::<u8>().ok()?
-        }
+        ["exit", n] => super::super::status::literal_status(n)?,
         _ => return None,
     };
     before

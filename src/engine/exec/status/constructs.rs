@@ -567,7 +567,8 @@ pub(super) fn forces_zero(
         return false;
     }
     if t.split_whitespace().eq(["return", "0"]) {
-        return rules.in_function && harmless_after(list, walk, funcs);
+        return rules.in_function
+            && (harmless_after(list, walk, funcs) || super::zero::returns_zero_after(list, walk, funcs));
     }
     if !harmless_text(t, &[]) {
         return false;

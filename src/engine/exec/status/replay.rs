@@ -19,16 +19,17 @@
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
-use super::super::clients::find_client;
 use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::harmless::{reads_status_text, writes_a_named_file};
 use super::{Rules, is_statement, siblings_after, text};
 
+mod codes;
 mod eval;
 mod fixed;
 mod gate;
 mod later;
+use codes::outage_codes;
 use eval::representatives;
 use gate::replayable;
 use later::{assigned_from, status_subject_of};
@@ -40,6 +41,12 @@ pub(super) const REPLAYED: &str = "its status (`$?`) is only tested, and each st
 pub(super) const REPLAYED_EXITS_ZERO: &str = "its status (`$?`) is only tested, and each status an outage gives makes the script exit 0 before its output is read";
 /// A reason the walk gives (`discarded`).
 pub(super) const REPLAY_DOUBT: &str = "its status (`$?`) is only tested, in a way that some status its outage may give passes (its outage statuses are not known, or the test cannot be evaluated here)";
+
+/// A reason the walk gives (`discarded`): the script fails only on `timeout`'s own status, when
+/// the check runs past its limit (s25, deny24's list: `timeout 2 pg_isready -h db; [ $? -eq 124 ]
+/// && exit 1; exit 0` exits 0 / 0 in bash 5.2 and dash 0.5.12 with the database refusing, and was
+/// denied; `timeout 2 pg_isready -h db` alone, 0 / 2, stays coupled).
+pub(super) const REPLAYED_HANG: &str = "its status (`$?`) is only tested, and only `timeout`'s own status (124: the check hung past its limit) fails the script, as a hang past timeoutSeconds would; a refused or down server passes";
 
 /// What the replay concludes for a check.
 pub(super) enum Verdict<'t> {
@@ -102,48 +109,6 @@ struct Run<'w, 't> {
     captured: bool,
 }
 
-/// The exit statuses an outage of the check `cmd` gives: its client row's `outage_status`, and
-/// through `timeout [-k T] [--foreground] [-v] DURATION` 124 (and 137 with `-k`) too (coreutils,
-/// "timeout invocation": "If the command times out, and --preserve-status is not set, then exit
-/// with status 124"; otherwise its status is the command's). `None`: not known.
-fn outage_codes(cmd: Node<'_>, walk: &Walk<'_>) -> Option<Vec<u8>> {
-    let name = cmd.child_by_field("name").map(|m| text(m, walk))?;
-    let mut c = cmd.walk();
-    let args: Vec<String> =
-        cmd.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
-    let mut words: Vec<&str> = std::iter::once(name).chain(args.iter().map(String::as_str)).collect();
-    let mut extra: Vec<u8> = Vec::new();
-    if name == "timeout" {
-        let mut i = 1;
-        extra.push(124);
-        while let Some(w) = words.get(i) {
-            match *w {
-                "--foreground" | "-v" | "--verbose" => i += 1,
-                "-k" => {
-                    extra.push(137);
-                    i += 2;
-                }
-                w if w.starts_with("--kill-after=") => {
-                    extra.push(137);
-                    i += 1;
-                }
-                w if w.starts_with('-') => return None,
-                _ => break,
-            }
-        }
-        // The duration, then the command.
-        words = words.get(i + 1..)?.to_vec();
-    }
-    let (first, rest) = words.split_first()?;
-    let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-    let client = find_client(first, &rest).filter(|c| !c.outage_status.is_empty())?;
-    let mut codes = client.outage_status.to_vec();
-    codes.extend(extra);
-    codes.sort_unstable();
-    codes.dedup();
-    Some(codes)
-}
-
 /// The replay's verdict on the check `n` (a simple command, or one with redirections), `None`
 /// when it cannot tell (the walk's then stands).
 pub(super) fn verdict<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<Verdict<'t>> {
@@ -187,8 +152,13 @@ fn verdict_with<'t>(
     fixed: &fixed::Fixed,
     write_fails: bool,
 ) -> Option<(Verdict<'t>, bool)> {
-    let known = outage_codes(cmd, walk);
+    let (known, hang) = match outage_codes(cmd, walk) {
+        Some((codes, hang)) => (Some(codes), hang),
+        None => (None, Vec::new()),
+    };
     let codes: Vec<u8> = known.clone().unwrap_or_else(|| representatives(walk.src));
+    // A failure (or doubt) on a status the client gives, not only on `timeout`'s own (a hang).
+    let (mut fails_refused, mut doubt_refused) = (false, false);
     let (up, _, mut wrote, mut captured) = replay(n, 0, walk, rules, fixed, write_fails)?;
     let up = (up.len() == 1).then(|| up[0].clone());
     let (mut all, mut some, mut fails, mut doubt) = (true, false, false, false);
@@ -200,8 +170,12 @@ fn verdict_with<'t>(
         captured |= c;
         exits_zero &= !ends.is_empty() && ends.iter().all(|e| *e == End::Exit(0));
         let pass = ends.iter().all(|e| *e == End::Exit(0) || up.as_ref() == Some(e));
-        fails |= !pass && ends.iter().any(|e| matches!(e, End::Exit(s) if *s != 0) && up.as_ref() != Some(e));
+        let failed =
+            !pass && ends.iter().any(|e| matches!(e, End::Exit(s) if *s != 0) && up.as_ref() != Some(e));
+        fails |= failed;
         doubt |= unsure && !pass;
+        fails_refused |= failed && !hang.contains(&code);
+        doubt_refused |= unsure && !pass && !hang.contains(&code);
         all &= pass;
         some |= pass;
         if known.is_none() && some && !all {
@@ -217,7 +191,9 @@ fn verdict_with<'t>(
         // (A test of the captured output is not the status's alone: the walk decides.)
         _ if captured => return None,
         _ if all => Verdict::Discarded(REPLAYED, top),
-        Some(_) if fails => Verdict::Coupled,
+        Some(_) if fails_refused => Verdict::Coupled,
+        Some(_) if doubt_refused => Verdict::Discarded(REPLAY_DOUBT, top),
+        Some(_) if fails => Verdict::Discarded(REPLAYED_HANG, top),
         Some(_) if doubt => Verdict::Discarded(REPLAY_DOUBT, top),
         None if some || doubt => Verdict::Discarded(REPLAY_DOUBT, top),
         _ => return None,

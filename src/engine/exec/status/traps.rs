@@ -28,6 +28,20 @@ pub(in crate::engine::exec) fn harmless_traps(
     known: &[(String, String)],
     dash: bool,
 ) -> bool {
+    harmless_traps_expanding(src, errexit, known, dash, &mut Vec::new())
+}
+
+/// [`harmless_traps`], reading a plain parameter in a double-quoted action (`trap "rm -f $TMPF"
+/// EXIT`: `trap_values::quoted_parameter`) as one word, and pushing on `expanded` each such
+/// parameter's name and where its `trap` starts: the caller asks whether its value is that
+/// (`trap_values::plain_value`), and takes the traps as changing no status only when it is.
+pub(in crate::engine::exec) fn harmless_traps_expanding(
+    src: &str,
+    errexit: bool,
+    known: &[(String, String)],
+    dash: bool,
+    expanded: &mut Vec<(String, usize)>,
+) -> bool {
     let errexit_free =
         !errexit && !super::options::sets_errexit(src) && !mentions(src, &["errexit", "shopt", "SHELLOPTS"]);
     let bytes = src.as_bytes();
@@ -55,10 +69,25 @@ pub(in crate::engine::exec) fn harmless_traps(
         let mut in_word = false;
         let mut quote: Option<char> = None;
         let mut end = src.len();
-        for (j, c) in src[i + 4..].char_indices() {
+        let mut chars = src[i + 4..].char_indices();
+        while let Some((j, c)) = chars.next() {
             match quote {
                 Some(q) if c == q => quote = None,
-                Some('"') if matches!(c, '$' | '`' | '\\') => return false,
+                Some('"') if c == '$' => {
+                    let Some((name, len)) = super::trap_values::quoted_parameter(&src[i + 4 + j + 1..])
+                    else {
+                        return false;
+                    };
+                    // (Kept as written: the action's commands are judged with it as one word.)
+                    cur.push('$');
+                    for _ in 0..len {
+                        if let Some((_, k)) = chars.next() {
+                            cur.push(k);
+                        }
+                    }
+                    expanded.push((name, i));
+                }
+                Some('"') if matches!(c, '`' | '\\') => return false,
                 Some(_) => cur.push(c),
                 None if matches!(c, '\'' | '"') => {
                     quote = Some(c);
@@ -125,6 +154,13 @@ pub(in crate::engine::exec) fn harmless_traps(
                         && !words.get(1).is_some_and(|w| w.starts_with("-v"))
                 }
                 Some(&"rm") => !between && !c.contains(['>', '<', '|', '&']),
+                // (`kill $PID` of a background child: `trap_values::kills_only_children`; its
+                // error output may be dropped, `kill $PID 2>/dev/null`.)
+                Some(&"kill") => {
+                    !between
+                        && !c.contains(['<', '|', '&'])
+                        && super::trap_values::kills_only_children(src, c)
+                }
                 _ if super::trap_actions::runs_a_client(src, c, signals, errexit) => true,
                 _ => super::traps::harmless_handler(src, c, between, errexit),
             }
@@ -203,8 +239,8 @@ pub(super) fn harmless_handler(src: &str, command: &str, between: bool, errexit:
 /// `logger`, `:`, `true` (0) or `rm -f` (0 unless a file it names cannot be removed, never the
 /// check's status): s23, `cleanup(){ rm -f x; exit $?; }; trap cleanup EXIT; C` exits 0 / 0.
 ///
-/// Also a body that ends with `exit N`, N another literal status, after such commands: the status
-/// N is returned (s24: `cleanup(){ rm -f /tmp/x; exit 1; }; trap cleanup EXIT; C; echo ok` exits
+/// Also a body that ends with `exit N`, N another literal status ([`literal_status`]), after such
+/// commands: the status N is returned (s24: `cleanup(){ rm -f /tmp/x; exit 1; }; trap cleanup EXIT; C; echo ok` exits
 /// 1 / 1 in bash 5.2 and dash 0.5.12: the probe fails every time). Every definition must give
 /// the same status.
 pub(in crate::engine::exec) fn handler_exit_status(src: &str, name: &str) -> Option<u8> {
@@ -216,11 +252,7 @@ pub(in crate::engine::exec) fn handler_exit_status(src: &str, name: &str) -> Opt
             let b = b.trim().trim_end_matches(';').trim_end();
             let (before, last) = b.rsplit_once([';', '\n']).unwrap_or(("", b));
             match last.split_whitespace().collect::<Vec<_>>().as_slice() {
-                ["exit", n]
-                    if n.len() <= 3 && n.bytes().all(|d| d.is_ascii_digit()) && plain_body(before) =>
-                {
-                    n.parse::<u8>().ok()
-                }
+                ["exit", n] if plain_body(before) => literal_status(n),
                 _ => None,
             }
         })
@@ -230,6 +262,18 @@ pub(in crate::engine::exec) fn handler_exit_status(src: &str, name: &str) -> Opt
         return None;
     }
     statuses.first().copied()
+}
+
+/// The status a literal `exit` (or `return`) operand gives: digits only, taken modulo 256 as
+/// bash 5.2 and dash 0.5.12 do (`exit 0001` is 1, `exit 256` and `exit 0000` are 0; s25: these
+/// were not read before, so `cleanup(){ rm -f /tmp/x; exit 256; }; trap cleanup EXIT; C; echo ok`,
+/// 0 / 0, was denied). `None` for any other word: `$rc`, `-1`, `+1` (bash reads 1, dash refuses
+/// it: "Illegal number", 2), nothing, and a number past 2^32 - 1 (not read here).
+pub(in crate::engine::exec) fn literal_status(word: &str) -> Option<u8> {
+    if !word.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    word.parse::<u32>().ok().and_then(|n| u8::try_from(n % 256).ok())
 }
 
 /// [`handler_exit_status`]'s 0, or `exit $?` after a command of its own status (above).
@@ -260,7 +304,7 @@ pub(in crate::engine::exec) fn exits_zero_handler(src: &str, name: &str) -> bool
 
 /// The text between `{` and the first `}` of each definition of `name` in `src` (`name() {`,
 /// `function name {`, `function name() {`).
-pub(super) fn bodies_of<'s>(src: &'s str, name: &str) -> Vec<&'s str> {
+pub(in crate::engine::exec) fn bodies_of<'s>(src: &'s str, name: &str) -> Vec<&'s str> {
     let bytes = src.as_bytes();
     let mut out = Vec::new();
     let mut from = 0;

@@ -85,7 +85,91 @@ fn in_own_shell(n: Node<'_>) -> bool {
 /// }; f`; outside a function bash refuses `return` there, status 2, so it is not taken).
 fn ends_harmlessly(ends: &[Ending], at: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
     !ends.contains(&Ending::Returns)
-        || rules.in_function && (!in_own_shell(at) || harmless_after(at, walk, funcs))
+        || rules.in_function
+            && (!in_own_shell(at) || harmless_after(at, walk, funcs) || returns_zero_after(at, walk, funcs))
+}
+
+/// Whether what follows `n`, a top-level statement of a called function's body (not in a branch,
+/// loop, list or subshell), is statements that are [`harmless`] and leave nothing, then, last in
+/// the body, `return 0` in the function's own shell: the function returns 0 there as a `return 0`
+/// at `n` would, with the same state (s25, deny24's list: `f(){ C || return 0; return 0; }; f`
+/// exits 0 / 0 in bash 5.2 and dash 0.5.12, and was denied; `f(){ C || return 1; return 0; }; f`
+/// is 0 / 1).
+pub(super) fn returns_zero_after(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    let mut at = n;
+    let mut returns = false;
+    while let Some(parent) = at.parent() {
+        if !matches!(parent.kind_name(), "program" | "compound_statement") {
+            return false;
+        }
+        let top = parent.kind_name() == "program"
+            || parent.parent().is_some_and(|g| g.kind_name() == "program" && g.named_child_count() == 1);
+        let after: Vec<Node<'_>> = super::siblings_after(at, parent).filter(|k| is_statement(*k)).collect();
+        for (i, s) in after.iter().enumerate() {
+            if top
+                && !returns
+                && i + 1 == after.len()
+                && s.kind_name() == "command"
+                && text(*s, walk).split_whitespace().eq(["return", "0"])
+                && in_own_shell(*s)
+            {
+                returns = true;
+                continue;
+            }
+            if !harmless(*s, walk, funcs) || leaves(*s, walk) {
+                return false;
+            }
+        }
+        at = parent;
+    }
+    returns
+}
+
+/// Whether `right`, the right side of the `||` list `list`, is `NAME=VALUE` (a literal of letters,
+/// digits and `_./:-`, or nothing) where `NAME` certainly holds that value already: an earlier
+/// statement of the same `{ }` body or script assigns it the same text, with only [`harmless`]
+/// statements (no assignment, no call of a function that assigns) between, in a text that makes
+/// no variable read-only (a failing assignment). It changes nothing and exits 0, as `|| true`
+/// (s25, deny24's list: `f(){ status=0; C || status=0; return $status; }; f` exits 0 / 0 in bash
+/// 5.2 and dash 0.5.12, and was denied; `status=1` there is coupled, 0 / 1).
+pub(super) fn same_value_assignment(list: Node<'_>, right: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    if right.kind_name() != "variable_assignment"
+        || super::super::flow::mentions(walk.src, &["readonly", "declare", "typeset", "export"])
+    {
+        return false;
+    }
+    let literal = |v: &str| v.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:-".contains(&b));
+    let parts = |a: Node<'_>| {
+        let name = a.child_by_field("name").map(|m| text(m, walk))?;
+        let value = a.child_by_field("value").map_or("", |v| text(v, walk));
+        (text(a, walk) == format!("{name}={value}") && literal(value)).then_some((name, value))
+    };
+    let Some(wanted) = parts(right) else { return false };
+    let Some(parent) = list.parent().filter(|p| matches!(p.kind_name(), "program" | "compound_statement"))
+    else {
+        return false;
+    };
+    let mut before = list.prev_named_sibling();
+    while let Some(s) = before {
+        if s.kind_name() == "variable_assignment" && parts(s) == Some(wanted) {
+            return s.parent() == Some(parent);
+        }
+        // (`local rc=0` in a function's body: the same value, in the body's own scope.)
+        if s.kind_name() == "declaration_command"
+            && text(s, walk) == format!("local {}={}", wanted.0, wanted.1)
+        {
+            return s.parent() == Some(parent);
+        }
+        if !is_statement(s) {
+            before = s.prev_named_sibling();
+            continue;
+        }
+        if !harmless(s, walk, funcs) || leaves(s, walk) {
+            return false;
+        }
+        before = s.prev_named_sibling();
+    }
+    false
 }
 
 /// Whether the `{ }` or `( )` after `||` in `list` ends with status 0 or goes on harmlessly

@@ -1,0 +1,251 @@
+//! Traps that only clean up, with a value in their action (s25 false denials, deny24's list):
+//! - a double-quoted action expands its parameters when the `trap` runs, and the shell reads the
+//!   text that results as commands when the trap fires (bash manual, `trap`; POSIX `trap`):
+//!   `trap "rm -f $TMPF" EXIT` removes the file `TMPF` named then. Read here with each plain
+//!   parameter (`$NAME`, `${NAME}`, `$$`, `$!`) as one word ([`quoted_parameter`]); whether its
+//!   value is a plain word is [`plain_value`]'s (`TMPF=$(mktemp)`, `PID=$!`, a literal path), and
+//!   any other value (from the env, the image, a Secret) is a doubt, never a denial
+//!   (`Ctx::analyze_script`: a value `x; exit 1` would be a command of the action);
+//! - `kill` of a background child (`sleep 100 & PID=$!; trap 'kill $PID' EXIT`): its operands
+//!   are `$!` or a variable only ever assigned `$!` (or a job, `%1`), so it signals no process of
+//!   the script's own shell, and the trap keeps the status the shell was exiting with
+//!   ([`kills_only_children`]).
+//!
+//! Checked with bash 5.2.15 and dash 0.5.12 and stub clients (`redis-cli` 0 up, 1 down; statuses
+//! up / down): `trap "rm -f $TMPF" EXIT; C; echo ok`, `TMPF=$(mktemp); trap "rm -f $TMPF" EXIT;
+//! C; echo ok` and `sleep 100 & PID=$!; trap 'kill $PID' EXIT; C; echo ok` exit 0 / 0; with the
+//! check last 0 / 1 (coupled); `trap "rm -f $F; exit 1" EXIT; C; echo ok` 1 / 1 (fails every
+//! time); `trap 'kill $$' EXIT; C; echo ok` 143 / 143 (the shell signals itself: not taken).
+
+use super::super::context::is_ident;
+use super::super::flow::mentions;
+
+/// The parameter a `$` inside a double-quoted trap action starts, when it is a plain one: `$NAME`,
+/// `${NAME}`, `$$` or `$!` (`rest` is the text after the `$`). Its name (`$` or `!` for those) and
+/// the bytes it takes after the `$`. Anything else (`$1`, `${X:-y}`, `$(...)`, `$?`) is `None`.
+pub(super) fn quoted_parameter(rest: &str) -> Option<(String, usize)> {
+    if rest.starts_with(['$', '!']) {
+        return Some((rest[..1].to_string(), 1));
+    }
+    let (inner, braced) = match rest.strip_prefix('{') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let len = inner.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+    let name = &inner[..len];
+    if !is_ident(name) {
+        return None;
+    }
+    if braced {
+        return inner[len..].starts_with('}').then(|| (name.to_string(), len + 2));
+    }
+    Some((name.to_string(), len))
+}
+
+/// Whether the value `NAME` holds where a `trap` at byte `at` of `src` expands it is one word
+/// with no shell syntax: `$` (the shell's process ID) and `!` (a background child's) are
+/// numbers; a variable every assignment of which (at least one, before `at`) is `$!`, `$$`, a
+/// literal of letters, digits and `_./:@%+-`, or `$(mktemp ...)` with such words only (mktemp
+/// prints the path it made from its template, "mktemp invocation"), in a script that assigns it
+/// no other way (`read`, `for`, `getopts`, `mapfile`, `printf -v`, `eval`, `declare`).
+pub(in crate::engine::exec) fn plain_value(src: &str, name: &str, at: usize) -> bool {
+    if matches!(name, "$" | "!") {
+        return true;
+    }
+    if mentions(
+        src,
+        &["read", "for", "getopts", "mapfile", "readarray", "eval", "declare", "typeset", "source"],
+    ) || src.split_whitespace().any(|w| w == "-v" || w == ".")
+    {
+        return false;
+    }
+    let values = assigned_values(src, name);
+    !values.is_empty()
+        && values.iter().any(|(start, _)| *start < at)
+        && values.iter().all(|(_, v)| plain_word(v))
+}
+
+/// Whether an assigned value (as written) is one plain word ([`plain_value`]).
+fn plain_word(value: &str) -> bool {
+    let v = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+    let literal =
+        |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:@%+-".contains(&b));
+    if matches!(v, "$!" | "$$") || literal(v) {
+        return true;
+    }
+    v.strip_prefix("$(")
+        .and_then(|v| v.strip_suffix(')'))
+        .map(|c| c.split_whitespace().collect::<Vec<_>>())
+        .is_some_and(|words| words.first() == Some(&"mktemp") && words[1..].iter().all(|w| literal(w)))
+}
+
+/// Each assignment `NAME=VALUE` in `src` (at the start of a word: after a blank, `;`, `&`, `|`,
+/// `(`, `{` or at the start): where it starts and its value as written (up to an unquoted blank
+/// or separator; a `$( )` to its closing parenthesis).
+fn assigned_values<'s>(src: &'s str, name: &str) -> Vec<(usize, &'s str)> {
+    let mut out = Vec::new();
+    for (at, _) in src.match_indices(name) {
+        let before = src[..at].chars().next_back();
+        let after = &src[at + name.len()..];
+        if !before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '{'))
+            || !after.starts_with('=')
+        {
+            continue;
+        }
+        let value = &after[1..];
+        let (mut depth, mut quote, mut end) = (0usize, false, value.len());
+        for (i, c) in value.char_indices() {
+            match c {
+                '"' => quote = !quote,
+                '(' => depth += 1,
+                ')' if depth > 0 => depth -= 1,
+                c if depth == 0 && !quote && (c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')')) => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.push((at, &value[..end]));
+    }
+    out
+}
+
+/// Whether every `kill` in `text` (a trap's action, or the whole script `src`) signals only
+/// background children of the script: each operand is `$!`, a job (`%1`, `%%`, `%+`, `%-`) or a
+/// variable every assignment of which in `src` is `$!` (`PID=$!`), quoted or braced, after
+/// signal options (`-TERM`, `-9`, `-s KILL`, `--`), its output dropped or not (`2>/dev/null`). Not `kill $$`, `kill 0` or `kill -1` (the
+/// shell itself, its group, every process), nor a pid known only at run time.
+pub(super) fn kills_only_children(src: &str, text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    let mut found = false;
+    while let Some(i) = text[from..].find("kill").map(|i| i + from) {
+        from = i + 4;
+        let word_start =
+            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'-'));
+        let word_end =
+            bytes.get(i + 4).is_none_or(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')));
+        if !(word_start && word_end) {
+            continue;
+        }
+        let before = text[..i].trim_end_matches([' ', '\t']);
+        if !(before.is_empty() || before.ends_with([';', '\n', '&', '|', '{', '(', '\'', '"'])) {
+            return false;
+        }
+        // (Not at `}`: `${PID}`; a `}` closing a group is a word no operand is.)
+        let command = text[i + 4..].split([';', '\n', '&', '|', '\'', ')']).next().unwrap_or("");
+        let mut words = command.split_whitespace();
+        let mut operands = 0;
+        while let Some(word) = words.next() {
+            // (A `"` left open closes a double-quoted action: `trap "kill $!" EXIT`.)
+            let (w, last) = match word.matches('"').count() % 2 {
+                1 => (word.trim_end_matches('"'), true),
+                _ => (word, false),
+            };
+            if w == "-s" || w == "-n" {
+                if words.next().is_none() {
+                    return false;
+                }
+                continue;
+            }
+            // (Its output dropped: `kill $PID 2>/dev/null`.)
+            if matches!(w, "--" | "2>/dev/null" | ">/dev/null" | "1>/dev/null") {
+                continue;
+            }
+            if operands == 0
+                && w.starts_with('-')
+                && w.len() > 1
+                && w[1..].bytes().all(|b| b.is_ascii_alphanumeric())
+                && w != "-l"
+                && w != "-L"
+            {
+                continue;
+            }
+            let inner = w.trim_matches('"');
+            let child = match inner {
+                "$!" | "${!}" | "%%" | "%+" | "%-" => true,
+                j if j.starts_with('%') && j.len() > 1 && j[1..].bytes().all(|b| b.is_ascii_digit()) => true,
+                v => quoted_parameter(v.strip_prefix('$').unwrap_or("")).is_some_and(|(name, len)| {
+                    len + 1 == v.len() && !matches!(name.as_str(), "$" | "!") && {
+                        let values = assigned_values(src, &name);
+                        !values.is_empty() && values.iter().all(|(_, v)| matches!(*v, "$!" | "\"$!\""))
+                    }
+                }),
+            };
+            if !child {
+                return false;
+            }
+            operands += 1;
+            if last {
+                break;
+            }
+        }
+        if operands == 0 {
+            return false;
+        }
+        found = true;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{kills_only_children, plain_value, quoted_parameter};
+
+    #[test]
+    fn a_quoted_parameter_is_plain_or_not_read() {
+        assert_eq!(quoted_parameter("TMPF\" EXIT"), Some(("TMPF".to_string(), 4)));
+        assert_eq!(quoted_parameter("{TMPF}.x"), Some(("TMPF".to_string(), 6)));
+        assert_eq!(quoted_parameter("$ x"), Some(("$".to_string(), 1)));
+        for rest in ["1", "?", "(cat f)", "{X:-y}", "{X", "@"] {
+            assert_eq!(quoted_parameter(rest), None, "{rest}");
+        }
+    }
+
+    #[test]
+    fn a_value_is_plain_when_every_assignment_is_a_plain_word() {
+        for (src, plain) in [
+            ("TMPF=$(mktemp); trap \"rm -f $TMPF\" EXIT", true),
+            ("TMPF=\"$(mktemp -d /tmp/probe.XXXXXX)\"; trap \"rm -rf $TMPF\" EXIT", true),
+            ("TMPF=/tmp/probe.lock; trap \"rm -f $TMPF\" EXIT", true),
+            ("sleep 9 & TMPF=$!; trap \"kill $TMPF\" EXIT", true),
+            // Not assigned before, assigned a value with syntax or from output, read.
+            ("trap \"rm -f $TMPF\" EXIT", false),
+            ("trap \"rm -f $TMPF\" EXIT; TMPF=/tmp/x", false),
+            ("TMPF='x; exit 1'; trap \"rm -f $TMPF\" EXIT", false),
+            ("TMPF=$(cat /etc/f); trap \"rm -f $TMPF\" EXIT", false),
+            ("TMPF=/tmp/x; read TMPF; trap \"rm -f $TMPF\" EXIT", false),
+            ("TMPF=/tmp/x; TMPF=$Y; trap \"rm -f $TMPF\" EXIT", false),
+        ] {
+            let at = src.find("trap").unwrap();
+            assert_eq!(plain_value(src, "TMPF", at), plain, "{src}");
+        }
+        assert!(plain_value("trap \"rm -f /tmp/x.$$\" EXIT", "$", 0));
+    }
+
+    #[test]
+    fn only_a_kill_of_background_children_is_taken() {
+        for (src, ok) in [
+            ("sleep 100 & PID=$!; trap 'kill $PID' EXIT", true),
+            ("sleep 100 & PID=$!; trap 'kill -TERM \"$PID\"' EXIT", true),
+            ("sleep 100 & PID=$!; trap 'kill -s KILL ${PID}' EXIT", true),
+            ("sleep 100 & trap 'kill %1' EXIT", true),
+            ("sleep 100 & trap \"kill $!\" EXIT", true),
+            ("sleep 100 & PID=$!; trap 'kill $PID 2>/dev/null' EXIT", true),
+            // The shell itself, its group, everything, a pid known only at run time, none.
+            ("trap 'kill $$' EXIT", false),
+            ("trap 'kill 0' EXIT", false),
+            ("trap 'kill -9 -1' EXIT", false),
+            ("trap 'kill $PID' EXIT", false),
+            ("PID=$(cat /run/p); trap 'kill $PID' EXIT", false),
+            ("sleep 1 & PID=$!; PID=$$; trap 'kill $PID' EXIT", false),
+            ("trap 'kill' EXIT", false),
+            ("trap 'kill -l' EXIT", false),
+            ("trap 'echo kill' EXIT", false),
+            ("trap 'kill $$ 2>/dev/null' EXIT", false),
+        ] {
+            assert_eq!(kills_only_children(src, src), ok, "{src}");
+        }
+    }
+}
