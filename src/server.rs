@@ -634,9 +634,20 @@ fn review_parsed(
         (Some(ns), true) => state.namespaces.labels(ns),
         _ => None,
     };
-    let decision =
-        admission::review_with_configmaps(&loaded.policy, labels.as_ref(), endpoint, request, configmaps)?;
+    let decision = WORKER_PARSES.with_borrow_mut(|cache| {
+        admission::review_cached(&loaded.policy, labels.as_ref(), endpoint, request, configmaps, cache)
+    })?;
     Ok((decision, request.dry_run == Some(true)))
+}
+
+thread_local! {
+    /// Each thread's parse cache (the async workers for inline reviews, the blocking pool's
+    /// threads for the others: at most [`MAX_BLOCKING_EVALUATIONS`] of those evaluate at once),
+    /// handed to every review evaluated on the thread ([`crate::engine::ParseCache`]: bounded, and
+    /// it keeps parses only, never a verdict). A blocking thread idle for tokio's keep-alive (10 s)
+    /// ends, and its cache with it. A review that panics leaves the thread an empty cache.
+    static WORKER_PARSES: std::cell::RefCell<crate::engine::ParseCache> =
+        std::cell::RefCell::new(crate::engine::ParseCache::new());
 }
 
 /// `--resolve-configmaps`: parse, read the ConfigMaps the review could use (within the resolver's
