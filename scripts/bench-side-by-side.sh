@@ -15,7 +15,7 @@
 # and summary. Rows only the new side has otherwise (`admission_sequence_*`) are listed on their own.
 # Env: CARGO_TARGET_DIR (default /tmp/probegate-bench-target), PROFILE (default bench; dev only to
 #      try the script), FILTER (divan filter, default: evaluate_corpus_pod, worst_case_exec_review and
-#      admission_sequence), KEEP (a directory to copy the rounds' raw divan outputs to).
+#      admission_sequence), KEEP (a directory to copy the rounds' raw divan outputs and the two bench binaries to).
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 old=${1:?usage: $0 OLD_REV [NEW_REV|WORKTREE] [ROUNDS]}
@@ -67,7 +67,7 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 
-if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work"/old.*.txt "$work"/new.*.txt "$KEEP"/; fi
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work"/old.*.txt "$work"/new.*.txt "$work"/old "$work"/new "$KEEP"/; fi
 
 python3 - "$work" "$rounds" <<'PY'
 import re, statistics, sys

@@ -302,6 +302,14 @@ fn a_kept_parse_is_charged_to_the_objects_parse_allowance_as_a_fresh_parse_is() 
     let hits = cache.hits();
     assert_eq!(warm(&policy, &all, &mut cache), want);
     assert!(cache.hits() > hits, "the object read kept parses: {cache:?}");
+    // The other way round: a parse the allowance cut short is not kept, so each script alone,
+    // after the object, is analysed whole.
+    let mut fresh = ParseCache::new();
+    assert_eq!(warm(&policy, &all, &mut fresh), want);
+    for s in &scripts {
+        let alone = pod_workload(&script_pod("p", "shop", s, json!([])));
+        assert_eq!(warm(&policy, &alone, &mut fresh), cold(&policy, &alone));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

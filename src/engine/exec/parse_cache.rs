@@ -9,6 +9,7 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use tree_sitter::Parser;
 
@@ -24,10 +25,11 @@ const MAX_KEPT_TREES: usize = 16;
 pub const PARSE_CACHE_ENTRIES: usize = 128;
 
 /// Default bound of a [`ParseCache`] in bytes of script text kept (the sum of the keys' lengths):
-/// 256 KiB. The trees cost a multiple of their text (docs/server.md, "Parse cache").
-pub const PARSE_CACHE_TEXT_BYTES: usize = 256 * 1024;
+/// 32 KiB. The trees cost about 40 to 45 bytes a byte of text (docs/server.md, "Parse cache"):
+/// a full cache about 1 to 1.5 MB.
+pub const PARSE_CACHE_TEXT_BYTES: usize = 32 * 1024;
 
-/// A script longer than this fraction of a cache's text bound (1/8: 32 KiB at the default) is
+/// A script longer than this fraction of a cache's text bound (1/8: 4 KiB at the default) is
 /// parsed for its evaluation but not kept: one large script cannot empty the cache.
 const ENTRY_SHARE: usize = 8;
 
@@ -50,16 +52,17 @@ const ENTRY_SHARE: usize = 8;
 /// [`PARSE_CACHE_ENTRIES`] and [`PARSE_CACHE_TEXT_BYTES`]); a text over an eighth of `text_bytes`
 /// is not kept. Adding past a bound evicts the least recently used parses first, so a flood of
 /// distinct scripts only turns the cache over: it never grows past its bounds. The trees'
-/// memory follows the text's (about 60 to 100 bytes of tree a byte of script: docs/server.md).
+/// memory follows the text's (about 40 to 45 bytes in use a byte of script: docs/server.md).
 ///
-/// Not `Send` (its parses are shared with the evaluation by reference counting): one per thread.
+/// `Send`: a server may keep a few and hand one to each evaluation (probegate's keeps a pool of
+/// them), or keep one per thread.
 pub struct ParseCache {
     /// Made on the first parse (`None` before, or when the grammar does not load).
     parser: Option<Parser>,
     /// Script text → its parse and its last use (a tick of `clock`).
-    entries: HashMap<Rc<str>, (Rc<Parsed>, u64)>,
+    entries: HashMap<Arc<str>, (Arc<Parsed>, u64)>,
     /// Last use → script text, oldest first (for eviction).
-    order: BTreeMap<u64, Rc<str>>,
+    order: BTreeMap<u64, Arc<str>>,
     /// Bytes of script text kept.
     text_bytes: usize,
     /// Bound in entries.
@@ -158,18 +161,18 @@ impl ParseCache {
     }
 
     /// The kept parse of `text`, when it spent no more than `area_left` holds (charged to it).
-    fn take(&mut self, text: &str, area_left: &Cell<usize>) -> Option<Rc<Parsed>> {
+    fn take(&mut self, text: &str, area_left: &Cell<usize>) -> Option<Arc<Parsed>> {
         if self.entries.is_empty() {
             return None;
         }
         self.clock += 1;
         let clock = self.clock;
         let (key, (parsed, used)) =
-            self.entries.get_key_value(text).map(|(k, v)| (Rc::clone(k), v.clone()))?;
+            self.entries.get_key_value(text).map(|(k, v)| (Arc::clone(k), v.clone()))?;
         let rest = area_left.get().checked_sub(parsed.area)?;
         area_left.set(rest);
         self.order.remove(&used);
-        self.order.insert(clock, Rc::clone(&key));
+        self.order.insert(clock, Arc::clone(&key));
         if let Some(entry) = self.entries.get_mut(&*key) {
             entry.1 = clock;
         }
@@ -179,7 +182,7 @@ impl ParseCache {
 
     /// Keeps `parsed`, the parse of `text`, if it depends on the text alone and fits the bounds,
     /// evicting the least recently used parses as needed.
-    fn keep(&mut self, text: &str, parsed: &Rc<Parsed>) {
+    fn keep(&mut self, text: &str, parsed: &Arc<Parsed>) {
         self.misses += 1;
         let len = text.len();
         if self.max_entries == 0
@@ -197,10 +200,19 @@ impl ParseCache {
             self.text_bytes -= oldest.len();
         }
         self.clock += 1;
-        let key: Rc<str> = Rc::from(text);
-        self.order.insert(self.clock, Rc::clone(&key));
-        self.entries.insert(key, (Rc::clone(parsed), self.clock));
+        let key: Arc<str> = Arc::from(text);
+        self.order.insert(self.clock, Arc::clone(&key));
+        self.entries.insert(key, (Arc::clone(parsed), self.clock));
         self.text_bytes += len;
+    }
+}
+
+#[cfg(test)]
+mod parse_cache_tests {
+    #[test]
+    fn a_parse_cache_can_move_between_threads() {
+        fn send<T: Send>() {}
+        send::<super::ParseCache>();
     }
 }
 
@@ -214,7 +226,7 @@ pub(crate) struct ObjectParses {
     /// The caller's cache, with the parser, for this evaluation.
     pub(super) shared: ParseCache,
     /// Script text, its parse, and the owner number of the budget it was parsed for.
-    parsed: Vec<(String, Rc<Parsed>, usize)>,
+    parsed: Vec<(String, Arc<Parsed>, usize)>,
     /// Owner numbers handed out so far.
     owners: usize,
     /// Scripts split into commands for the object's rules ([`super::split_commands_in`]).
@@ -246,13 +258,13 @@ impl ObjectParses {
 
     /// The kept parse of `script` for the budget numbered `owner`. A parse cut short by another
     /// budget's parse allowance is not this budget's: it parses the script within its own.
-    pub(super) fn get(&self, script: &str, owner: usize) -> Option<Rc<Parsed>> {
+    pub(super) fn get(&self, script: &str, owner: usize) -> Option<Arc<Parsed>> {
         self.parsed
             .iter()
             .find(|(s, p, o)| {
                 s == script && (*o == owner || !matches!(p.gap, Some(ParseGap::OverParseBudget(_))))
             })
-            .map(|(_, p, _)| Rc::clone(p))
+            .map(|(_, p, _)| Arc::clone(p))
     }
 
     /// The parse of `script` for the budget numbered `owner`, whose parse allowance left is
@@ -265,7 +277,7 @@ impl ObjectParses {
         script: &str,
         owner: usize,
         area_left: &Cell<usize>,
-    ) -> Option<Rc<Parsed>> {
+    ) -> Option<Arc<Parsed>> {
         let parsed = match self.shared.take(script, area_left) {
             Some(parsed) => parsed,
             None => {
@@ -273,7 +285,7 @@ impl ObjectParses {
                     self.shared.parser = new_parser();
                 }
                 let parser = self.shared.parser.as_mut()?;
-                let parsed = Rc::new(super::parse::parse_script(parser, script, area_left));
+                let parsed = Arc::new(super::parse::parse_script(parser, script, area_left));
                 self.shared.keep(script, &parsed);
                 parsed
             }
@@ -284,9 +296,9 @@ impl ObjectParses {
 
     /// Keeps `parsed`, the parse of `script` for the budget numbered `owner` (at most
     /// [`MAX_KEPT_TREES`] are kept).
-    fn keep(&mut self, script: &str, parsed: &Rc<Parsed>, owner: usize) {
+    fn keep(&mut self, script: &str, parsed: &Arc<Parsed>, owner: usize) {
         if self.parsed.len() < MAX_KEPT_TREES {
-            self.parsed.push((script.to_string(), Rc::clone(parsed), owner));
+            self.parsed.push((script.to_string(), Arc::clone(parsed), owner));
         }
     }
 

@@ -21,7 +21,7 @@
 //! parsed again for the same object.
 
 use std::ops::Range;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
@@ -404,7 +404,7 @@ impl Ctx<'_> {
     /// The parse of `text`: from the object's cache, else from the caller's
     /// ([`super::ParseCache`]) when the parse allowance left covers it, or made by the object's
     /// parser within its parse allowance (without an object, by this analysis's own parser).
-    pub(super) fn parse(&mut self, text: &str) -> Option<Rc<Parsed>> {
+    pub(super) fn parse(&mut self, text: &str) -> Option<Arc<Parsed>> {
         let Some(budget) = self.object_budget else {
             if self.parser.is_none() {
                 self.parser = new_parser();
@@ -413,7 +413,7 @@ impl Ctx<'_> {
                 self.parse_gap.get_or_insert(ParseGap::NoGrammar);
                 return None;
             };
-            return Some(Rc::new(parse_script(parser, text, &self.parse_area_left)));
+            return Some(Arc::new(parse_script(parser, text, &self.parse_area_left)));
         };
         let mut cache = budget.parses.borrow_mut();
         if let Some(parsed) = cache.get(text, budget.parse_owner) {
