@@ -207,15 +207,6 @@ impl ParseCache {
     }
 }
 
-#[cfg(test)]
-mod parse_cache_tests {
-    #[test]
-    fn a_parse_cache_can_move_between_threads() {
-        fn send<T: Send>() {}
-        send::<super::ParseCache>();
-    }
-}
-
 /// One object's parser and the parses of its scripts, kept for its other probes: the same script
 /// in a liveness, readiness and startup probe, or in every replica's container, is parsed once, by
 /// one parser (making a parser and loading the grammar costs about as much as parsing a probe
@@ -324,5 +315,14 @@ impl ObjectParses {
         if self.splits.len() < MAX_KEPT_TREES {
             self.splits.push((script.to_string(), Rc::clone(commands)));
         }
+    }
+}
+
+#[cfg(test)]
+mod parse_cache_tests {
+    #[test]
+    fn a_parse_cache_can_move_between_threads() {
+        fn send<T: Send>() {}
+        send::<super::ParseCache>();
     }
 }
