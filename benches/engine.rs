@@ -15,6 +15,13 @@
 //!   again and again, 4,000 `$V`, here-documents read into a status, here-document ends the
 //!   parser reads again), in one container and in 14. Target: median at most 20 ms each
 //!   (docs/benchmarks.md, "Cost shapes").
+//! - `evaluate_corpus_pod_warm`, `worst_case_exec_review_warm` (s25): as their cold rows, with a
+//!   caller-owned `engine::ParseCache` that already saw the object (`engine::evaluate_cached`,
+//!   `admission::review_cached`): the script parses are read from the cache, the rest is done again.
+//! - `admission_sequence_cold`, `admission_sequence_warm` (s25): what the webhook sees on a rollout:
+//!   a Deployment made of a corpus document's pod template, its ReplicaSet, then
+//!   [`SEQUENCE_PODS`] Pods of it; cold: `engine::evaluate` each; warm: one new cache for the
+//!   sequence (the first object parses, the others read its parses).
 
 #[path = "support/workloads.rs"]
 mod workloads;
@@ -22,7 +29,7 @@ mod workloads;
 use std::path::Path;
 
 use probegate::admission::{self, Endpoint};
-use probegate::engine::{self, Workload, WorkloadKind};
+use probegate::engine::{self, NoConfigMaps, ParseCache, Workload, WorkloadKind};
 use probegate::policy::Policy;
 use serde_json::{Value, json};
 
@@ -57,6 +64,91 @@ fn evaluate_corpus_pod(bencher: divan::Bencher, name: &str) {
     bencher.bench(|| engine::evaluate(divan::black_box(&policy.rules), divan::black_box(&workload)));
 }
 
+#[divan::bench(args = corpus_names())]
+fn evaluate_corpus_pod_warm(bencher: divan::Bencher, name: &str) {
+    let policy = Policy::default();
+    let workload = corpus_workload(name);
+    let mut cache = ParseCache::new();
+    engine::evaluate_cached(&policy.rules, &workload, &[], &NoConfigMaps, "", &mut cache);
+    bencher.bench_local(|| {
+        engine::evaluate_cached(
+            divan::black_box(&policy.rules),
+            divan::black_box(&workload),
+            &[],
+            &NoConfigMaps,
+            "",
+            &mut cache,
+        )
+    });
+}
+
+/// Pods in an admission sequence (after the Deployment and its ReplicaSet).
+const SEQUENCE_PODS: usize = 10;
+
+/// The exec-heavy corpus documents whose pod template the admission sequence rolls out.
+const SEQUENCE_DOCS: &[&str] = &[
+    "statefulset-bitnami-mysql-primary-mysqladmin-status-all-three-probes.yaml",
+    "deployment-airflow-scheduler-liveness-jobs-check-reads-metadata-db.yaml",
+];
+
+/// A Deployment of `name`'s pod template, its ReplicaSet and [`SEQUENCE_PODS`] Pods of it.
+fn admission_sequence(name: &str) -> Vec<Workload> {
+    let text = std::fs::read_to_string(fixtures().join("corpus").join(name)).unwrap();
+    let doc = probegate::manifest::parse_documents(&text).unwrap().remove(0);
+    let template = doc.pointer("/spec/template").unwrap().clone();
+    let selector = doc.pointer("/spec/selector").cloned().unwrap_or_else(|| json!({}));
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "app", "namespace": "shop", "uid": "d1"},
+        "spec": {"replicas": SEQUENCE_PODS, "selector": selector, "template": template}});
+    let mut replicaset = deployment.clone();
+    replicaset["kind"] = json!("ReplicaSet");
+    replicaset["metadata"] = json!({"name": "app-5d4f", "namespace": "shop", "uid": "r1",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "app", "uid": "d1", "controller": true}]});
+    let mut out = vec![
+        Workload::from_value(WorkloadKind::Deployment, &deployment).unwrap(),
+        Workload::from_value(WorkloadKind::ReplicaSet, &replicaset).unwrap(),
+    ];
+    for i in 0..SEQUENCE_PODS {
+        let mut pod = workloads::as_pod(&deployment);
+        pod["metadata"]["name"] = json!(format!("app-5d4f-{i}"));
+        pod["metadata"]["namespace"] = json!("shop");
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "name": "app-5d4f", "uid": "r1", "controller": true}]);
+        out.push(Workload::from_value(WorkloadKind::Pod, &pod).unwrap());
+    }
+    out
+}
+
+#[divan::bench(args = SEQUENCE_DOCS)]
+fn admission_sequence_cold(bencher: divan::Bencher, name: &str) {
+    let policy = Policy::default();
+    let sequence = admission_sequence(name);
+    bencher.bench(|| {
+        for w in &sequence {
+            divan::black_box(engine::evaluate(divan::black_box(&policy.rules), w));
+        }
+    });
+}
+
+#[divan::bench(args = SEQUENCE_DOCS)]
+fn admission_sequence_warm(bencher: divan::Bencher, name: &str) {
+    let policy = Policy::default();
+    let sequence = admission_sequence(name);
+    bencher.bench(|| {
+        let mut cache = ParseCache::new();
+        for w in &sequence {
+            divan::black_box(engine::evaluate_cached(
+                divan::black_box(&policy.rules),
+                w,
+                &[],
+                &NoConfigMaps,
+                "",
+                &mut cache,
+            ));
+        }
+    });
+}
+
 #[divan::bench(args = ["deployment-create.validating.json", "pod-create-liveness-readiness.mutating.json", "pod-create-by-replicaset-controller.mutating.json"])]
 fn review_round_trip(bencher: divan::Bencher, file: &str) {
     let policy = Policy::default();
@@ -88,6 +180,20 @@ fn worst_case_exec_review(bencher: divan::Bencher) {
     bencher.bench(|| {
         let request = admission::parse_review(divan::black_box(&body)).unwrap();
         admission::review(&policy, None, Endpoint::Validate, &request).unwrap()
+    });
+}
+
+#[divan::bench]
+fn worst_case_exec_review_warm(bencher: divan::Bencher) {
+    let policy = Policy::default();
+    let body = workloads::worst_case_body();
+    let mut cache = ParseCache::new();
+    let request = admission::parse_review(&body).unwrap();
+    admission::review_cached(&policy, None, Endpoint::Validate, &request, &NoConfigMaps, &mut cache).unwrap();
+    bencher.bench_local(|| {
+        let request = admission::parse_review(divan::black_box(&body)).unwrap();
+        admission::review_cached(&policy, None, Endpoint::Validate, &request, &NoConfigMaps, &mut cache)
+            .unwrap()
     });
 }
 

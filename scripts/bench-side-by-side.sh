@@ -9,8 +9,13 @@
 #
 # Usage: scripts/bench-side-by-side.sh OLD_REV [NEW_REV|WORKTREE] [ROUNDS]
 #   e.g. scripts/bench-side-by-side.sh 14624f6 WORKTREE 5
+# A benchmark whose name has `_warm` that only the new side has (s25: `evaluate_corpus_pod_warm`,
+# `worst_case_exec_review_warm`, with a parse cache) is compared with the old side's row of the
+# same name without `_warm` (the old code has no cache: its plain evaluation), in a second table
+# and summary. Rows only the new side has otherwise (`admission_sequence_*`) are listed on their own.
 # Env: CARGO_TARGET_DIR (default /tmp/probegate-bench-target), PROFILE (default bench; dev only to
-#      try the script), FILTER (divan filter, default: evaluate_corpus_pod and worst_case_exec_review).
+#      try the script), FILTER (divan filter, default: evaluate_corpus_pod, worst_case_exec_review and
+#      admission_sequence), KEEP (a directory to copy the rounds' raw divan outputs and the two bench binaries to).
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 old=${1:?usage: $0 OLD_REV [NEW_REV|WORKTREE] [ROUNDS]}
@@ -18,7 +23,7 @@ new=${2:-WORKTREE}
 rounds=${3:-5}
 target=${CARGO_TARGET_DIR:-/tmp/probegate-bench-target}
 profile=${PROFILE:-bench}
-filter=${FILTER:-evaluate_corpus_pod|worst_case_exec_review}
+filter=${FILTER:-evaluate_corpus_pod|worst_case_exec_review|admission_sequence}
 work=$(mktemp -d /tmp/bench-side-by-side.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -62,6 +67,8 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work"/old.*.txt "$work"/new.*.txt "$work"/old "$work"/new "$KEEP"/; fi
+
 python3 - "$work" "$rounds" <<'PY'
 import re, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
@@ -91,12 +98,31 @@ fmt = lambda ns: f"{ns / 1e3:10.1f} µs"
 print(f"{'benchmark':90} {'old':>13} {'new':>13}  new/old")
 for n in names:
     print(f"{n[-90:]:90} {fmt(med['old'][n])} {fmt(med['new'][n])}  {med['new'][n] / med['old'][n]:.2f}")
-pods = [n for n in names if "evaluate_corpus_pod" in n and "no-probes" not in n]
-if pods:
-    ratios = [med["new"][n] / med["old"][n] for n in pods]
-    print(f"\nmedian new/old over the {len(pods)} probe-carrying corpus Pods: {statistics.median(ratios):.2f}")
-for key in ("mysql-primary", "airflow-scheduler", "worst_case_exec_review"):
-    for n in names:
-        if key in n:
-            print(f"{n[-80:]}: {fmt(med['old'][n])} -> {fmt(med['new'][n])} ({med['new'][n] / med['old'][n]:.2f}x)")
+def summary(pairs, label):
+    # pairs: (old name, new name) of the compared rows.
+    pods = [(o, n) for o, n in pairs if "evaluate_corpus_pod" in n and "no-probes" not in n]
+    if pods:
+        ratios = [newmed[n] / med["old"][o] for o, n in pods]
+        print(f"\n{label}median new/old over the {len(pods)} probe-carrying corpus Pods: {statistics.median(ratios):.2f}")
+    for key in ("mysql-primary", "airflow-scheduler", "worst_case_exec_review"):
+        for o, n in pairs:
+            if key in n:
+                print(f"{label}{n[-80:]}: {fmt(med['old'][o])} -> {fmt(newmed[n])} ({newmed[n] / med['old'][o]:.2f}x)")
+
+newall = sorted(set(runs["new"][0]))
+newmed = {n: statistics.median(run[n] for run in runs["new"] if n in run) for n in newall}
+summary([(n, n) for n in names], "")
+warm = [(n.replace("_warm", ""), n) for n in newall if "_warm" in n and n not in names]
+warm = [(o, n) for o, n in warm if o in med["old"]]
+if warm:
+    print(f"\nwarm (new with a parse cache that saw the object) against old's plain evaluation:")
+    for o, n in warm:
+        print(f"{n[-90:]:90} {fmt(med['old'][o])} {fmt(newmed[n])}  {newmed[n] / med['old'][o]:.2f}")
+    summary(warm, "warm: ")
+warm_names = {n for _, n in warm}
+only = [n for n in newall if n not in names and n not in warm_names]
+if only:
+    print("\nnew side only:")
+    for n in only:
+        print(f"{n[-90:]:90} {fmt(newmed[n])}")
 PY

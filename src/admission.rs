@@ -777,6 +777,20 @@ pub fn evaluate_object_with_configmaps(
     labels: Option<&BTreeMap<String, String>>,
     configmaps: &dyn ConfigMapSource,
 ) -> ObjectEvaluation {
+    evaluate_object_cached(policy, workload, namespace, labels, configmaps, &mut engine::ParseCache::cold())
+}
+
+/// As [`evaluate_object_with_configmaps`], drawing script parses from the caller's `cache` and
+/// adding to it ([`engine::evaluate_cached`]): the same evaluation, without parsing again a script
+/// the cache holds.
+pub fn evaluate_object_cached(
+    policy: &Policy,
+    workload: &Workload,
+    namespace: &str,
+    labels: Option<&BTreeMap<String, String>>,
+    configmaps: &dyn ConfigMapSource,
+    cache: &mut engine::ParseCache,
+) -> ObjectEvaluation {
     let mut effective = policy.effective(namespace, labels);
     let pod_meta = workload.template_metadata.as_ref().unwrap_or(&workload.metadata);
     let mut skip =
@@ -815,12 +829,13 @@ pub fn evaluate_object_with_configmaps(
     let evaluation = if effective.mode == Mode::Off {
         Evaluation::default()
     } else {
-        engine::evaluate_with_configmaps(
+        engine::evaluate_cached(
             &effective.rules,
             workload,
             &policy.exemptions.containers,
             configmaps,
             namespace,
+            cache,
         )
     };
     ObjectEvaluation { effective, skip, evaluation }
@@ -882,6 +897,24 @@ pub fn review_with_configmaps(
     endpoint: Endpoint,
     request: &AdmissionRequest,
     configmaps: &dyn ConfigMapSource,
+) -> Result<Decision, ReviewError> {
+    // One cache for the review: an UPDATE's old object reuses the object's parses.
+    review_cached(policy, namespace_labels, endpoint, request, configmaps, &mut engine::ParseCache::new())
+}
+
+/// As [`review_with_configmaps`], drawing script parses from the caller's `cache` and adding to
+/// it (see [`engine::ParseCache`]): the same decision, byte for byte, without parsing again a
+/// script the cache holds. The server keeps one cache per worker thread.
+///
+/// # Errors
+/// As [`review`].
+pub fn review_cached(
+    policy: &Policy,
+    namespace_labels: Option<&BTreeMap<String, String>>,
+    endpoint: Endpoint,
+    request: &AdmissionRequest,
+    configmaps: &dyn ConfigMapSource,
+    cache: &mut engine::ParseCache,
 ) -> Result<Decision, ReviewError> {
     let mut summary = DecisionSummary {
         uid: request.uid.clone(),
@@ -953,7 +986,7 @@ pub fn review_with_configmaps(
         return skip("mirror pod", summary, response);
     }
     let object_eval =
-        evaluate_object_with_configmaps(policy, &workload, &summary.namespace, namespace_labels, configmaps);
+        evaluate_object_cached(policy, &workload, &summary.namespace, namespace_labels, configmaps, cache);
     let ObjectEvaluation { effective, skip: skip_request, evaluation } = &object_eval;
     let mode = effective.mode;
     summary.mode = Some(mode);
@@ -1004,12 +1037,13 @@ pub fn review_with_configmaps(
             let old = match (&request.operation, &request.old_object) {
                 (Operation::Update, Some(old)) if would_deny => {
                     Workload::from_json(kind, old.get()).ok().map(|old| {
-                        engine::evaluate_with_configmaps(
+                        engine::evaluate_cached(
                             &effective.rules,
                             &old,
                             exempt,
                             configmaps,
                             &summary.namespace,
+                            cache,
                         )
                     })
                 }

@@ -360,8 +360,9 @@ pub fn evaluate(
     labels: Option<&BTreeMap<String, String>>,
     configmaps: &StaticConfigMaps,
 ) -> Checked {
-    let evaluation =
-        admission::evaluate_object_with_configmaps(policy, workload, namespace, labels, configmaps);
+    let evaluation = input::with_run_parse_cache(|cache| {
+        admission::evaluate_object_cached(policy, workload, namespace, labels, configmaps, cache)
+    });
     let owner = if kind.is_pod() { workload.metadata.validated_controller().cloned() } else { None };
     let findings = evaluation
         .evaluation

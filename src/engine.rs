@@ -59,6 +59,7 @@ use json_patch::{Patch, PatchOperation};
 use crate::policy::{Action, ContainerExemption, RuleId, RuleSet};
 pub use checklist::metrics_only;
 pub use configmaps::{ConfigMapLookup, ConfigMapSource, NoConfigMaps, StaticConfigMaps, configmaps_needed};
+pub use exec::{PARSE_CACHE_ENTRIES, PARSE_CACHE_TEXT_BYTES, ParseCache};
 pub use hosts::redact_host;
 pub use workload::{ObjectMeta, OwnerReference, Workload, WorkloadError, WorkloadKind};
 
@@ -342,9 +343,25 @@ pub fn evaluate_with_configmaps(
     configmaps: &dyn ConfigMapSource,
     namespace: &str,
 ) -> Evaluation {
+    evaluate_cached(rules, workload, exempt_containers, configmaps, namespace, &mut ParseCache::cold())
+}
+
+/// As [`evaluate_with_configmaps`], drawing the object's script parses (and the parser) from the
+/// caller's `cache` and adding its new parses to it (see [`ParseCache`] for what is kept and
+/// its bounds). The evaluation is the same as without a cache, finding for finding and byte for
+/// byte: only parses are reused, each where a fresh parse would give the same trees and spend the
+/// same parse allowance.
+pub fn evaluate_cached(
+    rules: &RuleSet,
+    workload: &Workload,
+    exempt_containers: &[ContainerExemption],
+    configmaps: &dyn ConfigMapSource,
+    namespace: &str,
+    cache: &mut ParseCache,
+) -> Evaluation {
     let mut findings = Vec::new();
     let mut unresolved = Vec::new();
-    let exempted = each_target(workload, exempt_containers, configmaps, namespace, |target| {
+    let exempted = each_target(workload, exempt_containers, configmaps, namespace, cache, |target| {
         rules::evaluate_container(rules, target, &mut findings, &mut unresolved);
     });
     // A readiness or startup probe's script not read is noted by `check` and `audit` only: the
@@ -364,7 +381,7 @@ pub fn liveness_dependencies(
     namespace: &str,
 ) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
-    each_target(workload, exempt_containers, configmaps, namespace, |target| {
+    each_target(workload, exempt_containers, configmaps, namespace, &mut ParseCache::cold(), |target| {
         let mut names: Vec<String> = Vec::new();
         for d in rules::liveness_dependencies(rules, target).into_iter().filter(|d| !d.unknown_host) {
             let name = format!("{} ({}, via {})", d.target, d.category, d.program);
@@ -380,12 +397,14 @@ pub fn liveness_dependencies(
 }
 
 /// Calls `f` with each container the rules look at (app containers, then native sidecars, less
-/// the exempt ones), sharing one analysis budget; returns the exempt containers.
+/// the exempt ones), sharing one analysis budget whose parses are drawn from `cache`; returns the
+/// exempt containers.
 fn each_target(
     workload: &Workload,
     exempt_containers: &[ContainerExemption],
     configmaps: &dyn ConfigMapSource,
     namespace: &str,
+    cache: &mut ParseCache,
     mut f: impl FnMut(&rules::Target<'_>),
 ) -> Vec<Exempted> {
     let namespace = match namespace {
@@ -414,7 +433,7 @@ fn each_target(
         }
         !exempt
     };
-    let budget = exec::AnalysisBudget::default();
+    let budget = exec::AnalysisBudget::drawing_on(cache);
     // The readiness analysis has a budget of its own: a large readiness script must never spend what
     // the liveness (deny) analysis of a later container needs.
     // (It shares the object's parser and parsed scripts: liveness and readiness often run one script.)
@@ -443,5 +462,6 @@ fn each_target(
         };
         f(&target);
     }
+    budget.give_back(cache);
     exempted
 }

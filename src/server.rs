@@ -18,6 +18,7 @@ pub mod kubeclient;
 mod logfmt;
 pub mod metrics;
 pub mod namespaces;
+pub mod parses;
 pub mod reload;
 pub mod selfmanaged;
 pub mod tls;
@@ -325,6 +326,8 @@ pub struct AppState {
     configmaps: ArcSwapOption<ConfigMapResolver>,
     /// One rate-limited line per refused request.
     refusal_log: gate::RefusalLog,
+    /// The parse caches handed to evaluations ([`parses::PARSE_CACHES`]).
+    pub parses: parses::ParseCaches,
 }
 
 impl AppState {
@@ -351,6 +354,7 @@ impl AppState {
             blocking_evaluations: fair::FairPlaces::new(MAX_BLOCKING_EVALUATIONS, MAX_WAITING_EVALUATIONS),
             configmaps: ArcSwapOption::empty(),
             refusal_log: gate::RefusalLog::default(),
+            parses: parses::ParseCaches::default(),
         })
     }
 
@@ -634,8 +638,11 @@ fn review_parsed(
         (Some(ns), true) => state.namespaces.labels(ns),
         _ => None,
     };
-    let decision =
-        admission::review_with_configmaps(&loaded.policy, labels.as_ref(), endpoint, request, configmaps)?;
+    // A parse cache of the server's few ([`parses::ParseCaches`]: bounded, parses only, never a
+    // verdict), whichever thread evaluates.
+    let decision = state.parses.with(|cache| {
+        admission::review_cached(&loaded.policy, labels.as_ref(), endpoint, request, configmaps, cache)
+    })?;
     Ok((decision, request.dry_run == Some(true)))
 }
 

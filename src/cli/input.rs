@@ -362,6 +362,20 @@ pub fn configmaps_of<'a>(
     crate::engine::StaticConfigMaps::from_documents(values.iter().flatten(), default_namespace)
 }
 
+thread_local! {
+    /// The run's parse cache, one per thread (`check` reads its files on rayon's threads; the
+    /// engine keeps no state, so the shell owns it): a script met in several objects (a
+    /// Deployment, its Pods, a Helm chart's replicas) is parsed once per thread. Bounded
+    /// ([`crate::engine::ParseCache`]); it only saves parses, the findings are the same.
+    static RUN_PARSES: std::cell::RefCell<crate::engine::ParseCache> =
+        std::cell::RefCell::new(crate::engine::ParseCache::new());
+}
+
+/// Runs `f` with this thread's parse cache for the run (see `RUN_PARSES`).
+pub fn with_run_parse_cache<R>(f: impl FnOnce(&mut crate::engine::ParseCache) -> R) -> R {
+    RUN_PARSES.with_borrow_mut(f)
+}
+
 /// Reads, splits and evaluates one input under a policy, with the ConfigMaps of that input only.
 /// `default_namespace` applies to objects without `metadata.namespace`.
 pub fn analyze(
@@ -465,8 +479,9 @@ pub fn analyze_with(
                 .filter(|n| !n.is_empty())
                 .or_else(|| review_namespace.filter(|_| pointer == "/request/object").map(String::from))
                 .unwrap_or(default_namespace.into());
-            let evaluation =
-                admission::evaluate_object_with_configmaps(policy, &workload, &namespace, None, configmaps);
+            let evaluation = with_run_parse_cache(|cache| {
+                admission::evaluate_object_cached(policy, &workload, &namespace, None, configmaps, cache)
+            });
             let owner = workload.metadata.validated_controller().cloned();
             let findings = evaluation
                 .evaluation

@@ -50,6 +50,8 @@ mod kinds;
 mod kubelet;
 mod net;
 mod parse;
+mod parse_cache;
+pub use parse_cache::{PARSE_CACHE_ENTRIES, PARSE_CACHE_TEXT_BYTES, ParseCache};
 mod pod_output;
 mod powershell;
 mod quorum;

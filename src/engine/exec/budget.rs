@@ -2,7 +2,8 @@
 //! ([`MAX_OBJECT_ANALYSIS_BYTES`]), the work units ([`MAX_OBJECT_WORK_UNITS`]) and the parse area
 //! ([`MAX_OBJECT_PARSE_AREA`]) its exec probes may spend together, and the parses they share.
 
-use super::{MAX_OBJECT_ANALYSIS_BYTES, MAX_OBJECT_PARSE_AREA, MAX_OBJECT_WORK_UNITS, parse};
+use super::parse_cache::{ObjectParses, ParseCache};
+use super::{MAX_OBJECT_ANALYSIS_BYTES, MAX_OBJECT_PARSE_AREA, MAX_OBJECT_WORK_UNITS};
 
 /// What is left of [`MAX_OBJECT_ANALYSIS_BYTES`] (and [`MAX_OBJECT_WORK_UNITS`]) for one object: one per evaluation, shared by
 /// the [`analyze`] calls for its containers through [`Options::budget`].
@@ -15,7 +16,7 @@ pub struct AnalysisBudget {
     pub(super) parse_area_left: std::cell::Cell<usize>,
     /// The object's parser and the scripts it parsed so far, for its other probes (shared with
     /// the budgets made by [`AnalysisBudget::sharing_parses`]).
-    pub(super) parses: std::rc::Rc<std::cell::RefCell<parse::ParseCache>>,
+    pub(super) parses: std::rc::Rc<std::cell::RefCell<ObjectParses>>,
     /// This budget's owner number in `parses`.
     pub(super) parse_owner: usize,
 }
@@ -36,6 +37,25 @@ impl AnalysisBudget {
             parses: std::rc::Rc::default(),
             parse_owner: 0,
         }
+    }
+
+    /// A budget of [`MAX_OBJECT_ANALYSIS_BYTES`] (as [`AnalysisBudget::default`]) whose parses are
+    /// drawn from and added to `cache`: its parser and parses move into the budget (the caller's
+    /// `cache` is left empty, with its bounds) until [`AnalysisBudget::give_back`] returns them.
+    /// A panic in between leaves the caller an empty cache, never a broken one.
+    pub fn drawing_on(cache: &mut ParseCache) -> AnalysisBudget {
+        let budget = AnalysisBudget::default();
+        let empty = cache.emptied();
+        budget.parses.borrow_mut().shared = std::mem::replace(cache, empty);
+        budget
+    }
+
+    /// Returns the parser and the parses (the ones drawn, and the new ones kept) to `cache`, after
+    /// the object's evaluation (see [`AnalysisBudget::drawing_on`]).
+    pub fn give_back(&self, cache: &mut ParseCache) {
+        let mut parses = self.parses.borrow_mut();
+        let empty = parses.shared.emptied();
+        *cache = std::mem::replace(&mut parses.shared, empty);
     }
 
     /// A budget of its own (bytes, work units and parse allowance as [`AnalysisBudget::default`])

@@ -15,7 +15,6 @@
 //!   out, as the first is.
 
 use std::ops::Range;
-use std::rc::Rc;
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::{Node, Parser, Point, Tree};
@@ -30,10 +29,6 @@ pub(super) const MAX_LINE_WEIGHT: usize = 2 * PARSE_CHUNK;
 /// Most parsing one object's exec probes may do together, as the sum of the squares of the parsed
 /// pieces' [`weight`]s: eight full pieces, or two lines of [`MAX_LINE_WEIGHT`].
 pub const MAX_OBJECT_PARSE_AREA: usize = 8 * PARSE_CHUNK * PARSE_CHUNK;
-
-/// Most parsed scripts an object keeps for its other probes (the same script in a liveness,
-/// readiness and startup probe, or in every replica's container, is parsed once).
-const MAX_KEPT_TREES: usize = 16;
 
 /// Why a script (or its end) was not analysed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,90 +84,23 @@ pub(super) struct Parsed {
     /// The delimiter of a here-document in the last piece that no line ends (see
     /// [`open_heredoc`]), when the piece has a syntax error.
     pub(super) open_heredoc: Option<String>,
+    /// The parse allowance this parse spent (the sum of its pieces' squared weights, reparses
+    /// included: see [`MAX_OBJECT_PARSE_AREA`]).
+    pub(super) area: usize,
+    /// Whether the allowance fell short anywhere in this parse (an [`ParseGap::OverParseBudget`]
+    /// gap, or a syntax error's recovery that could not re-read a clean prefix): such a parse
+    /// depends on the allowance it was made with, not on the text alone, and is never shared
+    /// across evaluations (see [`super::ParseCache`]).
+    pub(super) area_short: bool,
 }
 
-/// One object's parser and the parses of its scripts, kept for its other probes: the same script
-/// in a liveness, readiness and startup probe, or in every replica's container, is parsed once, by
-/// one parser (making a parser and loading the grammar costs about as much as parsing a probe
-/// script). Shared by the object's [`super::AnalysisBudget`]s (see
-/// [`super::AnalysisBudget::sharing_parses`]), each of which has an owner number here.
-#[derive(Default)]
-pub(crate) struct ParseCache {
-    /// Made on the first parse (`None` before, or when the grammar does not load).
-    parser: Option<Parser>,
-    /// Script text, its parse, and the owner number of the budget it was parsed for.
-    parsed: Vec<(String, Rc<Parsed>, usize)>,
-    /// Owner numbers handed out so far.
-    owners: usize,
-    /// Scripts split into commands for the object's rules ([`super::split_commands_in`]).
-    splits: Vec<(String, Rc<[Vec<String>]>)>,
-}
-
-impl std::fmt::Debug for ParseCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParseCache")
-            .field("parsed", &self.parsed.len())
-            .field("owners", &self.owners)
-            .finish()
-    }
-}
-
-impl ParseCache {
-    /// A new owner number, for a budget that shares this cache.
-    pub(super) fn new_owner(&mut self) -> usize {
-        self.owners += 1;
-        self.owners
-    }
-
-    /// The kept parse of `script` for the budget numbered `owner`. A parse cut short by another
-    /// budget's parse allowance is not this budget's: it parses the script within its own.
-    pub(super) fn get(&self, script: &str, owner: usize) -> Option<Rc<Parsed>> {
-        self.parsed
-            .iter()
-            .find(|(s, p, o)| {
-                s == script && (*o == owner || !matches!(p.gap, Some(ParseGap::OverParseBudget(_))))
-            })
-            .map(|(_, p, _)| Rc::clone(p))
-    }
-
-    /// Keeps `parsed`, the parse of `script` for the budget numbered `owner` (at most
-    /// [`MAX_KEPT_TREES`] are kept).
-    pub(super) fn keep(&mut self, script: &str, parsed: &Rc<Parsed>, owner: usize) {
-        if self.parsed.len() < MAX_KEPT_TREES {
-            self.parsed.push((script.to_string(), Rc::clone(parsed), owner));
-        }
-    }
-
-    /// Whether every parse made so far is kept and none was cut short by a parse allowance (so
-    /// every later parse of a script parsed so far is read from here, for any owner).
-    pub(super) fn all_kept_whole(&self) -> bool {
-        self.parsed.len() < MAX_KEPT_TREES
-            && !self.parsed.iter().any(|(_, p, _)| matches!(p.gap, Some(ParseGap::OverParseBudget(_))))
-    }
-
-    /// The commands of `script` split earlier for the object's rules.
-    pub(super) fn split(&self, script: &str) -> Option<Rc<[Vec<String>]>> {
-        self.splits.iter().find(|(s, _)| s == script).map(|(_, c)| Rc::clone(c))
-    }
-
-    /// Whether the commands of `script` are kept already.
-    pub(super) fn has_split(&self, script: &str) -> bool {
-        self.splits.iter().any(|(s, _)| s == script)
-    }
-
-    /// Keeps the commands of `script` for the object's other rules (at most [`MAX_KEPT_TREES`]).
-    pub(super) fn keep_split(&mut self, script: &str, commands: &Rc<[Vec<String>]>) {
-        if self.splits.len() < MAX_KEPT_TREES {
-            self.splits.push((script.to_string(), Rc::clone(commands)));
-        }
-    }
-
-    /// The object's parser, made on first use (`None` if the grammar does not load).
-    pub(super) fn parser(&mut self) -> Option<&mut Parser> {
-        if self.parser.is_none() {
-            self.parser = new_parser();
-        }
-        self.parser.as_mut()
+impl Parsed {
+    /// Whether this parse is what any parse of its text with at least [`Parsed::area`] of
+    /// allowance left gives: the allowance never fell short, so every step that checked it found
+    /// enough, and would with more.
+    pub(super) fn depends_on_text_alone(&self) -> bool {
+        !self.area_short
+            && !matches!(self.gap, Some(ParseGap::OverParseBudget(_)) | Some(ParseGap::NoGrammar))
     }
 }
 
@@ -317,9 +245,24 @@ fn point(src: &[u8], at: usize) -> Point {
 
 /// Parses `text` in pieces, charging each piece's squared length to `area_left`.
 pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cell::Cell<usize>) -> Parsed {
+    let before = area_left.get();
+    let mut parsed = parse_script_within(parser, text, area_left);
+    parsed.area = before - area_left.get();
+    parsed
+}
+
+/// [`parse_script`] without the allowance it spent (`area`).
+fn parse_script_within(parser: &mut Parser, text: &str, area_left: &std::cell::Cell<usize>) -> Parsed {
     let mut patched = patch_gaps(text);
-    let mut parsed =
-        Parsed { trees: Vec::new(), cut: text.len(), skips: Vec::new(), gap: None, open_heredoc: None };
+    let mut parsed = Parsed {
+        trees: Vec::new(),
+        cut: text.len(),
+        skips: Vec::new(),
+        gap: None,
+        open_heredoc: None,
+        area: 0,
+        area_short: false,
+    };
     let (ranges, long_line) = chunk_ranges(&patched);
     let last = ranges.len().saturating_sub(1);
     for (i, range) in ranges.into_iter().enumerate() {
@@ -403,7 +346,17 @@ pub(super) fn parse_script(parser: &mut Parser, text: &str, area_left: &std::cel
             // the text parses without error is where bash stops.
             let (_, error_line) = line_of(&patched, error_end(root, at));
             let clean = (start < error_line)
-                .then(|| clean_prefix(parser, &patched, range.start, start, error_line, area_left))
+                .then(|| {
+                    clean_prefix(
+                        parser,
+                        &patched,
+                        range.start,
+                        start,
+                        error_line,
+                        area_left,
+                        &mut parsed.area_short,
+                    )
+                })
                 .flatten();
             parsed.gap = Some(ParseGap::SyntaxError(line));
             match clean {
@@ -450,7 +403,8 @@ const MAX_PREFIX_TRIES: usize = 8;
 
 /// The last line start `end` in `(start, before]` such that `src[from..end]` parses without an
 /// error (bash has run every command before it when it meets the error), with its tree; at most
-/// [`MAX_PREFIX_TRIES`] line starts are tried, from `before` back, within the parse allowance.
+/// [`MAX_PREFIX_TRIES`] line starts are tried, from `before` back, within the parse allowance
+/// (`short` set when it runs out).
 fn clean_prefix(
     parser: &mut Parser,
     src: &[u8],
@@ -458,6 +412,7 @@ fn clean_prefix(
     start: usize,
     before: usize,
     area_left: &std::cell::Cell<usize>,
+    short: &mut bool,
 ) -> Option<(usize, tree_sitter::Tree, Vec<Range<usize>>)> {
     let mut end = before;
     for _ in 0..MAX_PREFIX_TRIES {
@@ -467,7 +422,10 @@ fn clean_prefix(
         // (A line after a backslash-newline continues the one before: not a command boundary.)
         if !src[..end].ends_with(b"\\\n") {
             let w = weight(&src[from..end]);
-            let rest = area_left.get().checked_sub(w.saturating_mul(w))?;
+            let Some(rest) = area_left.get().checked_sub(w.saturating_mul(w)) else {
+                *short = true;
+                return None;
+            };
             area_left.set(rest);
             let included = tree_sitter::Range {
                 start_byte: from,

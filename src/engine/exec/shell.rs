@@ -21,7 +21,7 @@
 //! parsed again for the same object.
 
 use std::ops::Range;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
@@ -401,9 +401,10 @@ impl Ctx<'_> {
         budget.parses.borrow_mut().keep_split(script, &commands);
     }
 
-    /// The parse of `text`: from the object's cache, or made by the object's parser within its
-    /// parse allowance (without an object, by this analysis's own parser).
-    pub(super) fn parse(&mut self, text: &str) -> Option<Rc<Parsed>> {
+    /// The parse of `text`: from the object's cache, else from the caller's
+    /// ([`super::ParseCache`]) when the parse allowance left covers it, or made by the object's
+    /// parser within its parse allowance (without an object, by this analysis's own parser).
+    pub(super) fn parse(&mut self, text: &str) -> Option<Arc<Parsed>> {
         let Some(budget) = self.object_budget else {
             if self.parser.is_none() {
                 self.parser = new_parser();
@@ -412,19 +413,17 @@ impl Ctx<'_> {
                 self.parse_gap.get_or_insert(ParseGap::NoGrammar);
                 return None;
             };
-            return Some(Rc::new(parse_script(parser, text, &self.parse_area_left)));
+            return Some(Arc::new(parse_script(parser, text, &self.parse_area_left)));
         };
         let mut cache = budget.parses.borrow_mut();
         if let Some(parsed) = cache.get(text, budget.parse_owner) {
             return Some(parsed);
         }
-        let Some(parser) = cache.parser() else {
+        let parsed = cache.parse(text, budget.parse_owner, &budget.parse_area_left);
+        if parsed.is_none() {
             self.parse_gap.get_or_insert(ParseGap::NoGrammar);
-            return None;
-        };
-        let parsed = Rc::new(parse_script(parser, text, &budget.parse_area_left));
-        cache.keep(text, &parsed, budget.parse_owner);
-        Some(parsed)
+        }
+        parsed
     }
 
     /// Walks `node`'s subtree in order (without recursion: lists nest as deep as they are long),

@@ -9,7 +9,6 @@
 //! denial on a guess.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::{Node, Tree};
@@ -29,7 +28,7 @@ impl Ctx<'_> {
         &mut self,
         text: &str,
         trees: &[Tree],
-    ) -> Result<Option<(String, Rc<Parsed>)>, ()> {
+    ) -> Result<Option<(String, std::sync::Arc<Parsed>)>, ()> {
         if !(text.contains("exit") || text.contains("return"))
             || !(text.contains("()") || text.contains("function "))
         {
