@@ -206,6 +206,9 @@ pub(super) fn rules(
     container_env: (Vec<String>, bool),
     dash: bool,
 ) -> Option<Rules> {
+    // (Read as the shell runs it: a comment or a printed string names no command, s25.)
+    let code = super::flow::code_view(src);
+    let src: &str = &code;
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src, errexit, known, dash))
         || mentions(src, &["eval", "source", "kill", "coproc", "lastpipe"])
@@ -393,6 +396,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     if only_leaves_its_loop(construct, walk) {
                         return Some((LEAVES_LOOP, at));
                     }
+                    if let Some(looped) = lost::for_retry(construct, walk, rules, &funcs) {
+                        return Some((lost::FOR_RETRIES, looped));
+                    }
                     if (selection_is_harmless(at, construct, walk, &funcs)
                         && !zero::exits_past_body(at, construct, walk, rules))
                         || same_writes(at, construct, walk)
@@ -536,6 +542,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     }
                     "&&" if let Some(looped) = lost::counted_break(parent, walk, rules, &funcs) => {
                         return Some((lost::RETRIES, looped));
+                    }
+                    "&&" if let Some(looped) = lost::for_retry(parent, walk, rules, &funcs) => {
+                        return Some((lost::FOR_RETRIES, looped));
                     }
                     "&&" if !harmless(right, walk, &funcs)
                         && !zero::only_tests(right, walk, rules)
