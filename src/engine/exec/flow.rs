@@ -9,8 +9,10 @@
 //! A statement whose exit status cannot fail the script is walked as [`UNCOUPLED`]: which ones
 //! is decided in the child module `uncoupled`.
 
+mod code;
 mod constant;
 mod negated;
+pub(super) use code::code_view;
 mod uncoupled;
 pub(super) use constant::NOT_PLAIN;
 
@@ -431,13 +433,16 @@ pub(super) fn succeeds_as_written(command: &str) -> bool {
 }
 
 /// Whether a word of the script is one of `words` (a crude scan of the whole text, used only to
-/// keep a denial: any mention counts).
+/// keep a denial: any mention counts), outside comments and the literal strings `echo` and
+/// `printf` print ([`code_view`]: s25, a comment naming `pipefail` or `trap` made a denial).
 pub(super) fn mentions(src: &str, words: &[&str]) -> bool {
     // (A text names a word only where it holds it: most texts hold none of the words asked for,
     // and a substring search costs less than splitting the text into words.)
     if !words.iter().any(|x| src.contains(x)) {
         return false;
     }
+    let code = code_view(src);
+    let src: &str = &code;
     // (By bytes: the delimiters are every byte but ASCII letters, digits, `_` and `-`, so a
     // non-ASCII character only separates words, as it would by chars.)
     src.as_bytes()

@@ -214,6 +214,9 @@ pub(super) fn rules(
     container_env: (Vec<String>, bool),
     dash: bool,
 ) -> Option<Rules> {
+    // (Read as the shell runs it: a comment or a printed string names no command, s25.)
+    let code = super::flow::code_view(src);
+    let src: &str = &code;
     if src.contains("PIPESTATUS")
         || (mentions(src, &["trap"]) && !harmless_traps(src, errexit, known, dash))
         || mentions(src, &["eval", "source", "coproc", "lastpipe"])
@@ -403,6 +406,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     if only_leaves_its_loop(construct, walk) {
                         return Some((LEAVES_LOOP, at));
                     }
+                    if let Some(looped) = lost::for_retry(construct, walk, rules, &funcs) {
+                        return Some((lost::FOR_RETRIES, looped));
+                    }
                     if (selection_is_harmless(at, construct, walk, &funcs)
                         && !zero::exits_past_body(at, construct, walk, rules))
                         || same_writes(at, construct, walk)
@@ -559,6 +565,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                         && zero::returns_zero_after(parent, walk, &funcs) =>
                     {
                         at = parent;
+                    }
+                    "&&" if let Some(looped) = lost::for_retry(parent, walk, rules, &funcs) => {
+                        return Some((lost::FOR_RETRIES, looped));
                     }
                     // `check && touch /tmp/ok`: B only writes a file the script never reads, and
                     // may fail: the list's status, the check's or B's, is followed on (s25). (Only

@@ -152,8 +152,8 @@ impl Ctx<'_> {
             || !defined.is_empty()
             || !self.functions.is_empty()
             || mentions(walk.src, &["exec", "kill", "eval", "source"])
-            || walk.src.split_whitespace().any(|w| w == ".")
-            || walk.src.matches("trap").count() != 1
+            || super::code_view(walk.src).split_whitespace().any(|w| w == ".")
+            || super::code_view(walk.src).matches("trap").count() != 1
         {
             return None;
         }

@@ -118,7 +118,8 @@ impl Ctx<'_> {
         };
         // The script's only `trap` is this one: the action's own statuses are walked as a
         // script's (a trap elsewhere may read any status: `status::rules`).
-        let traps: usize = self.texts.iter().map(|t| t.matches("trap").count()).sum();
+        let traps: usize =
+            self.texts.iter().map(|t| super::super::flow::code_view(t).matches("trap").count()).sum();
         self.status_read_elsewhere &= traps != 1;
         // (The comment keeps `always_exits_zero` from reading the text alone: a function it calls
         // may `exit 1`.)

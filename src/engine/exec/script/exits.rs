@@ -200,6 +200,7 @@ impl super::Ctx<'_> {
 /// code not seen here (`exec PROGRAM` replaces the shell, `kill` may end it by a signal,
 /// `source`, `.` and `eval` run text the walk does not follow).
 pub(super) fn trap_may_hold(script: &str) -> bool {
+    let script: &str = &super::super::flow::code_view(script);
     let words = script.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'));
     words.filter(|w| *w == b"trap").count() == 1
         && !super::super::flow::mentions(script, &["exec", "kill", "source", "eval"])

@@ -528,7 +528,8 @@ pub(super) fn reads_only_output(name: Node<'_>, walk: &Walk<'_>) -> bool {
     super::tree::every_mention(name, walk, |k| reads_only_as_output(k, walk))
 }
 
-/// Whether the `variable_name` `k` is `$NAME`/`${NAME}` in an argument of an `echo`, `printf` or
+/// Whether the `variable_name` `k` is `$NAME`/`${NAME}` (or `${NAME:-text}`, `${NAME:+text}` with
+/// literal text: `texts::is_literal_default_of`) in an argument of an `echo`, `printf` or
 /// `logger` command whose output nothing reads, or the name of another plain assignment.
 pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(exp) = k.parent() else {
@@ -539,7 +540,8 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     }
     let var = text(k, walk);
     if !(exp.kind_name() == "simple_expansion" || exp.kind_name() == "expansion")
-        || !super::texts::is_expansion_of(text(exp, walk), var)
+        || !(super::texts::is_expansion_of(text(exp, walk), var)
+            || super::texts::is_literal_default_of(text(exp, walk), var))
     {
         return false;
     }

@@ -31,6 +31,8 @@ pub(super) const PROCSUB_UNREAD: &str = "its status is lost in a process substit
 /// A reason the walk gives (`discarded`).
 pub(super) const RETRIES: &str =
     "its failure only makes its `until` loop retry until a counter's test ends the loop, with status 0";
+/// A reason the walk gives (`discarded`): [`for_retry`].
+pub(super) const FOR_RETRIES: &str = "its failure only makes its `for` loop try again; the loop ends with `break` or its last quiet step, status 0";
 /// A reason the walk gives (`discarded`).
 pub(super) const STATUS_DOUBT: &str =
     "its status (`$?`) is only tested for one value, which its outage may not give";
@@ -393,6 +395,53 @@ pub(super) fn counted_break<'t>(
     let looped = list.parent().filter(|b| b.kind_name() == "do_group")?.parent()?;
     (list.named_child(1).is_some_and(|r| is_break(r, walk)) && counted_loop(looped, walk, rules, funcs))
         .then_some(looped)
+}
+
+/// The `for` loop around `statement` (`check && break`, or `if check; then break; fi`, a
+/// statement of its body) when it is a retry over its words: every statement of the body is such
+/// a check, or a quiet step (`sleep 1`, output; [`quiet_step`]), the last one a quiet step, and
+/// none leaves state behind. Each round either breaks (status 0) or runs on to its last step (0),
+/// so the loop's status is 0 whatever the checks give and however many words it has (bash manual,
+/// "Looping Constructs", `break`; bash 5.2 and dash 0.5.12: `for i in 1 2 3; do pg_isready -h db
+/// && break; sleep 1; done; test -d /` and the `$(seq 1 3)` / `if ...; then break; fi` forms exit
+/// 0 / 0, s25, as the counted `while` form already was: [`counted_loop`]).
+pub(super) fn for_retry<'t>(
+    statement: Node<'t>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> Option<Node<'t>> {
+    let looped = statement.parent().filter(|b| b.kind_name() == "do_group")?.parent()?;
+    if looped.kind_name() != "for_statement" || rules.called {
+        return None;
+    }
+    let check = |k: Node<'_>| matches!(k.kind_name(), "command" | "redirected_statement");
+    let check_and_break = |s: Node<'_>| {
+        s.kind_name() == "list"
+            && s.named_child_count() == 2
+            && s.child(1).is_some_and(|op| op.kind_name() == "&&")
+            && s.named_child(0).is_some_and(check)
+            && s.named_child(1).is_some_and(|r| is_break(r, walk))
+    };
+    let if_break = |s: Node<'_>| {
+        let mut c = s.walk();
+        let kids: Vec<Node<'_>> = s.children(&mut c).collect();
+        let Some(then) = kids.iter().position(|k| k.kind_name() == "then") else {
+            return false;
+        };
+        let conditions: Vec<&Node<'_>> = kids[..then].iter().filter(|k| is_statement(**k)).collect();
+        let branch: Vec<&Node<'_>> = kids[then + 1..].iter().filter(|k| k.is_named()).collect();
+        s.kind_name() == "if_statement"
+            && matches!(conditions.as_slice(), [c] if check(**c))
+            && matches!(branch.as_slice(), [b] if is_break(**b, walk))
+    };
+    let body = body_statements(looped)?;
+    (!body.iter().any(|s| leaves(*s, walk))
+        && body.last().is_some_and(|s| quiet_step(*s, walk, funcs, &[]))
+        && body.contains(&statement)
+        && (check_and_break(statement) || if_break(statement))
+        && body.iter().all(|s| quiet_step(*s, walk, funcs, &[]) || check_and_break(*s) || if_break(*s)))
+    .then_some(looped)
 }
 
 /// The result of `[ $? OP N ]` for status `status`, for the operators of `test` (POSIX, "test":

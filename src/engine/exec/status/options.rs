@@ -480,7 +480,10 @@ fn tree_facts<'t>(root: Node<'t>, walk: &Walk<'_>) -> TreeFacts<'t> {
     let mut execs = 0usize;
     let words = src.contains("errexit") || src.contains("pipefail") || src.contains("exec");
     if words {
-        for w in src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+        // (Comments and printed strings name no option: `flow::code_view`.)
+        for w in super::super::flow::code_view(src)
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        {
             match w {
                 "errexit" => errexit.words += 1,
                 "pipefail" => pipefail.words += 1,

@@ -369,9 +369,40 @@ pub(super) fn is_expansion_of(t: &str, var: &str) -> bool {
     t.strip_prefix('$') == Some(var) || is_braced_expansion_of(t, var)
 }
 
+/// Whether `t` is `${VAR:-word}`, `${VAR-word}`, `${VAR:+word}` or `${VAR+word}` with a literal
+/// `word` (no `$`, backquote, brace, quote or backslash): its value is VAR's or that text, and it
+/// neither assigns (`:=`) nor ends the shell (`:?`) (POSIX 2.6.2 "Parameter Expansion"; s25: `local
+/// out=$(check); echo "db says: ${out:-nothing}" >/dev/null` only writes it, 0 / 0 in bash 5.2 and
+/// dash 0.5.12 under `set -e`).
+pub(super) fn is_literal_default_of(t: &str, var: &str) -> bool {
+    let Some(rest) = t.strip_prefix("${").and_then(|r| r.strip_suffix('}')).and_then(|r| r.strip_prefix(var))
+    else {
+        return false;
+    };
+    let word = [":-", ":+", "-", "+"].iter().find_map(|op| rest.strip_prefix(op));
+    !var.is_empty() && word.is_some_and(|w| !w.contains(['$', '`', '{', '}', '"', '\'', '\\']))
+}
+
 #[cfg(test)]
 mod expansion_text_tests {
-    use super::{is_braced_expansion_of, is_expansion_of};
+    use super::{is_braced_expansion_of, is_expansion_of, is_literal_default_of};
+
+    #[test]
+    fn a_literal_default_is_read_as_its_variable() {
+        for (t, ok) in [
+            ("${V:-nothing}", true),
+            ("${V-}", true),
+            ("${V:+set}", true),
+            ("${V:=x}", false),
+            ("${V:?gone}", false),
+            ("${V:-$X}", false),
+            ("${VV:-x}", false),
+            ("${V%x}", false),
+            ("$V", false),
+        ] {
+            assert_eq!(is_literal_default_of(t, "V"), ok, "{t}");
+        }
+    }
 
     /// The two spellings compare as the `format!`s they replace did (`t == format!("${var}")`,
     /// `t == format!("${{{var}}}")`).

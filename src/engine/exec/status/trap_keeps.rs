@@ -136,6 +136,7 @@ fn quiet(text: &str, functions: &[String], in_function: bool) -> Option<Vec<Stri
 /// the script's end, and so the script's status, is not read here. A doubt, never a denial (s24:
 /// `A='echo bye'; trap "$A" EXIT; C; echo done` exits 0 / 0 in bash 5.2 and dash 0.5.12).
 pub(in crate::engine::exec) fn unread_exit_action(src: &str) -> bool {
+    let src: &str = &crate::engine::exec::flow::code_view(src);
     let bytes = src.as_bytes();
     let mut from = 0;
     while let Some(i) = src[from..].find("trap").map(|i| i + from) {
