@@ -260,6 +260,17 @@ fn blank_single_quoted(src: &str) -> String {
     out
 }
 
+/// The byte offsets in `text` where `word` stands as a whole word: not next to an ASCII letter,
+/// digit, `_` or `-` (the word characters of `flow::mentions`). Read as written: comments and quoted
+/// text included.
+pub(super) fn whole_words<'a>(text: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let bytes = text.as_bytes();
+    let inside = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    text.match_indices(word).map(|(i, _)| i).filter(move |&i| {
+        (i == 0 || !inside(bytes[i - 1])) && bytes.get(i + word.len()).is_none_or(|&b| !inside(b))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::{

@@ -95,17 +95,7 @@ fn quiet(text: &str, functions: &[String], in_function: bool) -> Option<Vec<Stri
         return None;
     }
     // Every `exit` is bare (outside a function's body; none in one).
-    let bytes = text.as_bytes();
-    let mut from = 0;
-    while let Some(i) = text[from..].find("exit").map(|i| i + from) {
-        from = i + 4;
-        let word_start =
-            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'-'));
-        let word_end =
-            bytes.get(i + 4).is_none_or(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')));
-        if !(word_start && word_end) {
-            continue;
-        }
+    for i in super::texts::whole_words(text, "exit") {
         let after = text[i + 4..].trim_start_matches([' ', '\t']);
         let bare = after.is_empty() || after.starts_with([';', '\n', '}', ')', '&', '|']);
         if in_function || !bare {
@@ -137,14 +127,10 @@ fn quiet(text: &str, functions: &[String], in_function: bool) -> Option<Vec<Stri
 /// `A='echo bye'; trap "$A" EXIT; C; echo done` exits 0 / 0 in bash 5.2 and dash 0.5.12).
 pub(in crate::engine::exec) fn unread_exit_action(src: &str) -> bool {
     let src: &str = &crate::engine::exec::flow::code_view(src);
-    let bytes = src.as_bytes();
-    let mut from = 0;
-    while let Some(i) = src[from..].find("trap").map(|i| i + from) {
-        from = i + 4;
-        let word_start =
-            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'-'));
+    // (A word followed by a blank: `trap` with its arguments.)
+    for i in super::texts::whole_words(src, "trap") {
         let rest = &src[i + 4..];
-        if !word_start || !rest.starts_with([' ', '\t']) {
+        if !rest.starts_with([' ', '\t']) {
             continue;
         }
         let rest = rest.trim_start_matches([' ', '\t']);

@@ -117,18 +117,8 @@ fn assigned_values<'s>(src: &'s str, name: &str) -> Vec<(usize, &'s str)> {
 /// signal options (`-TERM`, `-9`, `-s KILL`, `--`), its output dropped or not (`2>/dev/null`). Not `kill $$`, `kill 0` or `kill -1` (the
 /// shell itself, its group, every process), nor a pid known only at run time.
 pub(super) fn kills_only_children(src: &str, text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut from = 0;
     let mut found = false;
-    while let Some(i) = text[from..].find("kill").map(|i| i + from) {
-        from = i + 4;
-        let word_start =
-            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'-'));
-        let word_end =
-            bytes.get(i + 4).is_none_or(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')));
-        if !(word_start && word_end) {
-            continue;
-        }
+    for i in super::texts::whole_words(text, "kill") {
         let before = text[..i].trim_end_matches([' ', '\t']);
         if !(before.is_empty() || before.ends_with([';', '\n', '&', '|', '{', '(', '\'', '"'])) {
             return false;
