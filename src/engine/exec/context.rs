@@ -144,6 +144,10 @@ pub(super) struct Ctx<'e> {
     /// [`Ctx::function_set`] of the `functions` list it holds (kept alive, so its address is not
     /// reused while the facts are kept).
     pub(super) function_set: std::cell::RefCell<Option<(Functions, std::rc::Rc<FunctionSet>)>>,
+    /// The function definitions (name, body) and the `trap` commands' text of the script text
+    /// last walked (`flow::reach::tree_definitions`), kept with that text: read once per text, not
+    /// once per call.
+    pub(super) tree_definitions: std::cell::RefCell<Option<(String, usize, std::rc::Rc<TreeDefinitions>)>>,
     /// Shell function calls being analysed, nested.
     pub(super) calls: usize,
     /// A call nested deeper than `flow::MAX_CALL_DEPTH` was met and not analysed (noted).
@@ -337,6 +341,10 @@ pub(super) struct BodyFacts {
 /// Shell functions (name, body as written), the latest last, shared (see [`Ctx::functions`]).
 pub(super) type Functions = std::rc::Rc<Vec<(String, String)>>;
 
+/// A script text's function definitions, each name and body, its `trap` commands' text, and
+/// whether it runs a command named by an expansion (`$cmd`, `eval`): `flow::reach`.
+pub(super) type TreeDefinitions = (Vec<(String, String)>, String, bool);
+
 /// Facts about the shell functions defined so far ([`Ctx::functions`]), which every command of
 /// every function body asks about: made once per version of the list, not once per command
 /// (break-it pass, #9: a 12 KiB script of 250 functions calling each other cost 0.8 s).
@@ -424,6 +432,7 @@ impl<'e> Ctx<'e> {
             defines_function: false,
             functions: std::rc::Rc::default(),
             function_set: std::cell::RefCell::new(None),
+            tree_definitions: std::cell::RefCell::new(None),
             calls: 0,
             calls_cut: false,
             arg0: None,

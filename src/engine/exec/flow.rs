@@ -12,6 +12,7 @@
 mod code;
 mod constant;
 mod negated;
+mod reach;
 pub(super) use code::code_view;
 mod uncoupled;
 pub(super) use constant::NOT_PLAIN;

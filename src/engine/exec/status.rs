@@ -85,6 +85,7 @@ use constructs::{
     only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
 };
 use data::PLAIN;
+pub(super) use harmless::file_targets;
 pub(super) use harmless::reads_status_text;
 use harmless::{
     blank_plain_strings, harmless, harmless_after, harmless_text, last_status_word, may_only_fail,

@@ -2,8 +2,8 @@
 //! [`UNCOUPLED`](super::UNCOUPLED) (a warning, not a denial): `uncoupled` for a check in the
 //! background or left of an `|| true` / `| true`, `status_discarded` for what `status::discarded`
 //! finds (not last, left of a harmless `||`, an `if` condition choosing a harmless branch, ...),
-//! and never when the check sits in a call of a function whose body can end the script or
-//! leaves state behind (`Ctx::calls_a_function_with_effects`).
+//! and never when the check sits in a call of a function whose body, or one it calls, can end
+//! the script or leaves state behind (`Ctx::calls_a_function_with_effects`).
 
 use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
@@ -14,8 +14,10 @@ use super::super::status;
 use super::{mentions, succeeds_as_written, text};
 
 impl Ctx<'_> {
-    /// Whether `n` calls a shell function (defined before the script or in it) while some function
-    /// body can end the script or leaves state behind (`status::leaves_state`): the call's status
+    /// Whether `n` calls a shell function (defined before the script or in it) while a function
+    /// body the call may run (`reach::reachable_bodies`; any body when that is not known) can end
+    /// the script or leaves state behind (`status::leaves_state`) other than files nothing else
+    /// names (`reach::only_writes_unread_files`): the call's status
     /// is then not the only way its outcome goes on (`main() { pg_isready -h db || exit 1; }; main;
     /// curl ...` exits 1 with the database down, and `f() { out=$(pg_isready -h db); }; f; [ -n
     /// "$out" ]` fails, bash 5.2 and dash 0.5.12): the body's own walk judges.
@@ -47,20 +49,33 @@ impl Ctx<'_> {
         {
             return false;
         }
-        if set.leaves_state {
-            return true;
-        }
-        let root = walk.top_functions.get(walk.tree.get()).map(|(r, _)| *r);
-        match root {
-            Some(r) => status::defines_stateful_function(r, walk),
-            None => {
-                let mut root = n;
-                while let Some(p) = root.parent() {
-                    root = p;
-                }
-                status::defines_stateful_function(root, walk)
+        let root = walk.top_functions.get(walk.tree.get()).map(|(r, _)| *r).unwrap_or_else(|| {
+            let mut root = n;
+            while let Some(p) = root.parent() {
+                root = p;
             }
+            root
+        });
+        let outer = self.texts.split_last().map_or(&[][..], |(_, o)| o);
+        // Only the functions the call may run can end the script or leave state behind (s25).
+        let defs = {
+            let mut kept = self.tree_definitions.borrow_mut();
+            match &*kept {
+                Some((src, tree, defs)) if *tree == walk.tree.get() && src == walk.src => defs.clone(),
+                _ => {
+                    let defs = std::rc::Rc::new(super::reach::tree_definitions(root, walk));
+                    *kept = Some((walk.src.to_string(), walk.tree.get(), defs.clone()));
+                    defs
+                }
+            }
+        };
+        if let Some(bodies) = super::reach::reachable_bodies(own, &defs, defined, &self.functions, outer) {
+            return bodies.iter().any(|body| {
+                self.body_facts(body).leaves_state
+                    && !super::reach::only_writes_unread_files(body, walk.src, outer, &self.functions)
+            });
         }
+        set.leaves_state || status::defines_stateful_function(root, walk)
     }
 
     /// Whether `n`, a simple command, calls a shell function where errexit is ignored

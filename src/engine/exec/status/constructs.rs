@@ -438,8 +438,18 @@ pub(in crate::engine::exec) struct KnownBody {
 impl KnownBody {
     /// The facts of `body`.
     pub(in crate::engine::exec) fn of(body: &str) -> KnownBody {
+        // (A `[` or `!` in a double-quoted string tests nothing: `echo "[$PROBE] WARN $*" >&2`,
+        // s25's team template, whose `set -eu; ...; soft() { C || warn x; }; soft` exits 0 / 0 in
+        // bash 5.2 and dash 0.5.12.)
+        let quoted = super::harmless::blank_plain_strings(body);
+        let unquoted: String = body
+            .chars()
+            .zip(quoted.chars())
+            .map(|(c, q)| if c != q && matches!(c, '[' | ']' | '!') { ' ' } else { c })
+            .collect();
+        let unquoted = if quoted.chars().count() == body.chars().count() { unquoted.as_str() } else { body };
         let harmless_alone =
-            plain_text_commands(body) && !mentions(body, &["exit", "return"]) && harmless_text(body, &[]);
+            plain_text_commands(body) && !mentions(body, &["exit", "return"]) && harmless_text(unquoted, &[]);
         let mut words: Vec<String> = Vec::new();
         if harmless_alone {
             let t = without_harmless_substitutions(body);

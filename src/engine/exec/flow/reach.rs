@@ -1,0 +1,151 @@
+//! The functions a call may run: those it names, and those their bodies name, on to the end
+//! ([`reachable_bodies`]), so that only their effects keep the call from being judged where it is
+//! (`Ctx::calls_a_function_with_effects`).
+
+use crate::engine::exec::kinds::KindName;
+use tree_sitter::Node;
+
+use super::super::context::TreeDefinitions;
+use super::super::shell::Walk;
+use super::super::status;
+use super::{mentions, text};
+
+/// The bodies of the functions a command whose text is `own` may run: those it names, and those
+/// their bodies name, on to the end, among the tree's definitions (`defs`, [`tree_definitions`])
+/// and the functions `known` defined before it (a caller's); the words of the tree's `trap`
+/// commands and of the `trap` lines of the texts `outer` it runs in count as named (a trap may run
+/// at any time). A function never named there cannot run: its `exit 1` fails nothing (s25: `fail()
+/// { echo "F $*" >&2; exit 1; }` never called made `warn() { echo "W $*" >&2; }; soft() {
+/// pg_isready -h db || warn x; }; soft; echo ok` a denial, 0 / 0 in bash 5.2 and dash 0.5.12).
+///
+/// `None` when that is not known from the text: a name the script's text `defined` defines that
+/// is not in the tree, a name defined more than once (in the tree and before it, or twice in
+/// either), a body or the script that runs a command named by an expansion other than a
+/// positional parameter (`$cmd`, `eval`, `source`, `.`), or an outer `trap` line whose quotes do
+/// not close on it.
+pub(super) fn reachable_bodies(
+    own: &str,
+    defs: &TreeDefinitions,
+    defined: &[String],
+    known: &[(String, String)],
+    outer: &[std::rc::Rc<str>],
+) -> Option<Vec<String>> {
+    if defs.2 {
+        return None;
+    }
+    let mut all: Vec<(String, String)> = known.to_vec();
+    all.extend(defs.0.iter().cloned());
+    // (An outer text's `trap` line, whole: one whose quotes do not close there is not read.)
+    let mut traps = defs.1.clone();
+    for t in outer {
+        for line in super::code_view(t).lines().filter(|l| mentions(l, &["trap"])) {
+            if line.matches('\'').count() % 2 == 1 || line.matches('"').count() % 2 == 1 {
+                return None;
+            }
+            traps.push(' ');
+            traps.push_str(line);
+        }
+    }
+    let count = |name: &str| all.iter().filter(|(f, _)| f == name).count();
+    // (A name the text defines that this tree does not: defined in another part of it.)
+    if all.iter().any(|(f, _)| count(f) != 1) || defined.iter().any(|d| count(d) == 0) {
+        return None;
+    }
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).map(str::to_string).collect()
+    };
+    let mut seen: Vec<usize> = Vec::new();
+    let mut todo = words(own);
+    todo.extend(words(&traps));
+    while let Some(w) = todo.pop() {
+        let Some(i) = all.iter().position(|(f, _)| *f == w) else {
+            continue;
+        };
+        if seen.contains(&i) {
+            continue;
+        }
+        if runs_a_named_command(&all[i].1) {
+            return None;
+        }
+        seen.push(i);
+        todo.extend(words(&all[i].1));
+    }
+    Some(seen.into_iter().map(|i| all[i].1.clone()).collect())
+}
+
+/// The function definitions (name, body) and the `trap` commands' text of the tree whose root is
+/// `root`, and whether the script runs a command named by an expansion ([`runs_a_named_command`]).
+pub(super) fn tree_definitions(root: Node<'_>, walk: &Walk<'_>) -> TreeDefinitions {
+    let mut all: Vec<(String, String)> = Vec::new();
+    let mut traps = String::new();
+    status::each_node(root, |k| match k.kind_name() {
+        "function_definition" => {
+            if let (Some(m), Some(b)) = (k.child_by_field("name"), k.child_by_field("body")) {
+                all.push((text(m, walk).to_string(), text(b, walk).to_string()));
+            }
+        }
+        "command" if k.child_by_field("name").is_some_and(|m| text(m, walk) == "trap") => {
+            traps.push(' ');
+            traps.push_str(text(k, walk));
+        }
+        _ => {}
+    });
+    (all, traps, runs_a_named_command(&super::code_view(walk.src)))
+}
+
+/// Whether a command of `body` (the first word after a separator) is named by an expansion other
+/// than a positional parameter (`$cmd`, `${F}`, `$(x)`), or the body holds `eval`, `source` or `.`:
+/// it could then run any function.
+fn runs_a_named_command(body: &str) -> bool {
+    let positional = |w: &str| {
+        let w = w.trim_matches('"');
+        matches!(w, "$@" | "$*" | "${@}" | "${*}")
+            || w.strip_prefix('$').is_some_and(|d| d.len() == 1 && d.as_bytes()[0].is_ascii_digit())
+    };
+    mentions(body, &["eval", "source", "command", "builtin", "xargs", "env", "exec", "time", "nohup"])
+        || body.split_whitespace().any(|w| w == ".")
+        || body
+            .split([';', '\n', '&', '|', '{', '(', ')', '}'])
+            .filter_map(|segment| {
+                segment.split_whitespace().find(|w| {
+                    !matches!(*w, "if" | "then" | "do" | "else" | "elif" | "while" | "until" | "!")
+                        && !w.contains('=')
+                })
+            })
+            .any(|w| w.contains(['$', '`']) && !positional(w))
+}
+
+/// Whether all `body` (a function's) leaves behind is files it writes that nothing else names:
+/// each target a literal path (no expansion or pattern), named in the script `src`, in each text
+/// `outer` around it and in the other bodies `others` no more than in `body` itself, and the body
+/// with those writes sent to `/dev/null` leaves no state ([`status::leaves_state`]). No command
+/// of the script reads such a file, so writing it changes nothing that runs later (s25:
+/// `check_cache() { if redis-cli -h cache ping; then :; else echo down >> /tmp/h.log; fi; };
+/// check_cache || true` exits 0 / 0 in bash 5.2 and dash 0.5.12).
+pub(super) fn only_writes_unread_files(
+    body: &str,
+    src: &str,
+    outer: &[std::rc::Rc<str>],
+    others: &[(String, String)],
+) -> bool {
+    let targets = status::file_targets(body);
+    let mut rest = body.to_string();
+    for t in &targets {
+        let t = t.trim_matches(['"', '\'']);
+        let own = body.matches(t).count();
+        let elsewhere = |x: &str| {
+            let n = x.matches(t).count();
+            n != 0 && n != own
+        };
+        let unread = !t.is_empty()
+            && !t.contains(['$', '`', '*', '?', '[', '~', '&'])
+            && !elsewhere(src)
+            && !outer.iter().any(|x| elsewhere(x))
+            && others.iter().all(|(_, b)| b == body || !b.contains(t));
+        if !unread {
+            return false;
+        }
+        rest = rest.replace(t, "/dev/null");
+    }
+    !targets.is_empty() && !status::leaves_state(&rest)
+}
