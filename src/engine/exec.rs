@@ -132,6 +132,14 @@ pub struct ExecEnv {
     /// which the kubelet maps to the Pod's IP. A command run in the container reaches the Pod
     /// itself through them.
     pub local_names: std::collections::HashSet<String>,
+    /// Whether the container's first DNS resolver is on the Pod itself: `dnsPolicy: None` with a
+    /// loopback address first in `dnsConfig.nameservers` (with `None` the container's
+    /// `/etc/resolv.conf` lists only those servers, in order: Kubernetes docs, "DNS for Services
+    /// and Pods", Pod's DNS policy and Pod's DNS config). A lookup through the default resolvers
+    /// then asks a server of this Pod first, as `dig @127.0.0.1 NAME` does: what it answers, or
+    /// where it forwards, is the Pod's own doing, not the cluster DNS (s26: k8s-at-home's
+    /// lancache chart, whose own bind server answers `dig cache.lancache.net SOA`).
+    pub resolver_on_pod: bool,
     /// Names whose last `env` entry has a `valueFrom`: in a probe's command the kubelet expands
     /// `$(NAME)` to the empty string, whatever value the container sees at run time. Its prober
     /// expands the command with `ExpandContainerCommandOnlyStatic`, which maps each `env` name

@@ -730,6 +730,7 @@ fn analyze_exec_with(
     // another address may resolve to either.
     env.local_names = local;
     env.local_names.extend(t.own_names.iter().filter(|n| !other.contains(*n)).cloned());
+    env.resolver_on_pod = resolver_on_pod(t.spec);
     let files = ContainerFiles {
         container: t.container,
         volumes: t.spec.volumes.as_deref().unwrap_or(&[]),
@@ -743,6 +744,19 @@ fn analyze_exec_with(
         collect_all,
     };
     exec::analyze(command, &env, &options)
+}
+
+/// Whether the Pod's first DNS resolver is the Pod itself: `dnsPolicy: None` and a loopback
+/// address first in `dnsConfig.nameservers` ([`exec::ExecEnv::resolver_on_pod`]). Under any other
+/// policy the cluster DNS (`ClusterFirst`) or the node's resolvers (`Default`) come first.
+fn resolver_on_pod(spec: &PodSpec) -> bool {
+    spec.dns_policy.as_deref() == Some("None")
+        && spec
+            .dns_config
+            .as_ref()
+            .and_then(|c| c.nameservers.as_ref())
+            .and_then(|n| n.first())
+            .is_some_and(|first| hosts::is_local(first.trim()))
 }
 
 /// The names the Pod's `hostAliases` map to loopback or unspecified addresses only, and the names

@@ -1,7 +1,9 @@
 //! DNS lookups: cluster DNS is a shared dependency, so a lookup is one whatever the name, except
 //! through a resolver on this Pod (`dig @127.0.0.1`, `nslookup NAME 127.0.0.1`,
 //! `host NAME 127.0.0.1`: the name asked is data, not a host the probe reaches), and except a
-//! lookup of the Pod's own name (`nslookup $HOSTNAME`).
+//! lookup of the Pod's own name (`nslookup $HOSTNAME`), and except a lookup through the default
+//! resolvers of a Pod whose first resolver is on the Pod itself ([`super::super::ExecEnv::resolver_on_pod`]:
+//! `dnsPolicy: None`, `dnsConfig.nameservers: [127.0.0.1, ...]`), which is `dig @127.0.0.1` again.
 
 use super::super::DependencyCategory::Dns;
 use super::super::context::{Ctx, RefKind};
@@ -69,7 +71,7 @@ impl Ctx<'_> {
                 let pos: Vec<&String> = a.iter().filter(|x| !x.starts_with('-')).collect();
                 match pos.as_slice() {
                     [] => return Vec::new(),
-                    [n] if self.names_this_pod(n) => return Vec::new(),
+                    [n] if self.names_this_pod(n) || self.env.resolver_on_pod => return Vec::new(),
                     [n] => n.to_string(),
                     [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
                     [n, srv, ..] => format!("{n} (server {srv})"),
@@ -89,7 +91,7 @@ impl Ctx<'_> {
                         .cloned()
                 });
                 let q = q.unwrap_or_else(|| ".".to_string());
-                if server.is_none() && self.names_this_pod(&q) {
+                if server.is_none() && (self.names_this_pod(&q) || self.env.resolver_on_pod) {
                     return Vec::new();
                 }
                 if server.as_deref().is_some_and(|s| self.classify(&s[1..]) == HostClass::Local) {
@@ -105,7 +107,7 @@ impl Ctx<'_> {
                 let p = getopt(a, "cNRtWm", "", &[]);
                 match p.pos.as_slice() {
                     [] => return Vec::new(),
-                    [n] if self.names_this_pod(n) => return Vec::new(),
+                    [n] if self.names_this_pod(n) || self.env.resolver_on_pod => return Vec::new(),
                     [n] => n.clone(),
                     [_, srv, ..] if self.classify(srv) == HostClass::Local => return Vec::new(),
                     [n, srv, ..] => format!("{n} (server {srv})"),
@@ -119,6 +121,7 @@ impl Ctx<'_> {
                 match a.get(1) {
                     Some(n)
                         if is_hosts_db
+                            && !self.env.resolver_on_pod
                             && matches!(self.classify(n), HostClass::Remote | HostClass::Unresolved) =>
                     {
                         n.clone()

@@ -69,7 +69,7 @@ impl Ctx<'_> {
                 .is_some_and(|r| matches!(r.kind, RefKind::SelfHost | RefKind::SelfName | RefKind::SelfIp))
         });
         let own = own && self.classify(&name) == super::super::hosts::HostClass::Local;
-        if servers.is_empty() && (own || name.eq_ignore_ascii_case("localhost")) {
+        if servers.is_empty() && (own || name.eq_ignore_ascii_case("localhost") || self.env.resolver_on_pod) {
             return Vec::new();
         }
         let target = match servers.first() {
