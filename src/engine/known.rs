@@ -246,6 +246,35 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "the Airflow metadata database",
                 "`airflow db check` connects to the metadata database",
             ),
+            // Dagster docs, "dagster-daemon" CLI reference, `liveness-check` ("Check for recent
+            // heartbeats from the daemon"; `health-check` is its deprecated name): it reads the
+            // daemons' heartbeat rows from the instance storage (dagster/daemon/cli/__init__.py
+            // `liveness_check_command` -> `all_daemons_live(instance)`), which the Dagster Helm chart
+            // puts in PostgreSQL (a daemon and a webserver in different Pods share it: SQLite
+            // storage cannot be shared). Outage: the storage query raises (exit 1), and with the
+            // database down no daemon writes a heartbeat, so the check prints "Daemon(s) not
+            // running" and exits 1 (deny26, s26: dagster-io/dagster helm values
+            // `dagsterDaemon.livenessProbe`).
+            entry(
+                "dagster-daemon-liveness-check",
+                &["dagster-daemon"],
+                &["liveness-check"],
+                &[],
+                Database,
+                "the Dagster instance storage (its database)",
+                "`dagster-daemon liveness-check` reads the daemons' heartbeat rows from the instance's \
+                 storage database, not from this process",
+            ),
+            entry(
+                "dagster-daemon-health-check",
+                &["dagster-daemon"],
+                &["health-check"],
+                &[],
+                Database,
+                "the Dagster instance storage (its database)",
+                "`dagster-daemon health-check` (liveness-check's old name) reads heartbeat rows from the \
+                 instance's storage database",
+            ),
             // No Django entry: `manage.py check --database` runs the backend's validation
             // (django/core/checks/database.py `check_database_backends`), which queries the server
             // only on MySQL/MariaDB (django/db/backends/mysql/validation.py: `SELECT @@sql_mode`);
@@ -372,6 +401,10 @@ mod tests {
         let airflow = find("airflow-jobs-check");
         assert!(airflow.matches("airflow", &s(&["jobs", "check", "--job-type", "SchedulerJob", "--local"])));
         assert!(!airflow.matches("airflow", &s(&["check", "jobs"])));
+        let dagster = find("dagster-daemon-liveness-check");
+        assert!(dagster.matches("dagster-daemon", &s(&["liveness-check"])));
+        assert!(!dagster.matches("dagster-daemon", &s(&["run"])));
+        assert!(find("dagster-daemon-health-check").matches("dagster-daemon", &s(&["health-check"])));
         let redis = find("redis-replication-link");
         assert!(redis.matches("grep", &s(&["-q", "master_link_status:up"])));
         // Printing the field exits 0 whatever it says: not a coupling.
