@@ -32,7 +32,7 @@ use super::{Rules, is_statement, text, work};
 
 /// A reason the walk gives (`discarded`).
 pub(super) const OUTAGE_EXITS_ZERO: &str =
-    "when it fails, its `if` takes a branch that only writes output and exits 0";
+    "when it fails, its `if` takes a branch that exits 0, at most writing output first";
 /// A reason the walk gives (`discarded`).
 pub(super) const OUTAGE_SKIPS: &str =
     "when it fails, its `if` runs a branch that cannot fail, skipping one that changes nothing read later";
