@@ -59,15 +59,20 @@ fn why_empty(env: &exec::ExecEnv, name: &str) -> (&'static str, String) {
 /// `redis-cli -h ping` (`dependency` is what the analysis found on the expanded command, its
 /// target a flag or the word after the reference). No dependency is reached: the probe always fails
 /// (no host is named `-p`). A warning saying what runs and what to write (the shell's `$NAME`),
-/// never a denial as a dependency (verdict break-it pass on a00d258: "reaches -p (cache)").
+/// never a denial as a dependency (verdict break-it pass on a00d258: "reaches -p (cache)"). So too
+/// where the emptied reference began a host name (`$(POD_NAME).redis-headless.svc`): the host left,
+/// `.redis-headless.svc`, resolves nowhere ([`first_label_emptied`]).
 pub(super) fn shifted_by_emptied(
     t: &Target<'_>,
     command: &[String],
     emptied: &[String],
     dependency: &exec::Dependency,
 ) -> Option<(String, Coupling)> {
-    let shifted =
-        |name: &String| dependency.target.starts_with('-') || follows(command, name, &dependency.target);
+    let shifted = |name: &String| {
+        dependency.target.starts_with('-')
+            || follows(command, name, &dependency.target)
+            || first_label_emptied(command, name, &dependency.target)
+    };
     let name = emptied.iter().find(|n| shifted(n))?;
     let env = exec_env(t.container);
     let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
@@ -155,6 +160,16 @@ fn follows(command: &[String], name: &str, target: &str) -> bool {
             !next.is_empty() && (next == target || next == host)
         }
     })
+}
+
+/// Whether the kubelet's emptying of `$(NAME)` left `target` a host name whose first label is
+/// empty: `redis-cli -h $(POD_NAME).redis-headless.svc ping` runs `redis-cli -h .redis-headless.svc
+/// ping` (s26 fresh user: denied as reaching `.redis-headless.svc`). No resolver answers a name
+/// with an empty label (glibc: `getent hosts .redis-headless.svc` exits 2, not found), so the
+/// probe fails every time, whatever the dependency does.
+fn first_label_emptied(command: &[String], name: &str, target: &str) -> bool {
+    let reference = format!("$({name}).");
+    target.starts_with('.') && command.iter().any(|w| w.contains(&reference))
 }
 
 /// The server names of the images that serve what `program` checks when given no host (its local
