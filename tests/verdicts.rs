@@ -222,6 +222,7 @@ fn aggregate_health_paths_warn_and_name_the_liveness_path() {
         ("icr.io/appcafe/open-liberty:24.0.0.1-full-java17-openj9", "/health", "/health/live"),
         ("quay.io/keycloak/keycloak:26.0", "/health", "/health/live"),
         ("acme/orders:1", "/healthcheck", "/ping"),
+        ("mcr.microsoft.com/dotnet/aspnet:8.0", "/health", "/alive"),
     ];
     for (image, path, live) in cases {
         let e = eval(&with_liveness_path(image, path));
@@ -242,6 +243,8 @@ fn liveness_groups_and_generic_paths_are_not_flagged() {
         // `/health` is everyone's path: without a MicroProfile, Micronaut or Aspire image, no evidence.
         ("acme/orders:1", "/health"),
         ("acme/orders:1", "/healthz"),
+        // .NET Framework's ASP.NET image has no health checks middleware (s26 fresh user).
+        ("mcr.microsoft.com/dotnet/framework/aspnet:4.8", "/health"),
     ];
     for (image, path) in cases {
         let e = eval(&with_liveness_path(image, path));

@@ -134,13 +134,16 @@ pub fn builtin() -> &'static [KnownHttpPath] {
                 &["*micronaut*"],
             ),
             // .NET Aspire service defaults: /health runs every registered check, /alive only the
-            // checks tagged "live" (ASP.NET Core health checks filtered by tag).
+            // checks tagged "live" (ASP.NET Core health checks filtered by tag). The images: Aspire's,
+            // and ASP.NET Core's runtime (`mcr.microsoft.com/dotnet/aspnet`), not every name holding
+            // `aspnet`: .NET Framework's `mcr.microsoft.com/dotnet/framework/aspnet` has no health
+            // checks middleware, so its `/health` is the application's own (s26 fresh user).
             entry(
                 "/health",
                 ".NET Aspire",
                 "/alive",
                 "https://learn.microsoft.com/dotnet/aspire/fundamentals/health-checks",
-                &["*aspire*", "*aspnet*"],
+                &["*aspire*", "*dotnet/aspnet"],
             ),
             // Helidon 4 observability: /observe/health aggregates, /observe/health/live is liveness.
             entry(
