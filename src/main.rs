@@ -667,8 +667,16 @@ fn init_logging(format: LogFormat) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     // Colour only on a terminal: escape codes in a log file or collector are noise.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    // `log_internal_errors(false)`: a log line that cannot be written (stderr a closed pipe, its
+    // reader gone) is dropped. With the default, tracing-subscriber reports the write error with
+    // `eprintln!`, which panics on that same closed stderr, and the panic hook's own log line
+    // fails again: a panic while panicking, SIGABRT (s26 break-it pass: the server died at its
+    // next log line after the log reader exited).
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .log_internal_errors(false);
     probegate::server::set_json_fields(matches!(format, LogFormat::Json));
     match format {
         LogFormat::Json => builder.json().flatten_event(true).init(),

@@ -966,7 +966,10 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         }
     };
     let watcher = match config.policy_path {
-        None => None,
+        None => {
+            reload::ignore_hangups();
+            None
+        }
         Some(path) => Some(
             reload::spawn(path.clone(), Arc::clone(&state))
                 .map_err(|e| anyhow::anyhow!("{}: cannot watch for changes: {e}", path.display()))?,

@@ -264,6 +264,25 @@ impl Served {
     /// waits up to `within` for the log line naming the bound addresses; panics with the log if the
     /// process exits or stays silent.
     pub fn start(args: &[String], env: &[(&str, &str)], within: std::time::Duration) -> Served {
+        Served::start_reading_log(args, env, within, true)
+    }
+
+    /// As [`Served::start`], but the server's stderr is closed once it has named its addresses:
+    /// its later log lines meet a closed pipe (a log reader gone). [`Served::log`] stops there.
+    pub fn start_then_close_log(
+        args: &[String],
+        env: &[(&str, &str)],
+        within: std::time::Duration,
+    ) -> Served {
+        Served::start_reading_log(args, env, within, false)
+    }
+
+    fn start_reading_log(
+        args: &[String],
+        env: &[(&str, &str)],
+        within: std::time::Duration,
+        keep_reading: bool,
+    ) -> Served {
         use std::io::BufRead;
         let dir = tempfile::tempdir().unwrap();
         let own_tls =
@@ -290,12 +309,19 @@ impl Served {
             std::thread::spawn(move || {
                 for line in std::io::BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
-                    if let Some(addrs) = bound_addresses(&line) {
-                        let _ = tx.send(addrs);
+                    let bound = bound_addresses(&line);
+                    {
+                        let mut l = log.lock().unwrap();
+                        l.push_str(&line);
+                        l.push('\n');
                     }
-                    let mut l = log.lock().unwrap();
-                    l.push_str(&line);
-                    l.push('\n');
+                    if let Some(addrs) = bound {
+                        let _ = tx.send(addrs);
+                        if !keep_reading {
+                            // Dropping the reader closes the pipe's only read end.
+                            break;
+                        }
+                    }
                 }
             });
         }
