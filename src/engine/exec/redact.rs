@@ -446,5 +446,50 @@ mod shown;
 pub(crate) use display::*;
 pub(crate) use shown::*;
 
+/// A URL as a dependency's target shows it: each query parameter's value, and the fragment, as
+/// `***` (`http://api.svc/h?k=***&full=***`). A query value never says where a probe connects, and it
+/// may hold a credential under any name or a container's env value (s26 break-it pass:
+/// `curl -fs http://api.shop.svc/h?k=$MISC` showed MISC's value in the denial). Only the text after
+/// `?` or `#` in a word holding `://` changes; a parameter without a value stays as written.
+pub(crate) fn mask_url_query(text: &str) -> String {
+    if !text.contains("://") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find("://") {
+        let end = rest[pos..].find([' ', '\'', '"']).map_or(rest.len(), |e| pos + e);
+        let (url, after) = rest.split_at(end);
+        let (before_fragment, fragment) = match url.split_once('#') {
+            Some((b, f)) => (b, Some(f)),
+            None => (url, None),
+        };
+        match before_fragment.split_once('?') {
+            Some((base, query)) => {
+                out.push_str(base);
+                out.push('?');
+                let masked: Vec<String> = query
+                    .split('&')
+                    .map(|p| match p.split_once('=') {
+                        Some((k, v)) if !v.is_empty() => format!("{k}=***"),
+                        _ => p.to_string(),
+                    })
+                    .collect();
+                out.push_str(&masked.join("&"));
+            }
+            None => out.push_str(before_fragment),
+        }
+        if let Some(f) = fragment {
+            out.push('#');
+            if !f.is_empty() {
+                out.push_str("***");
+            }
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests;

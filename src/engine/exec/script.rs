@@ -734,7 +734,7 @@ impl Ctx<'_> {
         args: &[String],
         prefix_disp: &[String],
     ) -> Dependency {
-        let shown = redact_operand(program, &self.render_orig(&hit.target));
+        let shown = super::redact::mask_url_query(&redact_operand(program, &self.render_orig(&hit.target)));
         // (A URL's scheme names no host: `$S://orders-db/` with `S` one of http, https is noted
         // only for what follows `://`.)
         let noted = hit.target.split_once("://").map_or(hit.target.as_str(), |(_, rest)| rest);

@@ -139,10 +139,11 @@ fn caret_escapes_and_continues_lines() {
     quiet(&["cmd", "/c", "curl.exe -f http://local^host:8080/"], &none);
     quiet(&["cmd", "/c", "curl.exe -f http://localhost:8080/ ^\n  --max-time 3"], &none);
     quiet(&["cmd", "/c", "curl.exe -f http://localhost:8080/ ^\r\n  --max-time 3"], &none);
-    // `^&` is a character of the word, not a separator; `^^` is `^`.
+    // `^&` is a character of the word, not a separator (the `&b` after it is still the URL's: a
+    // shown target masks query values since s26); `^^` is `^`.
     assert_eq!(
         target(&["cmd", "/c", "curl.exe -f http://orders.svc/?a=1^&b=2"], &none),
-        "http://orders.svc/?a=1&b=2"
+        "http://orders.svc/?a=***&b=***"
     );
     assert_eq!(target(&["cmd", "/c", "curl.exe -f http://orders.svc/^^x"], &none), "http://orders.svc/^x");
     // Inside double quotes `^` is an ordinary character.

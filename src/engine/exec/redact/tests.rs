@@ -670,3 +670,21 @@ fn a_variable_set_before_the_cut_of_a_long_script_is_never_shown() {
         "a=*** b=***; c= ; echo d=***|f=***"
     );
 }
+
+#[test]
+fn a_shown_urls_query_values_and_fragment_are_masked() {
+    use super::mask_url_query;
+    for (text, want) in [
+        ("http://api.shop.svc/h?k=SECRETenv7", "http://api.shop.svc/h?k=***"),
+        ("http://api.svc/h?a=1&verbose&b=two#frag", "http://api.svc/h?a=***&verbose&b=***#***"),
+        ("https://api.svc:8443/x#token=abc (MISC)", "https://api.svc:8443/x#*** (MISC)"),
+        ("http://a.svc/?x=1 and http://b.svc/?y=2", "http://a.svc/?x=*** and http://b.svc/?y=***"),
+        // No query: as written.
+        ("http://api.svc/healthz", "http://api.svc/healthz"),
+        ("db.prod.svc:5432", "db.prod.svc:5432"),
+        ("orders?x=1", "orders?x=1"),
+        ("http://api.svc/h?=&k=", "http://api.svc/h?=&k="),
+    ] {
+        assert_eq!(mask_url_query(text), want, "{text}");
+    }
+}
