@@ -1,11 +1,13 @@
 //! Evaluates one workload N times, for exact instruction counts under callgrind (docs/benchmarks.md,
 //! "the per-Pod evaluation made cheaper"). Usage: evalcount WHAT N
-//! WHAT: a corpus file name, "review:FILE" (deployment review's evaluate via admission::review), or "worst".
+//! WHAT: a corpus file name, "warm:FILE" (a corpus file evaluated through one `engine::ParseCache`
+//! that already saw it, as `evaluate_corpus_pod_warm` does), "review:FILE" (deployment review's
+//! evaluate via admission::review), or "worst".
 #[path = "../benches/support/workloads.rs"]
 mod workloads;
 
 use probegate::admission::{self, Endpoint};
-use probegate::engine::{self, Workload, WorkloadKind};
+use probegate::engine::{self, NoConfigMaps, ParseCache, Workload, WorkloadKind};
 use probegate::policy::Policy;
 use std::path::Path;
 
@@ -30,6 +32,23 @@ fn main() {
             let d =
                 admission::review(&policy, None, Endpoint::Validate, std::hint::black_box(&request)).unwrap();
             std::hint::black_box(d);
+        }
+    } else if let Some(file) = what.strip_prefix("warm:") {
+        let text = std::fs::read_to_string(fx.join("corpus").join(file)).unwrap();
+        let doc = probegate::manifest::parse_documents(&text).unwrap().remove(0);
+        let w = Workload::from_value(WorkloadKind::Pod, &workloads::as_pod(&doc)).unwrap();
+        let mut cache = ParseCache::new();
+        // The cache is filled before the counted evaluations, so N = 0 and N = 300 differ by N warm ones.
+        engine::evaluate_cached(&policy.rules, &w, &[], &NoConfigMaps, "", &mut cache);
+        for _ in 0..n {
+            std::hint::black_box(engine::evaluate_cached(
+                std::hint::black_box(&policy.rules),
+                std::hint::black_box(&w),
+                &[],
+                &NoConfigMaps,
+                "",
+                &mut cache,
+            ));
         }
     } else {
         let text = std::fs::read_to_string(fx.join("corpus").join(what)).unwrap();

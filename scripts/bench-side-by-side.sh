@@ -15,7 +15,13 @@
 # and summary. Rows only the new side has otherwise (`admission_sequence_*`) are listed on their own.
 # Env: CARGO_TARGET_DIR (default /tmp/probegate-bench-target), PROFILE (default bench; dev only to
 #      try the script), FILTER (divan filter, default: evaluate_corpus_pod, worst_case_exec_review and
-#      admission_sequence), KEEP (a directory to copy the rounds' raw divan outputs and the two bench binaries to).
+#      admission_sequence), KEEP (a directory to copy the rounds' raw divan outputs and the two bench binaries to),
+#      WORK (a directory for the builds and the rounds instead of a temporary one; kept at the end),
+#      REUSE_OLD=1 (with WORK: use the old side's binary a previous run left in WORK, and its
+#      source, which the binary reads its fixtures from, instead of building it again),
+#      REUSE_NEW=1 (with WORK: the same for the new side's; a work tree's binary reads the work
+#      tree's fixtures, so build it from the work tree as it is, e.g. a copy of the
+#      engine bench's executable of `cargo build --profile bench --bench engine`).
 set -euo pipefail
 repo=$(git rev-parse --show-toplevel)
 old=${1:?usage: $0 OLD_REV [NEW_REV|WORKTREE] [ROUNDS]}
@@ -24,14 +30,26 @@ rounds=${3:-5}
 target=${CARGO_TARGET_DIR:-/tmp/probegate-bench-target}
 profile=${PROFILE:-bench}
 filter=${FILTER:-evaluate_corpus_pod|worst_case_exec_review|admission_sequence}
-work=$(mktemp -d /tmp/bench-side-by-side.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${WORK:-}" ]; then
+  work=$WORK
+  mkdir -p "$work"
+else
+  work=$(mktemp -d /tmp/bench-side-by-side.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+fi
 
 # build REV NAME: the engine bench binary of REV (or of the work tree) at $work/NAME.
 build() {
   local src=$repo
+  local reuse=${REUSE_OLD:-}
+  [ "$2" = new ] && reuse=${REUSE_NEW:-}
+  if [ "$reuse" = 1 ] && [ -n "${WORK:-}" ] && [ -x "$work/$2" ]; then
+    echo "reusing the $2 side's binary $work/$2" >&2
+    return
+  fi
   if [ "$1" != WORKTREE ]; then
     src=$work/src-$2
+    rm -rf "$src"
     mkdir -p "$src"
     git -C "$repo" archive "$1" | tar -x -C "$src"
   fi

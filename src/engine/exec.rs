@@ -94,7 +94,7 @@ pub use kubelet::{expand_kubelet_argv, expand_kubelet_vars};
 pub use parse::MAX_OBJECT_PARSE_AREA;
 pub use redact::{break_it_shapes, credential_spellings, redact_secrets};
 pub(crate) use redact::{
-    join_redacted, redact_argv, redact_as_written, redact_command, redact_text, token_as_user,
+    join_redacted_cut, redact_argv, redact_as_written, redact_command, redact_text, token_as_user,
 };
 pub use same::same_check_argv;
 

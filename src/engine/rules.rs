@@ -1015,7 +1015,8 @@ pub(crate) fn failure_window_seconds(p: &Probe) -> i64 {
     i64::from(p.initial_delay_seconds.unwrap_or(0)) + failure_budget_seconds(p)
 }
 
-fn describe_handler(h: &Handler) -> String {
+/// `budget`: the object's, whose caller's cache may hold the exec command's summary already.
+fn describe_handler(h: &Handler, budget: &exec::AnalysisBudget) -> String {
     match h {
         Handler::Http { path, port, .. } => {
             format!("GET {} on port {}", exec::redact_secrets(path), describe_port(port))
@@ -1027,7 +1028,7 @@ fn describe_handler(h: &Handler) -> String {
             // A script that feeds a command's standard input (`echo PW | redis-cli -x AUTH`,
             // `<<<`, a here-document) or sets a variable can hand it a secret no credential flag
             // names (break-it passes): only its programs are shown.
-            if let Some(summary) = exec::opaque_script_summary(argv) {
+            if let Some(summary) = budget.handler_summary(argv) {
                 return summary;
             }
             // One line: a script's newlines and indentation become single spaces.
@@ -1092,7 +1093,7 @@ fn liveness_matches_readiness(t: &Target<'_>, coupled: bool) -> Option<String> {
     Some(format!(
         "liveness gives up no later than readiness (failure budget {wl} s vs {wr} s): {advice} \
          (both: {})",
-        describe_handler(&lh)
+        describe_handler(&lh, t.budget)
     ))
 }
 

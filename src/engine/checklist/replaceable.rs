@@ -147,6 +147,24 @@ fn needs_exec(args: &[String]) -> bool {
     })
 }
 
+/// Whether no word of `body` (one simple command, as [`status_keeping_command`] leaves it) can
+/// be `curl` or `wget` once the shell removed its quotes and expanded it: the text names neither,
+/// is ASCII, and has nothing that makes a word of other text (no `$`, quote, backquote, glob,
+/// `~` or `{`, and a backslash only as a line continuation after a blank, which ends a word).
+/// [`local_http_only`] then needs no split of it (s26: the split of the Airflow scheduler's
+/// startup script was a tenth of its evaluation; docs/benchmarks.md).
+fn names_no_http_client(body: &str) -> bool {
+    if !body.is_ascii() || body.contains("curl") || body.contains("wget") {
+        return false;
+    }
+    let b = body.as_bytes();
+    b.iter().enumerate().all(|(i, &c)| match c {
+        b'$' | b'\'' | b'"' | b'`' | b'*' | b'?' | b'[' | b'~' | b'{' => false,
+        b'\\' => b.get(i + 1) == Some(&b'\n') && i > 0 && matches!(b[i - 1], b' ' | b'\t'),
+        _ => true,
+    })
+}
+
 /// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
 /// URL (loopback, or the pod's IP from its environment) with no option that needs exec.
 pub(super) fn local_http_only(
@@ -157,7 +175,11 @@ pub(super) fn local_http_only(
     let commands = match shell_script(argv) {
         // One command whose status is the probe's: what an httpGet would do.
         Some(script) => {
-            let commands = exec::split_commands_in(status_keeping_command(script)?, budget);
+            let body = status_keeping_command(script)?;
+            if names_no_http_client(body) {
+                return None;
+            }
+            let commands = exec::split_commands_in(body, budget);
             if commands.len() != 1 {
                 return None;
             }
@@ -213,7 +235,43 @@ pub(super) fn exec_replaceable(t: &Target<'_>, liveness_denied: bool) -> Option<
 
 #[cfg(test)]
 mod tests {
+    use super::names_no_http_client;
     use super::status_keeping_command as keep;
+
+    /// The texts whose split is skipped (no word can be curl or wget), and the ones still split:
+    /// every spelling the shell turns into `curl` or `wget` (quotes, a backslash inside a word, a
+    /// line continuation inside a word, an expansion, a glob, `~`, braces, non-ASCII text the
+    /// analysis rewrites).
+    #[test]
+    fn a_command_that_cannot_be_curl_or_wget_is_not_split() {
+        for body in [
+            "CONNECTION_CHECK_MAX_COUNT=0 AIRFLOW__LOGGING__LOGGING_LEVEL=ERROR exec /entrypoint \\\nairflow jobs check --job-type SchedulerJob --local",
+            "pg_isready -h db -p 5432",
+            "redis-cli ping",
+            "/bin/grpc_health_probe -addr=:7000",
+        ] {
+            assert!(names_no_http_client(body), "{body}");
+        }
+        for body in [
+            "curl -sf http://localhost:8080/",
+            "/usr/bin/wget -q -O- http://127.0.0.1/",
+            "cu''rl -sf http://localhost:8080/",
+            "cu\"\"rl -sf http://localhost:8080/",
+            "c\\url -sf http://localhost:8080/",
+            "cu\\\nrl -sf http://localhost:8080/",
+            "$C -sf http://localhost:8080/",
+            "${C}rl -sf http://localhost:8080/",
+            "`echo curl` -sf http://localhost:8080/",
+            "/usr/bin/cur? -sf http://localhost:8080/",
+            "/usr/bin/cur* -sf http://localhost:8080/",
+            "/usr/bin/cur[l] -sf http://localhost:8080/",
+            "~/bin/x -sf http://localhost:8080/",
+            "cu{r,}l -sf http://localhost:8080/",
+            "\u{ff43}url -sf http://localhost:8080/",
+        ] {
+            assert!(!names_no_http_client(body), "{body}");
+        }
+    }
 
     /// The fallbacks that keep a curl's status, and the text around the command read with the
     /// shell's quoting (POSIX 2.2): `;`, `&`, `|`, `$(` inside quotes are text, outside they are not.

@@ -67,6 +67,13 @@ impl AnalysisBudget {
         AnalysisBudget { parses: std::rc::Rc::clone(&self.parses), parse_owner, ..AnalysisBudget::default() }
     }
 
+    /// [`super::opaque_script_summary`] of an exec command's words, read from the caller's
+    /// [`super::ParseCache`] when an earlier evaluation made it ([`super::ParseCache::handler_summary`];
+    /// the cold path's cache keeps none).
+    pub(crate) fn handler_summary(&self, argv: &[String]) -> Option<String> {
+        self.parses.borrow_mut().shared.handler_summary(argv)
+    }
+
     /// Takes `n` work units; false (and the whole budget spent) when fewer than `n` remain.
     pub(super) fn take_units(&self, n: usize) -> bool {
         match self.units.get().checked_sub(n) {

@@ -2,9 +2,11 @@
 //! across evaluations ([`ParseCache`], owned by the caller and handed in).
 //!
 //! Only parses are kept across evaluations: the tree-sitter trees of a script's text, keyed by
-//! that exact text, and the parser that made them. Never a verdict, a finding, a split into
-//! commands or anything that depends on a container's env, the policy or the namespace: the
-//! same script under another env or policy is analysed again, from the same trees.
+//! that exact text, and the parser that made them; and (s26) the handler summaries of exec
+//! commands ([`ParseCache::handler_summary`]), a function of the command's words alone. Never a
+//! verdict, a finding, a split into commands or anything that depends on a container's env, the
+//! policy or the namespace: the same script under another env or policy is analysed again, from
+//! the same trees.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -75,6 +77,12 @@ pub struct ParseCache {
     hits: u64,
     /// Parses made while this cache was handed in.
     misses: u64,
+    /// Handler summaries ([`super::opaque_script_summary`]: an exec command shown by its
+    /// programs only, a function of the command's words alone), by the words. At most
+    /// `max_entries` of them, whose words take at most `max_text_bytes`; emptied whole when full.
+    summaries: HashMap<Vec<String>, Option<String>>,
+    /// Bytes of the words of `summaries`' keys.
+    summary_bytes: usize,
 }
 
 impl Default for ParseCache {
@@ -92,6 +100,7 @@ impl std::fmt::Debug for ParseCache {
             .field("max_text_bytes", &self.max_text_bytes)
             .field("hits", &self.hits)
             .field("misses", &self.misses)
+            .field("summaries", &self.summaries.len())
             .finish()
     }
 }
@@ -116,6 +125,8 @@ impl ParseCache {
             clock: 0,
             hits: 0,
             misses: 0,
+            summaries: HashMap::new(),
+            summary_bytes: 0,
         }
     }
 
@@ -158,6 +169,39 @@ impl ParseCache {
     /// Parses made (not found here) while this cache was handed in.
     pub fn misses(&self) -> u64 {
         self.misses
+    }
+
+    /// Handler summaries kept (at most the `entries` bound; see [`ParseCache::handler_summary`]).
+    pub fn summaries_kept(&self) -> usize {
+        self.summaries.len()
+    }
+
+    /// Bytes of the exec commands whose handler summaries are kept (at most the `text_bytes` bound).
+    pub fn summary_bytes(&self) -> usize {
+        self.summary_bytes
+    }
+
+    /// [`super::opaque_script_summary`] of `argv` (`exec `bash … if …` (a script, shown by its
+    /// programs only)` or `None`): kept from an earlier evaluation, else made, and kept within
+    /// the bounds (a command over an eighth of the text bound is not kept; a full set of
+    /// summaries is emptied before the next is kept). A function of `argv` alone, so a kept one
+    /// is the one a fresh call makes. It redacts the whole command to find what it shows: a
+    /// sixth of the MySQL primary's warm evaluation (s26, docs/benchmarks.md).
+    pub(crate) fn handler_summary(&mut self, argv: &[String]) -> Option<String> {
+        if let Some(summary) = self.summaries.get(argv) {
+            return summary.clone();
+        }
+        let summary = super::opaque_script_summary(argv);
+        let len: usize = argv.iter().map(String::len).sum();
+        if self.max_entries > 0 && len <= self.max_text_bytes / ENTRY_SHARE {
+            if self.summaries.len() >= self.max_entries || self.summary_bytes + len > self.max_text_bytes {
+                self.summaries.clear();
+                self.summary_bytes = 0;
+            }
+            self.summaries.insert(argv.to_vec(), summary.clone());
+            self.summary_bytes += len;
+        }
+        summary
     }
 
     /// The kept parse of `text`, when it spent no more than `area_left` holds (charged to it).

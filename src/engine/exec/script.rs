@@ -13,7 +13,7 @@ use super::kubelet::env_literal;
 use super::redact::redact_operand;
 use super::shell::{split_assignment, split_redirections};
 use super::{
-    Dependency, EnvValue, MAX_DEPTH, MAX_SCRIPT_BYTES, PIECE_UNITS, UnresolvedScript, join_redacted,
+    Dependency, EnvValue, MAX_DEPTH, MAX_SCRIPT_BYTES, PIECE_UNITS, UnresolvedScript, join_redacted_cut,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -778,7 +778,7 @@ impl Ctx<'_> {
             category: hit.category,
             unknown_host,
             target: truncate_chars(&target, 160),
-            command: truncate_chars(&join_redacted(&words), 80),
+            command: join_redacted_cut(&words, 80),
             script,
             why: None,
             uncoupled,

@@ -727,7 +727,7 @@ impl Ctx<'_> {
                 self.local_requests.push(LocalRequest {
                     program: program.to_string(),
                     path: self.render_orig(path),
-                    command: super::context::truncate_chars(&super::redact::join_redacted(&shown), 80),
+                    command: super::redact::join_redacted_cut(&shown, 80),
                 });
             }
         }

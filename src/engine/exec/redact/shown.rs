@@ -244,14 +244,46 @@ pub(crate) fn redact_text(text: &str) -> String {
 /// What a command gives `program` (a dependency's host or URL, as found) as it may be shown:
 /// [`redact_argv`] of the two, so that a host taken from an argument with blanks (`["cqlsh",
 /// "-h db -pX ping"]`) is redacted by its client's flags.
+/// (Only the text is redacted: the program's word, which [`redact_argv`] would show too, is not
+/// asked for; each word's result is its own, [`Pass`].)
 pub(crate) fn redact_operand(program: &str, text: &str) -> String {
-    redact_argv(&[program.to_string(), text.to_string()]).pop().unwrap_or_default()
+    let argv = [program.to_string(), text.to_string()];
+    let programs = Programs::of(&argv);
+    let words: Vec<Word<'_>> = argv.iter().map(|a| Word { value: a, operator: false }).collect();
+    Pass::new(&words, &programs, &BTreeSet::new(), 0).shown(1, None)
 }
 
 /// Re-join display words, each redacted ([`redact_argv`]) and quoted where needed
 /// ([`quote_word`]).
 pub(crate) fn join_redacted(words: &[String]) -> String {
     redact_argv(words).iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// [`join_redacted`] cut as [`super::super::context::truncate_chars`] cuts it to `max`
+/// characters: the same text, with only the words that reach the cut redacted (the secret
+/// variables and programs are still those of every word, [`Pass::new`]). A dependency's
+/// command is kept at 80 characters; the words past them were redacted for nothing (s26: the
+/// Airflow scheduler's).
+pub(crate) fn join_redacted_cut(words: &[String], max: usize) -> String {
+    let programs = Programs::of(words);
+    let listed: Vec<Word<'_>> = words.iter().map(|a| Word { value: a, operator: false }).collect();
+    let mut pass = Pass::new(&listed, &programs, &BTreeSet::new(), 0);
+    let mut joined = String::new();
+    let mut chars = 0;
+    for i in 0..listed.len() {
+        if i > 0 {
+            joined.push(' ');
+            chars += 1;
+        }
+        let quoted = quote_word(&pass.shown(i, None));
+        chars += quoted.chars().count();
+        joined.push_str(&quoted);
+        if chars > max {
+            // (Longer than `max` whatever follows: cut here as the whole text would be.)
+            break;
+        }
+    }
+    super::super::context::truncate_chars(&joined, max)
 }
 
 /// The shell variables a word uses (`$P`, `${P}`, `${P:-x}`), by name.

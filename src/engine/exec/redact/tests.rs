@@ -688,3 +688,38 @@ fn a_shown_urls_query_values_and_fragment_are_masked() {
         assert_eq!(mask_url_query(text), want, "{text}");
     }
 }
+
+/// s26: `join_redacted_cut` is `join_redacted` cut by `truncate_chars`, and `redact_operand` the
+/// text's word of `redact_argv` of the two, for every cut from 0 to 160 characters, on the
+/// credential spellings of every client row, the break-it shapes and scripts that set and use
+/// secret variables (whose assignments, before the cut, are redacted from what follows it).
+#[test]
+fn the_cut_join_and_the_operand_are_the_whole_redactions_cut() {
+    let split = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<String>>();
+    let mut argvs: Vec<Vec<String>> = credential_spellings("S3cr3tPw").iter().map(|s| split(s)).collect();
+    argvs.extend(break_it_shapes("mysqladmin -h db.svc -pS3cr3tPw ping", "S3cr3tPw"));
+    argvs.extend(break_it_shapes("redis-cli -h cache.svc -a S3cr3tPw ping", "S3cr3tPw"));
+    for script in [
+        "P=S3cr3tPw; A=b; C=d; E=f; G=h; I=j; K=l; M=n; O=p; Q=r; redis-cli -h cache.svc -a $P ping",
+        "A=S3cr3tPw; B=x$A; C=$B; H=db.svc; redis-cli -h $H -a $C ping | grep -q PONG && echo ok",
+        "CONNECTION_CHECK_MAX_COUNT=0 AIRFLOW__LOGGING__LOGGING_LEVEL=ERROR exec /entrypoint airflow jobs check --job-type SchedulerJob --local",
+    ] {
+        argvs.push(split(script));
+        argvs.push(vec!["sh".into(), "-c".into(), script.into()]);
+    }
+    assert!(argvs.len() > 50, "{}", argvs.len());
+    for argv in &argvs {
+        let whole = join_redacted(argv);
+        for max in 0..=160 {
+            assert_eq!(
+                join_redacted_cut(argv, max),
+                super::super::context::truncate_chars(&whole, max),
+                "{argv:?} cut at {max}"
+            );
+        }
+        for text in argv {
+            let expected = redact_argv(&[argv[0].clone(), text.clone()]).pop().unwrap();
+            assert_eq!(redact_operand(&argv[0], text), expected, "{argv:?}: {text}");
+        }
+    }
+}
