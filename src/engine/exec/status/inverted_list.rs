@@ -50,6 +50,46 @@ fn ends_zero(n: Node<'_>, walk: &Walk<'_>) -> bool {
                 && !t.contains(['>', '<', '|', '&', '`', '$', '(', ')']))
 }
 
+/// Whether `n` is a simple command (or `[ ]` test) that may exit 0 and runs nothing of the script:
+/// no function of it, no builtin that ends, jumps or changes the shell (`exit`, `return`, `exec`,
+/// `kill`, `break`, `eval`, ...), not `false`, no redirection. A check of the container itself
+/// (`test -d /`, `curl -f localhost:8080/live`) right of `C && exit 1 ||`: the script fails while
+/// the dependency is up, and in an outage exits as that check does, 0 while the container is
+/// healthy (s26: `redis-cli -h cache ping && exit 1 || test -d /` exits 1 / 0 in bash 5.2 and
+/// dash 0.5.12, and was denied with "its outage would restart").
+fn may_pass(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    if n.kind_name() == "test_command" {
+        return true;
+    }
+    let Some(name) = n.child_by_field("name").filter(|_| n.kind_name() == "command").map(|m| text(m, walk))
+    else {
+        return false;
+    };
+    let defined = walk.defined_functions.get_or_init(|| super::texts::defined_functions(walk.src));
+    !matches!(
+        name,
+        "exit"
+            | "return"
+            | "false"
+            | "exec"
+            | "kill"
+            | "break"
+            | "continue"
+            | "eval"
+            | "source"
+            | "."
+            | "trap"
+            | "set"
+            | "shift"
+            | "wait"
+            | "logout"
+            | "suspend"
+            | "!"
+    ) && !name.contains(['$', '`', '='])
+        && !funcs.risky.iter().chain(funcs.ok.iter()).any(|f| f == name)
+        && !defined.iter().any(|f| f == name)
+}
+
 /// Whether the `&&` list `list`, whose left side is the check and whose right side `right`
 /// certainly exits non-zero ([`exits_nonzero`]), is a statement of the probe's own script (no
 /// function body, subshell, pipeline, background) that exits 0 when the check fails: the left
@@ -86,6 +126,8 @@ pub(super) fn inverted_list(
                         || super::zero::ending(e, walk, funcs) == Some(super::zero::Ending::Exits)
                         // (`|| echo down` last, or before harmless statements that end with 0.)
                         || ends_zero(e, walk) && zero_after(parent, program, walk, funcs, true)
+                        // (`|| test -d /`, a check of the container, s26.)
+                        || may_pass(e, walk, funcs) && zero_after(parent, program, walk, funcs, true)
                 })
         }
         "program" => zero_after(list, parent, walk, funcs, false),
