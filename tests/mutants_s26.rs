@@ -192,3 +192,82 @@ fn a_value_that_names_its_variable_only_where_it_is_not_read_reads_nothing() {
     ];
     expect_actions(&warned, &denied);
 }
+
+/// Part of a check's output redirected to a file the script reads again (s26): the replay of
+/// the status (`status/replay.rs`) followed `$?` only, so `C > /tmp/o.txt; rc=$?; if [ $rc -ne 0
+/// ]; then echo down; fi; grep -q role /tmp/o.txt` (0 / 1 in bash 5.2 and dash 0.5.12 with
+/// `redis-cli` printing `role:master` up and nothing down) was warned as "cannot fail". The walk
+/// decides such a script now; a file never read again, or an outage that exits 0 before the file
+/// is read, stays a warning.
+#[test]
+fn a_check_whose_output_file_is_read_later_is_not_only_status_tested() {
+    let c = "redis-cli -h redis-master info replication";
+    let denied = [
+        // 0 / 1 each (up: `role:master` in /tmp/o.txt).
+        format!("{c} > /tmp/o.txt; rc=$?; if [ $rc -ne 0 ]; then echo down; fi; grep -q role /tmp/o.txt"),
+        format!("{c} > /tmp/o.txt; if [ $? -ne 0 ]; then echo down; fi; grep -q role /tmp/o.txt"),
+        format!("{c} >/tmp/o.txt 2>&1; rc=$?; [ $rc -eq 0 ] || echo down; grep -q role /tmp/o.txt"),
+    ];
+    let warned = [
+        // 0 / 0 each: the file is never read, or nothing is.
+        format!("{c} > /tmp/o.txt; rc=$?; if [ $rc -ne 0 ]; then echo down; fi; test -d /"),
+        format!("{c} > /dev/null; rc=$?; if [ $rc -ne 0 ]; then echo down; fi; test -d /"),
+        // 0 / 0: an outage exits 0 before the file is read.
+        format!("{c} > /tmp/o.txt; [ $? -ne 0 ] && exit 0; grep -q role /tmp/o.txt"),
+        // 0 / 0: read, but the script then exits 0.
+        format!(
+            "{c} > /tmp/o.txt; rc=$?; if [ $rc -ne 0 ]; then echo down; fi; grep -q role /tmp/o.txt; exit 0"
+        ),
+    ];
+    let warned: Vec<&str> = warned.iter().map(String::as_str).collect();
+    let denied: Vec<&str> = denied.iter().map(String::as_str).collect();
+    expect_actions(&warned, &denied);
+}
+
+const INVERTED_OR: &str =
+    "fails while redis-master is up (the script after its `|| exit 0` exits non-zero when it succeeds)";
+
+/// `C || exit 0; exit 1` fails whenever the dependency is UP and passes while it is down, as `C
+/// && exit 1 || exit 0` (denied as inverted since s25) does: it was warned as "cannot fail the
+/// probe" (s26). Denied with its own message now; 0 / 0 and 0 / 1 shapes next to it keep theirs.
+#[test]
+fn an_or_exit_zero_before_a_failing_end_is_inverted() {
+    let inverted = [
+        // bash 1 / 0, dash 1 / 0 each.
+        "redis-cli -h redis-master ping || exit 0; exit 1",
+        "redis-cli -h redis-master ping || exit 0; echo down; exit 1",
+        "redis-cli -h redis-master ping || { echo down; exit 0; }; exit 1",
+        "redis-cli -h redis-master ping || exit 0; false",
+    ];
+    for script in inverted {
+        for (action, message) in findings(script) {
+            assert!(action == Action::Deny && message.contains(INVERTED_OR), "{script}: {message}");
+        }
+    }
+    // 0 / 0 each: warned, as before.
+    let warned = [
+        "redis-cli -h redis-master ping || exit 0; exit 0",
+        "redis-cli -h redis-master ping || exit 0; echo ok",
+        "redis-cli -h redis-master ping || exit 0; test -d /",
+    ];
+    // 0 / 1: the outage fails it (its usual message).
+    let denied = ["redis-cli -h redis-master ping || exit 1; exit 0"];
+    expect_actions(&warned, &denied);
+    for script in warned.iter().chain(&denied) {
+        for (_, message) in findings(script) {
+            assert!(!message.contains("fails while"), "{script}: {message}");
+        }
+    }
+    // 1 / 1: fails either way (`|| true`), and a check in the background: never inverted. 0 /
+    // 0: an EXIT trap that exits 0, and `exit 256` (0 modulo 256).
+    for script in [
+        "redis-cli -h redis-master ping || true; exit 1",
+        "redis-cli -h redis-master ping || exit 0 & exit 1",
+        "trap 'exit 0' EXIT; redis-cli -h redis-master ping || exit 0; exit 1",
+        "redis-cli -h redis-master ping || exit 0; exit 256",
+    ] {
+        for (_, message) in findings(script) {
+            assert!(!message.contains("fails while"), "{script}: {message}");
+        }
+    }
+}
