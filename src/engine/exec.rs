@@ -264,16 +264,26 @@ pub struct Dependency {
     /// that exits non-zero and whose failure one that exits 0 (`if CMD; then exit 1; else exit 0;
     /// fi`; bash 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down).
     pub inverted_if: bool,
-    /// With [`Self::inverted_if`]: not by an `if` but by an `&&` list whose check's success runs
-    /// `exit N` (N not 0) and whose failure `|| exit 0` or a script's end that exits 0 (`CMD &&
-    /// exit 1 || exit 0`; bash 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down: s25).
-    pub inverted_list: bool,
+    /// With [`Self::inverted_if`]: not by an `if` but by a list ([`ListInversion`]).
+    pub inverted_list: Option<ListInversion>,
     /// Whether the host is text with a `$NAME` (or `${NAME}`) in it that nothing expands: the
     /// probe's argv runs the client with no shell, and the kubelet expands only `$(NAME)`
     /// (Kubernetes docs, "Define Dependent Environment Variables"), so the client gets the text
     /// `$NAME` as its host, resolves nothing and fails every time. The variable is
     /// [`Self::literal_variable_name`]. A warning, never a denial: it reaches no dependency.
     pub literal_variable: bool,
+}
+
+/// The list that inverts a check ([`Dependency::inverted_list`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListInversion {
+    /// An `&&` list whose check's success runs `exit N` (N not 0) and whose failure `|| exit 0`,
+    /// a check of the container, or a script's end that exits 0 (`CMD && exit 1 || exit 0`; bash
+    /// 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down: s25).
+    AndExit,
+    /// `CMD || exit 0` at the script's top level, followed by a certain non-zero end (`CMD ||
+    /// exit 0; exit 1`; bash 5.2 and dash 0.5.12 exit 1 with the server up, 0 with it down: s26).
+    OrExitZero,
 }
 
 impl Dependency {

@@ -546,7 +546,11 @@ fn liveness_dependency<'a>(
     // whenever the dependency is UP, and passes while it is down; "its outage would restart ..."
     // was the wrong reason (s18 fresh-user pass). Checked with bash 5.2 and dash 0.5.12:
     // `sh -c '! redis-cli -h cache ping'` exits 1 with the server up, 0 with it down.
-    let construct = if dep.inverted_list { "`&&` list" } else { "`if`" };
+    let construct = match dep.inverted_list {
+        Some(exec::ListInversion::AndExit) => "`&&` list",
+        Some(exec::ListInversion::OrExitZero) => "script after `|| exit 0`",
+        None => "`if`",
+    };
     let (shown, effect) = if dep.inverted_if {
         (
             command.clone(),
@@ -582,8 +586,11 @@ fn liveness_dependency<'a>(
     }
     if dep.inverted {
         let how = match (dep.inverted_if, dep.inverted_list) {
-            (true, true) => "its `&&` list exits non-zero when it succeeds",
-            (true, false) => "its `if` exits non-zero when it succeeds",
+            (true, Some(exec::ListInversion::AndExit)) => "its `&&` list exits non-zero when it succeeds",
+            (true, Some(exec::ListInversion::OrExitZero)) => {
+                "the script after its `|| exit 0` exits non-zero when it succeeds"
+            }
+            (true, None) => "its `if` exits non-zero when it succeeds",
             _ => "`!` inverts it",
         };
         return Some((

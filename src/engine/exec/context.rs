@@ -248,6 +248,9 @@ pub(super) struct Ctx<'e> {
     /// With [`Self::inverted_if`]: the check's `&&` list, not an `if`, exits non-zero when it
     /// succeeds (`status::INVERTED_LIST`).
     pub(super) inverted_list: bool,
+    /// With [`Self::inverted_if`]: the check's `|| exit 0` before a script's end that exits
+    /// non-zero (`status::INVERTED_OR`).
+    pub(super) inverted_or: bool,
     /// The last run of pieces ended at an `exit` (or `exec PROGRAM`) certain to run in its
     /// script's own shell (`flow::EXIT`): a called function's body that exits ends its caller's
     /// script too, where the call itself is certain to run in the caller's shell.
@@ -475,6 +478,7 @@ impl<'e> Ctx<'e> {
             inverted: false,
             inverted_if: false,
             inverted_list: false,
+            inverted_or: false,
             exited: false,
             next_is_body: false,
             splitting_body: false,

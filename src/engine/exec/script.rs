@@ -82,9 +82,13 @@ impl Ctx<'_> {
         let saved_inverted = std::mem::take(&mut self.inverted);
         // (A called function's body is the inverted call's own code: `if f; then exit 1; ...`.)
         let saved_if = if self.next_is_body {
-            (self.inverted_if, self.inverted_list)
+            (self.inverted_if, self.inverted_list, self.inverted_or)
         } else {
-            (std::mem::take(&mut self.inverted_if), std::mem::take(&mut self.inverted_list))
+            (
+                std::mem::take(&mut self.inverted_if),
+                std::mem::take(&mut self.inverted_list),
+                std::mem::take(&mut self.inverted_or),
+            )
         };
         if depth == 1 && self.calls == 0 {
             self.exit_trap = None;
@@ -168,7 +172,7 @@ impl Ctx<'_> {
         }
         let found = self.analyze_pieces(pieces, depth);
         self.inverted = saved_inverted;
-        (self.inverted_if, self.inverted_list) = saved_if;
+        (self.inverted_if, self.inverted_list, self.inverted_or) = saved_if;
         (self.script_id, self.line) = saved_script;
         self.uncoupled = saved_uncoupled;
         self.status_unknown = saved_unknown;
@@ -313,7 +317,7 @@ impl Ctx<'_> {
             // `out=$(C || true); [ "$out" = PONG ]`: its status is dropped, its output is not; a
             // doubt, said as one (s22), never "cannot fail the probe".
             let saved_unknown = self.status_unknown.clone();
-            let saved_if = (self.inverted_if, self.inverted_list);
+            let saved_if = (self.inverted_if, self.inverted_list, self.inverted_or);
             let how = match how {
                 Some(h) if h == super::flow::OUTPUT_IN_SUBSTITUTION => {
                     self.status_unknown.get_or_insert_with(|| h.clone());
@@ -321,9 +325,14 @@ impl Ctx<'_> {
                 }
                 // No reason: the check is inverted (`status::INVERTED_IF`), in the probe's script;
                 // or by an `&&` list (`C && exit 1 || exit 0`, s25).
-                Some(h) if h == super::status::INVERTED_IF || h == super::status::INVERTED_LIST => {
+                Some(h)
+                    if h == super::status::INVERTED_IF
+                        || h == super::status::INVERTED_LIST
+                        || h == super::status::INVERTED_OR =>
+                {
                     self.inverted_if |= depth == 1 && self.calls == 0;
                     self.inverted_list |= depth == 1 && self.calls == 0 && h == super::status::INVERTED_LIST;
+                    self.inverted_or |= depth == 1 && self.calls == 0 && h == super::status::INVERTED_OR;
                     None
                 }
                 // Uncoupled as dash reads the script, where bash runs an ERR trap: a doubt.
@@ -346,7 +355,7 @@ impl Ctx<'_> {
             self.inverted = false;
             self.uncoupled.clone_from(&saved);
             self.status_unknown = saved_unknown;
-            (self.inverted_if, self.inverted_list) = saved_if;
+            (self.inverted_if, self.inverted_list, self.inverted_or) = saved_if;
             // `trap 'exit 0' EXIT` run for certain in the probe's own shell.
             if let Some(Some(status)) = self.trap_seen.take()
                 && self.trap_may_hold
@@ -788,7 +797,11 @@ impl Ctx<'_> {
             bad_url: hit.bad_url,
             inverted,
             inverted_if: inverted && !self.inverted,
-            inverted_list: inverted && !self.inverted && self.inverted_list,
+            inverted_list: match (inverted && !self.inverted, self.inverted_list, self.inverted_or) {
+                (true, true, _) => Some(super::ListInversion::AndExit),
+                (true, _, true) => Some(super::ListInversion::OrExitZero),
+                _ => None,
+            },
             literal_variable: false,
         }
     }

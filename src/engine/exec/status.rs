@@ -51,7 +51,7 @@ mod harmless;
 mod memo;
 pub(super) use memo::WalkCache;
 mod inverted_list;
-pub(super) use inverted_list::INVERTED_LIST;
+pub(super) use inverted_list::{INVERTED_LIST, INVERTED_OR};
 mod lost;
 mod options;
 mod outage;
@@ -509,6 +509,10 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     return None;
                 }
                 match op {
+                    // `C || exit 0; exit 1`: inverted, not discarded (s26).
+                    "||" if !redirected && inverted_list::inverted_or(parent, right, walk, rules, &funcs) => {
+                        return Some((INVERTED_OR, parent));
+                    }
                     "||" if !redirected
                         && (harmless(right, walk, &funcs)
                             || !rules.called && unread_assignment(right, walk, rules)

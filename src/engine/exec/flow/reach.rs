@@ -10,9 +10,13 @@ use super::super::shell::Walk;
 use super::super::status;
 use super::{mentions, text};
 
-/// The bodies of the functions a command whose text is `own` may run: those it names, and those
-/// their bodies name, on to the end, among the tree's definitions (`defs`, [`tree_definitions`])
-/// and the functions `known` defined before it (a caller's); the words of the tree's `trap`
+/// The bodies of the functions a command whose text is `own` may run: those it runs, and those
+/// their bodies run ([`command_names`]; every word of them when a function of the script runs its
+/// arguments, [`runs_a_positional_parameter`]), on to the end, among the tree's definitions
+/// (`defs`, [`tree_definitions`]) and the functions `known` defined before it (a caller's); a
+/// function name given as an argument (`warn fail`, `echo fail`) runs nothing (s26: `fail() {
+/// ...; exit 1; }; soft() { pg_isready -h db || warn "fail"; }; soft; echo ok` was denied, 0 / 0
+/// in bash 5.2 and dash 0.5.12). The words of the tree's `trap`
 /// commands and of the `trap` lines of the texts `outer` it runs in count as named (a trap may run
 /// at any time). A function never named there cannot run: its `exit 1` fails nothing (s25: `fail()
 /// { echo "F $*" >&2; exit 1; }` never called made `warn() { echo "W $*" >&2; }; soft() {
@@ -54,8 +58,13 @@ pub(super) fn reachable_bodies(
     let words = |t: &str| -> Vec<String> {
         t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).map(str::to_string).collect()
     };
+    // (A body's argument words run nothing, unless a function runs its arguments: `"$@"`.)
+    let runs_arguments = all.iter().any(|(_, b)| runs_a_positional_parameter(b));
     let mut seen: Vec<usize> = Vec::new();
-    let mut todo = words(own);
+    let named = |t: &str| -> Vec<String> {
+        if runs_arguments { words(t) } else { command_names(t).iter().flat_map(|n| words(n)).collect() }
+    };
+    let mut todo = named(own);
     todo.extend(words(&traps));
     while let Some(w) = todo.pop() {
         let Some(i) = all.iter().position(|(f, _)| *f == w) else {
@@ -68,7 +77,7 @@ pub(super) fn reachable_bodies(
             return None;
         }
         seen.push(i);
-        todo.extend(words(&all[i].1));
+        todo.extend(named(&all[i].1));
     }
     Some(seen.into_iter().map(|i| all[i].1.clone()).collect())
 }
@@ -91,6 +100,35 @@ pub(super) fn tree_definitions(root: Node<'_>, walk: &Walk<'_>) -> TreeDefinitio
         _ => {}
     });
     (all, traps, runs_a_named_command(&super::code_view(walk.src)))
+}
+
+/// The segments of `body` between separators (`;`, newline, `&`, `|`, brackets, a backquote),
+/// each one's first word but the keywords before a command (`if`, `then`, `do`, `!`, ...), its
+/// assignments (`X=1 f`) and its redirections (`>/dev/null f`): the words that may name a
+/// command. A separator inside quotes splits there too, so a word of a string may be taken for a
+/// name, never a name missed.
+fn command_names(body: &str) -> Vec<String> {
+    body.split([';', '\n', '&', '|', '{', '(', ')', '}', '`'])
+        .filter_map(|segment| {
+            segment.split_whitespace().find(|w| {
+                !matches!(*w, "if" | "then" | "do" | "else" | "elif" | "while" | "until" | "!")
+                    && !w.contains('=')
+                    && !w.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with(['<', '>'])
+            })
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether a command of `body` is named by a positional parameter (`"$@"`, `$1`, `${2}`): the
+/// function runs what its callers pass (`retry() { "$@"; }; retry fail`), so an argument word may
+/// name a function that runs.
+fn runs_a_positional_parameter(body: &str) -> bool {
+    command_names(body).iter().any(|w| {
+        let w = w.trim_matches(['"', '\'']);
+        let w = w.strip_prefix("${").or_else(|| w.strip_prefix('$')).unwrap_or("");
+        w.starts_with(|c: char| c.is_ascii_digit() || c == '@' || c == '*')
+    })
 }
 
 /// Whether a command of `body` (the first word after a separator) is named by an expansion other

@@ -306,6 +306,12 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
         // dash 0.5.12 exit 0 / 0; `R && exit 0 || true; exit 1` is kept: R chooses the `exit 1`).
         let zero_either_way =
             text(right, walk).split_whitespace().eq(["exit", "0"]) && only_exits_zero(n, walk);
+        // `C || exit 0; exit 1`: the script fails when the check succeeds, inverted, not
+        // uncoupled (s26: 1 / 0 in bash 5.2 and dash 0.5.12): the status walk judges
+        // (`status::INVERTED_OR`).
+        if text(right, walk).split_whitespace().eq(["exit", "0"]) && fails_after(parent, walk) {
+            return None;
+        }
         // (`out=$(C 2>&1 || true); [ "$out" = PONG ]` exits 1 / 0 in bash 5.2 and dash 0.5.12:
         // the status is dropped, but the output is the substitution's value, which a test may
         // read; s22: said so, a warning, not "cannot fail".)
@@ -322,6 +328,46 @@ pub(super) fn uncoupled(n: Node<'_>, walk: &Walk<'_>) -> Option<&'static str> {
             .then_some("its pipeline's status is another command's (`| true`)");
     }
     None
+}
+
+/// Whether `list` is a top-level statement of the script followed only by plain output (`echo`,
+/// `printf`, `logger` with no redirection or substitution, `:`, `true`) and a last statement
+/// that certainly fails: `exit N` (N digits, not 0 modulo 256) or `false`.
+fn fails_after(list: Node<'_>, walk: &Walk<'_>) -> bool {
+    if list.parent().is_none_or(|p| p.kind_name() != "program")
+        || list.next_sibling().is_some_and(|s| s.kind_name() == "&")
+    {
+        return false;
+    }
+    let mut after = Vec::new();
+    let mut at = list.next_named_sibling();
+    while let Some(k) = at {
+        if k.kind_name() != "comment" {
+            after.push(k);
+        }
+        at = k.next_named_sibling();
+    }
+    after.split_last().is_some_and(|(last, before)| {
+        let words: Vec<&str> = text(*last, walk).split_whitespace().collect();
+        let fails = match words.as_slice() {
+            ["false"] => true,
+            ["exit", n] => {
+                n.bytes().all(|b| b.is_ascii_digit()) && n.parse::<u64>().is_ok_and(|v| v % 256 != 0)
+            }
+            _ => false,
+        };
+        fails
+            && last.kind_name() == "command"
+            && before.iter().all(|k| {
+                let t = text(*k, walk);
+                k.kind_name() == "command"
+                    && matches!(
+                        t.split_whitespace().next(),
+                        Some("echo" | "printf" | "logger" | ":" | "true")
+                    )
+                    && !t.contains(['>', '<', '|', '&', '`', '$', '(', ')', ';'])
+            })
+    })
 }
 
 /// Why a check whose failure `|| true` drops, but whose output goes into a command substitution

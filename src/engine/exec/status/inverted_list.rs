@@ -19,6 +19,43 @@ use super::{Rules, is_statement, siblings_after, text};
 pub(in crate::engine::exec) const INVERTED_LIST: &str =
     "its `&&` list exits non-zero when it succeeds and 0 when it fails";
 
+/// A reason the walk gives (`discarded`), read as no reason: the check is coupled, inverted
+/// (`exec::ListInversion::OrExitZero`).
+pub(in crate::engine::exec) const INVERTED_OR: &str =
+    "its `|| exit 0` is followed by a non-zero end: it exits non-zero when it succeeds and 0 when it fails";
+
+/// Whether the `||` list `list` (the check left of `right`) is a top-level statement of the
+/// probe's own script (no function body, no caller, no `trap`, not in the background) whose
+/// right side exits 0 (`exit 0`, or a `{ }` of harmless statements ending with it:
+/// `zero::ending`), followed by harmless statements the last of which certainly exits non-zero
+/// (`exit N`, N not 0 modulo 256, or `false`): the script fails when the check succeeds and
+/// passes when it fails, as `C && exit 1 || exit 0` does (s26: `redis-cli -h cache ping || exit
+/// 0; exit 1` exits 1 / 0 in bash 5.2 and dash 0.5.12, and was warned as "cannot fail").
+pub(super) fn inverted_or(
+    list: Node<'_>,
+    right: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> bool {
+    if rules.in_function
+        || rules.called
+        || mentions(walk.src, &["trap"])
+        || list.next_sibling().is_some_and(|s| s.kind_name() == "&")
+        || super::zero::ending(right, walk, funcs) != Some(super::zero::Ending::Exits)
+    {
+        return false;
+    }
+    let Some(program) = list.parent().filter(|p| p.kind_name() == "program") else {
+        return false;
+    };
+    let after: Vec<Node<'_>> = siblings_after(list, program).filter(|k| is_statement(*k)).collect();
+    after.split_last().is_some_and(|(last, before)| {
+        (exits_nonzero(*last, walk, funcs) || text(*last, walk) == "false")
+            && before.iter().all(|k| harmless(*k, walk, funcs) && !leaves(*k, walk))
+    })
+}
+
 /// Whether `n` certainly ends the shell with a status that is not 0: `exit N` (a literal, N not
 /// 0 modulo 256), or a `{ }` group of [`harmless`] statements that ends with one.
 fn exits_nonzero(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
@@ -48,6 +85,46 @@ fn ends_zero(n: Node<'_>, walk: &Walk<'_>) -> bool {
             || matches!(t, "true" | ":")
             || (t == "echo" || t.starts_with("echo "))
                 && !t.contains(['>', '<', '|', '&', '`', '$', '(', ')']))
+}
+
+/// Whether `n` is a simple command (or `[ ]` test) that may exit 0 and runs nothing of the script:
+/// no function of it, no builtin that ends, jumps or changes the shell (`exit`, `return`, `exec`,
+/// `kill`, `break`, `eval`, ...), not `false`, no redirection. A check of the container itself
+/// (`test -d /`, `curl -f localhost:8080/live`) right of `C && exit 1 ||`: the script fails while
+/// the dependency is up, and in an outage exits as that check does, 0 while the container is
+/// healthy (s26: `redis-cli -h cache ping && exit 1 || test -d /` exits 1 / 0 in bash 5.2 and
+/// dash 0.5.12, and was denied with "its outage would restart").
+fn may_pass(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+    if n.kind_name() == "test_command" {
+        return true;
+    }
+    let Some(name) = n.child_by_field("name").filter(|_| n.kind_name() == "command").map(|m| text(m, walk))
+    else {
+        return false;
+    };
+    let defined = walk.defined_functions.get_or_init(|| super::texts::defined_functions(walk.src));
+    !matches!(
+        name,
+        "exit"
+            | "return"
+            | "false"
+            | "exec"
+            | "kill"
+            | "break"
+            | "continue"
+            | "eval"
+            | "source"
+            | "."
+            | "trap"
+            | "set"
+            | "shift"
+            | "wait"
+            | "logout"
+            | "suspend"
+            | "!"
+    ) && !name.contains(['$', '`', '='])
+        && !funcs.risky.iter().chain(funcs.ok.iter()).any(|f| f == name)
+        && !defined.iter().any(|f| f == name)
 }
 
 /// Whether the `&&` list `list`, whose left side is the check and whose right side `right`
@@ -86,6 +163,8 @@ pub(super) fn inverted_list(
                         || super::zero::ending(e, walk, funcs) == Some(super::zero::Ending::Exits)
                         // (`|| echo down` last, or before harmless statements that end with 0.)
                         || ends_zero(e, walk) && zero_after(parent, program, walk, funcs, true)
+                        // (`|| test -d /`, a check of the container, s26.)
+                        || may_pass(e, walk, funcs) && zero_after(parent, program, walk, funcs, true)
                 })
         }
         "program" => zero_after(list, parent, walk, funcs, false),

@@ -188,8 +188,11 @@ fn verdict_with<'t>(
     }
     let found = match known {
         _ if all && exits_zero => Verdict::Discarded(REPLAYED_EXITS_ZERO, top),
-        // (A test of the captured output is not the status's alone: the walk decides.)
-        _ if captured => return None,
+        // (A test of the captured output is not the status's alone: the walk decides. So is a
+        // script that names again the file the check's own redirection writes, s26: `C >
+        // /tmp/o.txt; rc=$?; if [ $rc -ne 0 ]; then echo down; fi; grep -q role /tmp/o.txt`
+        // exits 0 / 1 in bash 5.2 and dash 0.5.12, and was warned as "cannot fail".)
+        _ if captured || output_named_again(n, walk) => return None,
         _ if all => Verdict::Discarded(REPLAYED, top),
         Some(_) if fails_refused => Verdict::Coupled,
         Some(_) if doubt_refused => Verdict::Discarded(REPLAY_DOUBT, top),
@@ -199,6 +202,25 @@ fn verdict_with<'t>(
         _ => return None,
     };
     Some((found, wrote))
+}
+
+/// Whether `n`, the check, is a statement with redirections that writes a file whose path (as
+/// written, quotes removed) the script's text holds again outside `n`: its output may be read
+/// later (`C > /tmp/o.txt; ...; grep -q role /tmp/o.txt`). A path written nowhere else (`C >
+/// /tmp/o.txt; rc=$?; ...; test -d /`) is no read: the replay stands.
+fn output_named_again(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    if n.kind_name() != "redirected_statement" {
+        return false;
+    }
+    let (before, after) =
+        (walk.src.get(..n.start_byte()).unwrap_or(""), walk.src.get(n.end_byte()..).unwrap_or(""));
+    super::harmless::file_targets(text(n, walk)).iter().any(|f| {
+        let path: String = f.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect();
+        path.is_empty()
+            || path.contains(['$', '`', '*', '?', '[', '{', '~'])
+            || before.contains(&path)
+            || after.contains(&path)
+    })
 }
 
 /// How the script ends when the check `n` exits with `status` (several ends when a pipeline's
