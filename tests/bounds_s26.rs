@@ -307,3 +307,24 @@ fn a_review_past_the_bounds_allocates_in_proportion_to_the_bounds() {
     assert!(peak < MAX_COMMAND_BYTES, "500,000 arguments: {peak} bytes at the peak");
     eprintln!("peak bytes: scripts of 1, 1.5 and 3 MB {peaks:?}, 500,000 arguments {peak}");
 }
+
+/// The server asks `configmaps_needed` before the review: a liveness argv over the command bound
+/// runs no script the analysis reads, and its 500,000 words are not listed (8 MB of them before
+/// s26), so the question allocates in proportion to the bounds too.
+#[test]
+fn the_configmaps_a_huge_command_needs_are_found_without_listing_its_words() {
+    let argv = argv_with_padding(&["sh", "/scripts/check.sh"], 500_000);
+    let mut doc = deployment(json!({"livenessProbe": exec(&argv),
+        "volumeMounts": [{"name": "scripts", "mountPath": "/scripts"}]}));
+    doc["spec"]["template"]["spec"]["volumes"] =
+        json!([{"name": "scripts", "configMap": {"name": "checks"}}]);
+    let workload = common::workload(&doc);
+    let (needed, peak) = peak_bytes(|| probegate::engine::configmaps_needed(&workload, &NoConfigMaps));
+    assert!(needed.is_empty(), "{needed:?}");
+    assert!(peak < MAX_COMMAND_BYTES, "{peak} bytes at the peak");
+    // Within the bound the same command names its script's ConfigMap.
+    let argv = argv_with_padding(&["sh", "/scripts/check.sh"], 10);
+    doc["spec"]["template"]["spec"]["containers"][0]["livenessProbe"] = exec(&argv);
+    let needed = probegate::engine::configmaps_needed(&common::workload(&doc), &NoConfigMaps);
+    assert_eq!(needed, vec![(Some("shop".to_string()), "checks".to_string())]);
+}
