@@ -241,6 +241,25 @@ pub fn cut_command(s: &str, max: usize) -> String {
     chars[..cut].iter().collect::<String>().trim_end().to_string() + "…"
 }
 
+/// The length in bytes of `value` written as JSON, counted as it is written out, without keeping
+/// the text (a 3 MB exec handler is measured before it is copied, s26); `usize::MAX` when it
+/// cannot be written.
+pub(crate) fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    /// Counts the bytes written to it and keeps none.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(usize::MAX, |()| count.0)
+}
+
 /// Text from an object (names, commands) made safe for a message, a warning, a terminal or a log
 /// line: every character that could start a new line, drive a terminal or reorder the text is
 /// written as its `\u{..}` escape. Borrowed when there is nothing to escape.

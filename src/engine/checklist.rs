@@ -362,14 +362,23 @@ fn startup_dependency(
 // === worker-liveness-missing ===
 
 /// Whether a container's command only idles (`sleep infinity`, `sleep 3600`, `tail -f /dev/null`):
-/// there is no loop to wedge, so nothing for a liveness probe to watch.
+/// there is no loop to wedge, so nothing for a liveness probe to watch. A command over the bounds
+/// of an exec command's analysis ([`exec::MAX_COMMAND_BYTES`], a `sh -c` script over
+/// [`exec::MAX_SCRIPT_BYTES`]) is not read, and counts as idling: no finding on what was not read.
 fn idles(c: &Container, budget: &exec::AnalysisBudget) -> bool {
+    let bytes: usize = c.command.iter().flatten().chain(c.args.iter().flatten()).map(|a| a.len() + 1).sum();
+    if bytes > exec::MAX_COMMAND_BYTES {
+        return true;
+    }
     let argv: Vec<&str> =
         c.command.iter().flatten().chain(c.args.iter().flatten()).map(String::as_str).collect();
     let script = match argv.as_slice() {
         [shell, flag, script, ..]
             if shell.ends_with("sh") && flag.starts_with('-') && flag.ends_with('c') =>
         {
+            if script.len() > exec::MAX_SCRIPT_BYTES {
+                return true;
+            }
             exec::split_commands_in(script, budget)
         }
         _ => vec![argv.iter().map(|s| s.to_string()).collect()].into(),
@@ -394,7 +403,7 @@ fn idles(c: &Container, budget: &exec::AnalysisBudget) -> bool {
 /// debug and test Pods) and containers that only idle (`sleep infinity`) are not workers.
 fn worker(t: &Target<'_>) -> Option<String> {
     let c = t.container;
-    if t.bare_pod || idles(c, t.budget) {
+    if t.bare_pod {
         return None;
     }
     // An exempt neighbour (a mesh proxy injected beside every app) serves for the mesh, not for
@@ -418,6 +427,7 @@ fn worker(t: &Target<'_>) -> Option<String> {
         || !no_ports
         || c.liveness_probe.is_some()
         || c.readiness_probe.is_some()
+        || idles(c, t.budget)
     {
         return None;
     }
@@ -445,7 +455,12 @@ fn shell_script(argv: &[String]) -> Option<&str> {
 }
 
 /// The simple commands an exec probe runs: the argv itself, or the commands of a `sh -c` script.
+/// None for a command over [`exec::MAX_COMMAND_BYTES`] or a script over [`exec::MAX_SCRIPT_BYTES`]
+/// (not read, as [`exec::analyze`] reads neither): the rules that read them find nothing there.
 fn simple_commands(argv: &[String], budget: &exec::AnalysisBudget) -> std::rc::Rc<[Vec<String>]> {
+    if !exec::within_command_bound(argv) {
+        return std::rc::Rc::from(Vec::new());
+    }
     match shell_script(argv) {
         Some(script) => exec::split_commands_in(script, budget),
         None => vec![argv.to_vec()].into(),

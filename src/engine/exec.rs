@@ -476,13 +476,29 @@ const MAX_SCRIPT_NESTING: usize = 6;
 /// Maximum number of script files read in one analysis.
 const MAX_SCRIPT_FILES: usize = 32;
 
+/// The bytes of an exec command as [`analyze`] counts them against [`MAX_COMMAND_BYTES`]: each
+/// argument and one separator. Reads no text (lengths only).
+pub fn command_bytes(argv: &[String]) -> usize {
+    argv.iter().map(|a| a.len() + 1).sum()
+}
+
+/// Whether an exec command is within the bounds the rules that read its words keep to: at most
+/// [`MAX_COMMAND_BYTES`] (what [`analyze`] reads at all). Past it the command is not read (no
+/// finding from it; the liveness and readiness analyses note it as not analysed), so that one
+/// object's review costs memory in proportion to the bounds, not to the command (s26 break-it
+/// pass: a 3 MB command took the server to 433 MB).
+pub fn within_command_bound(argv: &[String]) -> bool {
+    command_bytes(argv) <= MAX_COMMAND_BYTES
+}
+
 /// Split a shell script into simple commands (each a Vec of words).
 ///
 /// Splits at unquoted `;`, `&&`, `||`, `|`, `&` and newlines; the contents of `$(...)` and
 /// backticks become commands of their own (listed before the command that contains them);
 /// backslash-newline continues a line; `#` comments and leading reserved words are dropped; a
 /// function's body's commands are listed where it is defined (whether or not it is called).
-/// Words are returned with quotes removed and variable references as written.
+/// Words are returned with quotes removed and variable references as written. A script over
+/// [`MAX_SCRIPT_BYTES`] gives no commands (see [`split_commands_in`]).
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
     split_commands_in(script, &AnalysisBudget::default()).to_vec()
 }
@@ -492,7 +508,14 @@ pub fn split_commands(script: &str) -> Vec<Vec<String>> {
 /// already split again (the split depends on the text alone). The split has the bounds of an
 /// analysis of its own (it spends nothing of `object`'s). Shared with the object's cache, not
 /// copied.
+///
+/// A script over [`MAX_SCRIPT_BYTES`] is not split (no commands): [`analyze`] does not read one
+/// either, and its notes say so; the rules that read the commands find nothing in it (s26 break-it
+/// pass: a 1.5 MB `sh -c "a a a ..."` was split into 750,000 words per rule, 70 to 110 MB each).
 pub fn split_commands_in(script: &str, object: &AnalysisBudget) -> std::rc::Rc<[Vec<String>]> {
+    if script.len() > MAX_SCRIPT_BYTES {
+        return std::rc::Rc::from(Vec::new());
+    }
     if let Some(commands) = object.parses.borrow().split(script) {
         return commands;
     }
@@ -663,7 +686,7 @@ pub fn analyze(argv: &[String], env: &ExecEnv, options: &Options<'_>) -> Outcome
     ctx.files = options.files;
     ctx.object_budget = options.budget;
     ctx.collect_all = options.collect_all;
-    let command_bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
+    let command_bytes = command_bytes(argv);
     if command_bytes > MAX_COMMAND_BYTES {
         let shown = one_line_excerpt(&argv[..argv.len().min(8)]);
         ctx.note_over_bound(

@@ -262,18 +262,19 @@ fn same_host(a: &str, b: &str) -> bool {
 /// The flag (`--advertise-address`) or variable (`env NODE_IP`) of `container` whose value names
 /// `host` as an address it binds or advertises.
 fn own_address(host: &str, container: &Container) -> Option<String> {
-    let words: Vec<&str> = container
+    // (Read in place: a container's command may be megabytes of words, s26.)
+    let mut words = container
         .command
         .iter()
         .flatten()
         .chain(container.args.iter().flatten())
         .map(String::as_str)
-        .collect();
-    for (i, word) in words.iter().enumerate() {
+        .peekable();
+    while let Some(word) = words.next() {
         let Some(flag) = word.strip_prefix("--").or_else(|| word.strip_prefix('-')) else { continue };
         let (name, value) = match flag.split_once('=') {
             Some((n, v)) => (n, Some(v).filter(|v| !v.is_empty())),
-            None => (flag, words.get(i + 1).copied().filter(|v| !v.starts_with('-'))),
+            None => (flag, words.peek().copied().filter(|v| !v.starts_with('-'))),
         };
         if names_an_own_address(name)
             && let Some(value) = value

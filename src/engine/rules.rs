@@ -952,7 +952,8 @@ fn resolve_port(port: &IntOrString, container: &Container) -> Port {
     }
 }
 
-/// `env`: the container's [`exec_env`], made here if not yet.
+/// `env`: the container's [`exec_env`], made here if not yet. None for an exec command over
+/// [`exec::MAX_COMMAND_BYTES`] (not read, as the liveness analysis does not read it).
 fn handler(
     probe: &Probe,
     container: &Container,
@@ -985,6 +986,11 @@ fn handler(
         return Some(Handler::Grpc { port: g.port, service: g.service.clone().unwrap_or_default() });
     }
     let command = probe.exec.as_ref()?.command.as_ref()?;
+    // A command over the analysis's bound is not read (no copy of it, no claim that two such
+    // commands are the same check): s26 break-it pass, a 1.5 MB script cost this rule 70 MB.
+    if !exec::within_command_bound(command) {
+        return None;
+    }
     let env = env.get_or_init(|| exec_env(container));
     Some(Handler::Exec(exec::expand_kubelet_argv(command, env, Some(budget))))
 }
@@ -1182,6 +1188,18 @@ fn probe_timeout(rules: &RuleSet, t: &Target<'_>, out: &mut Vec<Finding>) {
 
 // === startup-probe ===
 
+/// A handler of hundreds of KiB (a liveness script too large to analyse) copied into the patch
+/// would double the object: over the analysis's script bound, nothing is added, and the finding
+/// (unpatched, so a warning at /mutate) says why. `bytes`: the handler's, as JSON.
+fn handler_not_copied(t: &Target<'_>, action: Action, bytes: usize, out: &mut Vec<Finding>) {
+    let message = format!(
+        "no startupProbe, so a slow start is killed before it finishes; not added: the liveness handler is \
+         {bytes} bytes, over the {} bytes probegate copies; add one with a short check",
+        exec::MAX_SCRIPT_BYTES
+    );
+    out.push(t.finding(RuleId::StartupProbe, action, message, vec![]));
+}
+
 /// The liveness handler as a complete JSON object, for the startup probe. Defaults the API server
 /// would fill in (`path` `/`, `scheme` `HTTP`) are written out, so the added probe is complete.
 fn handler_json(probe: &Probe) -> Option<(&'static str, Value)> {
@@ -1263,22 +1281,18 @@ fn startup_probe(
             ("tcpSocket", Value::Object(tcp), "a TCP connect to the liveness port (not its aggregate path)")
         }
         _ => {
+            // (An exec handler is measured before it is copied: s26, a 3 MB one.)
+            let bytes = live.exec.as_ref().map_or(0, super::json_len);
+            if bytes > exec::MAX_SCRIPT_BYTES {
+                return handler_not_copied(t, cfg.action, bytes, out);
+            }
             let Some((field, value)) = handler_json(live) else { return };
             (field, value, "the liveness handler")
         }
     };
-    // A handler of hundreds of KiB (a liveness script too large to analyse) copied into the patch
-    // would double the object: over the analysis's script bound, nothing is added, and the finding
-    // (unpatched, so a warning at /mutate) says why.
-    let handler_bytes = serde_json::to_string(&handler_value).map_or(usize::MAX, |s| s.len());
+    let handler_bytes = super::json_len(&handler_value);
     if handler_bytes > exec::MAX_SCRIPT_BYTES {
-        let message = format!(
-            "no startupProbe, so a slow start is killed before it finishes; not added: the liveness handler is \
-             {handler_bytes} bytes, over the {} bytes probegate copies; add one with a short check",
-            exec::MAX_SCRIPT_BYTES
-        );
-        out.push(t.finding(RuleId::StartupProbe, cfg.action, message, vec![]));
-        return;
+        return handler_not_copied(t, cfg.action, handler_bytes, out);
     }
     if unanalysed != Reach::Known {
         not_copied(rules, t, unanalysed, out);

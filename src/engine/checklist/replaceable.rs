@@ -166,12 +166,19 @@ fn names_no_http_client(body: &str) -> bool {
 }
 
 /// The one local URL the probe's commands fetch, when every command is `curl` or `wget` of a local
-/// URL (loopback, or the pod's IP from its environment) with no option that needs exec.
+/// URL (loopback, or the pod's IP from its environment) with no option that needs exec. None for a
+/// command over [`exec::MAX_COMMAND_BYTES`] or a script over [`exec::MAX_SCRIPT_BYTES`]: not read
+/// (s26 break-it pass: a 1.5 MB script cost this rule 109 MB).
 pub(super) fn local_http_only(
     argv: &[String],
     budget: &exec::AnalysisBudget,
     c: &Container,
 ) -> Option<(String, String)> {
+    if !exec::within_command_bound(argv)
+        || shell_script(argv).is_some_and(|s| s.len() > exec::MAX_SCRIPT_BYTES)
+    {
+        return None;
+    }
     let commands = match shell_script(argv) {
         // One command whose status is the probe's: what an httpGet would do.
         Some(script) => {
