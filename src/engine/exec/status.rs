@@ -52,6 +52,7 @@ mod memo;
 pub(super) use memo::WalkCache;
 mod inverted_list;
 pub(super) use inverted_list::INVERTED_LIST;
+mod loop_exits;
 mod lost;
 mod options;
 mod outage;
