@@ -69,3 +69,63 @@ fn a_loop_whose_body_leaves_with_zero_is_not_coupled() {
         ],
     );
 }
+
+/// `exit $((0))`: a constant arithmetic expansion is a constant status, read as the number it
+/// gives (`$((1))` is `exit 1`: the probe fails every time, a warning that says so).
+#[test]
+fn a_constant_arithmetic_exit_status_is_a_constant() {
+    expect(
+        &[
+            // 0 / 0
+            "{R}; exit $((0))",
+            // 0 / 0
+            "{R}; exit $(( 0 ))",
+            // 0 / 0
+            "{R}; exit \"$((0))\"",
+            // 0 / 0
+            "{R} || exit $((0))",
+            // 0 / 0
+            "{P}; exit $((1-1))",
+            // 0 / 0 (256 is 0 in both shells)
+            "{R}; exit $((256))",
+            // 0 / 0
+            "f() { {R} || return $((0)); echo ok; }; f",
+            // 1 / 1: fails every time
+            "{R}; exit $((1))",
+            // 1 / 1
+            "{R}; exit $((1-1+1))",
+        ],
+        &[
+            // 0 / 1
+            "{R} || exit $((1))",
+            // 0 / 1
+            "{R} || exit \"$(( 2 - 1 ))\"",
+            // 0 / 1
+            "{R} && exit $((0))",
+            // 0 / 1: a variable in the expression is not a constant (judged as before)
+            "rc=1; {R} || exit $((rc))",
+        ],
+    );
+}
+
+/// `|| expr 1`: `expr` of constants whose value is not 0 exits 0, as `true` does. `expr 0`, `expr
+/// 1 - 1` (status 1) and `expr 1 / 0` (2) fail by themselves.
+#[test]
+fn a_true_constant_expr_after_or_is_not_coupled() {
+    expect(
+        &[
+            // 0 / 0
+            "{R} || expr 1 > /dev/null",
+            // 0 / 0
+            "{R} || expr 2 + 3 > /dev/null",
+        ],
+        &[
+            // 0 / 1
+            "{R} || expr 0 > /dev/null",
+            // 0 / 1
+            "{R} || expr 1 - 1 > /dev/null",
+            // 0 / 2
+            "{R} || expr 1 / 0 > /dev/null",
+        ],
+    );
+}
