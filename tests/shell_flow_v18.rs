@@ -108,6 +108,46 @@ fn a_constant_arithmetic_exit_status_is_a_constant() {
     );
 }
 
+/// The check's output compared by a test whose result cannot fail the script: its failure only
+/// writes (`|| echo bad`), a later command's status replaces it, or it only chooses between
+/// branches that write. (Statuses with a `redis-cli` stub that prints `PONG` up, nothing down.)
+/// A test that is last, or followed by `|| exit 1`, or a value read by another test, is coupled.
+#[test]
+fn an_output_test_whose_result_is_lost_is_not_coupled() {
+    expect(
+        &[
+            // 0 / 0
+            "[ \"$({R})\" = PONG ] || echo bad",
+            // 0 / 0
+            "out=$({R}); [ \"$out\" = PONG ] || echo \"unexpected: $out\"",
+            // 0 / 0
+            "[ \"$({R})\" = PONG ]; test -d /",
+            // 0 / 0
+            "test \"$({R})\" = PONG || echo bad",
+            // 0 / 0
+            "if [ \"$({R})\" = PONG ]; then echo ok; else echo bad; fi",
+            // 0 / 0
+            "out=$({R}); if [ \"$out\" != PONG ]; then echo \"unexpected: $out\"; fi; exit 0",
+        ],
+        &[
+            // 0 / 1
+            "[ \"$({R})\" = PONG ]",
+            // 0 / 1
+            "[ \"$({R})\" = PONG ] || exit 1",
+            // 0 / 1
+            "[ \"$({R})\" != PONG ] && exit 1; exit 0",
+            // 0 / 1
+            "out=$({R}); [ \"$out\" = PONG ] || exit 1",
+            // 0 / 1
+            "out=$({R}); [ \"$out\" = PONG ]",
+            // 0 / 1: the value read again by a last test
+            "out=$({R}); [ \"$out\" = PONG ] || echo bad; [ -n \"$out\" ]",
+            // 0 / 1 (from a clean /tmp): the failure leaves a file a later test reads
+            "[ \"$({R})\" = PONG ] || touch /tmp/down; [ ! -f /tmp/down ]",
+        ],
+    );
+}
+
 /// `|| expr 1`: `expr` of constants whose value is not 0 exits 0, as `true` does. `expr 0`, `expr
 /// 1 - 1` (status 1) and `expr 1 / 0` (2) fail by themselves.
 #[test]
