@@ -57,11 +57,13 @@ fn plain_test(test: Node<'_>, own: (usize, usize), walk: &Walk<'_>, rules: &Rule
     let after = walk.src.get(own.1..test.end_byte()).unwrap_or("");
     let rest = format!("{before} {after}");
     let t = text(test, walk);
-    !(rest.contains(['`', '<', '>']) || rest.contains("$(") || rest.contains("$[") || rest.contains("(("))
-        && !assigning_expansion(&rest)
-        && !rules.functions.iter().any(|f| f == "test" || f == "[")
-        && !(t.starts_with("[[")
-            && t.split_whitespace().any(|w| matches!(w, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")))
+    let runs = rest.contains(['`', '<', '>'])
+        || ["$(", "$[", "(("].iter().any(|s| rest.contains(s))
+        || assigning_expansion(&rest);
+    let shadowed = rules.functions.iter().any(|f| f == "test" || f == "[");
+    let arithmetic = t.starts_with("[[")
+        && t.split_whitespace().any(|w| matches!(w, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"));
+    !runs && !shadowed && !arithmetic
 }
 
 /// Whether the status of `test` is lost whichever way the test goes (module docs).
