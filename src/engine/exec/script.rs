@@ -17,6 +17,8 @@ use super::{
 };
 use std::collections::{HashMap, HashSet};
 
+mod arith_exits;
+pub(super) use arith_exits::constant;
 mod branches;
 mod builtins;
 mod cond;

@@ -52,9 +52,11 @@ mod memo;
 pub(super) use memo::WalkCache;
 mod inverted_list;
 pub(super) use inverted_list::{INVERTED_LIST, INVERTED_OR};
+mod loop_exits;
 mod lost;
 mod options;
 mod outage;
+mod tested;
 pub(super) use outage::INVERTED_IF;
 mod output;
 mod reasons;
@@ -690,7 +692,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     && (later || not_last && !next_reads_status(at, parent, walk, rules))
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field("name").is_some_and(|name| {
-                        shapes::value_reaches_no_status(name, &prints, walk)
+                        tested::value_unused(name, &prints, walk, rules)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
@@ -716,7 +718,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 if up.kind_name() == "variable_assignment"
                     && parent_of(up).is_some_and(subst::assignment_statement_in)
                     && up.child_by_field("name").is_some_and(|name| {
-                        shapes::value_reaches_no_status(name, &prints, walk)
+                        tested::value_unused(name, &prints, walk, rules)
                             && (!rules.called || callers_never_name(name, walk, rules))
                     })
                 {
@@ -766,6 +768,9 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 // same whatever the check finds, the command's status its own.
                 if shapes::constant_argument(at, parent, up, walk, &rules.functions) {
                     return Some((shapes::CONSTANT_ARGUMENT, up));
+                }
+                if let Some(test) = tested::tested_substitution(parent, walk, rules) {
+                    return Some((tested::TESTED_OUTPUT, test));
                 }
                 if up.kind_name() != "command" || name != Some("logger") {
                     return None;

@@ -20,8 +20,8 @@ use super::super::status::each_node;
 use super::super::{WALK_UNITS, WALK_UNITS_PER_WEIGHT};
 
 impl Ctx<'_> {
-    /// [`positional_exit_words`] of `text` (parsed into `trees`, with no syntax error), for the
-    /// split of a script: notes a status it leaves unknown (`Ctx::status_unknown_split`), and
+    /// [`positional_exit_words`] of `text` (parsed into `trees`, with no syntax error), and its
+    /// constant arithmetic statuses (`arith_exits`: `exit $((0))`), for the split of a script: notes a status it leaves unknown (`Ctx::status_unknown_split`), and
     /// returns the rewritten text parsed again (the same shape: every offset kept), if any.
     /// `Err` when the work units are spent (the split stops, as it does on its own parse).
     pub(in crate::engine::exec) fn read_positional_exits(
@@ -29,12 +29,16 @@ impl Ctx<'_> {
         text: &str,
         trees: &[Tree],
     ) -> Result<Option<(String, std::sync::Arc<Parsed>)>, ()> {
-        if !(text.contains("exit") || text.contains("return"))
-            || !(text.contains("()") || text.contains("function "))
-        {
+        if !(text.contains("exit") || text.contains("return")) {
             return Ok(None);
         }
-        let exits = positional_exit_words(text, trees);
+        let mut exits = if text.contains("()") || text.contains("function ") {
+            positional_exit_words(text, trees)
+        } else {
+            PositionalExits::default()
+        };
+        // `exit $((0))`: a constant status (`arith_exits`, s26).
+        super::arith_exits::constant_arithmetic_exits(text, trees, &mut exits.text);
         if let Some(why) = exits.unknown {
             self.status_unknown_split.get_or_insert(why);
         }

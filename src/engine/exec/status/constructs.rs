@@ -543,6 +543,10 @@ pub(super) fn loop_condition<'t>(
         if breaks_at_once {
             return Some((super::LOOP_BREAKS, looped));
         }
+        // `until check; do exit 0; done`, `f() { until check; do return 0; done; }` (s26).
+        if super::loop_exits::body_leaves_zero(looped, walk, rules, funcs, &quiet) {
+            return Some((super::loop_exits::LOOP_LEAVES_ZERO, looped));
+        }
         return (super::lost::bounded_retry(looped, walk, rules, funcs)
             || super::lost::counted_loop(looped, walk, rules, funcs))
         .then_some((super::lost::RETRIES, looped));

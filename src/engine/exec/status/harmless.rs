@@ -218,8 +218,31 @@ pub(super) fn plain_command(k: Node<'_>, walk: &Walk<'_>, ok: &[String]) -> bool
         k.children_by_field("argument", &mut c).map(|a| text(a, walk).to_string()).collect();
     let client = clients::find_client(program, &args).is_some()
         || program.strip_suffix(".exe").is_some_and(|p| clients::find_client(p, &args).is_some());
-    (PLAIN.contains(&program) || client || ok.iter().any(|f| f == name) || prints_the_date(program, &args))
+    (PLAIN.contains(&program)
+        || client
+        || ok.iter().any(|f| f == name)
+        || prints_the_date(program, &args)
+        || true_expr(program, &args))
         && !name.contains(['$', '`', '"', '\''])
+}
+
+/// `expr N` or `expr N OP M` of decimal constants (OP `+ - * / %`) whose value is not 0: it prints
+/// the value and exits 0 (POSIX `expr`, "Exit Status": 0 "if the expression evaluates to neither
+/// null nor zero"), whatever ran before, like `true` (s26: `C || expr 1 > /dev/null` exits 0 / 0
+/// in bash 5.2 and dash 0.5.12 with coreutils 9.1 `expr`; `expr 0` exits 1, `expr 1 / 0` 2).
+fn true_expr(program: &str, args: &[String]) -> bool {
+    let constant = |a: &str| a.bytes().all(|b| b.is_ascii_digit()) && !a.is_empty();
+    program == "expr"
+        && match args {
+            [n] => constant(n.as_str()),
+            [a, op, b] => {
+                constant(a.as_str())
+                    && matches!(op.as_str(), "+" | "-" | "*" | "/" | "%")
+                    && constant(b.as_str())
+            }
+            _ => false,
+        }
+        && crate::engine::exec::script::constant(&args.join(" ")).is_some_and(|v| v != 0)
 }
 
 /// `date` that only prints the time (POSIX `date [-u] [+format]`; GNU's `-R`, `-I`/`--iso-8601`,

@@ -220,9 +220,18 @@ fn before_break(k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
 }
 
 /// Whether `s` ends the loop on a counter's test: `TEST && break` or `if TEST; then break; fi`
-/// (`break` or `break 1`, after harmless commands, `false` or `true` at most).
-fn breaks_on_counter(s: Node<'_>, walk: &Walk<'_>, funcs: &Funcs, counters: &[String]) -> bool {
-    let is_break = |k: Node<'_>| is_break(k, walk);
+/// (`break` or `break 1`, after harmless commands, `false` or `true` at most), or instead of
+/// `break` a statement `leave` accepts (`{ echo ignoring; exit 0; }`: `loop_exits::leaves_zero`).
+fn breaks_on_counter(
+    s: Node<'_>,
+    walk: &Walk<'_>,
+    funcs: &Funcs,
+    counters: &[String],
+    leave: &dyn Fn(Node<'_>) -> bool,
+) -> bool {
+    let is_break = |k: Node<'_>| is_break(k, walk) || leave(k);
+    let before_break =
+        |k: Node<'_>, walk: &Walk<'_>, funcs: &Funcs| before_break(k, walk, funcs) && !leaves(k, walk);
     let ends = |k: Node<'_>| {
         if is_break(k) {
             return true;
@@ -283,19 +292,19 @@ pub(super) fn bounded_retry(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, fu
         return false;
     };
     let counted = counters(&body, looped, walk);
-    if counted.is_empty() || rules.called || body.iter().any(|s| leaves(*s, walk)) {
+    // (`[ $n -ge 3 ] && { echo ignoring; exit 0; }` ends it as `break` would, s26.)
+    let leave = |k: Node<'_>| super::loop_exits::leaves_zero(k, looped, walk, rules, funcs);
+    let ends = |s: Node<'_>| breaks_on_counter(s, walk, funcs, &counted, &leave);
+    if counted.is_empty() || rules.called || body.iter().any(|s| leaves(*s, walk) && !ends(*s)) {
         return false;
     }
-    let breaks = body.iter().filter(|s| breaks_on_counter(**s, walk, funcs, &counted)).count();
+    let breaks = body.iter().filter(|s| ends(**s)).count();
     // (An `if TEST; then ...; break; fi` last: 0 when it does not break, s16 vd3 un05.)
     breaks > 0
         && body.last().is_some_and(|s| {
-            quiet_step(*s, walk, funcs, &counted)
-                || s.kind_name() == "if_statement" && breaks_on_counter(*s, walk, funcs, &counted)
+            quiet_step(*s, walk, funcs, &counted) || s.kind_name() == "if_statement" && ends(*s)
         })
-        && body
-            .iter()
-            .all(|s| quiet_step(*s, walk, funcs, &counted) || breaks_on_counter(*s, walk, funcs, &counted))
+        && body.iter().all(|s| quiet_step(*s, walk, funcs, &counted) || ends(*s))
 }
 
 /// For `list` (`check || TEST`, `right` its `TEST`), the `until` loop whose whole condition it is,
@@ -380,7 +389,7 @@ pub(super) fn counted_loop(looped: Node<'_>, walk: &Walk<'_>, rules: &Rules, fun
         && body.iter().all(|s| {
             quiet_step(*s, walk, funcs, &counted)
                 || check_and_break(*s)
-                || breaks_on_counter(*s, walk, funcs, &counted)
+                || breaks_on_counter(*s, walk, funcs, &counted, &|_: Node<'_>| false)
         })
 }
 

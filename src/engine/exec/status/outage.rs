@@ -276,7 +276,7 @@ fn outage_sense(check: Node<'_>, cond: Node<'_>, pipefail: bool, walk: &Walk<'_>
 
 /// Whether an `exit` at `construct` ends the script itself: not in a function's body (its caller
 /// may run it in a subshell), a subshell, a substitution, a pipeline or the background.
-fn in_script_shell(construct: Node<'_>, rules: &Rules) -> bool {
+pub(super) fn in_script_shell(construct: Node<'_>, rules: &Rules) -> bool {
     if rules.in_function || rules.called {
         return false;
     }

@@ -83,7 +83,13 @@ fn in_own_shell(n: Node<'_>) -> bool {
 /// `( )`, substitution or pipeline element of the body, which it ends with status 0 as `exit 0`
 /// would (s23: bash 5.2 and dash 0.5.12 exit 0 / 0 on `f() { ( C || { echo down; return 0; } );
 /// }; f`; outside a function bash refuses `return` there, status 2, so it is not taken).
-fn ends_harmlessly(ends: &[Ending], at: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
+pub(super) fn ends_harmlessly(
+    ends: &[Ending],
+    at: Node<'_>,
+    walk: &Walk<'_>,
+    rules: &Rules,
+    funcs: &Funcs,
+) -> bool {
     !ends.contains(&Ending::Returns)
         || rules.in_function
             && (!in_own_shell(at) || harmless_after(at, walk, funcs) || returns_zero_after(at, walk, funcs))
