@@ -320,7 +320,7 @@ fn status_replaced_after(construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) ->
     };
     let root = super::tree_root(construct, walk);
     !last_statement(construct, parent)
-        && !construct.next_sibling().is_some_and(|s| s.kind_name() == "&")
+        && construct.next_sibling().is_none_or(|s| s.kind_name() != "&")
         && !super::option_on_at(construct, root, walk, super::Opt::Errexit, rules.errexit)
         && !super::next_reads_status(construct, parent, walk, rules)
 }
