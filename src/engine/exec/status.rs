@@ -43,6 +43,7 @@
 mod calls;
 mod constructs;
 mod data;
+mod err_log;
 mod filters;
 mod functions;
 use functions::{Funcs, functions_at, known_ok};
@@ -59,6 +60,8 @@ mod outage;
 mod tested;
 pub(super) use outage::INVERTED_IF;
 mod output;
+mod path_vars;
+pub(super) use path_vars::{named_elsewhere_in, path_variables, resolve_path};
 mod reasons;
 mod replay;
 pub(super) use output::output_kept;

@@ -168,8 +168,29 @@ pub(super) fn only_writes_unread_files(
 ) -> bool {
     let targets = status::file_targets(body);
     let mut rest = body.to_string();
-    for t in &targets {
-        let t = t.trim_matches(['"', '\'']);
+    for written in &targets {
+        // A name through a variable holding a literal path (`"$LOG"`, s26): its path is looked
+        // for in the script (`status::named_elsewhere_in`, the body its one place there), in the
+        // texts around it and in the known bodies.
+        if written.contains('$') {
+            let vars = status::path_variables(src);
+            let at: Vec<(usize, usize)> = src.match_indices(body).map(|(i, _)| (i, i + body.len())).collect();
+            let unread = status::resolve_path(written, &vars).is_some_and(|path| {
+                let names = |x: &str| {
+                    x.contains(&path) || vars.iter().any(|v| written.contains(&v.name) && x.contains(&v.name))
+                };
+                at.len() == 1
+                    && !status::named_elsewhere_in(written, src, &at)
+                    && !outer.iter().any(|x| **x != *src && names(x))
+                    && others.iter().all(|(_, b)| b == body || src.contains(b.as_str()) || !names(b))
+            });
+            if !unread {
+                return false;
+            }
+            rest = rest.replace(written.as_str(), "/dev/null");
+            continue;
+        }
+        let t = written.trim_matches(['"', '\'']);
         let own = body.matches(t).count();
         let elsewhere = |x: &str| {
             let n = x.matches(t).count();

@@ -10,7 +10,7 @@ use crate::engine::exec::kinds::KindName;
 use tree_sitter::Node;
 
 use super::super::shell::Walk;
-use super::harmless::named_elsewhere;
+use super::path_vars::named_elsewhere_in;
 use super::text;
 
 /// Programs that copy or reshape their input and exit 0 whatever it holds (GNU coreutils,
@@ -82,7 +82,7 @@ fn sed_sets_no_status(script: &str) -> bool {
 /// quoted strings that expand nothing) none of which makes its status read its input: no
 /// `tail -f` (it waits), no `sort -c` (exits 1 on unsorted input), no awk program with `exit`, `getline` or `system` and no sed script with `q`/`Q`
 /// (an exit status), no program read from a file (`-f`); and, for `tee`, no file it writes named
-/// again by the script (`src`, [`named_elsewhere`]), whose reader would see the check's output.
+/// again by the script (`src`, [`named_elsewhere_in`]), whose reader would see the check's output.
 /// A function of that name (`functions`) is not the program. Anything else is not a filter.
 pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -> bool {
     if k.kind_name() != "command" {
@@ -138,7 +138,7 @@ pub(super) fn plain_filter(k: Node<'_>, walk: &Walk<'_>, functions: &[String]) -
         "tee" => !args
             .iter()
             .filter(|a| !a.starts_with('-'))
-            .any(|f| named_elsewhere(f, walk.src, &[(k.start_byte(), k.end_byte())])),
+            .any(|f| named_elsewhere_in(f, walk.src, &[(k.start_byte(), k.end_byte())])),
         _ => true,
     }
 }

@@ -10,6 +10,10 @@ use super::*;
 pub(super) struct Funcs {
     pub(super) risky: std::rc::Rc<Vec<String>>,
     pub(super) ok: std::rc::Rc<Vec<String>>,
+    /// Those of `risky` whose call may only fail by writing files the script names nowhere else
+    /// ([`TopFunction::writes_only`]): `harmless::may_only_fail` takes a call of one as it takes
+    /// the write itself.
+    pub(super) writers: std::rc::Rc<Vec<String>>,
 }
 
 /// A function defined at the top level of a script (`Walk::top_functions`): its name, the byte
@@ -19,6 +23,13 @@ pub(in crate::engine::exec) struct TopFunction {
     pub(super) name: String,
     pub(super) end: usize,
     pub(super) harmless: bool,
+    /// Not `harmless`, but only for writing files that the script names nowhere else (their
+    /// names read through `path_vars`): the body is `harmless::may_only_fail` and leaves nothing
+    /// (no `exit`/`return`). A call changes nothing the script reads later and may fail only as
+    /// the write does (a read-only root filesystem). s26's new user: `LOG=/tmp/health.log; log()
+    /// { echo "$(date +%s) [health] $*" >> "$LOG" 2>/dev/null; }; if ! pg_isready -h db; then log
+    /// down; fi; curl -fsS localhost:8080/healthz` exits 0 / 0 in bash 5.2 and dash 0.5.12.
+    pub(super) writes_only: bool,
     /// Its body ends with `exit 0` (`Some(true)`) or `return 0` (`Some(false)`) after commands
     /// that cannot fail (`constructs::zero_end`).
     pub(super) zero: Option<bool>,
@@ -29,7 +40,11 @@ pub(in crate::engine::exec) struct TopFunction {
 
 /// The top-level function definitions of the tree whose root is `root`.
 fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunction> {
-    let all = Funcs { risky: std::rc::Rc::new(rules.functions.clone()), ok: std::rc::Rc::default() };
+    let all = Funcs {
+        risky: std::rc::Rc::new(rules.functions.clone()),
+        ok: std::rc::Rc::default(),
+        writers: std::rc::Rc::default(),
+    };
     // Each definition's name, body, where it takes effect and how many definitions it is: one
     // alike in every branch of an `if` with an `else` defines it at the `if`'s end, as many
     // times as there are branches (`constructs::alike_definitions`).
@@ -80,15 +95,19 @@ fn top_functions(root: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Vec<TopFunct
             // 0.5.12 with the database down.)
             let tops = starts.iter().filter(|(m, _)| *m == name).count();
             let several = count == 1 && tops > 1 && defined == tops;
-            let harmless = (defined == count || several)
-                && body.kind_name() == "compound_statement"
-                && harmless(body, walk, &all)
-                && !leaves(body, walk);
+            let once = (defined == count || several) && body.kind_name() == "compound_statement";
+            let harmless = once && harmless(body, walk, &all) && !leaves(body, walk);
+            let writes_only =
+                once && !harmless && may_only_fail(body, walk, &all) && !leaves(body, walk) && {
+                    let own = [(body.start_byte(), body.end_byte())];
+                    let targets = file_targets(text(body, walk));
+                    !targets.is_empty() && !targets.iter().any(|f| named_elsewhere_in(f, walk.src, &own))
+                };
             let until = several.then(|| {
                 starts.iter().find(|(m, at)| *m == name && *at >= end).map_or(usize::MAX, |(_, at)| *at)
             });
             let zero = constructs::zero_end(text(body, walk));
-            TopFunction { name, end, harmless, zero, until }
+            TopFunction { name, end, harmless, writes_only, zero, until }
         })
         .collect()
 }
@@ -116,7 +135,7 @@ pub(super) fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs
         let ok = rules.known_ok().clone();
         let oks: std::collections::HashSet<&str> = ok.iter().map(String::as_str).collect();
         let risky = rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect();
-        Funcs { risky: std::rc::Rc::new(risky), ok }
+        Funcs { risky: std::rc::Rc::new(risky), ok, writers: std::rc::Rc::default() }
     });
     // (One of several top-level definitions holds at a call at the top level before the next:
     // not in a function's body, which may run after it.)
@@ -136,7 +155,12 @@ pub(super) fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs
         .filter(|f| f.harmless && f.end <= n.start_byte() && held(f))
         .map(|f| f.name.clone())
         .collect();
-    if ok.is_empty() {
+    let writers: Vec<String> = table
+        .iter()
+        .filter(|f| f.writes_only && f.end <= n.start_byte() && held(f))
+        .map(|f| f.name.clone())
+        .collect();
+    if ok.is_empty() && writers.is_empty() {
         // (The same for every command of a tree that defines no harmless function: made once.)
         return base.clone();
     }
@@ -149,7 +173,7 @@ pub(super) fn functions_at(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> Funcs
     }
     let oks: std::collections::HashSet<&str> = ok.iter().map(String::as_str).collect();
     let risky = rules.functions.iter().filter(|f| !oks.contains(f.as_str())).cloned().collect();
-    Funcs { risky: std::rc::Rc::new(risky), ok: std::rc::Rc::new(ok) }
+    Funcs { risky: std::rc::Rc::new(risky), ok: std::rc::Rc::new(ok), writers: std::rc::Rc::new(writers) }
 }
 
 /// The functions defined before the script runs (a function's body) that are harmless to call:

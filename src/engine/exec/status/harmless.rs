@@ -15,6 +15,8 @@ use super::super::shell::Walk;
 use super::super::{clients, context};
 use super::constructs::{assigning_expansion, env_like, named_by_count};
 use super::data::{CHANGES_STATE, ENDS_OR_UNFOLLOWED, NOT_HARMLESS, PLAIN};
+use super::path_vars::named_elsewhere_in;
+pub(super) use super::path_vars::{named_directories, named_elsewhere, naming_words};
 use super::{Funcs, Rules, is_statement, leaves, output_used_above, siblings_after, text, work, work_text};
 
 /// `src` with the text inside each double-quoted string that holds no command substitution
@@ -263,10 +265,18 @@ fn prints_the_date(program: &str, args: &[String]) -> bool {
 /// Whether `n` is [`harmless`] but for writing files or to a closed stdout (`>&-`): it changes
 /// nothing the script reads later, but its status can be a failure.
 /// So is a `touch` or `rm` of files the script reads nowhere (`unread::writes_only_unread_files`).
+/// So is a call of a function whose body does no more (`Funcs::writers`, s26).
 pub(super) fn may_only_fail(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
     work_text(walk, text(n, walk));
-    (harmless_writing(text(n, walk), &functions.risky, true)
-        && plain_commands(n, walk, n.start_byte(), &functions.ok))
+    let (risky, ok) = if functions.writers.is_empty() {
+        (functions.risky.clone(), functions.ok.clone())
+    } else {
+        let risky: Vec<String> =
+            functions.risky.iter().filter(|f| !functions.writers.contains(f)).cloned().collect();
+        let ok: Vec<String> = functions.ok.iter().chain(functions.writers.iter()).cloned().collect();
+        (std::rc::Rc::new(risky), std::rc::Rc::new(ok))
+    };
+    (harmless_writing(text(n, walk), &risky, true) && plain_commands(n, walk, n.start_byte(), &ok))
         || super::unread::writes_only_unread_files(n, walk, functions)
 }
 
@@ -284,17 +294,20 @@ fn harmless_writing(t: &str, functions: &[String], writes: bool) -> bool {
 }
 
 /// The words of `t` (without its harmless substitutions) that [`harmless_text`] looks up among
-/// the functions' names.
+/// the functions' names. A path's `.` and `/` join its parts: `/tmp/h.log` calls no `log()` (s26:
+/// `log() { echo "$*" >> /tmp/h.log; }` was read as calling itself, so never harmless to call).
 pub(super) fn call_words(t: &str) -> impl Iterator<Item = &[u8]> {
-    t.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+    t.as_bytes().split(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/')))
 }
 
 /// [`harmless_writing`] of `t` (without its harmless substitutions) but for the functions it calls.
 fn harmless_writing_but_calls(t: &str, writes: bool) -> bool {
+    // (A `[` or `!` in a double-quoted string without a substitution tests nothing: `echo
+    // "$(date +%s) [health] $*"`, its harmless `$(date ...)` taken out, s26.)
     if assigning_expansion(t)
         || mentions(t, CHANGES_STATE)
         || mentions(t, NOT_HARMLESS)
-        || t.contains(['[', '!', '`'])
+        || blank_plain_strings(t).contains(['[', '!', '`'])
         || t.contains("((")
         || t.contains("$(")
     {
@@ -385,93 +398,12 @@ pub(in crate::engine::exec) fn file_targets(t: &str) -> Vec<String> {
 /// computes (`> "$F"`): its output may be read later (`remote > f; grep x f`).
 pub(super) fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let own = text(n, walk);
+    // (A name through a variable is counted by its path, `path_vars`: the words of `$D/db` are
+    // not the file's.)
     file_targets(own).iter().any(|f| {
-        named_by_count(f, own, walk) || named_elsewhere(f, walk.src, &[(n.start_byte(), n.end_byte())])
+        (!f.contains('$') && named_by_count(f, own, walk))
+            || named_elsewhere_in(f, walk.src, &[(n.start_byte(), n.end_byte())])
     })
-}
-
-/// Whether the file `target` (a redirection's word, as written) may be named by the script
-/// outside the byte ranges `own` (the writes themselves), conservatively (break9 A1: `"/tmp/s""9"`,
-/// `/tmp/s\9`, `/tmp//s9`, `$D/s9`, `/tmp/s?`, `cd /tmp && grep -q up s9`, `grep -r up /tmp/`
-/// all read `/tmp/s9` in bash 5.2 and dash 0.5.12): compared with quotes and backslashes
-/// removed (`own`: byte ranges, start and end), it is named elsewhere when its name is computed or a glob, when its last component
-/// or its directory's is a word elsewhere, when any other word holds a glob character (`*`, `?`,
-/// `[`) or a brace expansion, or when the script changes directory (`cd`, `pushd`, `popd`).
-pub(super) fn named_elsewhere(target: &str, src: &str, own: &[(usize, usize)]) -> bool {
-    let unquoted = |t: &str| t.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect::<String>();
-    let name = unquoted(target);
-    if name.is_empty() || name.contains(['$', '`', '*', '?', '[', '{', '~']) {
-        return true;
-    }
-    let mut rest = String::with_capacity(src.len());
-    let mut from = 0;
-    let mut ranges = own.to_vec();
-    ranges.sort_unstable();
-    for (start, end) in ranges {
-        rest.push_str(src.get(from..start.max(from)).unwrap_or(""));
-        rest.push(' ');
-        from = from.max(end);
-    }
-    rest.push_str(src.get(from..).unwrap_or(""));
-    let rest = unquoted(&rest);
-    // (`$?` is no glob: s22, `rc=$?; echo $rc > /tmp/rc`.)
-    let globs = rest.replace("$?", "").replace("${?}", "").contains(['*', '?', '[']);
-    if mentions(&rest, &["cd", "pushd", "popd"])
-        || globs
-        || (rest.contains('{') && (rest.contains(',') || rest.contains("..")))
-    {
-        return true;
-    }
-    let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
-    let words = naming_words(&rest);
-    // The file's own name, as any word; its directory's only where the directory itself is named
-    // (`grep -r up /tmp/`, `find /tmp`), not inside another file's path (s24's new user: `test -f
-    // /tmp/healthy || exit 1; pg_isready -h db || date >> /tmp/db-down; exit 0` exits 0 / 0 in
-    // bash 5.2 and dash 0.5.12, and was denied because `tmp` was a word elsewhere).
-    let mut from_end = parts.iter().rev();
-    let (file, dir) = (from_end.next(), from_end.next());
-    file.is_some_and(|f| words.contains(f)) || dir.is_some_and(|d| named_directories(&rest).contains(d))
-}
-
-/// The last path component of each word of `t` (split at blanks, shell operators and `=`): the
-/// directories (or files) the text names as a whole (`/tmp/` and `/tmp` name `tmp`, `/tmp/x`
-/// names `x`).
-pub(super) fn named_directories(t: &str) -> Vec<&str> {
-    t.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '='))
-        .filter_map(|w| w.split('/').rfind(|p| !p.is_empty() && *p != "."))
-        .collect()
-}
-
-/// The words of `t` (runs of ASCII letters, digits, `_`, `.`, `-`) that may name a file: all but
-/// a variable's name where it is expanded (`$rc`, `${rc`) or assigned (`rc=` at a word's start).
-/// s22: `pg_isready -h db; rc=$?; echo $rc > /tmp/rc; exit` names the file `/tmp/rc` once (it
-/// exits 0 / 0 in bash 5.2 and dash 0.5.12); `cat rc` after a `cd /tmp` would name it (`cd`
-/// counts as naming every file: [`named_elsewhere`]).
-pub(super) fn naming_words(t: &str) -> Vec<&str> {
-    let b = t.as_bytes();
-    let in_word = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if !in_word(b[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < b.len() && in_word(b[i]) {
-            i += 1;
-        }
-        let word = &t[start..i];
-        let before = start.checked_sub(1).map(|j| b[j]);
-        let expanded = before == Some(b'$') || before == Some(b'{') && start >= 2 && b[start - 2] == b'$';
-        let assigned = b.get(i) == Some(&b'=')
-            && before.is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b';' | b'&' | b'|' | b'('))
-            && super::super::context::is_ident(word);
-        if !(expanded || assigned) {
-            out.push(word);
-        }
-    }
-    out
 }
 
 /// Whether the statement after `at` reads `at`'s status (`$?`, `${?}`, a bare `exit`, anywhere

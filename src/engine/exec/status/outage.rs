@@ -26,7 +26,8 @@ use super::super::flow::mentions;
 use super::super::shell::Walk;
 use super::data::ENDS_OR_UNFOLLOWED;
 use super::functions::Funcs;
-use super::harmless::{file_targets, harmless, leaves_state, may_only_fail, named_elsewhere, other_parts};
+use super::harmless::{file_targets, harmless, leaves_state, may_only_fail, other_parts};
+use super::path_vars::named_elsewhere_in;
 use super::tree::{in_case_body, in_condition, last_statement};
 use super::{Rules, is_statement, text, work};
 
@@ -102,8 +103,8 @@ pub(super) fn outage_branch<'t>(
     let unread_write = |k: &Node<'t>| {
         let own = [(k.start_byte(), k.end_byte())];
         may_only_fail(*k, walk, funcs)
-            && !file_targets(text(*k, walk)).iter().any(|f| named_elsewhere(f, walk.src, &own))
-            && exits_zero_after(construct, walk, rules)
+            && !file_targets(text(*k, walk)).iter().any(|f| named_elsewhere_in(f, walk.src, &own))
+            && (exits_zero_after(construct, walk, rules) || status_replaced_after(construct, walk, rules))
     };
     if !taken.iter().all(|k| harmless(*k, walk, funcs) || unread_write(k)) {
         return None;
@@ -203,7 +204,7 @@ pub(super) fn outage_branch<'t>(
                 files.extend(words.filter(|w| !w.starts_with('-')).map(str::to_string));
             }
         }
-        if files.iter().any(|f| named_elsewhere(f, walk.src, &own)) {
+        if files.iter().any(|f| named_elsewhere_in(f, walk.src, &own)) {
             return None;
         }
     }
@@ -306,6 +307,22 @@ fn exits_zero_after(construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool
         && !rules.called
         && last.is_some_and(|k| text(k, walk).split_whitespace().eq(["exit", "0"]))
         && last_or_inert_after(construct, program, walk)
+}
+
+/// Whether the status of `construct` is replaced by the statement after it: it is not the last
+/// of its list of statements, errexit is off where it runs, it is not in the background and the
+/// next statement does not read its status (`$?`). A branch that may fail only by writing a file
+/// nothing reads then fails nothing (s26's new user: `if ! pg_isready -h db; then log down; fi;
+/// check_http || exit 1`, `log` appending to a log file, exits 0 / 0 in bash 5.2 and dash 0.5.12).
+fn status_replaced_after(construct: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let Some(parent) = construct.parent().filter(|p| super::is_list_of_statements(p.kind_name())) else {
+        return false;
+    };
+    let root = super::tree_root(construct, walk);
+    !last_statement(construct, parent)
+        && construct.next_sibling().is_none_or(|s| s.kind_name() != "&")
+        && !super::option_on_at(construct, root, walk, super::Opt::Errexit, rules.errexit)
+        && !super::next_reads_status(construct, parent, walk, rules)
 }
 
 /// Whether `at` is the last statement of `parent`, or only statements that read no state follow

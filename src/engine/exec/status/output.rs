@@ -64,6 +64,9 @@ fn output_reaches<'a>(
             // nowhere (s25: `set -e; x=$(redis-cli -h cache ping || echo down); test -d /`
             // exits 0 / 0 in bash 5.2 and dash 0.5.12).
             "command_substitution" if substitutions && unread_value(parent, walk) => return false,
+            // `state=$(check || echo DOWN); case "$state" in PONG) echo ok;; *) echo bad >&2;;
+            // esac`: the value only chooses a harmless item, or is only written out (s26).
+            "command_substitution" if substitutions && value_reaches_no_status(parent, walk) => return false,
             "command_substitution" | "process_substitution" if substitutions => return true,
             "redirected_statement" if writes_a_named_file(parent, walk) => return true,
             "pipeline" => {
@@ -119,6 +122,45 @@ fn unread_value(sub: Node<'_>, walk: &Walk<'_>) -> bool {
                 && !rules.container_env.0.iter().any(|d| d == text(name, walk))
                 && !harmless::may_be_read_elsewhere(name, walk)
                 && unread::only_assigned(text(name, walk), walk.src)
+        })
+}
+
+/// Whether the value of the command substitution `sub` reaches no status whatever it holds, as
+/// the walk judges a check's own substitution (`discarded_at`): it is the value of `NAME=$(...)`
+/// (a statement of its own or a part of an `&&`/`||` list), and `NAME` is only written out
+/// (`harmless::only_echoed`) or read as the subject of `case` statements whose items are all
+/// harmless (`shapes::only_case_subject`), and no caller's code names it; or it is the subject of
+/// such a `case` itself, or an argument of a command that only writes it out (`echo "db:
+/// $(...)"`, whose output nothing reads: `calls::only_prints_arguments`). s26's new user (16):
+/// `state=$(redis-cli -h cache ping 2>/dev/null || echo DOWN); case "$state" in PONG) echo ok;;
+/// *) echo degraded >&2;; esac; [ -e /proc/1/status ]` exits 0 / 0 in bash 5.2 and dash 0.5.12
+/// and was denied: the check's `|| echo DOWN` ends its status's walk, and its output was taken
+/// as read by any substitution whose variable is read at all.
+fn value_reaches_no_status(sub: Node<'_>, walk: &Walk<'_>) -> bool {
+    let Some(rules) = walk.status.as_ref() else {
+        return false;
+    };
+    let mut up = sub.parent();
+    while let Some(u) = up.filter(|u| matches!(u.kind_name(), "string" | "concatenation")) {
+        up = u.parent();
+    }
+    let Some(up) = up else {
+        return false;
+    };
+    let funcs = || functions_at(sub, walk, rules);
+    if let Some(case) = shapes::case_of_subject(sub, up) {
+        return shapes::case_is_harmless(case, walk, &funcs(), |_| true);
+    }
+    if up.kind_name() == "command" {
+        return up.child_by_field("name").is_some_and(|m| !m.byte_range().contains(&sub.start_byte()))
+            && calls::only_prints_arguments(up, walk);
+    }
+    up.kind_name() == "variable_assignment"
+        && up.parent().is_some_and(subst::assignment_statement_in)
+        && up.child_by_field("value").is_some_and(|v| v.start_byte() <= sub.start_byte())
+        && up.child_by_field("name").is_some_and(|name| {
+            (harmless::only_echoed(name, walk) || shapes::only_case_subject(name, walk, &funcs()))
+                && (!rules.called || callers_never_name(name, walk, rules))
         })
 }
 

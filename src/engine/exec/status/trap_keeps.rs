@@ -121,6 +121,150 @@ fn quiet(text: &str, functions: &[String], in_function: bool) -> Option<Vec<Stri
     Some(called)
 }
 
+/// Whether the EXIT trap `action` (quotes removed) keeps whether the script passes, with errexit
+/// on or off: run with a status of 0 it runs nothing that can fail (so errexit ends nothing and
+/// the status stays 0), and with any other status it may end the shell only with a failure (a
+/// command of its own failing under errexit exits 1, still a failure), since it runs no `exit`.
+/// Read statement by statement (`;`, newline), each one of: `NAME=$?` (the first only, where
+/// `$?` is the status the shell was exiting with; `NAME` then holds it); an output command
+/// (`echo`, `printf` without options, `logger`, `:`, `true`, to no file and without `>&-`)
+/// that expands no parameter but such a `NAME`; `TEST || OUTPUT` or `TEST && OUTPUT`, TEST a
+/// comparison of `NAME` (`$NAME`, `"$NAME"`, `${NAME}`; or, in the first statement, `$?`) with a
+/// number that is decided for a status of 0 (`[ $rc -eq 0 ]`, `[ $rc -ne 0 ]`, `test`, `[[ ]]`:
+/// [`zero_test`]), and OUTPUT an output command, which expands no other parameter when it runs
+/// for a status of 0 (any, when it runs only
+/// with a failing status). s26's new user (37): `set -eu; trap 'rc=$?; [ $rc -eq 0 ] || echo
+/// "exiting rc=$rc" >&2' EXIT; pg_isready -h db || warn x; echo ok` exits 0 / 0 in bash 5.2 and
+/// dash 0.5.12, and was denied: a trap not read under errexit kept the script from being judged.
+pub(super) fn keeps_success(action: &str) -> bool {
+    if action.contains(['`', '<', '(', ')', '\\'])
+        || mentions(
+            action,
+            &[
+                "exit", "return", "exec", "kill", "eval", "source", "set", "shopt", "trap", "alias", "break",
+                "continue",
+            ],
+        )
+    {
+        return false;
+    }
+    let Some(statements) = split_statements(action) else {
+        return false;
+    };
+    let mut saved: Vec<&str> = Vec::new();
+    statements.iter().enumerate().all(|(i, st)| {
+        let st = st.trim();
+        if st.is_empty() {
+            return true;
+        }
+        if let Some((name, value)) = st.split_once('=')
+            && i == 0
+            && super::super::context::is_ident(name)
+            && matches!(value, "$?" | "${?}" | "\"$?\"")
+        {
+            saved.push(name);
+            return true;
+        }
+        // (A parameter's name: the saved status, or `?` in the first statement.)
+        let reads = |name: &str| (i == 0 && name == "?") || saved.contains(&name);
+        for (op, runs_when) in [("||", false), ("&&", true)] {
+            if let Some((test, out)) = st.split_once(op) {
+                // (OUTPUT runs with a status of 0 when the test gives `runs_when` there: it may
+                // then expand only the saved status.)
+                return !out.contains("||")
+                    && !out.contains("&&")
+                    && zero_test(test, &reads).is_some_and(|holds| {
+                        if holds == runs_when {
+                            output_only(out, &|w| reads(w))
+                        } else {
+                            output_only(out, &|_| true)
+                        }
+                    });
+            }
+        }
+        output_only(st, &|w| reads(w))
+    })
+}
+
+/// `text` split at `;` and newlines outside quotes; `None` when a quote does not close.
+fn split_statements(text: &str) -> Option<Vec<&str>> {
+    let mut out = Vec::new();
+    let (mut start, mut quote) = (0, None);
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, ';' | '\n') => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    quote.is_none().then_some(out)
+}
+
+/// Whether `test` (`[ X OP N ]`, `test X OP N`, `[[ X OP N ]]`, X a word `reads` takes as the
+/// status, N a number) holds for a status of 0: the integer comparisons (`-eq`, `-ne`, `-lt`,
+/// `-le`, `-gt`, `-ge`) and the string ones (`=`, `==`, `!=`: `0` against N as written); `None`
+/// for any other test.
+fn zero_test(test: &str, reads: &dyn Fn(&str) -> bool) -> Option<bool> {
+    let words: Vec<&str> = test.split_whitespace().collect();
+    let inner = match words.as_slice() {
+        ["[", inner @ .., "]"] | ["[[", inner @ .., "]]"] | ["test", inner @ ..] => inner,
+        _ => return None,
+    };
+    let [x, op, n] = inner else {
+        return None;
+    };
+    let n = n.trim_matches('"');
+    let x = x.trim_matches('"');
+    let name = x.strip_prefix("${").and_then(|x| x.strip_suffix('}')).or_else(|| x.strip_prefix('$'));
+    if !name.is_some_and(reads) || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || n.len() > 9 {
+        return None;
+    }
+    let v: i64 = n.parse().ok()?;
+    match *op {
+        "-eq" => Some(0 == v),
+        "-ne" => Some(0 != v),
+        "-lt" => Some(0 < v),
+        "-le" => Some(0 <= v),
+        "-gt" => Some(0 > v),
+        "-ge" => Some(0 >= v),
+        "=" | "==" => Some(n == "0"),
+        "!=" => Some(n != "0"),
+        _ => None,
+    }
+}
+
+/// Whether `command` is one output command (`echo`, `printf` without options, `logger`, `:`,
+/// `true`) writing to no file and not to a closed descriptor (`>&-`), each parameter it expands
+/// (`$NAME`, `${NAME}`, `$?`) one whose name `expands` takes.
+fn output_only(command: &str, expands: &dyn Fn(&str) -> bool) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some((first, rest)) = words.split_first() else {
+        return false;
+    };
+    matches!(*first, "echo" | "printf" | "logger" | ":" | "true")
+        && !(*first == "printf" && rest.first().is_some_and(|w| w.starts_with('-')))
+        && super::harmless::file_targets(command).is_empty()
+        && !command.contains("&-")
+        && !command.contains('|')
+        && command.match_indices('$').all(|(i, _)| {
+            let after = &command[i + 1..];
+            let name = match after.strip_prefix('{') {
+                Some(b) => b.split_once('}').map(|(n, _)| n),
+                None if after.starts_with('?') => Some("?"),
+                None => {
+                    Some(after.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or(""))
+                }
+            };
+            name.is_some_and(|n| !n.is_empty() && expands(n))
+        })
+}
+
 /// Whether `src` sets an EXIT trap (`EXIT` or `0` among the conditions) whose action is named by
 /// an expansion (`trap "$A" EXIT`, `trap $CLEANUP 0`, ``trap "`cat f`" EXIT``): what it runs at
 /// the script's end, and so the script's status, is not read here. A doubt, never a denial (s24:
@@ -147,7 +291,7 @@ pub(in crate::engine::exec) fn unread_exit_action(src: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{keeps_exit_status, never_sent, unread_exit_action};
+    use super::{keeps_exit_status, keeps_success, never_sent, unread_exit_action};
 
     #[test]
     fn an_exit_action_named_by_an_expansion_is_not_read() {
@@ -195,6 +339,38 @@ mod tests {
         assert!(!keeps_exit_status("trap f EXIT", "f", &known, true));
         let known = [("f".to_string(), " return 1; ".to_string())];
         assert!(keeps_exit_status("trap f EXIT", "f", &known, true));
+    }
+
+    #[test]
+    fn an_exit_action_that_keeps_success_and_failure() {
+        for action in [
+            "rc=$?; [ $rc -eq 0 ] || echo \"[$PROBE] exiting rc=$rc\" >&2",
+            "rc=$?; [ $rc -ne 0 ] && echo \"failed rc=$rc\" >&2",
+            "[ $? -eq 0 ] || echo failed >&2",
+            "rc=$?; echo \"done rc=$rc\"",
+            "rc=$?; [ $rc -eq 0 ] && echo ok",
+            "rc=$?; [ \"$rc\" != 0 ] && logger -t probe \"rc $rc\"",
+            "st=$?; test $st -gt 0 && echo bad",
+        ] {
+            assert!(keeps_success(action), "{action}");
+        }
+        for action in [
+            // A status of its own, a test that fails with 0, output that may fail with 0.
+            "rc=$?; [ $rc -eq 0 ] || exit 1",
+            "rc=$?; exit $rc",
+            "rc=$?; [ $rc -eq 0 ]",
+            "rc=$?; [ $rc -ne 0 ] || echo x > /tmp/f",
+            "rc=$?; [ $rc -eq 0 ] && echo \"$NAME\"",
+            "echo \"bye $NAME\"",
+            "rc=$?; [ $rc -eq $LIMIT ] || echo x",
+            "x=1; [ $? -eq 0 ] || echo x",
+            "rc=$?; [ $rc -eq 0 ] || cleanup",
+            "rc=$?; [ $rc -eq 0 ] || { echo x; false; }",
+            "rc=$?; [ $rc -eq 0 ] || echo $(date)",
+            "rc=$?; [ $rc -eq 0 ] && echo x >&-",
+        ] {
+            assert!(!keeps_success(action), "{action}");
+        }
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub(in crate::engine::exec) fn harmless_traps_expanding(
     dash: bool,
     expanded: &mut Vec<(String, usize)>,
 ) -> bool {
+    // (Read as the shell runs it: a comment's `trap`, `# team template: set -eu, trap, ...`, is
+    // no command, s26; it kept every check of the script with a real trap from being judged.)
+    let code = crate::engine::exec::flow::code_view(src);
+    let src: &str = &code;
     let errexit_free =
         !errexit && !super::options::sets_errexit(src) && !mentions(src, &["errexit", "shopt", "SHELLOPTS"]);
     let bytes = src.as_bytes();
@@ -130,7 +134,8 @@ pub(in crate::engine::exec) fn harmless_traps_expanding(
             super::trap_keeps::never_sent(c, errexit_free)
                 || super::trap_keeps::is_exit(c)
                     && (super::trap_keeps::keeps_exit_status(src, action, known, errexit_free)
-                        || super::trap_actions::keeps_status(action, &["EXIT".to_string()]))
+                        || super::trap_actions::keeps_status(action, &["EXIT".to_string()])
+                        || super::trap_keeps::keeps_success(action))
         };
         let dash_rejects =
             |c: &String| dash && errexit_free && c.trim_start_matches("SIG").eq_ignore_ascii_case("ERR");
@@ -165,8 +170,11 @@ pub(in crate::engine::exec) fn harmless_traps_expanding(
                 _ => super::traps::harmless_handler(src, c, between, errexit),
             }
         });
+        let err_only = !signals.is_empty()
+            && signals.iter().all(|s| s.trim_start_matches("SIG").eq_ignore_ascii_case("ERR"));
         if !(action == "-"
             || commands_ok
+            || (err_only && super::err_log::only_logs(src, action))
             || err_trap_exits_zero(src, action, signals, errexit)
             || super::trap_actions::keeps_status(action, signals))
         {
