@@ -120,6 +120,10 @@ fn blind(target: &str, src: &str, own: &[(usize, usize)], at: usize, nonempty: b
                 return false;
             }
         }
+        // (A name spelt with quotes or backslashes, `"t"mp`, is one the scan below would miss.)
+        if occurrences(&rest, var).len() != occurrences(&unquoted, var).len() {
+            return false;
+        }
         // (`/tmp/last` holds the word `tmp`, a path's part, no variable.)
         return occurrences(&rest, var).iter().filter(|&&i| !rest[..i].ends_with('/')).all(|&i| {
             let assigned = rest[i + var.len()..].starts_with('=');
@@ -148,7 +152,12 @@ fn blind(target: &str, src: &str, own: &[(usize, usize)], at: usize, nonempty: b
     if dir.is_some_and(|d| named_directories(&values).contains(d)) {
         return false;
     }
-    occurrences(&rest, file).iter().all(|&i| blind_command(&rest, i, &name, src, own, at, nonempty, depth))
+    // (`"/tmp/s""9"` and `/tmp/s\9` name `/tmp/s9`: a spelling the scan below would miss.)
+    let found = occurrences(&rest, file);
+    if found.len() != occurrences(&unquoted, file).len() {
+        return false;
+    }
+    found.iter().all(|&i| blind_command(&rest, i, &name, src, own, at, nonempty, depth))
 }
 
 /// Where `word` is found in `t` as a whole word (not inside a longer run of letters, digits,
@@ -328,6 +337,16 @@ mod tests {
         ] {
             let src = format!("{w1}; {rest}");
             assert_eq!(blind_readers_only("/tmp/s", &src, &[(0, w1.len())], 0, nonempty), blind, "{src}");
+        }
+    }
+
+    #[test]
+    fn a_name_spelt_otherwise_is_read() {
+        // (`tests/shell_flow.rs`: bash 5.2 and dash 0.5.12 read `/tmp/s9` in each.)
+        let w = "echo up > /tmp/s9";
+        for rest in ["grep -q up \"/tmp/s\"\"9\"", "grep -q up /tmp/s\\9"] {
+            let src = format!("{w}; test -s /tmp/s9; {rest}");
+            assert!(!blind_readers_only("/tmp/s9", &src, &[(0, w.len())], 0, true), "{src}");
         }
     }
 
