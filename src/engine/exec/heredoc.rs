@@ -184,10 +184,22 @@ fn output_of<'t>(body: Node<'t>, walk: &Walk<'_>) -> Output<'t> {
             let t = text(r, walk);
             let target =
                 t.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '>' | '&' | '|')).trim();
-            // A file the script names again is data it may read (as `status::discarded` holds).
+            // A file the script names again is data it may read (as `status::discarded` holds),
+            // unless only to test that it exists or is not empty (s26: `cat > F <<EOF` / `{"db":
+            // "$(C && echo up || echo down)"}` / `EOF` / `test -s F` exits 0 / 0 in bash 5.2.15
+            // and dash 0.5.12; a bare `cat` of a body holding a substitution writes a line).
+            let own = [(statement.start_byte(), statement.end_byte())];
+            let copies_body = text(command, walk).trim() == "cat";
             t.trim_start_matches(|c: char| c.is_ascii_digit()).starts_with('>')
                 && !target.is_empty()
                 && walk.src.matches(target).count() > 1
+                && !super::status::blind_readers_only(
+                    target,
+                    walk.src,
+                    &own,
+                    statement.start_byte(),
+                    copies_body,
+                )
         });
     if to_a_file {
         return used;

@@ -164,8 +164,10 @@ impl Ctx<'_> {
         // (A script that fails every time, s25, or exits by an EXIT trap set ahead.)
         if self.uncoupled.is_none() && depth == 1 && self.calls == 0 && (had_gap || self.parse_gap.is_none())
         {
-            self.uncoupled =
-                exits::always_fails(script).map(|last| exits::always_fails_reason(&last)).or_else(|| {
+            self.uncoupled = exits::always_fails(script)
+                .or_else(|| self.case_always_fails(script))
+                .map(|last| exits::always_fails_reason(&last))
+                .or_else(|| {
                     self.exit_zero_trap_ahead(script).map(|status| match status {
                         0 => exit_traps::EXIT_TRAP_LATER.to_string(),
                         n => exits::exit_trap_fails(n),

@@ -40,6 +40,7 @@
 //! - `data`: the command-name lists those judgements use;
 //! - `lost`: process substitutions, counted `until` retries and `$?` tests an outage passes.
 
+mod blind;
 mod calls;
 mod constructs;
 mod data;
@@ -85,6 +86,7 @@ use tree_sitter::Node;
 
 use super::flow::mentions;
 use super::shell::Walk;
+pub(super) use blind::blind_readers_only;
 use constructs::{
     callers_never_name, errexit_ends_subshell, forces_zero, loop_condition, only_bare_waits,
     only_leaves_its_loop, subshell_only_exits, tries_each_host, unread_declaration,
@@ -94,7 +96,7 @@ pub(super) use harmless::file_targets;
 pub(super) use harmless::reads_status_text;
 use harmless::{
     blank_plain_strings, harmless, harmless_after, harmless_text, last_status_word, may_only_fail,
-    next_reads_status, same_writes, selection_is_harmless, unread_assignment, writes_a_named_file,
+    next_reads_status, selection_is_harmless, unread_assignment, writes_a_named_file,
 };
 pub(super) use options::shebang_errexit;
 use options::{Opt, option_on_at, options_at, with_facts};
@@ -229,7 +231,8 @@ pub(super) fn rules(
         // (`kill $PID` of a background child signals nothing of this shell, s25.)
         || (mentions(src, &["kill"]) && !trap_values::kills_only_children(src, src))
         || texts::may_select(src)
-        || (mentions(src, &["wait"]) && !only_bare_waits(src))
+        // (A `wait $PID` in a trap's action was judged with the trap, s26.)
+        || (mentions(src, &["wait"]) && !only_bare_waits(&trap_values::without_trap_commands(src)))
         || known_reads_status
     {
         return None;
@@ -417,7 +420,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     }
                     if (selection_is_harmless(at, construct, walk, &funcs)
                         && !zero::exits_past_body(at, construct, walk, rules))
-                        || same_writes(at, construct, walk)
+                        || blind::same_writes(at, construct, walk)
                         || zero::branches_end_zero(at, construct, walk, rules, &funcs)
                     {
                         return Some((CONDITION, at));
@@ -572,7 +575,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     // `return 0`: 0 either way (s25), the list's status replaced by the rest.
                     "&&" if rules.in_function
                         && text(right, walk).split_whitespace().eq(["return", "0"])
-                        && zero::returns_zero_after(parent, walk, &funcs) =>
+                        && zero::returns_zero_after(parent, walk, rules, &funcs) =>
                     {
                         at = parent;
                     }
@@ -603,7 +606,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 at = parent;
             }
             "while_statement" => {
-                return loop_condition(at, parent, walk, rules, &funcs, (negated, sense_lost));
+                return loop_condition(at, parent, walk, rules, &funcs, (negated, sense_lost, errexit));
             }
             "pipeline" => {
                 let last = {

@@ -1,5 +1,7 @@
 //! Whether a script's text always exits 0, whatever its commands return (a crude scan).
 
+use crate::engine::exec::kinds::KindName;
+
 /// Whether a script's exit status is 0 whatever its commands return (bash manual, "Exit
 /// Status": a script's status is its last command's): its last statement is `exit 0`, `true`,
 /// `:` or a plain `echo` (returned, `echo` without its words, for the message), and nothing can
@@ -91,6 +93,71 @@ pub(in crate::engine::exec) fn always_fails(script: &str) -> Option<String> {
             .then(|| format!("`{name}` last, whose body ends with `{}`", ends.join(" ")))
         }
         _ => None,
+    }
+}
+
+/// [`always_fails`]'s text conditions (no word that may end the script another way or run text
+/// not read here, every `exit` and `return` with a literal non-zero status), for a script whose
+/// last statement is read from its tree ([`super::Ctx::case_always_fails`]).
+fn only_failing_exits(script: &str) -> bool {
+    if super::super::flow::mentions(
+        script,
+        &["exec", "trap", "source", "eval", "kill", "alias", "while", "until", "select"],
+    ) || script.contains(['#', '\\', '`'])
+        || script.contains("<<")
+        || script.split_whitespace().any(|w| w == ".")
+    {
+        return false;
+    }
+    let tokens: Vec<&str> = script
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    tokens.iter().enumerate().all(|(i, t)| {
+        !matches!(*t, "exit" | "return")
+            || tokens.get(i + 1).and_then(|w| super::super::status::literal_status(w)).is_some_and(|n| n != 0)
+    })
+}
+
+impl super::Ctx<'_> {
+    /// When the probe's script fails every time because it ends with a `case` that has a `*)`
+    /// item and whose every item ends with `exit N`, N not 0, in a script whose every `exit` and
+    /// `return` is non-zero ([`only_failing_exits`]): whichever item the subject (a check's output)
+    /// selects, the script exits non-zero (s26: `case $(redis-cli -h cache ping) in PONG) exit
+    /// 1;; *) exit 1;; esac` exits 1 / 1 in bash 5.2.15 and dash 0.5.12, and was denied; with
+    /// `PONG) exit 0;;` it is 0 / 1, still coupled). The last statement, for the message.
+    pub(super) fn case_always_fails(&mut self, script: &str) -> Option<String> {
+        if !script.contains("esac") || !only_failing_exits(script) {
+            return None;
+        }
+        let parsed = self.parse(script).filter(|p| p.gap.is_none() && p.trees.len() == 1)?;
+        let root = parsed.trees[0].root_node();
+        let mut c = root.walk();
+        let last = root.named_children(&mut c).filter(|k| k.kind_name() != "comment").last()?;
+        if last.kind_name() != "case_statement" {
+            return None;
+        }
+        let text = |n: tree_sitter::Node<'_>| script.get(n.byte_range()).unwrap_or("");
+        let mut c = last.walk();
+        let items: Vec<tree_sitter::Node<'_>> =
+            last.named_children(&mut c).filter(|k| k.kind_name() == "case_item").collect();
+        let mut catch_all = false;
+        for item in &items {
+            let mut c = item.walk();
+            let kids: Vec<tree_sitter::Node<'_>> = item.children(&mut c).collect();
+            let close = kids.iter().position(|k| k.kind_name() == ")")?;
+            catch_all |= kids[..close].iter().any(|k| k.is_named() && text(*k) == "*");
+            let body: Vec<&tree_sitter::Node<'_>> =
+                kids[close + 1..].iter().filter(|k| k.is_named() && k.kind_name() != "comment").collect();
+            let words: Vec<&str> = body.last().map(|k| text(**k)).unwrap_or("").split_whitespace().collect();
+            let fails = body.last().is_some_and(|k| k.kind_name() == "command")
+                && matches!(words.as_slice(), ["exit", n] if super::super::status::literal_status(n).is_some_and(|n| n != 0));
+            if !fails {
+                return None;
+            }
+        }
+        (catch_all && !items.is_empty())
+            .then(|| "a last `case` whose every item ends with a non-zero `exit`".to_string())
     }
 }
 

@@ -500,7 +500,7 @@ pub(super) fn loop_condition<'t>(
     walk: &Walk<'_>,
     rules: &Rules,
     funcs: &Funcs,
-    (negated, sense_lost): (bool, bool),
+    (negated, sense_lost, errexit): (bool, bool, bool),
 ) -> Option<(&'static str, Node<'t>)> {
     let body = {
         let mut c = looped.walk();
@@ -536,10 +536,18 @@ pub(super) fn loop_condition<'t>(
         // exit 0 / 0 on `while ! redis-cli -h cache ping; do break; done; exit 0` (s25).
         let mut c = body.walk();
         let statements: Vec<Node<'_>> = body.named_children(&mut c).filter(|k| is_statement(*k)).collect();
-        let breaks_at_once = statements
-            .iter()
-            .position(|k| plain_break(*k))
-            .is_some_and(|at| statements[..at].iter().all(|k| quiet(*k)));
+        // (Without errexit, a command there may fail, its status replaced by the `break`'s: `until
+        // C; do false; break; done` exits 0 / 0 in bash 5.2.15 and dash 0.5.12, s26; after `set
+        // -e`, 0 / 1.)
+        let quiet_failures = !errexit
+            && !rules.errexit
+            && !super::options::sets_errexit(walk.src)
+            && !mentions(walk.src, &["shopt", "SHELLOPTS"]);
+        let breaks_at_once = statements.iter().position(|k| plain_break(*k)).is_some_and(|at| {
+            statements[..at]
+                .iter()
+                .all(|k| quiet(*k) || quiet_failures && super::zero::only_fails(*k, walk, rules))
+        });
         if breaks_at_once {
             return Some((super::LOOP_BREAKS, looped));
         }
@@ -582,7 +590,8 @@ pub(super) fn forces_zero(
     }
     if t.split_whitespace().eq(["return", "0"]) {
         return rules.in_function
-            && (harmless_after(list, walk, funcs) || super::zero::returns_zero_after(list, walk, funcs));
+            && (harmless_after(list, walk, funcs)
+                || super::zero::returns_zero_after(list, walk, rules, funcs));
     }
     if !harmless_text(t, &[]) {
         return false;

@@ -4,7 +4,7 @@
 //! `harmless_text`); whether a `trap` only prints or removes files (`traps::harmless_traps`); whether a
 //! status read (`$?`, `ret=$?`) or a variable assigned from the check only reaches output
 //! (`next_reads_status`, `only_echoed`, `unread_assignment`); whether an `if`'s branches do the
-//! same (`selection_is_harmless`, `same_writes`); and whether a function's body leaves state
+//! same (`selection_is_harmless`, `blind::same_writes`); and whether a function's body leaves state
 //! its caller reads (`leaves_state`). Anything not understood is not harmless.
 
 use crate::engine::exec::kinds::KindName;
@@ -544,7 +544,9 @@ pub(super) fn unread_assignment(right: Node<'_>, walk: &Walk<'_>, rules: &Rules)
         && !env_from
         && !declared.iter().any(|d| d == var)
         && !exports
-        && (words == assignments_of(var, walk.src) || reads_only_output(name, walk))
+        && (words == assignments_of(var, walk.src)
+            || reads_only_output(name, walk)
+            || super::unread::read_only_by_unused_tests(name, walk, rules))
         && value.is_none_or(|v| !text(v, walk).contains(['$', '`', '(', '[', '*', '?', '~']))
 }
 
@@ -562,76 +564,6 @@ pub(super) fn assignments_of(var: &str, src: &str) -> usize {
                 && !after.starts_with("==")
         })
         .count()
-}
-
-/// `if COND; then echo A > F; else echo B > F; fi`: both branches write output to the same file
-/// `F` the script names nowhere else, the same way: a write that fails (a read-only root
-/// filesystem) fails either branch, so the status does not tell which ran (bash 5.2 and dash
-/// 0.5.12 exit 0 with the database down). A branch that writes alone does not qualify.
-pub(super) fn same_writes(cond: Node<'_>, construct: Node<'_>, walk: &Walk<'_>) -> bool {
-    if construct.kind_name() != "if_statement" {
-        return false;
-    }
-    let mut c = construct.walk();
-    let kids: Vec<Node<'_>> = construct.children(&mut c).collect();
-    if kids.iter().any(|k| k.kind_name() == "elif_clause") {
-        return false;
-    }
-    let Some(else_clause) = kids.iter().find(|k| k.kind_name() == "else_clause") else {
-        return false;
-    };
-    let then_at = kids.iter().position(|k| k.kind_name() == "then");
-    let then_part: Vec<Node<'_>> = then_at
-        .map(|t| {
-            kids[t + 1..]
-                .iter()
-                .filter(|k| is_statement(**k) && !matches!(k.kind_name(), "else_clause" | "elif_clause"))
-                .copied()
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut c = else_clause.walk();
-    let else_part: Vec<Node<'_>> = else_clause.named_children(&mut c).filter(|k| is_statement(*k)).collect();
-    let ([a], [b]) = (then_part.as_slice(), else_part.as_slice()) else {
-        return false;
-    };
-    if cond.start_byte() >= a.start_byte() {
-        return false;
-    }
-    let write = |k: Node<'_>| -> Option<(String, String)> {
-        if k.kind_name() != "redirected_statement" {
-            return None;
-        }
-        let body = k.child_by_field("body").filter(|b| b.kind_name() == "command")?;
-        let name = text(body.child_by_field("name")?, walk);
-        let mut c = body.walk();
-        let args: Vec<&str> = body.children_by_field("argument", &mut c).map(|a| text(a, walk)).collect();
-        if !matches!(name, "echo" | "printf")
-            || args.first().is_some_and(|a| a.starts_with('-'))
-            || args.iter().any(|a| a.contains(['$', '`']))
-        {
-            return None;
-        }
-        let mut c = k.walk();
-        let redirects: Vec<Node<'_>> = k.children_by_field("redirect", &mut c).collect();
-        let [r] = redirects.as_slice() else {
-            return None;
-        };
-        let target = text(r.child_by_field("destination")?, walk);
-        let op = text(*r, walk).strip_suffix(target)?.trim();
-        (matches!(op, ">" | ">>") && !target.contains(['$', '`', '*', '?', '&', '"', '\'']))
-            .then(|| (op.to_string(), target.to_string()))
-    };
-    let (Some(wa), Some(wb)) = (write(*a), write(*b)) else {
-        return false;
-    };
-    wa == wb
-        && !named_elsewhere(
-            &wa.1,
-            walk.src,
-            &[(a.start_byte(), a.end_byte()), (b.start_byte(), b.end_byte())],
-        )
-        && !reads_status_text(text(construct, walk))
 }
 
 /// A command substitution (`$(...)` or backquotes, as written) that runs one command that only

@@ -121,7 +121,8 @@ fn unread_value(sub: Node<'_>, walk: &Walk<'_>) -> bool {
                 && !rules.container_env.1
                 && !rules.container_env.0.iter().any(|d| d == text(name, walk))
                 && !harmless::may_be_read_elsewhere(name, walk)
-                && unread::only_assigned(text(name, walk), walk.src)
+                && (unread::only_assigned(text(name, walk), walk.src)
+                    || only_printed_outside(name, sub, walk))
         })
 }
 
@@ -162,6 +163,18 @@ fn value_reaches_no_status(sub: Node<'_>, walk: &Walk<'_>) -> bool {
             (harmless::only_echoed(name, walk) || shapes::only_case_subject(name, walk, &funcs()))
                 && (!rules.called || callers_never_name(name, walk, rules))
         })
+}
+
+/// Whether every other mention of the variable assigned at `name` is outside the substitution
+/// `sub` and only written out (`harmless::reads_only_as_output`: an `echo "$x"` whose output
+/// nothing reads): s26, `set -e; x=$(redis-cli -h cache ping || echo down); echo "$x"; test -d
+/// /` exits 0 / 0 in bash 5.2.15 and dash 0.5.12, while `...; [ "$x" != down ]` is 0 / 1. (A
+/// mention inside `sub` would bring that look back here.)
+fn only_printed_outside(name: Node<'_>, sub: Node<'_>, walk: &Walk<'_>) -> bool {
+    super::tree::every_mention(name, walk, |k| {
+        !(sub.start_byte() <= k.start_byte() && k.end_byte() <= sub.end_byte())
+            && harmless::reads_only_as_output(k, walk)
+    })
 }
 
 /// For the check `n` whose output [`output_used_above`] finds read, why that is only a doubt:

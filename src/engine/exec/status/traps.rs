@@ -77,6 +77,10 @@ pub(in crate::engine::exec) fn harmless_traps_expanding(
         while let Some((j, c)) = chars.next() {
             match quote {
                 Some(q) if c == q => quote = None,
+                // (`$` before the closing quote or a blank is text: `"rm -f /tmp/x.$"`, s26.)
+                Some('"') if c == '$' && super::trap_values::literal_dollar(&src[i + 4 + j + 1..]) => {
+                    cur.push('$');
+                }
                 Some('"') if c == '$' => {
                     let Some((name, len)) = super::trap_values::quoted_parameter(&src[i + 4 + j + 1..])
                     else {
@@ -165,6 +169,16 @@ pub(in crate::engine::exec) fn harmless_traps_expanding(
                     !between
                         && !c.contains(['<', '|', '&'])
                         && super::trap_values::kills_only_children(src, c)
+                }
+                // (`wait $PID` of a background child, in an EXIT trap without errexit: its
+                // status, 143 after a `kill`, is the action's, s26.)
+                Some(&"wait") => {
+                    !between
+                        && errexit_free
+                        && !signals.is_empty()
+                        && signals.iter().all(|s| super::trap_keeps::is_exit(s))
+                        && !c.contains(['<', '|', '&'])
+                        && super::trap_values::waits_only_for_children(src, c)
                 }
                 _ if super::trap_actions::runs_a_client(src, c, signals, errexit) => true,
                 _ => super::traps::harmless_handler(src, c, between, errexit),

@@ -94,3 +94,96 @@ pub(super) fn plain_assignment(exp: Node<'_>, k: Node<'_>, walk: &Walk<'_>) -> b
         && statement.is_some_and(|p| is_list_of_statements(p.kind_name()))
         && exp.child_by_field("value").is_none_or(|v| !text(v, walk).contains("${!"))
 }
+
+/// Whether every other mention of the variable assigned at `name` is written out
+/// ([`super::harmless::reads_only_as_output`]) or read by a test whose outcome changes nothing
+/// ([`unused_test`]), in a script without errexit that no caller's shell runs after: the value
+/// reaches no status (s26: `up=1; redis-cli -h cache ping || up=0; [ $up -eq 1 ] || echo warn;
+/// test -d /` exits 0 / 0 in bash 5.2.15 and dash 0.5.12; `[ $up -eq 1 ] || exit 1` there, or
+/// the test last, 0 / 1).
+pub(super) fn read_only_by_unused_tests(name: Node<'_>, walk: &Walk<'_>, rules: &super::Rules) -> bool {
+    !rules.called
+        && !rules.errexit
+        && !super::options::sets_errexit(walk.src)
+        && !super::super::flow::mentions(walk.src, &["shopt", "SHELLOPTS"])
+        && super::tree::every_mention(name, walk, |k| {
+            super::harmless::reads_only_as_output(k, walk) || unused_test(k, walk, rules)
+        })
+}
+
+/// Whether the variable mention `k` is an operand of a test (`[ ]`, `test`, `[[ ]]`:
+/// `zero::only_tests`, no substitution) whose status only chooses between commands that change
+/// nothing (`T || echo warn`, `T && echo ok`, `if T; then echo a; else echo b; fi`, each
+/// [`super::harmless::harmless`]), in a top-level statement whose status the next one's replaces
+/// (not the script's last, and no `$?` read after it).
+fn unused_test(k: Node<'_>, walk: &Walk<'_>, rules: &super::Rules) -> bool {
+    let mut up = k;
+    let test = loop {
+        let Some(p) = up.parent() else { return false };
+        match p.kind_name() {
+            "simple_expansion"
+            | "expansion"
+            | "string"
+            | "concatenation"
+            | "binary_expression"
+            | "unary_expression"
+            | "parenthesized_expression" => up = p,
+            "test_command" => break p,
+            "command" if p.child_by_field("name").is_some_and(|m| matches!(text(m, walk), "[" | "test")) => {
+                break p;
+            }
+            _ => return false,
+        }
+    };
+    if !super::zero::only_tests(test, walk, rules) {
+        return false;
+    }
+    let Some(parent) = test.parent() else { return false };
+    let funcs = super::functions_at(test, walk, rules);
+    let quiet = |n: Node<'_>| super::harmless::harmless(n, walk, &funcs) && !super::tree::leaves(n, walk);
+    let statement = match parent.kind_name() {
+        "list" if parent.named_child(0) == Some(test) => {
+            let right = parent.named_child(parent.named_child_count().saturating_sub(1));
+            if !right.is_some_and(|r| r != test && quiet(r)) {
+                return false;
+            }
+            parent
+        }
+        "if_statement" if super::tree::in_condition(test, parent) => {
+            let parts = super::harmless::other_parts(test, parent);
+            if !parts.iter().all(|p| quiet(*p)) {
+                return false;
+            }
+            parent
+        }
+        _ => return false,
+    };
+    let Some(list) = statement.parent().filter(|p| p.kind_name() == "program") else {
+        return false;
+    };
+    if statement.next_sibling().is_some_and(|s| s.kind_name() == "&") {
+        return false;
+    }
+    // Its status is 0 either way when the test's failure only runs output (`T || echo degraded
+    // >&2`; an `if` whose branches only write, none taken giving 0): last, or read by `$?`, too.
+    // (`echo degraded >&2`: its redirection writes no file, `quiet`.)
+    let writes = |n: Node<'_>| {
+        let n = match n.child_by_field("body") {
+            Some(body) if n.kind_name() == "redirected_statement" && quiet(n) => body,
+            _ => n,
+        };
+        n.kind_name() == "command"
+            && n.child_by_field("name")
+                .is_some_and(|m| matches!(text(m, walk), "echo" | "printf" | "logger" | ":" | "true"))
+            && quiet(n)
+    };
+    let zero = match statement.kind_name() {
+        "list" => {
+            statement.child(1).is_some_and(|op| op.kind_name() == "||")
+                && statement.named_child(statement.named_child_count().saturating_sub(1)).is_some_and(writes)
+        }
+        _ => super::harmless::other_parts(test, statement).iter().all(|p| writes(*p)),
+    };
+    zero || !super::tree::last_statement(statement, list)
+        && !super::harmless::next_reads_status(statement, list, walk, rules)
+}

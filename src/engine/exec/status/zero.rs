@@ -92,25 +92,40 @@ pub(super) fn ends_harmlessly(
 ) -> bool {
     !ends.contains(&Ending::Returns)
         || rules.in_function
-            && (!in_own_shell(at) || harmless_after(at, walk, funcs) || returns_zero_after(at, walk, funcs))
+            && (!in_own_shell(at)
+                || harmless_after(at, walk, funcs)
+                || returns_zero_after(at, walk, rules, funcs))
 }
 
-/// Whether what follows `n`, a top-level statement of a called function's body (not in a branch,
-/// loop, list or subshell), is statements that are [`harmless`] and leave nothing, then, last in
-/// the body, `return 0` in the function's own shell: the function returns 0 there as a `return 0`
-/// at `n` would, with the same state (s25, deny24's list: `f(){ C || return 0; return 0; }; f`
-/// exits 0 / 0 in bash 5.2 and dash 0.5.12, and was denied; `f(){ C || return 1; return 0; }; f`
-/// is 0 / 1).
-pub(super) fn returns_zero_after(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) -> bool {
+/// Whether what follows `n`, a statement of a called function's body (at its top level, or in a
+/// branch of an `if` there, not its condition), is statements that are [`harmless`] and leave
+/// nothing (or, where errexit cannot be on, [`only_fails`]: `false`, a test, whose status the
+/// `return 0` replaces), then, last in the body, `return 0` in the function's own shell: the
+/// function returns 0 there as a `return 0` at `n` would, with the same state (s25, deny24's
+/// list: `f(){ C || return 0; return 0; }; f` exits 0 / 0 in bash 5.2 and dash 0.5.12, and was
+/// denied; `f(){ C || return 1; return 0; }; f` is 0 / 1). s26: `f(){ C || return 0; false;
+/// return 0; }; f` and `f(){ if true; then C || return 0; fi; return 0; }; f` exit 0 / 0 in bash
+/// 5.2.15 and dash 0.5.12; after `set -e` the first is 1 / 0 (`false` ends the shell while the
+/// dependency is up), so not taken there.
+pub(super) fn returns_zero_after(n: Node<'_>, walk: &Walk<'_>, rules: &Rules, funcs: &Funcs) -> bool {
+    let quiet_failures = !rules.errexit
+        && !super::options::sets_errexit(walk.src)
+        && !super::super::flow::mentions(walk.src, &["shopt", "SHELLOPTS"]);
     let mut at = n;
     let mut returns = false;
     while let Some(parent) = at.parent() {
-        if !matches!(parent.kind_name(), "program" | "compound_statement") {
-            return false;
-        }
+        let branch = match parent.kind_name() {
+            "program" | "compound_statement" => false,
+            "if_statement" | "elif_clause" if !super::tree::in_condition(at, parent) => true,
+            "else_clause" => true,
+            _ => return false,
+        };
         let top = parent.kind_name() == "program"
             || parent.parent().is_some_and(|g| g.kind_name() == "program" && g.named_child_count() == 1);
-        let after: Vec<Node<'_>> = super::siblings_after(at, parent).filter(|k| is_statement(*k)).collect();
+        // (The other clauses of an `if` do not run after the branch `at` is in.)
+        let after: Vec<Node<'_>> = super::siblings_after(at, parent)
+            .filter(|k| is_statement(*k) && !matches!(k.kind_name(), "elif_clause" | "else_clause"))
+            .collect();
         for (i, s) in after.iter().enumerate() {
             if top
                 && !returns
@@ -122,13 +137,33 @@ pub(super) fn returns_zero_after(n: Node<'_>, walk: &Walk<'_>, funcs: &Funcs) ->
                 returns = true;
                 continue;
             }
-            if !harmless(*s, walk, funcs) || leaves(*s, walk) {
+            if (!harmless(*s, walk, funcs) || leaves(*s, walk))
+                && !(quiet_failures && only_fails(*s, walk, rules))
+            {
                 return false;
             }
         }
-        at = parent;
+        // (From an `elif`/`else` clause, on to the `if` it belongs to.)
+        at = if branch && parent.kind_name() != "if_statement" {
+            parent.parent().unwrap_or(parent)
+        } else {
+            parent
+        };
+        if branch && at.kind_name() != "if_statement" {
+            return false;
+        }
     }
     returns
+}
+
+/// Whether `n` changes nothing and ends nothing, and only its status may be a failure: `false`, or
+/// [`only_tests`] (a test with no substitution or assignment). Replaced by the next statement's
+/// status where errexit is off.
+pub(super) fn only_fails(n: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    let is_false = n.kind_name() == "command"
+        && text(n, walk).trim() == "false"
+        && !rules.functions.iter().any(|f| f == "false");
+    is_false || only_tests(n, walk, rules)
 }
 
 /// Whether `right`, the right side of the `||` list `list`, is `NAME=VALUE` (a literal of letters,
