@@ -167,7 +167,9 @@ fn the_grammars_gaps_are_read_as_bash_reads_them() {
     expect_allowed("exec 3<>/dev/tcp/127.0.0.1/8080");
     // `#` inside a word is not a comment; at a word's start it is.
     expect_denied("x=a#b; pg_isready -h orders-db", "orders-db");
-    expect_denied("curl -sf http://orders.svc:8080/#frag", "http://orders.svc:8080/#frag");
+    // (The URL keeps its `#`: read as a comment, the target would end at the `/`. A shown URL's
+    // fragment is `***` since s26.)
+    expect_denied("curl -sf http://orders.svc:8080/#frag", "http://orders.svc:8080/#***");
     expect_allowed("curl -sf http://localhost:8080/healthz # pg_isready -h orders-db");
     expect_allowed("echo ${#x} ${x#y} $#; curl -sf http://localhost:8080/");
     // A here-string is input, not an argument (issue 9's case).
