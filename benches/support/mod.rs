@@ -221,19 +221,28 @@ pub fn client(ca: &[u8], http1: bool, timeout: Duration) -> reqwest::Client {
 }
 
 /// Posts `body` as JSON; the answer's status, its body as JSON (`Null` if not JSON), and how long
-/// it took.
+/// it took. Panics on a transport error ([`try_post`] returns it).
 pub async fn post(client: &reqwest::Client, url: &str, body: &Arc<Vec<u8>>) -> (u16, Value, Duration) {
+    try_post(client, url, body).await.unwrap()
+}
+
+/// [`post`], with a transport error (a connection or stream the server closed or reset, say a
+/// refused large body whose rest it does not read) returned rather than a panic.
+pub async fn try_post(
+    client: &reqwest::Client,
+    url: &str,
+    body: &Arc<Vec<u8>>,
+) -> Result<(u16, Value, Duration), reqwest::Error> {
     let started = Instant::now();
     let r = client
         .post(url)
         .header("content-type", "application/json")
         .body(body.as_ref().clone())
         .send()
-        .await
-        .unwrap();
+        .await?;
     let status = r.status().as_u16();
-    let text = r.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null), started.elapsed())
+    let text = r.text().await?;
+    Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null), started.elapsed()))
 }
 
 /// A load: `clients` concurrent clients (each its own HTTPS connection) each posting `body` to
