@@ -55,25 +55,11 @@ pub(in crate::engine::exec) fn always_exits_zero(script: &str) -> Option<&str> {
 /// `.`, `eval`, `kill`, an alias, a loop that may wait, a here-document, a comment, a
 /// backslash). The last statement, for the message. A crude scan, as [`always_exits_zero`].
 pub(in crate::engine::exec) fn always_fails(script: &str) -> Option<String> {
-    if super::super::flow::mentions(
-        script,
-        &["exec", "trap", "source", "eval", "kill", "alias", "while", "until", "select"],
-    ) || script.contains(['#', '\\', '`'])
-        || script.contains("<<")
-        || script.split_whitespace().any(|w| w == ".")
-    {
+    if !only_failing_exits(script) {
         return None;
     }
-    let tokens: Vec<&str> = script
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}'))
-        .filter(|t| !t.is_empty())
-        .collect();
     let nonzero =
         |w: Option<&&str>| w.and_then(|w| super::super::status::literal_status(w)).is_some_and(|n| n != 0);
-    if !tokens.iter().enumerate().all(|(i, t)| !matches!(*t, "exit" | "return") || nonzero(tokens.get(i + 1)))
-    {
-        return None;
-    }
     let body = script.trim_end().trim_end_matches(';').trim_end();
     let last = body.rsplit(['\n', ';']).next().unwrap_or("").trim();
     let words: Vec<&str> = last.split_whitespace().collect();

@@ -24,6 +24,16 @@ pub(in crate::engine::exec) const INVERTED_LIST: &str =
 pub(in crate::engine::exec) const INVERTED_OR: &str =
     "its `|| exit 0` is followed by a non-zero end: it exits non-zero when it succeeds and 0 when it fails";
 
+/// Whether the `&&`/`||` list `list` runs where an inversion can be told: in the script's own
+/// top level (not a function body, not a called function), in the foreground, in a script with no
+/// `trap` (an EXIT trap may set the status).
+fn foreground_top_level(list: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    !(rules.in_function
+        || rules.called
+        || mentions(walk.src, &["trap"])
+        || list.next_sibling().is_some_and(|s| s.kind_name() == "&"))
+}
+
 /// Whether the `||` list `list` (the check left of `right`) is a top-level statement of the
 /// probe's own script (no function body, no caller, no `trap`, not in the background) whose
 /// right side exits 0 (`exit 0`, or a `{ }` of harmless statements ending with it:
@@ -38,10 +48,7 @@ pub(super) fn inverted_or(
     rules: &Rules,
     funcs: &Funcs,
 ) -> bool {
-    if rules.in_function
-        || rules.called
-        || mentions(walk.src, &["trap"])
-        || list.next_sibling().is_some_and(|s| s.kind_name() == "&")
+    if !foreground_top_level(list, walk, rules)
         || super::zero::ending(right, walk, funcs) != Some(super::zero::Ending::Exits)
     {
         return false;
@@ -140,12 +147,7 @@ pub(super) fn inverted_list(
     rules: &Rules,
     funcs: &Funcs,
 ) -> bool {
-    if rules.in_function
-        || rules.called
-        || mentions(walk.src, &["trap"])
-        || list.next_sibling().is_some_and(|s| s.kind_name() == "&")
-        || !exits_nonzero(right, walk, funcs)
-    {
+    if !foreground_top_level(list, walk, rules) || !exits_nonzero(right, walk, funcs) {
         return false;
     }
     let Some(parent) = list.parent() else { return false };
