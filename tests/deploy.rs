@@ -896,3 +896,71 @@ fn the_network_policy_component_lets_only_the_control_plane_reach_the_webhook_po
         assert!(opened[&8080].is_null(), "{overlay}: the admin port from anywhere");
     }
 }
+
+/// `components/mutate-templates` (fresh27: a rule for the controllers added to
+/// `pods.mutate.probegate.dev`, as the base's comment used to say, sits behind that webhook's
+/// matchConditions, which read `object.spec.containers`: on a Deployment the API server counts a
+/// match-condition error and, under Ignore, skips probegate, so controller UPDATEs went
+/// unpatched). Over each overlay it adds one webhook to the MutatingWebhookConfiguration and
+/// nothing else: the controllers the validating webhook checks, on CREATE and UPDATE, no
+/// matchConditions, and the Pod webhook's service, path, selectors and safe settings; the result
+/// has only fields the API knows.
+#[test]
+fn the_mutate_templates_component_adds_a_controllers_webhook_without_the_pod_conditions() {
+    let controllers = |w: &Value| -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for r in w["rules"].as_array().unwrap() {
+            for g in str_list(&r["apiGroups"]) {
+                for res in str_list(&r["resources"]) {
+                    if res != "pods" {
+                        for op in str_list(&r["operations"]) {
+                            out.insert(format!("{op} {g}/{res} {}", r["apiVersions"]));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    };
+    for overlay in ["overlays/cert-manager", "overlays/self-managed", "overlays/strict"] {
+        let docs = rendered_with_component(overlay, "components/mutate-templates");
+        let plain = rendered(overlay);
+        assert_eq!(docs.len(), plain.len(), "{overlay}: no new object");
+        for d in plain {
+            if d["kind"] != "MutatingWebhookConfiguration" {
+                let same = named(&docs, d["kind"].as_str().unwrap(), d["metadata"]["name"].as_str().unwrap());
+                assert_eq!(same, d, "{overlay}: only the MutatingWebhookConfiguration changes");
+            }
+        }
+        let config = one(&docs, "MutatingWebhookConfiguration");
+        let before = one(plain, "MutatingWebhookConfiguration");
+        let hooks = config["webhooks"].as_array().unwrap();
+        assert_eq!(hooks.len(), 2, "{overlay}");
+        assert_eq!(hooks[0], before["webhooks"][0], "{overlay}: the Pod webhook is untouched");
+        let (pods, templates) = (&hooks[0], &hooks[1]);
+        assert_eq!(templates["name"], "templates.mutate.probegate.dev");
+        assert!(templates.get("matchConditions").is_none(), "{overlay}: no condition a Deployment fails");
+        for field in [
+            "clientConfig",
+            "namespaceSelector",
+            "objectSelector",
+            "sideEffects",
+            "timeoutSeconds",
+            "matchPolicy",
+            "admissionReviewVersions",
+        ] {
+            // (caBundle: cert-manager's injector and the self-managed server set it on every webhook.)
+            assert_eq!(templates[field], pods[field], "{overlay}: {field} as the Pod webhook's");
+        }
+        assert_eq!(templates["failurePolicy"], "Ignore", "{overlay}");
+        // The controllers the validating webhook checks, on the same operations and versions.
+        let validating = one(&docs, "ValidatingWebhookConfiguration");
+        let expected = controllers(&validating["webhooks"][0]);
+        assert_eq!(expected.len(), 14, "{overlay}: 7 controllers on CREATE and UPDATE");
+        assert_eq!(controllers(templates), expected, "{overlay}");
+        assert_eq!(
+            &round_trip::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>(config),
+            config
+        );
+    }
+}

@@ -23,7 +23,7 @@ async fn every_overlay_is_accepted_by_a_server_side_dry_run() {
         tempfile::Builder::new().prefix("e2e-kustomize-").tempdir_in(format!("{root}/target")).unwrap();
     let mut dirs: Vec<(String, String)> =
         TARGETS.iter().map(|t| (t.to_string(), format!("{root}/deploy/{t}"))).collect();
-    for component in ["resolve-configmaps", "fail-closed", "network-policy"] {
+    for component in ["resolve-configmaps", "fail-closed", "network-policy", "mutate-templates"] {
         let dir = with_components.path().join(component);
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(
