@@ -41,6 +41,7 @@ mod cmd;
 mod context;
 #[cfg(test)]
 mod cost_tests;
+mod es_health;
 mod flags;
 mod flow;
 mod grammar;
@@ -64,6 +65,7 @@ mod status;
 #[cfg(test)]
 mod tests;
 mod unwrap;
+mod wait_for;
 mod words;
 mod xargs;
 

@@ -336,6 +336,24 @@ pub fn builtin() -> &'static [KnownCommand] {
                 "every etcd member",
                 "`endpoint ... --cluster` reads the member list and checks every member",
             ),
+            // KServe's multi-node (Ray) huggingfaceserver, python/huggingfaceserver/health_check.py:
+            // `registered_nodes` (also `registered_node_and_runtime_health` and
+            // `registered_node_and_runtime_models`) joins the Ray cluster (`ray.init(address=...)`,
+            // `--ray_address`, else RAY_ADDRESS, else "auto") and counts the nodes `ray.nodes()`
+            // reports `Alive`. Outage: fewer than `--ray_node_count` (RAY_NODE_COUNT, 2 by default)
+            // is "Unhealthy" and `verify_status` calls `sys.exit(1)`; a failed `ray.init` is
+            // `sys.exit(1)` too. So one worker Pod's outage fails the check on every node.
+            // (`runtime_health --health_check_url URL` only GETs URL: not an entry.)
+            entry(
+                "kserve-ray-registered-nodes",
+                &["health_check.py", "huggingfaceserver.health_check"],
+                &["registered_node*"],
+                &[],
+                Network,
+                "every node of the Ray cluster",
+                "`health_check.py registered_nodes` counts the Ray cluster's alive nodes and exits 1 \
+                 when one is missing, so another node's outage fails every node's probe",
+            ),
             // Redis docs, INFO command, replication section: `master_link_status` is the replica's
             // link to its master (up/down). Outage: a command that requires `master_link_status:up`
             // (`grep -q master_link_status:up`: grep(1) exits 1 when no line matches) fails whenever

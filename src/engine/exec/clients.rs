@@ -151,20 +151,22 @@ pub(super) enum Shape {
     Socat,
     /// httping: the row's hosts, unless `--divert-connect HOST` sends the connection to HOST.
     Httping,
-    /// A check that exits 0 while its server is down, and says so only in its output
-    /// ([`EXIT_ZERO_ON_OUTAGE`]): the row's hosts (an empty value is none), else its `default`
-    /// server, each a warning: whether the probe fails rests on what reads that output.
-    ExitZeroOnOutage,
+    /// A check whose status on its server's outage is known only at run time ([`STATUS_UNKNOWN`]):
+    /// the row's hosts (an empty value is none), else its `default` server, each a warning.
+    StatusUnknown,
+    /// wait-for-it and wait-for: `host:port`, `-h HOST -p PORT` ([`super::wait_for`]).
+    WaitFor,
 }
 
-/// Why a [`Shape::ExitZeroOnOutage`] client's status does not say whether its server is up, by
+/// Why a [`Shape::StatusUnknown`] client's status does not say whether its server is up, by
 /// program (`exec::Dependency::status_unknown`). `gitlab-runner verify`: `VerifyRunner`
-/// (network/gitlab.go, v10 to v18) counts a client error (no connection) and any status but 403
-/// as a live runner, logging "client error" instead of "is alive", so `verify` exits 0 unless
-/// GitLab answers that the runner was removed; the Helm chart's `check-live` greps for `is
-/// (alive|valid)`, which a GitLab outage does fail.
-const EXIT_ZERO_ON_OUTAGE: &[(&str, &str)] =
-    &[("gitlab-runner", "what reads its output (it exits 0 when GitLab is unreachable)")];
+/// (network/gitlab.go, v10 to v18) logs "client error" instead of "is alive" and exits 0 unless
+/// GitLab answers that the runner was removed (the chart's `check-live` greps for `is
+/// (alive|valid)`). Beats: [`http::BEATS_OUTPUT`].
+const STATUS_UNKNOWN: &[(&str, &str)] = &[
+    ("gitlab-runner", "what reads its output (it exits 0 when GitLab is unreachable)"),
+    ("filebeat", http::BEATS_OUTPUT),
+];
 
 /// One client program: where it connects, from its documentation.
 #[derive(Debug)]
@@ -510,15 +512,17 @@ impl Ctx<'_> {
             Shape::Wget => self.wget(c, a),
             Shape::Httpie => self.httpie(c, a),
             Shape::Socat => self.socat(a),
-            Shape::ExitZeroOnOutage => {
+            Shape::WaitFor => self.wait_for_hits(name, a),
+            Shape::StatusUnknown => {
                 let p = c.syntax.parse(a);
                 let mut hits = self.standard(c, &p, ov);
                 // (`--url=` names none: the chart's `check-live` passes it to verify every runner.)
                 hits.retain(|h| h.always || h.hosts.iter().any(|x| !x.is_empty()));
-                if hits.is_empty() {
+                if hits.is_empty() && !p.pos.first().is_some_and(|s| c.skip_subcommands.contains(&s.as_str()))
+                {
                     hits.push(Hit::always(c.category, c.default));
                 }
-                let why = EXIT_ZERO_ON_OUTAGE.iter().find(|(n, _)| c.is(n)).map(|(_, why)| *why);
+                let why = STATUS_UNKNOWN.iter().find(|(n, _)| c.is(n)).map(|(_, why)| *why);
                 for h in &mut hits {
                     h.status_unknown = h.status_unknown.or(why);
                 }

@@ -307,6 +307,12 @@ pub(super) struct Ctx<'e> {
     pub(super) piped: Option<String>,
     /// The file the last simple command wrote whole (`cat FILE`), as written.
     pub(super) last_output_file: Option<String>,
+    /// The last simple command was a cluster health request (`es_health::is_health_request`).
+    pub(super) last_health: bool,
+    /// A pipe carries [`Ctx::last_health`]'s output to the next simple command.
+    pub(super) piped_health: bool,
+    /// The simple command being analysed reads a cluster health request's output through a pipe.
+    pub(super) stdin_health: bool,
     /// The file piped whole into the next simple command (`cat FILE | sh`).
     pub(super) piped_file: Option<String>,
     /// The file the simple command being analysed reads as its standard input (`sh < FILE`,
@@ -498,6 +504,9 @@ impl<'e> Ctx<'e> {
             last_output: None,
             piped: None,
             last_output_file: None,
+            last_health: false,
+            piped_health: false,
+            stdin_health: false,
             piped_file: None,
             stdin_file: None,
             process_outputs: Vec::new(),

@@ -312,6 +312,7 @@ impl Ctx<'_> {
             if piece.starts_with(PIPE) {
                 self.piped = self.last_output.take();
                 self.piped_file = self.last_output_file.take();
+                self.piped_health = std::mem::take(&mut self.last_health);
                 continue;
             }
             let (how, piece) = match piece.strip_prefix(UNCOUPLED).and_then(|p| p.split_once(UNCOUPLED)) {
@@ -438,6 +439,7 @@ impl Ctx<'_> {
                 });
             self.last_output = None;
             self.last_output_file = None;
+            self.stdin_health = std::mem::take(&mut self.piped_health);
             if let Some(d) = self.dev_tcp_dependency(&piece, &targets, &words, depth) {
                 return Step::Found(d);
             }
@@ -538,6 +540,7 @@ impl Ctx<'_> {
                 }
             }
             self.last_output = self.output_of(&args);
+            self.last_health = super::es_health::is_health_request(&args);
             // `cat FILE` writes the file: piped into a shell, the shell runs it.
             if let [cat, file] = args.as_slice()
                 && cat == "cat"

@@ -539,6 +539,10 @@ impl Ctx<'_> {
                 "gosu" | "su-exec" => i += 2,
                 // `unshare -n CMD`: CMD has no network to reach a dependency by ([`unshare_net`]).
                 "unshare" if unshare_net(&rest) => return None,
+                // wait-for-it, wait-for: a wait, then maybe a command ([`super::wait_for`]).
+                "wait-for-it" | "wait-for" => {
+                    return self.wait_for(&base, args, i, overrides, prefix_disp, depth);
+                }
                 n if WRAPPERS.iter().any(|w| w.names.contains(&n)) => {
                     let w = WRAPPERS.iter().find(|w| w.names.contains(&n))?;
                     // The script option is the wrapper's only before its command (`flock FILE -c
@@ -677,6 +681,10 @@ impl Ctx<'_> {
                         (k.matches(&base, &rest) || (name != base && k.matches(name, &rest)))
                             && !k.excluded_by_env(env)
                     });
+                    // `grep green` of a cluster health request ([`super::es_health`]).
+                    if let Some(d) = self.green_of_piped_health(&base, &rest, args, prefix_disp) {
+                        return Some(d);
+                    }
                     if let Some(known) = known {
                         let hit = Hit::always(known.category, known.reaches.clone());
                         let mut d = self.make_dependency(&base, hit, args, prefix_disp);

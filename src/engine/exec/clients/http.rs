@@ -1,5 +1,5 @@
 //! Generic HTTP and TCP clients: curl, wget, httpie/xh, netcat, telnet, socat, openssl s_client,
-//! gRPC health clients, httping, ssh, ping. What they reach is a "network service" unless the port or path says
+//! gRPC health clients, httping, ssh, ping, wait-for-it, Beats' `test output`. What they reach is a "network service" unless the port or path says
 //! more (5432 is a database, `/_cluster/health` a search cluster: [`super::super::hosts::net_category`]).
 
 use super::super::DependencyCategory::Database;
@@ -11,11 +11,18 @@ use super::{BASE, Client, HostFormat, Positional, Shape, Syntax};
 const NC_SYNTAX: Syntax = Syntax::opts("IiMmOPpqsTVWwXxceGgo", NC_LONG);
 const NO_URL: &str = "none: a URL is required";
 
+/// Why the status of a Beat's `test output` on an outage is known only at run time
+/// ([`super::Shape::StatusUnknown`]): the output is in its config file, which admission cannot
+/// read. With one on this Pod (a Logstash or Elasticsearch sidecar on localhost) no other Pod's
+/// outage fails it, and outputs without a test (Kafka, file, console: "output doesn't
+/// support testing", libbeat/cmd/test/output.go) exit 1 every time.
+pub(in super::super) const BEATS_OUTPUT: &str = "which output its config file names (one on localhost is this Pod; Kafka, file and console outputs cannot be tested and exit 1 every time)";
+
 pub(in super::super) const CLIENTS: &[Client] = &[
     // `gitlab-runner verify` "checks if the registered runners can connect to GitLab" (GitLab
     // Runner docs, "GitLab Runner commands", `gitlab-runner verify`): the GitLab URL of
     // config.toml, or `--url` (`CI_SERVER_URL`: commands/verify.go's RunnerCredentials). A
-    // GitLab outage leaves it exit 0 ([`Shape::ExitZeroOnOutage`]): a warning, never a denial.
+    // GitLab outage leaves it exit 0 ([`Shape::StatusUnknown`]): a warning, never a denial.
     Client {
         names: &["gitlab-runner"],
         subcommand: Some("verify"),
@@ -24,9 +31,61 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         env: &["CI_SERVER_URL"],
         default: "the GitLab server of config.toml",
         default_local: false,
-        shape: Shape::ExitZeroOnOutage,
+        shape: Shape::StatusUnknown,
         source: "https://docs.gitlab.com/runner/commands/#gitlab-runner-verify",
         outage: "exit 0 while GitLab cannot be reached, logging \"client error\" instead of \"is alive\" (network/gitlab.go VerifyRunner); a probe that reads that output, or a hang past timeoutSeconds, fails",
+        ..BASE
+    },
+    // Beats' `test output`: "Test <beat> can connect to the output by using the current settings"
+    // (libbeat/cmd/test/output.go, the command's help). It dials each host of the output its
+    // config file names and talks to it (the Elasticsearch client's `Test`: "dial up", "talk to
+    // server"), each step a `Fatal` that exits 1 (pkg/testing/console.go). Which output, and whether it is this Pod, is in the config file:
+    // a warning ([`BEATS_OUTPUT`]), never a denial. `test config` reaches nothing; `test modules`
+    // (metricbeat) reaches the modules' hosts, not the output: not read.
+    Client {
+        names: &[
+            "filebeat",
+            "metricbeat",
+            "heartbeat",
+            "auditbeat",
+            "packetbeat",
+            "winlogbeat",
+            "functionbeat",
+            "journalbeat",
+        ],
+        subcommand: Some("test"),
+        syntax: Syntax::opts("cEdM", &["path.config", "path.data", "path.home", "path.logs"]),
+        skip_subcommands: &["config", "modules"],
+        default: "the output its config file names",
+        default_local: false,
+        shape: Shape::StatusUnknown,
+        source: "https://github.com/elastic/beats/blob/main/libbeat/cmd/test/output.go",
+        outage: "exit 1: the output's \"dial up\" or \"talk to server\" step fails and `ConsoleDriver.Fatal` calls os.Exit(1) (libbeat/cmd/test/output.go, pkg/testing/console.go)",
+        outage_status: &[1],
+        ..BASE
+    },
+    // wait-for-it (vishnubob/wait-for-it.sh): `wait-for-it host:port [-s] [-t timeout] [--
+    // command args]`, or `-h HOST | --host=HOST`, `-p PORT | --port=PORT` (its usage text). It
+    // exits with the wait's status, unless a command follows `--`: that command then runs
+    // whatever the wait gave, unless `-s` ("Only execute subcommand if the test succeeds")
+    // ([`super::super::wait_for`]).
+    Client {
+        names: &["wait-for-it"],
+        default: "none: \"you need to provide a host and port to test\", exit 1",
+        shape: Shape::WaitFor,
+        source: "https://github.com/vishnubob/wait-for-it/blob/master/wait-for-it.sh",
+        outage: "the wait times out (-t, 15 s by default, 0 never) and exits non-zero (`timeout` gives 124); with -s it then refuses to run its command (\"strict mode, refusing to execute subprocess\", the wait's status)",
+        ..BASE
+    },
+    // eficode's wait-for: `wait-for host:port [-t timeout] [-- command args]` (its usage text);
+    // the command runs only once the port answers (`nc -z`), else "Operation timed out", exit 1.
+    Client {
+        names: &["wait-for"],
+        default: "none: \"you need to provide a host and port to test\", exit 2",
+        shape: Shape::WaitFor,
+        source: "https://github.com/eficode/wait-for/blob/master/wait-for",
+        outage: "\"Operation timed out\" and exit 1 after -t tries a second apart (15 by default), without running the command",
+        outage_status: &[1],
         ..BASE
     },
     // curl(1): URLs (positional or `--url`), proxies (`-x`, `--preproxy`, `--socks5`, ...; `--noproxy
