@@ -358,8 +358,8 @@ fn trivial_reader(k: Node<'_>, walk: &Walk<'_>) -> bool {
 
 /// [`discarded`], with the node whose status is the one found discarded.
 fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'static str, Node<'t>)> {
-    // Its output is data: a file it writes that the script names again.
-    if writes_a_named_file(n, walk) {
+    // Its output is data: a file it writes that the script names again (not blind to it, s27).
+    if blind::check_writes_a_read_file(n, walk) {
         return None;
     }
     // (The root of the tree being walked is kept: going up to it costs a walk down from the
@@ -589,7 +589,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                     "&&" if !harmless(right, walk, &funcs)
                         && !zero::only_tests(right, walk, rules)
                         && (rules.called || !unread_assignment(right, walk, rules))
-                        && (redirected || !unread::writes_only_unread_files(right, walk, &funcs)) =>
+                        && (redirected || !unread::writes_only_unread(right, walk, &funcs)) =>
                     {
                         return None;
                     }
@@ -650,7 +650,7 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 }
             }
             "redirected_statement" => {
-                if writes_a_named_file(parent, walk) {
+                if blind::writes_a_read_file(at, parent, walk) {
                     return None;
                 }
                 at = parent;

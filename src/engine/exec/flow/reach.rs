@@ -133,8 +133,12 @@ fn runs_a_positional_parameter(body: &str) -> bool {
 
 /// Whether a command of `body` (the first word after a separator) is named by an expansion other
 /// than a positional parameter (`$cmd`, `${F}`, `$(x)`), or the body holds `eval`, `source` or `.`:
-/// it could then run any function.
+/// it could then run any function. The text of an arithmetic expansion or command (`$(( ... ))`,
+/// `(( ... ))`) names no command, only the command substitutions in it do
+/// ([`without_arithmetic`]; s27: `[ $(( $(date +%s) - $(stat -c %Y "$F") )) -lt 120 ]` was read as
+/// running a command named by `$`, so fresh25's 51, 0 / 0 in bash 5.2, was denied).
 fn runs_a_named_command(body: &str) -> bool {
+    let body = &without_arithmetic(body);
     let positional = |w: &str| {
         let w = w.trim_matches('"');
         matches!(w, "$@" | "$*" | "${@}" | "${*}")
@@ -207,4 +211,64 @@ pub(super) fn only_writes_unread_files(
         rest = rest.replace(t, "/dev/null");
     }
     !targets.is_empty() && !status::leaves_state(&rest)
+}
+
+/// `body` with the text of each arithmetic expansion or command (`$((` or `((` to its matching
+/// `))`) blanked, delimiters included, but for the command substitutions in it (`$(cmd)`, whose
+/// `$` alone is blanked): arithmetic evaluates words, it runs none, and a substitution's body is
+/// a command's place (`$(( $(date +%s) - 5 ))` keeps ` (date +%s)`). An arithmetic opening with no
+/// matching close, or a substitution with none, leaves the rest of the text as it is.
+fn without_arithmetic(body: &str) -> String {
+    let b = body.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if !(b[i] == b'(' && b[i + 1] == b'(') {
+            i += 1;
+            continue;
+        }
+        let open = if i > 0 && b[i - 1] == b'$' { i - 1 } else { i };
+        // (The matching `))`: parentheses counted, each nested `$(` a substitution kept as text.)
+        let mut depth = 0usize;
+        let mut subs: Vec<(usize, usize)> = Vec::new();
+        let mut stack: Vec<Option<usize>> = Vec::new();
+        let mut j = i + 2;
+        let mut close = None;
+        while j < b.len() {
+            match b[j] {
+                b'(' => {
+                    let sub = j > 0 && b[j - 1] == b'$' && b.get(j + 1) != Some(&b'(');
+                    stack.push(sub.then_some(j - 1));
+                    depth += 1;
+                }
+                b')' if depth == 0 => {
+                    if b.get(j + 1) == Some(&b')') {
+                        close = Some(j + 1);
+                    }
+                    break;
+                }
+                b')' => {
+                    depth -= 1;
+                    if let Some(Some(start)) = stack.pop() {
+                        subs.push((start, j));
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let Some(close) = close else {
+            i += 2;
+            continue;
+        };
+        // (Inner substitutions of inner ones are inside the outermost: keep the outermost.)
+        for (k, c) in out.iter_mut().enumerate().take(close + 1).skip(open) {
+            let kept = subs.iter().any(|&(s, e)| k > s && k <= e);
+            if !kept && !c.is_ascii_whitespace() {
+                *c = b' ';
+            }
+        }
+        i = close + 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| body.to_string())
 }

@@ -149,8 +149,28 @@ fn blind(target: &str, src: &str, own: &[(usize, usize)], at: usize, nonempty: b
         })
         .collect::<Vec<_>>()
         .join(" ");
-    if dir.is_some_and(|d| named_directories(&values).contains(d)) {
-        return false;
+    // (Its directory named as a whole, `test -d /tmp`, only by commands as blind: s27.)
+    if let Some(d) = dir {
+        let named = named_directories(&values).iter().filter(|w| *w == d).count();
+        let path = format!("/{}", parts[..parts.len() - 1].join("/"));
+        let whole = |t: &str| -> Vec<usize> {
+            let b = t.as_bytes();
+            let in_path = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'/');
+            t.match_indices(path.as_str())
+                .map(|(i, _)| i)
+                .filter(|&i| {
+                    (i == 0 || !in_path(b[i - 1])) && b.get(i + path.len()).is_none_or(|c| !in_path(*c))
+                })
+                .collect()
+        };
+        let found = whole(&rest);
+        if named != 0
+            && (found.len() != named
+                || whole(&unquoted).len() != named
+                || !found.iter().all(|&i| blind_command(&rest, i, &path, src, own, at, nonempty, depth)))
+        {
+            return false;
+        }
     }
     // (`"/tmp/s""9"` and `/tmp/s\9` name `/tmp/s9`: a spelling the scan below would miss.)
     let found = occurrences(&rest, file);
@@ -203,7 +223,22 @@ fn blind_command(
         return false;
     }
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let size_or_kind = |op: &str| matches!(op, "-e" | "-f" | "-r" | "-w") || (nonempty && op == "-s");
+    let size_or_kind =
+        |op: &str| matches!(op, "-e" | "-f" | "-d" | "-r" | "-w" | "-x") || (nonempty && op == "-s");
+    // (`cat F` alone: it writes the contents where nothing reads them, its status is whether it
+    // could read the file; piped, substituted or redirected its output is read. s27.)
+    let before = rest[..start].trim_end_matches([' ', '\t']);
+    let after = rest[end..].trim_start_matches([' ', '\t']);
+    let output_unread = (before.is_empty()
+        || before.ends_with([';', '\n'])
+        || before.ends_with("&&")
+        || before.ends_with("||"))
+        && (after.is_empty()
+            || after.starts_with([';', '\n'])
+            || after.starts_with("&&")
+            || after.starts_with("||"))
+        && top_level(before)
+        && !mentions(src, &["exec"]);
     let flags = |w: &str, allowed: &str| {
         w.strip_prefix('-').is_some_and(|f| !f.is_empty() && f.chars().all(|c| allowed.contains(c)))
     };
@@ -212,6 +247,7 @@ fn blind_command(
             size_or_kind(op) && *w == target
         }
         ["[[", op, w, "]]"] | ["[[", "!", op, w, "]]"] => size_or_kind(op) && *w == target,
+        ["cat", w] => *w == target && output_unread,
         ["rm", operands @ ..] => {
             let (opts, files): (Vec<&str>, Vec<&str>) = operands.iter().partition(|w| w.starts_with('-'));
             opts.iter().all(|o| flags(o, "frRv"))
@@ -235,6 +271,84 @@ fn blind_command(
         }
         _ => false,
     }
+}
+
+/// Whether `statement`, the check `at` with its redirections, writes a file the script names
+/// again (`harmless::writes_a_named_file`) in a command that may see what it holds: not only
+/// [`redirected_to_blind_files`] (`test -s F` after pg_isready's status line, s27).
+pub(super) fn writes_a_read_file(at: Node<'_>, statement: Node<'_>, walk: &Walk<'_>) -> bool {
+    super::harmless::writes_a_named_file(statement, walk) && !redirected_to_blind_files(at, statement, walk)
+}
+
+/// [`writes_a_read_file`] of `n`, a check as the walk starts from it: a `redirected_statement`
+/// with its body, or a command (`harmless::writes_a_named_file` alone).
+pub(super) fn check_writes_a_read_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
+    match n.child_by_field("body").filter(|_| n.kind_name() == "redirected_statement") {
+        Some(body) => writes_a_read_file(body, n, walk),
+        None => super::harmless::writes_a_named_file(n, walk),
+    }
+}
+
+/// Whether each file the redirections of `statement` (a `redirected_statement` whose body is the
+/// check `at`) write, where the script names it elsewhere, is named there only by commands blind
+/// to its contents ([`blind_readers_only`]), `-s` (not empty) counting as blind when standard
+/// output goes to it and the check prints a status line up or down
+/// (`shapes::prints_status_line`). s27: `pg_isready -h db > /tmp/pg.log 2>&1; test -s
+/// /tmp/pg.log` exits 0 / 0 with the real client (its line "db:5432 - accepting connections" or
+/// "db:5432 - no response", PostgreSQL docs, pg_isready) and was denied; `grep -q accepting
+/// /tmp/pg.log` there, or `-s` after `pg_isready -q`, reads what the outage changes.
+fn redirected_to_blind_files(at: Node<'_>, statement: Node<'_>, walk: &Walk<'_>) -> bool {
+    // (The check itself, a simple command: the shell opens its files before it runs, whatever
+    // it finds. A list's redirection, as tree-sitter-bash hangs `C && echo up >> F`'s, is the
+    // last command's in bash, which may not run: `rm -f F; C && echo up >> F; test -e F` 0 / 1.)
+    if statement.kind_name() != "redirected_statement"
+        || at.kind_name() != "command"
+        || statement.child_by_field("body") != Some(at)
+    {
+        return false;
+    }
+    let prints = super::shapes::prints_status_line(at, walk);
+    let own = [(statement.start_byte(), statement.end_byte())];
+    let mut c = statement.walk();
+    let redirects: Vec<Node<'_>> = statement.children_by_field("redirect", &mut c).collect();
+    !redirects.is_empty()
+        && redirects.iter().all(|r| {
+            let Some(target) = r.child_by_field("destination").map(|d| text(d, walk)) else {
+                return false;
+            };
+            let Some(written) = text(*r, walk).strip_suffix(target).map(str::trim) else {
+                return false;
+            };
+            // (`2>&1`: a descriptor and an operator.)
+            let op = written.trim_start_matches(|c: char| c.is_ascii_digit());
+            let fd = &written[..written.len() - op.len()];
+            if matches!(op, ">&" | "<&") || target == "/dev/null" {
+                return true;
+            }
+            let stdout = matches!((fd, op), ("" | "1", ">" | ">>" | ">|") | ("", "&>" | "&>>"));
+            if !stdout && !matches!((fd, op), ("2", ">" | ">>")) {
+                return false;
+            }
+            !super::path_vars::named_elsewhere_in(target, walk.src, &own)
+                || blind_readers_only(target, walk.src, &own, statement.start_byte(), stdout && prints)
+        })
+}
+
+/// Whether a statement after `prefix` (a script's text up to it) is at the script's top level: in
+/// `prefix` the words `if`, `case`, `do` are as many as `fi`, `esac`, `done`, and the brackets
+/// `{`/`}` and `(`/`)` as many opened as closed, so no compound command, group, subshell or
+/// substitution holds it whose output could be piped or redirected (`{ cat F; } | grep -q up`).
+/// A `case` item's lone `)` or a quoted bracket makes it unsure: no.
+fn top_level(prefix: &str) -> bool {
+    let count = |w: &str| {
+        prefix.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|x| *x == w).count()
+    };
+    let chars = |c: char| prefix.matches(c).count();
+    count("if") == count("fi")
+        && count("case") == count("esac")
+        && count("do") == count("done")
+        && chars('{') == chars('}')
+        && chars('(') == chars(')')
 }
 
 /// `if COND; then echo A > F; else echo B > F; fi`: both branches write output to the same file

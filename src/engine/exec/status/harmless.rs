@@ -400,8 +400,12 @@ pub(super) fn writes_a_named_file(n: Node<'_>, walk: &Walk<'_>) -> bool {
     let own = text(n, walk);
     // (A name through a variable is counted by its path, `path_vars`: the words of `$D/db` are
     // not the file's.)
+    // (Written again elsewhere, `|| echo down >> F`: the count would take that write for a read;
+    // `named_elsewhere_in` reads redirections as writes, s27.)
     file_targets(own).iter().any(|f| {
-        (!f.contains('$') && named_by_count(f, own, walk))
+        (!f.contains('$')
+            && named_by_count(f, own, walk)
+            && !super::path_vars::written_elsewhere(f, walk.src, n.byte_range()))
             || named_elsewhere_in(f, walk.src, &[(n.start_byte(), n.end_byte())])
     })
 }
@@ -458,15 +462,50 @@ fn status_only_written(next: Node<'_>, walk: &Walk<'_>) -> bool {
 }
 
 /// Whether the variable assigned at `name` may be read where the script does not name it: it has
-/// no name, or the script exports or declares variables (`export`, `declare`, `local`, `env`,
-/// `set -a`'s `allexport`, ...) or reads one indirectly (`${!x}`).
+/// no name, or the script exports variables or prints them (`export`, `readonly`, `env`, `set
+/// -a`'s `allexport`, ...), declares them other than plainly ([`plain_declarations_only`]:
+/// `local -n ref=x`, `declare -x`, `declare -p`) or reads one indirectly (`${!x}`).
 pub(super) fn may_be_read_elsewhere(name: Node<'_>, walk: &Walk<'_>) -> bool {
     text(name, walk).is_empty()
         || walk.src.contains("${!")
-        || mentions(
-            walk.src,
-            &["export", "declare", "typeset", "readonly", "local", "printenv", "env", "allexport"],
-        )
+        || mentions(walk.src, &["export", "readonly", "printenv", "env", "allexport"])
+        || !plain_declarations_only(walk.src)
+}
+
+/// Whether each word `local`, `declare` or `typeset` of `src` (as [`mentions`] finds words, in
+/// comments and printed strings blanked) begins a command (after a separator: `;`, newline, `&`,
+/// `|`, a bracket, a backquote, or `{`/`!`/`then`/`do`...) that gives one or more operands and no
+/// option (no word starting with `-` or `+`): `local out`, `local a b=1`, `local out=$(C)`. Such a
+/// declaration gives its names a scope and a value and reads, exports and prints none (bash
+/// manual, "Bash Builtins"); an option may (`-n` a name reference reading another variable, `-x`
+/// an export, `-p` or no operand a listing, `-i` an arithmetic evaluation). s27: `check_redis(){
+/// local out; out=$(C 2>&1) || return 0; [ "$out" = PONG ] || echo unexpected >&2; }; check_redis;
+/// L` exits 0 / 0 in bash 5.2 and dash 0.5.12 and was denied: any `local` made the variable one
+/// that "may be read elsewhere".
+fn plain_declarations_only(src: &str) -> bool {
+    const KEYWORDS: [&str; 3] = ["local", "declare", "typeset"];
+    if !mentions(src, &KEYWORDS) {
+        return true;
+    }
+    let code = super::super::flow::code_view(src);
+    // (Every mention, as `mentions` splits words; each must be a plain declaration found below.)
+    let mentioned = code
+        .as_bytes()
+        .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+        .filter(|w| KEYWORDS.iter().any(|k| k.as_bytes() == *w))
+        .count();
+    let before = ["if", "then", "do", "else", "elif", "while", "until", "!"];
+    let plain = code
+        .split([';', '\n', '&', '|', '{', '(', ')', '}', '`'])
+        .filter(|segment| {
+            let mut words = segment.split_whitespace().skip_while(|w| before.contains(w));
+            words.next().is_some_and(|w| KEYWORDS.contains(&w)) && {
+                let operands: Vec<&str> = words.collect();
+                !operands.is_empty() && operands.iter().all(|w| !w.starts_with(['-', '+']))
+            }
+        })
+        .count();
+    plain == mentioned
 }
 
 /// Whether the variable whose assignment names it at `name` is read only by `echo`, `printf`
@@ -493,6 +532,10 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
     if exp.kind_name() == "variable_assignment" {
         return super::unread::plain_assignment(exp, k, walk);
     }
+    // (`local out`: a name declared, not read; s27.)
+    if exp.kind_name() == "declaration_command" {
+        return plain_declaration(exp, walk);
+    }
     let var = text(k, walk);
     if !(exp.kind_name() == "simple_expansion" || exp.kind_name() == "expansion")
         || !(super::texts::is_expansion_of(text(exp, walk), var)
@@ -511,6 +554,17 @@ pub(super) fn reads_only_as_output(k: Node<'_>, walk: &Walk<'_>) -> bool {
         return false;
     };
     cmd.child_by_field("name") != Some(up) && super::calls::only_prints_arguments(cmd, walk)
+}
+
+/// Whether the `declaration_command` `decl` is `local`, `declare` or `typeset` of names and
+/// assignments only, no option word: it reads none of its names ([`plain_declarations_only`]).
+fn plain_declaration(decl: Node<'_>, walk: &Walk<'_>) -> bool {
+    let keyword = text(decl, walk).split_whitespace().next().unwrap_or("");
+    let mut c = decl.walk();
+    matches!(keyword, "local" | "declare" | "typeset")
+        && decl
+            .named_children(&mut c)
+            .all(|k| matches!(k.kind_name(), "variable_name" | "variable_assignment"))
 }
 
 /// `||`'s (or `&&`'s) right side `NAME=literal` (status 0), whose `NAME` the script only assigns (bash

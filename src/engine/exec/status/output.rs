@@ -32,7 +32,7 @@ pub(super) fn output_used_above(at: Node<'_>, walk: &Walk<'_>) -> bool {
 /// > /tmp/s || true; grep -q accepting /tmp/s`).
 pub(in crate::engine::exec) fn output_kept(n: Node<'_>, walk: &Walk<'_>) -> bool {
     // (Another element of its own pipeline that writes a file reads its output: below.)
-    if writes_a_named_file(n, walk) {
+    if blind::check_writes_a_read_file(n, walk) {
         return true;
     }
     let Some((root, _)) = walk.top_functions.get(walk.tree.get()) else {
@@ -68,7 +68,7 @@ fn output_reaches<'a>(
             // esac`: the value only chooses a harmless item, or is only written out (s26).
             "command_substitution" if substitutions && value_reaches_no_status(parent, walk) => return false,
             "command_substitution" | "process_substitution" if substitutions => return true,
-            "redirected_statement" if writes_a_named_file(parent, walk) => return true,
+            "redirected_statement" if blind::writes_a_read_file(child, parent, walk) => return true,
             "pipeline" => {
                 let mut c = parent.walk();
                 let after: Vec<Node<'_>> = parent
@@ -136,7 +136,10 @@ fn unread_value(sub: Node<'_>, walk: &Walk<'_>) -> bool {
 /// `state=$(redis-cli -h cache ping 2>/dev/null || echo DOWN); case "$state" in PONG) echo ok;;
 /// *) echo degraded >&2;; esac; [ -e /proc/1/status ]` exits 0 / 0 in bash 5.2 and dash 0.5.12
 /// and was denied: the check's `|| echo DOWN` ends its status's walk, and its output was taken
-/// as read by any substitution whose variable is read at all.
+/// as read by any substitution whose variable is read at all. Or `NAME` is read only so and by
+/// plain tests whose status is lost (`tested::value_only_tested`; s27: `x=$(C || echo DOWN); [
+/// "$x" = PONG ] && echo ok; L` exits 0 / 0 in bash 5.2 and dash 0.5.12 and was denied; `[ "$x"
+/// = PONG ] || exit 1` there is 0 / 1).
 fn value_reaches_no_status(sub: Node<'_>, walk: &Walk<'_>) -> bool {
     let Some(rules) = walk.status.as_ref() else {
         return false;
@@ -160,9 +163,21 @@ fn value_reaches_no_status(sub: Node<'_>, walk: &Walk<'_>) -> bool {
         && up.parent().is_some_and(subst::assignment_statement_in)
         && up.child_by_field("value").is_some_and(|v| v.start_byte() <= sub.start_byte())
         && up.child_by_field("name").is_some_and(|name| {
-            (harmless::only_echoed(name, walk) || shapes::only_case_subject(name, walk, &funcs()))
+            (harmless::only_echoed(name, walk)
+                || shapes::only_case_subject(name, walk, &funcs())
+                || only_tested(name, walk, rules))
                 && (!rules.called || callers_never_name(name, walk, rules))
         })
+}
+
+/// `tested::value_only_tested` of the variable assigned at `name`, a node of the tree the walk
+/// keeps (found there by its bytes; `false` when it keeps none).
+fn only_tested(name: Node<'_>, walk: &Walk<'_>, rules: &Rules) -> bool {
+    walk.top_functions
+        .get(walk.tree.get())
+        .and_then(|(root, _)| root.descendant_for_byte_range(name.start_byte(), name.end_byte()))
+        .filter(|n| n.byte_range() == name.byte_range() && n.kind_name() == name.kind_name())
+        .is_some_and(|n| tested::value_only_tested(n, walk, rules))
 }
 
 /// Whether every other mention of the variable assigned at `name` is outside the substitution

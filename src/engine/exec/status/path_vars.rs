@@ -194,13 +194,17 @@ pub(in crate::engine::exec) fn named_elsewhere_in(target: &str, src: &str, own: 
     // (A shell operator ends the word: `>> /tmp/h.log;` writes `/tmp/h.log`.)
     let target = target.trim_end_matches([';', '&', '|', ')']);
     if !target.contains('$') {
-        return named_elsewhere(target, src, own);
+        let unquoted = |t: &str| t.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect::<String>();
+        let mut own = own.to_vec();
+        own.extend(write_redirections(src, |w| unquoted(w) == unquoted(target)));
+        return named_elsewhere(target, src, &own);
     }
     let vars = path_variables(src);
     let Some(path) = resolve_path(target, &vars) else {
         return true;
     };
     let mut blank: Vec<(usize, usize)> = own.to_vec();
+    blank.extend(write_redirections(src, |w| resolve_path(w, &vars).as_deref() == Some(path.as_str())));
     blank.extend(
         vars.iter()
             .filter(|v| {
@@ -225,6 +229,55 @@ pub(in crate::engine::exec) fn named_elsewhere_in(target: &str, src: &str, own: 
         return true;
     };
     named_elsewhere(&path, &substitute(&blanked, &vars), &[])
+}
+
+/// Whether `src` has an output redirection to the literal file `target` (quotes aside) outside
+/// the byte range `own` ([`write_redirections`]).
+pub(super) fn written_elsewhere(target: &str, src: &str, own: std::ops::Range<usize>) -> bool {
+    let unquoted = |t: &str| t.chars().filter(|c| !matches!(c, '"' | '\'' | '\\')).collect::<String>();
+    let code = code_view(src);
+    write_redirections(&code, |w| unquoted(w) == unquoted(target))
+        .iter()
+        .any(|(s, e)| *e <= own.start || *s >= own.end)
+}
+
+/// The byte ranges of the output redirections of `src` (`>`, `>>`, `>|`, `&>`, `&>>`, with a file
+/// descriptor or not: `2>>`) whose word `same` takes for the file: each writes the file, none
+/// reads it, so it is no naming of the file as data (s27: `C >> "$LOG" 2>&1 || echo down >>
+/// "$LOG"; L`, LOG a literal path, exits 0 / 0 in bash 5.2 and dash 0.5.12 and was denied: the
+/// second write counted as a read of the check's output). A `>&` duplicates a descriptor, a
+/// `>(` is a process substitution, `<>` reads too: none is taken.
+fn write_redirections(src: &str, same: impl Fn(&str) -> bool) -> Vec<(usize, usize)> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        // (`<>` opens the file for reading too.)
+        if b[i] != b'>' || i > 0 && b[i - 1] == b'<' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'>' | b'|')) {
+            j += 1;
+        }
+        if matches!(b.get(j), Some(b'&' | b'(')) {
+            i = j + 1;
+            continue;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        let word_end =
+            src[j..].find([' ', '\t', '\n', ';', '&', '|', ')', '<', '>']).map_or(src.len(), |e| j + e);
+        let word = &src[j..word_end];
+        if !word.is_empty() && same(word) {
+            out.push((start, word_end));
+        }
+        i = word_end.max(i + 1);
+    }
+    out
 }
 
 /// The byte ranges of the `mkdir` commands of `src`: from the word `mkdir` where a command starts

@@ -319,16 +319,32 @@ fn always_prints(at: Node<'_>, parent: Node<'_>, walk: &Walk<'_>) -> bool {
     if parent.named_children(&mut c).filter(|s| is_statement(*s)).count() != 1 {
         return false;
     }
-    let Some(program) = at.child_by_field("name").map(|m| text(m, walk)) else {
-        return false;
-    };
-    let program = program.rsplit('/').next().unwrap_or(program);
     // (The checks that need no client row first: an expansion or a redirection is cheaper to
     // find than a program among every family's rows.)
     let mut c = at.walk();
     if at.children_by_field("argument", &mut c).any(|a| text(a, walk).contains(['$', '`', '>', '<']))
         || at.children_by_field("redirect", &mut c).next().is_some()
     {
+        return false;
+    }
+    prints_status_line(at, walk)
+}
+
+/// Whether the simple command `at` runs a client whose row says it prints a status line on
+/// standard output up or down (`status_line_quiet`: pg_isready, "db:5432 - accepting connections"
+/// or "db:5432 - no response"; PostgreSQL docs, pg_isready) without its quiet flag (`-q`, in a
+/// group of short flags too, or a `--q...` long option), its arguments written out (no expansion
+/// or substitution, which could hold the flag). Its redirections are not looked at.
+pub(super) fn prints_status_line(at: Node<'_>, walk: &Walk<'_>) -> bool {
+    if at.kind_name() != "command" {
+        return false;
+    }
+    let Some(program) = at.child_by_field("name").map(|m| text(m, walk)) else {
+        return false;
+    };
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let mut c = at.walk();
+    if at.children_by_field("argument", &mut c).any(|a| text(a, walk).contains(['$', '`'])) {
         return false;
     }
     let Some(quiet) = find_client(program, &[]).and_then(|c| c.status_line_quiet) else {

@@ -78,6 +78,29 @@ pub(super) fn writes_only_unread_files(n: Node<'_>, walk: &Walk<'_>, functions: 
     own.iter().all(|f| !named_elsewhere(f, walk.src, &writers))
 }
 
+/// [`writes_only_unread_files`] or [`writes_only_unread_output`]: `&&`'s right side B that only
+/// writes where the script reads nothing, and may fail: the list's status, the check's or B's,
+/// is followed on (`status::discarded_at`).
+pub(super) fn writes_only_unread(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    writes_only_unread_files(n, walk, functions) || writes_only_unread_output(n, walk, functions)
+}
+
+/// Whether `n` only writes output ([`super::harmless::may_only_fail`]: `echo up >> /tmp/h.log`,
+/// a call of a function whose body does no more, `Funcs::writers`) to files the script names
+/// nowhere else but in other writes (`path_vars::named_elsewhere_in`: a redirection to the file
+/// is no read of it), and leaves nothing: what it writes, or whether it ran, changes nothing the
+/// script reads later, and only its status, a write's failure, can be the list's. s27: `log(){
+/// echo "$(date) $*" >> /tmp/h.log; }; C && log up || log down; L` and `C && echo up >> /tmp/h.log
+/// || echo down >> /tmp/h.log; L` exit 0 / 0 in bash 5.2 and dash 0.5.12 and were denied; `...;
+/// grep -q up /tmp/h.log` names the file (coupled).
+fn writes_only_unread_output(n: Node<'_>, walk: &Walk<'_>, functions: &Funcs) -> bool {
+    super::harmless::may_only_fail(n, walk, functions)
+        && !super::leaves(n, walk)
+        && super::harmless::file_targets(text(n, walk))
+            .iter()
+            .all(|f| !super::path_vars::named_elsewhere_in(f, walk.src, &[(n.start_byte(), n.end_byte())]))
+}
+
 /// Whether `exp`, an assignment whose name is `k`, is a statement of its own or a part of an
 /// `&&`/`||` list (`RES=$(check) || RES=down`, s25; not a prefix of a command, whose environment
 /// it is) whose value reads no variable indirectly (`${!ref}`). Where the value names the variable
