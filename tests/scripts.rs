@@ -623,12 +623,14 @@ fn expansions_that_multiply_are_bounded_reported_and_never_denied() {
     let script = format!("A={}\nB={}\nC={}\ncurl $C\n", "a".repeat(3000), "$A".repeat(200), "$B".repeat(200));
     let e = eval_in(&policy, &pod(sh(script), serde_json::json!([])), &NoConfigMaps);
     expect_noted(&e, "shell variables");
-    // kubelet $(VAR) references in env values, multiplied by the command.
+    // kubelet $(VAR) references in env values, multiplied by the command. (s27: through the
+    // shell's `$V3`, which reads the container's environment, where the references are resolved;
+    // a probe's own `$(V3)` gets V3's value as written, one pass: `tests/shell_flow_v20.rs`.)
     let mut env = vec![serde_json::json!({"name": "V0", "value": "x y ".repeat(25)})];
     for i in 1..4 {
         env.push(serde_json::json!({"name": format!("V{i}"), "value": format!("$(V{}) ", i - 1).repeat(40)}));
     }
-    let e = eval_in(&policy, &pod(sh("$(V3) ".repeat(40)), Value::from(env)), &NoConfigMaps);
+    let e = eval_in(&policy, &pod(sh("$V3 ".repeat(40)), Value::from(env)), &NoConfigMaps);
     expect_noted(&e, "kubelet references");
     // A command of tens of thousands of arguments.
     let mut argv = sh("curl $1 $2 $@".into());
@@ -726,11 +728,16 @@ fn credentials_in_probe_commands_never_reach_messages() {
 
 #[test]
 fn kubelet_reference_chains_resolve_deep_and_too_deep_ones_are_not_analysed() {
+    // (s27: the chains resolve in the container's environment, which the shell's `$V6` reads; a
+    // probe's own `$(V6)` gets V6's value as written, `$(V5)`, as the kubelet's prober copies it:
+    // `ExpandContainerCommandOnlyStatic`, kubernetes/kubernetes pkg/kubelet/container/helpers.go,
+    // and `tests/shell_flow_v20.rs`. These rows read `$(V6)` until s26.)
     let policy = Policy::default();
     let pod = |env: Vec<Value>, host: &str| -> Value {
+        let host = host.replace("$(", "$").replace(')', "");
         serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
             "spec": {"containers": [{"name": "c", "image": "x", "env": env,
-                "livenessProbe": {"exec": {"command": ["curl", format!("http://{host}:8080/")]}}}]}})
+                "livenessProbe": {"exec": {"command": ["sh", "-c", format!("curl http://{host}:8080/")]}}}]}})
     };
     let chain = |first: &str, links: usize, link: &dyn Fn(usize) -> String| -> Vec<Value> {
         let mut env = vec![serde_json::json!({"name": "V0", "value": first})];

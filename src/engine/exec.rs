@@ -316,6 +316,9 @@ impl Dependency {
     pub fn host_command_why(&self) -> &'static str {
         if self.target.contains("the kubelet makes `$$(") {
             "the kubelet reads `$$` as `$`"
+        } else if self.target.contains("the kubelet copies `$(") {
+            // (s27: an env value the kubelet copies into the probe's command as written.)
+            "the kubelet copies an env value into a probe's command as written"
         } else if self.target.contains("(envFrom does not count") {
             "envFrom does not count for a probe's command"
         } else {

@@ -164,6 +164,10 @@ pub(super) struct Ctx<'e> {
     /// The `$(NAME)` texts the kubelet made from a `$$(NAME)` escape (in the probe's command or an
     /// env value it expands), each once: literal text, no reference to `NAME`.
     pub(super) kubelet_escaped: Vec<String>,
+    /// The `$(NAME)` texts of env values the kubelet copied as written into the probe's command
+    /// (`$(DB_HOST)` of `DB_HOST: "$(SVC).shop.svc"`: `kubelet::Ctx::note_copied`), each once,
+    /// with the variable whose value held it: literal text, no reference to `NAME` (s27).
+    pub(super) kubelet_copied: Vec<(String, String)>,
     /// The length of a script too long to analyse, when one was met.
     pub(super) too_long: Option<usize>,
     /// Bytes produced by expansions so far (see [`MAX_EXPANSION_BYTES`]).
@@ -450,6 +454,7 @@ impl<'e> Ctx<'e> {
             unresolved: Vec::new(),
             kubelet_emptied: Vec::new(),
             kubelet_escaped: Vec::new(),
+            kubelet_copied: Vec::new(),
             too_long: None,
             expanded: std::cell::Cell::new(0),
             over_budget: std::cell::Cell::new(false),

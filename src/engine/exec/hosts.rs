@@ -368,6 +368,12 @@ impl Ctx<'_> {
             // No shell: the client gets the text itself, which no resolver knows.
             return Some(format!("the kubelet makes `${escaped}` the text `{escaped}`, no host name"));
         }
+        if let Some((copied, var)) = self.kubelet_copied.iter().find(|(e, _)| s.contains(e.as_str())) {
+            // (s27: the probe's `$(VAR)` gets VAR's value as written, not expanded again.)
+            return Some(format!(
+                "the kubelet copies {var}'s value into the probe's command as written, so `{copied}` there is text, no host name"
+            ));
+        }
         if s.contains("$(") || s.contains('$') {
             return Some(UNKNOWN.into());
         }
@@ -415,6 +421,11 @@ impl Ctx<'_> {
         if self.kubelet_escaped.iter().any(|e| e == original) {
             return Some(format!(
                 "the kubelet makes `${original}` the text `{original}`, so the shell runs a command named `{name}`"
+            ));
+        }
+        if let Some((_, var)) = self.kubelet_copied.iter().find(|(e, _)| e == original) {
+            return Some(format!(
+                "the kubelet copies `$({var})`'s value into the probe's command as written (`{original}` is not expanded there), so the shell runs a command named `{name}`"
             ));
         }
         let kubelet_like = is_ident(name) && name.chars().any(|c| c.is_ascii_uppercase());

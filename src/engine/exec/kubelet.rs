@@ -154,6 +154,21 @@ impl Ctx<'_> {
         }
     }
 
+    /// Records the `$(NAME)` texts the value `value` of the variable `var` holds, which the
+    /// kubelet copies into the probe's command as written ([`Ctx::kubelet_copied`]): literal
+    /// text there, no reference.
+    fn note_copied(&mut self, var: &str, value: &str) {
+        for (at, _) in value.match_indices("$(") {
+            let Some(end) = value[at + 2..].find(')') else { break };
+            let original = &value[at..at + 3 + end];
+            if is_ident(&original[2..original.len() - 1])
+                && !self.kubelet_copied.iter().any(|(e, _)| e == original)
+            {
+                self.kubelet_copied.push((original.to_string(), var.to_string()));
+            }
+        }
+    }
+
     /// The value of `$(name)`: in the probe's command itself (`depth` 0) as the kubelet's prober
     /// expands it (static `env` values only: [`ExecEnv::probe_empty`], [`ExecEnv::env_from_only`]),
     /// in an env value (`depth` 1 and more) as the container's environment has it.
@@ -181,9 +196,24 @@ impl Ctx<'_> {
                     return None;
                 }
                 let v = env_literal(name, v);
-                // The kubelet resolves references to earlier variables all the way down; past
-                // MAX_KUBELET_DEPTH (a cycle, or a chain built to be expensive) the command is
-                // not analysed rather than left with an unresolved reference that reads as a host.
+                // In the probe's own command the kubelet copies the value as written, one pass:
+                // its prober calls `kubecontainer.ExpandContainerCommandOnlyStatic(p.Exec.Command,
+                // container.Env)` (kubernetes/kubernetes `pkg/kubelet/prober/prober.go`,
+                // `runProbe`), whose map is `v1EnvVarsToMap`, `env.Name -> env.Value` as written
+                // in the spec (`pkg/kubelet/container/helpers.go`), and `expansion.Expand`
+                // (`third_party/forked/golang/expansion/expand.go`) writes a looked-up value into
+                // its output without reading it again. So `DB_HOST: "$(SVC).shop.svc"` gives the
+                // probe `pg_isready -h $(DB_HOST)` the text `$(SVC).shop.svc` (no host name; in
+                // `sh -c` a substitution of a command named `SVC`), while the container's own
+                // environment, which the shell's `$DB_HOST` reads, holds the expanded value (s27).
+                if depth == 0 && v.contains("$(") {
+                    self.note_copied(name, &v);
+                    return Some(v);
+                }
+                // The container's environment resolves references to earlier variables all the
+                // way down; past MAX_KUBELET_DEPTH (a cycle, or a chain built to be expensive) the
+                // command is not analysed rather than left with an unresolved reference that
+                // reads as a host.
                 let v = if !v.contains("$(") {
                     v
                 } else if depth < MAX_KUBELET_DEPTH {

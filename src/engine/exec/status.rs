@@ -46,6 +46,7 @@ mod constructs;
 mod data;
 mod err_log;
 mod filters;
+use filters::trivial_reader;
 mod functions;
 use functions::{Funcs, functions_at, known_ok};
 pub(super) use functions::{TopFunction, known_ok_with};
@@ -229,7 +230,7 @@ pub(super) fn rules(
         || (mentions(src, &["trap"]) && !harmless_traps(src, errexit, known, dash))
         || mentions(src, &["eval", "source", "coproc", "lastpipe"])
         // (`kill $PID` of a background child signals nothing of this shell, s25.)
-        || (mentions(src, &["kill"]) && !trap_values::kills_only_children(src, src))
+        || (mentions(src, &["kill"]) && !trap_values::kills_only_children_outside_traps(src))
         || texts::may_select(src)
         // (A `wait $PID` in a trap's action was judged with the trap, s26.)
         || (mentions(src, &["wait"]) && !only_bare_waits(&trap_values::without_trap_commands(src)))
@@ -349,11 +350,6 @@ pub(super) fn discarded<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Opti
         return Some(replay::REPLAYED);
     }
     Some(why)
-}
-
-/// A pipeline element that reads nothing of its input into a status or a file: `true`, `:`.
-fn trivial_reader(k: Node<'_>, walk: &Walk<'_>) -> bool {
-    matches!(text(k, walk).trim(), "true" | ":" | "cat >/dev/null")
 }
 
 /// [`discarded`], with the node whose status is the one found discarded.
@@ -606,7 +602,11 @@ fn discarded_at<'t>(n: Node<'t>, walk: &Walk<'t>, rules: &Rules) -> Option<(&'st
                 at = parent;
             }
             "while_statement" => {
-                return loop_condition(at, parent, walk, rules, &funcs, (negated, sense_lost, errexit));
+                let found = loop_condition(at, parent, walk, rules, &funcs, (negated, sense_lost, errexit));
+                if found.is_some() || pipefail || !loop_exits::piped_loop_ends(at, parent, walk, &funcs) {
+                    return found;
+                }
+                (exempt, sense_lost, at) = (false, true, parent);
             }
             "pipeline" => {
                 let last = {

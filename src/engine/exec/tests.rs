@@ -103,10 +103,12 @@ fn kubelet_references_to_long_values_count_against_the_budgets() {
     let b = "x".repeat(20_000);
     let a = "$(B)".repeat(100);
     let e = env(&[("B", lit(&b)), ("A", lit(&a))]);
-    let command = format!("curl http://db:5432/{}", "$(A)".repeat(100));
+    // (s27: through the shell's `$A`, which reads the container's environment, where A's
+    // references are resolved; a probe's own `$(A)` gets A's value as written.)
+    let command = format!("curl http://db:5432/{}", "$A".repeat(100));
     // One reference to A already copies B 100 times (2 MB): over the 1 MiB a command may expand to.
     let mut ctx = Ctx::new(&e);
-    let _ = ctx.kubelet_expand("$(A)", 0);
+    let _ = ctx.kubelet_expand("$(A)", 1);
     assert!(ctx.over_budget.get(), "copied values counted: {} bytes", ctx.expanded.get());
     let budget = AnalysisBudget::default();
     let options = Options { budget: Some(&budget), ..Options::default() };
@@ -114,6 +116,7 @@ fn kubelet_references_to_long_values_count_against_the_budgets() {
     assert_eq!(outcome.dependency, None, "text cut short by a bound is never a finding");
     assert_eq!(outcome.unresolved.len(), 1, "{:?}", outcome.unresolved);
     // The display expansion (liveness vs readiness) is bounded the same way.
+    let command = format!("curl http://db:5432/{}", "$(A)".repeat(100));
     let shown = expand_kubelet_argv(&s(&["sh", "-c", &command]), &e, None);
     assert!(shown.iter().map(String::len).sum::<usize>() <= MAX_EXPANSION_BYTES + command.len());
     // A value referred to a few times is still followed.

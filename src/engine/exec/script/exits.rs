@@ -67,6 +67,16 @@ pub(in crate::engine::exec) fn always_fails(script: &str) -> Option<String> {
         ["exit", n] if body.len() > last.len() && nonzero(Some(n)) => Some(format!("`{last}` last")),
         // `A && exit N` (A's failure is non-zero too) and `A && exit N || exit M` last (s25).
         [.., "&&" | "||", "exit", _] if list_fails(&words, &nonzero) => Some(format!("`{last}` last")),
+        // s27: `C && exit 1 || false`, `C && exit 1 && echo ok` last (1 / 1).
+        [_, ..] if list_fails(&words, &nonzero) => Some(format!("`{last}` last")),
+        // s27: `false` last, after statements whose every `exit` is non-zero (`C && exit 1 ||
+        // true; false`, 1 / 1), where no function of the script is named `false`.
+        ["false"]
+            if body.len() > last.len()
+                && !super::super::status::defined_functions(script).iter().any(|f| f == "false") =>
+        {
+            Some("`false` last".to_string())
+        }
         [name] if super::super::context::is_ident(name) => {
             let defined = super::super::status::defined_functions(script);
             let bodies = super::super::status::bodies_of(script, name);
@@ -150,11 +160,21 @@ impl super::Ctx<'_> {
 /// Whether the list `words` (a script's last statement, split at blanks) ends with `&& exit N`,
 /// N not 0 (what comes before either fails, a non-zero status, or runs the `exit`), or with `||
 /// exit M`, M not 0, after a list that does so.
+///
+/// s27: also `|| false` after such a list, and `&& ANYTHING` after one (its left side ends the
+/// script or gives a non-zero status, so what follows `&&` never runs): `C && exit 1 || false`
+/// and `C && exit 1 && echo ok` exit 1 / 1 in bash 5.2.15 and dash 0.5.12 (redis-cli stub up /
+/// down), and were denied.
 fn list_fails(words: &[&str], nonzero: &dyn Fn(Option<&&str>) -> bool) -> bool {
     match words {
-        [rest @ .., "&&", "exit", n] => !rest.is_empty() && nonzero(Some(n)),
+        [rest @ .., "&&", "exit", n] if nonzero(Some(n)) && !rest.is_empty() => true,
         [rest @ .., "||", "exit", m] => nonzero(Some(m)) && list_fails(rest, nonzero),
-        _ => false,
+        [rest @ .., "||", "false"] => list_fails(rest, nonzero),
+        _ => {
+            // `A && TAIL`, TAIL holding no operator: skipped whenever A fails.
+            let Some(op) = words.iter().rposition(|w| matches!(*w, "&&" | "||")) else { return false };
+            words[op] == "&&" && op + 1 < words.len() && list_fails(&words[..op], nonzero)
+        }
     }
 }
 

@@ -559,6 +559,11 @@ pub(super) fn loop_condition<'t>(
             || super::lost::counted_loop(looped, walk, rules, funcs))
         .then_some((super::lost::RETRIES, looped));
     }
+    // `while check; do exit 0; done` (s27): the check's success runs the body, which leaves with
+    // status 0 at once; its failure ends the loop with status 0 (`loop_exits`).
+    if super::loop_exits::body_leaves_zero(looped, walk, rules, funcs, &quiet) {
+        return Some((super::loop_exits::LOOP_SUCCESS_LEAVES_ZERO, looped));
+    }
     let mut c = body.walk();
     let quiet = quiet(body)
         || body

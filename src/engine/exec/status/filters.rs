@@ -153,3 +153,8 @@ pub(super) fn plain_filter_element(k: Node<'_>, walk: &Walk<'_>, functions: &[St
     }
     plain_filter(k, walk, functions)
 }
+
+/// A pipeline element that reads nothing of its input into a status or a file: `true`, `:`.
+pub(super) fn trivial_reader(k: Node<'_>, walk: &Walk<'_>) -> bool {
+    matches!(super::text(k, walk).trim(), "true" | ":" | "cat >/dev/null")
+}

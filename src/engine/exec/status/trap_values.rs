@@ -164,7 +164,30 @@ fn assigned_values<'s>(src: &'s str, name: &str) -> Vec<(usize, &'s str)> {
 /// signal options (`-TERM`, `-9`, `-s KILL`, `--`), its output dropped or not (`2>/dev/null`). Not `kill $$`, `kill 0` or `kill -1` (the
 /// shell itself, its group, every process), nor a pid known only at run time.
 pub(super) fn kills_only_children(src: &str, text: &str) -> bool {
-    only_children(src, text, "kill")
+    only_children(src, text, "kill", false)
+}
+
+/// [`kills_only_children`] of the script `src` outside its `trap` commands, whose actions'
+/// `kill`s `traps::harmless_traps` judges (s27: `trap 'kill 42' EXIT`); true with no `kill` there.
+pub(super) fn kills_only_children_outside_traps(src: &str) -> bool {
+    let outside = without_trap_commands(src);
+    !mentions(&outside, &["kill"]) || kills_only_children(src, &outside)
+}
+
+/// Whether every `kill` in `text` (an EXIT trap's action) signals a target that is the same on
+/// every path the script takes: a background child, as [`kills_only_children`] reads it, or a
+/// literal pid above 1 (`kill 42`), or a variable the script never assigns nor names but as
+/// `$NAME`/`${NAME}` (`kill $p`, `$p` from the container's env or unset). Run as the shell exits,
+/// such a `kill` either signals another process, and the shell exits with the status it had
+/// (POSIX `trap`: `$?` after the action is the value before it), or happens to signal the shell
+/// itself, which then ends with 128 + the signal on every path alike: either way the check's
+/// outcome decides nothing new (s27: `trap 'kill 42' EXIT; C; echo ok` and `trap 'rm -f /tmp/x;
+/// kill $p 2>/dev/null' EXIT; C; echo ok` exit 0 / 0 in bash 5.2.15 and dash 0.5.12 with the
+/// redis-cli stub up / down; `trap 'kill 42' EXIT; C` 0 / 1). Not `kill $$`, `kill 0`, `kill
+/// -1` (the shell, its group, every process: `trap 'kill $$' EXIT; C` exits 143 / 143, not read
+/// here) nor a variable the script sets, whose value may differ between paths.
+pub(super) fn kills_steady_targets(src: &str, text: &str) -> bool {
+    only_children(src, text, "kill", true)
 }
 
 /// Whether every `wait` in `text` (a command of an EXIT trap's action) waits only for background
@@ -175,15 +198,44 @@ pub(super) fn kills_only_children(src: &str, text: &str) -> bool {
 /// 143 / 143 after `set -e` (not taken: `traps::harmless_traps` asks for no errexit). A bare
 /// `wait` (every child) is not read here.
 pub(super) fn waits_only_for_children(src: &str, text: &str) -> bool {
-    only_children(src, text, "wait")
+    only_children(src, text, "wait", false)
 }
 
-/// [`kills_only_children`] for the command `word` (`kill` or `wait`).
-fn only_children(src: &str, text: &str, word: &str) -> bool {
+/// Whether `operand` (a `kill` operand, quotes removed) names a target that is the same on every
+/// path ([`kills_steady_targets`]): a literal pid above 1, or `$NAME`/`${NAME}` of a variable
+/// `src` names nowhere else.
+fn steady_target(src: &str, operand: &str) -> bool {
+    if !operand.is_empty() && operand.bytes().all(|b| b.is_ascii_digit()) {
+        return operand.parse::<u64>().is_ok_and(|pid| pid > 1);
+    }
+    let Some(name) =
+        operand.strip_prefix("${").and_then(|v| v.strip_suffix('}')).or_else(|| operand.strip_prefix('$'))
+    else {
+        return false;
+    };
+    if !super::super::context::is_ident(name) || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let bytes = src.as_bytes();
+    super::texts::whole_words(src, name).all(|i| {
+        let before = &bytes[..i];
+        let next = bytes.get(i + name.len()).copied();
+        (before.ends_with(b"$") && !before.ends_with(b"$$") && next != Some(b'{'))
+            || before.ends_with(b"${") && next == Some(b'}')
+    })
+}
+
+/// [`kills_only_children`] for the command `word` (`kill` or `wait`); with `steady`, also
+/// [`steady_target`]s.
+fn only_children(src: &str, text: &str, word: &str, steady: bool) -> bool {
     let mut found = false;
     for i in super::texts::whole_words(text, word) {
         let before = text[..i].trim_end_matches([' ', '\t']);
-        if !(before.is_empty() || before.ends_with([';', '\n', '&', '|', '{', '(', '\'', '"'])) {
+        // (Or after a keyword that starts a body, s27: `if ! C; then kill $pid; fi`.)
+        let keyword = ["then", "else", "do"].iter().any(|k| {
+            before.strip_suffix(k).is_some_and(|b| b.is_empty() || b.ends_with([' ', '\t', ';', '\n']))
+        });
+        if !(keyword || before.is_empty() || before.ends_with([';', '\n', '&', '|', '{', '(', '\'', '"'])) {
             return false;
         }
         // (Not at `}`: `${PID}`; a `}` closing a group is a word no operand is.)
@@ -216,16 +268,19 @@ fn only_children(src: &str, text: &str, word: &str) -> bool {
                 continue;
             }
             let inner = w.trim_matches('"');
-            let child = match inner {
-                "$!" | "${!}" | "%%" | "%+" | "%-" => true,
-                j if j.starts_with('%') && j.len() > 1 && j[1..].bytes().all(|b| b.is_ascii_digit()) => true,
-                v => quoted_parameter(v.strip_prefix('$').unwrap_or("")).is_some_and(|(name, len)| {
-                    len + 1 == v.len() && !matches!(name.as_str(), "$" | "!") && {
-                        let values = assigned_values(src, &name);
-                        !values.is_empty() && values.iter().all(|(_, v)| matches!(*v, "$!" | "\"$!\""))
+            let child = steady && steady_target(src, inner)
+                || match inner {
+                    "$!" | "${!}" | "%%" | "%+" | "%-" => true,
+                    j if j.starts_with('%') && j.len() > 1 && j[1..].bytes().all(|b| b.is_ascii_digit()) => {
+                        true
                     }
-                }),
-            };
+                    v => quoted_parameter(v.strip_prefix('$').unwrap_or("")).is_some_and(|(name, len)| {
+                        len + 1 == v.len() && !matches!(name.as_str(), "$" | "!") && {
+                            let values = assigned_values(src, &name);
+                            !values.is_empty() && values.iter().all(|(_, v)| matches!(*v, "$!" | "\"$!\""))
+                        }
+                    }),
+                };
             if !child {
                 return false;
             }

@@ -168,7 +168,14 @@ pub(in crate::engine::exec) fn harmless_traps_expanding(
                 Some(&"kill") => {
                     !between
                         && !c.contains(['<', '|', '&'])
-                        && super::trap_values::kills_only_children(src, c)
+                        && (super::trap_values::kills_only_children(src, c)
+                            // (s27: a target the same on every path, in the script's one trap, an
+                            // EXIT trap without errexit: `trap 'kill 42' EXIT`.)
+                            || errexit_free
+                                && !signals.is_empty()
+                                && signals.iter().all(|s| super::trap_keeps::is_exit(s))
+                                && super::texts::whole_words(src, "trap").count() == 1
+                                && super::trap_values::kills_steady_targets(src, c))
                 }
                 // (`wait $PID` of a background child, in an EXIT trap without errexit: its
                 // status, 143 after a `kill`, is the action's, s26.)
