@@ -39,6 +39,7 @@ use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, Sk
 mod full_warnings;
 mod restore;
 pub use full_warnings::MAX_FULL_WARNINGS_BYTES;
+use restore::Restore;
 
 /// The only AdmissionReview API version served.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
@@ -1187,7 +1188,16 @@ pub fn review_cached(
                         .and_then(|o| serde_json::from_str::<serde_json::Value>(o.get()).ok());
                     patch = match (object, old()) {
                         (Some(new), Some(old)) => {
-                            restore::restore_our_patch(kind.pod_spec_tokens(), &new, &old, &patch, mutate)
+                            match restore::restore_our_patch(
+                                kind.pod_spec_tokens(),
+                                &new,
+                                &old,
+                                &patch,
+                                mutate,
+                            ) {
+                                Restore::ByPatch(ops) | Restore::WithoutAdded(ops) => ops,
+                                Restore::No => Vec::new(),
+                            }
                         }
                         _ => Vec::new(),
                     };
@@ -1208,9 +1218,12 @@ pub fn review_cached(
                         ops_of(&Workload { kind, metadata, template_metadata, spec })
                     };
                     let new = restore::skeleton(tokens, spec);
-                    let restored = restore::restore_our_patch(tokens, &new, &old, &patch, mutate);
-                    if !restored.is_empty() {
-                        patch = restored;
+                    // (When probegate's patch of the object as sent already gives the stored
+                    // template back, that patch is kept as it is.)
+                    if let Restore::WithoutAdded(ops) =
+                        restore::restore_our_patch(tokens, &new, &old, &patch, mutate)
+                    {
+                        patch = ops;
                     }
                 }
                 if !patch.is_empty() {

@@ -56,6 +56,19 @@ fn probe_fields(object: &Value, spec: &[&str]) -> Vec<Field> {
     out
 }
 
+/// What [`restore_our_patch`] recognised in an UPDATE.
+#[derive(Debug, PartialEq)]
+pub(super) enum Restore {
+    /// Not an UPDATE that only sends back probegate's changes, or nothing to restore.
+    No,
+    /// probegate's patch of the object as sent gives the old probes and hooks back; the patch that
+    /// puts the old values back.
+    ByPatch(Vec<PatchOperation>),
+    /// Only with the startup probes probegate added left out (a client-side re-apply); the patch
+    /// that puts the old values back.
+    WithoutAdded(Vec<PatchOperation>),
+}
+
 /// For an UPDATE of `new` over `old` (whole objects, or [`skeleton`]s, with their PodSpec at
 /// `spec`): when the update changes probes or lifecycle hooks only by sending back what probegate
 /// changed (`kubectl apply` of the unchanged manifest: client-side, the manifest's values over the
@@ -66,7 +79,7 @@ fn probe_fields(object: &Value, spec: &[&str]) -> Vec<Field> {
 /// template changed back would roll the workload. Recognised when probegate's patch of the object
 /// (`patch`), or of the object without the startup probes probegate added (`mutate` computes
 /// probegate's patch of a candidate), yields the old object's probes and hooks in every container.
-/// Otherwise, or when they are already equal, empty.
+/// Otherwise, or when they are already equal, [`Restore::No`].
 ///
 /// Which of the old object's startup probes are probegate's is recorded nowhere: a container's is
 /// taken for probegate's when the object as sent (startup probe kept) does not give that
@@ -79,17 +92,18 @@ pub(super) fn restore_our_patch(
     old: &Value,
     patch: &[PatchOperation],
     mutate: impl Fn(&Value) -> Vec<PatchOperation>,
-) -> Vec<PatchOperation> {
+) -> Restore {
     let (new_fields, old_fields) = (probe_fields(new, spec), probe_fields(old, spec));
     if new_fields.len() != old_fields.len() || new_fields == old_fields {
-        return Vec::new();
+        return Restore::No;
     }
     // The probe fields of `candidate` once `ops` is applied (None: the patch does not apply).
     let patched = |candidate: &Value, ops: &[PatchOperation]| {
         let mut c = candidate.clone();
         json_patch::patch(&mut c, ops).is_ok().then(|| probe_fields(&c, spec))
     };
-    let mut recognised = !patch.is_empty() && patched(new, patch).as_ref() == Some(&old_fields);
+    let by_patch = !patch.is_empty() && patched(new, patch).as_ref() == Some(&old_fields);
+    let mut recognised = by_patch;
     if !recognised {
         // Client-side apply keeps the startup probes probegate added: try without them. A
         // container whose old fields come back with its startup probe kept has its own (or one
@@ -123,7 +137,7 @@ pub(super) fn restore_our_patch(
         }
     }
     if !recognised {
-        return Vec::new();
+        return Restore::No;
     }
     let prefix: String = spec.iter().map(|t| format!("/{t}")).collect();
     let mut restore = Vec::new();
@@ -132,7 +146,7 @@ pub(super) fn restore_our_patch(
             continue;
         }
         let Ok(path) = jsonptr::PointerBuf::parse(format!("{prefix}/{list}/{i}/{field}")) else {
-            return Vec::new();
+            return Restore::No;
         };
         restore.push(match (now.is_null(), before.is_null()) {
             (_, true) => PatchOperation::Remove(json_patch::RemoveOperation { path }),
@@ -142,5 +156,5 @@ pub(super) fn restore_our_patch(
             }
         });
     }
-    restore
+    if by_patch { Restore::ByPatch(restore) } else { Restore::WithoutAdded(restore) }
 }
