@@ -37,7 +37,9 @@ use crate::engine::{
 use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, SkipRequest};
 
 mod full_warnings;
+mod restore;
 pub use full_warnings::MAX_FULL_WARNINGS_BYTES;
+use restore::Restore;
 
 /// The only AdmissionReview API version served.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
@@ -1016,6 +1018,19 @@ pub fn review_cached(
     // What is still needed of the object; the rest of it (a large PodSpec) is freed before the old
     // object of an UPDATE is read, so that the two are never in memory at once.
     let owner = workload.metadata.validated_controller().cloned();
+    // A template UPDATE at /mutate may be a re-apply to keep as probegate made it (see
+    // `restore::restore_our_patch`): its PodSpec as JSON and the metadata a candidate is evaluated
+    // with outlive the typed object (a Pod UPDATE keeps the object's text instead).
+    let template_update = (endpoint == Endpoint::Mutate
+        && mutable
+        && !audit
+        && !kind.is_pod()
+        && request.operation == Operation::Update)
+        .then(|| {
+            let spec = serde_json::to_value(&workload.spec).ok()?;
+            Some((spec, workload.metadata.clone(), workload.template_metadata.clone()))
+        })
+        .flatten();
     drop(workload);
     match endpoint {
         Endpoint::Validate => {
@@ -1140,30 +1155,76 @@ pub fn review_cached(
                         patch.extend(f.patch.iter().cloned());
                     }
                 }
+                // probegate's patch of a candidate object (a re-apply's object, some startup
+                // probes left out).
+                let ops_of = |w: &Workload| -> Vec<json_patch::PatchOperation> {
+                    let e = evaluate_object_with_configmaps(
+                        policy,
+                        w,
+                        &summary.namespace,
+                        namespace_labels,
+                        configmaps,
+                    );
+                    e.evaluation.with_action(Action::Mutate).flat_map(|f| f.patch.iter().cloned()).collect()
+                };
+                let old = || {
+                    request
+                        .old_object
+                        .as_deref()
+                        .and_then(|o| serde_json::from_str::<serde_json::Value>(o.get()).ok())
+                };
                 if kind.is_pod() && request.operation == Operation::Update {
                     // Only an UPDATE that would undo probegate's own changes is patched, back to
                     // the old object's probes and hooks; any other change of them is not ours to
                     // touch (the API server refuses it, as it would without probegate).
-                    let old = request.old_object.as_deref().map(RawValue::get);
-                    let mutate = |candidate: &serde_json::Value| -> Vec<json_patch::PatchOperation> {
-                        let Ok(w) = Workload::from_value(kind, candidate) else { return Vec::new() };
-                        let e = evaluate_object_with_configmaps(
-                            policy,
-                            &w,
-                            &summary.namespace,
-                            namespace_labels,
-                            configmaps,
-                        );
-                        e.evaluation
-                            .with_action(Action::Mutate)
-                            .flat_map(|f| f.patch.iter().cloned())
-                            .collect()
+                    let mutate = |candidate: &serde_json::Value| {
+                        Workload::from_value(kind, candidate).map_or_else(|_| Vec::new(), |w| ops_of(&w))
                     };
                     // (A Pod UPDATE's object is always kept as text by `parse_review`; without
                     // it, nothing is restored: the safe side.)
-                    let object = request.object.as_deref().map_or("", RawValue::get);
-                    patch = restore_our_patch(object, old, &patch, mutate);
+                    let object = request
+                        .object
+                        .as_deref()
+                        .and_then(|o| serde_json::from_str::<serde_json::Value>(o.get()).ok());
+                    patch = match (object, old()) {
+                        (Some(new), Some(old)) => {
+                            match restore::restore_our_patch(
+                                kind.pod_spec_tokens(),
+                                &new,
+                                &old,
+                                &patch,
+                                mutate,
+                            ) {
+                                Restore::ByPatch(ops) | Restore::WithoutAdded(ops) => ops,
+                                Restore::No => Vec::new(),
+                            }
+                        }
+                        _ => Vec::new(),
+                    };
                     warnings.clear();
+                } else if let Some((spec, metadata, template_metadata)) = template_update
+                    && let Some(old) = old()
+                {
+                    // A template is patched on UPDATE as on CREATE; a re-apply that only sends
+                    // back probegate's changes (client-side, the startup probe it added kept, so
+                    // the liveness delay it moved would stay) is patched back to the stored
+                    // template instead: no new generation, no rollout.
+                    let tokens = kind.pod_spec_tokens();
+                    let mutate = |candidate: &serde_json::Value| {
+                        let Some(spec) = restore::candidate_spec(candidate, tokens) else {
+                            return Vec::new();
+                        };
+                        let (metadata, template_metadata) = (metadata.clone(), template_metadata.clone());
+                        ops_of(&Workload { kind, metadata, template_metadata, spec })
+                    };
+                    let new = restore::skeleton(tokens, spec);
+                    // (When probegate's patch of the object as sent already gives the stored
+                    // template back, that patch is kept as it is.)
+                    if let Restore::WithoutAdded(ops) =
+                        restore::restore_our_patch(tokens, &new, &old, &patch, mutate)
+                    {
+                        patch = ops;
+                    }
                 }
                 if !patch.is_empty() {
                     // Serializing a Patch of Values cannot fail; an error here would be a bug, and
@@ -1198,106 +1259,6 @@ pub fn review_cached(
         response.warnings = Some(warnings);
     }
     Ok(Decision { review: wrap(response), summary })
-}
-
-/// `v` without zero numbers and nulls (at any depth): as the API server stores it (Go's
-/// `omitempty` drops a probe's `initialDelaySeconds: 0`), so equal probes compare equal.
-fn stored_form(v: &serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => serde_json::Value::Object(
-            m.iter()
-                .filter(|(_, v)| !v.is_null() && v.as_f64() != Some(0.0))
-                .map(|(k, v)| (k.clone(), stored_form(v)))
-                .collect(),
-        ),
-        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(stored_form).collect()),
-        other => other.clone(),
-    }
-}
-
-/// The probe and lifecycle fields of a Pod's containers (app and init), by position, as JSON in
-/// their stored form ([`stored_form`]).
-fn probe_fields(pod: &serde_json::Value) -> Vec<(&'static str, usize, &'static str, serde_json::Value)> {
-    const FIELDS: [&str; 4] = ["livenessProbe", "readinessProbe", "startupProbe", "lifecycle"];
-    let mut out = Vec::new();
-    for list in ["containers", "initContainers"] {
-        for (i, c) in pod["spec"][list].as_array().into_iter().flatten().enumerate() {
-            for f in FIELDS {
-                out.push((list, i, f, stored_form(&c[f])));
-            }
-        }
-    }
-    out
-}
-
-/// For a Pod UPDATE (`object`, `old`): when the update changes probes or lifecycle hooks only by
-/// sending back what probegate changed at CREATE (`kubectl apply` of the unchanged manifest:
-/// client-side, the manifest's values over the stored Pod, probegate's added startup probe kept;
-/// server-side, the manifest's values, probegate's additions dropped), a JSON patch that puts the
-/// old object's values back, so the Pod stays as probegate made it and the update (of labels,
-/// say) goes through; the API server would otherwise refuse it (a Pod's probes and hooks are
-/// immutable). Recognised when probegate's patch of the object (`patch`), or of the object
-/// without the startup probes the old object has (`mutate` computes probegate's patch of a
-/// candidate), yields the old object's probes and hooks in every container. Otherwise empty.
-fn restore_our_patch(
-    object: &str,
-    old: Option<&str>,
-    patch: &[json_patch::PatchOperation],
-    mutate: impl Fn(&serde_json::Value) -> Vec<json_patch::PatchOperation>,
-) -> Vec<json_patch::PatchOperation> {
-    let (Ok(new), Some(Ok(old))) = (
-        serde_json::from_str::<serde_json::Value>(object),
-        old.map(serde_json::from_str::<serde_json::Value>),
-    ) else {
-        return Vec::new();
-    };
-    let (new_fields, old_fields) = (probe_fields(&new), probe_fields(&old));
-    if new_fields.len() != old_fields.len() || new_fields == old_fields {
-        return Vec::new();
-    }
-    let yields_old = |candidate: &serde_json::Value, ops: &[json_patch::PatchOperation]| {
-        let mut c = candidate.clone();
-        json_patch::patch(&mut c, ops).is_ok() && probe_fields(&c) == old_fields
-    };
-    let mut recognised = !patch.is_empty() && yields_old(&new, patch);
-    if !recognised {
-        // Client-side apply keeps the startup probe probegate added: try without it.
-        let mut without = new.clone();
-        for list in ["containers", "initContainers"] {
-            for (i, c) in old["spec"][list].as_array().into_iter().flatten().enumerate() {
-                if c.get("startupProbe").is_some()
-                    && let Some(n) = without["spec"][list].get_mut(i).and_then(|n| n.as_object_mut())
-                {
-                    n.remove("startupProbe");
-                }
-            }
-        }
-        let ops = mutate(&without);
-        recognised = !ops.is_empty() && yields_old(&without, &ops);
-    }
-    if !recognised {
-        return Vec::new();
-    }
-    let mut restore = Vec::new();
-    for ((list, i, field, now), (_, _, _, before)) in new_fields.iter().zip(&old_fields) {
-        if now == before {
-            continue;
-        }
-        let Ok(path) = jsonptr::PointerBuf::parse(format!("/spec/{list}/{i}/{field}")) else {
-            return Vec::new();
-        };
-        restore.push(match (now.is_null(), before.is_null()) {
-            (_, true) => json_patch::PatchOperation::Remove(json_patch::RemoveOperation { path }),
-            (true, false) => {
-                json_patch::PatchOperation::Add(json_patch::AddOperation { path, value: before.clone() })
-            }
-            (false, false) => json_patch::PatchOperation::Replace(json_patch::ReplaceOperation {
-                path,
-                value: before.clone(),
-            }),
-        });
-    }
-    restore
 }
 
 /// The same finding (rule, container, container list and what it says, e.g. the host reached) was
