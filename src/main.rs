@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+
+mod memory;
 use probegate::cli;
 use probegate::server::{self, LoadedPolicy, ServeConfig, selfmanaged, tls};
 
@@ -618,7 +620,7 @@ fn audit(args: AuditArgs, no_proxy_warning: Option<String>) -> ExitCode {
         }
     };
     if args.watch {
-        init_logging(args.log_format);
+        let _log = init_logging(args.log_format);
         if let Some(warning) = &no_proxy_warning {
             tracing::warn!("{warning}");
         }
@@ -658,7 +660,10 @@ fn audit(args: AuditArgs, no_proxy_warning: Option<String>) -> ExitCode {
 /// The log filter without `RUST_LOG` (tracing-subscriber's `EnvFilter` syntax).
 const DEFAULT_LOG_FILTER: &str = "info,h2=error";
 
-fn init_logging(format: LogFormat) {
+/// Installs the log subscriber; its lines go to stderr through a thread of their own
+/// (`probegate::server::logsink`): keep the guard for the process's life.
+#[must_use]
+fn init_logging(format: LogFormat) -> probegate::server::logsink::LogGuard {
     // `h2=error`: the h2 crate logs a WARN line per connection for some client behaviours (a
     // client resetting streams before they are accepted, s20 break-it pass: 200 connections in
     // 0.8 s wrote 200 lines), outside the server's own rate-limited refusal log. `RUST_LOG`
@@ -672,9 +677,12 @@ fn init_logging(format: LogFormat) {
     // `eprintln!`, which panics on that same closed stderr, and the panic hook's own log line
     // fails again: a panic while panicking, SIGABRT (s26 break-it pass: the server died at its
     // next log line after the log reader exited).
+    // A stalled log reader drops lines instead of blocking the thread that answers a review
+    // (s26 break-it pass: every review hung while /healthz stayed 200).
+    let (writer, guard) = probegate::server::logsink::non_blocking_stderr();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(ansi)
         .log_internal_errors(false);
     probegate::server::set_json_fields(matches!(format, LogFormat::Json));
@@ -682,13 +690,17 @@ fn init_logging(format: LogFormat) {
         LogFormat::Json => builder.json().flatten_event(true).init(),
         LogFormat::Text => builder.init(),
     }
+    guard
 }
 
 /// Exit code for bad input: an invalid policy, an unreadable certificate, a bad address.
 const EXIT_BAD_INPUT: u8 = cli::EXIT_BAD_INPUT;
 
 fn serve(args: ServeArgs, no_proxy_warning: Option<String>) -> ExitCode {
-    init_logging(args.log_format);
+    // Before any thread starts (the log writer's is the first).
+    memory::limit_arenas();
+    let _log = init_logging(args.log_format);
+    memory::spawn_trim();
     probegate::server::log_panics_without_their_message();
     if let Some(warning) = &no_proxy_warning {
         tracing::warn!("{warning}");

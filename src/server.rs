@@ -16,6 +16,7 @@ pub mod fair;
 pub mod gate;
 pub mod kubeclient;
 mod logfmt;
+pub mod logsink;
 pub mod metrics;
 pub mod namespaces;
 pub mod parses;
@@ -170,8 +171,9 @@ fn off_the_async_workers(body: &[u8]) -> bool {
 }
 
 /// Most bytes of small bodies (up to [`INLINE_BODY_BYTES`], by their `Content-Length`) being
-/// received and evaluated at once, all connections together: 32 MiB, 512 bodies of the largest
-/// small size, some 3,000 ordinary reviews (3 to 11 KiB; the API server has tens in flight). HTTP/2
+/// received and evaluated at once, all connections together: 16 MiB, 256 bodies of the largest
+/// small size, some 1,500 ordinary reviews (3 to 11 KiB; the API server has tens in flight), more
+/// than the evaluation queues take ([`MAX_WAITING_EVALUATIONS`]: 256 waiting). HTTP/2
 /// multiplexes up to [`H2_MAX_CONCURRENT_STREAMS`] requests on one connection; this bounds what
 /// they can hold. It was 64 MiB (a body on each of [`conn::MAX_CONNECTIONS`] HTTP/1.1
 /// connections) until s21: with [`WAITING_BODY_BYTES`] beside it, 32 HTTP/2 connections of 64
@@ -179,17 +181,33 @@ fn off_the_async_workers(body: &[u8]) -> bool {
 /// 118 MB, near deploy/'s 128 MiB limit (docs/server.md has the measurements). A body still
 /// arriving [`budget::SMALL_BODY_STALL_AFTER`] after it was admitted loses its share to a request
 /// that waits for room (s21 break-it pass: stalled streams filled it and held small reviews for
-/// up to 4 s; see [`budget`]).
-pub const SMALL_BODY_BUDGET_BYTES: usize = 32 * 1024 * 1024;
+/// up to 4 s; see [`budget`]). 32 MiB from s21 to s26: with the other budgets and the unread data
+/// of every connection's window ([`H2_CONNECTION_WINDOW_BYTES`]) the bytes a flood can make the
+/// server buffer are 16 + 12 + 32 MiB, under deploy/'s 128 MiB beside the server's own 20 MB
+/// (docs/server.md, "Memory across connections").
+pub const SMALL_BODY_BUDGET_BYTES: usize = 16 * 1024 * 1024;
 
 /// Most requests in flight on one HTTP/2 connection (`SETTINGS_MAX_CONCURRENT_STREAMS`; hyper's
 /// default is 200): 32. Go's HTTP/2 client, the API server's, opens another connection when a
 /// server's limit is reached. It was 64 until s24: with the 1 MiB connection window, halving it
 /// brought the peak of the s24 flood (64 connections of 64 streams of 2.8 MB reviews) from 72 to
-/// 95 MB down to 43 to 55 MB (docs/server.md).
+/// 95 MB down to 43 to 55 MB (docs/server.md). Each request in flight costs a few KiB (its
+/// headers, its future): s26 break-it pass, 1,024 connections of 32 streams that only sent
+/// HEADERS held 115 to 147 MB; since s27 the connection cap ([`conn::MAX_CONNECTIONS`]) bounds
+/// that (docs/server.md, "Memory across connections").
 pub const H2_MAX_CONCURRENT_STREAMS: u32 = 32;
 
-/// HTTP/2 flow-control window of one stream: 256 KiB. A body arrives one window per round trip
+/// Largest HTTP/2 header list accepted (`SETTINGS_MAX_HEADER_LIST_SIZE`, the decoded headers of
+/// one request): 8 KiB. An API server's webhook request has a few hundred bytes of headers.
+pub const H2_MAX_HEADER_LIST_BYTES: u32 = 8 * 1024;
+
+/// Largest read buffer of an HTTP/1.1 connection (hyper's `max_buf_size`; its default is about
+/// 400 KB): 16 KiB. It bounds a request's headers (past it, 431) and what a client that pipelines
+/// requests without reading the answers makes the server buffer: s26 break-it pass, 1,000 such
+/// connections took the server to 387 MB. A body is read through it in pieces.
+pub const HTTP1_MAX_BUF_BYTES: usize = 16 * 1024;
+
+/// HTTP/2 flow-control window of one stream: 128 KiB. A body arrives one window per round trip
 /// at most (h2 grants more once half of it is read), so this sets how long a large review takes
 /// to arrive over a slow path: a 3 MB review over a 20 ms round trip took about 0.5 s (curl
 /// through a delay proxy; HTTP/1.1, not flow-controlled, 0.2 s), where the 8 KiB window of s9
@@ -202,22 +220,33 @@ pub const H2_MAX_CONCURRENT_STREAMS: u32 = 32;
 /// time), so that they never fill it and stall the other bodies on their connection (issue 9:
 /// with 64 KiB stream windows in a 512 KiB connection window, eight waiting 737 KB bodies
 /// stalled every other stream until the request timeout).
-pub const H2_STREAM_WINDOW_BYTES: u32 = 256 * 1024;
+///
+/// 128 KiB since s27 (256 KiB from s20): the connection window is two of them, see
+/// [`H2_CONNECTION_WINDOW_BYTES`]. A 3 MB review then arrives in a few dozen round trips (h2
+/// grants more once half a window is read), within the 4 s bound over a 20 ms round trip; with
+/// 64 KiB, tests/server_http2.rs's 3 MB review through a 20 ms round trip met the bound (408) in
+/// a debug build on the loaded 2-core machine.
+pub const H2_STREAM_WINDOW_BYTES: u32 = 128 * 1024;
 
-/// HTTP/2 flow-control window of one connection: 1 MiB, four stream windows (hyper's default is
-/// 1 MiB too). It bounds the request data one connection can make the server hold before the
+/// HTTP/2 flow-control window of one connection: 256 KiB, two stream windows (hyper's default is
+/// 1 MiB). It bounds the request data one connection can make the server hold before the
 /// server reads it (data of streams not yet read, refused or waiting); bodies being read count
 /// against the body budgets instead. It was 16 MiB (a window for each of 64 streams) from s20 to
 /// s23: under the s24 flood (64 connections of 64 streams of 2.8 MB reviews, h2load) the data the
 /// clients sent for streams opened faster than they were refused took the server to 95 to
 /// 154 MB, over deploy/'s 128 MiB; with 1 MiB (and [`H2_MAX_CONCURRENT_STREAMS`] at 32) the peak
-/// was 43 to 55 MB (docs/server.md). 64 connections hold at most 64 MiB this way; only the API
-/// server should reach the webhook's port (docs/server.md, NetworkPolicy).
-pub const H2_CONNECTION_WINDOW_BYTES: u32 = 1024 * 1024;
+/// was 43 to 55 MB (docs/server.md). 256 KiB since s27, two stream windows: every connection
+/// together ([`conn::MAX_CONNECTIONS`]) can make the server hold at most 32 MiB of request data
+/// it has not read, where 1,024 connections of 1 MiB could hold 1 GiB (s26 break-it pass: 1,000
+/// HTTP/2 connections of 32 streams of 10 KB reviews took the server to 325 to 345 MB, over
+/// deploy/'s 128 MiB limit). Only the API server should reach the webhook's port (docs/server.md,
+/// NetworkPolicy).
+pub const H2_CONNECTION_WINDOW_BYTES: u32 = 256 * 1024;
 
 /// Most bytes of request body data that requests waiting for room in a body budget may make the
-/// server hold unread on one connection (counted as for [`WAITING_BODY_BYTES`]): 512 KiB, half of
-/// [`H2_CONNECTION_WINDOW_BYTES`] (two stream windows). A request that would take its
+/// server hold unread on one connection (counted as for [`WAITING_BODY_BYTES`]): 128 KiB (512 KiB
+/// until s27), half of [`H2_CONNECTION_WINDOW_BYTES`] (one stream window: one waiting large body,
+/// or two small ones, each counted at least [`INLINE_BODY_BYTES`]). A request that would take its
 /// connection past it is answered 503 at once, its stream reset after the answer; the other
 /// half of the window stays for the bodies being read beside them (a small review's, say), which
 /// waiting streams could otherwise stall until the 4 s request bound (issue 9, s24 item 1).
@@ -228,9 +257,12 @@ pub const WAITING_PER_CONNECTION_BYTES: usize = H2_CONNECTION_WINDOW_BYTES as us
 const _: () = assert!(2 * WAITING_PER_CONNECTION_BYTES <= H2_CONNECTION_WINDOW_BYTES as usize);
 const _: () = assert!(WAITING_PER_CONNECTION_BYTES >= H2_STREAM_WINDOW_BYTES as usize);
 
-// The largest body accepted arrives in at most 16 stream windows (about 32 round trips with h2's
-// half-window updates), well inside the request bound over a 20 ms round trip.
-const _: () = assert!(H2_STREAM_WINDOW_BYTES as usize * 16 >= MAX_BODY_BYTES);
+// The largest body accepted arrives in at most 32 stream windows (about 64 round trips with h2's
+// half-window updates), inside the request bound over a 20 ms round trip.
+const _: () = assert!(H2_STREAM_WINDOW_BYTES as usize * 32 >= MAX_BODY_BYTES);
+
+// What all connections can make the server hold unread: at most 32 MiB.
+const _: () = assert!(H2_CONNECTION_WINDOW_BYTES as usize * conn::MAX_CONNECTIONS <= 32 * 1024 * 1024);
 
 /// Most requests evaluated on the blocking pool at once (large bodies and bodies with exec
 /// handlers); more wait, within [`REQUEST_TIMEOUT`]. Each is bounded in time by the exec
@@ -253,7 +285,9 @@ pub const LARGE_BODY_BUDGET_BYTES: usize = 12 * 1024 * 1024;
 
 /// Most bytes of request body data that requests waiting for room in a body budget
 /// ([`LARGE_BODY_BUDGET_BYTES`], [`SMALL_BODY_BUDGET_BYTES`]) can make the server hold unread, all
-/// connections together: 16 MiB, 64 stream windows. A waiting HTTP/2
+/// connections together: 8 MiB, 64 stream windows (16 MiB, also 64 stream windows, until s27,
+/// when the stream window was 256 KiB; the 128 connections' own bound,
+/// [`WAITING_PER_CONNECTION_BYTES`] each, is 16 MiB). A waiting HTTP/2
 /// request's body is unread, but the h2 crate keeps what its client sends within the stream
 /// window: each waiting request counts its stream window, or its declared length when that is
 /// smaller (the h2 crate refuses data past it), and at least [`INLINE_BODY_BYTES`]: the DATA frames
@@ -271,7 +305,7 @@ pub const LARGE_BODY_BUDGET_BYTES: usize = 12 * 1024 * 1024;
 /// ones would have met the 4 s request bound (408) anyway. HTTP/1.1 requests are counted the
 /// same way (hyper reads their body only when asked, leaving the rest in the kernel's socket
 /// buffer; one rule for both keeps the count simple and errs on the safe side).
-pub const WAITING_BODY_BYTES: usize = 16 * 1024 * 1024;
+pub const WAITING_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// A policy with where it came from and the hash of its text.
 #[derive(Debug, Clone)]
@@ -546,12 +580,24 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, peer: Peer, body: Bytes
     // multi-MiB object into typed structs takes far more memory than its bytes, so they queue
     // here instead of taking the pool's places or multiplying the memory peak. Both queues
     // serve one connection after another: one client's backlog does not hold up the others'.
-    let Ok(expensive) = place(&state.expensive, lane == Lane::Expensive, peer.0).await else {
-        return error_response(StatusCode::SERVICE_UNAVAILABLE, &busy_message(MAX_WAITING_EXPENSIVE));
+    let expensive = match place(&state.expensive, lane == Lane::Expensive, peer.0).await {
+        Ok(place) => place,
+        Err(busy) => {
+            return error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &busy_message(MAX_WAITING_EXPENSIVE, busy),
+            );
+        }
     };
     // Then a place on the blocking pool (expensive reviews first queue above, one at a time).
-    let Ok(blocking) = place(&state.blocking_evaluations, off_async, peer.0).await else {
-        return error_response(StatusCode::SERVICE_UNAVAILABLE, &busy_message(MAX_WAITING_EVALUATIONS));
+    let blocking = match place(&state.blocking_evaluations, off_async, peer.0).await {
+        Ok(place) => place,
+        Err(busy) => {
+            return error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &busy_message(MAX_WAITING_EVALUATIONS, busy),
+            );
+        }
     };
     drop(waiting);
     // The places are held by the blocking work too, not only by this request: a request that
@@ -610,11 +656,16 @@ async fn admit(state: Arc<AppState>, endpoint: Endpoint, peer: Peer, body: Bytes
     }
 }
 
-/// The 503 of a review refused a place in a queue of `max` ([`fair`]).
-fn busy_message(max: usize) -> String {
-    format!(
-        "busy: {max} reviews already wait for evaluation, the most of them from this connection; retry later"
-    )
+/// The 503 of a review refused a place in a queue of `max` ([`fair`]), saying how many of those
+/// waiting came from its connection (until s27: "the most of them from this connection", also
+/// to a connection that had none waiting).
+fn busy_message(max: usize, busy: fair::Busy) -> String {
+    let own = match busy.from_its_connection {
+        0 => "none of them from this connection".to_string(),
+        1 => "1 of them from this connection".to_string(),
+        n => format!("{n} of them from this connection"),
+    };
+    format!("busy: {max} reviews already wait for evaluation, {own}; retry later")
 }
 
 /// Parses, looks up the namespace's labels (never waiting) and reviews under one policy snapshot.
@@ -936,12 +987,16 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .acceptor(connection_limits(config.max_connections));
     let mut server =
         with_connection_bounds(axum_server::from_tcp(listener)?.acceptor(acceptor).handle(handle.clone()));
+    // What one connection can make the server hold before it reads anything: its HTTP/2 windows
+    // and header lists, its HTTP/1.1 read buffer (docs/server.md, "Memory across connections").
     server
         .http_builder()
         .http2()
         .max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS)
         .initial_stream_window_size(H2_STREAM_WINDOW_BYTES)
-        .initial_connection_window_size(H2_CONNECTION_WINDOW_BYTES);
+        .initial_connection_window_size(H2_CONNECTION_WINDOW_BYTES)
+        .max_header_list_size(H2_MAX_HEADER_LIST_BYTES);
+    server.http_builder().http1().max_buf_size(HTTP1_MAX_BUF_BYTES);
     // The peer's address reaches each request, for the log line of a refusal (gate::RefusalLog).
     let task =
         tokio::spawn(
@@ -1035,6 +1090,7 @@ pub async fn run(mut config: ServeConfig, options: RunOptions) -> anyhow::Result
         }
     }
     let running = start(config).await?;
+    logsink::spawn_dropped_lines_report();
     let admin = running.admin_addr.map(|a| a.to_string()).unwrap_or_else(|| "none".into());
     tracing::info!(addr = %running.addr, admin = %admin, "probegate serving /validate and /mutate over HTTPS");
     if resolve_configmaps {

@@ -24,10 +24,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Most connections served at once. The API server keeps a handful per replica; 1,024 leaves
-/// room for many API servers and probes while bounding file descriptors and memory (an idle
-/// HTTP/2 connection costs tens of KiB).
-pub const MAX_CONNECTIONS: usize = 1024;
+/// Most connections served at once: 128. The API server keeps a handful per replica (Go's HTTP/2
+/// client opens another only past a connection's [`super::H2_MAX_CONCURRENT_STREAMS`]); 128 leaves
+/// room for many API servers and probes while bounding file descriptors and memory: a connection
+/// costs tens of KiB idle, and up to its HTTP/2 window ([`super::H2_CONNECTION_WINDOW_BYTES`]) or
+/// HTTP/1.1 read buffer ([`super::HTTP1_MAX_BUF_BYTES`]) plus a few KiB a request in flight under
+/// a flood. It was 1,024 until s27: 1,000 flooding connections took the server to 286 to 345 MB
+/// (docs/server.md, "Memory across connections").
+pub const MAX_CONNECTIONS: usize = 128;
 
 /// A connection from which nothing was read for this long is closed: 120 s, longer than the
 /// 90 s after which the API server's client closes its idle connections itself

@@ -39,10 +39,10 @@ struct State {
     free: usize,
     /// Connections with requests waiting, in the order of their next turn.
     turns: VecDeque<Key>,
-    /// Each connection's waiting requests, oldest first, each told `true` when given its place
-    /// and `false` when refused; a sender whose request gave up is skipped (and pruned when that
+    /// Each connection's waiting requests, oldest first, each told `Ok` when given its place
+    /// and [`Busy`] when refused; a sender whose request gave up is skipped (and pruned when that
     /// request goes).
-    waiting: HashMap<Key, VecDeque<oneshot::Sender<bool>>>,
+    waiting: HashMap<Key, VecDeque<oneshot::Sender<Result<(), Busy>>>>,
     /// Requests waiting, all connections together.
     count: usize,
     /// Most requests waiting.
@@ -50,9 +50,14 @@ struct State {
 }
 
 /// A request refused a place: `max_waiting` requests already wait, and its connection has as
-/// many waiting as any other.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Busy;
+/// many waiting as any other (less one), or it was the newest of the connection with the most.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub struct Busy {
+    /// Requests of the refused request's connection still waiting when it was refused (not
+    /// counting itself): what its answer says (until s27 it said "the most of them from this
+    /// connection" to a connection that had none waiting).
+    pub from_its_connection: usize,
+}
 
 /// A place, given back (to the next connection's oldest waiting request) when dropped.
 pub struct Place {
@@ -103,7 +108,8 @@ impl FairPlaces {
                 return Ok(Place { places: Arc::clone(self) });
             }
             if state.count >= state.max_waiting && !state.refuse_for(key) {
-                return Err(Busy);
+                let own = state.waiting.get(&key).map_or(0, VecDeque::len);
+                return Err(Busy { from_its_connection: own });
             }
             let (sender, receiver) = oneshot::channel();
             let queue = state.waiting.entry(key).or_default();
@@ -118,12 +124,12 @@ impl FairPlaces {
         let promised = match waiter.receiver.as_mut() {
             // The sender is kept until it is used (or its entry pruned, which only this waiter
             // does): this completes with a place or a refusal.
-            Some(receiver) => receiver.await.unwrap_or(false),
-            None => false,
+            Some(receiver) => receiver.await.unwrap_or(Err(Busy { from_its_connection: 0 })),
+            None => Err(Busy { from_its_connection: 0 }),
         };
         // Answered: nothing for `Waiter` to give back or prune.
         waiter.receiver = None;
-        if promised { Ok(Place { places: Arc::clone(self) }) } else { Err(Busy) }
+        promised.map(|()| Place { places: Arc::clone(self) })
     }
 
     /// Gives a place back: to the oldest request of the connection whose turn is next, else to
@@ -146,7 +152,7 @@ impl FairPlaces {
             if next.is_some() {
                 state.count -= 1;
             }
-            if next.is_some_and(|sender| sender.send(true).is_ok()) {
+            if next.is_some_and(|sender| sender.send(Ok(())).is_ok()) {
                 return;
             }
         }
@@ -167,7 +173,7 @@ impl State {
         }
         if let Some(newest) = queue.pop_back() {
             // A request that gave up already is refused all the same: one fewer waits.
-            let _ = newest.send(false);
+            let _ = newest.send(Err(Busy { from_its_connection: queue.len() }));
             self.count -= 1;
         }
         if queue.is_empty() {
@@ -189,14 +195,14 @@ impl Drop for Place {
 struct Waiter {
     places: Arc<FairPlaces>,
     key: Key,
-    receiver: Option<oneshot::Receiver<bool>>,
+    receiver: Option<oneshot::Receiver<Result<(), Busy>>>,
 }
 
 impl Drop for Waiter {
     fn drop(&mut self) {
         let Some(mut receiver) = self.receiver.take() else { return };
         receiver.close();
-        if receiver.try_recv() == Ok(true) {
+        if receiver.try_recv() == Ok(Ok(())) {
             // Promised after all: pass it on.
             self.places.release();
             return;
@@ -297,17 +303,17 @@ mod tests {
         let backlog: Vec<_> = (0..4).map(|_| spawn(1)).collect();
         queued(&places, 4).await;
         // Its own fifth is refused at once; connection 2's first takes the place of its newest.
-        assert_eq!(places.acquire(peer(1)).await.err(), Some(Busy));
+        assert_eq!(places.acquire(peer(1)).await.err(), Some(Busy { from_its_connection: 4 }));
         let other = spawn(2);
         let mut backlog = backlog.into_iter();
         let newest = backlog.next_back().unwrap();
-        assert_eq!(newest.await.unwrap(), Err(Busy));
+        assert_eq!(newest.await.unwrap(), Err(Busy { from_its_connection: 3 }));
         assert_eq!(places.waiting(), 4);
         // Connection 2 (one waiting) refuses connection 1 (three waiting) once more, but then
         // neither has more than the other plus one: refused.
         let second = spawn(2);
-        assert_eq!(backlog.next_back().unwrap().await.unwrap(), Err(Busy));
-        assert_eq!(places.acquire(peer(2)).await.err(), Some(Busy));
+        assert_eq!(backlog.next_back().unwrap().await.unwrap(), Err(Busy { from_its_connection: 2 }));
+        assert_eq!(places.acquire(peer(2)).await.err(), Some(Busy { from_its_connection: 2 }));
         // Every one waiting is served.
         drop(held);
         for task in backlog.chain([other, second]) {

@@ -27,12 +27,22 @@ struct ErrorBody<'a> {
 
 /// An error answer: the JSON body `{"error": message, "status": N}`, marked [`Refused`] so that
 /// [`shell`] logs it.
+/// A 503 or 429 (busy: a budget or a queue is full, or shutting down) carries `Retry-After:`
+/// [`RETRY_AFTER_SECONDS`].
 pub(super) fn error_response(status: StatusCode, message: &str) -> Response {
     let body = serde_json::to_vec(&ErrorBody { error: message, status: status.as_u16() }).unwrap_or_default();
     let mut answer = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::TOO_MANY_REQUESTS {
+        answer.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(RETRY_AFTER_SECONDS));
+    }
     answer.extensions_mut().insert(Refused(message.to_string()));
     answer
 }
+
+/// The `Retry-After` of a busy answer (503), seconds: 1. A review is bounded to 4 s and the
+/// budgets it met are freed as the reviews ahead of it are answered (milliseconds each); the API
+/// server does not retry a webhook call itself (its `failurePolicy` decides), other clients may.
+pub const RETRY_AFTER_SECONDS: u16 = 1;
 
 /// Marks an error answer (see [`error_response`]) with its message, for [`RefusalLog`].
 #[derive(Clone)]

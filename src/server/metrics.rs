@@ -26,6 +26,8 @@
 //!   waiting for, or holding, a place on the blocking pool, by lane: `small` (bodies up to 16 KiB
 //!   with exec handlers) or `expensive` (larger bodies with exec handlers, and every body over
 //!   64 KiB; one at a time). Reviews evaluated inline on the async workers are not counted.
+//! - `probegate_log_lines_dropped_total`: log lines dropped because stderr was not read fast
+//!   enough (a stalled log reader; see [`crate::server::logsink`]): reviews never wait for the log.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -139,6 +141,8 @@ pub struct Metrics {
     evaluations_waiting: [Gauge; 2],
     /// Evaluations holding a place: small lane, expensive lane.
     evaluations_running: [Gauge; 2],
+    /// Set from [`crate::server::logsink::dropped_lines`] when encoded.
+    log_lines_dropped: Counter,
 }
 
 /// Most distinct namespaces that get their own `namespace` label value; findings in further
@@ -223,7 +227,14 @@ impl Metrics {
             running.clone(),
         );
         let (evaluations_waiting, evaluations_running) = (lanes(&waiting), lanes(&running));
+        let log_lines_dropped = Counter::default();
+        registry.register(
+            "log_lines_dropped",
+            "Log lines dropped because stderr was not read fast enough (reviews never wait for the log)",
+            log_lines_dropped.clone(),
+        );
         Metrics {
+            log_lines_dropped,
             in_flight,
             bodies_waiting,
             evaluations_waiting,
@@ -356,6 +367,9 @@ impl Metrics {
 
     /// The OpenMetrics text exposition.
     pub fn encode(&self) -> String {
+        self.log_lines_dropped
+            .inner()
+            .store(super::logsink::dropped_lines(), std::sync::atomic::Ordering::Relaxed);
         let mut out = String::new();
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
