@@ -462,6 +462,7 @@ fn each_target(
     let outage_kills = rules::outage_kills(workload.kind, controller);
     let in_job = rules::in_job(workload.kind, controller);
     let own_names = hosts::own_host_names(workload, namespace);
+    let own_namespace = workload.metadata.namespace.as_deref().filter(|n| !n.is_empty());
     for (kind, index, container) in apps.chain(sidecars).filter(&mut in_scope) {
         let target = rules::Target {
             spec,
@@ -478,6 +479,7 @@ fn each_target(
             in_job,
             exempt_containers,
             own_names: &own_names,
+            own_namespace,
         };
         f(&target);
     }

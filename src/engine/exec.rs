@@ -156,6 +156,9 @@ pub struct ExecEnv {
     /// Names set only by `envFrom`: the same expansion reads `env` only, so a probe's `$(NAME)`
     /// stays as written (a shell then runs `NAME` as a command substitution).
     pub env_from_only: std::collections::HashSet<String>,
+    /// The Pod's namespace where the object names it, lowercase: `<own name>.<sub>.<other ns>.svc`
+    /// is another Pod ("DNS for Services and Pods"; `Ctx::names_other_namespace`).
+    pub pod_namespace: Option<String>,
 }
 
 /// What kind of thing a probe command reaches. In policy files (`knownCommands[].category`):

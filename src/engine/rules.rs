@@ -95,6 +95,10 @@ pub(super) struct Target<'a> {
     /// The Pod's own host names ([`hosts::own_host_names`]): an exec probe reaches the Pod itself
     /// through them.
     pub own_names: &'a [String],
+    /// The Pod's namespace where the object names it (`metadata.namespace`; the API server sets
+    /// it before admission): [`exec::ExecEnv::pod_namespace`]. `None` where [`Target::namespace`]
+    /// is only the `check` default.
+    pub own_namespace: Option<&'a str>,
 }
 
 impl Target<'_> {
@@ -738,6 +742,7 @@ fn analyze_exec_with(
     env.local_names = local;
     env.local_names.extend(t.own_names.iter().filter(|n| !other.contains(*n)).cloned());
     env.resolver_on_pod = resolver_on_pod(t.spec);
+    env.pod_namespace = t.own_namespace.map(str::to_ascii_lowercase);
     let files = ContainerFiles {
         container: t.container,
         volumes: t.spec.volumes.as_deref().unwrap_or(&[]),

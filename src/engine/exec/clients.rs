@@ -19,7 +19,12 @@ pub(super) mod databases;
 pub(super) mod dns;
 pub(super) mod http;
 mod index;
+pub(super) mod order;
 mod url_args;
+mod values;
+
+use order::{HostWins, OptionsEnd};
+use values::{grpc_endpoint, sql_server_host};
 
 /// How a client's command line is parsed.
 #[derive(Debug)]
@@ -72,52 +77,8 @@ pub(super) enum HostFormat {
     ErlangNode,
     /// A SQL Server server: `[tcp:]host[\instance][,port]`, `.` and `(local)` being this machine.
     SqlServer,
-    /// A gRPC target, `[scheme:[//authority/]]endpoint` ([`grpc_endpoint`]).
+    /// A gRPC target, `[scheme:[//authority/]]endpoint` ([`values::grpc_endpoint`]).
     GrpcTarget,
-}
-
-/// The `host[:port]` a gRPC target names (gRPC docs, "gRPC Name Resolution", naming.md): `dns:`
-/// with an optional `//AUTHORITY/` (the DNS server asked, not the one reached: `dns:///svc:50051`
-/// and `dns://10.0.0.10:53/svc:50051` reach svc), `passthrough:///`, the first of an `ipv4:` or
-/// `ipv6:` address list; `""` (this machine) for `unix:`, `unix-abstract:` and `vsock:`; the
-/// value itself without one of those schemes (grpc-go dials an unregistered scheme's whole target
-/// with its default resolver).
-fn grpc_endpoint(v: &str) -> &str {
-    let Some((scheme, rest)) = v.split_once(':') else {
-        return v;
-    };
-    let rest = match rest.strip_prefix("//") {
-        Some(r) => r.split_once('/').map_or("", |(_, endpoint)| endpoint),
-        None => rest,
-    };
-    match scheme {
-        "dns" | "passthrough" => rest,
-        "ipv4" | "ipv6" => rest.split(',').next().unwrap_or(""),
-        "unix" | "unix-abstract" | "vsock" => "",
-        _ => v,
-    }
-}
-
-/// The host of a SQL Server server value, `[protocol:]host[\\instance][,port]` (sqlcmd `-S`,
-/// Invoke-Sqlcmd `-ServerInstance`, a connection string's `Server=`): the protocol prefix is
-/// `tcp:`, `np:`, `lpc:` or `admin:` (sqlcmd-utility, "-S"), an IPv6 host is bare (`::1`) or
-/// bracketed (`[::1],1433`), and `np:\\\\HOST\\pipe\\...` is a named pipe on HOST.
-fn sql_server_host(v: &str) -> &str {
-    let s = match v.split_once(':') {
-        Some((proto, rest))
-            if ["tcp", "np", "lpc", "admin"].iter().any(|p| proto.eq_ignore_ascii_case(p)) =>
-        {
-            rest
-        }
-        _ => v,
-    };
-    let s = s.trim_start_matches('\\');
-    if let Some(inner) = s.strip_prefix('[')
-        && let Some((h, _)) = inner.split_once(']')
-    {
-        return h;
-    }
-    s.split([',', '\\']).next().unwrap_or("")
 }
 
 /// Clients whose command line needs code beyond a row.
@@ -200,6 +161,17 @@ pub(super) struct Client {
     /// Options naming a configuration that gives the host (nats `--context`): the environment
     /// variables below then do not apply.
     pub config_opts: &'static [&'static str],
+    /// Which of several values of the host options (`-h a -h b`, `-u URI -h b`) the client
+    /// connects to ([`HostWins`]); the row's comment cites the client's docs or source.
+    pub host_wins: HostWins,
+    /// Where the client stops reading options ([`OptionsEnd`]).
+    pub options_end: OptionsEnd,
+    /// Flags that print (a version, a help text) and exit 0 without connecting, wherever they are
+    /// among the options (`psql -h db --version`): the command then reaches nothing.
+    pub exits_without_connecting: &'static [&'static str],
+    /// Such flags that count only as the very first argument (pg_isready reads `--version` and
+    /// `-V` only in `argv[1]`; elsewhere they are invalid options, exit 3).
+    pub exits_without_connecting_first: &'static [&'static str],
     /// First positional arguments (subcommands) that reach nothing (`vault version`).
     pub skip_subcommands: &'static [&'static str],
     /// Environment variables that give the host when no option does, first set wins.
@@ -247,6 +219,10 @@ pub(super) const BASE: Client = Client {
     local_opts: &[],
     socket_opts: &[],
     config_opts: &[],
+    host_wins: HostWins::Any,
+    options_end: OptionsEnd::Permuted,
+    exits_without_connecting: &[],
+    exits_without_connecting_first: &[],
     skip_subcommands: &[],
     env: &[],
     default: "",
@@ -461,6 +437,10 @@ impl Ctx<'_> {
             return Vec::new();
         };
         let a = if c.subcommand.is_some() { &a[1..] } else { a };
+        let a = order::options_read(c, a);
+        if order::exits_without_connecting(c, a) {
+            return Vec::new();
+        }
         match c.shape {
             Shape::Standard => {
                 let p = c.syntax.parse(a);
@@ -559,7 +539,7 @@ impl Ctx<'_> {
             }
         }
         let proxies = hits.len();
-        for v in p.get(c.host_opts) {
+        for v in order::host_values(c, p) {
             hits.push(self.host_hit(c, &v));
         }
         for (opt, cat) in c.other_opts {

@@ -259,6 +259,11 @@ impl Ctx<'_> {
             let ok = match r.kind {
                 RefKind::SelfIp => rest.is_empty(),
                 RefKind::SelfHost | RefKind::SelfName => {
+                    if rest_plain && self.names_other_namespace(&rest) {
+                        // `$(hostname).sub.other.svc`: the same hostname in another namespace is
+                        // another Pod (s27 fresh user: it was taken for this Pod).
+                        return HostClass::Remote;
+                    }
                     rest_plain && (rest.is_empty() || rest.starts_with('.'))
                 }
                 _ => false,
@@ -307,6 +312,17 @@ impl Ctx<'_> {
             return HostClass::Unknown;
         }
         HostClass::Remote
+    }
+
+    /// Whether `rest`, what follows the Pod's own name or hostname in a host name
+    /// (`.redis-headless.other.svc.cluster.local`), names a namespace other than the Pod's: the
+    /// Pod DNS form `.<subdomain>.<namespace>.svc[...]` ("DNS for Services and Pods"). Only with
+    /// the `svc` label written and the Pod's namespace known: `.sub`, `.sub.ns` (which the search
+    /// list may complete either way) and the Pod's own namespace stay this Pod.
+    fn names_other_namespace(&self, rest: &str) -> bool {
+        let Some(own) = self.env.pod_namespace.as_deref() else { return false };
+        let labels: Vec<&str> = rest.strip_prefix('.').unwrap_or("").split('.').collect();
+        matches!(labels.as_slice(), [sub, ns, "svc", ..] if !sub.is_empty() && !ns.is_empty() && *ns != own)
     }
 
     /// Whether `host`, unresolved, is named by a variable that looks like a dependency's address

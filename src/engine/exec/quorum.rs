@@ -93,6 +93,23 @@ pub(super) fn checks() -> &'static [QuorumCheck] {
                  outside a quorum does not",
                 "ZooKeeper bin/zkServer.sh (status) and server/command/StatCommand.java",
             ),
+            // OVSDB's clustered (raft) databases: `ovs-appctl`/`ovn-appctl -t CTL cluster/status
+            // DB` "Shows the status of the Raft cluster" this server is in: its Role (leader,
+            // follower, candidate) and Status (ovsdb-server(1), "Clustered Database Commands"); a
+            // member without a leader, whose election did not succeed, reports itself
+            // "disconnected from the cluster" (ovsdb/raft.c, `raft_is_connected`: a candidate
+            // retrying its election, or one that had no leader since the last election). So with a
+            // majority of the members down, every member's status is `disconnected` and its role
+            // `candidate`, which kube-ovn's ovn-healthcheck.sh (the central Deployment's liveness
+            // probe, 3 replicas) exits 1 on.
+            row(
+                ("ovsdb-cluster-status", &["ovn-appctl", "ovs-appctl"], &["cluster/status"], &[]),
+                Database,
+                "the OVSDB raft cluster's quorum (a leader)",
+                "`cluster/status` reports Status `disconnected from the cluster` and Role `candidate` on \
+                 every member while the cluster has no leader",
+                "ovsdb-server(1), cluster/status; ovsdb/raft.c, raft_is_connected",
+            ),
         ]
     })
 }
@@ -133,6 +150,14 @@ mod tests {
         assert_eq!(name("zkServer.sh", &["status"]), Some("zookeeper-status"));
         assert!(find("zkServer.sh", "zkServer", &s(&["status"])).is_some());
         assert_eq!(name("zkServer.sh", &["start"]), None);
+        assert_eq!(
+            name("ovn-appctl", &["-t", "/var/run/ovn/ovnnb_db.ctl", "cluster/status", "OVN_Northbound"]),
+            Some("ovsdb-cluster-status")
+        );
+        assert_eq!(
+            name("ovn-appctl", &["-t", "/var/run/ovn/ovnnb_db.ctl", "ovsdb-server/sync-status"]),
+            None
+        );
         assert!(checks().iter().all(|q| !q.source.is_empty() && !q.command.why.is_empty()));
     }
 }

@@ -77,7 +77,13 @@ pub(super) fn shifted_by_emptied(
     let env = exec_env(t.container);
     let runs = exec::redact_as_written(&exec::expand_kubelet_argv(command, &env, None));
     let runs = super::super::cut_between_words(&runs, 48);
-    let flag = super::super::cut_between_words(&dependency.target, 16);
+    // A URL whose host lost its first label is shown by that host (`.pg.data.svc`).
+    let shown = if first_label_emptied(command, name, &dependency.target) {
+        host_part(&dependency.target)
+    } else {
+        &dependency.target
+    };
+    let flag = super::super::cut_between_words(shown, 16);
     let (why, fix) = why_empty(&env, name);
     Some((
         format!(
@@ -167,9 +173,23 @@ fn follows(command: &[String], name: &str, target: &str) -> bool {
 /// ping` (s26 fresh user: denied as reaching `.redis-headless.svc`). No resolver answers a name
 /// with an empty label (glibc: `getent hosts .redis-headless.svc` exits 2, not found), so the
 /// probe fails every time, whatever the dependency does.
+/// So too a URL's host (`curl http://$(POD_NAME).pg.data.svc:8008/liveness` gets
+/// `http://.pg.data.svc:8008/liveness`: curl 7.88.1 "Could not resolve host: .pg.data.svc", exit
+/// 6; `redis-cli -u redis://$(POD_NAME).cache.svc:6379`), read by [`host_part`].
 fn first_label_emptied(command: &[String], name: &str, target: &str) -> bool {
     let reference = format!("$({name}).");
-    target.starts_with('.') && command.iter().any(|w| w.contains(&reference))
+    host_part(target).starts_with('.') && command.iter().any(|w| w.contains(&reference))
+}
+
+/// The host of a `scheme://[user@]host[:port][/...]` target, else the target itself.
+fn host_part(target: &str) -> &str {
+    let Some((_, rest)) = target.split_once("://") else { return target };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority.split(':').next().unwrap_or(authority),
+    }
 }
 
 /// The server names of the images that serve what `program` checks when given no host (its local

@@ -3,16 +3,28 @@
 
 use super::super::DependencyCategory::{Cache, Coordination, Queue};
 use super::super::flags::{NATS_LONG, REDIS_LONG};
+use super::order::{HostWins, OptionsEnd};
 use super::{BASE, Client, HostFormat, Shape, Syntax};
 
 pub(in super::super) const CLIENTS: &[Client] = &[
     // redis-cli: `-h <hostname>` (default 127.0.0.1), `-u <uri>`, `-s <socket>` ("overrides
-    // hostname and port").
+    // hostname and port"). Its `parseOptions` (src/redis-cli.c) reads the options in order, each
+    // `-h` and each `-u` overwriting `config.conn_info.hostip`, so the last of them wins; it stops
+    // at the first word that is not an option (the command: `ping -h x` are PING's arguments);
+    // `-v`/`--version` print the version and `--help` the usage, each `exit(0)` there. Checked
+    // (s27, redis-cli 7.0.15, a PONG listener on 127.0.0.1:16379): `-h cache.shop.invalid -p 16379
+    // -h 127.0.0.1 ping` -> PONG; `-u redis://cache.shop.invalid:16379 -h 127.0.0.1 ping` -> PONG;
+    // `-h 127.0.0.1 -p 16379 -u redis://cache.shop.invalid:16379 ping` and `-h cache.shop.invalid
+    // ping -h 127.0.0.1` -> "Could not connect to Redis at cache.shop.invalid..."; `-h
+    // cache.shop.invalid --version` -> "redis-cli 7.0.15", exit 0.
     Client {
         names: &["redis-cli", "valkey-cli", "keydb-cli"],
         category: Cache,
         syntax: Syntax::opts("hpsaunirdD", REDIS_LONG),
         host_opts: &["u", "h"],
+        host_wins: HostWins::Last,
+        options_end: OptionsEnd::FirstPositional,
+        exits_without_connecting: &["v", "version", "help"],
         local_opts: &["s", "socket"],
         default: "127.0.0.1:6379",
         source: "https://redis.io/docs/latest/develop/tools/cli/",

@@ -4,6 +4,7 @@
 use super::super::DependencyCategory::Database;
 use super::super::flags::{CQLSH_LONG, MONGO_LONG, MYSQL_LONG, PG_LONG};
 use super::super::hosts::{hosts_of, parse_url};
+use super::order::HostWins;
 use super::{BASE, Client, Hit, HostFormat, Positional, Shape, Syntax};
 
 /// libpq: without `-h`, `host=` or `PGHOST` a client connects to the Unix-domain socket
@@ -52,6 +53,15 @@ pub(in super::super) fn libpq_hosts(v: &str) -> Vec<String> {
 /// Reference Manual, "Connecting to the MySQL Server Using Command Options").
 const MYSQL_DEFAULT: &str = "localhost (the Unix socket file)";
 const MYSQL_SOURCE: &str = "https://dev.mysql.com/doc/refman/8.4/en/connecting.html";
+/// The MySQL clients' flags that print and exit 0 (`-V, --version`: "Display version
+/// information and exit"; `-?, --help`: "Display a help message and exit": MySQL Reference
+/// Manual, each client's options), read wherever they are by `handle_options` (mysys
+/// my_getopt.c), which also lets a later `-h`/`--host` overwrite an earlier one. Checked (s27,
+/// MariaDB 10.11 clients): `mysql -h db.shop.invalid -h 127.0.0.1 -P 16391` -> "Can't connect to
+/// server on '127.0.0.1'", the reverse order -> "Unknown server host 'db.shop.invalid'" (so too
+/// mysqladmin, mysqlcheck, mysqlshow, mysqldump); `mysql -h db.shop.invalid -V` (and
+/// `--version`, `-e 'select 1' --version`) -> the version, exit 0.
+const MYSQL_EXITS: &[&str] = &["V", "version", "?", "help"];
 /// What every MySQL client shares: `-h`, `--uri`, `MYSQL_HOST`; without a host, `--socket` or a
 /// `--protocol` that is not TCP keeps it on this machine (with `-h` naming another host, the
 /// socket options are ignored: "--socket ... for connections to localhost").
@@ -69,6 +79,8 @@ const fn mysql(
         host_opts: &["h", "host", "uri"],
         socket_opts: &["S", "socket", "protocol=socket", "protocol=pipe", "protocol=memory"],
         env: &["MYSQL_HOST"],
+        host_wins: HostWins::Last,
+        exits_without_connecting: MYSQL_EXITS,
         default: MYSQL_DEFAULT,
         outage: "mysqladmin: \"The return status from mysqladmin is 0 if the server is running, 1 if it \
                  is not\" (0 also on Access denied: the server answered; docs, mysqladmin); the other \
@@ -87,12 +99,25 @@ pub(in super::super) const CLIENTS: &[Client] = &[
     // It prints `HOST:PORT - accepting connections`, `- rejecting connections`, `- no response` or
     // `- no attempt` on stdout, up or down; "-q, --quiet: Do not display status message" (docs,
     // Options; break-it pass, s17: real pg_isready 15 with the database down).
+    // pg_isready reads `--help`/`-?` and `--version`/`-V` only as `argv[1]` (pg_isready.c, before
+    // getopt_long); elsewhere they are invalid options. Checked (s27, pg_isready 15.18):
+    // `pg_isready --version -h db.shop.invalid` -> the version, exit 0; `pg_isready -h
+    // db.shop.invalid --version` -> "unrecognized option '--version'", exit 3.
     Client {
         outage_status: &[1, 2],
         status_line_quiet: Some("q"),
+        exits_without_connecting_first: &["V", "version", "?", "help"],
         ..libpq(&["pg_isready"], "dhptU", "https://www.postgresql.org/docs/current/app-pg-isready.html")
     },
-    libpq(&["psql"], "cdfhLopPRTUvF", "https://www.postgresql.org/docs/current/app-psql.html"),
+    // psql: "-V, --version: Print the psql version and exit"; "-?, --help: Show help about psql
+    // command line arguments, and exit" (docs, Options), read wherever they are (startup.c,
+    // `parse_psql_options`: `case 'V'`/`case '?'` exit before any connection). Checked (s27, psql
+    // 15.18): `psql -h db.shop.invalid --version`, `-V`, `--help`, `-c 'select 1' --version` ->
+    // exit 0 without a lookup; `psql -h db.shop.invalid -X -c --version` (a value) connects.
+    Client {
+        exits_without_connecting: &["V", "version", "?", "help"],
+        ..libpq(&["psql"], "cdfhLopPRTUvF", "https://www.postgresql.org/docs/current/app-psql.html")
+    },
     libpq(
         &[
             "pg_dump",
@@ -116,8 +141,11 @@ pub(in super::super) const CLIENTS: &[Client] = &[
         "pw",
         "https://dev.mysql.com/doc/refman/8.4/en/mysqladmin.html",
     ),
+    // (Not checked against mysqlsh, whose own parser reads URIs too: every host is judged.)
     Client {
         positional: Positional::Uri,
+        host_wins: HostWins::Any,
+        exits_without_connecting: &[],
         ..mysql(&["mysqlsh"], "hPSuDef", "p", "https://dev.mysql.com/doc/mysql-shell/8.4/en/mysqlsh.html")
     },
     mysql(
