@@ -1485,10 +1485,9 @@ fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
 }
 
 /// Shortens `s` to `max` characters: its probe commands cut first, in words, then the parts less
-/// needed than the host and the advice ([`fit::fit`]); then, keeping a trailing ` (rule-id)` tail
-/// intact when there is one (a lower-case word of letters, digits and `-`, shorter than half of
-/// `max`), so the rule id always survives, with the advice before it (after the last `; `, when
-/// both take under a third of `max`), and cutting the rest at a blank (see [`engine::cut_at_blank`]): the start
+/// needed than the host and the advice ([`fit::fit`]); when that cannot make it fit, keeping a
+/// trailing ` (rule-id)` tail intact when there is one (a lower-case word of letters, digits and
+/// `-`, shorter than half of `max`), so the rule id always survives, and cutting the rest at a blank (see [`engine::cut_at_blank`]): the start
 /// (`probegate: container NAME:`) stays. Another parenthesis at the end is text like the rest: a
 /// message cut before it and resumed inside it would read as cut in the middle.
 fn truncate_chars(s: &str, max: usize) -> String {
@@ -1506,16 +1505,8 @@ fn truncate_chars(s: &str, max: usize) -> String {
     let tail_start =
         s.rfind(" (").filter(|&i| s[i..].chars().count() < max / 2 && id_like(&s[i..])).unwrap_or(s.len());
     let (head, tail) = s.split_at(tail_start);
-    // The advice (after the last `; `) is kept with the rule id, the middle cut (s27: `... move
-    // that check to…` lost what to do).
-    let (head, tail) = match head.rfind("; ") {
-        Some(i) if head[i..].chars().count() + tail.chars().count() < max / 3 => {
-            (&head[..i], format!("{}{tail}", &head[i..]))
-        }
-        _ => (head, tail.to_string()),
-    };
     let keep = max.saturating_sub(tail.chars().count());
-    engine::cut_at_blank(head, keep) + &tail
+    engine::cut_at_blank(head, keep) + tail
 }
 
 #[cfg(test)]

@@ -17,14 +17,14 @@
 /// note after the host (`(database, via pg_isready)`, [`without_host_note`]); a trusted-controller
 /// warning's owner and service account prefix ([`shorter_trust`]); that and the effect; all
 /// three; all three and the path of a URL the warning says it reaches (`https://HOST:PORT/…`,
-/// [`without_url_path`]: the host stays). What is still too long is the caller's to cut. The audit annotation `full-warnings`
+/// [`without_url_path`]: the host stays). When none fits, `s` itself, for the caller's cut at a
+/// blank. The audit annotation `full-warnings`
 /// keeps the whole text.
 pub(super) fn fit(s: &str, max: usize) -> String {
     type Step = fn(&str) -> Option<String>;
     let (e, h, t, u): (Step, Step, Step, Step) =
         (without_effect, without_host_note, shorter_trust, without_url_path);
     let plans: [&[Step]; 7] = [&[], &[e], &[e, h], &[t], &[e, t], &[e, h, t], &[e, h, t, u]];
-    let mut last = s.to_string();
     for plan in plans {
         let mut candidate = s.to_string();
         for step in plan {
@@ -32,12 +32,13 @@ pub(super) fn fit(s: &str, max: usize) -> String {
                 candidate = shorter;
             }
         }
-        last = shorten_commands(&candidate, max);
-        if last.chars().count() <= max {
-            break;
+        let shorter = shorten_commands(&candidate, max);
+        if shorter.chars().count() <= max {
+            return shorter;
         }
     }
-    last
+    // None fits: the whole text, for the caller's cut at a blank (its head is the text's own).
+    s.to_string()
 }
 
 /// `not denied (KIND NAME owns it, trusted controller CREATOR creates it): ` as `not denied
