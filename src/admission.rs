@@ -36,6 +36,7 @@ use crate::engine::{
 };
 use crate::policy::{Action, Effective, Mode, Policy, RuleId, SKIP_ANNOTATION, SkipRequest};
 
+mod fit;
 mod full_warnings;
 mod restore;
 pub use full_warnings::MAX_FULL_WARNINGS_BYTES;
@@ -1444,12 +1445,16 @@ fn bound_warnings(warnings: Vec<String>) -> Vec<String> {
     out
 }
 
-/// Shortens `s` to `max` characters, keeping a trailing ` (rule-id)` tail intact when there is
-/// one (a lower-case word of letters, digits and `-`, shorter than half of `max`), so the rule id
-/// always survives, and cutting the rest at a blank (see [`engine::cut_at_blank`]): the start
+/// Shortens `s` to `max` characters: its probe commands cut first, in words, then the parts less
+/// needed than the host and the advice ([`fit::fit`]); when that cannot make it fit, keeping a
+/// trailing ` (rule-id)` tail intact when there is one (a lower-case word of letters, digits and
+/// `-`, shorter than half of `max`), so the rule id always survives, and cutting the rest at a blank (see [`engine::cut_at_blank`]): the start
 /// (`probegate: container NAME:`) stays. Another parenthesis at the end is text like the rest: a
 /// message cut before it and resumed inside it would read as cut in the middle.
 fn truncate_chars(s: &str, max: usize) -> String {
+    // Its quoted commands and its least needed parts first, so that the host and the advice stay (s27).
+    let shorter = fit::fit(s, max);
+    let s = shorter.as_str();
     if s.chars().count() <= max {
         return s.to_string();
     }

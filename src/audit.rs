@@ -618,8 +618,11 @@ async fn attach_evidence(
     }
 }
 
-/// The text format of `audit`: `LEVEL  KIND NAMESPACE/NAME  container NAME: MESSAGE (RULE)`, columns
-/// aligned, the evidence of a liveness finding on the next line, notes, then one summary line.
+/// The text format of `audit`: first the policy judged by (`policy: FILE`, or `policy: embedded
+/// default policy`: the webhook may run another, s27), then `LEVEL  KIND NAMESPACE/NAME  container
+/// NAME: MESSAGE (RULE)`, columns aligned, the evidence of a liveness finding on the next line,
+/// notes, then one summary line. A `fix` finding says what its patch would do ("would add"):
+/// audit changes nothing (s27: it said "added" of live objects).
 ///
 /// # Errors
 /// When `out` fails.
@@ -631,13 +634,18 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut namespaces = HashSet::new();
+    if report.policy == crate::cli::EMBEDDED_POLICY_ORIGIN {
+        writeln!(out, "policy: embedded default policy (--policy FILE to judge by the webhook's)")?;
+    } else {
+        writeln!(out, "policy: {}", display_safe(&report.policy))?;
+    }
     for f in &report.files {
         for o in &f.objects {
             namespaces.insert(o.namespace.as_str());
             let object =
                 display_safe(&format!("{} {}/{}", o.kind.as_str(), o.namespace, o.name)).into_owned();
             for r in &o.findings {
-                let mut message = r.finding.describe();
+                let mut message = r.finding.describe_dry_run();
                 if let Some(note) = &r.note {
                     message.push_str(&format!(" [{note}]"));
                 }

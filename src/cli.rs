@@ -20,6 +20,9 @@ pub const EXIT_FINDINGS: u8 = 1;
 /// Exit code: unreadable input, invalid YAML or an invalid policy.
 pub const EXIT_BAD_INPUT: u8 = 2;
 
+/// The origin [`load_policy`] gives the embedded default policy (no `--policy`): reports name it.
+pub const EMBEDDED_POLICY_ORIGIN: &str = "<embedded default>";
+
 /// Reads and parses a policy file, or the embedded default when `path` is `None`. Returns the policy,
 /// its text and where it came from.
 ///
@@ -31,7 +34,7 @@ pub fn load_policy(
 ) -> Result<(crate::policy::Policy, String, String), String> {
     match path {
         None => {
-            let origin = "<embedded default>".to_string();
+            let origin = EMBEDDED_POLICY_ORIGIN.to_string();
             crate::policy::parse(crate::policy::DEFAULT_POLICY_YAML, &origin)
                 .map(|p| (p, crate::policy::DEFAULT_POLICY_YAML.to_string(), origin))
                 .map_err(|e| e.to_string())

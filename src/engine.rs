@@ -285,7 +285,8 @@ pub struct Unresolved {
     pub script: String,
     /// Why it could not be read.
     pub reason: String,
-    /// Over one of the analysis bounds rather than unreadable (warned about as well).
+    /// Over one of the analysis bounds rather than unreadable (a liveness probe's is warned about
+    /// as well; a readiness or startup probe's only noted).
     pub over_bound: bool,
     /// The probe that runs it: `liveness`, `readiness` or `startup` (a readiness or startup
     /// script is analysed for `readiness-shared-dependency` and `startup-remote-dependency`, and

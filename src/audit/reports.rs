@@ -201,7 +201,9 @@ pub fn build_with(
             "category": CATEGORY,
             "result": result,
             "severity": severity_of(r.level),
-            "message": r.finding.describe(),
+            // What the patch would do ("would add"): the report is about a live object that
+            // nothing changed (s27: it said "added").
+            "message": r.finding.describe_dry_run(),
             "properties": properties,
         });
         if full {

@@ -192,7 +192,8 @@ pub fn run_skipping(
             let _ = writeln!(err, "probegate: note: standard input is empty: nothing was checked there");
         }
     }
-    // The text and JSON reports carry these notes; SARIF and JUnit have no place for them.
+    // The text, JSON and SARIF reports carry these notes; JUnit has no place for them (its
+    // suites are files checked, and these files were not).
     if matches!(opts.format, Format::Sarif | Format::Junit) {
         for note in input::skipped_notes(&report.skipped_files) {
             let _ = writeln!(err, "probegate: note: {note}");
@@ -277,47 +278,7 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
                     message,
                 });
             }
-            for e in &o.evaluation.evaluation.exempted {
-                notes.push(
-                    display_safe(&format!(
-                        "{name}:{}: {object}: container {} ({}) exempt by exemptions.containers; no rule checked it",
-                        o.line, e.container, e.image
-                    ))
-                    .into_owned(),
-                );
-            }
-            if !o.evaluation.skip.skipped.is_empty() {
-                let ids: Vec<&str> = o.evaluation.skip.skipped.iter().map(|r| r.as_str()).collect();
-                notes.push(
-                    display_safe(&format!(
-                        "{name}:{}: {object}: rules skipped by annotation {}: {}",
-                        o.skip_lines.read.unwrap_or(o.line),
-                        crate::policy::SKIP_ANNOTATION,
-                        ids.join(",")
-                    ))
-                    .into_owned(),
-                );
-            }
-            for refused in &o.evaluation.skip.refused {
-                // At the annotation it is about (s23: the object's first line).
-                let at = if refused.contains("own metadata is not read") {
-                    o.skip_lines.ignored
-                } else {
-                    o.skip_lines.read
-                };
-                let line = at.unwrap_or(o.line);
-                notes.push(display_safe(&format!("{name}:{line}: {object}: {refused}")).into_owned());
-            }
-            let evaluation = &o.evaluation.evaluation;
-            for u in evaluation.unresolved.iter().chain(&evaluation.other_unresolved) {
-                notes.push(
-                    display_safe(&format!(
-                        "{name}:{}: {object}: container {}: {} script {} not analysed ({}); not a finding",
-                        o.line, u.container, u.probe, u.script, u.reason
-                    ))
-                    .into_owned(),
-                );
-            }
+            notes.extend(object_notes(&name, o).into_iter().map(|n| n.text));
         }
     }
     // Columns line up within each file, not across the run: one long path no longer pads every
@@ -364,6 +325,68 @@ pub fn write_text(report: &Report, color: bool, out: &mut dyn Write) -> std::io:
         plural(s.errors, "error", "errors"),
         report.fail_on.as_str()
     )
+}
+
+/// One note of `check` about an object: what no rule looked at or could read, never a finding.
+/// Every output format carries each (text: a `note:` line; JSON: the object's fields; SARIF: a
+/// tool execution notification; JUnit: the test case's `<system-out>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectNote {
+    /// 1-based line the note points at (the object's, or its skip annotation's).
+    pub line: u32,
+    /// The note as the text output prints it after `note: ` (`FILE:LINE: KIND NS/NAME: ...`),
+    /// made display safe.
+    pub text: String,
+}
+
+/// The notes about one object `o` of the file named `name`, in the text output's order: exempt
+/// containers, rules skipped by annotation, skip annotations refused, scripts not analysed.
+pub fn object_notes(name: &str, o: &input::Checked) -> Vec<ObjectNote> {
+    use crate::engine::display_safe;
+    let object = display_safe(&format!("{} {}/{}", o.kind.as_str(), o.namespace, o.name)).into_owned();
+    let mut notes = Vec::new();
+    let mut push = |line: u32, text: String| {
+        // Names and commands come from the files: escaped, so that a newline or an escape
+        // sequence in one cannot split a line or drive the terminal.
+        let text = display_safe(&format!("{name}:{line}: {object}: {text}")).into_owned();
+        notes.push(ObjectNote { line, text });
+    };
+    for e in &o.evaluation.evaluation.exempted {
+        push(
+            o.line,
+            format!(
+                "container {} ({}) exempt by exemptions.containers; no rule checked it",
+                e.container, e.image
+            ),
+        );
+    }
+    if !o.evaluation.skip.skipped.is_empty() {
+        let ids: Vec<&str> = o.evaluation.skip.skipped.iter().map(|r| r.as_str()).collect();
+        push(
+            o.skip_lines.read.unwrap_or(o.line),
+            format!("rules skipped by annotation {}: {}", crate::policy::SKIP_ANNOTATION, ids.join(",")),
+        );
+    }
+    for refused in &o.evaluation.skip.refused {
+        // At the annotation it is about (s23: the object's first line).
+        let at = if refused.contains("own metadata is not read") {
+            o.skip_lines.ignored
+        } else {
+            o.skip_lines.read
+        };
+        push(at.unwrap_or(o.line), refused.clone());
+    }
+    let evaluation = &o.evaluation.evaluation;
+    for u in evaluation.unresolved.iter().chain(&evaluation.other_unresolved) {
+        push(
+            o.line,
+            format!(
+                "container {}: {} script {} not analysed ({}); not a finding",
+                u.container, u.probe, u.script, u.reason
+            ),
+        );
+    }
+    notes
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {

@@ -3,7 +3,7 @@
 //! One `<testsuite>` per input file, one `<testcase>` per workload object (`classname` the file,
 //! `name` `Kind namespace/name (line N)`). A test case fails (`<failure>`) when one of its findings
 //! reaches `--fail-on`; every finding is listed in the failure text or, below the level, in
-//! `<system-out>`. An input error is a test case with `<error>`.
+//! `<system-out>`, with the object's notes (`note: ...`, as the text output prints them). An input error is a test case with `<error>`.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -78,7 +78,12 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     .collect()
             };
             let failing = lines(&|l| l >= report.fail_on);
-            let other = lines(&|l| l < report.fail_on);
+            let mut other = lines(&|l| l < report.fail_on);
+            // The text output's notes (a script not analysed, ...): never failures, but CI reads
+            // them here (s27: JUnit had no trace of a liveness script that went unread).
+            for n in super::check::object_notes(&file, o) {
+                other.push_str(&format!("note: {}\n", n.text));
+            }
             let _ = write!(cases, "    <testcase classname=\"{}\" name=\"{}\"", escape(&file), escape(&name));
             if failing.is_empty() && other.is_empty() {
                 let _ = writeln!(cases, "/>");

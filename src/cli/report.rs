@@ -65,6 +65,9 @@ struct JsonObject<'a> {
     skip_annotation_line: Option<u32>,
     exempt_containers: Vec<JsonExempt<'a>>,
     notes: &'a [String],
+    /// Scripts a probe runs that were not analysed (unreadable, or over an analysis bound): the
+    /// text output's "not analysed" notes (s27: JSON had no trace of them).
+    not_analysed: Vec<JsonNotAnalysed<'a>>,
     findings: usize,
     level: Option<Level>,
 }
@@ -75,6 +78,22 @@ struct JsonObject<'a> {
 struct JsonExempt<'a> {
     container: &'a str,
     image: &'a str,
+}
+
+/// A script not analysed ([`crate::engine::Unresolved`]): never a finding.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonNotAnalysed<'a> {
+    container: &'a str,
+    /// `liveness`, `readiness` or `startup`.
+    probe: &'static str,
+    /// The script or command as run (credentials redacted).
+    script: &'a str,
+    reason: &'a str,
+    /// Over one of the analysis bounds (a script over 16 KiB, ...) rather than unreadable.
+    over_bound: bool,
+    /// The note as the text output prints it.
+    message: String,
 }
 
 #[derive(Serialize)]
@@ -105,6 +124,24 @@ fn json_object<'a>(file: &str, o: &'a Checked) -> JsonObject<'a> {
             .map(|e| JsonExempt { container: &e.container, image: &e.image })
             .collect(),
         notes: &o.evaluation.skip.refused,
+        not_analysed: o
+            .evaluation
+            .evaluation
+            .unresolved
+            .iter()
+            .chain(&o.evaluation.evaluation.other_unresolved)
+            .map(|u| JsonNotAnalysed {
+                container: &u.container,
+                probe: u.probe,
+                script: &u.script,
+                reason: &u.reason,
+                over_bound: u.over_bound,
+                message: format!(
+                    "{} script {} not analysed ({}); not a finding",
+                    u.probe, u.script, u.reason
+                ),
+            })
+            .collect(),
         findings: o.findings.len(),
         level: o.findings.iter().map(|r| r.level).max(),
     }

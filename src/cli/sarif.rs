@@ -4,7 +4,8 @@
 //! one result per finding with `level` `error` (deny), `warning` (warn) or `note` (fix), the file and
 //! line of the container (else of the object), the object and container as a logical location, and
 //! a `partialFingerprints` entry that does not depend on line numbers, so that a finding keeps its
-//! identity when lines move. Input errors are `toolExecutionNotifications` of the invocation.
+//! identity when lines move. Input errors are `toolExecutionNotifications` of the invocation, and
+//! so are the text output's notes, at level `note` (a script not analysed is not a finding).
 //! Relative paths are given relative to `%SRCROOT%` (run `check` from the repository root for code
 //! scanning); absolute paths become `file://` URIs.
 
@@ -237,7 +238,7 @@ pub fn log(report: &Report) -> Value {
             }
         }
     }
-    let notifications: Vec<Value> = report
+    let mut notifications: Vec<Value> = report
         .errors
         .iter()
         .map(|e| {
@@ -256,6 +257,7 @@ pub fn log(report: &Report) -> Value {
             n
         })
         .collect();
+    notifications.extend(notes(report));
     json!({
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -275,6 +277,41 @@ pub fn log(report: &Report) -> Value {
             "columnKind": "unicodeCodePoints",
         }],
     })
+}
+
+/// The notes of the text output (files not read, containers exempt, rules skipped, scripts not
+/// analysed) as tool execution notifications of level `note` (SARIF 2.1.0 §3.58: a notification
+/// reports "a condition encountered during tool execution"; §3.58.6 allows level "note"), each with
+/// `descriptor.id` `probegate/note`: none is a finding, and as results code scanning would open
+/// an alert for each; as notifications CI reads them and no alert is made (s27: SARIF had no
+/// trace of a liveness script that went unread).
+fn notes(report: &Report) -> Vec<Value> {
+    let note = |text: &str, at: Option<(&str, u32)>| {
+        let mut n = json!({
+            "level": "note",
+            "message": {"text": text},
+            "descriptor": {"id": "probegate/note"},
+        });
+        if let Some((file, line)) = at {
+            n["locations"] = json!([{"physicalLocation": {
+                "artifactLocation": artifact(file),
+                "region": {"startLine": line.max(1)},
+            }}]);
+        }
+        n
+    };
+    // Files not read: one note per kustomization, which names them (no single location).
+    let mut out: Vec<Value> =
+        super::input::skipped_notes(&report.skipped_files).iter().map(|text| note(text, None)).collect();
+    for f in &report.files {
+        let file = f.input.name();
+        for o in &f.objects {
+            for n in super::check::object_notes(&file, o) {
+                out.push(note(&n.text, Some((&file, n.line))));
+            }
+        }
+    }
+    out
 }
 
 /// Writes the SARIF log (pretty-printed, with a final newline).

@@ -240,16 +240,19 @@ fn remote_dependency(
             let outcome = super::rules::analyze_exec(rules, t, command, t.readiness_budget);
             // A script it runs that could not be read (its ConfigMap not in the input, not read
             // by the webhook): a note, as for a liveness probe's, once per container and script
-            // (s24: a readiness or startup probe's got none). Over a bound: not noted here
-            // (the liveness analysis warns of its own).
-            for u in outcome.unresolved.into_iter().filter(|u| !u.over_bound) {
+            // (s24: a readiness or startup probe's got none). Over a bound too (s27: OpenShift's
+            // ovnkube-lib.sh, 23,931 bytes, sourced by a readiness probe got no note, against
+            // docs/scripts.md): the liveness analysis warns only of its own command, and a
+            // script over a bound may hide the shared dependency this rule looks for. A script
+            // the liveness probe runs as well is noted once (the check below).
+            for u in outcome.unresolved {
                 let script = exec::redact_text(&u.path);
                 if !unresolved.iter().any(|e| e.container == t.container.name && e.script == script) {
                     unresolved.push(super::Unresolved {
                         container: t.container.name.clone(),
                         script,
                         reason: u.reason,
-                        over_bound: false,
+                        over_bound: u.over_bound,
                         probe: name,
                     });
                 }
