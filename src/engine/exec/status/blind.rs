@@ -438,10 +438,15 @@ mod tests {
             ("if [ -s /tmp/s ]; then echo ok; fi", true, true),
             ("rm -f /tmp/s", false, true),
             ("cp /tmp/s /tmp/last 2>/dev/null || :", false, true),
+            // `cat F` alone: its contents go to the probe's output, which the kubelet does not
+            // read; its status is only whether it could read F (s27-fda, 5fbd94f).
+            ("cat /tmp/s", true, true),
             // Its contents read, `-s` of a write that may be empty, another file's name.
             ("grep -q up /tmp/s", true, false),
             ("test -s /tmp/s", false, false),
-            ("cat /tmp/s", true, false),
+            ("cat /tmp/s | grep -q up", true, false),
+            ("cat /tmp/s > /tmp/t; grep -q up /tmp/t", true, false),
+            ("x=$(cat /tmp/s); [ \"$x\" = up ]", true, false),
             ("cp /tmp/s /tmp/last; grep up /tmp/last", true, false),
             ("test -s /tmp/s/x", true, false),
             ("cd /tmp; test -s s", true, false),
