@@ -216,6 +216,14 @@ fn a_required_green_of_local_cluster_health_is_denied() {
     for script in [
         "curl -s localhost:9200/_cluster/health?local=true | grep -qE 'green|yellow'",
         "curl -s localhost:9200/_cluster/health?local=true | grep -qv red",
+        // The match inverted, or the patterns in a file, in every spelling grep takes: no
+        // required `green` (a file's name is no pattern).
+        "curl -s localhost:9200/_cluster/health?local=true | grep -q -v green",
+        "curl -s localhost:9200/_cluster/health?local=true | grep -q --invert-match green",
+        "curl -s localhost:9200/_cluster/health?local=true | grep -q -f /etc/probe/green.pat",
+        "curl -s localhost:9200/_cluster/health?local=true | grep -qf /etc/probe/green.pat",
+        "curl -s localhost:9200/_cluster/health?local=true | grep -q --file /etc/probe/green.pat",
+        "curl -s localhost:9200/_cluster/health?local=true | grep -q --file=/etc/probe/green.pat",
         "curl -s localhost:9200/_cluster/health?local=true",
         "curl -s localhost:9200/_cluster/health?local=true | grep -q green || true",
         "echo green | grep -q green",

@@ -37,7 +37,8 @@ fn grep_pattern(args: &[String]) -> Option<&str> {
         if a == "--" {
             return args.get(k + 1).map(String::as_str).or(operand);
         }
-        if a == "-v" || a == "--invert-match" || a == "-f" || a.starts_with("--file") {
+        // (`-v` and `-f`, alone or in a group, are the short groups' below.)
+        if a == "--invert-match" || a.starts_with("--file") {
             return None;
         }
         if a == "-e" || a == "--regexp" {
